@@ -1,0 +1,466 @@
+"""One codec for every described message: compiles a `Message` into a
+specialised decode function and encode function per version.
+
+The functions are generated as Python source once (on first use of a version)
+so the hot path has no per-field interpretation: consecutive fixed-size fields
+become one `struct.unpack_from`, arrays of fixed-size primitives one unpack, and
+tagged fields are matched by a generated if-chain. Decoded values are dicts
+whose keys follow the schema order, which is the order Kafka's JsonConverter
+prints; tagged fields appear only when they were present on the wire (Kafka
+writes them only when they differ from their default).
+
+Every length read from the input is checked against the bytes that remain
+before anything is allocated, so hostile input yields `DecodeError`, never a
+huge allocation or a long loop.
+"""
+
+from __future__ import annotations
+
+import struct
+from base64 import urlsafe_b64decode, urlsafe_b64encode
+
+from .spec import Field, Message
+
+FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",
+         "uint32": "I", "int64": "q", "float64": "d", "uuid": "16s"}
+
+
+class DecodeError(ValueError):
+    """Input that does not follow the schema; `pos` is a byte offset into the buffer."""
+
+    def __init__(self, msg: str, pos: int | None = None):
+        super().__init__(msg)
+        self.pos = pos
+
+
+class EncodeError(ValueError):
+    pass
+
+
+# -- primitives shared by generated code and hand-written framing -------------
+
+def read_uvarint(buf, pos: int) -> tuple[int, int]:
+    b = buf[pos]
+    pos += 1
+    if b < 0x80:
+        return b, pos
+    result = b & 0x7F
+    shift = 7
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 28:
+            raise DecodeError("unsigned varint longer than 5 bytes", pos)
+
+
+def read_varint(buf, pos: int) -> tuple[int, int]:
+    """Zig-zag signed varint (32-bit) as used by record fields."""
+    u, pos = read_uvarint(buf, pos)
+    return (u >> 1) ^ -(u & 1), pos
+
+
+def read_varlong(buf, pos: int) -> tuple[int, int]:
+    b = buf[pos]
+    pos += 1
+    u = b & 0x7F
+    shift = 7
+    while b & 0x80:
+        b = buf[pos]
+        pos += 1
+        u |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 63:
+            raise DecodeError("varlong longer than 10 bytes", pos)
+    return (u >> 1) ^ -(u & 1), pos
+
+
+def uvarint_bytes(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def varint_bytes(n: int) -> bytes:
+    return uvarint_bytes((n << 1) ^ (n >> 63))
+
+
+varlong_bytes = varint_bytes
+
+
+def uuid_str(raw: bytes) -> str:
+    return urlsafe_b64encode(raw)[:22].decode("ascii")
+
+
+def uuid_bytes(text: str) -> bytes:
+    try:
+        raw = urlsafe_b64decode(text + "==")
+    except (ValueError, TypeError) as e:
+        raise EncodeError(f"invalid uuid {text!r}: {e}") from None
+    if len(raw) != 16:
+        raise EncodeError(f"invalid uuid {text!r}: decodes to {len(raw)} bytes, not 16")
+    return raw
+
+
+def _short(pos):
+    raise DecodeError("length runs past the end of the data", pos)
+
+
+def _too_many(n, pos):
+    raise DecodeError(f"array length {n} exceeds the remaining bytes", pos)
+
+
+def _bad_null(what, pos):
+    raise DecodeError(f"null {what} in a non-nullable field", pos)
+
+
+_ENV = {
+    "_uv": read_uvarint, "_uvb": uvarint_bytes, "_ustr": uuid_str, "_ubytes": uuid_bytes,
+    "_short": _short, "_too_many": _too_many, "_bad_null": _bad_null,
+    "_struct": struct, "DecodeError": DecodeError, "EncodeError": EncodeError,
+}
+
+
+# -- code generation ----------------------------------------------------------
+
+class _Gen:
+    """Generates the functions for one message version (and its nested structs)."""
+
+    def __init__(self, msg: Message, version: int):
+        self.msg = msg
+        self.v = version
+        self.flex = msg.flexible_in(version)
+        self.env = dict(_ENV)
+        self.src: list[str] = []
+        self.n = 0
+
+    def name(self, prefix):
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+    def const(self, value, prefix="_k"):
+        nm = self.name(prefix)
+        self.env[nm] = value
+        return nm
+
+    # ---- decode ----
+    def dec_struct(self, fields: list[Field], fname: str, top=False):
+        v = self.v
+        body: list[str] = []
+        present = [f for f in fields if f.present_in(v)]
+        untagged = [f for f in present if not f.tagged_in(v)]
+        tagged = [f for f in present if f.tagged_in(v)]
+        var = {id(f): f"v{i}" for i, f in enumerate(present)}
+        # group consecutive fixed-size non-nullable fields into one unpack
+        i = 0
+        while i < len(untagged):
+            f = untagged[i]
+            if not f.is_array and f.elem in FIXED:
+                j = i
+                fmt = ">"
+                while j < len(untagged) and not untagged[j].is_array and untagged[j].elem in FIXED:
+                    fmt += FIXED[untagged[j].elem]
+                    j += 1
+                s = struct.Struct(fmt)
+                sn = self.const(s.unpack_from, "_S")
+                grp = untagged[i:j]
+                names = [var[id(g)] for g in grp]
+                body.append(f"{', '.join(names)}, = {sn}(buf, pos)")
+                body.append(f"pos += {s.size}")
+                for g in grp:
+                    if g.elem == "uuid":
+                        body.append(f"{var[id(g)]} = _ustr({var[id(g)]})")
+                i = j
+            else:
+                body.extend(self.dec_value(f, var[id(f)]))
+                i += 1
+        if self.flex:
+            body.append("ntag, pos = _uv(buf, pos)")
+            for f in tagged:
+                body.append(f"{var[id(f)]} = _MISSING")
+            body.append("unknown = None")
+            body.append("for _ in range(ntag):")
+            body.append("    tag, pos = _uv(buf, pos)")
+            body.append("    size, pos = _uv(buf, pos)")
+            body.append("    end = pos + size")
+            body.append("    if end > L: _short(pos)")
+            kw = "if"
+            for f in tagged:
+                body.append(f"    {kw} tag == {f.tag}:")
+                body.extend("        " + line for line in self.dec_value(f, var[id(f)]))
+                body.append("        if pos != end: raise DecodeError("
+                            f"'tagged field {f.name} has ' + str(end - pos) + ' bytes left over', pos)")
+                kw = "elif"
+            if tagged:
+                body.append("    else:")
+                pad = "        "
+            else:
+                pad = "    "
+            body.append(f"{pad}if unknown is None: unknown = []")
+            body.append(f"{pad}unknown.append([tag, buf[pos:end].hex()])")
+            body.append("    pos = end")
+        # build the dict in schema order
+        out = []
+        lead = []
+        k = 0
+        while k < len(present) and not present[k].tagged_in(v):
+            lead.append(present[k])
+            k += 1
+        out.append("d = {" + ", ".join(f"{f.key!r}: {var[id(f)]}" for f in lead) + "}")
+        for f in present[k:]:
+            if f.tagged_in(v):
+                out.append(f"if {var[id(f)]} is not _MISSING: d[{f.key!r}] = {var[id(f)]}")
+            else:
+                out.append(f"d[{f.key!r}] = {var[id(f)]}")
+        if self.flex:
+            out.append("if unknown: d['_unknownTaggedFields'] = unknown")
+        self.env["_MISSING"] = _MISSING
+        lines = [f"def {fname}(buf, pos):", "    L = len(buf)"]
+        lines += ["    " + line for line in body + out]
+        lines.append("    return d, pos")
+        self.src.append("\n".join(lines))
+
+    def dec_len(self, kind: str, var: str) -> list[str]:
+        """Read a length into `var`; -1 means null. kind: 'str', 'bytes', 'array'."""
+        if self.flex:
+            return [f"{var}, pos = _uv(buf, pos)", f"{var} -= 1"]
+        fmt = ">h" if kind == "str" else ">i"
+        sn = self.const(struct.Struct(fmt).unpack_from, "_S")
+        size = 2 if kind == "str" else 4
+        return [f"{var}, = {sn}(buf, pos)", f"pos += {size}"]
+
+    def dec_value(self, f: Field, var: str) -> list[str]:
+        v = self.v
+        nullable = f.nullable_in(v)
+        L: list[str] = []
+        if f.is_array:
+            L += self.dec_len("array", "n")
+            L.append("if n < 0:")
+            L.append(f"    {var} = None" if nullable else f"    _bad_null('array {f.name}', pos)")
+            L.append("else:")
+            L.append("    if n > L - pos: _too_many(n, pos)")
+            inner: list[str] = []
+            if f.elem in FIXED and f.elem != "uuid":
+                c = FIXED[f.elem]
+                size = struct.calcsize(c)
+                inner.append(f"{var} = list(_struct.unpack_from('>' + str(n) + {c!r}, buf, pos))")
+                inner.append(f"pos += n * {size}")
+            elif f.is_struct:
+                sub = self.name("_d")
+                self.dec_struct(f.fields, sub)
+                inner.append(f"{var} = []")
+                inner.append(f"app = {var}.append")
+                inner.append("for _ in range(n):")
+                inner.append(f"    x, pos = {sub}(buf, pos)")
+                inner.append("    app(x)")
+            else:
+                inner.append(f"{var} = []")
+                inner.append("for _ in range(n):")
+                inner += ["    " + line for line in self.dec_scalar(f.elem, "x", False)]
+                inner.append(f"    {var}.append(x)")
+            L += ["    " + line for line in inner]
+            return L
+        if f.is_struct:
+            sub = self.name("_d")
+            self.dec_struct(f.fields, sub)
+            if nullable:
+                sn = self.const(struct.Struct(">b").unpack_from, "_S")
+                return [f"m, = {sn}(buf, pos)", "pos += 1",
+                        "if m < 0:", f"    {var} = None", "else:",
+                        f"    {var}, pos = {sub}(buf, pos)"]
+            return [f"{var}, pos = {sub}(buf, pos)"]
+        return self.dec_scalar(f.elem, var, nullable)
+
+    def dec_scalar(self, t: str, var: str, nullable: bool) -> list[str]:
+        if t in FIXED:
+            c = FIXED[t]
+            sn = self.const(struct.Struct(">" + c).unpack_from, "_S")
+            L = [f"{var}, = {sn}(buf, pos)", f"pos += {struct.calcsize(c)}"]
+            if t == "uuid":
+                L.append(f"{var} = _ustr({var})")
+            return L
+        kind = "str" if t == "string" else "bytes"
+        L = self.dec_len(kind, "n")
+        L.append("if n < 0:")
+        L.append(f"    {var} = None" if nullable else f"    _bad_null({t!r}, pos)")
+        L.append("else:")
+        L.append("    e = pos + n")
+        L.append("    if e > L: _short(pos)")
+        if t == "string":
+            L.append(f"    {var} = buf[pos:e].decode('utf-8')")
+        else:
+            L.append(f"    {var} = bytes(buf[pos:e])")
+        L.append("    pos = e")
+        return L
+
+    # ---- encode ----
+    def enc_struct(self, fields: list[Field], fname: str):
+        v = self.v
+        body: list[str] = []
+        present = [f for f in fields if f.present_in(v)]
+        tagged = sorted((f for f in present if f.tagged_in(v)), key=lambda f: f.tag)
+        for f in present:
+            if f.tagged_in(v):
+                continue
+            dn = self.const(f.default_value(), "_def")
+            body.append(f"x = d.get({f.key!r}, {dn})")
+            body += self.enc_value(f, "x", "ba")
+        if self.flex:
+            body.append("tags = []")
+            for f in tagged:
+                dn = self.const(f.default_value(), "_def")
+                body.append(f"x = d.get({f.key!r}, {dn})")
+                body.append(f"if x != {dn}:")
+                body.append("    tb = bytearray()")
+                body += ["    " + line for line in self.enc_value(f, "x", "tb")]
+                body.append(f"    tags.append(({f.tag}, bytes(tb)))")
+            body.append("unknown = d.get('_unknownTaggedFields')")
+            body.append("if unknown:")
+            body.append("    tags += [(t, bytes.fromhex(h)) for t, h in unknown]")
+            body.append("    tags.sort()")
+            body.append("ba += _uvb(len(tags))")
+            body.append("for t, tb in tags:")
+            body.append("    ba += _uvb(t); ba += _uvb(len(tb)); ba += tb")
+        lines = [f"def {fname}(d, ba):"] + ["    " + line for line in body or ["pass"]]
+        self.src.append("\n".join(lines))
+
+    def enc_len(self, n_expr: str, kind: str, out: str) -> list[str]:
+        if self.flex:
+            return [f"{out} += _uvb({n_expr} + 1)"]
+        fmt = ">h" if kind == "str" else ">i"
+        pn = self.const(struct.Struct(fmt).pack, "_P")
+        return [f"{out} += {pn}({n_expr})"]
+
+    def enc_value(self, f: Field, x: str, out: str) -> list[str]:
+        v = self.v
+        nullable = f.nullable_in(v)
+        L: list[str] = []
+        if f.is_array:
+            L.append(f"if {x} is None:")
+            if nullable:
+                L += ["    " + line for line in self.enc_len("-1", "array", out)]
+            else:
+                L.append(f"    raise EncodeError('null in non-nullable array {f.name}')")
+            L.append("else:")
+            L += ["    " + line for line in self.enc_len(f"len({x})", "array", out)]
+            if f.is_struct:
+                sub = self.name("_e")
+                self.enc_struct(f.fields, sub)
+                L.append(f"    for y in {x}: {sub}(y, {out})")
+            elif f.elem in FIXED and f.elem != "uuid":
+                c = FIXED[f.elem]
+                L.append(f"    {out} += _struct.pack('>' + str(len({x})) + {c!r}, *{x})")
+            else:
+                L.append(f"    for y in {x}:")
+                L += ["        " + line for line in self.enc_scalar(f.elem, "y", False, out)]
+            return L
+        if f.is_struct:
+            sub = self.name("_e")
+            self.enc_struct(f.fields, sub)
+            if nullable:
+                return [f"if {x} is None: {out} += b'\\xff'",
+                        f"else:", f"    {out} += b'\\x01'", f"    {sub}({x}, {out})"]
+            return [f"{sub}({x}, {out})"]
+        return self.enc_scalar(f.elem, x, nullable, out)
+
+    def enc_scalar(self, t: str, x: str, nullable: bool, out: str) -> list[str]:
+        if t == "uuid":
+            return [f"{out} += _ubytes({x})"]
+        if t in FIXED:
+            pn = self.const(struct.Struct(">" + FIXED[t]).pack, "_P")
+            return [f"{out} += {pn}({x})"]
+        kind = "str" if t == "string" else "bytes"
+        L = [f"if {x} is None:"]
+        if nullable:
+            L += ["    " + line for line in self.enc_len("-1", kind, out)]
+        else:
+            L.append(f"    raise EncodeError('null in a non-nullable {t}')")
+        L.append("else:")
+        conv = f"{x}.encode('utf-8')" if t == "string" else f"bytes({x})"
+        L.append(f"    b = {conv}")
+        L += ["    " + line for line in self.enc_len("len(b)", kind, out)]
+        L.append(f"    {out} += b")
+        return L
+
+
+class _Missing:
+    def __repr__(self):
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _compile(msg: Message, version: int):
+    g = _Gen(msg, version)
+    g.dec_struct(msg.fields, "decode", top=True)
+    g.enc_struct(msg.fields, "encode")
+    code = "\n\n".join(g.src)
+    ns = g.env
+    exec(compile(code, f"<schema {msg.name} v{version}>", "exec"), ns)
+    return ns["decode"], ns["encode"], code
+
+
+class Codec:
+    """Decoder and encoder of one message, for each of its valid versions."""
+
+    def __init__(self, msg: Message):
+        self.msg = msg
+        self._fns: dict[int, tuple] = {}
+
+    def _get(self, version: int):
+        fns = self._fns.get(version)
+        if fns is None:
+            if version not in self.msg._valid:
+                raise DecodeError(f"{self.msg.name} has no version {version}")
+            fns = self._fns[version] = _compile(self.msg, version)
+        return fns
+
+    def decoder(self, version: int):
+        """The raw generated function: (buf, pos) -> (dict, pos); may raise
+        IndexError/struct.error on short input (callers wrap, see `decode`)."""
+        return self._get(version)[0]
+
+    def decode(self, version: int, buf, pos: int = 0) -> tuple[dict, int]:
+        fn = self._get(version)[0]
+        try:
+            return fn(buf, pos)
+        except DecodeError:
+            raise
+        except (IndexError, struct.error):
+            raise DecodeError(f"{self.msg.name} v{version} is cut short", len(buf)) from None
+        except UnicodeDecodeError as e:
+            raise DecodeError(f"{self.msg.name} v{version}: invalid UTF-8 in a string", pos + e.start) from None
+
+    def encode(self, version: int, value: dict) -> bytes:
+        fn = self._get(version)[1]
+        ba = bytearray()
+        try:
+            fn(value, ba)
+        except EncodeError:
+            raise
+        except (struct.error, TypeError, AttributeError) as e:
+            raise EncodeError(f"{self.msg.name} v{version}: {e}") from None
+        return bytes(ba)
+
+    def source(self, version: int) -> str:
+        """The generated Python source (for debugging the generator)."""
+        return self._get(version)[2]
+
+
+_codecs: dict[int, Codec] = {}
+
+
+def codec(msg: Message) -> Codec:
+    c = _codecs.get(id(msg))
+    if c is None:
+        c = _codecs[id(msg)] = Codec(msg)
+    return c

@@ -1,0 +1,29 @@
+"""Errors that the CLI turns into one line on stderr and a documented exit code."""
+
+EXIT_OK = 0
+EXIT_PROBLEMS = 1      # the command worked and found a problem (corruption, lag, mismatch)
+EXIT_INPUT = 2         # usage or input error
+EXIT_UNREACHABLE = 3   # could not reach or authenticate to the cluster
+
+
+class QuorumctlError(Exception):
+    """A failure to report as one line; `exit_code` is what the process exits with."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, message: str, exit_code: int | None = None):
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class InputError(QuorumctlError):
+    """Bad input: a file that does not decode, a bad option value (exit 2)."""
+
+    exit_code = EXIT_INPUT
+
+
+class ClusterError(QuorumctlError):
+    """The cluster could not be reached, or refused us (exit 3)."""
+
+    exit_code = EXIT_UNREACHABLE

@@ -1,0 +1,69 @@
+"""Shared output plumbing: choosing text/table/json, JSON encoding, timestamps.
+
+`text` is Kafka-compatible plain text (the default when stdout is not a
+terminal), `table` is a Rich table (the default on a terminal), `json` is one
+stable JSON document (or JSON Lines for streams of records).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from datetime import datetime, timezone
+
+import msgspec
+
+_json_encoder = msgspec.json.Encoder()
+
+
+class Output(str, enum.Enum):
+    text = "text"
+    table = "table"
+    json = "json"
+
+
+def resolve(output: "Output | str | None") -> Output:
+    """The --output value, or the default for where stdout goes."""
+    if output is None:
+        return Output.table if sys.stdout.isatty() else Output.text
+    return Output(output)
+
+
+def json_bytes(obj) -> bytes:
+    """Compact JSON (UTF-8); bytes become standard base64 as in Kafka's JSON."""
+    return _json_encoder.encode(obj)
+
+
+def json_line(obj) -> str:
+    return _json_encoder.encode(obj).decode("utf-8")
+
+
+def iso_utc(ms: int | None) -> str | None:
+    """Epoch milliseconds as ISO-8601 UTC with milliseconds; None/-1 -> None."""
+    if ms is None or ms < 0:
+        return None
+    dt = datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def age(ms: int | None, now_ms: int) -> str | None:
+    """A short relative age ("350 ms ago", "4.2 s ago", "3 min ago"); None if unknown."""
+    if ms is None or ms < 0:
+        return None
+    d = now_ms - ms
+    if d < 0:
+        return f"in {(-d)} ms"
+    if d < 1000:
+        return f"{d} ms ago"
+    if d < 60_000:
+        return f"{d / 1000:.1f} s ago"
+    if d < 3_600_000:
+        return f"{d // 60_000} min ago"
+    if d < 86_400_000:
+        return f"{d / 3_600_000:.1f} h ago"
+    return f"{d / 86_400_000:.1f} d ago"
+
+
+def timestamp(ms: int | None, now_ms: int) -> dict:
+    """The JSON form of a timestamp: raw epoch ms, ISO-8601 UTC, and its age."""
+    return {"ms": ms, "iso": iso_utc(ms), "age": age(ms, now_ms)}

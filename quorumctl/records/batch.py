@@ -1,0 +1,442 @@
+"""Record batch v2: streaming reader, record decoding, and the writer.
+
+Layout (61-byte header, big-endian): baseOffset i64, batchLength i32,
+partitionLeaderEpoch i32, magic i8, crc u32 (CRC-32C of everything after it),
+attributes i16, lastOffsetDelta i32, baseTimestamp i64, maxTimestamp i64,
+producerId i64, producerEpoch i16, baseSequence i32, recordCount i32, then the
+records (one compressed block when a codec is set).
+
+The reader streams a file in chunks and keeps at most one chunk plus one batch
+in memory. It stops where Kafka's FileLogInputStream stops (fewer than 17
+bytes left, or a batch running past the end) and records why in
+`BatchReader.stop`, so callers can report a torn tail exactly.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from dataclasses import dataclass
+
+import crc32c
+
+from ..schema.codec import DecodeError, read_uvarint, varint_bytes
+from . import compression
+
+HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = HEADER.size            # 61
+LOG_OVERHEAD = 12                    # baseOffset + batchLength
+HEADER_UP_TO_MAGIC = 17              # what Kafka reads before deciding a batch is there
+MIN_RECORD_OVERHEAD = 14             # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: smaller sizes are corrupt
+CRC_START = 21
+
+ATTR_COMPRESSION = 0x07
+ATTR_LOG_APPEND_TIME = 0x08
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+ATTR_DELETE_HORIZON = 0x40
+
+_ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))  # one-byte zig-zag varints
+
+
+class BatchError(DecodeError):
+    """A batch or record that does not decode; `pos` is the byte position in the file."""
+
+
+class Batch:
+    __slots__ = ("base_offset", "length", "leader_epoch", "magic", "crc", "attributes",
+                 "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
+                 "producer_epoch", "base_sequence", "record_count", "position", "data")
+
+    def __init__(self, header: tuple, position: int, data: bytes):
+        (self.base_offset, self.length, self.leader_epoch, self.magic, self.crc,
+         self.attributes, self.last_offset_delta, self.base_timestamp, self.max_timestamp,
+         self.producer_id, self.producer_epoch, self.base_sequence, self.record_count) = header
+        self.position = position
+        self.data = data  # the whole batch, header included
+
+    @property
+    def size(self) -> int:
+        return self.length + LOG_OVERHEAD
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def compression(self) -> int:
+        return self.attributes & ATTR_COMPRESSION
+
+    @property
+    def compression_name(self) -> str:
+        return compression.NAMES.get(self.attributes & ATTR_COMPRESSION, "unknown")
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & ATTR_CONTROL)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & ATTR_TRANSACTIONAL)
+
+    @property
+    def timestamp_type(self) -> str:
+        return "LogAppendTime" if self.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return self.base_timestamp if self.attributes & ATTR_DELETE_HORIZON else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence < 0:
+            return -1
+        return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
+
+    def crc_valid(self) -> bool:
+        return crc32c.crc32c(self.data[CRC_START:]) == self.crc
+
+    def records_bytes(self) -> bytes:
+        """The records section, decompressed."""
+        body = self.data[HEADER_SIZE:]
+        codec = self.attributes & ATTR_COMPRESSION
+        if codec == 0:
+            return body
+        try:
+            return compression.decompress(codec, body)
+        except compression.CompressionError as e:
+            raise BatchError(f"batch at offset {self.base_offset}: {e}", self.position + HEADER_SIZE) from None
+
+    def records(self) -> list["Record"]:
+        return decode_records(self)
+
+
+class Record:
+    __slots__ = ("offset", "timestamp", "attributes", "key", "value", "headers", "sequence")
+
+    def __init__(self, offset, timestamp, attributes, key, value, headers, sequence=-1):
+        self.offset = offset
+        self.timestamp = timestamp
+        self.attributes = attributes
+        self.key = key
+        self.value = value
+        self.headers = headers
+        self.sequence = sequence
+
+    def __repr__(self):
+        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+                f"value={self.value!r}, headers={self.headers!r})")
+
+
+def _varint(data, pos):
+    b = data[pos]
+    if b < 0x80:
+        return _ZZ[b], pos + 1
+    u, pos = read_uvarint(data, pos)
+    return (u >> 1) ^ -(u & 1), pos
+
+
+def _varlong(data, pos):
+    b = data[pos]
+    if b < 0x80:
+        return _ZZ[b], pos + 1
+    u = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        u |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (u >> 1) ^ -(u & 1), pos
+        shift += 7
+        if shift > 63:
+            raise DecodeError("varlong longer than 10 bytes", pos)
+
+
+def decode_records(batch: Batch) -> list[Record]:
+    """All records of a batch. Raises BatchError with the file position of the
+    bad record (for compressed batches, the position of the batch's records).
+    `Record.timestamp` is the stored one (base + delta); with LogAppendTime
+    Kafka shows the batch's maxTimestamp instead (see `display_timestamp`)."""
+    data = batch.records_bytes()
+    n = len(data)
+    count = batch.record_count
+    if count < 0 or count > n:
+        raise BatchError(f"batch at offset {batch.base_offset} claims {count} records in {n} bytes",
+                         batch.position + HEADER_SIZE - 4)
+    base_off = batch.base_offset
+    base_ts = batch.base_timestamp
+    base_seq = batch.base_sequence
+    out = []
+    app = out.append
+    pos = 0
+    varint = _varint
+    try:
+        for _ in range(count):
+            start = pos
+            length, pos = varint(data, pos)
+            end = pos + length
+            if length < 0 or end > n:
+                raise BatchError(f"record of {length} bytes runs past the end of its batch", pos)
+            attrs = data[pos]
+            ts_delta, pos = _varlong(data, pos + 1)
+            off_delta, pos = varint(data, pos)
+            klen, pos = varint(data, pos)
+            if klen < 0:
+                key = None
+            else:
+                key = data[pos:pos + klen]
+                pos += klen
+            vlen, pos = varint(data, pos)
+            if vlen < 0:
+                value = None
+            else:
+                value = data[pos:pos + vlen]
+                pos += vlen
+            hcount, pos = varint(data, pos)
+            if hcount:
+                if hcount < 0 or hcount > end - pos:
+                    raise BatchError(f"record claims {hcount} headers", pos)
+                headers = []
+                for _ in range(hcount):
+                    hk, pos = varint(data, pos)
+                    if hk < 0:
+                        raise BatchError("record header with a null key", pos)
+                    hkey = data[pos:pos + hk].decode("utf-8", "replace")
+                    pos += hk
+                    hv, pos = varint(data, pos)
+                    if hv < 0:
+                        hval = None
+                    else:
+                        hval = data[pos:pos + hv]
+                        pos += hv
+                    headers.append((hkey, hval))
+            else:
+                headers = ()
+            if pos != end:
+                raise BatchError(f"record at offset {base_off + off_delta} has "
+                                 f"{'trailing' if pos < end else 'missing'} bytes ({end - pos:+d})", start)
+            seq = (base_seq + off_delta) & 0x7FFFFFFF if base_seq >= 0 else -1
+            app(Record(base_off + off_delta, base_ts + ts_delta, attrs, key, value, headers, seq))
+            pos = end
+    except IndexError:
+        raise BatchError(f"batch at offset {base_off}: record data cut short",
+                         batch.position + HEADER_SIZE) from None
+    except BatchError as e:
+        if batch.compression == 0 and e.pos is not None and e.pos < n:
+            e.pos = batch.position + HEADER_SIZE + e.pos
+        else:
+            e.pos = batch.position + HEADER_SIZE
+        raise
+    if pos != n:
+        raise BatchError(f"batch at offset {base_off} has {n - pos} bytes after its {count} records",
+                         batch.position + HEADER_SIZE + (pos if batch.compression == 0 else 0))
+    return out
+
+
+@dataclass
+class Stop:
+    """Why reading ended: reason is None (clean end of data), 'truncated'
+    (a batch runs past the end: a torn tail), 'short' (fewer bytes than a batch
+    header), or 'corrupt' (an impossible batch length, e.g. a zero-filled tail)."""
+
+    position: int
+    reason: str | None
+    detail: str = ""
+    remaining: int = 0
+
+
+class BatchReader:
+    """Iterate the batches of a file (path, binary file object, or bytes).
+
+    `start`/`end` limit the byte range (end exclusive); `max_bytes` mimics
+    kafka-dump-log's option (read only the first N bytes). After iteration,
+    `stop` says where and why reading ended.
+    """
+
+    CHUNK = 1 << 20
+
+    def __init__(self, source, start: int = 0, end: int | None = None, max_bytes: int | None = None):
+        self._close = False
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self._f = io.BytesIO(bytes(source))
+            size = len(source)
+        elif hasattr(source, "read"):
+            self._f = source
+            size = os.fstat(source.fileno()).st_size if hasattr(source, "fileno") else None
+        else:
+            self._f = open(source, "rb")
+            self._close = True
+            size = os.fstat(self._f.fileno()).st_size
+        if size is None:
+            raise ValueError("cannot size the input")
+        self.file_size = size
+        self.start = start
+        self.end = size if end is None else min(end, size)
+        if max_bytes is not None:
+            self.end = min(self.end, start + max_bytes)
+        self.stop: Stop | None = None
+
+    def close(self):
+        if self._close:
+            self._f.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __iter__(self):
+        f = self._f
+        f.seek(self.start)
+        end = self.end
+        base = self.start          # file position of buf[0]
+        buf = b""
+        off = 0
+        unpack = HEADER.unpack_from
+        chunk = self.CHUNK
+        try:
+            while True:
+                pos = base + off
+                remaining = end - pos
+                if remaining < HEADER_UP_TO_MAGIC:
+                    self.stop = Stop(pos, None if remaining == 0 else "short",
+                                     "" if remaining == 0 else f"{remaining} bytes too few for a batch header",
+                                     remaining)
+                    return
+                if len(buf) - off < HEADER_UP_TO_MAGIC:
+                    buf = buf[off:] + f.read(min(chunk, remaining) - (len(buf) - off))
+                    base, off = pos, 0
+                base_offset, length = struct.unpack_from(">qi", buf, off)
+                if length < MIN_RECORD_OVERHEAD:
+                    self.stop = Stop(pos, "corrupt",
+                                     f"batch length {length} is smaller than the minimum record overhead "
+                                     f"({MIN_RECORD_OVERHEAD})", remaining)
+                    return
+                total = length + LOG_OVERHEAD
+                if total > remaining:
+                    self.stop = Stop(pos, "truncated",
+                                     f"batch at offset {base_offset} needs {total} bytes, {remaining} remain",
+                                     remaining)
+                    return
+                if len(buf) - off < total:
+                    buf = buf[off:] + f.read(max(chunk, total) - (len(buf) - off) if remaining > chunk
+                                             else remaining - (len(buf) - off))
+                    base, off = pos, 0
+                    if len(buf) < total:
+                        self.stop = Stop(pos, "truncated", "file shrank while reading", remaining)
+                        return
+                data = buf[off:off + total]
+                magic = data[16]
+                if magic != 2 or total < HEADER_SIZE:
+                    yield LegacyEntry(base_offset, length, magic, pos, data)
+                else:
+                    yield Batch(unpack(data, 0), pos, data)
+                off += total
+        finally:
+            self.close()
+
+
+class LegacyEntry:
+    """A message set entry with magic 0 or 1 (or an unknown magic): not decoded
+    further, reported as it is (KRaft logs never contain these)."""
+
+    __slots__ = ("base_offset", "length", "magic", "position", "data")
+
+    def __init__(self, base_offset, length, magic, position, data):
+        self.base_offset = base_offset
+        self.length = length
+        self.magic = magic
+        self.position = position
+        self.data = data
+
+    @property
+    def size(self):
+        return self.length + LOG_OVERHEAD
+
+
+def iter_batches(source, **kw):
+    return iter(BatchReader(source, **kw))
+
+
+# -- writing -----------------------------------------------------------------
+
+def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
+                  headers=(), attributes: int = 0) -> bytes:
+    body = bytearray()
+    body.append(attributes & 0xFF)
+    body += varint_bytes(timestamp_delta)
+    body += varint_bytes(offset_delta)
+    for part in (key, value):
+        if part is None:
+            body += varint_bytes(-1)
+        else:
+            body += varint_bytes(len(part))
+            body += part
+    body += varint_bytes(len(headers))
+    for hk, hv in headers:
+        hkb = hk.encode("utf-8")
+        body += varint_bytes(len(hkb))
+        body += hkb
+        if hv is None:
+            body += varint_bytes(-1)
+        else:
+            body += varint_bytes(len(hv))
+            body += hv
+    return varint_bytes(len(body)) + bytes(body)
+
+
+def encode_batch(records, *, base_offset: int, leader_epoch: int = 0, base_timestamp: int = 0,
+                 max_timestamp: int | None = None, compression_codec: int = 0, control: bool = False,
+                 transactional: bool = False, log_append_time: bool = False,
+                 producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                 delete_horizon: bool = False, xerial_snappy: bool = True) -> bytes:
+    """Build one v2 batch. `records` is a list of (key, value) or
+    (key, value, headers) or (key, value, headers, timestamp) tuples; offsets are
+    consecutive from base_offset; timestamps default to base_timestamp."""
+    parts = []
+    max_ts = base_timestamp
+    for i, r in enumerate(records):
+        key, value = r[0], r[1]
+        headers = r[2] if len(r) > 2 else ()
+        ts = r[3] if len(r) > 3 else base_timestamp
+        max_ts = max(max_ts, ts)
+        parts.append(encode_record(i, ts - base_timestamp, key, value, headers))
+    body = b"".join(parts)
+    if compression_codec:
+        body = compression.compress(compression_codec, body, xerial=xerial_snappy)
+    attributes = (compression_codec | (ATTR_LOG_APPEND_TIME if log_append_time else 0)
+                  | (ATTR_TRANSACTIONAL if transactional else 0) | (ATTR_CONTROL if control else 0)
+                  | (ATTR_DELETE_HORIZON if delete_horizon else 0))
+    if max_timestamp is None:
+        max_timestamp = max_ts
+    length = HEADER_SIZE - LOG_OVERHEAD + len(body)
+    after_crc = struct.pack(">hiqqqhii", attributes, max(len(records) - 1, 0), base_timestamp,
+                            max_timestamp, producer_id, producer_epoch, base_sequence, len(records)) + body
+    crc = crc32c.crc32c(after_crc)
+    return struct.pack(">qiibI", base_offset, length, leader_epoch, 2, crc) + after_crc
+
+
+def display_timestamp(batch: Batch, record: Record) -> int:
+    """The timestamp Kafka reports for a record (maxTimestamp under LogAppendTime)."""
+    return batch.max_timestamp if batch.attributes & ATTR_LOG_APPEND_TIME else record.timestamp
+
+
+def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
+    """Re-encode decoded records with the batch's own header fields (round-trip check)."""
+    body = b"".join(encode_record(r.offset - batch.base_offset, r.timestamp - batch.base_timestamp,
+                                  r.key, r.value, r.headers, r.attributes) for r in records)
+    if batch.compression:
+        # compressor output is not canonical: keep the original block if it decodes to the same bytes
+        body = (batch.data[HEADER_SIZE:] if batch.records_bytes() == body
+                else compression.compress(batch.compression, body))
+    after_crc = batch.data[CRC_START:HEADER_SIZE] + body
+    length = HEADER_SIZE - LOG_OVERHEAD + len(body)
+    return struct.pack(">qiibI", batch.base_offset, length, batch.leader_epoch, batch.magic,
+                       crc32c.crc32c(after_crc)) + after_crc

@@ -1,0 +1,155 @@
+"""Record values of the metadata log: metadata records and control records.
+
+A metadata record's value is: unsigned varint frame version (1), unsigned
+varint api key, unsigned varint version, then the body in the flexible
+encoding (Kafka's MetadataRecordSerde). A control record's key is int16
+version + int16 type; its value is the control message, whose first field is
+its own int16 version.
+
+Unknown types or versions never raise: they come back as `Decoded` with
+`data` None, the raw bytes and a note, so dumps go on.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..schema.codec import DecodeError, codec, read_uvarint, uvarint_bytes
+from .control_schemas import CONTROL_TYPES
+from .metadata_schemas import METADATA_RECORDS, TYPE_NAMES
+
+FRAME_VERSION = 1
+_KEY = struct.Struct(">hh")
+_I16 = struct.Struct(">h")
+
+# control types by name, for writers
+ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS = range(7)
+CONTROL_NAMES = {t: name for t, (name, _msg) in CONTROL_TYPES.items()}
+# Kafka's dump-log label for the decoded control payloads it prints
+CONTROL_LABELS = {
+    SNAPSHOT_HEADER: "SnapshotHeader", SNAPSHOT_FOOTER: "SnapshotFooter",
+    KRAFT_VERSION: "KRaftVersion", KRAFT_VOTERS: "KRaftVoters", LEADER_CHANGE: "LeaderChange",
+}
+API_KEYS = {msg.name: key for key, msg in METADATA_RECORDS.items()}
+
+
+class Decoded:
+    """One decoded value. `kind` is 'metadata' or 'control'; `name` is the
+    class-style name (PartitionRecord, LeaderChange ...), `type_name` Kafka's
+    enum name (PARTITION_RECORD, LEADER_CHANGE ...); `data` the field dict, or
+    None with `error` set when it could not be decoded."""
+
+    __slots__ = ("kind", "api_key", "version", "name", "type_name", "data", "error")
+
+    def __init__(self, kind, api_key, version, name, type_name, data, error=None):
+        self.kind = kind
+        self.api_key = api_key
+        self.version = version
+        self.name = name
+        self.type_name = type_name
+        self.data = data
+        self.error = error
+
+    def to_json(self) -> dict:
+        """Kafka's dump-log JSON form {"type","version","data"} (plus our note on failure)."""
+        if self.data is not None:
+            return {"type": self.type_name, "version": self.version, "data": self.data}
+        return {"type": self.type_name, "version": self.version, "error": self.error}
+
+
+_decoders: dict[tuple[int, int], object] = {}
+
+
+def _body_decoder(api_key: int, version: int):
+    """The generated decoder for (api key, version), or None when unknown."""
+    key = (api_key, version)
+    fn = _decoders.get(key)
+    if fn is None:
+        msg = METADATA_RECORDS.get(api_key)
+        if msg is None or version not in msg._valid:
+            return None
+        fn = _decoders[key] = codec(msg).decoder(version)
+    return fn
+
+
+def decode_metadata(value) -> Decoded:
+    """Decode a metadata record value (frame + body)."""
+    if value is None:
+        return Decoded("metadata", None, None, "Unknown", "UNKNOWN", None, "null value")
+    try:
+        frame, pos = read_uvarint(value, 0)
+        api_key, pos = read_uvarint(value, pos)
+        version, pos = read_uvarint(value, pos)
+    except (IndexError, DecodeError):
+        return Decoded("metadata", None, None, "Unknown", "UNKNOWN", None,
+                       "value too short for the metadata record frame")
+    if frame != FRAME_VERSION:
+        return Decoded("metadata", api_key, version, "Unknown", "UNKNOWN", None,
+                       f"unsupported frame version {frame} (expected {FRAME_VERSION})")
+    fn = _body_decoder(api_key, version)
+    msg = METADATA_RECORDS.get(api_key)
+    if fn is None:
+        if msg is None:
+            return Decoded("metadata", api_key, version, f"UnknownRecord{api_key}",
+                           f"UNKNOWN_RECORD_{api_key}", None, f"unknown metadata record type {api_key}")
+        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
+                       f"unknown version {version} of {msg.name} (known {msg.valid})")
+    try:
+        data, end = fn(value, pos)
+    except DecodeError as e:
+        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None, str(e))
+    except (IndexError, struct.error):
+        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
+                       f"{msg.name} v{version} is cut short")
+    except UnicodeDecodeError:
+        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
+                       f"{msg.name} v{version} has invalid UTF-8 in a string")
+    if end != len(value):
+        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
+                       f"found {len(value) - end} byte(s) of garbage after {msg.name}")
+    return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], data)
+
+
+def control_type(key) -> int:
+    """The control type in a control record key, or -1 if the key is malformed."""
+    if key is None or len(key) < 4:
+        return -1
+    return _KEY.unpack_from(key, 0)[1]
+
+
+def decode_control(key, value) -> Decoded:
+    ctype = control_type(key)
+    entry = CONTROL_TYPES.get(ctype)
+    if entry is None:
+        return Decoded("control", ctype, None, "Unknown", "UNKNOWN", None, f"unknown control type {ctype}")
+    name, msg = entry
+    label = CONTROL_LABELS.get(ctype, name)
+    if value is None or len(value) < 2:
+        return Decoded("control", ctype, None, label, name, None, "control record value too short")
+    (version,) = _I16.unpack_from(value, 0)
+    try:
+        data, end = codec(msg).decode(version, value, 0)
+    except DecodeError as e:
+        return Decoded("control", ctype, version, label, name, None, str(e))
+    if end != len(value):
+        return Decoded("control", ctype, version, label, name, None,
+                       f"found {len(value) - end} byte(s) of garbage after {name}")
+    return Decoded("control", ctype, version, label, name, data)
+
+
+# -- writing -----------------------------------------------------------------
+
+def encode_metadata(api_key_or_name, version: int, data: dict) -> bytes:
+    api_key = API_KEYS[api_key_or_name] if isinstance(api_key_or_name, str) else api_key_or_name
+    body = codec(METADATA_RECORDS[api_key]).encode(version, data)
+    return uvarint_bytes(FRAME_VERSION) + uvarint_bytes(api_key) + uvarint_bytes(version) + body
+
+
+def control_key(ctype: int) -> bytes:
+    return _KEY.pack(0, ctype)
+
+
+def encode_control(ctype: int, data: dict) -> tuple[bytes, bytes]:
+    """(key, value) of a control record; the value's version is data['version']."""
+    _name, msg = CONTROL_TYPES[ctype]
+    return control_key(ctype), codec(msg).encode(data.get("version", 0), data)

@@ -12,6 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 
+
+class _Null:
+    """Marks a field whose default is null (Kafka's `"default": "null"`)."""
+
+    def __repr__(self):
+        return "NULL"
+
+
+NULL = _Null()
+
+
 PRIMITIVES = {
     "bool", "int8", "int16", "uint16", "int32", "uint32", "int64",
     "float64", "string", "bytes", "uuid", "records",
@@ -54,7 +65,7 @@ class Field:
     nullable: str | None = None    # nullableVersions
     tag: int | None = None
     tagged: str | None = None      # taggedVersions
-    default: object = None         # Python value; None means the type's default
+    default: object = None         # Python value; None means the type's default, NULL means null
     fields: list["Field"] | None = None  # members when the type is a struct or struct array
     ignorable: bool = False
 
@@ -81,6 +92,8 @@ class Field:
 
     def default_value(self):
         """The value a field takes when absent (Kafka's defaults per type)."""
+        if self.default is NULL:
+            return None
         if self.default is not None:
             return self.default
         if self.is_array:

@@ -1,0 +1,47 @@
+"""`quorumctl dump-log`: kafka-dump-log for every file of a KRaft log dir."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..render.output import Output
+
+
+def dump_log(
+    paths: Optional[List[str]] = typer.Argument(None, metavar="FILE_OR_DIR...",
+                                                help="Files or directories (a directory means all of its files, in order)."),
+    files: Optional[str] = typer.Option(None, "--files", help="Comma-separated files, as kafka-dump-log takes them."),
+    deep_iteration: bool = typer.Option(False, "--deep-iteration", help="One line per record."),
+    print_data_log: bool = typer.Option(False, "--print-data-log", help="Print record keys and payloads (implies --deep-iteration)."),
+    cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder",
+                                                  help="Decode KRaft metadata records as JSON (implies --print-data-log)."),
+    skip_record_metadata: bool = typer.Option(False, "--skip-record-metadata", help="Drop the per-record metadata prefix."),
+    max_bytes: Optional[int] = typer.Option(None, "--max-bytes", min=0, help="Read only the first N bytes of each log or snapshot."),
+    offset_start: Optional[int] = typer.Option(None, "--offset-start", help="Only records (and batches) with offset >= N."),
+    offset_end: Optional[int] = typer.Option(None, "--offset-end", help="Only records (and batches) with offset <= N."),
+    record_type: Optional[List[str]] = typer.Option(None, "--record-type",
+                                                    help="Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable)."),
+    verify_index_only: bool = typer.Option(False, "--verify-index-only", help="Indexes: print only the mismatches with the log."),
+    index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),
+    max_message_size: int = typer.Option(5 * 1024 * 1024, "--max-message-size", help="Size limit when verifying an index entry."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's format), table or json (JSON Lines)."),
+):
+    """Dump segments, snapshots, indexes and the other files of a log dir.
+
+    Example: quorumctl dump-log --cluster-metadata-decoder /var/lib/kafka/data/__cluster_metadata-0
+    """
+    from ..dumplog import run
+
+    all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])
+    raise typer.Exit(run(all_paths, deep=deep_iteration, print_data=print_data_log,
+                         metadata_decoder=cluster_metadata_decoder, skip_record_metadata=skip_record_metadata,
+                         max_bytes=max_bytes, offset_start=offset_start, offset_end=offset_end,
+                         record_types=record_type, verify_index_only=verify_index_only,
+                         index_sanity_check=index_sanity_check, max_message_size=max_message_size,
+                         output=output))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("dump-log", no_args_is_help=True)(dump_log)

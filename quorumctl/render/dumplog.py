@@ -1,0 +1,169 @@
+"""dump-log output for record-batch files (.log, snapshots, bootstrap.checkpoint).
+
+Text is kafka-dump-log's, line for line, for the same options, except the
+deliberate differences listed in docs/dump-log.md: LEADER_CHANGE control
+records are decoded, `deleteHorizonMs` prints -1 or the number (not Java's
+`OptionalLong.empty`), and an undecodable metadata value keeps going with a note.
+JSON is one object per batch (JSON Lines), records included.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+from ..records import metadata as md
+from ..records.batch import ATTR_LOG_APPEND_TIME, Batch, BatchError, LegacyEntry
+from .output import json_bytes
+
+
+@dataclass
+class Options:
+    deep: bool = False              # --deep-iteration (one line per record)
+    print_data: bool = False        # --print-data-log (key and payload)
+    metadata_decoder: bool = False  # --cluster-metadata-decoder
+    skip_record_metadata: bool = False
+    offset_start: int | None = None
+    offset_end: int | None = None   # inclusive
+    record_types: frozenset | None = None  # names as typed by the user, upper-cased
+
+    @property
+    def records_needed(self) -> bool:
+        return self.deep or self.print_data or self.metadata_decoder or self.record_types is not None
+
+
+def _bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def batch_line(b: Batch, crc_ok: bool) -> str:
+    dh = b.base_timestamp if b.attributes & 0x40 else -1
+    ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
+    return (f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
+            f"count: {b.record_count} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
+            f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
+            f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & 0x10)} "
+            f"isControl: {_bool(b.attributes & 0x20)} deleteHorizonMs: {dh} position: {b.position} "
+            f"{ts_type}: {b.max_timestamp} size: {b.length + 12} magic: 2 "
+            f"compresscodec: {b.compression_name} crc: {b.crc} isvalid: {_bool(crc_ok)}")
+
+
+def legacy_line(e: LegacyEntry) -> str:
+    return f"offset: {e.base_offset} position: {e.position} size: {e.size} magic: {e.magic} (message format v0/v1 is not decoded)"
+
+
+def control_text(key, value) -> str:
+    """What follows the record metadata for a control record (Kafka's forms)."""
+    ctype = md.control_type(key)
+    if ctype in (md.ABORT, md.COMMIT):
+        d = md.decode_control(key, value)
+        if d.data is None:
+            return f" controlType: {md.CONTROL_NAMES[ctype]}({ctype}) error: {d.error}"
+        return f" endTxnMarker: {d.type_name} coordinatorEpoch: {d.data['coordinatorEpoch']}"
+    if ctype in md.CONTROL_LABELS:
+        d = md.decode_control(key, value)
+        if d.data is None:
+            return f" controlType: {d.type_name}({ctype}) error: {d.error}"
+        return f" {d.name} {json_bytes(d.data).decode()}"
+    return f" controlType: UNKNOWN({ctype})"
+
+
+def _printable(b: bytes) -> str:
+    # Kafka's StringDecoder: new String(bytes, UTF-8), malformed input replaced
+    return b.decode("utf-8", "replace")
+
+
+def metadata_payload(value) -> str:
+    d = md.decode_metadata(value)
+    if d.data is None:
+        return json_bytes(d.to_json()).decode()
+    return json_bytes({"type": d.type_name, "version": d.version, "data": d.data}).decode()
+
+
+def record_type_name(batch: Batch, key, value) -> str:
+    """The type name used by --record-type: the control type or metadata type (enum style)."""
+    if batch.attributes & 0x20:
+        ctype = md.control_type(key)
+        return md.CONTROL_NAMES.get(ctype, "UNKNOWN")
+    return md.decode_metadata(value).type_name
+
+
+def matches_type(batch: Batch, rec, opts: Options) -> bool:
+    if opts.record_types is None:
+        return True
+    name = record_type_name(batch, rec.key, rec.value)
+    return name in opts.record_types or name.removesuffix("_RECORD") in opts.record_types
+
+
+def record_lines(b: Batch, records, opts: Options, out: list) -> None:
+    """Append the deep-iteration lines of one batch's (already filtered) records."""
+    ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
+    log_append = b.attributes & ATTR_LOG_APPEND_TIME
+    control = b.attributes & 0x20
+    print_contents = opts.print_data or opts.metadata_decoder
+    app = out.append
+    decode = opts.metadata_decoder
+    for r in records:
+        if opts.skip_record_metadata:
+            line = ""
+            prefix = "| "
+        else:
+            hk = ",".join(h[0] for h in r.headers) if r.headers else ""
+            ts = b.max_timestamp if log_append else r.timestamp
+            line = (f"| offset: {r.offset} {ts_type}: {ts} "
+                    f"keySize: {-1 if r.key is None else len(r.key)} "
+                    f"valueSize: {-1 if r.value is None else len(r.value)} "
+                    f"sequence: {r.sequence} headerKeys: [{hk}]")
+            prefix = " "
+            if control:
+                line += control_text(r.key, r.value)
+        if print_contents and not control:
+            if r.key is not None:
+                line += f"{prefix}key: {_printable(r.key)}"
+            if r.value is not None:
+                line += " payload: " + (metadata_payload(r.value) if decode else _printable(r.value))
+        app(line)
+
+
+def batch_json(path: str, b: Batch, records, crc_ok: bool, decode_metadata: bool,
+               error: str | None = None) -> dict:
+    """The JSON object of one batch (documented in docs/dump-log.md)."""
+    log_append = b.attributes & ATTR_LOG_APPEND_TIME
+    obj = {
+        "file": path, "position": b.position, "baseOffset": b.base_offset,
+        "lastOffset": b.base_offset + b.last_offset_delta, "count": b.record_count,
+        "baseSequence": b.base_sequence, "lastSequence": b.last_sequence,
+        "producerId": b.producer_id, "producerEpoch": b.producer_epoch,
+        "partitionLeaderEpoch": b.leader_epoch, "isTransactional": bool(b.attributes & 0x10),
+        "isControl": bool(b.attributes & 0x20),
+        "deleteHorizonMs": b.base_timestamp if b.attributes & 0x40 else None,
+        "timestampType": "LogAppendTime" if log_append else "CreateTime",
+        "baseTimestamp": b.base_timestamp, "maxTimestamp": b.max_timestamp,
+        "size": b.length + 12, "magic": b.magic, "compression": b.compression_name,
+        "crc": b.crc, "crcValid": crc_ok,
+    }
+    if error is not None:
+        obj["error"] = error
+    if records is not None:
+        recs = []
+        control = b.attributes & 0x20
+        for r in records:
+            ro = {"offset": r.offset, "timestamp": b.max_timestamp if log_append else r.timestamp,
+                  "keySize": -1 if r.key is None else len(r.key),
+                  "valueSize": -1 if r.value is None else len(r.value),
+                  "sequence": r.sequence,
+                  "headers": [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
+                              for k, v in r.headers]}
+            if control:
+                d = md.decode_control(r.key, r.value)
+                ro["control"] = {"type": d.type_name, "typeId": md.control_type(r.key),
+                                 "data": d.data} if d.data is not None else {
+                    "type": d.type_name, "typeId": md.control_type(r.key), "error": d.error}
+            elif decode_metadata:
+                ro["payload"] = md.decode_metadata(r.value).to_json()
+            else:
+                ro["key"] = None if r.key is None else base64.b64encode(r.key).decode()
+                ro["value"] = None if r.value is None else base64.b64encode(r.value).decode()
+            recs.append(ro)
+        obj["records"] = recs
+    return obj

@@ -1,0 +1,54 @@
+"""Reading Kafka's real tool transcripts in ../shared/reference/samples.
+
+Each transcript is a sequence of blocks: a `$ command` line, then the tool's
+stdout and stderr, then `[exit=N]`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SAMPLES = SHARED / "reference" / "samples"
+FIXTURES = SHARED / "reference" / "fixtures"
+CORPUS = SHARED / "corpus"
+
+
+@dataclass
+class Block:
+    command: str
+    argv: list[str]
+    lines: list[str]
+    exit: int
+
+
+def blocks(name: str) -> list[Block]:
+    text = (SAMPLES / name).read_bytes().decode("utf-8", "replace")
+    out: list[Block] = []
+    cur = None
+    for line in text.split("\n"):
+        if line.startswith("$ "):
+            cur = Block(line[2:], shlex.split(line[2:]), [], -1)
+            continue
+        if cur is None:
+            continue
+        m = re.fullmatch(r"\[exit=(\d+)\]", line)
+        if m:
+            cur.exit = int(m.group(1))
+            out.append(cur)
+            cur = None
+        else:
+            cur.lines.append(line)
+    return out
+
+
+# The deliberate differences from kafka-dump-log (docs/dump-log.md), applied to
+# Kafka's lines so the rest must match byte for byte.
+def kafka_to_quorumctl(line: str, leader_change: str | None = None) -> str:
+    line = line.replace("deleteHorizonMs: OptionalLong.empty", "deleteHorizonMs: -1")
+    if leader_change is not None and line.endswith(" controlType: LEADER_CHANGE(2)"):
+        line = line[: -len(" controlType: LEADER_CHANGE(2)")] + leader_change
+    return line

@@ -170,8 +170,8 @@ PRODUCER_IDS = _meta(15, "ProducerIdsRecord", "0", [
 BROKER_REGISTRATION_CHANGE = _meta(17, "BrokerRegistrationChangeRecord", "0-3", [
     F("BrokerId", "int32"),
     F("BrokerEpoch", "int64"),
-    F("Fenced", "int8", tagged="0+", tag=0, default=0),
-    F("InControlledShutdown", "int8", "1+", tagged="1+", tag=1, default=0),
+    F("Fenced", "int8", tagged="0+", tag=0),
+    F("InControlledShutdown", "int8", "1+", tagged="1+", tag=1),
     F("LogDirs", "[]uuid", "2+", tagged="2+", tag=2),
     F("CordonedLogDirs", "[]uuid", "3+", nullable="3+", tagged="3+", tag=3, default=NULL),
 ])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 
 from ..schema.codec import DecodeError, codec, read_uvarint, uvarint_bytes
-from .control_schemas import CONTROL_TYPES
+from .control_schemas import CONTROL_TYPES, body_version
 from .metadata_schemas import METADATA_RECORDS, TYPE_NAMES
 
 FRAME_VERSION = 1
@@ -127,8 +127,11 @@ def decode_control(key, value) -> Decoded:
     if value is None or len(value) < 2:
         return Decoded("control", ctype, None, label, name, None, "control record value too short")
     (version,) = _I16.unpack_from(value, 0)
+    schema_version = body_version(ctype, version)  # Kafka reads newer values with its own version
+    if schema_version is None:
+        return Decoded("control", ctype, version, label, name, None, f"invalid control record version {version}")
     try:
-        data, end = codec(msg).decode(version, value, 0)
+        data, end = codec(msg).decode(schema_version, value, 0)
     except DecodeError as e:
         return Decoded("control", ctype, version, label, name, None, str(e))
     if end != len(value):

@@ -1,0 +1,374 @@
+"""verify: check files of a log dir without printing their records.
+
+One pass per record-batch file gathers both the problems and the statistics
+(batches, records, offsets, epochs, control and metadata record tallies), so
+`verify` can print a summary and the tests can compare every real file with
+the corpus catalogue. Checks:
+- every batch: length, magic, CRC-32C, records decode and fill the batch exactly;
+- offsets strictly increasing, contiguous where Kafka never leaves gaps (the
+  metadata log and snapshots are never compacted); segment names match their
+  first batch;
+- leader epochs non-decreasing, and consistent with leader-epoch-checkpoint;
+- snapshots: header first, footer last, epochs matching the name;
+- indexes and time indexes against their log (storage.indexes);
+- the tail: a torn or zero-filled tail is reported with its position.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..records import metadata as md
+from ..records.batch import BatchError, BatchReader, LegacyEntry
+from . import filekinds as K
+from .problems import Problem
+
+
+@dataclass
+class FileReport:
+    path: str
+    kind: str
+    stats: dict = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)   # findings Kafka repairs by itself at startup
+
+    def to_json(self) -> dict:
+        return {"file": self.path, "kind": self.kind, "ok": not self.problems, "stats": self.stats,
+                "problems": [p.to_json() for p in self.problems], "notes": [n.to_json() for n in self.notes]}
+
+
+@dataclass
+class LogState:
+    """What one partition's segments carry forward from one file to the next."""
+
+    last_offset: int | None = None
+    last_epoch: int | None = None
+    epoch_starts: list = field(default_factory=list)  # (epoch, first offset) as seen in the log
+    first_offset: int | None = None
+
+
+def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
+                 expect_epoch: int | None = None, metadata: bool | None = None) -> FileReport:
+    """Scan one record-batch file; `state` carries offsets/epochs across segments."""
+    kind = K.kind_of(path)
+    rep = FileReport(path, kind)
+    probs = rep.problems
+    st = state or LogState()
+    batches = records = control_batches = txn_batches = dh_batches = 0
+    codecs: Counter = Counter()
+    control: Counter = Counter()
+    mtypes: Counter = Counter()
+    mversions: Counter = Counter()
+    epochs = set()
+    feature_levels = []
+    leader_changes = []
+    kraft_versions = []
+    voters_records = []
+    producer_ids = set()
+    broker_mv = set()
+    frames = set()
+    ts_types = set()
+    crc_bad = []
+    min_ts = max_ts = None
+    first_offset = last_offset = None
+    first_ctl = last_ctl = None
+    seg_base = K.base_offset_of(path) if kind == K.LOG else None
+    if metadata is None:
+        metadata = K.is_metadata_path(path)
+    reader = BatchReader(path)
+    for b in reader:
+        if isinstance(b, LegacyEntry):
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"magic {b.magic} entry (expected record batch v2)", "bad-magic"))
+            continue
+        batches += 1
+        if first_offset is None:
+            first_offset = b.base_offset
+            if seg_base is not None and b.base_offset < seg_base:
+                probs.append(Problem(path, b.position, b.base_offset,
+                                     f"first batch offset {b.base_offset} is below the segment's base offset {seg_base}",
+                                     "segment-name"))
+            elif seg_base is not None and contiguous and b.base_offset != seg_base:
+                probs.append(Problem(path, b.position, b.base_offset,
+                                     f"segment named {seg_base} starts at offset {b.base_offset}", "segment-name"))
+        last = b.base_offset + b.last_offset_delta
+        last_offset = last
+        if b.last_offset_delta < 0:
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"lastOffsetDelta {b.last_offset_delta} is negative", "bad-batch"))
+        if st.last_offset is not None:
+            if b.base_offset <= st.last_offset:
+                probs.append(Problem(path, b.position, b.base_offset,
+                                     f"offset {b.base_offset} does not increase (previous batch ended at {st.last_offset})",
+                                     "offset-order"))
+            elif contiguous and b.base_offset != st.last_offset + 1:
+                probs.append(Problem(path, b.position, b.base_offset,
+                                     f"offset gap: expected {st.last_offset + 1}, found {b.base_offset}", "offset-gap"))
+        st.last_offset = max(last, st.last_offset if st.last_offset is not None else last)
+        if st.first_offset is None:
+            st.first_offset = b.base_offset
+        e = b.leader_epoch
+        epochs.add(e)
+        if expect_epoch is not None and e != expect_epoch:
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"batch epoch {e} differs from the snapshot name's epoch {expect_epoch}",
+                                 "snapshot-name"))
+        if st.last_epoch is not None and e < st.last_epoch:
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"leader epoch goes backwards: {e} after {st.last_epoch}", "epoch-order"))
+        if st.last_epoch is None or e > st.last_epoch:
+            st.epoch_starts.append((e, b.base_offset))
+            st.last_epoch = e
+        if not b.crc_valid():
+            crc_bad.append(b.base_offset)
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"CRC-32C mismatch: header says {b.crc}", "crc-mismatch"))
+        codecs[b.compression_name] += 1
+        ts_types.add(b.timestamp_type)
+        if b.is_transactional:
+            txn_batches += 1
+        if b.attributes & 0x40:
+            dh_batches += 1
+        if b.producer_id >= 0:
+            producer_ids.add(b.producer_id)
+        try:
+            recs = b.records()
+        except BatchError as ex:
+            probs.append(Problem(path, ex.pos, b.base_offset, str(ex), "bad-records"))
+            continue
+        if len(recs) and recs[-1].offset != last:
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"last record offset {recs[-1].offset} differs from the batch's lastOffset {last}",
+                                 "bad-batch"))
+        records += len(recs)
+        for r in recs:  # the stored timestamps (also under LogAppendTime)
+            if min_ts is None or r.timestamp < min_ts:
+                min_ts = r.timestamp
+        if max_ts is None or b.max_timestamp > max_ts:
+            max_ts = b.max_timestamp
+        if b.is_control:
+            control_batches += 1
+            for r in recs:
+                ct = md.control_type(r.key)
+                name = md.CONTROL_NAMES.get(ct, f"UNKNOWN({ct})")
+                control[name] += 1
+                if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+                    d = md.decode_control(r.key, r.value)
+                    if d.data is None:
+                        probs.append(Problem(path, b.position, r.offset, d.error, "bad-control-record"))
+                    elif ct == md.LEADER_CHANGE:
+                        leader_changes.append([r.offset, e, d.data["version"], d.data["leaderId"],
+                                               [v["voterId"] for v in d.data["voters"]]])
+                    elif ct == md.KRAFT_VERSION:
+                        kraft_versions.append([r.offset, d.data["kRaftVersion"]])
+                    else:
+                        voters_records.append([r.offset, [v["voterId"] for v in d.data["voters"]]])
+            name0 = md.CONTROL_NAMES.get(md.control_type(recs[0].key)) if recs else None
+            if batches == 1:
+                first_ctl = name0
+            last_ctl = name0
+        else:
+            if batches == 1:
+                first_ctl = None
+            last_ctl = None
+            if not metadata:
+                continue
+            for r in recs:
+                d = md.decode_metadata(r.value)
+                if d.data is None:
+                    probs.append(Problem(path, b.position, r.offset, d.error, "bad-metadata-record"))
+                    continue
+                frames.add(1)
+                mtypes[d.name] += 1
+                mversions[f"{d.name} v{d.version}"] += 1
+                if d.api_key == 12:
+                    feature_levels.append([r.offset, d.data["name"], d.data["featureLevel"]])
+                elif d.api_key == 0:
+                    for f in d.data["features"]:
+                        if f["name"] == "metadata.version":
+                            broker_mv.add((f["minSupportedVersion"], f["maxSupportedVersion"]))
+    stop = reader.stop
+    torn = None
+    if stop is not None and stop.reason:
+        torn = {"position": stop.position, "bytes": stop.remaining, "reason": stop.reason}
+        kind_slug = "zero-tail" if stop.reason == "corrupt" else "torn-tail"
+        probs.append(Problem(path, stop.position, None,
+                             f"{stop.detail}; {stop.remaining} bytes at the end are not a complete batch",
+                             kind_slug))
+    rep.stats = {
+        "batches": batches, "records": records, "first_offset": first_offset, "last_offset": last_offset,
+        "epochs": sorted(epochs), "codecs": dict(codecs), "control": dict(control),
+        "control_batches": control_batches, "txn_batches": txn_batches, "delete_horizon_batches": dh_batches,
+        "metadata_types": dict(mtypes), "metadata_versions": dict(mversions),
+        "feature_levels": feature_levels, "leader_change": leader_changes, "kraft_version": kraft_versions,
+        "voters_records": voters_records, "producer_ids": sorted(producer_ids),
+        "broker_mv_ranges": sorted([list(x) for x in broker_mv]), "frame_versions": sorted(frames),
+        "ts_types": sorted(ts_types), "min_ts": min_ts, "max_ts": max_ts, "crc_bad": len(crc_bad),
+        "crc_bad_offsets": crc_bad, "first_batch_ctl": first_ctl, "last_batch_ctl": last_ctl,
+        "size": os.path.getsize(path), "torn_tail": torn,
+    }
+    return rep
+
+
+def check_snapshot_frame(rep: FileReport) -> None:
+    """A snapshot (and bootstrap.checkpoint) starts with SnapshotHeader and ends with SnapshotFooter."""
+    s = rep.stats
+    if not s.get("batches"):
+        rep.problems.append(Problem(rep.path, 0, None, "snapshot has no batches (expected a SnapshotHeader)",
+                                    "snapshot-frame"))
+        return
+    if s["first_batch_ctl"] != "SNAPSHOT_HEADER":
+        rep.problems.append(Problem(rep.path, 0, s["first_offset"],
+                                    f"first batch is {s['first_batch_ctl'] or 'a data batch'}, expected SNAPSHOT_HEADER",
+                                    "snapshot-frame"))
+    if s["last_batch_ctl"] != "SNAPSHOT_FOOTER":
+        rep.problems.append(Problem(rep.path, None, s["last_offset"],
+                                    f"last batch is {s['last_batch_ctl'] or 'a data batch'}, expected SNAPSHOT_FOOTER "
+                                    "(snapshot incomplete)", "snapshot-frame"))
+
+
+def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
+    """leader-epoch-checkpoint against the epochs actually in the log."""
+    from ..errors import InputError
+    from .files import read_epoch_checkpoint
+
+    try:
+        entries = read_epoch_checkpoint(path)
+    except InputError as e:
+        probs.append(Problem(path, None, None, str(e), "unreadable"))
+        return []
+    prev = None
+    for i, (epoch, start) in enumerate(entries):
+        if prev is not None and (epoch <= prev[0] or start < prev[1]):
+            probs.append(Problem(path, None, start,
+                                 f"entry {i + 1} ({epoch} {start}) does not follow ({prev[0]} {prev[1]}): epochs must "
+                                 "increase and start offsets must not decrease", "epoch-checkpoint"))
+        prev = (epoch, start)
+    if st.first_offset is None:
+        return entries
+    log_end = st.last_offset + 1
+    by_epoch = dict(entries)
+    # Records below the log start offset (DeleteRecords, snapshots) may still sit
+    # in the first segment; Kafka moves the first entry up to the log start.
+    log_start = max(st.first_offset, entries[0][1]) if entries else st.first_offset
+    in_effect = [(e, s) for e, s in st.epoch_starts if s <= log_start]
+    transitions = ([(in_effect[-1][0], log_start)] if in_effect else []) + \
+        [(e, s) for e, s in st.epoch_starts if s > log_start]
+    for epoch, start in transitions:
+        if start == log_start:
+            ok = epoch in by_epoch and by_epoch[epoch] <= start
+        else:
+            ok = by_epoch.get(epoch) == start
+        if not ok:
+            probs.append(Problem(path, None, start,
+                                 f"the log's epoch {epoch} starts at offset {start}, but the checkpoint "
+                                 f"{'says ' + str(by_epoch[epoch]) if epoch in by_epoch else 'has no entry for it'}",
+                                 "epoch-checkpoint"))
+    log_epochs = dict(st.epoch_starts)
+    for epoch, start in entries:
+        if start > log_end:
+            # Kafka truncates the epoch cache to the log end when it loads the log
+            notes.append(Problem(path, None, start,
+                                 f"epoch {epoch} starts at {start}, beyond the log end offset {log_end} "
+                                 "(Kafka drops such entries when it loads the log)", "epoch-beyond-log-end"))
+        elif log_start < start < log_end and log_epochs.get(epoch) != start:
+            probs.append(Problem(path, None, start,
+                                 f"epoch {epoch} at {start} is not where the log's epoch changes "
+                                 f"(log: {', '.join(f'{e}@{s}' for e, s in st.epoch_starts)})", "epoch-checkpoint"))
+    return entries
+
+
+def is_metadata_log(path: str) -> bool:
+    """A metadata log by location, or by content: its first data record decodes as
+    a metadata record (a copy of a segment outside __cluster_metadata-0)."""
+    if K.is_metadata_path(path):
+        return True
+    try:
+        for i, b in enumerate(BatchReader(path)):
+            if i > 8 or isinstance(b, LegacyEntry):
+                return False
+            if b.is_control:
+                continue
+            recs = b.records()
+            return bool(recs) and recs[0].key is None and md.decode_metadata(recs[0].value).data is not None
+    except (BatchError, OSError):
+        return False
+    return False
+
+
+def _sibling_log(path: str) -> str:
+    return os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".log")
+
+
+def verify_paths(paths: list[str]) -> list[FileReport]:
+    """Verify every file under `paths`, partition directory by partition directory."""
+    from ..errors import InputError
+
+    files = K.expand(paths)
+    by_dir: dict[str, list[str]] = {}
+    for f in files:
+        by_dir.setdefault(os.path.dirname(os.path.abspath(f)) + "|" + os.path.dirname(f), []).append(f)
+    reports: list[FileReport] = []
+    for _key, fs in by_dir.items():
+        kinds = {f: K.kind_of(f) for f in fs}
+        st = LogState()
+        logs = sorted((f for f in fs if kinds[f] == K.LOG), key=lambda f: (K.base_offset_of(f) or 0, f))
+        metadata = bool(logs) and is_metadata_log(logs[0])
+        for f in logs:
+            reports.append(scan_batches(f, contiguous=metadata, state=st, metadata=metadata))
+        for f in fs:
+            kind = kinds[f]
+            if kind == K.LOG:
+                continue
+            if kind in (K.SNAPSHOT, K.BOOTSTRAP):
+                sid = K.snapshot_id(f)
+                rep = scan_batches(f, contiguous=True, expect_epoch=(sid[1] if sid else 0))
+                if kind == K.SNAPSHOT and sid is None:
+                    rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
+                                                "epoch>.checkpoint", "snapshot-name"))
+                check_snapshot_frame(rep)
+                reports.append(rep)
+                continue
+            rep = FileReport(f, kind)
+            try:
+                if kind == K.EPOCH_CHECKPOINT:
+                    entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
+                    rep.stats = {"entries": [list(e) for e in entries]}
+                elif kind == K.QUORUM_STATE:
+                    from .files import read_quorum_state
+                    qs = read_quorum_state(f)
+                    rep.stats = qs
+                    if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
+                        rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
+                                                    f"log's last epoch {st.last_epoch}", "quorum-state"))
+                elif kind == K.META_PROPERTIES:
+                    from .files import read_meta_properties
+                    rep.stats = read_meta_properties(f)
+                elif kind == K.PARTITION_METADATA:
+                    from .files import read_partition_metadata
+                    rep.stats = read_partition_metadata(f)
+                elif kind in (K.INDEX, K.TIMEINDEX):
+                    from . import indexes
+                    log = _sibling_log(f)
+                    base = K.base_offset_of(f) or 0
+                    if not os.path.exists(log):
+                        rep.problems.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it",
+                                                    "missing-log"))
+                    elif kind == K.INDEX:
+                        rep.problems.extend(indexes.check_offset_index(f, log, base))
+                    else:
+                        rep.problems.extend(indexes.check_time_index(f, log, base))
+                elif kind == K.PRODUCER_SNAPSHOT:
+                    from . import producer_state
+                    rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
+                elif kind == K.TXNINDEX:
+                    from . import producer_state
+                    rep.stats = {"entries": len(producer_state.read_txn_index(f))}
+                else:
+                    continue
+            except InputError as e:
+                rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
+            reports.append(rep)
+    return reports

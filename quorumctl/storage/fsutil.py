@@ -1,0 +1,198 @@
+"""Crash-safe file system steps and Kafka's log-dir lock.
+
+Every change quorumctl makes to a log dir goes through here:
+- `atomic_write`: write `<name>.tmp`, fsync it, rename over `<name>`, fsync
+  the directory (what Kafka does for meta.properties, quorum-state and
+  checkpoints), so a crash leaves the old file or the new one.
+- `exchange`: Linux renameat2(RENAME_EXCHANGE), swapping two directories in one
+  atomic step; truncation builds the new partition directory beside the backup
+  and swaps it in, so the partition directory is always wholly old or wholly new.
+- `LogDirLock`: the POSIX record lock Kafka takes on `<dir>/.lock`
+  (FileChannel.tryLock is fcntl F_SETLK on Linux; flock would not see it),
+  held through one descriptor for the whole operation.
+
+`step(name)` marks each durable step. Tests use it to crash the process at
+step N (environment variable QUORUMCTL_TEST_CRASH_AT_STEP=N: the process exits
+at once with status 86, as a kill would leave it) or to inject an exception
+(`set_fault_hook`), proving that every step leaves the old or the new state.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import os
+
+from ..errors import QuorumctlError
+
+CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
+CRASH_EXIT = 86
+
+_steps = {"n": 0, "hook": None, "log": []}
+
+
+def set_fault_hook(hook) -> None:
+    """hook(step_number, step_name) is called at every step (None to clear);
+    raising from it simulates a failure at that point."""
+    _steps["hook"] = hook
+    _steps["n"] = 0
+    _steps["log"] = []
+
+
+def steps_taken() -> list[str]:
+    return list(_steps["log"])
+
+
+def step(name: str) -> None:
+    """A durable step is about to happen (crash-test hook point)."""
+    _steps["n"] += 1
+    n = _steps["n"]
+    _steps["log"].append(name)
+    crash_at = os.environ.get(CRASH_ENV)
+    if crash_at and crash_at.isdigit() and int(crash_at) == n:
+        os._exit(CRASH_EXIT)
+    hook = _steps["hook"]
+    if hook is not None:
+        hook(n, name)
+
+
+def fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_synced(path: str, data: bytes, mode: int = 0o644) -> None:
+    """Create or replace `path` with `data` and fsync it (no rename: callers
+    use this only for files nobody reads yet)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, data: bytes, tmp_suffix: str = ".tmp") -> None:
+    """Write new, fsync, rename over the old, fsync the directory."""
+    tmp = path + tmp_suffix
+    step(f"write {tmp}")
+    write_synced(tmp, data)
+    step(f"rename {tmp} -> {path}")
+    os.replace(tmp, path)
+    fsync_dir(os.path.dirname(os.path.abspath(path)))
+
+
+def copy_prefix(src: str, dst: str, length: int) -> None:
+    """Copy the first `length` bytes of `src` into a new file `dst`, fsynced."""
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        left = length
+        while left > 0:
+            chunk = fi.read(min(left, 1 << 20))
+            if not chunk:
+                raise QuorumctlError(f"{src}: file shorter than the {length} bytes expected")
+            fo.write(chunk)
+            left -= len(chunk)
+        fo.flush()
+        os.fsync(fo.fileno())
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_libc = None
+
+
+def exchange(a: str, b: str) -> None:
+    """Atomically swap the directory entries `a` and `b` (both must exist, on
+    one file system). Raises OSError (ENOSYS/EINVAL when unsupported, EXDEV
+    across file systems)."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(_libc, "renameat2", None)
+    if fn is None:
+        raise OSError(errno.ENOSYS, "renameat2 is not available on this system")
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    rc = fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"cannot exchange {a} and {b}: {os.strerror(err)}")
+
+
+class LockHeld(QuorumctlError):
+    """Another process (a running Kafka) holds the lock (exit 1: nothing was changed)."""
+
+    exit_code = 1
+
+
+class LogDirLock:
+    """Kafka's lock on `<dir>/.lock`: fcntl.lockf(LOCK_EX | LOCK_NB) through one
+    descriptor kept open until release (closing any descriptor of the file
+    would drop a POSIX lock, so the file is opened exactly once here).
+
+    A leftover `.lock` that nobody holds (Kafka leaves it after a clean
+    shutdown) does not block; the file is created when missing, as Kafka does."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.path = os.path.join(directory, ".lock")
+        self.fd: int | None = None
+
+    def acquire(self) -> "LogDirLock":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EAGAIN, errno.EACCES):
+                raise LockHeld(
+                    f"Failed to acquire lock on file .lock in {self.directory}. A Kafka instance in "
+                    "another process or thread is using this directory. Stop that Kafka process "
+                    "(broker or controller) before changing its files offline.") from None
+            raise
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            try:
+                fcntl.lockf(self.fd, fcntl.LOCK_UN)
+            finally:
+                os.close(self.fd)
+                self.fd = None
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+def lock_holder(directory: str) -> int | None:
+    """The pid holding a POSIX write lock on `<dir>/.lock`, if any (read-only
+    probe through F_GETLK; None when free, missing, or not determinable)."""
+    path = os.path.join(directory, ".lock")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        import struct
+        # struct flock on Linux x86-64/aarch64: short l_type, short l_whence, off_t l_start,
+        # off_t l_len, pid_t l_pid (+ padding)
+        fmt = "hhqqi4x"
+        req = struct.pack(fmt, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        try:
+            res = fcntl.fcntl(fd, fcntl.F_GETLK, req)
+        except OSError:
+            return None
+        l_type, _wh, _st, _ln, pid = struct.unpack(fmt, res)
+        return pid if l_type != fcntl.F_UNLCK else None
+    finally:
+        os.close(fd)

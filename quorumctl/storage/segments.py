@@ -1,0 +1,324 @@
+"""A partition directory's files, its batches as Kafka recovers them, and the
+offset/time indexes.
+
+Scanning names files as Kafka does: `<20-digit base>.log|.index|.timeindex|
+.txnindex` segments, `<20-digit>.snapshot` producer state, raft snapshots
+`%020d-%010d.checkpoint` (end offset exclusive, epoch); `.checkpoint.part`,
+`.deleted`, `.cleaned`, `.swap` and other transient files are listed as
+ignored. Reading a log follows LogSegment.recover, which the metadata log
+always runs on every segment at start-up: batches are taken while their CRC,
+magic and offsets are valid; the first bad batch ends the log there (later
+segments would be deleted).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+
+SEGMENT_RE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)$")
+PRODUCER_SNAPSHOT_RE = re.compile(r"^(\d{20})\.snapshot$")
+SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
+SNAPSHOT_PART_RE = re.compile(r"^(\d{20})-(\d{10}).*\.checkpoint\.part$")
+TRANSIENT_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+STATE_FILES = ("quorum-state", "leader-epoch-checkpoint", "partition.metadata")
+
+INDEX_INTERVAL_BYTES = 4096       # index.interval.bytes default
+MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes default (preallocation size)
+OFFSET_ENTRY = struct.Struct(">ii")
+TIME_ENTRY = struct.Struct(">qi")
+TXN_ENTRY_SIZE = 34
+
+
+def segment_name(base_offset: int, suffix: str) -> str:
+    return f"{base_offset:020d}.{suffix}"
+
+
+def snapshot_name(end_offset: int, epoch: int) -> str:
+    return f"{end_offset:020d}-{epoch:010d}.checkpoint"
+
+
+@dataclass
+class SegmentFiles:
+    base_offset: int
+    log: str | None = None
+    index: str | None = None
+    timeindex: str | None = None
+    txnindex: str | None = None
+
+    def paths(self) -> list[str]:
+        return [p for p in (self.log, self.index, self.timeindex, self.txnindex) if p]
+
+
+@dataclass
+class SnapshotFile:
+    end_offset: int
+    epoch: int
+    path: str
+    size: int
+
+    @property
+    def id(self) -> tuple[int, int]:
+        return self.end_offset, self.epoch
+
+
+@dataclass
+class PartitionFiles:
+    path: str
+    segments: list[SegmentFiles] = field(default_factory=list)
+    snapshots: list[SnapshotFile] = field(default_factory=list)          # by (epoch, offset)
+    producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)                     # partial/deleted/transient
+    unknown: list[str] = field(default_factory=list)
+
+    def state_file(self, name: str) -> str | None:
+        p = os.path.join(self.path, name)
+        return p if os.path.isfile(p) else None
+
+
+def scan_partition(path: str) -> PartitionFiles:
+    """List a partition directory (no file is opened)."""
+    pf = PartitionFiles(path)
+    segs: dict[int, SegmentFiles] = {}
+    for name in sorted(os.listdir(path)):
+        full = os.path.join(path, name)
+        if not os.path.isfile(full):
+            pf.unknown.append(full)
+            continue
+        m = SEGMENT_RE.match(name)
+        if m:
+            base = int(m.group(1))
+            seg = segs.setdefault(base, SegmentFiles(base))
+            setattr(seg, m.group(2), full)
+            continue
+        m = PRODUCER_SNAPSHOT_RE.match(name)
+        if m:
+            pf.producer_snapshots.append((int(m.group(1)), full))
+            continue
+        m = SNAPSHOT_RE.match(name)
+        if m:
+            pf.snapshots.append(SnapshotFile(int(m.group(1)), int(m.group(2)), full, os.path.getsize(full)))
+            continue
+        if name.endswith(".checkpoint.part") or name.endswith(TRANSIENT_SUFFIXES):
+            pf.ignored.append(full)
+            continue
+        if name in STATE_FILES or name == ".lock":
+            continue
+        pf.unknown.append(full)
+    pf.segments = [segs[b] for b in sorted(segs)]
+    pf.snapshots.sort(key=lambda s: (s.epoch, s.end_offset))
+    pf.producer_snapshots.sort()
+    return pf
+
+
+# -- batches -------------------------------------------------------------------
+
+class BatchInfo:
+    """The header facts of one valid batch (no record data kept)."""
+
+    __slots__ = ("base_offset", "last_offset", "epoch", "position", "size", "max_timestamp", "is_control")
+
+    def __init__(self, base_offset, last_offset, epoch, position, size, max_timestamp, is_control):
+        self.base_offset = base_offset
+        self.last_offset = last_offset
+        self.epoch = epoch
+        self.position = position
+        self.size = size
+        self.max_timestamp = max_timestamp
+        self.is_control = is_control
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    def __repr__(self):
+        return (f"BatchInfo({self.base_offset}..{self.last_offset}, epoch={self.epoch}, "
+                f"pos={self.position}, size={self.size})")
+
+
+@dataclass
+class SegmentScan:
+    files: SegmentFiles
+    batches: list[BatchInfo]
+    file_size: int
+    valid_bytes: int
+    problem: str | None = None      # why recovery would cut this segment (torn tail, bad CRC, ...)
+
+    @property
+    def next_offset(self) -> int:
+        return self.batches[-1].next_offset if self.batches else self.files.base_offset
+
+
+@dataclass
+class LogScan:
+    segments: list[SegmentScan]
+    dropped_segments: list[SegmentFiles]     # after a corrupt one: Kafka deletes them at start-up
+    log_start: int
+    log_end: int
+    problem: str | None
+
+    def batches(self):
+        for s in self.segments:
+            yield from s.batches
+
+    def batch_epochs(self):
+        for s in self.segments:
+            for b in s.batches:
+                yield b.epoch, b.base_offset
+
+    def boundaries(self) -> list[int]:
+        return [b.base_offset for b in self.batches()]
+
+
+def scan_segment(seg: SegmentFiles, expect_from: int | None = None) -> SegmentScan:
+    """The batches Kafka's LogSegment.recover keeps (CRC, magic 2, offsets
+    increasing and within the segment's int32 relative range)."""
+    from ..records.batch import Batch, BatchReader
+    if seg.log is None:
+        return SegmentScan(seg, [], 0, 0, "the .log file is missing")
+    batches: list[BatchInfo] = []
+    problem = None
+    valid = 0
+    prev_next = expect_from
+    reader = BatchReader(seg.log)
+    size = reader.file_size
+    for b in reader:
+        if not isinstance(b, Batch):
+            problem = f"unsupported magic {b.magic} at byte {b.position}"
+            break
+        if not b.crc_valid():
+            problem = (f"CRC mismatch in the batch at offset {b.base_offset} (byte {b.position}): "
+                       f"stored {b.crc}, computed over its data differs")
+            break
+        if b.last_offset_delta < 0 or (prev_next is not None and b.base_offset < prev_next):
+            problem = (f"batch at byte {b.position} has offsets {b.base_offset}..{b.last_offset}, "
+                       f"expected to start at or after {prev_next}")
+            break
+        if b.last_offset - seg.base_offset > 0x7FFFFFFF or b.base_offset < seg.base_offset:
+            problem = f"batch at byte {b.position}: offset {b.last_offset} is outside segment {seg.base_offset}"
+            break
+        batches.append(BatchInfo(b.base_offset, b.last_offset, b.leader_epoch, b.position, b.size,
+                                 b.max_timestamp, b.is_control))
+        valid = b.position + b.size
+        prev_next = b.last_offset + 1
+    else:
+        st = reader.stop
+        if st is not None and st.reason is not None:
+            problem = f"{st.detail} at byte {st.position}" if st.detail else f"{st.reason} at byte {st.position}"
+    return SegmentScan(seg, batches, size, valid, problem)
+
+
+def scan_log(pf: PartitionFiles) -> LogScan:
+    scans: list[SegmentScan] = []
+    dropped: list[SegmentFiles] = []
+    problem = None
+    expect = None
+    for i, seg in enumerate(pf.segments):
+        if seg.log is None:
+            continue  # an orphan index: Kafka deletes it at start-up
+        sc = scan_segment(seg, expect)
+        scans.append(sc)
+        if sc.problem is not None:
+            problem = f"{os.path.basename(seg.log)}: {sc.problem}"
+            dropped = [s for s in pf.segments[i + 1:] if s.log is not None]
+            break
+        expect = sc.next_offset
+    if scans:
+        log_start = scans[0].files.base_offset
+        log_end = scans[-1].next_offset
+    else:
+        log_start = log_end = 0
+    return LogScan(scans, dropped, log_start, log_end, problem)
+
+
+# -- indexes -------------------------------------------------------------------
+
+def read_offset_index(path: str, base_offset: int) -> tuple[list[tuple[int, int]], str | None]:
+    """[(absolute offset, position)] up to the preallocated zero tail, and a
+    problem note (size not a multiple of 8, entries not increasing)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    problem = None
+    if len(data) % OFFSET_ENTRY.size:
+        problem = f"{len(data)} bytes is not a multiple of {OFFSET_ENTRY.size}"
+    out = []
+    last = (-1, -1)
+    for i in range(len(data) // OFFSET_ENTRY.size):
+        rel, pos = OFFSET_ENTRY.unpack_from(data, i * OFFSET_ENTRY.size)
+        if i > 0 and rel == 0:
+            break   # preallocated tail
+        if rel < 0 or pos < 0 or (i > 0 and (rel <= last[0] or pos <= last[1])):
+            problem = problem or f"entry {i} ({rel}, {pos}) does not increase"
+            break
+        out.append((base_offset + rel, pos))
+        last = (rel, pos)
+    return out, problem
+
+
+def read_time_index(path: str, base_offset: int) -> tuple[list[tuple[int, int]], str | None]:
+    """[(timestamp, absolute offset)] up to the preallocated zero tail."""
+    with open(path, "rb") as f:
+        data = f.read()
+    problem = None
+    if len(data) % TIME_ENTRY.size:
+        problem = f"{len(data)} bytes is not a multiple of {TIME_ENTRY.size}"
+    out = []
+    for i in range(len(data) // TIME_ENTRY.size):
+        ts, rel = TIME_ENTRY.unpack_from(data, i * TIME_ENTRY.size)
+        if i > 0 and ts == 0 and rel == 0:
+            break
+        if out and (ts < out[-1][0] or base_offset + rel < out[-1][1]):
+            problem = problem or f"entry {i} ({ts}, {rel}) goes backwards"
+            break
+        out.append((ts, base_offset + rel))
+    return out, problem
+
+
+def offset_index_bytes(entries, base_offset: int) -> bytes:
+    return b"".join(OFFSET_ENTRY.pack(o - base_offset, p) for o, p in entries)
+
+
+def time_index_bytes(entries, base_offset: int) -> bytes:
+    return b"".join(TIME_ENTRY.pack(t, o - base_offset) for t, o in entries)
+
+
+def build_indexes(batches: list[BatchInfo], base_offset: int,
+                  interval: int = INDEX_INTERVAL_BYTES) -> tuple[list, list]:
+    """The entries LogSegment.recover writes for these batches: an offset entry
+    (batch last offset -> position) and a time entry once more than `interval`
+    bytes have passed, and a final time entry for the largest timestamp."""
+    oidx: list[tuple[int, int]] = []
+    tidx: list[tuple[int, int]] = []
+    valid = 0
+    last_entry = 0
+    max_ts, max_ts_off = -1, -1
+
+    def maybe_append_time(ts, off):
+        if ts < 0:
+            return
+        if not tidx or ts > tidx[-1][0]:
+            tidx.append((ts, off))
+
+    for b in batches:
+        if b.max_timestamp > max_ts:
+            max_ts, max_ts_off = b.max_timestamp, b.last_offset
+        if valid - last_entry > interval:
+            oidx.append((b.last_offset, valid))
+            maybe_append_time(max_ts, max_ts_off)
+            last_entry = valid
+        valid += b.size
+    maybe_append_time(max_ts, max_ts_off)
+    return oidx, tidx
+
+
+def read_txn_index(path: str) -> list[bytes]:
+    with open(path, "rb") as f:
+        data = f.read()
+    return [data[i:i + TXN_ENTRY_SIZE] for i in range(0, len(data) - len(data) % TXN_ENTRY_SIZE, TXN_ENTRY_SIZE)]
+
+
+def txn_entry_last_offset(entry: bytes) -> int:
+    # version i16, producerId i64, firstOffset i64, lastOffset i64, lastStableOffset i64
+    return struct.unpack_from(">q", entry, 18)[0]

@@ -251,6 +251,21 @@ class Stop:
     remaining: int = 0
 
 
+def _size_of(f) -> int | None:
+    """The size of a binary file object: fstat when it has a descriptor, else
+    seek to its end (e.g. pyarrow's remote files); None if it cannot tell."""
+    try:
+        return os.fstat(f.fileno()).st_size
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both
+        pass
+    if hasattr(f, "seek") and (not hasattr(f, "seekable") or f.seekable()):
+        here = f.tell()
+        size = f.seek(0, 2)
+        f.seek(here)
+        return size
+    return None
+
+
 class BatchReader:
     """Iterate the batches of a file (path, binary file object, or bytes).
 
@@ -268,7 +283,7 @@ class BatchReader:
             size = len(source)
         elif hasattr(source, "read"):
             self._f = source
-            size = os.fstat(source.fileno()).st_size if hasattr(source, "fileno") else None
+            size = _size_of(source)
         else:
             self._f = open(source, "rb")
             self._close = True

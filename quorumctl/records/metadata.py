@@ -77,9 +77,12 @@ def decode_metadata(value) -> Decoded:
     if value is None:
         return Decoded("metadata", None, None, "Unknown", "UNKNOWN", None, "null value")
     try:
-        frame, pos = read_uvarint(value, 0)
-        api_key, pos = read_uvarint(value, pos)
-        version, pos = read_uvarint(value, pos)
+        if len(value) >= 3 and value[0] == 1 and value[1] < 128 and value[2] < 128:
+            frame, api_key, version, pos = 1, value[1], value[2], 3  # the usual one-byte frame
+        else:
+            frame, pos = read_uvarint(value, 0)
+            api_key, pos = read_uvarint(value, pos)
+            version, pos = read_uvarint(value, pos)
     except (IndexError, DecodeError):
         return Decoded("metadata", None, None, "Unknown", "UNKNOWN", None,
                        "value too short for the metadata record frame")

@@ -73,11 +73,25 @@ def _printable(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
+_PREFIX: dict[tuple[int, int], str] = {}
+
+
 def metadata_payload(value) -> str:
-    d = md.decode_metadata(value)
-    if d.data is None:
-        return json_bytes(d.to_json()).decode()
-    return json_bytes({"type": d.type_name, "version": d.version, "data": d.data}).decode()
+    """Kafka's {"type":..,"version":..,"data":{..}} for one metadata value (hot path)."""
+    if value is not None and len(value) >= 3 and value[0] == 1 and value[1] < 128 and value[2] < 128:
+        fn = md._body_decoder(value[1], value[2])
+        if fn is not None:
+            try:
+                data, end = fn(value, 3)
+            except Exception:  # any decode failure: the slow path says exactly what
+                end = -1
+            if end == len(value):
+                key = (value[1], value[2])
+                prefix = _PREFIX.get(key)
+                if prefix is None:
+                    prefix = _PREFIX[key] = f'{{"type":"{md.TYPE_NAMES[key[0]]}","version":{key[1]},"data":'
+                return prefix + json_bytes(data).decode() + "}"
+    return json_bytes(md.decode_metadata(value).to_json()).decode()
 
 
 def record_type_name(batch: Batch, key, value) -> str:

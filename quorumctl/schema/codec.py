@@ -17,7 +17,8 @@ huge allocation or a long loop.
 from __future__ import annotations
 
 import struct
-from base64 import urlsafe_b64decode, urlsafe_b64encode
+from base64 import urlsafe_b64decode
+from binascii import b2a_base64
 
 from .spec import Field, Message
 
@@ -96,8 +97,19 @@ def varint_bytes(n: int) -> bytes:
 varlong_bytes = varint_bytes
 
 
+_B64URL = bytes.maketrans(b"+/", b"-_")
+_uuid_cache: dict[bytes, str] = {}
+
+
 def uuid_str(raw: bytes) -> str:
-    return urlsafe_b64encode(raw)[:22].decode("ascii")
+    """Kafka's Uuid.toString: base64url without padding. Cached: a metadata log
+    names the same topic and directory ids over and over."""
+    s = _uuid_cache.get(raw)
+    if s is None:
+        if len(_uuid_cache) > 200_000:
+            _uuid_cache.clear()
+        s = _uuid_cache[raw] = b2a_base64(raw, newline=False)[:22].translate(_B64URL).decode("ascii")
+    return s
 
 
 def uuid_bytes(text: str) -> bytes:
@@ -122,7 +134,19 @@ def _bad_null(what, pos):
     raise DecodeError(f"null {what} in a non-nullable field", pos)
 
 
+_arrays: dict[tuple[str, int], object] = {}
+
+
+def _arr(code: str, n: int):
+    """A compiled unpacker for n fixed-size elements (formats reused across calls)."""
+    fn = _arrays.get((code, n))
+    if fn is None:
+        fn = _arrays[(code, n)] = struct.Struct(">" + str(n) + code).unpack_from
+    return fn
+
+
 _ENV = {
+    "_arr": _arr,
     "_uv": read_uvarint, "_uvb": uvarint_bytes, "_ustr": uuid_str, "_ubytes": uuid_bytes,
     "_short": _short, "_too_many": _too_many, "_bad_null": _bad_null,
     "_struct": struct, "DecodeError": DecodeError, "EncodeError": EncodeError,
@@ -183,7 +207,9 @@ class _Gen:
                 body.extend(self.dec_value(f, var[id(f)]))
                 i += 1
         if self.flex:
-            body.append("ntag, pos = _uv(buf, pos)")
+            body.append("ntag = buf[pos]")
+            body.append("if ntag < 128: pos += 1")
+            body.append("else: ntag, pos = _uv(buf, pos)")
             for f in tagged:
                 body.append(f"{var[id(f)]} = _MISSING")
             body.append("unknown = None")
@@ -231,7 +257,10 @@ class _Gen:
     def dec_len(self, kind: str, var: str) -> list[str]:
         """Read a length into `var`; -1 means null. kind: 'str', 'bytes', 'array'."""
         if self.flex:
-            return [f"{var}, pos = _uv(buf, pos)", f"{var} -= 1"]
+            return [f"{var} = buf[pos]",
+                    f"if {var} < 128: pos += 1",
+                    f"else: {var}, pos = _uv(buf, pos)",
+                    f"{var} -= 1"]
         fmt = ">h" if kind == "str" else ">i"
         sn = self.const(struct.Struct(fmt).unpack_from, "_S")
         size = 2 if kind == "str" else 4
@@ -251,8 +280,12 @@ class _Gen:
             if f.elem in FIXED and f.elem != "uuid":
                 c = FIXED[f.elem]
                 size = struct.calcsize(c)
-                inner.append(f"{var} = list(_struct.unpack_from('>' + str(n) + {c!r}, buf, pos))")
+                inner.append(f"{var} = list(_arr({c!r}, n)(buf, pos))")
                 inner.append(f"pos += n * {size}")
+            elif f.elem == "uuid":
+                inner.append(f"if pos + 16 * n > L: _short(pos)")
+                inner.append(f"{var} = [_ustr(buf[p:p + 16]) for p in range(pos, pos + 16 * n, 16)]")
+                inner.append("pos += 16 * n")
             elif f.is_struct:
                 sub = self.name("_d")
                 self.dec_struct(f.fields, sub)

@@ -145,6 +145,8 @@ class SegmentScan:
     file_size: int
     valid_bytes: int
     problem: str | None = None      # why recovery would cut this segment (torn tail, bad CRC, ...)
+    # (offset, control type name, decoded dict or None) for LEADER_CHANGE, KRAFT_VERSION, KRAFT_VOTERS
+    controls: list = field(default_factory=list)
 
     @property
     def next_offset(self) -> int:
@@ -168,17 +170,42 @@ class LogScan:
             for b in s.batches:
                 yield b.epoch, b.base_offset
 
+    def controls(self):
+        for s in self.segments:
+            yield from s.controls
+
     def boundaries(self) -> list[int]:
         return [b.base_offset for b in self.batches()]
 
 
-def scan_segment(seg: SegmentFiles, expect_from: int | None = None) -> SegmentScan:
+_RAFT_CONTROLS = (2, 5, 6)   # LEADER_CHANGE, KRAFT_VERSION, KRAFT_VOTERS
+
+
+def control_records(batch) -> list:
+    """(offset, type name, data or None) of the Raft control records in a control batch."""
+    from ..records import metadata as md
+    from ..records.batch import BatchError
+    try:
+        recs = batch.records()
+    except BatchError:
+        return []
+    out = []
+    for r in recs:
+        ct = md.control_type(r.key)
+        if ct in _RAFT_CONTROLS:
+            d = md.decode_control(r.key, r.value)
+            out.append((r.offset, md.CONTROL_NAMES[ct], d.data))
+    return out
+
+
+def scan_segment(seg: SegmentFiles, expect_from: int | None = None, want_controls: bool = True) -> SegmentScan:
     """The batches Kafka's LogSegment.recover keeps (CRC, magic 2, offsets
     increasing and within the segment's int32 relative range)."""
     from ..records.batch import Batch, BatchReader
     if seg.log is None:
         return SegmentScan(seg, [], 0, 0, "the .log file is missing")
     batches: list[BatchInfo] = []
+    controls: list = []
     problem = None
     valid = 0
     prev_next = expect_from
@@ -201,16 +228,18 @@ def scan_segment(seg: SegmentFiles, expect_from: int | None = None) -> SegmentSc
             break
         batches.append(BatchInfo(b.base_offset, b.last_offset, b.leader_epoch, b.position, b.size,
                                  b.max_timestamp, b.is_control))
+        if b.is_control and want_controls:
+            controls.extend(control_records(b))
         valid = b.position + b.size
         prev_next = b.last_offset + 1
     else:
         st = reader.stop
         if st is not None and st.reason is not None:
             problem = f"{st.detail} at byte {st.position}" if st.detail else f"{st.reason} at byte {st.position}"
-    return SegmentScan(seg, batches, size, valid, problem)
+    return SegmentScan(seg, batches, size, valid, problem, controls)
 
 
-def scan_log(pf: PartitionFiles) -> LogScan:
+def scan_log(pf: PartitionFiles, want_controls: bool = True) -> LogScan:
     scans: list[SegmentScan] = []
     dropped: list[SegmentFiles] = []
     problem = None
@@ -218,7 +247,7 @@ def scan_log(pf: PartitionFiles) -> LogScan:
     for i, seg in enumerate(pf.segments):
         if seg.log is None:
             continue  # an orphan index: Kafka deletes it at start-up
-        sc = scan_segment(seg, expect)
+        sc = scan_segment(seg, expect, want_controls)
         scans.append(sc)
         if sc.problem is not None:
             problem = f"{os.path.basename(seg.log)}: {sc.problem}"

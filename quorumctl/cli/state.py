@@ -1,0 +1,54 @@
+"""`quorumctl state`: offline view of one or more replicas' metadata logs."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..render.output import Output
+
+
+def state(
+    paths: List[str] = typer.Argument(None, metavar="LOG_DIR...",
+                                      help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum)."),
+    config: List[str] = typer.Option([], "--config", "-c", help="server.properties; its metadata log dir is read "
+                                     "(repeatable)."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+):
+    """Quorum-state, leader epochs, snapshots and offsets of each replica; with
+    several, which one wins an election (last epoch, then end offset) and where
+    each other one diverges from it (KIP-595's DivergingEpoch rule).
+
+    Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
+    """
+    import sys
+
+    from ..errors import InputError
+    from ..render.output import json_line, resolve
+    from ..render.state import state_table, state_text
+    from ..storage.replica import compare, load_replica, metadata_dir_from_config
+
+    targets = list(paths or []) + [metadata_dir_from_config(c) for c in config]
+    if not targets:
+        raise InputError("give at least one log dir (or -c server.properties)")
+    replicas = [load_replica(p) for p in targets]
+    labels = [r.label for r in replicas]
+    for r in replicas:
+        if labels.count(r.label) > 1:
+            r.label = f"{r.label} ({r.log_dir})"
+    comparison = compare(replicas) if len(replicas) > 1 else None
+    doc = {"replicas": [r.to_json() for r in replicas], "comparison": comparison}
+    mode = resolve(output)
+    if mode is Output.json:
+        sys.stdout.write(json_line(doc) + "\n")
+    elif mode is Output.table:
+        from rich.console import Console
+        Console().print(state_table(doc))
+    else:
+        sys.stdout.write(state_text(doc))
+    raise typer.Exit(1 if any(j["problems"] for j in doc["replicas"]) else 0)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("state")(state)

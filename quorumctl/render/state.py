@@ -1,0 +1,202 @@
+"""Text and table renderings of `state` (replicas side by side) and of
+`truncate` plans. (Kafka has no such tool, so the text form is ours: one
+`key: value` line per fact, stable for grep.)"""
+
+from __future__ import annotations
+
+import os
+
+
+def _epochs(entries) -> str:
+    return ", ".join(f"{e}@{o}" for e, o in entries) if entries else "(none)"
+
+
+def _qs(q: dict | None) -> str:
+    if q is None:
+        return "(missing)"
+    s = f"v{q['data_version']}: leader {q['leaderId']}, epoch {q['leaderEpoch']}, voted for {q['votedId']}"
+    if q["data_version"] == 1:
+        s += f" (directory {q['votedDirectoryId']})"
+    elif q.get("currentVoters") is not None:
+        s += f", voters {[v['voterId'] for v in q['currentVoters']]}"
+    return s
+
+
+def _voters(v: dict | None) -> str:
+    if not v:
+        return "(unknown)"
+    if v["voters"]:
+        body = ", ".join(f"{x['id']}" + (f" ({x['directory_id']}, {', '.join(x['endpoints'])})"
+                                          if x["endpoints"] else "") for x in v["voters"])
+        return f"{body} [from {v['source']}]"
+    return f"{v['ids']} [from {v['source']}]"
+
+
+def replica_lines(j: dict) -> list[str]:
+    latest = j["latest_snapshot"]
+    segs = j["segments"]
+    epochs_note = ""
+    if j["epoch_checkpoint"] is None:
+        epochs_note = " (no leader-epoch-checkpoint)"
+    elif [list(e) for e in j["epoch_checkpoint"]] != j["epochs_in_log"]:
+        epochs_note = f" (leader-epoch-checkpoint: {_epochs(j['epoch_checkpoint'])}; in the log: {_epochs(j['epochs_in_log'])})"
+    lines = [
+        f"Replica {j['replica']}: {j['partition_dir']}",
+        f"  node id: {j['node_id']}",
+        f"  cluster id: {j['cluster_id']}",
+        f"  directory id: {j['directory_id']}",
+        f"  quorum-state: {_qs(j['quorum_state'])}",
+        f"  voters: {_voters(j['voters'])}",
+        f"  kraft.version: {j['kraft_version'] if j['kraft_version'] is not None else '0 (no KRaftVersion record)'}",
+        f"  log start offset: {j['log_start_offset']}",
+        f"  log end offset: {j['log_end_offset']}",
+        f"  last epoch: {j['last_epoch']}",
+        f"  epochs: {_epochs(j['epochs'])}{epochs_note}",
+        f"  segments: {len(segs)}" + (" (" + ", ".join(
+            f"{s['base_offset']}..{s['end_offset'] - 1}" if s['end_offset'] > s['base_offset'] else f"{s['base_offset']} (empty)"
+            for s in segs) + ")" if segs else ""),
+        f"  snapshots: {len(j['snapshots'])}" + (
+            f", latest {latest['end_offset']}-{latest['epoch']} ({os.path.basename(latest['file'])})" if latest else ""),
+        f"  producer snapshots: {', '.join(map(str, j['producer_snapshots'])) or '(none)'}",
+    ]
+    if j["last_leader_change"]:
+        lc = j["last_leader_change"]
+        lines.insert(6, f"  last LeaderChange: leader {lc['leader_id']} at offset {lc['offset']}, "
+                        f"voters {lc['voters']}, granted by {lc['granting_voters']}")
+    for p in j["problems"]:
+        lines.append(f"  problem: {p}")
+    return lines
+
+
+def follower_line(f: dict, winner: str) -> str:
+    k = f["kind"]
+    if k == "none":
+        return f"  {f['replica']}: its log is a prefix of {winner}'s; nothing to truncate"
+    if k == "snapshot":
+        s = f["snapshot"]
+        pre = (f"diverges first (truncates to {f['truncate_to']}), then " if f["truncate_to"] is not None else "")
+        return f"  {f['replica']}: {pre}is behind {winner}'s log start; it must fetch snapshot {s['end_offset']}-{s['epoch']}"
+    if k == "stuck":
+        return f"  {f['replica']}: the Fetch exchange with {winner} does not converge (truncation to {f['truncate_to']})"
+    de = f["diverging_epoch"]
+    s = (f"  {f['replica']}: diverges from {winner}: DivergingEpoch(epoch={de['epoch']}, endOffset={de['end_offset']})"
+         f"; truncates to {f['truncate_to']}")
+    if f["new_end_offset"] != f["truncate_to"]:
+        s += f"; whole batches: its log ends at {f['new_end_offset']}"
+    rounds = len([r for r in f["fetch_rounds"] if r["answer"] == "diverging"])
+    if rounds > 1:
+        s += f" ({rounds} Fetch rounds)"
+    return s
+
+
+def state_text(doc: dict) -> str:
+    out = []
+    for j in doc["replicas"]:
+        out.extend(replica_lines(j))
+        out.append("")
+    c = doc.get("comparison")
+    if c:
+        k = c["election_key"]
+        line = f"Most up to date: {c['winner']} (last epoch {k['last_epoch']}, log end offset {k['end_offset']})"
+        if c["tied"]:
+            line += f"; tied: {', '.join(c['tied'])}"
+        out.append(line)
+        for f in c["followers"]:
+            out.append(follower_line(f, c["winner"]))
+        out.append("")
+    return "\n".join(out)
+
+
+def state_table(doc: dict):
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    reps = doc["replicas"]
+    c = doc.get("comparison") or {}
+    winner = c.get("winner")
+    tied = set(c.get("tied") or ())
+    by_name = {f["replica"]: f for f in c.get("followers", [])}
+    t = Table(title="quorumctl state", show_lines=False)
+    t.add_column("", style="bold")
+    for j in reps:
+        name = j["replica"]
+        style = "green" if name == winner or name in tied else ("red" if by_name.get(name, {}).get("kind") not in (None, "none") else "")
+        t.add_column(Text(name, style=style))
+
+    def row(label, fn):
+        t.add_row(label, *[fn(j) for j in reps])
+
+    row("node id", lambda j: str(j["node_id"]))
+    row("cluster id", lambda j: str(j["cluster_id"]))
+    row("leader (quorum-state)", lambda j: str(j["leader_id"]))
+    row("leader epoch", lambda j: str(j["leader_epoch"]))
+    row("voted for", lambda j: str(j["voted_id"]))
+    row("voters", lambda j: str(j["voters"]["ids"]) if j["voters"] else "?")
+    row("log start", lambda j: str(j["log_start_offset"]))
+    row("log end", lambda j: str(j["log_end_offset"]))
+    row("last epoch", lambda j: str(j["last_epoch"]))
+    row("epochs", lambda j: _epochs(j["epochs"]))
+    row("segments", lambda j: str(len(j["segments"])))
+    row("latest snapshot", lambda j: (f"{j['latest_snapshot']['end_offset']}-{j['latest_snapshot']['epoch']}"
+                                      if j["latest_snapshot"] else "-"))
+
+    def verdict(j):
+        name = j["replica"]
+        if name == winner:
+            return Text("most up to date", style="green")
+        f = by_name.get(name)
+        if f is None:
+            return Text("")
+        if f["kind"] == "none":
+            return Text("prefix: ok", style="green")
+        if f["kind"] == "diverging":
+            return Text(f"truncate to {f['new_end_offset']}", style="bold red")
+        return Text(f["kind"], style="bold red")
+
+    if c:
+        t.add_row("vs. most up to date", *[verdict(j) for j in reps])
+    row("problems", lambda j: Text(str(len(j["problems"])), style="red" if j["problems"] else "green"))
+    probs = [Text(f"{j['replica']}: {p}", style="red") for j in reps for p in j["problems"]]
+    return Group(t, *probs)
+
+
+def plan_lines(p: dict, applied: dict | None = None, backup_root: str | None = None) -> list[str]:
+    dry = applied is None
+    head = f"Truncation plan for {p['partition_dir']} ({p['replica']})" + (", dry run" if dry else "")
+    lines = [head, f"  reason: {p['reason']}" if p["reason"] else "  reason: -"]
+    if p["refused"]:
+        lines.append(f"  refused: {p['refused']}")
+        return lines
+    if not p["changes"]:
+        lines.append("  nothing to change")
+        return lines
+    lines.append(f"  log end offset: {p['log_end_offset_before']} -> {p['log_end_offset_after']}")
+    cut = p["cut_segment"]
+    if cut and cut["target_inside_batch"]:
+        b = cut["target_inside_batch"]
+        lines.append(f"  offset {p['target_offset']} is inside batch {b[0]}..{b[1]}: Kafka truncates whole batches")
+    lines.append(f"  last epoch: {p['last_epoch_before']} -> {p['last_epoch_after']}")
+    for s in p["removed_segments"]:
+        lines.append(f"  remove segment {s['base_offset']}: " + ", ".join(os.path.basename(f) for f in s["files"]))
+    if cut:
+        od = cut["offsets_dropped"]
+        lines.append(f"  cut {os.path.basename(cut['log'])} at byte {cut['position']} (of {cut['bytes_before']}): "
+                     f"drops {cut['batches_dropped']} batch(es), offsets {od[0]}..{od[1]}")
+    for c in p["index_changes"]:
+        lines.append(f"  rewrite {os.path.basename(c['file'])}: {c['entries_before']} -> {c['entries_after']} entries")
+    if p["rewrite_leader_epoch_checkpoint"]:
+        lines.append(f"  rewrite leader-epoch-checkpoint: {_epochs(p['epochs_before'])} -> {_epochs(p['epochs_after'])}")
+    for s in p["removed_snapshots"]:
+        lines.append(f"  remove snapshot {os.path.basename(s['file'])}")
+    for s in p["removed_producer_snapshots"]:
+        lines.append(f"  remove producer snapshot {os.path.basename(s['file'])}")
+    if p["needs_force"]:
+        lines.append(f"  forced: {p['needs_force']}")
+    if dry:
+        if backup_root:
+            lines.append(f"  backup: under {backup_root}")
+        lines.append("Run again with --apply to do it.")
+    else:
+        lines.append(f"Done. Removed and replaced files are saved in {applied['backup_dir']}")
+    return lines

@@ -1,0 +1,325 @@
+"""One replica's metadata log, offline: everything `state` shows and `truncate`
+plans from, and the comparison of several replicas of one quorum.
+
+Inputs are a log dir (holding `__cluster_metadata-0`), the partition directory
+itself, or a server.properties (its metadata.log.dir, else the first log dir).
+Nothing is written; no lock is taken.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from . import epochs as E
+from . import files as F
+from . import segments as S
+
+METADATA_PARTITION = "__cluster_metadata-0"
+
+
+def resolve_partition_dir(path: str) -> tuple[str, str]:
+    """(log dir, partition dir) for a log dir or a __cluster_metadata-0 dir."""
+    p = os.path.normpath(path)
+    if not os.path.exists(p):
+        raise InputError(f"{path}: no such directory")
+    if not os.path.isdir(p):
+        raise InputError(f"{path}: not a directory (expected a log dir or its {METADATA_PARTITION})")
+    if os.path.basename(p) == METADATA_PARTITION:
+        return os.path.dirname(p) or ".", p
+    sub = os.path.join(p, METADATA_PARTITION)
+    if os.path.isdir(sub):
+        return p, sub
+    raise InputError(f"{path}: has no {METADATA_PARTITION} directory (expected a KRaft log dir or the "
+                     f"{METADATA_PARTITION} directory itself)")
+
+
+def metadata_dir_from_config(cfg_path: str) -> str:
+    from .config import load
+    return load(cfg_path).metadata_log_dir
+
+
+def read_snapshot_controls(path: str) -> dict:
+    """The leading control batch of a snapshot: SnapshotHeader fields, and the
+    KRaftVersion / Voters records a KIP-853 snapshot carries (first batch only)."""
+    from ..records import metadata as md
+    from ..records.batch import Batch, BatchError, BatchReader
+    out: dict = {"header": None, "kraft_version": None, "voters": None, "problem": None}
+    try:
+        with BatchReader(path) as reader:
+            for b in reader:
+                if not isinstance(b, Batch) or not b.is_control:
+                    out["problem"] = "the first batch is not a control batch (expected SnapshotHeader)"
+                    break
+                for r in b.records():
+                    ct = md.control_type(r.key)
+                    d = md.decode_control(r.key, r.value)
+                    if ct == md.SNAPSHOT_HEADER:
+                        out["header"] = d.data
+                    elif ct == md.KRAFT_VERSION and d.data is not None:
+                        out["kraft_version"] = d.data["kRaftVersion"]
+                    elif ct == md.KRAFT_VOTERS and d.data is not None:
+                        out["voters"] = d.data["voters"]
+                break
+    except (BatchError, OSError) as e:
+        out["problem"] = str(e)
+    return out
+
+
+def _voter_json(v: dict) -> dict:
+    return {"id": v["voterId"], "directory_id": v.get("voterDirectoryId"),
+            "endpoints": [f"{e['name']}://{e['host']}:{e['port']}" for e in v.get("endpoints", [])]}
+
+
+@dataclass
+class Replica:
+    label: str
+    log_dir: str
+    partition_dir: str
+    meta: dict | None = None
+    quorum_state: dict | None = None
+    checkpoint: list | None = None
+    partition_metadata: dict | None = None
+    files: S.PartitionFiles | None = None
+    scan: S.LogScan | None = None
+    history: E.EpochHistory | None = None          # what Kafka holds after loading the log
+    log_history: E.EpochHistory | None = None      # implied by the batches alone
+    voters: dict | None = None
+    kraft_version: int | None = None
+    last_leader_change: dict | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def node_id(self) -> int | None:
+        return self.meta.get("node.id") if self.meta else None
+
+    @property
+    def log_start(self) -> int:
+        return self.scan.log_start
+
+    @property
+    def log_end(self) -> int:
+        return self.scan.log_end
+
+    @property
+    def snapshots(self) -> list[S.SnapshotFile]:
+        """The snapshots Kafka keeps at start-up (end offset >= log start), by (epoch, offset)."""
+        return [s for s in self.files.snapshots if s.end_offset >= self.log_start]
+
+    @property
+    def latest_snapshot(self) -> S.SnapshotFile | None:
+        snaps = self.snapshots
+        return snaps[-1] if snaps else None
+
+    def view(self) -> E.LogView:
+        return E.LogView(self.history.copy(), self.log_start, self.log_end,
+                         [s.id for s in self.snapshots], self.scan.boundaries())
+
+    @property
+    def last_epoch(self) -> int:
+        try:
+            return self.view().last_fetched_epoch
+        except ValueError:
+            return -1
+
+    def to_json(self) -> dict:
+        qs = self.quorum_state
+        latest = self.latest_snapshot
+        segs = []
+        for sc in self.scan.segments:
+            segs.append({"base_offset": sc.files.base_offset, "file": sc.files.log,
+                         "bytes": sc.file_size, "valid_bytes": sc.valid_bytes, "batches": len(sc.batches),
+                         "end_offset": sc.next_offset, "index": bool(sc.files.index),
+                         "timeindex": bool(sc.files.timeindex), "problem": sc.problem})
+        return {
+            "replica": self.label,
+            "log_dir": self.log_dir,
+            "partition_dir": self.partition_dir,
+            "node_id": self.node_id,
+            "cluster_id": self.meta.get("cluster.id") if self.meta else None,
+            "directory_id": self.meta.get("directory.id") if self.meta else None,
+            "meta_properties_version": self.meta.get("version") if self.meta else None,
+            "quorum_state": qs,
+            "leader_id": qs["leaderId"] if qs else None,
+            "leader_epoch": qs["leaderEpoch"] if qs else None,
+            "voted_id": qs["votedId"] if qs else None,
+            "voted_directory_id": qs.get("votedDirectoryId") if qs else None,
+            "voters": self.voters,
+            "kraft_version": self.kraft_version,
+            "last_leader_change": self.last_leader_change,
+            "log_start_offset": self.log_start,
+            "log_end_offset": self.log_end,
+            "last_epoch": self.last_epoch,
+            "epoch_checkpoint": [list(e) for e in self.checkpoint] if self.checkpoint is not None else None,
+            "epochs": [list(e) for e in self.history.entries],
+            "epochs_in_log": [list(e) for e in self.log_history.entries],
+            "segments": segs,
+            "snapshots": [{"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path, "bytes": s.size}
+                          for s in self.files.snapshots],
+            "latest_snapshot": ({"end_offset": latest.end_offset, "epoch": latest.epoch, "file": latest.path}
+                                if latest else None),
+            "producer_snapshots": [o for o, _ in self.files.producer_snapshots],
+            "problems": list(self.problems),
+        }
+
+
+def load_replica(path: str, label: str | None = None) -> Replica:
+    log_dir, pdir = resolve_partition_dir(path)
+    r = Replica(label or "", log_dir, pdir)
+    meta_path = os.path.join(log_dir, F.META_PROPERTIES)
+    if os.path.isfile(meta_path):
+        try:
+            r.meta = F.read_meta_properties(meta_path)
+            r.meta.pop("properties", None)
+        except InputError as e:
+            r.problems.append(str(e))
+    else:
+        r.problems.append(f"{meta_path}: missing (the log dir is not formatted)")
+    for name, reader, attr in ((F.QUORUM_STATE, F.read_quorum_state, "quorum_state"),
+                               (F.EPOCH_CHECKPOINT, F.read_epoch_checkpoint, "checkpoint"),
+                               (F.PARTITION_METADATA, F.read_partition_metadata, "partition_metadata")):
+        p = os.path.join(pdir, name)
+        if os.path.isfile(p):
+            try:
+                setattr(r, attr, reader(p))
+            except InputError as e:
+                r.problems.append(str(e))
+        elif name != F.PARTITION_METADATA:
+            r.problems.append(f"{p}: missing")
+    r.files = S.scan_partition(pdir)
+    r.scan = S.scan_log(r.files)
+    if r.scan.problem:
+        r.problems.append(f"{pdir}: {r.scan.problem} (Kafka truncates the log there at start-up"
+                          + (f" and deletes {len(r.scan.dropped_segments)} later segment(s))"
+                             if r.scan.dropped_segments else ")"))
+    r.history = E.load_history(r.checkpoint, r.scan.batch_epochs(), r.log_end)
+    r.log_history = E.history_from_batches(r.scan.batch_epochs())
+    r.log_history.truncate_from_start(r.log_start)
+    _cross_check_epochs(r)
+    _snapshot_checks(r)
+    _find_voters(r)
+    if not r.label:
+        r.label = f"node {r.node_id}" if r.node_id is not None else os.path.basename(os.path.abspath(log_dir))
+    return r
+
+
+def _cross_check_epochs(r: Replica) -> None:
+    if r.checkpoint is None:
+        return
+    cp = E.EpochHistory(r.checkpoint)
+    cp.truncate_from_end(r.log_end)
+    if r.log_start > 0:
+        cp.truncate_from_start(r.log_start)
+    log_h = r.log_history
+    if cp.entries != log_h.entries:
+        r.problems.append(
+            f"{os.path.join(r.partition_dir, F.EPOCH_CHECKPOINT)}: epochs {_fmt(r.checkpoint)} do not match the "
+            f"epochs in the log {_fmt(log_h.entries)}" + (
+                f"; Kafka will use {_fmt(r.history.entries)}" if r.history.entries != log_h.entries else ""))
+
+
+def _fmt(entries) -> str:
+    return "[" + ", ".join(f"{e}@{o}" for e, o in entries) + "]"
+
+
+def _snapshot_checks(r: Replica) -> None:
+    for s in r.files.snapshots:
+        if s.end_offset < r.log_start:
+            r.problems.append(f"{s.path}: below the log start offset {r.log_start} (Kafka deletes it at start-up)")
+    if r.log_start > 0 and not any(s.end_offset >= r.log_start for s in r.files.snapshots):
+        r.problems.append(f"{r.partition_dir}: the log starts at {r.log_start} but no snapshot reaches it "
+                          "(Kafka refuses to start: Inconsistent snapshot state)")
+    latest = r.latest_snapshot
+    if latest is not None and latest.end_offset > r.log_end:
+        r.problems.append(f"{latest.path}: ends at {latest.end_offset}, beyond the log end offset {r.log_end} "
+                          "(Kafka truncates the whole log to this snapshot at start-up)")
+
+
+def _find_voters(r: Replica) -> None:
+    """Voters: the last VotersRecord (latest snapshot, then the log after it), else
+    the static list a v0 quorum-state carries."""
+    latest = r.latest_snapshot
+    source = None
+    voters = None
+    if latest is not None:
+        snap = read_snapshot_controls(latest.path)
+        if snap["kraft_version"] is not None:
+            r.kraft_version = snap["kraft_version"]
+        if snap["voters"] is not None:
+            voters = snap["voters"]
+            source = f"snapshot {os.path.basename(latest.path)}"
+    start = latest.end_offset if latest is not None else 0
+    for offset, name, data in r.scan.controls():
+        if data is None:
+            continue
+        if name == "LEADER_CHANGE":
+            r.last_leader_change = {"offset": offset, "leader_id": data["leaderId"],
+                                    "voters": [v["voterId"] for v in data["voters"]],
+                                    "granting_voters": [v["voterId"] for v in data["grantingVoters"]]}
+        if offset < start:
+            continue
+        if name == "KRAFT_VERSION":
+            r.kraft_version = data["kRaftVersion"]
+        elif name == "KRAFT_VOTERS":
+            voters = data["voters"]
+            source = f"log offset {offset}"
+    if voters is not None:
+        r.voters = {"ids": sorted(v["voterId"] for v in voters), "source": source,
+                    "dynamic": True, "voters": [_voter_json(v) for v in voters]}
+        return
+    static = F.quorum_state_voters(r.quorum_state) if r.quorum_state else None
+    if static is not None and static:
+        r.voters = {"ids": sorted(static), "source": "quorum-state", "dynamic": False, "voters": None}
+    elif r.quorum_state is not None:
+        r.voters = {"ids": [], "source": "none in the files (static quorum: controller.quorum.voters)",
+                    "dynamic": False, "voters": None}
+
+
+# -- several replicas ------------------------------------------------------------
+
+def compare(replicas: list[Replica]) -> dict:
+    """The most up-to-date replica by Raft's rule (last epoch, then log end
+    offset) and, for every other one, the Fetch exchange against it (KIP-595)."""
+    keys = []
+    for r in replicas:
+        try:
+            keys.append(E.election_key(r.view()))
+        except ValueError as e:
+            r.problems.append(f"{r.partition_dir}: {e}")
+            keys.append((-1, -1))
+    best = max(keys)
+    winners = [i for i, k in enumerate(keys) if k == best]
+    w = winners[0]
+    leader_view = replicas[w].view()
+    out = []
+    for i, r in enumerate(replicas):
+        if i == w:
+            continue
+        d = E.reconcile(r.view(), leader_view)
+        out.append(divergence_json(r, d))
+    return {
+        "winner": replicas[w].label,
+        "winner_index": w,
+        "tied": [replicas[i].label for i in winners] if len(winners) > 1 else [],
+        "election_key": {"last_epoch": best[0], "end_offset": best[1]},
+        "followers": out,
+    }
+
+
+def divergence_json(r: Replica, d: E.Divergence) -> dict:
+    return {
+        "replica": r.label,
+        "kind": d.kind,
+        "diverging_epoch": ({"epoch": d.first_diverging[1], "end_offset": d.first_diverging[0]}
+                            if d.first_diverging else None),
+        "truncate_to": d.truncate_to,
+        "new_end_offset": d.new_end,
+        "common_prefix_end": (d.new_end if d.kind == "diverging" else
+                              r.log_end if d.kind == "none" else d.new_end),
+        "snapshot": ({"end_offset": d.snapshot[0], "epoch": d.snapshot[1]} if d.snapshot else None),
+        "fetch_rounds": [{"fetch_offset": x.fetch_offset, "last_fetched_epoch": x.last_fetched_epoch,
+                          "answer": x.answer, "offset": x.answer_id[0] if x.answer_id else None,
+                          "epoch": x.answer_id[1] if x.answer_id else None,
+                          "truncate_to": x.truncate_to, "new_end": x.new_end} for x in d.rounds],
+    }

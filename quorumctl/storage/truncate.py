@@ -1,0 +1,404 @@
+"""Offline truncation of a replica's metadata log, as Kafka's Fetch path would do it.
+
+Planning (read-only) decides the target offset three ways: from a healthier
+replica (`reference`: the KIP-595 Fetch exchange, `epochs.reconcile`), from a
+leader's DivergingEpoch (epoch + end offset, `LogView.truncation_offset`), or an
+explicit offset. Kafka's UnifiedLog.truncateTo then dictates the changes: whole
+batches only (an offset inside a batch removes the batch), segments above the
+target removed, the segment holding it cut at a batch boundary with its
+offset/time/transaction indexes cut to match, producer-state snapshots above
+the new end removed, leader-epoch-checkpoint truncated from the end. Raft
+snapshots ending above the new end are removed too (Kafka would otherwise
+reload the log from them at start-up); cutting below the latest snapshot needs
+`force`.
+
+Applying is crash-safe as a whole: the new partition directory is built in the
+backup run directory (unchanged files hard-linked, changed ones written and
+fsynced), then swapped with the live one in one atomic renameat2 exchange. The
+old directory, left in the run directory, is pruned to exactly the files that
+were removed or replaced: that is the backup. A crash before the exchange
+leaves the old state, after it the new one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+
+from ..errors import InputError, QuorumctlError
+from . import epochs as E
+from . import files as F
+from . import fsutil
+from . import segments as S
+from .replica import Replica
+
+
+class Refused(QuorumctlError):
+    """The truncation would be unsafe or impossible; nothing was changed (exit 1)."""
+
+    exit_code = 1
+
+
+@dataclass
+class IndexChange:
+    path: str
+    kind: str                       # index | timeindex | txnindex
+    entries_before: int
+    entries_after: int
+    new_bytes: bytes = field(repr=False, default=b"")
+
+
+@dataclass
+class Plan:
+    replica: Replica
+    mode: str                        # reference | diverging-epoch | to-offset
+    reason: str
+    target: int                      # the offset handed to truncateTo
+    new_end: int                     # the log end offset afterwards (batch aligned)
+    divergence: dict | None = None
+    removed_segments: list[S.SegmentFiles] = field(default_factory=list)
+    cut_segment: dict | None = None  # base, log, position, old_size, batches dropped, offsets
+    index_changes: list[IndexChange] = field(default_factory=list)
+    removed_snapshots: list[S.SnapshotFile] = field(default_factory=list)
+    removed_producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
+    epochs_before: list = field(default_factory=list)
+    epochs_after: list = field(default_factory=list)
+    rewrite_checkpoint: bool = False
+    needs_force: str | None = None
+    refusal: str | None = None
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.removed_segments or self.cut_segment or self.removed_snapshots
+                    or self.removed_producer_snapshots or self.rewrite_checkpoint or self.index_changes)
+
+    @property
+    def last_epoch_after(self) -> int | None:
+        return self.epochs_after[-1][0] if self.epochs_after else None
+
+    def removed_paths(self) -> list[str]:
+        out = []
+        for seg in self.removed_segments:
+            out.extend(seg.paths())
+        out.extend(s.path for s in self.removed_snapshots)
+        out.extend(p for _, p in self.removed_producer_snapshots)
+        return out
+
+    def replaced_paths(self) -> list[str]:
+        out = []
+        if self.cut_segment:
+            out.append(self.cut_segment["log"])
+        out.extend(c.path for c in self.index_changes)
+        if self.rewrite_checkpoint:
+            p = os.path.join(self.replica.partition_dir, F.EPOCH_CHECKPOINT)
+            if os.path.exists(p):
+                out.append(p)
+        return out
+
+    def to_json(self) -> dict:
+        r = self.replica
+        return {
+            "partition_dir": r.partition_dir,
+            "replica": r.label,
+            "mode": self.mode,
+            "reason": self.reason,
+            "divergence": self.divergence,
+            "target_offset": self.target,
+            "log_end_offset_before": r.log_end,
+            "log_end_offset_after": self.new_end,
+            "last_epoch_before": r.last_epoch,
+            "last_epoch_after": self.last_epoch_after,
+            "removed_segments": [{"base_offset": s.base_offset, "files": s.paths()} for s in self.removed_segments],
+            "cut_segment": self.cut_segment,
+            "index_changes": [{"file": c.path, "kind": c.kind, "entries_before": c.entries_before,
+                               "entries_after": c.entries_after} for c in self.index_changes],
+            "removed_snapshots": [{"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path}
+                                  for s in self.removed_snapshots],
+            "removed_producer_snapshots": [{"offset": o, "file": p} for o, p in self.removed_producer_snapshots],
+            "epochs_before": [list(e) for e in self.epochs_before],
+            "epochs_after": [list(e) for e in self.epochs_after],
+            "rewrite_leader_epoch_checkpoint": self.rewrite_checkpoint,
+            "needs_force": self.needs_force,
+            "refused": self.refusal,
+            "changes": self.changes,
+        }
+
+
+# -- choosing the target ------------------------------------------------------------
+
+def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, dict, str | None]:
+    """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`."""
+    from .replica import divergence_json
+    d = E.reconcile(r.view(), ref.view())
+    dj = divergence_json(r, d)
+    if d.kind == "none":
+        return None, (f"the log (end offset {r.log_end}, last epoch {r.last_epoch}) is already a prefix of "
+                      f"{ref.label}'s (end offset {ref.log_end}, last epoch {ref.last_epoch})"), dj, None
+    if d.kind == "snapshot":
+        return None, "", dj, (
+            f"{ref.label} would answer with its snapshot {d.snapshot[0]}-{d.snapshot[1]}: this replica is behind "
+            f"the reference's log start offset {ref.log_start} and must fetch that snapshot, which an offline "
+            f"truncation cannot do. Stop the node and move its {os.path.basename(r.partition_dir)} away so it "
+            "re-replicates from the leader.")
+    if d.kind == "stuck":
+        return None, "", dj, (f"the Fetch exchange with {ref.label} does not converge (the leader keeps asking "
+                              f"for a truncation to {d.truncate_to}); compare the two logs by hand")
+    de = d.first_diverging
+    reason = (f"diverges from {ref.label}: its Fetch answer is DivergingEpoch(epoch={de[1]}, endOffset={de[0]})"
+              + (f" after {len(d.rounds) - 1} round(s)" if len(d.rounds) > 2 else "")
+              + f"; truncateToEndOffset gives {d.truncate_to}")
+    return d.new_end, reason, dj, None
+
+
+def target_from_diverging_epoch(r: Replica, epoch: int, end_offset: int) -> tuple[int, str]:
+    if epoch < 0 or end_offset < 0:
+        raise InputError(f"--diverging-epoch and --end-offset must not be negative (got {epoch}, {end_offset})")
+    view = r.view()
+    local = view.end_offset_for_epoch(epoch) if epoch != 0 else None
+    target = view.truncation_offset((end_offset, epoch))
+    if epoch == 0:
+        how = f"epoch 0: min(end offset {end_offset}, log end {r.log_end})"
+    elif local[1] == epoch:
+        how = f"the local end of epoch {epoch} is {local[0]}: min({local[0]}, {end_offset})"
+    else:
+        how = (f"epoch {epoch} is not in the local history; the local answer is epoch {local[1]} "
+               f"ending at {local[0]}")
+    return target, f"DivergingEpoch(epoch={epoch}, endOffset={end_offset}): {how} = {target}"
+
+
+# -- the plan -----------------------------------------------------------------------
+
+def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
+                    divergence: dict | None = None, force: bool = False,
+                    refusal: str | None = None) -> Plan:
+    p = Plan(r, mode, reason, target if target is not None else r.log_end,
+             r.log_end, divergence, epochs_before=list(r.history.entries),
+             epochs_after=list(r.history.entries))
+    if refusal:
+        p.refusal = refusal
+        return p
+    if r.scan.problem:
+        p.refusal = (f"{r.partition_dir}: the log is damaged ({r.scan.problem}); Kafka repairs that at start-up. "
+                     "Run `quorumctl verify` and let Kafka recover the log (or repair it) before truncating")
+        return p
+    if r.files.unknown:
+        p.refusal = (f"{r.partition_dir}: unexpected entries {', '.join(map(os.path.basename, r.files.unknown))}; "
+                     "refusing to rebuild a partition directory with contents quorumctl does not know")
+        return p
+    if target is None:
+        return p
+    if target < 0:
+        raise InputError(f"the target offset must not be negative (got {target})")
+    if target < r.log_start:
+        p.refusal = (f"offset {target} is below the log start offset {r.log_start}: Kafka would empty the log and "
+                     "restart it there, which needs a snapshot at that offset; let the node re-replicate instead")
+        return p
+    p.target = target
+    if target >= r.log_end:
+        p.reason += f"; offset {target} is at or beyond the log end offset {r.log_end}: nothing to truncate"
+        return p
+    p.new_end = new_end = r.view().aligned(target)
+    h = r.history.copy()
+    h.truncate_from_end(new_end)
+    p.epochs_after = list(h.entries)
+    p.rewrite_checkpoint = (r.checkpoint is None and bool(h.entries)) or (
+        r.checkpoint is not None and list(r.checkpoint) != p.epochs_after)
+
+    for sc in r.scan.segments:
+        if sc.files.base_offset > target:
+            p.removed_segments.append(sc.files)
+    keep = [sc for sc in r.scan.segments if sc.files.base_offset <= target]
+    cut = keep[-1]
+    dropped = [b for b in cut.batches if b.next_offset > new_end]
+    kept = [b for b in cut.batches if b.next_offset <= new_end]
+    position = kept[-1].position + kept[-1].size if kept else 0
+    if dropped:
+        p.cut_segment = {
+            "base_offset": cut.files.base_offset, "log": cut.files.log, "position": position,
+            "bytes_before": cut.file_size, "batches_dropped": len(dropped),
+            "offsets_dropped": [dropped[0].base_offset, dropped[-1].last_offset],
+            "target_inside_batch": (next(([b.base_offset, b.last_offset] for b in dropped
+                                          if b.base_offset < target <= b.last_offset), None)),
+        }
+        p.index_changes = _index_changes(cut, kept)
+    latest = r.latest_snapshot
+    for s in r.files.snapshots:
+        if s.end_offset > new_end:
+            p.removed_snapshots.append(s)
+    if p.removed_snapshots and latest is not None and latest.end_offset > new_end:
+        p.needs_force = (f"the new log end offset {new_end} is below the latest snapshot's end offset "
+                         f"{latest.end_offset} ({os.path.basename(latest.path)}): offsets below a snapshot were "
+                         "committed by the quorum; cutting them and removing the snapshot needs --force")
+    for off, path in r.files.producer_snapshots:
+        if off > new_end:
+            p.removed_producer_snapshots.append((off, path))
+    if p.needs_force and not force:
+        p.refusal = p.needs_force
+    return p
+
+
+def _index_changes(cut: S.SegmentScan, kept: list[S.BatchInfo]) -> list[IndexChange]:
+    """The cut segment's indexes as LogSegment.truncateTo leaves them: entries
+    below the new end kept, the rest dropped (an index that does not read
+    cleanly is rebuilt for the kept batches, as LogSegment.recover would)."""
+    base = cut.files.base_offset
+    end = kept[-1].next_offset if kept else base
+    cut_pos = kept[-1].position + kept[-1].size if kept else 0
+    rebuilt = None
+    out = []
+    if cut.files.index:
+        before, problem = S.read_offset_index(cut.files.index, base)
+        if problem:
+            rebuilt = rebuilt or S.build_indexes(kept, base)
+            after = rebuilt[0]
+        else:
+            after = [(o, pos) for o, pos in before if o < end and pos < cut_pos]
+        out.append(IndexChange(cut.files.index, "index", len(before), len(after),
+                               S.offset_index_bytes(after, base)))
+    if cut.files.timeindex:
+        before, problem = S.read_time_index(cut.files.timeindex, base)
+        if problem:
+            rebuilt = rebuilt or S.build_indexes(kept, base)
+            after = rebuilt[1]
+        else:
+            after = [(t, o) for t, o in before if o < end]
+        out.append(IndexChange(cut.files.timeindex, "timeindex", len(before), len(after),
+                               S.time_index_bytes(after, base)))
+    if cut.files.txnindex:
+        entries = S.read_txn_index(cut.files.txnindex)
+        keep = [e for e in entries if S.txn_entry_last_offset(e) < end]
+        out.append(IndexChange(cut.files.txnindex, "txnindex", len(entries), len(keep), b"".join(keep)))
+    return out
+
+
+# -- applying -----------------------------------------------------------------------
+
+def default_backup_root(log_dir: str) -> str:
+    """Beside the log dir: <parent>/<log dir name>.quorumctl-backup."""
+    ld = os.path.abspath(log_dir)
+    return os.path.join(os.path.dirname(ld), os.path.basename(ld) + ".quorumctl-backup")
+
+
+def check_backup_root(backup_root: str, log_dir: str) -> None:
+    """The backup root must be on the log dir's file system (hard links and the
+    atomic exchange need it) and outside the log dir (Kafka scans it)."""
+    ld = os.path.realpath(log_dir)
+    br = os.path.realpath(backup_root)
+    if br == ld or br.startswith(ld + os.sep):
+        raise Refused(f"the backup dir {backup_root} is inside the log dir {log_dir}, where a broker would take "
+                      "it for a partition; choose a directory outside it on the same file system")
+    probe = br
+    while not os.path.exists(probe):
+        probe = os.path.dirname(probe)
+    if os.stat(probe).st_dev != os.stat(ld).st_dev:
+        raise Refused(f"the backup dir {backup_root} is not on the file system of {log_dir}; the crash-safe swap "
+                      "needs both on one file system: pass --backup-dir on it (outside the log dir)")
+
+
+def _copy_owner(src_stat, path: str) -> None:
+    os.chmod(path, stat.S_IMODE(src_stat.st_mode))
+    try:
+        os.chown(path, src_stat.st_uid, src_stat.st_gid)
+    except PermissionError:
+        pass
+
+
+def apply_plan(p: Plan, backup_root: str) -> dict:
+    """Carry out `p` crash-safely (the caller holds the log dir lock). Returns the report."""
+    r = p.replica
+    live = r.partition_dir
+    log_dir = r.log_dir
+    if p.refusal:
+        raise Refused(p.refusal)
+    if not p.changes:
+        return {"applied": False, "backup_dir": None, "message": "nothing to change"}
+    check_backup_root(backup_root, log_dir)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    run = os.path.join(backup_root, f"{stamp}-{os.path.basename(live)}")
+    staging = os.path.join(run, os.path.basename(live))
+    removed = set(p.removed_paths())
+    replaced = {c.path: c.new_bytes for c in p.index_changes}
+    cp_path = os.path.join(live, F.EPOCH_CHECKPOINT)
+    if p.rewrite_checkpoint:
+        replaced[cp_path] = F.epoch_checkpoint_text(p.epochs_after)
+    cut_log = p.cut_segment["log"] if p.cut_segment else None
+
+    fsutil.step("create backup run directory")
+    os.makedirs(run, exist_ok=False)
+    fsutil.write_synced(os.path.join(run, "plan.json"),
+                        json.dumps({"status": "prepared", "plan": p.to_json()}, indent=1).encode())
+    fsutil.fsync_dir(run)
+    fsutil.fsync_dir(backup_root)
+
+    fsutil.step("build the new partition directory")
+    live_stat = os.stat(live)
+    os.mkdir(staging)
+    _copy_owner(live_stat, staging)
+    for name in sorted(os.listdir(live)):
+        src = os.path.join(live, name)
+        dst = os.path.join(staging, name)
+        if src in removed:
+            continue
+        st = os.stat(src)
+        if src == cut_log:
+            fsutil.step(f"write the cut segment {name}")
+            fsutil.copy_prefix(src, dst, p.cut_segment["position"])
+            _copy_owner(st, dst)
+        elif src in replaced:
+            fsutil.step(f"write the new {name}")
+            fsutil.write_synced(dst, replaced.pop(src))
+            _copy_owner(st, dst)
+        else:
+            os.link(src, dst)
+    if cp_path in replaced:   # the checkpoint did not exist before
+        fsutil.step(f"write the new {F.EPOCH_CHECKPOINT}")
+        fsutil.write_synced(os.path.join(staging, F.EPOCH_CHECKPOINT), replaced.pop(cp_path))
+        _copy_owner(live_stat, os.path.join(staging, F.EPOCH_CHECKPOINT))
+    fsutil.fsync_dir(staging)
+
+    fsutil.step("swap the new partition directory in (atomic exchange)")
+    try:
+        fsutil.exchange(staging, live)
+    except OSError as e:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise Refused(f"cannot swap {live} atomically ({e}); nothing was changed. The swap needs Linux "
+                      "renameat2(RENAME_EXCHANGE) on a local file system") from None
+    fsutil.fsync_dir(log_dir)
+    fsutil.fsync_dir(run)
+
+    # `staging` now holds the old directory: keep only what was removed or replaced
+    fsutil.step("prune the backup to the removed and replaced files")
+    keep = {os.path.basename(x) for x in removed} | {os.path.basename(x) for x in p.replaced_paths()}
+    for name in os.listdir(staging):
+        if name not in keep:
+            os.unlink(os.path.join(staging, name))
+    fsutil.fsync_dir(staging)
+    report = {"applied": True, "backup_dir": run, "partition_dir": live,
+              "log_end_offset": p.new_end, "backed_up": sorted(os.listdir(staging))}
+    fsutil.step("write the report")
+    fsutil.atomic_write(os.path.join(run, "plan.json"),
+                        json.dumps({"status": "done", "plan": p.to_json(), "report": report}, indent=1).encode())
+    return report
+
+
+def unfinished_runs(backup_root: str) -> list[str]:
+    """Backup run directories whose plan never reached "done" (an interrupted
+    truncation: the partition directory was left in its old state, or, if the
+    exchange happened, in its new one; the run directory is safe to delete
+    after checking)."""
+    out = []
+    if not os.path.isdir(backup_root):
+        return out
+    for name in sorted(os.listdir(backup_root)):
+        pj = os.path.join(backup_root, name, "plan.json")
+        try:
+            with open(pj) as f:
+                if json.load(f).get("status") != "done":
+                    out.append(os.path.join(backup_root, name))
+        except (OSError, ValueError):
+            out.append(os.path.join(backup_root, name))
+    return out

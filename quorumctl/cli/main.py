@@ -31,6 +31,8 @@ _state = {"debug": False}
 COMMAND_MODULES = [
     "dumplog",
     "verify",
+    "state",
+    "truncate",
 ]
 
 

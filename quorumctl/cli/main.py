@@ -29,6 +29,9 @@ _state = {"debug": False}
 
 # Each module defines `register(app)`; the order is the order of --help.
 COMMAND_MODULES = [
+    "describe",
+    "controllers",
+    "demo",
     "dumplog",
     "verify",
     "state",

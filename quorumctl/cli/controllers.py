@@ -1,0 +1,205 @@
+"""`quorumctl add-controller` / `remove-controller` (KIP-853, as Kafka 3.9's
+kafka-metadata-quorum): AddRaftVoter (80) / RemoveRaftVoter (81), with --dry-run.
+
+add-controller reads the new controller's own server.properties (given as
+--command-config, as in Kafka): node.id, process.roles, metadata.log.dir (else
+the first of log.dirs), the directory.id in that dir's meta.properties, and its
+endpoints: the controller.listener.names resolved through listeners and
+advertised.listeners (an empty host becomes localhost).
+
+Exit codes: 0 done; 1 the quorum refused the change (DUPLICATE_VOTER,
+VOTER_NOT_FOUND, INVALID_REQUEST, UNSUPPORTED_VERSION e.g. kraft.version 0);
+2 bad options or properties; 3 cluster unreachable or authentication failed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Optional
+
+import typer
+
+from ..render.output import Output
+from .describe import BC_HELP, BS_HELP, TIMEOUT_HELP
+
+_LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
+REFUSALS = {"DUPLICATE_VOTER", "VOTER_NOT_FOUND", "INVALID_REQUEST", "UNSUPPORTED_VERSION",
+            "INCONSISTENT_CLUSTER_ID", "INVALID_VOTER_KEY"}
+
+
+def _listeners(text: str, key: str, source: str) -> dict[str, tuple[str | None, int]]:
+    from ..errors import InputError
+    out: dict[str, tuple[str | None, int]] = {}
+    for entry in re.split(r"\s*,\s*", text.strip()):
+        if not entry:
+            continue
+        m = _LISTENER.match(entry)
+        if not m:
+            raise InputError(f"{source}: {key}: cannot parse {entry!r} as NAME://host:port")
+        out[m.group(1).upper()] = (m.group(2) or None, int(m.group(3)))
+    return out
+
+
+def controller_from_properties(props: dict[str, str], source: str):
+    """(node id, directory id, [(name, host, port)]) of a controller's config."""
+    from ..errors import InputError
+    from ..protocol.properties import load_properties
+    from ..schema.codec import EncodeError, uuid_bytes
+    import os
+
+    if "node.id" not in props:
+        raise InputError(f"{source}: node.id not found: is this a controller's configuration file?")
+    try:
+        node_id = int(props["node.id"].strip())
+    except ValueError:
+        raise InputError(f"{source}: node.id {props['node.id']!r} is not an integer") from None
+    if node_id < 0:
+        raise InputError(f"{source}: node.id is negative: is this a controller's configuration file?")
+    if "controller" not in props.get("process.roles", ""):
+        raise InputError(f"{source}: process.roles does not contain 'controller': "
+                         "is this a controller's configuration file?")
+    if "metadata.log.dir" in props:
+        mdir = props["metadata.log.dir"]
+    elif "log.dirs" in props and props["log.dirs"].strip():
+        mdir = props["log.dirs"].strip().split(",")[0]
+    else:
+        raise InputError(f"{source}: neither metadata.log.dir nor log.dirs is set: "
+                         "is this a controller's configuration file?")
+    meta_path = os.path.join(mdir, "meta.properties")
+    if not os.path.isfile(meta_path):
+        raise InputError(f"Unable to read meta.properties from {mdir} (is the controller formatted?)")
+    meta = load_properties(meta_path, "meta.properties")
+    dir_id = meta.get("directory.id", "").strip()
+    if not dir_id:
+        raise InputError(f"No directory id found in {mdir}/meta.properties")
+    try:
+        uuid_bytes(dir_id)
+    except EncodeError:
+        raise InputError(f"{meta_path}: directory.id {dir_id!r} is not a valid id") from None
+    listeners = _listeners(props.get("listeners", ""), "listeners", source)
+    listeners.update(_listeners(props.get("advertised.listeners", ""), "advertised.listeners", source))
+    if "controller.listener.names" not in props:
+        raise InputError(f"{source}: controller.listener.names was not found: "
+                         "is this a controller's configuration file?")
+    endpoints = []
+    for name in props["controller.listener.names"].split(","):
+        name = name.strip().upper()
+        if name not in listeners:
+            raise InputError(f"{source}: cannot find listener {name} of controller.listener.names "
+                             "in listeners or advertised.listeners")
+        host, port = listeners[name]
+        ep = (name, host or "localhost", port)
+        if ep not in endpoints:
+            endpoints.append(ep)
+    return node_id, dir_id, endpoints
+
+
+def _endpoint_text(name: str, host: str, port: int) -> str:
+    return f"{name}://[{host}]:{port}" if ":" in host else f"{name}://{host}:{port}"
+
+
+def _refusal(e) -> int:
+    from ..protocol.kerrors import KafkaError, error_name
+    if isinstance(e, KafkaError) and error_name(e.code) in REFUSALS:
+        return 1
+    return e.exit_code
+
+
+def _emit(out: Output, text: str, doc: dict):
+    if out is Output.json:
+        from ..render.quorum import to_json
+        sys.stdout.write(to_json(doc))
+    else:
+        sys.stdout.write(text + "\n")
+
+
+def add_controller(
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
+    command_config: Optional[str] = typer.Option(
+        None, "--command-config",
+        help="The new controller's server.properties (node.id, log dirs, listeners); also read for "
+             "client security settings, as in Kafka."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text or json."),
+):
+    """Add a controller to the KRaft voter set (AddRaftVoter).
+
+    Example: quorumctl add-controller --bootstrap-controller localhost:9093 --command-config controller.properties
+    """
+    from ..errors import InputError, QuorumctlError
+    from ..protocol.properties import load_properties
+    from ..render.output import resolve
+    from .describe import make_client
+
+    out = resolve(output)
+    if command_config is None:
+        raise InputError("add-controller needs --command-config: the configuration file of the controller "
+                         "you are adding")
+    node_id, dir_id, endpoints = controller_from_properties(
+        load_properties(command_config, "command config"), command_config)
+    client = make_client(bootstrap_server, bootstrap_controller, command_config, timeout)
+    if not dry_run:
+        try:
+            with client:
+                client.add_raft_voter(node_id, dir_id, [{"name": n, "host": h, "port": p} for n, h, p in endpoints])
+        except QuorumctlError as e:
+            e.exit_code = _refusal(e)
+            raise
+    eps = ", ".join(_endpoint_text(*e) for e in endpoints)
+    text = (f"{'DRY RUN of adding' if dry_run else 'Added'} controller {node_id} with directory id "
+            f"{dir_id} and endpoints: {eps}")
+    _emit(out, text, {"action": "add-controller", "dryRun": dry_run, "controllerId": node_id,
+                      "directoryId": dir_id, "endpoints": [_endpoint_text(*e) for e in endpoints]})
+
+
+def remove_controller(
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
+    command_config: Optional[str] = typer.Option(None, "--command-config", help="Kafka client properties file."),
+    controller_id: int = typer.Option(..., "--controller-id", "-i", help="The id of the controller to remove."),
+    controller_directory_id: str = typer.Option(..., "--controller-directory-id", "-d",
+                                                help="The directory id of the controller to remove."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text or json."),
+):
+    """Remove a controller from the KRaft voter set (RemoveRaftVoter).
+
+    Example: quorumctl remove-controller --bootstrap-controller localhost:9093 -i 3 -d eAmx4J3YZ63RPobrVgXBAw
+    """
+    from ..errors import InputError, QuorumctlError
+    from ..render.output import resolve
+    from ..schema.codec import EncodeError, uuid_bytes, uuid_str
+    from .describe import make_client
+
+    out = resolve(output)
+    if controller_id < 0:
+        raise InputError(f"invalid negative --controller-id: {controller_id}")
+    did = controller_directory_id.strip()
+    try:
+        raw = uuid_bytes(did)
+        if len(did) != 22 or uuid_str(raw) != did:
+            raise EncodeError("not canonical")
+    except EncodeError:
+        raise InputError(f"invalid --controller-directory-id {controller_directory_id!r}: expected a "
+                         "22-character base64url directory id, as in meta.properties") from None
+    client = make_client(bootstrap_server, bootstrap_controller, command_config, timeout)
+    if not dry_run:
+        try:
+            with client:
+                client.remove_raft_voter(controller_id, did)
+        except QuorumctlError as e:
+            e.exit_code = _refusal(e)
+            raise
+    # Kafka prints "Removed  KRaft..." with a double space (a bug); we print one.
+    text = f"{'DRY RUN of removing' if dry_run else 'Removed'} KRaft controller {controller_id} with directory id {did}"
+    _emit(out, text, {"action": "remove-controller", "dryRun": dry_run, "controllerId": controller_id,
+                      "directoryId": did})
+
+
+def register(app: typer.Typer) -> None:
+    app.command("add-controller")(add_controller)
+    app.command("remove-controller")(remove_controller)

@@ -1,0 +1,342 @@
+"""`describe health`: probe every controller we can find, each on its own,
+all in parallel, within one deadline, and judge the quorum.
+
+Where addresses come from: the bootstrap lists, `controller.quorum.voters`
+(id@host:port) or `controller.quorum.bootstrap.servers` from a server.properties,
+and whatever the answers name: the controllers listed by DescribeCluster
+(EndpointType=2) and the voters' endpoints in DescribeQuorum v2 `Nodes`. A new
+address is probed as soon as it is learnt; every probe shares the deadline, so
+the whole check returns within its timeout even when nodes hang.
+
+A probe: connect (TLS/SASL per --command-config), ApiVersions, DescribeCluster
+(EndpointType=2, a controller's view of the active controller), DescribeQuorum
+(answered in full only by the leader; other controllers say
+NOT_LEADER_OR_FOLLOWER; a broker forwards it to the leader).
+
+Verdict (caught-up rule as Strimzi's KafkaQuorumCheck): a voter is caught up
+when leader.lastCaughtUpTimestamp - voter.lastCaughtUpTimestamp <
+controller.quorum.fetch.timeout.ms (2000 ms by default); the leader is caught up
+by definition; with a v0 answer (no timestamps) a voter is caught up when its
+log end offset reaches the high watermark. With n voters the quorum needs
+m = n // 2 + 1 caught up; it can lose (caught up - m) more.
+  healthy    a leader answered, every voter is caught up, every probe answered
+  degraded   a leader answered and a majority is caught up, but a voter lags or
+             a controller does not answer from here
+  unhealthy  no controller answered as leader, or fewer than m voters caught up
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+from ..errors import QuorumctlError
+from . import kerrors as E
+from . import messages as M
+from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum
+from .connection import Address, Connection, NodeError
+from .quorum import Quorum, quorum_from_partition
+
+DEFAULT_FETCH_TIMEOUT_MS = 2000
+
+
+@dataclass
+class Probe:
+    address: Address
+    origin: str                       # bootstrap-controller | bootstrap-server | config | discovered
+    expected: str                     # controller | broker
+    node_id: int | None = None
+    kind: str | None = None           # what it turned out to be: controller | broker
+    reachable: bool = False
+    answered: bool = False            # finished within the deadline
+    error: str | None = None
+    latency_ms: float | None = None
+    cluster_id: str | None = None
+    leader_view: int | None = None    # who it believes is the active controller
+    leader_epoch: int | None = None
+    is_leader: bool = False
+    quorum: Quorum | None = None
+    listed: dict = field(default_factory=dict)   # id -> Address it told us about
+
+    @property
+    def ok(self) -> bool:
+        """Connected and answered every request in time."""
+        return self.reachable and self.answered and self.error is None
+
+
+@dataclass
+class VoterHealth:
+    id: int
+    directory_id: str | None
+    caught_up: bool | None
+    lag: int | None
+    lag_time_ms: int | None
+    address: Address | None
+    reachable: bool | None
+
+
+@dataclass
+class Health:
+    verdict: str
+    reasons: list[str]
+    cluster_id: str | None
+    leader_id: int | None
+    leader_epoch: int | None
+    high_watermark: int | None
+    voters: list[VoterHealth]
+    majority: int | None
+    caught_up: int | None
+    can_lose: int | None
+    fetch_timeout_ms: int
+    timeout_s: float
+    elapsed_ms: float
+    probes: list[Probe]
+    quorum: Quorum | None
+
+
+def _probe(p: Probe, cfg, deadline: float) -> Probe:
+    t0 = time.monotonic()
+    try:
+        conn = Connection(p.address, cfg, deadline).open()
+    except NodeError as e:
+        p.error = str(e)
+        p.answered = True
+        return p
+    p.reachable = True
+    p.latency_ms = round((time.monotonic() - t0) * 1000, 1)
+    try:
+        p.kind = "broker" if conn.supports(M.METADATA) else "controller"
+        if p.kind == "controller" and conn.version_for(M.DESCRIBE_CLUSTER, lo=1) is not None:
+            _, r = conn.request(M.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
+                                                     "endpointType": CONTROLLERS}, lo=1)
+            if r["errorCode"] == 0:
+                p.cluster_id = r["clusterId"]
+                p.leader_view = r["controllerId"] if r["controllerId"] >= 0 else None
+                p.listed = {b["brokerId"]: Address(b["host"], b["port"]) for b in r["brokers"]}
+        elif p.kind == "broker" and conn.supports(M.DESCRIBE_CLUSTER):
+            _, r = conn.request(M.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
+                                                     "endpointType": BROKERS})
+            if r["errorCode"] == 0:
+                p.cluster_id = r["clusterId"]
+        if not conn.supports(M.DESCRIBE_QUORUM):
+            p.error = f"{conn.name} does not support DescribeQuorum"
+        else:
+            body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
+            version, resp = conn.request(M.DESCRIBE_QUORUM, body)
+            try:
+                qr = parse_describe_quorum(conn.name, version, resp)
+            except E.KafkaError as err:
+                part = getattr(err, "partition", None)
+                if err.code == E.NOT_LEADER_OR_FOLLOWER:
+                    hint = leader_hint(part)
+                    if hint is not None:
+                        p.leader_view, p.leader_epoch = hint, part["leaderEpoch"]
+                else:
+                    p.error = str(err)
+            else:
+                q = quorum_from_partition(qr.partition, qr.nodes, qr.version, conn.name, p.cluster_id)
+                p.quorum = q
+                p.leader_view, p.leader_epoch = q.leader_id, q.leader_epoch
+                if p.kind == "controller":
+                    p.is_leader = True
+                    p.node_id = q.leader_id
+    except QuorumctlError as e:
+        p.error = str(e)
+    finally:
+        conn.close()
+        p.answered = True
+    return p
+
+
+def _parse_voters(text: str, source: str) -> dict[int, Address]:
+    from ..errors import InputError
+    from .connection import parse_address
+    out: dict[int, Address] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        nid, sep, addr = part.partition("@")
+        try:
+            node_id = int(nid)
+        except ValueError:
+            node_id = None
+        if not sep or node_id is None:
+            raise InputError(f"{source}: controller.quorum.voters entry {part!r} is not id@host:port")
+        out[node_id] = parse_address(addr, "controller.quorum.voters address")
+    return out
+
+
+def targets_from_server_config(props: dict[str, str], source: str):
+    """(voters id->Address, bootstrap Addresses, fetch timeout ms) of a server.properties."""
+    from .connection import parse_address_list
+    voters = _parse_voters(props.get("controller.quorum.voters", ""), source)
+    boot = []
+    if props.get("controller.quorum.bootstrap.servers", "").strip():
+        boot = parse_address_list(props["controller.quorum.bootstrap.servers"],
+                                  f"{source}: controller.quorum.bootstrap.servers")
+    fetch = props.get("controller.quorum.fetch.timeout.ms")
+    fetch_ms = None
+    if fetch is not None and fetch.strip():
+        from ..errors import InputError
+        try:
+            fetch_ms = int(fetch.strip())
+        except ValueError:
+            raise InputError(f"{source}: controller.quorum.fetch.timeout.ms must be an integer") from None
+    return voters, boot, fetch_ms
+
+
+def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address] = (),
+                 config_voters: dict[int, Address] | None = None,
+                 config_bootstrap: list[Address] = (), timeout_s: float = 5.0,
+                 fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS, max_probes: int = 64) -> Health:
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    t0 = time.monotonic()
+    deadline = t0 + timeout_s
+    probes: dict[Address, Probe] = {}
+    ids: dict[Address, int] = {}
+    for nid, a in (config_voters or {}).items():
+        ids[a] = nid
+    pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="probe")
+    running = {}
+
+    def launch(addr: Address, origin: str, expected: str):
+        if addr in probes or len(probes) >= max_probes or time.monotonic() >= deadline:
+            return
+        p = Probe(addr, origin, expected, node_id=ids.get(addr))
+        probes[addr] = p
+        # the worker fills its own copy; a probe still running at the deadline
+        # keeps the main thread's record (no shared mutation)
+        running[pool.submit(_probe, replace(p), cfg, deadline)] = p
+
+    for a in controllers:
+        launch(a, "bootstrap-controller", "controller")
+    for a in servers:
+        launch(a, "bootstrap-server", "broker")
+    for a in (config_voters or {}).values():
+        launch(a, "config", "controller")
+    for a in config_bootstrap:
+        launch(a, "config", "controller")
+
+    def learn(nid: int, addr: Address):
+        known = [a for a, i in ids.items() if i == nid]
+        ids.setdefault(addr, nid)
+        if addr in probes and probes[addr].node_id is None:
+            probes[addr].node_id = nid
+        if not known and addr not in probes:
+            launch(addr, "discovered", "controller")
+
+    try:
+        while running:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            done, _ = wait(list(running), timeout=left, return_when=FIRST_COMPLETED)
+            for f in done:
+                running.pop(f)
+                p = f.result()
+                p.node_id = p.node_id if p.node_id is not None else probes[p.address].node_id
+                probes[p.address] = p
+                for nid, addr in p.listed.items():
+                    learn(nid, addr)
+                if p.quorum is not None:
+                    for nid, eps in p.quorum.nodes.items():
+                        if eps:
+                            learn(nid, Address(eps[0].host, eps[0].port))
+                if p.node_id is not None:
+                    ids.setdefault(p.address, p.node_id)
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    for p in running.values():
+        p.error = f"no answer within the {timeout_s:g} s timeout"
+    for a, p in probes.items():
+        if p.node_id is None and a in ids:
+            p.node_id = ids[a]
+    return judge(list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s,
+                 (time.monotonic() - t0) * 1000)
+
+
+def _caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
+    if r is leader:
+        return True, 0
+    if q.has_timestamps:
+        if leader is None or leader.last_caught_up is None or r.last_caught_up is None:
+            return False, None
+        lag_ms = leader.last_caught_up - r.last_caught_up
+        return lag_ms < fetch_timeout_ms, lag_ms
+    return r.log_end_offset >= q.high_watermark, None
+
+
+def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_ms: int,
+          timeout_s: float, elapsed_ms: float) -> Health:
+    reasons: list[str] = []
+    answers = [p for p in probes if p.quorum is not None]
+    best = max(answers, key=lambda p: (p.quorum.leader_epoch, p.kind == "controller"), default=None)
+    by_id: dict[int, Probe] = {}
+    for p in probes:
+        if p.node_id is not None and (p.node_id not in by_id or p.reachable):
+            by_id[p.node_id] = p
+    cluster_id = next((p.cluster_id for p in probes if p.cluster_id), None)
+
+    def reach(nid):
+        p = by_id.get(nid)
+        return None if p is None else p.ok
+
+    unreachable = [p for p in probes if p.expected == "controller" and not p.ok]
+    if best is None:
+        voters = [VoterHealth(nid, None, None, None, None, a, reach(nid))
+                  for nid, a in sorted(config_voters.items())]
+        views = {}
+        for p in probes:
+            if p.reachable and p.leader_view is not None:
+                views.setdefault(p.leader_view, []).append(p)
+        reasons.append("no controller answered DescribeQuorum as the leader")
+        for lid, ps in sorted(views.items()):
+            who = ", ".join(_label(p) for p in ps)
+            lp = by_id.get(lid)
+            state = "" if lp is None else (" (unreachable)" if not lp.reachable or lp.error else "")
+            reasons.append(f"{who} believe{'s' if len(ps) == 1 else ''} the leader is {lid}{state}")
+        n = len(voters) or None
+        for p in unreachable:
+            reasons.append(f"{_label(p)}: {p.error}")
+        return Health("unhealthy", reasons, cluster_id, None, None, None, voters,
+                      (n // 2 + 1) if n else None, None, None, fetch_timeout_ms, timeout_s,
+                      elapsed_ms, probes, None)
+
+    q = best.quorum
+    leader = q.leader()
+    voters: list[VoterHealth] = []
+    for r in q.voters:
+        ok, lag_ms = _caught_up(q, leader, r, fetch_timeout_ms)
+        eps = q.endpoints(r.id)
+        addr = by_id[r.id].address if r.id in by_id else (Address(eps[0].host, eps[0].port) if eps else config_voters.get(r.id))
+        lag = None if leader is None else leader.log_end_offset - r.log_end_offset
+        voters.append(VoterHealth(r.id, r.directory_id, ok, lag, lag_ms, addr, reach(r.id)))
+    n = len(voters)
+    m = n // 2 + 1
+    k = sum(1 for v in voters if v.caught_up)
+    can_lose = max(k - m, 0)
+    if not q.leader_is_voter():
+        reasons.append(f"the leader {q.leader_id} is not among the voters")
+    if k < m:
+        verdict = "unhealthy"
+        reasons.insert(0, f"only {k} of {n} voters are caught up; a majority needs {m}")
+    else:
+        lagging = [v for v in voters if not v.caught_up]
+        verdict = "degraded" if lagging or unreachable else "healthy"
+        for v in lagging:
+            how = f"{v.lag_time_ms} ms behind the leader" if v.lag_time_ms is not None else "not caught up"
+            reasons.append(f"voter {v.id} is {how} (fetch timeout {fetch_timeout_ms} ms)")
+    for p in unreachable:
+        reasons.append(f"{_label(p)}: {p.error}")
+    for p in probes:
+        if p.reachable and p.kind == "controller" and p.leader_view is not None and p.leader_view != q.leader_id:
+            reasons.append(f"{_label(p)} believes the leader is {p.leader_view}, not {q.leader_id}")
+    return Health(verdict, reasons, cluster_id or q.cluster_id, q.leader_id, q.leader_epoch,
+                  q.high_watermark, voters, m, k, can_lose, fetch_timeout_ms, timeout_s,
+                  elapsed_ms, probes, q)
+
+
+def _label(p: Probe) -> str:
+    return f"controller {p.node_id} ({p.address})" if p.node_id is not None else str(p.address)

@@ -1,0 +1,287 @@
+"""The wire messages quorumctl speaks, each described once (quorumctl.schema).
+
+Facts from Kafka's `clients/src/main/resources/common/message/*.json` (3.9):
+field order, version ranges, flexible versions, nullability, tagged fields.
+Our own definitions; `codec(MSG).encode(version, dict)` / `.decode(version, buf)`
+do the work. Dict keys are Kafka's JSON names (camelCase).
+
+`APIS` lists, per API key, the request/response descriptions and the range of
+versions quorumctl itself implements; `negotiate()` picks the highest version
+both sides support (what Kafka's clients do with the ApiVersions answer).
+"""
+
+from __future__ import annotations
+
+from ..schema.spec import Field as F, Message
+
+# -- headers ------------------------------------------------------------------
+# RequestHeader v1 and v2 share their fields; v2 (flexible) adds a tagged-field
+# section after ClientId. ClientId keeps the old int16 length in v2 too
+# (`"flexibleVersions": "none"` on that field in Kafka's schema) so that any
+# broker can read the header of an ApiVersions request of any version. We
+# describe the fixed part as the non-flexible message below and the v2 tail
+# as TAGGED_FIELDS (an empty flexible struct: just the tagged-field section).
+REQUEST_HEADER = Message("RequestHeader", "1", [
+    F("RequestApiKey", "int16"),
+    F("RequestApiVersion", "int16"),
+    F("CorrelationId", "int32"),
+    F("ClientId", "string", "1+", nullable="1+"),
+], flexible=None, kind="header")
+
+# ResponseHeader v0 is the correlation id alone; v1 adds the tagged section.
+RESPONSE_HEADER = Message("ResponseHeader", "0-1", [
+    F("CorrelationId", "int32"),
+], flexible="1+", kind="header")
+
+TAGGED_FIELDS = Message("TaggedFields", "0", [], flexible="0+", kind="header")
+
+# -- ApiVersions (18) -----------------------------------------------------------
+API_VERSIONS_REQUEST = Message("ApiVersionsRequest", "0-4", [
+    F("ClientSoftwareName", "string", "3+"),
+    F("ClientSoftwareVersion", "string", "3+"),
+], flexible="3+", api_key=18, kind="request")
+
+API_VERSIONS_RESPONSE = Message("ApiVersionsResponse", "0-4", [
+    F("ErrorCode", "int16"),
+    F("ApiKeys", "[]ApiVersion", fields=[
+        F("ApiKey", "int16"),
+        F("MinVersion", "int16"),
+        F("MaxVersion", "int16"),
+    ]),
+    F("ThrottleTimeMs", "int32", "1+"),
+    F("SupportedFeatures", "[]SupportedFeatureKey", "3+", tag=0, tagged="3+", fields=[
+        F("Name", "string", "3+"),
+        F("MinVersion", "int16", "3+"),
+        F("MaxVersion", "int16", "3+"),
+    ]),
+    F("FinalizedFeaturesEpoch", "int64", "3+", tag=1, tagged="3+", default=-1),
+    F("FinalizedFeatures", "[]FinalizedFeatureKey", "3+", tag=2, tagged="3+", fields=[
+        F("Name", "string", "3+"),
+        F("MaxVersionLevel", "int16", "3+"),
+        F("MinVersionLevel", "int16", "3+"),
+    ]),
+    F("ZkMigrationReady", "bool", "3+", tag=3, tagged="3+"),
+], flexible="3+", api_key=18, kind="response")
+
+# -- Metadata (3): only used for the cluster id when DescribeCluster is missing --
+METADATA_REQUEST = Message("MetadataRequest", "0-12", [
+    F("Topics", "[]MetadataRequestTopic", nullable="1+", fields=[
+        F("TopicId", "uuid", "10+"),
+        F("Name", "string", nullable="10+"),
+    ]),
+    F("AllowAutoTopicCreation", "bool", "4+", default=True),
+    F("IncludeClusterAuthorizedOperations", "bool", "8-10"),
+    F("IncludeTopicAuthorizedOperations", "bool", "8+"),
+], flexible="9+", api_key=3, kind="request")
+
+METADATA_RESPONSE = Message("MetadataResponse", "0-12", [
+    F("ThrottleTimeMs", "int32", "3+"),
+    F("Brokers", "[]MetadataResponseBroker", fields=[
+        F("NodeId", "int32"),
+        F("Host", "string"),
+        F("Port", "int32"),
+        F("Rack", "string", "1+", nullable="1+"),
+    ]),
+    F("ClusterId", "string", "2+", nullable="2+"),
+    F("ControllerId", "int32", "1+", default=-1),
+    F("Topics", "[]MetadataResponseTopic", fields=[
+        F("ErrorCode", "int16"),
+        F("Name", "string", nullable="12+"),
+        F("TopicId", "uuid", "10+"),
+        F("IsInternal", "bool", "1+"),
+        F("Partitions", "[]MetadataResponsePartition", fields=[
+            F("ErrorCode", "int16"),
+            F("PartitionIndex", "int32"),
+            F("LeaderId", "int32"),
+            F("LeaderEpoch", "int32", "7+", default=-1),
+            F("ReplicaNodes", "[]int32"),
+            F("IsrNodes", "[]int32"),
+            F("OfflineReplicas", "[]int32", "5+"),
+        ]),
+        F("TopicAuthorizedOperations", "int32", "8+", default=-2147483648),
+    ]),
+    F("ClusterAuthorizedOperations", "int32", "8-10", default=-2147483648),
+], flexible="9+", api_key=3, kind="response")
+
+# -- SASL (17, 36) --------------------------------------------------------------
+SASL_HANDSHAKE_REQUEST = Message("SaslHandshakeRequest", "0-1", [
+    F("Mechanism", "string"),
+], flexible=None, api_key=17, kind="request")
+
+SASL_HANDSHAKE_RESPONSE = Message("SaslHandshakeResponse", "0-1", [
+    F("ErrorCode", "int16"),
+    F("Mechanisms", "[]string"),
+], flexible=None, api_key=17, kind="response")
+
+SASL_AUTHENTICATE_REQUEST = Message("SaslAuthenticateRequest", "0-2", [
+    F("AuthBytes", "bytes"),
+], flexible="2+", api_key=36, kind="request")
+
+SASL_AUTHENTICATE_RESPONSE = Message("SaslAuthenticateResponse", "0-2", [
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+    F("AuthBytes", "bytes"),
+    F("SessionLifetimeMs", "int64", "1+"),
+], flexible="2+", api_key=36, kind="response")
+
+# -- DescribeQuorum (55): v1 adds timestamps (KIP-836), v2 directory ids,
+#    error messages and voter endpoints (KIP-853). Flexible in every version.
+_REPLICA_STATE = [
+    F("ReplicaId", "int32"),
+    F("ReplicaDirectoryId", "uuid", "2+"),
+    F("LogEndOffset", "int64"),
+    F("LastFetchTimestamp", "int64", "1+", default=-1),
+    F("LastCaughtUpTimestamp", "int64", "1+", default=-1),
+]
+
+DESCRIBE_QUORUM_REQUEST = Message("DescribeQuorumRequest", "0-2", [
+    F("Topics", "[]TopicData", fields=[
+        F("TopicName", "string"),
+        F("Partitions", "[]PartitionData", fields=[
+            F("PartitionIndex", "int32"),
+        ]),
+    ]),
+], flexible="0+", api_key=55, kind="request")
+
+DESCRIBE_QUORUM_RESPONSE = Message("DescribeQuorumResponse", "0-2", [
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", "2+", nullable="2+"),
+    F("Topics", "[]TopicData", fields=[
+        F("TopicName", "string"),
+        F("Partitions", "[]PartitionData", fields=[
+            F("PartitionIndex", "int32"),
+            F("ErrorCode", "int16"),
+            F("ErrorMessage", "string", "2+", nullable="2+"),
+            F("LeaderId", "int32"),
+            F("LeaderEpoch", "int32"),
+            F("HighWatermark", "int64"),
+            F("CurrentVoters", "[]ReplicaState", fields=_REPLICA_STATE),
+            F("Observers", "[]ReplicaState", fields=_REPLICA_STATE),
+        ]),
+    ]),
+    F("Nodes", "[]Node", "2+", fields=[
+        F("NodeId", "int32", "2+"),
+        F("Listeners", "[]Listener", "2+", fields=[
+            F("Name", "string", "2+"),
+            F("Host", "string", "2+"),
+            F("Port", "uint16", "2+"),
+        ]),
+    ]),
+], flexible="0+", api_key=55, kind="response")
+
+# -- DescribeCluster (60): v1 adds EndpointType (KIP-919: 1 brokers, 2 controllers)
+DESCRIBE_CLUSTER_REQUEST = Message("DescribeClusterRequest", "0-1", [
+    F("IncludeClusterAuthorizedOperations", "bool"),
+    F("EndpointType", "int8", "1+", default=1),
+], flexible="0+", api_key=60, kind="request")
+
+DESCRIBE_CLUSTER_RESPONSE = Message("DescribeClusterResponse", "0-1", [
+    F("ThrottleTimeMs", "int32"),
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+    F("EndpointType", "int8", "1+", default=1),
+    F("ClusterId", "string"),
+    F("ControllerId", "int32", default=-1),
+    F("Brokers", "[]DescribeClusterBroker", fields=[
+        F("BrokerId", "int32"),
+        F("Host", "string"),
+        F("Port", "int32"),
+        F("Rack", "string", nullable="0+"),
+    ]),
+    F("ClusterAuthorizedOperations", "int32", default=-2147483648),
+], flexible="0+", api_key=60, kind="response")
+
+# -- AddRaftVoter (80) / RemoveRaftVoter (81), KIP-853 ----------------------------
+ADD_RAFT_VOTER_REQUEST = Message("AddRaftVoterRequest", "0", [
+    F("ClusterId", "string", nullable="0+"),
+    F("TimeoutMs", "int32"),
+    F("VoterId", "int32"),
+    F("VoterDirectoryId", "uuid"),
+    F("Listeners", "[]Listener", fields=[
+        F("Name", "string"),
+        F("Host", "string"),
+        F("Port", "uint16"),
+    ]),
+], flexible="0+", api_key=80, kind="request")
+
+_VOTER_CHANGE_RESPONSE = [
+    F("ThrottleTimeMs", "int32"),
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+]
+
+ADD_RAFT_VOTER_RESPONSE = Message("AddRaftVoterResponse", "0", _VOTER_CHANGE_RESPONSE,
+                                  flexible="0+", api_key=80, kind="response")
+
+REMOVE_RAFT_VOTER_REQUEST = Message("RemoveRaftVoterRequest", "0", [
+    F("ClusterId", "string", nullable="0+"),
+    F("VoterId", "int32"),
+    F("VoterDirectoryId", "uuid"),
+], flexible="0+", api_key=81, kind="request")
+
+REMOVE_RAFT_VOTER_RESPONSE = Message("RemoveRaftVoterResponse", "0", _VOTER_CHANGE_RESPONSE,
+                                     flexible="0+", api_key=81, kind="response")
+
+
+# -- the API table ------------------------------------------------------------------
+
+class Api:
+    """One API: its key, name, messages and the versions quorumctl implements."""
+
+    __slots__ = ("key", "name", "request", "response", "lo", "hi")
+
+    def __init__(self, key, name, request, response, lo, hi):
+        self.key, self.name, self.request, self.response = key, name, request, response
+        self.lo, self.hi = lo, hi
+
+    def request_header_version(self, version: int) -> int:
+        return 2 if self.request.flexible_in(version) else 1
+
+    def response_header_version(self, version: int) -> int:
+        # ApiVersions answers always use header v0, so that a client that
+        # sent a version the server does not know can still read the answer.
+        if self.key == API_VERSIONS:
+            return 0
+        return 1 if self.response.flexible_in(version) else 0
+
+
+METADATA = 3
+SASL_HANDSHAKE = 17
+API_VERSIONS = 18
+SASL_AUTHENTICATE = 36
+DESCRIBE_QUORUM = 55
+DESCRIBE_CLUSTER = 60
+ADD_RAFT_VOTER = 80
+REMOVE_RAFT_VOTER = 81
+
+APIS: dict[int, Api] = {a.key: a for a in (
+    Api(METADATA, "Metadata", METADATA_REQUEST, METADATA_RESPONSE, 0, 12),
+    Api(SASL_HANDSHAKE, "SaslHandshake", SASL_HANDSHAKE_REQUEST, SASL_HANDSHAKE_RESPONSE, 0, 1),
+    Api(API_VERSIONS, "ApiVersions", API_VERSIONS_REQUEST, API_VERSIONS_RESPONSE, 0, 4),
+    Api(SASL_AUTHENTICATE, "SaslAuthenticate", SASL_AUTHENTICATE_REQUEST, SASL_AUTHENTICATE_RESPONSE, 0, 2),
+    Api(DESCRIBE_QUORUM, "DescribeQuorum", DESCRIBE_QUORUM_REQUEST, DESCRIBE_QUORUM_RESPONSE, 0, 2),
+    Api(DESCRIBE_CLUSTER, "DescribeCluster", DESCRIBE_CLUSTER_REQUEST, DESCRIBE_CLUSTER_RESPONSE, 0, 1),
+    Api(ADD_RAFT_VOTER, "AddRaftVoter", ADD_RAFT_VOTER_REQUEST, ADD_RAFT_VOTER_RESPONSE, 0, 0),
+    Api(REMOVE_RAFT_VOTER, "RemoveRaftVoter", REMOVE_RAFT_VOTER_REQUEST, REMOVE_RAFT_VOTER_RESPONSE, 0, 0),
+)}
+
+
+def api_name(key: int) -> str:
+    api = APIS.get(key)
+    return api.name if api else f"API {key}"
+
+
+def negotiate(key: int, server_range: tuple[int, int] | None,
+              lo: int | None = None, hi: int | None = None) -> int | None:
+    """The highest version of API `key` that both we (optionally narrowed to
+    lo..hi) and the server (`server_range` from its ApiVersions answer)
+    support; None when the ranges do not overlap or the server lacks the API."""
+    if server_range is None:
+        return None
+    api = APIS[key]
+    ours_lo = api.lo if lo is None else max(api.lo, lo)
+    ours_hi = api.hi if hi is None else min(api.hi, hi)
+    top = min(ours_hi, server_range[1])
+    if top < max(ours_lo, server_range[0]):
+        return None
+    return top

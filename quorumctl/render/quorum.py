@@ -1,0 +1,293 @@
+"""Rendering of `describe status|replication|health`: text (byte for byte what
+Kafka 3.9's kafka-metadata-quorum prints for the same answer), Rich tables,
+and JSON (schema in docs/describe.md). Rich is imported only for tables.
+"""
+
+from __future__ import annotations
+
+from ..protocol.quorum import ZERO_UUID, Quorum, Replica, replication_rows, status_values
+from .output import age, iso_utc, json_bytes
+
+UNKNOWN = "unknown"
+
+# -- text (Kafka 3.9) ------------------------------------------------------------------
+
+
+def _node_text(q: Quorum, r: Replica) -> str:
+    # MetadataQuorumCommand.Node.toString; endpoints are looked up by id in
+    # Nodes for voters and observers alike, the key omitted when there are none
+    s = '{"id": %d, "directoryId": %s' % (r.id, "null" if r.directory_id is None else f'"{r.directory_id}"')
+    eps = q.endpoints(r.id)
+    if eps:
+        s += ', "endpoints": [' + ", ".join(f'"{e}"' for e in eps) + "]"
+    return s + "}"
+
+
+def status_text(q: Quorum) -> str:
+    v = status_values(q)
+    lag = UNKNOWN if v.max_follower_lag is None else v.max_follower_lag
+    lag_ms = UNKNOWN if v.max_follower_lag_time_ms is None else v.max_follower_lag_time_ms
+    voters = "[" + ", ".join(_node_text(q, r) for r in q.voters) + "]"
+    observers = "[" + ", ".join(_node_text(q, r) for r in q.observers) + "]"
+    return ("ClusterId:              " + ("null" if q.cluster_id is None else q.cluster_id) +
+            "\nLeaderId:               " + str(q.leader_id) +
+            "\nLeaderEpoch:            " + str(q.leader_epoch) +
+            "\nHighWatermark:          " + str(q.high_watermark) +
+            "\nMaxFollowerLag:         " + str(lag) +
+            "\nMaxFollowerLagTimeMs:   " + str(lag_ms) +
+            "\nCurrentVoters:          " + voters +
+            "\nCurrentObservers:       " + observers + "\n")
+
+
+def _pretty_table(headers: list[str], rows: list[list[str]]) -> str:
+    # ToolsUtils.prettyPrintTable: left-justified cells padded to the column
+    # width, each followed by a TAB (the last one too)
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    out = []
+    for row in [headers] + rows:
+        out.append("".join(cell.ljust(widths[i]) + "\t" for i, cell in enumerate(row)) + "\n")
+    return "".join(out)
+
+
+REPLICATION_HEADERS = ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp",
+                       "LastCaughtUpTimestamp", "Status"]
+
+
+def relative_ms(ts: int | None, now_ms: int) -> str:
+    """--human-readable: "<now - ts> ms ago" on this machine's clock (Kafka
+    throws on a future timestamp; we print the negative difference)."""
+    if ts is None:
+        return "-1"
+    return f"{now_ms - ts} ms ago"
+
+
+def replication_text(q: Quorum, human_readable: bool = False, now_ms: int | None = None) -> str:
+    rows = []
+    for row in replication_rows(q):
+        r = row.replica
+        if human_readable:
+            fetch, caught = relative_ms(r.last_fetch, now_ms), relative_ms(r.last_caught_up, now_ms)
+        else:
+            fetch = "-1" if r.last_fetch is None else str(r.last_fetch)
+            caught = "-1" if r.last_caught_up is None else str(r.last_caught_up)
+        rows.append([str(r.id), r.directory_id or ZERO_UUID, str(r.log_end_offset),
+                     UNKNOWN if row.lag is None else str(row.lag), fetch, caught, row.status])
+    return _pretty_table(REPLICATION_HEADERS, rows)
+
+
+def clock_drift(q: Quorum, now_ms: int) -> list[str]:
+    """Timestamps ahead of this machine's clock (Kafka's tool fails on them)."""
+    worst = max((t for r in q.voters + q.observers for t in (r.last_fetch, r.last_caught_up)
+                 if t is not None), default=None)
+    if worst is not None and worst > now_ms:
+        return [f"warning: clock drift: the leader's timestamps are up to {worst - now_ms} ms "
+                "ahead of this machine's clock"]
+    return []
+
+
+# -- JSON ----------------------------------------------------------------------------
+
+
+def _ts_json(ms: int | None, now_ms: int):
+    if ms is None:
+        return None
+    return {"ms": ms, "iso": iso_utc(ms), "age": age(ms, now_ms)}
+
+
+def _meta(q: Quorum, now_ms: int) -> dict:
+    return {"source": q.source, "describeQuorumVersion": q.version,
+            "time": {"ms": now_ms, "iso": iso_utc(now_ms)}}
+
+
+def _node_json(q: Quorum, r: Replica) -> dict:
+    return {"id": r.id, "directoryId": r.directory_id if q.has_directory_ids else None,
+            "endpoints": [str(e) for e in q.endpoints(r.id)]}
+
+
+def status_doc(q: Quorum, now_ms: int) -> dict:
+    v = status_values(q)
+    doc = {"clusterId": q.cluster_id, "leaderId": q.leader_id, "leaderEpoch": q.leader_epoch,
+           "highWatermark": q.high_watermark, "maxFollowerLag": v.max_follower_lag,
+           "maxFollowerLagTimeMs": v.max_follower_lag_time_ms if v.lag_time_known else None,
+           "currentVoters": [_node_json(q, r) for r in q.voters],
+           "currentObservers": [_node_json(q, r) for r in q.observers]}
+    doc.update(_meta(q, now_ms))
+    return doc
+
+
+def replication_doc(q: Quorum, now_ms: int) -> dict:
+    replicas = []
+    for row in replication_rows(q):
+        r = row.replica
+        replicas.append({"nodeId": r.id, "directoryId": r.directory_id, "status": row.status,
+                         "logEndOffset": r.log_end_offset, "lag": row.lag,
+                         "lastFetchTimestamp": _ts_json(r.last_fetch, now_ms),
+                         "lastCaughtUpTimestamp": _ts_json(r.last_caught_up, now_ms)})
+    doc = {"clusterId": q.cluster_id, "leaderId": q.leader_id, "leaderEpoch": q.leader_epoch,
+           "highWatermark": q.high_watermark, "replicas": replicas}
+    doc.update(_meta(q, now_ms))
+    return doc
+
+
+def health_doc(h) -> dict:
+    return {
+        "verdict": h.verdict, "reasons": h.reasons, "clusterId": h.cluster_id,
+        "leaderId": h.leader_id, "leaderEpoch": h.leader_epoch, "highWatermark": h.high_watermark,
+        "voters": [{"id": v.id, "directoryId": v.directory_id, "caughtUp": v.caught_up, "lag": v.lag,
+                    "lagTimeMs": v.lag_time_ms, "address": None if v.address is None else str(v.address),
+                    "reachable": v.reachable} for v in h.voters],
+        "majority": h.majority, "caughtUp": h.caught_up, "canLose": h.can_lose,
+        "fetchTimeoutMs": h.fetch_timeout_ms, "timeoutSeconds": h.timeout_s,
+        "elapsedMs": round(h.elapsed_ms, 1),
+        "probes": [{"address": str(p.address), "nodeId": p.node_id, "origin": p.origin,
+                    "kind": p.kind, "reachable": p.ok, "latencyMs": p.latency_ms,
+                    "leaderId": p.leader_view, "leaderEpoch": p.leader_epoch, "isLeader": p.is_leader,
+                    "clusterId": p.cluster_id, "error": p.error} for p in h.probes],
+    }
+
+
+def to_json(doc: dict) -> str:
+    return json_bytes(doc).decode("utf-8") + "\n"
+
+
+# -- health as text --------------------------------------------------------------------
+
+
+def health_text(h) -> str:
+    lines = [f"Verdict:                {h.verdict}"]
+    lines.append("ClusterId:              " + (h.cluster_id or UNKNOWN))
+    lines.append("LeaderId:               " + (UNKNOWN if h.leader_id is None else str(h.leader_id)))
+    lines.append("LeaderEpoch:            " + (UNKNOWN if h.leader_epoch is None else str(h.leader_epoch)))
+    if h.majority is not None:
+        cu = UNKNOWN if h.caught_up is None else str(h.caught_up)
+        lines.append(f"CaughtUpVoters:         {cu} of {len(h.voters)} (majority {h.majority}, "
+                     f"fetch timeout {h.fetch_timeout_ms} ms)")
+        lines.append("CanLose:                " + (UNKNOWN if h.can_lose is None else
+                                                   f"{h.can_lose} more voter{'s' if h.can_lose != 1 else ''}"))
+    for r in h.reasons:
+        lines.append(f"Reason:                 {r}")
+    headers = ["Address", "NodeId", "Kind", "Reachable", "LatencyMs", "LeaderView", "Epoch", "Error"]
+    rows = []
+    for p in sorted(h.probes, key=_probe_order):
+        rows.append([str(p.address), "?" if p.node_id is None else str(p.node_id),
+                     p.kind or p.expected, "yes" if p.ok else "no",
+                     "-" if p.latency_ms is None else f"{p.latency_ms:g}",
+                     "-" if p.leader_view is None else str(p.leader_view),
+                     "-" if p.leader_epoch is None else str(p.leader_epoch), p.error or ""])
+    vrows = []
+    for v in h.voters:
+        vrows.append([str(v.id), v.directory_id or ZERO_UUID,
+                      UNKNOWN if v.caught_up is None else ("yes" if v.caught_up else "no"),
+                      "-" if v.lag is None else str(v.lag),
+                      "-" if v.lag_time_ms is None else str(v.lag_time_ms),
+                      "-" if v.address is None else str(v.address),
+                      UNKNOWN if v.reachable is None else ("yes" if v.reachable else "no")])
+    out = "\n".join(lines) + "\n\n" + _pretty_table(headers, rows)
+    if vrows:
+        out += "\n" + _pretty_table(["Voter", "DirectoryId", "CaughtUp", "Lag", "LagTimeMs",
+                                     "Address", "Reachable"], vrows)
+    return out
+
+
+def _probe_order(p):
+    return (p.node_id is None, p.node_id if p.node_id is not None else 0, str(p.address))
+
+
+# -- Rich tables ----------------------------------------------------------------------
+
+
+def _when(ms: int | None, now_ms: int) -> str:
+    if ms is None:
+        return "[dim]unknown[/]"
+    return f"{iso_utc(ms)} [dim]({age(ms, now_ms)})[/]"
+
+
+def status_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
+    from rich.table import Table
+    v = status_values(q)
+    t = Table(title="KRaft metadata quorum", show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column()
+    lag = v.max_follower_lag
+    lag_ms = v.max_follower_lag_time_ms
+    t.add_row("Cluster id", q.cluster_id or "[dim]unknown[/]")
+    t.add_row("Leader", f"[bold green]{q.leader_id}[/] (epoch {q.leader_epoch})")
+    t.add_row("High watermark", str(q.high_watermark))
+    t.add_row("Max follower lag", "[dim]unknown[/]" if lag is None else
+              (f"[yellow]{lag}[/]" if lag > 0 else str(lag)))
+    if not v.lag_time_known:
+        lag_txt = "[dim]unknown[/]" + (" [dim](DescribeQuorum v0)[/]" if not q.has_timestamps else "")
+    else:
+        lag_txt = f"[red]{lag_ms} ms[/]" if lag_ms >= fetch_timeout_ms else f"{lag_ms} ms"
+    t.add_row("Max follower lag time", lag_txt)
+
+    def who(r: Replica):
+        eps = ", ".join(str(e) for e in q.endpoints(r.id))
+        did = r.directory_id or ("[dim]-[/]" if q.has_directory_ids else "[dim]unknown[/]")
+        return f"{r.id}  {did}" + (f"  {eps}" if eps else "")
+
+    t.add_row("Voters", "\n".join(who(r) for r in q.voters) or "[dim]none[/]")
+    t.add_row("Observers", "\n".join(who(r) for r in q.observers) or "[dim]none[/]")
+    t.add_row("Answered by", f"{q.source} [dim](DescribeQuorum v{q.version}, {iso_utc(now_ms)})[/]")
+    return t
+
+
+def replication_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
+    from rich.table import Table
+    leader = q.leader()
+    t = Table(title=f"Replication of __cluster_metadata-0 (leader {q.leader_id}, epoch {q.leader_epoch}, "
+                    f"high watermark {q.high_watermark})")
+    for col, just in (("Node", "right"), ("Directory id", "left"), ("Status", "left"),
+                      ("Log end offset", "right"), ("Lag", "right"), ("Last fetch", "left"),
+                      ("Last caught up", "left")):
+        t.add_column(col, justify=just)
+    for row in replication_rows(q):
+        r = row.replica
+        behind = None
+        if leader is not None and leader.last_caught_up is not None and r.last_caught_up is not None:
+            behind = leader.last_caught_up - r.last_caught_up
+        style = ""
+        if row.status == "Leader":
+            style = "bold green"
+        elif behind is not None and behind >= fetch_timeout_ms:
+            style = "red"          # has not caught up within the fetch timeout: dead or stuck
+        elif row.lag is not None and row.lag > 0:
+            style = "yellow"       # behind, but fetching
+        did = r.directory_id or ("-" if q.has_directory_ids else "unknown")
+        t.add_row(str(r.id), did, row.status, str(r.log_end_offset),
+                  UNKNOWN if row.lag is None else str(row.lag),
+                  _when(r.last_fetch, now_ms), _when(r.last_caught_up, now_ms), style=style)
+    t.caption = f"answered by {q.source} (DescribeQuorum v{q.version}) at {iso_utc(now_ms)}"
+    return t
+
+
+def health_table(h):
+    from rich.table import Table
+    colour = {"healthy": "green", "degraded": "yellow", "unhealthy": "red"}[h.verdict]
+    t = Table(title=f"Quorum health: [bold {colour}]{h.verdict.upper()}[/]", caption="\n".join(h.reasons) or None)
+    for col in ("Address", "Node", "Kind", "Reachable", "Latency", "Leader view", "Epoch", "Error"):
+        t.add_column(col)
+    for p in sorted(h.probes, key=_probe_order):
+        t.add_row(str(p.address), "?" if p.node_id is None else str(p.node_id), p.kind or p.expected,
+                  "[green]yes[/]" if p.ok else "[red]no[/]",
+                  "-" if p.latency_ms is None else f"{p.latency_ms:g} ms",
+                  "-" if p.leader_view is None else str(p.leader_view),
+                  "-" if p.leader_epoch is None else str(p.leader_epoch),
+                  p.error or "", style="" if p.ok else "red")
+    v = Table(title=(f"Voters: {h.caught_up if h.caught_up is not None else '?'} of {len(h.voters)} caught up, "
+                     f"majority {h.majority}, can lose {h.can_lose if h.can_lose is not None else '?'} more"
+                     if h.majority is not None else "Voters: unknown"))
+    for col in ("Voter", "Directory id", "Caught up", "Lag", "Behind leader", "Address", "Reachable"):
+        v.add_column(col)
+    for x in h.voters:
+        style = "" if x.caught_up else ("red" if x.caught_up is False else "dim")
+        v.add_row(str(x.id), x.directory_id or "-",
+                  UNKNOWN if x.caught_up is None else ("yes" if x.caught_up else "no"),
+                  "-" if x.lag is None else str(x.lag),
+                  "-" if x.lag_time_ms is None else f"{x.lag_time_ms} ms",
+                  "-" if x.address is None else str(x.address),
+                  UNKNOWN if x.reachable is None else ("yes" if x.reachable else "no"), style=style)
+    return t, v

@@ -1,0 +1,645 @@
+"""A simulated KRaft quorum that speaks the real Kafka protocol over TCP
+(optionally TLS and SASL PLAIN / SCRAM), for tests, benchmarks and
+`quorumctl demo`.
+
+`SimulatedCluster` holds the quorum state in DescribeQuorum's own shape
+(camelCase dicts: leaderId, leaderEpoch, highWatermark, currentVoters,
+observers, nodes) and any number of `SimNode` listeners on loopback:
+  controllers  answer ApiVersions, DescribeCluster (EndpointType=2 only),
+               DescribeQuorum (the leader in full, the others
+               NOT_LEADER_OR_FOLLOWER, optionally naming the leader),
+               AddRaftVoter / RemoveRaftVoter (the leader only);
+  brokers      answer ApiVersions, DescribeCluster (EndpointType=1), Metadata,
+               and forward DescribeQuorum / AddRaftVoter / RemoveRaftVoter to
+               the leader (hanging, as a real broker does, when the leader is
+               silent or unknown).
+Each answer is encoded at the version the client asked for, so a v0 or v1
+client gets exactly the fields that version has.
+
+The state is scriptable: `set_leader`, `silence` (the node's listener accepts
+but never answers, like a SIGSTOPped JVM, and its replica stops advancing),
+`advance` (a virtual clock: in live mode the leader's log grows and the
+replicas that still fetch catch up), `set_fault` (garbage, a huge size, a
+response cut short, a closed connection, an error code), and API profiles of
+older Kafka versions ("3.7": DescribeQuorum v0-1 ...; "2.7": no DescribeQuorum).
+
+Everything listens on 127.0.0.1 only; all loops are bounded and stop() joins
+the threads.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+import struct
+import threading
+import time
+
+from ..protocol import kerrors as E
+from ..protocol import messages as M
+from ..protocol.quorum import ZERO_UUID
+from ..protocol.wire import decode_request, encode_response, frame
+from ..schema.codec import DecodeError, uuid_str
+from .auth import AuthFailed, server_mechanism
+
+METADATA_TOPIC = "__cluster_metadata"
+_NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error indicates that the "
+                       "broker is not the current leader.")
+
+# Versions each role advertises, per Kafka release (facts from Kafka's schemas
+# and `kafka-metadata-quorum` history: DescribeQuorum v1 in 3.3, v2 in 3.9,
+# DescribeCluster v1 in 3.7, AddRaftVoter/RemoveRaftVoter in 3.9).
+_COMMON = {M.SASL_HANDSHAKE: (0, 1), M.SASL_AUTHENTICATE: (0, 2)}
+PROFILES: dict[str, dict[str, dict[int, tuple[int, int]]]] = {
+    "3.9": {
+        "controller": {M.API_VERSIONS: (0, 4), M.DESCRIBE_QUORUM: (0, 2), M.DESCRIBE_CLUSTER: (0, 1),
+                       M.ADD_RAFT_VOTER: (0, 0), M.REMOVE_RAFT_VOTER: (0, 0)},
+        "broker": {M.API_VERSIONS: (0, 4), M.METADATA: (0, 12), M.DESCRIBE_QUORUM: (0, 2),
+                   M.DESCRIBE_CLUSTER: (0, 1), M.ADD_RAFT_VOTER: (0, 0), M.REMOVE_RAFT_VOTER: (0, 0)},
+    },
+    "3.7": {
+        "controller": {M.API_VERSIONS: (0, 3), M.DESCRIBE_QUORUM: (0, 1), M.DESCRIBE_CLUSTER: (0, 1)},
+        "broker": {M.API_VERSIONS: (0, 3), M.METADATA: (0, 12), M.DESCRIBE_QUORUM: (0, 1),
+                   M.DESCRIBE_CLUSTER: (0, 1)},
+    },
+    "3.0": {
+        "controller": {M.API_VERSIONS: (0, 3), M.DESCRIBE_QUORUM: (0, 0)},
+        "broker": {M.API_VERSIONS: (0, 3), M.METADATA: (0, 11), M.DESCRIBE_QUORUM: (0, 0),
+                   M.DESCRIBE_CLUSTER: (0, 0)},
+    },
+    "2.7": {
+        "controller": {M.API_VERSIONS: (0, 3)},
+        "broker": {M.API_VERSIONS: (0, 3), M.METADATA: (0, 9)},
+    },
+}
+
+FAULTS = ("silent", "garbage", "noise", "huge", "truncate", "close", "error")
+
+
+def replica(replica_id: int, log_end_offset: int, last_fetch: int = -1, last_caught_up: int = -1,
+            directory_id: str | None = None) -> dict:
+    """One ReplicaState in DescribeQuorum's shape."""
+    return {"replicaId": replica_id, "replicaDirectoryId": directory_id or ZERO_UUID,
+            "logEndOffset": log_end_offset, "lastFetchTimestamp": last_fetch,
+            "lastCaughtUpTimestamp": last_caught_up}
+
+
+def node(node_id: int, *listeners: tuple[str, str, int]) -> dict:
+    """One DescribeQuorum v2 Node: listeners are (name, host, port)."""
+    return {"nodeId": node_id, "listeners": [{"name": n, "host": h, "port": p} for n, h, p in listeners]}
+
+
+class SimulatedCluster:
+    def __init__(self, cluster_id: str, leader_id: int, leader_epoch: int, high_watermark: int,
+                 voters: list[dict], observers: list[dict] | None = None, nodes: list[dict] | None = None,
+                 *, live: bool = False, dynamic: bool = True, growth_per_s: float = 0.0,
+                 fetch_lag_ms: dict[int, int] | None = None):
+        self.cluster_id = cluster_id
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.high_watermark = high_watermark
+        self.voters = [dict(r) for r in voters]
+        self.observers = [dict(r) for r in observers or []]
+        self.nodes = copy.deepcopy(nodes or [])
+        self.live = live
+        self.dynamic = dynamic
+        self.growth_per_s = growth_per_s
+        self.fetch_lag_ms = dict(fetch_lag_ms or {})
+        self.silent: set[int] = set()
+        self.lock = threading.RLock()
+        self.endpoints: list[SimNode] = []
+        self.clock_offset_ms = 0
+        self._last_ms: int | None = None
+        self._growth_carry = 0.0
+        self.requests: list[tuple[int, int, int]] = []   # (node id, api key, version), for tests
+
+    # -- clock and live progress ------------------------------------------------------
+    def now_ms(self) -> int:
+        return int(time.time() * 1000) + self.clock_offset_ms
+
+    def advance(self, ms: int = 0, records: int = 0):
+        """Move the virtual clock forward and/or append `records` at the
+        leader; in live mode, replicas that still fetch catch up."""
+        with self.lock:
+            self.clock_offset_ms += ms
+            lead = self._find(self.leader_id)
+            if lead is not None:
+                lead["logEndOffset"] += records
+            if self.live:
+                self._refresh(self.now_ms())
+
+    def _find(self, rid: int) -> dict | None:
+        for r in self.voters:
+            if r["replicaId"] == rid:
+                return r
+        for r in self.observers:
+            if r["replicaId"] == rid:
+                return r
+        return None
+
+    def _refresh(self, now: int):
+        """Live mode: what the leader's LeaderState would report now."""
+        lead = self._find(self.leader_id)
+        if lead is None or self.leader_id in self.silent:
+            return
+        if self._last_ms is not None and self.growth_per_s:
+            self._growth_carry += max(now - self._last_ms, 0) / 1000.0 * self.growth_per_s
+            whole = int(self._growth_carry)
+            self._growth_carry -= whole
+            lead["logEndOffset"] += whole
+        self._last_ms = now
+        leo = lead["logEndOffset"]
+        lead["lastFetchTimestamp"] = lead["lastCaughtUpTimestamp"] = now
+        for r in self.voters + self.observers:
+            if r is lead or r["replicaId"] in self.silent:
+                continue
+            t = now - self.fetch_lag_ms.get(r["replicaId"], 0)
+            r["logEndOffset"] = leo
+            r["lastFetchTimestamp"] = max(r["lastFetchTimestamp"], t)
+            r["lastCaughtUpTimestamp"] = max(r["lastCaughtUpTimestamp"], t)
+        leos = sorted((r["logEndOffset"] for r in self.voters), reverse=True)
+        if leos:
+            self.high_watermark = max(self.high_watermark, leos[len(leos) // 2])
+
+    # -- scripting -------------------------------------------------------------------
+    def set_leader(self, leader_id: int, epoch: int | None = None):
+        with self.lock:
+            old = self._find(self.leader_id)
+            self.leader_id = leader_id
+            self.leader_epoch = self.leader_epoch + 1 if epoch is None else epoch
+            new = self._find(leader_id)
+            if self.live and old is not None and new is not None:
+                new["logEndOffset"] = max(new["logEndOffset"], old["logEndOffset"])
+
+    def silence(self, node_id: int, silent: bool = True):
+        """The node stops answering (its listeners accept and hold) and, in
+        live mode, its replica stops fetching."""
+        with self.lock:
+            if self.live and silent and node_id not in self.silent:
+                self._refresh(self.now_ms())
+            (self.silent.add if silent else self.silent.discard)(node_id)
+
+    def node_by_id(self, node_id: int) -> "SimNode":
+        return next(e for e in self.endpoints if e.node_id == node_id)
+
+    # -- endpoints ----------------------------------------------------------------------
+    def add_controller(self, node_id: int, **kw) -> "SimNode":
+        n = SimNode(self, node_id, "controller", **kw)
+        self.endpoints.append(n)
+        return n
+
+    def add_broker(self, node_id: int, **kw) -> "SimNode":
+        n = SimNode(self, node_id, "broker", **kw)
+        self.endpoints.append(n)
+        return n
+
+    def advertise_controllers(self, listener: str = "CONTROLLER"):
+        """Set the voters' endpoints (DescribeQuorum v2 Nodes) to the
+        controllers' real listeners, once they are started."""
+        with self.lock:
+            voter_ids = {r["replicaId"] for r in self.voters}
+            self.nodes = [node(e.node_id, (listener, e.advertised_host, e.port))
+                          for e in self.controllers() if e.node_id in voter_ids]
+
+    def controllers(self) -> list["SimNode"]:
+        return [e for e in self.endpoints if e.role == "controller"]
+
+    def brokers(self) -> list["SimNode"]:
+        return [e for e in self.endpoints if e.role == "broker"]
+
+    def start(self) -> "SimulatedCluster":
+        for e in self.endpoints:
+            e.start()
+        return self
+
+    def stop(self):
+        for e in self.endpoints:
+            e.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- answers -------------------------------------------------------------------------
+    def quorum_answer(self) -> dict:
+        """The DescribeQuorum response body (all v2 fields; the codec drops
+        what an older version lacks)."""
+        with self.lock:
+            if self.live:
+                self._refresh(self.now_ms())
+            part = {"partitionIndex": 0, "errorCode": 0, "errorMessage": None,
+                    "leaderId": self.leader_id, "leaderEpoch": self.leader_epoch,
+                    "highWatermark": self.high_watermark,
+                    "currentVoters": [dict(r) for r in self.voters],
+                    "observers": [dict(r) for r in self.observers]}
+            return {"errorCode": 0, "errorMessage": None,
+                    "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}],
+                    "nodes": copy.deepcopy(self.nodes)}
+
+    def leader_reachable(self) -> bool:
+        if self.leader_id < 0 or self.leader_id in self.silent:
+            return False
+        ctl = [e for e in self.controllers() if e.node_id == self.leader_id]
+        return not ctl or (ctl[0].fault != "silent" and ctl[0].running)
+
+    def add_voter(self, body: dict) -> tuple[int, str | None]:
+        with self.lock:
+            if not self.dynamic:
+                return E.UNSUPPORTED_VERSION, ("Cluster doesn't support adding voter because the "
+                                               "kraft.version feature is 0")
+            vid, did = body["voterId"], body["voterDirectoryId"]
+            if any(r["replicaId"] == vid and r["replicaDirectoryId"] == did for r in self.voters):
+                return E.DUPLICATE_VOTER, (f"The voter id for {_key(vid, did)} is already part of the set "
+                                           f"of voters [{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}].")
+            if not body["listeners"]:
+                return E.INVALID_REQUEST, "Add voter request didn't include any listeners"
+            obs = next((r for r in self.observers if r["replicaId"] == vid and r["replicaDirectoryId"] == did), None)
+            if obs is not None:
+                self.observers.remove(obs)
+            else:
+                lead = self._find(self.leader_id)
+                now = self.now_ms()
+                obs = replica(vid, lead["logEndOffset"] if lead else 0, now, now, did)
+            self.voters.append(obs)
+            self.nodes = [n for n in self.nodes if n["nodeId"] != vid]
+            self.nodes.append({"nodeId": vid, "listeners": [dict(l) for l in body["listeners"]]})
+            return 0, None
+
+    def remove_voter(self, body: dict) -> tuple[int, str | None]:
+        with self.lock:
+            if not self.dynamic:
+                return E.UNSUPPORTED_VERSION, ("Cluster doesn't support removing voter because the "
+                                               "kraft.version feature is 0")
+            vid, did = body["voterId"], body["voterDirectoryId"]
+            if did == ZERO_UUID:
+                return E.INVALID_REQUEST, "Remove voter request didn't include a valid voter"
+            v = next((r for r in self.voters if r["replicaId"] == vid and r["replicaDirectoryId"] == did), None)
+            if v is None:
+                return E.VOTER_NOT_FOUND, (f"Cannot remove voter {_key(vid, did)} from the set of voters "
+                                           f"[{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}]")
+            self.voters.remove(v)
+            self.observers.append(v)
+            self.nodes = [n for n in self.nodes if n["nodeId"] != vid]
+            return 0, None
+
+
+def _key(vid: int, did: str) -> str:
+    return f"ReplicaKey(id={vid}, directoryId=Optional[{did}])"
+
+
+_SIZE = struct.Struct(">i")
+_HANG = object()
+
+
+class SimNode:
+    """One listener of the simulated cluster (a controller or a broker)."""
+
+    def __init__(self, cluster: SimulatedCluster, node_id: int, role: str, *, port: int = 0,
+                 profile: str = "3.9", apis: dict[int, tuple[int, int]] | None = None,
+                 tls=None, sasl: dict | None = None, leader_view: int | None = None,
+                 not_leader_hint: bool = False, advertised_host: str = "127.0.0.1"):
+        self.cluster = cluster
+        self.node_id = node_id
+        self.role = role
+        self.host = "127.0.0.1"
+        self.advertised_host = advertised_host
+        self.port = port
+        self.apis = dict(_COMMON)
+        self.apis.update(PROFILES[profile][role])
+        if apis:
+            self.apis.update(apis)
+        self.tls = tls                      # a server-side ssl.SSLContext, or None
+        self.sasl = sasl                    # {"mechanisms": [...], "users": {name: password}}
+        self.leader_view = leader_view      # who this node believes leads (None: the real leader)
+        self.not_leader_hint = not_leader_hint
+        self.fault: str | None = None
+        self.fault_api: int | None = None
+        self.fault_error: tuple[int, str | None, bool] | None = None
+        self.running = False
+        self._sock = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._clients: set[socket.socket] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def set_fault(self, fault: str | None, api: int | None = None, error: tuple | None = None):
+        """Misbehave: `fault` in FAULTS (None: behave). `api`: only for that
+        API key (None: every request, ApiVersions included). For "error",
+        `error` = (code, message, top_level)."""
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}")
+        self.fault, self.fault_api, self.fault_error = fault, api, error
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def start(self) -> "SimNode":
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((self.host, self.port))
+        s.listen(64)
+        s.settimeout(0.1)
+        self.port = s.getsockname()[1]
+        self._sock = s
+        self._stop.clear()
+        self.running = True
+        t = threading.Thread(target=self._accept_loop, name=f"sim-{self.role}-{self.node_id}", daemon=True)
+        t.start()
+        self._threads.append(t)
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self.running = False
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+        with self._lock:
+            for c in list(self._clients):
+                try:
+                    c.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                try:
+                    c.close()
+                except OSError:
+                    pass
+            self._clients.clear()
+        for t in self._threads:
+            t.join(timeout=2)
+        self._threads = [t for t in self._threads if t.is_alive()]
+
+    def _accept_loop(self):
+        while not self._stop.is_set():
+            try:
+                c, _ = self._sock.accept()
+            except (socket.timeout, TimeoutError):
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self._clients.add(c)
+            t = threading.Thread(target=self._serve, args=(c,), daemon=True)
+            t.start()
+            self._threads = [x for x in self._threads if x.is_alive()] + [t]
+
+    # -- one connection -------------------------------------------------------------------
+    def _silent(self) -> bool:
+        return (self.fault == "silent" and self.fault_api is None) or self.node_id in self.cluster.silent
+
+    def _recv(self, c, n: int) -> bytes | None:
+        buf = b""
+        while len(buf) < n:
+            if self._stop.is_set():
+                return None
+            try:
+                chunk = c.recv(n - len(buf))
+            except (socket.timeout, TimeoutError):
+                continue
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            buf += chunk
+        return buf
+
+    def _hold(self, c):
+        """Keep the connection open without answering, until the client
+        gives up or we stop (bounded by the client's own timeout)."""
+        while not self._stop.is_set():
+            try:
+                if not c.recv(65536):
+                    return
+            except (socket.timeout, TimeoutError):
+                continue
+            except OSError:
+                return
+
+    def _serve(self, c: socket.socket):
+        try:
+            c.settimeout(0.2)
+            if self.tls is not None and not self._silent():
+                try:
+                    c.settimeout(5)
+                    c = self.tls.wrap_socket(c, server_side=True)
+                    c.settimeout(0.2)
+                except OSError:
+                    return
+            state = {"sasl": "start" if self.sasl else None, "mech": None}
+            while not self._stop.is_set():
+                if self._silent():
+                    self._hold(c)
+                    return
+                head = self._recv(c, 4)
+                if head is None:
+                    return
+                (size,) = _SIZE.unpack(head)
+                if size < 8 or size > 1 << 20:
+                    return
+                payload = self._recv(c, size)
+                if payload is None:
+                    return
+                if self._silent():
+                    self._hold(c)
+                    return
+                if not self._answer(c, payload, state):
+                    return
+        finally:
+            with self._lock:
+                self._clients.discard(c)
+            try:
+                c.close()
+            except OSError:
+                pass
+
+    def _answer(self, c, payload: bytes, state: dict) -> bool:
+        try:
+            header, api, body = decode_request(payload)
+        except DecodeError:
+            return False
+        key, version, corr = header["requestApiKey"], header["requestApiVersion"], header["correlationId"]
+        self.cluster.requests.append((self.node_id, key, version))
+        fault = self.fault if (self.fault_api is None or self.fault_api == key) else None
+        if fault == "close":
+            return False
+        if fault == "silent":
+            self._hold(c)
+            return False
+        if fault == "noise":
+            c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            return False
+        if fault == "huge":
+            c.sendall(_SIZE.pack(0x7FFFFFFF) + _SIZE.pack(corr) + b"\x00" * 64)
+            self._hold(c)
+            return False
+        if fault == "garbage":
+            c.sendall(frame(_SIZE.pack(corr) + b"\xff" * 11))
+            return True
+        if api is None:
+            return False  # Kafka closes the connection on an unknown API key
+        if key == M.API_VERSIONS:
+            resp, version = self._api_versions(version)
+        elif body is None or key not in self.apis or not self.apis[key][0] <= version <= self.apis[key][1]:
+            return False  # an unsupported version does not parse: Kafka closes the connection
+        else:
+            if state["sasl"] not in (None, "done") and key not in (M.SASL_HANDSHAKE, M.SASL_AUTHENTICATE):
+                return False  # request before authentication: Kafka closes the connection
+            handler = getattr(self, f"_h{key}")
+            resp = handler(version, body, state)
+            if resp is _HANG:
+                self._hold(c)
+                return False
+            if fault == "error" and self.fault_error:
+                self._inject_error(key, resp)
+        data = encode_response(api, version, corr, resp)
+        if fault == "truncate":
+            c.sendall(data[:max(len(data) // 2, 6)])
+            return False
+        c.sendall(data)
+        return not state.get("close")
+
+    def _inject_error(self, key: int, resp: dict):
+        code, message, top = self.fault_error
+        if key == M.DESCRIBE_QUORUM and not top:
+            p = resp["topics"][0]["partitions"][0]
+            p["errorCode"], p["errorMessage"] = code, message
+        else:
+            resp["errorCode"] = code
+            if "errorMessage" in resp or key in (M.DESCRIBE_QUORUM, M.DESCRIBE_CLUSTER):
+                resp["errorMessage"] = message
+
+    # -- handlers (named _h<api key>) --------------------------------------------------------
+    def _api_versions(self, version: int) -> tuple[dict, int]:
+        lo, hi = self.apis[M.API_VERSIONS]
+        if not lo <= version <= hi:
+            # answer in v0 form with our ApiVersions range only (KIP-511)
+            return {"errorCode": E.UNSUPPORTED_VERSION,
+                    "apiKeys": [{"apiKey": M.API_VERSIONS, "minVersion": lo, "maxVersion": hi}]}, 0
+        keys = [{"apiKey": k, "minVersion": v[0], "maxVersion": v[1]} for k, v in sorted(self.apis.items())]
+        return {"errorCode": 0, "apiKeys": keys, "throttleTimeMs": 0}, version
+
+    def _h17(self, version: int, body: dict, state: dict) -> dict:  # SaslHandshake
+        if not self.sasl:
+            state["close"] = True
+            return {"errorCode": E.ILLEGAL_SASL_STATE, "mechanisms": []}
+        mechs = list(self.sasl["mechanisms"])
+        if body["mechanism"] not in mechs:
+            state["close"] = True
+            return {"errorCode": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": mechs}
+        state["sasl"] = "auth"
+        state["mech"] = server_mechanism(body["mechanism"], self.sasl["users"])
+        return {"errorCode": 0, "mechanisms": mechs}
+
+    def _h36(self, version: int, body: dict, state: dict) -> dict:  # SaslAuthenticate
+        mech = state.get("mech")
+        if state.get("sasl") != "auth" or mech is None:
+            state["close"] = True
+            return {"errorCode": E.ILLEGAL_SASL_STATE, "errorMessage": "Unexpected SaslAuthenticate",
+                    "authBytes": b"", "sessionLifetimeMs": 0}
+        try:
+            out = mech.step(body["authBytes"])
+        except AuthFailed as e:
+            state["close"] = True
+            return {"errorCode": E.SASL_AUTHENTICATION_FAILED, "errorMessage": str(e),
+                    "authBytes": b"", "sessionLifetimeMs": 0}
+        if mech.done:
+            state["sasl"] = "done"
+        return {"errorCode": 0, "errorMessage": None, "authBytes": out, "sessionLifetimeMs": 0}
+
+    def _h60(self, version: int, body: dict, state: dict) -> dict:  # DescribeCluster
+        want = body.get("endpointType", 1)
+        mine = 2 if self.role == "controller" else 1
+        base = {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "endpointType": mine,
+                "clusterId": self.cluster.cluster_id, "controllerId": -1, "brokers": [],
+                "clusterAuthorizedOperations": -2147483648}
+        if want not in (1, 2):
+            base.update(errorCode=E.INVALID_REQUEST if version == 0 else E.UNSUPPORTED_ENDPOINT_TYPE,
+                        errorMessage=f"Unsupported endpoint type {want}")
+            return base
+        if want != mine:
+            names = {1: "BROKER", 2: "CONTROLLER"}
+            base.update(errorCode=E.INVALID_REQUEST if version == 0 else E.MISMATCHED_ENDPOINT_TYPE,
+                        errorMessage=f"The request was sent to an endpoint of type {names[mine]}, "
+                                     f"but we wanted an endpoint of type {names[want]}")
+            return base
+        peers = self.cluster.controllers() if mine == 2 else self.cluster.brokers()
+        base["brokers"] = [{"brokerId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None}
+                           for e in peers]
+        ids = {e.node_id for e in peers}
+        if mine == 2:
+            view = self.cluster.leader_id if self.leader_view is None else self.leader_view
+            base["controllerId"] = view if view in ids else -1
+        else:
+            base["controllerId"] = self.node_id  # KRaft brokers name some live broker here
+        return base
+
+    def _h3(self, version: int, body: dict, state: dict) -> dict:  # Metadata
+        brokers = [{"nodeId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None}
+                   for e in self.cluster.brokers()]
+        topics = []
+        for t in body.get("topics") or []:
+            topics.append({"errorCode": E.UNKNOWN_TOPIC_OR_PARTITION, "name": t["name"],
+                           "topicId": ZERO_UUID, "isInternal": False, "partitions": [],
+                           "topicAuthorizedOperations": -2147483648})
+        return {"throttleTimeMs": 0, "brokers": brokers, "clusterId": self.cluster.cluster_id,
+                "controllerId": self.node_id, "topics": topics,
+                "clusterAuthorizedOperations": -2147483648}
+
+    def _is_leader(self) -> bool:
+        return self.role == "controller" and self.cluster.leader_id == self.node_id
+
+    def _not_leader(self) -> dict:
+        part = {"partitionIndex": 0, "errorCode": E.NOT_LEADER_OR_FOLLOWER,
+                "errorMessage": _NOT_LEADER_MESSAGE, "leaderId": 0, "leaderEpoch": 0,
+                "highWatermark": 0, "currentVoters": [], "observers": []}
+        if self.not_leader_hint and self.cluster.leader_id >= 0:
+            part["leaderId"], part["leaderEpoch"] = self.cluster.leader_id, self.cluster.leader_epoch
+        return {"errorCode": 0, "errorMessage": None,
+                "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}], "nodes": []}
+
+    def _h55(self, version: int, body: dict, state: dict):  # DescribeQuorum
+        topics = body["topics"]
+        if len(topics) != 1 or topics[0]["topicName"] != METADATA_TOPIC or \
+                [p["partitionIndex"] for p in topics[0]["partitions"]] != [0]:
+            return {"errorCode": 0, "errorMessage": None, "nodes": [], "topics": [
+                {"topicName": t["topicName"], "partitions": [
+                    {"partitionIndex": p["partitionIndex"], "errorCode": E.UNKNOWN_TOPIC_OR_PARTITION,
+                     "errorMessage": None, "leaderId": 0, "leaderEpoch": 0, "highWatermark": 0,
+                     "currentVoters": [], "observers": []} for p in t["partitions"]]} for t in topics]}
+        if self.role == "broker":
+            if not self.cluster.leader_reachable():
+                return _HANG  # the forwarded request never comes back
+            return self.cluster.quorum_answer()
+        if not self._is_leader():
+            return self._not_leader()
+        return self.cluster.quorum_answer()
+
+    def _voter_change(self, change) -> dict:
+        if self.role == "broker" and not self.cluster.leader_reachable():
+            return _HANG
+        if self.role == "controller" and not self._is_leader():
+            code, msg = E.NOT_LEADER_OR_FOLLOWER, _NOT_LEADER_MESSAGE
+        else:
+            code, msg = change()
+        return {"throttleTimeMs": 0, "errorCode": code, "errorMessage": msg}
+
+    def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter
+        return self._voter_change(lambda: self.cluster.add_voter(body))
+
+    def _h81(self, version: int, body: dict, state: dict):  # RemoveRaftVoter
+        return self._voter_change(lambda: self.cluster.remove_voter(body))
+
+
+def new_directory_id() -> str:
+    """A random directory id, never one whose text starts with '-'."""
+    import os
+    while True:
+        s = uuid_str(os.urandom(16))
+        if not s.startswith("-") and s != ZERO_UUID:
+            return s

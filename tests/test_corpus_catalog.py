@@ -45,7 +45,7 @@ def test_statistics_equal_catalog(repo):
     for f in FILES:
         if not f["local"].startswith(repo + "/"):
             continue
-        rep = scan_batches(str(CORPUS / f["local"]), contiguous=K.is_metadata_path(f["local"]))
+        rep = scan_batches(str(CORPUS / f["local"]), contiguous=K.is_metadata_path(f["local"]), deep=True)
         got = {k: rep.stats[k] for k in KEYS}
         want = {k: f["stats"].get(k) for k in KEYS}
         assert got == want, f["local"]

@@ -13,6 +13,7 @@ def verify(
     paths: List[str] = typer.Argument(..., metavar="PATH...", help="Files or log dirs (directories are walked)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
     notes: bool = typer.Option(False, "--notes", help="Also list findings Kafka repairs by itself at startup."),
+    deep: bool = typer.Option(False, "--deep", help="Also decode every record (and metadata record), not only batch headers and CRCs."),
 ):
     """Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.
 
@@ -28,7 +29,7 @@ def verify(
     for p in paths:
         if not os.path.exists(p):
             raise InputError(f"{p}: no such file or directory")
-    reports = verify_paths(paths)
+    reports = verify_paths(paths, deep=deep)
     problems = [p for r in reports for p in r.problems]
     mode = resolve(output)
     totals = {"files": len(reports), "batches": sum(r.stats.get("batches", 0) for r in reports),

@@ -54,7 +54,7 @@ class Batch:
          self.attributes, self.last_offset_delta, self.base_timestamp, self.max_timestamp,
          self.producer_id, self.producer_epoch, self.base_sequence, self.record_count) = header
         self.position = position
-        self.data = data  # the whole batch, header included
+        self.data = data  # the whole batch, header included (a memoryview into the read buffer)
 
     @property
     def size(self) -> int:
@@ -103,7 +103,7 @@ class Batch:
 
     def records_bytes(self) -> bytes:
         """The records section, decompressed."""
-        body = self.data[HEADER_SIZE:]
+        body = bytes(self.data[HEADER_SIZE:])
         codec = self.attributes & ATTR_COMPRESSION
         if codec == 0:
             return body
@@ -313,6 +313,7 @@ class BatchReader:
         end = self.end
         base = self.start          # file position of buf[0]
         buf = b""
+        view = memoryview(buf)
         off = 0
         unpack = HEADER.unpack_from
         chunk = self.CHUNK
@@ -347,12 +348,14 @@ class BatchReader:
                     if len(buf) < total:
                         self.stop = Stop(pos, "truncated", "file shrank while reading", remaining)
                         return
-                data = buf[off:off + total]
-                magic = data[16]
+                if view.obj is not buf:
+                    view = memoryview(buf)
+                data = view[off:off + total]   # a view: batches are not copied until decoded
+                magic = buf[off + 16]
                 if magic != 2 or total < HEADER_SIZE:
                     yield LegacyEntry(base_offset, length, magic, pos, data)
                 else:
-                    yield Batch(unpack(data, 0), pos, data)
+                    yield Batch(unpack(buf, off), pos, data)
                 off += total
         finally:
             self.close()
@@ -449,9 +452,9 @@ def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
                                   r.key, r.value, r.headers, r.attributes) for r in records)
     if batch.compression:
         # compressor output is not canonical: keep the original block if it decodes to the same bytes
-        body = (batch.data[HEADER_SIZE:] if batch.records_bytes() == body
+        body = (bytes(batch.data[HEADER_SIZE:]) if batch.records_bytes() == body
                 else compression.compress(batch.compression, body))
-    after_crc = batch.data[CRC_START:HEADER_SIZE] + body
+    after_crc = bytes(batch.data[CRC_START:HEADER_SIZE]) + body
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
     return struct.pack(">qiibI", batch.base_offset, length, batch.leader_epoch, batch.magic,
                        crc32c.crc32c(after_crc)) + after_crc

@@ -50,8 +50,10 @@ class LogState:
 
 
 def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
-                 expect_epoch: int | None = None, metadata: bool | None = None) -> FileReport:
-    """Scan one record-batch file; `state` carries offsets/epochs across segments."""
+                 expect_epoch: int | None = None, metadata: bool | None = None, deep: bool = True) -> FileReport:
+    """Scan one record-batch file; `state` carries offsets/epochs across segments.
+    With deep=False only control batches are decoded (a batch-level pass: headers,
+    lengths, CRCs, offsets, epochs); record tallies then cover control records only."""
     kind = K.kind_of(path)
     rep = FileReport(path, kind)
     probs = rep.problems
@@ -133,6 +135,14 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
             dh_batches += 1
         if b.producer_id >= 0:
             producer_ids.add(b.producer_id)
+        if not deep and not b.attributes & 0x20:
+            records += b.record_count   # batch-level pass: data records are not decoded
+            if b.max_timestamp > (max_ts if max_ts is not None else -1 << 63):
+                max_ts = b.max_timestamp
+            last_ctl = None
+            if batches == 1:
+                first_ctl = None
+            continue
         try:
             recs = b.records()
         except BatchError as ex:
@@ -207,8 +217,10 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
         "broker_mv_ranges": sorted([list(x) for x in broker_mv]), "frame_versions": sorted(frames),
         "ts_types": sorted(ts_types), "min_ts": min_ts, "max_ts": max_ts, "crc_bad": len(crc_bad),
         "crc_bad_offsets": crc_bad, "first_batch_ctl": first_ctl, "last_batch_ctl": last_ctl,
-        "size": os.path.getsize(path), "torn_tail": torn,
+        "size": os.path.getsize(path), "torn_tail": torn, "deep": deep,
     }
+    if not deep:
+        rep.stats["min_ts"] = None  # not known without the records
     return rep
 
 
@@ -302,7 +314,7 @@ def _sibling_log(path: str) -> str:
     return os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".log")
 
 
-def verify_paths(paths: list[str]) -> list[FileReport]:
+def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory."""
     from ..errors import InputError
 
@@ -317,14 +329,14 @@ def verify_paths(paths: list[str]) -> list[FileReport]:
         logs = sorted((f for f in fs if kinds[f] == K.LOG), key=lambda f: (K.base_offset_of(f) or 0, f))
         metadata = bool(logs) and is_metadata_log(logs[0])
         for f in logs:
-            reports.append(scan_batches(f, contiguous=metadata, state=st, metadata=metadata))
+            reports.append(scan_batches(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
         for f in fs:
             kind = kinds[f]
             if kind == K.LOG:
                 continue
             if kind in (K.SNAPSHOT, K.BOOTSTRAP):
                 sid = K.snapshot_id(f)
-                rep = scan_batches(f, contiguous=True, expect_epoch=(sid[1] if sid else 0))
+                rep = scan_batches(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
                 if kind == K.SNAPSHOT and sid is None:
                     rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
                                                 "epoch>.checkpoint", "snapshot-name"))

@@ -273,7 +273,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     if not paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
     for p in paths:
-        check_readable(p)
+        if K.kind_of(p) != K.UNKNOWN or os.path.isdir(p):  # Kafka ignores unknown names unread
+            check_readable(p)
     opts = R.Options(
         deep=deep or print_data or metadata_decoder,
         print_data=print_data or metadata_decoder,
@@ -312,9 +313,78 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     return 1 if result.problems or result.errors else 0
 
 
+def _kv(d: dict) -> str:
+    return " ".join(f"{k}: {json_line(v) if isinstance(v, (list, dict)) or v is None else v}" for k, v in d.items())
+
+
 def dump_other(path, kind, sink: Sink, *, as_json, result, opts, verify_index_only,
                index_sanity_check, max_message_size) -> None:
-    if kind == K.UNKNOWN or kind == K.OFFSET_CHECKPOINT:
+    """The files that are not record batches: Kafka's lines where Kafka has them
+    (indexes, producer state, txn index), `key: value` lines of ours otherwise."""
+    from .storage import files as F
+
+    def emit(lines, errs=()):
+        if as_json:
+            return
+        sink.lines(lines)
+        for e in errs:
+            sink.error(e)
+
+    if kind in (K.INDEX, K.TIMEINDEX):
+        from .storage import indexes
+        if kind == K.INDEX:
+            out, err = indexes.dump_index_lines(path, verify_only=verify_index_only,
+                                                sanity_check=index_sanity_check, max_message_size=max_message_size)
+        else:
+            out, err = indexes.dump_timeindex_lines(path, verify_only=verify_index_only,
+                                                    sanity_check=index_sanity_check)
+        if as_json:
+            entries = (indexes.read_offset_index(path) if kind == K.INDEX else indexes.read_time_index(path))
+            key = ("offset", "position") if kind == K.INDEX else ("timestamp", "offset")
+            sink.line(json_line({"kind": kind, "file": path, "entries": [dict(zip(key, e)) for e in entries],
+                                 "mismatches": err}))
+        if err:
+            result.problems += 1
+        emit(out, err)
+    elif kind == K.PRODUCER_SNAPSHOT:
+        from .storage import producer_state
+        if as_json:
+            sink.line(json_line({"kind": kind, "file": path,
+                                 "producers": [e.to_json() if hasattr(e, "to_json") else vars(e)
+                                               for e in producer_state.read_producer_snapshot(path)]}))
+        emit(list(producer_state.producer_snapshot_lines(path)))
+    elif kind == K.TXNINDEX:
+        from .storage import producer_state
+        out, err = producer_state.txn_index_lines(path)
+        if as_json:
+            sink.line(json_line({"kind": kind, "file": path,
+                                 "entries": [e._asdict() if hasattr(e, "_asdict") else vars(e)
+                                             for e in producer_state.read_txn_index(path)]}))
+        if err:
+            result.problems += 1
+        emit(out, err)
+    elif kind == K.QUORUM_STATE:
+        qs = F.read_quorum_state(path)
+        if as_json:
+            sink.line(json_line({"kind": kind, "file": path, **qs}))
+        emit([f"Quorum state (data_version {qs['data_version']}): " + _kv(
+            {k: v for k, v in qs.items() if k != "data_version"})])
+    elif kind == K.EPOCH_CHECKPOINT:
+        entries = F.read_epoch_checkpoint(path)
+        if as_json:
+            sink.line(json_line({"kind": kind, "file": path,
+                                 "entries": [{"epoch": e, "startOffset": o} for e, o in entries]}))
+        emit([f"Leader epoch checkpoint: {len(entries)} entries"] +
+             [f"epoch: {e} startOffset: {o}" for e, o in entries])
+    elif kind == K.META_PROPERTIES:
+        props = F.read_meta_properties(path)
+        if as_json:
+            sink.line(json_line({"kind": kind, "file": path, **props}))
+        emit([_kv(props)])
+    elif kind == K.PARTITION_METADATA:
+        pm = F.read_partition_metadata(path)
+        if as_json:
+            sink.line(json_line({"kind": kind, "file": path, **pm}))
+        emit([_kv(pm)])
+    else:
         sink.error(f"Ignoring unknown file {path}")
-        return
-    raise InputError(f"{path}: dumping {kind} files is not implemented yet")

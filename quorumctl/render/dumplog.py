@@ -144,7 +144,7 @@ def batch_json(path: str, b: Batch, records, crc_ok: bool, decode_metadata: bool
     """The JSON object of one batch (documented in docs/dump-log.md)."""
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
     obj = {
-        "file": path, "position": b.position, "baseOffset": b.base_offset,
+        "kind": "batch", "file": path, "position": b.position, "baseOffset": b.base_offset,
         "lastOffset": b.base_offset + b.last_offset_delta, "count": b.record_count,
         "baseSequence": b.base_sequence, "lastSequence": b.last_sequence,
         "producerId": b.producer_id, "producerEpoch": b.producer_epoch,

@@ -1,0 +1,216 @@
+"""`quorumctl state` on real replicas (corpus, Kafka fixtures) and on generated
+divergence scenarios: values must match the files and Kafka's rules."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from quorumctl.storage.synth import B, write_replica
+from samples import CORPUS, FIXTURES, SHARED
+from storage_cli import cli
+
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (corpus and fixtures live there)")
+
+
+def state_json(*dirs):
+    code, out, err = cli("state", "-o", "json", *map(str, dirs))
+    assert err == "", err
+    return code, json.loads(out)
+
+
+# -- the corpus: the three voters of real clusters ------------------------------------
+
+CLUSTERS = {
+    # name: ([replica dirs], per replica (node, leader, leader epoch, log end, epochs, snapshots), winner, tied)
+    "hiage__kafka-raft": (["data/kafka1", "data/kafka2", "data/kafka3"],
+                          [(1, 1, 1, 2982, [[1, 0]], []), (2, 1, 1, 2986, [[1, 0]], []),
+                           (3, 1, 1, 2989, [[1, 0]], [])], "node 3", []),
+    "Viso-Lake__kafka_service": (["kafka1/data", "kafka2/data", "kafka3/data"],
+                                 [(n, 1, 1, 1193, [[1, 0]], []) for n in (1, 2, 3)],
+                                 "node 1", ["node 1", "node 2", "node 3"]),
+    "ftmhxp__real-time-data-streaming-pipeline": (
+        ["kafka1/data", "kafka2/data", "kafka3/data"],
+        [(1, 3, 5, 13057, [[1, 0], [2, 12143]], [[7268, 1]]), (2, 3, 5, 13057, [[1, 0], [2, 12143]], [[7269, 1]]),
+         (3, 3, 5, 13057, [[1, 0], [2, 12143]], [[7268, 1]])], "node 1", ["node 1", "node 2", "node 3"]),
+    "nurlan-abdullazada__Docker-compose": (
+        ["data/kafka1", "data/kafka2", "data/kafka3"],
+        [(n, 1, 3, 188, [[1, 0], [2, 69], [3, 70]], []) for n in (1, 2, 3)], "node 1",
+        ["node 1", "node 2", "node 3"]),
+    "mavila01-prog__kafka_tutorial": (
+        ["kafka1/data", "kafka2/data", "kafka3/data"],
+        [(n, 3, 9, 3088, [[2, 0], [9, 84]], []) for n in (1, 2, 3)], "node 1", ["node 1", "node 2", "node 3"]),
+}
+
+
+def catalog():
+    with open(CORPUS / "CATALOG.json") as f:
+        return json.load(f)
+
+
+@needs_shared
+@pytest.mark.parametrize("name", sorted(CLUSTERS))
+def test_corpus_clusters(name):
+    rels, expect, winner, tied = CLUSTERS[name]
+    code, doc = state_json(*(CORPUS / name / r for r in rels))
+    assert code == 0
+    for j, (node, leader, epoch, end, epochs, snaps) in zip(doc["replicas"], expect):
+        assert (j["node_id"], j["leader_id"], j["leader_epoch"], j["log_end_offset"]) == (node, leader, epoch, end)
+        assert j["log_start_offset"] == 0 and j["epochs"] == epochs
+        assert j["last_epoch"] == epochs[-1][0]
+        assert [[s["end_offset"], s["epoch"]] for s in j["snapshots"]] == snaps
+        assert j["voters"]["ids"] == [1, 2, 3] and j["voters"]["source"] == "quorum-state"
+        assert j["problems"] == []
+    c = doc["comparison"]
+    assert c["winner"] == winner and c["tied"] == tied
+    assert all(f["kind"] == "none" for f in c["followers"])
+
+
+@needs_shared
+def test_corpus_agrees_with_the_catalog():
+    """Every multi-replica cluster: log end offsets, epochs and quorum-state as the
+    independent catalogue computed them."""
+    cat = catalog()
+    checked = 0
+    for repo, entry in cat.items():
+        local = repo.replace("/", "__", 1)
+        pdirs = {}
+        for f in entry["files"]:
+            parts = f["local"].split("/")
+            if "_history" in parts or "__cluster_metadata-0" not in parts:
+                continue
+            pd = "/".join(parts[:parts.index("__cluster_metadata-0") + 1])
+            pdirs.setdefault(pd, []).append(f)
+        if len(pdirs) < 2:
+            continue
+        for pd, fs in pdirs.items():
+            logs = [f for f in fs if f["kind"] == "metadata-log"]
+            if not logs:
+                continue
+            code, doc = state_json(SHARED / "corpus" / pd)
+            j = doc["replicas"][0]
+            assert j["log_end_offset"] == max(f["stats"]["last_offset"] for f in logs) + 1, pd
+            assert {e for e, _ in j["epochs_in_log"]} == set().union(*(f["stats"]["epochs"] for f in logs)), pd
+            qs = next(f["stats"] for f in fs if f["kind"] == "quorum-state")
+            assert (j["leader_id"], j["leader_epoch"], j["voted_id"]) == \
+                (qs["leaderId"], qs["leaderEpoch"], qs["votedId"]), pd
+            lec = next(f["stats"]["lines"] for f in fs if f["kind"] == "leader-epoch-checkpoint")
+            assert j["epoch_checkpoint"] == [[int(x) for x in ln.split()] for ln in lec[2:]], pd
+            checked += 1
+    assert checked >= 20
+
+
+# -- Kafka's own fixtures -----------------------------------------------------------
+
+@needs_shared
+def test_fixture_37_static():
+    base = FIXTURES / "kafka-3.7.0-static" / "data"
+    code, doc = state_json(*(base / n for n in ("c1", "c2", "c3", "b4")))
+    assert code == 0
+    ends = [j["log_end_offset"] for j in doc["replicas"]]
+    assert ends == [854, 854, 801, 801]
+    latest = [(j["latest_snapshot"]["end_offset"], j["latest_snapshot"]["epoch"]) for j in doc["replicas"]]
+    assert latest == [(850, 20), (851, 20), (770, 20), (769, 20)]
+    for j in doc["replicas"]:
+        assert (j["leader_id"], j["leader_epoch"], j["voted_id"]) == (1, 20, -1)
+        assert j["epochs"] == [[2, 0], [7, 335], [20, 408]] == j["epoch_checkpoint"]
+        assert j["voters"]["ids"] == [1, 2, 3]
+        assert j["cluster_id"] == "XFBpci3ORzK2hz44Gtmrwg"
+    assert [len(j["snapshots"]) for j in doc["replicas"]] == [21, 21, 19, 19]
+    assert doc["replicas"][0]["producer_snapshots"] == [854]
+    c = doc["comparison"]
+    assert c["winner"] == "node 1" and c["tied"] == ["node 1", "node 2"]
+    assert c["election_key"] == {"last_epoch": 20, "end_offset": 854}
+    assert [f["kind"] for f in c["followers"]] == ["none", "none", "none"]
+
+
+@needs_shared
+def test_fixture_39_dynamic():
+    base = FIXTURES / "kafka-3.9.0-dynamic" / "data"
+    code, doc = state_json(*(base / n for n in ("c1", "c2", "c3", "b4")))
+    assert code == 0
+    c1, c2, c3, b4 = doc["replicas"]
+    assert c1["quorum_state"]["data_version"] == 1 and c1["voted_directory_id"] == "AAAAAAAAAAAAAAAAAAAAAA"
+    assert c2["quorum_state"]["data_version"] == 0 and c2["quorum_state"]["currentVoters"] == []
+    for j in doc["replicas"]:
+        assert (j["leader_id"], j["leader_epoch"], j["log_end_offset"], j["epochs"]) == (1, 1, 315, [[1, 0]])
+        assert j["kraft_version"] == 1
+        assert j["voters"]["ids"] == [1, 2, 3] and j["voters"]["dynamic"]
+        dirs = {v["id"]: v["directory_id"] for v in j["voters"]["voters"]}
+        assert dirs[1] == "DfqkWOlJTZ-abG8pUGocIA" and dirs[2] == "4BuDMaJKttH3vcqDCog2og"
+        assert j["voters"]["voters"][0]["endpoints"] == ["CONTROLLER://localhost:19191"]
+    # c1 was the --standalone voter: its bootstrap snapshot 0-0 is there; voters from the latest snapshot
+    assert [s["end_offset"] for s in c1["snapshots"]][:1] == [0]
+    assert c1["voters"]["source"] == "snapshot 00000000000000000296-0000000001.checkpoint"
+    assert b4["voters"]["source"].startswith("log offset ")
+    assert c1["directory_id"] == "DfqkWOlJTZ-abG8pUGocIA"
+    assert doc["comparison"]["tied"] == ["node 1", "node 2", "node 3", "node 4"]
+
+
+@needs_shared
+def test_state_accepts_partition_dir_and_config(tmp_path):
+    pdir = FIXTURES / "kafka-3.7.0-static" / "data" / "c3" / "__cluster_metadata-0"
+    code, doc = state_json(pdir)
+    assert doc["replicas"][0]["node_id"] == 3 and doc["replicas"][0]["log_end_offset"] == 801
+    cfg = tmp_path / "s.properties"
+    cfg.write_text(f"process.roles=controller\nnode.id=3\nlog.dirs={pdir.parent}\n")
+    code, out, err = cli("state", "-o", "json", "-c", cfg)
+    assert code == 0 and json.loads(out)["replicas"][0]["log_end_offset"] == 801
+
+
+@needs_shared
+def test_state_text_and_table():
+    base = FIXTURES / "kafka-3.7.0-static" / "data"
+    code, out, _ = cli("state", "-o", "text", base / "c1", base / "c3")
+    assert code == 0
+    assert "  log end offset: 854\n" in out and "  log end offset: 801\n" in out
+    assert "  epochs: 2@0, 7@335, 20@408\n" in out
+    assert "  quorum-state: v0: leader 1, epoch 20, voted for -1, voters [1, 2, 3]\n" in out
+    assert "Most up to date: node 1 (last epoch 20, log end offset 854)\n" in out
+    assert "  node 3: its log is a prefix of node 1's; nothing to truncate\n" in out
+    code, out, _ = cli("state", "-o", "table", base / "c1", base / "c3")
+    assert code == 0 and "most up to date" in out and "854" in out
+
+
+# -- generated divergence: state names the winner and the divergence point ---------
+
+def test_state_divergence_scenarios(tmp_path):
+    leader = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
+    write_replica(str(tmp_path / "l"), leader, node_id=1)
+    write_replica(str(tmp_path / "e"), [B(1), B(1), B(1), B(4), B(4), B(4, tag="x"), B(4, tag="x")], node_id=2)
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2, tag="f")] * 3 + [B(3, tag="f")] * 5, node_id=3)
+    code, doc = state_json(tmp_path / "l", tmp_path / "e", tmp_path / "f")
+    assert code == 0
+    c = doc["comparison"]
+    assert c["winner"] == "node 1" and c["election_key"] == {"last_epoch": 6, "end_offset": 10}
+    e, f = c["followers"]
+    assert (e["kind"], e["diverging_epoch"], e["truncate_to"], e["new_end_offset"]) == \
+        ("diverging", {"epoch": 4, "end_offset": 5}, 5, 5)
+    assert (f["kind"], f["diverging_epoch"], f["truncate_to"]) == ("diverging", {"epoch": 1, "end_offset": 3}, 3)
+    code, out, _ = cli("state", "-o", "text", tmp_path / "l", tmp_path / "f")
+    assert "  node 3: diverges from node 1: DivergingEpoch(epoch=1, endOffset=3); truncates to 3\n" in out
+
+
+def test_state_reports_problems(tmp_path):
+    pdir = write_replica(str(tmp_path / "r"), [B(1, 3), B(2, 2)], checkpoint=[(1, 0), (2, 4)])
+    with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as fh:
+        fh.write(b"\x00" * 7)   # a torn tail
+    code, doc = state_json(tmp_path / "r")
+    assert code == 1
+    probs = doc["replicas"][0]["problems"]
+    assert any("7 bytes too few for a batch header" in p for p in probs)
+    assert any("epochs [1@0, 2@4] do not match the epochs in the log [1@0, 2@3]" in p for p in probs)
+    # Kafka keeps the checkpoint's entry for an epoch it already knows
+    assert doc["replicas"][0]["epochs"] == [[1, 0], [2, 4]]
+
+
+def test_state_input_errors(tmp_path):
+    code, out, err = cli("state", tmp_path / "nope")
+    assert code == 2 and err.startswith("quorumctl: error: ") and "no such directory" in err
+    (tmp_path / "empty").mkdir()
+    code, out, err = cli("state", tmp_path / "empty")
+    assert code == 2 and "has no __cluster_metadata-0 directory" in err
+    code, out, err = cli("state")
+    assert code == 2 and "give at least one log dir" in err

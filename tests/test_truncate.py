@@ -1,0 +1,277 @@
+"""`quorumctl truncate`: divergence scenarios written with the project's writer;
+after --apply the follower holds exactly the common prefix, with a valid
+index, epoch checkpoint and snapshots, and `verify` is clean."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from quorumctl.storage import files as F
+from quorumctl.storage import segments as S
+from quorumctl.storage.synth import B, write_replica
+from storage_cli import assert_verify_clean, cli, tree
+
+FIG7_LEADER = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
+
+
+def log_bytes(pdir) -> bytes:
+    pf = S.scan_partition(str(pdir))
+    return b"".join(open(s.log, "rb").read() for s in pf.segments if s.log)
+
+
+def plan_json(*args):
+    code, out, err = cli("truncate", "-o", "json", *map(str, args))
+    return code, (json.loads(out) if out.strip() else None), err
+
+
+def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None):
+    """truncate FOLLOWER --reference LEADER --apply, then: the follower's log is the
+    leader's prefix up to expect_end, checkpoint and indexes consistent, verify clean,
+    and a second state run finds nothing to truncate."""
+    lp = tmp_path / leader / "__cluster_metadata-0"
+    fp = tmp_path / follower / "__cluster_metadata-0"
+    code, doc, err = plan_json(tmp_path / follower, "--reference", tmp_path / leader, "--apply")
+    assert code == 0, err
+    assert doc["applied"]["applied"] and doc["plan"]["log_end_offset_after"] == expect_end
+    fb = log_bytes(fp)
+    assert fb == log_bytes(lp)[:len(fb)]
+    pf = S.scan_partition(str(fp))
+    assert S.scan_log(pf).log_end == expect_end
+    cp = F.read_epoch_checkpoint(str(fp / "leader-epoch-checkpoint"))
+    if expect_epochs is not None:
+        assert cp == expect_epochs
+    for seg in pf.segments:
+        idx, problem = S.read_offset_index(seg.index, seg.base_offset)
+        assert problem is None and all(o < expect_end for o, _ in idx)
+    assert_verify_clean(tmp_path / follower)
+    code, out, _ = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower)
+    assert json.loads(out)["comparison"]["followers"][0]["kind"] == "none"
+    return doc
+
+
+# -- the Raft paper's figure 7 ---------------------------------------------------------
+
+@pytest.mark.parametrize("name,follower,end,epochs", [
+    ("c", FIG7_LEADER + [B(6, tag="c")], 10, [(1, 0), (4, 3), (5, 5), (6, 7)]),
+    ("d", FIG7_LEADER + [B(7, tag="d"), B(7, tag="d")], 10, [(1, 0), (4, 3), (5, 5), (6, 7)]),
+    ("e", FIG7_LEADER[:5] + [B(4, tag="e"), B(4, tag="e")], 5, [(1, 0), (4, 3)]),
+    ("f", [B(1)] * 3 + [B(2, tag="f")] * 3 + [B(3, tag="f")] * 5, 3, [(1, 0)]),
+])
+def test_figure7_followers(tmp_path, name, follower, end, epochs):
+    write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
+    write_replica(str(tmp_path / name), follower, node_id=2, index_interval=60)
+    apply_and_check(tmp_path, name, "leader", end, epochs)
+
+
+@pytest.mark.parametrize("follower", [FIG7_LEADER[:9], FIG7_LEADER[:4]])
+def test_figure7_prefix_followers_are_left_alone(tmp_path, follower):
+    write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
+    write_replica(str(tmp_path / "f"), follower, node_id=2)
+    before = tree(tmp_path / "f")
+    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "leader", "--apply")
+    assert code == 0 and not doc["plan"]["changes"] and "already a prefix" in doc["plan"]["reason"]
+    assert tree(tmp_path / "f") == before
+
+
+def test_kip101_divergence(tmp_path):
+    # A kept m2 written in epoch 0; B, leader in epoch 1, wrote m3 at offset 1
+    write_replica(str(tmp_path / "b"), [B(0), B(1, tag="m3")], node_id=2)
+    write_replica(str(tmp_path / "a"), [B(0), B(0, tag="m2")], node_id=1)
+    doc = apply_and_check(tmp_path, "a", "b", 1, [(0, 0)])
+    assert doc["plan"]["divergence"]["diverging_epoch"] == {"epoch": 0, "end_offset": 1}
+
+
+def test_kip101_no_loss(tmp_path):
+    # the follower kept what the leader has: nothing is truncated (a high-watermark
+    # truncation would have dropped m2)
+    write_replica(str(tmp_path / "a"), [B(0), B(0)], node_id=1)
+    write_replica(str(tmp_path / "b"), [B(0), B(0)], node_id=2)
+    code, doc, _ = plan_json(tmp_path / "b", "--reference", tmp_path / "a")
+    assert code == 0 and not doc["plan"]["changes"]
+
+
+def test_divergence_inside_a_batch(tmp_path):
+    write_replica(str(tmp_path / "l"), [B(1, 10), B(3, 3), B(5, 4)], node_id=1)
+    write_replica(str(tmp_path / "f"), [B(1, 10), B(3, 5, tag="x")], node_id=2)
+    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l")
+    p = doc["plan"]
+    assert p["divergence"]["truncate_to"] == 13 and p["target_offset"] == 10
+    # the Fetch exchange already accounts for whole batches: the follower ends at 10
+    assert p["cut_segment"]["offsets_dropped"] == [10, 14]
+    apply_and_check(tmp_path, "f", "l", 10, [(1, 0)])
+
+
+def test_to_offset_inside_a_batch_cuts_the_whole_batch(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1, 10), B(3, 5)], node_id=2)
+    code, doc, _ = plan_json(tmp_path / "f", "--to-offset", 12)
+    p = doc["plan"]
+    assert code == 0 and p["log_end_offset_after"] == 10 and p["cut_segment"]["target_inside_batch"] == [10, 14]
+    code, out, _ = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 12)
+    assert "  offset 12 is inside batch 10..14: Kafka truncates whole batches\n" in out
+    assert "  log end offset: 15 -> 10\n" in out and out.endswith("Run again with --apply to do it.\n")
+
+
+def test_divergence_spanning_segments(tmp_path):
+    common = [B(1, 3), B(1, 3), B(2, 3)]
+    write_replica(str(tmp_path / "l"), common + [B(4, 3)] * 9, node_id=1, segment_starts=(4, 8))
+    write_replica(str(tmp_path / "f"), common + [B(3, 3, tag="old")] * 9, node_id=2, segment_starts=(4, 8),
+                  producer_snapshots=(6, 9, 21, 36), index_interval=100)
+    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l")
+    p = doc["plan"]
+    assert [s["base_offset"] for s in p["removed_segments"]] == [12, 24]
+    assert p["cut_segment"]["base_offset"] == 0 and p["cut_segment"]["offsets_dropped"] == [9, 11]
+    assert [s["offset"] for s in p["removed_producer_snapshots"]] == [21, 36]
+    before = tree(tmp_path / "f" / "__cluster_metadata-0")
+    doc = apply_and_check(tmp_path, "f", "l", 9, [(1, 0), (2, 6)])
+    pdir = tmp_path / "f" / "__cluster_metadata-0"
+    assert sorted(os.listdir(pdir)) == [
+        "00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
+        "00000000000000000006.snapshot", "00000000000000000009.snapshot", "leader-epoch-checkpoint",
+        "partition.metadata", "quorum-state"]
+    # the backup holds exactly what was removed or replaced, byte for byte
+    backup = doc["applied"]["backup_dir"]
+    saved = tree(os.path.join(backup, "__cluster_metadata-0"))
+    assert sorted(saved) == sorted(doc["applied"]["backed_up"])
+    assert set(saved) == {"00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
+                          "00000000000000000012.index", "00000000000000000012.log", "00000000000000000012.timeindex",
+                          "00000000000000000024.index", "00000000000000000024.log", "00000000000000000024.timeindex",
+                          "00000000000000000021.snapshot", "00000000000000000036.snapshot",
+                          "leader-epoch-checkpoint"}
+    assert all(saved[k] == before[k] for k in saved)
+    assert json.load(open(os.path.join(backup, "plan.json")))["status"] == "done"
+
+
+def test_divergence_below_a_snapshot_needs_force(tmp_path):
+    common = [B(1, 2), B(1, 2), B(2, 1)]
+    write_replica(str(tmp_path / "l"), common + [B(4, 2)] * 3, node_id=1)
+    write_replica(str(tmp_path / "f"), common + [B(3, 2, tag="x")] * 3, node_id=2, snapshots=[(3, 1), (9, 3)])
+    before = tree(tmp_path / "f")
+    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l", "--apply")
+    assert code == 1 and "below the latest snapshot's end offset 9" in doc["plan"]["refused"]
+    assert doc["applied"] is None and tree(tmp_path / "f") == before
+    code, out, err = cli("truncate", tmp_path / "f", "--reference", tmp_path / "l", "--apply", "-o", "text")
+    assert code == 1 and "refused: the new log end offset 5 is below" in out
+    code, doc, err = plan_json(tmp_path / "f", "--reference", tmp_path / "l", "--apply", "--force")
+    assert code == 0, err
+    assert [s["end_offset"] for s in doc["plan"]["removed_snapshots"]] == [9]
+    pdir = tmp_path / "f" / "__cluster_metadata-0"
+    assert S.SNAPSHOT_RE.match("00000000000000000003-0000000001.checkpoint")
+    assert "00000000000000000003-0000000001.checkpoint" in os.listdir(pdir)
+    assert "00000000000000000009-0000000003.checkpoint" not in os.listdir(pdir)
+    assert_verify_clean(tmp_path / "f")
+
+
+def test_diverging_epoch_and_end_offset(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3 + [B(3)] * 5, node_id=2)
+    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 1, "--end-offset", 3)
+    assert code == 0 and doc["plan"]["log_end_offset_after"] == 3
+    assert "the local end of epoch 1 is 3: min(3, 3) = 3" in doc["plan"]["reason"]
+    # an epoch this replica never saw: it truncates to the end of the epoch below it
+    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 4, "--end-offset", 20)
+    assert doc["plan"]["log_end_offset_after"] == 11 and not doc["plan"]["changes"]
+    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 2, "--end-offset", 5)
+    assert doc["plan"]["log_end_offset_after"] == 5
+    # epoch 0: min(end offset, log end)
+    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 0, "--end-offset", 4)
+    assert doc["plan"]["log_end_offset_after"] == 4 and "epoch 0: min(end offset 4, log end 11)" in doc["plan"]["reason"]
+
+
+def test_option_errors(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1)] * 3, node_id=2)
+    for args in ([], ["--to-offset", "1", "--diverging-epoch", "1", "--end-offset", "1"], ["--diverging-epoch", "1"],
+                 ["--to-offset", "-1"]):
+        code, out, err = cli("truncate", tmp_path / "f", *args)
+        assert code == 2 and err.startswith("quorumctl: error: ") and err.count("\n") == 1, (args, err)
+    write_replica(str(tmp_path / "other"), [B(1)] * 3, node_id=1, cluster_id="rTcAzcTXQpG_6c1zYns8Xw")
+    code, out, err = cli("truncate", tmp_path / "f", "--reference", tmp_path / "other")
+    assert code == 2 and "belongs to cluster rTcAzcTXQpG_6c1zYns8Xw" in err
+
+
+def test_dry_run_changes_nothing(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2, snapshots=[(2, 1)])
+    before = tree(tmp_path)
+    code, out, _ = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 4)
+    assert code == 0 and "dry run" in out and "rewrite leader-epoch-checkpoint: 1@0, 2@3 -> 1@0, 2@3" not in out
+    assert "  cut 00000000000000000000.log at byte" in out
+    assert tree(tmp_path) == before
+
+
+def test_snapshot_answer_is_refused(tmp_path):
+    # the reference's log starts at 30 (after its snapshot); this replica ends at 10
+    write_replica(str(tmp_path / "l"), [B(1, 10)] * 5, node_id=1, log_start=30, snapshots=[(30, 1)])
+    write_replica(str(tmp_path / "f"), [B(1, 10)], node_id=2)
+    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l", "--apply")
+    assert code == 1 and "must fetch that snapshot" in doc["plan"]["refused"]
+
+
+def test_damaged_log_is_refused(tmp_path):
+    pdir = write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2)
+    with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as fh:
+        fh.write(b"\x01\x02\x03")
+    code, doc, _ = plan_json(tmp_path / "f", "--to-offset", 2, "--apply")
+    assert code == 1 and "the log is damaged" in doc["plan"]["refused"]
+
+
+def test_backup_dir_inside_the_log_dir_is_refused(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2)
+    before = tree(tmp_path / "f")
+    code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 2, "--apply", "--backup-dir", tmp_path / "f" / "bk")
+    assert code == 1 and "inside the log dir" in err
+    assert tree(tmp_path / "f") == before
+
+
+# -- the lock ------------------------------------------------------------------------
+
+HOLD = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def hold_lock(path):
+    p = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "locked"
+    return p
+
+
+def test_apply_refuses_while_kafka_holds_the_lock(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
+    holder = hold_lock(tmp_path / "f" / ".lock")
+    try:
+        before = tree(tmp_path / "f")
+        code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 3, "--apply")
+        assert code == 1
+        assert err == (f"quorumctl: error: Failed to acquire lock on file .lock in {tmp_path / 'f'}. A Kafka instance "
+                       "in another process or thread is using this directory. Stop that Kafka process (broker or "
+                       "controller) before changing its files offline.\n")
+        assert tree(tmp_path / "f") == before
+        code, out, err = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 3)
+        assert code == 0 and f"note: process {holder.pid} holds" in out
+    finally:
+        holder.kill()
+        holder.wait()
+    # a leftover .lock nobody holds does not block
+    code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 3, "--apply")
+    assert code == 0, err
+    assert S.scan_log(S.scan_partition(str(tmp_path / "f" / "__cluster_metadata-0"))).log_end == 3
+
+
+def test_json_plan_shape(tmp_path):
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2, producer_snapshots=(6,))
+    code, doc, _ = plan_json(tmp_path / "f", "--to-offset", 3)
+    p = doc["plan"]
+    assert doc["dry_run"] and doc["applied"] is None
+    assert (p["mode"], p["log_end_offset_before"], p["log_end_offset_after"], p["last_epoch_before"],
+            p["last_epoch_after"]) == ("to-offset", 6, 3, 2, 1)
+    assert p["epochs_before"] == [[1, 0], [2, 3]] and p["epochs_after"] == [[1, 0]]
+    assert p["rewrite_leader_epoch_checkpoint"] and p["removed_producer_snapshots"][0]["offset"] == 6
+    assert {c["kind"] for c in p["index_changes"]} == {"index", "timeindex"}

@@ -172,6 +172,8 @@ class QuorumClient:
                 self._leader = None
             sleep = backoff * (0.8 + 0.4 * random.random())
             if time.monotonic() + sleep >= self.deadline:
+                if isinstance(last, NodeError):
+                    raise last  # its own message says what timed out or broke
                 took = time.monotonic() - t0
                 raise ClusterError(f"{what}: gave up after {took:.1f} s: {last}") from None
             time.sleep(sleep)
@@ -252,6 +254,10 @@ class QuorumClient:
                 if e.kind == "unsupported" and key == M.DESCRIBE_QUORUM:
                     raise NodeError(conn.name, f"{conn.name} does not support DescribeQuorum (API 55): "
                                                "not a KRaft cluster, or Kafka older than 2.8", "unsupported") from None
+                if e.kind == "timeout" and self.mode == "server":
+                    raise NodeError(e.address, f"{e} (the broker forwards {what} to the active controller: "
+                                               "the quorum may have no leader; `quorumctl describe health` "
+                                               "probes every controller)", e.kind) from None
                 raise
             return handle(conn, version, resp)
         return self._with_retries(what, attempt)

@@ -213,6 +213,8 @@ class SimulatedCluster:
         return self
 
     def stop(self):
+        for e in self.endpoints:   # signal all first, then wait: the accept loops poll every 0.1 s
+            e.stop(join=False)
         for e in self.endpoints:
             e.stop()
 
@@ -338,6 +340,8 @@ class SimNode:
 
     # -- lifecycle ----------------------------------------------------------------------
     def start(self) -> "SimNode":
+        if self.running:
+            return self
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind((self.host, self.port))
@@ -352,7 +356,7 @@ class SimNode:
         self._threads.append(t)
         return self
 
-    def stop(self):
+    def stop(self, join: bool = True):
         self._stop.set()
         self.running = False
         if self._sock is not None:
@@ -371,6 +375,8 @@ class SimNode:
                 except OSError:
                     pass
             self._clients.clear()
+        if not join:
+            return
         for t in self._threads:
             t.join(timeout=2)
         self._threads = [t for t in self._threads if t.is_alive()]

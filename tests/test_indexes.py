@@ -300,6 +300,14 @@ def test_index_entry_not_at_batch_boundary(seg):
     assert f"batches start at {bs[4][2]} and {bs[5][2]}" in p.message
 
 
+def test_index_entry_inside_the_last_batch(seg):
+    tmp, log, bs = seg
+    idx = write_index(tmp, [(23, bs[-1][2] + 3)])
+    [p] = I.check_offset_index(idx)
+    assert (p.kind, p.position, p.offset) == ("index-not-batch-boundary", 0, 23)
+    assert f"inside the log's last batch, which starts at {bs[-1][2]}" in p.message
+
+
 def test_decreasing_entries(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[6][1], bs[6][2]), (bs[3][1], bs[3][2])])

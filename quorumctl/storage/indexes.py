@@ -702,6 +702,12 @@ def check_offset_index(index_path: str, log_path: str | None = None, base_offset
                 continue
             walker.to_position(position)
             b = walker.cur
+            if b is None and walker.prev is not None and position < walker.end:
+                problem(ip, offset, "index-not-batch-boundary",
+                        f"position {position} is inside the log's last batch, which starts at "
+                        f"{walker.prev.position} and ends at {walker.end}; expected the position of a batch "
+                        f"holding offset {offset}")
+                continue
             if b is None:
                 end = walker.end
                 detail = (f"the log has {walker.size} bytes" if end == walker.size

@@ -675,6 +675,23 @@ def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
     return out
 
 
+def _remove_stale_staging(parent: str, prefix: str) -> None:
+    """Staging directories an interrupted format left beside the log dir (nobody
+    holds their lock any more)."""
+    for name in os.listdir(parent):
+        if not name.startswith(prefix):
+            continue
+        full = os.path.join(parent, name)
+        try:
+            lock = fsutil.LogDirLock(full).acquire()
+        except (fsutil.LockHeld, OSError):
+            continue
+        try:
+            shutil.rmtree(full, ignore_errors=True)
+        finally:
+            lock.release()
+
+
 def _only_lock(path: str) -> bool:
     return os.path.isdir(path) and not os.path.ismount(path) and set(os.listdir(path)) <= {".lock"}
 
@@ -693,7 +710,9 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
     if not os.path.exists(path) or _only_lock(path):
         existed = os.path.exists(path)
         os.makedirs(parent, exist_ok=True)
-        staging = os.path.join(parent, f".{os.path.basename(path)}.quorumctl-format-{os.getpid()}")
+        prefix = f".{os.path.basename(path)}.quorumctl-format-"
+        _remove_stale_staging(parent, prefix)
+        staging = os.path.join(parent, f"{prefix}{os.getpid()}")
         fsutil.step(f"build {staging}")
         if os.path.lexists(staging):
             shutil.rmtree(staging)

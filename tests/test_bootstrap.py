@@ -1,0 +1,443 @@
+"""`quorumctl bootstrap random-uuid | format | info` against Kafka's own files
+and transcripts (reference samples, fixtures, corpus bootstrap.checkpoint files)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from quorumctl import ids
+from quorumctl.records import metadata as md
+from quorumctl.records.batch import BatchReader
+from quorumctl.storage import files as F
+from quorumctl.storage import format as FM
+from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
+from storage_cli import assert_verify_clean, cli, tree
+
+needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (Kafka's files live there)")
+CID = "rTcAzcTXQpG_6c1zYns8Xw"
+SNAP = os.path.join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")
+
+
+def decode(path):
+    """A batch file as Kafka's structure without times and CRCs: per batch (base, last,
+    epoch, control, size), its records as (type, data)."""
+    out = []
+    for b in BatchReader(str(path)):
+        recs = []
+        for r in b.records():
+            if b.is_control:
+                d = md.decode_control(r.key, r.value)
+            else:
+                d = md.decode_metadata(r.value)
+            recs.append((d.type_name, d.data))
+        out.append(((b.base_offset, b.last_offset, b.leader_epoch, b.is_control, b.size), recs))
+    return out
+
+
+def fmt(*args):
+    return cli("bootstrap", "format", *map(str, args))
+
+
+def controller_cfg(tmp_path, name="c1", node=1, extra=""):
+    p = tmp_path / f"{name}.properties"
+    p.write_text(f"process.roles=controller\nnode.id={node}\ncontroller.quorum.bootstrap.servers=localhost:19191\n"
+                 f"listeners=CONTROLLER://localhost:19191\nadvertised.listeners=CONTROLLER://localhost:19191\n"
+                 f"controller.listener.names=CONTROLLER\nlog.dirs={tmp_path / name}\n{extra}")
+    return p
+
+
+# -- random-uuid ------------------------------------------------------------------------
+
+def test_random_uuid_cli():
+    code, out, err = cli("bootstrap", "random-uuid")
+    assert code == 0 and err == ""
+    u = out.strip()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{22}", u) and not u.startswith("-") and ids.check_cluster_id(u) is None
+
+
+# -- format output against Kafka's ----------------------------------------------------
+
+@needs_shared
+@pytest.mark.parametrize("release,kafka_file", [
+    ("3.7-IV4", FIXTURES / "kafka-3.7.0-static" / "data" / "c1" / "bootstrap.checkpoint"),
+    ("3.9-IV0", FIXTURES / "kafka-3.9.0-dynamic" / "data" / "c2" / "bootstrap.checkpoint"),
+    ("3.3", CORPUS / "hiage__kafka-raft" / "data" / "kafka1" / "bootstrap.checkpoint"),
+    ("3.5", CORPUS / "Viso-Lake__kafka_service" / "kafka1" / "data" / "bootstrap.checkpoint"),
+    ("3.8", CORPUS / "LordRahl90__clinic-wise" / "kafka1" / "data" / "bootstrap.checkpoint"),
+    ("4.0", CORPUS / "devandref__apache-kafka-eda-study" / "data" / "bootstrap.checkpoint"),
+    ("4.1", CORPUS / "dkoh12__Systems" / "kafka" / "data" / "bootstrap.checkpoint"),
+])
+def test_bootstrap_checkpoint_matches_kafka(tmp_path, release, kafka_file):
+    d = tmp_path / "d"
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--release-version", release, "--apply")
+    assert code == 0, err
+    ours = d / "bootstrap.checkpoint"
+    assert decode(ours) == decode(kafka_file)
+    assert os.path.getsize(ours) == os.path.getsize(kafka_file)
+    assert_verify_clean(d)
+
+
+@needs_shared
+def test_format_text_matches_kafka_39(tmp_path):
+    """kafka-storage 3.9: `format -t ... -c c1.properties --standalone` prints one line."""
+    cfg = controller_cfg(tmp_path)
+    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "--apply")
+    want = next(b for b in blocks("storage-3.9.0.txt") if b.command.endswith("-c c1.properties --standalone"))
+    assert code == 0 and want.exit == 0
+    assert out.splitlines() == [ln.replace("/var/lib/kafka39/data/c1", str(tmp_path / "c1")) for ln in want.lines]
+
+
+@needs_shared
+def test_standalone_snapshot_matches_kafka(tmp_path):
+    cfg = controller_cfg(tmp_path)
+    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "--apply")
+    assert code == 0, err
+    kafka = FIXTURES / "kafka-3.9.0-dynamic" / "scratch" / "c1"
+    ours, theirs = decode(tmp_path / "c1" / SNAP), decode(kafka / SNAP)
+    meta = F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))
+    kmeta = F.read_meta_properties(str(kafka / "meta.properties"))
+    # the same records; the voter's directory id is the new random one, equal to meta.properties'
+    assert ours[0][1][2][1]["voters"][0]["voterDirectoryId"] == meta["directory.id"]
+    assert theirs[0][1][2][1]["voters"][0]["voterDirectoryId"] == kmeta["directory.id"]
+    for side, m in ((ours, meta), (theirs, kmeta)):
+        side[0][1][2][1]["voters"][0]["voterDirectoryId"] = "X"
+        assert side[0][1][0][1]["lastContainedLogTimestamp"] > 1_600_000_000_000
+        side[0][1][0][1]["lastContainedLogTimestamp"] = 0
+    assert ours == theirs
+    assert os.path.getsize(tmp_path / "c1" / SNAP) == 241
+    assert decode(tmp_path / "c1" / "bootstrap.checkpoint") == decode(kafka / "bootstrap.checkpoint")
+    assert meta["node.id"] == 1 and meta["cluster.id"] == CID and meta["version"] == 1
+    assert_verify_clean(tmp_path / "c1")
+
+
+@needs_shared
+def test_scram_matches_kafka_37(tmp_path):
+    """storage-3.7.0: --release-version 3.5 --add-scram SCRAM-SHA-256=[name=alice,password=alice-secret];
+    with Kafka's random salt given back, the credential is Kafka's exactly."""
+    text = (SAMPLES / "storage-3.7.0.txt").read_text()
+    payload = json.loads(re.search(r"payload: (\{\"type\":\"USER_SCRAM_CREDENTIAL_RECORD\".*\})", text).group(1))
+    sizes = [int(s) for s in re.findall(r"size: (\d+) magic", text.split("Dumping scratch/x2a/bootstrap.checkpoint")[1])[:3]]
+    salt = payload["data"]["salt"]
+    d = tmp_path / "x2a"
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", "XFBpci3ORzK2hz44Gtmrwg", "--release-version", "3.5",
+                         "--add-scram", f'SCRAM-SHA-256=[name=alice,password=alice-secret,salt="{salt}"]', "--apply")
+    assert code == 0, err
+    batches = decode(d / "bootstrap.checkpoint")
+    assert [b[0][4] for b in batches] == sizes == [83, 208, 75]
+    (_, recs) = batches[1]
+    assert recs[0] == ("FEATURE_LEVEL_RECORD", {"name": "metadata.version", "featureLevel": 11})
+    name, data = recs[1]
+    got = {k: (md_b64(v) if isinstance(v, bytes) else v) for k, v in data.items()}
+    assert name == payload["type"] and got == payload["data"]
+
+
+def md_b64(b: bytes) -> str:
+    import base64
+    return base64.b64encode(b).decode()
+
+
+def test_initial_controllers(tmp_path):
+    voters = ("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA,2@localhost:19192:4BuDMaJKttH3vcqDCog2og,"
+              "3@localhost:19193:eAmx4J3YZ63RPobrVgXBAw")
+    cfg = controller_cfg(tmp_path)
+    code, out, err = fmt("-c", cfg, "-t", CID, "--initial-controllers", voters, "--apply")
+    assert code == 0 and out == f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} with metadata.version 3.9-IV0.\n"
+    assert F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
+    (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
+    assert recs[1] == ("KRAFT_VERSION", {"version": 0, "kRaftVersion": 1})
+    assert [(v["voterId"], v["voterDirectoryId"], v["endpoints"][0]["port"]) for v in recs[2][1]["voters"]] == \
+        [(1, "DfqkWOlJTZ-abG8pUGocIA", 19191), (2, "4BuDMaJKttH3vcqDCog2og", 19192), (3, "eAmx4J3YZ63RPobrVgXBAw", 19193)]
+    # a node that is not among the initial voters: a dynamic metadata directory, a random id
+    cfg5 = controller_cfg(tmp_path, "c5", node=5)
+    code, out, err = fmt("-c", cfg5, "-t", CID, "--initial-controllers", voters, "--apply")
+    assert code == 0 and out.startswith("Formatting dynamic metadata directory ")
+    assert F.read_meta_properties(str(tmp_path / "c5" / "meta.properties"))["directory.id"] not in voters
+    assert os.path.exists(tmp_path / "c5" / SNAP)
+
+
+def test_voter_order_is_javas_hashmap_order(tmp_path):
+    assert FM.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
+    assert FM.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
+    v = "100@h:1:DfqkWOlJTZ-abG8pUGocIA,200@h:2:4BuDMaJKttH3vcqDCog2og,300@h:3:eAmx4J3YZ63RPobrVgXBAw"
+    code, out, err = fmt("--node-id", 100, "--log-dir", tmp_path / "d", "-t", CID, "--initial-controllers", v, "--apply")
+    assert code == 0, err
+    (_, recs), *_ = decode(tmp_path / "d" / SNAP)
+    assert [x["voterId"] for x in recs[2][1]["voters"]] == [200, 100, 300]
+
+
+@needs_shared
+def test_directory_order_is_javas_hashmap_order():
+    # storage-3.7.0.txt formats x2a and x2b; the copier's second pass prints them in
+    # HashMap order: x2b, then x2a
+    lines = next(b for b in blocks("storage-3.7.0.txt") if "x2.properties --release-version 3.5" in b.command).lines
+    second_pass = [ln.split()[1] for ln in lines if ln.startswith("Formatting")][1:]
+    assert second_pass == FM.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
+
+
+def test_data_and_metadata_dirs(tmp_path):
+    d1, d2, meta = tmp_path / "a", tmp_path / "b", tmp_path / "meta"
+    code, out, err = fmt("--node-id", 4, "--log-dir", d1, "--log-dir", d2, "--metadata-log-dir", meta, "-t", CID,
+                         "--apply")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 3.9-IV0.",
+                                    f"Formatting data directory {d2} with metadata.version 3.9-IV0.",
+                                    f"Formatting metadata directory {meta} with metadata.version 3.9-IV0."])
+    assert [ln.split()[-4] for ln in lines] == FM.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
+    dirids = {F.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
+    assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
+    assert all(os.path.exists(d / "bootstrap.checkpoint") for d in (d1, d2, meta))
+    code, out, err = cli("bootstrap", "info", "--log-dir", d1, "--log-dir", d2, "--log-dir", meta)
+    assert code == 0 and out.startswith("Found log directories:\n")
+
+
+# -- features, releases and the errors ------------------------------------------------
+
+def records_of(d):
+    return [data for t, data in decode(d / "bootstrap.checkpoint")[1][1]]
+
+
+def test_feature_is_honoured(tmp_path):
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-f", "group.version=1",
+                         "-f", "transaction.version=1", "--apply")
+    assert code == 0, err
+    assert records_of(tmp_path / "d") == [{"name": "metadata.version", "featureLevel": 21},
+                                          {"name": "group.version", "featureLevel": 1},
+                                          {"name": "transaction.version", "featureLevel": 1}]
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "e", "-t", CID, "-f", "metadata.version=25", "--apply")
+    assert code == 0 and "metadata.version 4.0-IV3" in out
+    assert records_of(tmp_path / "e") == [{"name": "metadata.version", "featureLevel": 25},
+                                          {"name": "group.version", "featureLevel": 1},
+                                          {"name": "transaction.version", "featureLevel": 2}]
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "g", "-t", CID, "-r", "4.1",
+                         "-f", "eligible.leader.replicas.version=0", "-f", "group.version=0", "--apply")
+    assert code == 0 and records_of(tmp_path / "g") == [{"name": "metadata.version", "featureLevel": 27},
+                                                         {"name": "transaction.version", "featureLevel": 2}]
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["-f", "foo.version=1"], "Unsupported feature: foo.version. Supported features are: "
+                              "eligible.leader.replicas.version, group.version, kraft.version, transaction.version"),
+    (["-r", "3.8", "-f", "metadata.version=20"], "Use --release-version instead of --feature metadata.version=X"),
+    (["-f", "eligible.leader.replicas.version=1"],
+     "eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23"),
+    (["-f", "group.version=2"], "No feature:group.version with feature level 2"),
+    (["-f", "kraft.version=1"], "Cannot set kraft.version to 1 unless KIP-853 configuration is present"),
+    (["-f", "kraft.version=1", "-r", "3.8-IV0", "-I", "1@h:1:DfqkWOlJTZ-abG8pUGocIA"],
+     "kraft.version could not be set to 1 because it depends on metadata.version level 21"),
+    (["-f", "kraft.version=0", "-I", "1@h:1:DfqkWOlJTZ-abG8pUGocIA"],
+     "Cannot set kraft.version to 0 if KIP-853 configuration is present. Try removing the --feature flag"),
+    (["-r", "2.8"], "unknown metadata.version"),
+    (["-r", "3.3-IV0"], "quorumctl formats metadata.version 3.3-IV3 (7) and later"),
+    (["-r", "4.2"], "unknown metadata.version"),
+    (["-r", "3.4", "-S", "SCRAM-SHA-256=[name=a,password=b]"], "SCRAM is only supported in metadata.version 3.5-IV2"),
+    (["-S", "SCRAM-SHA-1=[name=a,password=b]"], "The add-scram mechanism SCRAM-SHA-1 is not supported."),
+    (["-S", "SCRAM-SHA-256=[name=a]"], "You must supply one of 'password' or 'saltedpassword' to add-scram"),
+    (["-S", "SCRAM-SHA-256=[name=a,password=b,iterations=100]"], "The 'iterations' value must be >= 4096"),
+    (["-I", "1@localhost:19191:bad"], "Failed to parse directory ID in dynamic voter string"),
+    (["-I", "1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA,1@h:2:4BuDMaJKttH3vcqDCog2og"],
+     "Node id 1 was specified more than once."),
+    (["-s", "-N"], "mutually exclusive"),
+])
+def test_format_errors(tmp_path, args, msg):
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, *args, "--apply")
+    assert code == 2 and msg in err and err.count("\n") == 1, err
+    assert not os.path.exists(tmp_path / "d")
+
+
+def test_release_strings():
+    assert FM.parse_release_version("3.7") == ("3.7-IV4", 19)
+    assert FM.parse_release_version("3.7.1") == ("3.7-IV4", 19)
+    assert FM.parse_release_version("3.8") == ("3.8-IV0", 20)
+    assert FM.parse_release_version("4.0") == ("4.0-IV3", 25)
+    assert FM.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
+    assert [FM.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
+        {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,
+         "transaction.version": 0},
+        {"metadata.version": 23, "eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0,
+         "transaction.version": 0},
+        {"metadata.version": 24, "eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0,
+         "transaction.version": 2},
+        {"metadata.version": 26, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 0,
+         "transaction.version": 2}]
+
+
+def test_cluster_id_validation(tmp_path):
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--apply")
+    assert code == 2 and "invalid cluster id 'not-a-uuid'" in err and "--allow-non-uuid" in err
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", ids.ZERO_UUID, "--apply")
+    assert code == 2 and "reserved" in err
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--allow-non-uuid", "--apply")
+    assert code == 0
+    assert F.read_meta_properties(str(tmp_path / "d" / "meta.properties"))["cluster.id"] == "not-a-uuid"
+    code, out, err = cli("bootstrap", "info", "--log-dir", tmp_path / "d")
+    assert code == 0 and "is not a valid Kafka Uuid" in err
+
+
+def test_config_rules(tmp_path):
+    # a controller without controller.quorum.voters must choose (Kafka's message)
+    cfg = controller_cfg(tmp_path)
+    code, out, err = fmt("-c", cfg, "-t", CID, "--apply")
+    assert code == 2 and "Because controller.quorum.voters is not set on this controller, you must specify one of " \
+                          "the following: --standalone, --initial-controllers, or --no-initial-controllers." in err
+    code, out, err = fmt("-c", cfg, "-t", CID, "--no-initial-controllers", "--apply")
+    assert code == 0 and out == f"Formatting metadata directory {tmp_path / 'c1'} with metadata.version 3.9-IV0.\n"
+    assert not os.path.exists(tmp_path / "c1" / SNAP)
+    broker = tmp_path / "b4.properties"
+    broker.write_text(f"process.roles=broker\nnode.id=4\nlog.dirs={tmp_path / 'b4'}\ncontroller.listener.names=CONTROLLER\n")
+    code, out, err = fmt("-c", broker, "-t", CID, "--standalone", "--apply")
+    assert code == 2 and "You can only use --standalone on a controller." in err
+    legacy = tmp_path / "zk.properties"
+    legacy.write_text(f"broker.id=1\nlog.dirs={tmp_path / 'zk'}\n")
+    code, out, err = fmt("-c", legacy, "-t", CID, "--apply")
+    assert code == 2 and "appears to be for a legacy cluster" in err
+    # inter.broker.protocol.version is the default release, as in Kafka
+    ibp = controller_cfg(tmp_path, "c7", node=7, extra="inter.broker.protocol.version=3.6\n")
+    code, out, err = fmt("-c", ibp, "-t", CID, "-N", "--apply")
+    assert code == 0 and "with metadata.version 3.6-IV2." in out
+
+
+def test_never_overwrites(tmp_path):
+    d = tmp_path / "d"
+    assert fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")[0] == 0
+    before = tree(d)
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
+    assert code == 1 and err == (f"quorumctl: error: Log directory {d} is already formatted. Use --ignore-formatted "
+                                 "to ignore this directory and format the others.\n")
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "-g", "--apply")
+    assert code == 0 and out == "All of the log directories are already formatted.\n"
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", ids.random_uuid(), "-g",
+                         "--apply")
+    assert code == 1 and f"Invalid cluster.id in: {d}/meta.properties. Expected" in err
+    code, out, err = fmt("--node-id", 2, "--log-dir", d, "-t", CID, "-g", "--apply")
+    assert code == 1 and "Stored node id 1 doesn't match previous node id 2" in err
+    assert tree(d) == before and not os.path.exists(tmp_path / "e")
+    # -g formats the others
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", CID, "-g", "--apply")
+    assert code == 0 and out == f"Formatting data directory {tmp_path / 'e'} with metadata.version 3.9-IV0.\n"
+    assert tree(d) == before
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID)
+    assert code == 0 and out == (f"Would format metadata directory {tmp_path / 'd'} with metadata.version 3.9-IV0.\n"
+                                 "Dry run: nothing was written. Run again with --apply to format.\n")
+    assert not os.path.exists(tmp_path / "d")
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-o", "json")
+    doc = json.loads(out)
+    assert doc["applied"] is False and doc["metadata_version"] == 21
+    assert doc["bootstrap_records"] == [{"type": "FEATURE_LEVEL_RECORD", "version": 0,
+                                         "data": {"name": "metadata.version", "featureLevel": 21}}]
+
+
+def test_refuses_an_unformatted_dir_holding_a_log(tmp_path):
+    d = tmp_path / "d" / "__cluster_metadata-0"
+    d.mkdir(parents=True)
+    (d / "00000000000000000000.log").write_bytes(b"")
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "--apply")
+    assert code == 1 and "has no meta.properties but holds a metadata log" in err
+    assert not os.path.exists(tmp_path / "d" / "meta.properties")
+
+
+HOLD = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def test_format_refuses_while_locked(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    p = subprocess.Popen([sys.executable, "-c", HOLD, str(d / ".lock")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "locked"
+        code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
+        assert code == 1 and f"Failed to acquire lock on file .lock in {d}" in err
+        assert os.listdir(d) == [".lock"]
+    finally:
+        p.kill()
+        p.wait()
+    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
+    assert code == 0 and sorted(os.listdir(d)) == [".lock", "bootstrap.checkpoint", "meta.properties"]
+
+
+# -- info ----------------------------------------------------------------------------
+
+@needs_shared
+def test_info_matches_kafka():
+    want = next(b for b in blocks("storage-3.9.0.txt") if b.command.endswith("info -c c1.properties"))
+    d = FIXTURES / "kafka-3.9.0-dynamic" / "data" / "c1"
+    code, out, err = cli("bootstrap", "info", "--log-dir", d)
+    assert code == want.exit == 0
+    assert out.splitlines() == [ln.replace("/var/lib/kafka39/data/c1", str(d)) for ln in want.lines]
+    want = next(b for b in blocks("storage-3.7.0.txt") if b.command.endswith("info -c scratch/x1.properties"))
+    code, out, err = cli("bootstrap", "info", "--log-dir", "/var/lib/kafka/scratch/x1")
+    assert code == want.exit == 1 and out.splitlines() == want.lines
+
+
+def write_meta(d, body):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "meta.properties").write_text(body)
+
+
+def test_info_problem_kinds(tmp_path):
+    ok = "version=1\ncluster.id={c}\nnode.id={n}\ndirectory.id={d}\n"
+    a, b = ids.random_directory_id(), ids.random_directory_id()
+    cases = {
+        "missing": ([tmp_path / "nope"], [f"{tmp_path / 'nope'} does not exist"]),
+        "file": ([tmp_path / "afile"], [f"{tmp_path / 'afile'} is not a directory"]),
+        "unformatted": ([tmp_path / "empty"], [f"{tmp_path / 'empty'} is not formatted."]),
+        "cluster": ([tmp_path / "c1", tmp_path / "c2"], ["Mismatched cluster IDs between storage directories."]),
+        "node": ([tmp_path / "n1", tmp_path / "n2"], ["Mismatched node IDs between storage directories."]),
+        "dup": ([tmp_path / "d1", tmp_path / "d2"],
+                [f"Duplicate directory ID {a} found. It was the ID of {tmp_path / 'd1'}, but also of {tmp_path / 'd2'}"]),
+        "reserved": ([tmp_path / "r1"], [f"Invalid reserved directory ID AAAAAAAAAAAAAAAAAAAAAg found in {tmp_path / 'r1'}"]),
+        "versions": ([tmp_path / "v0", tmp_path / "v1"],
+                     ["The kafka configuration file appears to be for a cluster in KRaft mode, but the directories "
+                      "are formatted for legacy mode."]),
+        "mixed": ([tmp_path / "w1", tmp_path / "w2"],
+                  ["Mismatched meta.properties versions between storage directories (version 0 and version 1)."]),
+        "broken": ([tmp_path / "bad"], [f"Error loading {tmp_path / 'bad' / 'meta.properties'}: Failed to find node.id"]),
+    }
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "empty").mkdir()
+    write_meta(tmp_path / "c1", ok.format(c=CID, n=1, d=a))
+    write_meta(tmp_path / "c2", ok.format(c=ids.random_uuid(), n=1, d=b))
+    write_meta(tmp_path / "n1", ok.format(c=CID, n=1, d=a))
+    write_meta(tmp_path / "n2", ok.format(c=CID, n=2, d=b))
+    write_meta(tmp_path / "d1", ok.format(c=CID, n=1, d=a))
+    write_meta(tmp_path / "d2", ok.format(c=CID, n=1, d=a))
+    write_meta(tmp_path / "r1", ok.format(c=CID, n=1, d=ids.DIRECTORY_LOST))
+    write_meta(tmp_path / "v0", f"broker.id=1\ncluster.id={CID}\n")
+    write_meta(tmp_path / "v1", f"broker.id=1\ncluster.id={CID}\nversion=0\n")
+    write_meta(tmp_path / "w1", ok.format(c=CID, n=1, d=a))
+    write_meta(tmp_path / "w2", f"broker.id=1\ncluster.id={CID}\n")
+    write_meta(tmp_path / "bad", f"version=1\ncluster.id={CID}\n")
+    for name, (dirs, problems) in cases.items():
+        args = [x for d in dirs for x in ("--log-dir", d)]
+        code, out, err = cli("bootstrap", "info", *args)
+        assert code == 1, name
+        assert out.endswith(("Found problem:\n" if len(problems) == 1 else "Found problems:\n")
+                            + "".join(f"  {p}\n" for p in problems) + "\n"), (name, out)
+        code, out, err = cli("bootstrap", "info", "-o", "json", *args)
+        assert code == 1 and json.loads(out)["problems"] == problems, name
+
+
+def test_info_config(tmp_path):
+    cfg = tmp_path / "s.properties"
+    cfg.write_text(f"process.roles=broker,controller\nnode.id=1\nlog.dirs={tmp_path}/a,{tmp_path}/b\n"
+                   f"metadata.log.dir={tmp_path}/m\n")
+    code, out, err = cli("bootstrap", "info", "-c", cfg)
+    assert code == 1 and out == ("Found problems:\n" + "".join(f"  {tmp_path}/{n} does not exist\n" for n in "abm")
+                                 + "\n")
+    code, out, err = cli("bootstrap", "info")
+    assert code == 2 and "give -c server.properties or --log-dir DIR" in err

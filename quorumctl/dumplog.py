@@ -350,16 +350,14 @@ def dump_other(path, kind, sink: Sink, *, as_json, result, opts, verify_index_on
         from .storage import producer_state
         if as_json:
             sink.line(json_line({"kind": kind, "file": path,
-                                 "producers": [e.to_json() if hasattr(e, "to_json") else vars(e)
-                                               for e in producer_state.read_producer_snapshot(path)]}))
+                                 "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]}))
         emit(list(producer_state.producer_snapshot_lines(path)))
     elif kind == K.TXNINDEX:
         from .storage import producer_state
         out, err = producer_state.txn_index_lines(path)
         if as_json:
             sink.line(json_line({"kind": kind, "file": path,
-                                 "entries": [e._asdict() if hasattr(e, "_asdict") else vars(e)
-                                             for e in producer_state.read_txn_index(path)]}))
+                                 "entries": [e.to_json() for e in producer_state.read_txn_index(path)]}))
         if err:
             result.problems += 1
         emit(out, err)

@@ -366,12 +366,14 @@ def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
                     log = _sibling_log(f)
                     base = K.base_offset_of(f) or 0
                     if not os.path.exists(log):
-                        rep.problems.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it",
-                                                    "missing-log"))
-                    elif kind == K.INDEX:
-                        rep.problems.extend(indexes.check_offset_index(f, log, base))
+                        # an orphaned index: Kafka deletes it when it loads the log
+                        rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
+                                                 "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
                     else:
-                        rep.problems.extend(indexes.check_time_index(f, log, base))
+                        check = indexes.check_offset_index if kind == K.INDEX else indexes.check_time_index
+                        remarks: list[str] = []
+                        rep.problems.extend(check(f, log, base, notes=remarks))
+                        rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)
                 elif kind == K.PRODUCER_SNAPSHOT:
                     from . import producer_state
                     rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}

@@ -30,13 +30,13 @@ def plan_json(*args):
     return code, (json.loads(out) if out.strip() else None), err
 
 
-def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None):
+def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None, extra=()):
     """truncate FOLLOWER --reference LEADER --apply, then: the follower's log is the
     leader's prefix up to expect_end, checkpoint and indexes consistent, verify clean,
     and a second state run finds nothing to truncate."""
     lp = tmp_path / leader / "__cluster_metadata-0"
     fp = tmp_path / follower / "__cluster_metadata-0"
-    code, doc, err = plan_json(tmp_path / follower, "--reference", tmp_path / leader, "--apply")
+    code, doc, err = plan_json(tmp_path / follower, "--reference", tmp_path / leader, "--apply", *extra)
     assert code == 0, err
     assert doc["applied"]["applied"] and doc["plan"]["log_end_offset_after"] == expect_end
     fb = log_bytes(fp)
@@ -66,7 +66,13 @@ def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None):
 def test_figure7_followers(tmp_path, name, follower, end, epochs):
     write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
     write_replica(str(tmp_path / name), follower, node_id=2, index_interval=60)
-    apply_and_check(tmp_path, name, "leader", end, epochs)
+    extra = ()
+    if name in ("c", "d"):
+        # these hold more than the leader (by Raft's rule they are more up to date): --force
+        code, doc, _ = plan_json(tmp_path / name, "--reference", tmp_path / "leader", "--apply")
+        assert code == 1 and "more up to date than node 1" in doc["plan"]["refused"]
+        extra = ("--force",)
+    apply_and_check(tmp_path, name, "leader", end, epochs, extra)
 
 
 @pytest.mark.parametrize("follower", [FIG7_LEADER[:9], FIG7_LEADER[:4]])
@@ -275,3 +281,16 @@ def test_json_plan_shape(tmp_path):
     assert p["epochs_before"] == [[1, 0], [2, 3]] and p["epochs_after"] == [[1, 0]]
     assert p["rewrite_leader_epoch_checkpoint"] and p["removed_producer_snapshots"][0]["offset"] == 6
     assert {c["kind"] for c in p["index_changes"]} == {"index", "timeindex"}
+
+
+def test_truncating_the_more_up_to_date_replica_needs_force(tmp_path):
+    # figure 7 (d) holds epoch-7 entries: it would win an election against the epoch-6 log
+    write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
+    write_replica(str(tmp_path / "d"), FIG7_LEADER + [B(7, tag="d"), B(7, tag="d")], node_id=4)
+    before = tree(tmp_path / "d")
+    code, doc, _ = plan_json(tmp_path / "d", "--reference", tmp_path / "leader", "--apply")
+    assert code == 1 and "is more up to date than node 1 (last epoch 6, end offset 10) by Raft's rule" \
+        in doc["plan"]["refused"]
+    assert tree(tmp_path / "d") == before
+    code, doc, err = plan_json(tmp_path / "d", "--reference", tmp_path / "leader", "--apply", "--force")
+    assert code == 0 and doc["plan"]["log_end_offset_after"] == 10, err

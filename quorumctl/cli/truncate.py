@@ -57,6 +57,7 @@ def truncate(
     try:
         r = load_replica(log_dir)
         refusal = None
+        caution = None
         divergence = None
         if reference is not None:
             ref = load_replica(reference)
@@ -64,6 +65,7 @@ def truncate(
                 raise InputError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
                                  f"{log_dir} to {r.meta.get('cluster.id')}")
             target, reason, divergence, refusal = T.target_from_reference(r, ref)
+            caution = T.reference_caution(r, ref)
             mode = "reference"
         elif diverging_epoch is not None:
             target, reason = T.target_from_diverging_epoch(r, diverging_epoch, end_offset)
@@ -73,7 +75,7 @@ def truncate(
                 raise InputError(f"--to-offset must not be negative (got {to_offset})")
             target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
         plan = T.plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
-                                 force=force, refusal=refusal)
+                                 force=force, refusal=refusal, caution=caution)
         pj = plan.to_json()
         report = None
         if apply and not plan.refusal:

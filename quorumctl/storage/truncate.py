@@ -130,6 +130,16 @@ class Plan:
 
 # -- choosing the target ------------------------------------------------------------
 
+def reference_caution(r: Replica, ref: Replica) -> str | None:
+    """Why truncating `r` to `ref` needs --force: `r` would win an election against it."""
+    mine, theirs = E.election_key(r.view()), E.election_key(ref.view())
+    if mine > theirs:
+        return (f"this replica (last epoch {mine[0]}, end offset {mine[1]}) is more up to date than {ref.label} "
+                f"(last epoch {theirs[0]}, end offset {theirs[1]}) by Raft's rule: truncating it to the reference "
+                "discards entries that may be committed; that needs --force")
+    return None
+
+
 def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, dict, str | None]:
     """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`."""
     from .replica import divergence_json
@@ -174,7 +184,7 @@ def target_from_diverging_epoch(r: Replica, epoch: int, end_offset: int) -> tupl
 
 def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
                     divergence: dict | None = None, force: bool = False,
-                    refusal: str | None = None) -> Plan:
+                    refusal: str | None = None, caution: str | None = None) -> Plan:
     p = Plan(r, mode, reason, target if target is not None else r.log_end,
              r.log_end, divergence, epochs_before=list(r.history.entries),
              epochs_after=list(r.history.entries))
@@ -236,6 +246,8 @@ def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
     for off, path in r.files.producer_snapshots:
         if off > new_end:
             p.removed_producer_snapshots.append((off, path))
+    if caution:
+        p.needs_force = caution + (f"; also {p.needs_force}" if p.needs_force else "")
     if p.needs_force and not force:
         p.refusal = p.needs_force
     return p

@@ -186,4 +186,7 @@ def load_client_config(path: str | None) -> ClientConfig:
     if path is None:
         return ClientConfig()
     from .properties import load_properties
-    return config_from_properties(load_properties(path, "command config"), path)
+    cfg = config_from_properties(load_properties(path, "command config"), path)
+    if cfg.uses_tls:
+        cfg.ssl_context()  # report truststore/keystore problems before touching the network
+    return cfg

@@ -321,8 +321,11 @@ class Connection:
                             "timeout") from None
         except OSError as e:
             self.close()
+            hint = ""
+            if not self.api_versions and not self.cfg.uses_tls:
+                hint = " (a TLS listener? check security.protocol)"
             raise NodeError(self.name, f"{self.name}: connection lost during {what}: "
-                                       f"{e.strerror or type(e).__name__}", "closed") from None
+                                       f"{e.strerror or type(e).__name__}{hint}", "closed") from None
         (got_corr,) = _SIZE.unpack_from(payload, 0)
         if got_corr != corr:
             self.close()

@@ -118,6 +118,9 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
                                                      "endpointType": BROKERS})
             if r["errorCode"] == 0:
                 p.cluster_id = r["clusterId"]
+                for b in r["brokers"]:   # which of the listed brokers is this one
+                    if Address(b["host"], b["port"]) == p.address:
+                        p.node_id = b["brokerId"]
         if not conn.supports(M.DESCRIBE_QUORUM):
             p.error = f"{conn.name} does not support DescribeQuorum"
         else:

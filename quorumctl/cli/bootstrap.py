@@ -14,8 +14,7 @@ app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).
 
 @app.command("random-uuid")
 def random_uuid():
-    """Print a random Kafka Uuid (22 URL-safe base64 characters, never reserved,
-    never starting with '-').
+    """Print a random Kafka Uuid (never reserved, never starting with '-').
 
     Example: quorumctl bootstrap random-uuid
     """
@@ -60,9 +59,10 @@ def format_(
     apply: bool = typer.Option(False, "--apply", help="Write (the default is a dry run that prints the plan)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):
-    """Write meta.properties and bootstrap.checkpoint into every log dir (and the
-    KIP-853 bootstrap snapshot for --standalone / --initial-controllers), under
-    Kafka's .lock, crash-safely, never over a formatted dir.
+    """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).
+
+    Also the KIP-853 bootstrap snapshot for --standalone / --initial-controllers;
+    under Kafka's .lock, crash-safely, never over a formatted dir.
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
@@ -157,8 +157,10 @@ def info(
     log_dir: List[str] = typer.Option([], "--log-dir", help="A log dir to check (repeatable)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):
-    """Check every log dir: missing, unformatted, mismatched cluster ids, node ids,
-    directory ids or meta.properties versions (Kafka's wording); exit 1 on a problem.
+    """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
+
+    Mismatched cluster ids, node ids, directory ids or meta.properties versions,
+    in Kafka's wording.
 
     Example: quorumctl bootstrap info -c server.properties
     """

@@ -16,9 +16,10 @@ def state(
                                      "(repeatable)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):
-    """Quorum-state, leader epochs, snapshots and offsets of each replica; with
-    several, which one wins an election (last epoch, then end offset) and where
-    each other one diverges from it (KIP-595's DivergingEpoch rule).
+    """Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.
+
+    With several replicas: which one wins an election (last epoch, then end
+    offset) and where each other one diverges from it (KIP-595's DivergingEpoch rule).
 
     Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
     """

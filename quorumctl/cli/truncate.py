@@ -27,10 +27,11 @@ def truncate(
                                                   "<log dir>.quorumctl-backup beside the log dir, same file system)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):
-    """Plan (and with --apply, carry out) an offline truncation of a stopped
-    replica: whole batches, indexes cut, leader-epoch-checkpoint rewritten, later
-    snapshots and producer snapshots removed; Kafka's .lock taken, a backup kept,
-    and the directory swapped in atomically.
+    """Truncate a stopped replica's metadata log to where it diverges (dry run by default).
+
+    Whole batches, indexes cut, leader-epoch-checkpoint rewritten, later snapshots
+    and producer snapshots removed; with --apply: Kafka's .lock taken, a backup
+    kept, and the directory swapped in atomically.
 
     Example: quorumctl truncate /var/lib/kafka/c3 --reference /var/lib/kafka/c1 --apply
     """

@@ -94,3 +94,15 @@ def test_killed_at_every_step(states, tmp_path):
         assert p.returncode == fsutil.CRASH_EXIT, p.stderr
         seen.append(check_old_or_new(work, old, new))
     assert seen[0] == "old" and seen[-1] == "new"
+
+
+def test_an_unfinished_run_is_reported(states, tmp_path):
+    root, old, new, steps = states
+    work = tmp_path / "w"
+    shutil.copytree(root, work)
+    env = dict(os.environ, **{fsutil.CRASH_ENV: "3"})
+    p = subprocess.run([sys.executable, "-m", "quorumctl", *args_for(work)], env=env, capture_output=True)
+    assert p.returncode == fsutil.CRASH_EXIT
+    code, out, err = cli("truncate", "-o", "text", work / "f", "--to-offset", "15")
+    assert code == 0 and "note: an earlier truncation did not finish: " in out
+    assert str(work / "f.quorumctl-backup") in out

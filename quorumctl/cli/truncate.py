@@ -54,6 +54,7 @@ def truncate(
         raise InputError("--diverging-epoch and --end-offset go together")
     ld, _pdir = resolve_partition_dir(log_dir)
     backup_root = backup_dir or T.default_backup_root(ld)
+    unfinished = T.unfinished_runs(backup_root)
     lock = fsutil.LogDirLock(ld).acquire() if apply else None
     try:
         r = load_replica(log_dir)
@@ -87,13 +88,17 @@ def truncate(
             lock.release()
     mode_out = resolve(output)
     if mode_out is Output.json:
-        sys.stdout.write(json_line({"plan": pj, "applied": report, "dry_run": not apply}) + "\n")
+        sys.stdout.write(json_line({"plan": pj, "applied": report, "dry_run": not apply,
+                                    "unfinished_backups": unfinished}) + "\n")
     else:
         lines = plan_lines(pj, report if (report and report.get("applied")) else None, backup_root)
         if report is not None and report.get("verify") is not None:
             v = report["verify"]
             lines.append(f"verify {r.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
             lines.extend(f"  {x}" for x in v["problems"])
+        for run in unfinished:
+            lines.append(f"note: an earlier truncation did not finish: {run} (the partition directory was left "
+                         "wholly old or wholly new; its plan.json says what was planned)")
         if not apply:
             holder = fsutil.lock_holder(ld)
             if holder:

@@ -349,28 +349,11 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
     fsutil.step("build the new partition directory")
     live_stat = os.stat(live)
     os.mkdir(staging)
-    _copy_owner(live_stat, staging)
-    for name in sorted(os.listdir(live)):
-        src = os.path.join(live, name)
-        dst = os.path.join(staging, name)
-        if src in removed:
-            continue
-        st = os.stat(src)
-        if src == cut_log:
-            fsutil.step(f"write the cut segment {name}")
-            fsutil.copy_prefix(src, dst, p.cut_segment["position"])
-            _copy_owner(st, dst)
-        elif src in replaced:
-            fsutil.step(f"write the new {name}")
-            fsutil.write_synced(dst, replaced.pop(src))
-            _copy_owner(st, dst)
-        else:
-            os.link(src, dst)
-    if cp_path in replaced:   # the checkpoint did not exist before
-        fsutil.step(f"write the new {F.EPOCH_CHECKPOINT}")
-        fsutil.write_synced(os.path.join(staging, F.EPOCH_CHECKPOINT), replaced.pop(cp_path))
-        _copy_owner(live_stat, os.path.join(staging, F.EPOCH_CHECKPOINT))
-    fsutil.fsync_dir(staging)
+    try:
+        _build(p, live, staging, live_stat, removed, replaced, cut_log, cp_path)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)   # the live directory was not touched
+        raise
 
     fsutil.step("swap the new partition directory in (atomic exchange)")
     try:
@@ -395,6 +378,33 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
     fsutil.atomic_write(os.path.join(run, "plan.json"),
                         json.dumps({"status": "done", "plan": p.to_json(), "report": report}, indent=1).encode())
     return report
+
+
+def _build(p: Plan, live: str, staging: str, live_stat, removed: set, replaced: dict, cut_log, cp_path) -> None:
+    """Fill `staging` with the new partition directory: unchanged files hard-linked,
+    the cut segment, the new indexes and checkpoint written and fsynced."""
+    _copy_owner(live_stat, staging)
+    for name in sorted(os.listdir(live)):
+        src = os.path.join(live, name)
+        dst = os.path.join(staging, name)
+        if src in removed:
+            continue
+        st = os.stat(src)
+        if src == cut_log:
+            fsutil.step(f"write the cut segment {name}")
+            fsutil.copy_prefix(src, dst, p.cut_segment["position"])
+            _copy_owner(st, dst)
+        elif src in replaced:
+            fsutil.step(f"write the new {name}")
+            fsutil.write_synced(dst, replaced.pop(src))
+            _copy_owner(st, dst)
+        else:
+            os.link(src, dst)
+    if cp_path in replaced:   # the checkpoint did not exist before
+        fsutil.step(f"write the new {F.EPOCH_CHECKPOINT}")
+        fsutil.write_synced(os.path.join(staging, F.EPOCH_CHECKPOINT), replaced.pop(cp_path))
+        _copy_owner(live_stat, os.path.join(staging, F.EPOCH_CHECKPOINT))
+    fsutil.fsync_dir(staging)
 
 
 def unfinished_runs(backup_root: str) -> list[str]:

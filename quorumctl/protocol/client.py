@@ -254,6 +254,9 @@ class QuorumClient:
                 if e.kind == "unsupported" and key == M.DESCRIBE_QUORUM:
                     raise NodeError(conn.name, f"{conn.name} does not support DescribeQuorum (API 55): "
                                                "not a KRaft cluster, or Kafka older than 2.8", "unsupported") from None
+                if e.kind == "unsupported" and key in (M.ADD_RAFT_VOTER, M.REMOVE_RAFT_VOTER):
+                    raise NodeError(conn.name, f"{conn.name} does not support {what} (API {key}): "
+                                               "changing the voters needs Kafka 3.9+", "unsupported") from None
                 if e.kind == "timeout" and self.mode == "server":
                     raise NodeError(e.address, f"{e} (the broker forwards {what} to the active controller: "
                                                "the quorum may have no leader; `quorumctl describe health` "

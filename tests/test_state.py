@@ -214,3 +214,16 @@ def test_state_input_errors(tmp_path):
     assert code == 2 and "has no __cluster_metadata-0 directory" in err
     code, out, err = cli("state")
     assert code == 2 and "give at least one log dir" in err
+
+
+def test_a_log_behind_its_latest_snapshot(tmp_path):
+    # Kafka drops such a log at start-up (truncateToLatestSnapshot): the Raft view is the snapshot
+    write_replica(str(tmp_path / "l"), [B(2)] * 20, node_id=1)
+    write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2, snapshots=[(12, 2)])
+    code, doc = state_json(tmp_path / "l", tmp_path / "f")
+    assert code == 1
+    f = doc["replicas"][1]
+    assert f["last_epoch"] == 2 and any("Kafka drops the log at start-up" in p for p in f["problems"])
+    assert doc["comparison"]["followers"][0]["kind"] == "none"   # it fetches on from offset 12 in epoch 2
+    code, out, err = cli("truncate", "-o", "json", tmp_path / "f", "--to-offset", "2")
+    assert code == 1 and "nothing to truncate offline" in json.loads(out)["plan"]["refused"]

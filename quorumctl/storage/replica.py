@@ -112,7 +112,19 @@ class Replica:
         snaps = self.snapshots
         return snaps[-1] if snaps else None
 
+    @property
+    def replaced_by_snapshot(self) -> bool:
+        """KafkaMetadataLog.truncateToLatestSnapshot: at start-up a log that ends
+        before its latest snapshot is dropped and restarts at the snapshot."""
+        snap = self.latest_snapshot
+        latest = self.history.latest_epoch if self.history.latest_epoch is not None else 0
+        return snap is not None and (snap.epoch > latest or (snap.epoch == latest and snap.end_offset > self.log_end))
+
     def view(self) -> E.LogView:
+        """The log as Kafka's Raft layer sees it after start-up."""
+        if self.replaced_by_snapshot:
+            snap = self.latest_snapshot
+            return E.LogView(E.EpochHistory(), snap.end_offset, snap.end_offset, [snap.id], [])
         return E.LogView(self.history.copy(), self.log_start, self.log_end,
                          [s.id for s in self.snapshots], self.scan.boundaries())
 
@@ -230,10 +242,10 @@ def _snapshot_checks(r: Replica) -> None:
     if r.log_start > 0 and not any(s.end_offset >= r.log_start for s in r.files.snapshots):
         r.problems.append(f"{r.partition_dir}: the log starts at {r.log_start} but no snapshot reaches it "
                           "(Kafka refuses to start: Inconsistent snapshot state)")
-    latest = r.latest_snapshot
-    if latest is not None and latest.end_offset > r.log_end:
-        r.problems.append(f"{latest.path}: ends at {latest.end_offset}, beyond the log end offset {r.log_end} "
-                          "(Kafka truncates the whole log to this snapshot at start-up)")
+    if r.replaced_by_snapshot:
+        latest = r.latest_snapshot
+        r.problems.append(f"{latest.path}: is ahead of the log (end offset {r.log_end}, last epoch "
+                          f"{r.history.latest_epoch}); Kafka drops the log at start-up and restarts it at the snapshot")
 
 
 def _find_voters(r: Replica) -> None:

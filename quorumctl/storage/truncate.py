@@ -195,6 +195,10 @@ def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
         p.refusal = (f"{r.partition_dir}: the log is damaged ({r.scan.problem}); Kafka repairs that at start-up. "
                      "Run `quorumctl verify` and let Kafka recover the log (or repair it) before truncating")
         return p
+    if r.replaced_by_snapshot:
+        p.refusal = (f"{r.partition_dir}: its latest snapshot {os.path.basename(r.latest_snapshot.path)} is ahead of "
+                     "the log; Kafka replaces the whole log by it at start-up, so there is nothing to truncate offline")
+        return p
     if r.files.unknown:
         p.refusal = (f"{r.partition_dir}: unexpected entries {', '.join(map(os.path.basename, r.files.unknown))}; "
                      "refusing to rebuild a partition directory with contents quorumctl does not know")

@@ -142,6 +142,22 @@ def md_b64(b: bytes) -> str:
     return base64.b64encode(b).decode()
 
 
+def test_39_standalone_with_scram(tmp_path):
+    cfg = controller_cfg(tmp_path)
+    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-S", "SCRAM-SHA-512=[name=bob,password=pw]", "--apply")
+    assert code == 0, err
+    batches = decode(tmp_path / "c1" / "bootstrap.checkpoint")
+    assert [(b[0][3], [t for t, _ in b[1]]) for b in batches] == [
+        (True, ["SNAPSHOT_HEADER"]), (False, ["FEATURE_LEVEL_RECORD", "USER_SCRAM_CREDENTIAL_RECORD"]),
+        (True, ["SNAPSHOT_FOOTER"])]
+    scram = batches[1][1][1][1]
+    assert (scram["name"], scram["mechanism"], scram["iterations"], len(scram["storedKey"])) == ("bob", 2, 4096, 64)
+    assert re.fullmatch(rb"[0-9a-z]{20,26}", scram["salt"])       # Kafka's base-36 random salt
+    (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
+    assert [t for t, _ in recs] == ["SNAPSHOT_HEADER", "KRAFT_VERSION", "KRAFT_VOTERS"]
+    assert_verify_clean(tmp_path / "c1")
+
+
 def test_initial_controllers(tmp_path):
     voters = ("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA,2@localhost:19192:4BuDMaJKttH3vcqDCog2og,"
               "3@localhost:19193:eAmx4J3YZ63RPobrVgXBAw")

@@ -36,6 +36,15 @@ def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None, 
     and a second state run finds nothing to truncate."""
     lp = tmp_path / leader / "__cluster_metadata-0"
     fp = tmp_path / follower / "__cluster_metadata-0"
+    # state first: the winner by Raft's rule, and where the other one diverges
+    code, out, _ = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower)
+    c = json.loads(out)["comparison"]
+    f_label = json.loads(out)["replicas"][1]["replica"]
+    if extra:   # the follower holds more than the leader: it is the one Raft would elect
+        assert c["winner"] == f_label and c["followers"][0]["kind"] == "none"
+    else:
+        assert c["winner"] != f_label and c["followers"][0]["kind"] == "diverging"
+        assert c["followers"][0]["new_end_offset"] == expect_end
     code, doc, err = plan_json(tmp_path / follower, "--reference", tmp_path / leader, "--apply", *extra)
     assert code == 0, err
     assert doc["applied"]["applied"] and doc["plan"]["log_end_offset_after"] == expect_end

@@ -7,6 +7,8 @@ import json
 import os
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from quorumctl.storage.synth import B, write_replica
 from samples import CORPUS, FIXTURES, SHARED
@@ -227,3 +229,43 @@ def test_a_log_behind_its_latest_snapshot(tmp_path):
     assert doc["comparison"]["followers"][0]["kind"] == "none"   # it fetches on from offset 12 in epoch 2
     code, out, err = cli("truncate", "-o", "json", tmp_path / "f", "--to-offset", "2")
     assert code == 1 and "nothing to truncate offline" in json.loads(out)["plan"]["refused"]
+
+
+@needs_shared
+@pytest.mark.parametrize("name,problem", [
+    ("a_flip", "CRC mismatch in the batch at offset"),
+    ("b_trunc", "needs"),
+    ("c_zeros", "smaller than the minimum record overhead"),
+    ("d_gap", None),
+    ("e_idx", None),
+])
+def test_kafka_corrupted_segments(tmp_path, name, problem):
+    pdir = tmp_path / "r" / "__cluster_metadata-0"
+    pdir.mkdir(parents=True)
+    for f in os.listdir(FIXTURES / "kafka-3.7.0-static" / "corrupt" / name):
+        (pdir / f).write_bytes((FIXTURES / "kafka-3.7.0-static" / "corrupt" / name / f).read_bytes())
+    code, out, err = cli("state", "-o", "json", tmp_path / "r")
+    assert err == "" and code == 1          # missing meta.properties etc. are reported, never a traceback
+    probs = json.loads(out)["replicas"][0]["problems"]
+    if problem:
+        assert any(problem in p and "Kafka truncates the log there at start-up" in p for p in probs), probs
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(log=st.binary(max_size=400), qs=st.binary(max_size=60), cp=st.binary(max_size=40),
+       meta=st.binary(max_size=80))
+def test_hostile_files_never_crash(tmp_path, log, qs, cp, meta):
+    import shutil
+    r = tmp_path / "h"
+    shutil.rmtree(r, ignore_errors=True)
+    pdir = write_replica(str(r), [B(1, 2), B(2, 1)])
+    with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as f:
+        f.write(log)
+    for name, data in (("quorum-state", qs), ("leader-epoch-checkpoint", cp)):
+        with open(os.path.join(pdir, name), "wb") as f:
+            f.write(data)
+    (r / "meta.properties").write_bytes(meta)
+    code, out, err = cli("state", "-o", "json", r)
+    assert code in (0, 1) and err == "", err
+    j = json.loads(out)["replicas"][0]
+    assert j["log_end_offset"] >= 3

@@ -11,6 +11,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from quorumctl.storage import files as F
 from quorumctl.storage import segments as S
@@ -303,3 +305,33 @@ def test_truncating_the_more_up_to_date_replica_needs_force(tmp_path):
     assert tree(tmp_path / "d") == before
     code, doc, err = plan_json(tmp_path / "d", "--reference", tmp_path / "leader", "--apply", "--force")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 10, err
+
+
+@st.composite
+def file_scenarios(draw):
+    """A leader and a follower sharing a prefix of batches (several records each),
+    then each with batches of its own epochs; segments rolled at random."""
+    n_common = draw(st.integers(1, 5))
+    common, epoch = [], 1
+    for _ in range(n_common):
+        epoch += draw(st.integers(0, 1))
+        common.append(B(epoch, draw(st.integers(1, 4))))
+    lead = [B(epoch + 2, draw(st.integers(1, 4))) for _ in range(draw(st.integers(0, 4)))]
+    fol = [B(epoch + 1, draw(st.integers(1, 4)), tag="f") for _ in range(draw(st.integers(1, 4)))]
+    n = n_common + len(fol)
+    starts = tuple(sorted(draw(st.sets(st.integers(1, max(n - 1, 1)), max_size=2))))
+    return common, lead, fol, starts
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(file_scenarios())
+def test_truncate_leaves_the_common_prefix(tmp_path, sc):
+    import shutil
+    common, lead, fol, starts = sc
+    shutil.rmtree(tmp_path / "s", ignore_errors=True)
+    root = tmp_path / "s"
+    write_replica(str(root / "l"), common + lead, node_id=1)
+    write_replica(str(root / "f"), common + fol, node_id=2, segment_starts=starts, index_interval=90)
+    end = sum(b.count for b in common)
+    force = () if lead else ("--force",)   # without leader batches of its own, the follower is ahead
+    apply_and_check(root, "f", "l", end, extra=force)

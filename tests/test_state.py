@@ -269,3 +269,15 @@ def test_hostile_files_never_crash(tmp_path, log, qs, cp, meta):
     assert code in (0, 1) and err == "", err
     j = json.loads(out)["replicas"][0]
     assert j["log_end_offset"] >= 3
+
+
+def test_different_clusters_and_last_write(tmp_path):
+    write_replica(str(tmp_path / "a"), [B(1, 3)], node_id=1)
+    write_replica(str(tmp_path / "b"), [B(1, 3)], node_id=2, cluster_id="rTcAzcTXQpG_6c1zYns8Xw")
+    code, doc = state_json(tmp_path / "a", tmp_path / "b")
+    assert doc["comparison"]["cluster_ids"] == ["XFBpci3ORzK2hz44Gtmrwg", "rTcAzcTXQpG_6c1zYns8Xw"]
+    t = doc["replicas"][0]["last_batch_time"]
+    assert t["ms"] == 1_700_000_000_000 and t["iso"] == "2023-11-14T22:13:20.000Z" and t["age"].endswith("ago")
+    code, out, _ = cli("state", "-o", "text", tmp_path / "a", tmp_path / "b")
+    assert "warning: these replicas belong to different clusters: XFBpci3ORzK2hz44Gtmrwg, rTcAzcTXQpG_6c1zYns8Xw\n" in out
+    assert "  last batch written: 2023-11-14T22:13:20.000Z (" in out

@@ -51,6 +51,8 @@ def replica_lines(j: dict) -> list[str]:
         f"  log start offset: {j['log_start_offset']}",
         f"  log end offset: {j['log_end_offset']}",
         f"  last epoch: {j['last_epoch']}",
+        f"  last batch written: " + (f"{j['last_batch_time']['iso']} ({j['last_batch_time']['age']})"
+                                     if j["last_batch_time"]["ms"] is not None else "(no batches)"),
         f"  epochs: {_epochs(j['epochs'])}{epochs_note}",
         f"  segments: {len(segs)}" + (" (" + ", ".join(
             f"{s['base_offset']}..{s['end_offset'] - 1}" if s['end_offset'] > s['base_offset'] else f"{s['base_offset']} (empty)"
@@ -96,6 +98,8 @@ def state_text(doc: dict) -> str:
         out.append("")
     c = doc.get("comparison")
     if c:
+        if len(c["cluster_ids"]) > 1:
+            out.append(f"warning: these replicas belong to different clusters: {', '.join(c['cluster_ids'])}")
         k = c["election_key"]
         line = f"Most up to date: {c['winner']} (last epoch {k['last_epoch']}, log end offset {k['end_offset']})"
         if c["tied"]:

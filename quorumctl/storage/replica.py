@@ -135,7 +135,18 @@ class Replica:
         except ValueError:
             return -1
 
-    def to_json(self) -> dict:
+    @property
+    def last_batch_timestamp(self) -> int | None:
+        last = None
+        for sc in self.scan.segments:
+            if sc.batches:
+                last = sc.batches[-1].max_timestamp
+        return last
+
+    def to_json(self, now_ms: int | None = None) -> dict:
+        import time
+
+        from ..render.output import timestamp
         qs = self.quorum_state
         latest = self.latest_snapshot
         segs = []
@@ -163,6 +174,8 @@ class Replica:
             "log_start_offset": self.log_start,
             "log_end_offset": self.log_end,
             "last_epoch": self.last_epoch,
+            "last_batch_time": timestamp(self.last_batch_timestamp,
+                                         now_ms if now_ms is not None else int(time.time() * 1000)),
             "epoch_checkpoint": [list(e) for e in self.checkpoint] if self.checkpoint is not None else None,
             "epochs": [list(e) for e in self.history.entries],
             "epochs_in_log": [list(e) for e in self.log_history.entries],
@@ -302,6 +315,7 @@ def compare(replicas: list[Replica]) -> dict:
             keys.append((-1, -1))
     best = max(keys)
     winners = [i for i, k in enumerate(keys) if k == best]
+    clusters = sorted({r.meta["cluster.id"] for r in replicas if r.meta and "cluster.id" in r.meta})
     w = winners[0]
     leader_view = replicas[w].view()
     out = []
@@ -316,6 +330,7 @@ def compare(replicas: list[Replica]) -> dict:
         "tied": [replicas[i].label for i in winners] if len(winners) > 1 else [],
         "election_key": {"last_epoch": best[0], "end_offset": best[1]},
         "followers": out,
+        "cluster_ids": clusters,
     }
 
 

@@ -77,7 +77,6 @@ def test_corpus_agrees_with_the_catalog():
     cat = catalog()
     checked = 0
     for repo, entry in cat.items():
-        local = repo.replace("/", "__", 1)
         pdirs = {}
         for f in entry["files"]:
             parts = f["local"].split("/")

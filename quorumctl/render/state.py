@@ -51,7 +51,7 @@ def replica_lines(j: dict) -> list[str]:
         f"  log start offset: {j['log_start_offset']}",
         f"  log end offset: {j['log_end_offset']}",
         f"  last epoch: {j['last_epoch']}",
-        f"  last batch written: " + (f"{j['last_batch_time']['iso']} ({j['last_batch_time']['age']})"
+        "  last batch written: " + (f"{j['last_batch_time']['iso']} ({j['last_batch_time']['age']})"
                                      if j["last_batch_time"]["ms"] is not None else "(no batches)"),
         f"  epochs: {_epochs(j['epochs'])}{epochs_note}",
         f"  segments: {len(segs)}" + (" (" + ", ".join(

@@ -610,7 +610,7 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
     release_name, mv, levels = effective_features(release, features, voters is not None)
     scram_records = [parse_scram(a) for a in scram]
     if scram_records and mv < SCRAM_MIN_LEVEL:
-        raise InputError(f"SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+        raise InputError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
     records = bootstrap_records(mv, levels, scram_records)
     plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, listener_name)
     statuses = [read_dir(d) for d in sorted(set(dirs))]

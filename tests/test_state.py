@@ -280,3 +280,16 @@ def test_different_clusters_and_last_write(tmp_path):
     code, out, _ = cli("state", "-o", "text", tmp_path / "a", tmp_path / "b")
     assert "warning: these replicas belong to different clusters: XFBpci3ORzK2hz44Gtmrwg, rTcAzcTXQpG_6c1zYns8Xw\n" in out
     assert "  last batch written: 2023-11-14T22:13:20.000Z (" in out
+
+
+def test_freshly_formatted_node(tmp_path):
+    code, out, err = cli("bootstrap", "format", "--node-id", "1", "--log-dir", tmp_path / "c1", "-t",
+                         "rTcAzcTXQpG_6c1zYns8Xw", "--initial-controllers", "1@localhost:9093:DfqkWOlJTZ-abG8pUGocIA",
+                         "--apply")
+    assert code == 0, err
+    code, doc = state_json(tmp_path / "c1")
+    j = doc["replicas"][0]
+    assert code == 0 and j["problems"] == [] and len(j["notes"]) == 2
+    assert (j["log_end_offset"], j["last_epoch"], j["kraft_version"]) == (0, 0, 1)
+    assert j["voters"]["voters"] == [{"id": 1, "directory_id": "DfqkWOlJTZ-abG8pUGocIA",
+                                      "endpoints": ["CONTROLLER://localhost:9093"]}]

@@ -67,6 +67,8 @@ def replica_lines(j: dict) -> list[str]:
                         f"voters {lc['voters']}, granted by {lc['granting_voters']}")
     for p in j["problems"]:
         lines.append(f"  problem: {p}")
+    for n in j.get("notes", ()):
+        lines.append(f"  note: {n}")
     return lines
 
 

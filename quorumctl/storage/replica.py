@@ -89,6 +89,7 @@ class Replica:
     kraft_version: int | None = None
     last_leader_change: dict | None = None
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # worth knowing, not wrong (Kafka copes)
 
     @property
     def node_id(self) -> int | None:
@@ -186,6 +187,7 @@ class Replica:
                                 if latest else None),
             "producer_snapshots": [o for o, _ in self.files.producer_snapshots],
             "problems": list(self.problems),
+            "notes": list(self.notes),
         }
 
 
@@ -211,7 +213,9 @@ def load_replica(path: str, label: str | None = None) -> Replica:
             except InputError as e:
                 r.problems.append(str(e))
         elif name != F.PARTITION_METADATA:
-            r.problems.append(f"{p}: missing")
+            # a node that never started has neither; Kafka writes quorum-state at start-up
+            # and rebuilds the epoch history from the log
+            r.notes.append(f"{p}: missing")
     r.files = S.scan_partition(pdir)
     r.scan = S.scan_log(r.files)
     if r.scan.problem:

@@ -136,7 +136,7 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
 
 # Files above this size are dumped by two processes (the machine class has 2 cores).
 PARALLEL_MIN_BYTES = 16 << 20
-CHUNK_BYTES = 4 << 20
+CHUNK_BYTES = 1 << 20   # small chunks keep the results in flight (2 per worker) small
 
 
 def batch_boundaries(path: str, every: int) -> list[int]:
@@ -223,7 +223,7 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
 
 
 def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span]:
-    """Split at batch boundaries into ~4 MiB chunks, dump them in a process pool,
+    """Split at batch boundaries into ~1 MiB chunks, dump them in a process pool,
     write the results in file order (bounded: at most 2 chunks per worker in flight)."""
     import multiprocessing as mp
 

@@ -76,6 +76,20 @@ def _printable(b: bytes) -> str:
 _PREFIX: dict[tuple[int, int], str] = {}
 
 
+def metadata_json(value) -> dict:
+    """The payload object {"type","version","data"} (or with "error") of one metadata value."""
+    if value is not None and len(value) >= 3 and value[0] == 1 and value[1] < 128 and value[2] < 128:
+        fn = md._body_decoder(value[1], value[2])
+        if fn is not None:
+            try:
+                data, end = fn(value, 3)
+            except Exception:  # any decode failure: the slow path says exactly what
+                end = -1
+            if end == len(value):
+                return {"type": md.TYPE_NAMES[value[1]], "version": value[2], "data": data}
+    return md.decode_metadata(value).to_json()
+
+
 def metadata_payload(value) -> str:
     """Kafka's {"type":..,"version":..,"data":{..}} for one metadata value (hot path)."""
     if value is not None and len(value) >= 3 and value[0] == 1 and value[1] < 128 and value[2] < 128:
@@ -160,24 +174,27 @@ def batch_json(path: str, b: Batch, records, crc_ok: bool, decode_metadata: bool
         obj["error"] = error
     if records is not None:
         recs = []
+        app = recs.append
         control = b.attributes & 0x20
+        max_ts = b.max_timestamp
         for r in records:
-            ro = {"offset": r.offset, "timestamp": b.max_timestamp if log_append else r.timestamp,
-                  "keySize": -1 if r.key is None else len(r.key),
-                  "valueSize": -1 if r.value is None else len(r.value),
+            key, value = r.key, r.value
+            ro = {"offset": r.offset, "timestamp": max_ts if log_append else r.timestamp,
+                  "keySize": -1 if key is None else len(key),
+                  "valueSize": -1 if value is None else len(value),
                   "sequence": r.sequence,
                   "headers": [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
-                              for k, v in r.headers]}
+                              for k, v in r.headers] if r.headers else []}
             if control:
                 d = md.decode_control(r.key, r.value)
                 ro["control"] = {"type": d.type_name, "typeId": md.control_type(r.key),
                                  "data": d.data} if d.data is not None else {
                     "type": d.type_name, "typeId": md.control_type(r.key), "error": d.error}
             elif decode_metadata:
-                ro["payload"] = md.decode_metadata(r.value).to_json()
+                ro["payload"] = metadata_json(value)
             else:
-                ro["key"] = None if r.key is None else base64.b64encode(r.key).decode()
-                ro["value"] = None if r.value is None else base64.b64encode(r.value).decode()
-            recs.append(ro)
+                ro["key"] = None if key is None else base64.b64encode(key).decode()
+                ro["value"] = None if value is None else base64.b64encode(value).decode()
+            app(ro)
         obj["records"] = recs
     return obj

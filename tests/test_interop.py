@@ -114,7 +114,7 @@ def test_kafka_python_is_refused_a_wrong_password():
     try:
         with pytest.raises(Exception) as e:
             admin_for(c.brokers()[0].address, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
-                      sasl_plain_username="alice", sasl_plain_password="wrong", bootstrap_timeout_ms=3000)
+                      sasl_plain_username="alice", sasl_plain_password="wrong", bootstrap_timeout_ms=1500)
     finally:
         c.stop()
     assert "alice-secret" not in str(e.value)

@@ -267,7 +267,8 @@ def replication_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
 def health_table(h):
     from rich.table import Table
     colour = {"healthy": "green", "degraded": "yellow", "unhealthy": "red"}[h.verdict]
-    t = Table(title=f"Quorum health: [bold {colour}]{h.verdict.upper()}[/]", caption="\n".join(h.reasons) or None)
+    t = Table(title=f"Quorum health: [bold {colour}]{h.verdict.upper()}[/]", caption="\n".join(h.reasons) or None,
+              caption_justify="left")
     for col in ("Address", "Node", "Kind", "Reachable", "Latency", "Leader view", "Epoch", "Error"):
         t.add_column(col)
     for p in sorted(h.probes, key=_probe_order):

@@ -18,8 +18,8 @@ client gets exactly the fields that version has.
 
 The state is scriptable: `set_leader`, `silence` (the node's listener accepts
 but never answers, like a SIGSTOPped JVM, and its replica stops advancing),
-`advance` (a virtual clock: in live mode the leader's log grows and the
-replicas that still fetch catch up), `set_fault` (garbage, a huge size, a
+`advance` (pretend time passed: silenced replicas age, and in live mode the
+leader's log grows and the replicas that still fetch catch up), `set_fault` (garbage, a huge size, a
 response cut short, a closed connection, an error code), and API profiles of
 older Kafka versions ("3.7": DescribeQuorum v0-1 ...; "2.7": no DescribeQuorum).
 
@@ -108,23 +108,31 @@ class SimulatedCluster:
         self.silent: set[int] = set()
         self.lock = threading.RLock()
         self.endpoints: list[SimNode] = []
-        self.clock_offset_ms = 0
         self._last_ms: int | None = None
         self._growth_carry = 0.0
         self.requests: list[tuple[int, int, int]] = []   # (node id, api key, version), for tests
 
     # -- clock and live progress ------------------------------------------------------
     def now_ms(self) -> int:
-        return int(time.time() * 1000) + self.clock_offset_ms
+        return int(time.time() * 1000)
 
     def advance(self, ms: int = 0, records: int = 0):
-        """Move the virtual clock forward and/or append `records` at the
-        leader; in live mode, replicas that still fetch catch up."""
+        """Pretend `ms` milliseconds passed and `records` were appended at the
+        leader. The clock stays real (clients compare timestamps with their
+        own clock): replicas that stopped fetching (silenced) age by `ms`; in
+        live mode the leader's log also grows by growth_per_s over `ms` and
+        the replicas that still fetch catch up."""
         with self.lock:
-            self.clock_offset_ms += ms
+            for r in self.voters + self.observers:
+                if r["replicaId"] in self.silent:
+                    for k in ("lastFetchTimestamp", "lastCaughtUpTimestamp"):
+                        if r[k] >= 0:
+                            r[k] -= ms
             lead = self._find(self.leader_id)
             if lead is not None:
                 lead["logEndOffset"] += records
+                if self.live:
+                    self._growth_carry += ms / 1000.0 * self.growth_per_s
             if self.live:
                 self._refresh(self.now_ms())
 
@@ -144,9 +152,9 @@ class SimulatedCluster:
             return
         if self._last_ms is not None and self.growth_per_s:
             self._growth_carry += max(now - self._last_ms, 0) / 1000.0 * self.growth_per_s
-            whole = int(self._growth_carry)
-            self._growth_carry -= whole
-            lead["logEndOffset"] += whole
+        whole = int(self._growth_carry)
+        self._growth_carry -= whole
+        lead["logEndOffset"] += whole
         self._last_ms = now
         leo = lead["logEndOffset"]
         lead["lastFetchTimestamp"] = lead["lastCaughtUpTimestamp"] = now

@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "state",
     "truncate",
     "bootstrap",
+    "spark_export",
 ]
 
 

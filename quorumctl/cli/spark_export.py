@@ -1,0 +1,103 @@
+"""`quorumctl spark-export`: metadata log segments and snapshots to Parquet, on Spark.
+
+PySpark is imported only when the command runs (never by `quorumctl --help`).
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..render.output import Output
+
+
+def spark_export(
+    paths: List[str] = typer.Argument(..., metavar="PATH...",
+                                      help="Files, log dirs (searched recursively), globs, or URIs "
+                                           "(hdfs://, s3a://, file://)."),
+    out: str = typer.Option(..., "--out", help="Output directory (local path or URI)."),
+    master: str = typer.Option("local[*]", "--master",
+                               help="Spark master (ignored under spark-submit, which sets it)."),
+    mode: str = typer.Option("error", "--mode", help="error (OUT must not exist), overwrite or append."),
+    partition_by: List[str] = typer.Option([], "--partition-by", metavar="COLUMN",
+                                           help="Partition the output by a column, e.g. cluster_id, "
+                                                "record_type, date (repeat or comma-separate)."),
+    spark_conf: List[str] = typer.Option([], "--spark-conf", metavar="KEY=VALUE",
+                                         help="Spark setting passed through (repeatable)."),
+    split_size: str = typer.Option("128m", "--split-size",
+                                   help="Largest byte range one task decodes (big files are cut at "
+                                        "batch boundaries)."),
+    writer: str = typer.Option("pyarrow", "--writer",
+                               help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
+                                    "Spark's own Parquet writer through the kraft data source."),
+    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress",
+                                            help="Progress bar on stderr (default: when it is a terminal)."),
+    s3_endpoint: Optional[str] = typer.Option(None, "--s3-endpoint",
+                                              help="S3 endpoint for s3a:// input/output read by pyarrow."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json (the summary)."),
+):
+    """Decode segments, snapshots and bootstrap.checkpoint files on Spark and write
+    Parquet, one row per record (schema: docs/parquet.md). Exit 1 when corrupt data
+    was found (flagged rows are still written).
+
+    Example: quorumctl spark-export /var/lib/kafka/meta --out /tmp/kraft.parquet --partition-by date
+    """
+    import sys
+
+    from ..errors import InputError
+    from ..render.output import json_line, resolve
+
+    conf = {}
+    for item in spark_conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--spark-conf expects KEY=VALUE, not {item!r}")
+        conf[key.strip()] = value
+    columns = [c.strip() for item in partition_by for c in item.split(",") if c.strip()]
+    from ..spark.plan import parse_size
+    try:
+        split = parse_size(split_size)
+    except ValueError as e:
+        raise InputError(f"--split-size: {e}") from None
+    fs_options = {"s3endpoint": s3_endpoint} if s3_endpoint else None
+
+    from ..spark.export import export
+    summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
+                     spark_conf=conf, split_size=split, writer=writer, progress=progress,
+                     fs_options=fs_options)
+    fmt = resolve(output)
+    if fmt is Output.json:
+        sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
+    elif fmt is Output.table:
+        from rich.console import Console
+        from rich.table import Table
+        t = Table(title="quorumctl spark-export", show_header=False)
+        t.add_column("", style="bold")
+        t.add_column("", justify="right")
+        rows = [("files", f"{summary.files:,}"), ("bytes", f"{summary.bytes:,}"),
+                ("tasks", f"{summary.tasks:,}"), ("batches", f"{summary.batches:,}"),
+                ("records", f"{summary.records:,}"),
+                ("errors", f"[bold red]{summary.errors:,}[/]" if summary.errors else "0"),
+                ("undecodable values", f"{summary.decode_errors:,}"),
+                ("seconds", f"{summary.seconds:.1f}"),
+                ("records/s", f"{summary.records_per_second:,.0f}"), ("output", summary.out)]
+        for k, v in rows:
+            t.add_row(k, v)
+        Console().print(t)
+    else:
+        sys.stdout.write(summary_line(summary) + "\n")
+    raise typer.Exit(summary.exit_code)
+
+
+def summary_line(s) -> str:
+    verdict = ("no errors" if not s.errors else
+               f"{s.errors} error(s): rows with corrupt = true ({s.corrupt_records} record(s) of "
+               f"CRC-failing batches)")
+    return (f"Exported {s.files} file(s), {s.bytes} bytes: {s.batches} batch(es), {s.records} record(s), "
+            f"{s.decode_errors} undecodable value(s), {verdict}; {s.rows} row(s) in {s.seconds:.1f} s "
+            f"({s.records_per_second:,.0f} records/s) to {s.out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("spark-export", no_args_is_help=True)(spark_export)

@@ -1,0 +1,356 @@
+"""`quorumctl spark-export`: segments and snapshots to Parquet, on Spark.
+
+The driver finds the files and plans the tasks (plan.py), hands the plan to
+the `kraft` data source (source.py), and writes the DataFrame as Parquet,
+collecting the summary's counts with a Spark `Observation` while the data is
+written (no second pass over the output). A Rich progress bar follows the
+write job's tasks through Spark's status tracker.
+
+The same function runs embedded (`local[*]`, PySpark starts its own JVM) and
+under `spark-submit` on YARN, Kubernetes or a standalone cluster, where the
+session already exists and `--master` comes from spark-submit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+from ..errors import EXIT_OK, EXIT_PROBLEMS, InputError
+from . import plan as planning
+from .schema import NAMES
+
+MODES = {"error": "errorifexists", "overwrite": "overwrite", "append": "append"}
+
+# What spark-export sets unless --spark-conf says otherwise.
+DEFAULT_CONF = {
+    "spark.ui.showConsoleProgress": "false",           # our own progress display instead
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # standard, not INT96
+}
+LOCAL_CONF = {
+    "spark.driver.memory": "2g",                       # Parquet writers of all local tasks share it
+}
+
+
+@dataclass
+class Summary:
+    files: int
+    bytes: int
+    tasks: int
+    batches: int
+    records: int
+    rows: int
+    errors: int
+    corrupt_records: int
+    decode_errors: int
+    seconds: float
+    out: str
+
+    @property
+    def records_per_second(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["records_per_second"] = round(self.records_per_second, 1)
+        d["seconds"] = round(self.seconds, 3)
+        return d
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_PROBLEMS if self.errors else EXIT_OK
+
+
+# -- can Spark start here? -------------------------------------------------------
+
+def _under_spark_submit() -> bool:
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def require_pyspark():
+    """Import PySpark and pyarrow, or say exactly what is missing."""
+    missing = []
+    try:
+        import pyspark
+    except ImportError:
+        pyspark = None
+        missing.append("PySpark")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        missing.append("pyarrow")
+    if missing:
+        raise InputError(f"spark-export needs {' and '.join(missing)}, which "
+                         f"{'is' if len(missing) == 1 else 'are'} not installed in {sys.executable}: "
+                         f"pip install 'quorumctl[spark]'")
+    major = int(pyspark.__version__.split(".")[0])
+    if major < 4:
+        raise InputError(f"spark-export needs PySpark 4 (Python data sources); found PySpark "
+                         f"{pyspark.__version__}: pip install 'pyspark>=4'")
+
+
+def find_java() -> str | None:
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        return java if os.access(java, os.X_OK) else None
+    return shutil.which("java")
+
+
+def java_major(java: str) -> int | None:
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    import re
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2) or 0) if major == 1 else major   # "1.8.0" is Java 8
+
+
+def require_java():
+    """Spark 4 runs on Java 17 or 21; say so before PySpark fails obscurely."""
+    if _under_spark_submit():
+        return
+    java = find_java()
+    if java is None:
+        where = (f"JAVA_HOME={os.environ['JAVA_HOME']} has no bin/java" if os.environ.get("JAVA_HOME")
+                 else "no `java` on PATH and JAVA_HOME is not set")
+        raise InputError(f"spark-export needs Java 17 or later to run Spark ({where}); install a JDK "
+                         f"(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+    major = java_major(java)
+    if major is not None and major < 17:
+        raise InputError(f"spark-export needs Java 17 or later to run Spark 4; {java} is Java {major} "
+                         f"(set JAVA_HOME to a newer JDK)")
+
+
+def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export"):
+    require_pyspark()
+    require_java()
+    from pyspark.sql import SparkSession
+    local = not _under_spark_submit() and (master or "local[*]").startswith("local")
+    if local:
+        # Python workers must be this interpreter (its quorumctl, pyarrow, msgspec ...)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if master and not _under_spark_submit():
+        builder = builder.master(master)
+    settings = dict(DEFAULT_CONF)
+    if local:
+        settings.update(LOCAL_CONF)
+    settings.update(conf)
+    for k, v in settings.items():
+        builder = builder.config(k, v)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as e:  # PySpark raises several types here; all mean "no JVM"
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
+                         f"(check Java 17+, JAVA_HOME and the --spark-conf settings)") from None
+    spark.sparkContext.setLogLevel(conf.get("quorumctl.logLevel", "ERROR"))
+    return spark
+
+
+# -- progress ---------------------------------------------------------------------
+
+class _Progress(threading.Thread):
+    """Follow the write job's tasks on the driver with a Rich progress bar."""
+
+    def __init__(self, sc, group: str, total_tasks: int, description: str):
+        super().__init__(daemon=True)
+        self.sc = sc
+        self.group = group
+        self.total = total_tasks
+        self.description = description
+        self.done = threading.Event()
+
+    def _counts(self, tracker):
+        completed = active = total = 0
+        for job_id in tracker.getJobIdsForGroup(self.group):
+            job = tracker.getJobInfo(job_id)
+            if job is None:
+                continue
+            for sid in job.stageIds:
+                st = tracker.getStageInfo(sid)
+                if st is not None:
+                    completed += st.numCompletedTasks
+                    active += st.numActiveTasks
+                    total += st.numTasks
+        return completed, active, total
+
+    def run(self):
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
+                                   TextColumn, TimeElapsedColumn)
+        tracker = self.sc.statusTracker()
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                      MofNCompleteColumn(), TextColumn("tasks ({task.fields[active]} running)"),
+                      TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task(self.description, total=self.total, active=0)
+            while True:
+                finished = self.done.wait(0.5)
+                try:
+                    completed, active, total = self._counts(tracker)
+                except Exception:   # the JVM went away under us: stop showing progress
+                    return
+                bar.update(task, completed=completed, total=max(total, self.total), active=active)
+                if finished:
+                    return
+
+
+def _human_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+# -- the job ----------------------------------------------------------------------
+
+def observed_metrics():
+    """The summary's counts as aggregate expressions over the exported rows."""
+    from pyspark.sql import functions as F
+    kind = F.col("row_kind")
+    first_of_batch = (kind == "record") & (F.col("record_index") == 0)
+    return [
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.when(kind == "record", 1).otherwise(0)).alias("records"),
+        F.sum(F.when(first_of_batch | (kind == "batch_error"), 1).otherwise(0)).alias("batches"),
+        F.sum(F.when((kind != "record") | (first_of_batch & F.col("corrupt")), 1).otherwise(0))
+         .alias("errors"),
+        F.sum(F.when((kind == "record") & F.col("corrupt"), 1).otherwise(0)).alias("corrupt_records"),
+        F.sum(F.when(F.col("decode_error").isNotNull(), 1).otherwise(0)).alias("decode_errors"),
+    ]
+
+
+WRITERS = ("pyarrow", "spark")
+
+
+def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode: str = "error",
+           partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
+           split_size: int = planning.DEFAULT_SPLIT_SIZE, writer: str = "pyarrow",
+           progress: bool | None = None, spark=None, fs_options: dict | None = None) -> Summary:
+    """Export the files under `paths` to Parquet under `out` and return the summary.
+    Pass `spark` to use an existing session (tests, notebooks)."""
+    t0 = time.monotonic()
+    if mode not in MODES:
+        raise InputError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if writer not in WRITERS:
+        raise InputError(f"--writer must be one of {', '.join(WRITERS)}, not {writer!r}")
+    partition_by = list(partition_by or [])
+    unknown = [c for c in partition_by if c not in NAMES]
+    if unknown:
+        raise InputError(f"--partition-by: no column {', '.join(unknown)} (columns: see docs/parquet.md; "
+                         f"e.g. cluster_id, record_type, date, file_kind, node_id)")
+    from . import fs
+    if not fs.is_remote(out):
+        out = os.path.abspath(fs.local_path(out))   # executors may run elsewhere than our cwd
+        if mode == "error" and os.path.exists(out):
+            raise InputError(f"{out} already exists (use --mode overwrite or --mode append)")
+    files = planning.source_files(paths, fs_options)    # bad paths fail before Spark starts
+
+    if spark is None:
+        spark = start_session(master, spark_conf or {})
+    sc = spark.sparkContext
+    plan = planning.plan_files(files, split_size=split_size, min_partitions=sc.defaultParallelism,
+                               options=fs_options)
+    group = f"quorumctl-spark-export-{os.getpid()}-{time.time_ns()}"
+    description = f"decoding {len(plan.files)} files, {_human_bytes(plan.total_bytes)}"
+    sc.setJobGroup(group, description)
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = _Progress(sc, group, len(plan.partitions), description) if show else None
+    if bar:
+        bar.start()
+    try:
+        if writer == "spark":
+            counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options)
+        else:
+            counts = _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options)
+    finally:
+        if bar:
+            bar.done.set()
+            bar.join(5)
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+    return Summary(files=len(plan.files), bytes=plan.total_bytes, tasks=len(plan.partitions),
+                   seconds=time.monotonic() - t0, out=out, **counts)
+
+
+def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options) -> dict:
+    """Tasks decode and write Parquet themselves (writer.py); the driver commits."""
+    import uuid
+
+    from . import writer as w
+    from .rows import Stats
+    target = w._FileSystem(out, fs_options)
+    if mode == "error" and target.exists(target.root):
+        raise InputError(f"{out} already exists (use --mode overwrite or --mode append)")
+    job = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+    tasks = list(enumerate(plan.partitions))
+    if not tasks:
+        tasks = [(0, [])]
+    opts = dict(fs_options or {})
+
+    def task(item):
+        index, pieces = item
+        return w.run_task(index, pieces, out, job, partition_by, opts)
+
+    try:
+        results = sc.parallelize(tasks, len(tasks)).map(task).collect()
+        w.commit(out, job, results, mode, fs_options)
+    except Exception as e:
+        try:
+            w.abort(out, job, fs_options)
+        except Exception:
+            pass
+        raise InputError(f"writing {out} failed: {_one_line(e)}") from e
+    stats = Stats()
+    rows = 0
+    for r in results:
+        stats.add(r["stats"])
+        rows += r["rows"]
+    return dict(batches=stats.batches, records=stats.records, rows=rows, errors=stats.errors,
+                corrupt_records=stats.corrupt_records, decode_errors=stats.decode_errors)
+
+
+def _write_with_spark(spark, plan, out, mode, partition_by, fs_options) -> dict:
+    """The kraft data source and Spark's own Parquet writer; the counts come
+    from an Observation on the rows as they are written."""
+    from pyspark.sql import Observation
+
+    from .source import KraftDataSource, plan_to_json
+    spark.dataSource.register(KraftDataSource)
+    reader = spark.read.format("kraft").option("plan", plan_to_json(plan))
+    for k, v in (fs_options or {}).items():
+        reader = reader.option(k, v)
+    obs = Observation("quorumctl_spark_export")
+    df = reader.load().observe(obs, *observed_metrics())
+    try:
+        writer = df.write.mode(MODES[mode])
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        writer.parquet(out)
+    except Exception as e:
+        raise InputError(f"writing {out} failed: {_one_line(e)}") from e
+    m = obs.get
+    return {k: int(m[k] or 0) for k in ("batches", "records", "rows", "errors", "corrupt_records",
+                                         "decode_errors")}
+
+
+def _one_line(e: Exception) -> str:
+    text = str(e).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[:500]
+    return type(e).__name__

@@ -1,0 +1,518 @@
+"""Decoding pieces of files into rows of the export schema, as Arrow batches.
+
+This is what every Spark task runs (and what tests and the benchmark call
+without Spark). It streams a piece with `BatchReader` (one batch in memory at
+a time), decodes records and their values with quorumctl's own decoders, and
+builds columnar Arrow record batches of about `batch_rows` rows. Python
+touches as few values as it can, since per-value work is what costs:
+- the batch columns come from the batches' raw 61-byte headers, parsed in one
+  vectorised numpy pass per Arrow batch, and are spread over their records
+  with one gather;
+- decoded values are memoised by their bytes (`ValueCache`), and the decoded
+  columns are built from the distinct decoded values of an Arrow batch and
+  gathered, so a log full of identical NoOpRecords costs one decode;
+- file columns are constant per piece and repeated in C.
+
+Problems never raise: a batch whose records do not decode becomes one
+`batch_error` row, a bad tail one `tail_error` row, an unreadable file one
+`file_error` row (see docs/parquet.md).
+"""
+
+from __future__ import annotations
+
+import crc32c
+
+from ..records import metadata as md
+from ..records import compression
+from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
+                             ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, BatchError, BatchReader,
+                             LegacyEntry)
+from ..render.output import json_bytes
+from . import fs
+from .plan import Piece
+from .schema import NAMES
+
+# Column groups in schema order; `timestamp` and `date` are derived from
+# `timestamp_ms` in Arrow, so rows never carry them.
+FILE_COLS = NAMES[0:8]                       # source_file .. snapshot_epoch
+BATCH_COLS = NAMES[8:27]                     # row_kind .. producer_epoch
+RECORD_COLS = [n for n in NAMES[27:] if n not in ("timestamp", "date")]
+assert FILE_COLS[-1] == "snapshot_epoch" and BATCH_COLS[0] == "row_kind"
+assert BATCH_COLS[-1] == "producer_epoch" and RECORD_COLS[0] == "record_index"
+N_TYPED = 16
+assert RECORD_COLS[-N_TYPED] == "topic_name" and RECORD_COLS[-1] == "config_value"
+
+MAX_TIMESTAMP_MS = 253402300799999   # 9999-12-31T23:59:59.999Z, the end of Spark's range
+
+_NONE_TYPED = (None,) * N_TYPED
+OWN_COLS = RECORD_COLS[:6]                   # record_index, offset, timestamp_ms, key, value, headers
+DECODED_COLS = RECORD_COLS[6:]               # record_kind .. config_value
+assert OWN_COLS[-1] == "headers" and DECODED_COLS[0] == "record_kind"
+_NONE_DECODED = (None,) * len(DECODED_COLS)
+
+# ConfigResource.Type ids (clients' org.apache.kafka.common.config.ConfigResource)
+CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
+                         16: "CLIENT_METRICS", 32: "GROUP"}
+
+
+# -- typed columns -------------------------------------------------------------
+# Each returns (topic_name, topic_id, partition_id, leader, leader_epoch, replicas,
+# isr, broker_id, broker_epoch, fenced, feature_name, feature_level,
+# config_resource_type, config_resource_name, config_key, config_value).
+
+def _topic(d):
+    return (d.get("name"), d.get("topicId")) + _NONE_TYPED[2:]
+
+
+def _remove_topic(d):
+    return (None, d.get("topicId")) + _NONE_TYPED[2:]
+
+
+def _partition(d):
+    return (None, d.get("topicId"), d.get("partitionId"), d.get("leader"), d.get("leaderEpoch"),
+            d.get("replicas"), d.get("isr")) + _NONE_TYPED[7:]
+
+
+def _partition_change(d):
+    leader = d.get("leader")
+    if leader == -2:          # NO_LEADER_CHANGE: Kafka never writes it, but say "unchanged" if it does
+        leader = None
+    return (None, d.get("topicId"), d.get("partitionId"), leader, None,
+            d.get("replicas"), d.get("isr")) + _NONE_TYPED[7:]
+
+
+def _broker(fenced_key=None, id_key="brokerId", epoch_key="brokerEpoch", fixed=None):
+    def f(d):
+        if fixed is not None:
+            fenced = fixed
+        elif fenced_key == "registration":
+            fenced = d.get("fenced")
+        elif fenced_key == "change":
+            fenced = {1: True, -1: False}.get(d.get("fenced"))
+        else:
+            fenced = None
+        return _NONE_TYPED[:7] + (d.get(id_key), d.get(epoch_key), fenced) + _NONE_TYPED[10:]
+    return f
+
+
+def _feature(d):
+    return _NONE_TYPED[:10] + (d.get("name"), d.get("featureLevel")) + _NONE_TYPED[12:]
+
+
+def _config(d):
+    rt = d.get("resourceType")
+    return _NONE_TYPED[:12] + (CONFIG_RESOURCE_TYPES.get(rt, None if rt is None else str(rt)),
+                               d.get("resourceName"), d.get("name"), d.get("value"))
+
+
+_K = md.API_KEYS
+TYPED_METADATA = {
+    _K["TopicRecord"]: _topic,
+    _K["RemoveTopicRecord"]: _remove_topic,
+    _K["PartitionRecord"]: _partition,
+    _K["PartitionChangeRecord"]: _partition_change,
+    _K["RegisterBrokerRecord"]: _broker("registration"),
+    _K["UnregisterBrokerRecord"]: _broker(),
+    _K["BrokerRegistrationChangeRecord"]: _broker("change"),
+    _K["FenceBrokerRecord"]: _broker(id_key="id", epoch_key="epoch", fixed=True),
+    _K["UnfenceBrokerRecord"]: _broker(id_key="id", epoch_key="epoch", fixed=False),
+    _K["ProducerIdsRecord"]: _broker(),
+    _K["FeatureLevelRecord"]: _feature,
+    _K["ConfigRecord"]: _config,
+}
+
+
+# -- decoding values ----------------------------------------------------------------
+
+def _file_values(piece: Piece) -> tuple:
+    f = piece.file
+    return (f.path, f.kind, f.cluster_id, f.node_id, f.directory_id, f.segment_base_offset,
+            f.snapshot_end_offset, f.snapshot_epoch)
+
+
+def decode_value(key, value, control: bool) -> tuple:
+    """The DECODED_COLS values (record_kind, record_type, api_key, version,
+    payload_json, decode_error, then the typed columns) of one record's key
+    and value: a pure function of them (LEADER_CHANGE's leader_epoch, which
+    comes from its batch, is filled in by the caller)."""
+    d = md.decode_control(key, value) if control else md.decode_metadata(value)
+    data = d.data
+    if data is None:
+        return (d.kind, d.type_name, d.api_key, d.version, None, d.error) + _NONE_TYPED
+    if control:
+        typed = (_NONE_TYPED[:3] + (data.get("leaderId"),) + _NONE_TYPED[4:]
+                 if d.api_key == md.LEADER_CHANGE else _NONE_TYPED)
+    else:
+        fn = TYPED_METADATA.get(d.api_key)
+        typed = fn(data) if fn is not None else _NONE_TYPED
+    return (d.kind, d.type_name, d.api_key, d.version, json_bytes(d.to_json()), None) + typed
+
+
+class ValueCache:
+    """Decoded values by their bytes, and decoded small batch bodies by theirs.
+    Metadata logs repeat a lot (a NoOpRecord batch every 500 ms, the same
+    broker registration changes), and decoding is a pure function of the
+    bytes, so a bounded memo saves most of the decode work on real logs. It
+    returns the same tuple object for equal values, which the Arrow builder
+    uses to gather instead of convert. A body's records are kept relative to
+    the batch header (offset and timestamp deltas), so a hit only adds the
+    header's base offset and timestamp."""
+
+    def __init__(self, limit: int = 1 << 14, max_value: int = 1024):
+        self.limit = limit
+        self.max_value = max_value
+        self.metadata: dict = {}
+        self.control: dict = {}
+        self.bodies: dict = {}
+
+    def remember_body(self, key, rel):
+        if len(self.bodies) >= self.limit:
+            self.bodies.clear()
+        self.bodies[key] = rel
+
+    def get(self, key, value, control: bool) -> tuple:
+        if value is not None and len(value) > self.max_value:
+            return decode_value(key, value, control)
+        memo = self.control if control else self.metadata
+        k = (key, value) if control else value
+        out = memo.get(k)
+        if out is None:
+            if len(memo) >= self.limit:
+                memo.clear()
+            out = memo[k] = decode_value(key, value, control)
+        return out
+
+
+class Stats:
+    """What pieces held, counted as the export's summary counts them: batches
+    that gave rows (record batches with records, and undecodable batches),
+    records, errors (undecodable or CRC-failing batches, bad tails,
+    unreadable files), records of CRC-failing batches, undecodable values."""
+
+    __slots__ = ("batches", "records", "errors", "decode_errors", "corrupt_records")
+
+    def __init__(self):
+        self.batches = self.records = self.errors = self.decode_errors = self.corrupt_records = 0
+
+    def add(self, other: "Stats | dict"):
+        for k in self.__slots__:
+            setattr(self, k, getattr(self, k) + (other[k] if isinstance(other, dict) else getattr(other, k)))
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+_I_DECODE_ERROR = DECODED_COLS.index("decode_error")
+_I_API_KEY = DECODED_COLS.index("record_api_key")
+_I_LEADER_EPOCH = DECODED_COLS.index("leader_epoch")
+_ZERO_HEADER = bytes(HEADER_SIZE)
+SMALL_BATCH = HEADER_SIZE + 256     # batches up to this size have their decoded body memoised
+
+
+class Rows:
+    """The rows of one Arrow batch under construction, column by column.
+    Per batch entry (a record batch, or an error): its raw header, position,
+    row kind, corrupt flag, error, CRC result and how many rows it spans; per
+    row: the record's own values and its decoded tuple."""
+
+    __slots__ = ("headers", "valid", "position", "kind", "corrupt", "error", "crc_ok", "count",
+                 "offset", "ts", "key", "value", "rheaders", "decoded")
+
+    def __init__(self):
+        self.headers = bytearray()
+        for name in self.__slots__[1:]:
+            setattr(self, name, [])
+
+    def __len__(self):
+        return len(self.offset)
+
+    def error_row(self, kind: str, error: str, position=None, header: bytes | None = None,
+                  crc_ok=None):
+        self.headers += header if header is not None else _ZERO_HEADER
+        self.valid.append(header is not None)
+        self.position.append(position)
+        self.kind.append(kind)
+        self.corrupt.append(True)
+        self.error.append(error)
+        self.crc_ok.append(crc_ok)
+        self.count.append(1)
+        self.offset.append(None)
+        self.ts.append(None)
+        self.key.append(None)
+        self.value.append(None)
+        self.rheaders.append(None)
+        self.decoded.append(_NONE_DECODED)
+
+
+def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats | None = None,
+              cache: ValueCache | None = None, batch_rows: int = 8192):
+    """Decode a piece into `Rows`, yielding each one that reaches `batch_rows`
+    rows (and a last, shorter one). `rows_out()` makes a fresh Rows."""
+    stats = stats if stats is not None else Stats()
+    cache = cache if cache is not None else ValueCache()
+    rows = rows_out()
+    path = piece.file.path
+    try:
+        source = fs.open_input(path, options)
+    except OSError as e:
+        stats.errors += 1
+        rows.error_row("file_error", f"cannot read {path}: {e.strerror or e}")
+        yield rows
+        return
+    reader = BatchReader(source, start=piece.start, end=None if piece.last else piece.end)
+    get = cache.get
+    bodies = cache.bodies
+    leader_change = md.LEADER_CHANGE
+    try:
+        for batch in reader:
+            if isinstance(batch, LegacyEntry):
+                stats.batches += 1
+                stats.errors += 1
+                rows.error_row("batch_error", f"batch at byte {batch.position} (offset "
+                               f"{batch.base_offset}) has magic {batch.magic}: not a v2 record "
+                               f"batch, not decoded", position=batch.position)
+                continue
+            data = batch.data
+            computed = crc32c.crc32c(data[CRC_START:])
+            crc_ok = computed == batch.crc
+            crc_error = None if crc_ok else (
+                f"CRC-32C mismatch in batch at byte {batch.position} (offset {batch.base_offset}): "
+                f"stored {batch.crc:#010x}, computed {computed:#010x}")
+            # small batch bodies repeat verbatim (a NoOpRecord heartbeat batch differs
+            # from the last only in its header): decode each distinct body once
+            bkey = ((batch.attributes, batch.record_count, data[HEADER_SIZE:])
+                    if len(data) <= SMALL_BATCH else None)
+            rel = bodies.get(bkey) if bkey is not None else None
+            if rel is None:
+                try:
+                    records = batch.records()
+                except BatchError as e:
+                    stats.batches += 1
+                    stats.errors += 1
+                    msg = f"{e} (at byte {e.pos})" if e.pos is not None else str(e)
+                    rows.error_row("batch_error", f"{crc_error}; {msg}" if crc_error else msg,
+                                   position=batch.position, header=data[:HEADER_SIZE], crc_ok=crc_ok)
+                    continue
+                control = batch.is_control
+                base_off, base_ts = batch.base_offset, batch.base_timestamp
+                rel = [(r.offset - base_off, r.timestamp - base_ts, r.key, r.value, r.headers,
+                        get(r.key, r.value, control)) for r in records]
+                if bkey is not None:
+                    cache.remember_body(bkey, rel)
+            n = len(rel)
+            if not n:
+                continue   # an empty batch (compaction leaves them) has no row and is not counted
+            stats.batches += 1
+            stats.records += n
+            if crc_error:
+                stats.errors += 1
+                stats.corrupt_records += n
+            rows.headers += data[:HEADER_SIZE]
+            rows.valid.append(True)
+            rows.position.append(batch.position)
+            rows.kind.append("record")
+            rows.corrupt.append(not crc_ok)
+            rows.error.append(crc_error)
+            rows.crc_ok.append(crc_ok)
+            rows.count.append(n)
+            base_off = batch.base_offset
+            base_ts = batch.base_timestamp
+            log_append = batch.attributes & ATTR_LOG_APPEND_TIME
+            max_ts = batch.max_timestamp
+            offset, ts, key, value, rheaders, decoded = (rows.offset, rows.ts, rows.key, rows.value,
+                                                         rows.rheaders, rows.decoded)
+            for od, td, k, v, h, dv in rel:
+                if dv[_I_DECODE_ERROR] is not None:
+                    stats.decode_errors += 1
+                elif dv[_I_API_KEY] == leader_change and dv[0] == "control":
+                    dv = dv[:_I_LEADER_EPOCH] + (batch.leader_epoch,) + dv[_I_LEADER_EPOCH + 1:]
+                offset.append(base_off + od)
+                ts.append(max_ts if log_append else base_ts + td)
+                key.append(k)
+                value.append(v)
+                rheaders.append(h)   # () when none: one shared object
+                decoded.append(dv)
+            if len(offset) >= batch_rows:
+                yield rows
+                rows = rows_out()
+    except OSError as e:
+        stats.errors += 1
+        rows.error_row("file_error", f"read error in {path}: {e.strerror or e}")
+        yield rows
+        return
+    finally:
+        if hasattr(source, "close"):
+            source.close()
+    stop = reader.stop
+    if stop is not None and stop.reason is not None and not (
+            stop.remaining and _all_zero(piece, stop.position, stop.remaining, options)):
+        # (a preallocated, zero-filled tail is the end of the log, not damage)
+        stats.errors += 1
+        what = {"truncated": "torn tail", "short": "torn tail", "corrupt": "corrupt tail"}[stop.reason]
+        rows.error_row("tail_error", f"{what} at byte {stop.position} of {path}: {stop.detail}",
+                       position=stop.position)
+    if len(rows):
+        yield rows
+
+
+def _all_zero(piece: Piece, position: int, length: int, options) -> bool:
+    try:
+        with fs.open_input(piece.file.path, options) as f:
+            f.seek(position)
+            left = length
+            while left > 0:
+                chunk = f.read(min(left, 1 << 20))
+                if not chunk or chunk.count(0) != len(chunk):
+                    return False
+                left -= len(chunk)
+        return True
+    except OSError:
+        return False
+
+
+# -- Arrow -------------------------------------------------------------------------
+
+# The v2 batch header, big-endian and packed, as numpy reads it in one pass.
+_HEADER_FIELDS = [("base_offset", ">i8"), ("length", ">i4"), ("leader_epoch", ">i4"), ("magic", "i1"),
+                  ("crc", ">u4"), ("attributes", ">i2"), ("last_offset_delta", ">i4"),
+                  ("base_timestamp", ">i8"), ("max_timestamp", ">i8"), ("producer_id", ">i8"),
+                  ("producer_epoch", ">i2"), ("base_sequence", ">i4"), ("record_count", ">i4")]
+
+
+class ArrowBuilder:
+    """Turns `Rows` into pyarrow RecordBatches of exactly `arrow_schema`."""
+
+    def __init__(self, arrow_schema):
+        import numpy as np
+        import pyarrow as pa
+        self.np, self.pa = np, pa
+        self.schema = arrow_schema
+        self.types = {f.name: f.type for f in arrow_schema}
+        self.header_dtype = np.dtype(_HEADER_FIELDS)
+        assert self.header_dtype.itemsize == HEADER_SIZE
+        self.codec_names = pa.array([compression.NAMES.get(c, "unknown") for c in range(8)])
+        self.ts_names = pa.array(["CreateTime", "LogAppendTime"])
+
+    def _repeat(self, value, name, n):
+        pa = self.pa
+        t = self.types[name]
+        if value is None or not pa.types.is_list(t):
+            return pa.repeat(pa.scalar(value, t), n)
+        # pa.repeat of a list scalar is slow (ms per call); gather instead
+        return pa.array([value], t).take(pa.array(self.np.zeros(n, dtype=self.np.int32)))
+
+    def _column(self, values, name):
+        """A Python list as an Arrow array; one value throughout (codec, an
+        error-free batch's null error ...) is repeated in C."""
+        first = values[0]
+        if values.count(first) == len(values):
+            return self._repeat(first, name, len(values))
+        return self.pa.array(values, self.types[name])
+
+    def build(self, fvals: tuple, rows: Rows):
+        np, pa = self.np, self.pa
+        T = self.types
+        n = len(rows)
+        entries = len(rows.count)
+        cols = {name: self._repeat(v, name, n) for name, v in zip(FILE_COLS, fvals)}
+
+        # per entry -> per row
+        counts = np.asarray(rows.count, dtype=np.int64)
+        spread = None if entries == n else np.repeat(np.arange(entries), counts)
+
+        def rowwise(arr):
+            return arr if spread is None else arr.take(pa.array(spread))
+
+        for name, values in (("row_kind", rows.kind), ("corrupt", rows.corrupt), ("error", rows.error),
+                             ("batch_position", rows.position), ("batch_crc_valid", rows.crc_ok)):
+            cols[name] = rowwise(self._column(values, name))
+
+        h = np.frombuffer(bytes(rows.headers), dtype=self.header_dtype)
+        valid = np.asarray(rows.valid, dtype=bool)
+        mask = None if valid.all() else ~valid
+        if spread is not None:
+            h = h[spread]
+            mask = None if mask is None else mask[spread]
+
+        def hcol(values, name):
+            return pa.array(values.astype(T[name].to_pandas_dtype()), T[name], mask=mask)
+
+        base = h["base_offset"].astype(np.int64)
+        attrs = h["attributes"].astype(np.int64)
+        cols["batch_size"] = hcol(h["length"].astype(np.int64) + 12, "batch_size")
+        cols["batch_base_offset"] = hcol(base, "batch_base_offset")
+        cols["batch_last_offset"] = hcol(base + h["last_offset_delta"], "batch_last_offset")
+        cols["batch_leader_epoch"] = hcol(h["leader_epoch"], "batch_leader_epoch")
+        cols["batch_magic"] = hcol(h["magic"], "batch_magic")
+        cols["batch_crc"] = hcol(h["crc"], "batch_crc")
+        maskarr = None if mask is None else pa.array(mask)
+        codec = self.codec_names.take(pa.array(attrs & ATTR_COMPRESSION))
+        ts_type = self.ts_names.take(pa.array((attrs & ATTR_LOG_APPEND_TIME) >> 3))
+        control = pa.array((attrs & ATTR_CONTROL) != 0, mask=mask)
+        txn = pa.array((attrs & ATTR_TRANSACTIONAL) != 0, mask=mask)
+        if maskarr is not None:
+            import pyarrow.compute as pc
+            codec = pc.if_else(maskarr, pa.scalar(None, pa.string()), codec)
+            ts_type = pc.if_else(maskarr, pa.scalar(None, pa.string()), ts_type)
+        cols["batch_codec"] = codec
+        cols["batch_is_control"] = control
+        cols["batch_is_transactional"] = txn
+        cols["batch_timestamp_type"] = ts_type
+        cols["batch_max_timestamp"] = hcol(h["max_timestamp"], "batch_max_timestamp")
+        cols["batch_record_count"] = hcol(h["record_count"], "batch_record_count")
+        cols["producer_id"] = hcol(h["producer_id"], "producer_id")
+        cols["producer_epoch"] = hcol(h["producer_epoch"], "producer_epoch")
+
+        # record columns
+        is_record = np.asarray([k == "record" for k in rows.kind], dtype=bool)
+        starts = np.cumsum(counts) - counts
+        index = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
+        rec_mask = None if is_record.all() else ~np.repeat(is_record, counts)
+        cols["record_index"] = pa.array(index.astype(np.int32), pa.int32(), mask=rec_mask)
+        cols["offset"] = pa.array(rows.offset, pa.int64())
+        ms = pa.array(rows.ts, pa.int64())
+        cols["timestamp_ms"] = ms
+        cols["key"] = self._column(rows.key, "key")
+        cols["value"] = pa.array(rows.value, pa.binary())
+        hs = rows.rheaders
+        if hs.count(()) + hs.count(None) == n:     # the usual case: no record has headers
+            cols["headers"] = pa.array([None if h is None else [] for h in hs], T["headers"]) \
+                if None in hs else self._repeat([], "headers", n)
+        else:
+            cols["headers"] = pa.array([None if h is None else list(h) for h in hs], T["headers"])
+        # a timestamp Spark can hold: 0001..9999; Kafka's -1 (no timestamp) and negatives -> null
+        msv = np.asarray(ms.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
+        ok = (msv >= 0) & (msv <= MAX_TIMESTAMP_MS)
+        us = np.where(ok, msv, 0) * 1000
+        cols["timestamp"] = pa.array(us, pa.int64(), mask=~ok).cast(T["timestamp"])
+        cols["date"] = cols["timestamp"].cast(T["date"])
+
+        # decoded columns: the distinct decoded tuples, gathered
+        ids: dict = {}
+        uniq = []
+        didx = []
+        for dv in rows.decoded:
+            k = ids.get(id(dv))
+            if k is None:
+                k = ids[id(dv)] = len(uniq)
+                uniq.append(dv)
+            didx.append(k)
+        if len(uniq) == 1:
+            for name, v in zip(DECODED_COLS, uniq[0]):
+                cols[name] = self._repeat(v, name, n)
+        else:
+            take = pa.array(didx, pa.int32())
+            for name, values in zip(DECODED_COLS, zip(*uniq)):
+                cols[name] = self._column(list(values), name).take(take)
+        return pa.RecordBatch.from_arrays([cols[name] for name in NAMES], schema=self.schema)
+
+
+def arrow_batches(pieces, arrow_schema, batch_rows: int = 8192, options: dict | None = None,
+                  stats: Stats | None = None):
+    """Yield pyarrow RecordBatches (exactly `arrow_schema`) for the pieces."""
+    builder = ArrowBuilder(arrow_schema)
+    cache = ValueCache()
+    for piece in pieces:
+        fvals = _file_values(piece)
+        for rows in fill_rows(piece, Rows, options, stats, cache, batch_rows):
+            yield builder.build(fvals, rows)

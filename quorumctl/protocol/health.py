@@ -57,6 +57,7 @@ class Probe:
     is_leader: bool = False
     quorum: Quorum | None = None
     listed: dict = field(default_factory=dict)   # id -> Address it told us about
+    timed_out: bool = False
 
     @property
     def ok(self) -> bool:
@@ -100,6 +101,7 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
         conn = Connection(p.address, cfg, deadline).open()
     except NodeError as e:
         p.error = str(e)
+        p.timed_out = e.kind == "timeout"
         p.answered = True
         return p
     p.reachable = True
@@ -145,6 +147,7 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
                     p.node_id = q.leader_id
     except QuorumctlError as e:
         p.error = str(e)
+        p.timed_out = isinstance(e, NodeError) and e.kind == "timeout"
     finally:
         conn.close()
         p.answered = True
@@ -251,7 +254,9 @@ def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address]
                     ids.setdefault(p.address, p.node_id)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    for p in running.values():
+    # a probe that timed out just before the deadline and one still waiting
+    # at the deadline are the same case: say it the same way
+    for p in list(running.values()) + [p for p in probes.values() if p.timed_out]:
         p.error = f"no answer within the {timeout_s:g} s timeout"
     for a, p in probes.items():
         if p.node_id is None and a in ids:

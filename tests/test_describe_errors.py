@@ -311,3 +311,22 @@ def test_entry_point_in_a_subprocess():
                            capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "200"})
     assert p.returncode == 0 and p.stderr == ""
     assert [line.split("\t")[0].strip() for line in p.stdout.splitlines()] == ["NodeId", "1", "2", "3", "4"]
+
+
+def test_cluster_id_from_metadata_when_describe_cluster_is_missing(capsys):
+    with make_cluster(profile="3.0") as c:
+        b = c.brokers()[0]
+        del b.apis[M.DESCRIBE_CLUSTER]
+        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
+    assert (code, err) == (0, "")
+    assert out.startswith("ClusterId:              rTcAzcTXQpG_6c1zYns8Xw\n")
+    assert [(k, v) for n, k, v in c.requests if k in (M.METADATA, M.DESCRIBE_CLUSTER)] == [(M.METADATA, 11)]
+
+
+def test_bootstrap_controller_before_kip_919(capsys):
+    with make_cluster(profile="3.0") as c:
+        a = c.node_by_id(1).address
+        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", a)
+    assert code == 3
+    assert one_line_error(err) == (f"{a} does not support DescribeCluster v1 (Kafka 3.7+ controllers do): "
+                                   "use --bootstrap-server with a broker")

@@ -196,7 +196,8 @@ def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address]
                  config_voters: dict[int, Address] | None = None,
                  config_bootstrap: list[Address] = (), timeout_s: float = 5.0,
                  fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS, max_probes: int = 64) -> Health:
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+    import queue
+    import threading
 
     t0 = time.monotonic()
     deadline = t0 + timeout_s
@@ -204,17 +205,26 @@ def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address]
     ids: dict[Address, int] = {}
     for nid, a in (config_voters or {}).items():
         ids[a] = nid
-    pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="probe")
-    running = {}
+    # one daemon thread per probe: nothing waits for a probe stuck past the
+    # deadline (e.g. in a slow DNS lookup), not even interpreter exit
+    results: "queue.Queue[Probe]" = queue.Queue()
+    running: dict[Address, Probe] = {}
+
+    def work(p: Probe):
+        try:
+            results.put(_probe(p, cfg, deadline))
+        except Exception as e:  # a bug: report it on the probe, do not lose the verdict
+            p.error, p.answered = f"internal error: {type(e).__name__}: {e}", True
+            results.put(p)
 
     def launch(addr: Address, origin: str, expected: str):
         if addr in probes or len(probes) >= max_probes or time.monotonic() >= deadline:
             return
         p = Probe(addr, origin, expected, node_id=ids.get(addr))
-        probes[addr] = p
+        probes[addr] = running[addr] = p
         # the worker fills its own copy; a probe still running at the deadline
         # keeps the main thread's record (no shared mutation)
-        running[pool.submit(_probe, replace(p), cfg, deadline)] = p
+        threading.Thread(target=work, args=(replace(p),), name=f"probe {addr}", daemon=True).start()
 
     for a in controllers:
         launch(a, "bootstrap-controller", "controller")
@@ -233,27 +243,25 @@ def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address]
         if not known and addr not in probes:
             launch(addr, "discovered", "controller")
 
-    try:
-        while running:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            done, _ = wait(list(running), timeout=left, return_when=FIRST_COMPLETED)
-            for f in done:
-                running.pop(f)
-                p = f.result()
-                p.node_id = p.node_id if p.node_id is not None else probes[p.address].node_id
-                probes[p.address] = p
-                for nid, addr in p.listed.items():
-                    learn(nid, addr)
-                if p.quorum is not None:
-                    for nid, eps in p.quorum.nodes.items():
-                        if eps:
-                            learn(nid, Address(eps[0].host, eps[0].port))
-                if p.node_id is not None:
-                    ids.setdefault(p.address, p.node_id)
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    while running:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            p = results.get(timeout=left)
+        except queue.Empty:
+            break
+        running.pop(p.address, None)
+        p.node_id = p.node_id if p.node_id is not None else probes[p.address].node_id
+        probes[p.address] = p
+        for nid, addr in p.listed.items():
+            learn(nid, addr)
+        if p.quorum is not None:
+            for nid, eps in p.quorum.nodes.items():
+                if eps:
+                    learn(nid, Address(eps[0].host, eps[0].port))
+        if p.node_id is not None:
+            ids.setdefault(p.address, p.node_id)
     # a probe that timed out just before the deadline and one still waiting
     # at the deadline are the same case: say it the same way
     for p in list(running.values()) + [p for p in probes.values() if p.timed_out]:

@@ -1,0 +1,3 @@
+"""quorumctl: an operator toolkit for Apache Kafka's KRaft metadata quorum."""
+
+__version__ = "0.1.0"

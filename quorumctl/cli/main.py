@@ -57,6 +57,10 @@ def fail(message: str, code: int = EXIT_INPUT) -> "typer.Exit":
 
 
 def main() -> None:
+    import signal
+
+    # a closed pipe (`quorumctl dump-log ... | head`) ends us quietly, as it does `cat`
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     try:
         app()
     except QuorumctlError as e:
@@ -68,12 +72,6 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("quorumctl: interrupted\n")
         sys.exit(130)
-    except BrokenPipeError:
-        # output piped into `head` and closed: not an error for the operator
-        try:
-            sys.stdout = None
-        finally:
-            sys.exit(0)
     except Exception as e:  # a bug: still one line unless --debug
         if _state["debug"]:
             raise

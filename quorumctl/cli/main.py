@@ -60,7 +60,10 @@ def main() -> None:
     import signal
 
     # a closed pipe (`quorumctl dump-log ... | head`) ends us quietly, as it does `cat`
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    except ValueError:  # not the main thread (main() called from a test's thread)
+        pass
     try:
         app()
     except QuorumctlError as e:

@@ -62,7 +62,7 @@ def spark_export(
         raise InputError(f"--split-size: {e}") from None
     fs_options = {"s3endpoint": s3_endpoint} if s3_endpoint else None
 
-    from ..spark.export import export
+    from ..spark.job import export
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
                      fs_options=fs_options)

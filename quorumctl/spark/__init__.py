@@ -20,5 +20,5 @@ def read_kraft(spark, paths, **options):
 
 
 def export(paths, out, **kwargs):
-    from .export import export as _export
+    from .job import export as _export
     return _export(paths, out, **kwargs)

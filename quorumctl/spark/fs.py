@@ -1,8 +1,8 @@
 """Where the export's input files live: the local file system, or a URI.
 
-Local paths (and `file://` URIs) are read with plain `open`, which needs
-nothing but the standard library. Other URIs (`hdfs://`, `viewfs://`,
-`s3a://`/`s3://`, `gs://`, `abfs://` ...) are read through `pyarrow.fs`, on
+Plain local paths are read with `open`, which needs nothing but the standard
+library. URIs (`file://`, `hdfs://`, `viewfs://`, `s3a://`/`s3://`, `gs://`,
+`abfs://` ...) are read through `pyarrow.fs`, on
 the driver for listing and planning and on the executors for decoding, so no
 task ever ships file contents through the JVM: HDFS through libhdfs (the
 Hadoop client the cluster nodes already have, with their core-site.xml and
@@ -21,7 +21,9 @@ _GLOB_CHARS = "*?["
 
 
 def is_remote(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
+    """Whether a path is a URI, read through pyarrow.fs (file:// included, so
+    the URI code path is the same for a local test as on a cluster)."""
+    return "://" in path
 
 
 def local_path(path: str) -> str:

@@ -147,6 +147,10 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     settings = dict(DEFAULT_CONF)
     if local:
         settings.update(LOCAL_CONF)
+    quiet = not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf
+    if quiet:
+        # Spark's INFO/WARN chatter would bury the summary; errors still show
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
     settings.update(conf)
     for k, v in settings.items():
         builder = builder.config(k, v)
@@ -156,8 +160,41 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
                          f"(check Java 17+, JAVA_HOME and the --spark-conf settings)") from None
-    spark.sparkContext.setLogLevel(conf.get("quorumctl.logLevel", "ERROR"))
+    if quiet:
+        spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+_LOG4J = """\
+rootLogger.level = warn
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _log4j_config() -> str:
+    """A log4j2 configuration that shows only errors (written once per user).
+    The root and REPL levels are equal so that PySpark's shell-style start-up
+    does not announce a default log level."""
+    import hashlib
+    import tempfile
+    path = os.path.join(tempfile.gettempdir(),
+                        f"quorumctl-log4j2-{hashlib.sha1(_LOG4J.encode()).hexdigest()[:12]}-{os.getuid()}"
+                        f".properties")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(_LOG4J)
+        os.replace(tmp, path)
+    return path
 
 
 # -- progress ---------------------------------------------------------------------
@@ -238,10 +275,13 @@ WRITERS = ("pyarrow", "spark")
 
 def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode: str = "error",
            partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
-           split_size: int = planning.DEFAULT_SPLIT_SIZE, writer: str = "pyarrow",
-           progress: bool | None = None, spark=None, fs_options: dict | None = None) -> Summary:
+           split_size: int = planning.DEFAULT_SPLIT_SIZE, min_partitions: int | None = None,
+           writer: str = "pyarrow", progress: bool | None = None, spark=None,
+           fs_options: dict | None = None) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
-    Pass `spark` to use an existing session (tests, notebooks)."""
+    `min_partitions` (the least number of tasks) defaults to three per core of
+    the session (its default parallelism); pass `spark` to use an existing
+    session (tests, notebooks)."""
     t0 = time.monotonic()
     if mode not in MODES:
         raise InputError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -262,7 +302,8 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
     if spark is None:
         spark = start_session(master, spark_conf or {})
     sc = spark.sparkContext
-    plan = planning.plan_files(files, split_size=split_size, min_partitions=sc.defaultParallelism,
+    plan = planning.plan_files(files, split_size=split_size,
+                               min_partitions=min_partitions or planning.TASKS_PER_SLOT * sc.defaultParallelism,
                                options=fs_options)
     group = f"quorumctl-spark-export-{os.getpid()}-{time.time_ns()}"
     description = f"decoding {len(plan.files)} files, {_human_bytes(plan.total_bytes)}"

@@ -20,9 +20,10 @@ the rest of the file is one piece whose reader reports the problem as rows.
 
 Pieces are then packed into tasks, largest first into the least loaded task
 (each piece costing its size plus an open cost), with the split size lowered
-so there are about three tasks per slot (`min_partitions`) when the input
-allows: decoding runs at tens of MB/s per core, not the hundreds Spark's file
-sources assume, so balance matters more than task count.
+so there are at least `min_partitions` tasks when the input allows (the
+export asks for three per core: decoding runs at tens of MB/s per core, not
+the hundreds Spark's file sources assume, so balance matters more than task
+count).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ BOOTSTRAP = "bootstrap"
 
 DEFAULT_SPLIT_SIZE = 128 << 20     # as spark.sql.files.maxPartitionBytes
 DEFAULT_OPEN_COST = 256 << 10      # opening a file costs about as much as decoding this much
-TASKS_PER_SLOT = 3
+TASKS_PER_SLOT = 3                 # tasks per core by default: equal tasks balance, one per core may not
 SCAN_WINDOW = 64 << 10
 
 _METADATA_DIR = re.compile(r"^__cluster_metadata-\d+$")
@@ -268,11 +269,10 @@ def split_file(sf: SourceFile, split_bytes: int, options: dict | None = None) ->
 
 def choose_split_bytes(files: list[SourceFile], split_size: int, min_partitions: int,
                        open_cost: int) -> int:
-    """The split size, lowered so the input makes about TASKS_PER_SLOT tasks
-    per slot of `min_partitions` (many equal tasks balance better than one
-    per core when files differ in size), but never below the open cost."""
+    """The split size, lowered so the input makes at least `min_partitions`
+    tasks when it can, but never below the open cost."""
     total = sum(max(f.size, 0) + open_cost for f in files)
-    per_task = -(-total // (max(min_partitions, 1) * TASKS_PER_SLOT))
+    per_task = -(-total // max(min_partitions, 1))
     return max(1, min(split_size, max(open_cost, per_task)))
 
 

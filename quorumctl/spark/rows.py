@@ -487,22 +487,20 @@ class ArrowBuilder:
         cols["timestamp"] = pa.array(us, pa.int64(), mask=~ok).cast(T["timestamp"])
         cols["date"] = cols["timestamp"].cast(T["date"])
 
-        # decoded columns: the distinct decoded tuples, gathered
-        ids: dict = {}
-        uniq = []
-        didx = []
-        for dv in rows.decoded:
-            k = ids.get(id(dv))
-            if k is None:
-                k = ids[id(dv)] = len(uniq)
-                uniq.append(dv)
-            didx.append(k)
-        if len(uniq) == 1:
-            for name, v in zip(DECODED_COLS, uniq[0]):
+        # decoded columns: the distinct decoded tuples (the cache hands out one
+        # object per distinct value), converted once and gathered
+        decoded = rows.decoded
+        by_id = {id(dv): dv for dv in decoded}
+        if len(by_id) == 1:
+            for name, v in zip(DECODED_COLS, decoded[0]):
                 cols[name] = self._repeat(v, name, n)
+        elif len(by_id) * 2 > n:     # mostly distinct: gathering would not pay
+            for name, values in zip(DECODED_COLS, zip(*decoded)):
+                cols[name] = self._column(list(values), name)
         else:
-            take = pa.array(didx, pa.int32())
-            for name, values in zip(DECODED_COLS, zip(*uniq)):
+            where = {k: i for i, k in enumerate(by_id)}
+            take = pa.array([where[id(dv)] for dv in decoded], pa.int32())
+            for name, values in zip(DECODED_COLS, zip(*by_id.values())):
                 cols[name] = self._column(list(values), name).take(take)
         return pa.RecordBatch.from_arrays([cols[name] for name in NAMES], schema=self.schema)
 
@@ -510,9 +508,18 @@ class ArrowBuilder:
 def arrow_batches(pieces, arrow_schema, batch_rows: int = 8192, options: dict | None = None,
                   stats: Stats | None = None):
     """Yield pyarrow RecordBatches (exactly `arrow_schema`) for the pieces."""
+    import gc
     builder = ArrowBuilder(arrow_schema)
     cache = ValueCache()
-    for piece in pieces:
-        fvals = _file_values(piece)
-        for rows in fill_rows(piece, Rows, options, stats, cache, batch_rows):
-            yield builder.build(fvals, rows)
+    # Decoding allocates millions of small tuples that refcounting frees; the
+    # default GC thresholds would traverse the value cache over and over
+    # (20% of the time). Collect rarely while decoding, as before afterwards.
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        for piece in pieces:
+            fvals = _file_values(piece)
+            for rows in fill_rows(piece, Rows, options, stats, cache, batch_rows):
+                yield builder.build(fvals, rows)
+    finally:
+        gc.set_threshold(*thresholds)

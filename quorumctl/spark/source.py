@@ -129,11 +129,17 @@ def register(spark) -> None:
 def read_kraft(spark, paths, **options):
     """A DataFrame of the files under `paths` (a path, URI, glob or a list of
     them); options as for the data source (splitSize, minPartitions, ...).
-    Uses the session's default parallelism as minPartitions unless given."""
+    Makes three tasks per core of the session unless minPartitions is given."""
     register(spark)
     if isinstance(paths, str):
         paths = [paths]
-    options.setdefault("minPartitions", spark.sparkContext.defaultParallelism)
+    if "minPartitions" not in options:
+        try:
+            cores = spark.sparkContext.defaultParallelism
+        except Exception:   # Spark Connect has no SparkContext
+            import os
+            cores = os.cpu_count() or 1
+        options["minPartitions"] = planning.TASKS_PER_SLOT * cores
     reader = spark.read.format(NAME)
     for k, v in options.items():
         reader = reader.option(k, str(v))

@@ -1,0 +1,137 @@
+"""`quorumctl spark-export` as users run it: the installed entry point, spark-submit,
+the import-time promise, and clear errors when PySpark or Java is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from quorumctl.records import metadata as md
+from quorumctl.records.batch import encode_batch
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+QUORUMCTL = str(BIN / "quorumctl")
+
+
+def run(args, env=None, timeout=600):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def java_available():
+    from quorumctl.spark.job import find_java
+    return find_java() is not None
+
+
+@pytest.fixture(scope="module")
+def log_dir(tmp_path_factory):
+    """A small log dir: one clean segment, one with a CRC-failing batch and a torn tail."""
+    from quorumctl.spark import synthetic
+    root = tmp_path_factory.mktemp("cli") / "node2"
+    part = root / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    (root / "meta.properties").write_text("node.id=2\nversion=1\ncluster.id=c5M0_9gDSzSKNXLYtZaAnw\n")
+    good = synthetic.write_segment(str(part / f"{0:020d}.log"), 1 << 20, seed=5)
+    base = good.last_offset + 1
+    bad = bytearray(encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))], base_offset=base))
+    bad[40] ^= 0x10
+    torn = encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))], base_offset=base + 1)[:20]
+    (part / f"{base:020d}.log").write_bytes(bytes(bad) + torn)
+    return root, good
+
+
+def test_importing_the_cli_does_not_import_pyspark():
+    code = ("import sys, quorumctl.cli.main, quorumctl.cli.spark_export, quorumctl.spark, "
+            "quorumctl.spark.plan, quorumctl.spark.schema, quorumctl.spark.job; "
+            "heavy = [m for m in ('pyspark', 'pyarrow', 'numpy', 'py4j') if m in sys.modules]; "
+            "print(heavy)")
+    r = run([sys.executable, "-c", code])
+    assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr
+    r = run([QUORUMCTL, "--help"])
+    assert r.returncode == 0 and "spark-export" in r.stdout
+
+
+def test_missing_pyspark_is_one_clear_line(tmp_path, log_dir):
+    root, _ = log_dir
+    code = ("import sys; sys.modules['pyspark'] = None; from quorumctl.cli.main import main; "
+            f"sys.argv = ['quorumctl', 'spark-export', {str(root)!r}, '--out', {str(tmp_path / 'o')!r}]; main()")
+    r = run([sys.executable, "-c", code])
+    assert r.returncode == 2
+    assert r.stderr == (f"quorumctl: error: spark-export needs PySpark, which is not installed in "
+                        f"{sys.executable}: pip install 'quorumctl[spark]'\n")
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_java_is_one_clear_line(tmp_path, log_dir):
+    root, _ = log_dir
+    r = run([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "o")],
+            env={"JAVA_HOME": str(tmp_path / "no-jdk")})
+    assert r.returncode == 2
+    assert r.stderr == (f"quorumctl: error: spark-export needs Java 17 or later to run Spark "
+                        f"(JAVA_HOME={tmp_path / 'no-jdk'} has no bin/java); install a JDK "
+                        f"(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME\n")
+
+
+def test_input_errors_before_spark_starts(tmp_path, log_dir):
+    root, _ = log_dir
+    r = run([QUORUMCTL, "spark-export", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
+    assert (r.returncode, r.stderr) == (2, f"quorumctl: error: {tmp_path / 'nope'}: no such file or directory\n")
+    (tmp_path / "exists").mkdir()
+    r = run([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "exists")])
+    assert (r.returncode, r.stderr) == (2, f"quorumctl: error: {tmp_path / 'exists'} already exists "
+                                           f"(use --mode overwrite or --mode append)\n")
+    r = run([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "o"), "--partition-by", "colour"])
+    assert r.returncode == 2 and "--partition-by: no column colour" in r.stderr
+    r = run([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "o"), "--spark-conf", "novalue"])
+    assert (r.returncode, r.stderr) == (2, "quorumctl: error: --spark-conf expects KEY=VALUE, not 'novalue'\n")
+
+
+@pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found)")
+def test_cli_export_end_to_end(tmp_path, log_dir):
+    pq = pytest.importorskip("pyarrow.parquet")
+    root, good = log_dir
+    out = tmp_path / "out"
+    r = run([QUORUMCTL, "spark-export", str(root), "--out", str(out), "--master", "local[2]",
+             "--partition-by", "record_type,date", "--spark-conf", "spark.ui.enabled=false",
+             "--output", "json"])
+    assert r.returncode == 1, r.stderr          # corrupt data found: exit 1, output still written
+    doc = json.loads(r.stdout)
+    s = doc["summary"]
+    assert doc["ok"] is False
+    assert (s["files"], s["records"], s["errors"], s["corrupt_records"], s["batches"]) == \
+        (2, good.records + 1, 2, 1, good.batches + 1)
+    assert s["rows"] == good.records + 2 and s["out"] == str(out)
+    # quiet: nothing on stderr but the JVM's own note about Spark's vector module
+    assert [x for x in r.stderr.splitlines() if "jdk.incubator.vector" not in x] == []
+    t = pq.read_table(str(out), partitioning="hive")
+    assert t.num_rows == good.records + 2
+    flagged = [x for x in t.to_pylist() if x["corrupt"]]
+    assert sorted(x["row_kind"] for x in flagged) == ["record", "tail_error"]
+    assert {x["node_id"] for x in t.to_pylist()} == {2}
+
+
+@pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found)")
+def test_runs_unchanged_under_spark_submit(tmp_path, log_dir):
+    submit = shutil.which("spark-submit", path=str(BIN))
+    if submit is None:
+        pytest.skip("spark-submit not installed next to this Python")
+    root, good = log_dir
+    r = run([sys.executable, "-m", "quorumctl.spark.submit", "--path"])
+    app = r.stdout.strip()
+    assert app == str(REPO / "quorumctl" / "spark" / "submit.py")
+    out = tmp_path / "submitted"
+    env = {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    r = run([submit, "--master", "local[2]", "--conf", "spark.ui.enabled=false", app, str(root),
+             "--out", str(out), "--master", "ignored-under-spark-submit", "--output", "json"], env=env)
+    assert r.returncode == 1, r.stderr[-3000:]
+    s = json.loads(r.stdout.strip().splitlines()[-1])["summary"]
+    assert (s["records"], s["errors"]) == (good.records + 1, 2)
+    import pyarrow.parquet as pq
+    assert pq.read_table(str(out)).num_rows == good.records + 2

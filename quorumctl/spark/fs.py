@@ -43,8 +43,11 @@ def _pyarrow_fs(uri: str, options: dict | None = None):
         bucket_key = rest
         opts = {}
         options = options or {}
-        if options.get("s3endpoint"):
-            opts["endpoint_override"] = options["s3endpoint"]
+        endpoint = options.get("s3endpoint")
+        if endpoint:
+            if "://" in endpoint:          # pyarrow wants the scheme apart
+                opts["scheme"], endpoint = endpoint.split("://", 1)
+            opts["endpoint_override"] = endpoint.rstrip("/")
         if options.get("s3region"):
             opts["region"] = options["s3region"]
         if options.get("s3pathstyle", "").lower() == "true":

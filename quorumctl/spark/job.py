@@ -349,11 +349,13 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options) -> dict:
     try:
         results = sc.parallelize(tasks, len(tasks)).map(task).collect()
         w.commit(out, job, results, mode, fs_options)
-    except Exception as e:
+    except BaseException as e:      # Ctrl-C included: leave no _temporary/<job> behind
         try:
             w.abort(out, job, fs_options)
         except Exception:
             pass
+        if not isinstance(e, Exception):
+            raise
         raise InputError(f"writing {out} failed: {_one_line(e)}") from e
     stats = Stats()
     rows = 0

@@ -44,11 +44,10 @@ assert RECORD_COLS[-N_TYPED] == "topic_name" and RECORD_COLS[-1] == "config_valu
 
 MAX_TIMESTAMP_MS = 253402300799999   # 9999-12-31T23:59:59.999Z, the end of Spark's range
 
-_NONE_TYPED = (None,) * N_TYPED
 OWN_COLS = RECORD_COLS[:6]                   # record_index, offset, timestamp_ms, key, value, headers
 DECODED_COLS = RECORD_COLS[6:]               # record_kind .. config_value
 assert OWN_COLS[-1] == "headers" and DECODED_COLS[0] == "record_kind"
-_NONE_DECODED = (None,) * len(DECODED_COLS)
+_NONE_DECODED = ((None,) * 5, None, 0, ())     # the decoded part of an error row
 
 # ConfigResource.Type ids (clients' org.apache.kafka.common.config.ConfigResource)
 CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
@@ -56,29 +55,38 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
 
 
 # -- typed columns -------------------------------------------------------------
-# Each returns (topic_name, topic_id, partition_id, leader, leader_epoch, replicas,
-# isr, broker_id, broker_epoch, fenced, feature_name, feature_level,
-# config_resource_type, config_resource_name, config_key, config_value).
+# A record fills at most one family of typed columns; each extractor returns
+# (family number, the family's values). Rows of other families get nulls.
+FAMILIES = [
+    None,
+    ("topic_name", "topic_id", "partition_id", "leader", "leader_epoch", "replicas", "isr"),
+    ("broker_id", "broker_epoch", "fenced"),
+    ("feature_name", "feature_level"),
+    ("config_resource_type", "config_resource_name", "config_key", "config_value"),
+]
+TOPIC, BROKER, FEATURE, CONFIG = 1, 2, 3, 4
+NO_TYPED = (0, ())
+
 
 def _topic(d):
-    return (d.get("name"), d.get("topicId")) + _NONE_TYPED[2:]
+    return TOPIC, (d.get("name"), d.get("topicId"), None, None, None, None, None)
 
 
 def _remove_topic(d):
-    return (None, d.get("topicId")) + _NONE_TYPED[2:]
+    return TOPIC, (None, d.get("topicId"), None, None, None, None, None)
 
 
 def _partition(d):
-    return (None, d.get("topicId"), d.get("partitionId"), d.get("leader"), d.get("leaderEpoch"),
-            d.get("replicas"), d.get("isr")) + _NONE_TYPED[7:]
+    return TOPIC, (None, d.get("topicId"), d.get("partitionId"), d.get("leader"), d.get("leaderEpoch"),
+                   d.get("replicas"), d.get("isr"))
 
 
 def _partition_change(d):
     leader = d.get("leader")
     if leader == -2:          # NO_LEADER_CHANGE: Kafka never writes it, but say "unchanged" if it does
         leader = None
-    return (None, d.get("topicId"), d.get("partitionId"), leader, None,
-            d.get("replicas"), d.get("isr")) + _NONE_TYPED[7:]
+    return TOPIC, (None, d.get("topicId"), d.get("partitionId"), leader, None, d.get("replicas"),
+                   d.get("isr"))
 
 
 def _broker(fenced_key=None, id_key="brokerId", epoch_key="brokerEpoch", fixed=None):
@@ -91,18 +99,18 @@ def _broker(fenced_key=None, id_key="brokerId", epoch_key="brokerEpoch", fixed=N
             fenced = {1: True, -1: False}.get(d.get("fenced"))
         else:
             fenced = None
-        return _NONE_TYPED[:7] + (d.get(id_key), d.get(epoch_key), fenced) + _NONE_TYPED[10:]
+        return BROKER, (d.get(id_key), d.get(epoch_key), fenced)
     return f
 
 
 def _feature(d):
-    return _NONE_TYPED[:10] + (d.get("name"), d.get("featureLevel")) + _NONE_TYPED[12:]
+    return FEATURE, (d.get("name"), d.get("featureLevel"))
 
 
 def _config(d):
     rt = d.get("resourceType")
-    return _NONE_TYPED[:12] + (CONFIG_RESOURCE_TYPES.get(rt, None if rt is None else str(rt)),
-                               d.get("resourceName"), d.get("name"), d.get("value"))
+    return CONFIG, (CONFIG_RESOURCE_TYPES.get(rt, None if rt is None else str(rt)),
+                    d.get("resourceName"), d.get("name"), d.get("value"))
 
 
 _K = md.API_KEYS
@@ -130,22 +138,37 @@ def _file_values(piece: Piece) -> tuple:
             f.snapshot_end_offset, f.snapshot_epoch)
 
 
+_HEADS: dict = {}
+
+
+def _head(kind, type_name, api_key, version, error) -> tuple:
+    """(record_kind, record_type, record_api_key, record_version, decode_error),
+    interned: a log has few distinct ones, and the Arrow builder gathers them."""
+    h = (kind, type_name, api_key, version, error)
+    got = _HEADS.get(h)
+    if got is None:
+        if len(_HEADS) > 4096:      # decode errors carry positions: do not hoard them
+            return h
+        got = _HEADS[h] = h
+    return got
+
+
 def decode_value(key, value, control: bool) -> tuple:
-    """The DECODED_COLS values (record_kind, record_type, api_key, version,
-    payload_json, decode_error, then the typed columns) of one record's key
-    and value: a pure function of them (LEADER_CHANGE's leader_epoch, which
-    comes from its batch, is filled in by the caller)."""
+    """(head, payload_json, typed family, typed values) for one record's key
+    and value (see `_head`, FAMILIES): a pure function of them (a
+    LEADER_CHANGE's leader_epoch, which comes from its batch, is filled in by
+    the caller)."""
     d = md.decode_control(key, value) if control else md.decode_metadata(value)
     data = d.data
     if data is None:
-        return (d.kind, d.type_name, d.api_key, d.version, None, d.error) + _NONE_TYPED
+        return (_head(d.kind, d.type_name, d.api_key, d.version, d.error), None) + NO_TYPED
     if control:
-        typed = (_NONE_TYPED[:3] + (data.get("leaderId"),) + _NONE_TYPED[4:]
-                 if d.api_key == md.LEADER_CHANGE else _NONE_TYPED)
+        typed = ((TOPIC, (None, None, None, data.get("leaderId"), None, None, None))
+                 if d.api_key == md.LEADER_CHANGE else NO_TYPED)
     else:
         fn = TYPED_METADATA.get(d.api_key)
-        typed = fn(data) if fn is not None else _NONE_TYPED
-    return (d.kind, d.type_name, d.api_key, d.version, json_bytes(d.to_json()), None) + typed
+        typed = fn(data) if fn is not None else NO_TYPED
+    return (_head(d.kind, d.type_name, d.api_key, d.version, None), json_bytes(d.to_json())) + typed
 
 
 class ValueCache:
@@ -202,9 +225,8 @@ class Stats:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
-_I_DECODE_ERROR = DECODED_COLS.index("decode_error")
-_I_API_KEY = DECODED_COLS.index("record_api_key")
-_I_LEADER_EPOCH = DECODED_COLS.index("leader_epoch")
+HEAD_COLS = ("record_kind", "record_type", "record_api_key", "record_version", "decode_error")
+assert set(HEAD_COLS) | {"payload_json"} | {c for f in FAMILIES[1:] for c in f} == set(DECODED_COLS)
 _ZERO_HEADER = bytes(HEADER_SIZE)
 SMALL_BATCH = HEADER_SIZE + 256     # batches up to this size have their decoded body memoised
 
@@ -322,10 +344,11 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
             offset, ts, key, value, rheaders, decoded = (rows.offset, rows.ts, rows.key, rows.value,
                                                          rows.rheaders, rows.decoded)
             for od, td, k, v, h, dv in rel:
-                if dv[_I_DECODE_ERROR] is not None:
+                head = dv[0]
+                if head[4] is not None:
                     stats.decode_errors += 1
-                elif dv[_I_API_KEY] == leader_change and dv[0] == "control":
-                    dv = dv[:_I_LEADER_EPOCH] + (batch.leader_epoch,) + dv[_I_LEADER_EPOCH + 1:]
+                elif head[2] == leader_change and head[0] == "control":
+                    dv = (head, dv[1], TOPIC, (None, None, None, dv[3][3], batch.leader_epoch, None, None))
                 offset.append(base_off + od)
                 ts.append(max_ts if log_append else base_ts + td)
                 key.append(k)
@@ -487,21 +510,37 @@ class ArrowBuilder:
         cols["timestamp"] = pa.array(us, pa.int64(), mask=~ok).cast(T["timestamp"])
         cols["date"] = cols["timestamp"].cast(T["date"])
 
-        # decoded columns: the distinct decoded tuples (the cache hands out one
-        # object per distinct value), converted once and gathered
-        decoded = rows.decoded
-        by_id = {id(dv): dv for dv in decoded}
+        # decoded columns
+        heads, payloads, fams, typed = zip(*rows.decoded)
+        by_id = {id(h): h for h in heads}          # few distinct heads: convert those, gather
         if len(by_id) == 1:
-            for name, v in zip(DECODED_COLS, decoded[0]):
+            for name, v in zip(HEAD_COLS, heads[0]):
                 cols[name] = self._repeat(v, name, n)
-        elif len(by_id) * 2 > n:     # mostly distinct: gathering would not pay
-            for name, values in zip(DECODED_COLS, zip(*decoded)):
-                cols[name] = self._column(list(values), name)
         else:
             where = {k: i for i, k in enumerate(by_id)}
-            take = pa.array([where[id(dv)] for dv in decoded], pa.int32())
-            for name, values in zip(DECODED_COLS, zip(*by_id.values())):
+            take = pa.array([where[id(h)] for h in heads], pa.int32())
+            for name, values in zip(HEAD_COLS, zip(*by_id.values())):
                 cols[name] = self._column(list(values), name).take(take)
+        cols["payload_json"] = self._column(list(payloads), "payload_json")
+        fam = np.frombuffer(bytes(fams), dtype=np.int8)
+        for f in range(1, len(FAMILIES)):
+            names = FAMILIES[f]
+            picked = np.flatnonzero(fam == f)
+            k = len(picked)
+            if k == 0:
+                for name in names:
+                    cols[name] = pa.nulls(n, T[name])
+                continue
+            values = typed if k == n else [typed[i] for i in picked.tolist()]
+            if k == n:
+                spread_f = None
+            else:
+                full = np.full(n, -1, dtype=np.int32)
+                full[picked] = np.arange(k, dtype=np.int32)
+                spread_f = pa.array(full, pa.int32(), mask=full < 0)
+            for name, col in zip(names, zip(*values)):
+                arr = self._column(list(col), name)
+                cols[name] = arr if spread_f is None else arr.take(spread_f)
         return pa.RecordBatch.from_arrays([cols[name] for name in NAMES], schema=self.schema)
 
 

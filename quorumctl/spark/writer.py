@@ -131,7 +131,8 @@ class _FileSystem:
 class PartitionedWriter:
     """Writes Arrow batches as Parquet files under `directory`, one file per
     partition value (or one file when not partitioned), row groups of about
-    ROW_GROUP_ROWS rows, at most MAX_OPEN_WRITERS files open at once."""
+    ROW_GROUP_ROWS rows, at most MAX_OPEN_WRITERS files open at once and at
+    most 2 × ROW_GROUP_ROWS rows buffered in all of them."""
 
     def __init__(self, target: _FileSystem, directory: str, schema, partition_by: list[str],
                  basename: str, compression: str = "snappy"):
@@ -148,6 +149,7 @@ class PartitionedWriter:
         self.files: list[str] = []               # completed files, relative to `directory`
         self.rows = 0
         self._serial = 0
+        self._pending = 0                        # rows buffered in all open files
 
     def write(self, batch):
         if batch.num_rows == 0:
@@ -180,8 +182,14 @@ class PartitionedWriter:
             self.open.move_to_end(subdir)
         entry[3].append(batch)
         entry[4] += batch.num_rows
+        self._pending += batch.num_rows
         if entry[4] >= ROW_GROUP_ROWS:
             self._flush(entry)
+        elif self._pending >= 2 * ROW_GROUP_ROWS:
+            # many partitions each holding a little: bound the task's memory,
+            # at the price of smaller row groups
+            for e in self.open.values():
+                self._flush(e)
 
     def _open(self, subdir: str):
         import pyarrow.parquet as pq
@@ -206,6 +214,7 @@ class PartitionedWriter:
             import pyarrow as pa
             entry[0].write_table(pa.Table.from_batches(entry[3], schema=self.data_schema),
                                  row_group_size=max(entry[4], 1))
+            self._pending -= entry[4]
             entry[3] = []
             entry[4] = 0
 
@@ -239,6 +248,7 @@ def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
     writer = PartitionedWriter(target, directory, schema.arrow_schema(), partition_by,
                                basename=f"part-{index:05d}-{job}")
     t0 = time.monotonic()
+    c0 = time.process_time()
     writing = 0.0
     try:
         for batch in rows.arrow_batches(pieces, schema.arrow_schema(), batch_rows, fs_options, stats):
@@ -250,7 +260,8 @@ def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
         files = writer.close()
         writing += time.monotonic() - t
     return {"index": index, "dir": directory, "files": files, "rows": writer.rows,
-            "stats": stats.as_dict(), "seconds": time.monotonic() - t0, "write_seconds": writing}
+            "stats": stats.as_dict(), "seconds": time.monotonic() - t0, "write_seconds": writing,
+            "cpu_seconds": time.process_time() - c0, "pid": os.getpid()}
 
 
 def commit(out: str, job: str, results: list[dict], mode: str, fs_options: dict | None = None) -> int:
@@ -268,14 +279,19 @@ def commit(out: str, job: str, results: list[dict], mode: str, fs_options: dict 
             target.move(target.path(r["dir"], rel), dst)
             n += 1
     abort(out, job, fs_options)
-    tmp = target.path("_temporary")
-    if not target.remote and os.path.isdir(tmp) and not os.listdir(tmp):
-        os.rmdir(tmp)
     with target.open_output(target.path("_SUCCESS")):
         pass
     return n
 
 
 def abort(out: str, job: str, fs_options: dict | None = None):
+    """Remove this job's temporary files (and `_temporary` when nothing else is in it)."""
     target = _FileSystem(out, fs_options)
     target.delete_dir(target.path("_temporary", job))
+    tmp = target.path("_temporary")
+    if target.remote:
+        import pyarrow.fs as pafs
+        if not target.fs.get_file_info(pafs.FileSelector(tmp, allow_not_found=True)):
+            target.delete_dir(tmp)
+    elif os.path.isdir(tmp) and not os.listdir(tmp):
+        os.rmdir(tmp)

@@ -101,3 +101,17 @@ def test_uri_output_goes_through_pyarrow_fs(tmp_path, segment):
     r2 = w.run_task(0, [plan.Piece(sf, 0, sf.size)], uri, "k", [], None)
     w.commit(uri, "k", [r2], "overwrite")
     assert sorted(os.listdir(tmp_path / "remote")) == ["_SUCCESS", r2["files"][0]]
+
+
+def test_failed_jobs_are_reported_by_their_python_cause():
+    from quorumctl.spark.job import _one_line
+    text = ("An error occurred while calling o51.collectToPython.\n"
+            ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed\n"
+            "org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] An exception was thrown "
+            "from the Python worker: Traceback (most recent call last):\n"
+            '  File "/x/writer.py", line 76, in makedirs\n'
+            "    os.makedirs(path, exist_ok=True)\n"
+            "PermissionError: [Errno 13] Permission denied: '/data/out' SQLSTATE: 38000\n"
+            "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1097)\n")
+    assert _one_line(RuntimeError(text)) == "PermissionError: [Errno 13] Permission denied: '/data/out'"
+    assert _one_line(RuntimeError("\n  plain trouble\nmore")) == "plain trouble"

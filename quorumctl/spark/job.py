@@ -14,6 +14,7 @@ session already exists and `--master` comes from spark-submit.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -132,6 +133,14 @@ def require_java():
                          f"(set JAVA_HOME to a newer JDK)")
 
 
+def _debugging() -> bool:
+    try:
+        from ..cli.main import _state
+        return bool(_state.get("debug"))
+    except ImportError:
+        return False
+
+
 def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export"):
     require_pyspark()
     require_java()
@@ -147,7 +156,8 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     settings = dict(DEFAULT_CONF)
     if local:
         settings.update(LOCAL_CONF)
-    quiet = not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf
+    quiet = (not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf
+             and not _debugging())
     if quiet:
         # Spark's INFO/WARN chatter would bury the summary; errors still show
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
@@ -171,6 +181,16 @@ logger.utils.name = org.apache.spark.util.Utils
 logger.utils.level = error
 logger.hadoop.name = org.apache.hadoop
 logger.hadoop.level = error
+logger.executor.name = org.apache.spark.executor
+logger.executor.level = off
+logger.scheduler.name = org.apache.spark.scheduler
+logger.scheduler.level = off
+logger.python.name = org.apache.spark.api.python.PythonRunner
+logger.python.level = off
+logger.basepython.name = org.apache.spark.api.python.BasePythonRunner
+logger.basepython.level = off
+logger.writer.name = org.apache.spark.sql.execution.datasources
+logger.writer.level = off
 rootLogger.appenderRef.stderr.ref = stderr
 appender.console.type = Console
 appender.console.name = stderr
@@ -181,9 +201,12 @@ appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 
 
 def _log4j_config() -> str:
-    """A log4j2 configuration that shows only errors (written once per user).
-    The root and REPL levels are equal so that PySpark's shell-style start-up
-    does not announce a default log level."""
+    """A log4j2 configuration that shows only errors, and not even those of
+    failing tasks, which spark-export reports in one line itself (written once
+    per user). The root level is WARN and the class that first logs at start-up
+    (PythonGatewayServer) has no logger of its own, so that PySpark's
+    shell-style start-up does not announce a default log level (Spark's
+    Logging compares the two). `--debug` keeps Spark's own logging."""
     import hashlib
     import tempfile
     path = os.path.join(tempfile.gettempdir(),
@@ -337,6 +360,10 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options) -> dict:
     if mode == "error" and target.exists(target.root):
         raise InputError(f"{out} already exists (use --mode overwrite or --mode append)")
     job = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
+    try:   # fail here, in one line, rather than in every task
+        target.makedirs(target.path("_temporary", job))
+    except OSError as e:
+        raise InputError(f"cannot write to {out}: {e.strerror or e}") from None
     tasks = list(enumerate(plan.partitions))
     if not tasks:
         tasks = [(0, [])]
@@ -390,8 +417,19 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options) -> dict:
                                          "decode_errors")}
 
 
-def _one_line(e: Exception) -> str:
+_PY_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (.+?)(?: SQLSTATE: \w+)?$")
+
+
+def _one_line(e: BaseException) -> str:
+    """The cause of a failed Spark job in one line: for a task that failed in
+    Python, the last exception line of its traceback (not the JVM's wrapper)."""
     text = str(e).strip()
+    found = [m for m in (_PY_ERROR.match(x.strip()) for x in text.splitlines()) if m]
+    found = [m for m in found if m.group(1).rsplit(".", 1)[-1] not in
+             ("PythonException", "Py4JJavaError", "SparkException")]
+    if found:
+        name, message = found[-1].groups()
+        return f"{name.rsplit('.', 1)[-1]}: {message}"[:500]
     for line in text.splitlines():
         line = line.strip()
         if line:

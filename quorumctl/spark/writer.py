@@ -261,7 +261,7 @@ def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
         writing += time.monotonic() - t
     return {"index": index, "dir": directory, "files": files, "rows": writer.rows,
             "stats": stats.as_dict(), "seconds": time.monotonic() - t0, "write_seconds": writing,
-            "cpu_seconds": time.process_time() - c0, "pid": os.getpid()}
+            "cpu_seconds": time.process_time() - c0, "pid": os.getpid(), "started": time.time() - (time.monotonic() - t0)}
 
 
 def commit(out: str, job: str, results: list[dict], mode: str, fs_options: dict | None = None) -> int:

@@ -243,6 +243,8 @@ def test_both_writers_and_the_data_source_give_the_same_rows(spark, damaged_dir,
     from quorumctl.spark import read_kraft
     df = read_kraft(spark, str(root), splitSize="256k")
     assert df.count() == ta.num_rows
+    segments = sorted(str(p) for p in (root / "__cluster_metadata-0").glob("*.log"))
+    assert read_kraft(spark, segments).where("cluster_id IS NOT NULL").count() == ta.num_rows
     assert df.schema == schema.struct_type()
     assert df.where("row_kind = 'record'").selectExpr("max(offset)").first()[0] == good.last_offset + 4
 

@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 
 from .errors import InputError
-from .records.batch import Batch, BatchError, BatchReader, LegacyEntry
+from .records.batch import BatchError, BatchReader, LegacyEntry
 from .render import dumplog as R
 from .render.output import json_line
 from .storage import filekinds as K

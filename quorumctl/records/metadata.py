@@ -72,6 +72,22 @@ def _body_decoder(api_key: int, version: int):
     return fn
 
 
+def decode_metadata_fast(value):
+    """(api key, version, data) for a well-formed value with the usual one-byte frame,
+    else None (then `decode_metadata` says exactly what is wrong). The hot path of
+    dump-log: no Decoded object, no error text."""
+    if value is None or len(value) < 3 or value[0] != 1 or value[1] >= 128 or value[2] >= 128:
+        return None
+    fn = _body_decoder(value[1], value[2])
+    if fn is None:
+        return None
+    try:
+        data, end = fn(value, 3)
+    except Exception:  # any failure: the slow path reports it precisely
+        return None
+    return (value[1], value[2], data) if end == len(value) else None
+
+
 def decode_metadata(value) -> Decoded:
     """Decode a metadata record value (frame + body)."""
     if value is None:

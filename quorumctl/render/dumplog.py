@@ -13,7 +13,7 @@ import base64
 from dataclasses import dataclass
 
 from ..records import metadata as md
-from ..records.batch import ATTR_LOG_APPEND_TIME, Batch, BatchError, LegacyEntry
+from ..records.batch import ATTR_LOG_APPEND_TIME, Batch, LegacyEntry
 from .output import json_bytes
 
 
@@ -78,33 +78,22 @@ _PREFIX: dict[tuple[int, int], str] = {}
 
 def metadata_json(value) -> dict:
     """The payload object {"type","version","data"} (or with "error") of one metadata value."""
-    if value is not None and len(value) >= 3 and value[0] == 1 and value[1] < 128 and value[2] < 128:
-        fn = md._body_decoder(value[1], value[2])
-        if fn is not None:
-            try:
-                data, end = fn(value, 3)
-            except Exception:  # any decode failure: the slow path says exactly what
-                end = -1
-            if end == len(value):
-                return {"type": md.TYPE_NAMES[value[1]], "version": value[2], "data": data}
+    hit = md.decode_metadata_fast(value)
+    if hit is not None:
+        return {"type": md.TYPE_NAMES[hit[0]], "version": hit[1], "data": hit[2]}
     return md.decode_metadata(value).to_json()
 
 
 def metadata_payload(value) -> str:
-    """Kafka's {"type":..,"version":..,"data":{..}} for one metadata value (hot path)."""
-    if value is not None and len(value) >= 3 and value[0] == 1 and value[1] < 128 and value[2] < 128:
-        fn = md._body_decoder(value[1], value[2])
-        if fn is not None:
-            try:
-                data, end = fn(value, 3)
-            except Exception:  # any decode failure: the slow path says exactly what
-                end = -1
-            if end == len(value):
-                key = (value[1], value[2])
-                prefix = _PREFIX.get(key)
-                if prefix is None:
-                    prefix = _PREFIX[key] = f'{{"type":"{md.TYPE_NAMES[key[0]]}","version":{key[1]},"data":'
-                return prefix + json_bytes(data).decode() + "}"
+    """Kafka's {"type":..,"version":..,"data":{..}} as text for one metadata value (hot path:
+    the wrapper's text is cached per type and version, only the data is encoded)."""
+    hit = md.decode_metadata_fast(value)
+    if hit is not None:
+        key = (hit[0], hit[1])
+        prefix = _PREFIX.get(key)
+        if prefix is None:
+            prefix = _PREFIX[key] = f'{{"type":"{md.TYPE_NAMES[key[0]]}","version":{key[1]},"data":'
+        return prefix + json_bytes(hit[2]).decode() + "}"
     return json_bytes(md.decode_metadata(value).to_json()).decode()
 
 

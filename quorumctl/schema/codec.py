@@ -58,27 +58,6 @@ def read_uvarint(buf, pos: int) -> tuple[int, int]:
             raise DecodeError("unsigned varint longer than 5 bytes", pos)
 
 
-def read_varint(buf, pos: int) -> tuple[int, int]:
-    """Zig-zag signed varint (32-bit) as used by record fields."""
-    u, pos = read_uvarint(buf, pos)
-    return (u >> 1) ^ -(u & 1), pos
-
-
-def read_varlong(buf, pos: int) -> tuple[int, int]:
-    b = buf[pos]
-    pos += 1
-    u = b & 0x7F
-    shift = 7
-    while b & 0x80:
-        b = buf[pos]
-        pos += 1
-        u |= (b & 0x7F) << shift
-        shift += 7
-        if shift > 63:
-            raise DecodeError("varlong longer than 10 bytes", pos)
-    return (u >> 1) ^ -(u & 1), pos
-
-
 def uvarint_bytes(n: int) -> bytes:
     if n < 0x80:
         return bytes((n,))
@@ -93,8 +72,6 @@ def uvarint_bytes(n: int) -> bytes:
 def varint_bytes(n: int) -> bytes:
     return uvarint_bytes((n << 1) ^ (n >> 63))
 
-
-varlong_bytes = varint_bytes
 
 
 _B64URL = bytes.maketrans(b"+/", b"-_")

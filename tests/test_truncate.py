@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 
@@ -14,8 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quorumctl.storage import files as F
+from quorumctl.storage import indexes as I
+from quorumctl.storage import producer_state as P
 from quorumctl.storage import segments as S
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.storage.synth import B, T0, write_replica
 from storage_cli import assert_verify_clean, cli, tree
 
 FIG7_LEADER = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
@@ -334,3 +337,52 @@ def test_truncate_leaves_the_common_prefix(tmp_path, sc):
     end = sum(b.count for b in common)
     force = () if lead else ("--force",)   # without leader batches of its own, the follower is ahead
     apply_and_check(root, "f", "l", end, extra=force)
+
+
+# -- the cut segment's index files, byte for byte --------------------------------------
+
+def _cut_files(pdir):
+    return {s: (pdir / f"00000000000000000000.{s}").read_bytes() for s in ("index", "timeindex", "txnindex")
+            if (pdir / f"00000000000000000000.{s}").exists()}
+
+
+def test_cut_segment_indexes_keep_the_entries_below_the_new_end(tmp_path):
+    # batches of 2 records (127 bytes; the one at offset 10 is 129), then batches of 3 (163 bytes)
+    pdir = write_replica(str(tmp_path / "f"), [B(1, 2)] * 6 + [B(2, 3)] * 4, node_id=2, index_interval=100)
+    code, doc, err = plan_json(tmp_path / "f", "--to-offset", 14, "--apply")
+    assert code == 0 and doc["plan"]["log_end_offset_after"] == 12, err
+    assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
+        ("index", 9, 5), ("timeindex", 9, 5)]
+    got = _cut_files(tmp_path / "f" / "__cluster_metadata-0")
+    offsets = [(3, 127), (5, 254), (7, 381), (9, 508), (11, 635)]
+    times = [(T0 + o - 1, o) for o in (3, 5, 7, 9, 11)]
+    assert got["index"] == b"".join(struct.pack(">ii", o, p) for o, p in offsets)
+    assert got["timeindex"] == b"".join(struct.pack(">qi", t, o) for t, o in times)
+    assert I.read_offset_index(os.path.join(pdir, "00000000000000000000.index")) == offsets
+    assert I.read_time_index(os.path.join(pdir, "00000000000000000000.timeindex")) == times
+
+
+def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(tmp_path):
+    # 12 batches of 20 records: 731, 741 (x4), then 761 bytes each
+    pdir = tmp_path / "f" / "__cluster_metadata-0"
+    write_replica(str(tmp_path / "f"), [B(1, 20)] * 8 + [B(2, 20)] * 4, node_id=2, index_interval=100)
+    idx = pdir / "00000000000000000000.index"
+    raw = idx.read_bytes()
+    idx.write_bytes(raw[8:16] + raw[:8] + raw[16:])          # entries 0 and 1 swapped: not increasing
+    txns = [(7, 3, 30, 3), (8, 31, 150, 31), (9, 151, 200, 151)]
+    (pdir / "00000000000000000000.txnindex").write_bytes(P.txn_index_bytes(txns) + b"\x00\x01")
+    code, doc, err = plan_json(tmp_path / "f", "--to-offset", 170, "--apply")
+    assert code == 0 and doc["plan"]["log_end_offset_after"] == 160, err
+    assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
+        ("index", 1, 1), ("timeindex", 11, 7), ("txnindex", 3, 2)]
+    got = _cut_files(pdir)
+    # rebuilt as LogSegment.recover does (index.interval.bytes 4096): one entry, the batch at byte 4456
+    assert got["index"] == struct.pack(">ii", 139, 4456)
+    assert I.read_offset_index(str(idx)) == [(139, 4456)]
+    times = [(T0 + o - 19, o) for o in (39, 59, 79, 99, 119, 139, 159)]
+    assert got["timeindex"] == b"".join(struct.pack(">qi", t, o) for t, o in times)
+    assert I.read_time_index(str(pdir / "00000000000000000000.timeindex")) == times
+    # whole entries whose last offset is below the new end; the partial tail is dropped
+    assert got["txnindex"] == b"".join(struct.pack(">hqqqq", 0, *t) for t in txns[:2])
+    assert [(t.producer_id, t.last_offset) for t in P.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
+        == [(7, 30), (8, 150)]

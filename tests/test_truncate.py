@@ -60,8 +60,9 @@ def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None, 
     if expect_epochs is not None:
         assert cp == expect_epochs
     for seg in pf.segments:
-        idx, problem = S.read_offset_index(seg.index, seg.base_offset)
-        assert problem is None and all(o < expect_end for o, _ in idx)
+        idx = I.read_offset_index(seg.index, seg.base_offset)
+        assert all(o < expect_end for o, _ in idx)
+        assert all(o1 < o2 and p1 < p2 for (o1, p1), (o2, p2) in zip(idx, idx[1:]))
     assert_verify_clean(tmp_path / follower)
     code, out, _ = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower)
     assert json.loads(out)["comparison"]["followers"][0]["kind"] == "none"
@@ -386,3 +387,21 @@ def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(tmp_path):
     assert got["txnindex"] == b"".join(struct.pack(">hqqqq", 0, *t) for t in txns[:2])
     assert [(t.producer_id, t.last_offset) for t in P.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
         == [(7, 30), (8, 150)]
+
+
+def test_cut_segment_preallocated_indexes_are_trimmed(tmp_path):
+    # an active segment after a crash: indexes preallocated with zeros; the .index has
+    # no entry yet (an all-zero first entry is the end, as kafka-dump-log reads it)
+    pdir = tmp_path / "f" / "__cluster_metadata-0"
+    write_replica(str(tmp_path / "f"), [B(1, 2)] * 6, node_id=2, index_interval=100)
+    (pdir / "00000000000000000000.index").write_bytes(bytes(8 * 512))
+    tix = pdir / "00000000000000000000.timeindex"
+    tix.write_bytes(tix.read_bytes() + bytes(12 * 512))
+    code, doc, err = plan_json(tmp_path / "f", "--to-offset", 6, "--apply")
+    assert code == 0 and doc["plan"]["log_end_offset_after"] == 6, err
+    assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
+        ("index", 0, 0), ("timeindex", 5, 2)]
+    got = _cut_files(pdir)
+    assert got["index"] == b""
+    assert got["timeindex"] == struct.pack(">qiqi", T0 + 2, 3, T0 + 4, 5)
+    assert_verify_clean(tmp_path / "f")

@@ -1,5 +1,6 @@
-"""Offset (.index) and time (.timeindex) indexes: streaming readers, Kafka's
-dump-log text and checks against the segment's log.
+"""Offset (.index) and time (.timeindex) indexes: streaming readers, the
+writer (LogSegment.recover's entries), Kafka's dump-log text and checks
+against the segment's log.
 
 Layouts (storage/.../OffsetIndex.java, TimeIndex.java; big-endian):
   .index      8 bytes per entry: int32 relative offset, int32 byte position in the .log
@@ -60,6 +61,7 @@ from .problems import Problem
 OFFSET_ENTRY_SIZE = 8
 TIME_ENTRY_SIZE = 12
 DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024    # kafka-dump-log --max-message-size default
+INDEX_INTERVAL_BYTES = 4096                   # index.interval.bytes default
 WARM_BYTES = 8192                             # AbstractIndex.warmEntries() = 8192 / entrySize
 _CHUNK = 24 * 2730                            # 65520: a multiple of both entry sizes
 _CHECKPOINT_EVERY = 1 << 16                   # log walker restart points, in bytes
@@ -213,6 +215,47 @@ def read_time_index(path: str, base_offset: int | None = None) -> list[tuple[int
     if scan.remainder:
         raise InputError(_size_message(path, True, scan.size))
     return out
+
+
+# -- writing -------------------------------------------------------------------
+
+def offset_index_bytes(entries, base_offset: int) -> bytes:
+    """An .index holding (absolute offset, position) entries, trimmed (no preallocation)."""
+    return b"".join(_OFFSET.pack(o - base_offset, p) for o, p in entries)
+
+
+def time_index_bytes(entries, base_offset: int) -> bytes:
+    """A .timeindex holding (timestamp, absolute offset) entries, trimmed."""
+    return b"".join(_TIME.pack(t, o - base_offset) for t, o in entries)
+
+
+def build_indexes(batches, base_offset: int, interval: int = INDEX_INTERVAL_BYTES) -> tuple[list, list]:
+    """The (offset index, time index) entries LogSegment.recover writes for a
+    segment's batches (anything with last_offset, size and max_timestamp): an
+    offset entry (batch last offset -> position) and a time entry once more than
+    `interval` bytes have passed, and a final time entry for the largest timestamp."""
+    oidx: list[tuple[int, int]] = []
+    tidx: list[tuple[int, int]] = []
+    valid = 0
+    last_entry = 0
+    max_ts, max_ts_off = -1, -1
+
+    def maybe_append_time(ts, off):
+        if ts < 0:
+            return
+        if not tidx or ts > tidx[-1][0]:
+            tidx.append((ts, off))
+
+    for b in batches:
+        if b.max_timestamp > max_ts:
+            max_ts, max_ts_off = b.max_timestamp, b.last_offset
+        if valid - last_entry > interval:
+            oidx.append((b.last_offset, valid))
+            maybe_append_time(max_ts, max_ts_off)
+            last_entry = valid
+        valid += b.size
+    maybe_append_time(max_ts, max_ts_off)
+    return oidx, tidx
 
 
 def sibling(path: str, suffix: str) -> str:

@@ -1,5 +1,4 @@
-"""A partition directory's files, its batches as Kafka recovers them, and the
-offset/time indexes.
+"""A partition directory's files and its batches as Kafka recovers them.
 
 Scanning names files as Kafka does: `<20-digit base>.log|.index|.timeindex|
 .txnindex` segments, `<20-digit>.snapshot` producer state, raft snapshots
@@ -8,28 +7,20 @@ Scanning names files as Kafka does: `<20-digit base>.log|.index|.timeindex|
 ignored. Reading a log follows LogSegment.recover, which the metadata log
 always runs on every segment at start-up: batches are taken while their CRC,
 magic and offsets are valid; the first bad batch ends the log there (later
-segments would be deleted).
+segments would be deleted). The index files themselves are read and written
+by storage.indexes and storage.producer_state.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import struct
 from dataclasses import dataclass, field
 
-SEGMENT_RE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)$")
-PRODUCER_SNAPSHOT_RE = re.compile(r"^(\d{20})\.snapshot$")
-SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
-SNAPSHOT_PART_RE = re.compile(r"^(\d{20})-(\d{10}).*\.checkpoint\.part$")
-TRANSIENT_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
-STATE_FILES = ("quorum-state", "leader-epoch-checkpoint", "partition.metadata")
+from . import files as F
+from .filekinds import SEGMENT_RE, SNAPSHOT_RE
 
-INDEX_INTERVAL_BYTES = 4096       # index.interval.bytes default
-MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes default (preallocation size)
-OFFSET_ENTRY = struct.Struct(">ii")
-TIME_ENTRY = struct.Struct(">qi")
-TXN_ENTRY_SIZE = 34
+TRANSIENT_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
+STATE_FILES = (F.QUORUM_STATE, F.EPOCH_CHECKPOINT, F.PARTITION_METADATA)
 
 
 def segment_name(base_offset: int, suffix: str) -> str:
@@ -89,13 +80,11 @@ def scan_partition(path: str) -> PartitionFiles:
             continue
         m = SEGMENT_RE.match(name)
         if m:
-            base = int(m.group(1))
-            seg = segs.setdefault(base, SegmentFiles(base))
-            setattr(seg, m.group(2), full)
-            continue
-        m = PRODUCER_SNAPSHOT_RE.match(name)
-        if m:
-            pf.producer_snapshots.append((int(m.group(1)), full))
+            base, suffix = int(m.group(1)), m.group(2)
+            if suffix == "snapshot":
+                pf.producer_snapshots.append((base, full))
+            else:
+                setattr(segs.setdefault(base, SegmentFiles(base)), suffix, full)
             continue
         m = SNAPSHOT_RE.match(name)
         if m:
@@ -178,9 +167,6 @@ class LogScan:
         return [b.base_offset for b in self.batches()]
 
 
-_RAFT_CONTROLS = (2, 5, 6)   # LEADER_CHANGE, KRAFT_VERSION, KRAFT_VOTERS
-
-
 def control_records(batch) -> list:
     """(offset, type name, data or None) of the Raft control records in a control batch."""
     from ..records import metadata as md
@@ -192,7 +178,7 @@ def control_records(batch) -> list:
     out = []
     for r in recs:
         ct = md.control_type(r.key)
-        if ct in _RAFT_CONTROLS:
+        if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
             d = md.decode_control(r.key, r.value)
             out.append((r.offset, md.CONTROL_NAMES[ct], d.data))
     return out
@@ -260,94 +246,3 @@ def scan_log(pf: PartitionFiles, want_controls: bool = True) -> LogScan:
     else:
         log_start = log_end = 0
     return LogScan(scans, dropped, log_start, log_end, problem)
-
-
-# -- indexes -------------------------------------------------------------------
-
-def read_offset_index(path: str, base_offset: int) -> tuple[list[tuple[int, int]], str | None]:
-    """[(absolute offset, position)] up to the preallocated zero tail, and a
-    problem note (size not a multiple of 8, entries not increasing)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    problem = None
-    if len(data) % OFFSET_ENTRY.size:
-        problem = f"{len(data)} bytes is not a multiple of {OFFSET_ENTRY.size}"
-    out = []
-    last = (-1, -1)
-    for i in range(len(data) // OFFSET_ENTRY.size):
-        rel, pos = OFFSET_ENTRY.unpack_from(data, i * OFFSET_ENTRY.size)
-        if i > 0 and rel == 0:
-            break   # preallocated tail
-        if rel < 0 or pos < 0 or (i > 0 and (rel <= last[0] or pos <= last[1])):
-            problem = problem or f"entry {i} ({rel}, {pos}) does not increase"
-            break
-        out.append((base_offset + rel, pos))
-        last = (rel, pos)
-    return out, problem
-
-
-def read_time_index(path: str, base_offset: int) -> tuple[list[tuple[int, int]], str | None]:
-    """[(timestamp, absolute offset)] up to the preallocated zero tail."""
-    with open(path, "rb") as f:
-        data = f.read()
-    problem = None
-    if len(data) % TIME_ENTRY.size:
-        problem = f"{len(data)} bytes is not a multiple of {TIME_ENTRY.size}"
-    out = []
-    for i in range(len(data) // TIME_ENTRY.size):
-        ts, rel = TIME_ENTRY.unpack_from(data, i * TIME_ENTRY.size)
-        if i > 0 and ts == 0 and rel == 0:
-            break
-        if out and (ts < out[-1][0] or base_offset + rel < out[-1][1]):
-            problem = problem or f"entry {i} ({ts}, {rel}) goes backwards"
-            break
-        out.append((ts, base_offset + rel))
-    return out, problem
-
-
-def offset_index_bytes(entries, base_offset: int) -> bytes:
-    return b"".join(OFFSET_ENTRY.pack(o - base_offset, p) for o, p in entries)
-
-
-def time_index_bytes(entries, base_offset: int) -> bytes:
-    return b"".join(TIME_ENTRY.pack(t, o - base_offset) for t, o in entries)
-
-
-def build_indexes(batches: list[BatchInfo], base_offset: int,
-                  interval: int = INDEX_INTERVAL_BYTES) -> tuple[list, list]:
-    """The entries LogSegment.recover writes for these batches: an offset entry
-    (batch last offset -> position) and a time entry once more than `interval`
-    bytes have passed, and a final time entry for the largest timestamp."""
-    oidx: list[tuple[int, int]] = []
-    tidx: list[tuple[int, int]] = []
-    valid = 0
-    last_entry = 0
-    max_ts, max_ts_off = -1, -1
-
-    def maybe_append_time(ts, off):
-        if ts < 0:
-            return
-        if not tidx or ts > tidx[-1][0]:
-            tidx.append((ts, off))
-
-    for b in batches:
-        if b.max_timestamp > max_ts:
-            max_ts, max_ts_off = b.max_timestamp, b.last_offset
-        if valid - last_entry > interval:
-            oidx.append((b.last_offset, valid))
-            maybe_append_time(max_ts, max_ts_off)
-            last_entry = valid
-        valid += b.size
-    maybe_append_time(max_ts, max_ts_off)
-    return oidx, tidx
-
-
-def read_txn_index(path: str) -> list[bytes]:
-    with open(path, "rb") as f:
-        data = f.read()
-    return [data[i:i + TXN_ENTRY_SIZE] for i in range(0, len(data) - len(data) % TXN_ENTRY_SIZE, TXN_ENTRY_SIZE)]
-
-
-def txn_entry_last_offset(entry: bytes) -> int:
-    # version i16, producerId i64, firstOffset i64, lastOffset i64, lastStableOffset i64
-    return struct.unpack_from(">q", entry, 18)[0]

@@ -19,7 +19,9 @@ from ..records import metadata as md
 from ..records.batch import encode_batch
 from . import epochs as E
 from . import files as F
+from . import indexes as I
 from . import segments as S
+from .producer_state import snapshot_bytes
 from .snapshots import encode_snapshot
 
 T0 = 1_700_000_000_000
@@ -89,11 +91,11 @@ def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_i
         for off, raw, b in items:
             infos.append(S.BatchInfo(off, off + b.count - 1, b.epoch, pos, len(raw), T0 + off, False))
             pos += len(raw)
-        oidx, tidx = S.build_indexes(infos, base, index_interval)
+        oidx, tidx = I.build_indexes(infos, base, index_interval)
         with open(os.path.join(pdir, S.segment_name(base, "index")), "wb") as f:
-            f.write(S.offset_index_bytes(oidx, base))
+            f.write(I.offset_index_bytes(oidx, base))
         with open(os.path.join(pdir, S.segment_name(base, "timeindex")), "wb") as f:
-            f.write(S.time_index_bytes(tidx, base))
+            f.write(I.time_index_bytes(tidx, base))
     kept_epochs = [(b.epoch, off) for _, off, _, b in placed if off + b.count > log_start]
     hist = E.history_from_batches(kept_epochs)
     hist.truncate_from_start(log_start)
@@ -119,19 +121,9 @@ def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_i
             f.write(encode_snapshot(recs, epoch=epoch, last_contained_log_timestamp=T0 + end - 1,
                                     timestamp_ms=T0 + end))
     for off in producer_snapshots:
-        # an empty producer-state snapshot: version 1 header, CRC over nothing, no entries
+        # an empty producer-state snapshot (what Kafka writes on clean shutdown)
         with open(os.path.join(pdir, f"{off:020d}.snapshot"), "wb") as f:
-            f.write(_empty_producer_snapshot())
+            f.write(snapshot_bytes([]))
     assert log_end >= log_start
     return pdir
 
-
-def _empty_producer_snapshot() -> bytes:
-    """A producer-state snapshot with no producers: version i16 = 1, crc u32 over
-    the (empty) entry array, entry count i32 = 0 (Kafka writes these 10 bytes on
-    clean shutdown)."""
-    import struct
-
-    import crc32c
-    body = struct.pack(">i", 0)
-    return struct.pack(">hI", 1, crc32c.crc32c(body)) + body

@@ -22,6 +22,7 @@ leaves the old state, after it the new one.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -33,6 +34,8 @@ from ..errors import InputError, QuorumctlError
 from . import epochs as E
 from . import files as F
 from . import fsutil
+from . import indexes as I
+from . import producer_state as P
 from . import segments as S
 from .replica import Replica
 
@@ -266,29 +269,44 @@ def _index_changes(cut: S.SegmentScan, kept: list[S.BatchInfo]) -> list[IndexCha
     cut_pos = kept[-1].position + kept[-1].size if kept else 0
     rebuilt = None
     out = []
-    if cut.files.index:
-        before, problem = S.read_offset_index(cut.files.index, base)
-        if problem:
-            rebuilt = rebuilt or S.build_indexes(kept, base)
-            after = rebuilt[0]
+    for kind, path in (("index", cut.files.index), ("timeindex", cut.files.timeindex)):
+        if not path:
+            continue
+        time = kind == "timeindex"
+        before, clean = _read_index(path, base, time)
+        if not clean:
+            rebuilt = rebuilt or I.build_indexes(kept, base)
+            after = rebuilt[time]
+        elif time:
+            after = [(t, o) for t, o in before if o < end]
         else:
             after = [(o, pos) for o, pos in before if o < end and pos < cut_pos]
-        out.append(IndexChange(cut.files.index, "index", len(before), len(after),
-                               S.offset_index_bytes(after, base)))
-    if cut.files.timeindex:
-        before, problem = S.read_time_index(cut.files.timeindex, base)
-        if problem:
-            rebuilt = rebuilt or S.build_indexes(kept, base)
-            after = rebuilt[1]
-        else:
-            after = [(t, o) for t, o in before if o < end]
-        out.append(IndexChange(cut.files.timeindex, "timeindex", len(before), len(after),
-                               S.time_index_bytes(after, base)))
+        new_bytes = I.time_index_bytes(after, base) if time else I.offset_index_bytes(after, base)
+        out.append(IndexChange(path, kind, len(before), len(after), new_bytes))
     if cut.files.txnindex:
-        entries = S.read_txn_index(cut.files.txnindex)
-        keep = [e for e in entries if S.txn_entry_last_offset(e) < end]
-        out.append(IndexChange(cut.files.txnindex, "txnindex", len(entries), len(keep), b"".join(keep)))
+        entries = P.read_txn_index(cut.files.txnindex)
+        keep = [e for e in entries if e.last_offset < end]
+        out.append(IndexChange(cut.files.txnindex, "txnindex", len(entries), len(keep), P.txn_index_bytes(keep)))
     return out
+
+
+def _read_index(path: str, base: int, time: bool) -> tuple[list[tuple[int, int]], bool]:
+    """(entries, clean): an index's entries up to its logical end (indexes.py's
+    rule), stopping at the first that does not increase; not clean when one
+    does not or when the size is not a whole number of entries."""
+    scan = I.IndexScan(path, I.TIME_ENTRY_SIZE if time else I.OFFSET_ENTRY_SIZE, 0)
+    it = I.iter_time_index(path, base, scan) if time else I.iter_offset_index(path, base, scan)
+    out: list[tuple[int, int]] = []
+    with contextlib.closing(it):
+        for a, b in it:
+            if time:    # (timestamp, offset): neither goes backwards
+                bad = bool(out) and (a < out[-1][0] or b < out[-1][1])
+            else:       # (offset, position): at or above the base, strictly increasing
+                bad = a < base or b < 0 or (bool(out) and (a <= out[-1][0] or b <= out[-1][1]))
+            if bad:
+                return out, False
+            out.append((a, b))
+    return out, not scan.remainder
 
 
 # -- applying -----------------------------------------------------------------------

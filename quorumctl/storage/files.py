@@ -20,6 +20,7 @@ import re
 from .. import ids
 from ..errors import InputError
 from . import properties
+from .fsutil import open_input
 
 META_PROPERTIES = "meta.properties"
 QUORUM_STATE = "quorum-state"
@@ -32,15 +33,16 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _read(path: str) -> bytes:
+    with open_input(path) as f:
+        return f.read(1 << 20)  # these files are tiny; never slurp a huge impostor
+
+
+def _read_text(path: str) -> str:
+    raw = _read(path)
     try:
-        with open(path, "rb") as f:
-            return f.read(1 << 20)  # these files are tiny; never slurp a huge impostor
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
 
 
 def _java_int(text: str, bounds=_INT32) -> int | None:
@@ -197,12 +199,7 @@ def read_quorum_state(path: str) -> dict:
     """The quorum-state fields of its data_version (Kafka's names), plus data_version.
     v0: clusterId, leaderId, leaderEpoch, votedId, appliedOffset, currentVoters;
     v1: leaderId, leaderEpoch, votedId, votedDirectoryId."""
-    raw = _read(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
-    return parse_quorum_state(text, path)
+    return parse_quorum_state(_read_text(path), path)
 
 
 def quorum_state_voters(state: dict) -> list[int] | None:
@@ -252,12 +249,7 @@ def parse_epoch_checkpoint(text: str, path: str = EPOCH_CHECKPOINT) -> list[tupl
 
 def read_epoch_checkpoint(path: str) -> list[tuple[int, int]]:
     """[(epoch, start offset), ...] in file order."""
-    raw = _read(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
-    return parse_epoch_checkpoint(text, path)
+    return parse_epoch_checkpoint(_read_text(path), path)
 
 
 def epoch_checkpoint_text(entries) -> bytes:
@@ -295,12 +287,7 @@ def parse_partition_metadata(text: str, path: str = PARTITION_METADATA) -> dict:
 
 def read_partition_metadata(path: str) -> dict:
     """{"version": int, "topic_id": str}."""
-    raw = _read(path)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
-    return parse_partition_metadata(text, path)
+    return parse_partition_metadata(_read_text(path), path)
 
 
 def partition_metadata_text(topic_id: str) -> bytes:

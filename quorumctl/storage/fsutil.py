@@ -11,6 +11,8 @@ Every change quorumctl makes to a log dir goes through here:
   (FileChannel.tryLock is fcntl F_SETLK on Linux; flock would not see it),
   held through one descriptor for the whole operation.
 
+`open_input` is the read side: a file to read, or one InputError line.
+
 `step(name)` marks each durable step. Tests use it to crash the process at
 step N (environment variable QUORUMCTL_TEST_CRASH_AT_STEP=N: the process exits
 at once with status 86, as a kill would leave it) or to inject an exception
@@ -19,12 +21,11 @@ at once with status 86, as a kill would leave it) or to inject an exception
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import os
 
-from ..errors import QuorumctlError
+from ..errors import InputError, QuorumctlError
 
 CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
 CRASH_EXIT = 86
@@ -55,6 +56,19 @@ def step(name: str) -> None:
     hook = _steps["hook"]
     if hook is not None:
         hook(n, name)
+
+
+def open_input(path: str, expected: str = "a file"):
+    """Open a file to read (binary). A missing file, a directory or an unreadable
+    file is one InputError line naming the path, never an OSError traceback."""
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected {expected}") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def fsync_dir(path: str) -> None:
@@ -112,6 +126,7 @@ def exchange(a: str, b: str) -> None:
     """Atomically swap the directory entries `a` and `b` (both must exist, on
     one file system). Raises OSError (ENOSYS/EINVAL when unsupported, EXDEV
     across file systems)."""
+    import ctypes   # here, not at the top: readers import this module too
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)

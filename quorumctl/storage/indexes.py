@@ -56,6 +56,7 @@ from ..errors import InputError
 from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD, Batch,
                              BatchError, BatchReader, display_timestamp)
 from . import filekinds as K
+from .fsutil import open_input
 from .problems import Problem
 
 OFFSET_ENTRY_SIZE = 8
@@ -96,17 +97,6 @@ class IndexScan:
         return self.size % self.entry_size
 
 
-def _open(path: str):
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not an index file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-
-
 def _base(path: str, base_offset: int | None) -> int:
     if base_offset is not None:
         return base_offset
@@ -127,7 +117,7 @@ def _entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> Iter
     st = _TIME if time else _OFFSET
     ri, oi = (1, 0) if time else (0, 1)      # where the relative offset is, and the other field
     zero = bytes(es)
-    with _open(path) as f:
+    with open_input(path, "an index file") as f:
         scan.size = os.fstat(f.fileno()).st_size
         pos = 0                               # file position of chunk[0]
         ended = False

@@ -26,6 +26,7 @@ from typing import Iterator
 import crc32c
 
 from ..errors import InputError
+from .fsutil import open_input
 from .problems import Problem
 
 SNAPSHOT_VERSION = 1
@@ -98,17 +99,6 @@ def _int32(v: int) -> int:
     return v - (1 << 32) if v & 0x80000000 else v
 
 
-def _open(path: str):
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
-
-
 def _snapshot_header(path: str, f) -> tuple[int, int, int, int]:
     """(version, stored crc, entry count, file size), after checking the layout,
     the version and the CRC in Kafka's order; streams the file for the CRC."""
@@ -141,7 +131,7 @@ def _snapshot_header(path: str, f) -> tuple[int, int, int, int]:
 def iter_producer_snapshot(path: str) -> Iterator[ProducerEntry]:
     """The producers of a snapshot, in file order, after the whole file has been
     validated (layout, version, CRC-32C); bad input is an InputError. Streaming."""
-    with _open(path) as f:
+    with open_input(path, "a producer snapshot") as f:
         _, _, count, _ = _snapshot_header(path, f)
         f.seek(SNAPSHOT_HEADER.size)
         left = count
@@ -208,7 +198,7 @@ def iter_txn_index(path: str, remainder: list | None = None) -> Iterator[Aborted
     """Whole 34-byte entries, streaming. A version other than 0 is an InputError
     (Kafka: "Unexpected aborted transaction version"). The size of a partial
     trailing entry, if any, is appended to `remainder`."""
-    with _open(path) as f:
+    with open_input(path, "a transaction index") as f:
         pos = 0
         while True:
             chunk = f.read(_CHUNK)

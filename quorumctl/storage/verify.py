@@ -310,10 +310,6 @@ def is_metadata_log(path: str) -> bool:
     return False
 
 
-def _sibling_log(path: str) -> str:
-    return os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + ".log")
-
-
 def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory."""
     from ..errors import InputError
@@ -363,7 +359,7 @@ def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
                     rep.stats = read_partition_metadata(f)
                 elif kind in (K.INDEX, K.TIMEINDEX):
                     from . import indexes
-                    log = _sibling_log(f)
+                    log = indexes.sibling(f, "log")
                     base = K.base_offset_of(f) or 0
                     if not os.path.exists(log):
                         # an orphaned index: Kafka deletes it when it loads the log

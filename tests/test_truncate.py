@@ -405,3 +405,16 @@ def test_cut_segment_preallocated_indexes_are_trimmed(tmp_path):
     assert got["index"] == b""
     assert got["timeindex"] == struct.pack(">qiqi", T0 + 2, 3, T0 + 4, 5)
     assert_verify_clean(tmp_path / "f")
+
+
+def test_cut_segment_txnindex_with_an_unknown_version_is_an_input_error(tmp_path):
+    pdir = write_replica(str(tmp_path / "f"), [B(1, 2)] * 5, node_id=2)
+    txn = os.path.join(pdir, "00000000000000000000.txnindex")
+    with open(txn, "wb") as fh:
+        fh.write(P.txn_index_bytes([(1, 0, 1, 0)]) + struct.pack(">hqqqq", 3, 2, 2, 3, 2))
+    before = tree(tmp_path / "f")
+    code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 4, "--apply")
+    assert (code, out) == (2, "")
+    assert err == (f"quorumctl: error: {txn}: byte 34: unexpected aborted transaction version 3 "
+                   "(expected 0)\n")
+    assert tree(tmp_path / "f") == before

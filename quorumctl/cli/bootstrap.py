@@ -9,7 +9,9 @@ import typer
 
 from ..render.output import Output
 
-app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).", no_args_is_help=True)
+app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
+                       "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
+                  no_args_is_help=True)
 
 
 @app.command("random-uuid")
@@ -26,12 +28,13 @@ def random_uuid():
 
 @app.command("format")
 def format_(
-    config: Optional[str] = typer.Option(None, "--config", "-c", help="The server.properties to format for."),
+    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
+                                          help="The server.properties to format for."),
     cluster_id: str = typer.Option(..., "--cluster-id", "-t", help="The cluster id (see random-uuid)."),
     node_id: Optional[int] = typer.Option(None, "--node-id", help="Node id (default: node.id of --config)."),
-    log_dir: List[str] = typer.Option([], "--log-dir", help="A log dir to format (repeatable; default: log.dirs "
+    log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs "
                                       "of --config)."),
-    metadata_log_dir: Optional[str] = typer.Option(None, "--metadata-log-dir",
+    metadata_log_dir: Optional[str] = typer.Option(None, "--metadata-log-dir", metavar="DIR",
                                                    help="The metadata log dir (default: metadata.log.dir, else "
                                                         "the first log dir)."),
     add_scram: List[str] = typer.Option([], "--add-scram", "-S", help="A SCRAM credential, e.g. "
@@ -153,8 +156,9 @@ def format_(
 
 @app.command("info")
 def info(
-    config: Optional[str] = typer.Option(None, "--config", "-c", help="server.properties whose dirs to check."),
-    log_dir: List[str] = typer.Option([], "--log-dir", help="A log dir to check (repeatable)."),
+    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
+                                          help="server.properties whose dirs to check."),
+    log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to check (repeatable)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).

@@ -21,7 +21,7 @@ from typing import Optional
 import typer
 
 from ..render.output import Output
-from .describe import BC_HELP, BS_HELP, TIMEOUT_HELP
+from .describe import ADDRS, BC_HELP, BS_HELP, TIMEOUT_HELP
 
 _LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
 REFUSALS = {"DUPLICATE_VOTER", "VOTER_NOT_FOUND", "INVALID_REQUEST", "UNSUPPORTED_VERSION",
@@ -115,10 +115,11 @@ def _emit(out: Output, text: str, doc: dict):
 
 
 def add_controller(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
+                                                        help=BC_HELP),
     command_config: Optional[str] = typer.Option(
-        None, "--command-config",
+        None, "--command-config", metavar="FILE",
         help="The new controller's server.properties (node.id, log dirs, listeners); also read for "
              "client security settings, as in Kafka."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
@@ -156,9 +157,11 @@ def add_controller(
 
 
 def remove_controller(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
-    command_config: Optional[str] = typer.Option(None, "--command-config", help="Kafka client properties file."),
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
+                                                        help=BC_HELP),
+    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE",
+                                                help="Kafka client properties file."),
     controller_id: int = typer.Option(..., "--controller-id", "-i", help="The id of the controller to remove."),
     controller_directory_id: str = typer.Option(..., "--controller-directory-id", "-d",
                                                 help="The directory id of the controller to remove."),

@@ -22,6 +22,8 @@ CC_HELP = ("Kafka client properties file: security.protocol, sasl.mechanism, sas
 TIMEOUT_HELP = "Give up after this many seconds in total (default: default.api.timeout.ms or 15)."
 OUTPUT_HELP = "text (Kafka 3.9's exact format; default when piped), table (default on a terminal) or json."
 WATCH_HELP = "Refresh every SECONDS until interrupted (Ctrl-C)."
+# metavars (FILE, DIR, ...) also choose what the shell completions offer: see cli/generate.py
+ADDRS = "HOST:PORT,..."
 
 
 def make_client(bootstrap_server: str | None, bootstrap_controller: str | None,
@@ -141,9 +143,10 @@ def _watch(kind: str, once, out: Output, every: float, human_readable: bool):
 
 
 def status(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
-    command_config: Optional[str] = typer.Option(None, "--command-config", help=CC_HELP),
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
+                                                        help=BC_HELP),
+    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE", help=CC_HELP),
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
@@ -156,9 +159,10 @@ def status(
 
 
 def replication(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
-    command_config: Optional[str] = typer.Option(None, "--command-config", help=CC_HELP),
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
+                                                        help=BC_HELP),
+    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE", help=CC_HELP),
     human_readable: bool = typer.Option(False, "--human-readable",
                                         help="Text output: times as 'N ms ago' (on this machine's clock)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
@@ -174,12 +178,13 @@ def replication(
 
 
 def health(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", help=BC_HELP),
-    config: Optional[str] = typer.Option(None, "--config", "-c",
+    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
+    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
+                                                        help=BC_HELP),
+    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
                                          help="A server.properties: controller.quorum.voters or "
                                               "controller.quorum.bootstrap.servers, controller.quorum.fetch.timeout.ms."),
-    command_config: Optional[str] = typer.Option(None, "--command-config", help=CC_HELP),
+    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE", help=CC_HELP),
     timeout: float = typer.Option(5.0, "--timeout", help="Answer within this many seconds, whatever the nodes do."),
     fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
                                                    help="Caught-up threshold (default: the config's "
@@ -190,6 +195,7 @@ def health(
     """Probe every controller on its own and judge the quorum (works without a leader).
 
     Exit 0 healthy or degraded, 1 unhealthy (also degraded with --fail-on-lag).
+
     Example: quorumctl describe health --config /etc/kafka/server.properties
     """
     code = run_health(bootstrap_server, bootstrap_controller, config, command_config, timeout,
@@ -245,7 +251,8 @@ def emit_health(h, out: Output, console=None) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    d = typer.Typer(help="Describe the live metadata quorum: status, replication, health.",
+    d = typer.Typer(help="Describe the live metadata quorum: status, replication, health.\n\n"
+                         "Example: quorumctl describe replication --bootstrap-controller localhost:9093",
                     no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
     d.command("status")(status)
     d.command("replication")(replication)

@@ -9,19 +9,28 @@ import typer
 from ..render.output import Output
 
 
+def record_type_names(incomplete: str) -> list[str]:
+    """--record-type completion: Kafka's metadata and control record type names."""
+    from ..records.control_schemas import CONTROL_TYPES
+    from ..records.metadata_schemas import TYPE_NAMES
+    names = set(TYPE_NAMES.values()) | {name for name, _msg in CONTROL_TYPES.values()}
+    return sorted(n for n in names if n.startswith(incomplete.upper()))
+
+
 def dump_log(
     paths: Optional[List[str]] = typer.Argument(None, metavar="FILE_OR_DIR...",
                                                 help="Files or directories (a directory means all of its files, in order)."),
-    files: Optional[str] = typer.Option(None, "--files", help="Comma-separated files, as kafka-dump-log takes them."),
+    files: Optional[str] = typer.Option(None, "--files", metavar="FILE,...", help="Comma-separated files, as kafka-dump-log takes them."),
     deep_iteration: bool = typer.Option(False, "--deep-iteration", help="One line per record."),
     print_data_log: bool = typer.Option(False, "--print-data-log", help="Print record keys and payloads (implies --deep-iteration)."),
     cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder",
                                                   help="Decode KRaft metadata records as JSON (implies --print-data-log)."),
     skip_record_metadata: bool = typer.Option(False, "--skip-record-metadata", help="Drop the per-record metadata prefix."),
-    max_bytes: Optional[int] = typer.Option(None, "--max-bytes", min=0, help="Read only the first N bytes of each log or snapshot."),
-    offset_start: Optional[int] = typer.Option(None, "--offset-start", help="Only records (and batches) with offset >= N."),
-    offset_end: Optional[int] = typer.Option(None, "--offset-end", help="Only records (and batches) with offset <= N."),
-    record_type: Optional[List[str]] = typer.Option(None, "--record-type",
+    max_bytes: Optional[int] = typer.Option(None, "--max-bytes", metavar="N", min=0, help="Read only the first N bytes of each log or snapshot."),
+    offset_start: Optional[int] = typer.Option(None, "--offset-start", metavar="N", help="Only records (and batches) with offset >= N."),
+    offset_end: Optional[int] = typer.Option(None, "--offset-end", metavar="N", help="Only records (and batches) with offset <= N."),
+    record_type: Optional[List[str]] = typer.Option(None, "--record-type", metavar="TYPE",
+                                                    autocompletion=record_type_names,
                                                     help="Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable)."),
     verify_index_only: bool = typer.Option(False, "--verify-index-only", help="Indexes: print only the mismatches with the log."),
     index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),

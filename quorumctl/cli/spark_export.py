@@ -16,7 +16,7 @@ def spark_export(
     paths: List[str] = typer.Argument(..., metavar="PATH...",
                                       help="Files, log dirs (searched recursively), globs, or URIs "
                                            "(hdfs://, s3a://, file://)."),
-    out: str = typer.Option(..., "--out", help="Output directory (local path or URI)."),
+    out: str = typer.Option(..., "--out", metavar="OUT", help="Output directory (local path or URI)."),
     master: str = typer.Option("local[*]", "--master",
                                help="Spark master (ignored under spark-submit, which sets it)."),
     mode: str = typer.Option("error", "--mode", help="error (OUT must not exist), overwrite or append."),
@@ -37,9 +37,10 @@ def spark_export(
                                               help="S3 endpoint for s3a:// input/output read by pyarrow."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json (the summary)."),
 ):
-    """Decode segments, snapshots and bootstrap.checkpoint files on Spark and write
-    Parquet, one row per record (schema: docs/parquet.md). Exit 1 when corrupt data
-    was found (flagged rows are still written).
+    """Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.
+
+    One row per record (schema: docs/parquet.md). Exit 1 when corrupt data was
+    found (flagged rows are still written).
 
     Example: quorumctl spark-export /var/lib/kafka/meta --out /tmp/kraft.parquet --partition-by date
     """

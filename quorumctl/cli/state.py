@@ -12,7 +12,7 @@ from ..render.output import Output
 def state(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...",
                                       help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum)."),
-    config: List[str] = typer.Option([], "--config", "-c", help="server.properties; its metadata log dir is read "
+    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE", help="server.properties; its metadata log dir is read "
                                      "(repeatable)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):

@@ -42,6 +42,11 @@ ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHE
          LOG, INDEX, TIMEINDEX, TXNINDEX, PRODUCER_SNAPSHOT, SNAPSHOT]
 
 
+def name_patterns() -> list[str]:
+    """Shell globs of the names kind_of() knows (for the shell completions)."""
+    return sorted(_BY_NAME) + ["*offset-checkpoint", "*.checkpoint"] + [f"*.{s}" for s in _BY_SUFFIX]
+
+
 def kind_of(path: str) -> str:
     name = os.path.basename(path)
     if name in _BY_NAME:

@@ -302,8 +302,9 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
            writer: str = "pyarrow", progress: bool | None = None, spark=None,
            fs_options: dict | None = None) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
-    `min_partitions` (the least number of tasks) defaults to three per core of
-    the session (its default parallelism); pass `spark` to use an existing
+    `min_partitions` (the least number of tasks) defaults to one per core of
+    the session (its default parallelism) for small inputs, three per core for
+    larger ones (`plan.default_min_partitions`); pass `spark` to use an existing
     session (tests, notebooks)."""
     t0 = time.monotonic()
     if mode not in MODES:
@@ -326,7 +327,7 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         spark = start_session(master, spark_conf or {})
     sc = spark.sparkContext
     plan = planning.plan_files(files, split_size=split_size,
-                               min_partitions=min_partitions or planning.TASKS_PER_SLOT * sc.defaultParallelism,
+                               min_partitions=min_partitions, slots=sc.defaultParallelism,
                                options=fs_options)
     group = f"quorumctl-spark-export-{os.getpid()}-{time.time_ns()}"
     description = f"decoding {len(plan.files)} files, {_human_bytes(plan.total_bytes)}"

@@ -8,9 +8,10 @@ touches as few values as it can, since per-value work is what costs:
 - the batch columns come from the batches' raw 61-byte headers, parsed in one
   vectorised numpy pass per Arrow batch, and are spread over their records
   with one gather;
-- decoded values are memoised by their bytes (`ValueCache`), and the decoded
-  columns are built from the distinct decoded values of an Arrow batch and
-  gathered, so a log full of identical NoOpRecords costs one decode;
+- small batch bodies are memoised by their bytes (`BodyCache`), so a log full
+  of identical NoOpRecord batches costs one decode, and metadata values take
+  dump-log's fast path (only the data is JSON-encoded; the wrapper text is
+  cached per type and version);
 - file columns are constant per piece and repeated in C.
 
 Problems never raise: a batch whose records do not decode becomes one
@@ -153,11 +154,32 @@ def _head(kind, type_name, api_key, version, error) -> tuple:
     return got
 
 
+_FAST: dict = {}
+
+
+def _fast_parts(api_key: int, version: int):
+    """(head, JSON prefix, typed extractor) of a metadata (api key, version)."""
+    got = _FAST.get((api_key, version))
+    if got is None:
+        type_name = md.TYPE_NAMES[api_key]
+        got = _FAST[(api_key, version)] = (
+            _head("metadata", type_name, api_key, version, None),
+            f'{{"type":"{type_name}","version":{version},"data":'.encode(),
+            TYPED_METADATA.get(api_key))
+    return got
+
+
 def decode_value(key, value, control: bool) -> tuple:
     """(head, payload_json, typed family, typed values) for one record's key
     and value (see `_head`, FAMILIES): a pure function of them (a
     LEADER_CHANGE's leader_epoch, which comes from its batch, is filled in by
     the caller)."""
+    if not control:
+        hit = md.decode_metadata_fast(value)
+        if hit is not None:   # the hot path, as dump-log's: only the data is encoded
+            head, prefix, fn = _fast_parts(hit[0], hit[1])
+            data = hit[2]
+            return (head, prefix + json_bytes(data) + b"}") + (fn(data) if fn is not None else NO_TYPED)
     d = md.decode_control(key, value) if control else md.decode_metadata(value)
     data = d.data
     if data is None:
@@ -171,39 +193,27 @@ def decode_value(key, value, control: bool) -> tuple:
     return (_head(d.kind, d.type_name, d.api_key, d.version, None), json_bytes(d.to_json())) + typed
 
 
-class ValueCache:
-    """Decoded values by their bytes, and decoded small batch bodies by theirs.
-    Metadata logs repeat a lot (a NoOpRecord batch every 500 ms, the same
-    broker registration changes), and decoding is a pure function of the
-    bytes, so a bounded memo saves most of the decode work on real logs. It
-    returns the same tuple object for equal values, which the Arrow builder
-    uses to gather instead of convert. A body's records are kept relative to
-    the batch header (offset and timestamp deltas), so a hit only adds the
-    header's base offset and timestamp."""
+class BodyCache:
+    """Decoded small batch bodies by their bytes. Metadata logs repeat whole
+    batches (a NoOpRecord heartbeat batch every 500 ms differs from the last
+    only in its header), and decoding is a pure function of the bytes, so a
+    bounded memo saves most of the decode work on real logs. A body's records
+    are kept relative to the batch header (offset and timestamp deltas), so a
+    hit only adds the header's base offset and timestamp. (Single values are
+    not memoised: measured, their memo cost as much as it saved, even on the
+    NoOp-heavy corpus, once the bodies are.)"""
 
-    def __init__(self, limit: int = 1 << 14, max_value: int = 1024):
+    def __init__(self, limit: int = 1 << 14):
         self.limit = limit
-        self.max_value = max_value
-        self.metadata: dict = {}
-        self.control: dict = {}
         self.bodies: dict = {}
 
-    def remember_body(self, key, rel):
+    def get(self, key):
+        return self.bodies.get(key)
+
+    def remember(self, key, rel):
         if len(self.bodies) >= self.limit:
             self.bodies.clear()
         self.bodies[key] = rel
-
-    def get(self, key, value, control: bool) -> tuple:
-        if value is not None and len(value) > self.max_value:
-            return decode_value(key, value, control)
-        memo = self.control if control else self.metadata
-        k = (key, value) if control else value
-        out = memo.get(k)
-        if out is None:
-            if len(memo) >= self.limit:
-                memo.clear()
-            out = memo[k] = decode_value(key, value, control)
-        return out
 
 
 class Stats:
@@ -267,11 +277,11 @@ class Rows:
 
 
 def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats | None = None,
-              cache: ValueCache | None = None, batch_rows: int = 8192):
+              cache: BodyCache | None = None, batch_rows: int = 8192):
     """Decode a piece into `Rows`, yielding each one that reaches `batch_rows`
     rows (and a last, shorter one). `rows_out()` makes a fresh Rows."""
     stats = stats if stats is not None else Stats()
-    cache = cache if cache is not None else ValueCache()
+    cache = cache if cache is not None else BodyCache()
     rows = rows_out()
     path = piece.file.path
     try:
@@ -282,9 +292,7 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
         yield rows
         return
     reader = BatchReader(source, start=piece.start, end=None if piece.last else piece.end)
-    get = cache.get
-    bodies = cache.bodies
-    leader_change = md.LEADER_CHANGE
+    decode = decode_value
     try:
         for batch in reader:
             if isinstance(batch, LegacyEntry):
@@ -304,7 +312,7 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
             # from the last only in its header): decode each distinct body once
             bkey = ((batch.attributes, batch.record_count, data[HEADER_SIZE:])
                     if len(data) <= SMALL_BATCH else None)
-            rel = bodies.get(bkey) if bkey is not None else None
+            rel = cache.get(bkey) if bkey is not None else None
             if rel is None:
                 try:
                     records = batch.records()
@@ -315,13 +323,10 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                     rows.error_row("batch_error", f"{crc_error}; {msg}" if crc_error else msg,
                                    position=batch.position, header=data[:HEADER_SIZE], crc_ok=crc_ok)
                     continue
-                control = batch.is_control
-                base_off, base_ts = batch.base_offset, batch.base_timestamp
-                rel = [(r.offset - base_off, r.timestamp - base_ts, r.key, r.value, r.headers,
-                        get(r.key, r.value, control)) for r in records]
+                rel = _body_columns(batch, records, decode)
                 if bkey is not None:
-                    cache.remember_body(bkey, rel)
-            n = len(rel)
+                    cache.remember(bkey, rel)
+            n = len(rel[0])
             if not n:
                 continue   # an empty batch (compaction leaves them) has no row and is not counted
             stats.batches += 1
@@ -337,24 +342,27 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
             rows.error.append(crc_error)
             rows.crc_ok.append(crc_ok)
             rows.count.append(n)
-            base_off = batch.base_offset
-            base_ts = batch.base_timestamp
-            log_append = batch.attributes & ATTR_LOG_APPEND_TIME
-            max_ts = batch.max_timestamp
-            offset, ts, key, value, rheaders, decoded = (rows.offset, rows.ts, rows.key, rows.value,
-                                                         rows.rheaders, rows.decoded)
-            for od, td, k, v, h, dv in rel:
-                head = dv[0]
-                if head[4] is not None:
-                    stats.decode_errors += 1
-                elif head[2] == leader_change and head[0] == "control":
-                    dv = (head, dv[1], TOPIC, (None, None, None, dv[3][3], batch.leader_epoch, None, None))
-                offset.append(base_off + od)
-                ts.append(max_ts if log_append else base_ts + td)
-                key.append(k)
-                value.append(v)
-                rheaders.append(h)   # () when none: one shared object
-                decoded.append(dv)
+            offset_deltas, ts_deltas, keys, values, headers, decoded, special = rel
+            offset = rows.offset
+            offset.extend(map(batch.base_offset.__add__, offset_deltas))
+            if batch.attributes & ATTR_LOG_APPEND_TIME:
+                rows.ts.extend([batch.max_timestamp] * n)
+            else:
+                rows.ts.extend(map(batch.base_timestamp.__add__, ts_deltas))
+            rows.key.extend(keys)
+            rows.value.extend(values)
+            rows.rheaders.extend(headers)
+            if special:
+                decoded = list(decoded)
+                for i in special:
+                    dv = decoded[i]
+                    head = dv[0]
+                    if head[4] is not None:
+                        stats.decode_errors += 1
+                    else:   # a LeaderChange: its leader epoch is the batch's
+                        decoded[i] = (head, dv[1], TOPIC,
+                                      (None, None, None, dv[3][3], batch.leader_epoch, None, None))
+            rows.decoded.extend(decoded)
             if len(offset) >= batch_rows:
                 yield rows
                 rows = rows_out()
@@ -376,6 +384,21 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                        position=stop.position)
     if len(rows):
         yield rows
+
+
+def _body_columns(batch, records, decode) -> tuple:
+    """A decoded batch body as columns relative to its header (offset and
+    timestamp deltas, keys, values, headers, decoded values) plus the indexes
+    of the records that need their batch (LeaderChange) or count as decode
+    errors: the part of a batch that `BodyCache` can keep and reuse."""
+    control = batch.is_control
+    base_off, base_ts = batch.base_offset, batch.base_timestamp
+    decoded = [decode(r.key, r.value, control) for r in records]
+    special = [i for i, dv in enumerate(decoded)
+               if dv[0][4] is not None or (control and dv[0][2] == md.LEADER_CHANGE)]
+    return ([r.offset - base_off for r in records], [r.timestamp - base_ts for r in records],
+            [r.key for r in records], [r.value for r in records], [r.headers for r in records],
+            decoded, special)
 
 
 def _all_zero(piece: Piece, position: int, length: int, options) -> bool:
@@ -549,7 +572,7 @@ def arrow_batches(pieces, arrow_schema, batch_rows: int = 8192, options: dict | 
     """Yield pyarrow RecordBatches (exactly `arrow_schema`) for the pieces."""
     import gc
     builder = ArrowBuilder(arrow_schema)
-    cache = ValueCache()
+    cache = BodyCache()
     # Decoding allocates millions of small tuples that refcounting frees; the
     # default GC thresholds would traverse the value cache over and over
     # (20% of the time). Collect rarely while decoding, as before afterwards.

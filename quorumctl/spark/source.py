@@ -13,9 +13,12 @@ task then decodes its pieces and hands Spark Arrow record batches directly
 
 Options (all optional):
   splitSize      largest task, bytes or with k/m/g suffix (default 128m)
-  minPartitions  make at least this many tasks when the input allows (default 1;
-                 `read_kraft` passes the session's default parallelism)
-  openCost       what opening one file counts as, in bytes (default 4m)
+  minPartitions  make at least this many tasks when the input allows (default:
+                 one per core for small inputs, three per core for larger ones,
+                 see plan.default_min_partitions)
+  cores          the cores that default counts (default 1; `read_kraft` passes
+                 the session's default parallelism)
+  openCost       what opening one file counts as, in bytes (default 256k)
   batchRows      rows per Arrow batch handed to Spark (default 8192)
   plan           a plan made by the driver already (JSON; spark-export uses it)
   s3Endpoint, s3Region, s3PathStyle   for s3a:// / s3:// input read through pyarrow
@@ -105,7 +108,8 @@ class KraftReader(DataSourceReader):
         return planning.make_plan(
             _paths(o),
             split_size=parse_size(o.get("splitsize", planning.DEFAULT_SPLIT_SIZE)),
-            min_partitions=int(o.get("minpartitions", 1)),
+            min_partitions=int(o["minpartitions"]) if "minpartitions" in o else None,
+            slots=int(o.get("cores", 1)),
             open_cost=parse_size(o.get("opencost", planning.DEFAULT_OPEN_COST)),
             options=_fs_options(o))
 
@@ -129,17 +133,18 @@ def register(spark) -> None:
 def read_kraft(spark, paths, **options):
     """A DataFrame of the files under `paths` (a path, URI, glob or a list of
     them); options as for the data source (splitSize, minPartitions, ...).
-    Makes three tasks per core of the session unless minPartitions is given."""
+    Counts the session's cores for the default number of tasks
+    (plan.default_min_partitions) unless minPartitions is given."""
     register(spark)
     if isinstance(paths, str):
         paths = [paths]
-    if "minPartitions" not in options:
+    if "cores" not in options:
         try:
             cores = spark.sparkContext.defaultParallelism
         except Exception:   # Spark Connect has no SparkContext
             import os
             cores = os.cpu_count() or 1
-        options["minPartitions"] = planning.TASKS_PER_SLOT * cores
+        options["cores"] = cores
     reader = spark.read.format(NAME)
     for k, v in options.items():
         reader = reader.option(k, str(v))

@@ -1,50 +1,26 @@
 """Every command example in README.md and docs/*.md is run, and its output checked.
 
-The convention (also in docs/README.md, "Examples in these docs"):
-
-* An example is a line `$ quorumctl ARGS...` inside a fenced block (a trailing
-  ` \\` continues it on the next line). The lines after it, up to the next `$ `
-  line or the end of the block, are the expected output: stdout, then stderr.
-  A last line `[exit N]` is the expected exit status (none: 0). Every `$ ` line
-  must be a quorumctl command this test can run (no pipes, no `$(...)`),
-  otherwise the test fails.
-* A line `...` matches any number of lines (none included). In a line,
-  `{{...}}` matches any text, `{{n}}` a number (`-12`, `0.9`, `1,234`),
-  `{{uuid}}` a Kafka id (22 characters of base64url), `{{iso}}` an ISO-8601
-  UTC time, `{{age}}` a relative age (`350 ms ago`, `1.9 h ago`), `{{cwd}}`
-  the directory the examples run in; spaces right after a placeholder match
-  any number of spaces (table padding depends on the value).
-* Paths are relative to a scratch directory, fresh for each document, in
-  which the examples of that document run in order (so one may change what
-  the next one sees):
-    kafka-3.7.0-static/, kafka-3.9.0-dynamic/  Kafka's own data dirs
-                      (../shared/reference/fixtures, read only)
-    corpus/           real log dirs of real clusters (../shared/corpus, read only)
-    diverged/c1..c3   three replicas of one quorum, written by quorumctl's
-                      writer (quorumctl.storage.synth): c3 led epoch 3 and
-                      wrote offsets 30-39 that nobody else has; c1 and c2
-                      went on in epoch 4 (see DIVERGED below)
-  A fenced block whose info string holds `file=PATH` (```properties
-  file=c4/server.properties) is written to PATH when the document reaches it.
-* Addresses 127.0.0.1:19091..19094, :19191..19194, :19291..19294 are nodes
-  1-4 (controllers 1-3, broker 4) of the simulated quorums of SCENARIOS
-  (quorumctl.testing, on ephemeral ports): healthy, lagging (controller 3
-  silent, 5 s and 120 offsets behind), leaderless (controllers 1 and 2
-  silent). The test starts the quorum a document names, puts its real
-  address in the command (and in `file=` blocks), and writes the documented
-  address back into the output.
+The convention is documented for doc writers in docs/README.md ("Examples in
+these docs"): `$ quorumctl ...` lines in fenced blocks, followed by the
+expected stdout then stderr and an optional `[exit N]`; `...` lines and a few
+`{{placeholders}}` for what changes from run to run; paths relative to a
+scratch directory per document (`workspace`: links to ../shared's fixtures and
+corpus, replicas written by quorumctl's writer); `file=PATH` blocks written
+there; 127.0.0.1:190xx/191xx/192xx addresses mapped to the simulated quorums
+of SCENARIOS. Usage lines (`quorumctl ...` without `$`) and links between the
+documents are checked too.
 
 Examples run in process (the entry point's `main()`, stdout/stderr captured),
 except spark-export, which runs as a subprocess so that its JVM ends with it.
 Documents whose examples read ../shared are skipped, with that reason, when
-it is absent; everything else must run.
+it is absent; an example this test cannot run fails it.
+
+To see what the examples of a document print now: python tests/test_doc_examples.py docs/NAME.md
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import io
 import os
 import re
 import shlex
@@ -353,22 +329,13 @@ def run(argv: list[str], cwd: Path) -> tuple[int, str, str]:
         r = subprocess.run([sys.executable, "-m", "quorumctl", *argv], cwd=cwd, capture_output=True,
                            text=True, timeout=300)
         return r.returncode, r.stdout, r.stderr
-    from quorumctl.cli import main as M
-    out, err = io.StringIO(), io.StringIO()
-    old_argv, old_cwd = sys.argv, os.getcwd()
-    sys.argv = ["quorumctl", *argv]
-    code = 0
+    from storage_cli import cli
+    old_cwd = os.getcwd()
     try:
         os.chdir(cwd)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            M.main()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return cli(*argv)
     finally:
-        sys.argv = old_argv
         os.chdir(old_cwd)
-        M._state["debug"] = False
-    return code, out.getvalue(), err.getvalue()
 
 
 def needs_shared(items: list) -> bool:

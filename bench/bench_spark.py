@@ -120,6 +120,7 @@ def main():
         print(f"# {name}: decoder {n / secs:,.0f} rec/s, single process {n2 / secs2:,.0f} rec/s, "
               f"+ Parquet {n3 / secs3:,.0f} rec/s", file=sys.stderr)
 
+    first = args.masters.split(",")[0]
     for master in args.masters.split(","):
         t = time.perf_counter()
         spark = job.start_session(master, {"spark.ui.enabled": "false"})
@@ -138,7 +139,9 @@ def main():
                     best = s.seconds if best is None else min(best, s.seconds)
                 results.append((name, f"spark-export {master}, writer {writer}", info[name][2], best))
         spark.stop()
-        results.append(("", f"(Spark start-up, {master})", 0, start))
+        # (the first session starts the JVM; later ones reuse it)
+        results.append(("", f"(Spark session start, {master}{'' if master == first else ', JVM running'})",
+                        0, start))
 
     single = {name: n / secs for name, what, n, secs in results if what.startswith("**single")}
     decoder = {name: n / secs for name, what, n, secs in results if what.startswith("decoder")}

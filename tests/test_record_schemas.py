@@ -688,3 +688,25 @@ def test_corpus_records_decode_as_the_catalog_counts():
         assert feature_levels == st_["feature_levels"], f["local"]
         ours_all |= set(versions)
     assert ours_all == covered
+
+
+def test_feature_level_record_v0_of_kafka_3_0_to_3_2():
+    # Kafka 3.2's FeatureLevelRecord v0: frame 1, api key 12, version 0, compact
+    # string Name, int16 MinFeatureLevel, int16 MaxFeatureLevel, no tagged fields.
+    # 3.3 kept version 0 for a single FeatureLevel, so the 3.3 layout leaves 2 bytes.
+    from quorumctl.records.metadata import decode_metadata
+    from quorumctl.render.dumplog import metadata_payload
+    from quorumctl.spark.rows import decode_value
+    name = b"metadata.version"
+    old = bytes([1, 12, 0, len(name) + 1]) + name + struct.pack(">hh", 1, 3) + b"\x00"
+    d = decode_metadata(old)
+    assert d.error is None and d.type_name == "FEATURE_LEVEL_RECORD" and d.version == 0
+    assert d.data == {"name": "metadata.version", "minFeatureLevel": 1, "maxFeatureLevel": 3}
+    assert metadata_payload(old) == ('{"type":"FEATURE_LEVEL_RECORD","version":0,"data":'
+                                     '{"name":"metadata.version","minFeatureLevel":1,"maxFeatureLevel":3}}')
+    assert decode_value(None, old, False)[2:] == (3, ("metadata.version", 3))   # feature family, max level
+    new = bytes([1, 12, 0, len(name) + 1]) + name + struct.pack(">h", 7) + b"\x00"
+    assert decode_metadata(new).data == {"name": "metadata.version", "featureLevel": 7}
+    # neither layout: still an error naming the 3.3 layout's complaint
+    odd = bytes([1, 12, 0, len(name) + 1]) + name + b"\x00\x01\x00\x05"   # legacy: cut short
+    assert decode_metadata(odd).error == "found 1 byte(s) of garbage after FeatureLevelRecord"

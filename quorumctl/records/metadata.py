@@ -16,7 +16,7 @@ import struct
 
 from ..schema.codec import DecodeError, codec, read_uvarint, uvarint_bytes
 from .control_schemas import CONTROL_TYPES, body_version
-from .metadata_schemas import METADATA_RECORDS, TYPE_NAMES
+from .metadata_schemas import FEATURE_LEVEL_PRE_3_3, METADATA_RECORDS, TYPE_NAMES
 
 FRAME_VERSION = 1
 _KEY = struct.Struct(">hh")
@@ -113,20 +113,27 @@ def decode_metadata(value) -> Decoded:
                            f"UNKNOWN_RECORD_{api_key}", None, f"unknown metadata record type {api_key}")
         return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
                        f"unknown version {version} of {msg.name} (known {msg.valid})")
+    data, error = _decode_body(fn, msg, version, value, pos)
+    if error is not None and (api_key, version) == (FEATURE_LEVEL_PRE_3_3.api_key, 0):
+        legacy, legacy_error = _decode_body(codec(FEATURE_LEVEL_PRE_3_3).decoder(0), msg, 0, value, pos)
+        if legacy_error is None:   # written by Kafka 3.0-3.2 (see metadata_schemas)
+            data, error = legacy, None
+    return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], data, error)
+
+
+def _decode_body(fn, msg, version: int, value, pos: int) -> tuple:
+    """(data, None) when the body decodes and fills the value exactly, else (None, why)."""
     try:
         data, end = fn(value, pos)
     except DecodeError as e:
-        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None, str(e))
+        return None, str(e)
     except (IndexError, struct.error):
-        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
-                       f"{msg.name} v{version} is cut short")
+        return None, f"{msg.name} v{version} is cut short"
     except UnicodeDecodeError:
-        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
-                       f"{msg.name} v{version} has invalid UTF-8 in a string")
+        return None, f"{msg.name} v{version} has invalid UTF-8 in a string"
     if end != len(value):
-        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
-                       f"found {len(value) - end} byte(s) of garbage after {msg.name}")
-    return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], data)
+        return None, f"found {len(value) - end} byte(s) of garbage after {msg.name}"
+    return data, None
 
 
 def control_type(key) -> int:

@@ -149,6 +149,15 @@ FEATURE_LEVEL = _meta(12, "FeatureLevelRecord", "0", [
     F("FeatureLevel", "int16"),
 ])
 
+# Kafka 3.0-3.2 wrote version 0 with another layout; 3.3 (KIP-778) replaced the
+# min/max pair by one level without a new version. Not in METADATA_RECORDS:
+# decode_metadata falls back to it when a v0 value does not fit the 3.3 layout.
+FEATURE_LEVEL_PRE_3_3 = Message("FeatureLevelRecord", "0", [
+    F("Name", "string"),
+    F("MinFeatureLevel", "int16"),
+    F("MaxFeatureLevel", "int16"),
+], flexible="0+", api_key=12, kind="metadata")
+
 CLIENT_QUOTA = _meta(14, "ClientQuotaRecord", "0", [
     F("Entity", "[]EntityData", fields=[
         F("EntityType", "string"),

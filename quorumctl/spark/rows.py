@@ -105,7 +105,8 @@ def _broker(fenced_key=None, id_key="brokerId", epoch_key="brokerEpoch", fixed=N
 
 
 def _feature(d):
-    return FEATURE, (d.get("name"), d.get("featureLevel"))
+    # (Kafka 3.0-3.2's layout has a min/max pair: the max is the finalized level)
+    return FEATURE, (d.get("name"), d.get("featureLevel", d.get("maxFeatureLevel")))
 
 
 def _config(d):

@@ -330,3 +330,19 @@ def test_bootstrap_controller_before_kip_919(capsys):
     assert code == 3
     assert one_line_error(err) == (f"{a} does not support DescribeCluster v1 (Kafka 3.7+ controllers do): "
                                    "use --bootstrap-server with a broker")
+
+
+def test_a_hung_first_bootstrap_address_does_not_starve_the_next(capsys):
+    # A controller whose JVM hangs accepts connections and never answers: with
+    # two addresses each gets half of the --timeout, so the second still answers.
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(8)
+    try:
+        with make_cluster() as c:
+            code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller",
+                                     f"127.0.0.1:{s.getsockname()[1]},{c.controllers()[0].address}",
+                                     "--timeout", "2")
+    finally:
+        s.close()
+    assert (code, err) == (0, "") and "LeaderId:               1\n" in out

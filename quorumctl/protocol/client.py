@@ -91,11 +91,14 @@ class QuorumClient:
     def __exit__(self, *exc):
         self.close()
 
-    def _conn(self, addr: Address) -> Connection:
+    def _conn(self, addr: Address, open_by: float | None = None) -> Connection:
+        """A connection to `addr`, opened (connect, TLS, ApiVersions, SASL) by
+        `open_by` at the latest (default: the deadline), used until the deadline."""
         c = self._conns.get(addr)
         if c is not None and c.sock is not None:
             return c
-        c = Connection(addr, self.cfg, self.deadline).open()
+        c = Connection(addr, self.cfg, open_by or self.deadline).open()
+        c.deadline = self.deadline
         self._conns[addr] = c
         return c
 
@@ -108,9 +111,13 @@ class QuorumClient:
     def _bootstrap_conn(self) -> Connection:
         """A connection to the first reachable bootstrap address (in order)."""
         failures: list[NodeError] = []
-        for addr in self.bootstrap:
+        for i, addr in enumerate(self.bootstrap):
+            # each address gets an equal share of the time left, so one that
+            # accepts and never answers (a hung JVM) cannot starve the others
+            untried = len(self.bootstrap) - i
+            open_by = time.monotonic() + (self.deadline - time.monotonic()) / untried
             try:
-                conn = self._conn(addr)
+                conn = self._conn(addr, open_by)
             except NodeError as e:
                 e.bootstrap = True
                 if e.kind in ("tls", "auth"):

@@ -710,3 +710,20 @@ def test_feature_level_record_v0_of_kafka_3_0_to_3_2():
     # neither layout: still an error naming the 3.3 layout's complaint
     odd = bytes([1, 12, 0, len(name) + 1]) + name + b"\x00\x01\x00\x05"   # legacy: cut short
     assert decode_metadata(odd).error == "found 1 byte(s) of garbage after FeatureLevelRecord"
+
+
+@pytest.mark.parametrize("value, text", [
+    (10485760.0, "1.048576E7"), (1e7, "1.0E7"), (9999999.0, "9999999.0"), (1000.0, "1000.0"),
+    (0.5, "0.5"), (0.001, "0.001"), (1e-4, "1.0E-4"), (-2.5e-5, "-2.5E-5"), (12345678.9, "1.23456789E7"),
+    (1.5e300, "1.5E300"), (0.0, "0.0"), (-0.0, "-0.0"), (0.00123, "0.00123")])
+def test_quota_values_print_as_java_doubles_in_text(value, text):
+    # Kafka's dump-log writes ClientQuotaRecord.value with Jackson, i.e. Double.toString
+    from quorumctl.records.metadata import API_KEYS, encode_metadata
+    from quorumctl.render.dumplog import metadata_json, metadata_payload
+    raw = encode_metadata(API_KEYS["ClientQuotaRecord"], 0, {
+        "entity": [{"entityType": "user", "entityName": "alice"}], "key": "producer_byte_rate",
+        "value": value, "remove": False})
+    assert metadata_payload(raw) == (
+        '{"type":"CLIENT_QUOTA_RECORD","version":0,"data":{"entity":[{"entityType":"user",'
+        f'"entityName":"alice"}}],"key":"producer_byte_rate","value":{text},"remove":false}}}}')
+    assert metadata_json(raw)["data"]["value"] == value       # JSON output keeps the number

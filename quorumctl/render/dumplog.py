@@ -4,6 +4,7 @@ Text is kafka-dump-log's, line for line, for the same options, except the
 deliberate differences listed in docs/dump-log.md: LEADER_CHANGE control
 records are decoded, `deleteHorizonMs` prints -1 or the number (not Java's
 `OptionalLong.empty`), and an undecodable metadata value keeps going with a note.
+Doubles print as Java prints them (`java_double`).
 JSON is one object per batch (JSON Lines), records included.
 """
 
@@ -75,6 +76,51 @@ def _printable(b: bytes) -> str:
 
 _PREFIX: dict[tuple[int, int], str] = {}
 
+# Top-level float64 fields by metadata api key (ClientQuotaRecord's value): Kafka
+# prints them with Java's Double.toString (Jackson writes doubles that way), so
+# the text form does too; JSON output keeps plain JSON numbers.
+_DOUBLES = {key: [f.key for f in msg.fields if f.type == "float64"]
+            for key, msg in md.METADATA_RECORDS.items()
+            if any(f.type == "float64" for f in msg.fields)}
+
+
+def java_double(x: float) -> str:
+    """Java's Double.toString: plain decimal (at least one fractional digit)
+    for 1e-3 <= |x| < 1e7, else computerized scientific notation (1.048576E7),
+    with the shortest digits that round-trip (what JDK 19+ prints; JDK 17
+    differs only for a few values near the ends of the double range)."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if str(x).startswith("-") else "0.0"
+    sign = "-" if x < 0 else ""
+    mantissa, _, exp = f"{abs(x)!r}".partition("e")   # repr: shortest round-trip digits
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    point = int(exp or 0) + len(whole) - (len(whole + frac) - len(digits))  # digits before the point
+    digits = digits.rstrip("0") or "0"
+    if 1e-3 <= abs(x) < 1e7:
+        if point <= 0:
+            return f"{sign}0.{'0' * -point}{digits}"
+        return f"{sign}{digits[:point].ljust(point, '0')}.{digits[point:] or '0'}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point - 1}"
+
+
+def _java_doubles(api_key: int, data: dict) -> dict:
+    fields = _DOUBLES.get(api_key)
+    if not fields:
+        return data
+    import msgspec
+    out = dict(data)
+    for k in fields:
+        v = out.get(k)
+        if isinstance(v, float):
+            text = java_double(v)
+            out[k] = msgspec.Raw((text if v == v and abs(v) != float("inf") else f'"{text}"').encode())
+    return out
+
 
 def metadata_json(value) -> dict:
     """The payload object {"type","version","data"} (or with "error") of one metadata value."""
@@ -93,8 +139,12 @@ def metadata_payload(value) -> str:
         prefix = _PREFIX.get(key)
         if prefix is None:
             prefix = _PREFIX[key] = f'{{"type":"{md.TYPE_NAMES[key[0]]}","version":{key[1]},"data":'
-        return prefix + json_bytes(hit[2]).decode() + "}"
-    return json_bytes(md.decode_metadata(value).to_json()).decode()
+        return prefix + json_bytes(_java_doubles(key[0], hit[2])).decode() + "}"
+    d = md.decode_metadata(value)
+    payload = d.to_json()
+    if d.data is not None:
+        payload["data"] = _java_doubles(d.api_key, d.data)
+    return json_bytes(payload).decode()
 
 
 def record_type_name(batch: Batch, key, value) -> str:

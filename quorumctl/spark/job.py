@@ -165,7 +165,11 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        spark = builder.getOrCreate()
+        if quiet and local:
+            with _jvm_stderr_filtered():
+                spark = builder.getOrCreate()
+        else:
+            spark = builder.getOrCreate()
     except Exception as e:  # PySpark raises several types here; all mean "no JVM"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
@@ -173,6 +177,48 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     if quiet:
         spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+# What the JVM prints on its stderr at every start (Spark 4 loads its vector
+# module) and we keep from the user; everything else passes through.
+_JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+
+
+class _jvm_stderr_filtered:
+    """While the JVM starts, point fd 2 at a pipe, so the JVM (and the Python
+    workers it forks later) inherit the pipe as their stderr; a daemon thread
+    copies it to the real stderr line by line, dropping `_JVM_NOISE`. Our own
+    fd 2 is restored as soon as the JVM is up."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        read_end, write_end = os.pipe()
+        os.dup2(write_end, 2)
+        os.close(write_end)
+        threading.Thread(target=self._copy, args=(read_end, os.dup(self.saved)), daemon=True,
+                         name="quorumctl-jvm-stderr").start()
+        return self
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+
+    @staticmethod
+    def _copy(read_end: int, out: int):
+        with os.fdopen(read_end, "rb", buffering=0) as pipe:
+            pending = b""
+            while True:
+                chunk = pipe.read(65536)
+                if not chunk:
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                keep = b"".join(line + b"\n" for line in lines if line.rstrip(b"\r") not in _JVM_NOISE)
+                if keep:
+                    os.write(out, keep)
+            if pending and pending not in _JVM_NOISE:
+                os.write(out, pending)
+        os.close(out)
 
 
 _LOG4J = """\

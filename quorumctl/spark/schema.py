@@ -63,7 +63,8 @@ COLUMNS: list[tuple[str, str, bool, str]] = [
     ("record_api_key", "int", True, "the metadata record api key, or the control record type"),
     ("record_version", "int", True, "the record's schema version"),
     ("payload_json", "string", True,
-     'the decoded record as kafka-dump-log prints it: {"type":...,"version":...,"data":{...}}'),
+     'the decoded record in kafka-dump-log\'s form {"type":...,"version":...,"data":{...}} '
+     '(doubles as plain JSON numbers, not Java\'s 1.0E7)'),
     ("decode_error", "string", True, "why the value did not decode (unknown type or version, garbage)"),
     # -- typed columns for the most queried fields (null when the record has no such field)
     ("topic_name", "string", True, "TopicRecord.name"),

@@ -74,7 +74,17 @@ def _printable(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-_PREFIX: dict[tuple[int, int], str] = {}
+_PREFIX: dict[tuple[int, int], bytes] = {}
+
+
+def payload_prefix(api_key: int, version: int) -> bytes:
+    """The start of Kafka's payload JSON for a metadata (api key, version), up
+    to its data: the hot paths encode only the data and add the closing brace."""
+    prefix = _PREFIX.get((api_key, version))
+    if prefix is None:
+        prefix = _PREFIX[(api_key, version)] = (
+            f'{{"type":"{md.TYPE_NAMES[api_key]}","version":{version},"data":'.encode())
+    return prefix
 
 # Top-level float64 fields by metadata api key (ClientQuotaRecord's value): Kafka
 # prints them with Java's Double.toString (Jackson writes doubles that way), so
@@ -135,11 +145,7 @@ def metadata_payload(value) -> str:
     the wrapper's text is cached per type and version, only the data is encoded)."""
     hit = md.decode_metadata_fast(value)
     if hit is not None:
-        key = (hit[0], hit[1])
-        prefix = _PREFIX.get(key)
-        if prefix is None:
-            prefix = _PREFIX[key] = f'{{"type":"{md.TYPE_NAMES[key[0]]}","version":{key[1]},"data":'
-        return prefix + json_bytes(_java_doubles(key[0], hit[2])).decode() + "}"
+        return (payload_prefix(hit[0], hit[1]) + json_bytes(_java_doubles(hit[0], hit[2])) + b"}").decode()
     d = md.decode_metadata(value)
     payload = d.to_json()
     if d.data is not None:

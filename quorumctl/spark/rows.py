@@ -28,6 +28,7 @@ from ..records import compression
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, BatchError, BatchReader,
                              LegacyEntry)
+from ..render.dumplog import payload_prefix
 from ..render.output import json_bytes
 from . import fs
 from .plan import Piece
@@ -164,8 +165,7 @@ def _fast_parts(api_key: int, version: int):
     if got is None:
         type_name = md.TYPE_NAMES[api_key]
         got = _FAST[(api_key, version)] = (
-            _head("metadata", type_name, api_key, version, None),
-            f'{{"type":"{type_name}","version":{version},"data":'.encode(),
+            _head("metadata", type_name, api_key, version, None), payload_prefix(api_key, version),
             TYPED_METADATA.get(api_key))
     return got
 

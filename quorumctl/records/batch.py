@@ -145,17 +145,8 @@ def _varlong(data, pos):
     b = data[pos]
     if b < 0x80:
         return _ZZ[b], pos + 1
-    u = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        u |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (u >> 1) ^ -(u & 1), pos
-        shift += 7
-        if shift > 63:
-            raise DecodeError("varlong longer than 10 bytes", pos)
+    u, pos = read_uvarint(data, pos, 10)
+    return (u >> 1) ^ -(u & 1), pos
 
 
 def decode_records(batch: Batch) -> list[Record]:

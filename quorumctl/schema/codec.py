@@ -40,7 +40,8 @@ class EncodeError(ValueError):
 
 # -- primitives shared by generated code and hand-written framing -------------
 
-def read_uvarint(buf, pos: int) -> tuple[int, int]:
+def read_uvarint(buf, pos: int, max_bytes: int = 5) -> tuple[int, int]:
+    """An unsigned varint of at most `max_bytes` (5 for 32-bit values, 10 for 64-bit)."""
     b = buf[pos]
     pos += 1
     if b < 0x80:
@@ -54,8 +55,8 @@ def read_uvarint(buf, pos: int) -> tuple[int, int]:
         if b < 0x80:
             return result, pos
         shift += 7
-        if shift > 28:
-            raise DecodeError("unsigned varint longer than 5 bytes", pos)
+        if shift > 7 * (max_bytes - 1):
+            raise DecodeError(f"unsigned varint longer than {max_bytes} bytes", pos)
 
 
 def uvarint_bytes(n: int) -> bytes:

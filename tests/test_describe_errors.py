@@ -220,6 +220,23 @@ def test_no_leader_known(capsys):
                         r"every controller", one_line_error(err))
 
 
+def test_no_leader_known_when_the_last_retry_starts_too_late(capsys, monkeypatch):
+    # a loaded machine oversleeps the backoff past the deadline: the next try
+    # finds no time left, and the error must still say why we were retrying
+    import time as real_time
+    from quorumctl.protocol import client
+    oversleep = type("T", (), {"monotonic": staticmethod(real_time.monotonic),
+                               "sleep": staticmethod(lambda s: real_time.sleep(s + 1.0))})
+    monkeypatch.setattr(client, "time", oversleep)
+    with make_cluster(leader=-1) as c:
+        a = c.node_by_id(2).address
+        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", a, "--timeout", "0.7")
+    assert code == 3
+    assert re.fullmatch(rf"DescribeCluster: gave up after 1\.\d s: {re.escape(a)} knows no active controller "
+                        r"\(ControllerId -1\): the quorum may have no leader; `quorumctl describe health` probes "
+                        r"every controller", one_line_error(err))
+
+
 def test_broker_forwarding_to_a_silent_leader(capsys):
     with make_cluster() as c:
         c.silence(1)

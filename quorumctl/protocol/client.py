@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..errors import ClusterError, InputError, EXIT_INPUT
 from . import kerrors as E
 from . import messages as M
-from .connection import Address, Connection, NodeError
+from .connection import Address, Connection, NodeError, OutOfTime
 
 METADATA_TOPIC = "__cluster_metadata"
 BROKERS, CONTROLLERS = 1, 2
@@ -156,17 +156,24 @@ class QuorumClient:
         hint: int | None = None
         tried: set[int] = set()
         conn_failures = 0
+        retry: _Retry | None = None
         while True:
             try:
                 return attempt(hint)
             except _Retry as e:
                 last: Exception = e
+                retry = e
                 hint = e.hint if e.hint is not None and e.hint not in tried and e.hint in self._controllers else None
                 if hint is not None:
                     tried.add(hint)
                     if time.monotonic() < self.deadline:
                         continue
             except NodeError as e:
+                if e.kind == "timeout" and retry is not None and time.monotonic() >= self.deadline:
+                    # the --timeout ran out during a retry: the retriable answer
+                    # is the news; a wait cut short by the deadline is a footnote
+                    cut = "" if isinstance(e, OutOfTime) else f" (the last try: {e})"
+                    raise self._gave_up(what, t0, f"{retry}{cut}") from None
                 # unreachable bootstrap servers, TLS/SASL failures, protocol
                 # violations and missing APIs will not get better by retrying
                 if getattr(e, "bootstrap", False) or e.kind not in ("closed", "timeout", "refused"):
@@ -181,10 +188,13 @@ class QuorumClient:
             if time.monotonic() + sleep >= self.deadline:
                 if isinstance(last, NodeError):
                     raise last  # its own message says what timed out or broke
-                took = time.monotonic() - t0
-                raise ClusterError(f"{what}: gave up after {took:.1f} s: {last}") from None
+                raise self._gave_up(what, t0, last) from None
             time.sleep(sleep)
             backoff = min(backoff * 2, cap)
+
+    @staticmethod
+    def _gave_up(what: str, t0: float, reason) -> ClusterError:
+        return ClusterError(f"{what}: gave up after {time.monotonic() - t0:.1f} s: {reason}")
 
     # -- DescribeCluster --------------------------------------------------------------
     def _describe_cluster(self, conn: Connection, endpoint_type: int) -> ClusterInfo:

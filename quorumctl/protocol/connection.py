@@ -40,6 +40,13 @@ class NodeError(ClusterError):
         self.kind = kind
 
 
+class OutOfTime(NodeError):
+    """The --timeout ran out before an operation could start."""
+
+    def __init__(self, address: str):
+        super().__init__(address, f"{address}: out of time (the --timeout ran out)", "timeout")
+
+
 class Address:
     __slots__ = ("host", "port")
 
@@ -115,7 +122,7 @@ class Connection:
     def _budget(self, per_op_ms: int) -> float:
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise NodeError(self.name, f"{self.name}: out of time (the --timeout ran out)", "timeout")
+            raise OutOfTime(self.name)
         return min(per_op_ms / 1000.0, left)
 
     # -- opening -----------------------------------------------------------------

@@ -65,7 +65,7 @@ def test_host_that_accepts_and_never_answers(capsys):
     finally:
         s.close()
     assert code == 3
-    assert re.fullmatch(rf"127\.0\.0\.1:{port} did not answer ApiVersions within 0\.[78]\d* s", one_line_error(err))
+    assert re.fullmatch(rf"127\.0\.0\.1:{port} did not answer ApiVersions within 0\.\d s", one_line_error(err))
 
 
 @pytest.mark.parametrize("api", [M.API_VERSIONS, M.DESCRIBE_QUORUM])

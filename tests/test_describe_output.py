@@ -154,8 +154,10 @@ def _exe():
 
 
 def _watch(args, lines_wanted, stop_after=None, timeout=20):
+    # PYTHONFAULTHANDLER: should Ctrl-C ever fail to stop it, SIGABRT below
+    # makes the child print where every thread was, and the assertion shows it
     p = subprocess.Popen([_exe(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "COLUMNS": "200"})
+                         env={**os.environ, "COLUMNS": "200", "PYTHONFAULTHANDLER": "1"})
     got = []
     deadline = time.monotonic() + timeout
     try:
@@ -171,8 +173,9 @@ def _watch(args, lines_wanted, stop_after=None, timeout=20):
         try:
             out, err = p.communicate(timeout=10)
         except subprocess.TimeoutExpired:
-            p.kill()
+            p.send_signal(signal.SIGABRT)
             out, err = p.communicate()
+            err = "did not stop within 10 s of SIGINT:\n" + err
     return p.returncode, got, err
 
 
@@ -183,7 +186,7 @@ def test_watch_json_lines_follow_the_live_quorum():
                                    "-o", "json", "--watch", "0.2"], 3)
     finally:
         c.stop()
-    assert code == 0 and err == ""
+    assert (code, err) == (0, "")
     docs = [json.loads(line) for line in lines]
     assert len(docs) == 3 and all(d["leaderId"] == 1 for d in docs)
     # live mode: the leader's timestamps move forward between refreshes

@@ -351,6 +351,32 @@ def test_small_arrow_batches_and_repeated_values_match_one_big_batch(tmp_path):
     assert one == small and len(one) > 1000
 
 
+def test_body_memo_keeps_a_body_from_its_second_sighting():
+    cache = rows.BodyCache(limit=2)
+    cache.remember(b"a", "rel-a")
+    assert cache.get(b"a") is None            # seen once: a body that never repeats costs no memo
+    cache.remember(b"a", "rel-a")
+    assert cache.get(b"a") == "rel-a"
+    cache.remember(b"b", "rel-b"), cache.remember(b"b", "rel-b")
+    cache.remember(b"c", "rel-c"), cache.remember(b"c", "rel-c")   # full: starts over
+    assert (cache.get(b"a"), cache.get(b"b"), cache.get(b"c")) == (None, None, "rel-c")
+
+
+def test_memoised_bodies_give_the_rows_a_fresh_decode_gives(tmp_path, monkeypatch):
+    # generated logs repeat NoOp heartbeat bodies as real ones do; every memo
+    # hit must still carry its own batch's offsets and timestamps
+    path = tmp_path / "s.log"
+    synthetic.write_segment(str(path), 400_000, seed=5)
+    hits = []
+    get = rows.BodyCache.get
+    monkeypatch.setattr(rows.BodyCache, "get", lambda self, key: hits.append(get(self, key)) or hits[-1])
+    memo = rows_of(path)
+    assert sum(h is not None for h in hits) > 100
+    monkeypatch.setattr(rows, "SMALL_BATCH", 0)     # no body is small: nothing memoised
+    fresh = rows_of(path)
+    assert memo == fresh and len(memo) > 1000
+
+
 def test_docs_schema_table_matches_the_code():
     doc = (REPO / "docs" / "parquet.md").read_text()
     documented = []

@@ -252,13 +252,6 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
     return spans
 
 
-def check_readable(path: str) -> None:
-    if not os.path.exists(path):
-        raise InputError(f"{path}: no such file or directory")
-    if not os.access(path, os.R_OK):
-        raise InputError(f"{path}: permission denied")
-
-
 BATCH_KINDS = (K.LOG, K.SNAPSHOT, K.BOOTSTRAP)
 
 
@@ -272,9 +265,9 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     out_mode = resolve(output)
     if not paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
-    for p in paths:
-        if K.kind_of(p) != K.UNKNOWN or os.path.isdir(p):  # Kafka ignores unknown names unread
-            check_readable(p)
+    sink = sink or Sink()
+    # every path is checked before anything is printed: a typo is exit 2, not an empty dump
+    files = K.log_dir_files(paths, stray=lambda f: sink.error(f"Ignoring unknown file {f}"))
     opts = R.Options(
         deep=deep or print_data or metadata_decoder,
         print_data=print_data or metadata_decoder,
@@ -283,13 +276,12 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         offset_start=offset_start, offset_end=offset_end,
         record_types=frozenset(t.upper() for t in record_types) if record_types else None,
     )
-    sink = sink or Sink()
     result = Result()
     as_json = out_mode is Output.json
     if out_mode is Output.table:
         from .render.dumplog_table import TableSink
         sink = TableSink(sink, opts)
-    for path in K.expand(paths):
+    for path in files:
         kind = K.kind_of(path)
         if not as_json:
             sink.line(f"Dumping {path}")

@@ -95,10 +95,10 @@ def test_discovery_errors_and_explicit_files(tmp_path):
     with pytest.raises(InputError, match="no such file or directory"):
         plan.source_files([str(tmp_path / "missing")])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no metadata log segment, snapshot or bootstrap.checkpoint found"):
+    with pytest.raises(InputError, match="nothing to read in it .expected a metadata log segment"):
         plan.source_files([str(tmp_path / "empty")])
     idx = write(tmp_path / "00000000000000000000.index", b"\0" * 8)
-    with pytest.raises(InputError, match="not a metadata log segment"):
+    with pytest.raises(InputError, match="not a file this command reads .expected a metadata log segment"):
         plan.source_files([str(idx)])
     # a .log named directly is read even outside a metadata log dir; no meta.properties: no identity
     seg = write(tmp_path / "copy" / "00000000000000000100.log",

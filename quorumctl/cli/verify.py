@@ -19,17 +19,12 @@ def verify(
 
     Example: quorumctl verify /var/lib/kafka/data/__cluster_metadata-0
     """
-    import os
     import sys
 
-    from ..errors import InputError
     from ..render.output import json_line, resolve
     from ..storage.verify import verify_paths
 
-    for p in paths:
-        if not os.path.exists(p):
-            raise InputError(f"{p}: no such file or directory")
-    reports = verify_paths(paths, deep=deep)
+    reports = verify_paths(paths, deep=deep, stray=lambda f: sys.stderr.write(f"Ignoring unknown file {f}\n"))
     problems = [p for r in reports for p in r.problems]
     mode = resolve(output)
     totals = {"files": len(reports), "batches": sum(r.stats.get("batches", 0) for r in reports),

@@ -132,33 +132,27 @@ def export_kind(path: str, explicit: bool = False) -> str | None:
     return None
 
 
+EXPORTED = "a metadata log segment (.log), snapshot (.checkpoint) or bootstrap.checkpoint"
+
+
 def discover(paths: list[str], options: dict | None = None) -> list[tuple[str, str, int]]:
-    """(path, kind, size) of every file to export, in a stable order.
-    Raises InputError for a path that does not exist or names a file the
-    export cannot read, and when nothing at all is found."""
+    """(path, kind, size) of every file to export, in a stable order: the
+    inputs rule of dump-log and verify (filekinds.discover) over local or
+    remote listings; a glob is searched like a directory."""
     seen = set()
-    out = []
-    for p in paths:
-        listing = fs.list_files(p, options)
-        if listing is None:
-            raise InputError(f"{p}: no such file or directory")
-        # a path naming one file is taken as it is; directories and globs are searched
-        explicit = not any(c in p for c in "*?[") and not _is_dir(p, options)
-        found = 0
-        for item in listing:
-            kind = export_kind(item.path, explicit)
-            if kind is None:
-                if explicit:
-                    raise InputError(f"{p}: not a metadata log segment (.log), snapshot (.checkpoint) "
-                                     f"or bootstrap.checkpoint")
-                continue
-            found += 1
-            if item.path not in seen:
-                seen.add(item.path)
-                out.append((item.path, kind, item.size))
-        if not found:
-            raise InputError(f"{p}: no metadata log segment, snapshot or bootstrap.checkpoint found")
-    return out
+
+    def accept(item, named):
+        kind = export_kind(item.path, named)
+        if kind is None:
+            return None
+        if item.path in seen:
+            return ()
+        seen.add(item.path)
+        return (item.path, kind, item.size)
+
+    found = filekinds.discover(paths, accept, EXPORTED, listing=lambda p: fs.list_files(p, options),
+                               is_dir=lambda p: any(c in p for c in "*?[") or _is_dir(p, options))
+    return [f for f in found if f]
 
 
 def _is_dir(path: str, options) -> bool:

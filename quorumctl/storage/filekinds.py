@@ -88,17 +88,81 @@ def _dir_order(name: str):
     return (2 if k == SNAPSHOT else 0, 0, ORDER.index(k), name)
 
 
-def expand(paths: list[str]) -> list[str]:
-    """Files to process: files as given; directories walked recursively, each
-    directory's known files in a stable order (by kind, then name), unknown ones skipped."""
-    out: list[str] = []
+# Files Kafka itself keeps in a log dir that no command reads: skipped without a word.
+_HOUSEKEEPING_NAMES = {".lock", ".kafka_cleanshutdown"}
+_HOUSEKEEPING_SUFFIXES = ("deleted", "cleaned", "swap", "tmp", "part")
+
+# What dump-log and verify read, for the one-line errors of discover().
+LOG_DIR_FILES = ("a Kafka log dir, or one of its .log/.index/.timeindex/.txnindex/.snapshot/.checkpoint files, "
+                 "quorum-state, leader-epoch-checkpoint, meta.properties or partition.metadata")
+
+
+def is_housekeeping(name: str) -> bool:
+    """Kafka's own bookkeeping files (lock, offset checkpoints, files being deleted or swapped)."""
+    name = os.path.basename(name)
+    return (name in _HOUSEKEEPING_NAMES or kind_of(name) == OFFSET_CHECKPOINT
+            or name.rsplit(".", 1)[-1] in _HOUSEKEEPING_SUFFIXES)
+
+
+def local_files(path: str) -> list[str] | None:
+    """The files under a local path: the path itself, or a directory walked
+    recursively, each directory's files in dump order (state files, then each
+    segment's files, then snapshots; unknown names last); None if it does not exist."""
+    if os.path.isdir(path):
+        out: list[str] = []
+        def unreadable(e: OSError):
+            from ..errors import InputError
+            raise InputError(f"{e.filename}: {e.strerror or e} (while listing {path})")
+
+        for root, dirs, files in os.walk(path, onerror=unreadable):
+            dirs.sort()
+            files.sort(key=lambda f: _dir_order(f) if kind_of(f) in ORDER else (3, 0, 0, f))
+            out.extend(os.path.join(root, f) for f in files)
+        return out
+    # lexists: a dangling symlink is reported when it is read, not as missing
+    return [path] if os.path.lexists(path) and not path.endswith(os.sep) else None
+
+
+def discover(paths: list[str], accept, expected: str, *, listing=local_files, is_dir=os.path.isdir,
+             stray=None) -> list:
+    """The one rule for the inputs of the commands that read files (dump-log,
+    verify, spark-export): accept(item, named) says what to read for each file
+    found (None: not ours); `named` is true for a path that names a file.
+
+    A path that does not exist, a named file that is not accepted, and a path
+    under which nothing is accepted are InputErrors naming the path and
+    `expected` (a wrong path must never look like a clean result). Files in a
+    directory that are not accepted are skipped; stray(item) hears of those that
+    are not Kafka's own housekeeping files."""
+    from ..errors import InputError
+
+    out = []
     for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                known = [f for f in files if kind_of(f) not in (UNKNOWN, OFFSET_CHECKPOINT)]
-                known.sort(key=_dir_order)
-                out.extend(os.path.join(root, f) for f in known)
-        else:
-            out.append(p)
+        items = listing(p)
+        if items is None:
+            raise InputError(f"{p}: no such file or directory")
+        named = not is_dir(p)
+        found = 0
+        strays = []
+        for item in items:
+            got = accept(item, named)
+            if got is None:
+                if named:
+                    raise InputError(f"{p}: not a file this command reads (expected {expected})")
+                if not is_housekeeping(getattr(item, "path", item)):
+                    strays.append(item)
+                continue
+            found += 1
+            out.append(got)
+        if not found:
+            raise InputError(f"{p}: nothing to read in it (expected {expected})")
+        if stray is not None:
+            for item in strays:   # told only when the path is good: an error stays one line
+                stray(item)
     return out
+
+
+def log_dir_files(paths: list[str], stray=None) -> list[str]:
+    """discover() for dump-log and verify: every file of a known kind."""
+    return discover(paths, lambda f, named: f if kind_of(f) not in (UNKNOWN, OFFSET_CHECKPOINT) else None,
+                    LOG_DIR_FILES, stray=stray)

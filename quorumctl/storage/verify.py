@@ -310,11 +310,12 @@ def is_metadata_log(path: str) -> bool:
     return False
 
 
-def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
-    """Verify every file under `paths`, partition directory by partition directory."""
+def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileReport]:
+    """Verify every file under `paths`, partition directory by partition directory
+    (InputError for a path that is missing or holds nothing verify reads)."""
     from ..errors import InputError
 
-    files = K.expand(paths)
+    files = K.log_dir_files(paths, stray=stray)
     by_dir: dict[str, list[str]] = {}
     for f in files:
         by_dir.setdefault(os.path.dirname(os.path.abspath(f)) + "|" + os.path.dirname(f), []).append(f)

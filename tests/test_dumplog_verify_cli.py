@@ -87,3 +87,26 @@ def test_stray_files_in_a_log_dir_are_a_note_not_an_error(command, tmp_path):
     assert r.stderr.splitlines()[0] == f"Ignoring unknown file {d / 'README'}"
     assert "checkpoint" not in r.stderr and ".lock" not in r.stderr and ".deleted" not in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# -- --record-type (issue 10, item 4) ---------------------------------------------
+
+C1_LOG = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
+
+
+@needs_fixtures
+def test_unknown_record_type_is_refused_with_the_valid_names():
+    r = run("dump-log", "--record-type", "PARTITION_CHANGE_RECORD", "--record-type", "BOGUS", C1_LOG)
+    one_line_error(r, "--record-type: no record type 'BOGUS'", "PARTITION_CHANGE_RECORD,", "LEADER_CHANGE,",
+                   "TOPIC_RECORD,", "REGISTER_BROKER_RECORD,")
+
+
+@needs_fixtures
+def test_record_type_is_case_insensitive_and_the_suffix_optional():
+    canonical = run("dump-log", "-o", "json", "--record-type", "REGISTER_BROKER_RECORD",
+                    "--record-type", "LEADER_CHANGE", C1_LOG)
+    assert canonical.returncode == 0
+    lines = canonical.stdout.splitlines()
+    assert len(lines) > 3 and all('"REGISTER_BROKER_RECORD"' in ln or '"LEADER_CHANGE"' in ln for ln in lines)
+    loose = run("dump-log", "-o", "json", "--record-type", "register_broker", "--record-type", "Leader_Change", C1_LOG)
+    assert (loose.returncode, loose.stdout) == (0, canonical.stdout)

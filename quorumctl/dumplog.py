@@ -45,6 +45,20 @@ class Sink:
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
 
+    parallel = True   # big files may be dumped by worker processes (text and JSON)
+
+    def batch(self, b, crc_ok: bool, records, opts: R.Options, decode_metadata: bool):
+        """kafka-dump-log's lines for one batch and, with --deep-iteration, its records."""
+        self.buf.append(R.batch_line(b, crc_ok))
+        if records:
+            R.record_lines(b, records, opts, self.buf)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def doc(self, obj: dict):
+        """A file's JSON object (JSON output)."""
+        self.line(json_line(obj))
+
     def flush(self):
         if self.buf:
             self.out.write("\n".join(self.buf) + "\n")
@@ -125,11 +139,7 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
         if as_json:
             line(json_line(R.batch_json(path, b, records, crc_ok, decode_json, error)))
         else:
-            line(R.batch_line(b, crc_ok))
-            if deep and records:
-                R.record_lines(b, records, opts, sink.buf)
-                if len(sink.buf) >= FLUSH_LINES:
-                    sink.flush()
+            sink.batch(b, crc_ok, records if deep else None, opts, decode_json)
     span.stop = reader.stop
     return span
 
@@ -182,7 +192,7 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
     size = os.path.getsize(path)
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     needs_decoding = as_json or opts.records_needed
-    if workers > 1 and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
+    if workers > 1 and sink.parallel and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
         spans = _dump_parallel(path, opts, sink, as_json, decode_json, workers)
     else:
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
@@ -289,7 +299,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
             if kind in BATCH_KINDS:
                 dump_batches(path, opts, sink, as_json=as_json, max_bytes=max_bytes, result=result)
             else:
-                dump_other(path, kind, sink, as_json=as_json, result=result, opts=opts,
+                dump_other(path, kind, sink, mode=out_mode, result=result, opts=opts,
                            verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                            max_message_size=max_message_size)
         except InputError as e:
@@ -309,18 +319,26 @@ def _kv(d: dict) -> str:
     return " ".join(f"{k}: {json_line(v) if isinstance(v, (list, dict)) or v is None else v}" for k, v in d.items())
 
 
-def dump_other(path, kind, sink: Sink, *, as_json, result, opts, verify_index_only,
+def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
                index_sanity_check, max_message_size) -> None:
     """The files that are not record batches: Kafka's lines where Kafka has them
-    (indexes, producer state, txn index), `key: value` lines of ours otherwise."""
+    (indexes, producer state, txn index), `key: value` lines of ours otherwise;
+    for JSON and tables, one object per file (sink.doc)."""
+    from .render.output import Output
     from .storage import files as F
 
+    text = mode is Output.text
+
+    def put(make):
+        if not text:
+            sink.doc(make())
+
     def emit(lines, errs=()):
-        if as_json:
-            return
-        sink.lines(lines)
-        for e in errs:
-            sink.error(e)
+        if text:
+            sink.lines(lines)
+        if mode is not Output.json:   # JSON carries them in the object
+            for e in errs:
+                sink.error(e)
 
     if kind in (K.INDEX, K.TIMEINDEX):
         from .storage import indexes
@@ -330,51 +348,44 @@ def dump_other(path, kind, sink: Sink, *, as_json, result, opts, verify_index_on
         else:
             out, err = indexes.dump_timeindex_lines(path, verify_only=verify_index_only,
                                                     sanity_check=index_sanity_check)
-        if as_json:
-            entries = (indexes.read_offset_index(path) if kind == K.INDEX else indexes.read_time_index(path))
-            key = ("offset", "position") if kind == K.INDEX else ("timestamp", "offset")
-            sink.line(json_line({"kind": kind, "file": path, "entries": [dict(zip(key, e)) for e in entries],
-                                 "mismatches": err}))
+        if mode is Output.table and (verify_index_only or index_sanity_check):
+            text = True   # no entries to show: the verdict lines are the output
+        key = ("offset", "position") if kind == K.INDEX else ("timestamp", "offset")
+        put(lambda: {"kind": kind, "file": path, "entries": [dict(zip(key, e)) for e in (
+            indexes.read_offset_index(path) if kind == K.INDEX else indexes.read_time_index(path))],
+            "mismatches": err})
         if err:
             result.problems += 1
         emit(out, err)
     elif kind == K.PRODUCER_SNAPSHOT:
         from .storage import producer_state
-        if as_json:
-            sink.line(json_line({"kind": kind, "file": path,
-                                 "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]}))
-        emit(list(producer_state.producer_snapshot_lines(path)))
+        put(lambda: {"kind": kind, "file": path,
+                     "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
+        if text:
+            emit(list(producer_state.producer_snapshot_lines(path)))
     elif kind == K.TXNINDEX:
         from .storage import producer_state
         out, err = producer_state.txn_index_lines(path)
-        if as_json:
-            sink.line(json_line({"kind": kind, "file": path,
-                                 "entries": [e.to_json() for e in producer_state.read_txn_index(path)]}))
+        put(lambda: {"kind": kind, "file": path,
+                     "entries": [e.to_json() for e in producer_state.read_txn_index(path)]})
         if err:
             result.problems += 1
         emit(out, err)
     elif kind == K.QUORUM_STATE:
         qs = F.read_quorum_state(path)
-        if as_json:
-            sink.line(json_line({"kind": kind, "file": path, **qs}))
+        put(lambda: {"kind": kind, "file": path, **qs})
         emit([f"Quorum state (data_version {qs['data_version']}): " + _kv(
             {k: v for k, v in qs.items() if k != "data_version"})])
     elif kind == K.EPOCH_CHECKPOINT:
         entries = F.read_epoch_checkpoint(path)
-        if as_json:
-            sink.line(json_line({"kind": kind, "file": path,
-                                 "entries": [{"epoch": e, "startOffset": o} for e, o in entries]}))
+        put(lambda: {"kind": kind, "file": path, "entries": [{"epoch": e, "startOffset": o} for e, o in entries]})
         emit([f"Leader epoch checkpoint: {len(entries)} entries"] +
              [f"epoch: {e} startOffset: {o}" for e, o in entries])
     elif kind == K.META_PROPERTIES:
         props = F.read_meta_properties(path)
-        if as_json:
-            sink.line(json_line({"kind": kind, "file": path, **props}))
+        put(lambda: {"kind": kind, "file": path, **props})
         emit([_kv(props)])
     elif kind == K.PARTITION_METADATA:
         pm = F.read_partition_metadata(path)
-        if as_json:
-            sink.line(json_line({"kind": kind, "file": path, **pm}))
+        put(lambda: {"kind": kind, "file": path, **pm})
         emit([_kv(pm)])
-    else:
-        sink.error(f"Ignoring unknown file {path}")

@@ -110,3 +110,98 @@ def test_record_type_is_case_insensitive_and_the_suffix_optional():
     assert len(lines) > 3 and all('"REGISTER_BROKER_RECORD"' in ln or '"LEADER_CHANGE"' in ln for ln in lines)
     loose = run("dump-log", "-o", "json", "--record-type", "register_broker", "--record-type", "Leader_Change", C1_LOG)
     assert (loose.returncode, loose.stdout) == (0, canonical.stdout)
+
+
+# -- the table view, on a terminal (issue 10, item 1) ------------------------------
+
+def on_terminal(*args, columns=120, lines=400, cwd=None) -> tuple[int, list[str]]:
+    """(exit code, screen lines) of the console script on a pseudo-terminal, the
+    screen rendered by a terminal emulator as a person would see it."""
+    pyte = pytest.importorskip("pyte")
+    pid, fd = pty.fork()
+    if pid == 0:   # the child: stdout/stderr are the terminal
+        env = dict(os.environ, COLUMNS=str(columns), LINES=str(lines), TERM="xterm")
+        if cwd is not None:
+            os.chdir(cwd)
+        os.execve(QUORUMCTL, [QUORUMCTL, *map(str, args)], env)
+    screen = pyte.Screen(columns, lines)
+    stream = pyte.ByteStream(screen)
+    while True:
+        ready, _, _ = select.select([fd], [], [], 60)
+        assert ready, "no output for 60 s"
+        try:
+            data = os.read(fd, 65536)
+        except OSError:   # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        stream.feed(data.replace(b"\n", b"\r\n") if b"\r\n" not in data else data)
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), [ln.rstrip() for ln in screen.display if ln.strip()]
+
+
+@needs_fixtures
+def test_dump_log_on_a_terminal_is_a_table_of_batches():
+    code, screen = on_terminal("dump-log", STATIC / "corrupt" / "a_flip" / "00000000000000000000.log")
+    assert code == 1, screen   # batch 1..5 fails its CRC
+    assert screen[0].startswith("Dumping ") and screen[1] == "Log starting offset: 0"
+    assert screen[2].split() == ["offset", "position", "time", "(UTC)", "epoch", "type", "records", "size",
+                                 "codec", "crc", "summary"]
+    assert set(screen[3]) == {"─"}
+    rows = {ln.split()[0]: ln.split() for ln in screen[4:] if ln.split()[0][0].isdigit()}
+    assert rows["0"] == ["0", "0", "2026-11-21T23:52:55.621Z", "2", "control", "1", "106", "none", "ok",
+                         "LEADER_CHANGE"]
+    assert rows["1..5"] == ["1..5", "106", "2026-11-21T23:52:56.195Z", "2", "data", "5", "258", "none", "INVALID"]
+    assert rows["6"][-1] == "ok" and len(rows) == 26
+    assert "Traceback" not in "\n".join(screen) and "internal error" not in "\n".join(screen)
+
+
+@needs_fixtures
+def test_table_records_and_other_file_kinds_on_a_narrow_terminal():
+    d = STATIC / "data" / "c1" / "__cluster_metadata-0"
+    code, screen = on_terminal("dump-log", "--deep-iteration", "--offset-end", "3", "00000000000000000000.log",
+                               "leader-epoch-checkpoint", "quorum-state", "00000000000000000000.index",
+                               columns=80, cwd=d)
+    assert code == 0, screen
+    text = "\n".join(screen)
+    # 80 columns with record types: position, records, codec, size and epoch give way;
+    # offset, time, type and CRC stay
+    assert screen[2].split() == ["offset", "time", "(UTC)", "type", "crc", "summary"]
+    assert screen[4].split() == ["0", "2026-11-21T23:52:55.621Z", "control", "ok"]
+    assert screen[5].split()[:3] == ["↳", "0", "2026-11-21T23:52:55.621Z"] and "LEADER_CHANGE" in screen[5]
+    assert any(ln.split()[:4] == ["↳", "2", "2026-11-21T23:52:56.195Z", "FEATURE_LEVEL"] for ln in screen)
+    # leader-epoch-checkpoint, quorum-state, index: tables of their entries and fields
+    i = screen.index("Dumping leader-epoch-checkpoint")
+    assert [ln.split() for ln in screen[i + 1:i + 6]] == [["epoch", "startOffset"], ["─" * 80], ["2", "0"],
+                                                          ["7", "335"], ["20", "408"]]
+    assert any(ln.split() == ["leaderEpoch", "20"] for ln in screen)
+    j = screen.index("Dumping 00000000000000000000.index")
+    assert screen[j + 1].split() == ["offset", "position"] and screen[j + 3].split() == ["55", "4167"]
+    assert all(len(ln) <= 80 for ln in screen) and "…" in text   # payloads cut to the screen
+
+
+@needs_fixtures
+def test_table_is_streamed_in_chunks_that_line_up(tmp_path):
+    """More batches than one chunk: one header, and every row's CRC cell in one column."""
+    from quorumctl.render.dumplog_table import CHUNK_ROWS
+    log = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
+    r = subprocess.run([QUORUMCTL, "dump-log", "-o", "table", log], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, COLUMNS="160"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rows = [ln for ln in lines[4:] if ln.strip()]
+    assert len(rows) == 849 > 4 * CHUNK_ROWS
+    assert sum(1 for ln in lines if ln.split()[:2] == ["offset", "position"]) == 1
+    crc_at = lines[2].index("crc")
+    assert all(ln[crc_at:crc_at + 2] == "ok" for ln in rows)
+
+
+@needs_fixtures
+def test_table_through_head_ends_like_cat():
+    """A closed pipe ends the dump as it ends `cat` (SIGPIPE), not with an error or 0."""
+    log = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
+    r = subprocess.run(["bash", "-o", "pipefail", "-c", f"'{QUORUMCTL}' dump-log -o table '{log}' | head -n 3"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.splitlines()[0] == f"Dumping {log}" and len(r.stdout.splitlines()) == 3
+    assert (r.returncode, r.stderr) == (141, "")

@@ -348,6 +348,8 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
         else:
             out, err = indexes.dump_timeindex_lines(path, verify_only=verify_index_only,
                                                     sanity_check=index_sanity_check)
+        if not index_sanity_check:   # the sanity check asks less, as Kafka's does
+            err = err + [p.line() for p in indexes.problems_beyond_dump(path, kind == K.TIMEINDEX)]
         if mode is Output.table and (verify_index_only or index_sanity_check):
             text = True   # no entries to show: the verdict lines are the output
         key = ("offset", "position") if kind == K.INDEX else ("timestamp", "offset")

@@ -205,3 +205,39 @@ def test_table_through_head_ends_like_cat():
                        capture_output=True, text=True, timeout=120)
     assert r.stdout.splitlines()[0] == f"Dumping {log}" and len(r.stdout.splitlines()) == 3
     assert (r.returncode, r.stderr) == (141, "")
+
+
+# -- one rule for index consistency (issue 10, item 8) -----------------------------
+
+@needs_fixtures
+def test_verify_and_dump_log_give_one_answer_for_e_idx():
+    idx = E_IDX / "00000000000000000000.index"
+    v = run("verify", "-o", "json", idx.parent)
+    assert v.returncode == 1
+    import json
+    doc = json.loads(v.stdout)
+    [rep] = [f for f in doc["files"] if f["file"] == str(idx)]
+    assert [(p["kind"], p["position"], p["offset"]) for p in rep["problems"]] == [("index-offset-mismatch", 0, 6)]
+    assert "(kafka-dump-log: Index offset: 6, log offset: 5)" in rep["problems"][0]["message"]
+    d = run("dump-log", "--verify-index-only", idx)
+    assert (d.returncode, d.stdout) == (1, f"Dumping {idx}\n")
+    assert d.stderr == f"Mismatches in :{idx}\n  Index offset: 6, log offset: 5\n"
+
+
+@needs_fixtures
+def test_index_out_of_order_is_a_problem_for_dump_log_too(tmp_path):
+    """Entries that each point at their batch but go backwards: kafka-dump-log sees
+    nothing wrong, verify does (lookups binary-search the index): dump-log says so too."""
+    import struct
+    d = tmp_path / "seg"
+    d.mkdir()
+    shutil.copy(E_IDX / "00000000000000000000.log", d)
+    idx = d / "00000000000000000000.index"
+    idx.write_bytes(struct.pack(">ii", 10, 810) + struct.pack(">ii", 6, 364))
+    v = run("verify", idx.parent)
+    assert v.returncode == 1
+    assert f"{idx}: position 8: offset 6: index-offset-decreasing: offset 6 is not greater" in v.stdout
+    r = run("dump-log", "--verify-index-only", idx)
+    assert r.returncode == 1
+    assert f"{idx}: position 8: offset 6: index-offset-decreasing: offset 6 is not greater" in r.stderr
+    assert f"{idx}: position 8: offset 6: index-position-decreasing: position 364" in r.stderr

@@ -169,7 +169,7 @@ def test_c3_trimmed_index_has_the_14_entries_of_the_transcript():
 def test_fixture_indexes_check_clean(node):
     d = STATIC / "data" / node / "__cluster_metadata-0"
     notes = []
-    assert I.check_offset_index(str(d / "00000000000000000000.index"), strict=True, notes=notes) == []
+    assert I.check_offset_index(str(d / "00000000000000000000.index"), notes=notes) == []
     assert I.check_time_index(str(d / "00000000000000000000.timeindex"), notes=notes) == []
     assert notes == []
 
@@ -179,11 +179,11 @@ def test_e_idx_checks():
     d = STATIC / "corrupt" / "e_idx"
     idx, tix = str(d / "00000000000000000000.index"), str(d / "00000000000000000000.timeindex")
     # (6, 106): the batch at 106 holds 1..5 and offset 6 is the next batch, which is what a
-    # two-batch append writes (KAFKA-806); only the strict (dump-log) rule objects
-    assert I.check_offset_index(idx) == []
-    [p] = I.check_offset_index(idx, strict=True)
+    # pre-4.1 follower's two-batch append wrote (KAFKA-806): a mismatch, as kafka-dump-log says
+    [p] = I.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-offset-mismatch", 0, 6)
-    assert "ends at offset 5" in p.message
+    assert "holds offsets 1..5, not ending at the entry's offset 6 (kafka-dump-log: Index offset: 6, " \
+           "log offset: 5); offset 6 is in the batch at 364: Kafka before 4.1" in p.message
     probs = I.check_time_index(tix)
     assert kinds(probs) == [("timeindex-out-of-order", 12, 6), ("timeindex-timestamp-mismatch", 12, 6)]
     assert "expected 1795305176413" in probs[1].message
@@ -216,7 +216,7 @@ def test_corpus_indexes_match_catalog_and_check_clean():
             continue
         notes = []
         probs = (I.check_time_index(path, notes=notes) if time
-                 else I.check_offset_index(path, notes=notes) + I.check_offset_index(path, strict=True))
+                 else I.check_offset_index(path, notes=notes))
         assert probs == [], path
         if s.after_end:
             # a zero gap in a trimmed index (lost writes): not the end Kafka's dump shows
@@ -266,7 +266,7 @@ def test_generated_valid_index_checks_clean(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(b[1], b[2]) for b in bs[2::3]])
     tix = write_timeindex(tmp, [(b[4], b[1]) for b in bs[2::3]])
-    assert I.check_offset_index(idx, strict=True) == [] and I.check_time_index(tix) == []
+    assert I.check_offset_index(idx) == [] and I.check_time_index(tix) == []
     assert I.dump_index_lines(idx, verify_only=True) == ([], [])
     assert I.dump_timeindex_lines(tix, verify_only=True) == ([], [])
 
@@ -329,11 +329,10 @@ def test_offset_mismatch_and_not_found(seg):
                    "  Index offset: 9, log offset: 11"]
 
 
-def test_multi_batch_append_entry_is_valid_but_not_for_dump_log(seg):
+def test_multi_batch_append_entry_is_a_mismatch_for_both_commands(seg):
     tmp, log, bs = seg
-    idx = write_index(tmp, [(bs[5][1], bs[4][2])])      # a follower appending batches 4 and 5 together
-    assert I.check_offset_index(idx) == []
-    assert kinds(I.check_offset_index(idx, strict=True)) == [("index-offset-mismatch", 0, 11)]
+    idx = write_index(tmp, [(bs[5][1], bs[4][2])])      # a pre-4.1 follower appending batches 4 and 5 together
+    assert kinds(I.check_offset_index(idx)) == [("index-offset-mismatch", 0, 11)]
     assert I.dump_index_lines(idx, verify_only=True)[1][1:] == ["  Index offset: 11, log offset: 9"]
 
 
@@ -513,7 +512,7 @@ def _run_all(idx, tix):
     for fn in (lambda: I.dump_index_lines(idx), lambda: I.dump_index_lines(idx, sanity_check=True),
                lambda: I.dump_index_lines(idx, max_message_size=64),
                lambda: I.dump_timeindex_lines(tix), lambda: I.dump_timeindex_lines(tix, sanity_check=True),
-               lambda: I.check_offset_index(idx, strict=True, notes=[]), lambda: I.check_time_index(tix, notes=[]),
+               lambda: I.check_offset_index(idx, notes=[]), lambda: I.check_time_index(tix, notes=[]),
                lambda: I.read_offset_index(idx), lambda: I.read_time_index(tix),
                lambda: I.scan_index(tix, True)):
         try:

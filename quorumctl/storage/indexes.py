@@ -15,14 +15,17 @@ preallocation: read in chunks, never a problem. Kafka itself maps
 zero gap (lost writes, seen in real data) are still used by its lookups; the
 checks examine them too and report the gap as a note.
 
-What an entry means (LogSegment.append and LogSegment.recover, 3.7-3.9):
-  offset entry (O, P): P is the byte position of the first batch of an append
-      whose last offset is O. One append can hold several batches (a follower
-      appending a fetch response, KAFKA-806), so the batch at P may end before
-      O; a lookup of O still finds it by scanning forward from P. Valid iff P is
-      a batch boundary, the batch at P starts at or before O, and O is in a
-      batch at or after P. (Kafka's dump-log is stricter: the batch at P must
-      end at O; `strict=True` applies that rule.)
+What an entry means, and the one rule both `verify` and `dump-log` apply:
+  offset entry (O, P): valid iff a batch starts at P and ends at O. That is what
+      LogSegment.recover always writes (batch.lastOffset, its position), what
+      LogSegment.append writes since Kafka 4.1 (KAFKA-806: an entry per batch),
+      and what kafka-dump-log checks ("Mismatches in ... Index offset: O, log
+      offset: L", DumpLogSegments.dumpIndex). Before 4.1, a follower appending
+      several batches at once wrote (last offset of the append, position of its
+      first batch): reported too, with that explanation (lookups still find O by
+      scanning forward; none of the 644 real indexes of the corpus has one).
+      The broker's own sanity check (OffsetIndex.sanityCheck) only asks that the
+      last offset be at or above the base offset and the size a multiple of 8.
   time entry (T, O): T is the largest timestamp in the segment so far and O the
       offset where it was seen: the last offset of its batch, or (older brokers)
       the offset of the record. Valid iff O is in a batch whose max timestamp
@@ -37,8 +40,7 @@ of the entry in the index file):
   index-position-decreasing  position not increasing
   index-past-end             position at or past the end of the log's batches
   index-not-batch-boundary   position in the middle of a batch
-  index-offset-mismatch      the batch at the position starts after the offset
-                             (strict: does not end at it)
+  index-offset-mismatch      the batch at the position does not end at the offset
   index-offset-not-found     the offset is in no batch (past the end, or a gap)
   timeindex-out-of-order     timestamp not greater than the previous one
   timeindex-timestamp-mismatch  timestamp differs from its batch's max timestamp
@@ -724,7 +726,7 @@ def _check(index_path: str, log_path: str | None, base_offset: int | None, time:
 
 
 def check_offset_index(index_path: str, log_path: str | None = None, base_offset: int | None = None, *,
-                       strict: bool = False, notes: list[str] | None = None) -> list[Problem]:
+                       notes: list[str] | None = None) -> list[Problem]:
     """Problems of an offset index against its log (see the module docstring for
     the rules and kinds). `notes` collects remarks that are not problems."""
     prev = None
@@ -773,14 +775,18 @@ def check_offset_index(index_path: str, log_path: str | None = None, base_offset
                     f"the batch at position {position} starts at offset {b.base_offset}, after the "
                     f"entry's offset {offset}; expected a batch starting at or before it")
             return
-        if strict and last != offset:
-            problem(ip, offset, "index-offset-mismatch",
-                    f"the batch at position {position} ends at offset {last}; kafka-dump-log expects "
-                    f"it to end at the entry's offset {offset}")
+        mismatch = (f"the batch at position {position} holds offsets {b.base_offset}..{last}, not ending at the "
+                    f"entry's offset {offset} (kafka-dump-log: Index offset: {offset}, log offset: {last})")
+        if last > offset:
+            problem(ip, offset, "index-offset-mismatch", mismatch)
             return
         walker.to_offset(offset)
         c = walker.cur
-        if c is None:
+        if last < offset and c is not None and c.base_offset <= offset:
+            problem(ip, offset, "index-offset-mismatch",
+                    f"{mismatch}; offset {offset} is in the batch at {c.position}: Kafka before 4.1 wrote such "
+                    "entries when a follower appended several batches at once (KAFKA-806), and lookups still find it")
+        elif c is None:
             problem(ip, offset, "index-offset-not-found",
                     f"offset {offset} is past the last offset in the log ({walker.max_last}); expected "
                     f"an offset of a batch at or after position {position}")
@@ -839,3 +845,19 @@ def _finish(path: str, scan: IndexScan, time: bool, problems: list[Problem], not
                                 f"{scan.remainder} bytes are a partial entry", "index-size"))
     if scan.after_end and notes is not None:
         notes.append(_gap_note(scan, path))
+
+
+# What kafka-dump-log's own reports (IndexDump.stderr_lines) already cover.
+_DUMP_REPORTS = {"index-offset-mismatch", "index-offset-not-found", "index-past-end", "index-not-batch-boundary",
+                 "index-size", "index-offset-below-base", "timeindex-out-of-order", "timeindex-timestamp-mismatch"}
+
+
+def problems_beyond_dump(path: str, time: bool) -> list[Problem]:
+    """The problems verify finds in an index that kafka-dump-log's reports do not
+    cover (entries out of order whose batches are right): dump-log adds them, so
+    that both commands give one answer for one index."""
+    log = sibling(path, "log")
+    if not os.path.isfile(log):
+        return []
+    check = check_time_index if time else check_offset_index
+    return [p for p in check(path, log) if p.kind not in _DUMP_REPORTS]

@@ -241,3 +241,30 @@ def test_index_out_of_order_is_a_problem_for_dump_log_too(tmp_path):
     assert r.returncode == 1
     assert f"{idx}: position 8: offset 6: index-offset-decreasing: offset 6 is not greater" in r.stderr
     assert f"{idx}: position 8: offset 6: index-position-decreasing: position 364" in r.stderr
+
+
+# -- smaller items (issue 10, item 11) --------------------------------------------
+
+@needs_fixtures
+def test_crc_mismatch_names_both_crcs():
+    import crc32c
+    log = STATIC / "corrupt" / "a_flip" / "00000000000000000000.log"
+    data = log.read_bytes()
+    computed = crc32c.crc32c(data[106 + 21:106 + 258])   # batch 1..5: 258 bytes at 106, CRC over byte 21 on
+    r = run("verify", log)
+    assert r.returncode == 1
+    assert (f"{log}: position 106: offset 1: crc-mismatch: CRC-32C mismatch: header says 2485404383, "
+            f"the batch's bytes give {computed}\n") in r.stdout
+    assert computed != 2485404383
+
+
+@needs_fixtures
+def test_verify_table_keeps_the_end_of_file_names():
+    d = STATIC / "data" / "c1"
+    code, screen = on_terminal("verify", d, columns=100)
+    assert code == 0, screen
+    assert str(d) in screen[0]   # the shared directory is the title, the cells name what differs
+    text = "".join(ln.split("│")[1].strip() for ln in screen if ln.count("│") > 2)
+    for snap in sorted((d / "__cluster_metadata-0").glob("*.checkpoint")):
+        assert f"__cluster_metadata-0/{snap.name}" in text   # folded across lines, never cut
+    assert "…" not in "\n".join(screen)

@@ -38,14 +38,20 @@ def verify(
         from rich.console import Console
         from rich.table import Table
 
-        t = Table(title="quorumctl verify")
+        # names relative to the directory all files share (named in the title): what is left is
+        # what tells them apart, and a cell folds it rather than cutting its end
+        import os
+        common = os.path.commonpath([os.path.dirname(os.path.abspath(r.path)) for r in reports])
+        t = Table(title=f"quorumctl verify: {common}")
         for col in ("file", "kind", "batches", "records", "offsets", "result"):
-            t.add_column(col, justify="right" if col in ("batches", "records") else "left")
+            # a file name's end (segment and snapshot offsets) is what tells files apart: fold, never cut
+            t.add_column(col, justify="right" if col in ("batches", "records") else "left",
+                         overflow="fold", no_wrap=col != "file")
         for r in reports:
             s = r.stats
             offs = (f"{s['first_offset']}..{s['last_offset']}" if s.get("first_offset") is not None else "")
             res = "[green]ok[/]" if not r.problems else f"[bold red]{len(r.problems)} problem(s)[/]"
-            t.add_row(r.path, r.kind, str(s.get("batches", "")), str(s.get("records", "")), offs, res)
+            t.add_row(os.path.relpath(os.path.abspath(r.path), common), r.kind, str(s.get("batches", "")), str(s.get("records", "")), offs, res)
         con = Console()
         con.print(t)
         for p in problems + ([n for r in reports for n in r.notes] if notes else []):

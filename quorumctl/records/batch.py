@@ -98,8 +98,12 @@ class Batch:
             return -1
         return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
 
+    def computed_crc(self) -> int:
+        """The CRC-32C of the bytes after the crc field (what the header's crc should be)."""
+        return crc32c.crc32c(self.data[CRC_START:])
+
     def crc_valid(self) -> bool:
-        return crc32c.crc32c(self.data[CRC_START:]) == self.crc
+        return self.computed_crc() == self.crc
 
     def records_bytes(self) -> bytes:
         """The records section, decompressed."""

@@ -128,7 +128,7 @@ def state_table(doc: dict):
     for j in reps:
         name = j["replica"]
         style = "green" if name == winner or name in tied else ("red" if by_name.get(name, {}).get("kind") not in (None, "none") else "")
-        t.add_column(Text(name, style=style))
+        t.add_column(Text(name, style=style), overflow="fold")   # a label may be a path: never cut its end
 
     def row(label, fn):
         t.add_row(label, *[fn(j) for j in reps])

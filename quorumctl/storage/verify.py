@@ -123,10 +123,12 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
         if st.last_epoch is None or e > st.last_epoch:
             st.epoch_starts.append((e, b.base_offset))
             st.last_epoch = e
-        if not b.crc_valid():
+        computed = b.computed_crc()
+        if computed != b.crc:
             crc_bad.append(b.base_offset)
             probs.append(Problem(path, b.position, b.base_offset,
-                                 f"CRC-32C mismatch: header says {b.crc}", "crc-mismatch"))
+                                 f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}",
+                                 "crc-mismatch"))
         codecs[b.compression_name] += 1
         ts_types.add(b.timestamp_type)
         if b.is_transactional:

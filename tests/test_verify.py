@@ -43,7 +43,7 @@ def logdir(tmp_path):
     (d / "00000000000000000000.log").write_bytes(b"".join(batches))
     (d / "leader-epoch-checkpoint").write_text("0\n2\n1 0\n2 4\n")
     pos2 = len(batches[0]) + len(batches[1])
-    (d / "00000000000000000000.index").write_bytes(struct.pack(">ii", 4, pos2))
+    (d / "00000000000000000000.index").write_bytes(struct.pack(">ii", 5, pos2))   # the batch 4..5 (its last offset)
     (d / "00000000000000000000.timeindex").write_bytes(struct.pack(">qi", 1_700_000_000_002, 2)
                                                        + struct.pack(">qi", 1_700_000_000_004, 4))
     (d / "00000000000000000004-0000000001.checkpoint").write_bytes(snapshot_bytes(1))
@@ -176,10 +176,11 @@ def test_kafka_corrupt_fixtures(name, expected):
 
 @pytest.mark.skipif(not CORRUPT.is_dir(), reason="../shared/reference is absent")
 def test_kafka_corrupt_index_fixture():
-    # the .index entry (6 -> position 106) is one a follower may legitimately write
-    # (KAFKA-806), so only the time index's wrong and out-of-order timestamp count
+    # the .index entry (6 -> position 106, a batch ending at 5) is kafka-dump-log's mismatch, and
+    # verify's too (one rule; a pre-4.1 follower could write it, KAFKA-806, which the message says)
     found = problems(CORRUPT / "e_idx")
     assert [(p.path.rsplit(".", 1)[1], p.position, p.offset, p.kind) for p in found] == [
+        ("index", 0, 6, "index-offset-mismatch"),
         ("timeindex", 12, 6, "timeindex-out-of-order"), ("timeindex", 12, 6, "timeindex-timestamp-mismatch")]
 
 

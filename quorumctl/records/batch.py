@@ -18,6 +18,7 @@ import io
 import os
 import struct
 from dataclasses import dataclass
+from typing import Iterator
 
 import crc32c
 
@@ -113,7 +114,11 @@ class Batch:
             raise BatchError(f"batch at offset {self.base_offset}: {e}", self.position + HEADER_SIZE) from None
 
     def records(self) -> list["Record"]:
+        """All records as a list (small batches only: see iter_records)."""
         return decode_records(self)
+
+    def iter_records(self) -> Iterator["Record"]:
+        return iter_records(self)
 
 
 class Record:
@@ -150,10 +155,20 @@ def _varlong(data, pos):
 
 
 def decode_records(batch: Batch) -> list[Record]:
-    """All records of a batch. Raises BatchError with the file position of the
-    bad record (for compressed batches, the position of the batch's records).
-    `Record.timestamp` is the stored one (base + delta); with LogAppendTime
-    Kafka shows the batch's maxTimestamp instead (see `display_timestamp`)."""
+    """All records of a batch as a list: only for batches known to be small
+    (a batch may claim millions of records; stream those with iter_records)."""
+    return list(iter_records(batch))
+
+
+def iter_records(batch: Batch) -> Iterator[Record]:
+    """The records of a batch, one at a time, so a consumer holds only the one it
+    is handling (memory stays bounded by the decompressed block, at most
+    compression.MAX_DECOMPRESSED, whatever recordCount claims). Raises BatchError
+    with the file position of the bad record (for compressed batches, the
+    position of the batch's records) when it reaches it: records before it have
+    been yielded already. `Record.timestamp` is the stored one (base + delta);
+    with LogAppendTime Kafka shows the batch's maxTimestamp instead (see
+    `display_timestamp`)."""
     data = batch.records_bytes()
     n = len(data)
     count = batch.record_count
@@ -163,8 +178,6 @@ def decode_records(batch: Batch) -> list[Record]:
     base_off = batch.base_offset
     base_ts = batch.base_timestamp
     base_seq = batch.base_sequence
-    out = []
-    app = out.append
     pos = 0
     varint = _varint
     try:
@@ -213,8 +226,8 @@ def decode_records(batch: Batch) -> list[Record]:
                 raise BatchError(f"record at offset {base_off + off_delta} has "
                                  f"{'trailing' if pos < end else 'missing'} bytes ({end - pos:+d})", start)
             seq = (base_seq + off_delta) & 0x7FFFFFFF if base_seq >= 0 else -1
-            app(Record(base_off + off_delta, base_ts + ts_delta, attrs, key, value, headers, seq))
             pos = end
+            yield Record(base_off + off_delta, base_ts + ts_delta, attrs, key, value, headers, seq)
     except IndexError:
         raise BatchError(f"batch at offset {base_off}: record data cut short",
                          batch.position + HEADER_SIZE) from None
@@ -227,7 +240,6 @@ def decode_records(batch: Batch) -> list[Record]:
     if pos != n:
         raise BatchError(f"batch at offset {base_off} has {n - pos} bytes after its {count} records",
                          batch.position + HEADER_SIZE + (pos if batch.compression == 0 else 0))
-    return out
 
 
 @dataclass

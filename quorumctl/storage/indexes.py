@@ -597,12 +597,11 @@ class IndexDump:
         if not isinstance(batch, Batch):
             return -1, f"the batch at position {batch.position} has magic {batch.magic}, not 2"
         try:
-            records = batch.records()
+            ts = -1
+            for r in batch.iter_records():
+                ts = max(ts, display_timestamp(batch, r))
         except BatchError as e:
             return -1, f"the batch at position {batch.position} does not decode: {e}"
-        ts = -1
-        for r in records:
-            ts = max(ts, display_timestamp(batch, r))
         return ts, None
 
     def _sanity(self) -> Iterator[str]:

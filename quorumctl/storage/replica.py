@@ -52,7 +52,7 @@ def read_snapshot_controls(path: str) -> dict:
                 if not isinstance(b, Batch) or not b.is_control:
                     out["problem"] = "the first batch is not a control batch (expected SnapshotHeader)"
                     break
-                for r in b.records():
+                for r in b.iter_records():
                     ct = md.control_type(r.key)
                     d = md.decode_control(r.key, r.value)
                     if ct == md.SNAPSHOT_HEADER:

@@ -171,16 +171,15 @@ def control_records(batch) -> list:
     """(offset, type name, data or None) of the Raft control records in a control batch."""
     from ..records import metadata as md
     from ..records.batch import BatchError
+    out = []
     try:
-        recs = batch.records()
+        for r in batch.iter_records():
+            ct = md.control_type(r.key)
+            if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+                d = md.decode_control(r.key, r.value)
+                out.append((r.offset, md.CONTROL_NAMES[ct], d.data))
     except BatchError:
         return []
-    out = []
-    for r in recs:
-        ct = md.control_type(r.key)
-        if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
-            d = md.decode_control(r.key, r.value)
-            out.append((r.offset, md.CONTROL_NAMES[ct], d.data))
     return out
 
 

@@ -14,6 +14,7 @@ from itertools import islice
 from dataclasses import dataclass, field
 
 from .errors import InputError
+from .openfile import check_regular
 from .records.batch import BatchError, BatchReader, LegacyEntry
 from .render import dumplog as R
 from .render.output import json_line
@@ -324,6 +325,8 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
 
 
 def check_readable(path: str) -> None:
+    if os.path.islink(path) and not os.path.exists(path):
+        check_regular(path)   # says: symlink loop, or no such file
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file or directory")
     if not os.access(path, os.R_OK):
@@ -371,8 +374,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
                 dump_other(path, kind, sink, as_json=as_json, result=result, opts=opts,
                            verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                            max_message_size=max_message_size)
-        except InputError as e:
-            result.problems += 1
+        except InputError as e:   # a file that is not what its name says: exit 2 unless problems were seen
             result.errors.append(str(e))
             sink.error(f"quorumctl: error: {e}")
         except OSError as e:

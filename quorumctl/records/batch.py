@@ -22,6 +22,7 @@ from typing import Iterator
 
 import crc32c
 
+from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
 
@@ -325,7 +326,7 @@ class BatchReader:
             self._f = source
             size = _size_of(source)
         else:
-            self._f = open(source, "rb")
+            self._f = open_regular(source, "a record batch file")
             self._close = True
             size = os.fstat(self._f.fileno()).st_size
         if size is None:

@@ -90,13 +90,16 @@ def _dir_order(name: str):
 
 def expand(paths: list[str]) -> list[str]:
     """Files to process: files as given; directories walked recursively, each
-    directory's known files in a stable order (by kind, then name), unknown ones skipped."""
+    directory's known files in a stable order (by kind, then name), unknown ones skipped.
+    A directory named like a file (`quorum-state/`) is listed as that file, not
+    walked into: reading it then says what it is."""
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, files in os.walk(p):
-                dirs.sort()
-                known = [f for f in files if kind_of(f) not in (UNKNOWN, OFFSET_CHECKPOINT)]
+                impostors = [d for d in dirs if kind_of(d) not in (UNKNOWN, OFFSET_CHECKPOINT)]
+                dirs[:] = sorted(d for d in dirs if d not in impostors)
+                known = [f for f in files + impostors if kind_of(f) not in (UNKNOWN, OFFSET_CHECKPOINT)]
                 known.sort(key=_dir_order)
                 out.extend(os.path.join(root, f) for f in known)
         else:

@@ -25,7 +25,8 @@ import errno
 import fcntl
 import os
 
-from ..errors import InputError, QuorumctlError
+from ..errors import QuorumctlError
+from ..openfile import open_regular
 
 CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
 CRASH_EXIT = 86
@@ -59,16 +60,10 @@ def step(name: str) -> None:
 
 
 def open_input(path: str, expected: str = "a file"):
-    """Open a file to read (binary). A missing file, a directory or an unreadable
-    file is one InputError line naming the path, never an OSError traceback."""
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected {expected}") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    """Open a file to read (binary). A missing file, anything but a regular file
+    (FIFO, socket, device, directory, symlink loop) or an unreadable file is one
+    InputError line naming the path, never a hang or an OSError traceback."""
+    return open_regular(path, expected)
 
 
 def fsync_dir(path: str) -> None:

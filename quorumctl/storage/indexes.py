@@ -303,9 +303,9 @@ class _KafkaOffsetLookup:
         self._f = None
         self.entries = 0
         try:
-            self._f = open(path, "rb")
+            self._f = open_input(path, "an offset index")
             self.entries = os.fstat(self._f.fileno()).st_size // OFFSET_ENTRY_SIZE
-        except OSError:
+        except (OSError, InputError):
             self._f = None
         self._cache: dict[int, tuple[int, int]] = {}
 
@@ -530,10 +530,9 @@ class IndexDump:
 
     def _open_log(self):
         try:
-            return open(self.log_path, "rb")
-        except OSError as e:
-            raise InputError(f"{self.log_path}: cannot open the segment's log to check {self.path} against: "
-                             f"{e.strerror or e}") from None
+            return open_input(self.log_path, "a segment")
+        except InputError as e:
+            raise InputError(f"cannot open the segment's log to check {self.path} against: {e}") from None
 
     def _note_size(self):
         if self.scan.remainder:

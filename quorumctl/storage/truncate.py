@@ -440,9 +440,9 @@ def unfinished_runs(backup_root: str) -> list[str]:
     for name in sorted(os.listdir(backup_root)):
         pj = os.path.join(backup_root, name, "plan.json")
         try:
-            with open(pj) as f:
-                if json.load(f).get("status") != "done":
+            with fsutil.open_input(pj, "a plan.json") as f:
+                if json.loads(f.read(1 << 24)).get("status") != "done":
                     out.append(os.path.join(backup_root, name))
-        except (OSError, ValueError):
+        except (InputError, ValueError, RecursionError):
             out.append(os.path.join(backup_root, name))
     return out

@@ -20,6 +20,8 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..errors import InputError
+from ..openfile import check_regular
 from ..records import metadata as md
 from ..records.batch import BatchError, BatchReader, LegacyEntry
 from . import filekinds as K
@@ -301,7 +303,7 @@ def check_snapshot_frame(rep: FileReport) -> None:
 
 def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
     """leader-epoch-checkpoint against the epochs actually in the log."""
-    from ..errors import InputError
+
     from .files import read_epoch_checkpoint
 
     try:
@@ -363,14 +365,24 @@ def is_metadata_log(path: str) -> bool:
                 continue
             first = next(b.iter_records(), None)
             return first is not None and first.key is None and md.decode_metadata(first.value).data is not None
-    except (BatchError, OSError):
+    except (BatchError, InputError):
         return False
     return False
 
 
+def _scan_or_report(path: str, **kw) -> FileReport:
+    """scan_batches, or a report of the one problem that kept the file from being
+    read (not a regular file, unreadable): verify exits 1 on it."""
+    try:
+        return scan_batches(path, **kw)
+    except InputError as e:
+        rep = FileReport(path, K.kind_of(path))
+        rep.problems.append(Problem(path, None, None, str(e), "unreadable"))
+        return rep
+
+
 def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory."""
-    from ..errors import InputError
 
     files = K.expand(paths)
     by_dir: dict[str, list[str]] = {}
@@ -383,14 +395,17 @@ def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
         logs = sorted((f for f in fs if kinds[f] == K.LOG), key=lambda f: (K.base_offset_of(f) or 0, f))
         metadata = bool(logs) and is_metadata_log(logs[0])
         for f in logs:
-            reports.append(scan_batches(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
+            reports.append(_scan_or_report(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
         for f in fs:
             kind = kinds[f]
             if kind == K.LOG:
                 continue
             if kind in (K.SNAPSHOT, K.BOOTSTRAP):
                 sid = K.snapshot_id(f)
-                rep = scan_batches(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
+                rep = _scan_or_report(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
+                if rep.problems and rep.problems[0].kind == "unreadable":
+                    reports.append(rep)
+                    continue
                 if kind == K.SNAPSHOT and sid is None:
                     rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
                                                 "epoch>.checkpoint", "snapshot-name"))
@@ -399,6 +414,7 @@ def verify_paths(paths: list[str], deep: bool = False) -> list[FileReport]:
                 continue
             rep = FileReport(f, kind)
             try:
+                check_regular(f)   # a FIFO, device, directory or symlink loop: a problem, never read
                 if kind == K.EPOCH_CHECKPOINT:
                     entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
                     rep.stats = {"entries": [list(e) for e in entries]}

@@ -88,6 +88,14 @@ def _dir_order(name: str):
     return (2 if k == SNAPSHOT else 0, 0, ORDER.index(k), name)
 
 
+def named_like_a_file(name: str) -> bool:
+    """A name only Kafka's files have (quorum-state, 0000...0000.log, a snapshot name):
+    a directory so named is an impostor, not a directory to walk. (A log dir may
+    well be called `kafka.log`: a suffix alone does not make a file.)"""
+    name = os.path.basename(name.rstrip(os.sep))
+    return name in _BY_NAME or bool(SEGMENT_RE.match(name) or SNAPSHOT_RE.match(name))
+
+
 def expand(paths: list[str]) -> list[str]:
     """Files to process: files as given; directories walked recursively, each
     directory's known files in a stable order (by kind, then name), unknown ones skipped.
@@ -95,10 +103,18 @@ def expand(paths: list[str]) -> list[str]:
     walked into: reading it then says what it is."""
     out: list[str] = []
     for p in paths:
-        if os.path.isdir(p):
-            for root, dirs, files in os.walk(p):
-                impostors = [d for d in dirs if kind_of(d) not in (UNKNOWN, OFFSET_CHECKPOINT)]
-                dirs[:] = sorted(d for d in dirs if d not in impostors)
+        if os.path.isdir(p) and not named_like_a_file(p):
+            seen = {os.path.realpath(p)}
+            # symlinked directories are followed (a partition on another volume), each real one once
+            for root, dirs, files in os.walk(p, followlinks=True):
+                impostors = [d for d in dirs if named_like_a_file(d)]
+                walk = []
+                for d in sorted(dirs):
+                    real = os.path.realpath(os.path.join(root, d))
+                    if d not in impostors and real not in seen:
+                        seen.add(real)
+                        walk.append(d)
+                dirs[:] = walk
                 known = [f for f in files + impostors if kind_of(f) not in (UNKNOWN, OFFSET_CHECKPOINT)]
                 known.sort(key=_dir_order)
                 out.extend(os.path.join(root, f) for f in known)

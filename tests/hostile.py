@@ -63,3 +63,15 @@ def write_bomb_dir(root: str, count: int, codec: int) -> str:
 
 def plain_batch(n: int = 3, base_offset: int = 0, **kw) -> bytes:
     return encode_batch([(None, b"v%d" % i) for i in range(n)], base_offset=base_offset, **kw)
+
+
+def batch_with_deltas(values: list[bytes], deltas: list[int], *, count: int, last_offset_delta: int,
+                      codec: int = 0, base_offset: int = 0) -> bytes:
+    """A batch of `values` (null keys) at the given offset deltas, with a
+    recordCount and lastOffsetDelta of our choosing, CRC valid."""
+    from quorumctl.records.batch import encode_record
+    body = b"".join(encode_record(d, 0, None, v) for d, v in zip(deltas, values))
+    block = compression.compress(codec, body) if codec else body
+    length = HEADER_SIZE - 12 + len(block)
+    after_crc = struct.pack(">hiqqqhii", codec, last_offset_delta, 0, 0, -1, -1, -1, count) + block
+    return struct.pack(">qiibI", base_offset, length, 1, 2, crc32c.crc32c(after_crc)) + after_crc

@@ -175,6 +175,9 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
                 sink.end_line()
             sink.error(f"quorumctl: {path}: position {e.pos}: {e}")
             continue
+        if not opened and types is None:   # a batch with no records (compaction leaves them) still shows
+            opened = True
+            _open_batch(sink, path, b, crc_ok, as_json)
         if as_json and opened:
             sink.part("]}")
             sink.end_line()
@@ -190,9 +193,17 @@ def _open_batch(sink: Sink, path: str, b, crc_ok: bool, as_json: bool) -> None:
 
 
 def _slices(records):
+    """Lists of up to RECORD_SLICE records; the records before a bad one come out
+    before its BatchError."""
     it = iter(records)
     while True:
-        chunk = list(islice(it, RECORD_SLICE))
+        chunk = []
+        try:
+            chunk.extend(islice(it, RECORD_SLICE))
+        except BatchError:
+            if chunk:
+                yield chunk
+            raise
         if not chunk:
             return
         yield chunk

@@ -392,3 +392,32 @@ def test_truncate_keeps_a_symlinked_partition_dir(tmp_path):
     assert os.listdir(tmp_path / "vol2" / "ld.quorumctl-backup")       # the backup is beside the real dir
     code, out, err = cli("verify", "-o", "text", tmp_path / "ld")
     assert code == 0 and "Verified 7 file(s), 4 batch(es)" in out, out
+
+
+# -- dump-log's streamed JSON stays one valid object per batch ----------------------------------
+
+def test_streamed_json_batches_are_whole_objects(tmp_path):
+    import io
+    import json
+    from quorumctl.dumplog import Sink, dump_range
+    from quorumctl.records import batch as RB
+    from quorumctl.render.dumplog import Options
+    empty = record_count_bomb(0, C.NONE, last_offset_delta=4)                   # compaction leaves these
+    many = record_count_bomb(3000, C.GZIP, base_offset=5, last_offset_delta=2999)
+    short = bytearray(record_count_bomb(2500, C.NONE, base_offset=3005, last_offset_delta=2499))
+    from hostile import fix_crc
+    short = fix_crc(short[:61 + 7 * 2000])                                   # claims 2500, holds 2000
+    import struct
+    short = bytearray(short)
+    struct.pack_into(">i", short, 8, len(short) - 12)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(empty + many + fix_crc(short))
+    out, err = io.StringIO(), io.StringIO()
+    sink = Sink(out, err)
+    span = dump_range(str(path), Options(), sink, as_json=True, decode_json=False)
+    sink.flush()
+    objs = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [o["count"] for o in objs] == [0, 3000, 2500]
+    assert objs[0]["records"] == [] and len(objs[1]["records"]) == 3000
+    assert len(objs[2]["records"]) == 2000 and objs[2]["error"] == "batch at offset 3005: record data cut short"
+    assert span.problems == 1 and RB.WINDOW == 4 << 20

@@ -157,8 +157,8 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
                     opened = True
                     _open_batch(sink, path, b, crc_ok, as_json)
                 if as_json:
-                    sink.part(("," if written else "") + ",".join(
-                        json_line(o) for o in R.records_json(b, chunk, decode_json)))
+                    # one encode per slice: the list's text without its brackets
+                    sink.part(("," if written else "") + json_line(R.records_json(b, chunk, decode_json))[1:-1])
                 elif deep:
                     R.record_lines(b, chunk, opts, sink.buf)
                     if len(sink.buf) >= FLUSH_LINES:

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import sys
+from itertools import islice
 from dataclasses import dataclass, field
 
 from .errors import InputError
+from .openfile import check_regular
 from .records.batch import BatchError, BatchReader, LegacyEntry
 from .render import dumplog as R
 from .render.output import json_line
@@ -34,6 +36,7 @@ class Sink:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.buf: list[str] = []
+        self.pending: list[str] = []   # the parts of an unfinished line (see part)
 
     def line(self, s: str):
         self.buf.append(s)
@@ -47,17 +50,35 @@ class Sink:
 
     parallel = True   # big files may be dumped by worker processes (text and JSON)
 
-    def batch(self, b, crc_ok: bool, records, opts: R.Options, decode_metadata: bool):
-        """kafka-dump-log's lines for one batch and, with --deep-iteration, its records."""
-        self.buf.append(R.batch_line(b, crc_ok))
-        if records:
-            R.record_lines(b, records, opts, self.buf)
+    def batch(self, b, crc_ok: bool):
+        """kafka-dump-log's line for one batch (its records follow through records())."""
+        self.line(R.batch_line(b, crc_ok))
+
+    def records(self, b, records, opts: R.Options, decode_metadata: bool):
+        """kafka-dump-log's lines for some of a batch's records (--deep-iteration)."""
+        R.record_lines(b, records, opts, self.buf)
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
 
     def doc(self, obj: dict):
         """A file's JSON object (JSON output)."""
         self.line(json_line(obj))
+
+    def part(self, s: str):
+        """Part of one line that may be long (a batch's JSON object with its
+        records): parts are written out once a few have gathered, so a line is
+        never held whole."""
+        self.pending.append(s)
+        if len(self.pending) >= 16:
+            self.flush()
+            self.out.write("".join(self.pending))
+            self.pending.clear()
+
+    def end_line(self):
+        self.buf.append("".join(self.pending))
+        self.pending.clear()
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
 
     def flush(self):
         if self.buf:
@@ -82,25 +103,35 @@ def header_line(path: str) -> str:
     return f"Log starting offset: {base if base is not None else 'unknown (the name is not numeric)'}"
 
 
+# A record-count bomb can make every record offset a gap: keep the first few.
+MAX_GAPS = 1000
+# Records are decoded and rendered this many at a time: a batch may claim millions.
+RECORD_SLICE = 1024
+
+
 @dataclass
 class Span:
     """What dumping one byte range of a file saw, for stitching ranges together."""
 
     first_offset: int | None = None
     last_offset: int | None = None
-    gaps: list = field(default_factory=list)
+    gaps: list = field(default_factory=list)   # the first MAX_GAPS (offset, next offset) pairs
+    gap_count: int = 0
     problems: int = 0
     stop: object = None
 
 
 def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_json: bool,
                start: int = 0, end: int | None = None, max_bytes: int | None = None) -> Span:
-    """Dump the batches that start in [start, end) of one record-batch file."""
+    """Dump the batches that start in [start, end) of one record-batch file.
+    Records stream out of each batch RECORD_SLICE at a time: memory does not grow
+    with the count a batch claims."""
     reader = BatchReader(path, start=start, end=end, max_bytes=max_bytes)
     span = Span()
     lo, hi = opts.offset_start, opts.offset_end
     need_records = as_json or opts.records_needed
     deep = opts.deep
+    types = opts.record_types
     line = sink.line
     for b in reader:
         if isinstance(b, LegacyEntry):
@@ -113,35 +144,86 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
         crc_ok = b.crc_valid()
         if not crc_ok:
             span.problems += 1
-        records = None
+        if not need_records:
+            if as_json:
+                line(json_line(R.batch_json(path, b, crc_ok)))
+            else:
+                sink.batch(b, crc_ok)
+            continue
+        # the batch line (object) is written before its first record; with --record-type,
+        # only once a record matches (a batch with none is left out)
+        opened = False
+        written = 0
         error = None
-        if need_records:
-            try:
-                records = b.records()
-            except BatchError as e:
-                error = str(e)
-                span.problems += 1
-                sink.error(f"quorumctl: {path}: position {e.pos}: {e}")
-            if records is not None:
+        try:
+            for chunk in _slices(b.iter_records()):
                 if deep:  # Kafka checks consecutive offsets in deep iteration
-                    for r in records:
+                    for r in chunk:
                         if span.last_offset is not None and r.offset != span.last_offset + 1:
-                            span.gaps.append((span.last_offset, r.offset))
+                            span.gap_count += 1
+                            if len(span.gaps) < MAX_GAPS:
+                                span.gaps.append((span.last_offset, r.offset))
                         elif span.first_offset is None:
                             span.first_offset = r.offset
                         span.last_offset = r.offset
                 if lo is not None or hi is not None:
-                    records = [r for r in records if (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)]
-                if opts.record_types is not None:
-                    records = [r for r in records if R.matches_type(b, r, opts)]
-                    if not records:
-                        continue
-        if as_json:
-            line(json_line(R.batch_json(path, b, records, crc_ok, decode_json, error)))
-        else:
-            sink.batch(b, crc_ok, records if deep else None, opts, decode_json)
+                    chunk = [r for r in chunk if (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)]
+                if types is not None:
+                    chunk = [r for r in chunk if R.matches_type(b, r, opts)]
+                if not chunk and (opened or types is not None):
+                    continue
+                if not opened:
+                    opened = True
+                    _open_batch(sink, path, b, crc_ok, as_json)
+                if as_json:
+                    # one encode per slice: the list's text without its brackets
+                    sink.part(("," if written else "") + json_line(R.records_json(b, chunk, decode_json))[1:-1])
+                elif deep:
+                    sink.records(b, chunk, opts, decode_json)
+                written += len(chunk)
+        except BatchError as e:
+            error = str(e)
+            span.problems += 1
+            if not opened:
+                opened = True
+                _open_batch(sink, path, b, crc_ok, as_json)
+            if as_json:
+                sink.part("]," + json_line({"error": error})[1:])
+                sink.end_line()
+            sink.error(f"quorumctl: {path}: position {e.pos}: {e}")
+            continue
+        if not opened and types is None:   # a batch with no records (compaction leaves them) still shows
+            opened = True
+            _open_batch(sink, path, b, crc_ok, as_json)
+        if as_json and opened:
+            sink.part("]}")
+            sink.end_line()
     span.stop = reader.stop
     return span
+
+
+def _open_batch(sink: Sink, path: str, b, crc_ok: bool, as_json: bool) -> None:
+    if as_json:
+        sink.part(json_line(R.batch_json(path, b, crc_ok))[:-1] + ',"records":[')
+    else:
+        sink.batch(b, crc_ok)
+
+
+def _slices(records):
+    """Lists of up to RECORD_SLICE records; the records before a bad one come out
+    before its BatchError."""
+    it = iter(records)
+    while True:
+        chunk = []
+        try:
+            chunk.extend(islice(it, RECORD_SLICE))
+        except BatchError:
+            if chunk:
+                yield chunk
+            raise
+        if not chunk:
+            return
+        yield chunk
 
 
 # Files above this size are dumped by two processes (the machine class has 2 cores).
@@ -197,12 +279,15 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
     else:
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
     gaps = []
+    gap_count = 0
     prev = None
     for sp in spans:
         result.problems += sp.problems
         if prev is not None and sp.first_offset is not None and sp.first_offset != prev + 1:
             gaps.append((prev, sp.first_offset))
-        gaps.extend(sp.gaps)
+            gap_count += 1
+        gaps.extend(sp.gaps[:MAX_GAPS - len(gaps)])
+        gap_count += sp.gap_count
         if sp.last_offset is not None:
             prev = sp.last_offset
     stop = spans[-1].stop
@@ -226,10 +311,15 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
             for a, z in gaps:
                 sink.line(json_line({"kind": "problem", "file": path, "problem": "non-consecutive-offsets",
                                      "offset": a, "next": z}))
+            if gap_count > len(gaps):
+                sink.line(json_line({"kind": "problem", "file": path, "problem": "non-consecutive-offsets",
+                                     "more": gap_count - len(gaps)}))
         else:
             sink.error(f"Non-consecutive offsets in {os.path.abspath(path)}")
             for a, z in gaps:
                 sink.error(f"  {a} is followed by {z}")
+            if gap_count > len(gaps):
+                sink.error(f"  ... and {gap_count - len(gaps)} more")
 
 
 def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span]:
@@ -302,8 +392,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
                 dump_other(path, kind, sink, mode=out_mode, result=result, opts=opts,
                            verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
                            max_message_size=max_message_size)
-        except InputError as e:
-            result.problems += 1
+        except InputError as e:   # a file that is not what its name says: exit 2 unless problems were seen
             result.errors.append(str(e))
             sink.error(f"quorumctl: error: {e}")
         except OSError as e:

@@ -89,3 +89,37 @@ def test_huge_claimed_lengths_do_not_allocate(tmp_path):
     exercise(bad, tmp_path)
     body = bytearray(SEGMENT)
     exercise(bytes(body[:70]) + b"\xff\xff\xff\xff\x0f" * 20, tmp_path)
+
+
+# -- record count and offset deltas, CRC fixed up (issue 13) ------------------------------------------
+
+_VALUE = md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAg"})
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(deltas=st.lists(st.integers(-3, 12), min_size=1, max_size=8), count_shift=st.integers(-9, 9),
+       last_shift=st.integers(-3, 3), codec=st.sampled_from([0, 1, 2, 3, 4]), data=st.data())
+def test_record_count_and_offset_delta_mutations(tmp_path, deltas, count_shift, last_shift, codec, data):
+    """A metadata log batch is clean only with recordCount == lastOffsetDelta + 1 and
+    offset deltas 0, 1, 2, ...: any other combination (the CRC still valid) is a
+    problem verify reports, at the batch's position and offset, and no reader
+    crashes or grows beyond its bound."""
+    from hostile import batch_with_deltas
+    n = len(deltas)
+    count = max(-1, n + count_shift) if data.draw(st.booleans()) else n
+    last = max(deltas) + last_shift
+    batch = batch_with_deltas([_VALUE] * n, deltas, count=count, last_offset_delta=last, codec=codec,
+                              base_offset=100)
+    seg = encode_batch([(None, _VALUE)] * 100, base_offset=0) + batch
+    exercise(seg, tmp_path)
+    path = tmp_path / "00000000000000000000.log"
+    legal = deltas == list(range(n)) and count == n and last == n - 1
+    for deep in (False, True):
+        rep = scan_batches(str(path), contiguous=True, deep=deep)
+        if legal:
+            assert rep.problems == []
+        elif count != last + 1 and last >= 0:   # seen without decoding the records
+            assert any(p.kind == "record-count" and p.position == len(seg) - len(batch) and p.offset == 100
+                       for p in rep.problems), rep.problems
+        elif deep:
+            assert rep.problems, (deltas, count, last)

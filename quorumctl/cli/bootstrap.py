@@ -137,7 +137,13 @@ def format_(
                 d = by_path[p]
                 if apply:
                     out_lines.append(f"Formatting {d.description} {d.path} with metadata.version {plan.release}.")
-                    results[d.path] = FM.format_dir(plan, d, now, backup_root=None)
+                    try:
+                        results[d.path] = FM.format_dir(plan, d, now, backup_root=None)
+                    except fsutil.OutOfSpace as e:
+                        if results:   # the directories before it are formatted, wholly
+                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: "
+                                                    f"{', '.join(results)}") from None
+                        raise
                 else:
                     out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")
             if not apply:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
+from ..openfile import open_regular
 from ..storage.properties import PropertiesError, loads
 
 
@@ -23,14 +24,10 @@ def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
 def load_properties(path: str | Path, what: str = "properties file") -> dict[str, str]:
     """Read a properties file; a missing or unreadable file is an InputError."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{what} {p} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"{what} {p} is a directory, not a file") from None
-    except OSError as e:
-        raise InputError(f"cannot read {what} {p}: {e.strerror or e}") from None
+    if not p.exists() and not p.is_symlink():
+        raise InputError(f"{what} {p} does not exist")
+    with open_regular(str(p), f"a {what}") as f:   # never a FIFO or device: no hang
+        data = f.read(1 << 22)
     # Kafka reads these files as ISO-8859-1 unless escaped; UTF-8 is what
     # people write today, so accept it and fall back to Latin-1.
     try:

@@ -18,9 +18,11 @@ import io
 import os
 import struct
 from dataclasses import dataclass
+from typing import Iterator
 
 import crc32c
 
+from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
 
@@ -105,19 +107,27 @@ class Batch:
     def crc_valid(self) -> bool:
         return self.computed_crc() == self.crc
 
-    def records_bytes(self) -> bytes:
-        """The records section, decompressed."""
-        body = bytes(self.data[HEADER_SIZE:])
+    def records_buffer(self):
+        """The records section, decompressed, as a bytes-like object: not copied
+        (a view of the batch, or the decompressor's own buffer)."""
         codec = self.attributes & ATTR_COMPRESSION
         if codec == 0:
-            return body
+            return self.data[HEADER_SIZE:]
         try:
-            return compression.decompress(codec, body)
+            return compression.decompress(codec, bytes(self.data[HEADER_SIZE:]))
         except compression.CompressionError as e:
             raise BatchError(f"batch at offset {self.base_offset}: {e}", self.position + HEADER_SIZE) from None
 
+    def records_bytes(self) -> bytes:
+        """The records section, decompressed."""
+        return bytes(self.records_buffer())
+
     def records(self) -> list["Record"]:
+        """All records as a list (small batches only: see iter_records)."""
         return decode_records(self)
+
+    def iter_records(self) -> Iterator["Record"]:
+        return iter_records(self)
 
 
 class Record:
@@ -154,84 +164,124 @@ def _varlong(data, pos):
 
 
 def decode_records(batch: Batch) -> list[Record]:
-    """All records of a batch. Raises BatchError with the file position of the
-    bad record (for compressed batches, the position of the batch's records).
-    `Record.timestamp` is the stored one (base + delta); with LogAppendTime
-    Kafka shows the batch's maxTimestamp instead (see `display_timestamp`)."""
-    data = batch.records_bytes()
-    n = len(data)
+    """All records of a batch as a list: only for batches known to be small
+    (a batch may claim millions of records; stream those with iter_records)."""
+    return list(iter_records(batch))
+
+
+# Records are decoded from `bytes` windows of at most this size (plus one record):
+# a decompressed block of up to 128 MiB is never copied whole.
+WINDOW = 4 << 20
+
+
+class _Refill(Exception):
+    """The record being decoded runs past the current window."""
+
+
+def iter_records(batch: Batch) -> Iterator[Record]:
+    """The records of a batch, one at a time, so a consumer holds only the one it
+    is handling: memory is the decompressed block (at most
+    compression.MAX_DECOMPRESSED, never copied whole) plus one window, whatever
+    recordCount claims. Raises BatchError with the file position of the bad
+    record (for compressed batches, the position of the batch's records) when it
+    reaches it: the records before it have been yielded already.
+    `Record.timestamp` is the stored one (base + delta); with LogAppendTime Kafka
+    shows the batch's maxTimestamp instead (see `display_timestamp`)."""
+    buf = memoryview(batch.records_buffer())
+    total = buf.nbytes
     count = batch.record_count
-    if count < 0 or count > n:
-        raise BatchError(f"batch at offset {batch.base_offset} claims {count} records in {n} bytes",
+    if count < 0 or count > total:
+        raise BatchError(f"batch at offset {batch.base_offset} claims {count} records in {total} bytes",
                          batch.position + HEADER_SIZE - 4)
     base_off = batch.base_offset
     base_ts = batch.base_timestamp
     base_seq = batch.base_sequence
-    out = []
-    app = out.append
+    wbase = 0                                  # position of data[0] in the records section
+    data = bytes(buf[:WINDOW])
+    n = len(data)
+    final = n == total
     pos = 0
+    done = 0
     varint = _varint
     try:
-        for _ in range(count):
-            start = pos
-            length, pos = varint(data, pos)
-            end = pos + length
-            if length < 0 or end > n:
-                raise BatchError(f"record of {length} bytes runs past the end of its batch", pos)
-            attrs = data[pos]
-            ts_delta, pos = _varlong(data, pos + 1)
-            off_delta, pos = varint(data, pos)
-            klen, pos = varint(data, pos)
-            if klen < 0:
-                key = None
-            else:
-                key = data[pos:pos + klen]
-                pos += klen
-            vlen, pos = varint(data, pos)
-            if vlen < 0:
-                value = None
-            else:
-                value = data[pos:pos + vlen]
-                pos += vlen
-            hcount, pos = varint(data, pos)
-            if hcount:
-                if hcount < 0 or hcount > end - pos:
-                    raise BatchError(f"record claims {hcount} headers", pos)
-                headers = []
-                for _ in range(hcount):
-                    hk, pos = varint(data, pos)
-                    if hk < 0:
-                        raise BatchError("record header with a null key", pos)
-                    hkey = data[pos:pos + hk].decode("utf-8", "replace")
-                    pos += hk
-                    hv, pos = varint(data, pos)
-                    if hv < 0:
-                        hval = None
+        while True:
+            try:
+                for done in range(done, count):
+                    start = pos
+                    length, pos = varint(data, pos)
+                    end = pos + length
+                    if length < 0 or end > n:
+                        if length >= 0 and not final:
+                            raise _Refill
+                        raise BatchError(f"record of {length} bytes runs past the end of its batch", pos)
+                    attrs = data[pos]
+                    ts_delta, pos = _varlong(data, pos + 1)
+                    off_delta, pos = varint(data, pos)
+                    klen, pos = varint(data, pos)
+                    if klen < 0:
+                        key = None
                     else:
-                        hval = data[pos:pos + hv]
-                        pos += hv
-                    headers.append((hkey, hval))
-            else:
-                headers = ()
-            if pos != end:
-                raise BatchError(f"record at offset {base_off + off_delta} has "
-                                 f"{'trailing' if pos < end else 'missing'} bytes ({end - pos:+d})", start)
-            seq = (base_seq + off_delta) & 0x7FFFFFFF if base_seq >= 0 else -1
-            app(Record(base_off + off_delta, base_ts + ts_delta, attrs, key, value, headers, seq))
-            pos = end
+                        key = data[pos:pos + klen]
+                        pos += klen
+                    vlen, pos = varint(data, pos)
+                    if vlen < 0:
+                        value = None
+                    else:
+                        value = data[pos:pos + vlen]
+                        pos += vlen
+                    hcount, pos = varint(data, pos)
+                    if hcount:
+                        if hcount < 0 or hcount > end - pos:
+                            raise BatchError(f"record claims {hcount} headers", pos)
+                        headers = []
+                        for _ in range(hcount):
+                            hk, pos = varint(data, pos)
+                            if hk < 0:
+                                raise BatchError("record header with a null key", pos)
+                            hkey = data[pos:pos + hk].decode("utf-8", "replace")
+                            pos += hk
+                            hv, pos = varint(data, pos)
+                            if hv < 0:
+                                hval = None
+                            else:
+                                hval = data[pos:pos + hv]
+                                pos += hv
+                            headers.append((hkey, hval))
+                    else:
+                        headers = ()
+                    if pos != end:
+                        raise BatchError(f"record at offset {base_off + off_delta} has "
+                                         f"{'trailing' if pos < end else 'missing'} bytes ({end - pos:+d})", start)
+                    seq = (base_seq + off_delta) & 0x7FFFFFFF if base_seq >= 0 else -1
+                    pos = end
+                    yield Record(base_off + off_delta, base_ts + ts_delta, attrs, key, value, headers, seq)
+                else:
+                    done = count
+                break
+            except (_Refill, IndexError) as ex:
+                # the record starting at `start` needs bytes beyond this window: the next
+                # window starts there (one that overruns a window it starts is cut short)
+                refill = isinstance(ex, _Refill)
+                if final or (start == 0 and not refill):
+                    raise IndexError from None
+                need = end - start if refill else 0
+                wbase += start
+                data = bytes(buf[wbase:wbase + max(WINDOW, need + 32)])
+                n = len(data)
+                final = wbase + n == total
+                pos = 0
     except IndexError:
         raise BatchError(f"batch at offset {base_off}: record data cut short",
                          batch.position + HEADER_SIZE) from None
     except BatchError as e:
-        if batch.compression == 0 and e.pos is not None and e.pos < n:
-            e.pos = batch.position + HEADER_SIZE + e.pos
+        if batch.compression == 0 and e.pos is not None and wbase + e.pos < total:
+            e.pos = batch.position + HEADER_SIZE + wbase + e.pos
         else:
             e.pos = batch.position + HEADER_SIZE
         raise
-    if pos != n:
-        raise BatchError(f"batch at offset {base_off} has {n - pos} bytes after its {count} records",
-                         batch.position + HEADER_SIZE + (pos if batch.compression == 0 else 0))
-    return out
+    if wbase + pos != total:
+        raise BatchError(f"batch at offset {base_off} has {total - wbase - pos} bytes after its {count} records",
+                         batch.position + HEADER_SIZE + (wbase + pos if batch.compression == 0 else 0))
 
 
 @dataclass
@@ -280,7 +330,7 @@ class BatchReader:
             self._f = source
             size = _size_of(source)
         else:
-            self._f = open(source, "rb")
+            self._f = open_regular(source, "a record batch file")
             self._close = True
             size = os.fstat(self._f.fileno()).st_size
         if size is None:

@@ -58,7 +58,7 @@ def _snappy_decompress(data: bytes, cap: int) -> bytes:
             pos += size
         return b"".join(bytes(cramjam.snappy.decompress_raw(b)) for b in blocks)
     _check(cramjam.snappy.decompress_raw_len(data), cap)
-    return bytes(cramjam.snappy.decompress_raw(data))
+    return cramjam.snappy.decompress_raw(data)
 
 
 _LZ4_BLOCK_MAX = {4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20}
@@ -129,7 +129,8 @@ def _zstd_bound(data: bytes) -> int:
     return total
 
 
-def decompress(codec: int, data: bytes, cap: int = MAX_DECOMPRESSED) -> bytes:
+def decompress(codec: int, data: bytes, cap: int = MAX_DECOMPRESSED):
+    """The decompressed block as a bytes-like object (bytes or a cramjam Buffer)."""
     try:
         if codec == GZIP:
             d = zlib.decompressobj(47)  # 32+15: gzip or zlib header, detected
@@ -141,10 +142,10 @@ def decompress(codec: int, data: bytes, cap: int = MAX_DECOMPRESSED) -> bytes:
             return _snappy_decompress(data, cap)
         if codec == LZ4:
             _check(_lz4_bound(data), cap)
-            return bytes(cramjam.lz4.decompress(data))
+            return cramjam.lz4.decompress(data)   # a cramjam Buffer: not copied
         if codec == ZSTD:
             _check(_zstd_bound(data), cap)
-            return bytes(cramjam.zstd.decompress(data))
+            return cramjam.zstd.decompress(data)
     except CompressionError:
         raise
     except (zlib.error, cramjam.DecompressionError, ValueError, IndexError) as e:

@@ -198,11 +198,11 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
         app(line)
 
 
-def batch_json(path: str, b: Batch, records, crc_ok: bool, decode_metadata: bool,
-               error: str | None = None) -> dict:
-    """The JSON object of one batch (documented in docs/dump-log.md)."""
+def batch_json(path: str, b: Batch, crc_ok: bool) -> dict:
+    """The JSON object of one batch without its records (documented in
+    docs/json.md); dump-log streams "records" (and "error") after these keys."""
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
-    obj = {
+    return {
         "kind": "batch", "file": path, "position": b.position, "baseOffset": b.base_offset,
         "lastOffset": b.base_offset + b.last_offset_delta, "count": b.record_count,
         "baseSequence": b.base_sequence, "lastSequence": b.last_sequence,
@@ -215,31 +215,32 @@ def batch_json(path: str, b: Batch, records, crc_ok: bool, decode_metadata: bool
         "size": b.length + 12, "magic": b.magic, "compression": b.compression_name,
         "crc": b.crc, "crcValid": crc_ok,
     }
-    if error is not None:
-        obj["error"] = error
-    if records is not None:
-        recs = []
-        app = recs.append
-        control = b.attributes & 0x20
-        max_ts = b.max_timestamp
-        for r in records:
-            key, value = r.key, r.value
-            ro = {"offset": r.offset, "timestamp": max_ts if log_append else r.timestamp,
-                  "keySize": -1 if key is None else len(key),
-                  "valueSize": -1 if value is None else len(value),
-                  "sequence": r.sequence,
-                  "headers": [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
-                              for k, v in r.headers] if r.headers else []}
-            if control:
-                d = md.decode_control(r.key, r.value)
-                ro["control"] = {"type": d.type_name, "typeId": md.control_type(r.key),
-                                 "data": d.data} if d.data is not None else {
-                    "type": d.type_name, "typeId": md.control_type(r.key), "error": d.error}
-            elif decode_metadata:
-                ro["payload"] = metadata_json(value)
-            else:
-                ro["key"] = None if key is None else base64.b64encode(key).decode()
-                ro["value"] = None if value is None else base64.b64encode(value).decode()
-            app(ro)
-        obj["records"] = recs
-    return obj
+
+
+def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
+    """The JSON objects of some of a batch's records (a slice of them at a time)."""
+    log_append = b.attributes & ATTR_LOG_APPEND_TIME
+    recs = []
+    app = recs.append
+    control = b.attributes & 0x20
+    max_ts = b.max_timestamp
+    for r in records:
+        key, value = r.key, r.value
+        ro = {"offset": r.offset, "timestamp": max_ts if log_append else r.timestamp,
+              "keySize": -1 if key is None else len(key),
+              "valueSize": -1 if value is None else len(value),
+              "sequence": r.sequence,
+              "headers": [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
+                          for k, v in r.headers] if r.headers else []}
+        if control:
+            d = md.decode_control(r.key, r.value)
+            ro["control"] = {"type": d.type_name, "typeId": md.control_type(r.key),
+                             "data": d.data} if d.data is not None else {
+                "type": d.type_name, "typeId": md.control_type(r.key), "error": d.error}
+        elif decode_metadata:
+            ro["payload"] = metadata_json(value)
+        else:
+            ro["key"] = None if key is None else base64.b64encode(key).decode()
+            ro["value"] = None if value is None else base64.b64encode(value).decode()
+        app(ro)
+    return recs

@@ -15,6 +15,8 @@ the current table.
 
 from __future__ import annotations
 
+from itertools import islice
+
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -26,6 +28,7 @@ from .dumplog import Options, metadata_json
 from .output import iso_utc, json_line
 
 CHUNK_ROWS = 200
+CONTROL_SUMMARY_RECORDS = 16   # a control batch's summary names the types of its first records
 SUMMARY_CHARS = 240    # a payload summary is cut here before Rich fits it to the screen
 
 BATCH_COLUMNS = ("offset", "position", "time (UTC)", "epoch", "type", "records", "size", "codec", "crc",
@@ -37,10 +40,8 @@ LIST_FIELDS = ("entries", "producers")   # the fields of a file's JSON object sh
 
 
 def _time(ms: int) -> str:
-    try:
-        return iso_utc(ms) or "-"
-    except (ValueError, OverflowError, OSError):   # outside what datetime can show
-        return str(ms)
+    """ISO time, or the raw value where it is no time (-1, before 1970, after 9999)."""
+    return iso_utc(ms) or str(ms)
 
 
 def _cut(s: str) -> str:
@@ -108,16 +109,17 @@ class TableSink:
             self._print_chunk()
         self.console.file.flush()
 
-    def batch(self, b, crc_ok: bool, records, opts: Options, decode_metadata: bool):
-        """One batch (and, with --deep-iteration, its records)."""
+    def batch(self, b, crc_ok: bool):
+        """One batch's row (its records follow through records())."""
         self._columns(BATCH_COLUMNS)
         last = b.base_offset + b.last_offset_delta
         control = b.attributes & 0x20
         kind = ("control" if control else "data") + (" txn" if b.attributes & 0x10 else "")
         summary = ""
-        if control and records is None:
-            try:   # control batches are small: name what they hold even without --deep-iteration
-                summary = ", ".join(dict.fromkeys(_control_summary(r.key, r.value)[0] for r in b.records()))
+        if control and not self.opts.deep:
+            try:   # name what a control batch holds even without --deep-iteration (the first few records)
+                summary = ", ".join(dict.fromkeys(_control_summary(r.key, r.value)[0]
+                                                  for r in islice(b.iter_records(), CONTROL_SUMMARY_RECORDS)))
             except Exception as e:   # noqa: BLE001 - shown, and the text/verify paths report it
                 summary = f"error: {e}"
         elif b.producer_id >= 0:
@@ -127,9 +129,11 @@ class TableSink:
                    str(b.position), _time(b.max_timestamp), str(b.leader_epoch),
                    Text(kind, style="cyan") if control else kind, str(b.record_count), str(b.length + 12),
                    b.compression_name, crc, summary))
-        if records:
-            for r in records:
-                self._add(_record_row(b, r, decode_metadata))
+
+    def records(self, b, records, opts: Options, decode_metadata: bool):
+        """Rows for some of a batch's records (--deep-iteration)."""
+        for r in records:
+            self._add(_record_row(b, r, decode_metadata))
 
     def doc(self, obj: dict):
         """A file that is not record batches: its JSON object as tables (its

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import msgspec
 
@@ -38,12 +38,28 @@ def json_line(obj) -> str:
     return _json_encoder.encode(obj).decode("utf-8")
 
 
+# The last millisecond ISO-8601 (and Python's datetime) can write: 9999-12-31T23:59:59.999Z.
+MAX_ISO_MS = 253402300799999
+
+
 def iso_utc(ms: int | None) -> str | None:
-    """Epoch milliseconds as ISO-8601 UTC with milliseconds; None/-1 -> None."""
-    if ms is None or ms < 0:
+    """Epoch milliseconds as ISO-8601 UTC with milliseconds; None for None, negative
+    times (-1 is Kafka's "no timestamp") and times after the year 9999 (a file may
+    hold any int64: the raw value is shown beside it)."""
+    if ms is None or not 0 <= ms <= MAX_ISO_MS:
         return None
-    dt = datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc)
+    dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)   # exact, no float
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def when_text(ms: int, now_ms: int) -> str:
+    """A time for text output: `ISO (age)`, or the raw value and why it is not a time."""
+    iso = iso_utc(ms)
+    if iso is None:
+        if ms == -1:
+            return "-1 (no timestamp)"
+        return f"{ms} ms ({'before 1970' if ms < 0 else 'after the year 9999'}: not a time Kafka writes)"
+    return f"{iso} ({age(ms, now_ms)})"
 
 
 def age(ms: int | None, now_ms: int) -> str | None:

@@ -6,7 +6,7 @@ and JSON (schema in docs/describe.md). Rich is imported only for tables.
 from __future__ import annotations
 
 from ..protocol.quorum import ZERO_UUID, Quorum, Replica, replication_rows, status_values
-from .output import age, iso_utc, json_bytes
+from .output import age, iso_utc, json_bytes, when_text
 
 UNKNOWN = "unknown"
 
@@ -202,7 +202,10 @@ def _probe_order(p):
 def _when(ms: int | None, now_ms: int) -> str:
     if ms is None:
         return "[dim]unknown[/]"
-    return f"{iso_utc(ms)} [dim]({age(ms, now_ms)})[/]"
+    iso = iso_utc(ms)
+    if iso is None:
+        return when_text(ms, now_ms)
+    return f"{iso} [dim]({age(ms, now_ms)})[/]"
 
 
 def status_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):

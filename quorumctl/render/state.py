@@ -6,6 +6,14 @@ from __future__ import annotations
 
 import os
 
+from .output import when_text
+
+
+def _time(t: dict) -> str:
+    """A timestamp's JSON form ({"ms", "iso", "age"}) as text; a value no ISO time can
+    show (negative, after 9999) is printed raw, saying so."""
+    return f"{t['iso']} ({t['age']})" if t["iso"] is not None else when_text(t["ms"], 0)
+
 
 def _epochs(entries) -> str:
     return ", ".join(f"{e}@{o}" for e, o in entries) if entries else "(none)"
@@ -51,7 +59,7 @@ def replica_lines(j: dict) -> list[str]:
         f"  log start offset: {j['log_start_offset']}",
         f"  log end offset: {j['log_end_offset']}",
         f"  last epoch: {j['last_epoch']}",
-        "  last batch written: " + (f"{j['last_batch_time']['iso']} ({j['last_batch_time']['age']})"
+        "  last batch written: " + (_time(j["last_batch_time"])
                                      if j["last_batch_time"]["ms"] is not None else "(no batches)"),
         f"  epochs: {_epochs(j['epochs'])}{epochs_note}",
         f"  segments: {len(segs)}" + (" (" + ", ".join(

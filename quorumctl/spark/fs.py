@@ -13,9 +13,13 @@ are the same objects as `s3://`.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import glob
 import os
+
+from ..errors import InputError
+from ..openfile import open_regular
 
 _GLOB_CHARS = "*?["
 
@@ -129,7 +133,10 @@ def list_files(path: str, options: dict | None = None) -> list[Listing] | None:
 def open_input(path: str, options: dict | None = None):
     """A binary, seekable file object for a path or URI (caller closes it)."""
     if not is_remote(path):
-        return open(local_path(path), "rb")
+        try:
+            return open_regular(local_path(path))
+        except InputError as e:   # callers report OSErrors per file
+            raise OSError(errno.EINVAL, str(e)) from None
     fs, inner = _pyarrow_fs(path, options)
     return fs.open_input_file(inner)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..openfile import open_regular
 from . import properties
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"
@@ -63,11 +64,8 @@ def _split(v: str) -> list[str]:
 
 
 def load(path: str) -> ServerConfig:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(1 << 22)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read the configuration file: {e.strerror}") from None
+    with open_regular(path, "a configuration file") as f:
+        raw = f.read(1 << 22)
     try:
         props = properties.loads(raw)
     except properties.PropertiesError as e:

@@ -104,21 +104,43 @@ def is_housekeeping(name: str) -> bool:
             or name.rsplit(".", 1)[-1] in _HOUSEKEEPING_SUFFIXES)
 
 
+def named_like_a_file(name: str) -> bool:
+    """A name only Kafka's files have (quorum-state, 0000...0000.log, a snapshot name):
+    a directory so named is an impostor, not a directory to walk. (A log dir may
+    well be called `kafka.log`: a suffix alone does not make a file.)"""
+    name = os.path.basename(name.rstrip(os.sep))
+    return name in _BY_NAME or bool(SEGMENT_RE.match(name) or SNAPSHOT_RE.match(name))
+
+
 def local_files(path: str) -> list[str] | None:
     """The files under a local path: the path itself, or a directory walked
     recursively, each directory's files in dump order (state files, then each
-    segment's files, then snapshots; unknown names last); None if it does not exist."""
-    if os.path.isdir(path):
+    segment's files, then snapshots; unknown names last); None if it does not exist.
+    Symlinked directories are followed (a partition on another volume), each real
+    one once (a symlink loop ends); a directory named like a file (`quorum-state/`)
+    is listed as that file, not walked into: reading it then says what it is."""
+    if os.path.isdir(path) and not named_like_a_file(path):
         out: list[str] = []
         def unreadable(e: OSError):
             from ..errors import InputError
             raise InputError(f"{e.filename}: {e.strerror or e} (while listing {path})")
 
-        for root, dirs, files in os.walk(path, onerror=unreadable):
-            dirs.sort()
-            files.sort(key=lambda f: _dir_order(f) if kind_of(f) in ORDER else (3, 0, 0, f))
-            out.extend(os.path.join(root, f) for f in files)
+        seen = {os.path.realpath(path)}
+        for root, dirs, files in os.walk(path, onerror=unreadable, followlinks=True):
+            impostors = [d for d in dirs if named_like_a_file(d)]
+            walk = []
+            for d in sorted(dirs):
+                real = os.path.realpath(os.path.join(root, d))
+                if d not in impostors and real not in seen:
+                    seen.add(real)
+                    walk.append(d)
+            dirs[:] = walk
+            names = files + impostors
+            names.sort(key=lambda f: _dir_order(f) if kind_of(f) in ORDER else (3, 0, 0, f))
+            out.extend(os.path.join(root, f) for f in names)
         return out
+    if os.path.isdir(path):   # an impostor named on the command line
+        return [path.rstrip(os.sep) or path]
     # lexists: a dangling symlink is reported when it is read, not as missing
     return [path] if os.path.lexists(path) and not path.endswith(os.sep) else None
 

@@ -47,8 +47,8 @@ def _read_text(path: str) -> str:
 
 def _java_int(text: str, bounds=_INT32) -> int | None:
     """Integer.parseInt / Long.parseLong: optional sign, decimal digits, in range."""
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
-        return None
+    if not re.fullmatch(r"[+-]?[0-9]+", text) or len(text.lstrip("+-").lstrip("0")) > 19:
+        return None   # longer than any int64 (and no 5000-digit int() for Python to refuse)
     v = int(text)
     return v if bounds[0] <= v <= bounds[1] else None
 
@@ -131,6 +131,13 @@ def kafka_metadata_string(meta: dict) -> str:
 
 # -- quorum-state --------------------------------------------------------------
 
+def _short(v) -> str:
+    """A value for an error line: a hostile file's 4000-digit number or megabyte
+    string is cut, so the line stays one readable line."""
+    r = repr(v)
+    return r if len(r) <= 80 else f"{r[:60]}... ({len(r)} characters)"
+
+
 _QS_FIELDS = {
     # name: (versions, type)
     "clusterId": ((0,), "string"),
@@ -152,6 +159,11 @@ def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
         node = json.loads(line)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: invalid JSON at column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise InputError(f"{path}: invalid JSON: nested too deeply (expected one flat JSON object)") from None
+    except ValueError as e:   # Python refuses integers of more than sys.get_int_max_str_digits() digits
+        raise InputError(f"{path}: invalid JSON: {str(e).split(';')[0]} (no quorum-state field is that long)") \
+            from None
     if not isinstance(node, dict):
         raise InputError(f"{path}: expected a JSON object, found {type(node).__name__}")
     if "data_version" not in node:
@@ -172,13 +184,13 @@ def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
         if typ in ("int32", "int64"):
             bounds = _INT32 if typ == "int32" else _INT64
             if not isinstance(v, int) or isinstance(v, bool) or not bounds[0] <= v <= bounds[1]:
-                raise InputError(f"{path}: field '{name}' must be an {typ}, found {v!r}")
+                raise InputError(f"{path}: field '{name}' must be an {typ}, found {_short(v)}")
         elif typ == "string":
             if not isinstance(v, str):
-                raise InputError(f"{path}: field '{name}' must be a string, found {v!r}")
+                raise InputError(f"{path}: field '{name}' must be a string, found {_short(v)}")
         elif typ == "uuid":
             if not isinstance(v, str):
-                raise InputError(f"{path}: field '{name}' must be a Uuid string, found {v!r}")
+                raise InputError(f"{path}: field '{name}' must be a Uuid string, found {_short(v)}")
             try:
                 ids.parse(v)
             except ids.InvalidUuid as e:
@@ -189,7 +201,7 @@ def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
                         isinstance(x, dict) and isinstance(x.get("voterId"), int)
                         and not isinstance(x.get("voterId"), bool) for x in v):
                     raise InputError(f"{path}: field 'currentVoters' must be a list of "
-                                     f'{{"voterId": <int>}} objects, found {v!r}')
+                                     f'{{"voterId": <int>}} objects, found {_short(v)}')
         out[name] = v
     out["data_version"] = dv
     return out

@@ -15,6 +15,7 @@ and where each row was verified.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import os
@@ -722,12 +723,14 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
             os.chmod(staging, st.st_mode & 0o7777)
         lock = fsutil.LogDirLock(staging).acquire()
         try:
-            for rel, data in content.items():
-                full = os.path.join(staging, rel)
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                fsutil.write_synced(full, data)
-                fsutil.fsync_dir(os.path.dirname(full))
-            fsutil.fsync_dir(staging)
+            # a full disk while building: the staging directory goes, `path` was not touched
+            with fsutil.out_of_space(path, undo=lambda: shutil.rmtree(staging, ignore_errors=True)):
+                for rel, data in content.items():
+                    full = os.path.join(staging, rel)
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    fsutil.write_synced(full, data)
+                    fsutil.fsync_dir(os.path.dirname(full))
+                fsutil.fsync_dir(staging)
             fsutil.step(f"move {staging} into place as {path}")
             if existed:
                 fsutil.exchange(staging, path)
@@ -739,13 +742,27 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
         if existed:
             shutil.rmtree(staging, ignore_errors=True)
         return "swapped" if existed else "created"
-    for rel, data in content.items():
-        full = os.path.join(path, rel)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        if os.path.exists(full) and backup_root:
-            dst = os.path.join(backup_root, os.path.basename(path), rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            shutil.copy2(full, dst)
-        tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == F.BOOTSTRAP_CHECKPOINT else ".part"
-        fsutil.atomic_write(full, data, tmp_suffix=tmp)
+    created: list[str] = []   # what a full disk makes us remove again (meta.properties comes last)
+
+    def undo():
+        for f in reversed(created):
+            with contextlib.suppress(OSError):
+                os.unlink(f) if not os.path.isdir(f) else os.rmdir(f)
+
+    with fsutil.out_of_space(path, undo=undo):
+        for rel, data in content.items():
+            full = os.path.join(path, rel)
+            if not os.path.isdir(os.path.dirname(full)):
+                os.makedirs(os.path.dirname(full))
+                created.append(os.path.dirname(full))
+            if os.path.exists(full) and backup_root:
+                dst = os.path.join(backup_root, os.path.basename(path), rel)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(full, dst)
+            tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == F.BOOTSTRAP_CHECKPOINT else ".part"
+            if not os.path.exists(full):
+                created.append(full)
+            created.append(full + tmp)
+            fsutil.atomic_write(full, data, tmp_suffix=tmp)
+            created.remove(full + tmp)
     return "in place"

@@ -21,11 +21,13 @@ at once with status 86, as a kill would leave it) or to inject an exception
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 
-from ..errors import InputError, QuorumctlError
+from ..errors import QuorumctlError
+from ..openfile import open_regular
 
 CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
 CRASH_EXIT = 86
@@ -59,16 +61,42 @@ def step(name: str) -> None:
 
 
 def open_input(path: str, expected: str = "a file"):
-    """Open a file to read (binary). A missing file, a directory or an unreadable
-    file is one InputError line naming the path, never an OSError traceback."""
+    """Open a file to read (binary). A missing file, anything but a regular file
+    (FIFO, socket, device, directory, symlink loop) or an unreadable file is one
+    InputError line naming the path, never a hang or an OSError traceback."""
+    return open_regular(path, expected)
+
+
+# errno values that mean "the file system is full" (for this user or this file)
+_NO_SPACE = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+             errno.EFBIG: "file too large for the file system"}
+
+
+def is_out_of_space(e: OSError) -> bool:
+    return e.errno in _NO_SPACE
+
+
+class OutOfSpace(QuorumctlError):
+    """A write ran out of space; the caller has undone its own partial work (exit 2)."""
+
+
+@contextlib.contextmanager
+def out_of_space(target: str, undo=None):
+    """Turn a full file system (ENOSPC, EDQUOT, EFBIG) inside the block into one
+    OutOfSpace line: what ran out, which file, that `target` was not changed.
+    `undo()` removes the block's partial work first (staging files, a run dir)."""
     try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected {expected}") from None
+        yield
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+        if e.errno not in _NO_SPACE:
+            raise
+        if undo is not None:
+            undo()
+        where = e.filename or target
+        detail = f": {e.strerror}" if e.strerror and e.strerror != os.strerror(e.errno) else ""
+        raise OutOfSpace(f"{_NO_SPACE[e.errno]} ({errno.errorcode[e.errno]}{detail}) while writing {where}: nothing was "
+                         f"changed in {target} (the partial copies were removed); free space on that file "
+                         "system and run again") from None
 
 
 def fsync_dir(path: str) -> None:
@@ -89,6 +117,8 @@ def write_synced(path: str, data: bytes, mode: int = 0o644) -> None:
             n = os.write(fd, view)
             view = view[n:]
         os.fsync(fd)
+    except OSError as e:   # name the file (os.write does not)
+        raise OSError(e.errno, e.strerror, path) from None
     finally:
         os.close(fd)
 
@@ -105,16 +135,19 @@ def atomic_write(path: str, data: bytes, tmp_suffix: str = ".tmp") -> None:
 
 def copy_prefix(src: str, dst: str, length: int) -> None:
     """Copy the first `length` bytes of `src` into a new file `dst`, fsynced."""
-    with open(src, "rb") as fi, open(dst, "wb") as fo:
-        left = length
-        while left > 0:
-            chunk = fi.read(min(left, 1 << 20))
-            if not chunk:
-                raise QuorumctlError(f"{src}: file shorter than the {length} bytes expected")
-            fo.write(chunk)
-            left -= len(chunk)
-        fo.flush()
-        os.fsync(fo.fileno())
+    with open_regular(src) as fi, open(dst, "wb") as fo:
+        try:
+            left = length
+            while left > 0:
+                chunk = fi.read(min(left, 1 << 20))
+                if not chunk:
+                    raise QuorumctlError(f"{src}: file shorter than the {length} bytes expected")
+                fo.write(chunk)
+                left -= len(chunk)
+            fo.flush()
+            os.fsync(fo.fileno())
+        except OSError as e:   # name the file being written
+            raise OSError(e.errno, e.strerror, dst) from None
 
 
 _RENAME_EXCHANGE = 2

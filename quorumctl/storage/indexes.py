@@ -305,9 +305,9 @@ class _KafkaOffsetLookup:
         self._f = None
         self.entries = 0
         try:
-            self._f = open(path, "rb")
+            self._f = open_input(path, "an offset index")
             self.entries = os.fstat(self._f.fileno()).st_size // OFFSET_ENTRY_SIZE
-        except OSError:
+        except (OSError, InputError):
             self._f = None
         self._cache: dict[int, tuple[int, int]] = {}
 
@@ -532,10 +532,9 @@ class IndexDump:
 
     def _open_log(self):
         try:
-            return open(self.log_path, "rb")
-        except OSError as e:
-            raise InputError(f"{self.log_path}: cannot open the segment's log to check {self.path} against: "
-                             f"{e.strerror or e}") from None
+            return open_input(self.log_path, "a segment")
+        except InputError as e:
+            raise InputError(f"cannot open the segment's log to check {self.path} against: {e}") from None
 
     def _note_size(self):
         if self.scan.remainder:
@@ -599,12 +598,11 @@ class IndexDump:
         if not isinstance(batch, Batch):
             return -1, f"the batch at position {batch.position} has magic {batch.magic}, not 2"
         try:
-            records = batch.records()
+            ts = -1
+            for r in batch.iter_records():
+                ts = max(ts, display_timestamp(batch, r))
         except BatchError as e:
             return -1, f"the batch at position {batch.position} does not decode: {e}"
-        ts = -1
-        for r in records:
-            ts = max(ts, display_timestamp(batch, r))
         return ts, None
 
     def _sanity(self) -> Iterator[str]:

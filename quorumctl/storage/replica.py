@@ -52,7 +52,7 @@ def read_snapshot_controls(path: str) -> dict:
                 if not isinstance(b, Batch) or not b.is_control:
                     out["problem"] = "the first batch is not a control batch (expected SnapshotHeader)"
                     break
-                for r in b.records():
+                for r in b.iter_records():
                     ct = md.control_type(r.key)
                     d = md.decode_control(r.key, r.value)
                     if ct == md.SNAPSHOT_HEADER:
@@ -195,7 +195,7 @@ def load_replica(path: str, label: str | None = None) -> Replica:
     log_dir, pdir = resolve_partition_dir(path)
     r = Replica(label or "", log_dir, pdir)
     meta_path = os.path.join(log_dir, F.META_PROPERTIES)
-    if os.path.isfile(meta_path):
+    if os.path.lexists(meta_path):   # anything but a regular file is a problem the reader names
         try:
             r.meta = F.read_meta_properties(meta_path)
             r.meta.pop("properties", None)
@@ -207,7 +207,7 @@ def load_replica(path: str, label: str | None = None) -> Replica:
                                (F.EPOCH_CHECKPOINT, F.read_epoch_checkpoint, "checkpoint"),
                                (F.PARTITION_METADATA, F.read_partition_metadata, "partition_metadata")):
         p = os.path.join(pdir, name)
-        if os.path.isfile(p):
+        if os.path.lexists(p):
             try:
                 setattr(r, attr, reader(p))
             except InputError as e:
@@ -217,6 +217,7 @@ def load_replica(path: str, label: str | None = None) -> Replica:
             # and rebuilds the epoch history from the log
             r.notes.append(f"{p}: missing")
     r.files = S.scan_partition(pdir)
+    r.problems.extend(r.files.not_regular)
     r.scan = S.scan_log(r.files)
     if r.scan.problem:
         r.problems.append(f"{pdir}: {r.scan.problem} (Kafka truncates the log there at start-up"

@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..errors import InputError
+from ..openfile import check_regular
+
 from . import files as F
 from .filekinds import SEGMENT_RE, SNAPSHOT_RE
 
@@ -63,6 +66,7 @@ class PartitionFiles:
     producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)                     # partial/deleted/transient
     unknown: list[str] = field(default_factory=list)
+    not_regular: list[str] = field(default_factory=list)                 # "<path>: is a FIFO ..." lines
 
     def state_file(self, name: str) -> str | None:
         p = os.path.join(self.path, name)
@@ -76,6 +80,12 @@ def scan_partition(path: str) -> PartitionFiles:
     for name in sorted(os.listdir(path)):
         full = os.path.join(path, name)
         if not os.path.isfile(full):
+            if SEGMENT_RE.match(name) or SNAPSHOT_RE.match(name):
+                try:   # a FIFO, device, directory or symlink loop named like a file of ours
+                    check_regular(full)
+                except InputError as e:
+                    pf.not_regular.append(str(e))
+                    continue
             pf.unknown.append(full)
             continue
         m = SEGMENT_RE.match(name)
@@ -171,16 +181,15 @@ def control_records(batch) -> list:
     """(offset, type name, data or None) of the Raft control records in a control batch."""
     from ..records import metadata as md
     from ..records.batch import BatchError
+    out = []
     try:
-        recs = batch.records()
+        for r in batch.iter_records():
+            ct = md.control_type(r.key)
+            if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+                d = md.decode_control(r.key, r.value)
+                out.append((r.offset, md.CONTROL_NAMES[ct], d.data))
     except BatchError:
         return []
-    out = []
-    for r in recs:
-        ct = md.control_type(r.key)
-        if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
-            d = md.decode_control(r.key, r.value)
-            out.append((r.offset, md.CONTROL_NAMES[ct], d.data))
     return out
 
 

@@ -311,25 +311,40 @@ def _read_index(path: str, base: int, time: bool) -> tuple[list[tuple[int, int]]
 
 # -- applying -----------------------------------------------------------------------
 
+def real_partition_dir(partition_dir: str) -> str:
+    """Where the partition's files are: a symlinked __cluster_metadata-0 (a partition
+    on another volume) is truncated where it points, and the link is kept."""
+    return os.path.realpath(partition_dir) if os.path.islink(partition_dir) else partition_dir
+
+
 def default_backup_root(log_dir: str) -> str:
-    """Beside the log dir: <parent>/<log dir name>.quorumctl-backup."""
+    """Beside the log dir: <parent>/<log dir name>.quorumctl-backup; beside the real
+    partition directory when __cluster_metadata-0 is a symlink (the backup must be
+    on the file system that holds the files)."""
     ld = os.path.abspath(log_dir)
+    pdir = os.path.join(ld, "__cluster_metadata-0")
+    if os.path.islink(pdir):
+        ld = os.path.realpath(pdir)
+        return os.path.join(os.path.dirname(ld), os.path.basename(os.path.abspath(log_dir)) + ".quorumctl-backup")
     return os.path.join(os.path.dirname(ld), os.path.basename(ld) + ".quorumctl-backup")
 
 
-def check_backup_root(backup_root: str, log_dir: str) -> None:
-    """The backup root must be on the log dir's file system (hard links and the
-    atomic exchange need it) and outside the log dir (Kafka scans it)."""
+def check_backup_root(backup_root: str, log_dir: str, partition_dir: str | None = None) -> None:
+    """The backup root must be on the partition directory's file system (hard links
+    and the atomic exchange need it) and outside the log dir (Kafka scans it)."""
     ld = os.path.realpath(log_dir)
     br = os.path.realpath(backup_root)
     if br == ld or br.startswith(ld + os.sep):
         raise Refused(f"the backup dir {backup_root} is inside the log dir {log_dir}, where a broker would take "
                       "it for a partition; choose a directory outside it on the same file system")
+    real = os.path.realpath(partition_dir) if partition_dir else ld
+    if br == real or br.startswith(real + os.sep):
+        raise Refused(f"the backup dir {backup_root} is inside the partition directory {real}")
     probe = br
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
-    if os.stat(probe).st_dev != os.stat(ld).st_dev:
-        raise Refused(f"the backup dir {backup_root} is not on the file system of {log_dir}; the crash-safe swap "
+    if os.stat(probe).st_dev != os.stat(real).st_dev:
+        raise Refused(f"the backup dir {backup_root} is not on the file system of {real}; the crash-safe swap "
                       "needs both on one file system: pass --backup-dir on it (outside the log dir)")
 
 
@@ -344,38 +359,45 @@ def _copy_owner(src_stat, path: str) -> None:
 def apply_plan(p: Plan, backup_root: str) -> dict:
     """Carry out `p` crash-safely (the caller holds the log dir lock). Returns the report."""
     r = p.replica
-    live = r.partition_dir
+    live = real_partition_dir(r.partition_dir)   # the symlink itself is left as it is
     log_dir = r.log_dir
     if p.refusal:
         raise Refused(p.refusal)
     if not p.changes:
         return {"applied": False, "backup_dir": None, "message": "nothing to change"}
-    check_backup_root(backup_root, log_dir)
+    check_backup_root(backup_root, log_dir, live)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     run = os.path.join(backup_root, f"{stamp}-{os.path.basename(live)}")
     staging = os.path.join(run, os.path.basename(live))
-    removed = set(p.removed_paths())
-    replaced = {c.path: c.new_bytes for c in p.index_changes}
+
+
+    def here(path: str) -> str:   # the plan names files through the partition dir as given (maybe a symlink)
+        return os.path.join(live, os.path.basename(path))
+
+    removed = {here(x) for x in p.removed_paths()}
+    replaced = {here(c.path): c.new_bytes for c in p.index_changes}
     cp_path = os.path.join(live, F.EPOCH_CHECKPOINT)
     if p.rewrite_checkpoint:
         replaced[cp_path] = F.epoch_checkpoint_text(p.epochs_after)
-    cut_log = p.cut_segment["log"] if p.cut_segment else None
+    cut_log = here(p.cut_segment["log"]) if p.cut_segment else None
 
-    fsutil.step("create backup run directory")
-    os.makedirs(run, exist_ok=False)
-    fsutil.write_synced(os.path.join(run, "plan.json"),
-                        json.dumps({"status": "prepared", "plan": p.to_json()}, indent=1).encode())
-    fsutil.fsync_dir(run)
-    fsutil.fsync_dir(backup_root)
+    # a full disk before the exchange: the run directory (ours alone) goes, the partition is untouched
+    with fsutil.out_of_space(live, undo=lambda: shutil.rmtree(run, ignore_errors=True)):
+        fsutil.step("create backup run directory")
+        os.makedirs(run, exist_ok=False)
+        fsutil.write_synced(os.path.join(run, "plan.json"),
+                            json.dumps({"status": "prepared", "plan": p.to_json()}, indent=1).encode())
+        fsutil.fsync_dir(run)
+        fsutil.fsync_dir(backup_root)
 
-    fsutil.step("build the new partition directory")
-    live_stat = os.stat(live)
-    os.mkdir(staging)
-    try:
-        _build(p, live, staging, live_stat, removed, replaced, cut_log, cp_path)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)   # the live directory was not touched
-        raise
+        fsutil.step("build the new partition directory")
+        live_stat = os.stat(live)
+        os.mkdir(staging)
+        try:
+            _build(p, live, staging, live_stat, removed, replaced, cut_log, cp_path)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)   # the live directory was not touched
+            raise
 
     fsutil.step("swap the new partition directory in (atomic exchange)")
     try:
@@ -384,7 +406,7 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
         shutil.rmtree(staging, ignore_errors=True)
         raise Refused(f"cannot swap {live} atomically ({e}); nothing was changed. The swap needs Linux "
                       "renameat2(RENAME_EXCHANGE) on a local file system") from None
-    fsutil.fsync_dir(log_dir)
+    fsutil.fsync_dir(os.path.dirname(live))
     fsutil.fsync_dir(run)
 
     # `staging` now holds the old directory: keep only what was removed or replaced
@@ -397,8 +419,15 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
     report = {"applied": True, "backup_dir": run, "partition_dir": live,
               "log_end_offset": p.new_end, "backed_up": sorted(os.listdir(staging))}
     fsutil.step("write the report")
-    fsutil.atomic_write(os.path.join(run, "plan.json"),
-                        json.dumps({"status": "done", "plan": p.to_json(), "report": report}, indent=1).encode())
+    try:
+        fsutil.atomic_write(os.path.join(run, "plan.json"),
+                            json.dumps({"status": "done", "plan": p.to_json(), "report": report}, indent=1).encode())
+    except OSError as e:
+        if not fsutil.is_out_of_space(e):
+            raise
+        # the truncation is done: say so, and that its record is not
+        raise fsutil.OutOfSpace(f"{e.strerror} while writing {run}/plan.json: the truncation of {live} WAS applied "
+                                f"(its backup is in {staging}), but the run stays listed as unfinished") from None
     return report
 
 
@@ -440,9 +469,9 @@ def unfinished_runs(backup_root: str) -> list[str]:
     for name in sorted(os.listdir(backup_root)):
         pj = os.path.join(backup_root, name, "plan.json")
         try:
-            with open(pj) as f:
-                if json.load(f).get("status") != "done":
+            with fsutil.open_input(pj, "a plan.json") as f:
+                if json.loads(f.read(1 << 24)).get("status") != "done":
                     out.append(os.path.join(backup_root, name))
-        except (OSError, ValueError):
+        except (InputError, ValueError, RecursionError):
             out.append(os.path.join(backup_root, name))
     return out

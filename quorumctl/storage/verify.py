@@ -20,10 +20,16 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..errors import InputError
+from ..openfile import check_regular
 from ..records import metadata as md
 from ..records.batch import BatchError, BatchReader, LegacyEntry
 from . import filekinds as K
 from .problems import Problem
+
+
+# A batch may claim millions of records, each undecodable: list the first few of a batch.
+MAX_RECORD_PROBLEMS = 10
 
 
 @dataclass
@@ -100,6 +106,10 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
         if b.last_offset_delta < 0:
             probs.append(Problem(path, b.position, b.base_offset,
                                  f"lastOffsetDelta {b.last_offset_delta} is negative", "bad-batch"))
+        else:
+            count_problem = record_count_problem(b, contiguous)
+            if count_problem:
+                probs.append(Problem(path, b.position, b.base_offset, count_problem, "record-count"))
         if st.last_offset is not None:
             if b.base_offset <= st.last_offset:
                 probs.append(Problem(path, b.position, b.base_offset,
@@ -145,39 +155,78 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
             if batches == 1:
                 first_ctl = None
             continue
+        if max_ts is None or b.max_timestamp > max_ts:
+            max_ts = b.max_timestamp
+        control_batch = b.is_control
+        if control_batch:
+            control_batches += 1
+        name0 = None
+        n = 0
+        bad_records = 0   # undecodable records of this batch: the first MAX_RECORD_PROBLEMS are listed
+        prev_delta = -1
+        delta_problem = None
         try:
-            recs = b.records()
+            # one record at a time: a batch may claim millions (see records.batch.iter_records)
+            for r in b.iter_records():
+                delta = r.offset - b.base_offset
+                if delta_problem is None and (delta <= prev_delta or delta > b.last_offset_delta
+                                              or (contiguous and delta != n)):
+                    delta_problem = (r.offset, n, delta, prev_delta)
+                prev_delta = delta
+                n += 1
+                if min_ts is None or r.timestamp < min_ts:   # the stored timestamps (also under LogAppendTime)
+                    min_ts = r.timestamp
+                if control_batch:
+                    ct = md.control_type(r.key)
+                    name = md.CONTROL_NAMES.get(ct, f"UNKNOWN({ct})")
+                    control[name] += 1
+                    if n == 1:
+                        name0 = md.CONTROL_NAMES.get(ct)
+                    if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+                        d = md.decode_control(r.key, r.value)
+                        if d.data is None:
+                            bad_records += 1
+                            if bad_records <= MAX_RECORD_PROBLEMS:
+                                probs.append(Problem(path, b.position, r.offset, d.error, "bad-control-record"))
+                        elif ct == md.LEADER_CHANGE:
+                            leader_changes.append([r.offset, e, d.data["version"], d.data["leaderId"],
+                                                   [v["voterId"] for v in d.data["voters"]]])
+                        elif ct == md.KRAFT_VERSION:
+                            kraft_versions.append([r.offset, d.data["kRaftVersion"]])
+                        else:
+                            voters_records.append([r.offset, [v["voterId"] for v in d.data["voters"]]])
+                elif metadata:
+                    d = md.decode_metadata(r.value)
+                    if d.data is None:
+                        bad_records += 1
+                        if bad_records <= MAX_RECORD_PROBLEMS:
+                            probs.append(Problem(path, b.position, r.offset, d.error, "bad-metadata-record"))
+                        continue
+                    frames.add(1)
+                    mtypes[d.name] += 1
+                    mversions[f"{d.name} v{d.version}"] += 1
+                    if d.api_key == 12:
+                        feature_levels.append([r.offset, d.data["name"], d.data["featureLevel"]])
+                    elif d.api_key == 0:
+                        for f in d.data["features"]:
+                            if f["name"] == "metadata.version":
+                                broker_mv.add((f["minSupportedVersion"], f["maxSupportedVersion"]))
         except BatchError as ex:
             probs.append(Problem(path, ex.pos, b.base_offset, str(ex), "bad-records"))
             continue
-        if len(recs) and recs[-1].offset != last:
+        records += n
+        if bad_records > MAX_RECORD_PROBLEMS:
             probs.append(Problem(path, b.position, b.base_offset,
-                                 f"last record offset {recs[-1].offset} differs from the batch's lastOffset {last}",
-                                 "bad-batch"))
-        records += len(recs)
-        for r in recs:  # the stored timestamps (also under LogAppendTime)
-            if min_ts is None or r.timestamp < min_ts:
-                min_ts = r.timestamp
-        if max_ts is None or b.max_timestamp > max_ts:
-            max_ts = b.max_timestamp
-        if b.is_control:
-            control_batches += 1
-            for r in recs:
-                ct = md.control_type(r.key)
-                name = md.CONTROL_NAMES.get(ct, f"UNKNOWN({ct})")
-                control[name] += 1
-                if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
-                    d = md.decode_control(r.key, r.value)
-                    if d.data is None:
-                        probs.append(Problem(path, b.position, r.offset, d.error, "bad-control-record"))
-                    elif ct == md.LEADER_CHANGE:
-                        leader_changes.append([r.offset, e, d.data["version"], d.data["leaderId"],
-                                               [v["voterId"] for v in d.data["voters"]]])
-                    elif ct == md.KRAFT_VERSION:
-                        kraft_versions.append([r.offset, d.data["kRaftVersion"]])
-                    else:
-                        voters_records.append([r.offset, [v["voterId"] for v in d.data["voters"]]])
-            name0 = md.CONTROL_NAMES.get(md.control_type(recs[0].key)) if recs else None
+                                 f"{bad_records - MAX_RECORD_PROBLEMS} more undecodable records in this batch "
+                                 f"(the first {MAX_RECORD_PROBLEMS} are listed)", "bad-records"))
+        if delta_problem is not None:
+            probs.append(Problem(path, b.position, delta_problem[0],
+                                 _delta_message(b, *delta_problem, contiguous=contiguous), "record-offset"))
+        elif n and prev_delta != b.last_offset_delta:
+            probs.append(Problem(path, b.position, b.base_offset,
+                                 f"last record offset {b.base_offset + prev_delta} differs from the batch's "
+                                 f"lastOffset {last}", "bad-batch"))
+        if control_batch:
             if batches == 1:
                 first_ctl = name0
             last_ctl = name0
@@ -185,22 +234,6 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
             if batches == 1:
                 first_ctl = None
             last_ctl = None
-            if not metadata:
-                continue
-            for r in recs:
-                d = md.decode_metadata(r.value)
-                if d.data is None:
-                    probs.append(Problem(path, b.position, r.offset, d.error, "bad-metadata-record"))
-                    continue
-                frames.add(1)
-                mtypes[d.name] += 1
-                mversions[f"{d.name} v{d.version}"] += 1
-                if d.api_key == 12:
-                    feature_levels.append([r.offset, d.data["name"], d.data["featureLevel"]])
-                elif d.api_key == 0:
-                    for f in d.data["features"]:
-                        if f["name"] == "metadata.version":
-                            broker_mv.add((f["minSupportedVersion"], f["maxSupportedVersion"]))
     stop = reader.stop
     torn = None
     if stop is not None and stop.reason:
@@ -226,6 +259,33 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
     return rep
 
 
+def record_count_problem(b, contiguous: bool) -> str | None:
+    """recordCount against lastOffsetDelta + 1. Kafka's LogValidator refuses a batch
+    whose count differs from its offset range on append, and Raft writes its batches
+    with consecutive offsets, never compacted: in the metadata log and snapshots
+    (`contiguous`) they are equal. The log cleaner keeps retained records at their
+    offsets and may leave a batch emptied to its header, so in a (compacted) topic
+    segment the count may be lower, down to 0, but never higher."""
+    span = b.last_offset_delta + 1
+    if contiguous and b.record_count != span:
+        return (f"recordCount {b.record_count} differs from lastOffsetDelta + 1 = {span} (a metadata log "
+                "or snapshot batch holds one record per offset: it is never compacted)")
+    if not contiguous and not 0 <= b.record_count <= span:
+        return (f"recordCount {b.record_count} does not fit the batch's {span} offsets (lastOffsetDelta "
+                f"{b.last_offset_delta}; compaction may lower the count, never raise it)")
+    return None
+
+
+def _delta_message(b, offset: int, index: int, delta: int, prev: int, *, contiguous: bool) -> str:
+    if delta <= prev:
+        what = f"offset delta {delta} does not increase (the record before has {prev})"
+    elif delta > b.last_offset_delta:
+        what = f"offset delta {delta} is beyond the batch's lastOffsetDelta {b.last_offset_delta}"
+    else:
+        what = f"offset delta {delta} (expected {index}: a metadata log batch has no gaps)"
+    return f"record {index} of the batch at offset {b.base_offset}: {what}"
+
+
 def check_snapshot_frame(rep: FileReport) -> None:
     """A snapshot (and bootstrap.checkpoint) starts with SnapshotHeader and ends with SnapshotFooter."""
     s = rep.stats
@@ -245,7 +305,7 @@ def check_snapshot_frame(rep: FileReport) -> None:
 
 def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
     """leader-epoch-checkpoint against the epochs actually in the log."""
-    from ..errors import InputError
+
     from .files import read_epoch_checkpoint
 
     try:
@@ -305,17 +365,27 @@ def is_metadata_log(path: str) -> bool:
                 return False
             if b.is_control:
                 continue
-            recs = b.records()
-            return bool(recs) and recs[0].key is None and md.decode_metadata(recs[0].value).data is not None
-    except (BatchError, OSError):
+            first = next(b.iter_records(), None)
+            return first is not None and first.key is None and md.decode_metadata(first.value).data is not None
+    except (BatchError, InputError):
         return False
     return False
+
+
+def _scan_or_report(path: str, **kw) -> FileReport:
+    """scan_batches, or a report of the one problem that kept the file from being
+    read (not a regular file, unreadable): verify exits 1 on it."""
+    try:
+        return scan_batches(path, **kw)
+    except InputError as e:
+        rep = FileReport(path, K.kind_of(path))
+        rep.problems.append(Problem(path, None, None, str(e), "unreadable"))
+        return rep
 
 
 def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory
     (InputError for a path that is missing or holds nothing verify reads)."""
-    from ..errors import InputError
 
     files = K.log_dir_files(paths, stray=stray)
     by_dir: dict[str, list[str]] = {}
@@ -328,14 +398,17 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
         logs = sorted((f for f in fs if kinds[f] == K.LOG), key=lambda f: (K.base_offset_of(f) or 0, f))
         metadata = bool(logs) and is_metadata_log(logs[0])
         for f in logs:
-            reports.append(scan_batches(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
+            reports.append(_scan_or_report(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
         for f in fs:
             kind = kinds[f]
             if kind == K.LOG:
                 continue
             if kind in (K.SNAPSHOT, K.BOOTSTRAP):
                 sid = K.snapshot_id(f)
-                rep = scan_batches(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
+                rep = _scan_or_report(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
+                if rep.problems and rep.problems[0].kind == "unreadable":
+                    reports.append(rep)
+                    continue
                 if kind == K.SNAPSHOT and sid is None:
                     rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
                                                 "epoch>.checkpoint", "snapshot-name"))
@@ -344,6 +417,7 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                 continue
             rep = FileReport(f, kind)
             try:
+                check_regular(f)   # a FIFO, device, directory or symlink loop: a problem, never read
                 if kind == K.EPOCH_CHECKPOINT:
                     entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
                     rep.stats = {"entries": [list(e) for e in entries]}

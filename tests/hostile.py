@@ -1,0 +1,77 @@
+"""Generators of hostile inputs (issue 13), shared by tests/test_hostile_inputs.py
+and the property tests: every file is valid where it has to be (CRC-32C fixed
+up) so that the hostile part is what a reader meets."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+import crc32c
+
+from quorumctl.records import compression
+from quorumctl.records.batch import CRC_START, HEADER_SIZE, encode_batch
+
+# one 7-byte record: length 6, attributes 0, timestampDelta 0, offsetDelta 0,
+# key null, value null, no headers
+TINY_RECORD = bytes([0x0C, 0x00, 0x00, 0x00, 0x01, 0x01, 0x00])
+
+# header field offsets (batch.HEADER layout)
+ATTRIBUTES_AT = 21
+LAST_OFFSET_DELTA_AT = 23
+BASE_TIMESTAMP_AT = 27
+MAX_TIMESTAMP_AT = 35
+PRODUCER_ID_AT = 43
+RECORD_COUNT_AT = 57
+
+
+def fix_crc(batch: bytes | bytearray) -> bytes:
+    """The batch with its CRC-32C recomputed (the header's crc field at 17)."""
+    b = bytearray(batch)
+    struct.pack_into(">I", b, 17, crc32c.crc32c(bytes(b[CRC_START:])))
+    return bytes(b)
+
+
+def set_field(batch: bytes, at: int, fmt: str, value: int) -> bytes:
+    """One header field changed, CRC fixed up."""
+    b = bytearray(batch)
+    struct.pack_into(fmt, b, at, value)
+    return fix_crc(b)
+
+
+def record_count_bomb(count: int, codec: int, *, base_offset: int = 0, last_offset_delta: int = 0,
+                      leader_epoch: int = 1) -> bytes:
+    """A batch declaring `count` 7-byte records (all with offset delta 0) in a
+    compressed block of a few KB, lastOffsetDelta as given, CRC valid."""
+    body = TINY_RECORD * count
+    block = compression.compress(codec, body) if codec else body
+    attrs = codec
+    length = HEADER_SIZE - 12 + len(block)
+    after_crc = struct.pack(">hiqqqhii", attrs, last_offset_delta, 0, 0, -1, -1, -1, count) + block
+    head = struct.pack(">qiibI", base_offset, length, leader_epoch, 2, crc32c.crc32c(after_crc))
+    return head + after_crc
+
+
+def write_bomb_dir(root: str, count: int, codec: int) -> str:
+    """A log dir whose __cluster_metadata-0 holds one record-count bomb segment."""
+    pdir = os.path.join(root, "__cluster_metadata-0")
+    os.makedirs(pdir, exist_ok=True)
+    with open(os.path.join(pdir, "00000000000000000000.log"), "wb") as f:
+        f.write(record_count_bomb(count, codec))
+    return pdir
+
+
+def plain_batch(n: int = 3, base_offset: int = 0, **kw) -> bytes:
+    return encode_batch([(None, b"v%d" % i) for i in range(n)], base_offset=base_offset, **kw)
+
+
+def batch_with_deltas(values: list[bytes], deltas: list[int], *, count: int, last_offset_delta: int,
+                      codec: int = 0, base_offset: int = 0) -> bytes:
+    """A batch of `values` (null keys) at the given offset deltas, with a
+    recordCount and lastOffsetDelta of our choosing, CRC valid."""
+    from quorumctl.records.batch import encode_record
+    body = b"".join(encode_record(d, 0, None, v) for d, v in zip(deltas, values))
+    block = compression.compress(codec, body) if codec else body
+    length = HEADER_SIZE - 12 + len(block)
+    after_crc = struct.pack(">hiqqqhii", codec, last_offset_delta, 0, 0, -1, -1, -1, count) + block
+    return struct.pack(">qiibI", base_offset, length, 1, 2, crc32c.crc32c(after_crc)) + after_crc

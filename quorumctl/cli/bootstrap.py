@@ -43,9 +43,9 @@ def format_(
                                           help="Skip formatted dirs and format the others."),
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
                                                   help="metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a "
-                                                       "release like 3.9; default 3.9-IV0)."),
+                                                       "release like 3.9; default 4.1-IV1)."),
     feature: List[str] = typer.Option([], "--feature", "-f", help="feature=level (repeatable), e.g. "
-                                      "group.version=1; honoured, unlike Kafka 3.9."),
+                                      "group.version=1."),
     standalone: bool = typer.Option(False, "--standalone", "-s",
                                     help="Format a controller as a single-voter dynamic quorum (KIP-853)."),
     no_initial_controllers: bool = typer.Option(False, "--no-initial-controllers", "-N",
@@ -95,9 +95,9 @@ def format_(
     all_dirs = sorted(set(dirs) | {mdir})
     listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
                                             else "CONTROLLER")
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 formats with
+    # --release-version or its latest production version, whatever the config says
     release = release_version
-    if release is None and cfg is not None and cfg.props.get("inter.broker.protocol.version"):
-        release = cfg.props["inter.broker.protocol.version"]
     voters = None
     if initial_controllers:
         voters = FM.parse_dynamic_voters(initial_controllers)
@@ -124,7 +124,9 @@ def format_(
         plan = FM.plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
                               release=release, features=features, scram=add_scram, voters=voters,
                               listener_name=listener, ignore_formatted=ignore_formatted,
-                              allow_non_uuid=allow_non_uuid)
+                              allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
+                              unstable=cfg is not None and
+                              cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
         out_lines.extend(plan.messages)
         results = {}
         if not plan.dirs:

@@ -86,6 +86,9 @@ class Cluster:
 
     def __init__(self, d: Path, base: int, controllers: int = 3):
         self.d, self.base, self.n = d, base, controllers
+        self.cluster_id: str | None = None
+        self.dir_ids: dict[int, str] = {}      # controller id -> directory id (dynamic quorum)
+        self.formatted: dict[str, str] = {}    # node name -> what `bootstrap format` printed
 
     def run(self, *args: str, timeout: float = 150, check: bool = True) -> subprocess.CompletedProcess:
         env = dict(os.environ)
@@ -114,11 +117,55 @@ class Cluster:
             self.run("stop", "--timeout", "5", timeout=120, check=False)   # whatever the first left behind
 
 
-def start_cluster(tmp_path_factory, name: str, *args: str, format_with=None) -> Cluster:
+def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
+    """The keys of the cluster script's node config that formatting reads (the
+    script writes the full file again, identical in these keys, when it starts the node)."""
+    nid = int(name[1:])
+    port = c.base + nid
+    if dynamic:
+        quorum = "controller.quorum.bootstrap.servers=" + ",".join(c.controllers)
+    else:
+        quorum = "controller.quorum.voters=" + ",".join(f"{i}@{a}" for i, a in enumerate(c.controllers, 1))
+    role = ("process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\nadvertised.listeners=CONTROLLER://127.0.0.1:%d"
+            % (port, port)) if name.startswith("c") else \
+        ("process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:%d\nadvertised.listeners=PLAINTEXT://127.0.0.1:%d"
+         % (port, port))
+    return (f"node.id={nid}\n{quorum}\ncontroller.listener.names=CONTROLLER\n"
+            f"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+            f"log.dirs={c.d / 'data' / name}\n{role}\n")
+
+
+def start_cluster(tmp_path_factory, name: str, dynamic: bool, controllers: int = 3) -> Cluster:
+    """A real 4.1 cluster (N controllers, 1 broker) whose storage quorumctl formatted:
+    the script only formats nodes without meta.properties, so we write its layout file
+    (cluster.env) and format every node first; it then starts them as they are."""
+    from storage_cli import cli
+
     d = tmp_path_factory.mktemp(name)
-    c = Cluster(d, free_base_port())
+    c = Cluster(d, free_base_port(span=controllers + 1), controllers)
+    code, out, err = cli("bootstrap", "random-uuid")
+    assert code == 0, err
+    cluster_id = out.strip()
+    dir_ids = []
+    for _ in range(controllers if dynamic else 0):
+        code, out, err = cli("bootstrap", "random-uuid")
+        dir_ids.append(out.strip())
+    (d / "cluster.env").write_text(f"MODE={'dynamic' if dynamic else 'static'}\nNC={controllers}\nNB=1\n"
+                                   f"BASE={c.base}\nCLUSTER_ID={cluster_id}\nDIR_IDS='{' '.join(dir_ids)}'\n")
+    (d / "conf").mkdir()
+    initial = ",".join(f"{i}@{a}:{did}" for i, (a, did) in enumerate(zip(c.controllers, dir_ids), 1))
+    c.cluster_id, c.dir_ids, c.formatted = cluster_id, dict(enumerate(dir_ids, 1)), {}
+    for n in [f"c{i}" for i in range(1, controllers + 1)] + [f"b{controllers + 1}"]:
+        conf = d / "conf" / f"{n}.properties"
+        conf.write_text(_node_props(c, n, dynamic))
+        extra = []
+        if dynamic:
+            extra = ["--initial-controllers", initial] if n.startswith("c") else ["--no-initial-controllers"]
+        code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra, "--apply")
+        assert code == 0, err
+        c.formatted[n] = out
     try:
-        c.run("start", "--base-port", str(c.base), *args, "--timeout", "150", timeout=400)
+        c.run("start", "--timeout", "150", timeout=400)
     except BaseException:
         c.stop()
         raise

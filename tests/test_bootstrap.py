@@ -260,7 +260,8 @@ def test_feature_is_honoured(tmp_path):
     # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1)
     (["-f", "kraft.version=0", "-N"], "Cannot set kraft.version to 0 if one of the flags"),
     # levels Kafka 4.1 knows but has not released (LATEST_PRODUCTION)
-    (["-r", "4.2"], "metadata.version 4.2-IV1 is not yet stable."),
+    (["-r", "4.2-IV1"], "metadata.version 4.2-IV1 is not yet stable."),
+    (["-r", "4.2"], "unknown metadata.version"),   # unreleased: known only as 4.2-IV0/IV1, as in Kafka 4.1
     (["-f", "metadata.version=28"], "metadata.version 4.2-IV0 is not yet stable."),
     (["-f", "streams.version=1"], "No feature:streams.version with feature level 1"),
     (["-r", "2.8"], "unknown metadata.version"),
@@ -287,7 +288,7 @@ def test_release_strings():
     assert FM.parse_release_version("3.8") == ("3.8-IV0", 20)
     assert FM.parse_release_version("4.0") == ("4.0-IV3", 25)
     assert FM.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
-    assert FM.parse_release_version("4.2") == ("4.2-IV1", 29)
+    assert FM.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
     off = {"share.version": 0, "streams.version": 0}
     assert [FM.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
         {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,

@@ -2,7 +2,9 @@
 writes, run at test time with the same config: static, --standalone,
 --initial-controllers and --no-initial-controllers. Compared by decoding both
 (files, batches, records, meta.properties), timestamps, CRCs and random
-directory ids aside; the printed line is compared byte for byte.
+directory ids aside; the printed line is compared byte for byte. And
+`bootstrap version-mapping` / `feature-dependencies` print what 4.1's
+`kafka-storage version-mapping` / `feature-dependencies` print.
 """
 
 from __future__ import annotations
@@ -100,3 +102,49 @@ def test_the_default_is_41s(kafka_formatted):
     assert recs == [{"name": "metadata.version", "featureLevel": 27},
                     {"name": "eligible.leader.replicas.version", "featureLevel": 1},
                     {"name": "group.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2}]
+
+
+RELEASES = [None, "3.9.1", "4.0-IV1", "4.2-IV1"]   # the default, a release echoed as given, versions
+ALL_LEVELS = ["metadata.version=7", "metadata.version=29", "kraft.version=0", "kraft.version=1",
+              "transaction.version=1", "transaction.version=2", "group.version=1",
+              "eligible.leader.replicas.version=0", "eligible.leader.replicas.version=1",
+              "share.version=1", "streams.version=1"]
+
+
+def test_version_mapping_and_feature_dependencies_equal_kafka_41(tmp_path):
+    runs = {r: ["version-mapping"] + (["-r", r] if r else []) for r in RELEASES}
+    runs["deps"] = ["feature-dependencies"] + [x for f in ALL_LEVELS for x in ("-f", f)]
+    with cf.ThreadPoolExecutor(3) as ex:
+        kafka = dict(zip(runs, ex.map(lambda a: kafka_tool("kafka-storage", a, tmp_path), runs.values())))
+    for key, args in runs.items():
+        assert kafka[key].returncode == 0, (key, kafka[key].stderr)
+        code, out, err = cli("bootstrap", *args, "-o", "text")
+        assert (code, err) == (0, ""), (key, err)
+        assert out == kafka[key].stdout, key
+    assert kafka[None].stdout.startswith("metadata.version=27 (4.1-IV1)\nkraft.version=1\n")
+
+
+REFUSALS = [
+    (["version-mapping", "-r", "4.2"], "Unknown release version '4.2'. Supported versions are: 3.3-IV3 to 4.1-IV1"),
+    (["version-mapping", "-r", "3.2"], "Unknown release version '3.2'. Supported versions are: 3.3-IV3 to 4.1-IV1"),
+    (["feature-dependencies", "-f", "group.version=5"], "Feature level 5 is not supported for feature group.version"),
+    (["feature-dependencies", "-f", "foo=1"], "Unknown feature: foo"),
+    (["feature-dependencies", "-f", "metadata.version=99"], "Unknown metadata.version 99"),
+    (["feature-dependencies", "-f", "group.version=x"], "Invalid version format: x for feature group.version"),
+]
+
+
+@pytest.fixture(scope="module")
+def kafka_refusals(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("kafka41-refusals")
+    with cf.ThreadPoolExecutor(3) as ex:
+        return list(ex.map(lambda r: kafka_tool("kafka-storage", r[0], tmp), REFUSALS))
+
+
+@pytest.mark.parametrize("i", range(len(REFUSALS)), ids=[" ".join(r[0]) for r in REFUSALS])
+def test_refusals_say_what_kafka_41_says(kafka_refusals, i):
+    args, message = REFUSALS[i]
+    k = kafka_refusals[i]
+    assert (k.returncode, k.stderr.strip().splitlines()[-1]) == (1, message)   # Kafka: exit 1 and the message
+    code, out, err = cli("bootstrap", *args)
+    assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")       # ours: a usage error, exit 2

@@ -1,5 +1,5 @@
-"""`quorumctl bootstrap random-uuid | format | info`: Kafka's kafka-storage, with
-valid ids only, honoured --feature, and dry runs."""
+"""`quorumctl bootstrap random-uuid | format | info | version-mapping |
+feature-dependencies`: Kafka 4.1's kafka-storage, with valid ids only and dry runs."""
 
 from __future__ import annotations
 
@@ -192,6 +192,41 @@ def info(
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
     raise typer.Exit(1 if doc["problems"] else 0)
+
+
+@app.command("version-mapping")
+def version_mapping(
+    release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
+                                                  help="A metadata.version or release (default 4.1-IV1)."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+):
+    """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
+
+    Example: quorumctl bootstrap version-mapping -r 3.9
+    """
+    import sys
+
+    from ..render.output import json_line, resolve
+    from ..storage import format as FM
+    doc = FM.version_mapping(release_version)
+    sys.stdout.write(json_line(doc) + "\n" if resolve(output) is Output.json else FM.version_mapping_text(doc))
+
+
+@app.command("feature-dependencies")
+def feature_dependencies(
+    feature: List[str] = typer.Option(..., "--feature", "-f", help="feature=level to look up (repeatable)."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+):
+    """What each feature level depends on, as kafka-storage 4.1 prints it.
+
+    Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
+    """
+    import sys
+
+    from ..render.output import json_line, resolve
+    from ..storage import format as FM
+    deps = FM.feature_dependencies(feature)
+    sys.stdout.write(json_line(deps) + "\n" if resolve(output) is Output.json else FM.feature_dependencies_text(deps))
 
 
 def register(parent: typer.Typer) -> None:

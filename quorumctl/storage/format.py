@@ -55,10 +55,12 @@ METADATA_VERSION = "metadata.version"
 
 
 def release_by_name() -> dict[str, str]:
-    """"3.7" -> "3.7-IV4": the last version of each release (IBP_VERSIONS)."""
+    """"3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
+    an unreleased one such as "4.2" is known only by its full name, "4.2-IV0")."""
     out = {}
-    for name, _lvl in METADATA_VERSIONS:
-        out[name.split("-")[0]] = name
+    for name, lvl in METADATA_VERSIONS:
+        if lvl <= LATEST_PRODUCTION:
+            out[name.split("-")[0]] = name
     return out
 
 
@@ -200,6 +202,66 @@ def bootstrap_records(mv_level: int, levels: dict, scram_records: list) -> list:
         if levels[name] > 0:
             recs.append((12, 0, {"name": name, "featureLevel": levels[name]}))
     return recs + scram_records
+
+
+# -- version-mapping / feature-dependencies (kafka-storage 4.1) -----------------------
+
+def version_mapping(release: str | None) -> dict:
+    """StorageTool.runVersionMappingCommand: the default level of every feature at a
+    metadata.version (the latest production one by default). `release` is echoed as given."""
+    given = release if release is not None else DEFAULT_RELEASE
+    try:
+        _name, lvl = parse_release_version(given)
+    except InputError:
+        raise InputError(f"Unknown release version '{given}'. Supported versions are: "
+                         f"{NAME_OF[MIN_LEVEL]} to {NAME_OF[LATEST_PRODUCTION]}") from None
+    return {"release": given, METADATA_VERSION: lvl,
+            "features": {name: default_level(f, lvl) for name, f in FEATURES.items()}}
+
+
+def version_mapping_text(doc: dict) -> str:
+    lines = [f"{METADATA_VERSION}={doc[METADATA_VERSION]} ({doc['release']})"]
+    lines += [f"{name}={lvl}" for name, lvl in doc["features"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def feature_dependencies(args: list[str]) -> list[dict]:
+    """StorageTool.runFeatureDependenciesCommand: what each feature=level needs
+    (unreleased levels included, as Kafka looks them up with unstable allowed)."""
+    out = []
+    for a in args:
+        name, eq, text = a.partition("=")
+        if not eq or "=" in text:
+            raise InputError(f"--feature {a}: expected feature=level")
+        try:
+            lvl = int(text)
+        except ValueError:
+            raise InputError(f"Invalid version format: {text} for feature {name}") from None
+        if name == METADATA_VERSION:
+            if lvl not in NAME_OF:
+                raise InputError(f"Unknown metadata.version {lvl}")
+            out.append({"feature": name, "level": lvl, "version": NAME_OF[lvl], "requires": {}})
+            continue
+        feat = FEATURES.get(name)
+        if feat is None:
+            raise InputError(f"Unknown feature: {name}")
+        if lvl not in feat.levels:
+            raise InputError(f"Feature level {lvl} is not supported for feature {name}")
+        out.append({"feature": name, "level": lvl, "requires": dict(feat.levels[lvl][1])})
+    return out
+
+
+def feature_dependencies_text(deps: list[dict]) -> str:
+    lines = []
+    for d in deps:
+        label = f"{d['feature']}={d['level']}" + (f" ({d['version']})" if "version" in d else "")
+        if not d["requires"]:
+            lines.append(f"{label} has no dependencies.")
+            continue
+        lines.append(f"{label} requires:")
+        for dep, lvl in d["requires"].items():
+            lines.append(f"    {dep}={lvl}" + (f" ({NAME_OF[lvl]})" if dep == METADATA_VERSION else ""))
+    return "\n".join(lines) + "\n"
 
 
 # -- SCRAM ------------------------------------------------------------------------

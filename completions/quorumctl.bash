@@ -128,7 +128,7 @@ _quorumctl_files() {
             while IFS= read -r f; do
                 [[ -d $f ]] && continue
                 case ${f##*/} in
-                    bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex) COMPREPLY+=("$f") ;;
+                    bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex|*.deleted|*.cleaned|*.swap) COMPREPLY+=("$f") ;;
                 esac
             done < <(compgen -f -- "$2") ;;
     esac

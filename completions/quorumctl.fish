@@ -78,7 +78,7 @@ function __quorumctl_log_files
             echo $f/
         else
             switch (string replace -r '.*/' '' -- $f)
-                case 'bootstrap.checkpoint' 'leader-epoch-checkpoint' 'meta.properties' 'partition.metadata' 'quorum-state' '*offset-checkpoint' '*.checkpoint' '*.log' '*.index' '*.timeindex' '*.snapshot' '*.txnindex'
+                case 'bootstrap.checkpoint' 'leader-epoch-checkpoint' 'meta.properties' 'partition.metadata' 'quorum-state' '*offset-checkpoint' '*.checkpoint' '*.log' '*.index' '*.timeindex' '*.snapshot' '*.txnindex' '*.deleted' '*.cleaned' '*.swap'
                     echo $f
             end
         end

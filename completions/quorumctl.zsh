@@ -7,7 +7,7 @@
 
 # directories, and the files of a Kafka log dir
 _quorumctl_log_files() {
-  _files -g '(bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex)(-.)'
+  _files -g '(bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex|*.deleted|*.cleaned|*.swap)(-.)'
 }
 
 _quorumctl() {

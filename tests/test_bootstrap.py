@@ -484,3 +484,26 @@ def test_info_config(tmp_path):
                                  + "\n")
     code, out, err = cli("bootstrap", "info")
     assert code == 2 and "give -c server.properties or --log-dir DIR" in err
+
+
+def test_bootstrap_records_inside_the_zero_checkpoint_are_read(tmp_path):
+    """The newer layout (Kafka after 4.1, KAFKA-19648): no bootstrap.checkpoint; the
+    bootstrap records follow KRaftVersion/Voters in 00000000000000000000-0000000000.checkpoint.
+    dump-log and verify read it like any snapshot."""
+    from quorumctl.storage.snapshots import encode_snapshot
+    name, mv, levels = FM.effective_features(None, {}, True)
+    voters = FM.voters_record(FM.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
+    d = tmp_path / "c1" / "__cluster_metadata-0"
+    d.mkdir(parents=True)
+    (d / "00000000000000000000-0000000000.checkpoint").write_bytes(encode_snapshot(
+        FM.bootstrap_records(mv, levels, []), epoch=0, last_contained_log_timestamp=1795305661000, kraft_version=1,
+        voters=voters, timestamp_ms=1795305661000))
+    code, out, err = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(d))
+    assert (code, err) == (0, "")
+    payloads = [line.split("payload: ", 1)[1] for line in out.splitlines() if "payload: " in line]
+    assert payloads == ['{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":27}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"eligible.leader.replicas.version","featureLevel":1}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version","featureLevel":2}}']
+    assert " KRaftVersion {\"version\":0,\"kRaftVersion\":1}" in out
+    assert_verify_clean(tmp_path / "c1")

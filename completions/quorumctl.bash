@@ -64,7 +64,7 @@ _quorumctl_spec() {
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output' ;;
         'bootstrap')
-            subs='random-uuid format info'
+            subs='random-uuid format info version-mapping feature-dependencies'
             opts='-h --help'
             vopts='' ;;
         'bootstrap random-uuid')
@@ -79,6 +79,14 @@ _quorumctl_spec() {
             subs=''
             opts='-c --config --log-dir -o --output -h --help'
             vopts='-c --config --log-dir -o --output' ;;
+        'bootstrap version-mapping')
+            subs=''
+            opts='-r --release-version -o --output -h --help'
+            vopts='-r --release-version -o --output' ;;
+        'bootstrap feature-dependencies')
+            subs=''
+            opts='-f --feature -o --output -h --help'
+            vopts='-f --feature -o --output' ;;
         *) subs='' opts='' vopts='' ;;
     esac
 }
@@ -90,7 +98,7 @@ _quorumctl_values() {
     case "$1|$2" in
         'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'truncate|-o'|'truncate|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'truncate|-o'|'truncate|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text table json' ;;
         'dump-log|'|'dump-log|--files'|'verify|'|'spark-export|')
             files=log ;;
@@ -120,7 +128,7 @@ _quorumctl_files() {
             while IFS= read -r f; do
                 [[ -d $f ]] && continue
                 case ${f##*/} in
-                    bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex) COMPREPLY+=("$f") ;;
+                    bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex|*.deleted|*.cleaned|*.swap) COMPREPLY+=("$f") ;;
                 esac
             done < <(compgen -f -- "$2") ;;
     esac

@@ -12,7 +12,7 @@ function __quorumctl_subs
         case 'describe'
             printf '%s\n' status replication health
         case 'bootstrap'
-            printf '%s\n' random-uuid format info
+            printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
 end
 
@@ -44,6 +44,10 @@ function __quorumctl_vopts
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
         case 'bootstrap info'
             printf '%s\n' -- -c --config --log-dir -o --output
+        case 'bootstrap version-mapping'
+            printf '%s\n' -- -r --release-version -o --output
+        case 'bootstrap feature-dependencies'
+            printf '%s\n' -- -f --feature -o --output
     end
 end
 
@@ -74,7 +78,7 @@ function __quorumctl_log_files
             echo $f/
         else
             switch (string replace -r '.*/' '' -- $f)
-                case 'bootstrap.checkpoint' 'leader-epoch-checkpoint' 'meta.properties' 'partition.metadata' 'quorum-state' '*offset-checkpoint' '*.checkpoint' '*.log' '*.index' '*.timeindex' '*.snapshot' '*.txnindex'
+                case 'bootstrap.checkpoint' 'leader-epoch-checkpoint' 'meta.properties' 'partition.metadata' 'quorum-state' '*offset-checkpoint' '*.checkpoint' '*.log' '*.index' '*.timeindex' '*.snapshot' '*.txnindex' '*.deleted' '*.cleaned' '*.swap'
                     echo $f
             end
         end
@@ -169,7 +173,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l bootstrap-s
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
-complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka 3.9'\''s exact format; default when piped), table (default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C).'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
@@ -177,7 +181,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l bootst
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l human-readable -d 'Text output: times as '\''N ms ago'\'' (on this machine'\''s clock).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
-complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka 3.9'\''s exact format; default when piped), table (default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
@@ -192,6 +196,8 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a version-mapping -d 'The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a feature-dependencies -d 'What each feature level depends on, as kafka-storage 4.1 prints it.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap random-uuid'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s c -l config -r -d 'The server.properties to format for.'
@@ -201,8 +207,8 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l log-dir -x
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l metadata-log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'The metadata log dir (default: metadata.log.dir, else the first log dir).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s S -l add-scram -x -d 'A SCRAM credential, e.g. '\''SCRAM-SHA-256=[name=alice,password=alice-secret]'\'' (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s g -l ignore-formatted -d 'Skip formatted dirs and format the others.'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s r -l release-version -x -d 'metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 3.9-IV0).'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1; honoured, unlike Kafka 3.9.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s r -l release-version -x -d 'metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 4.1-IV1).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s s -l standalone -d 'Format a controller as a single-voter dynamic quorum (KIP-853).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s N -l no-initial-controllers -d 'Format without a dynamic quorum topology.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s I -l initial-controllers -x -d 'id@host:port:directoryId,... : the initial voters of a dynamic quorum (the same on every node).'
@@ -215,3 +221,9 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s c -l config 
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -l log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'A log dir to check (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s r -l release-version -x -d 'A metadata.version or release (default 4.1-IV1).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s f -l feature -x -d 'feature=level to look up (repeatable).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s h -l help -d 'Show this message and exit.'

@@ -7,7 +7,7 @@
 
 # directories, and the files of a Kafka log dir
 _quorumctl_log_files() {
-  _files -g '(bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex)(-.)'
+  _files -g '(bootstrap.checkpoint|leader-epoch-checkpoint|meta.properties|partition.metadata|quorum-state|*offset-checkpoint|*.checkpoint|*.log|*.index|*.timeindex|*.snapshot|*.txnindex|*.deleted|*.cleaned|*.swap)(-.)'
 }
 
 _quorumctl() {
@@ -179,7 +179,7 @@ _quorumctl_describe_status() {
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka 3.9'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
     '--watch=[Refresh every SECONDS until interrupted (Ctrl-C).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -191,7 +191,7 @@ _quorumctl_describe_replication() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--human-readable[Text output\: times as '\''N ms ago'\'' (on this machine'\''s clock).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka 3.9'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
     '--watch=[Refresh every SECONDS until interrupted (Ctrl-C).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -222,6 +222,8 @@ _quorumctl_bootstrap() {
         'random-uuid:Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
         'format:Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
         'info:Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
+        'version-mapping:The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.'
+        'feature-dependencies:What each feature level depends on, as kafka-storage 4.1 prints it.'
       )
       _describe -t commands 'quorumctl bootstrap command' commands ;;
     argument)
@@ -229,6 +231,8 @@ _quorumctl_bootstrap() {
         random-uuid) _quorumctl_bootstrap_random_uuid ;;
         format) _quorumctl_bootstrap_format ;;
         info) _quorumctl_bootstrap_info ;;
+        version-mapping) _quorumctl_bootstrap_version_mapping ;;
+        feature-dependencies) _quorumctl_bootstrap_feature_dependencies ;;
       esac ;;
   esac
 }
@@ -248,9 +252,9 @@ _quorumctl_bootstrap_format() {
     '*-S[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '*--add-scram=[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '(-g --ignore-formatted)'{-g,--ignore-formatted}'[Skip formatted dirs and format the others.]' \
-    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 3.9-IV0).]:TEXT: ' \
-    '*-f[feature=level (repeatable), e.g. group.version=1; honoured, unlike Kafka 3.9.]:TEXT: ' \
-    '*--feature=[feature=level (repeatable), e.g. group.version=1; honoured, unlike Kafka 3.9.]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 4.1-IV1).]:TEXT: ' \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '(-s --standalone)'{-s,--standalone}'[Format a controller as a single-voter dynamic quorum (KIP-853).]' \
     '(-N --no-initial-controllers)'{-N,--no-initial-controllers}'[Format without a dynamic quorum topology.]' \
     '(-I --initial-controllers)'{-I,--initial-controllers=}'[id@host\:port\:directoryId,... \: the initial voters of a dynamic quorum (the same on every node).]:TEXT: ' \
@@ -266,6 +270,21 @@ _quorumctl_bootstrap_info() {
     '(-c --config)'{-c,--config=}'[server.properties whose dirs to check.]:FILE:_files' \
     '*--log-dir=[A log dir to check (repeatable).]:DIR:_files -/' \
     '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_bootstrap_version_mapping() {
+  _arguments -s -S : \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.1-IV1).]:TEXT: ' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_bootstrap_feature_dependencies() {
+  _arguments -s -S : \
+    '*-f[feature=level to look up (repeatable).]:TEXT: ' \
+    '*--feature=[feature=level to look up (repeatable).]:TEXT: ' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

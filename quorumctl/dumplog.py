@@ -383,8 +383,14 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         sink = TableSink(sink, opts)
     for path in files:
         kind = K.kind_of(path)
+        gone = K.renamed(path)
         if not as_json:
             sink.line(f"Dumping {path}")
+            if gone:   # Kafka 4.1 ignores these ("Ignoring unknown file"); we decode what they were
+                sink.line(f"Renamed {gone}: {K.RENAMED[gone]}; read as {K.original_name(path)}")
+        elif gone:
+            sink.line(json_line({"kind": "renamed", "file": path, "suffix": gone, "as": K.original_name(path),
+                                 "meaning": K.RENAMED[gone]}))
         try:
             if kind in BATCH_KINDS:
                 dump_batches(path, opts, sink, as_json=as_json, max_bytes=max_bytes, result=result)

@@ -43,12 +43,3 @@ def blocks(name: str) -> list[Block]:
         else:
             cur.lines.append(line)
     return out
-
-
-# The deliberate differences from kafka-dump-log (docs/dump-log.md), applied to
-# Kafka's lines so the rest must match byte for byte.
-def kafka_to_quorumctl(line: str, leader_change: str | None = None) -> str:
-    line = line.replace("deleteHorizonMs: OptionalLong.empty", "deleteHorizonMs: -1")
-    if leader_change is not None and line.endswith(" controlType: LEADER_CHANGE(2)"):
-        line = line[: -len(" controlType: LEADER_CHANGE(2)")] + leader_change
-    return line

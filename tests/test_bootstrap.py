@@ -85,9 +85,10 @@ def test_bootstrap_checkpoint_matches_kafka(tmp_path, release, kafka_file):
 
 @needs_shared
 def test_format_text_matches_kafka_39(tmp_path):
-    """kafka-storage 3.9: `format -t ... -c c1.properties --standalone` prints one line."""
+    """kafka-storage 3.9: `format -t ... -c c1.properties --standalone` prints one line
+    (3.9's default release is given: ours is 4.1's)."""
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "--apply")
+    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
     want = next(b for b in blocks("storage-3.9.0.txt") if b.command.endswith("-c c1.properties --standalone"))
     assert code == 0 and want.exit == 0
     assert out.splitlines() == [ln.replace("/var/lib/kafka39/data/c1", str(tmp_path / "c1")) for ln in want.lines]
@@ -96,7 +97,7 @@ def test_format_text_matches_kafka_39(tmp_path):
 @needs_shared
 def test_standalone_snapshot_matches_kafka(tmp_path):
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "--apply")
+    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
     assert code == 0, err
     kafka = FIXTURES / "kafka-3.9.0-dynamic" / "scratch" / "c1"
     ours, theirs = decode(tmp_path / "c1" / SNAP), decode(kafka / SNAP)
@@ -144,7 +145,8 @@ def md_b64(b: bytes) -> str:
 
 def test_39_standalone_with_scram(tmp_path):
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-S", "SCRAM-SHA-512=[name=bob,password=pw]", "--apply")
+    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "-S", "SCRAM-SHA-512=[name=bob,password=pw]",
+                         "--apply")
     assert code == 0, err
     batches = decode(tmp_path / "c1" / "bootstrap.checkpoint")
     assert [(b[0][3], [t for t, _ in b[1]]) for b in batches] == [
@@ -163,7 +165,7 @@ def test_initial_controllers(tmp_path):
               "3@localhost:19193:eAmx4J3YZ63RPobrVgXBAw")
     cfg = controller_cfg(tmp_path)
     code, out, err = fmt("-c", cfg, "-t", CID, "--initial-controllers", voters, "--apply")
-    assert code == 0 and out == f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} with metadata.version 3.9-IV0.\n"
+    assert code == 0 and out == f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
     assert F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
     (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
     assert recs[1] == ("KRAFT_VERSION", {"version": 0, "kRaftVersion": 1})
@@ -202,9 +204,9 @@ def test_data_and_metadata_dirs(tmp_path):
                          "--apply")
     assert code == 0, err
     lines = out.splitlines()
-    assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 3.9-IV0.",
-                                    f"Formatting data directory {d2} with metadata.version 3.9-IV0.",
-                                    f"Formatting metadata directory {meta} with metadata.version 3.9-IV0."])
+    assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 4.1-IV1.",
+                                    f"Formatting data directory {d2} with metadata.version 4.1-IV1.",
+                                    f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."])
     assert [ln.split()[-4] for ln in lines] == FM.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
     dirids = {F.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
     assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
@@ -220,7 +222,7 @@ def records_of(d):
 
 
 def test_feature_is_honoured(tmp_path):
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-f", "group.version=1",
+    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-r", "3.9", "-f", "group.version=1",
                          "-f", "transaction.version=1", "--apply")
     assert code == 0, err
     assert records_of(tmp_path / "d") == [{"name": "metadata.version", "featureLevel": 21},
@@ -239,19 +241,32 @@ def test_feature_is_honoured(tmp_path):
 
 @pytest.mark.parametrize("args,msg", [
     (["-f", "foo.version=1"], "Unsupported feature: foo.version. Supported features are: "
-                              "eligible.leader.replicas.version, group.version, kraft.version, transaction.version"),
+                              "eligible.leader.replicas.version, group.version, kraft.version, share.version, "
+                              "streams.version, transaction.version"),
     (["-r", "3.8", "-f", "metadata.version=20"], "Use --release-version instead of --feature metadata.version=X"),
-    (["-f", "eligible.leader.replicas.version=1"],
+    (["-r", "4.0-IV0", "-f", "eligible.leader.replicas.version=1"],
      "eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23"),
     (["-f", "group.version=2"], "No feature:group.version with feature level 2"),
-    (["-f", "kraft.version=1"], "Cannot set kraft.version to 1 unless KIP-853 configuration is present"),
+    (["-f", "kraft.version=1"], "Cannot set kraft.version to 1 unless one of the flags --standalone, "
+                                "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
+                                "support, try using one of --standalone, --initial-controllers, or "
+                                "--no-initial-controllers."),
     (["-f", "kraft.version=1", "-r", "3.8-IV0", "-I", "1@h:1:DfqkWOlJTZ-abG8pUGocIA"],
      "kraft.version could not be set to 1 because it depends on metadata.version level 21"),
     (["-f", "kraft.version=0", "-I", "1@h:1:DfqkWOlJTZ-abG8pUGocIA"],
-     "Cannot set kraft.version to 0 if KIP-853 configuration is present. Try removing the --feature flag"),
+     "Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, or "
+     "--no-initial-controllers is used. For dynamic controllers support, try removing the --feature flag for "
+     "kraft.version."),
+    # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1)
+    (["-f", "kraft.version=0", "-N"], "Cannot set kraft.version to 0 if one of the flags"),
+    # levels Kafka 4.1 knows but has not released (LATEST_PRODUCTION)
+    (["-r", "4.2-IV1"], "metadata.version 4.2-IV1 is not yet stable."),
+    (["-r", "4.2"], "unknown metadata.version"),   # unreleased: known only as 4.2-IV0/IV1, as in Kafka 4.1
+    (["-f", "metadata.version=28"], "metadata.version 4.2-IV0 is not yet stable."),
+    (["-f", "streams.version=1"], "No feature:streams.version with feature level 1"),
     (["-r", "2.8"], "unknown metadata.version"),
     (["-r", "3.3-IV0"], "quorumctl formats metadata.version 3.3-IV3 (7) and later"),
-    (["-r", "4.2"], "unknown metadata.version"),
+    (["-r", "4.3"], "unknown metadata.version"),
     (["-r", "3.4", "-S", "SCRAM-SHA-256=[name=a,password=b]"], "SCRAM is only supported in metadata.version 3.5-IV2"),
     (["-S", "SCRAM-SHA-1=[name=a,password=b]"], "The add-scram mechanism SCRAM-SHA-1 is not supported."),
     (["-S", "SCRAM-SHA-256=[name=a]"], "You must supply one of 'password' or 'saltedpassword' to add-scram"),
@@ -273,15 +288,22 @@ def test_release_strings():
     assert FM.parse_release_version("3.8") == ("3.8-IV0", 20)
     assert FM.parse_release_version("4.0") == ("4.0-IV3", 25)
     assert FM.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
+    assert FM.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
+    off = {"share.version": 0, "streams.version": 0}
     assert [FM.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
         {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,
-         "transaction.version": 0},
+         "transaction.version": 0, **off},
         {"metadata.version": 23, "eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0,
-         "transaction.version": 0},
+         "transaction.version": 0, **off},
         {"metadata.version": 24, "eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0,
-         "transaction.version": 2},
+         "transaction.version": 2, **off},
         {"metadata.version": 26, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 0,
-         "transaction.version": 2}]
+         "transaction.version": 2, **off}]
+    # the default is 4.1's LATEST_PRODUCTION; the 4.2 levels only with unstable.feature.versions.enable
+    assert FM.effective_features(None, {}, False)[:2] == ("4.1-IV1", 27)
+    assert FM.effective_features(None, {}, True, unstable=True)[2] == {
+        "metadata.version": 29, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
+        "transaction.version": 2, "share.version": 1, "streams.version": 1}
 
 
 def test_cluster_id_validation(tmp_path):
@@ -303,7 +325,7 @@ def test_config_rules(tmp_path):
     assert code == 2 and "Because controller.quorum.voters is not set on this controller, you must specify one of " \
                           "the following: --standalone, --initial-controllers, or --no-initial-controllers." in err
     code, out, err = fmt("-c", cfg, "-t", CID, "--no-initial-controllers", "--apply")
-    assert code == 0 and out == f"Formatting metadata directory {tmp_path / 'c1'} with metadata.version 3.9-IV0.\n"
+    assert code == 0 and out == f"Formatting metadata directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
     assert not os.path.exists(tmp_path / "c1" / SNAP)
     broker = tmp_path / "b4.properties"
     broker.write_text(f"process.roles=broker\nnode.id=4\nlog.dirs={tmp_path / 'b4'}\ncontroller.listener.names=CONTROLLER\n")
@@ -313,10 +335,14 @@ def test_config_rules(tmp_path):
     legacy.write_text(f"broker.id=1\nlog.dirs={tmp_path / 'zk'}\n")
     code, out, err = fmt("-c", legacy, "-t", CID, "--apply")
     assert code == 2 and "appears to be for a legacy cluster" in err
-    # inter.broker.protocol.version is the default release, as in Kafka
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 ignores it
     ibp = controller_cfg(tmp_path, "c7", node=7, extra="inter.broker.protocol.version=3.6\n")
     code, out, err = fmt("-c", ibp, "-t", CID, "-N", "--apply")
-    assert code == 0 and "with metadata.version 3.6-IV2." in out
+    assert code == 0 and "with metadata.version 4.1-IV1." in out
+    # unstable.feature.versions.enable opens the 4.2 levels, as in Kafka 4.1
+    unstable = controller_cfg(tmp_path, "c8", node=8, extra="unstable.feature.versions.enable=true\n")
+    code, out, err = fmt("-c", unstable, "-t", CID, "-N", "-r", "4.2-IV0", "--apply")
+    assert code == 0 and "with metadata.version 4.2-IV0." in out
 
 
 def test_never_overwrites(tmp_path):
@@ -336,20 +362,21 @@ def test_never_overwrites(tmp_path):
     assert tree(d) == before and not os.path.exists(tmp_path / "e")
     # -g formats the others
     code, out, err = fmt("--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", CID, "-g", "--apply")
-    assert code == 0 and out == f"Formatting data directory {tmp_path / 'e'} with metadata.version 3.9-IV0.\n"
+    assert code == 0 and out == f"Formatting data directory {tmp_path / 'e'} with metadata.version 4.1-IV1.\n"
     assert tree(d) == before
 
 
 def test_dry_run_writes_nothing(tmp_path):
     code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID)
-    assert code == 0 and out == (f"Would format metadata directory {tmp_path / 'd'} with metadata.version 3.9-IV0.\n"
+    assert code == 0 and out == (f"Would format metadata directory {tmp_path / 'd'} with metadata.version 4.1-IV1.\n"
                                  "Dry run: nothing was written. Run again with --apply to format.\n")
     assert not os.path.exists(tmp_path / "d")
     code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-o", "json")
     doc = json.loads(out)
-    assert doc["applied"] is False and doc["metadata_version"] == 21
-    assert doc["bootstrap_records"] == [{"type": "FEATURE_LEVEL_RECORD", "version": 0,
-                                         "data": {"name": "metadata.version", "featureLevel": 21}}]
+    assert doc["applied"] is False and doc["metadata_version"] == 27
+    assert doc["bootstrap_records"] == [{"type": "FEATURE_LEVEL_RECORD", "version": 0, "data": d} for d in (
+        {"name": "metadata.version", "featureLevel": 27}, {"name": "eligible.leader.replicas.version", "featureLevel": 1},
+        {"name": "group.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2})]
 
 
 def test_refuses_an_unformatted_dir_holding_a_log(tmp_path):
@@ -457,3 +484,26 @@ def test_info_config(tmp_path):
                                  + "\n")
     code, out, err = cli("bootstrap", "info")
     assert code == 2 and "give -c server.properties or --log-dir DIR" in err
+
+
+def test_bootstrap_records_inside_the_zero_checkpoint_are_read(tmp_path):
+    """The newer layout (Kafka after 4.1, KAFKA-19648): no bootstrap.checkpoint; the
+    bootstrap records follow KRaftVersion/Voters in 00000000000000000000-0000000000.checkpoint.
+    dump-log and verify read it like any snapshot."""
+    from quorumctl.storage.snapshots import encode_snapshot
+    name, mv, levels = FM.effective_features(None, {}, True)
+    voters = FM.voters_record(FM.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
+    d = tmp_path / "c1" / "__cluster_metadata-0"
+    d.mkdir(parents=True)
+    (d / "00000000000000000000-0000000000.checkpoint").write_bytes(encode_snapshot(
+        FM.bootstrap_records(mv, levels, []), epoch=0, last_contained_log_timestamp=1795305661000, kraft_version=1,
+        voters=voters, timestamp_ms=1795305661000))
+    code, out, err = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(d))
+    assert (code, err) == (0, "")
+    payloads = [line.split("payload: ", 1)[1] for line in out.splitlines() if "payload: " in line]
+    assert payloads == ['{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version","featureLevel":27}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"eligible.leader.replicas.version","featureLevel":1}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version","featureLevel":2}}']
+    assert " KRaftVersion {\"version\":0,\"kRaftVersion\":1}" in out
+    assert_verify_clean(tmp_path / "c1")

@@ -90,7 +90,7 @@ def test_bash_syntax():
 def test_bash_completes_commands_and_subcommands(tmp_path):
     des, describe, top, debug_des, boot = bash_complete(
         [["quorumctl", "des"], ["quorumctl", "describe", ""], ["quorumctl", ""],
-         ["quorumctl", "--debug", "des"], ["quorumctl", "bootstrap", "f"]], tmp_path)
+         ["quorumctl", "--debug", "des"], ["quorumctl", "bootstrap", "fo"]], tmp_path)
     assert des == ["describe"]
     assert describe == ["status", "replication", "health"]
     assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate",
@@ -246,7 +246,8 @@ def test_fish_completes(tmp_path):
     p = "c1/__cluster_metadata-0/"
     assert fish_complete("quorumctl des", tmp_path) == ["describe"]
     assert sorted(fish_complete("quorumctl describe ", tmp_path)) == ["health", "replication", "status"]
-    assert sorted(fish_complete("quorumctl --debug bootstrap ", tmp_path)) == ["format", "info", "random-uuid"]
+    assert sorted(fish_complete("quorumctl --debug bootstrap ", tmp_path)) == [
+        "feature-dependencies", "format", "info", "random-uuid", "version-mapping"]
     assert sorted(fish_complete("quorumctl describe status --output ", tmp_path)) == ["json", "table", "text"]
     assert fish_complete("quorumctl describe status --timeout ", tmp_path) == []
     assert sorted(fish_complete("quorumctl verify " + p, tmp_path)) == [

@@ -298,9 +298,9 @@ def test_describe_quorum_v0_server(capsys):
         assert out == ("ClusterId:              rTcAzcTXQpG_6c1zYns8Xw\nLeaderId:               2\n"
                        "LeaderEpoch:            4\nHighWatermark:          84\nMaxFollowerLag:         0\n"
                        "MaxFollowerLagTimeMs:   -1\n"
-                       'CurrentVoters:          [{"id": 1, "directoryId": null}, {"id": 2, "directoryId": null}, '
-                       '{"id": 3, "directoryId": null}]\n'
-                       'CurrentObservers:       [{"id": 4, "directoryId": null}]\n')
+                       'CurrentVoters:          [{"id": 1}, {"id": 2}, '
+                       '{"id": 3}]\n'
+                       'CurrentObservers:       [{"id": 4}]\n')
         code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", a)
         assert out.splitlines()[1].split("\t") == ["2     ", "AAAAAAAAAAAAAAAAAAAAAA", "84          ", "0  ",
                                                    "-1                ", "-1                   ", "Leader  ", ""]

@@ -90,6 +90,44 @@ def test_two_of_three_silent(capsys):
     assert not p[2]["reachable"] and not p[3]["reachable"] and p[1]["reachable"]
 
 
+def test_two_silent_followers_are_not_caught_up_even_when_the_leaders_data_says_so(capsys):
+    # Frozen followers (SIGSTOP) on a real quorum: the leader answers at once and its
+    # lastCaughtUp for them is still fresh (120/140 ms) when the probes of the two
+    # start; they never answer. What is true when the command answers: one voter of
+    # three is known to be caught up, so the quorum is unhealthy.
+    with cluster() as c:
+        c.silence(2)
+        c.silence(3)
+        code, doc = health(capsys, "--bootstrap-controller", c.node_by_id(1).address)
+        tcode, out, _ = run_cli(capsys, "describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
+                                "--timeout", "0.5")
+    assert (code, tcode) == (1, 1)
+    assert (doc["verdict"], doc["caughtUp"], doc["majority"], doc["canLose"]) == ("unhealthy", 1, 2, 0)
+    assert [(v["id"], v["caughtUp"], v["lagTimeMs"], v["reachable"]) for v in doc["voters"]] == \
+        [(1, True, 0, True), (2, False, 120, False), (3, False, 140, False)]
+    assert doc["reasons"][:3] == ["only 1 of 3 voters are caught up; a majority needs 2",
+                                  "voter 2 does not answer; its last caught-up time from the leader (120 ms behind) "
+                                  "predates the probes",
+                                  "voter 3 does not answer; its last caught-up time from the leader (140 ms behind) "
+                                  "predates the probes"]
+    head = out.split("\n\n")[0].splitlines()
+    assert head[:6] == ["Verdict:                unhealthy",
+                        "ClusterId:              rTcAzcTXQpG_6c1zYns8Xw",
+                        "LeaderId:               1",
+                        "LeaderEpoch:            5",
+                        "CaughtUpVoters:         1 of 3 (majority 2, fetch timeout 2000 ms)",
+                        "CanLose:                0 more voters"]
+
+
+def test_one_silent_follower_is_not_caught_up(capsys):
+    with cluster() as c:
+        c.silence(3)
+        code, doc = health(capsys, "--bootstrap-controller", c.node_by_id(1).address)
+    assert code == 0
+    assert (doc["verdict"], doc["caughtUp"], doc["majority"], doc["canLose"]) == ("degraded", 2, 2, 0)
+    assert doc["voters"][2]["caughtUp"] is False
+
+
 def test_leader_and_one_follower_silent(capsys):
     # the survivor still believes in the old leader, which does not answer: no leader at all
     with cluster() as c:

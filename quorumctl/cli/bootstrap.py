@@ -1,5 +1,5 @@
-"""`quorumctl bootstrap random-uuid | format | info`: Kafka's kafka-storage, with
-valid ids only, honoured --feature, and dry runs."""
+"""`quorumctl bootstrap random-uuid | format | info | version-mapping |
+feature-dependencies`: Kafka 4.1's kafka-storage, with valid ids only and dry runs."""
 
 from __future__ import annotations
 
@@ -43,9 +43,9 @@ def format_(
                                           help="Skip formatted dirs and format the others."),
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
                                                   help="metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a "
-                                                       "release like 3.9; default 3.9-IV0)."),
+                                                       "release like 3.9; default 4.1-IV1)."),
     feature: List[str] = typer.Option([], "--feature", "-f", help="feature=level (repeatable), e.g. "
-                                      "group.version=1; honoured, unlike Kafka 3.9."),
+                                      "group.version=1."),
     standalone: bool = typer.Option(False, "--standalone", "-s",
                                     help="Format a controller as a single-voter dynamic quorum (KIP-853)."),
     no_initial_controllers: bool = typer.Option(False, "--no-initial-controllers", "-N",
@@ -95,9 +95,9 @@ def format_(
     all_dirs = sorted(set(dirs) | {mdir})
     listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
                                             else "CONTROLLER")
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 formats with
+    # --release-version or its latest production version, whatever the config says
     release = release_version
-    if release is None and cfg is not None and cfg.props.get("inter.broker.protocol.version"):
-        release = cfg.props["inter.broker.protocol.version"]
     voters = None
     if initial_controllers:
         voters = FM.parse_dynamic_voters(initial_controllers)
@@ -124,7 +124,9 @@ def format_(
         plan = FM.plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
                               release=release, features=features, scram=add_scram, voters=voters,
                               listener_name=listener, ignore_formatted=ignore_formatted,
-                              allow_non_uuid=allow_non_uuid)
+                              allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
+                              unstable=cfg is not None and
+                              cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
         out_lines.extend(plan.messages)
         results = {}
         if not plan.dirs:
@@ -196,6 +198,41 @@ def info(
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
     raise typer.Exit(1 if doc["problems"] else 0)
+
+
+@app.command("version-mapping")
+def version_mapping(
+    release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
+                                                  help="A metadata.version or release (default 4.1-IV1)."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+):
+    """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
+
+    Example: quorumctl bootstrap version-mapping -r 3.9
+    """
+    import sys
+
+    from ..render.output import json_line, resolve
+    from ..storage import format as FM
+    doc = FM.version_mapping(release_version)
+    sys.stdout.write(json_line(doc) + "\n" if resolve(output) is Output.json else FM.version_mapping_text(doc))
+
+
+@app.command("feature-dependencies")
+def feature_dependencies(
+    feature: List[str] = typer.Option(..., "--feature", "-f", help="feature=level to look up (repeatable)."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+):
+    """What each feature level depends on, as kafka-storage 4.1 prints it.
+
+    Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
+    """
+    import sys
+
+    from ..render.output import json_line, resolve
+    from ..storage import format as FM
+    deps = FM.feature_dependencies(feature)
+    sys.stdout.write(json_line(deps) + "\n" if resolve(output) is Output.json else FM.feature_dependencies_text(deps))
 
 
 def register(parent: typer.Typer) -> None:

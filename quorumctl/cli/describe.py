@@ -20,7 +20,7 @@ BC_HELP = "Comma-separated host:port list of controllers (DescribeCluster names 
 CC_HELP = ("Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, "
            "ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...")
 TIMEOUT_HELP = "Give up after this many seconds in total (default: default.api.timeout.ms or 15)."
-OUTPUT_HELP = "text (Kafka 3.9's exact format; default when piped), table (default on a terminal) or json."
+OUTPUT_HELP = "text (Kafka 4.1's exact format; default when piped), table (default on a terminal) or json."
 WATCH_HELP = "Refresh every SECONDS until interrupted (Ctrl-C)."
 # metavars (FILE, DIR, ...) also choose what the shell completions offer: see cli/generate.py
 ADDRS = "HOST:PORT,..."
@@ -150,6 +150,7 @@ def status(
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
+    _status: bool = typer.Option(False, "--status", hidden=True),   # Kafka's flag for this view: a no-op
 ):
     """Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.
 
@@ -168,6 +169,7 @@ def replication(
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
+    _replication: bool = typer.Option(False, "--replication", hidden=True),   # Kafka's flag for this view: a no-op
 ):
     """Every replica's log end offset, lag and fetch times: kafka-metadata-quorum describe --replication.
 

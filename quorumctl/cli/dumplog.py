@@ -36,6 +36,24 @@ def check_record_types(values: list[str]) -> list[str]:
     return out
 
 
+# kafka-dump-log 4.1 options quorumctl does not implement: each is refused with why
+# (one line, exit 2) rather than being unknown or silently ignored
+REFUSED = {
+    "--value-decoder-class": "quorumctl cannot load Java decoder classes; --print-data-log prints the raw "
+                             "payload (-o json: base64)",
+    "--key-decoder-class": "quorumctl cannot load Java decoder classes; --print-data-log prints the raw key "
+                           "(-o json: base64)",
+    "--offsets-decoder": "__consumer_offsets records are not decoded (quorumctl decodes the KRaft metadata log); "
+                         "--print-data-log prints them raw",
+    "--transaction-log-decoder": "__transaction_state records are not decoded (quorumctl decodes the KRaft metadata "
+                                 "log); --print-data-log prints them raw",
+    "--remote-log-metadata-decoder": "__remote_log_metadata records are not decoded (quorumctl decodes the KRaft "
+                                     "metadata log); --print-data-log prints them raw",
+    "--share-group-state-decoder": "__share_group_state records are not decoded (quorumctl decodes the KRaft "
+                                   "metadata log); --print-data-log prints them raw",
+}
+
+
 def dump_log(
     paths: Optional[List[str]] = typer.Argument(None, metavar="FILE_OR_DIR...",
                                                 help="Files or directories (a directory means all of its files, in order)."),
@@ -55,13 +73,27 @@ def dump_log(
     index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),
     max_message_size: int = typer.Option(5 * 1024 * 1024, "--max-message-size", help="Size limit when verifying an index entry."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's format), table or json (JSON Lines)."),
+    value_decoder_class: Optional[str] = typer.Option(None, "--value-decoder-class", hidden=True),
+    key_decoder_class: Optional[str] = typer.Option(None, "--key-decoder-class", hidden=True),
+    offsets_decoder: bool = typer.Option(False, "--offsets-decoder", hidden=True),
+    transaction_log_decoder: bool = typer.Option(False, "--transaction-log-decoder", hidden=True),
+    remote_log_metadata_decoder: bool = typer.Option(False, "--remote-log-metadata-decoder", hidden=True),
+    share_group_state_decoder: bool = typer.Option(False, "--share-group-state-decoder", hidden=True),
 ):
     """Dump segments, snapshots, indexes and the other files of a log dir.
 
     Example: quorumctl dump-log --cluster-metadata-decoder /var/lib/kafka/data/__cluster_metadata-0
     """
     from ..dumplog import run
+    from ..errors import InputError
 
+    given = {"--value-decoder-class": value_decoder_class is not None, "--key-decoder-class": key_decoder_class is not None,
+             "--offsets-decoder": offsets_decoder, "--transaction-log-decoder": transaction_log_decoder,
+             "--remote-log-metadata-decoder": remote_log_metadata_decoder,
+             "--share-group-state-decoder": share_group_state_decoder}
+    for opt, on in given.items():
+        if on:
+            raise InputError(f"{opt} (a kafka-dump-log option) is not supported: {REFUSED[opt]}")
     all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])
     raise typer.Exit(run(all_paths, deep=deep_iteration, print_data=print_data_log,
                          metadata_decoder=cluster_metadata_decoder, skip_record_metadata=skip_record_metadata,

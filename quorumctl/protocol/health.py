@@ -323,8 +323,15 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     q = best.quorum
     leader = q.leader()
     voters: list[VoterHealth] = []
+    stale: set[int] = set()   # caught up by the leader's answer, silent to our probe since
     for r in q.voters:
         ok, lag_ms = _caught_up(q, leader, r, fetch_timeout_ms)
+        if ok and r is not leader and reach(r.id) is False:
+            # The leader's answer came before the probes timed out: its lastCaughtUp for a
+            # voter that has since not answered (frozen, partitioned) is history, and a
+            # quorum must not be judged on it ("can lose 1 more" with 2 of 3 silent).
+            ok = False
+            stale.add(r.id)
         eps = q.endpoints(r.id)
         addr = by_id[r.id].address if r.id in by_id else (Address(eps[0].host, eps[0].port) if eps else config_voters.get(r.id))
         lag = None if leader is None else leader.log_end_offset - r.log_end_offset
@@ -341,7 +348,12 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     else:
         lagging = [v for v in voters if not v.caught_up]
         verdict = "degraded" if lagging or unreachable else "healthy"
-        for v in lagging:
+    for v in voters:
+        if v.id in stale:
+            behind = "" if v.lag_time_ms is None else f" ({v.lag_time_ms} ms behind)"
+            reasons.append(f"voter {v.id} does not answer; its last caught-up time from the leader{behind} "
+                           "predates the probes")
+        elif not v.caught_up and k >= m:
             how = f"{v.lag_time_ms} ms behind the leader" if v.lag_time_ms is not None else "not caught up"
             reasons.append(f"voter {v.id} is {how} (fetch timeout {fetch_timeout_ms} ms)")
     for p in unreachable:

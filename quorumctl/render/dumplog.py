@@ -1,9 +1,8 @@
 """dump-log output for record-batch files (.log, snapshots, bootstrap.checkpoint).
 
-Text is kafka-dump-log's, line for line, for the same options, except the
-deliberate differences listed in docs/dump-log.md: LEADER_CHANGE control
-records are decoded, `deleteHorizonMs` prints -1 or the number (not Java's
-`OptionalLong.empty`), and an undecodable metadata value keeps going with a note.
+Text is kafka-dump-log 4.1's, line for line, for the same options, except the
+deliberate differences listed in docs/dump-log.md (e.g. an undecodable metadata
+value keeps going with a note).
 Doubles print as Java prints them (`java_double`).
 JSON is one object per batch (JSON Lines), records included.
 """
@@ -38,7 +37,8 @@ def _bool(b: bool) -> str:
 
 
 def batch_line(b: Batch, crc_ok: bool) -> str:
-    dh = b.base_timestamp if b.attributes & 0x40 else -1
+    # Java's OptionalLong.toString, as Kafka 4.1 prints batch.deleteHorizonMs
+    dh = f"OptionalLong[{b.base_timestamp}]" if b.attributes & 0x40 else "OptionalLong.empty"
     ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
     return (f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
             f"count: {b.record_count} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
@@ -65,7 +65,9 @@ def control_text(key, value) -> str:
         d = md.decode_control(key, value)
         if d.data is None:
             return f" controlType: {d.type_name}({ctype}) error: {d.error}"
-        return f" {d.name} {json_bytes(d.data).decode()}"
+        # Kafka 4.1 (KAFKA-19069) writes "LeaderChange:" with a colon, the others without
+        sep = ": " if ctype == md.LEADER_CHANGE else " "
+        return f" {d.name}{sep}{json_bytes(d.data).decode()}"
     return f" controlType: UNKNOWN({ctype})"
 
 

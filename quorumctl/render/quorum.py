@@ -1,5 +1,5 @@
 """Rendering of `describe status|replication|health`: text (byte for byte what
-Kafka 3.9's kafka-metadata-quorum prints for the same answer), Rich tables,
+Kafka 4.1's kafka-metadata-quorum prints for the same answer), Rich tables,
 and JSON (schema in docs/describe.md). Rich is imported only for tables.
 """
 
@@ -10,13 +10,16 @@ from .output import age, iso_utc, json_bytes, when_text
 
 UNKNOWN = "unknown"
 
-# -- text (Kafka 3.9) ------------------------------------------------------------------
+# -- text (Kafka 4.1) ------------------------------------------------------------------
 
 
 def _node_text(q: Quorum, r: Replica) -> str:
-    # MetadataQuorumCommand.Node.toString; endpoints are looked up by id in
-    # Nodes for voters and observers alike, the key omitted when there are none
-    s = '{"id": %d, "directoryId": %s' % (r.id, "null" if r.directory_id is None else f'"{r.directory_id}"')
+    # MetadataQuorumCommand.Node.toString (4.1): the directoryId key is omitted
+    # for the zero id (3.9 printed "directoryId": null); endpoints are looked up
+    # by id in Nodes for voters and observers alike, the key omitted when none
+    s = '{"id": %d' % r.id
+    if r.directory_id is not None and r.directory_id != ZERO_UUID:
+        s += f', "directoryId": "{r.directory_id}"'
     eps = q.endpoints(r.id)
     if eps:
         s += ', "endpoints": [' + ", ".join(f'"{e}"' for e in eps) + "]"

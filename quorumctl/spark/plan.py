@@ -122,6 +122,8 @@ def export_kind(path: str, explicit: bool = False) -> str | None:
     and a `.checkpoint` only with a snapshot's name; named directly, any
     `.log` or `.checkpoint` is read."""
     name = fs.basename(path)
+    if filekinds.renamed(name) and not explicit:
+        return None   # on its way out (.deleted, .cleaned, .swap): its records are in the live files
     kind = filekinds.kind_of(name)
     if kind == filekinds.BOOTSTRAP:
         return BOOTSTRAP

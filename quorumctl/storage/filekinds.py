@@ -37,6 +37,14 @@ _BY_SUFFIX = {
     "log": LOG, "index": INDEX, "timeindex": TIMEINDEX, "snapshot": PRODUCER_SNAPSHOT,
     "txnindex": TXNINDEX,
 }
+# Suffixes Kafka adds to a file on its way out; the name before it says what the file
+# was (segment, index, snapshot ...), and its bytes are still that file's.
+RENAMED = {
+    ".deleted": "scheduled for deletion (retention, truncation or a replaced snapshot)",
+    ".cleaned": "the log cleaner's output, not yet swapped in",
+    ".swap": "a cleaned segment about to replace the original",
+}
+
 # the order files of one directory are dumped in
 ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHECKPOINT,
          LOG, INDEX, TIMEINDEX, TXNINDEX, PRODUCER_SNAPSHOT, SNAPSHOT]
@@ -44,11 +52,25 @@ ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHE
 
 def name_patterns() -> list[str]:
     """Shell globs of the names kind_of() knows (for the shell completions)."""
-    return sorted(_BY_NAME) + ["*offset-checkpoint", "*.checkpoint"] + [f"*.{s}" for s in _BY_SUFFIX]
+    return (sorted(_BY_NAME) + ["*offset-checkpoint", "*.checkpoint"] + [f"*.{s}" for s in _BY_SUFFIX]
+            + [f"*{s}" for s in RENAMED])
+
+
+def renamed(path: str) -> str | None:
+    """The suffix (".deleted", ".cleaned", ".swap") Kafka renamed this file with, or None."""
+    return next((s for s in RENAMED if path.endswith(s) and len(os.path.basename(path)) > len(s)), None)
+
+
+def original_name(path: str) -> str:
+    """The file's name before Kafka renamed it (the name itself if it was not)."""
+    name = os.path.basename(path)
+    suffix = renamed(name)
+    return name[: -len(suffix)] if suffix else name
 
 
 def kind_of(path: str) -> str:
-    name = os.path.basename(path)
+    """What the file is, or was before Kafka renamed it on its way out."""
+    name = original_name(path)
     if name in _BY_NAME:
         return _BY_NAME[name]
     if name.endswith("offset-checkpoint"):
@@ -68,7 +90,7 @@ def base_offset_of(path: str) -> int | None:
 
 def snapshot_id(path: str) -> tuple[int, int] | None:
     """(end offset, epoch) from a snapshot name, or None if the name does not parse."""
-    m = SNAPSHOT_RE.match(os.path.basename(path))
+    m = SNAPSHOT_RE.match(original_name(path))
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 

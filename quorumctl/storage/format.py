@@ -31,32 +31,37 @@ from .properties import _java_string_hash
 
 # -- metadata.version -------------------------------------------------------------
 
-# (version string, feature level); Kafka 3.3-IV3 .. 4.1-IV1. Levels 1-25 are read from
-# MetadataVersion.java at tags 3.3.1 .. 3.9.0-rc3 and trunk 2024-10; 26-27 (4.1) from a
-# real Kafka 4.1 bootstrap.checkpoint (metadata.version 27 by default) and the 4.1 notes.
+# (version string, feature level); Kafka 3.3-IV3 .. 4.2-IV1, checked against MetadataVersion.java
+# of the Kafka 4.1.0 release (upstream commit 13f70256; levels 1-25 also at tags 3.3.1 .. 3.9.0-rc3).
+# 4.1's LATEST_PRODUCTION is 4.1-IV1 (27); 4.2-IV0/IV1 (28, 29) exist in 4.1 as unstable
+# versions: formatted only with unstable.feature.versions.enable=true, as kafka-storage does.
 METADATA_VERSIONS = [
     ("3.3-IV3", 7), ("3.4-IV0", 8), ("3.5-IV0", 9), ("3.5-IV1", 10), ("3.5-IV2", 11),
     ("3.6-IV0", 12), ("3.6-IV1", 13), ("3.6-IV2", 14), ("3.7-IV0", 15), ("3.7-IV1", 16),
     ("3.7-IV2", 17), ("3.7-IV3", 18), ("3.7-IV4", 19), ("3.8-IV0", 20), ("3.9-IV0", 21),
     ("4.0-IV0", 22), ("4.0-IV1", 23), ("4.0-IV2", 24), ("4.0-IV3", 25), ("4.1-IV0", 26), ("4.1-IV1", 27),
+    ("4.2-IV0", 28), ("4.2-IV1", 29),
 ]
 # versions Kafka knows but quorumctl does not format (below Kafka 4's minimum 3.3-IV3)
 _OLDER = {"3.0-IV1": 1, "3.1-IV0": 2, "3.2-IV0": 3, "3.3-IV0": 4, "3.3-IV1": 5, "3.3-IV2": 6}
 LEVEL_OF = dict(METADATA_VERSIONS)
 NAME_OF = {lvl: name for name, lvl in METADATA_VERSIONS}
 MIN_LEVEL = 7
-MAX_LEVEL = 27
-DEFAULT_RELEASE = "3.9-IV0"      # what kafka-storage 3.9 formats with by default
+MAX_LEVEL = 29
+LATEST_PRODUCTION = 27           # 4.1-IV1: what kafka-storage 4.1 formats with by default
+DEFAULT_RELEASE = "4.1-IV1"
 SCRAM_MIN_LEVEL = 11             # MetadataVersion.isScramSupported: 3.5-IV2
 KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1 depends on metadata.version 3.9-IV0
 METADATA_VERSION = "metadata.version"
 
 
 def release_by_name() -> dict[str, str]:
-    """"3.7" -> "3.7-IV4": the last version of each release (IBP_VERSIONS)."""
+    """"3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
+    an unreleased one such as "4.2" is known only by its full name, "4.2-IV0")."""
     out = {}
-    for name, _lvl in METADATA_VERSIONS:
-        out[name.split("-")[0]] = name
+    for name, lvl in METADATA_VERSIONS:
+        if lvl <= LATEST_PRODUCTION:
+            out[name.split("-")[0]] = name
     return out
 
 
@@ -91,7 +96,12 @@ FEATURES = {
     "group.version": Feature("group.version", {0: (1, {}), 1: (22, {})}),
     "eligible.leader.replicas.version": Feature("eligible.leader.replicas.version",
                                                 {0: (1, {}), 1: (26, {METADATA_VERSION: 23})}),
+    "share.version": Feature("share.version", {0: (1, {}), 1: (28, {})}),
+    "streams.version": Feature("streams.version", {0: (1, {}), 1: (29, {})}),
 }
+# Each feature's LATEST_PRODUCTION in Kafka 4.1: a higher level needs unstable.feature.versions.enable
+LATEST_PRODUCTION_LEVEL = {"kraft.version": 1, "transaction.version": 2, "group.version": 1,
+                           "eligible.leader.replicas.version": 1, "share.version": 1, "streams.version": 0}
 
 
 def default_level(feature: Feature, mv_level: int) -> int:
@@ -125,9 +135,13 @@ def parse_feature_args(args: list[str]) -> dict[str, int]:
     return out
 
 
-def effective_features(release: str | None, requested: dict[str, int], dynamic: bool) -> tuple[str, int, dict]:
-    """Formatter.calculateEffectiveReleaseVersion + calculateEffectiveFeatureLevels,
-    honouring --feature (Kafka 3.9 parses it and then ignores it, KAFKA-17868).
+def effective_features(release: str | None, requested: dict[str, int], dynamic: bool,
+                       unstable: bool = False) -> tuple[str, int, dict]:
+    """Formatter.calculateEffectiveReleaseVersion + calculateEffectiveFeatureLevels
+    (Kafka 4.1), honouring --feature (Kafka 3.9 parsed it and then ignored it,
+    KAFKA-17868). `dynamic`: --standalone, --initial-controllers or
+    --no-initial-controllers was given (kraft.version 1 by default, 0 refused);
+    `unstable`: the config's unstable.feature.versions.enable.
     Returns (release name, metadata.version level, {feature: level})."""
     requested = dict(requested)
     if METADATA_VERSION in requested:
@@ -139,7 +153,9 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
                              f"({NAME_OF[MIN_LEVEL]}) to {MAX_LEVEL} ({NAME_OF[MAX_LEVEL]})")
         name = NAME_OF[lvl]
     else:
-        name, lvl = parse_release_version(release or DEFAULT_RELEASE)
+        name, lvl = parse_release_version(release or (NAME_OF[MAX_LEVEL] if unstable else DEFAULT_RELEASE))
+    if lvl > LATEST_PRODUCTION and not unstable:
+        raise InputError(f"{METADATA_VERSION} {name} is not yet stable.")
     for f in requested:
         if f not in FEATURES:
             raise InputError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(FEATURES))}")
@@ -151,7 +167,7 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
             levels[fname] = requested.get(fname, default_level(feat, lvl))
     for fname, feat in sorted(FEATURES.items()):
         level = levels[fname]
-        if level not in feat.levels:
+        if level not in feat.levels or (level > LATEST_PRODUCTION_LEVEL[fname] and not unstable):
             raise InputError(f"No feature:{fname} with feature level {level}")
         if level >= 1 and lvl < 4:
             raise InputError(f"{fname} could not be set to {level} because it depends on metadata.version=4 (3.3-IV0)")
@@ -165,11 +181,14 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
 def _kraft_level(configured: int | None, dynamic: bool) -> int:
     if configured is not None:
         if configured == 0 and dynamic:
-            raise InputError("Cannot set kraft.version to 0 if KIP-853 configuration is present. "
-                             "Try removing the --feature flag for kraft.version.")
+            raise InputError("Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, "
+                             "or --no-initial-controllers is used. For dynamic controllers support, try removing "
+                             "the --feature flag for kraft.version.")
         if configured != 0 and not dynamic:
-            raise InputError(f"Cannot set kraft.version to {configured} unless KIP-853 configuration is present. "
-                             "Try removing the --feature flag for kraft.version.")
+            raise InputError(f"Cannot set kraft.version to {configured} unless one of the flags --standalone, "
+                             "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
+                             "support, try using one of --standalone, --initial-controllers, or "
+                             "--no-initial-controllers.")
         return configured
     return 1 if dynamic else 0
 
@@ -184,6 +203,66 @@ def bootstrap_records(mv_level: int, levels: dict, scram_records: list) -> list:
         if levels[name] > 0:
             recs.append((12, 0, {"name": name, "featureLevel": levels[name]}))
     return recs + scram_records
+
+
+# -- version-mapping / feature-dependencies (kafka-storage 4.1) -----------------------
+
+def version_mapping(release: str | None) -> dict:
+    """StorageTool.runVersionMappingCommand: the default level of every feature at a
+    metadata.version (the latest production one by default). `release` is echoed as given."""
+    given = release if release is not None else DEFAULT_RELEASE
+    try:
+        _name, lvl = parse_release_version(given)
+    except InputError:
+        raise InputError(f"Unknown release version '{given}'. Supported versions are: "
+                         f"{NAME_OF[MIN_LEVEL]} to {NAME_OF[LATEST_PRODUCTION]}") from None
+    return {"release": given, METADATA_VERSION: lvl,
+            "features": {name: default_level(f, lvl) for name, f in FEATURES.items()}}
+
+
+def version_mapping_text(doc: dict) -> str:
+    lines = [f"{METADATA_VERSION}={doc[METADATA_VERSION]} ({doc['release']})"]
+    lines += [f"{name}={lvl}" for name, lvl in doc["features"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def feature_dependencies(args: list[str]) -> list[dict]:
+    """StorageTool.runFeatureDependenciesCommand: what each feature=level needs
+    (unreleased levels included, as Kafka looks them up with unstable allowed)."""
+    out = []
+    for a in args:
+        name, eq, text = a.partition("=")
+        if not eq or "=" in text:
+            raise InputError(f"--feature {a}: expected feature=level")
+        try:
+            lvl = int(text)
+        except ValueError:
+            raise InputError(f"Invalid version format: {text} for feature {name}") from None
+        if name == METADATA_VERSION:
+            if lvl not in NAME_OF:
+                raise InputError(f"Unknown metadata.version {lvl}")
+            out.append({"feature": name, "level": lvl, "version": NAME_OF[lvl], "requires": {}})
+            continue
+        feat = FEATURES.get(name)
+        if feat is None:
+            raise InputError(f"Unknown feature: {name}")
+        if lvl not in feat.levels:
+            raise InputError(f"Feature level {lvl} is not supported for feature {name}")
+        out.append({"feature": name, "level": lvl, "requires": dict(feat.levels[lvl][1])})
+    return out
+
+
+def feature_dependencies_text(deps: list[dict]) -> str:
+    lines = []
+    for d in deps:
+        label = f"{d['feature']}={d['level']}" + (f" ({d['version']})" if "version" in d else "")
+        if not d["requires"]:
+            lines.append(f"{label} has no dependencies.")
+            continue
+        lines.append(f"{label} requires:")
+        for dep, lvl in d["requires"].items():
+            lines.append(f"    {dep}={lvl}" + (f" ({NAME_OF[lvl]})" if dep == METADATA_VERSION else ""))
+    return "\n".join(lines) + "\n"
 
 
 # -- SCRAM ------------------------------------------------------------------------
@@ -596,7 +675,8 @@ def _redact(d: dict) -> dict:
 
 def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id: int, release: str | None,
                 features: dict[str, int], scram: list[str], voters: list[DynamicVoter] | None,
-                listener_name: str, ignore_formatted: bool, allow_non_uuid: bool) -> FormatPlan:
+                listener_name: str, ignore_formatted: bool, allow_non_uuid: bool,
+                no_initial_controllers: bool = False, unstable: bool = False) -> FormatPlan:
     if node_id is None or node_id < 0:
         raise InputError("You must specify a valid non-negative node ID.")
     why = ids.check_cluster_id(cluster_id)
@@ -608,7 +688,10 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
     if metadata_dir not in dirs:
         raise InputError(f"The specified metadata log directory, {metadata_dir} was not one of the given "
                          f"directories: {sorted(dirs)}")
-    release_name, mv, levels = effective_features(release, features, voters is not None)
+    # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1),
+    # though no voter snapshot is written (Formatter.hasDynamicQuorum)
+    release_name, mv, levels = effective_features(release, features, voters is not None or no_initial_controllers,
+                                                  unstable)
     scram_records = [parse_scram(a) for a in scram]
     if scram_records and mv < SCRAM_MIN_LEVEL:
         raise InputError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")

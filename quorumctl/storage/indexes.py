@@ -251,8 +251,11 @@ def build_indexes(batches, base_offset: int, interval: int = INDEX_INTERVAL_BYTE
 
 
 def sibling(path: str, suffix: str) -> str:
-    """The same segment's file with another suffix (Kafka: name up to the first dot)."""
-    return os.path.join(os.path.dirname(path), os.path.basename(path).split(".", 1)[0] + "." + suffix)
+    """The same segment's file with another suffix (Kafka: name up to the first dot);
+    a renamed file's sibling is renamed the same way (Kafka renames a segment's files together)."""
+    from .filekinds import renamed
+    name = os.path.basename(path).split(".", 1)[0] + "." + suffix + (renamed(path) or "")
+    return os.path.join(os.path.dirname(path), name)
 
 
 # -- the log side ------------------------------------------------------------

@@ -395,12 +395,19 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
     for _key, fs in by_dir.items():
         kinds = {f: K.kind_of(f) for f in fs}
         st = LogState()
-        logs = sorted((f for f in fs if kinds[f] == K.LOG), key=lambda f: (K.base_offset_of(f) or 0, f))
-        metadata = bool(logs) and is_metadata_log(logs[0])
+        # segments Kafka renamed on their way out (.deleted, .cleaned, .swap) are not part of
+        # the live log: each is checked on its own, as the segment it was
+        live = [f for f in fs if kinds[f] == K.LOG and not K.renamed(f)]
+        logs = sorted(live, key=lambda f: (K.base_offset_of(f) or 0, f))
+        metadata = is_metadata_log(logs[0]) if logs else any(
+            kinds[f] == K.LOG and is_metadata_log(f) for f in fs)
         for f in logs:
             reports.append(_scan_or_report(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
         for f in fs:
             kind = kinds[f]
+            if kind == K.LOG and K.renamed(f):
+                reports.append(scan_batches(f, contiguous=metadata, state=LogState(), metadata=metadata, deep=deep))
+                continue
             if kind == K.LOG:
                 continue
             if kind in (K.SNAPSHOT, K.BOOTSTRAP):
@@ -458,4 +465,10 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
             except InputError as e:
                 rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
             reports.append(rep)
+    for rep in reports:
+        gone = K.renamed(rep.path)
+        if gone:   # Kafka finishes these itself at startup (deletes, or completes the swap)
+            rep.stats["renamed"] = gone
+            rep.notes.append(Problem(rep.path, None, None, f"{gone}: {K.RENAMED[gone]}; verified as "
+                                     f"{K.original_name(rep.path)}", "renamed"))
     return reports

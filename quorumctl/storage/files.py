@@ -20,7 +20,7 @@ import re
 from .. import ids
 from ..errors import InputError
 from . import properties
-from .fsutil import open_input
+from ..openfile import open_regular
 
 META_PROPERTIES = "meta.properties"
 QUORUM_STATE = "quorum-state"
@@ -33,7 +33,7 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 def _read(path: str) -> bytes:
-    with open_input(path) as f:
+    with open_regular(path) as f:
         return f.read(1 << 20)  # these files are tiny; never slurp a huge impostor
 
 

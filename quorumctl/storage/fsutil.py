@@ -11,8 +11,6 @@ Every change quorumctl makes to a log dir goes through here:
   (FileChannel.tryLock is fcntl F_SETLK on Linux; flock would not see it),
   held through one descriptor for the whole operation.
 
-`open_input` is the read side: a file to read, or one InputError line.
-
 `step(name)` marks each durable step. Tests use it to crash the process at
 step N (environment variable QUORUMCTL_TEST_CRASH_AT_STEP=N: the process exits
 at once with status 86, as a kill would leave it) or to inject an exception
@@ -58,13 +56,6 @@ def step(name: str) -> None:
     hook = _steps["hook"]
     if hook is not None:
         hook(n, name)
-
-
-def open_input(path: str, expected: str = "a file"):
-    """Open a file to read (binary). A missing file, anything but a regular file
-    (FIFO, socket, device, directory, symlink loop) or an unreadable file is one
-    InputError line naming the path, never a hang or an OSError traceback."""
-    return open_regular(path, expected)
 
 
 # errno values that mean "the file system is full" (for this user or this file)

@@ -58,7 +58,7 @@ from ..errors import InputError
 from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD, Batch,
                              BatchError, BatchReader, display_timestamp)
 from . import filekinds as K
-from .fsutil import open_input
+from ..openfile import open_regular
 from .problems import Problem
 
 OFFSET_ENTRY_SIZE = 8
@@ -119,7 +119,7 @@ def _entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> Iter
     st = _TIME if time else _OFFSET
     ri, oi = (1, 0) if time else (0, 1)      # where the relative offset is, and the other field
     zero = bytes(es)
-    with open_input(path, "an index file") as f:
+    with open_regular(path, "an index file") as f:
         scan.size = os.fstat(f.fileno()).st_size
         pos = 0                               # file position of chunk[0]
         ended = False
@@ -308,7 +308,7 @@ class _KafkaOffsetLookup:
         self._f = None
         self.entries = 0
         try:
-            self._f = open_input(path, "an offset index")
+            self._f = open_regular(path, "an offset index")
             self.entries = os.fstat(self._f.fileno()).st_size // OFFSET_ENTRY_SIZE
         except (OSError, InputError):
             self._f = None
@@ -535,7 +535,7 @@ class IndexDump:
 
     def _open_log(self):
         try:
-            return open_input(self.log_path, "a segment")
+            return open_regular(self.log_path, "a segment")
         except InputError as e:
             raise InputError(f"cannot open the segment's log to check {self.path} against: {e}") from None
 

@@ -26,7 +26,7 @@ from typing import Iterator
 import crc32c
 
 from ..errors import InputError
-from .fsutil import open_input
+from ..openfile import open_regular
 from .problems import Problem
 
 SNAPSHOT_VERSION = 1
@@ -131,7 +131,7 @@ def _snapshot_header(path: str, f) -> tuple[int, int, int, int]:
 def iter_producer_snapshot(path: str) -> Iterator[ProducerEntry]:
     """The producers of a snapshot, in file order, after the whole file has been
     validated (layout, version, CRC-32C); bad input is an InputError. Streaming."""
-    with open_input(path, "a producer snapshot") as f:
+    with open_regular(path, "a producer snapshot") as f:
         _, _, count, _ = _snapshot_header(path, f)
         f.seek(SNAPSHOT_HEADER.size)
         left = count
@@ -198,7 +198,7 @@ def iter_txn_index(path: str, remainder: list | None = None) -> Iterator[Aborted
     """Whole 34-byte entries, streaming. A version other than 0 is an InputError
     (Kafka: "Unexpected aborted transaction version"). The size of a partial
     trailing entry, if any, is appended to `remainder`."""
-    with open_input(path, "a transaction index") as f:
+    with open_regular(path, "a transaction index") as f:
         pos = 0
         while True:
             chunk = f.read(_CHUNK)

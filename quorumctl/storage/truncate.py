@@ -31,6 +31,7 @@ import stat
 from dataclasses import dataclass, field
 
 from ..errors import InputError, QuorumctlError
+from ..openfile import open_regular
 from . import epochs as E
 from . import files as F
 from . import fsutil
@@ -469,7 +470,7 @@ def unfinished_runs(backup_root: str) -> list[str]:
     for name in sorted(os.listdir(backup_root)):
         pj = os.path.join(backup_root, name, "plan.json")
         try:
-            with fsutil.open_input(pj, "a plan.json") as f:
+            with open_regular(pj, "a plan.json") as f:
                 if json.loads(f.read(1 << 24)).get("status") != "done":
                     out.append(os.path.join(backup_root, name))
         except (InputError, ValueError, RecursionError):

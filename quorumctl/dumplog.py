@@ -392,6 +392,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
             sink.line(json_line({"kind": "renamed", "file": path, "suffix": gone, "as": K.original_name(path),
                                  "meaning": K.RENAMED[gone]}))
         try:
+            check_regular(path)   # a FIFO, device, dangling link or loop: one line saying what it is
             if kind in BATCH_KINDS:
                 dump_batches(path, opts, sink, as_json=as_json, max_bytes=max_bytes, result=result)
             else:

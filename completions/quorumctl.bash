@@ -13,7 +13,7 @@ _quorumctl_spec() {
     case $1 in
         '')
             subs='add-controller remove-controller demo dump-log verify state truncate spark-export describe bootstrap'
-            opts='--debug --install-completion --show-completion -h --help'
+            opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
             subs=''

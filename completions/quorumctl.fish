@@ -93,6 +93,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export me
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l install-completion -d 'Install completion for the current shell.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l show-completion -d 'Show completion for the current shell, to copy it or customize the installation.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s h -l help -d 'Show this message and exit.'

@@ -15,6 +15,7 @@ _quorumctl() {
   typeset -A opt_args
   _arguments -C -s -S : \
     '--debug[Show the full traceback on errors.]' \
+    '(-V --version)'{-V,--version}'[Print quorumctl'\''s version and exit.]' \
     '--install-completion[Install completion for the current shell.]' \
     '--show-completion[Show completion for the current shell, to copy it or customize the installation.]' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \

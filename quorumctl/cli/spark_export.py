@@ -101,4 +101,4 @@ def summary_line(s) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("spark-export", no_args_is_help=True)(spark_export)
+    app.command("spark-export")(spark_export)

@@ -126,4 +126,4 @@ def _post_verify(partition_dir: str) -> dict | None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("truncate", no_args_is_help=True)(truncate)
+    app.command("truncate")(truncate)

@@ -59,7 +59,7 @@ _quorumctl_add_controller() {
     '--command-config=[The new controller'\''s server.properties (node.id, log dirs, listeners); also read for client security settings, as in Kafka.]:FILE:_files' \
     '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -72,7 +72,7 @@ _quorumctl_remove_controller() {
     '(-d --controller-directory-id)'{-d,--controller-directory-id=}'[The directory id of the controller to remove.]:TEXT: ' \
     '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -129,7 +129,7 @@ _quorumctl_truncate() {
     '--apply[Do it (the default is a dry run that prints the plan).]' \
     '--force[Allow cutting below the latest snapshot'\''s end offset.]' \
     '--backup-dir=[Where removed and replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     ':LOG_DIR:_files -/'
 }
@@ -258,7 +258,7 @@ _quorumctl_bootstrap_format() {
     '--controller-listener-name=[Listener name for the voters'\'' endpoints (default\: the first of controller.listener.names, else CONTROLLER).]:TEXT: ' \
     '--allow-non-uuid[Accept a cluster id that is not a Kafka Uuid (Kafka does).]' \
     '--apply[Write (the default is a dry run that prints the plan).]' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -266,7 +266,7 @@ _quorumctl_bootstrap_info() {
   _arguments -s -S : \
     '(-c --config)'{-c,--config=}'[server.properties whose dirs to check.]:FILE:_files' \
     '*--log-dir=[A log dir to check (repeatable).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

@@ -3,6 +3,7 @@ line, bare commands, the --output values each command really has."""
 
 from __future__ import annotations
 
+import re
 from importlib.metadata import version
 
 import pytest
@@ -46,3 +47,20 @@ def test_bare_group_prints_its_help(args, first):
     code, out, err = cli(*args)
     assert (code, err) == (0, "")
     assert out.lstrip().startswith(first), out
+
+
+@pytest.mark.parametrize("command, args", [
+    ("truncate", ["somewhere", "--to-offset", "0"]),
+    ("bootstrap info", ["--log-dir", "somewhere"]),
+    ("bootstrap format", ["--log-dir", "somewhere", "--node-id", "1", "-t", "xScPa4HuQdHtNJ_0TeOP8g"]),
+    ("add-controller", ["--bootstrap-controller", "127.0.0.1:1", "--command-config", "c.properties"]),
+    ("remove-controller", ["--bootstrap-controller", "127.0.0.1:1", "-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A"]),
+])
+def test_table_is_refused_where_there_is_none(command, args):
+    """These commands print a sentence or a plan: no table is offered, and asking for
+    one is a usage error, not silently the text."""
+    code, out, err = cli(*command.split(), *args, "-o", "table")
+    assert (code, out, err) == (2, "", "quorumctl: error: Invalid value for '--output' / '-o': 'table' is not one "
+                                       f"of 'text', 'json'. (see 'quorumctl {command} -h')\n")
+    code, out, err = cli(*command.split(), "-h")
+    assert code == 0 and "<text|json>" in out and "text or json." in out and not re.search(r"\btable\b", out), out

@@ -20,7 +20,7 @@ from typing import Optional
 
 import typer
 
-from ..render.output import Output
+from ..render.output import Output, PlainOutput
 from .describe import ADDRS, BC_HELP, BS_HELP, TIMEOUT_HELP
 
 _LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
@@ -124,7 +124,7 @@ def add_controller(
              "client security settings, as in Kafka."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Add a controller to the KRaft voter set (AddRaftVoter).
 
@@ -132,10 +132,10 @@ def add_controller(
     """
     from ..errors import InputError, QuorumctlError
     from ..protocol.properties import load_properties
-    from ..render.output import resolve
+    from ..render.output import resolve_plain
     from .describe import make_client
 
-    out = resolve(output)
+    out = resolve_plain(output)
     if command_config is None:
         raise InputError("add-controller needs --command-config: the configuration file of the controller "
                          "you are adding")
@@ -167,18 +167,18 @@ def remove_controller(
                                                 help="The directory id of the controller to remove."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Remove a controller from the KRaft voter set (RemoveRaftVoter).
 
     Example: quorumctl remove-controller --bootstrap-controller localhost:9093 -i 3 -d eAmx4J3YZ63RPobrVgXBAw
     """
     from ..errors import InputError, QuorumctlError
-    from ..render.output import resolve
+    from ..render.output import resolve_plain
     from ..schema.codec import EncodeError, uuid_bytes, uuid_str
     from .describe import make_client
 
-    out = resolve(output)
+    out = resolve_plain(output)
     if controller_id < 0:
         raise InputError(f"invalid negative --controller-id: {controller_id}")
     did = controller_directory_id.strip()

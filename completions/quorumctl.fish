@@ -23,7 +23,7 @@ function __quorumctl_vopts
         case 'remove-controller'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --timeout -o --output
         case 'demo'
-            printf '%s\n' -- -o --output
+            printf '%s\n' -- -o --output --write-examples
         case 'dump-log'
             printf '%s\n' -- --files --max-bytes --offset-start --offset-end --record-type --max-message-size -o --output
         case 'verify'
@@ -115,6 +115,7 @@ complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s o -l outp
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
 complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -l serve -d 'Keep the simulated quorum running until Ctrl-C.'
+complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -l write-examples -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Instead: write the log dirs the README'\''s examples use (diverged/, damaged/, crashed/) under DIR.'
 complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l files -x -a '(__quorumctl_log_files)' -d 'Comma-separated files, as kafka-dump-log takes them.'

@@ -80,6 +80,7 @@ _quorumctl_demo() {
   _arguments -s -S : \
     '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
     '--serve[Keep the simulated quorum running until Ctrl-C.]' \
+    '--write-examples=[Instead\: write the log dirs the README'\''s examples use (diverged/, damaged/, crashed/) under DIR.]:DIR:_files -/' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

@@ -64,3 +64,39 @@ def test_table_is_refused_where_there_is_none(command, args):
                                        f"of 'text', 'json'. (see 'quorumctl {command} -h')\n")
     code, out, err = cli(*command.split(), "-h")
     assert code == 0 and "<text|json>" in out and "text or json." in out and not re.search(r"\btable\b", out), out
+
+
+def test_truncate_apply_with_nothing_to_do_is_no_dry_run(tmp_path):
+    """node 2's log is a prefix of node 1's: --apply changes nothing, and must not
+    call itself a dry run; its verify line is output (stdout), not an error."""
+    from quorumctl.testing.examples import write_examples
+    write_examples(str(tmp_path))
+    c1, c2 = tmp_path / "diverged" / "c1", tmp_path / "diverged" / "c2"
+    code, out, err = cli("truncate", str(c2), "--reference", str(c1), "--apply", "-o", "text")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        f"Truncation plan for {c2}/__cluster_metadata-0 (node 2)",
+        "  reason: the log (end offset 46, last epoch 4) is already a prefix of node 1's (end offset 50, last epoch 4)",
+        "  nothing to change",
+        f"verify {c2}/__cluster_metadata-0: OK"]
+    code, out, err = cli("truncate", str(c2), "--reference", str(c1), "-o", "text")
+    assert (code, err) == (0, "") and out.splitlines()[0].endswith("(node 2), dry run")
+
+
+def test_demo_writes_the_readme_example_dirs(tmp_path):
+    root = tmp_path / "ex"
+    code, out, err = cli("demo", "--write-examples", str(root))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [f"Wrote {root}/diverged", f"Wrote {root}/damaged", f"Wrote {root}/crashed",
+                                f"Run the README's state, truncate and verify examples in {root}."]
+    code, out, err = cli("state", *(str(root / "diverged" / f"c{n}") for n in (1, 2, 3)), "-o", "text")
+    assert code == 0 and out.splitlines()[-1] == \
+        "  node 3: diverges from node 1: DivergingEpoch(epoch=2, endOffset=30); truncates to 30"
+    code, out, err = cli("verify", str(root / "damaged" / "c2"), "-o", "text")
+    assert code == 1 and "crc-mismatch" in out
+    # never over what is there
+    before = sorted(p.name for p in (root / "diverged").iterdir())
+    code, out, err = cli("demo", "--write-examples", str(root))
+    assert (code, out, err) == (2, "", f"quorumctl: error: {root}/diverged: already exists; give an empty or new "
+                                       "directory\n")
+    assert sorted(p.name for p in (root / "diverged").iterdir()) == before

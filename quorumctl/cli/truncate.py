@@ -91,7 +91,8 @@ def truncate(
         sys.stdout.write(json_line({"plan": pj, "applied": report, "dry_run": not apply,
                                     "unfinished_backups": unfinished}) + "\n")
     else:
-        lines = plan_lines(pj, report if (report and report.get("applied")) else None, backup_root)
+        lines = plan_lines(pj, report if (report and report.get("applied")) else None, backup_root,
+                           dry_run=not apply)
         if report is not None and report.get("verify") is not None:
             v = report["verify"]
             lines.append(f"verify {r.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))

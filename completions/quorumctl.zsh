@@ -182,7 +182,7 @@ _quorumctl_describe_status() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka 3.9'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -194,7 +194,7 @@ _quorumctl_describe_replication() {
     '--human-readable[Text output\: times as '\''N ms ago'\'' (on this machine'\''s clock).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka 3.9'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

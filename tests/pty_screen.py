@@ -1,6 +1,7 @@
 """Run a command with stdout on a pseudo-terminal and see what a person would
 see: the bytes go through a terminal emulator (pyte), and the test reads the
-screen. stderr stays a pipe, so a test can still tell errors from output."""
+screen. stderr stays a pipe, so a test can still tell errors from output
+(unless stderr_on_pty: what goes to stderr only for a terminal, a spinner)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ import pyte
 
 
 class PtyRun:
-    def __init__(self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None):
+    def __init__(self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None,
+                 stderr_on_pty: bool = False):
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         env = {k: v for k, v in (env or os.environ).items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
         env.setdefault("TERM", "xterm-256color")
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=subprocess.PIPE, cwd=cwd, env=env,
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave,
+                                     stderr=slave if stderr_on_pty else subprocess.PIPE, cwd=cwd, env=env,
                                      start_new_session=True)
         os.close(slave)
         self._err = bytearray()
@@ -33,7 +36,7 @@ class PtyRun:
 
     def _pump(self, wait: float) -> bool:
         """Read what is there (waiting up to `wait` s); False once the terminal is closed."""
-        fds = [self.master] + ([self.proc.stderr] if not self.proc.stderr.closed else [])
+        fds = [self.master] + ([self.proc.stderr] if self.proc.stderr and not self.proc.stderr.closed else [])
         ready, _, _ = select.select(fds, [], [], wait)
         alive = True
         for f in ready:
@@ -81,7 +84,7 @@ class PtyRun:
         else:
             self.proc.kill()
         code = self.proc.wait(timeout=10)
-        if not self.proc.stderr.closed:
+        if self.proc.stderr and not self.proc.stderr.closed:
             self._err += self.proc.stderr.read()
             self.proc.stderr.close()
         os.close(self.master)

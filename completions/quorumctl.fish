@@ -159,7 +159,7 @@ complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l partition-by -
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l spark-conf -x -d 'Spark setting passed through (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l split-size -x -d 'Largest byte range one task decodes (big files are cut at batch boundaries).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l writer -x -d 'pyarrow: tasks write Parquet with pyarrow (fast); spark: Spark'\''s own Parquet writer through the kraft data source.'
-complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l no-progress -l progress -d 'Progress bar on stderr (default: when it is a terminal).'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l no-progress -l progress -d 'Progress on stderr: a spinner while the JVM starts, then a bar over the tasks (default: when stderr is a terminal; otherwise one line at start; --no-progress: nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l s3-endpoint -x -d 'S3 endpoint for s3a:// input/output read by pyarrow.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -s o -l output -x -a 'text table json' -d 'text, table or json (the summary).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -s h -l help -d 'Show this message and exit.'

@@ -144,7 +144,7 @@ _quorumctl_spark_export() {
     '*--spark-conf=[Spark setting passed through (repeatable).]:KEY=VALUE: ' \
     '--split-size=[Largest byte range one task decodes (big files are cut at batch boundaries).]:TEXT: ' \
     '--writer=[pyarrow\: tasks write Parquet with pyarrow (fast); spark\: Spark'\''s own Parquet writer through the kraft data source.]:TEXT: ' \
-    '(--no-progress --progress)'{--no-progress,--progress}'[Progress bar on stderr (default\: when it is a terminal).]' \
+    '(--no-progress --progress)'{--no-progress,--progress}'[Progress on stderr\: a spinner while the JVM starts, then a bar over the tasks (default\: when stderr is a terminal; otherwise one line at start; --no-progress\: nothing).]' \
     '--s3-endpoint=[S3 endpoint for s3a\:// input/output read by pyarrow.]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text, table or json (the summary).]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \

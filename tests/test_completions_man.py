@@ -386,7 +386,7 @@ def test_readme_says_how_to_install_them():
     """Each generated file is named in the README with where to put it, and every
     completions/ or man/ path the README names exists."""
     readme = (REPO / "README.md").read_text()
-    named = set(re.findall(r"\b((?:completions|man)/[\w.]+)", readme))
+    named = set(re.findall(r"(?<![\w/.~-])((?:completions|man)/[\w.]+)", readme))
     assert set(GENERATED) <= named, set(GENERATED) - named
     assert all((REPO / p).is_file() for p in named), named
     assert "cp completions/quorumctl.zsh ~/.zfunc/_quorumctl" in readme     # zsh wants the _name in $fpath

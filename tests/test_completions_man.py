@@ -179,7 +179,7 @@ ZSH_HARNESS = r"""
 zmodload zsh/zpty
 zpty z zsh -f -i
 zpty -w z "PS1=''; RPROMPT=''"
-zpty -w z "autoload -Uz compinit; compinit -u -d /dev/null"
+zpty -w z "autoload -Uz compinit; compinit -u -D"
 zpty -w z "source ${1:A}"
 zpty -w z 'compadd() { local -a __m; builtin compadd -O __m "$@"; local __x; for __x in $__m; do print -r -- "<<$__x>>" >/dev/tty; done; builtin compadd "$@" }'
 zpty -w z "zstyle ':completion:*' menu no; zstyle ':completion:*' list no"

@@ -30,7 +30,12 @@ pytestmark = pytest.mark.skipif(not QUORUMCTL.exists(), reason=f"no quorumctl co
 
 CLUSTER_ID = "xScPa4HuQdHtNJ_0TeOP8g"     # the demo quorum's
 DEFAULT = "(default)"                      # no --output: what a person types first
-PART_B = pytest.mark.xfail(strict=True, reason="issue 10 part B: dump-log/verify refuse wrong paths, dump-log's table")
+# Issue 10 part B (dump-log/verify refuse wrong paths; dump-log's table view) makes
+# the cases marked PART_B pass: set this to True when it is merged (strict xfail
+# fails until then, so the switch cannot be forgotten).
+PART_B_MERGED = False
+PART_B = pytest.mark.xfail(not PART_B_MERGED, strict=True,
+                           reason="issue 10 part B: dump-log/verify refuse wrong paths, dump-log's table")
 
 
 def leaf_commands() -> dict[tuple[str, ...], object]:
@@ -372,8 +377,8 @@ def _imports(path: Path, package: str) -> set[tuple[str, str | None]]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 part B: quorumctl/dumplog.py imports "
-                                       "quorumctl.render.dumplog_table, which part B adds")
+@pytest.mark.xfail(not PART_B_MERGED, strict=True, reason="issue 10 part B: quorumctl/dumplog.py imports "
+                                                          "quorumctl.render.dumplog_table, which part B adds")
 def test_every_module_named_in_an_import_exists():
     """Every `import quorumctl.x` / `from .x import y` in the package names a module
     (or a name in one) that exists: a lazily imported module that was never

@@ -141,7 +141,10 @@ def _debugging() -> bool:
         return False
 
 
-def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export"):
+def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export",
+                  progress: bool | None = False):
+    """A Spark session; `progress` as export's (None: a spinner on a terminal,
+    else a line) says on stderr that the JVM is starting, once we know it can."""
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
@@ -165,11 +168,12 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        if quiet and local:
-            with _jvm_stderr_filtered():
+        with _starting(master, progress):
+            if quiet and local:
+                with _jvm_stderr_filtered():
+                    spark = builder.getOrCreate()
+            else:
                 spark = builder.getOrCreate()
-        else:
-            spark = builder.getOrCreate()
     except Exception as e:  # PySpark raises several types here; all mean "no JVM"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
@@ -404,8 +408,7 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
     files = planning.source_files(paths, fs_options)    # bad paths fail before Spark starts
 
     if spark is None:
-        with _starting(master, progress):
-            spark = start_session(master, spark_conf or {})
+        spark = start_session(master, spark_conf or {}, progress=progress)
     sc = spark.sparkContext
     plan = planning.plan_files(files, split_size=split_size,
                                min_partitions=min_partitions, slots=sc.defaultParallelism,

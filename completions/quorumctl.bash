@@ -13,7 +13,7 @@ _quorumctl_spec() {
     case $1 in
         '')
             subs='add-controller remove-controller demo dump-log verify state truncate spark-export describe bootstrap'
-            opts='--debug --install-completion --show-completion -h --help'
+            opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
             subs=''
@@ -25,8 +25,8 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --timeout -o --output' ;;
         'demo')
             subs=''
-            opts='-o --output --serve -h --help'
-            vopts='-o --output' ;;
+            opts='-o --output --serve --write-examples -h --help'
+            vopts='-o --output --write-examples' ;;
         'dump-log')
             subs=''
             opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --record-type --verify-index-only --index-sanity-check --max-message-size -o --output -h --help'
@@ -98,14 +98,16 @@ _quorumctl_values() {
     case "$1|$2" in
         'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'truncate|-o'|'truncate|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output')
+            words='text json' ;;
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text table json' ;;
+        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'spark-export|--out'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
+            files=dir ;;
         'dump-log|'|'dump-log|--files'|'verify|'|'spark-export|')
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;
-        'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'spark-export|--out'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
-            files=dir ;;
         *) return 1 ;;
     esac
     if [[ -n $files ]]; then

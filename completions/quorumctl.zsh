@@ -15,6 +15,7 @@ _quorumctl() {
   typeset -A opt_args
   _arguments -C -s -S : \
     '--debug[Show the full traceback on errors.]' \
+    '(-V --version)'{-V,--version}'[Print quorumctl'\''s version and exit.]' \
     '--install-completion[Install completion for the current shell.]' \
     '--show-completion[Show completion for the current shell, to copy it or customize the installation.]' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -58,7 +59,7 @@ _quorumctl_add_controller() {
     '--command-config=[The new controller'\''s server.properties (node.id, log dirs, listeners); also read for client security settings, as in Kafka.]:FILE:_files' \
     '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -71,7 +72,7 @@ _quorumctl_remove_controller() {
     '(-d --controller-directory-id)'{-d,--controller-directory-id=}'[The directory id of the controller to remove.]:TEXT: ' \
     '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -79,6 +80,7 @@ _quorumctl_demo() {
   _arguments -s -S : \
     '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
     '--serve[Keep the simulated quorum running until Ctrl-C.]' \
+    '--write-examples=[Instead\: write the log dirs the README'\''s examples use (diverged/, damaged/, crashed/) under DIR.]:DIR:_files -/' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -128,7 +130,7 @@ _quorumctl_truncate() {
     '--apply[Do it (the default is a dry run that prints the plan).]' \
     '--force[Allow cutting below the latest snapshot'\''s end offset.]' \
     '--backup-dir=[Where removed and replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     ':LOG_DIR:_files -/'
 }
@@ -142,7 +144,7 @@ _quorumctl_spark_export() {
     '*--spark-conf=[Spark setting passed through (repeatable).]:KEY=VALUE: ' \
     '--split-size=[Largest byte range one task decodes (big files are cut at batch boundaries).]:TEXT: ' \
     '--writer=[pyarrow\: tasks write Parquet with pyarrow (fast); spark\: Spark'\''s own Parquet writer through the kraft data source.]:TEXT: ' \
-    '(--no-progress --progress)'{--no-progress,--progress}'[Progress bar on stderr (default\: when it is a terminal).]' \
+    '(--no-progress --progress)'{--no-progress,--progress}'[Progress on stderr\: a spinner while the JVM starts, then a bar over the tasks (default\: when stderr is a terminal; otherwise one line at start; --no-progress\: nothing).]' \
     '--s3-endpoint=[S3 endpoint for s3a\:// input/output read by pyarrow.]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text, table or json (the summary).]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -180,7 +182,7 @@ _quorumctl_describe_status() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -192,7 +194,7 @@ _quorumctl_describe_replication() {
     '--human-readable[Text output\: times as '\''N ms ago'\'' (on this machine'\''s clock).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -261,7 +263,7 @@ _quorumctl_bootstrap_format() {
     '--controller-listener-name=[Listener name for the voters'\'' endpoints (default\: the first of controller.listener.names, else CONTROLLER).]:TEXT: ' \
     '--allow-non-uuid[Accept a cluster id that is not a Kafka Uuid (Kafka does).]' \
     '--apply[Write (the default is a dry run that prints the plan).]' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -269,7 +271,7 @@ _quorumctl_bootstrap_info() {
   _arguments -s -S : \
     '(-c --config)'{-c,--config=}'[server.properties whose dirs to check.]:FILE:_files' \
     '*--log-dir=[A log dir to check (repeatable).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

@@ -66,8 +66,15 @@ def test_add_and_remove_like_the_39_samples(capsys, tmp_path):
     with bootstrapped() as c:
         ctl = c.node_by_id(1).address
         code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c2, "--dry-run")
-        assert (code, out, err) == (0, "DRY RUN of adding controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
-                                       "endpoints: CONTROLLER://localhost:19192\n", "")
+        assert (code, err) == (0, "")
+        assert out.splitlines() == [
+            "DRY RUN of adding controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
+            "endpoints: CONTROLLER://localhost:19192",
+            f"  checked: {ctl} answered DescribeQuorum: leader 1, epoch 1, cluster {CID}",
+            f"  checked: {tmp_path}/c2/meta.properties has the quorum's cluster id",
+            "  checked: node id 2 is not a voter (voters 1)",
+            f"  checked: endpoints of {c2}: CONTROLLER://localhost:19192",
+            "  checked: controller 2 fetches as an observer, 0 offset(s) behind the leader"]
         assert not [r for r in c.requests if r[1] == M.ADD_RAFT_VOTER]   # a dry run sends nothing
         code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c2)
         assert (code, out, err) == (0, "Added controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
@@ -204,11 +211,41 @@ def test_add_controller_endpoint_resolution(capsys, tmp_path):
         "controller.listener.names": "controller,REPL",
         "metadata.log.dir": str(tmp_path / "c5"),
     })
-    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", "h:1", "--command-config", cfg,
-                             "--dry-run")
+    with bootstrapped() as c:
+        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", c.node_by_id(1).address,
+                                 "--command-config", cfg, "--dry-run")
     assert (code, err) == (0, "")
-    assert out == ("DRY RUN of adding controller 5 with directory id 4BuDMaJKttH3vcqDCog2og and endpoints: "
-                   "CONTROLLER://localhost:9093, REPL://[2001:db8::5]:9095\n")
+    assert out.splitlines()[0] == ("DRY RUN of adding controller 5 with directory id 4BuDMaJKttH3vcqDCog2og and "
+                                   "endpoints: CONTROLLER://localhost:9093, REPL://[2001:db8::5]:9095")
+    assert out.splitlines()[-1] == ("  note: controller 5 is not fetching from the leader yet; start it and let it "
+                                    "catch up first, or AddRaftVoter times out")
+
+
+def test_add_controller_dry_run_validates(capsys, tmp_path):
+    """--dry-run sends no AddRaftVoter but asks the quorum what the leader would
+    check: it must answer, the controller must belong to it, its id must be free."""
+    from test_describe_errors import closed_port
+    gone = f"127.0.0.1:{closed_port()}"
+    c1 = controller_config(tmp_path, 1, D1, 19191)
+    c5 = controller_config(tmp_path, 5, D2, 19195)
+    (tmp_path / "c5" / "meta.properties").write_text(
+        (tmp_path / "c5" / "meta.properties").read_text().replace(CID, "MvDxzVmcRsaTz33bUuZ-CQ"))
+    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", gone, "--command-config", c1,
+                             "--dry-run")
+    assert (code, out) == (3, "") and err == (f"quorumctl: error: cannot connect to {gone}: connection refused "
+                                              "(nothing listens on that port)\n")
+    with bootstrapped() as c:
+        ctl = c.node_by_id(1).address
+        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c1,
+                                 "--dry-run")
+        assert (code, out, err) == (1, "", "quorumctl: error: controller 1 is already a voter (voters 1): the "
+                                           "leader would refuse it with DUPLICATE_VOTER\n")
+        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c5,
+                                 "--dry-run", "-o", "json")
+        assert (code, out) == (1, "")
+        assert err == (f"quorumctl: error: {tmp_path}/c5/meta.properties: cluster.id MvDxzVmcRsaTz33bUuZ-CQ is "
+                       f"not the quorum's ({CID}): this controller was formatted for another cluster\n")
+        assert not [r for r in c.requests if r[1] == M.ADD_RAFT_VOTER]   # a dry run sends nothing
 
 
 @needs_shared
@@ -221,8 +258,11 @@ def test_dry_run_on_the_real_39_fixture(capsys, tmp_path):
     cfg.write_text((FIXTURES / "scratch" / "c1.properties").read_text()
                    .replace("node.id=1", "node.id=2").replace("19191", "19192")
                    .replace("log.dirs=/var/lib/kafka39/scratch/c1", f"log.dirs={data}"))
-    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", "localhost:19191",
-                             "--command-config", str(cfg), "--dry-run")
+    with bootstrapped() as c:   # the sample's quorum: 2 observes, 1 is the only voter
+        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", c.node_by_id(1).address,
+                                 "--command-config", str(cfg), "--dry-run")
     expected = next(o for cmd, o in sample_blocks(SAMPLES / "quorum-3.9.0.txt")
                     if "c2.properties add-controller --dry-run" in cmd)
-    assert (code, err) == (0, "") and out == expected
+    # Kafka's line first, then what quorumctl checked
+    assert (code, err) == (0, "") and out.splitlines()[0] + "\n" == expected
+    assert out.splitlines()[-1] == "  checked: controller 2 fetches as an observer, 0 offset(s) behind the leader"

@@ -96,7 +96,7 @@ def test_garbage_bytes_not_a_frame(capsys):
         code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     # "HTTP" read as a big-endian int32 size
-    assert one_line_error(err) == (f"{b.address} sent a ApiVersions response claiming {0x48545450} bytes "
+    assert one_line_error(err) == (f"{b.address} sent an ApiVersions response claiming {0x48545450} bytes "
                                    "(limit 64 MiB, minimum 4): not a Kafka listener, or a TLS/PLAINTEXT mismatch")
 
 

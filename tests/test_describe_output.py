@@ -4,6 +4,7 @@ crashes (leader not among the voters, clock drift)."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import signal
@@ -197,14 +198,48 @@ def test_watch_json_lines_follow_the_live_quorum():
 def test_watch_keeps_going_when_the_cluster_blips():
     c = demo_cluster()
     stopped = []
+
+    def stop():
+        c.stop()
+        stopped.append(True)
+        time.sleep(1.5)     # some refreshes fail before the Ctrl-C (--watch 0.2, refused at once)
     code, lines, err = _watch(["describe", "status", "--bootstrap-server", c.brokers()[0].address,
                                "-o", "text", "--watch", "0.2", "--timeout", "1"], 9,
-                              stop_after=(8, lambda: (c.stop(), stopped.append(True))), timeout=20)
+                              stop_after=(8, stop), timeout=20)
     c.stop()
-    assert code == 0 and stopped
+    assert stopped
     assert lines[0].startswith("ClusterId:") and lines[8] == "\n"   # blocks separated by a blank line
-    # after the stop, errors are reported (one line each) and the watch goes on until Ctrl-C
-    assert all(line.startswith("quorumctl: error: ") for line in err.splitlines())
+    # after the stop, errors are reported (one line each, with their time) and the watch goes on
+    # until Ctrl-C, which exits 3: the last refresh failed
+    errors = err.splitlines()
+    assert code == 3 and len(errors) >= 2, err
+    assert all(re.fullmatch(r"quorumctl: error: .* \(at \d\d:\d\d:\d\d\)", e) for e in errors[:-1]), err
+    assert re.fullmatch(r"quorumctl: error: stopped after a failed refresh \(at \d\d:\d\d:\d\d\): .*", errors[-1])
+
+
+def test_watch_table_keeps_the_last_good_view_when_the_cluster_stops():
+    """On a terminal: the last table stays, the error and its time appear beneath
+    it, and Ctrl-C then exits 3 (the quorum did not answer the last refresh)."""
+    from pty_screen import PtyRun
+    c = demo_cluster()
+    try:
+        r = PtyRun([_exe(), "describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
+                    "--watch", "0.2", "--timeout", "1"], cols=160)
+        assert r.wait_for(lambda t: "refreshing every 0.2 s" in t and "xScPa4HuQdHtNJ_0TeOP8g" in t), r.text()
+    finally:
+        c.stop()
+    assert r.wait_for(lambda t: " error: " in t), r.text()
+    screen = r.text()
+    r.interrupt()
+    code, err = r.finish()
+    assert re.search(r"^Leader +1 \(epoch 3\)$", screen, re.M), screen     # the last view is still there
+    rows = screen.splitlines()
+    error_row = next(i for i, line in enumerate(rows) if " error: " in line)
+    assert error_row > max(i for i, line in enumerate(rows) if "xScPa4HuQdHtNJ_0TeOP8g" in line)
+    assert re.match(r"\d\d:\d\d:\d\d error: cannot connect to 127\.0\.0\.1:\d+: connection refused", rows[error_row])
+    assert "the view above is the last good one" in screen
+    assert code == 3 and re.fullmatch(r"quorumctl: error: stopped after a failed refresh \(at \d\d:\d\d:\d\d\): "
+                                      r"cannot connect .*\n", err), (code, err)
 
 
 def test_watch_table_renders_and_stops_cleanly():

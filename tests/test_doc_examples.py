@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from quorumctl.testing.examples import write_examples
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "reference" / "fixtures"
@@ -271,53 +273,13 @@ class Quorums:
             c.stop()
 
 
-# -- generated data ---------------------------------------------------------------------
-
-DIVERGED_DIRS = {1: "YKR3IVjF_lRkfLMlwIWgfQ", 2: "EDn7YIUyVLCobQVLL0aFJg", 3: "3zYbqhx62YNyi6JrylftMg"}
-
-
-def write_diverged(root: Path) -> None:
-    """diverged/c1..c3: epoch 1 (offsets 0-9) and epoch 2 (10-29) everywhere, a
-    snapshot at 20; c1 led epoch 4 (30-49), c2 followed it to 45; c3 had led
-    epoch 3 and wrote 30-39, which the others never fetched."""
-    from quorumctl.storage.synth import B, write_replica
-    prefix = [B(1, 2)] * 5 + [B(2, 2)] * 10
-    logs = {1: prefix + [B(4, 2)] * 10, 2: prefix + [B(4, 2)] * 8, 3: prefix + [B(3, 2, tag="x")] * 5}
-    for n, batches in logs.items():
-        leader, epoch = (3, 3) if n == 3 else (1, 4)
-        qs = {"clusterId": "", "leaderId": leader, "leaderEpoch": epoch, "votedId": -1, "appliedOffset": 0,
-              "currentVoters": [{"voterId": v} for v in (1, 2, 3)], "data_version": 0}
-        write_replica(str(root / "diverged" / f"c{n}"), batches, node_id=n, directory_id=DIVERGED_DIRS[n],
-                      snapshots=[(20, 2)], quorum_state=qs, segment_starts=(15,))
-
-
-def write_incidents(root: Path) -> None:
-    """damaged/c2: node 2's replica of `diverged` with one byte flipped in the
-    batch at offset 34 (CRC-32C fails); crashed/c2: the same replica with the
-    first 60 bytes of its next batch appended, as a crash mid-write leaves it."""
-    from quorumctl.storage.synth import B, batch_bytes, write_replica
-    batches = [B(1, 2)] * 5 + [B(2, 2)] * 10 + [B(4, 2)] * 8
-    for name in ("damaged", "crashed"):
-        qs = {"clusterId": "", "leaderId": 1, "leaderEpoch": 4, "votedId": -1, "appliedOffset": 0,
-              "currentVoters": [{"voterId": v} for v in (1, 2, 3)], "data_version": 0}
-        pdir = Path(write_replica(str(root / name / "c2"), batches, node_id=2, directory_id=DIVERGED_DIRS[2],
-                                  snapshots=[(20, 2)], quorum_state=qs, segment_starts=(15,)))
-        seg = pdir / f"{30:020d}.log"
-        data = bytearray(seg.read_bytes())
-        if name == "damaged":
-            size = len(batch_bytes(30, B(4, 2)))
-            data[2 * size + 70] ^= 0x01
-        else:
-            data += batch_bytes(46, B(4, 2))[:60]
-        seg.write_bytes(bytes(data))
-
+# -- generated data (the same dirs `quorumctl demo --write-examples` writes) ----------------
 
 def workspace(path: Path) -> Path:
     if SHARED.is_dir():
         for name, target in SHARED_LINKS.items():
             (path / name).symlink_to(target, target_is_directory=True)
-    write_diverged(path)
-    write_incidents(path)
+    write_examples(str(path))
     return path
 
 
@@ -436,7 +398,8 @@ def test_usage_lines_name_real_commands_and_options(doc):
         while words and getattr(cmd, "commands", None) and words[0] in cmd.commands:
             cmd = cmd.commands[words.pop(0)]
             path.append(cmd.name)
-        if getattr(cmd, "commands", None):
+        # a group's own options alone (`quorumctl --version`) are a whole command line
+        if getattr(cmd, "commands", None) and not (words and all(w.startswith("-") for w in words)):
             bad.append(f"{doc.name}:{line}: `{text}` names no command of {' '.join(path)}")
             continue
         known = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"-h", "--help"}

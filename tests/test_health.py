@@ -259,3 +259,17 @@ def test_bad_voters_in_config(capsys, tmp_path):
     code, out, err = run_cli(capsys, "describe", "health", "--config", str(cfg))
     assert code == 2
     assert err == f"quorumctl: error: {cfg}: controller.quorum.voters entry 'two@h:2' is not id@host:port\n"
+
+
+def test_reason_names_an_unreachable_address_once(capsys, tmp_path):
+    """A refused connection's error already names the address: the reason must not
+    say it twice ("controller 3 (A): cannot connect to A: ...")."""
+    from test_describe_errors import closed_port
+    with cluster() as c:
+        gone = f"127.0.0.1:{closed_port()}"
+        cfg = tmp_path / "server.properties"
+        cfg.write_text(f"process.roles=broker\nnode.id=4\ncontroller.quorum.voters=1@{c.node_by_id(1).address},"
+                       f"2@{c.node_by_id(2).address},3@{gone}\n")
+        code, doc = health(capsys, "--config", str(cfg))
+    reason = [r for r in doc["reasons"] if "cannot connect" in r]
+    assert reason == [f"controller 3: cannot connect to {gone}: connection refused (nothing listens on that port)"]

@@ -108,8 +108,8 @@ def test_cli_export_end_to_end(tmp_path, log_dir):
     assert (s["files"], s["records"], s["errors"], s["corrupt_records"], s["batches"]) == \
         (2, good.records + 1, 2, 1, good.batches + 1)
     assert s["rows"] == good.records + 2 and s["out"] == str(out)
-    # quiet: nothing on stderr, not even the JVM's start-up note about Spark's vector module
-    assert r.stderr == ""
+    # quiet: one line while the JVM starts, not even the JVM's start-up note about Spark's vector module
+    assert r.stderr == "quorumctl: starting Spark (master local[2]); the JVM takes a few seconds\n"
     t = pq.read_table(str(out), partitioning="hive")
     assert t.num_rows == good.records + 2
     flagged = [x for x in t.to_pylist() if x["corrupt"]]
@@ -135,3 +135,22 @@ def test_runs_unchanged_under_spark_submit(tmp_path, log_dir):
     assert (s["records"], s["errors"]) == (good.records + 1, 2)
     import pyarrow.parquet as pq
     assert pq.read_table(str(out)).num_rows == good.records + 2
+
+
+@pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found)")
+def test_terminal_is_not_blank_while_the_jvm_starts(tmp_path, log_dir):
+    """On a terminal a spinner says what is happening while the JVM starts, and is
+    gone once the summary table is shown; --no-progress prints nothing on stderr."""
+    from pty_screen import PtyRun
+    root, good = log_dir
+    r = PtyRun([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "tty"), "--master", "local[1]",
+                "--spark-conf", "spark.ui.enabled=false"], cols=120, stderr_on_pty=True)
+    assert r.wait_for(lambda t: "starting Spark (master local[1]); the JVM takes a few seconds" in t, 120), r.text()
+    code, _ = r.finish(300)
+    screen = r.text()
+    assert code == 1, screen                        # the fixture has a corrupt batch
+    assert "quorumctl spark-export" in screen and "│ records" in screen, screen
+    assert "starting Spark" not in screen           # transient
+    q = run([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "quiet"), "--master", "local[1]",
+             "--spark-conf", "spark.ui.enabled=false", "--no-progress", "-o", "json"])
+    assert q.returncode == 1 and q.stderr == "", q.stderr

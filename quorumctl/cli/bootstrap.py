@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import Output
+from ..render.output import Output, PlainOutput
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
@@ -60,7 +60,7 @@ def format_(
     allow_non_uuid: bool = typer.Option(False, "--allow-non-uuid",
                                         help="Accept a cluster id that is not a Kafka Uuid (Kafka does)."),
     apply: bool = typer.Option(False, "--apply", help="Write (the default is a dry run that prints the plan)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).
 
@@ -74,7 +74,7 @@ def format_(
     import time
 
     from ..errors import InputError
-    from ..render.output import json_line, resolve
+    from ..render.output import json_line, resolve_plain
     from ..storage import config as C
     from ..storage import format as FM
     from ..storage import fsutil
@@ -153,7 +153,7 @@ def format_(
     finally:
         for lk in locks:
             lk.release()
-    if resolve(output) is Output.json:
+    if resolve_plain(output) is Output.json:
         doc = plan.to_json()
         doc["applied"] = apply
         doc["results"] = results
@@ -167,7 +167,7 @@ def info(
     config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
                                           help="server.properties whose dirs to check."),
     log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to check (repeatable)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
 
@@ -179,7 +179,7 @@ def info(
     import sys
 
     from ..errors import InputError
-    from ..render.output import json_line, resolve
+    from ..render.output import json_line, resolve_plain
     from ..storage import config as C
     from ..storage import format as FM
 
@@ -190,7 +190,7 @@ def info(
     if cfg is not None and log_dir:
         dirs = sorted(set(dirs) | set(cfg.all_dirs()))
     doc = FM.info(dirs, kraft_mode=cfg.kraft if cfg else True)
-    mode = resolve(output)
+    mode = resolve_plain(output)
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")
     else:

@@ -20,7 +20,7 @@ from typing import Optional
 
 import typer
 
-from ..render.output import Output
+from ..render.output import Output, PlainOutput
 from .describe import ADDRS, BC_HELP, BS_HELP, TIMEOUT_HELP
 
 _LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
@@ -42,7 +42,8 @@ def _listeners(text: str, key: str, source: str) -> dict[str, tuple[str | None, 
 
 
 def controller_from_properties(props: dict[str, str], source: str):
-    """(node id, directory id, [(name, host, port)]) of a controller's config."""
+    """(node id, directory id, [(name, host, port)], meta.properties path and
+    its cluster.id or None) of a controller's config."""
     from ..errors import InputError
     from ..protocol.properties import load_properties
     from ..schema.codec import EncodeError, uuid_bytes
@@ -92,7 +93,7 @@ def controller_from_properties(props: dict[str, str], source: str):
         ep = (name, host or "localhost", port)
         if ep not in endpoints:
             endpoints.append(ep)
-    return node_id, dir_id, endpoints
+    return node_id, dir_id, endpoints, meta_path, (meta.get("cluster.id", "").strip() or None)
 
 
 def _endpoint_text(name: str, host: str, port: int) -> str:
@@ -124,7 +125,7 @@ def add_controller(
              "client security settings, as in Kafka."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Add a controller to the KRaft voter set (AddRaftVoter).
 
@@ -132,17 +133,21 @@ def add_controller(
     """
     from ..errors import InputError, QuorumctlError
     from ..protocol.properties import load_properties
-    from ..render.output import resolve
+    from ..render.output import resolve_plain
     from .describe import make_client
 
-    out = resolve(output)
+    out = resolve_plain(output)
     if command_config is None:
         raise InputError("add-controller needs --command-config: the configuration file of the controller "
                          "you are adding")
-    node_id, dir_id, endpoints = controller_from_properties(
+    node_id, dir_id, endpoints, meta_path, meta_cluster = controller_from_properties(
         load_properties(command_config, "command config"), command_config)
     client = make_client(bootstrap_server, bootstrap_controller, command_config, timeout)
-    if not dry_run:
+    checked: list[str] = []
+    if dry_run:
+        with client:
+            checked = _add_checks(client, node_id, endpoints, command_config, meta_path, meta_cluster)
+    else:
         try:
             with client:
                 client.add_raft_voter(node_id, dir_id, [{"name": n, "host": h, "port": p} for n, h, p in endpoints])
@@ -150,10 +155,49 @@ def add_controller(
             e.exit_code = _refusal(e)
             raise
     eps = ", ".join(_endpoint_text(*e) for e in endpoints)
-    text = (f"{'DRY RUN of adding' if dry_run else 'Added'} controller {node_id} with directory id "
-            f"{dir_id} and endpoints: {eps}")
-    _emit(out, text, {"action": "add-controller", "dryRun": dry_run, "controllerId": node_id,
-                      "directoryId": dir_id, "endpoints": [_endpoint_text(*e) for e in endpoints]})
+    # the first line is Kafka's; what the dry run checked follows it
+    text = "\n".join([f"{'DRY RUN of adding' if dry_run else 'Added'} controller {node_id} with directory id "
+                      f"{dir_id} and endpoints: {eps}", *checked])
+    doc = {"action": "add-controller", "dryRun": dry_run, "controllerId": node_id,
+           "directoryId": dir_id, "endpoints": [_endpoint_text(*e) for e in endpoints]}
+    if dry_run:
+        doc["checked"] = [c.strip() for c in checked]
+    _emit(out, text, doc)
+
+
+def _add_checks(client, node_id: int, endpoints, config: str, meta_path: str,
+                meta_cluster: str | None) -> list[str]:
+    """What a dry run can know before AddRaftVoter: the quorum answers, the
+    controller belongs to this cluster, its id is not a voter yet (the leader
+    refuses a voter id already in the set, whatever its directory id), and
+    whether it already fetches as an observer (the leader times out a voter
+    that has not caught up). A refusal raises (exit 1), as the leader's would."""
+    from ..errors import QuorumctlError
+    from .describe import fetch_quorum
+
+    q = fetch_quorum(client)
+    lines = [f"  checked: {q.source} answered DescribeQuorum: leader {q.leader_id}, epoch {q.leader_epoch}, "
+             f"cluster {q.cluster_id}"]
+    if meta_cluster is not None and q.cluster_id is not None and meta_cluster != q.cluster_id:
+        raise QuorumctlError(f"{meta_path}: cluster.id {meta_cluster} is not the quorum's ({q.cluster_id}): "
+                             "this controller was formatted for another cluster", 1)
+    if meta_cluster is not None:
+        lines.append(f"  checked: {meta_path} has the quorum's cluster id")
+    voters = ", ".join(str(v.id) for v in q.voters)
+    if any(v.id == node_id for v in q.voters):
+        raise QuorumctlError(f"controller {node_id} is already a voter (voters {voters}): the leader would "
+                             "refuse it with DUPLICATE_VOTER", 1)
+    lines.append(f"  checked: node id {node_id} is not a voter (voters {voters})")
+    lines.append(f"  checked: endpoints of {config}: " + ", ".join(_endpoint_text(*e) for e in endpoints))
+    observer = next((o for o in q.observers if o.id == node_id), None)
+    leo = q.leader().log_end_offset if q.leader() is not None else None
+    if observer is None:
+        lines.append(f"  note: controller {node_id} is not fetching from the leader yet; start it and let it "
+                     "catch up first, or AddRaftVoter times out")
+    elif leo is not None:
+        lines.append(f"  checked: controller {node_id} fetches as an observer, "
+                     f"{max(leo - observer.log_end_offset, 0)} offset(s) behind the leader")
+    return lines
 
 
 def remove_controller(
@@ -167,18 +211,18 @@ def remove_controller(
                                                 help="The directory id of the controller to remove."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Remove a controller from the KRaft voter set (RemoveRaftVoter).
 
     Example: quorumctl remove-controller --bootstrap-controller localhost:9093 -i 3 -d eAmx4J3YZ63RPobrVgXBAw
     """
     from ..errors import InputError, QuorumctlError
-    from ..render.output import resolve
+    from ..render.output import resolve_plain
     from ..schema.codec import EncodeError, uuid_bytes, uuid_str
     from .describe import make_client
 
-    out = resolve(output)
+    out = resolve_plain(output)
     if controller_id < 0:
         raise InputError(f"invalid negative --controller-id: {controller_id}")
     did = controller_directory_id.strip()

@@ -28,14 +28,23 @@ def _say(out: Output, text: str):
 def demo(
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
     serve: bool = typer.Option(False, "--serve", help="Keep the simulated quorum running until Ctrl-C."),
+    write_examples: Optional[str] = typer.Option(
+        None, "--write-examples", metavar="DIR",
+        help="Instead: write the log dirs the README's examples use (diverged/, damaged/, crashed/) under DIR."),
 ):
     """Describe a simulated 3-controller quorum (no Kafka needed): status, replication, health, an outage.
+
+    With --write-examples DIR it starts nothing and writes the example log dirs
+    of the README and docs instead.
 
     Example: quorumctl demo
     """
     import time
 
     from ..render.output import resolve
+    if write_examples is not None:
+        _write_examples(write_examples, resolve(output))
+        return
     from ..testing.scenarios import demo_cluster
     from .describe import emit_health, fetch_quorum, make_client, render
 
@@ -82,6 +91,18 @@ def demo(
                 pass
     finally:
         cluster.stop()
+
+
+def _write_examples(root: str, out: Output) -> None:
+    from ..render.output import json_line
+    from ..testing.examples import write_examples
+    written = write_examples(root)
+    if out is Output.json:
+        sys.stdout.write(json_line({"written": written}) + "\n")
+        return
+    for d in written:
+        sys.stdout.write(f"Wrote {d}\n")
+    sys.stdout.write(f"Run the README's state, truncate and verify examples in {root}.\n")
 
 
 def register(app: typer.Typer) -> None:

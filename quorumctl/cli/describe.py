@@ -21,7 +21,8 @@ CC_HELP = ("Kafka client properties file: security.protocol, sasl.mechanism, sas
            "ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...")
 TIMEOUT_HELP = "Give up after this many seconds in total (default: default.api.timeout.ms or 15)."
 OUTPUT_HELP = "text (Kafka 4.1's exact format; default when piped), table (default on a terminal) or json."
-WATCH_HELP = "Refresh every SECONDS until interrupted (Ctrl-C)."
+WATCH_HELP = ("Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, "
+              "else 0).")
 # metavars (FILE, DIR, ...) also choose what the shell completions offer: see cli/generate.py
 ADDRS = "HOST:PORT,..."
 
@@ -101,32 +102,45 @@ def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, time
 
 def _watch(kind: str, once, out: Output, every: float, human_readable: bool):
     """A live view until Ctrl-C. Errors are shown and retried: during an
-    incident the view must keep going when the cluster blips."""
-    from ..errors import ClusterError, InputError
+    incident the view must keep going when the cluster blips. A failed refresh
+    keeps the last good view on screen, with the error and its time beneath it.
+    Ctrl-C exits 3 when the last refresh failed (the quorum was unreachable when
+    the operator stopped watching), else 0."""
+    from ..errors import EXIT_UNREACHABLE, ClusterError, InputError
+    failure: list[str] = []    # the last refresh's [time, error]; empty when it worked
     try:
         if out is Output.table:
             from rich.console import Group
             from rich.live import Live
             from rich.text import Text
             from ..render import quorum as R
-            with Live(Text("connecting..."), auto_refresh=False, screen=False) as live:
+            view = Text("connecting...")
+            with Live(view, auto_refresh=False, screen=False) as live:
                 while True:
                     try:
                         q = once()
                         now = now_ms()
                         view = R.status_table(q, now) if kind == "status" else R.replication_table(q, now)
+                        failure.clear()
+                        shown = [view, Text(f"updated {time.strftime('%H:%M:%S')}; refreshing every {every:g} s; "
+                                            "Ctrl-C to stop", style="dim")]
                     except InputError:
                         raise
                     except ClusterError as e:
-                        view = Text(f"{time.strftime('%H:%M:%S')} error: {e}", style="red")
-                    live.update(Group(view, Text(f"refreshing every {every:g} s; Ctrl-C to stop",
-                                                 style="dim")), refresh=True)
+                        failure[:] = [time.strftime('%H:%M:%S'), str(e)]
+                        shown = [view, Text(f"{failure[0]} error: {failure[1]}", style="red"),
+                                 Text(f"the view above is the last good one; retrying every {every:g} s; "
+                                      "Ctrl-C to stop", style="dim")]
+                    live.update(Group(*shown), refresh=True)
                     time.sleep(every)
         else:
             clear = out is Output.text and sys.stdout.isatty()
+            last = None
             while True:
                 try:
                     q = once()
+                    last = q
+                    failure.clear()
                     if clear:
                         sys.stdout.write("\x1b[H\x1b[2J")
                     render(kind, q, out, human_readable=human_readable)
@@ -135,10 +149,19 @@ def _watch(kind: str, once, out: Output, every: float, human_readable: bool):
                 except InputError:
                     raise
                 except ClusterError as e:
-                    sys.stderr.write(f"quorumctl: error: {e}\n")
+                    failure[:] = [time.strftime('%H:%M:%S'), str(e)]
+                    if clear and last is not None:
+                        # redraw the last good view so the error sits beneath it, not below old errors
+                        sys.stdout.write("\x1b[H\x1b[2J")
+                        render(kind, last, out, human_readable=human_readable)
+                    sys.stdout.flush()
+                    sys.stderr.write(f"quorumctl: error: {failure[1]} (at {failure[0]})\n")
                 sys.stdout.flush()
                 time.sleep(every)
     except KeyboardInterrupt:
+        if failure:
+            sys.stderr.write(f"quorumctl: error: stopped after a failed refresh (at {failure[0]}): {failure[1]}\n")
+            raise typer.Exit(EXIT_UNREACHABLE)
         return
 
 

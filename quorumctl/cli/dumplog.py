@@ -95,6 +95,9 @@ def dump_log(
         if on:
             raise InputError(f"{opt} (a kafka-dump-log option) is not supported: {REFUSED[opt]}")
     all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])
+    if not all_paths:
+        from ..errors import InputError
+        raise InputError("dump-log needs a FILE_OR_DIR (or --files FILE,...): nothing to dump")
     raise typer.Exit(run(all_paths, deep=deep_iteration, print_data=print_data_log,
                          metadata_decoder=cluster_metadata_decoder, skip_record_metadata=skip_record_metadata,
                          max_bytes=max_bytes, offset_start=offset_start, offset_end=offset_end,
@@ -105,4 +108,4 @@ def dump_log(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("dump-log", no_args_is_help=True)(dump_log)
+    app.command("dump-log")(dump_log)

@@ -41,8 +41,24 @@ COMMAND_MODULES = [
 ]
 
 
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    # importlib.metadata only when asked: the version comes from the installed
+    # distribution, the one place it is written (pyproject.toml)
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        v = version("quorumctl")
+    except PackageNotFoundError:
+        v = "(not installed: no package metadata)"
+    sys.stdout.write(f"quorumctl {v}\n")
+    raise typer.Exit(0)
+
+
 @app.callback()
-def _root(debug: bool = typer.Option(False, "--debug", help="Show the full traceback on errors.")):
+def _root(debug: bool = typer.Option(False, "--debug", help="Show the full traceback on errors."),
+          _version: bool = typer.Option(False, "--version", "-V", is_eager=True, expose_value=False,
+                                        callback=_print_version, help="Print quorumctl's version and exit.")):
     _state["debug"] = debug
 
 
@@ -56,8 +72,22 @@ def fail(message: str, code: int = EXIT_INPUT) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def usage_line(e) -> str:
+    """A click usage error as one line: what is wrong, and where the help is."""
+    ctx = getattr(e, "ctx", None)
+    message = " ".join(e.format_message().split())
+    if ctx is not None:
+        message += f" (see '{ctx.command_path} -h')"
+    return message
+
+
 def main() -> None:
     import signal
+
+    try:
+        from typer._click import exceptions as click  # typer 0.28 vendors click
+    except ImportError:
+        from click import exceptions as click
 
     # a closed pipe (`quorumctl dump-log ... | head`) ends us quietly, as it does `cat`
     try:
@@ -65,7 +95,22 @@ def main() -> None:
     except ValueError:  # not the main thread (main() called from a test's thread)
         pass
     try:
-        app()
+        # not standalone: click's usage errors reach us, to be printed as one line
+        # instead of Rich's boxed panel
+        code = app(standalone_mode=False, prog_name="quorumctl")
+    except click.NoArgsIsHelpError as e:
+        # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
+        sys.stdout.write(e.format_message() + "\n")
+        sys.exit(0)
+    except click.UsageError as e:
+        sys.stderr.write(f"quorumctl: error: {usage_line(e)}\n")
+        sys.exit(EXIT_INPUT)
+    except click.ClickException as e:
+        sys.stderr.write(f"quorumctl: error: {' '.join(e.format_message().split())}\n")
+        sys.exit(e.exit_code)
+    except typer.Abort:  # EOF at a prompt
+        sys.stderr.write("quorumctl: aborted\n")
+        sys.exit(1)
     except QuorumctlError as e:
         if _state["debug"]:
             import traceback
@@ -80,6 +125,7 @@ def main() -> None:
             raise
         sys.stderr.write(f"quorumctl: internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)\n")
         sys.exit(EXIT_INPUT)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,9 @@ def spark_export(
                                help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
                                     "Spark's own Parquet writer through the kraft data source."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress",
-                                            help="Progress bar on stderr (default: when it is a terminal)."),
+                                            help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
+                                                 "tasks (default: when stderr is a terminal; otherwise one line "
+                                                 "at start; --no-progress: nothing)."),
     s3_endpoint: Optional[str] = typer.Option(None, "--s3-endpoint",
                                               help="S3 endpoint for s3a:// input/output read by pyarrow."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json (the summary)."),
@@ -101,4 +103,4 @@ def summary_line(s) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("spark-export", no_args_is_help=True)(spark_export)
+    app.command("spark-export")(spark_export)

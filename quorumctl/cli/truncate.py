@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from ..render.output import Output
+from ..render.output import Output, PlainOutput
 
 
 def truncate(
@@ -25,7 +25,7 @@ def truncate(
     backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
                                              help="Where removed and replaced files are kept (default: "
                                                   "<log dir>.quorumctl-backup beside the log dir, same file system)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
 ):
     """Truncate a stopped replica's metadata log to where it diverges (dry run by default).
 
@@ -38,7 +38,7 @@ def truncate(
     import sys
 
     from ..errors import InputError
-    from ..render.output import json_line, resolve
+    from ..render.output import json_line, resolve_plain
     from ..render.state import plan_lines
     from ..storage import fsutil
     from ..storage import truncate as T
@@ -86,12 +86,13 @@ def truncate(
     finally:
         if lock is not None:
             lock.release()
-    mode_out = resolve(output)
+    mode_out = resolve_plain(output)
     if mode_out is Output.json:
         sys.stdout.write(json_line({"plan": pj, "applied": report, "dry_run": not apply,
                                     "unfinished_backups": unfinished}) + "\n")
     else:
-        lines = plan_lines(pj, report if (report and report.get("applied")) else None, backup_root)
+        lines = plan_lines(pj, report if (report and report.get("applied")) else None, backup_root,
+                           dry_run=not apply)
         if report is not None and report.get("verify") is not None:
             v = report["verify"]
             lines.append(f"verify {r.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
@@ -126,4 +127,4 @@ def _post_verify(partition_dir: str) -> dict | None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("truncate", no_args_is_help=True)(truncate)
+    app.command("truncate")(truncate)

@@ -75,4 +75,4 @@ def _summary(t: dict) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("verify", no_args_is_help=True)(verify)
+    app.command("verify")(verify)

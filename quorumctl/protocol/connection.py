@@ -22,6 +22,11 @@ from .wire import decode_response, encode_request
 CLIENT_SOFTWARE_NAME = "quorumctl"
 
 
+def _a(name: str) -> str:
+    """`name` with its indefinite article: "an ApiVersions", "a DescribeQuorum"."""
+    return ("an " if name[:1].upper() in "AEIOU" else "a ") + name
+
+
 def _software_version() -> str:
     try:
         from .. import __version__
@@ -289,7 +294,7 @@ class Connection:
         try:
             _, resp = decode_response(api, version, payload)
         except DecodeError as e:
-            raise NodeError(self.name, f"{self.name} sent a {api.name} v{version} answer that does not "
+            raise NodeError(self.name, f"{self.name} sent {_a(api.name)} v{version} answer that does not "
                                        f"decode: {e}", "protocol") from None
         return resp
 
@@ -315,7 +320,7 @@ class Connection:
                                            "expects TLS (set security.protocol=SSL or SASL_SSL)", "protocol")
             if size < 4 or size > self.cfg.max_response_bytes:
                 limit = self.cfg.max_response_bytes // (1024 * 1024)
-                raise NodeError(self.name, f"{self.name} sent a {what} response claiming {size} bytes "
+                raise NodeError(self.name, f"{self.name} sent {_a(what)} response claiming {size} bytes "
                                            f"(limit {limit} MiB, minimum 4): not a Kafka listener, or a "
                                            "TLS/PLAINTEXT mismatch", "protocol")
             payload = self._recv_exact(size, what, end, 4)

@@ -315,7 +315,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
             reasons.append(f"{who} believe{'s' if len(ps) == 1 else ''} the leader is {lid}{state}")
         n = len(voters) or None
         for p in unreachable:
-            reasons.append(f"{_label(p)}: {p.error}")
+            reasons.append(_failure(p))
         return Health("unhealthy", reasons, cluster_id, None, None, None, voters,
                       (n // 2 + 1) if n else None, None, None, fetch_timeout_ms, timeout_s,
                       elapsed_ms, probes, None)
@@ -357,7 +357,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
             how = f"{v.lag_time_ms} ms behind the leader" if v.lag_time_ms is not None else "not caught up"
             reasons.append(f"voter {v.id} is {how} (fetch timeout {fetch_timeout_ms} ms)")
     for p in unreachable:
-        reasons.append(f"{_label(p)}: {p.error}")
+        reasons.append(_failure(p))
     for p in probes:
         if p.reachable and p.kind == "controller" and p.leader_view is not None and p.leader_view != q.leader_id:
             reasons.append(f"{_label(p)} believes the leader is {p.leader_view}, not {q.leader_id}")
@@ -368,3 +368,11 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
 
 def _label(p: Probe) -> str:
     return f"controller {p.node_id} ({p.address})" if p.node_id is not None else str(p.address)
+
+
+def _failure(p: Probe) -> str:
+    """A probe's error as a reason, naming its address once (connection errors
+    already start with it: "cannot connect to HOST:PORT: ...")."""
+    if str(p.address) not in p.error:
+        return f"{_label(p)}: {p.error}"
+    return f"controller {p.node_id}: {p.error}" if p.node_id is not None else p.error

@@ -22,11 +22,25 @@ class Output(str, enum.Enum):
     json = "json"
 
 
-def resolve(output: "Output | str | None") -> Output:
-    """The --output value, or the default for where stdout goes."""
+class PlainOutput(str, enum.Enum):
+    """--output of the commands whose result is a sentence or a plan (truncate,
+    bootstrap, add/remove-controller): a table would only box the same lines, so
+    none is offered (and `-o table` is refused by the option parser)."""
+    text = "text"
+    json = "json"
+
+
+def resolve(output: "Output | PlainOutput | str | None") -> Output:
+    """The --output value, or the default for where stdout goes (a table on a
+    terminal, for the commands that have one)."""
     if output is None:
         return Output.table if sys.stdout.isatty() else Output.text
-    return Output(output)
+    return Output(output.value if isinstance(output, enum.Enum) else output)
+
+
+def resolve_plain(output: "PlainOutput | None") -> Output:
+    """resolve() for a command without a table: text unless json was asked for."""
+    return Output.text if output is None else resolve(output)
 
 
 def json_bytes(obj) -> bytes:

@@ -175,8 +175,10 @@ def state_table(doc: dict):
     return Group(t, *probs)
 
 
-def plan_lines(p: dict, applied: dict | None = None, backup_root: str | None = None) -> list[str]:
-    dry = applied is None
+def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_run: bool) -> list[str]:
+    """The plan as text; `applied` is apply_plan's report when files were changed
+    (an --apply with nothing to do or refused changes nothing, and is no dry run)."""
+    dry = dry_run
     head = f"Truncation plan for {p['partition_dir']} ({p['replica']})" + (", dry run" if dry else "")
     lines = [head, f"  reason: {p['reason']}" if p["reason"] else "  reason: -"]
     if p["refused"]:
@@ -211,6 +213,6 @@ def plan_lines(p: dict, applied: dict | None = None, backup_root: str | None = N
         if backup_root:
             lines.append(f"  backup: under {backup_root}")
         lines.append("Run again with --apply to do it.")
-    else:
+    elif applied is not None:
         lines.append(f"Done. Removed and replaced files are saved in {applied['backup_dir']}")
     return lines

@@ -141,7 +141,10 @@ def _debugging() -> bool:
         return False
 
 
-def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export"):
+def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export",
+                  progress: bool | None = False):
+    """A Spark session; `progress` as export's (None: a spinner on a terminal,
+    else a line) says on stderr that the JVM is starting, once we know it can."""
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
@@ -165,11 +168,12 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        if quiet and local:
-            with _jvm_stderr_filtered():
+        with _starting(master, progress):
+            if quiet and local:
+                with _jvm_stderr_filtered():
+                    spark = builder.getOrCreate()
+            else:
                 spark = builder.getOrCreate()
-        else:
-            spark = builder.getOrCreate()
     except Exception as e:  # PySpark raises several types here; all mean "no JVM"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
@@ -313,6 +317,40 @@ class _Progress(threading.Thread):
                     return
 
 
+class _starting:
+    """Something on stderr while the JVM starts (~10 s of nothing otherwise): a
+    Rich spinner on a terminal (gone once Spark is up), else one line; nothing
+    with --no-progress. The spinner writes to a duplicate of fd 2 taken first:
+    start_session points fd 2 at a filtering pipe meanwhile, which would hold
+    back a line without a newline."""
+
+    def __init__(self, master: str | None, progress: bool | None):
+        self.what = f"starting Spark (master {master or 'from spark-submit'}); the JVM takes a few seconds"
+        self.progress = progress
+        self.status = None
+        self.file = None
+
+    def __enter__(self):
+        if self.progress is False:
+            return self
+        sys.stderr.flush()
+        if sys.stderr.isatty():
+            from rich.console import Console
+            self.file = os.fdopen(os.dup(2), "w", encoding="utf-8", errors="replace")
+            self.status = Console(file=self.file).status(self.what)
+            self.status.__enter__()
+        else:
+            sys.stderr.write(f"quorumctl: {self.what}\n")
+            sys.stderr.flush()
+        return self
+
+    def __exit__(self, *exc):
+        if self.status is not None:
+            self.status.__exit__(*exc)
+        if self.file is not None:
+            self.file.close()
+
+
 def _human_bytes(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
@@ -370,7 +408,7 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
     files = planning.source_files(paths, fs_options)    # bad paths fail before Spark starts
 
     if spark is None:
-        spark = start_session(master, spark_conf or {})
+        spark = start_session(master, spark_conf or {}, progress=progress)
     sc = spark.sparkContext
     plan = planning.plan_files(files, split_size=split_size,
                                min_partitions=min_partitions, slots=sc.defaultParallelism,

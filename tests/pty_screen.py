@@ -1,0 +1,98 @@
+"""Run a command with stdout on a pseudo-terminal and see what a person would
+see: the bytes go through a terminal emulator (pyte), and the test reads the
+screen. stderr stays a pipe, so a test can still tell errors from output
+(unless stderr_on_pty: what goes to stderr only for a terminal, a spinner)."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import select
+import signal
+import struct
+import subprocess
+import termios
+import time
+
+import pyte
+
+
+class PtyRun:
+    def __init__(self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None,
+                 stderr_on_pty: bool = False):
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        env = {k: v for k, v in (env or os.environ).items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
+        env.setdefault("TERM", "xterm-256color")
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave,
+                                     stderr=slave if stderr_on_pty else subprocess.PIPE, cwd=cwd, env=env,
+                                     start_new_session=True)
+        os.close(slave)
+        self._err = bytearray()
+        self.raw = bytearray()
+
+    def _pump(self, wait: float) -> bool:
+        """Read what is there (waiting up to `wait` s); False once the terminal is closed."""
+        fds = [self.master] + ([self.proc.stderr] if self.proc.stderr and not self.proc.stderr.closed else [])
+        ready, _, _ = select.select(fds, [], [], wait)
+        alive = True
+        for f in ready:
+            if f is self.master:
+                try:
+                    data = os.read(self.master, 65536)
+                except OSError as e:   # EIO: every writer of the pty is gone
+                    if e.errno != errno.EIO:
+                        raise
+                    data = b""
+                if not data:
+                    alive = False
+                self.raw += data
+                self.stream.feed(data)
+            else:
+                data = os.read(f.fileno(), 65536)
+                if data:
+                    self._err += data
+                else:
+                    f.close()
+        return alive
+
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display).rstrip("\n")
+
+    def wait_for(self, predicate, timeout: float = 30) -> bool:
+        """Read until predicate(screen text) holds; False if it never did."""
+        deadline = time.monotonic() + timeout
+        while not predicate(self.text()):
+            if time.monotonic() > deadline or (not self._pump(0.1) and self.proc.poll() is not None):
+                return predicate(self.text())
+        return True
+
+    def interrupt(self):
+        self.proc.send_signal(signal.SIGINT)
+
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
+        """Wait for the exit, reading the screen to the end: (exit code, stderr)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self._pump(0.1) and self.proc.poll() is not None:
+                break
+            if self.proc.poll() is not None and not select.select([self.master], [], [], 0)[0]:
+                break
+        else:
+            self.proc.kill()
+        code = self.proc.wait(timeout=10)
+        if self.proc.stderr and not self.proc.stderr.closed:
+            self._err += self.proc.stderr.read()
+            self.proc.stderr.close()
+        os.close(self.master)
+        return code, self._err.decode("utf-8", "replace")
+
+
+def run_on_pty(argv: list[str], timeout: float = 60, **kw) -> tuple[int, str, str]:
+    """(exit code, final screen text, stderr) of a command whose stdout is a terminal."""
+    r = PtyRun(argv, **kw)
+    code, err = r.finish(timeout)
+    return code, r.text(), err

@@ -1,0 +1,102 @@
+"""The CLI as a person first meets it (issue 10): --version, usage errors as one
+line, bare commands, the --output values each command really has."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+
+import pytest
+
+from storage_cli import cli
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version(flag):
+    code, out, err = cli(flag)
+    assert (code, out, err) == (0, f"quorumctl {version('quorumctl')}\n", "")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["verfy", "x"], "quorumctl: error: No such command 'verfy'. Did you mean 'verify'? (see 'quorumctl -h')"),
+    (["verify", "--bogus", "x"], "quorumctl: error: No such option: --bogus (see 'quorumctl verify -h')"),
+    (["describe", "status", "--outptu", "json"],
+     "quorumctl: error: No such option: --outptu (Possible options: --output) (see 'quorumctl describe status -h')"),
+    (["describe", "status", "-o", "tabel"],
+     "quorumctl: error: Invalid value for '--output' / '-o': 'tabel' is not one of 'text', 'table', 'json'. "
+     "(see 'quorumctl describe status -h')"),
+    (["verify"], "quorumctl: error: Missing argument 'PATH...'. (see 'quorumctl verify -h')"),
+    (["truncate"], "quorumctl: error: Missing argument 'LOG_DIR'. (see 'quorumctl truncate -h')"),
+    (["spark-export"], "quorumctl: error: Missing argument 'PATH...'. (see 'quorumctl spark-export -h')"),
+    (["dump-log"], "quorumctl: error: dump-log needs a FILE_OR_DIR (or --files FILE,...): nothing to dump"),
+    (["--debug"], "quorumctl: error: Missing command. (see 'quorumctl -h')"),
+])
+def test_usage_error_is_one_line(args, message):
+    """No boxed Rich panel, no help dump: one line naming what is wrong, exit 2."""
+    code, out, err = cli(*args)
+    assert (code, out, err) == (2, "", message + "\n")
+
+
+@pytest.mark.parametrize("args, first", [
+    ([], "Usage: quorumctl [OPTIONS] COMMAND [ARGS]..."),
+    (["describe"], "Usage: quorumctl describe [OPTIONS] COMMAND [ARGS]..."),
+    (["bootstrap"], "Usage: quorumctl bootstrap [OPTIONS] COMMAND [ARGS]..."),
+])
+def test_bare_group_prints_its_help(args, first):
+    """A group without a command is a request for orientation: its help, exit 0."""
+    code, out, err = cli(*args)
+    assert (code, err) == (0, "")
+    assert out.lstrip().startswith(first), out
+
+
+@pytest.mark.parametrize("command, args", [
+    ("truncate", ["somewhere", "--to-offset", "0"]),
+    ("bootstrap info", ["--log-dir", "somewhere"]),
+    ("bootstrap format", ["--log-dir", "somewhere", "--node-id", "1", "-t", "xScPa4HuQdHtNJ_0TeOP8g"]),
+    ("add-controller", ["--bootstrap-controller", "127.0.0.1:1", "--command-config", "c.properties"]),
+    ("remove-controller", ["--bootstrap-controller", "127.0.0.1:1", "-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A"]),
+])
+def test_table_is_refused_where_there_is_none(command, args):
+    """These commands print a sentence or a plan: no table is offered, and asking for
+    one is a usage error, not silently the text."""
+    code, out, err = cli(*command.split(), *args, "-o", "table")
+    assert (code, out, err) == (2, "", "quorumctl: error: Invalid value for '--output' / '-o': 'table' is not one "
+                                       f"of 'text', 'json'. (see 'quorumctl {command} -h')\n")
+    code, out, err = cli(*command.split(), "-h")
+    assert code == 0 and "<text|json>" in out and "text or json." in out and not re.search(r"\btable\b", out), out
+
+
+def test_truncate_apply_with_nothing_to_do_is_no_dry_run(tmp_path):
+    """node 2's log is a prefix of node 1's: --apply changes nothing, and must not
+    call itself a dry run; its verify line is output (stdout), not an error."""
+    from quorumctl.testing.examples import write_examples
+    write_examples(str(tmp_path))
+    c1, c2 = tmp_path / "diverged" / "c1", tmp_path / "diverged" / "c2"
+    code, out, err = cli("truncate", str(c2), "--reference", str(c1), "--apply", "-o", "text")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        f"Truncation plan for {c2}/__cluster_metadata-0 (node 2)",
+        "  reason: the log (end offset 46, last epoch 4) is already a prefix of node 1's (end offset 50, last epoch 4)",
+        "  nothing to change",
+        f"verify {c2}/__cluster_metadata-0: OK"]
+    code, out, err = cli("truncate", str(c2), "--reference", str(c1), "-o", "text")
+    assert (code, err) == (0, "") and out.splitlines()[0].endswith("(node 2), dry run")
+
+
+def test_demo_writes_the_readme_example_dirs(tmp_path):
+    root = tmp_path / "ex"
+    code, out, err = cli("demo", "--write-examples", str(root))
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [f"Wrote {root}/diverged", f"Wrote {root}/damaged", f"Wrote {root}/crashed",
+                                f"Run the README's state, truncate and verify examples in {root}."]
+    code, out, err = cli("state", *(str(root / "diverged" / f"c{n}") for n in (1, 2, 3)), "-o", "text")
+    assert code == 0 and out.splitlines()[-1] == \
+        "  node 3: diverges from node 1: DivergingEpoch(epoch=2, endOffset=30); truncates to 30"
+    code, out, err = cli("verify", str(root / "damaged" / "c2"), "-o", "text")
+    assert code == 1 and "crc-mismatch" in out
+    # never over what is there
+    before = sorted(p.name for p in (root / "diverged").iterdir())
+    code, out, err = cli("demo", "--write-examples", str(root))
+    assert (code, out, err) == (2, "", f"quorumctl: error: {root}/diverged: already exists; give an empty or new "
+                                       "directory\n")
+    assert sorted(p.name for p in (root / "diverged").iterdir()) == before

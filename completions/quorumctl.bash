@@ -98,9 +98,9 @@ _quorumctl_values() {
     case "$1|$2" in
         'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
-        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output')
             words='text table json' ;;
         'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'spark-export|--out'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;

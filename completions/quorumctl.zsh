@@ -278,7 +278,7 @@ _quorumctl_bootstrap_info() {
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
     '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.1-IV1).]:TEXT: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -286,7 +286,7 @@ _quorumctl_bootstrap_feature_dependencies() {
   _arguments -s -S : \
     '*-f[feature=level to look up (repeatable).]:TEXT: ' \
     '*--feature=[feature=level to look up (repeatable).]:TEXT: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

@@ -122,6 +122,10 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "missing": ([p.missing, "--to-offset", "0"], 2), "empty": ([p.empty, "--to-offset", "0"], 2),
             "wrong": ([p.wrong, "--to-offset", "0"], 2)},
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
+        # no path to get wrong: "wrong" is a value Kafka does not know
+        ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},
+        ("bootstrap", "feature-dependencies"): {
+            "good": (["-f", "metadata.version=21"], 0), "wrong": (["-f", "bogus=1"], 2)},
         ("bootstrap", "format"): {
             "good": (["--log-dir", str(p.root / "unformatted"), "--node-id", "1", "-t", CLUSTER_ID], 0),
             "missing": (["-c", p.missing, "-t", CLUSTER_ID], 2),
@@ -143,7 +147,6 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
 # where an empty dir is valid input (bootstrap format, demo --write-examples).
 KINDS = ("good", "missing", "empty", "wrong", "unreachable")
 
-# part B of issue 10 makes these pass; the lead flips them after merging it
 # spark-export's good input starts a JVM (~15 s of CPU): two runs, json in a
 # pipe and the table on a terminal; its text (one summary line) is the README's
 # spark-export example, which tests/test_doc_examples.py runs

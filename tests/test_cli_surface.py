@@ -21,7 +21,7 @@ def test_version(flag):
     (["verfy", "x"], "quorumctl: error: No such command 'verfy'. Did you mean 'verify'? (see 'quorumctl -h')"),
     (["verify", "--bogus", "x"], "quorumctl: error: No such option: --bogus (see 'quorumctl verify -h')"),
     (["describe", "status", "--outptu", "json"],
-     "quorumctl: error: No such option: --outptu (Possible options: --output) (see 'quorumctl describe status -h')"),
+     "quorumctl: error: No such option: --outptu (Possible options: --output, --status) (see 'quorumctl describe status -h')"),
     (["describe", "status", "-o", "tabel"],
      "quorumctl: error: Invalid value for '--output' / '-o': 'tabel' is not one of 'text', 'table', 'json'. "
      "(see 'quorumctl describe status -h')"),

@@ -58,11 +58,15 @@ def test_status_and_replication_equal_kafka_41(cluster, tmp_path):
 def test_dry_run_messages_equal_kafka_41(cluster, tmp_path):
     conf = str(cluster.d / "conf" / "c3.properties")
     opt = ["--bootstrap-controller", cluster.controllers[0]]
+    # controller 3 is a voter already: Kafka's dry run prints its line and exits 0;
+    # ours checks what the leader would, and says it would refuse (docs/describe.md)
     k = kafka_tool("kafka-metadata-quorum", [*opt, "--command-config", conf, "add-controller", "--dry-run"], tmp_path)
+    assert (k.returncode, k.stdout) == (0, f"DRY RUN of adding controller 3 with directory id {cluster.dir_ids[3]} "
+                                           f"and endpoints: CONTROLLER://127.0.0.1:{cluster.base + 3}\n")
     code, out, err = cli("add-controller", *opt, "--command-config", conf, "--dry-run")
-    assert (code, err, k.returncode) == (0, "", 0)
-    assert out == k.stdout == (f"DRY RUN of adding controller 3 with directory id {cluster.dir_ids[3]} and endpoints: "
-                               f"CONTROLLER://127.0.0.1:{cluster.base + 3}\n")
+    assert (code, out) == (1, "")
+    assert err == ("quorumctl: error: controller 3 is already a voter (voters 1, 2, 3): the leader would refuse "
+                   "it with DUPLICATE_VOTER\n")
     k = kafka_tool("kafka-metadata-quorum", [*opt, "remove-controller", "-i", "3", "-d", cluster.dir_ids[3], "--dry-run"],
                    tmp_path)
     code, out, err = cli("remove-controller", *opt, "-i", "3", "-d", cluster.dir_ids[3], "--dry-run")
@@ -100,6 +104,14 @@ def test_remove_and_add_controller_change_the_real_voter_set(cluster, tmp_path):
 
     # the removed controller keeps running as an observer; add it back from its own config
     conf = str(cluster.d / "conf" / f"c{node}.properties")
+    # the dry run first: Kafka's line, then what was checked
+    k = kafka_tool("kafka-metadata-quorum", [*opt, "--command-config", conf, "add-controller", "--dry-run"], tmp_path)
+    code, out, err = cli("add-controller", *opt, "--command-config", conf, "--dry-run")
+    assert (code, err, k.returncode) == (0, "", 0)
+    first, *checked = out.splitlines()
+    assert first + "\n" == k.stdout == (f"DRY RUN of adding controller {node} with directory id {did} and "
+                                        f"endpoints: CONTROLLER://127.0.0.1:{cluster.base + node}\n")
+    assert f"  checked: node id {node} is not a voter" in "\n".join(checked)
 
     def add():
         code, out, err = cli("add-controller", *opt, "--command-config", conf)

@@ -204,7 +204,7 @@ def info(
 def version_mapping(
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
                                                   help="A metadata.version or release (default 4.1-IV1)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
 ):
     """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
 
@@ -212,16 +212,16 @@ def version_mapping(
     """
     import sys
 
-    from ..render.output import json_line, resolve
+    from ..render.output import json_line, resolve_plain
     from ..storage import format as FM
     doc = FM.version_mapping(release_version)
-    sys.stdout.write(json_line(doc) + "\n" if resolve(output) is Output.json else FM.version_mapping_text(doc))
+    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else FM.version_mapping_text(doc))
 
 
 @app.command("feature-dependencies")
 def feature_dependencies(
     feature: List[str] = typer.Option(..., "--feature", "-f", help="feature=level to look up (repeatable)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
 ):
     """What each feature level depends on, as kafka-storage 4.1 prints it.
 
@@ -229,10 +229,10 @@ def feature_dependencies(
     """
     import sys
 
-    from ..render.output import json_line, resolve
+    from ..render.output import json_line, resolve_plain
     from ..storage import format as FM
     deps = FM.feature_dependencies(feature)
-    sys.stdout.write(json_line(deps) + "\n" if resolve(output) is Output.json else FM.feature_dependencies_text(deps))
+    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else FM.feature_dependencies_text(deps))
 
 
 def register(parent: typer.Typer) -> None:

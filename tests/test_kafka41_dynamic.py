@@ -12,22 +12,14 @@ from __future__ import annotations
 import re
 import time
 
-import pytest
-
-from kafka41 import kafka_tool, needs_kafka, start_cluster
+from kafka41 import (cluster_fixture, kafka_quorum, kafka_tool, mask_replication, mask_status, needs_kafka,
+                     ours)
 from storage_cli import cli
-from test_kafka41_static import kafka_quorum, mask_replication, mask_status, ours
 
 pytestmark = needs_kafka
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    c = start_cluster(tmp_path_factory, "kafka41-dynamic", dynamic=True)
-    try:
-        yield c
-    finally:
-        c.stop()
+cluster = cluster_fixture("kafka41-dynamic", dynamic=True)
 
 
 def voters_line(status: str) -> str:

@@ -14,58 +14,13 @@ import time
 
 import pytest
 
-from kafka41 import kafka_tool, needs_kafka, start_cluster
+from kafka41 import cluster_fixture, kafka_quorum, mask_replication, mask_status, needs_kafka, ours, table_rows
 from storage_cli import cli
 
 pytestmark = needs_kafka
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    c = start_cluster(tmp_path_factory, "kafka41-static", dynamic=False)
-    try:
-        yield c
-    finally:
-        c.stop()
-
-
-# -- text equal to kafka-metadata-quorum 4.1 -------------------------------------------------
-
-VOLATILE_STATUS = ("HighWatermark:", "MaxFollowerLag:", "MaxFollowerLagTimeMs:")
-
-
-def mask_status(text: str) -> str:
-    return "\n".join(re.sub(r"-?\d+$", "N", line) if line.startswith(VOLATILE_STATUS) else line
-                     for line in text.split("\n"))
-
-
-def table_rows(text: str) -> list[list[str]]:
-    """prettyPrintTable's rows: every line ends with a TAB, cells padded to the column width."""
-    lines = text.split("\n")
-    assert lines[-1] == "" and all(line.endswith("\t") for line in lines[:-1]), text
-    rows = [line.split("\t")[:-1] for line in lines[:-1]]
-    widths = [max(len(r[i].rstrip()) for r in rows) for i in range(len(rows[0]))]
-    assert all(cell == cell.rstrip().ljust(widths[i]) for r in rows for i, cell in enumerate(r)), text
-    return [[c.rstrip() for c in r] for r in rows]
-
-
-def mask_replication(text: str) -> list[list[str]]:
-    rows = table_rows(text)
-    # LogEndOffset, Lag, LastFetchTimestamp, LastCaughtUpTimestamp move between two calls
-    return [rows[0]] + [[r[0], r[1], "N", "N", re.sub(r"\d+", "N", r[4]), re.sub(r"\d+", "N", r[5]), r[6]]
-                        for r in rows[1:]]
-
-
-def kafka_quorum(tmp_path, via: list[str], *args: str) -> str:
-    p = kafka_tool("kafka-metadata-quorum", [*via, "describe", *args], tmp_path)
-    assert p.returncode == 0, p.stderr[-2000:]
-    return p.stdout
-
-
-def ours(via: list[str], what: str, *args: str) -> str:
-    code, out, err = cli("describe", what, *via, "-o", "text", *args)
-    assert (code, err) == (0, ""), err
-    return out
+cluster = cluster_fixture("kafka41-static", dynamic=False)
 
 
 def test_storage_was_formatted_by_quorumctl(cluster):

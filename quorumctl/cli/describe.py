@@ -234,7 +234,6 @@ def run_health(bootstrap_server, bootstrap_controller, config, command_config, t
     from ..protocol.config import load_client_config
     from ..protocol.connection import parse_address_list
     from ..protocol.health import DEFAULT_FETCH_TIMEOUT_MS, check_health, targets_from_server_config
-    from ..render import quorum as R
     from ..render.output import resolve
 
     out = resolve(output)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import os
 import struct
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import InputError

@@ -66,12 +66,6 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"quorumctl.cli.{_name}").register(app)
 
 
-def fail(message: str, code: int = EXIT_INPUT) -> "typer.Exit":
-    """Print a one-line error and return the Exit to raise."""
-    sys.stderr.write(f"quorumctl: error: {message}\n")
-    return typer.Exit(code)
-
-
 def usage_line(e) -> str:
     """A click usage error as one line: what is wrong, and where the help is."""
     ctx = getattr(e, "ctx", None)

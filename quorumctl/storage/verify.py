@@ -305,7 +305,6 @@ def check_snapshot_frame(rep: FileReport) -> None:
 
 def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
     """leader-epoch-checkpoint against the epochs actually in the log."""
-
     from .files import read_epoch_checkpoint
 
     try:
@@ -386,7 +385,6 @@ def _scan_or_report(path: str, **kw) -> FileReport:
 def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory
     (InputError for a path that is missing or holds nothing verify reads)."""
-
     files = K.log_dir_files(paths, stray=stray)
     by_dir: dict[str, list[str]] = {}
     for f in files:
@@ -406,7 +404,8 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
         for f in fs:
             kind = kinds[f]
             if kind == K.LOG and K.renamed(f):
-                reports.append(scan_batches(f, contiguous=metadata, state=LogState(), metadata=metadata, deep=deep))
+                reports.append(_scan_or_report(f, contiguous=metadata, state=LogState(), metadata=metadata,
+                                               deep=deep))
                 continue
             if kind == K.LOG:
                 continue

@@ -55,10 +55,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import InputError
+from ..openfile import open_regular
 from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD, Batch,
                              BatchError, BatchReader, display_timestamp)
 from . import filekinds as K
-from ..openfile import open_regular
 from .problems import Problem
 
 OFFSET_ENTRY_SIZE = 8
@@ -253,8 +253,7 @@ def build_indexes(batches, base_offset: int, interval: int = INDEX_INTERVAL_BYTE
 def sibling(path: str, suffix: str) -> str:
     """The same segment's file with another suffix (Kafka: name up to the first dot);
     a renamed file's sibling is renamed the same way (Kafka renames a segment's files together)."""
-    from .filekinds import renamed
-    name = os.path.basename(path).split(".", 1)[0] + "." + suffix + (renamed(path) or "")
+    name = os.path.basename(path).split(".", 1)[0] + "." + suffix + (K.renamed(path) or "")
     return os.path.join(os.path.dirname(path), name)
 
 

@@ -96,7 +96,6 @@ def dump_log(
             raise InputError(f"{opt} (a kafka-dump-log option) is not supported: {REFUSED[opt]}")
     all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])
     if not all_paths:
-        from ..errors import InputError
         raise InputError("dump-log needs a FILE_OR_DIR (or --files FILE,...): nothing to dump")
     raise typer.Exit(run(all_paths, deep=deep_iteration, print_data=print_data_log,
                          metadata_decoder=cluster_metadata_decoder, skip_record_metadata=skip_record_metadata,

@@ -371,7 +371,6 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
     run = os.path.join(backup_root, f"{stamp}-{os.path.basename(live)}")
     staging = os.path.join(run, os.path.basename(live))
 
-
     def here(path: str) -> str:   # the plan names files through the partition dir as given (maybe a symlink)
         return os.path.join(live, os.path.basename(path))
 

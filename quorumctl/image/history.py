@@ -1,0 +1,239 @@
+"""Every record that touched one entity (a topic or one of its partitions, a
+broker, a config resource, a feature, a voter), with offset, time, leader
+epoch and what it changed, from one streaming replay.
+
+The replay starts as early as the files allow (bootstrap + log from offset 0,
+else the earliest snapshot the log continues from); a snapshot's records are
+the entity's state at that point and are reported as such (offset -1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..records.metadata_schemas import TYPE_NAMES
+from .model import CONFIG_TYPE_IDS, TOPIC_CONFIG, Image, apply_record
+from .replay import Point, Replay, open_source, plan
+from .view import flatten, leaf_json
+from .diff import field_changes
+
+MAX_ENTRIES_DEFAULT = None
+
+
+@dataclass
+class Entity:
+    kind: str                 # topic, broker, config, feature, voter
+    name: str                 # topic name, broker id, "TYPE:NAME", feature name, voter id
+    partition: int | None = None
+
+    def describe(self) -> str:
+        if self.kind == "topic" and self.partition is not None:
+            return f"partition {self.name}-{self.partition}"
+        return f"{self.kind} {self.name}"
+
+
+def parse_config(text: str) -> tuple[int, str]:
+    typ, sep, name = text.partition(":")
+    if not sep or typ not in CONFIG_TYPE_IDS:
+        raise InputError(f"--config {text}: expected TYPE:NAME with TYPE one of {', '.join(CONFIG_TYPE_IDS)} "
+                         f"(e.g. topic:orders, broker:1)")
+    return CONFIG_TYPE_IDS[typ], name
+
+
+class Watcher:
+    """The observer plugged into Image.replay: applies each record, and for those
+    touching the entity records the leaf paths' values before and after."""
+
+    def __init__(self, entity: Entity):
+        self.e = entity
+        self.topic_ids: set[str] = set()
+        self.entries: list[dict] = []
+        if entity.kind == "config":
+            self.config = parse_config(entity.name)
+        if entity.kind in ("broker", "voter"):
+            try:
+                self.id = int(entity.name)
+            except ValueError:
+                raise InputError(f"--{entity.kind} {entity.name}: expected a node id (an integer)") from None
+
+    def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
+        """The leaf paths this record may change, if it concerns the entity."""
+        e = self.e
+        if e.kind == "topic":
+            if api_key == 2 and d["name"] == e.name:
+                self.topic_ids.add(d["topicId"])
+                return self._topic_paths(img, d["topicId"]) + [f"/topics/{e.name}"]
+            if api_key in (3, 5) and d["topicId"] in self.topic_ids:
+                pid = d.get("partitionId", -1)
+                if e.partition is None or pid == e.partition:
+                    return [f"/topics/{e.name}/{pid}"]
+                return None
+            if api_key == 9 and d["topicId"] in self.topic_ids:
+                return self._topic_paths(img, d["topicId"]) + [f"/topics/{e.name}"] + self._config_paths(
+                    img, TOPIC_CONFIG, e.name)
+            if api_key == 4 and d["resourceType"] == TOPIC_CONFIG and d["resourceName"] == e.name \
+                    and e.partition is None:
+                return [f"/configs/topic/{e.name}/{d['name']}"]
+            if api_key == 28 and d.get("topicName", "") in ("", e.name):
+                return self._topic_paths(img, img.topic_ids.get(e.name))
+            return None
+        if e.kind == "broker":
+            bid = d.get("brokerId", d.get("id")) if api_key in (0, 1, 7, 8, 17) else None
+            if bid == self.id:
+                return [f"/brokers/{self.id}"]
+            if api_key == 4 and d["resourceType"] == 4 and d["resourceName"] == str(self.id):
+                return [f"/configs/broker/{self.id}/{d['name']}"]
+            return None
+        if e.kind == "config":
+            typ, name = self.config
+            if api_key == 4 and d["resourceType"] == typ and d["resourceName"] == name:
+                return [f"/configs/{e.name.partition(':')[0]}/{name}/{d['name']}"]
+            if api_key == 9 and typ == TOPIC_CONFIG:
+                t = img.topics.get(d["topicId"])
+                if t is not None and t.name == name:
+                    return self._config_paths(img, typ, name)
+            return None
+        if e.kind == "feature":
+            if api_key == 12 and d["name"] == e.name:
+                return [f"/features/{e.name}"]
+            return None
+        if e.kind == "voter":
+            if api_key in (27, 29) and d["controllerId"] == self.id:
+                return [f"/controllers/{self.id}"]
+            return None
+        return None
+
+    def _topic_paths(self, img: Image, tid) -> list[str]:
+        t = img.topics.get(tid) if tid is not None else None
+        if t is None:
+            return []
+        return [f"/topics/{t.name}/{p}" for p in t.partitions
+                if self.e.partition is None or p == self.e.partition]
+
+    def _config_paths(self, img: Image, typ: int, name: str) -> list[str]:
+        from .view import _config_type
+        return [f"/configs/{_config_type(typ)}/{name}/{k}" for k in img.configs.get((typ, name), {})]
+
+    def __call__(self, img: Image, api_key: int, d: dict, offset: int, ts: int, epoch: int) -> None:
+        paths = self.paths(img, api_key, d)
+        if paths is None:
+            apply_record(img, api_key, d, offset)
+            return
+        before = _leaves(img, paths)
+        apply_record(img, api_key, d, offset)
+        after = _leaves(img, paths + [p for p in self.paths_after(img, api_key, d) if p not in paths])
+        self.add(offset, ts, epoch, TYPE_NAMES.get(api_key, str(api_key)), before, after)
+
+    def paths_after(self, img: Image, api_key: int, d: dict) -> list[str]:
+        if self.e.kind == "topic" and api_key == 2 and d["name"] == self.e.name:
+            return self._topic_paths(img, d["topicId"])
+        return []
+
+    def add(self, offset, ts, epoch, record, before: dict, after: dict) -> None:
+        changes = []
+        for path in sorted(set(before) | set(after)):
+            a, b = leaf_json(path, before.get(path)), leaf_json(path, after.get(path))
+            if a == b:
+                continue
+            c = {"path": path, "before": a, "after": b}
+            fields = field_changes(a, b)
+            if fields is not None:
+                c["fields"] = fields
+            changes.append(c)
+        from ..render.output import iso_utc
+        self.entries.append({"offset": offset, "timestamp": ts, "time": iso_utc(ts), "epoch": epoch,
+                             "record": record, "changes": changes})
+
+    def control(self, img: Image, kind: str, before_voters, offset: int) -> None:
+        """KRaftVoters / LeaderChange control records, for --voter."""
+        if self.e.kind != "voter":
+            return
+        if kind == "KRAFT_VOTERS":
+            a = (before_voters or {}).get(self.id)
+            b = (img.voters or {}).get(self.id)
+            if a != b:
+                self.add(offset, img.timestamp, img.epoch, kind, {f"/voters/{self.id}": a}, {f"/voters/{self.id}": b})
+        elif kind == "LEADER_CHANGE" and img.leader and img.leader.get("leaderId") == self.id:
+            self.add(offset, img.timestamp, img.epoch, kind, {"/leader": None}, {"/leader": dict(img.leader)})
+
+
+def is_election(change: dict) -> bool:
+    """A partition created, or given a leader (a new leader epoch)."""
+    if not (change["path"].startswith("/topics/") and change["path"].count("/") == 3):
+        return False
+    if change["before"] is None:
+        return change["after"] is not None
+    return change["after"] is not None and "leaderEpoch" in change.get("fields", {})
+
+
+def _leaves(img: Image, paths: list[str]) -> dict:
+    if not paths:
+        return {}
+    flat = _lookup(img, paths)
+    return {p: flat.get(p) for p in paths}
+
+
+def _lookup(img: Image, paths: list[str]) -> dict:
+    """The leaves at these paths (a targeted flatten: no walk over the whole image)."""
+    out = {}
+    for p in paths:
+        parts = p.split("/")
+        sec = parts[1]
+        if sec == "topics":
+            tid = img.topic_ids.get(parts[2])
+            t = img.topics.get(tid) if tid else None
+            if t is None:
+                continue
+            if len(parts) == 3:
+                out[p] = {"id": t.id}
+            else:
+                v = t.partitions.get(int(parts[3]))
+                if v is not None:
+                    out[p] = v
+        elif sec in ("brokers", "controllers"):
+            v = getattr(img, sec).get(int(parts[2]))
+            if v is not None:
+                out[p] = v
+        elif sec == "configs":
+            typ = CONFIG_TYPE_IDS.get(parts[2])
+            kv = img.configs.get((typ, parts[3]), {})
+            if parts[4] in kv:
+                out[p] = kv[parts[4]]
+        elif sec == "features":
+            if parts[2] in img.features:
+                out[p] = img.features[parts[2]]
+        else:
+            v = flatten(img).get(p)
+            if v is not None:
+                out[p] = v
+    return out
+
+
+def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> dict:
+    src = open_source(paths)
+    steps = plan(src, until, earliest=True)
+    watcher = Watcher(entity)
+    rp = Replay(steps)
+    rp.image.observer = watcher
+    rp.on_control = watcher.control
+    img = rp.run(until)
+    img.observer = None
+    exists = {
+        "topic": lambda: entity.name in img.topic_ids and (
+            entity.partition is None or entity.partition in img.topic(entity.name).partitions),
+        "broker": lambda: watcher.id in img.brokers,
+        "config": lambda: watcher.config in img.configs,
+        "feature": lambda: entity.name in img.features,
+        "voter": lambda: watcher.id in (img.voters or {}) or watcher.id in img.controllers,
+    }[entity.kind]()
+    elections = sum(1 for e in watcher.entries for c in e["changes"] if is_election(c))
+    return {"entity": {"kind": entity.kind, "name": entity.name, "partition": entity.partition},
+            "start": rp.describe_start(),
+            "end": {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp},
+            "existsAtEnd": exists,
+            "entries": watcher.entries,
+            "leaderElections": elections if entity.kind == "topic" else None,
+            "unknownRecords": dict(sorted(img.unknown.items())),
+            "problems": img.problems, "problemCount": img.problem_count,
+            "logEnd": rp.end_reason}

@@ -1,0 +1,305 @@
+"""Replaying a metadata log dir (bootstrap.checkpoint, a snapshot, the log
+segments after it) into an Image, streaming: one batch in memory at a time,
+each record decoded once through the shared decoders (records.batch,
+records.metadata), so memory grows with the image, not with the log.
+
+Where replay starts (`plan`): to reach offset N, the newest snapshot that ends
+at or before N+1 and that the log continues from (its end offset >= the log
+start), else bootstrap.checkpoint and the log from offset 0. `earliest=True`
+(history, diff) starts as early as possible instead, to see more records.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from ..errors import InputError
+from ..records import metadata as md
+from ..records.batch import Batch, BatchError, BatchReader
+from ..storage import segments as S
+from ..storage.files import BOOTSTRAP_CHECKPOINT
+from ..storage.replica import METADATA_PARTITION
+from .model import Image
+
+
+@dataclass
+class Step:
+    kind: str            # "bootstrap", "snapshot" or "log"
+    path: str
+    base_offset: int = 0  # log: the segment's base; snapshot: its end offset (exclusive)
+    epoch: int = -1       # snapshot: its epoch
+
+
+@dataclass
+class Source:
+    """What a log dir (or a list of files) offers for replay."""
+    label: str
+    bootstrap: str | None = None
+    snapshots: list = field(default_factory=list)   # SnapshotFile, by end offset
+    segments: list = field(default_factory=list)    # (base offset, path), by base offset
+
+    @property
+    def log_start(self) -> int | None:
+        return self.segments[0][0] if self.segments else None
+
+
+@dataclass
+class Point:
+    """Where to stop: an offset (inclusive), a time (epoch ms, inclusive), or the end."""
+    offset: int | None = None
+    time_ms: int | None = None
+
+    def describe(self) -> str:
+        if self.offset is not None:
+            return f"offset {self.offset}"
+        if self.time_ms is not None:
+            return f"time {self.time_ms}"
+        return "the end"
+
+
+def parse_time(text: str) -> int:
+    """--at-time: epoch milliseconds, or ISO-8601 (UTC unless it says otherwise)."""
+    t = text.strip()
+    if re.fullmatch(r"-?\d+", t):
+        return int(t)
+    try:
+        dt = datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{text!r}: expected a time as ISO-8601 (2024-05-01T02:00:00Z) or epoch "
+                         f"milliseconds") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+def parse_point(text: str | None) -> Point:
+    """An OFFSET or a TIME (diff's --from/--to): digits below 10^12 are offsets,
+    other values times (epoch ms are above 10^12 since 2001)."""
+    if text is None:
+        return Point()
+    t = text.strip()
+    if re.fullmatch(r"\d+", t) and int(t) < 10**12:
+        return Point(offset=int(t))
+    return Point(time_ms=parse_time(t))
+
+
+def open_source(paths: list[str]) -> Source:
+    """A log dir, its __cluster_metadata-0 dir, or files (.log segments, a snapshot
+    .checkpoint, bootstrap.checkpoint)."""
+    from ..storage.filekinds import SEGMENT_RE, SNAPSHOT_RE
+    from ..storage.replica import resolve_partition_dir
+    if not paths:
+        raise InputError("give a log dir (or its __cluster_metadata-0 dir, or .log/.checkpoint files)")
+    if len(paths) == 1 and os.path.isdir(paths[0]):
+        log_dir, pdir = resolve_partition_dir(paths[0])
+        pf = S.scan_partition(pdir)
+        boot = os.path.join(log_dir, BOOTSTRAP_CHECKPOINT)
+        src = Source(paths[0], bootstrap=boot if os.path.isfile(boot) else None)
+        src.snapshots = sorted(pf.snapshots, key=lambda s: s.end_offset)
+        src.segments = [(s.base_offset, s.log) for s in pf.segments if s.log]
+        if not src.segments and not src.snapshots:
+            raise InputError(f"{paths[0]}: {METADATA_PARTITION} holds no log segment and no snapshot")
+        return src
+    src = Source(" ".join(paths))
+    for p in paths:
+        if os.path.isdir(p):
+            raise InputError(f"{p}: a directory among files (give one log dir, or files)")
+        if not os.path.exists(p):
+            raise InputError(f"{p}: no such file")
+        name = os.path.basename(p)
+        if name == BOOTSTRAP_CHECKPOINT:
+            src.bootstrap = p
+        elif (m := SNAPSHOT_RE.match(name)):
+            src.snapshots.append(S.SnapshotFile(int(m.group(1)), int(m.group(2)), p, os.path.getsize(p)))
+        elif (m := SEGMENT_RE.match(name)) and m.group(2) == "log":
+            src.segments.append((int(m.group(1)), p))
+        else:
+            raise InputError(f"{p}: not a metadata log file (expected NNNN.log, NNNN-EEEE.checkpoint "
+                             f"or bootstrap.checkpoint)")
+    src.snapshots.sort(key=lambda s: s.end_offset)
+    src.segments.sort()
+    return src
+
+
+def _snapshot_time(path: str) -> int:
+    from ..storage.replica import read_snapshot_controls
+    header = read_snapshot_controls(path)["header"] or {}
+    return header.get("lastContainedLogTimestamp", -1)
+
+
+def plan(src: Source, point: Point | None = None, *, through: Point | None = None, earliest: bool = False,
+         use_snapshots: bool = True) -> list[Step]:
+    """The files to replay, in order, to reach `point` (None: the end); the log
+    segments go on to `through` when given (diff replays on to its --to)."""
+    point = point or Point()
+    through = through or point
+    target = point.offset
+    start = src.log_start
+    usable = [s for s in src.snapshots
+              if use_snapshots and (target is None or s.end_offset <= target + 1)
+              and (start is None or s.end_offset >= start or s is src.snapshots[-1])]
+    if point.time_ms is not None:
+        usable = [s for s in usable if s.end_offset == 0 or _snapshot_time(s.path) <= point.time_ms]
+    snap = None
+    if start == 0 and (earliest or not usable):
+        snap = next((s for s in usable if s.end_offset == 0), None)   # KIP-853's bootstrap snapshot
+    elif usable:
+        snap = usable[0] if earliest and start is not None else usable[-1]
+    steps: list[Step] = []
+    if snap is None:
+        if start != 0:
+            where = "no log segment" if start is None else f"the log starts at offset {start}"
+            raise InputError(f"{src.label}: cannot replay to {point.describe()}: "
+                             f"{where} and no snapshot ends at or before it")
+        if src.bootstrap:
+            steps.append(Step("bootstrap", src.bootstrap))
+    else:
+        steps.append(Step("snapshot", snap.path, snap.end_offset, snap.epoch))
+    from_offset = 0 if snap is None else snap.end_offset
+    for i, (base, path) in enumerate(src.segments):
+        nxt = src.segments[i + 1][0] if i + 1 < len(src.segments) else None
+        if nxt is not None and nxt <= from_offset:
+            continue        # wholly before where we start
+        if through.offset is not None and base > through.offset:
+            break
+        steps.append(Step("log", path, base))
+    return steps
+
+
+class Replay:
+    """Drives one image through the steps; `run` stops at a Point. Callable again
+    with a later point to go on (diff does), since the reader position is kept."""
+
+    def __init__(self, steps: list[Step], image: Image | None = None):
+        self.image = image if image is not None else Image()
+        self.steps = steps
+        self.start: dict | None = None      # where replay began (snapshot or bootstrap + log)
+        self.end_reason: str | None = None  # why the log ended early (torn tail, bad CRC)
+        self.batches = 0
+        self._gen = self._records()
+        self._held = None                    # a (batch, record) read past the stop point
+        self.on_control = None               # history's hook: on_control(image, type, voters before, offset)
+
+    def describe_start(self) -> dict:
+        s = self.steps[0] if self.steps else None
+        if s is None:
+            return {"from": "nothing"}
+        if s.kind == "snapshot":
+            return {"from": "snapshot", "file": s.path, "endOffset": s.base_offset, "epoch": s.epoch}
+        return {"from": "bootstrap+log" if s.kind == "bootstrap" else "log", "file": s.path}
+
+    # each item: (batch header facts, record, decoded) for every record of every step
+    def _records(self):
+        img = self.image
+        for step in self.steps:
+            skip_below = self.image.offset + 1 if step.kind == "log" else None
+            try:
+                reader = BatchReader(step.path)
+            except OSError as e:
+                raise InputError(f"{step.path}: {e.strerror or e}") from None
+            with reader:
+                for b in reader:
+                    if not isinstance(b, Batch):
+                        self._stop_log(step, f"unsupported batch magic {b.magic} at byte {b.position}")
+                        return
+                    if step.kind == "log":
+                        if b.last_offset < skip_below:
+                            continue
+                        if not b.crc_valid():
+                            self._stop_log(step, f"CRC mismatch in the batch at offset {b.base_offset} "
+                                                 f"(byte {b.position}): the log ends before it")
+                            return
+                    self.batches += 1
+                    try:
+                        for r in b.iter_records():
+                            if step.kind == "log" and r.offset < skip_below:
+                                continue
+                            yield step, b, r
+                    except BatchError as e:
+                        self._stop_log(step, f"position {e.pos}: {e}")
+                        return
+                st = reader.stop
+                if step.kind == "log" and st is not None and st.reason is not None:
+                    self.end_reason = f"{os.path.basename(step.path)}: {st.detail or st.reason} at byte {st.position}"
+            if step.kind == "snapshot":
+                img.offset, img.epoch = step.base_offset - 1, step.epoch
+
+    def _stop_log(self, step: Step, why: str) -> None:
+        self.end_reason = f"{os.path.basename(step.path)}: {why}"
+
+    def run(self, point: Point | None = None) -> Image:
+        """Apply records up to the point (inclusive); returns the image."""
+        img = self.image
+        stop_off = point.offset if point else None
+        stop_ts = point.time_ms if point else None
+        decode_fast = md.decode_metadata_fast
+        held, self._held = self._held, None
+        it = self._gen
+        if held is not None:
+            import itertools
+            it = itertools.chain([held], it)
+        for item in it:
+            step, b, r = item
+            in_log = step.kind == "log"
+            if in_log:
+                if stop_off is not None and r.offset > stop_off:
+                    self._held = item
+                    break
+                if stop_ts is not None and r.timestamp > stop_ts:
+                    self._held = item
+                    break
+                img.offset, img.epoch, img.timestamp = r.offset, b.leader_epoch, r.timestamp
+            if b.is_control:
+                ct = md.control_type(r.key)
+                if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+                    d = md.decode_control(r.key, r.value)
+                    if d.data is None:
+                        img.problem(r.offset, f"{d.type_name}: {d.error}")
+                    else:
+                        voters = img.voters
+                        if ct == md.LEADER_CHANGE:
+                            img.leader_change(d.data)
+                        elif ct == md.KRAFT_VERSION:
+                            img.set_kraft_version(d.data)
+                        else:
+                            img.set_voters(d.data)
+                        if self.on_control is not None:
+                            self.on_control(img, d.type_name, voters, r.offset if in_log else -1)
+                elif ct == md.SNAPSHOT_HEADER and step.kind == "snapshot":
+                    d = md.decode_control(r.key, r.value)
+                    if d.data is not None:
+                        img.timestamp = d.data.get("lastContainedLogTimestamp", -1)
+                continue
+            fast = decode_fast(r.value)
+            if fast is None:
+                d = md.decode_metadata(r.value)
+                if d.data is None:
+                    img.unknown_record(f"{d.type_name} v{d.version}" if d.api_key is not None else "undecodable")
+                    if d.name != "Unknown" and not d.name.startswith("UnknownRecord"):
+                        img.problem(r.offset if in_log else -1, f"{d.name}: {d.error}")
+                    continue
+                fast = (d.api_key, d.version, d.data)
+            img.replay(fast[0], fast[2], r.offset if in_log else -1)
+        return img
+
+
+def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,
+           earliest: bool = False) -> Replay:
+    """Replay a log dir (or files) to a point; returns the Replay (its `.image`)."""
+    src = paths if isinstance(paths, Source) else open_source(paths)
+    point = point or Point()
+    steps = plan(src, point, earliest=earliest, use_snapshots=use_snapshots)
+    rp = Replay(steps)
+    rp.run(point)
+    return rp
+
+
+def replay_snapshot(path: str) -> Image:
+    """The image a snapshot file holds (no log after it)."""
+    m = re.match(r"^(\d{20})-(\d{10})\.checkpoint$", os.path.basename(path))
+    end, epoch = (int(m.group(1)), int(m.group(2))) if m else (0, -1)
+    rp = Replay([Step("snapshot", path, end, epoch)])
+    return rp.run()

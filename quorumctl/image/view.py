@@ -1,0 +1,133 @@
+"""The image as operators see it: a JSON tree with kafka-metadata-shell's kind
+of paths (/topics/NAME/PARTITION, /brokers/ID, /features, /configs/TYPE/NAME,
+/clientQuotas, /acls, /scram, /delegationTokens, /producerIds, /controllers,
+/voters ...), its leaves by path (`flatten`, what diff compares), and where
+the image is (`provenance`)."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .model import (CONFIG_TYPES, ZK_MIGRATION_STATES, Image, partition_json)
+
+SECTIONS = ("features", "metadataVersion", "zkMigrationState", "kraftVersion", "voters", "controllers", "brokers",
+            "topics", "configs", "clientQuotas", "acls", "scram", "delegationTokens", "producerIds")
+
+
+def metadata_version_name(level: int | None) -> str | None:
+    if level is None:
+        return None
+    from ..storage.format import NAME_OF, _OLDER
+    older = {v: k for k, v in _OLDER.items()}
+    return NAME_OF.get(level) or older.get(level) or f"level {level}"
+
+
+def provenance(img: Image) -> dict:
+    from ..render.output import iso_utc
+    return {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp, "time": iso_utc(img.timestamp),
+            "records": img.records, "leader": img.leader,
+            "openTransaction": None if img.pending is None else {"since": img.pending_since,
+                                                                 "pendingRecords": len(img.pending)},
+            "unknownRecords": dict(sorted(img.unknown.items())), "problemCount": img.problem_count,
+            "problems": img.problems}
+
+
+def _config_type(t: int) -> str:
+    return CONFIG_TYPES.get(t, f"type-{t}")
+
+
+def to_json(img: Image) -> dict:
+    """The whole image as one JSON tree (keys sorted; ids as strings, as JSON keys are)."""
+    topics = {}
+    for name in sorted(img.topic_ids):
+        t = img.topics[img.topic_ids[name]]
+        topics[name] = {"id": t.id, "partitions": {str(p): partition_json(v) for p, v in sorted(t.partitions.items())}}
+    configs: dict = {}
+    for (typ, name), kv in sorted(img.configs.items()):
+        configs.setdefault(_config_type(typ), {})[name] = dict(sorted(kv.items()))
+    scram: dict = {}
+    for (mech, user), v in sorted(img.scram.items()):
+        scram.setdefault(mech, {})[user] = dict(v)
+    return {
+        "features": dict(sorted(img.features.items())),
+        "metadataVersion": metadata_version_name(img.metadata_version),
+        "zkMigrationState": ZK_MIGRATION_STATES.get(img.zk_migration_state, img.zk_migration_state),
+        "kraftVersion": img.kraft_version,
+        "voters": None if img.voters is None else {str(k): v for k, v in sorted(img.voters.items())},
+        "controllers": {str(k): v for k, v in sorted(img.controllers.items())},
+        "brokers": {str(k): v for k, v in sorted(img.brokers.items())},
+        "topics": topics,
+        "configs": configs,
+        "clientQuotas": {k: dict(sorted(v.items())) for k, v in sorted(img.quotas.items())},
+        "acls": dict(sorted(img.acls.items())),
+        "scram": scram,
+        "delegationTokens": dict(sorted(img.tokens.items())),
+        "producerIds": img.producer_ids,
+    }
+
+
+def flatten(img: Image) -> dict[str, object]:
+    """path -> leaf value, one entry per entity: what `diff` compares."""
+    out: dict[str, object] = {}
+    for k, v in img.features.items():
+        out[f"/features/{k}"] = v
+    out["/zkMigrationState"] = ZK_MIGRATION_STATES.get(img.zk_migration_state, img.zk_migration_state)
+    if img.kraft_version is not None:
+        out["/kraftVersion"] = img.kraft_version
+    for k, v in (img.voters or {}).items():
+        out[f"/voters/{k}"] = v
+    for k, v in img.controllers.items():
+        out[f"/controllers/{k}"] = v
+    for k, v in img.brokers.items():
+        out[f"/brokers/{k}"] = v
+    for t in img.topics.values():
+        if img.topic_ids.get(t.name) != t.id:
+            continue   # a stale id whose name another topic took (not reachable by name)
+        out[f"/topics/{t.name}"] = {"id": t.id}
+        for p, v in t.partitions.items():
+            out[f"/topics/{t.name}/{p}"] = v
+    for (typ, name), kv in img.configs.items():
+        for k, v in kv.items():
+            out[f"/configs/{_config_type(typ)}/{name}/{k}"] = v
+    for ent, kv in img.quotas.items():
+        for k, v in kv.items():
+            out[f"/clientQuotas/{ent}/{k}"] = v
+    for k, v in img.acls.items():
+        out[f"/acls/{k}"] = v
+    for (mech, user), v in img.scram.items():
+        out[f"/scram/{mech}/{user}"] = v
+    for k, v in img.tokens.items():
+        out[f"/delegationTokens/{k}"] = v
+    if img.producer_ids is not None:
+        out["/producerIds"] = img.producer_ids
+    return out
+
+
+def leaf_json(path: str, value):
+    """A flattened leaf as JSON (partitions are tuples inside the image)."""
+    if path.startswith("/topics/") and path.count("/") == 3 and isinstance(value, tuple):
+        return partition_json(value)
+    return value
+
+
+def split_path(path: str) -> list[str]:
+    return [p for p in path.split("/") if p]
+
+
+def select(doc: dict, path: str | None):
+    """The subtree of to_json's document at PATH; /topics/NAME/P reaches into 'partitions'."""
+    if not path or path == "/":
+        return doc
+    node = doc
+    parts = split_path(path)
+    walked = ""
+    for i, part in enumerate(parts):
+        if isinstance(node, dict) and part not in node and i == 2 and parts[0] == "topics" and "partitions" in node:
+            node = node["partitions"]
+        if not isinstance(node, dict) or part not in node:
+            have = sorted(node) if isinstance(node, dict) else []
+            hint = f" (it has: {', '.join(have[:12])}{' ...' if len(have) > 12 else ''})" if have else ""
+            raise InputError(f"{path}: no such path in the image: nothing at {walked or '/'}{'/' if walked else ''}"
+                             f"{part}{hint}")
+        node = node[part]
+        walked += "/" + part
+    return node

@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "verify",
     "state",
     "truncate",
+    "image",
     "bootstrap",
     "spark_export",
 ]

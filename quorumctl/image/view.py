@@ -131,3 +131,20 @@ def select(doc: dict, path: str | None):
         node = node[part]
         walked += "/" + part
     return node
+
+
+def image_document(paths: list[str], point=None, path: str | None = None, *, use_snapshots: bool = True) -> dict:
+    """`quorumctl image`: the image (or the subtree at PATH) at a point, with where it is."""
+    from .replay import Point, replay
+    point = point or Point()
+    rp = replay(paths, point, use_snapshots=use_snapshots)
+    img = rp.image
+    if point.offset is not None and img.offset < point.offset:
+        note = f"the log ends at offset {img.offset}, before offset {point.offset}"
+    elif point.time_ms is not None and img.offset < 0:
+        note = "no record of the log is at or before that time"
+    else:
+        note = None
+    doc = to_json(img)
+    return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
+            "logEnd": rp.end_reason, "path": path or "/", "image": select(doc, path)}

@@ -1,0 +1,127 @@
+"""`quorumctl image`, `history`, `diff`: the cluster's metadata image at any
+point of a log dir, the history of one entity, the changes between two points."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..render.output import Output
+
+
+def _emit(doc: dict, mode, text, table) -> None:
+    import sys
+
+    from ..render.output import json_line
+    if mode is Output.json:
+        sys.stdout.write(json_line(doc) + "\n")
+    elif mode is Output.table:
+        from rich.console import Console
+        con = Console()
+        for t in table(doc):
+            con.print(t)
+    else:
+        sys.stdout.write(text(doc))
+
+
+def image(
+    args: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES... [PATH]",
+                                     help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
+                                          "then optionally an image path such as /topics/NAME/0, /brokers/1, "
+                                          "/features, /configs/topic/NAME."),
+    at_offset: Optional[int] = typer.Option(None, "--at-offset", metavar="N", min=0,
+                                            help="The image after the record at offset N."),
+    at_time: Optional[str] = typer.Option(None, "--at-time", metavar="TIME",
+                                          help="The image after the last record at or before TIME "
+                                               "(ISO-8601 or epoch ms)."),
+    no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
+                                                                  "instead of starting from a snapshot."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+):
+    """The cluster's metadata image at any offset or time (default: the end), or one subtree.
+
+    Example: quorumctl image /var/lib/kafka/meta /topics/orders --at-time 2024-05-01T02:00:00Z
+    """
+    import os
+
+    from ..errors import InputError
+    from ..image.replay import Point, parse_time
+    from ..image.view import image_document
+    from ..render.image import image_table, image_text
+    from ..render.output import resolve
+
+    if at_offset is not None and at_time is not None:
+        raise InputError("give --at-offset or --at-time, not both")
+    path = None
+    if len(args) > 1 and args[-1].startswith("/") and not os.path.exists(args[-1]):
+        path, args = args[-1], args[:-1]
+    point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
+    doc = image_document(list(args), point, path, use_snapshots=not no_snapshot)
+    _emit(doc, resolve(output), image_text, image_table)
+
+
+def history(
+    log_dir: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES...",
+                                        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."),
+    topic: Optional[str] = typer.Option(None, "--topic", metavar="NAME", help="A topic (all its partitions)."),
+    partition: Optional[int] = typer.Option(None, "--partition", "-p", metavar="P", min=0,
+                                            help="With --topic: one partition."),
+    broker: Optional[int] = typer.Option(None, "--broker", metavar="ID", help="A broker's registration and configs."),
+    config: Optional[str] = typer.Option(None, "--config", metavar="TYPE:NAME",
+                                         help="A config resource, e.g. topic:orders, broker:1."),
+    feature: Optional[str] = typer.Option(None, "--feature", metavar="NAME", help="A feature, e.g. metadata.version."),
+    voter: Optional[int] = typer.Option(None, "--voter", metavar="ID",
+                                        help="A controller: its voter entry (KIP-853) and registration."),
+    until: Optional[str] = typer.Option(None, "--until", metavar="OFFSET|TIME", help="Stop at this offset or time."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+):
+    """Every record that touched one topic, partition, broker, config, feature or voter.
+
+    Each with offset, time, leader epoch and what it changed (before -> after).
+
+    Example: quorumctl history /var/lib/kafka/meta --topic orders --partition 7
+    """
+    from ..errors import InputError
+    from ..image.history import Entity
+    from ..image.history import history as run_history
+    from ..image.replay import parse_point
+    from ..render.image import history_table, history_text
+    from ..render.output import resolve
+
+    chosen = [(k, v) for k, v in (("topic", topic), ("broker", broker), ("config", config), ("feature", feature),
+                                  ("voter", voter)) if v is not None]
+    if len(chosen) != 1:
+        raise InputError("give exactly one of --topic, --broker, --config, --feature, --voter")
+    if partition is not None and topic is None:
+        raise InputError("--partition needs --topic")
+    kind, name = chosen[0]
+    doc = run_history(list(log_dir), Entity(kind, str(name), partition), until=parse_point(until))
+    _emit(doc, resolve(output), history_text, history_table)
+
+
+def diff(
+    log_dir: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES...",
+                                        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."),
+    frm: str = typer.Option(..., "--from", metavar="OFFSET|TIME",
+                            help="The first point: an offset, or a time (ISO-8601 or epoch ms)."),
+    to: Optional[str] = typer.Option(None, "--to", metavar="OFFSET|TIME", help="The second point (default: the end)."),
+    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+):
+    """What changed between two points of a metadata log: a summary, then each change.
+
+    Example: quorumctl diff /var/lib/kafka/meta --from 2024-05-01T02:00:00Z --to 2024-05-01T02:15:00Z
+    """
+    from ..image.diff import diff as run_diff
+    from ..image.replay import parse_point
+    from ..render.image import diff_table, diff_text
+    from ..render.output import resolve
+
+    doc = run_diff(list(log_dir), parse_point(frm), parse_point(to))
+    _emit(doc, resolve(output), diff_text, diff_table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("image")(image)
+    app.command("history")(history)
+    app.command("diff")(diff)

@@ -1,0 +1,231 @@
+"""Text and table renderings of `image`, `history` and `diff`. Text is ours
+(Kafka has no such tool): an indented tree for the image, one line per entry
+for history and per change for diff, stable for grep."""
+
+from __future__ import annotations
+
+from .output import json_line
+
+
+def _v(v) -> str:
+    if isinstance(v, str):
+        return v
+    return json_line(v)
+
+
+def partition_line(p: dict) -> str:
+    """One partition on one line: the fields operators look at first, others when set."""
+    s = (f"leader {p['leader']} leaderEpoch {p['leaderEpoch']} isr {_v(p['isr'])} "
+         f"replicas {_v(p['replicas'])} partitionEpoch {p['partitionEpoch']}")
+    for k in ("addingReplicas", "removingReplicas", "eligibleLeaderReplicas", "lastKnownElr"):
+        if p[k]:
+            s += f" {k} {_v(p[k])}"
+    if p["leaderRecoveryState"] != "RECOVERED":
+        s += f" leaderRecoveryState {p['leaderRecoveryState']}"
+    if any(d != "AAAAAAAAAAAAAAAAAAAAAA" for d in p["directories"]):
+        s += f" directories {_v(p['directories'])}"
+    return s
+
+
+def _is_partition(node) -> bool:
+    return isinstance(node, dict) and "leaderEpoch" in node and "isr" in node
+
+
+def tree_lines(node, indent: int = 0) -> list[str]:
+    pad = "  " * indent
+    out = []
+    if not isinstance(node, dict):
+        return [pad + _v(node)]
+    for k, v in node.items():
+        if _is_partition(v):
+            out.append(f"{pad}{k}: {partition_line(v)}")
+        elif isinstance(v, dict) and v:
+            out.append(f"{pad}{k}:")
+            out.extend(tree_lines(v, indent + 1))
+        else:
+            out.append(f"{pad}{k}: {'(none)' if v is None or v == {} else _v(v)}")
+    return out
+
+
+def at_line(doc: dict) -> str:
+    a = doc["at"]
+    start = doc["start"]
+    src = {"snapshot": f"snapshot {start.get('endOffset')}-{start.get('epoch')}"}.get(start["from"], start["from"])
+    where = f"offset {a['offset']}, epoch {a['epoch']}" if a["offset"] >= 0 else "before the first log record"
+    time = f", {a['time']}" if a.get("time") else ""
+    return f"Image at {where}{time} ({a['records']} records replayed from {src})"
+
+
+def notes(doc: dict) -> list[str]:
+    a = doc["at"]
+    out = []
+    if doc.get("note"):
+        out.append(f"note: {doc['note']}")
+    if doc.get("logEnd"):
+        out.append(f"note: the log ends early: {doc['logEnd']}")
+    if a["openTransaction"]:
+        t = a["openTransaction"]
+        out.append(f"note: a metadata transaction begun at offset {t['since']} is still open: "
+                   f"its {t['pendingRecords']} records are not in the image")
+    for k, n in a["unknownRecords"].items():
+        out.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
+    if a["problemCount"]:
+        out.append(f"note: {a['problemCount']} record(s) Kafka would refuse were skipped:")
+        out.extend(f"  {p}" for p in a["problems"])
+    return out
+
+
+def image_text(doc: dict) -> str:
+    lines = [at_line(doc), *notes(doc), f"{doc['path']}:"] + tree_lines(doc["image"], 1)
+    return "\n".join(lines) + "\n"
+
+
+def image_table(doc: dict):
+    """Partitions as a table when the subtree holds topics; other leaves as path/value rows."""
+    from rich.table import Table
+    node = doc["image"]
+    path = doc["path"].rstrip("/")
+    title = f"{at_line(doc)}: {doc['path']}"
+    parts = [p for p in path.split("/") if p]
+    topics = None
+    if parts == [] and isinstance(node, dict):
+        topics = node.get("topics")
+    elif parts == ["topics"]:
+        topics = node
+    elif len(parts) == 2 and parts[0] == "topics":
+        topics = {parts[1]: node}
+    elif len(parts) == 3 and parts[0] == "topics":
+        topics = {parts[1]: {"partitions": {parts[2]: node}}}
+    tables = []
+    if topics is not None:
+        t = Table(title=title)
+        for col in ("topic", "partition", "leader", "leaderEpoch", "isr", "replicas", "elr", "lastKnownElr"):
+            t.add_column(col, justify="right" if col in ("partition", "leader", "leaderEpoch") else "left")
+        for name, top in topics.items():
+            for pid, p in top.get("partitions", {}).items():
+                t.add_row(name, pid, str(p["leader"]), str(p["leaderEpoch"]), _v(p["isr"]), _v(p["replicas"]),
+                          _v(p["eligibleLeaderReplicas"]), _v(p["lastKnownElr"]))
+        tables.append(t)
+        title = None
+    if not (parts and parts[0] == "topics"):
+        t = Table(title=title)
+        t.add_column("path", overflow="fold")
+        t.add_column("value", overflow="fold")
+        for p, v in _leaves(node, "" if path == "" else path, skip_topics=not parts):
+            t.add_row(p, v)
+        tables.append(t)
+    return tables
+
+
+def _leaves(node, prefix: str, skip_topics: bool = False):
+    if _is_partition(node):
+        yield prefix or "/", partition_line(node)
+        return
+    if not isinstance(node, dict) or not node:
+        yield prefix or "/", "(none)" if node is None or node == {} else _v(node)
+        return
+    for k, v in node.items():
+        if skip_topics and k == "topics":
+            continue
+        if isinstance(v, dict) and v and not _is_partition(v) and not all(not isinstance(x, dict) for x in v.values()):
+            yield from _leaves(v, f"{prefix}/{k}")
+        else:
+            yield f"{prefix}/{k}", partition_line(v) if _is_partition(v) else (
+                "(none)" if v is None or v == {} else _v(v))
+
+
+# -- history -------------------------------------------------------------------------------
+
+def change_text(c: dict) -> str:
+    if c["before"] is None:
+        return f"{c['path']}: created {partition_line(c['after']) if _is_partition(c['after']) else _v(c['after'])}"
+    if c["after"] is None:
+        return f"{c['path']}: removed (was {partition_line(c['before']) if _is_partition(c['before']) else _v(c['before'])})"
+    if c.get("fields"):
+        return f"{c['path']}: " + ", ".join(f"{k} {_v(a)} -> {_v(b)}" for k, (a, b) in c["fields"].items())
+    return f"{c['path']}: {_v(c['before'])} -> {_v(c['after'])}"
+
+
+def _entry_where(e: dict) -> str:
+    off = "snapshot" if e["offset"] < 0 else f"offset {e['offset']}"
+    return f"{off} epoch {e['epoch']} {e['time'] or e['timestamp']}"
+
+
+def history_head(doc: dict) -> str:
+    e = doc["entity"]
+    what = f"partition {e['name']}-{e['partition']}" if e["partition"] is not None else f"{e['kind']} {e['name']}"
+    s = doc["start"]
+    src = f"snapshot {s.get('endOffset')}-{s.get('epoch')}" if s["from"] == "snapshot" else s["from"]
+    line = f"History of {what}: {len(doc['entries'])} record(s), replayed from {src} to offset {doc['end']['offset']}"
+    if doc.get("leaderElections") is not None:
+        line += f"; {doc['leaderElections']} leader election(s)"
+    return line
+
+
+def history_text(doc: dict) -> str:
+    lines = [history_head(doc)]
+    if doc.get("logEnd"):
+        lines.append(f"note: the log ends early: {doc['logEnd']}")
+    for k, n in doc["unknownRecords"].items():
+        lines.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
+    for e in doc["entries"]:
+        head = f"{_entry_where(e)} {e['record']}"
+        if not e["changes"]:
+            lines.append(f"{head}: no change")
+        for c in e["changes"]:
+            lines.append(f"{head} {change_text(c)}")
+    if not doc["existsAtEnd"]:
+        lines.append("(it does not exist at the end)")
+    return "\n".join(lines) + "\n"
+
+
+def history_table(doc: dict):
+    from rich.table import Table
+    t = Table(title=history_head(doc))
+    for col in ("offset", "time", "epoch", "record", "change"):
+        t.add_column(col, justify="right" if col in ("offset", "epoch") else "left", overflow="fold")
+    for e in doc["entries"]:
+        for c in e["changes"] or [None]:
+            t.add_row("snapshot" if e["offset"] < 0 else str(e["offset"]), e["time"] or str(e["timestamp"]),
+                      str(e["epoch"]), e["record"], "no change" if c is None else change_text(c))
+    return [t]
+
+
+# -- diff -------------------------------------------------------------------------------------
+
+def _point(p: dict) -> str:
+    return f"offset {p['offset']} (epoch {p['epoch']}{', ' + p['time'] if p.get('time') else ''})"
+
+
+def diff_head(doc: dict) -> str:
+    return (f"Changes from {_point(doc['from'])} to {_point(doc['to'])}: {doc['records']} record(s), "
+            f"{len(doc['changes'])} change(s)")
+
+
+def diff_text(doc: dict) -> str:
+    lines = [diff_head(doc)]
+    lines += [f"  {k}: {v}" for k, v in doc["summary"].items()] or ["  nothing changed"]
+    if doc.get("logEnd"):
+        lines.append(f"note: the log ends early: {doc['logEnd']}")
+    for k, n in doc["unknownRecords"].items():
+        lines.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
+    sign = {"added": "+", "removed": "-", "changed": "~"}
+    for c in doc["changes"]:
+        lines.append(f"{sign[c['change']]} {change_text(c)}")
+    return "\n".join(lines) + "\n"
+
+
+def diff_table(doc: dict):
+    from rich.table import Table
+    s = Table(title=diff_head(doc))
+    s.add_column("what")
+    s.add_column("count", justify="right")
+    for k, v in doc["summary"].items():
+        s.add_row(k, str(v))
+    t = Table()
+    t.add_column("change")
+    t.add_column("path", overflow="fold")
+    t.add_column("detail", overflow="fold")
+    for c in doc["changes"]:
+        t.add_row(c["change"], c["path"], change_text(c).split(": ", 1)[1])
+    return [s, t]

@@ -94,7 +94,11 @@ def open_source(paths: list[str]) -> Source:
     if not paths:
         raise InputError("give a log dir (or its __cluster_metadata-0 dir, or .log/.checkpoint files)")
     if len(paths) == 1 and os.path.isdir(paths[0]):
-        log_dir, pdir = resolve_partition_dir(paths[0])
+        if os.path.basename(os.path.normpath(paths[0])) != METADATA_PARTITION and any(
+                SEGMENT_RE.match(n) or SNAPSHOT_RE.match(n) for n in os.listdir(paths[0])):
+            log_dir, pdir = paths[0], paths[0]   # a copy of the partition dir under another name
+        else:
+            log_dir, pdir = resolve_partition_dir(paths[0])
         pf = S.scan_partition(pdir)
         boot = os.path.join(log_dir, BOOTSTRAP_CHECKPOINT)
         src = Source(paths[0], bootstrap=boot if os.path.isfile(boot) else None)

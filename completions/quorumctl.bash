@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller demo dump-log verify state truncate spark-export describe bootstrap'
+            subs='add-controller remove-controller demo dump-log verify state truncate image history diff spark-export describe bootstrap'
             opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
@@ -43,6 +43,18 @@ _quorumctl_spec() {
             subs=''
             opts='--reference --diverging-epoch --end-offset --to-offset --apply --force --backup-dir -o --output -h --help'
             vopts='--reference --diverging-epoch --end-offset --to-offset --backup-dir -o --output' ;;
+        'image')
+            subs=''
+            opts='--at-offset --at-time --no-snapshot -o --output -h --help'
+            vopts='--at-offset --at-time -o --output' ;;
+        'history')
+            subs=''
+            opts='--topic -p --partition --broker --config --feature --voter --until -o --output -h --help'
+            vopts='--topic -p --partition --broker --config --feature --voter --until -o --output' ;;
+        'diff')
+            subs=''
+            opts='--from --to -o --output -h --help'
+            vopts='--from --to -o --output' ;;
         'spark-export')
             subs=''
             opts='--out --master --mode --partition-by --spark-conf --split-size --writer --no-progress --progress --s3-endpoint -o --output -h --help'
@@ -100,11 +112,11 @@ _quorumctl_values() {
             files=file ;;
         'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
-        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output')
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output')
             words='text table json' ;;
         'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'spark-export|--out'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;
-        'dump-log|'|'dump-log|--files'|'verify|'|'spark-export|')
+        'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|')
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;

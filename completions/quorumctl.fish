@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff spark-export describe bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'bootstrap'
@@ -32,6 +32,12 @@ function __quorumctl_vopts
             printf '%s\n' -- -c --config -o --output
         case 'truncate'
             printf '%s\n' -- --reference --diverging-epoch --end-offset --to-offset --backup-dir -o --output
+        case 'image'
+            printf '%s\n' -- --at-offset --at-time -o --output
+        case 'history'
+            printf '%s\n' -- --topic -p --partition --broker --config --feature --voter --until -o --output
+        case 'diff'
+            printf '%s\n' -- --from --to -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output
         case 'describe status'
@@ -93,6 +99,9 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a dump-log -d 'Dump segments
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a verify -d 'Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a state -d 'Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a truncate -d 'Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a image -d 'The cluster'\''s metadata image at any offset or time (default: the end), or one subtree.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a history -d 'Every record that touched one topic, partition, broker, config, feature or voter.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a diff -d 'What changed between two points of a metadata log: a summary, then each change.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -155,6 +164,27 @@ complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l force -d 'Allow cu
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where removed and replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s o -l output -x -a 'text json' -d 'text or json.'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -a '(__quorumctl_log_files)'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l at-offset -x -d 'The image after the record at offset N.'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l at-time -x -d 'The image after the last record at or before TIME (ISO-8601 or epoch ms).'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l no-snapshot -d 'Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -a '(__quorumctl_log_files)'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -l topic -x -d 'A topic (all its partitions).'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -s p -l partition -x -d 'With --topic: one partition.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -l broker -x -d 'A broker'\''s registration and configs.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -l config -x -d 'A config resource, e.g. topic:orders, broker:1.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -l feature -x -d 'A feature, e.g. metadata.version.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -l voter -x -d 'A controller: its voter entry (KIP-853) and registration.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -l until -x -d 'Stop at this offset or time.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
+complete -c quorumctl -n '__quorumctl_at '\''history'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -a '(__quorumctl_log_files)'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l from -x -d 'The first point: an offset, or a time (ISO-8601 or epoch ms).'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l to -x -d 'The second point (default: the end).'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l out -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Output directory (local path or URI).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l master -x -d 'Spark master (ignored under spark-submit, which sets it).'

@@ -31,6 +31,9 @@ _quorumctl() {
         'verify:Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.'
         'state:Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.'
         'truncate:Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
+        'image:The cluster'\''s metadata image at any offset or time (default: the end), or one subtree.'
+        'history:Every record that touched one topic, partition, broker, config, feature or voter.'
+        'diff:What changed between two points of a metadata log: a summary, then each change.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -45,6 +48,9 @@ _quorumctl() {
         verify) _quorumctl_verify ;;
         state) _quorumctl_state ;;
         truncate) _quorumctl_truncate ;;
+        image) _quorumctl_image ;;
+        history) _quorumctl_history ;;
+        diff) _quorumctl_diff ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
         bootstrap) _quorumctl_bootstrap ;;
@@ -133,6 +139,39 @@ _quorumctl_truncate() {
     '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     ':LOG_DIR:_files -/'
+}
+
+_quorumctl_image() {
+  _arguments -s -S : \
+    '--at-offset=[The image after the record at offset N.]:N: ' \
+    '--at-time=[The image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
+    '--no-snapshot[Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.]' \
+    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR_OR_FILES... \[PATH\]:_quorumctl_log_files'
+}
+
+_quorumctl_history() {
+  _arguments -s -S : \
+    '--topic=[A topic (all its partitions).]:NAME: ' \
+    '(-p --partition)'{-p,--partition=}'[With --topic\: one partition.]:P: ' \
+    '--broker=[A broker'\''s registration and configs.]:ID: ' \
+    '--config=[A config resource, e.g. topic\:orders, broker\:1.]:TYPE\:NAME: ' \
+    '--feature=[A feature, e.g. metadata.version.]:NAME: ' \
+    '--voter=[A controller\: its voter entry (KIP-853) and registration.]:ID: ' \
+    '--until=[Stop at this offset or time.]:OFFSET|TIME: ' \
+    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
+}
+
+_quorumctl_diff() {
+  _arguments -s -S : \
+    '--from=[The first point\: an offset, or a time (ISO-8601 or epoch ms).]:OFFSET|TIME: ' \
+    '--to=[The second point (default\: the end).]:OFFSET|TIME: ' \
+    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
 }
 
 _quorumctl_spark_export() {

@@ -121,6 +121,17 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c3", "--reference", f"{d}/c1"], 0),
             "missing": ([p.missing, "--to-offset", "0"], 2), "empty": ([p.empty, "--to-offset", "0"], 2),
             "wrong": ([p.wrong, "--to-offset", "0"], 2)},
+        ("image",): {
+            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2)},
+        ("history",): {
+            "good": ([f"{d}/c1", "--config", "topic:quorumctl-test"], 0),
+            "missing": ([p.missing, "--feature", "metadata.version"], 2),
+            "empty": ([p.empty, "--feature", "metadata.version"], 2),
+            "wrong": ([p.wrong, "--feature", "metadata.version"], 2)},
+        ("diff",): {
+            "good": ([f"{d}/c1", "--from", "0"], 0), "missing": ([p.missing, "--from", "0"], 2),
+            "empty": ([p.empty, "--from", "0"], 2), "wrong": ([p.wrong, "--from", "0"], 2)},
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
         # no path to get wrong: "wrong" is a value Kafka does not know
         ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},

@@ -44,6 +44,7 @@ PATH_METAVARS = {
     "FILE": "file",
     "DIR": "dir", "LOG_DIR": "dir", "LOG_DIR...": "dir", "OTHER_DIR": "dir", "OUT": "dir",
     "PATH...": "log", "FILE_OR_DIR...": "log", "FILE,...": "log",
+    "LOG_DIR_OR_FILES...": "log", "LOG_DIR_OR_FILES... [PATH]": "log",
 }
 TYPE_METAVARS = {"int": "INTEGER", "integer": "INTEGER", "int range": "INTEGER", "float": "NUMBER",
                  "float range": "NUMBER"}

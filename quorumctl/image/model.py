@@ -57,6 +57,7 @@ ACL_OPERATIONS = {0: "UNKNOWN", 1: "ANY", 2: "ALL", 3: "READ", 4: "WRITE", 5: "C
                   12: "IDEMPOTENT_WRITE", 13: "CREATE_TOKENS", 14: "DESCRIBE_TOKENS", 15: "TWO_PHASE_COMMIT"}
 ACL_PERMISSIONS = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
 
+TRANSACTION_KEYS = frozenset((23, 24, 25))   # Begin/End/AbortTransaction
 MAX_PROBLEMS = 100   # problems kept word for word; the rest are counted
 
 

@@ -11,6 +11,7 @@ start), else bootstrap.checkpoint and the log from offset 0. `earliest=True`
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from ..records.batch import Batch, BatchError, BatchReader
 from ..storage import segments as S
 from ..storage.files import BOOTSTRAP_CHECKPOINT
 from ..storage.replica import METADATA_PARTITION
-from .model import Image
+from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image
 
 
 @dataclass
@@ -183,7 +184,7 @@ class Replay:
         self.start: dict | None = None      # where replay began (snapshot or bootstrap + log)
         self.end_reason: str | None = None  # why the log ended early (torn tail, bad CRC)
         self.batches = 0
-        self._gen = self._records()
+        self._gen = self._batches()
         self._held = None                    # a (batch, record) read past the stop point
         self.on_control = None               # history's hook: on_control(image, type, voters before, offset)
 
@@ -195,8 +196,8 @@ class Replay:
             return {"from": "snapshot", "file": s.path, "endOffset": s.base_offset, "epoch": s.epoch}
         return {"from": "bootstrap+log" if s.kind == "bootstrap" else "log", "file": s.path}
 
-    # each item: (batch header facts, record, decoded) for every record of every step
-    def _records(self):
+    # each item: (step, batch, iterator over the batch's records still to apply)
+    def _batches(self):
         img = self.image
         for step in self.steps:
             skip_below = self.image.offset + 1 if step.kind == "log" else None
@@ -217,19 +218,26 @@ class Replay:
                                                  f"(byte {b.position}): the log ends before it")
                             return
                     self.batches += 1
-                    try:
-                        for r in b.iter_records():
-                            if step.kind == "log" and r.offset < skip_below:
-                                continue
-                            yield step, b, r
-                    except BatchError as e:
-                        self._stop_log(step, f"position {e.pos}: {e}")
+                    records = self._checked(step, b)
+                    yield step, b, records
+                    if self.end_reason is not None:
                         return
                 st = reader.stop
                 if step.kind == "log" and st is not None and st.reason is not None:
                     self.end_reason = f"{os.path.basename(step.path)}: {st.detail or st.reason} at byte {st.position}"
             if step.kind == "snapshot":
                 img.offset, img.epoch = step.base_offset - 1, step.epoch
+
+    def _checked(self, step: Step, b):
+        """A batch's records; a record that does not decode ends the log there (as Kafka's recovery)."""
+        skip_below = self.image.offset + 1 if step.kind == "log" else None
+        try:
+            for r in b.iter_records():
+                if skip_below is not None and r.offset < skip_below:
+                    continue
+                yield r
+        except BatchError as e:
+            self._stop_log(step, f"position {e.pos}: {e}")
 
     def _stop_log(self, step: Step, why: str) -> None:
         self.end_reason = f"{os.path.basename(step.path)}: {why}"
@@ -239,55 +247,94 @@ class Replay:
         img = self.image
         stop_off = point.offset if point else None
         stop_ts = point.time_ms if point else None
-        decode_fast = md.decode_metadata_fast
         held, self._held = self._held, None
         it = self._gen
         if held is not None:
-            import itertools
             it = itertools.chain([held], it)
-        for item in it:
-            step, b, r = item
+        for step, b, records in it:
             in_log = step.kind == "log"
-            if in_log:
-                if stop_off is not None and r.offset > stop_off:
-                    self._held = item
-                    break
-                if stop_ts is not None and r.timestamp > stop_ts:
-                    self._held = item
-                    break
-                img.offset, img.epoch, img.timestamp = r.offset, b.leader_epoch, r.timestamp
             if b.is_control:
-                ct = md.control_type(r.key)
-                if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
-                    d = md.decode_control(r.key, r.value)
-                    if d.data is None:
-                        img.problem(r.offset, f"{d.type_name}: {d.error}")
-                    else:
-                        voters = img.voters
-                        if ct == md.LEADER_CHANGE:
-                            img.leader_change(d.data)
-                        elif ct == md.KRAFT_VERSION:
-                            img.set_kraft_version(d.data)
-                        else:
-                            img.set_voters(d.data)
-                        if self.on_control is not None:
-                            self.on_control(img, d.type_name, voters, r.offset if in_log else -1)
-                elif ct == md.SNAPSHOT_HEADER and step.kind == "snapshot":
-                    d = md.decode_control(r.key, r.value)
-                    if d.data is not None:
-                        img.timestamp = d.data.get("lastContainedLogTimestamp", -1)
+                for r in records:
+                    if in_log and self._past(r, stop_off, stop_ts):
+                        self._held = (step, b, itertools.chain([r], records))
+                        return img
+                    self._control(img, step, b, r, in_log)
                 continue
+            if in_log:
+                img.epoch = b.leader_epoch
+            if not in_log or ((stop_off is None or b.last_offset <= stop_off) and stop_ts is None):
+                last = self._apply_all(img, records, in_log)   # the hot path: no per-record stop test
+                if last is not None and in_log:
+                    img.offset, img.epoch, img.timestamp = last.offset, b.leader_epoch, last.timestamp
+                continue
+            for r in records:
+                if self._past(r, stop_off, stop_ts):
+                    self._held = (step, b, itertools.chain([r], records))
+                    return img
+                self._apply_all(img, (r,), True)
+                img.offset, img.epoch, img.timestamp = r.offset, b.leader_epoch, r.timestamp
+        return img
+
+    @staticmethod
+    def _past(r, stop_off, stop_ts) -> bool:
+        return (stop_off is not None and r.offset > stop_off) or (stop_ts is not None and r.timestamp > stop_ts)
+
+    def _control(self, img: Image, step: Step, b, r, in_log: bool) -> None:
+        if in_log:
+            img.offset, img.epoch, img.timestamp = r.offset, b.leader_epoch, r.timestamp
+        ct = md.control_type(r.key)
+        if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+            d = md.decode_control(r.key, r.value)
+            if d.data is None:
+                img.problem(r.offset, f"{d.type_name}: {d.error}")
+                return
+            voters = img.voters
+            if ct == md.LEADER_CHANGE:
+                img.leader_change(d.data)
+            elif ct == md.KRAFT_VERSION:
+                img.set_kraft_version(d.data)
+            else:
+                img.set_voters(d.data)
+            if self.on_control is not None:
+                self.on_control(img, d.type_name, voters, r.offset if in_log else -1)
+        elif ct == md.SNAPSHOT_HEADER and step.kind == "snapshot":
+            d = md.decode_control(r.key, r.value)
+            if d.data is not None:
+                img.timestamp = d.data.get("lastContainedLogTimestamp", -1)
+
+    @staticmethod
+    def _apply_all(img: Image, records, in_log: bool):
+        """Decode and apply metadata records; returns the last one. Records go straight to
+        their apply function unless a transaction is open or history observes."""
+        decode_fast = md.decode_metadata_fast
+        apply = APPLY.get
+        r = None
+        n = 0
+        for r in records:
+            n += 1
             fast = decode_fast(r.value)
             if fast is None:
                 d = md.decode_metadata(r.value)
                 if d.data is None:
+                    n -= 1
                     img.unknown_record(f"{d.type_name} v{d.version}" if d.api_key is not None else "undecodable")
                     if d.name != "Unknown" and not d.name.startswith("UnknownRecord"):
                         img.problem(r.offset if in_log else -1, f"{d.name}: {d.error}")
                     continue
                 fast = (d.api_key, d.version, d.data)
-            img.replay(fast[0], fast[2], r.offset if in_log else -1)
-        return img
+            key = fast[0]
+            off = r.offset if in_log else -1
+            if img.pending is None and img.observer is None and key not in TRANSACTION_KEYS:
+                fn = apply(key)
+                if fn is not None:
+                    fn(img, fast[2], off)
+            else:
+                if in_log:
+                    img.timestamp = r.timestamp   # what a buffered or observed record is stamped with
+                img.records -= 1                  # replay() counts it
+                img.replay(key, fast[2], off)
+        img.records += n
+        return r
 
 
 def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,

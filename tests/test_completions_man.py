@@ -94,7 +94,7 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
     assert des == ["describe"]
     assert describe == ["status", "replication", "health"]
     assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate",
-                   "spark-export", "describe", "bootstrap"]
+                   "image", "history", "diff", "spark-export", "describe", "bootstrap"]
     assert debug_des == ["describe"]
     assert boot == ["format"]
 

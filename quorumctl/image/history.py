@@ -233,7 +233,7 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
             "end": {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp},
             "existsAtEnd": exists,
             "entries": watcher.entries,
-            "leaderElections": elections if entity.kind == "topic" else None,
+            "leaderChanges": elections if entity.kind == "topic" else None,
             "unknownRecords": dict(sorted(img.unknown.items())),
             "problems": img.problems, "problemCount": img.problem_count,
             "logEnd": rp.end_reason}

@@ -157,8 +157,8 @@ def history_head(doc: dict) -> str:
     s = doc["start"]
     src = f"snapshot {s.get('endOffset')}-{s.get('epoch')}" if s["from"] == "snapshot" else s["from"]
     line = f"History of {what}: {len(doc['entries'])} record(s), replayed from {src} to offset {doc['end']['offset']}"
-    if doc.get("leaderElections") is not None:
-        line += f"; {doc['leaderElections']} leader election(s)"
+    if doc.get("leaderChanges") is not None:
+        line += f"; {doc['leaderChanges']} leader change(s)"
     return line
 
 
@@ -183,7 +183,8 @@ def history_table(doc: dict):
     from rich.table import Table
     t = Table(title=history_head(doc))
     for col in ("offset", "time", "epoch", "record", "change"):
-        t.add_column(col, justify="right" if col in ("offset", "epoch") else "left", overflow="fold")
+        t.add_column(col, justify="right" if col in ("offset", "epoch") else "left", overflow="fold",
+                     no_wrap=col != "change")
     for e in doc["entries"]:
         for c in e["changes"] or [None]:
             t.add_row("snapshot" if e["offset"] < 0 else str(e["offset"]), e["time"] or str(e["timestamp"]),

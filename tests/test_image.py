@@ -396,3 +396,19 @@ def test_garbage_inside_valid_batches_never_crashes_replay(tmp_path):
         image_document([str(d)])
 
     check()
+
+
+@needs_perf
+@pytest.mark.parametrize("offset", [None, 123456, 5])
+def test_parallel_replay_equals_serial(churn_log, monkeypatch, offset):
+    """Workers decoding 1 MiB ranges while this process applies give the very image
+    (and provenance) of the serial replay, at the end and stopped mid-log."""
+    from quorumctl.image import parallel
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1 << 20)
+    monkeypatch.setattr(parallel, "CHUNK_BYTES", 1 << 20)
+    d = [str(churn_log.parent)]
+    a = replay(d, Point(offset=offset), workers=1).image
+    b = replay(d, Point(offset=offset), workers=2).image
+    assert flatten(a) == flatten(b)
+    assert (a.offset, a.epoch, a.timestamp, a.records, a.leader) == (b.offset, b.epoch, b.timestamp, b.records, b.leader)
+    assert a.offset == (414053 if offset is None else offset)

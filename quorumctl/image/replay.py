@@ -285,22 +285,26 @@ class Replay:
         ct = md.control_type(r.key)
         if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
             d = md.decode_control(r.key, r.value)
-            if d.data is None:
-                img.problem(r.offset, f"{d.type_name}: {d.error}")
-                return
-            voters = img.voters
-            if ct == md.LEADER_CHANGE:
-                img.leader_change(d.data)
-            elif ct == md.KRAFT_VERSION:
-                img.set_kraft_version(d.data)
-            else:
-                img.set_voters(d.data)
-            if self.on_control is not None:
-                self.on_control(img, d.type_name, voters, r.offset if in_log else -1)
+            self.apply_control(img, ct, d.type_name, d.data, d.error, r.offset if in_log else -1)
         elif ct == md.SNAPSHOT_HEADER and step.kind == "snapshot":
             d = md.decode_control(r.key, r.value)
             if d.data is not None:
                 img.timestamp = d.data.get("lastContainedLogTimestamp", -1)
+
+    def apply_control(self, img: Image, ct: int, type_name: str, data, error, offset: int) -> None:
+        """A decoded LeaderChange, KRaftVersion or KRaftVoters control record."""
+        if data is None:
+            img.problem(offset, f"{type_name}: {error}")
+            return
+        voters = img.voters
+        if ct == md.LEADER_CHANGE:
+            img.leader_change(data)
+        elif ct == md.KRAFT_VERSION:
+            img.set_kraft_version(data)
+        else:
+            img.set_voters(data)
+        if self.on_control is not None:
+            self.on_control(img, type_name, voters, offset)
 
     @staticmethod
     def _apply_all(img: Image, records, in_log: bool):
@@ -338,13 +342,37 @@ class Replay:
 
 
 def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,
-           earliest: bool = False) -> Replay:
-    """Replay a log dir (or files) to a point; returns the Replay (its `.image`)."""
+           earliest: bool = False, workers: int | None = None) -> Replay:
+    """Replay a log dir (or files) to a point; returns the Replay (its `.image`).
+    Segments of parallel.PARALLEL_MIN_BYTES and more are decoded by `workers`
+    processes (default: 2 where there are 2 cores) while this one applies."""
+    from . import parallel
     src = paths if isinstance(paths, Source) else open_source(paths)
     point = point or Point()
     steps = plan(src, point, earliest=earliest, use_snapshots=use_snapshots)
-    rp = Replay(steps)
-    rp.run(point)
+    workers = min(2, os.cpu_count() or 1) if workers is None else workers
+    if workers < 2 or point.time_ms is not None or not any(
+            s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES for s in steps):
+        rp = Replay(steps)
+        rp.run(point)
+        return rp
+    rp = Replay([s for s in steps if s.kind != "log"])
+    rp.run()
+    rp.steps = steps
+    for s in steps:
+        if s.kind != "log":
+            continue
+        if os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES:
+            going_on = parallel.apply_segment(rp, s.path, point.offset, workers)
+        else:
+            one = Replay([s], rp.image)
+            one.on_control = rp.on_control
+            one.run(point)
+            rp.batches += one.batches
+            rp.end_reason = one.end_reason
+            going_on = one._held is None and one.end_reason is None
+        if not going_on:
+            break
     return rp
 
 

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from ..errors import InputError
 from ..records import metadata as md
 from ..records.batch import Batch, BatchError, BatchReader
-from ..storage import segments as S
+from ..storage import segments
 from ..storage.files import BOOTSTRAP_CHECKPOINT
 from ..storage.replica import METADATA_PARTITION
 from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image
@@ -100,7 +100,7 @@ def open_source(paths: list[str]) -> Source:
             log_dir, pdir = paths[0], paths[0]   # a copy of the partition dir under another name
         else:
             log_dir, pdir = resolve_partition_dir(paths[0])
-        pf = S.scan_partition(pdir)
+        pf = segments.scan_partition(pdir)
         boot = os.path.join(log_dir, BOOTSTRAP_CHECKPOINT)
         src = Source(paths[0], bootstrap=boot if os.path.isfile(boot) else None)
         src.snapshots = sorted(pf.snapshots, key=lambda s: s.end_offset)
@@ -118,7 +118,7 @@ def open_source(paths: list[str]) -> Source:
         if name == BOOTSTRAP_CHECKPOINT:
             src.bootstrap = p
         elif (m := SNAPSHOT_RE.match(name)):
-            src.snapshots.append(S.SnapshotFile(int(m.group(1)), int(m.group(2)), p, os.path.getsize(p)))
+            src.snapshots.append(segments.SnapshotFile(int(m.group(1)), int(m.group(2)), p, os.path.getsize(p)))
         elif (m := SEGMENT_RE.match(name)) and m.group(2) == "log":
             src.segments.append((int(m.group(1)), p))
         else:

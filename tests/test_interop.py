@@ -19,7 +19,6 @@ from quorumctl.protocol import messages as M  # noqa: E402
 from quorumctl.schema.codec import uuid_bytes  # noqa: E402
 from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
 
-from test_describe_samples import run_cli  # noqa: E402
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 D = {1: "DfqkWOlJTZ-abG8pUGocIA", 2: "4BuDMaJKttH3vcqDCog2og", 3: "eAmx4J3YZ63RPobrVgXBAw", 4: "Ft5irZuen_hAwkaw5_cxsg"}
@@ -35,9 +34,7 @@ def start(**node_kw) -> SimulatedCluster:
                           replica(2, 131, 1795305719521, 1795305719521, D[2]),
                           replica(3, 120, 1795305719517, 1795305716000, D[3])],
                          [replica(4, 131, 1795305719513, 1795305719513, D[4])])
-    for i in (1, 2, 3):
-        c.add_controller(i, **node_kw)
-    c.add_broker(4, **node_kw)
+    c.add_nodes(**node_kw)
     c.start()
     c.advertise_controllers()
     return c
@@ -47,7 +44,7 @@ def admin_for(address: str, **kw) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=address, request_timeout_ms=5000, **kw)
 
 
-def test_kafka_python_sees_what_quorumctl_shows(capsys):
+def test_kafka_python_sees_what_quorumctl_shows(cli):
     c = start()
     try:
         b = c.brokers()[0].address
@@ -57,10 +54,10 @@ def test_kafka_python_sees_what_quorumctl_shows(capsys):
             kc = admin.describe_cluster()
         finally:
             admin.close()
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", b, "-o", "json")
+        code, out, err = cli("describe", "replication", "--bootstrap-server", b, "-o", "json")
         assert (code, err) == (0, "")
         rep = json.loads(out)
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b, "-o", "json")
+        code, out, err = cli("describe", "status", "--bootstrap-server", b, "-o", "json")
         st = json.loads(out)
     finally:
         c.stop()

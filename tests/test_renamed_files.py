@@ -12,7 +12,6 @@ import pytest
 from quorumctl.spark.plan import export_kind
 from quorumctl.storage import filekinds as K
 from samples import FIXTURES
-from storage_cli import cli
 
 SNAP1 = FIXTURES / "kafka-3.7.0-static" / "snap1"
 pytestmark = pytest.mark.skipif(not SNAP1.is_dir(), reason="../shared/reference/fixtures is absent")
@@ -45,7 +44,7 @@ def renamed_dir(tmp_path):
     return d
 
 
-def test_dump_log_decodes_and_labels_them(renamed_dir, tmp_path):
+def test_dump_log_decodes_and_labels_them(cli, renamed_dir, tmp_path):
     code, out, err = cli("dump-log", "-o", "text", "--deep-iteration", str(renamed_dir / (SNAP + ".deleted")))
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -66,7 +65,7 @@ def test_dump_log_decodes_and_labels_them(renamed_dir, tmp_path):
     assert sorted(dumped) == sorted(SEG + [f + ".deleted" for f in SEG] + [SNAP + ".deleted"])
 
 
-def test_verify_checks_them_apart_from_the_live_log(renamed_dir):
+def test_verify_checks_them_apart_from_the_live_log(cli, renamed_dir):
     code, out, err = cli("verify", "-o", "json", str(renamed_dir))
     doc = json.loads(out)
     assert (code, doc["ok"], doc["summary"]["problems"]) == (0, True, 0), out
@@ -82,7 +81,7 @@ def test_verify_checks_them_apart_from_the_live_log(renamed_dir):
     assert "renamed" not in by_name["00000000000000000000.log"]["stats"]
 
 
-def test_verify_finds_damage_in_a_renamed_segment(renamed_dir):
+def test_verify_finds_damage_in_a_renamed_segment(cli, renamed_dir):
     p = renamed_dir / "00000000000000000000.log.deleted"
     data = bytearray(p.read_bytes())
     data[200] ^= 0xFF

@@ -201,6 +201,14 @@ class SimulatedCluster:
         self.endpoints.append(n)
         return n
 
+    def add_nodes(self, controllers=(1, 2, 3), brokers=(4,), **kw) -> "SimulatedCluster":
+        """The usual test topology: these controllers and brokers, each with the same options."""
+        for i in controllers:
+            self.add_controller(i, **kw)
+        for i in brokers:
+            self.add_broker(i, **kw)
+        return self
+
     def advertise_controllers(self, listener: str = "CONTROLLER"):
         """Set the voters' endpoints (DescribeQuorum v2 Nodes) to the
         controllers' real listeners, once they are started."""
@@ -657,3 +665,12 @@ def new_directory_id() -> str:
         s = uuid_str(os.urandom(16))
         if not s.startswith("-") and s != ZERO_UUID:
             return s
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

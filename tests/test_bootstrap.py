@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from quorumctl import ids
-from quorumctl.storage import files as F
+from quorumctl.storage import files as state_files
 from quorumctl.storage import format as FM
 from logfiles import decode, tree
 from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
@@ -83,8 +83,8 @@ def test_standalone_snapshot_matches_kafka(cli, verify_clean, tmp_path):
     assert code == 0, err
     kafka = FIXTURES / "kafka-3.9.0-dynamic" / "scratch" / "c1"
     ours, theirs = decode(tmp_path / "c1" / SNAP), decode(kafka / SNAP)
-    meta = F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))
-    kmeta = F.read_meta_properties(str(kafka / "meta.properties"))
+    meta = state_files.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))
+    kmeta = state_files.read_meta_properties(str(kafka / "meta.properties"))
     # the same records; the voter's directory id is the new random one, equal to meta.properties'
     assert ours[0][1][2][1]["voters"][0]["voterDirectoryId"] == meta["directory.id"]
     assert theirs[0][1][2][1]["voters"][0]["voterDirectoryId"] == kmeta["directory.id"]
@@ -148,7 +148,7 @@ def test_initial_controllers(cli, tmp_path):
     cfg = controller_cfg(tmp_path)
     code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--initial-controllers", voters, "--apply")
     assert code == 0 and out == f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
-    assert F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
+    assert state_files.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
     (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
     assert recs[1] == ("KRAFT_VERSION", {"version": 0, "kRaftVersion": 1})
     assert [(v["voterId"], v["voterDirectoryId"], v["endpoints"][0]["port"]) for v in recs[2][1]["voters"]] == \
@@ -157,7 +157,7 @@ def test_initial_controllers(cli, tmp_path):
     cfg5 = controller_cfg(tmp_path, "c5", node=5)
     code, out, err = fmt(cli, "-c", cfg5, "-t", CID, "--initial-controllers", voters, "--apply")
     assert code == 0 and out.startswith("Formatting dynamic metadata directory ")
-    assert F.read_meta_properties(str(tmp_path / "c5" / "meta.properties"))["directory.id"] not in voters
+    assert state_files.read_meta_properties(str(tmp_path / "c5" / "meta.properties"))["directory.id"] not in voters
     assert os.path.exists(tmp_path / "c5" / SNAP)
 
 
@@ -190,7 +190,7 @@ def test_data_and_metadata_dirs(cli, tmp_path):
                                     f"Formatting data directory {d2} with metadata.version 4.1-IV1.",
                                     f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."])
     assert [ln.split()[-4] for ln in lines] == FM.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
-    dirids = {F.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
+    dirids = {state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
     assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
     assert all(os.path.exists(d / "bootstrap.checkpoint") for d in (d1, d2, meta))
     code, out, err = cli("bootstrap", "info", "--log-dir", d1, "--log-dir", d2, "--log-dir", meta)
@@ -295,7 +295,7 @@ def test_cluster_id_validation(cli, tmp_path):
     assert code == 2 and "reserved" in err
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--allow-non-uuid", "--apply")
     assert code == 0
-    assert F.read_meta_properties(str(tmp_path / "d" / "meta.properties"))["cluster.id"] == "not-a-uuid"
+    assert state_files.read_meta_properties(str(tmp_path / "d" / "meta.properties"))["cluster.id"] == "not-a-uuid"
     code, out, err = cli("bootstrap", "info", "--log-dir", tmp_path / "d")
     assert code == 0 and "is not a valid Kafka Uuid" in err
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quorumctl.protocol import messages as M
+from quorumctl.protocol import messages
 from quorumctl.testing.sim import SimulatedCluster, closed_port, node, replica
 
 from samples import SAMPLES, needs_shared, sample_blocks
@@ -73,7 +73,7 @@ def test_add_and_remove_like_the_39_samples(cli, tmp_path):
             "  checked: node id 2 is not a voter (voters 1)",
             f"  checked: endpoints of {c2}: CONTROLLER://localhost:19192",
             "  checked: controller 2 fetches as an observer, 0 offset(s) behind the leader"]
-        assert not [r for r in c.requests if r[1] == M.ADD_RAFT_VOTER]   # a dry run sends nothing
+        assert not [r for r in c.requests if r[1] == messages.ADD_RAFT_VOTER]   # a dry run sends nothing
         code, out, err = cli("add-controller", "--bootstrap-controller", ctl, "--command-config", c2)
         assert (code, out, err) == (0, "Added controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
                                        "endpoints: CONTROLLER://localhost:19192\n", "")
@@ -116,7 +116,7 @@ def test_voter_changes_go_to_the_leader(cli, tmp_path):
                                  "--command-config", c2, "-o", "json")
     assert code == 0 and json.loads(out) == {"action": "add-controller", "dryRun": False, "controllerId": 2,
                                              "directoryId": D2, "endpoints": ["CONTROLLER://localhost:19192"]}
-    assert [n for n, k, v in c.requests if k == M.ADD_RAFT_VOTER] == [1]
+    assert [n for n, k, v in c.requests if k == messages.ADD_RAFT_VOTER] == [1]
 
 
 @pytest.mark.parametrize("dir_id,code,message", [
@@ -242,7 +242,7 @@ def test_add_controller_dry_run_validates(cli, tmp_path):
         assert (code, out) == (1, "")
         assert err == (f"quorumctl: error: {tmp_path}/c5/meta.properties: cluster.id MvDxzVmcRsaTz33bUuZ-CQ is "
                        f"not the quorum's ({CID}): this controller was formatted for another cluster\n")
-        assert not [r for r in c.requests if r[1] == M.ADD_RAFT_VOTER]   # a dry run sends nothing
+        assert not [r for r in c.requests if r[1] == messages.ADD_RAFT_VOTER]   # a dry run sends nothing
 
 
 @needs_shared

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from quorumctl.protocol import messages as M
+from quorumctl.protocol import messages
 from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 
 
@@ -57,13 +57,13 @@ def test_host_that_accepts_and_never_answers(cli):
     assert re.fullmatch(rf"127\.0\.0\.1:{port} did not answer ApiVersions within 0\.\d s", one_line_error(err))
 
 
-@pytest.mark.parametrize("api", [M.API_VERSIONS, M.DESCRIBE_QUORUM])
+@pytest.mark.parametrize("api", [messages.API_VERSIONS, messages.DESCRIBE_QUORUM])
 def test_server_closes_mid_response(cli, api):
     with make_cluster() as c:
         b = c.brokers()[0]
         b.set_fault("truncate", api)
         code, _, err = cli("describe", "status", "--bootstrap-server", b.address, "--timeout", "3")
-    name = M.api_name(api)
+    name = messages.api_name(api)
     assert code == 3
     assert re.fullmatch(rf"{re.escape(b.address)} closed the connection in the middle of the {name} response "
                         rf"\(\d+ of \d+ bytes\)", one_line_error(err))
@@ -72,7 +72,7 @@ def test_server_closes_mid_response(cli, api):
 def test_garbage_body(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("garbage", M.DESCRIBE_QUORUM)
+        b.set_fault("garbage", messages.DESCRIBE_QUORUM)
         code, _, err = cli("describe", "replication", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err).startswith(f"{b.address} sent a DescribeQuorum v2 answer that does not decode: ")
@@ -92,7 +92,7 @@ def test_garbage_bytes_not_a_frame(cli):
 def test_response_claiming_2gb(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("huge", M.DESCRIBE_QUORUM)
+        b.set_fault("huge", messages.DESCRIBE_QUORUM)
         code, _, err = cli("describe", "status", "--bootstrap-server", b.address, "--timeout", "3")
     assert code == 3
     assert one_line_error(err) == (f"{b.address} sent a DescribeQuorum response claiming 2147483647 bytes "
@@ -107,7 +107,7 @@ def test_old_server_without_describe_quorum(cli):
     assert one_line_error(err) == (f"{b.address} does not support DescribeQuorum (API 55): not a KRaft "
                                    "cluster, or Kafka older than 2.8")
     # the cluster id came from Metadata (no DescribeCluster before 2.8)
-    assert (4, M.METADATA, 9) in c.requests
+    assert (4, messages.METADATA, 9) in c.requests
 
 
 def test_bootstrap_controller_pointed_at_a_broker(cli):
@@ -131,7 +131,7 @@ def test_mismatched_endpoint_type_answer_is_understood(cli):
     # a broker that (unlike Kafka's) omits Metadata from ApiVersions still says MISMATCHED_ENDPOINT_TYPE
     with make_cluster() as c:
         b = c.brokers()[0]
-        del b.apis[M.METADATA]
+        del b.apis[messages.METADATA]
         b.role = "broker"
         code, _, err = cli("describe", "status", "--bootstrap-controller", b.address)
     assert code == 2 and "is a broker, not a controller" in one_line_error(err)
@@ -148,7 +148,7 @@ def test_not_leader_with_hint_is_followed(cli):
     import json
     doc = json.loads(out)
     assert doc["leaderId"] == 2 and doc["source"] == c.node_by_id(2).address
-    dq = [(n, v) for n, k, v in c.requests if k == M.DESCRIBE_QUORUM]
+    dq = [(n, v) for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM]
     assert dq == [(3, 2), (2, 2)]   # straight from the hint, no rediscovery
 
 
@@ -157,7 +157,7 @@ def test_not_leader_without_hint_retries_then_fails(cli):
         c.node_by_id(1).leader_view = 3     # stale forever, and 3 gives no hint (as Kafka 3.9)
         code, _, err = cli("describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
                                "--timeout", "1")
-        tries = sum(1 for n, k, v in c.requests if k == M.DESCRIBE_QUORUM)
+        tries = sum(1 for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM)
     assert code == 3
     msg = one_line_error(err)
     assert re.fullmatch(rf"DescribeQuorum: gave up after [01]\.\d s: {re.escape(c.node_by_id(3).address)} answered "
@@ -183,7 +183,7 @@ def test_not_leader_without_hint_recovers_when_the_view_does(cli):
 def test_unknown_error_code(cli, top):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("error", M.DESCRIBE_QUORUM, (9999, None, top))
+        b.set_fault("error", messages.DESCRIBE_QUORUM, (9999, None, top))
         code, _, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err) == f"{b.address} answered DescribeQuorum with an unknown error code 9999"
@@ -192,7 +192,7 @@ def test_unknown_error_code(cli, top):
 def test_known_non_retriable_error_with_message(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("error", M.DESCRIBE_QUORUM, (31, "Cluster authorization failed.", True))
+        b.set_fault("error", messages.DESCRIBE_QUORUM, (31, "Cluster authorization failed.", True))
         code, _, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err) == (f"{b.address} answered DescribeQuorum with CLUSTER_AUTHORIZATION_FAILED: "
@@ -300,7 +300,7 @@ def test_describe_quorum_v0_server(cli):
             [(2, "Leader", None), (1, "Follower", None), (3, "Follower", None), (4, "Observer", None)]
         code, out, err = cli("describe", "status", "--bootstrap-server", a, "-o", "json")
         assert json.loads(out)["maxFollowerLagTimeMs"] is None
-    assert {(k, v) for n, k, v in c.requests if k == M.DESCRIBE_QUORUM} == {(55, 0)}
+    assert {(k, v) for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM} == {(55, 0)}
 
 
 def test_entry_point_in_a_subprocess():
@@ -322,11 +322,11 @@ def test_entry_point_in_a_subprocess():
 def test_cluster_id_from_metadata_when_describe_cluster_is_missing(cli):
     with make_cluster(profile="3.0") as c:
         b = c.brokers()[0]
-        del b.apis[M.DESCRIBE_CLUSTER]
+        del b.apis[messages.DESCRIBE_CLUSTER]
         code, out, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert (code, err) == (0, "")
     assert out.startswith("ClusterId:              rTcAzcTXQpG_6c1zYns8Xw\n")
-    assert [(k, v) for n, k, v in c.requests if k in (M.METADATA, M.DESCRIBE_CLUSTER)] == [(M.METADATA, 11)]
+    assert [(k, v) for n, k, v in c.requests if k in (messages.METADATA, messages.DESCRIBE_CLUSTER)] == [(messages.METADATA, 11)]
 
 
 def test_bootstrap_controller_before_kip_919(cli):

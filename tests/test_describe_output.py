@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from quorumctl.protocol.quorum import quorum_from_partition
-from quorumctl.render import quorum as R
+from quorumctl.render import quorum as render_quorum
 from quorumctl.testing.scenarios import demo_cluster
 from quorumctl.testing.sim import SimulatedCluster, node, replica
 
@@ -86,7 +86,7 @@ def _quorum(**kw):
 
 def test_replication_table_highlights_lagging_and_dead_replicas():
     from rich.console import Console
-    t = R.replication_table(_quorum(), T0 + 500)
+    t = render_quorum.replication_table(_quorum(), T0 + 500)
     assert [row.style for row in t.rows] == ["bold green", "yellow", "red", ""]
     console = Console(record=True, width=220, color_system=None)
     console.print(t)
@@ -99,7 +99,7 @@ def test_replication_table_highlights_lagging_and_dead_replicas():
 def test_status_table():
     from rich.console import Console
     console = Console(record=True, width=200, color_system=None)
-    console.print(R.status_table(_quorum(), T0))
+    console.print(render_quorum.status_table(_quorum(), T0))
     text = console.export_text()
     for needle in ("Cluster id", CID, "Leader", "1 (epoch 4)", "Max follower lag", "90", "9100 ms",
                    "CONTROLLER://localhost:19191", "DescribeQuorum v2"):
@@ -118,14 +118,14 @@ def test_table_through_the_cli(cli, monkeypatch):
 def test_leader_not_among_voters(cli):
     # Kafka's tool throws NoSuchElementException here; quorumctl still shows what it knows
     q = _quorum(leaderId=7)
-    assert R.status_text(q).splitlines()[4:6] == ["MaxFollowerLag:         unknown", "MaxFollowerLagTimeMs:   unknown"]
-    lines = R.replication_text(q).splitlines()
+    assert render_quorum.status_text(q).splitlines()[4:6] == ["MaxFollowerLag:         unknown", "MaxFollowerLagTimeMs:   unknown"]
+    lines = render_quorum.replication_text(q).splitlines()
     assert [line.split("\t")[6].strip() for line in lines[1:]] == ["Follower"] * 3 + ["Observer"]
     assert [line.split("\t")[3].strip() for line in lines[1:]] == ["unknown"] * 4
-    assert R.status_doc(q, T0)["maxFollowerLag"] is None
+    assert render_quorum.status_doc(q, T0)["maxFollowerLag"] is None
     # ... and when the leader is an observer (removing itself), it is found there
     q2 = _quorum(leaderId=4)
-    assert [(r.status, r.lag) for r in R.replication_rows(q2)] == \
+    assert [(r.status, r.lag) for r in render_quorum.replication_rows(q2)] == \
         [("Leader", 0), ("Follower", 0), ("Follower", 5), ("Follower", 90)]
     with SimulatedCluster(CID, 7, 4, 200, [replica(1, 10, T0, T0)], []) as c:
         c.add_broker(4).start()

@@ -15,7 +15,7 @@ kafka = pytest.importorskip("kafka", reason="kafka-python is a test dependency")
 
 from kafka import KafkaAdminClient  # noqa: E402
 
-from quorumctl.protocol import messages as M  # noqa: E402
+from quorumctl.protocol import messages  # noqa: E402
 from quorumctl.schema.codec import uuid_bytes  # noqa: E402
 from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
 
@@ -62,8 +62,8 @@ def test_kafka_python_sees_what_quorumctl_shows(cli):
     finally:
         c.stop()
     # kafka-python negotiated the latest versions of everything with the simulated broker
-    assert {(k, v) for n, k, v in c.requests if k in (M.DESCRIBE_QUORUM, M.DESCRIBE_CLUSTER)} >= \
-        {(M.DESCRIBE_QUORUM, 2), (M.DESCRIBE_CLUSTER, 1)}
+    assert {(k, v) for n, k, v in c.requests if k in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER)} >= \
+        {(messages.DESCRIBE_QUORUM, 2), (messages.DESCRIBE_CLUSTER, 1)}
 
     part = kq["topics"][0]["partitions"][0]
     assert kq["topics"][0]["topic_name"] == "__cluster_metadata" and part["error"] is None
@@ -103,7 +103,7 @@ def test_kafka_python_authenticates_against_the_simulated_server(mech):
     finally:
         c.stop()
     assert q["topics"][0]["partitions"][0]["leader_id"] == 1
-    assert (4, M.SASL_AUTHENTICATE, 2) in c.requests
+    assert (4, messages.SASL_AUTHENTICATE, 2) in c.requests
 
 
 def test_kafka_python_is_refused_a_wrong_password():
@@ -116,4 +116,4 @@ def test_kafka_python_is_refused_a_wrong_password():
         c.stop()
     assert "alice-secret" not in str(e.value)
     # the server answered SaslAuthenticate (with SASL_AUTHENTICATION_FAILED) rather than hanging
-    assert any(k == M.SASL_AUTHENTICATE for n, k, v in c.requests)
+    assert any(k == messages.SASL_AUTHENTICATE for n, k, v in c.requests)

@@ -14,7 +14,7 @@ import concurrent.futures as cf
 import pytest
 
 from kafka41 import kafka_tool, needs_kafka
-from quorumctl.storage import files as F
+from quorumctl.storage import files as state_files
 from logfiles import decode
 
 pytestmark = needs_kafka
@@ -80,7 +80,7 @@ def test_format_equals_kafka_storage_41(cli, kafka_formatted, tmp_path, mode):
         ["meta.properties", "bootstrap.checkpoint"] + ([SNAP] if mode in ("standalone", "initial-controllers") else []))
     for name in snapshot_files(theirs):
         if name == "meta.properties":
-            a, b = (F.read_meta_properties(str(x / name)) for x in (ours, theirs))
+            a, b = (state_files.read_meta_properties(str(x / name)) for x in (ours, theirs))
             if mode == "initial-controllers":
                 assert a["directory.id"] == b["directory.id"] == DID
             for m in (a, b):
@@ -91,7 +91,7 @@ def test_format_equals_kafka_storage_41(cli, kafka_formatted, tmp_path, mode):
     if mode == "standalone":   # the random voter id is the node's own directory id, on both sides
         for d in (ours, theirs):
             voters = decode(d / SNAP)[0][1][2][1]["voters"]
-            assert voters[0]["voterDirectoryId"] == F.read_meta_properties(str(d / "meta.properties"))["directory.id"]
+            assert voters[0]["voterDirectoryId"] == state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"]
 
 
 def test_the_default_is_41s(kafka_formatted):

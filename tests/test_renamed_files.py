@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from quorumctl.spark.plan import export_kind
-from quorumctl.storage import filekinds as K
+from quorumctl.storage import filekinds
 from samples import FIXTURES
 
 SNAP1 = FIXTURES / "kafka-3.7.0-static" / "snap1"
@@ -20,12 +20,12 @@ SNAP = "00000000000000000092-0000000002.checkpoint"
 
 
 def test_kind_and_name_of_renamed_files():
-    assert [K.kind_of(f"00000000000000000000.{x}") for x in ("log.deleted", "index.cleaned", "timeindex.swap")] == \
-        [K.LOG, K.INDEX, K.TIMEINDEX]
-    assert K.kind_of(SNAP + ".deleted") == K.SNAPSHOT and K.snapshot_id(SNAP + ".deleted") == (92, 2)
-    assert (K.renamed("a/00000000000000000000.log.swap"), K.original_name("a/00000000000000000000.log.swap")) == \
+    assert [filekinds.kind_of(f"00000000000000000000.{x}") for x in ("log.deleted", "index.cleaned", "timeindex.swap")] == \
+        [filekinds.LOG, filekinds.INDEX, filekinds.TIMEINDEX]
+    assert filekinds.kind_of(SNAP + ".deleted") == filekinds.SNAPSHOT and filekinds.snapshot_id(SNAP + ".deleted") == (92, 2)
+    assert (filekinds.renamed("a/00000000000000000000.log.swap"), filekinds.original_name("a/00000000000000000000.log.swap")) == \
         (".swap", "00000000000000000000.log")
-    assert K.renamed("00000000000000000000.log") is None and K.kind_of(".deleted") == K.UNKNOWN
+    assert filekinds.renamed("00000000000000000000.log") is None and filekinds.kind_of(".deleted") == filekinds.UNKNOWN
     # spark-export reads a renamed segment only when it is named: in a directory it is a duplicate
     assert export_kind("x/__cluster_metadata-0/00000000000000000000.log.deleted") is None
     assert export_kind("x/__cluster_metadata-0/00000000000000000000.log.deleted", explicit=True) == "segment"

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quorumctl.storage import files as F
-from quorumctl.storage import indexes as I
-from quorumctl.storage import producer_state as P
-from quorumctl.storage import segments as S
+from quorumctl.storage import files as state_files
+from quorumctl.storage import indexes
+from quorumctl.storage import producer_state
+from quorumctl.storage import segments
 from quorumctl.storage.synth import B, T0, write_replica
 from logfiles import tree
 
@@ -25,7 +25,7 @@ FIG7_LEADER = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
 
 
 def log_bytes(pdir) -> bytes:
-    pf = S.scan_partition(str(pdir))
+    pf = segments.scan_partition(str(pdir))
     return b"".join(open(s.log, "rb").read() for s in pf.segments if s.log)
 
 
@@ -54,13 +54,13 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
     assert doc["applied"]["applied"] and doc["plan"]["log_end_offset_after"] == expect_end
     fb = log_bytes(fp)
     assert fb == log_bytes(lp)[:len(fb)]
-    pf = S.scan_partition(str(fp))
-    assert S.scan_log(pf).log_end == expect_end
-    cp = F.read_epoch_checkpoint(str(fp / "leader-epoch-checkpoint"))
+    pf = segments.scan_partition(str(fp))
+    assert segments.scan_log(pf).log_end == expect_end
+    cp = state_files.read_epoch_checkpoint(str(fp / "leader-epoch-checkpoint"))
     if expect_epochs is not None:
         assert cp == expect_epochs
     for seg in pf.segments:
-        idx = I.read_offset_index(seg.index, seg.base_offset)
+        idx = indexes.read_offset_index(seg.index, seg.base_offset)
         assert all(o < expect_end for o, _ in idx)
         assert all(o1 < o2 and p1 < p2 for (o1, p1), (o2, p2) in zip(idx, idx[1:]))
     verify_clean(tmp_path / follower)
@@ -181,7 +181,7 @@ def test_divergence_below_a_snapshot_needs_force(cli, verify_clean, tmp_path):
     assert code == 0, err
     assert [s["end_offset"] for s in doc["plan"]["removed_snapshots"]] == [9]
     pdir = tmp_path / "f" / "__cluster_metadata-0"
-    assert S.SNAPSHOT_RE.match("00000000000000000003-0000000001.checkpoint")
+    assert segments.SNAPSHOT_RE.match("00000000000000000003-0000000001.checkpoint")
     assert "00000000000000000003-0000000001.checkpoint" in os.listdir(pdir)
     assert "00000000000000000009-0000000003.checkpoint" not in os.listdir(pdir)
     verify_clean(tmp_path / "f")
@@ -282,7 +282,7 @@ def test_apply_refuses_while_kafka_holds_the_lock(cli, tmp_path):
     # a leftover .lock nobody holds does not block
     code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 3, "--apply")
     assert code == 0, err
-    assert S.scan_log(S.scan_partition(str(tmp_path / "f" / "__cluster_metadata-0"))).log_end == 3
+    assert segments.scan_log(segments.scan_partition(str(tmp_path / "f" / "__cluster_metadata-0"))).log_end == 3
 
 
 def test_json_plan_shape(cli, tmp_path):
@@ -359,8 +359,8 @@ def test_cut_segment_indexes_keep_the_entries_below_the_new_end(cli, tmp_path):
     times = [(T0 + o - 1, o) for o in (3, 5, 7, 9, 11)]
     assert got["index"] == b"".join(struct.pack(">ii", o, p) for o, p in offsets)
     assert got["timeindex"] == b"".join(struct.pack(">qi", t, o) for t, o in times)
-    assert I.read_offset_index(os.path.join(pdir, "00000000000000000000.index")) == offsets
-    assert I.read_time_index(os.path.join(pdir, "00000000000000000000.timeindex")) == times
+    assert indexes.read_offset_index(os.path.join(pdir, "00000000000000000000.index")) == offsets
+    assert indexes.read_time_index(os.path.join(pdir, "00000000000000000000.timeindex")) == times
 
 
 def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
@@ -371,7 +371,7 @@ def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
     raw = idx.read_bytes()
     idx.write_bytes(raw[8:16] + raw[:8] + raw[16:])          # entries 0 and 1 swapped: not increasing
     txns = [(7, 3, 30, 3), (8, 31, 150, 31), (9, 151, 200, 151)]
-    (pdir / "00000000000000000000.txnindex").write_bytes(P.txn_index_bytes(txns) + b"\x00\x01")
+    (pdir / "00000000000000000000.txnindex").write_bytes(producer_state.txn_index_bytes(txns) + b"\x00\x01")
     code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 170, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 160, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
@@ -379,13 +379,13 @@ def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
     got = _cut_files(pdir)
     # rebuilt as LogSegment.recover does (index.interval.bytes 4096): one entry, the batch at byte 4456
     assert got["index"] == struct.pack(">ii", 139, 4456)
-    assert I.read_offset_index(str(idx)) == [(139, 4456)]
+    assert indexes.read_offset_index(str(idx)) == [(139, 4456)]
     times = [(T0 + o - 19, o) for o in (39, 59, 79, 99, 119, 139, 159)]
     assert got["timeindex"] == b"".join(struct.pack(">qi", t, o) for t, o in times)
-    assert I.read_time_index(str(pdir / "00000000000000000000.timeindex")) == times
+    assert indexes.read_time_index(str(pdir / "00000000000000000000.timeindex")) == times
     # whole entries whose last offset is below the new end; the partial tail is dropped
     assert got["txnindex"] == b"".join(struct.pack(">hqqqq", 0, *t) for t in txns[:2])
-    assert [(t.producer_id, t.last_offset) for t in P.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
+    assert [(t.producer_id, t.last_offset) for t in producer_state.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
         == [(7, 30), (8, 150)]
 
 
@@ -411,7 +411,7 @@ def test_cut_segment_txnindex_with_an_unknown_version_is_an_input_error(cli, tmp
     pdir = write_replica(str(tmp_path / "f"), [B(1, 2)] * 5, node_id=2)
     txn = os.path.join(pdir, "00000000000000000000.txnindex")
     with open(txn, "wb") as fh:
-        fh.write(P.txn_index_bytes([(1, 0, 1, 0)]) + struct.pack(">hqqqq", 3, 2, 2, 3, 2))
+        fh.write(producer_state.txn_index_bytes([(1, 0, 1, 0)]) + struct.pack(">hqqqq", 3, 2, 2, 3, 2))
     before = tree(tmp_path / "f")
     code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 4, "--apply")
     assert (code, out) == (2, "")

@@ -18,19 +18,15 @@ real. kafka39_to_41 then applies 4.1's change.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from quorumctl.protocol.quorum import quorum_from_partition
 from quorumctl.render.quorum import replication_text
+from samples import SAMPLES, needs_shared, sample_blocks
 from quorumctl.testing.sim import SimulatedCluster, node, replica
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SAMPLES = SHARED / "reference" / "samples"
-needs_shared = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/reference/samples is absent")
 
 CID37 = "XFBpci3ORzK2hz44Gtmrwg"
 CID39 = "rTcAzcTXQpG_6c1zYns8Xw"
@@ -299,59 +295,27 @@ SCENARIOS = [
 
 def start_cluster(sc: Scenario) -> SimulatedCluster:
     c = SimulatedCluster(**sc.state)
-    for i in (1, 2, 3):
-        c.add_controller(i, profile=sc.profile)
-    c.add_broker(4, profile=sc.profile)
+    c.add_nodes(profile=sc.profile)
     return c
 
 
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    """The real entry point (quorumctl.cli.main:main), in-process."""
-    from quorumctl.cli.main import main
-    old = sys.argv
-    sys.argv = ["quorumctl", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv = old
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def describe(capsys, sc: Scenario, *extra) -> tuple[int, str, str]:
+def describe(cli, sc: Scenario, *extra) -> tuple[int, str, str]:
     with start_cluster(sc) as c:
         if sc.via == "server":
             flag, addr = "--bootstrap-server", c.brokers()[0].address
         else:
             flag, addr = "--bootstrap-controller", c.node_by_id(sc.via_node).address
-        return run_cli(capsys, "describe", sc.command, flag, addr, "--output", "text", "--timeout", "5", *extra)
+        return cli("describe", sc.command, flag, addr, "--output", "text", "--timeout", "5", *extra)
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_text_output_matches_kafka(capsys, sc):
-    code, out, err = describe(capsys, sc)
+def test_text_output_matches_kafka(cli, sc):
+    code, out, err = describe(cli, sc)
     assert (code, err) == (0, "")
     assert out == sc.expected
 
 
 # -- the same against the sample files themselves ----------------------------------------
-
-def sample_blocks(path: Path) -> list[tuple[str, str]]:
-    """(command line, output) for each `$ ...` in a transcript."""
-    blocks, cmd, out = [], None, []
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith("$ "):
-            cmd, out = line[2:].rstrip("\n"), []
-        elif cmd is not None and line.startswith("[exit="):
-            blocks.append((cmd, "".join(out)))
-            cmd = None
-        elif cmd is not None:
-            out.append(line)
-    return blocks
-
 
 def _retab(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -380,12 +344,12 @@ def kafka37_to_39(text: str) -> str:
 
 @needs_shared
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_text_output_matches_sample_file(capsys, sc):
+def test_text_output_matches_sample_file(cli, sc):
     cmd, sample = sample_blocks(SAMPLES / sc.sample)[sc.block]
     assert sc.cmd_fragment in cmd
     expected = kafka39_to_41(kafka37_to_39(sample) if sc.converted_from_37 else sample)
     assert expected == sc.expected      # the inline copy is faithful
-    code, out, _ = describe(capsys, sc)
+    code, out, _ = describe(cli, sc)
     assert code == 0 and out == expected
 
 
@@ -472,9 +436,9 @@ def test_human_readable_matches_sample_file(case):
     assert replication_text(_hr_quorum(case, now), True, now) == expected
 
 
-def test_human_readable_through_the_cli(capsys):
+def test_human_readable_through_the_cli(cli):
     sc = next(s for s in SCENARIOS if s.name == "39-replication-one-voter")  # 3.9, via the broker
-    code, out, err = describe(capsys, sc, "--human-readable")
+    code, out, err = describe(cli, sc, "--human-readable")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split("\t")[:7] == ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag",

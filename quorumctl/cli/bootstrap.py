@@ -75,13 +75,13 @@ def format_(
 
     from ..errors import InputError
     from ..render.output import json_line, resolve_plain
-    from ..storage import config as C
+    from ..storage import config as storage_config
     from ..storage import format as FM
     from ..storage import fsutil
 
     if sum(bool(x) for x in (standalone, no_initial_controllers, initial_controllers)) > 1:
         raise InputError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
-    cfg = C.load(config) if config else None
+    cfg = storage_config.load(config) if config else None
     if cfg is not None and not cfg.kraft:
         raise InputError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
                          "supported for clusters in KRaft mode.")
@@ -180,12 +180,12 @@ def info(
 
     from ..errors import InputError
     from ..render.output import json_line, resolve_plain
-    from ..storage import config as C
+    from ..storage import config as storage_config
     from ..storage import format as FM
 
     if not config and not log_dir:
         raise InputError("give -c server.properties or --log-dir DIR")
-    cfg = C.load(config) if config else None
+    cfg = storage_config.load(config) if config else None
     dirs = list(log_dir) or cfg.all_dirs()
     if cfg is not None and log_dir:
         dirs = sorted(set(dirs) | set(cfg.all_dirs()))

@@ -41,7 +41,7 @@ def truncate(
     from ..render.output import json_line, resolve_plain
     from ..render.state import plan_lines
     from ..storage import fsutil
-    from ..storage import truncate as T
+    from ..storage import truncate as storage_truncate
     from ..storage.replica import load_replica, resolve_partition_dir
 
     modes = [m for m, on in (("--reference", reference is not None),
@@ -53,8 +53,8 @@ def truncate(
     if (diverging_epoch is None) != (end_offset is None):
         raise InputError("--diverging-epoch and --end-offset go together")
     ld, _pdir = resolve_partition_dir(log_dir)
-    backup_root = backup_dir or T.default_backup_root(ld)
-    unfinished = T.unfinished_runs(backup_root)
+    backup_root = backup_dir or storage_truncate.default_backup_root(ld)
+    unfinished = storage_truncate.unfinished_runs(backup_root)
     lock = fsutil.LogDirLock(ld).acquire() if apply else None
     try:
         r = load_replica(log_dir)
@@ -66,22 +66,22 @@ def truncate(
             if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
                 raise InputError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
                                  f"{log_dir} to {r.meta.get('cluster.id')}")
-            target, reason, divergence, refusal = T.target_from_reference(r, ref)
-            caution = T.reference_caution(r, ref)
+            target, reason, divergence, refusal = storage_truncate.target_from_reference(r, ref)
+            caution = storage_truncate.reference_caution(r, ref)
             mode = "reference"
         elif diverging_epoch is not None:
-            target, reason = T.target_from_diverging_epoch(r, diverging_epoch, end_offset)
+            target, reason = storage_truncate.target_from_diverging_epoch(r, diverging_epoch, end_offset)
             mode = "diverging-epoch"
         else:
             if to_offset < 0:
                 raise InputError(f"--to-offset must not be negative (got {to_offset})")
             target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
-        plan = T.plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
+        plan = storage_truncate.plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
                                  force=force, refusal=refusal, caution=caution)
         pj = plan.to_json()
         report = None
         if apply and not plan.refusal:
-            report = T.apply_plan(plan, backup_root)
+            report = storage_truncate.apply_plan(plan, backup_root)
             report["verify"] = _post_verify(r.partition_dir)
     finally:
         if lock is not None:

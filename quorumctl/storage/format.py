@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .. import ids
 from ..errors import InputError, QuorumctlError
-from . import files as F
+from . import files as state_files
 from . import fsutil
 from .properties import _java_string_hash
 
@@ -496,10 +496,10 @@ class DirStatus:
 
 def read_dir(path: str) -> DirStatus:
     st = DirStatus(path, os.path.exists(path), os.path.isdir(path))
-    mp = os.path.join(path, F.META_PROPERTIES)
+    mp = os.path.join(path, state_files.META_PROPERTIES)
     if st.is_dir and os.path.exists(mp):
         try:
-            st.meta = F.read_meta_properties(mp)
+            st.meta = state_files.read_meta_properties(mp)
             st.meta.pop("properties", None)
         except InputError as e:
             st.error = str(e)
@@ -515,7 +515,7 @@ def ensemble_problems(dirs: list[DirStatus], cluster_id: str | None, node_id: in
         m = d.meta
         if m is None:
             continue
-        path = os.path.join(d.path, F.META_PROPERTIES)
+        path = os.path.join(d.path, state_files.META_PROPERTIES)
         if "cluster.id" not in m:
             if m["version"] != 0:
                 out.append(f"cluster.id was not specified in the v1 file: {path}")
@@ -558,7 +558,7 @@ def info(dirs: list[str], kraft_mode: bool = True) -> dict:
             problems.append(f"{path} does not exist" if not st.exists else f"{path} is not a directory")
             continue
         found.append(path)
-        mp = os.path.join(path, F.META_PROPERTIES)
+        mp = os.path.join(path, state_files.META_PROPERTIES)
         if st.error is not None:
             problems.append(f"Error loading {mp}: {st.error.split(': ', 1)[-1]}")
             continue
@@ -613,7 +613,7 @@ def info_text(doc: dict, dirs_given: int) -> str:
         out.extend(f"  {d}" for d in doc["found"])
         out.append("")
     if doc["metadata"] is not None:
-        out.append(f"Found metadata: {F.kafka_metadata_string(doc['metadata'])}")
+        out.append(f"Found metadata: {state_files.kafka_metadata_string(doc['metadata'])}")
         out.append("")
     if doc["problems"]:
         out.append("Found problem:" if len(doc["problems"]) == 1 else "Found problems:")
@@ -748,14 +748,14 @@ def _refuse_leftover_log(path: str) -> None:
 def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
     """The files one directory gets, relative path -> bytes."""
     from .snapshots import encode_snapshot
-    out = {F.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
+    out = {state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
                                                    timestamp_ms=now_ms)}
     if d.write_snapshot:
         voters = voters_record(plan.voters, plan.listener_name)
         out["__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"] = encode_snapshot(
             [], epoch=0, last_contained_log_timestamp=now_ms, kraft_version=plan.features["kraft.version"],
             voters=voters, timestamp_ms=now_ms)
-    out[F.META_PROPERTIES] = F.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
+    out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
     return out
 
 
@@ -842,7 +842,7 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
                 dst = os.path.join(backup_root, os.path.basename(path), rel)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 shutil.copy2(full, dst)
-            tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == F.BOOTSTRAP_CHECKPOINT else ".part"
+            tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == state_files.BOOTSTRAP_CHECKPOINT else ".part"
             if not os.path.exists(full):
                 created.append(full)
             created.append(full + tmp)

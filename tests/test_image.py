@@ -412,3 +412,23 @@ def test_parallel_replay_equals_serial(churn_log, monkeypatch, offset):
     assert flatten(a) == flatten(b)
     assert (a.offset, a.epoch, a.timestamp, a.records, a.leader) == (b.offset, b.epoch, b.timestamp, b.records, b.leader)
     assert a.offset == (414053 if offset is None else offset)
+
+
+def test_cli_input_errors_are_one_line(cli, tmp_path):
+    d = _log(tmp_path, [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 19})])
+    cases = [
+        (["image", d, "--at-offset", "1", "--at-time", "0"], "give --at-offset or --at-time, not both"),
+        (["image", d, "--at-time", "yesterday"], "'yesterday': expected a time as ISO-8601"),
+        (["history", d], "give exactly one of --topic, --broker, --config, --feature, --voter"),
+        (["history", d, "--partition", "1", "--broker", "1"], "--partition needs --topic"),
+        (["history", d, "--config", "bogus:x"], "--config bogus:x: expected TYPE:NAME"),
+        (["diff", d, "--from", "5", "--to", "2"], "--to 2 is before --from 5"),
+        (["image", d, "/brokers/9"], "/brokers/9: no such path in the image"),
+    ]
+    for args, message in cases:
+        code, out, err = cli(*args)
+        assert code == 2 and out == "", args
+        assert err.startswith("quorumctl: error: ") and message in err and err.count("\n") == 1, (args, err)
+    code, out, err = cli("image", d, "/features", "-o", "text")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1:] == ["/features:", "  metadata.version: 19"]

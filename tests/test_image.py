@@ -432,3 +432,20 @@ def test_cli_input_errors_are_one_line(cli, tmp_path):
     code, out, err = cli("image", d, "/features", "-o", "text")
     assert (code, err) == (0, "")
     assert out.splitlines()[1:] == ["/features:", "  metadata.version: 19"]
+
+
+def test_clear_elr_is_a_merge(tmp_path):
+    """TopicDelta.maybeClearElr (4.1): partitions with an ELR are merged with empty ones."""
+    tid = "AAAAAAAAAAAAAAAAAAAAAg"
+    part = {"topicId": tid, "replicas": [1, 2], "isr": [1], "removingReplicas": [], "addingReplicas": [],
+            "leader": 1, "leaderEpoch": 4, "partitionEpoch": 7, "directories": []}
+    recs = [("TopicRecord", 0, {"name": "t", "topicId": tid}),
+            ("PartitionRecord", 2, {**part, "partitionId": 0, "eligibleLeaderReplicas": [2], "lastKnownElr": []}),
+            ("PartitionRecord", 2, {**part, "partitionId": 1, "eligibleLeaderReplicas": [], "lastKnownElr": []}),
+            ("ClearElrRecord", 0, {"topicName": ""}),
+            ("ClearElrRecord", 0, {"topicName": "gone"})]
+    img = replay([_log(tmp_path, recs)]).image
+    p0, p1 = img.topic("t").partitions[0], img.topic("t").partitions[1]
+    assert (p0[6], p0[7], p0[9], p0[10]) == (4, 8, (), ())      # leader epoch kept, partition epoch + 1
+    assert (p1[6], p1[7]) == (4, 7)                             # nothing to clear: untouched
+    assert img.problems == ["offset 4: ClearElr of unknown topic gone (Kafka refuses this record)"]

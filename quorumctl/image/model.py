@@ -10,6 +10,7 @@ and the *Delta/*Image classes, checked against 3.9.0 and 4.1.0):
   Leader -2 means "no change", any other leader value bumps the leader epoch,
   every change bumps the partition epoch, LeaderRecoveryState -1 keeps the old
   one, directories that are all MIGRATING (or absent) read as MIGRATING.
+- ClearElrRecord empties ELR and last known ELR by a merge (partition epoch + 1).
 - RegisterBrokerRecord replaces a registration, UnregisterBroker drops it,
   Fence/Unfence set `fenced`, BrokerRegistrationChange applies its int8 deltas
   (fenced 1 fence / -1 unfence / 0 none, inControlledShutdown 1 set / 0 none)
@@ -378,13 +379,21 @@ def _partition_change(img: Image, d, off):
 
 
 def _clear_elr(img: Image, d, off):
-    """ClearElrRecord (Kafka 4.0+): empty ELR and last known ELR of one topic, or of all."""
+    """ClearElrRecord (Kafka 4.0+): for one topic, or all with an empty name, each partition
+    with an ELR or last known ELR is merged with both empty (TopicDelta.maybeClearElr:
+    a merge, so its partition epoch goes up)."""
     name = d.get("topicName") or ""
-    topics = img.topics.values() if not name else [t for t in (img.topic(name),) if t is not None]
+    if name and img.topic(name) is None:
+        img.problem(off, f"ClearElr of unknown topic {name} (Kafka refuses this record)")
+        return
+    topics = list(img.topics.values()) if not name else [img.topic(name)]
     for t in topics:
         for pid, p in t.partitions.items():
             if p[ELR] or p[LAST_ELR]:
-                t.partitions[pid] = p[:ELR] + ((), ()) + p[LAST_ELR + 1:]
+                t.partitions[pid] = merge_partition(p, _CLEARED_ELR)
+
+
+_CLEARED_ELR = {"eligibleLeaderReplicas": (), "lastKnownElr": ()}
 
 
 def _config(img: Image, d, off):

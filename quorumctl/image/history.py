@@ -18,8 +18,6 @@ from .replay import Point, Replay, open_source, plan
 from .view import flatten, leaf_json
 from .diff import field_changes
 
-MAX_ENTRIES_DEFAULT = None
-
 
 @dataclass
 class Entity:

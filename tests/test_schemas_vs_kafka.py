@@ -16,7 +16,7 @@ import pytest
 
 from quorumctl.records.control_schemas import END_TXN_MARKER
 from quorumctl.records.metadata_schemas import FEATURE_LEVEL_PRE_3_3
-from quorumctl.schema.declared import declared_messages
+from quorumctl.schemas import declared_messages
 from quorumctl.schema.spec import NULL, Field, Message, Versions
 from quorumctl.protocol import messages
 

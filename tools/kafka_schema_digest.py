@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from quorumctl.schema.declared import declared_messages  # noqa: E402
+from quorumctl.schemas import declared_messages  # noqa: E402
 
 OUT = ROOT / "tests" / "kafka_schemas.json"
 

@@ -13,7 +13,7 @@ import pytest
 
 from quorumctl import ids
 from quorumctl.storage import files as state_files
-from quorumctl.storage import format as FM
+from quorumctl.storage import format as storage_format
 from logfiles import decode, tree
 from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
 
@@ -162,8 +162,8 @@ def test_initial_controllers(cli, tmp_path):
 
 
 def test_voter_order_is_javas_hashmap_order(cli, tmp_path):
-    assert FM.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
-    assert FM.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
+    assert storage_format.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
+    assert storage_format.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
     v = "100@h:1:DfqkWOlJTZ-abG8pUGocIA,200@h:2:4BuDMaJKttH3vcqDCog2og,300@h:3:eAmx4J3YZ63RPobrVgXBAw"
     code, out, err = fmt(cli, "--node-id", 100, "--log-dir", tmp_path / "d", "-t", CID, "--initial-controllers", v, "--apply")
     assert code == 0, err
@@ -177,7 +177,7 @@ def test_directory_order_is_javas_hashmap_order():
     # HashMap order: x2b, then x2a
     lines = next(b for b in blocks("storage-3.7.0.txt") if "x2.properties --release-version 3.5" in b.command).lines
     second_pass = [ln.split()[1] for ln in lines if ln.startswith("Formatting")][1:]
-    assert second_pass == FM.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
+    assert second_pass == storage_format.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
 
 
 def test_data_and_metadata_dirs(cli, tmp_path):
@@ -189,7 +189,7 @@ def test_data_and_metadata_dirs(cli, tmp_path):
     assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 4.1-IV1.",
                                     f"Formatting data directory {d2} with metadata.version 4.1-IV1.",
                                     f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."])
-    assert [ln.split()[-4] for ln in lines] == FM.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
+    assert [ln.split()[-4] for ln in lines] == storage_format.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
     dirids = {state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
     assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
     assert all(os.path.exists(d / "bootstrap.checkpoint") for d in (d1, d2, meta))
@@ -265,14 +265,14 @@ def test_format_errors(cli, tmp_path, args, msg):
 
 
 def test_release_strings():
-    assert FM.parse_release_version("3.7") == ("3.7-IV4", 19)
-    assert FM.parse_release_version("3.7.1") == ("3.7-IV4", 19)
-    assert FM.parse_release_version("3.8") == ("3.8-IV0", 20)
-    assert FM.parse_release_version("4.0") == ("4.0-IV3", 25)
-    assert FM.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
-    assert FM.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
+    assert storage_format.parse_release_version("3.7") == ("3.7-IV4", 19)
+    assert storage_format.parse_release_version("3.7.1") == ("3.7-IV4", 19)
+    assert storage_format.parse_release_version("3.8") == ("3.8-IV0", 20)
+    assert storage_format.parse_release_version("4.0") == ("4.0-IV3", 25)
+    assert storage_format.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
+    assert storage_format.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
     off = {"share.version": 0, "streams.version": 0}
-    assert [FM.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
+    assert [storage_format.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
         {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,
          "transaction.version": 0, **off},
         {"metadata.version": 23, "eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0,
@@ -282,8 +282,8 @@ def test_release_strings():
         {"metadata.version": 26, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 0,
          "transaction.version": 2, **off}]
     # the default is 4.1's LATEST_PRODUCTION; the 4.2 levels only with unstable.feature.versions.enable
-    assert FM.effective_features(None, {}, False)[:2] == ("4.1-IV1", 27)
-    assert FM.effective_features(None, {}, True, unstable=True)[2] == {
+    assert storage_format.effective_features(None, {}, False)[:2] == ("4.1-IV1", 27)
+    assert storage_format.effective_features(None, {}, True, unstable=True)[2] == {
         "metadata.version": 29, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
         "transaction.version": 2, "share.version": 1, "streams.version": 1}
 
@@ -473,12 +473,12 @@ def test_bootstrap_records_inside_the_zero_checkpoint_are_read(cli, verify_clean
     bootstrap records follow KRaftVersion/Voters in 00000000000000000000-0000000000.checkpoint.
     dump-log and verify read it like any snapshot."""
     from quorumctl.storage.snapshots import encode_snapshot
-    name, mv, levels = FM.effective_features(None, {}, True)
-    voters = FM.voters_record(FM.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
+    name, mv, levels = storage_format.effective_features(None, {}, True)
+    voters = storage_format.voters_record(storage_format.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
     d = tmp_path / "c1" / "__cluster_metadata-0"
     d.mkdir(parents=True)
     (d / "00000000000000000000-0000000000.checkpoint").write_bytes(encode_snapshot(
-        FM.bootstrap_records(mv, levels, []), epoch=0, last_contained_log_timestamp=1795305661000, kraft_version=1,
+        storage_format.bootstrap_records(mv, levels, []), epoch=0, last_contained_log_timestamp=1795305661000, kraft_version=1,
         voters=voters, timestamp_ms=1795305661000))
     code, out, err = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(d))
     assert (code, err) == (0, "")

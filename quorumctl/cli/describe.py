@@ -242,7 +242,7 @@ def run_health(bootstrap_server, bootstrap_controller, config, command_config, t
     cfg = load_client_config(command_config)
     voters, boot, cfg_fetch = {}, [], None
     if config:
-        from ..protocol.properties import load_properties
+        from ..storage.properties import load_properties
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
     servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []

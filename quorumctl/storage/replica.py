@@ -144,52 +144,6 @@ class Replica:
                 last = sc.batches[-1].max_timestamp
         return last
 
-    def to_json(self, now_ms: int | None = None) -> dict:
-        import time
-
-        from ..render.output import timestamp
-        qs = self.quorum_state
-        latest = self.latest_snapshot
-        segs = []
-        for sc in self.scan.segments:
-            segs.append({"base_offset": sc.files.base_offset, "file": sc.files.log,
-                         "bytes": sc.file_size, "valid_bytes": sc.valid_bytes, "batches": len(sc.batches),
-                         "end_offset": sc.next_offset, "index": bool(sc.files.index),
-                         "timeindex": bool(sc.files.timeindex), "problem": sc.problem})
-        return {
-            "replica": self.label,
-            "log_dir": self.log_dir,
-            "partition_dir": self.partition_dir,
-            "node_id": self.node_id,
-            "cluster_id": self.meta.get("cluster.id") if self.meta else None,
-            "directory_id": self.meta.get("directory.id") if self.meta else None,
-            "meta_properties_version": self.meta.get("version") if self.meta else None,
-            "quorum_state": qs,
-            "leader_id": qs["leaderId"] if qs else None,
-            "leader_epoch": qs["leaderEpoch"] if qs else None,
-            "voted_id": qs["votedId"] if qs else None,
-            "voted_directory_id": qs.get("votedDirectoryId") if qs else None,
-            "voters": self.voters,
-            "kraft_version": self.kraft_version,
-            "last_leader_change": self.last_leader_change,
-            "log_start_offset": self.log_start,
-            "log_end_offset": self.log_end,
-            "last_epoch": self.last_epoch,
-            "last_batch_time": timestamp(self.last_batch_timestamp,
-                                         now_ms if now_ms is not None else int(time.time() * 1000)),
-            "epoch_checkpoint": [list(e) for e in self.checkpoint] if self.checkpoint is not None else None,
-            "epochs": [list(e) for e in self.history.entries],
-            "epochs_in_log": [list(e) for e in self.log_history.entries],
-            "segments": segs,
-            "snapshots": [{"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path, "bytes": s.size}
-                          for s in self.files.snapshots],
-            "latest_snapshot": ({"end_offset": latest.end_offset, "epoch": latest.epoch, "file": latest.path}
-                                if latest else None),
-            "producer_snapshots": [o for o, _ in self.files.producer_snapshots],
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-        }
-
 
 def load_replica(path: str, label: str | None = None) -> Replica:
     log_dir, pdir = resolve_partition_dir(path)

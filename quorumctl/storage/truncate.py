@@ -475,3 +475,86 @@ def unfinished_runs(backup_root: str) -> list[str]:
         except (InputError, ValueError, RecursionError):
             out.append(os.path.join(backup_root, name))
     return out
+
+
+# -- the whole job, as `quorumctl truncate` runs it ------------------------------------
+
+@dataclass
+class Result:
+    """What a truncate run planned and did; the CLI renders it."""
+    plan: Plan
+    plan_json: dict
+    report: dict | None          # apply_plan's report (with "verify"), None on a dry run or a refusal
+    log_dir: str
+    partition_dir: str
+    backup_root: str
+    unfinished: list[str]        # earlier runs whose backups say they did not finish
+    lock_holder: int | None      # on a dry run: the process holding the log dir's .lock, if any
+
+    @property
+    def exit_code(self) -> int:
+        """1 when refused or when the result does not verify, else 0."""
+        if self.plan.refusal:
+            return 1
+        if self.report is not None and self.report.get("verify") and not self.report["verify"]["ok"]:
+            return 1
+        return 0
+
+
+def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | None = None,
+        end_offset: int | None = None, to_offset: int | None = None, apply: bool = False,
+        force: bool = False, backup_dir: str | None = None) -> Result:
+    """Plan a truncation of `log_dir` by one of the three modes (a reference
+    replica, a leader's DivergingEpoch, an explicit offset) and, with `apply`,
+    carry it out under Kafka's .lock and verify the result."""
+    from .replica import load_replica, resolve_partition_dir
+
+    modes = [m for m, on in (("--reference", reference is not None),
+                             ("--diverging-epoch/--end-offset", diverging_epoch is not None or end_offset is not None),
+                             ("--to-offset", to_offset is not None)) if on]
+    if len(modes) != 1:
+        raise InputError("give exactly one of --reference OTHER_DIR, --diverging-epoch E --end-offset O, "
+                         f"--to-offset O (got {', '.join(modes) or 'none'})")
+    if (diverging_epoch is None) != (end_offset is None):
+        raise InputError("--diverging-epoch and --end-offset go together")
+    ld, _pdir = resolve_partition_dir(log_dir)
+    backup_root = backup_dir or default_backup_root(ld)
+    unfinished = unfinished_runs(backup_root)
+    lock = fsutil.LogDirLock(ld).acquire() if apply else None
+    try:
+        r = load_replica(log_dir)
+        refusal = caution = divergence = None
+        if reference is not None:
+            ref = load_replica(reference)
+            if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
+                raise InputError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
+                                 f"{log_dir} to {r.meta.get('cluster.id')}")
+            target, reason, divergence, refusal = target_from_reference(r, ref)
+            caution = reference_caution(r, ref)
+            mode = "reference"
+        elif diverging_epoch is not None:
+            target, reason = target_from_diverging_epoch(r, diverging_epoch, end_offset)
+            mode = "diverging-epoch"
+        else:
+            if to_offset < 0:
+                raise InputError(f"--to-offset must not be negative (got {to_offset})")
+            target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
+        plan = plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
+                               force=force, refusal=refusal, caution=caution)
+        plan_json = plan.to_json()
+        report = None
+        if apply and not plan.refusal:
+            report = apply_plan(plan, backup_root)
+            report["verify"] = _verify(r.partition_dir)
+    finally:
+        if lock is not None:
+            lock.release()
+    holder = None if apply else fsutil.lock_holder(ld)
+    return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None)
+
+
+def _verify(partition_dir: str) -> dict:
+    """`quorumctl verify` on the result."""
+    from .verify import verify_paths
+    problems = [p.line() for rep in verify_paths([partition_dir]) for p in rep.problems]
+    return {"ok": not problems, "problems": problems}

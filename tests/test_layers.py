@@ -15,7 +15,7 @@ LAYERS = [
     {"storage"},                                  # a log dir's files (and .properties)
     {"protocol"},                                 # the wire (reads configs with storage.properties)
     {"render"},                                   # text, table and JSON views
-    {"dumplog", "testing"},                       # the dump-log job; the simulated quorum
+    {"dumplog", "testing", "image"},              # the dump-log job; the simulated quorum; the metadata image
     {"spark", "schemas"},                         # spark-export; the list of every declared schema
     {"cli", "__main__"},                          # the commands
 ]

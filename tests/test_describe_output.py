@@ -245,7 +245,12 @@ def test_watch_table_renders_and_stops_cleanly():
         p = subprocess.Popen([_exe(), "describe", "replication", "--bootstrap-server", c.brokers()[0].address,
                               "-o", "table", "--watch", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env={**os.environ, "COLUMNS": "200"})
-        time.sleep(1.5)
+        # interrupt once it has drawn a view (two DescribeQuorum answers), not after a fixed
+        # time: on a loaded machine the process may take seconds to start
+        deadline = time.monotonic() + 60
+        while sum(1 for _node, api, _v in list(c.requests) if api == 55) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.3)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=10)
     finally:

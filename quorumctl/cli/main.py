@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "verify",
     "state",
     "truncate",
+    "recover",
     "bootstrap",
     "spark_export",
 ]

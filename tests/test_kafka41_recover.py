@@ -1,0 +1,161 @@
+"""`quorumctl recover` against a real Kafka 4.1 dynamic (KIP-853) quorum:
+3 controllers + 1 broker, topics created through the broker; the two
+controllers that are not the leader are killed and their log dirs deleted
+(the majority is lost for good), the leader is killed too; `recover --apply`
+makes it the only voter; real Kafka starts it, it leads, the topics are what
+they were and the broker serves; two controllers formatted afresh are added
+back with `quorumctl add-controller` and `describe status` shows three voters
+whose end offsets meet. The refusals are checked on the same real files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+
+import pytest
+
+from kafka41 import kafka_tool, needs_kafka, start_cluster
+from storage_cli import cli
+
+pytestmark = needs_kafka
+
+
+def until(what: str, fn, limit_s: float = 90):
+    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
+    end = time.monotonic() + limit_s
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not reached in {limit_s} s")
+        time.sleep(1)
+
+
+def status(addr: str) -> dict | None:
+    code, out, err = cli("describe", "status", "--bootstrap-controller", addr, "-o", "json")
+    return json.loads(out) if code == 0 else None
+
+
+def leader_of(doc: dict | None) -> int | None:
+    return doc.get("leaderId") if doc else None
+
+
+def voters_of(doc: dict | None) -> list[int]:
+    return sorted(v["id"] for v in doc["currentVoters"]) if doc else []
+
+
+def topics_described(broker: str, tmp) -> list[str]:
+    p = kafka_tool("kafka-topics", ["--bootstrap-server", broker, "--describe", "--exclude-internal"], tmp)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return sorted(line for line in p.stdout.splitlines() if line.strip())
+
+
+@pytest.fixture
+def cluster(tmp_path_factory):
+    c = start_cluster(tmp_path_factory, "kafka41-recover", dynamic=True)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
+    c = cluster
+    for topic, parts in (("orders", 3), ("audit", 1)):
+        p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", topic,
+                                        "--partitions", str(parts)], tmp_path)
+        assert p.returncode == 0, p.stderr[-2000:]
+    before = topics_described(c.broker, tmp_path)
+    assert sum(1 for line in before if line.startswith("Topic: orders\tTopicId")) == 1
+    assert len([x for x in before if "\tPartition: " in x]) == 4
+
+    doc = until("a leader", lambda: status(c.controllers[0]) if leader_of(status(c.controllers[0])) else None)
+    leader = leader_of(doc)
+    lost = [i for i in (1, 2, 3) if i != leader]
+    data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
+
+    # refused while Kafka holds the survivor's lock (nothing changes)
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    assert code == 1 and "Failed to acquire lock on file .lock in" in err and str(data[leader]) in err, (out, err)
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
+    assert code == 0 and "note: process " in out and "holds" in out and "--apply will refuse" in out, out
+
+    for i in lost:
+        c.run("kill-node", str(i))
+    c.run("kill-node", str(leader))
+    # refused: two of three survive (the quorum still has a majority)
+    code, out, err = cli("recover", data[leader], data[lost[0]], "--lost-voters", str(lost[1]))
+    assert code == 1 and "refused: the quorum still has a majority: 2 of 3 voters" in out, out
+    # refused: a voter neither given nor declared lost
+    code, out, err = cli("recover", data[leader], "--lost-voters", str(lost[0]))
+    assert code == 1 and f"refused: voter(s) [{lost[1]}] are neither given (log dir) nor declared lost" in out, out
+    # refused: the chosen survivor is not the most up-to-date one given (a copy cut back by 1 batch)
+    behind = tmp_path / "behind"
+    shutil.copytree(data[lost[0]], behind)
+    st = json.loads(cli("state", behind, "-o", "json")[1])["replicas"][0]
+    code, out, err = cli("truncate", behind, "--to-offset", str(st["log_end_offset"] - 1), "--apply", "--force",
+                         "--backup-dir", tmp_path / "bk")
+    assert code == 0, (out, err)
+    code, out, err = cli("recover", data[leader], behind, "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
+    assert code == 1 and f"refused: node {lost[0]} (last epoch" in out and "is not the most up-to-date replica" in out
+
+    for i in lost:   # the disks are gone for good
+        shutil.rmtree(data[i])
+
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    assert (code, err) == (0, ""), out
+    assert f"voters: [1, 2, 3] -> [{leader}] (lost: {lost})" in out
+    assert "VotersRecord with only node %d" % leader in out and "applied; replaced files kept in" in out
+    code, out, err = cli("verify", data[leader])
+    assert code == 0, out + err
+
+    # real Kafka: the survivor starts as the only voter and leads
+    c.run("start-node", str(leader), timeout=200)
+    addr = c.controllers[leader - 1]
+    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(addr)))
+    assert voters_of(doc) == [leader]
+    # the broker serves again: the topics are unchanged, and a new one can be created
+    assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
+    p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "after-recovery",
+                                    "--partitions", "2"], tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+    # grow back: fresh controllers formatted as observers, added with quorumctl add-controller
+    for i in lost:
+        conf = c.d / "conf" / f"c{i}.properties"
+        code, out, err = cli("bootstrap", "format", "-c", conf, "-t", c.cluster_id, "--no-initial-controllers",
+                             "--apply")
+        assert code == 0, err
+        c.run("start-node", str(i), timeout=200)
+
+        def add():
+            code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", conf)
+            if code == 0:
+                return out
+            assert code == 1, err
+            return None
+        out = until(f"add-controller {i} accepted", add, 120)
+        assert out.startswith(f"Added controller {i} with directory id ")
+        until(f"controller {i} is a voter", lambda: i in voters_of(status(addr)))
+
+    def caught_up():
+        d = status(addr)
+        if voters_of(d) != [1, 2, 3]:
+            return None
+        code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
+        rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
+        ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
+        return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+    ends = until("three voters with equal end offsets", caught_up, 120)
+    assert len(set(ends.values())) == 1
+    theirs = kafka_tool("kafka-metadata-quorum", ["--bootstrap-controller", addr, "describe", "--status"], tmp_path)
+    assert theirs.returncode == 0
+    assert re.search(rf"^LeaderId:\s+{leader}$", theirs.stdout, re.M)
+    assert sorted(int(x) for x in re.findall(r'\{"id": (\d+)', theirs.stdout.split("CurrentVoters:")[1]
+                                            .split("\n")[0])) == [1, 2, 3]
+    after = topics_described(c.broker, tmp_path)
+    assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1

@@ -159,3 +159,119 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
                                             .split("\n")[0])) == [1, 2, 3]
     after = topics_described(c.broker, tmp_path)
     assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1
+
+
+# -- static quorum: the survivor's configuration changes too ---------------------------------
+
+class Node:
+    """A Kafka JVM started here from a config of ours (the cluster script rewrites its
+    own configs from its layout at every start, and its layout is the old static one)."""
+
+    def __init__(self, c, name: str, conf):
+        import os
+        import subprocess
+
+        from kafka41 import KAFKA_HOME
+        env = dict(os.environ)
+        env.update(LOG_DIR=str(c.d / "logs"), KAFKA_HEAP_OPTS="-Xmx256m -Xms64m",
+                   KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={c.d / 'conf' / (name + '.log4j2.yaml')}")
+        for k in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS"):
+            env.pop(k, None)
+        self.out = open(c.d / "logs" / f"{name}.recover.out", "ab")
+        # kafka-server-start.sh execs java: this pid is the JVM's
+        self.p = subprocess.Popen([str(KAFKA_HOME / "bin" / "kafka-server-start.sh"), str(conf)], env=env,
+                                  stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def stop(self):
+        import subprocess
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(30)
+        self.out.close()
+
+
+def with_quorum(conf_text: str, **keys) -> str:
+    lines = [ln for ln in conf_text.splitlines() if ln.split("=", 1)[0] not in keys]
+    return "\n".join(lines + [f"{k.replace('_', '.')}={v}" for k, v in keys.items()]) + "\n"
+
+
+@pytest.fixture
+def static_cluster(tmp_path_factory):
+    c = start_cluster(tmp_path_factory, "kafka41-recover-static", dynamic=False)
+    c.nodes = []
+    try:
+        yield c
+    finally:
+        for n in c.nodes:
+            n.stop()
+        c.stop()
+
+
+def test_recover_static_quorum_after_losing_two_of_three(static_cluster, tmp_path):
+    c = static_cluster
+    p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "orders",
+                                    "--partitions", "3"], tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    before = topics_described(c.broker, tmp_path)
+    leader = leader_of(until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(c.controllers[0]))))
+    lost = [i for i in (1, 2, 3) if i != leader]
+    data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
+    conf = c.d / "conf" / f"c{leader}.properties"
+    for i in lost + [leader]:
+        c.run("kill-node", str(i))
+    for i in lost:
+        shutil.rmtree(data[i])
+
+    # the log holds no voter set: the configuration is needed
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
+    assert code == 2 and "holds no VotersRecord (a static quorum, kraft.version 0): give the survivor's " \
+                         "server.properties with --config" in err, err
+    addr = c.controllers[leader - 1]
+    code, out, err = cli("recover", "-c", conf, "--lost-voters", ",".join(map(str, lost)), "--apply")
+    assert (code, err) == (0, ""), out
+    assert "static quorum" in out and f"controller.quorum.voters={leader}@{addr}" in out
+    assert f"voters: [1, 2, 3] -> [{leader}]" in out
+
+    # the configuration change the plan printed, then real Kafka
+    mine = c.d / "conf" / f"c{leader}.recovered.properties"
+    mine.write_text(with_quorum(conf.read_text(), controller_quorum_voters=f"{leader}@{addr}"))
+    c.nodes.append(Node(c, f"c{leader}", mine))
+    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(addr)), 120)
+    assert voters_of(doc) == [leader]
+    assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
+
+    # grow back through a dynamic quorum: kraft.version 1, then add-controller
+    p = kafka_tool("kafka-features", ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"],
+                   tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    for i in lost:
+        nconf = c.d / "conf" / f"c{i}.recovered.properties"
+        nconf.write_text(with_quorum((c.d / "conf" / f"c{i}.properties").read_text(),
+                                     controller_quorum_bootstrap_servers=addr)
+                         .replace("controller.quorum.voters=", "#controller.quorum.voters="))
+        code, out, err = cli("bootstrap", "format", "-c", nconf, "-t", c.cluster_id, "--no-initial-controllers",
+                             "--apply")
+        assert code == 0, err
+        c.nodes.append(Node(c, f"c{i}", nconf))
+
+        def add():
+            code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", nconf)
+            return out if code == 0 else None
+        out = until(f"add-controller {i} accepted", add, 150)
+        assert out.startswith(f"Added controller {i} with directory id ")
+        until(f"controller {i} is a voter", lambda: i in voters_of(status(addr)))
+
+    def caught_up():
+        code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
+        if code != 0:
+            return None
+        rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
+        ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
+        return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+    until("three voters with equal end offsets", caught_up, 120)
+    assert voters_of(status(addr)) == [1, 2, 3]
+    assert topics_described(c.broker, tmp_path) == before

@@ -121,6 +121,10 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c3", "--reference", f"{d}/c1"], 0),
             "missing": ([p.missing, "--to-offset", "0"], 2), "empty": ([p.empty, "--to-offset", "0"], 2),
             "wrong": ([p.wrong, "--to-offset", "0"], 2)},
+        ("recover",): {
+            "good": ([f"{d}/c1", "--lost-voters", "2,3"], 0),
+            "missing": ([p.missing, "--lost-voters", "2"], 2), "empty": ([p.empty, "--lost-voters", "2"], 2),
+            "wrong": ([p.wrong, "--lost-voters", "2"], 2)},
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
         # no path to get wrong: "wrong" is a value Kafka does not know
         ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},

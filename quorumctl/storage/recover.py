@@ -120,11 +120,19 @@ def parse_static_voters(text: str, where: str) -> dict[int, str]:
     return out
 
 
-def quorum_state_unattached(epoch: int) -> bytes:
-    """FileQuorumStateStore's line for data_version 1: no leader, no vote, in `epoch`."""
-    return (json.dumps({"leaderId": -1, "leaderEpoch": epoch, "votedId": -1,
-                        "votedDirectoryId": NO_DIRECTORY, "data_version": 1}, separators=(",", ":"))
-            .encode())
+def quorum_state_unattached(epoch: int, old: dict | None, voters: list[int]) -> bytes:
+    """FileQuorumStateStore's line: no leader, no vote, in `epoch`, in the file's own
+    data_version. Version 0 (Kafka before 3.9) also lists the voters, and Kafka
+    refuses to start when they differ from controller.quorum.voters
+    (QuorumState.initialize), so it lists the new voter set."""
+    if old and old.get("data_version") == 0:
+        doc = {"clusterId": old.get("clusterId", ""), "leaderId": -1, "leaderEpoch": epoch, "votedId": -1,
+               "appliedOffset": old.get("appliedOffset", 0), "currentVoters": [{"voterId": v} for v in voters],
+               "data_version": 0}
+    else:
+        doc = {"leaderId": -1, "leaderEpoch": epoch, "votedId": -1, "votedDirectoryId": NO_DIRECTORY,
+               "data_version": 1}
+    return json.dumps(doc, separators=(",", ":")).encode()
 
 
 def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[int, str] | None = None,
@@ -164,6 +172,9 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
         voters = sorted(v["voterId"] for v in survivor.voters_record)
         mode = "dynamic"
     else:
+        if static_voters is None and survivor.voters and survivor.voters["source"] == "quorum-state":
+            # a pre-3.9 quorum-state (data_version 0) lists the static voters; addresses unknown
+            static_voters = {i: "<host:port>" for i in survivor.voters["ids"]}
         if static_voters is None:
             raise InputError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
                              "give the survivor's server.properties with --config (its controller.quorum.voters)")
@@ -244,7 +255,7 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
                                f"rewrite quorum-state: no leader, no vote, epoch {qs_epoch} (was "
                                + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
                                   f"{qs.get('leaderEpoch')})" if qs else "missing)"),
-                               quorum_state_unattached(qs_epoch)))
+                               quorum_state_unattached(qs_epoch, survivor.quorum_state, [survivor.node_id])))
     _next_steps(plan, static_voters)
     return plan
 
@@ -266,14 +277,22 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
     else:
         mine = static_voters.get(nid, "<host:port>") if static_voters else "<host:port>"
         s.append(f"edit node {nid}'s server.properties: controller.quorum.voters={nid}@{mine}")
-        s.append(f"edit every broker's server.properties the same way: controller.quorum.voters={nid}@{mine}, "
-                 "then restart the brokers after the survivor is up")
         s.append(f"start node {nid}: with itself the only voter it elects itself leader in a new epoch")
-        s.append("to grow back without a second configuration change: upgrade to a dynamic quorum "
-                 f"(`kafka-features.sh --bootstrap-controller <node {nid}> upgrade --feature kraft.version=1`), "
-                 f"then format each new controller with `-t {cid} --no-initial-controllers` and add it with "
-                 "`quorumctl add-controller`; or, staying static: format the new controllers with "
-                 f"`-t {cid}`, put all of them in controller.quorum.voters on every node, start the survivor first")
+        s.append(f"brokers: their controller.quorum.voters still names node {nid}, so they find the new leader; "
+                 f"set it to {nid}@{mine} before their next restart")
+        s.append("grow back through a dynamic quorum (Kafka 4.1): "
+                 f"`kafka-features.sh --bootstrap-controller <node {nid}> upgrade --feature kraft.version=1`; "
+                 "then for each new controller: a server.properties with controller.quorum.bootstrap.servers="
+                 f"<node {nid}> instead of controller.quorum.voters, `quorumctl bootstrap format -c <it> -t {cid} "
+                 "--no-initial-controllers --apply`, start it, "
+                 f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <it>`")
+        if (plan.survivor.quorum_state or {}).get("data_version") == 0:
+            s.append("Kafka before 3.9 (this quorum-state is data_version 0): every voter's quorum-state lists the "
+                     "voters and must match controller.quorum.voters, or Kafka refuses to start; when the voter "
+                     "set changes again, stop the node and delete its quorum-state (Kafka's advice)")
+        s.append("or stay static, one new controller at a time (never two empty voters at once: they could elect "
+                 "each other with an empty log): format it with -t " + cid + ", list it in controller.quorum.voters "
+                 "on every node, restart the voters, wait until it has caught up, then the next one")
     for o in plan.others:
         s.append(f"node {o.node_id} (given, not chosen): start it after node {nid} leads; it follows and truncates "
                  "where it diverges, then add it back as a voter")

@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate recover spark-export describe bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'bootstrap'
@@ -32,6 +32,8 @@ function __quorumctl_vopts
             printf '%s\n' -- -c --config -o --output
         case 'truncate'
             printf '%s\n' -- --reference --diverging-epoch --end-offset --to-offset --backup-dir -o --output
+        case 'recover'
+            printf '%s\n' -- --lost-voters -c --config --survivor --backup-dir -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output
         case 'describe status'
@@ -93,6 +95,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a dump-log -d 'Dump segments
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a verify -d 'Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a state -d 'Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a truncate -d 'Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -155,6 +158,14 @@ complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l force -d 'Allow cu
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where removed and replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s o -l output -x -a 'text json' -d 'text or json.'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l lost-voters -x -d 'The voters permanently lost (every voter not given must be named).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s c -l config -r -d 'A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The node to keep (default: the most up-to-date one given).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l apply -d 'Do it (the default is a dry run that prints the plan).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s o -l output -x -a 'text json' -d 'text or json.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l out -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Output directory (local path or URI).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l master -x -d 'Spark master (ignored under spark-submit, which sets it).'

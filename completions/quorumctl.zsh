@@ -31,6 +31,7 @@ _quorumctl() {
         'verify:Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.'
         'state:Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.'
         'truncate:Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
+        'recover:Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -45,6 +46,7 @@ _quorumctl() {
         verify) _quorumctl_verify ;;
         state) _quorumctl_state ;;
         truncate) _quorumctl_truncate ;;
+        recover) _quorumctl_recover ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
         bootstrap) _quorumctl_bootstrap ;;
@@ -133,6 +135,19 @@ _quorumctl_truncate() {
     '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     ':LOG_DIR:_files -/'
+}
+
+_quorumctl_recover() {
+  _arguments -s -S : \
+    '--lost-voters=[The voters permanently lost (every voter not given must be named).]:ID\[,ID...\]: ' \
+    '*-c[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
+    '*--config=[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
+    '--survivor=[The node to keep (default\: the most up-to-date one given).]:NODE_ID: ' \
+    '--apply[Do it (the default is a dry run that prints the plan).]' \
+    '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
 }
 
 _quorumctl_spark_export() {

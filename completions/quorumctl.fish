@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate recover spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate recover doctor spark-export describe bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'bootstrap'
@@ -34,6 +34,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --reference --diverging-epoch --end-offset --to-offset --backup-dir -o --output
         case 'recover'
             printf '%s\n' -- --lost-voters -c --config --survivor --backup-dir -o --output
+        case 'doctor'
+            printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output
         case 'describe status'
@@ -96,6 +98,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a verify -d 'Check CRCs, len
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a state -d 'Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a truncate -d 'Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -166,6 +169,12 @@ complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l apply -d 'Do it (th
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s o -l output -x -a 'text json' -d 'text or json.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s c -l config -r -d 'A node'\''s server.properties (repeatable: one per node).'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l bootstrap-controller -x -d 'Also compare the live quorum (DescribeQuorum).'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l timeout -x -d 'Seconds for the live quorum to answer.'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l out -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Output directory (local path or URI).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l master -x -d 'Spark master (ignored under spark-submit, which sets it).'

@@ -32,6 +32,7 @@ _quorumctl() {
         'state:Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.'
         'truncate:Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
         'recover:Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
+        'doctor:Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -47,6 +48,7 @@ _quorumctl() {
         state) _quorumctl_state ;;
         truncate) _quorumctl_truncate ;;
         recover) _quorumctl_recover ;;
+        doctor) _quorumctl_doctor ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
         bootstrap) _quorumctl_bootstrap ;;
@@ -146,6 +148,17 @@ _quorumctl_recover() {
     '--apply[Do it (the default is a dry run that prints the plan).]' \
     '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
     '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_doctor() {
+  _arguments -s -S : \
+    '*-c[A node'\''s server.properties (repeatable\: one per node).]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (repeatable\: one per node).]:FILE:_files' \
+    '--bootstrap-controller=[Also compare the live quorum (DescribeQuorum).]:HOST\:PORT,...: ' \
+    '--timeout=[Seconds for the live quorum to answer.]:NUMBER: ' \
+    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
 }

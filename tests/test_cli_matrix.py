@@ -125,6 +125,9 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c1", "--lost-voters", "2,3"], 0),
             "missing": ([p.missing, "--lost-voters", "2"], 2), "empty": ([p.empty, "--lost-voters", "2"], 2),
             "wrong": ([p.wrong, "--lost-voters", "2"], 2)},
+        ("doctor",): {
+            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 1),
+            "wrong": ([p.wrong], 2)},
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
         # no path to get wrong: "wrong" is a value Kafka does not know
         ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},

@@ -77,6 +77,12 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     leader = leader_of(doc)
     lost = [i for i in (1, 2, 3) if i != leader]
     data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
+    confs = [c.d / "conf" / f"{n}.properties" for n in ("c1", "c2", "c3", "b4")]
+
+    # doctor: the healthy real cluster, its files and the live quorum, gives no finding
+    code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", c.controllers[0])
+    assert (code, err) == (0, ""), out
+    assert out.endswith("No findings.\n") and out.startswith("Read 4 config(s), 4 log dir(s); voter set [1, 2, 3]")
 
     # refused while Kafka holds the survivor's lock (nothing changes)
     code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
@@ -102,6 +108,8 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     assert code == 0, (out, err)
     code, out, err = cli("recover", data[leader], behind, "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
     assert code == 1 and f"refused: node {lost[0]} (last epoch" in out and "is not the most up-to-date replica" in out
+
+    doctor_finds_real_misconfigurations(c, tmp_path / "doctor")
 
     for i in lost:   # the disks are gone for good
         shutil.rmtree(data[i])
@@ -157,8 +165,85 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     assert re.search(rf"^LeaderId:\s+{leader}$", theirs.stdout, re.M)
     assert sorted(int(x) for x in re.findall(r'\{"id": (\d+)', theirs.stdout.split("CurrentVoters:")[1]
                                             .split("\n")[0])) == [1, 2, 3]
+    code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", addr)
+    assert (code, out.splitlines()[-1]) == (0, "No findings."), out
     after = topics_described(c.broker, tmp_path)
     assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1
+
+
+def doctor_finds_real_misconfigurations(c, root):
+    """Each finding class from a real misconfiguration of the stopped cluster's real
+    files (copies: the nodes' configs pointed at copied log dirs)."""
+    def setup(name):
+        d = root / name
+        confs = {}
+        for n in ("c1", "c2", "c3"):
+            shutil.copytree(c.d / "data" / n, d / "data" / n)
+            text = (c.d / "conf" / f"{n}.properties").read_text().replace(str(c.d / "data"), str(d / "data"))
+            confs[n] = d / f"{n}.properties"
+            confs[n].write_text(text)
+        return d, confs
+
+    def doctor(confs):
+        code, out, err = cli("doctor", *[a for f in confs.values() for a in ("-c", f)], "-o", "json")
+        assert err == ""
+        doc = json.loads(out)
+        assert code == (1 if doc["findings"] else 0)
+        return doc["findings"]
+
+    d, confs = setup("healthy")
+    assert doctor(confs) == []
+
+    # a reformatted disk: node 3's log dir wiped and formatted again (a new directory.id)
+    d, confs = setup("reformatted")
+    old_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
+                   if x.startswith("directory.id="))
+    shutil.rmtree(d / "data" / "c3")
+    code, out, err = cli("bootstrap", "format", "-c", confs["c3"], "-t", c.cluster_id, "--no-initial-controllers",
+                         "--apply")
+    assert code == 0, err
+    (f,) = doctor(confs)
+    new_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
+                   if x.startswith("directory.id="))
+    assert (f["code"], f["severity"]) == ("directory-id-not-in-voter-set", "error")
+    assert f"has directory.id {new_dir}, but the voter set holds node 3 with directory id {old_dir}" in f["message"]
+    assert f["evidence"][0].startswith(f"{d / 'data' / 'c3' / 'meta.properties'}:") and new_dir in f["evidence"][0]
+    assert f["remedy"].startswith(f"quorumctl remove-controller -i 3 -d {old_dir}")
+
+    # formatted with the wrong cluster id
+    d, confs = setup("wrong-cluster")
+    shutil.rmtree(d / "data" / "c3")
+    assert cli("bootstrap", "format", "-c", confs["c3"], "-t", "MkU3OEVBNTcwNTJENDM2Qg", "--no-initial-controllers",
+               "--apply")[0] == 0
+    codes = sorted(f["code"] for f in doctor(confs))
+    assert codes == ["cluster-id-mismatch", "directory-id-not-in-voter-set"]
+
+    # a static config on dynamic storage
+    d, confs = setup("static-config")
+    text = confs["c2"].read_text()
+    voters = ",".join(f"{i}@{a}" for i, a in enumerate(c.controllers, 1))
+    confs["c2"].write_text("\n".join(ln if not ln.startswith("controller.quorum.bootstrap.servers=") else
+                                     f"controller.quorum.voters={voters}" for ln in text.splitlines()) + "\n")
+    (f,) = doctor(confs)
+    assert (f["code"], f["severity"]) == ("static-config-on-dynamic-storage", "warning")
+    line = 1 + next(i for i, ln in enumerate(confs["c2"].read_text().splitlines())
+                    if ln.startswith("controller.quorum.voters="))
+    assert f["evidence"][0] == f"{confs['c2']}:{line}: controller.quorum.voters={voters}"
+
+    # a controller moved to another port: the voter set's endpoint is stale
+    d, confs = setup("moved")
+    port = c.base + 1
+    confs["c1"].write_text(confs["c1"].read_text().replace(f"127.0.0.1:{port}\n", f"127.0.0.1:{port + 50}\n"))
+    (f,) = doctor(confs)
+    assert f["code"] == "stale-voter-endpoint"
+    assert f["message"].startswith(f"node 1 advertises CONTROLLER://127.0.0.1:{port + 50}, but the voter set holds "
+                                   f"CONTROLLER://127.0.0.1:{port}")
+
+    # a config pointed at another node's log dir
+    d, confs = setup("swapped")
+    confs["c2"].write_text(confs["c2"].read_text().replace(str(d / "data" / "c2"), str(d / "data" / "c1")))
+    codes = sorted(f["code"] for f in doctor(confs))
+    assert codes == ["log-dir-shared", "node-id-mismatch"]
 
 
 # -- static quorum: the survivor's configuration changes too ---------------------------------

@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "state",
     "truncate",
     "recover",
+    "doctor",
     "bootstrap",
     "spark_export",
 ]

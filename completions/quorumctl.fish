@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate recover doctor spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate recover doctor bundle spark-export describe bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'bootstrap'
@@ -36,6 +36,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --lost-voters -c --config --survivor --backup-dir -o --output
         case 'doctor'
             printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
+        case 'bundle'
+            printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output
         case 'describe status'
@@ -99,6 +101,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a state -d 'Offline view of 
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a truncate -d 'Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -175,6 +178,15 @@ complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l bootstrap-controller
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l timeout -x -d 'Seconds for the live quorum to answer.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l out -x -d 'The archive to write (never overwritten).'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s c -l config -r -d 'A node'\''s server.properties (repeatable); secrets are redacted.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-controller -x -d 'Also describe the live quorum through a controller.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-server -x -d 'Also describe the live quorum through a broker.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l include-logs -d 'Include the metadata log files themselves.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l timeout -x -d 'Seconds each live call may take (a dead node never blocks).'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s o -l output -x -a 'text json' -d 'text or json.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l out -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Output directory (local path or URI).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l master -x -d 'Spark master (ignored under spark-submit, which sets it).'

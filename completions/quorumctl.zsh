@@ -33,6 +33,7 @@ _quorumctl() {
         'truncate:Truncate a stopped replica'\''s metadata log to where it diverges (dry run by default).'
         'recover:Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
         'doctor:Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
+        'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -49,6 +50,7 @@ _quorumctl() {
         truncate) _quorumctl_truncate ;;
         recover) _quorumctl_recover ;;
         doctor) _quorumctl_doctor ;;
+        bundle) _quorumctl_bundle ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
         bootstrap) _quorumctl_bootstrap ;;
@@ -159,6 +161,20 @@ _quorumctl_doctor() {
     '--bootstrap-controller=[Also compare the live quorum (DescribeQuorum).]:HOST\:PORT,...: ' \
     '--timeout=[Seconds for the live quorum to answer.]:NUMBER: ' \
     '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_bundle() {
+  _arguments -s -S : \
+    '--out=[The archive to write (never overwritten).]:FILE.tar.gz: ' \
+    '*-c[A node'\''s server.properties (repeatable); secrets are redacted.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (repeatable); secrets are redacted.]:FILE:_files' \
+    '--bootstrap-controller=[Also describe the live quorum through a controller.]:HOST\:PORT,...: ' \
+    '--bootstrap-server=[Also describe the live quorum through a broker.]:HOST\:PORT,...: ' \
+    '--include-logs[Include the metadata log files themselves.]' \
+    '--timeout=[Seconds each live call may take (a dead node never blocks).]:NUMBER: ' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
 }

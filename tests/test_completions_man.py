@@ -93,7 +93,7 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
          ["quorumctl", "--debug", "des"], ["quorumctl", "bootstrap", "fo"]], tmp_path)
     assert des == ["describe"]
     assert describe == ["status", "replication", "health"]
-    assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate", "recover", "doctor",
+    assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate", "recover", "doctor", "bundle",
                    "spark-export", "describe", "bootstrap"]
     assert debug_des == ["describe"]
     assert boot == ["format"]

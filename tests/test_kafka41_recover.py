@@ -83,6 +83,15 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", c.controllers[0])
     assert (code, err) == (0, ""), out
     assert out.endswith("No findings.\n") and out.startswith("Read 4 config(s), 4 log dir(s); voter set [1, 2, 3]")
+    # bundle of the live cluster: describe through the real quorum, state/verify of the real logs
+    code, out, err = cli("bundle", "--out", tmp_path / "live.tar.gz", *[a for f in confs for a in ("-c", f)],
+                         "--bootstrap-controller", c.controllers[0], "--timeout", "10")
+    assert (code, err) == (0, "") and "note:" not in out, out
+    import tarfile
+    with tarfile.open(tmp_path / "live.tar.gz") as tar:
+        got = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+    assert re.search(rf"^LeaderId:\s+{leader}$", got["describe-status.txt"], re.M)
+    assert got["state.txt"].count("Replica node ") == 4 and got["verify.txt"].endswith(": OK\n\n[exit 0]\n")
 
     # refused while Kafka holds the survivor's lock (nothing changes)
     code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")

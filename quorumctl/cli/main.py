@@ -38,6 +38,7 @@ COMMAND_MODULES = [
     "truncate",
     "recover",
     "doctor",
+    "bundle",
     "bootstrap",
     "spark_export",
 ]

@@ -345,9 +345,9 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
                                f"node {c.node_id} advertises {name}://{host}:{port}, but the voter set holds "
                                f"{_endpoint_text(theirs[0])}: the other voters and the brokers reach it at the "
                                "old address", [_at(c, key), f"{voters['partition_dir']}: {voters['source']}"],
-                               "if the address moved for good, start the controller with the new listener: a "
-                               "kraft.version 1 voter sends UpdateRaftVoter to the leader (KIP-853); otherwise "
-                               "restore the old address"))
+                               "if the address moved for good, start the controller with the new listener: as a "
+                               "kraft.version 1 follower it sends UpdateRaftVoter to the leader (KIP-853); "
+                               "otherwise restore the old address"))
 
 
 def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None:

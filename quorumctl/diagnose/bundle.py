@@ -3,8 +3,8 @@ none): doctor, state, verify and describe outputs (json and text), the
 configs with every secret redacted, listings of the log dirs with sizes and
 checksums, optionally the metadata logs, and a manifest.
 
-The outputs are the commands' own: each is run in process with its usual
-arguments, stdout and exit code kept, so the bundle shows exactly what an
+The outputs are the commands' own: the caller passes a runner (the CLI runs
+each command in process through its entry point), stdout and exit code kept, so the bundle shows exactly what an
 operator would have seen. Live calls get --timeout; a part that fails is
 recorded in the manifest and the bundle is still written.
 """
@@ -17,7 +17,6 @@ import io
 import json
 import os
 import re
-import sys
 import tarfile
 import time
 
@@ -49,23 +48,6 @@ def _escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
 
 
-def run_command(args: list[str]) -> tuple[int, str, str]:
-    """`quorumctl ARGS` in process: (exit code, stdout, stderr)."""
-    from ..cli import main as M
-    out, err = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = ["quorumctl", *args]
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            M.main()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv = argv
-    return code, out.getvalue(), err.getvalue()
-
-
 def listing(path: str) -> str:
     """Every file under `path`: size, sha256 (files up to CHECKSUM_LIMIT), relative name."""
     lines = []
@@ -92,7 +74,8 @@ def listing(path: str) -> str:
 
 
 class Bundle:
-    def __init__(self):
+    def __init__(self, run):
+        self.run = run                  # args -> (exit code, stdout, stderr): a quorumctl command
         self.members: list[tuple[str, bytes, str]] = []   # name, bytes, what
         self.errors: list[str] = []
 
@@ -101,7 +84,7 @@ class Bundle:
 
     def command(self, name: str, args: list[str], what: str) -> None:
         for fmt in ("text", "json"):
-            code, out, err = run_command([*args, "-o", fmt])
+            code, out, err = self.run([*args, "-o", fmt])
             self.add(f"{name}.{'txt' if fmt == 'text' else 'json'}", out + (f"\n[stderr]\n{err}" if err else "")
                      + f"\n[exit {code}]\n", f"{what} (-o {fmt})")
             if code == 2 or (code == 3 and fmt == "text"):
@@ -109,7 +92,9 @@ class Bundle:
 
 
 def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_controller: str | None,
-          bootstrap_server: str | None, include_logs: bool, timeout: float) -> dict:
+          bootstrap_server: str | None, include_logs: bool, timeout: float, run) -> dict:
+    """`run(args) -> (exit code, stdout, stderr)` runs one quorumctl command (the
+    CLI passes its own entry point, so the outputs are the commands' own)."""
     if os.path.lexists(out_path):
         raise InputError(f"{out_path} exists; choose a new name (a bundle is never overwritten)")
     parent = os.path.dirname(os.path.abspath(out_path))
@@ -121,7 +106,7 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
         if not os.path.isdir(d):
             raise InputError(f"{d}: not a directory (expected a log dir)")
     cfgs = [load(c) for c in configs]
-    b = Bundle()
+    b = Bundle(run)
     for i, c in enumerate(cfgs, 1):
         with open(c.path, "rb") as f:
             text, hidden = redact_properties(f.read(1 << 22))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..openfile import open_regular
-from ..storage import files as F
+from ..storage import files as state_files
 from ..storage import properties
 from ..storage.config import ServerConfig, load
 
@@ -49,7 +49,7 @@ class LogDir:
 
     @property
     def meta_path(self) -> str:
-        return os.path.join(self.path, F.META_PROPERTIES)
+        return os.path.join(self.path, state_files.META_PROPERTIES)
 
     def meta_at(self, key: str) -> str:
         line = self.meta_lines.get(key)
@@ -141,7 +141,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
             continue
         if os.path.lexists(d.meta_path):
             try:
-                d.meta = F.read_meta_properties(d.meta_path)
+                d.meta = state_files.read_meta_properties(d.meta_path)
                 d.meta_lines = _lines(d.meta_path)
             except InputError as e:
                 d.problem = str(e)

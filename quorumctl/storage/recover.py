@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..records import metadata as md
-from . import files as F
+from . import files as state_files
 from . import fsutil
 from .replica import Replica, compare
 from .truncate import Refused, _copy_owner, check_backup_root, real_partition_dir
@@ -248,10 +248,10 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
             entries = list(survivor.history.entries)
             if not entries or entries[-1][0] < epoch:
                 entries.append((epoch, survivor.log_end))
-                plan.changes.append(Change(os.path.join(survivor.partition_dir, F.EPOCH_CHECKPOINT),
+                plan.changes.append(Change(os.path.join(survivor.partition_dir, state_files.EPOCH_CHECKPOINT),
                                            f"add {epoch}@{survivor.log_end} to leader-epoch-checkpoint",
-                                           F.epoch_checkpoint_text(entries)))
-    plan.changes.append(Change(os.path.join(survivor.partition_dir, F.QUORUM_STATE),
+                                           state_files.epoch_checkpoint_text(entries)))
+    plan.changes.append(Change(os.path.join(survivor.partition_dir, state_files.QUORUM_STATE),
                                f"rewrite quorum-state: no leader, no vote, epoch {qs_epoch} (was "
                                + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
                                   f"{qs.get('leaderEpoch')})" if qs else "missing)"),

@@ -13,7 +13,6 @@ import tarfile
 import pytest
 
 from samples import FIXTURES
-from storage_cli import cli
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
 pytestmark = pytest.mark.skipif(not DYN.exists(), reason=f"the real fixtures are absent ({FIXTURES})")
@@ -41,7 +40,7 @@ def members(path) -> dict[str, bytes]:
         return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
 
 
-def test_bundle_has_every_part_and_no_secret(tmp_path):
+def test_bundle_has_every_part_and_no_secret(cli, tmp_path):
     confs = [planted_config(tmp_path, n) for n in (1, 2, 3)]
     out = tmp_path / "b.tar.gz"
     with socket.socket() as dead:       # accepts connections, never answers: a hung node
@@ -79,7 +78,7 @@ def test_bundle_has_every_part_and_no_secret(tmp_path):
     assert code == 2 and "exists" in err
 
 
-def test_doctor_config_findings(tmp_path):
+def test_doctor_config_findings(cli, tmp_path):
     c1 = tmp_path / "c1.properties"
     c1.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={DYN / 'c1'}\ncontroller.listener.names=CONTROLLER\n"
                   "listeners=PLAINTEXT://localhost:9092\ncontroller.quorum.bootstrap.servers=localhost:19191\n"

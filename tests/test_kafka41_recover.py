@@ -18,7 +18,6 @@ import time
 import pytest
 
 from kafka41 import kafka_tool, needs_kafka, start_cluster
-from storage_cli import cli
 
 pytestmark = needs_kafka
 
@@ -35,7 +34,7 @@ def until(what: str, fn, limit_s: float = 90):
         time.sleep(1)
 
 
-def status(addr: str) -> dict | None:
+def status(cli, addr: str) -> dict | None:
     code, out, err = cli("describe", "status", "--bootstrap-controller", addr, "-o", "json")
     return json.loads(out) if code == 0 else None
 
@@ -55,15 +54,15 @@ def topics_described(broker: str, tmp) -> list[str]:
 
 
 @pytest.fixture
-def cluster(tmp_path_factory):
-    c = start_cluster(tmp_path_factory, "kafka41-recover", dynamic=True)
+def cluster(cli, tmp_path_factory):
+    c = start_cluster(cli, tmp_path_factory, "kafka41-recover", dynamic=True)
     try:
         yield c
     finally:
         c.stop()
 
 
-def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
+def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path):
     c = cluster
     for topic, parts in (("orders", 3), ("audit", 1)):
         p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", topic,
@@ -73,7 +72,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     assert sum(1 for line in before if line.startswith("Topic: orders\tTopicId")) == 1
     assert len([x for x in before if "\tPartition: " in x]) == 4
 
-    doc = until("a leader", lambda: status(c.controllers[0]) if leader_of(status(c.controllers[0])) else None)
+    doc = until("a leader", lambda: status(cli, c.controllers[0]) if leader_of(status(cli, c.controllers[0])) else None)
     leader = leader_of(doc)
     lost = [i for i in (1, 2, 3) if i != leader]
     data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
@@ -118,7 +117,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     code, out, err = cli("recover", data[leader], behind, "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
     assert code == 1 and f"refused: node {lost[0]} (last epoch" in out and "is not the most up-to-date replica" in out
 
-    doctor_finds_real_misconfigurations(c, tmp_path / "doctor")
+    doctor_finds_real_misconfigurations(cli, c, tmp_path / "doctor")
 
     for i in lost:   # the disks are gone for good
         shutil.rmtree(data[i])
@@ -133,7 +132,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     # real Kafka: the survivor starts as the only voter and leads
     c.run("start-node", str(leader), timeout=200)
     addr = c.controllers[leader - 1]
-    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(addr)))
+    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)))
     assert voters_of(doc) == [leader]
     # the broker serves again: the topics are unchanged, and a new one can be created
     assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
@@ -157,10 +156,10 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
             return None
         out = until(f"add-controller {i} accepted", add, 120)
         assert out.startswith(f"Added controller {i} with directory id ")
-        until(f"controller {i} is a voter", lambda: i in voters_of(status(addr)))
+        until(f"controller {i} is a voter", lambda: i in voters_of(status(cli, addr)))
 
     def caught_up():
-        d = status(addr)
+        d = status(cli, addr)
         if voters_of(d) != [1, 2, 3]:
             return None
         code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
@@ -180,7 +179,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cluster, tmp_path):
     assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1
 
 
-def doctor_finds_real_misconfigurations(c, root):
+def doctor_finds_real_misconfigurations(cli, c, root):
     """Each finding class from a real misconfiguration of the stopped cluster's real
     files (copies: the nodes' configs pointed at copied log dirs)."""
     def setup(name):
@@ -294,8 +293,8 @@ def with_quorum(conf_text: str, **keys) -> str:
 
 
 @pytest.fixture
-def static_cluster(tmp_path_factory):
-    c = start_cluster(tmp_path_factory, "kafka41-recover-static", dynamic=False)
+def static_cluster(cli, tmp_path_factory):
+    c = start_cluster(cli, tmp_path_factory, "kafka41-recover-static", dynamic=False)
     c.nodes = []
     try:
         yield c
@@ -305,13 +304,13 @@ def static_cluster(tmp_path_factory):
         c.stop()
 
 
-def test_recover_static_quorum_after_losing_two_of_three(static_cluster, tmp_path):
+def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tmp_path):
     c = static_cluster
     p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "orders",
                                     "--partitions", "3"], tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     before = topics_described(c.broker, tmp_path)
-    leader = leader_of(until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(c.controllers[0]))))
+    leader = leader_of(until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(cli, c.controllers[0]))))
     lost = [i for i in (1, 2, 3) if i != leader]
     data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
     conf = c.d / "conf" / f"c{leader}.properties"
@@ -334,7 +333,7 @@ def test_recover_static_quorum_after_losing_two_of_three(static_cluster, tmp_pat
     mine = c.d / "conf" / f"c{leader}.recovered.properties"
     mine.write_text(with_quorum(conf.read_text(), controller_quorum_voters=f"{leader}@{addr}"))
     c.nodes.append(Node(c, f"c{leader}", mine))
-    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(addr)), 120)
+    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)), 120)
     assert voters_of(doc) == [leader]
     assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
 
@@ -357,7 +356,7 @@ def test_recover_static_quorum_after_losing_two_of_three(static_cluster, tmp_pat
             return out if code == 0 else None
         out = until(f"add-controller {i} accepted", add, 150)
         assert out.startswith(f"Added controller {i} with directory id ")
-        until(f"controller {i} is a voter", lambda: i in voters_of(status(addr)))
+        until(f"controller {i} is a voter", lambda: i in voters_of(status(cli, addr)))
 
     def caught_up():
         code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
@@ -367,5 +366,5 @@ def test_recover_static_quorum_after_losing_two_of_three(static_cluster, tmp_pat
         ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
         return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
     until("three voters with equal end offsets", caught_up, 120)
-    assert voters_of(status(addr)) == [1, 2, 3]
+    assert voters_of(status(cli, addr)) == [1, 2, 3]
     assert topics_described(c.broker, tmp_path) == before

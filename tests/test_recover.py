@@ -19,7 +19,7 @@ from quorumctl.records.batch import BatchReader
 from quorumctl.records import metadata as md
 from quorumctl.storage import fsutil
 from samples import FIXTURES
-from storage_cli import assert_verify_clean, cli, tree
+from logfiles import tree
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
 STATIC = FIXTURES / "kafka-3.7.0-static" / "data"
@@ -35,7 +35,7 @@ def dyn(tmp_path):
     return tmp_path
 
 
-def test_dry_run_changes_nothing_and_explains(dyn):
+def test_dry_run_changes_nothing_and_explains(cli, verify_clean, dyn):
     before = tree(dyn)
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
     assert (code, err) == (0, "")
@@ -50,7 +50,7 @@ def test_dry_run_changes_nothing_and_explains(dyn):
     assert lines[-1] == "Run again with --apply to do it (the node must be stopped)."
 
 
-def test_apply_writes_one_voters_record_and_resets_quorum_state(dyn):
+def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clean, dyn):
     seg = dyn / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
     old = seg.read_bytes()
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--apply", "-o", "json")
@@ -79,7 +79,7 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(dyn):
     assert (open(f"{backup}/__cluster_metadata-0/00000000000000000000.log", "rb").read() == old)
     st = json.loads(cli("state", dyn / "c1", "-o", "json")[1])["replicas"][0]
     assert (st["voters"]["ids"], st["voters"]["source"], st["log_end_offset"]) == ([1], "log offset 315", 316)
-    assert_verify_clean(dyn / "c1")
+    verify_clean(dyn / "c1")
     # a second run: the voter set is {1} now, nothing is lost any more
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
     assert code == 1 and "refused: --lost-voters names [2, 3], which are not voters (voters [1])" in out
@@ -91,14 +91,14 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(dyn):
     (["c1", "c2", "--lost-voters", "2,3"], "refused: --lost-voters names [2], whose log dirs were given"),
     (["c1", "c2", "--lost-voters", "3"], "refused: the quorum still has a majority: 2 of 3 voters ([1, 2]) survive"),
 ])
-def test_refusals_change_nothing(dyn, args, refusal):
+def test_refusals_change_nothing(cli, verify_clean, dyn, args, refusal):
     before = tree(dyn)
     code, out, err = cli("recover", *[str(dyn / a) if a.startswith("c") else a for a in args], "--apply")
     assert (code, err) == (1, "") and refusal in out, out
     assert tree(dyn) == before
 
 
-def test_refused_unless_the_survivor_is_the_most_up_to_date(tmp_path):
+def test_refused_unless_the_survivor_is_the_most_up_to_date(cli, verify_clean, tmp_path):
     from quorumctl.testing.examples import write_examples
     write_examples(str(tmp_path))
     d = tmp_path / "diverged"
@@ -107,7 +107,7 @@ def test_refused_unless_the_survivor_is_the_most_up_to_date(tmp_path):
                           "given: node 1 (last epoch 4, log end offset 50) wins an election against it") in out
 
 
-def test_refused_while_kafka_holds_the_lock(dyn):
+def test_refused_while_kafka_holds_the_lock(cli, verify_clean, dyn):
     holder = subprocess.Popen([sys.executable, "-c", "import fcntl,os,sys,time; fd=os.open(sys.argv[1], "
                                "os.O_RDWR|os.O_CREAT); fcntl.lockf(fd, fcntl.LOCK_EX); print('locked', flush=True);"
                                " time.sleep(60)", str(dyn / "c1" / ".lock")], stdout=subprocess.PIPE, text=True)
@@ -125,7 +125,7 @@ def test_refused_while_kafka_holds_the_lock(dyn):
         holder.wait()
 
 
-def test_static_quorum_keeps_quorum_state_version_0(tmp_path):
+def test_static_quorum_keeps_quorum_state_version_0(cli, verify_clean, tmp_path):
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
     conf = tmp_path / "c1.properties"
     conf.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={tmp_path / 'c1'}\n"
@@ -138,10 +138,10 @@ def test_static_quorum_keeps_quorum_state_version_0(tmp_path):
     assert (tmp_path / "c1" / "__cluster_metadata-0" / "quorum-state").read_text() == (
         '{"clusterId":"","leaderId":-1,"leaderEpoch":20,"votedId":-1,"appliedOffset":0,'
         '"currentVoters":[{"voterId":1}],"data_version":0}')
-    assert_verify_clean(tmp_path / "c1")
+    verify_clean(tmp_path / "c1")
 
 
-def test_static_quorum_without_config_or_voters_is_an_input_error(tmp_path):
+def test_static_quorum_without_config_or_voters_is_an_input_error(cli, verify_clean, tmp_path):
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
     qs = tmp_path / "c1" / "__cluster_metadata-0" / "quorum-state"
     qs.write_text('{"leaderId":1,"leaderEpoch":20,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
@@ -160,7 +160,7 @@ def state(pdir):
     return t
 
 
-def test_interrupted_at_every_step_is_wholly_old_or_new(dyn, tmp_path):
+def test_interrupted_at_every_step_is_wholly_old_or_new(cli, verify_clean, dyn, tmp_path):
     pdir = dyn / "c1" / "__cluster_metadata-0"
     pristine = tmp_path / "pristine"
     shutil.copytree(dyn / "c1", pristine)
@@ -185,5 +185,5 @@ def test_interrupted_at_every_step_is_wholly_old_or_new(dyn, tmp_path):
         now = state(pdir)
         assert now in (old, new), (n, steps[n - 1])
         seen.add("old" if now == old else "new")
-        assert_verify_clean(dyn / "c1")
+        verify_clean(dyn / "c1")
     assert seen == {"old", "new"}

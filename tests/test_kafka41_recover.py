@@ -319,10 +319,10 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     for i in lost:
         shutil.rmtree(data[i])
 
-    # the log holds no voter set: the configuration is needed
+    # the log holds no voter set; Kafka 4.1 at kraft.version 0 writes quorum-state data_version 0, which
+    # lists the voters: enough for the plan, but not the addresses (those need --config)
     code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
-    assert code == 2 and "holds no VotersRecord (a static quorum, kraft.version 0): give the survivor's " \
-                         "server.properties with --config" in err, err
+    assert (code, err) == (0, "") and f"controller.quorum.voters={leader}@<host:port>" in out, out
     addr = c.controllers[leader - 1]
     code, out, err = cli("recover", "-c", conf, "--lost-voters", ",".join(map(str, lost)), "--apply")
     assert (code, err) == (0, ""), out

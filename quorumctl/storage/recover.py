@@ -173,7 +173,7 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
         mode = "dynamic"
     else:
         if static_voters is None and survivor.voters and survivor.voters["source"] == "quorum-state":
-            # a pre-3.9 quorum-state (data_version 0) lists the static voters; addresses unknown
+            # quorum-state data_version 0 (kraft.version 0, any Kafka) lists the static voters; addresses unknown
             static_voters = {i: "<host:port>" for i in survivor.voters["ids"]}
         if static_voters is None:
             raise InputError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
@@ -287,9 +287,9 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
                  "--no-initial-controllers --apply`, start it, "
                  f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <it>`")
         if (plan.survivor.quorum_state or {}).get("data_version") == 0:
-            s.append("Kafka before 3.9 (this quorum-state is data_version 0): every voter's quorum-state lists the "
-                     "voters and must match controller.quorum.voters, or Kafka refuses to start; when the voter "
-                     "set changes again, stop the node and delete its quorum-state (Kafka's advice)")
+            s.append("this quorum-state (data_version 0) lists the voters; Kafka before 3.9 refuses to start when "
+                     "they differ from controller.quorum.voters: when the voter set changes again, stop the node "
+                     "and delete its quorum-state (Kafka's advice)")
         s.append("or stay static, one new controller at a time (never two empty voters at once: they could elect "
                  "each other with an empty log): format it with -t " + cid + ", list it in controller.quorum.voters "
                  "on every node, restart the voters, wait until it has caught up, then the next one")

@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'bootstrap'
@@ -38,6 +38,12 @@ function __quorumctl_vopts
             printf '%s\n' -- --topic -p --partition --broker --config --feature --voter --until -o --output
         case 'diff'
             printf '%s\n' -- --from --to -o --output
+        case 'recover'
+            printf '%s\n' -- --lost-voters -c --config --survivor --backup-dir -o --output
+        case 'doctor'
+            printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
+        case 'bundle'
+            printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output
         case 'describe status'
@@ -102,6 +108,9 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a truncate -d 'Truncate a st
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a image -d 'The cluster'\''s metadata image at any offset or time (default: the end), or one subtree.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a history -d 'Every record that touched one topic, partition, broker, config, feature or voter.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a diff -d 'What changed between two points of a metadata log: a summary, then each change.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -185,6 +194,29 @@ complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l from -x -d 'The first 
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l to -x -d 'The second point (default: the end).'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l lost-voters -x -d 'The voters permanently lost (every voter not given must be named).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s c -l config -r -d 'A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The node to keep (default: the most up-to-date one given).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l apply -d 'Do it (the default is a dry run that prints the plan).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s o -l output -x -a 'text json' -d 'text or json.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s c -l config -r -d 'A node'\''s server.properties (repeatable: one per node).'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l bootstrap-controller -x -d 'Also compare the live quorum (DescribeQuorum).'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l timeout -x -d 'Seconds for the live quorum to answer.'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l out -x -d 'The archive to write (never overwritten).'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s c -l config -r -d 'A node'\''s server.properties (repeatable); secrets are redacted.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-controller -x -d 'Also describe the live quorum through a controller.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-server -x -d 'Also describe the live quorum through a broker.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l include-logs -d 'Include the metadata log files themselves.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l timeout -x -d 'Seconds each live call may take (a dead node never blocks).'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s o -l output -x -a 'text json' -d 'text or json.'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l out -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Output directory (local path or URI).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l master -x -d 'Spark master (ignored under spark-submit, which sets it).'

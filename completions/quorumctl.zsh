@@ -34,6 +34,9 @@ _quorumctl() {
         'image:The cluster'\''s metadata image at any offset or time (default: the end), or one subtree.'
         'history:Every record that touched one topic, partition, broker, config, feature or voter.'
         'diff:What changed between two points of a metadata log: a summary, then each change.'
+        'recover:Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
+        'doctor:Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
+        'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -51,6 +54,9 @@ _quorumctl() {
         image) _quorumctl_image ;;
         history) _quorumctl_history ;;
         diff) _quorumctl_diff ;;
+        recover) _quorumctl_recover ;;
+        doctor) _quorumctl_doctor ;;
+        bundle) _quorumctl_bundle ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
         bootstrap) _quorumctl_bootstrap ;;
@@ -172,6 +178,44 @@ _quorumctl_diff() {
     '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
+}
+
+_quorumctl_recover() {
+  _arguments -s -S : \
+    '--lost-voters=[The voters permanently lost (every voter not given must be named).]:ID\[,ID...\]: ' \
+    '*-c[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
+    '*--config=[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
+    '--survivor=[The node to keep (default\: the most up-to-date one given).]:NODE_ID: ' \
+    '--apply[Do it (the default is a dry run that prints the plan).]' \
+    '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_doctor() {
+  _arguments -s -S : \
+    '*-c[A node'\''s server.properties (repeatable\: one per node).]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (repeatable\: one per node).]:FILE:_files' \
+    '--bootstrap-controller=[Also compare the live quorum (DescribeQuorum).]:HOST\:PORT,...: ' \
+    '--timeout=[Seconds for the live quorum to answer.]:NUMBER: ' \
+    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_bundle() {
+  _arguments -s -S : \
+    '--out=[The archive to write (never overwritten).]:FILE.tar.gz: ' \
+    '*-c[A node'\''s server.properties (repeatable); secrets are redacted.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (repeatable); secrets are redacted.]:FILE:_files' \
+    '--bootstrap-controller=[Also describe the live quorum through a controller.]:HOST\:PORT,...: ' \
+    '--bootstrap-server=[Also describe the live quorum through a broker.]:HOST\:PORT,...: ' \
+    '--include-logs[Include the metadata log files themselves.]' \
+    '--timeout=[Seconds each live call may take (a dead node never blocks).]:NUMBER: ' \
+    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
 }
 
 _quorumctl_spark_export() {

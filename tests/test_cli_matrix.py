@@ -132,6 +132,16 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
         ("diff",): {
             "good": ([f"{d}/c1", "--from", "0"], 0), "missing": ([p.missing, "--from", "0"], 2),
             "empty": ([p.empty, "--from", "0"], 2), "wrong": ([p.wrong, "--from", "0"], 2)},
+        ("recover",): {
+            "good": ([f"{d}/c1", "--lost-voters", "2,3"], 0),
+            "missing": ([p.missing, "--lost-voters", "2"], 2), "empty": ([p.empty, "--lost-voters", "2"], 2),
+            "wrong": ([p.wrong, "--lost-voters", "2"], 2)},
+        ("doctor",): {
+            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 1),
+            "wrong": ([p.wrong], 2)},
+        ("bundle",): {
+            "good": ([f"{d}/c1", "--out", "{out}"], 0), "missing": ([p.missing, "--out", "{out}"], 2),
+            "wrong": ([p.wrong, "--out", "{out}"], 2)},
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
         # no path to get wrong: "wrong" is a value Kafka does not know
         ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},

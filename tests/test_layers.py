@@ -16,7 +16,7 @@ LAYERS = [
     {"protocol"},                                 # the wire (reads configs with storage.properties)
     {"render"},                                   # text, table and JSON views
     {"dumplog", "testing", "image"},              # the dump-log job; the simulated quorum; the metadata image
-    {"spark", "schemas"},                         # spark-export; the list of every declared schema
+    {"spark", "schemas", "diagnose"},             # spark-export; the list of every declared schema; doctor, bundle
     {"cli", "__main__"},                          # the commands
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

@@ -37,6 +37,9 @@ COMMAND_MODULES = [
     "state",
     "truncate",
     "image",
+    "recover",
+    "doctor",
+    "bundle",
     "bootstrap",
     "spark_export",
 ]

@@ -81,8 +81,17 @@ def _unescape(s: str, line: int) -> str:
 def loads(data: bytes | str) -> dict[str, str]:
     """Parse properties text (bytes are decoded as ISO-8859-1, as Java does).
     Later duplicates win. Raises PropertiesError (with a line number) on a bad escape."""
+    return {k: v for _line, k, v in entries(data)}
+
+
+def key_lines(data: bytes | str) -> dict[str, int]:
+    """key -> the line number of the entry that wins (the last one), for evidence."""
+    return {k: line for line, k, _v in entries(data)}
+
+
+def entries(data: bytes | str):
+    """(first line number, key, value) of every entry, in file order."""
     text = data.decode("latin-1") if isinstance(data, (bytes, bytearray)) else data
-    props: dict[str, str] = {}
     for lineno, line in _logical_lines(text):
         # the key ends at the first unescaped '=', ':' or whitespace
         i = 0
@@ -103,8 +112,7 @@ def loads(data: bytes | str) -> dict[str, str]:
             j += 1
         while j < n and line[j] in _WS:
             j += 1
-        props[_unescape(key, lineno)] = _unescape(line[j:], lineno)
-    return props
+        yield lineno, _unescape(key, lineno), _unescape(line[j:], lineno)
 
 
 def _escape(s: str, is_key: bool) -> str:

@@ -86,6 +86,7 @@ class Replica:
     history: epochs.EpochHistory | None = None          # what Kafka holds after loading the log
     log_history: epochs.EpochHistory | None = None      # implied by the batches alone
     voters: dict | None = None
+    voters_record: list | None = None              # the last VotersRecord's voters, as decoded
     kraft_version: int | None = None
     last_leader_change: dict | None = None
     problems: list[str] = field(default_factory=list)
@@ -249,6 +250,7 @@ def _find_voters(r: Replica) -> None:
             voters = data["voters"]
             source = f"log offset {offset}"
     if voters is not None:
+        r.voters_record = voters
         r.voters = {"ids": sorted(v["voterId"] for v in voters), "source": source,
                     "dynamic": True, "voters": [_voter_json(v) for v in voters]}
         return

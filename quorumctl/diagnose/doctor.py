@@ -1,0 +1,449 @@
+"""`doctor`: the misconfigurations that today are found only when a node fails
+to start (or, worse, starts and silently does the wrong thing), found from
+the files: each finding with a severity, its evidence (file and line, or file
+and offset) and the remedy.
+
+What is read: each server.properties given (node.id, process.roles, listeners,
+controller.quorum.voters / bootstrap.servers, log dirs), the meta.properties of
+every log dir (the configs' and the ones given), and the metadata log of each
+(`storage.replica`: the voter set from the last VotersRecord of the latest
+snapshot and the log, kraft.version). The voter set the quorum believes in is
+the one of the most up-to-date replica given (Raft's election rule), which may
+hold an uncommitted change; the others are compared with it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..openfile import open_regular
+from ..storage import files as state_files
+from ..storage import properties
+from ..storage.config import ServerConfig, load
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: str            # error | warning
+    message: str
+    evidence: list[str]
+    remedy: str
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "severity": self.severity, "message": self.message,
+                "evidence": self.evidence, "remedy": self.remedy}
+
+
+@dataclass
+class LogDir:
+    path: str
+    config: ServerConfig | None          # the (first) config naming it, if any
+    also: list = field(default_factory=list)   # other configs naming it (a misconfiguration)
+    meta: dict | None = None
+    meta_lines: dict = field(default_factory=dict)
+    replica: object | None = None        # storage.replica.Replica when it holds the metadata log
+    problem: str | None = None
+
+    @property
+    def meta_path(self) -> str:
+        return os.path.join(self.path, state_files.META_PROPERTIES)
+
+    def meta_at(self, key: str) -> str:
+        line = self.meta_lines.get(key)
+        return f"{self.meta_path}:{line}" if line else self.meta_path
+
+
+@dataclass
+class Report:
+    configs: list[ServerConfig]
+    log_dirs: list[LogDir]
+    voters: dict | None                  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
+    findings: list[Finding]
+
+    def to_json(self) -> dict:
+        return {
+            "configs": [{"path": c.path, "node_id": c.node_id, "process_roles": c.process_roles,
+                         "metadata_log_dir": c.metadata_log_dir,
+                         "quorum": "static" if c.quorum_voters else ("dynamic" if c.quorum_bootstrap_servers
+                                                                     else None)} for c in self.configs],
+            "log_dirs": [{"path": d.path, "node_id": (d.meta or {}).get("node.id"),
+                          "cluster_id": (d.meta or {}).get("cluster.id"),
+                          "directory_id": (d.meta or {}).get("directory.id"),
+                          "metadata_log": d.replica is not None,
+                          "kraft_version": getattr(d.replica, "kraft_version", None),
+                          "problem": d.problem} for d in self.log_dirs],
+            "voter_set": ({"ids": self.voters["ids"], "source": self.voters["source"],
+                           "from": self.voters["node"]} if self.voters else None),
+            "findings": [f.to_json() for f in self.findings],
+            "ok": not self.findings,
+        }
+
+
+def _lines(path: str) -> dict[str, int]:
+    try:
+        with open_regular(path, "a properties file") as f:
+            return properties.key_lines(f.read(1 << 22))
+    except (InputError, OSError, properties.PropertiesError):
+        return {}
+
+
+def _at(cfg: ServerConfig, key: str) -> str:
+    line = _lines(cfg.path).get(key)
+    return f"{cfg.path}:{line}: {key}={cfg.props.get(key, '')}" if line else f"{cfg.path}: {key} is not set"
+
+
+def _endpoint_text(e: dict) -> str:
+    return f"{e['name']}://{e['host']}:{e['port']}"
+
+
+def _parse_static(text: str) -> dict[int, tuple[str, int]]:
+    out = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        nid, _, addr = part.partition("@")
+        host, _, port = addr.rpartition(":")
+        try:
+            out[int(nid)] = (host.strip("[]"), int(port))
+        except ValueError:
+            continue
+    return out
+
+
+def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
+    from ..storage.replica import compare, load_replica
+
+    configs = [load(p) for p in config_paths]
+    dirs: dict[str, LogDir] = {}
+    for c in configs:
+        for d in c.all_dirs():
+            ld = dirs.setdefault(os.path.abspath(d), LogDir(d, c))
+            if ld.config is not c:
+                ld.also.append(c)
+    for p in log_dir_paths:
+        if not os.path.exists(p):
+            raise InputError(f"{p}: no such file or directory")
+        if not os.path.isdir(p):
+            raise InputError(f"{p}: not a directory (expected a log dir)")
+        key = os.path.abspath(p.rstrip("/"))
+        if key.endswith("__cluster_metadata-0"):
+            key = os.path.dirname(key)
+        dirs.setdefault(key, LogDir(key if p.rstrip("/").endswith("__cluster_metadata-0") else p, None))
+    if not dirs:
+        raise InputError("give at least one server.properties (--config) or log dir")
+    for d in dirs.values():
+        if not os.path.isdir(d.path):
+            d.problem = "missing"
+            continue
+        if os.path.lexists(d.meta_path):
+            try:
+                d.meta = state_files.read_meta_properties(d.meta_path)
+                d.meta_lines = _lines(d.meta_path)
+            except InputError as e:
+                d.problem = str(e)
+        if os.path.isdir(os.path.join(d.path, "__cluster_metadata-0")):
+            d.replica = load_replica(d.path)
+    findings: list[Finding] = []
+    ld = list(dirs.values())
+
+    # the voter set the quorum believes in: the most up-to-date metadata log's
+    replicas = [d.replica for d in ld if d.replica is not None and d.replica.voters_record is not None]
+    voters = None
+    if replicas:
+        best = replicas[compare(replicas)["winner_index"]] if len(replicas) > 1 else replicas[0]
+        voters = {"ids": sorted(v["voterId"] for v in best.voters_record), "source": best.voters["source"],
+                  "node": best.label, "partition_dir": best.partition_dir,
+                  "by_id": {v["voterId"]: v for v in best.voters_record}}
+
+    _roles_and_listeners(configs, findings)
+    _ids(configs, ld, findings)
+    _quorum_mode(configs, ld, findings)
+    if voters:
+        _directory_ids(ld, voters, findings)
+        _endpoints(configs, voters, findings)
+        _voter_set_agreement(ld, voters, findings)
+    _static_voters(configs, findings)
+    for d in ld:
+        if d.problem and d.problem != "missing":
+            findings.append(Finding("unreadable-meta-properties", "error", d.problem, [d.meta_path],
+                                    "restore meta.properties from a backup or reformat the directory"))
+        elif d.problem == "missing" and d.config is not None:
+            findings.append(Finding("log-dir-missing", "error", f"{d.path} does not exist",
+                                    [_at(d.config, "log.dirs" if "log.dirs" in d.config.props else "log.dir")],
+                                    "create and format it (quorumctl bootstrap format), or fix the configuration"))
+        elif d.meta is None and not d.problem:
+            findings.append(Finding("not-formatted", "error", f"{d.path} has no meta.properties (not formatted)",
+                                    [d.meta_path], "format it with `quorumctl bootstrap format` (the node refuses "
+                                                   "to start with an unformatted log dir)"))
+    return Report(configs, ld, voters, findings)
+
+
+def _roles_and_listeners(configs: list[ServerConfig], out: list[Finding]) -> None:
+    for c in configs:
+        if not c.process_roles:
+            out.append(Finding("no-process-roles", "error", f"{c.path}: process.roles is not set: a ZooKeeper-mode "
+                               "configuration, which Kafka 4 no longer runs", [_at(c, "process.roles")],
+                               "set process.roles=broker, controller or broker,controller (KIP-500, KIP-833)"))
+            continue
+        bad = [r for r in c.process_roles if r not in ("broker", "controller")]
+        if bad:
+            out.append(Finding("bad-process-roles", "error", f"{c.path}: process.roles names {bad}",
+                               [_at(c, "process.roles")], "only broker and controller are roles"))
+        if c.node_id is None:
+            out.append(Finding("no-node-id", "error", f"{c.path}: node.id is not set (KRaft needs it)",
+                               [_at(c, "node.id")], "set node.id to the id this node was formatted with"))
+        if not c.controller_listener_names:
+            out.append(Finding("no-controller-listener", "error", f"{c.path}: controller.listener.names is not set",
+                               [_at(c, "controller.listener.names")],
+                               "set it to the controllers' listener name (e.g. CONTROLLER)"))
+            continue
+        name = c.controller_listener_names[0]
+        listeners = [ep.split("://", 1)[0].strip() for ep in c.props.get("listeners", "").split(",") if "://" in ep]
+        if c.is_controller and name not in listeners:
+            out.append(Finding("controller-listener-not-listening", "error",
+                               f"{c.path}: a controller, but its controller listener {name} is not in listeners",
+                               [_at(c, "controller.listener.names"), _at(c, "listeners")],
+                               f"add {name}://host:port to listeners"))
+        if not c.is_controller and name in listeners:
+            out.append(Finding("broker-listens-on-controller-listener", "error",
+                               f"{c.path}: a broker only, but listeners has the controller listener {name} "
+                               "(Kafka refuses to start: controller listeners are for controllers)",
+                               [_at(c, "listeners")], f"remove {name} from the broker's listeners"))
+        pmap = dict(kv.split(":", 1) for kv in c.props.get("listener.security.protocol.map", "").split(",")
+                    if ":" in kv)
+        known = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
+        if name not in pmap and name not in known and "listener.security.protocol.map" in c.props:
+            out.append(Finding("controller-listener-no-protocol", "error",
+                               f"{c.path}: listener.security.protocol.map has no entry for {name}",
+                               [_at(c, "listener.security.protocol.map")], f"add {name}:PLAINTEXT (or SSL/SASL_*)"))
+        if c.quorum_voters and c.quorum_bootstrap_servers:
+            out.append(Finding("both-quorum-settings", "warning",
+                               f"{c.path}: both controller.quorum.voters and controller.quorum.bootstrap.servers are "
+                               "set; Kafka uses controller.quorum.voters as the (static) voter set",
+                               [_at(c, "controller.quorum.voters"), _at(c, "controller.quorum.bootstrap.servers")],
+                               "keep one: voters for a static quorum, bootstrap.servers for a dynamic one (KIP-853)"))
+        if not c.quorum_voters and not c.quorum_bootstrap_servers:
+            out.append(Finding("no-quorum-setting", "error",
+                               f"{c.path}: neither controller.quorum.voters nor controller.quorum.bootstrap.servers",
+                               [c.path], "set one of them"))
+
+
+def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) -> None:
+    clusters: dict[str, list[LogDir]] = {}
+    for d in dirs:
+        if d.meta and d.meta.get("cluster.id"):
+            clusters.setdefault(d.meta["cluster.id"], []).append(d)
+    if len(clusters) > 1:
+        main = max(clusters, key=lambda k: len(clusters[k]))
+        for cid, ds in sorted(clusters.items()):
+            if cid == main:
+                continue
+            for d in ds:
+                out.append(Finding("cluster-id-mismatch", "error",
+                                   f"{d.path} belongs to cluster {cid}, the other log dirs to {main}",
+                                   [f"{d.meta_at('cluster.id')}: cluster.id={cid}",
+                                    f"{clusters[main][0].meta_at('cluster.id')}: cluster.id={main}"],
+                                   f"the node refuses to join cluster {main} with it; if it was formatted by mistake, "
+                                   f"wipe it and format it with -t {main}"))
+    for d in dirs:
+        if d.also:
+            out.append(Finding("log-dir-shared", "error",
+                               f"{d.path} is a log dir of several nodes' configs",
+                               [_at(x, "log.dirs" if "log.dirs" in x.props else "log.dir") for x in [d.config] + d.also],
+                               "every node needs its own log dirs; Kafka's lock lets only one start"))
+    for d, c in [(d, c) for d in dirs for c in [d.config] + d.also]:
+        if c is None or not d.meta or c.node_id is None or d.meta.get("node.id") is None:
+            continue
+        if d.meta["node.id"] != c.node_id:
+            out.append(Finding("node-id-mismatch", "error",
+                               f"{d.path} was formatted for node {d.meta['node.id']}, but {c.path} is node {c.node_id}",
+                               [f"{d.meta_at('node.id')}: node.id={d.meta['node.id']}", _at(c, "node.id")],
+                               "Kafka refuses to start (node.id does not match meta.properties): point the node at "
+                               "its own log dirs, or fix node.id"))
+    seen: dict[str, LogDir] = {}
+    for d in dirs:
+        did = (d.meta or {}).get("directory.id")
+        if did and did in seen:
+            out.append(Finding("duplicate-directory-id", "error",
+                               f"{d.path} and {seen[did].path} have the same directory.id {did}",
+                               [d.meta_at("directory.id"), seen[did].meta_at("directory.id")],
+                               "a copied log dir: wipe the copy and format it (each directory needs its own id)"))
+        elif did:
+            seen[did] = d
+
+
+def _quorum_mode(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) -> None:
+    for d in dirs:
+        c, r = d.config, d.replica
+        if c is None or r is None or os.path.abspath(c.metadata_log_dir) != os.path.abspath(d.path):
+            continue
+        dynamic_storage = r.voters_record is not None or (r.kraft_version or 0) >= 1
+        where = f"{r.partition_dir} ({r.voters['source']})" if r.voters else r.partition_dir
+        if dynamic_storage and c.quorum_voters:
+            out.append(Finding("static-config-on-dynamic-storage", "warning",
+                               f"{c.path} configures a static quorum (controller.quorum.voters) but node "
+                               f"{c.node_id}'s metadata log holds a dynamic voter set (kraft.version "
+                               f"{r.kraft_version}): Kafka uses the log's voter set and ignores the configured one",
+                               [_at(c, "controller.quorum.voters"), f"{where}: VotersRecord"],
+                               "replace controller.quorum.voters with controller.quorum.bootstrap.servers "
+                               "(KIP-853); voter changes go through add-controller/remove-controller"))
+        if not dynamic_storage and c.quorum_bootstrap_servers and not c.quorum_voters and c.is_controller:
+            out.append(Finding("dynamic-config-on-static-storage", "error",
+                               f"{c.path} configures a dynamic quorum (controller.quorum.bootstrap.servers only) but "
+                               f"node {c.node_id}'s metadata log has no VotersRecord (kraft.version 0, formatted "
+                               "without --initial-controllers or --standalone): it has no voter set and no leader "
+                               "can be elected", [_at(c, "controller.quorum.bootstrap.servers"), r.partition_dir],
+                               "use controller.quorum.voters (static), or upgrade kraft.version to 1 with "
+                               "kafka-features (Kafka 4.1) from a working static quorum"))
+
+
+def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None:
+    for d in dirs:
+        is_metadata_dir = d.replica is not None or (
+            d.config is not None and os.path.abspath(d.config.metadata_log_dir) == os.path.abspath(d.path))
+        if not is_metadata_dir or not d.meta:
+            continue
+        nid, did = d.meta.get("node.id"), d.meta.get("directory.id")
+        v = voters["by_id"].get(nid)
+        if v is None or did is None or v["voterDirectoryId"] == did:
+            continue
+        out.append(Finding("directory-id-not-in-voter-set", "error",
+                           f"node {nid}'s metadata log dir {d.path} has directory.id {did}, but the voter set holds "
+                           f"node {nid} with directory id {v['voterDirectoryId']} (a reformatted or replaced disk): "
+                           f"the node runs as an observer and the quorum is one voter short",
+                           [f"{d.meta_at('directory.id')}: directory.id={did}",
+                            f"{voters['partition_dir']}: {voters['source']}: VotersRecord voter {nid} "
+                            f"({v['voterDirectoryId']})"],
+                           f"quorumctl remove-controller -i {nid} -d {v['voterDirectoryId']}, then, with the node "
+                           f"running, quorumctl add-controller --command-config <its server.properties> (KIP-853)"))
+
+
+def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) -> None:
+    for c in configs:
+        v = voters["by_id"].get(c.node_id)
+        if v is None or not c.is_controller or not c.controller_listener_names:
+            continue
+        try:
+            host, port = c.advertised_controller_endpoint()
+        except InputError:
+            continue
+        name = c.controller_listener_names[0]
+        theirs = [e for e in v["endpoints"] if e["name"] == name]
+        if not theirs:
+            out.append(Finding("voter-endpoint-listener-missing", "error",
+                               f"the voter set holds node {c.node_id} without a {name} endpoint "
+                               f"({', '.join(map(_endpoint_text, v['endpoints']))})",
+                               [f"{voters['partition_dir']}: {voters['source']}", _at(c, "controller.listener.names")],
+                               "the controller listener was renamed: remove and add the controller again"))
+        elif (theirs[0]["host"], theirs[0]["port"]) != (host, port):
+            key = "advertised.listeners" if "advertised.listeners" in c.props else "listeners"
+            out.append(Finding("stale-voter-endpoint", "warning",
+                               f"node {c.node_id} advertises {name}://{host}:{port}, but the voter set holds "
+                               f"{_endpoint_text(theirs[0])}: the other voters and the brokers reach it at the "
+                               "old address", [_at(c, key), f"{voters['partition_dir']}: {voters['source']}"],
+                               "if the address moved for good, start the controller with the new listener: as a "
+                               "kraft.version 1 follower it sends UpdateRaftVoter to the leader (KIP-853); "
+                               "otherwise restore the old address"))
+
+
+def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None:
+    """A metadata log whose last voter set differs from the most up-to-date one: a
+    change it has not replicated yet, or one only it holds (uncommitted)."""
+    for d in dirs:
+        r = d.replica
+        if r is None or r.voters_record is None or r.partition_dir == voters["partition_dir"]:
+            continue
+        ids = sorted(v["voterId"] for v in r.voters_record)
+        dirs_ = {v["voterId"]: v["voterDirectoryId"] for v in r.voters_record}
+        best = {i: v["voterDirectoryId"] for i, v in voters["by_id"].items()}
+        if dirs_ != best:
+            out.append(Finding("voter-set-differs", "warning",
+                               f"{r.label}'s log holds voters {ids}, the most up-to-date log ({voters['node']}) "
+                               f"{voters['ids']}: a voter change not yet replicated to it, or not committed",
+                               [f"{r.partition_dir}: {r.voters['source']}",
+                                f"{voters['partition_dir']}: {voters['source']}"],
+                               "check `quorumctl describe status`: if the leader shows the newer set the follower "
+                               "catches up; a set only one replica holds is uncommitted and may be lost"))
+
+
+def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
+    static = [c for c in configs if c.quorum_voters]
+    sets = {}
+    for c in static:
+        sets.setdefault(tuple(sorted(_parse_static(c.quorum_voters).items())), []).append(c)
+    if len(sets) > 1:
+        out.append(Finding("static-voters-differ", "error",
+                           "the configs disagree on controller.quorum.voters",
+                           [_at(cs[0], "controller.quorum.voters") for cs in sets.values()],
+                           "every node must list the same voters (Kafka before 3.9 also checks quorum-state)"))
+    for c in static:
+        if not c.is_controller or not c.controller_listener_names or c.node_id is None:
+            continue
+        mine = _parse_static(c.quorum_voters).get(c.node_id)
+        try:
+            adv = c.advertised_controller_endpoint()
+        except InputError:
+            continue
+        if mine is None:
+            out.append(Finding("controller-not-in-static-voters", "warning",
+                               f"{c.path}: node {c.node_id} is a controller but not in controller.quorum.voters "
+                               "(it runs as an observer)", [_at(c, "controller.quorum.voters")],
+                               "add it to controller.quorum.voters on every node, one voter at a time"))
+        elif mine != adv:
+            out.append(Finding("static-voter-endpoint-differs", "error",
+                               f"{c.path}: controller.quorum.voters has node {c.node_id} at {mine[0]}:{mine[1]}, "
+                               f"but it listens at {adv[0]}:{adv[1]}",
+                               [_at(c, "controller.quorum.voters"),
+                                _at(c, "advertised.listeners" if "advertised.listeners" in c.props else "listeners")],
+                               "make them agree on every node"))
+
+
+def live_findings(report: Report, q, source: str) -> list[Finding]:
+    """The live quorum (DescribeQuorum) against the files: cluster id, and each
+    live voter's directory id against the meta.properties of that node's dirs."""
+    out = []
+    clusters = {(d.meta or {}).get("cluster.id") for d in report.log_dirs} - {None}
+    if q.cluster_id and clusters and q.cluster_id not in clusters:
+        out.append(Finding("live-cluster-id-differs", "error",
+                           f"{source} answers for cluster {q.cluster_id}, the log dirs belong to {sorted(clusters)}",
+                           [f"{source}: DescribeCluster", *[d.meta_at("cluster.id") for d in report.log_dirs if d.meta]],
+                           "the files given are not this cluster's (or were reformatted)"))
+    if q.leader_id < 0:
+        out.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
+                           [f"{source}: DescribeQuorum"], "run `quorumctl describe health` to see which voters "
+                           "answer; if the majority is lost for good, see `quorumctl recover`"))
+    for v in q.voters:
+        if v.directory_id is None:
+            continue
+        for d in report.log_dirs:
+            if d.replica is not None and d.meta and d.meta.get("node.id") == v.id \
+                    and d.meta.get("directory.id") not in (None, v.directory_id):
+                out.append(Finding("live-directory-id-differs", "error",
+                                   f"the live quorum holds voter {v.id} with directory id {v.directory_id}, but "
+                                   f"{d.path} (node {v.id}'s metadata log dir) has {d.meta['directory.id']}",
+                                   [f"{source}: DescribeQuorum voter {v.id}",
+                                    f"{d.meta_at('directory.id')}: directory.id={d.meta['directory.id']}"],
+                                   f"quorumctl remove-controller -i {v.id} -d {v.directory_id}, then add-controller "
+                                   "from the node (KIP-853)"))
+    return out
+
+
+def text_lines(doc: dict) -> list[str]:
+    lines = []
+    vs = doc["voter_set"]
+    lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs'])} log dir(s)"
+                 + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set"))
+    if not doc["findings"]:
+        lines.append("No findings.")
+        return lines
+    for f in doc["findings"]:
+        lines.append(f"{f['severity'].upper()} {f['code']}: {f['message']}")
+        lines.extend(f"  evidence: {e}" for e in f["evidence"])
+        lines.append(f"  remedy: {f['remedy']}")
+    errors = sum(1 for f in doc["findings"] if f["severity"] == "error")
+    lines.append(f"{len(doc['findings'])} finding(s): {errors} error(s), {len(doc['findings']) - errors} warning(s)")
+    return lines

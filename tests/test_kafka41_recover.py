@@ -1,0 +1,370 @@
+"""`quorumctl recover` against a real Kafka 4.1 dynamic (KIP-853) quorum:
+3 controllers + 1 broker, topics created through the broker; the two
+controllers that are not the leader are killed and their log dirs deleted
+(the majority is lost for good), the leader is killed too; `recover --apply`
+makes it the only voter; real Kafka starts it, it leads, the topics are what
+they were and the broker serves; two controllers formatted afresh are added
+back with `quorumctl add-controller` and `describe status` shows three voters
+whose end offsets meet. The refusals are checked on the same real files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+
+import pytest
+
+from kafka41 import kafka_tool, needs_kafka, start_cluster
+
+pytestmark = needs_kafka
+
+
+def until(what: str, fn, limit_s: float = 90):
+    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
+    end = time.monotonic() + limit_s
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not reached in {limit_s} s")
+        time.sleep(1)
+
+
+def status(cli, addr: str) -> dict | None:
+    code, out, err = cli("describe", "status", "--bootstrap-controller", addr, "-o", "json")
+    return json.loads(out) if code == 0 else None
+
+
+def leader_of(doc: dict | None) -> int | None:
+    return doc.get("leaderId") if doc else None
+
+
+def voters_of(doc: dict | None) -> list[int]:
+    return sorted(v["id"] for v in doc["currentVoters"]) if doc else []
+
+
+def topics_described(broker: str, tmp) -> list[str]:
+    p = kafka_tool("kafka-topics", ["--bootstrap-server", broker, "--describe", "--exclude-internal"], tmp)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return sorted(line for line in p.stdout.splitlines() if line.strip())
+
+
+@pytest.fixture
+def cluster(cli, tmp_path_factory):
+    c = start_cluster(cli, tmp_path_factory, "kafka41-recover", dynamic=True)
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path):
+    c = cluster
+    for topic, parts in (("orders", 3), ("audit", 1)):
+        p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", topic,
+                                        "--partitions", str(parts)], tmp_path)
+        assert p.returncode == 0, p.stderr[-2000:]
+    before = topics_described(c.broker, tmp_path)
+    assert sum(1 for line in before if line.startswith("Topic: orders\tTopicId")) == 1
+    assert len([x for x in before if "\tPartition: " in x]) == 4
+
+    doc = until("a leader", lambda: status(cli, c.controllers[0]) if leader_of(status(cli, c.controllers[0])) else None)
+    leader = leader_of(doc)
+    lost = [i for i in (1, 2, 3) if i != leader]
+    data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
+    confs = [c.d / "conf" / f"{n}.properties" for n in ("c1", "c2", "c3", "b4")]
+
+    # doctor: the healthy real cluster, its files and the live quorum, gives no finding
+    code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", c.controllers[0])
+    assert (code, err) == (0, ""), out
+    assert out.endswith("No findings.\n") and out.startswith("Read 4 config(s), 4 log dir(s); voter set [1, 2, 3]")
+    # bundle of the live cluster: describe through the real quorum, state/verify of the real logs
+    code, out, err = cli("bundle", "--out", tmp_path / "live.tar.gz", *[a for f in confs for a in ("-c", f)],
+                         "--bootstrap-controller", c.controllers[0], "--timeout", "10")
+    assert (code, err) == (0, "") and "note:" not in out, out
+    import tarfile
+    with tarfile.open(tmp_path / "live.tar.gz") as tar:
+        got = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+    assert re.search(rf"^LeaderId:\s+{leader}$", got["describe-status.txt"], re.M)
+    assert got["state.txt"].count("Replica node ") == 4 and got["verify.txt"].endswith(": OK\n\n[exit 0]\n")
+
+    # refused while Kafka holds the survivor's lock (nothing changes)
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    assert code == 1 and "Failed to acquire lock on file .lock in" in err and str(data[leader]) in err, (out, err)
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
+    assert code == 0 and "note: process " in out and "holds" in out and "--apply will refuse" in out, out
+
+    for i in lost:
+        c.run("kill-node", str(i))
+    c.run("kill-node", str(leader))
+    # refused: two of three survive (the quorum still has a majority)
+    code, out, err = cli("recover", data[leader], data[lost[0]], "--lost-voters", str(lost[1]))
+    assert code == 1 and "refused: the quorum still has a majority: 2 of 3 voters" in out, out
+    # refused: a voter neither given nor declared lost
+    code, out, err = cli("recover", data[leader], "--lost-voters", str(lost[0]))
+    assert code == 1 and f"refused: voter(s) [{lost[1]}] are neither given (log dir) nor declared lost" in out, out
+    # refused: the chosen survivor is not the most up-to-date one given (a copy cut back by 1 batch)
+    behind = tmp_path / "behind"
+    shutil.copytree(data[lost[0]], behind)
+    st = json.loads(cli("state", behind, "-o", "json")[1])["replicas"][0]
+    code, out, err = cli("truncate", behind, "--to-offset", str(st["log_end_offset"] - 1), "--apply", "--force",
+                         "--backup-dir", tmp_path / "bk")
+    assert code == 0, (out, err)
+    code, out, err = cli("recover", data[leader], behind, "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
+    assert code == 1 and f"refused: node {lost[0]} (last epoch" in out and "is not the most up-to-date replica" in out
+
+    doctor_finds_real_misconfigurations(cli, c, tmp_path / "doctor")
+
+    for i in lost:   # the disks are gone for good
+        shutil.rmtree(data[i])
+
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    assert (code, err) == (0, ""), out
+    assert f"voters: [1, 2, 3] -> [{leader}] (lost: {lost})" in out
+    assert "VotersRecord with only node %d" % leader in out and "applied; replaced files kept in" in out
+    code, out, err = cli("verify", data[leader])
+    assert code == 0, out + err
+
+    # real Kafka: the survivor starts as the only voter and leads
+    c.run("start-node", str(leader), timeout=200)
+    addr = c.controllers[leader - 1]
+    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)))
+    assert voters_of(doc) == [leader]
+    # the broker serves again: the topics are unchanged, and a new one can be created
+    assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
+    p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "after-recovery",
+                                    "--partitions", "2"], tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+
+    # grow back: fresh controllers formatted as observers, added with quorumctl add-controller
+    for i in lost:
+        conf = c.d / "conf" / f"c{i}.properties"
+        code, out, err = cli("bootstrap", "format", "-c", conf, "-t", c.cluster_id, "--no-initial-controllers",
+                             "--apply")
+        assert code == 0, err
+        c.run("start-node", str(i), timeout=200)
+
+        def add():
+            code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", conf)
+            if code == 0:
+                return out
+            assert code == 1, err
+            return None
+        out = until(f"add-controller {i} accepted", add, 120)
+        assert out.startswith(f"Added controller {i} with directory id ")
+        until(f"controller {i} is a voter", lambda: i in voters_of(status(cli, addr)))
+
+    def caught_up():
+        d = status(cli, addr)
+        if voters_of(d) != [1, 2, 3]:
+            return None
+        code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
+        rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
+        ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
+        return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+    ends = until("three voters with equal end offsets", caught_up, 120)
+    assert len(set(ends.values())) == 1
+    theirs = kafka_tool("kafka-metadata-quorum", ["--bootstrap-controller", addr, "describe", "--status"], tmp_path)
+    assert theirs.returncode == 0
+    assert re.search(rf"^LeaderId:\s+{leader}$", theirs.stdout, re.M)
+    assert sorted(int(x) for x in re.findall(r'\{"id": (\d+)', theirs.stdout.split("CurrentVoters:")[1]
+                                            .split("\n")[0])) == [1, 2, 3]
+    code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", addr)
+    assert (code, out.splitlines()[-1]) == (0, "No findings."), out
+    after = topics_described(c.broker, tmp_path)
+    assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1
+
+
+def doctor_finds_real_misconfigurations(cli, c, root):
+    """Each finding class from a real misconfiguration of the stopped cluster's real
+    files (copies: the nodes' configs pointed at copied log dirs)."""
+    def setup(name):
+        d = root / name
+        confs = {}
+        for n in ("c1", "c2", "c3"):
+            shutil.copytree(c.d / "data" / n, d / "data" / n)
+            text = (c.d / "conf" / f"{n}.properties").read_text().replace(str(c.d / "data"), str(d / "data"))
+            confs[n] = d / f"{n}.properties"
+            confs[n].write_text(text)
+        return d, confs
+
+    def doctor(confs):
+        code, out, err = cli("doctor", *[a for f in confs.values() for a in ("-c", f)], "-o", "json")
+        assert err == ""
+        doc = json.loads(out)
+        assert code == (1 if doc["findings"] else 0)
+        return doc["findings"]
+
+    d, confs = setup("healthy")
+    assert doctor(confs) == []
+
+    # a reformatted disk: node 3's log dir wiped and formatted again (a new directory.id)
+    d, confs = setup("reformatted")
+    old_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
+                   if x.startswith("directory.id="))
+    shutil.rmtree(d / "data" / "c3")
+    code, out, err = cli("bootstrap", "format", "-c", confs["c3"], "-t", c.cluster_id, "--no-initial-controllers",
+                         "--apply")
+    assert code == 0, err
+    (f,) = doctor(confs)
+    new_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
+                   if x.startswith("directory.id="))
+    assert (f["code"], f["severity"]) == ("directory-id-not-in-voter-set", "error")
+    assert f"has directory.id {new_dir}, but the voter set holds node 3 with directory id {old_dir}" in f["message"]
+    assert f["evidence"][0].startswith(f"{d / 'data' / 'c3' / 'meta.properties'}:") and new_dir in f["evidence"][0]
+    assert f["remedy"].startswith(f"quorumctl remove-controller -i 3 -d {old_dir}")
+
+    # formatted with the wrong cluster id
+    d, confs = setup("wrong-cluster")
+    shutil.rmtree(d / "data" / "c3")
+    assert cli("bootstrap", "format", "-c", confs["c3"], "-t", "MkU3OEVBNTcwNTJENDM2Qg", "--no-initial-controllers",
+               "--apply")[0] == 0
+    codes = sorted(f["code"] for f in doctor(confs))
+    assert codes == ["cluster-id-mismatch", "directory-id-not-in-voter-set"]
+
+    # a static config on dynamic storage
+    d, confs = setup("static-config")
+    text = confs["c2"].read_text()
+    voters = ",".join(f"{i}@{a}" for i, a in enumerate(c.controllers, 1))
+    confs["c2"].write_text("\n".join(ln if not ln.startswith("controller.quorum.bootstrap.servers=") else
+                                     f"controller.quorum.voters={voters}" for ln in text.splitlines()) + "\n")
+    (f,) = doctor(confs)
+    assert (f["code"], f["severity"]) == ("static-config-on-dynamic-storage", "warning")
+    line = 1 + next(i for i, ln in enumerate(confs["c2"].read_text().splitlines())
+                    if ln.startswith("controller.quorum.voters="))
+    assert f["evidence"][0] == f"{confs['c2']}:{line}: controller.quorum.voters={voters}"
+
+    # a controller moved to another port: the voter set's endpoint is stale
+    d, confs = setup("moved")
+    port = c.base + 1
+    confs["c1"].write_text(confs["c1"].read_text().replace(f"127.0.0.1:{port}\n", f"127.0.0.1:{port + 50}\n"))
+    (f,) = doctor(confs)
+    assert f["code"] == "stale-voter-endpoint"
+    assert f["message"].startswith(f"node 1 advertises CONTROLLER://127.0.0.1:{port + 50}, but the voter set holds "
+                                   f"CONTROLLER://127.0.0.1:{port}")
+
+    # a config pointed at another node's log dir
+    d, confs = setup("swapped")
+    confs["c2"].write_text(confs["c2"].read_text().replace(str(d / "data" / "c2"), str(d / "data" / "c1")))
+    codes = sorted(f["code"] for f in doctor(confs))
+    assert codes == ["log-dir-shared", "node-id-mismatch"]
+
+
+# -- static quorum: the survivor's configuration changes too ---------------------------------
+
+class Node:
+    """A Kafka JVM started here from a config of ours (the cluster script rewrites its
+    own configs from its layout at every start, and its layout is the old static one)."""
+
+    def __init__(self, c, name: str, conf):
+        import os
+        import subprocess
+
+        from kafka41 import KAFKA_HOME
+        env = dict(os.environ)
+        env.update(LOG_DIR=str(c.d / "logs"), KAFKA_HEAP_OPTS="-Xmx256m -Xms64m",
+                   KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={c.d / 'conf' / (name + '.log4j2.yaml')}")
+        for k in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS"):
+            env.pop(k, None)
+        self.out = open(c.d / "logs" / f"{name}.recover.out", "ab")
+        # kafka-server-start.sh execs java: this pid is the JVM's
+        self.p = subprocess.Popen([str(KAFKA_HOME / "bin" / "kafka-server-start.sh"), str(conf)], env=env,
+                                  stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+
+    def stop(self):
+        import subprocess
+        if self.p.poll() is None:
+            self.p.terminate()
+            try:
+                self.p.wait(30)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(30)
+        self.out.close()
+
+
+def with_quorum(conf_text: str, **keys) -> str:
+    lines = [ln for ln in conf_text.splitlines() if ln.split("=", 1)[0] not in keys]
+    return "\n".join(lines + [f"{k.replace('_', '.')}={v}" for k, v in keys.items()]) + "\n"
+
+
+@pytest.fixture
+def static_cluster(cli, tmp_path_factory):
+    c = start_cluster(cli, tmp_path_factory, "kafka41-recover-static", dynamic=False)
+    c.nodes = []
+    try:
+        yield c
+    finally:
+        for n in c.nodes:
+            n.stop()
+        c.stop()
+
+
+def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tmp_path):
+    c = static_cluster
+    p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "orders",
+                                    "--partitions", "3"], tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    before = topics_described(c.broker, tmp_path)
+    leader = leader_of(until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(cli, c.controllers[0]))))
+    lost = [i for i in (1, 2, 3) if i != leader]
+    data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
+    conf = c.d / "conf" / f"c{leader}.properties"
+    for i in lost + [leader]:
+        c.run("kill-node", str(i))
+    for i in lost:
+        shutil.rmtree(data[i])
+
+    # the log holds no voter set; Kafka 4.1 at kraft.version 0 writes quorum-state data_version 0, which
+    # lists the voters: enough for the plan, but not the addresses (those need --config)
+    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
+    assert (code, err) == (0, "") and f"controller.quorum.voters={leader}@<host:port>" in out, out
+    addr = c.controllers[leader - 1]
+    code, out, err = cli("recover", "-c", conf, "--lost-voters", ",".join(map(str, lost)), "--apply")
+    assert (code, err) == (0, ""), out
+    assert "static quorum" in out and f"controller.quorum.voters={leader}@{addr}" in out
+    assert f"voters: [1, 2, 3] -> [{leader}]" in out
+
+    # the configuration change the plan printed, then real Kafka
+    mine = c.d / "conf" / f"c{leader}.recovered.properties"
+    mine.write_text(with_quorum(conf.read_text(), controller_quorum_voters=f"{leader}@{addr}"))
+    c.nodes.append(Node(c, f"c{leader}", mine))
+    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)), 120)
+    assert voters_of(doc) == [leader]
+    assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
+
+    # grow back through a dynamic quorum: kraft.version 1, then add-controller
+    p = kafka_tool("kafka-features", ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"],
+                   tmp_path)
+    assert p.returncode == 0, p.stdout + p.stderr[-2000:]
+    for i in lost:
+        nconf = c.d / "conf" / f"c{i}.recovered.properties"
+        nconf.write_text(with_quorum((c.d / "conf" / f"c{i}.properties").read_text(),
+                                     controller_quorum_bootstrap_servers=addr)
+                         .replace("controller.quorum.voters=", "#controller.quorum.voters="))
+        code, out, err = cli("bootstrap", "format", "-c", nconf, "-t", c.cluster_id, "--no-initial-controllers",
+                             "--apply")
+        assert code == 0, err
+        c.nodes.append(Node(c, f"c{i}", nconf))
+
+        def add():
+            code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", nconf)
+            return out if code == 0 else None
+        out = until(f"add-controller {i} accepted", add, 150)
+        assert out.startswith(f"Added controller {i} with directory id ")
+        until(f"controller {i} is a voter", lambda: i in voters_of(status(cli, addr)))
+
+    def caught_up():
+        code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
+        if code != 0:
+            return None
+        rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
+        ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
+        return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+    until("three voters with equal end offsets", caught_up, 120)
+    assert voters_of(status(cli, addr)) == [1, 2, 3]
+    assert topics_described(c.broker, tmp_path) == before

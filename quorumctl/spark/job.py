@@ -169,7 +169,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
         builder = builder.config(k, v)
     try:
         with _starting(master, progress):
-            if quiet and local:
+            if quiet:
                 with _jvm_stderr_filtered():
                     spark = builder.getOrCreate()
             else:

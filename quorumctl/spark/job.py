@@ -401,6 +401,8 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         raise InputError(f"--partition-by: no column {', '.join(unknown)} (columns: see docs/parquet.md; "
                          f"e.g. cluster_id, record_type, date, file_kind, node_id)")
     from . import fs
+    # S3 endpoint/credentials may come as Hadoop S3A settings, as Spark users give them
+    fs_options = {**fs.s3_options_from_conf(spark_conf or {}), **(fs_options or {})} or None
     if not fs.is_remote(out):
         out = os.path.abspath(fs.local_path(out))   # executors may run elsewhere than our cwd
         if mode == "error" and os.path.exists(out):
@@ -485,6 +487,7 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options) -> dict:
 
     from .source import KraftDataSource, plan_to_json
     spark.dataSource.register(KraftDataSource)
+    _require_hadoop_s3(spark, out)
     reader = spark.read.format("kraft").option("plan", plan_to_json(plan))
     for k, v in (fs_options or {}).items():
         reader = reader.option(k, v)
@@ -500,6 +503,28 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options) -> dict:
     m = obs.get
     return {k: int(m[k] or 0) for k in ("batches", "records", "rows", "errors", "corrupt_records",
                                          "decode_errors")}
+
+
+def _require_hadoop_s3(spark, out: str):
+    """Spark's own writer reaches S3 only through Hadoop's S3A file system,
+    which PySpark does not ship (hadoop-aws and the AWS SDK bundle are Maven
+    artifacts, not on PyPI): say so in one line instead of Hadoop's
+    'No FileSystem for scheme'."""
+    scheme = out.split("://", 1)[0].lower() if "://" in out else ""
+    if scheme not in ("s3", "s3a", "s3n"):
+        return
+    try:
+        spark.sparkContext._jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem")
+        present = True
+    except Exception:
+        present = False
+    if not present or scheme != "s3a":
+        why = ("Hadoop's S3A file system is not on Spark's classpath: PySpark ships no hadoop-aws "
+               "jar nor the AWS SDK bundle it needs" if not present else
+               f"Hadoop names S3 s3a://, not {scheme}://")
+        raise InputError(f"--writer spark cannot write {out}: {why}; use the default --writer pyarrow "
+                         f"(S3 through pyarrow), or add org.apache.hadoop:hadoop-aws (the version of "
+                         f"Spark's Hadoop) with --spark-conf spark.jars.packages=... and write to s3a://")
 
 
 _PY_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (.+?)(?: SQLSTATE: \w+)?$")

@@ -31,6 +31,8 @@ def spark_export(
     writer: str = typer.Option("pyarrow", "--writer",
                                help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
                                     "Spark's own Parquet writer through the kraft data source."),
+    compression: str = typer.Option("zstd", "--compression",
+                                    help="Parquet codec: zstd (default), snappy, gzip or none."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress",
                                             help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
                                                  "tasks (default: when stderr is a terminal; otherwise one line "
@@ -68,7 +70,7 @@ def spark_export(
     from ..spark.job import export
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
-                     fs_options=fs_options)
+                     fs_options=fs_options, compression=compression)
     fmt = resolve(output)
     if fmt is Output.json:
         sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")

@@ -378,13 +378,17 @@ def observed_metrics():
 
 
 WRITERS = ("pyarrow", "spark")
+# Parquet codecs both writers (pyarrow's and Spark's) write under the same name.
+# zstd by default: on the corpus about a third smaller than snappy, and read
+# by every engine that reads Parquet (Spark 3+, Trino, DuckDB, pyarrow).
+COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
 
 
 def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode: str = "error",
            partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
            split_size: int = planning.DEFAULT_SPLIT_SIZE, min_partitions: int | None = None,
            writer: str = "pyarrow", progress: bool | None = None, spark=None,
-           fs_options: dict | None = None) -> Summary:
+           fs_options: dict | None = None, compression: str = "zstd") -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
     `min_partitions` (the least number of tasks) defaults to one per core of
     the session (its default parallelism) for small inputs, three per core for
@@ -395,6 +399,8 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         raise InputError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
     if writer not in WRITERS:
         raise InputError(f"--writer must be one of {', '.join(WRITERS)}, not {writer!r}")
+    if compression not in COMPRESSIONS:
+        raise InputError(f"--compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     partition_by = list(partition_by or [])
     unknown = [c for c in partition_by if c not in NAMES]
     if unknown:
@@ -424,9 +430,9 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         bar.start()
     try:
         if writer == "spark":
-            counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options)
+            counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression)
         else:
-            counts = _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options)
+            counts = _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compression)
     finally:
         if bar:
             bar.done.set()
@@ -437,7 +443,7 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
                    seconds=time.monotonic() - t0, out=out, **counts)
 
 
-def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options) -> dict:
+def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compression="zstd") -> dict:
     """Tasks decode and write Parquet themselves (writer.py); the driver commits."""
     import uuid
 
@@ -458,7 +464,7 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options) -> dict:
 
     def task(item):
         index, pieces = item
-        return w.run_task(index, pieces, out, job, partition_by, opts)
+        return w.run_task(index, pieces, out, job, partition_by, opts, compression=compression)
 
     try:
         results = sc.parallelize(tasks, len(tasks)).map(task).collect()
@@ -480,7 +486,7 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options) -> dict:
                 corrupt_records=stats.corrupt_records, decode_errors=stats.decode_errors)
 
 
-def _write_with_spark(spark, plan, out, mode, partition_by, fs_options) -> dict:
+def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression="zstd") -> dict:
     """The kraft data source and Spark's own Parquet writer; the counts come
     from an Observation on the rows as they are written."""
     from pyspark.sql import Observation
@@ -494,7 +500,7 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options) -> dict:
     obs = Observation("quorumctl_spark_export")
     df = reader.load().observe(obs, *observed_metrics())
     try:
-        writer = df.write.mode(MODES[mode])
+        writer = df.write.mode(MODES[mode]).option("compression", compression)
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         writer.parquet(out)

@@ -168,9 +168,10 @@ def test_s3_in_and_out_with_aws_environment_and_with_spark_s3a_conf(s3, log_dir,
     assert r.returncode == 1, r.stderr[-3000:]
     keys = s3.keys("kraft-exports/run2")
     assert "_SUCCESS" in keys and all(k.startswith("date=") for k in keys if k != "_SUCCESS"), keys
-    # the records' date, and null (Hive's default partition) for the torn tail's error row
-    assert {k.split("/")[0] for k in keys if k != "_SUCCESS"} == {"date=2025-01-01",
-                                                                 "date=__HIVE_DEFAULT_PARTITION__"}
+    # the generated records' date, the CRC-failing batch's (written at time 0), and null (Hive's
+    # default partition) for the torn tail's error row
+    assert {k.split("/")[0] for k in keys if k != "_SUCCESS"} == {
+        "date=2025-01-01", "date=1970-01-01", "date=__HIVE_DEFAULT_PARTITION__"}
     assert read_s3(s3, "kraft-exports/run2").num_rows == good.records + 2
 
 

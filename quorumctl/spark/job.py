@@ -388,24 +388,17 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
            partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
            split_size: int = planning.DEFAULT_SPLIT_SIZE, min_partitions: int | None = None,
            writer: str = "pyarrow", progress: bool | None = None, spark=None,
-           fs_options: dict | None = None, compression: str = "zstd") -> Summary:
+           fs_options: dict | None = None, compression: str = "zstd", remote: str | None = None) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
     `min_partitions` (the least number of tasks) defaults to one per core of
     the session (its default parallelism) for small inputs, three per core for
     larger ones (`plan.default_min_partitions`); pass `spark` to use an existing
     session (tests, notebooks)."""
     t0 = time.monotonic()
-    if mode not in MODES:
-        raise InputError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if writer not in WRITERS:
-        raise InputError(f"--writer must be one of {', '.join(WRITERS)}, not {writer!r}")
-    if compression not in COMPRESSIONS:
-        raise InputError(f"--compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     partition_by = list(partition_by or [])
-    unknown = [c for c in partition_by if c not in NAMES]
-    if unknown:
-        raise InputError(f"--partition-by: no column {', '.join(unknown)} (columns: see docs/parquet.md; "
-                         f"e.g. cluster_id, record_type, date, file_kind, node_id)")
+    if remote:
+        writer = "spark"      # over Spark Connect there is no SparkContext to run our own tasks
+    check_export_options(partition_by, compression, writer, mode)
     from . import fs
     # S3 endpoint/credentials may come as Hadoop S3A settings, as Spark users give them
     fs_options = {**fs.s3_options_from_conf(spark_conf or {}), **(fs_options or {})} or None
@@ -416,7 +409,14 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
     files = planning.source_files(paths, fs_options)    # bad paths fail before Spark starts
 
     if spark is None:
-        spark = start_session(master, spark_conf or {}, progress=progress)
+        spark = (connect_session(remote, spark_conf or {}, progress) if remote
+                 else start_session(master, spark_conf or {}, progress=progress))
+    if remote:
+        plan = planning.plan_files(files, split_size=split_size, min_partitions=min_partitions,
+                                   slots=os.cpu_count() or 1, options=fs_options)
+        counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression)
+        return Summary(files=len(plan.files), bytes=plan.total_bytes, tasks=len(plan.partitions),
+                       seconds=time.monotonic() - t0, out=out, **counts)
     sc = spark.sparkContext
     plan = planning.plan_files(files, split_size=split_size,
                                min_partitions=min_partitions, slots=sc.defaultParallelism,
@@ -441,6 +441,45 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         sc.setLocalProperty("spark.job.description", None)
     return Summary(files=len(plan.files), bytes=plan.total_bytes, tasks=len(plan.partitions),
                    seconds=time.monotonic() - t0, out=out, **counts)
+
+
+def check_export_options(partition_by: list[str], compression: str, writer: str, mode: str):
+    if mode not in MODES:
+        raise InputError(f"--mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if writer not in WRITERS:
+        raise InputError(f"--writer must be one of {', '.join(WRITERS)}, not {writer!r}")
+    if compression not in COMPRESSIONS:
+        raise InputError(f"--compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
+    unknown = [c for c in partition_by if c not in NAMES]
+    if unknown:
+        raise InputError(f"--partition-by: no column {', '.join(unknown)} (columns: see docs/parquet.md; "
+                         f"e.g. cluster_id, record_type, date, file_kind, node_id)")
+
+
+def connect_session(remote: str, conf: dict[str, str], progress: bool | None = False):
+    """A Spark Connect session on `remote` (sc://host:port): no local JVM; the
+    kraft data source is registered with the server, whose Python workers need
+    quorumctl installed."""
+    require_pyspark()
+    try:
+        from pyspark.sql.connect.utils import check_dependencies
+        check_dependencies("pyspark.sql.connect")
+    except ImportError as e:
+        raise InputError(f"--remote needs the Spark Connect client ({e}): pip install 'pyspark[connect]'") \
+            from None
+    from pyspark.sql import SparkSession
+    builder = SparkSession.builder.remote(remote)
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    try:
+        spark = builder.getOrCreate()
+        for k, v in DEFAULT_CONF.items():      # the SQL ones can be set per session
+            if k.startswith("spark.sql.") and k not in conf:
+                spark.conf.set(k, v)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise InputError(f"could not reach Spark Connect at {remote}: {first}") from None
+    return spark
 
 
 def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compression="zstd") -> dict:
@@ -493,7 +532,8 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compress
 
     from .source import KraftDataSource, plan_to_json
     spark.dataSource.register(KraftDataSource)
-    _require_hadoop_s3(spark, out)
+    if not _is_connect(spark):
+        _require_hadoop_s3(spark, out)
     reader = spark.read.format("kraft").option("plan", plan_to_json(plan))
     for k, v in (fs_options or {}).items():
         reader = reader.option(k, v)
@@ -509,6 +549,10 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compress
     m = obs.get
     return {k: int(m[k] or 0) for k in ("batches", "records", "rows", "errors", "corrupt_records",
                                          "decode_errors")}
+
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def _require_hadoop_s3(spark, out: str):

@@ -140,10 +140,12 @@ class ConnectServer:
             (work / d).mkdir(parents=True, exist_ok=True)
         self.env["SPARK_IDENT_STRING"] = f"quorumctl-test-{os.getpid()}"
         self.env["SPARK_NICENESS"] = "10"
+        self.env["SPARK_DAEMON_MEMORY"] = "1g"       # the server is a driver: Spark wants 450 MB or more
         self.port = free_port()
         self.url = f"sc://127.0.0.1:{self.port}"
         sbin = spark_home() / "sbin"
         r = subprocess.run(["bash", str(sbin / "start-connect-server.sh"), "--master", master,
+                            "--driver-memory", "1g",
                             "--conf", f"spark.connect.grpc.binding.port={self.port}",
                             "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
                             "--conf", "spark.ui.enabled=false",
@@ -161,6 +163,8 @@ class ConnectServer:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return
             except OSError:
+                if "Exception in thread \"main\"" in self.log.read_text(errors="replace"):
+                    break
                 time.sleep(0.5)
         self.stop()
         raise RuntimeError(f"Connect server not listening on {self.port}:\n"

@@ -463,8 +463,8 @@ def connect_session(remote: str, conf: dict[str, str], progress: bool | None = F
     require_pyspark()
     try:
         from pyspark.sql.connect.utils import check_dependencies
-        check_dependencies("pyspark.sql.connect")
-    except ImportError as e:
+        check_dependencies()
+    except Exception as e:      # ImportError, or PySpark's own error naming the missing module
         raise InputError(f"--remote needs the Spark Connect client ({e}): pip install 'pyspark[connect]'") \
             from None
     from pyspark.sql import SparkSession

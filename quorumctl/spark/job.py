@@ -26,7 +26,7 @@ from ..errors import EXIT_OK, EXIT_PROBLEMS, InputError
 from . import plan as planning
 from .schema import NAMES
 
-MODES = {"error": "errorifexists", "overwrite": "overwrite", "append": "append"}
+MODES = {"error": "error", "overwrite": "overwrite", "append": "append"}
 
 # What spark-export sets unless --spark-conf says otherwise.
 DEFAULT_CONF = {

@@ -83,7 +83,9 @@ def spark_export(
 
     if follow:
         from ..spark import fs
-        from ..spark.follow import follow as run_follow, print_report
+        from ..render.spark_export import follow_batch_line
+        from ..spark.follow import follow as run_follow
+        from .main import _state
         from ..spark.job import check_export_options, start_session
         if remote:
             raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
@@ -93,49 +95,37 @@ def spark_export(
         fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
         from ..spark import plan
         plan.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
-        spark = start_session(master, conf, progress=progress)
+        spark = start_session(master, conf, progress=progress, debug=_state["debug"])
+
+        def report(batch):
+            if fmt is Output.json:
+                sys.stdout.write(json_line({"ok": batch.errors == 0, "batch": batch.to_json()}) + "\n")
+            else:
+                sys.stdout.write(follow_batch_line(batch) + "\n")
+            sys.stdout.flush()
         try:
             run_follow(list(paths), out, spark=spark, checkpoint=checkpoint, interval=interval,
                        split_size=split, partition_by=columns, compression=compression, options=fs_options,
-                       stop_after_idle=stop_after_idle, report=print_report(fmt is Output.json))
+                       stop_after_idle=stop_after_idle, report=report)
         except KeyboardInterrupt:
             pass          # the checkpoint says where the next run starts
         raise typer.Exit(0)
 
+    from ..render.spark_export import summary_line, summary_table
     from ..spark.job import export
+    from .main import _state
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
-                     fs_options=fs_options, compression=compression, remote=remote)
+                     fs_options=fs_options, compression=compression, remote=remote,
+                     debug=_state["debug"])
     if fmt is Output.json:
         sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
     elif fmt is Output.table:
         from rich.console import Console
-        from rich.table import Table
-        t = Table(title="quorumctl spark-export", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("", justify="right")
-        rows = [("files", f"{summary.files:,}"), ("bytes", f"{summary.bytes:,}"),
-                ("tasks", f"{summary.tasks:,}"), ("batches", f"{summary.batches:,}"),
-                ("records", f"{summary.records:,}"),
-                ("errors", f"[bold red]{summary.errors:,}[/]" if summary.errors else "0"),
-                ("undecodable values", f"{summary.decode_errors:,}"),
-                ("seconds", f"{summary.seconds:.1f}"),
-                ("records/s", f"{summary.records_per_second:,.0f}"), ("output", summary.out)]
-        for k, v in rows:
-            t.add_row(k, v)
-        Console().print(t)
+        Console().print(summary_table(summary))
     else:
         sys.stdout.write(summary_line(summary) + "\n")
     raise typer.Exit(summary.exit_code)
-
-
-def summary_line(s) -> str:
-    verdict = ("no errors" if not s.errors else
-               f"{s.errors} error(s): rows with corrupt = true ({s.corrupt_records} record(s) of "
-               f"CRC-failing batches)")
-    return (f"Exported {s.files} file(s), {s.bytes} bytes: {s.batches} batch(es), {s.records} record(s), "
-            f"{s.decode_errors} undecodable value(s), {verdict}; {s.rows} row(s) in {s.seconds:.1f} s "
-            f"({s.records_per_second:,.0f} records/s) to {s.out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..records import metadata as md
 from ..records.batch import ATTR_LOG_APPEND_TIME, Batch, LegacyEntry
+from ..records.metadata import payload_prefix
 from .output import json_bytes
 
 
@@ -76,17 +77,6 @@ def _printable(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-_PREFIX: dict[tuple[int, int], bytes] = {}
-
-
-def payload_prefix(api_key: int, version: int) -> bytes:
-    """The start of Kafka's payload JSON for a metadata (api key, version), up
-    to its data: the hot paths encode only the data and add the closing brace."""
-    prefix = _PREFIX.get((api_key, version))
-    if prefix is None:
-        prefix = _PREFIX[(api_key, version)] = (
-            f'{{"type":"{md.TYPE_NAMES[api_key]}","version":{version},"data":'.encode())
-    return prefix
 
 # Top-level float64 fields by metadata api key (ClientQuotaRecord's value): Kafka
 # prints them with Java's Double.toString (Jackson writes doubles that way), so

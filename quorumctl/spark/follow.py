@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 
@@ -61,12 +60,6 @@ class BatchSummary:
         d = dict(self.__dict__)
         d["seconds"] = round(self.seconds, 3)
         return d
-
-    def line(self) -> str:
-        again = " (re-run of an interrupted batch)" if self.rerun else ""
-        cut = f"; {len(self.truncated)} segment(s) truncated under us" if self.truncated else ""
-        return (f"batch {self.batch}{again}: {self.files} file(s), {self.bytes} bytes, {self.records} "
-                f"record(s), {self.errors} error(s), {self.rows} row(s) in {self.seconds:.1f} s{cut}")
 
 
 class Checkpoint:
@@ -270,13 +263,3 @@ def follow(paths: list[str], out: str, *, spark, checkpoint: str | None = None, 
                 return done
         time.sleep(max(0.0, interval - (time.monotonic() - t0)))
 
-
-def print_report(fmt_json: bool):
-    def report(s: BatchSummary):
-        if fmt_json:
-            from ..render.output import json_line
-            sys.stdout.write(json_line({"ok": s.errors == 0, "batch": s.to_json()}) + "\n")
-        else:
-            sys.stdout.write(s.line() + "\n")
-        sys.stdout.flush()
-    return report

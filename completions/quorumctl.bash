@@ -69,8 +69,8 @@ _quorumctl_spec() {
             vopts='--out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output' ;;
         'spark-export')
             subs=''
-            opts='--out --master --mode --partition-by --spark-conf --split-size --writer --no-progress --progress --s3-endpoint -o --output -h --help'
-            vopts='--out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output' ;;
+            opts='--out --master --mode --partition-by --spark-conf --split-size --writer --compression --no-progress --progress --s3-endpoint --follow --checkpoint --interval --stop-after-idle --remote -o --output -h --help'
+            vopts='--out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output' ;;
         'describe')
             subs='status replication health'
             opts='-h --help'
@@ -126,7 +126,7 @@ _quorumctl_values() {
             words='text json' ;;
         'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output')
             words='text table json' ;;
-        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
+        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;
         'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|')
             files=log ;;

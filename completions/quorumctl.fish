@@ -45,7 +45,7 @@ function __quorumctl_vopts
         case 'bundle'
             printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output
         case 'spark-export'
-            printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --s3-endpoint -o --output
+            printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output
         case 'describe status'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe replication'
@@ -225,8 +225,14 @@ complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l partition-by -
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l spark-conf -x -d 'Spark setting passed through (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l split-size -x -d 'Largest byte range one task decodes (big files are cut at batch boundaries).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l writer -x -d 'pyarrow: tasks write Parquet with pyarrow (fast); spark: Spark'\''s own Parquet writer through the kraft data source.'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l compression -x -d 'Parquet codec: zstd (default), snappy, gzip or none.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l no-progress -l progress -d 'Progress on stderr: a spinner while the JVM starts, then a bar over the tasks (default: when stderr is a terminal; otherwise one line at start; --no-progress: nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l s3-endpoint -x -d 'S3 endpoint for s3a:// input/output read by pyarrow.'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l follow -d 'Keep tailing the inputs (live log dirs), appending new records to OUT in micro-batches; resumes exactly where it stopped (see --checkpoint).'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l checkpoint -x -a '(__fish_complete_directories (commandline -ct) "")' -d '--follow'\''s progress (default: OUT/_checkpoint).'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l interval -x -d '--follow: seconds between micro-batches.'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l stop-after-idle -x -d '--follow: stop after N rounds in a row found nothing new (default: run until interrupted).'
+complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l remote -x -d 'Run on a Spark Connect server instead of starting Spark (Spark'\''s own Parquet writer, on the server).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -s o -l output -x -a 'text table json' -d 'text, table or json (the summary).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe'\''' -a status -d 'Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.'

@@ -227,8 +227,14 @@ _quorumctl_spark_export() {
     '*--spark-conf=[Spark setting passed through (repeatable).]:KEY=VALUE: ' \
     '--split-size=[Largest byte range one task decodes (big files are cut at batch boundaries).]:TEXT: ' \
     '--writer=[pyarrow\: tasks write Parquet with pyarrow (fast); spark\: Spark'\''s own Parquet writer through the kraft data source.]:TEXT: ' \
+    '--compression=[Parquet codec\: zstd (default), snappy, gzip or none.]:TEXT: ' \
     '(--no-progress --progress)'{--no-progress,--progress}'[Progress on stderr\: a spinner while the JVM starts, then a bar over the tasks (default\: when stderr is a terminal; otherwise one line at start; --no-progress\: nothing).]' \
     '--s3-endpoint=[S3 endpoint for s3a\:// input/output read by pyarrow.]:TEXT: ' \
+    '--follow[Keep tailing the inputs (live log dirs), appending new records to OUT in micro-batches; resumes exactly where it stopped (see --checkpoint).]' \
+    '--checkpoint=[--follow'\''s progress (default\: OUT/_checkpoint).]:DIR:_files -/' \
+    '--interval=[--follow\: seconds between micro-batches.]:SECONDS: ' \
+    '--stop-after-idle=[--follow\: stop after N rounds in a row found nothing new (default\: run until interrupted).]:N: ' \
+    '--remote=[Run on a Spark Connect server instead of starting Spark (Spark'\''s own Parquet writer, on the server).]:sc\://HOST\:PORT: ' \
     '(-o --output)'{-o,--output=}'[text, table or json (the summary).]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:PATH...:_quorumctl_log_files'

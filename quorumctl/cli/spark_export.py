@@ -31,12 +31,27 @@ def spark_export(
     writer: str = typer.Option("pyarrow", "--writer",
                                help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
                                     "Spark's own Parquet writer through the kraft data source."),
+    compression: str = typer.Option("zstd", "--compression",
+                                    help="Parquet codec: zstd (default), snappy, gzip or none."),
     progress: Optional[bool] = typer.Option(None, "--progress/--no-progress",
                                             help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
                                                  "tasks (default: when stderr is a terminal; otherwise one line "
                                                  "at start; --no-progress: nothing)."),
     s3_endpoint: Optional[str] = typer.Option(None, "--s3-endpoint",
                                               help="S3 endpoint for s3a:// input/output read by pyarrow."),
+    follow: bool = typer.Option(False, "--follow",
+                                help="Keep tailing the inputs (live log dirs), appending new records to OUT in "
+                                     "micro-batches; resumes exactly where it stopped (see --checkpoint)."),
+    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
+                                             help="--follow's progress (default: OUT/_checkpoint)."),
+    interval: float = typer.Option(5.0, "--interval", metavar="SECONDS",
+                                   help="--follow: seconds between micro-batches."),
+    stop_after_idle: Optional[int] = typer.Option(None, "--stop-after-idle", metavar="N",
+                                                  help="--follow: stop after N rounds in a row found nothing "
+                                                       "new (default: run until interrupted)."),
+    remote: Optional[str] = typer.Option(None, "--remote", metavar="sc://HOST:PORT",
+                                         help="Run on a Spark Connect server instead of starting Spark "
+                                              "(Spark's own Parquet writer, on the server)."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json (the summary)."),
 ):
     """Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.
@@ -64,14 +79,45 @@ def spark_export(
     except ValueError as e:
         raise InputError(f"--split-size: {e}") from None
     fs_options = {"s3endpoint": s3_endpoint} if s3_endpoint else None
+    fmt = resolve(output)
+
+    if follow:
+        from ..spark import fs
+        from ..render.spark_export import follow_batch_line
+        from ..spark.follow import follow as run_follow
+        from .main import _state
+        from ..spark.job import check_export_options, start_session
+        if remote:
+            raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
+        if interval <= 0:
+            raise InputError(f"--interval must be positive, not {interval}")
+        check_export_options(columns, compression, "pyarrow", "append")
+        fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
+        from ..spark import plan
+        plan.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
+        spark = start_session(master, conf, progress=progress, debug=_state["debug"])
+
+        def report(batch):
+            if fmt is Output.json:
+                sys.stdout.write(json_line({"ok": batch.errors == 0, "batch": batch.to_json()}) + "\n")
+            else:
+                sys.stdout.write(follow_batch_line(batch) + "\n")
+            sys.stdout.flush()
+        try:
+            run_follow(list(paths), out, spark=spark, checkpoint=checkpoint, interval=interval,
+                       split_size=split, partition_by=columns, compression=compression, options=fs_options,
+                       stop_after_idle=stop_after_idle, report=report)
+        except KeyboardInterrupt:
+            pass          # the checkpoint says where the next run starts
+        raise typer.Exit(0)
 
     from ..render.spark_export import summary_line, summary_table
     from ..spark.job import export
     from .main import _state
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
-                     fs_options=fs_options, debug=_state["debug"])
-    fmt = resolve(output)
+                     fs_options=fs_options, compression=compression, remote=remote,
+                     debug=_state["debug"])
     if fmt is Output.json:
         sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
     elif fmt is Output.table:

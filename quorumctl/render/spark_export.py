@@ -28,3 +28,11 @@ def summary_table(summary):
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def follow_batch_line(b) -> str:
+    """One line per micro-batch of `spark-export --follow`."""
+    again = " (re-run of an interrupted batch)" if b.rerun else ""
+    cut = f"; {len(b.truncated)} segment(s) truncated under us" if b.truncated else ""
+    return (f"batch {b.batch}{again}: {b.files} file(s), {b.bytes} bytes, {b.records} "
+            f"record(s), {b.errors} error(s), {b.rows} row(s) in {b.seconds:.1f} s{cut}")

@@ -38,25 +38,56 @@ def local_path(path: str) -> str:
     return path
 
 
+# Hadoop S3A settings (as `--spark-conf spark.hadoop.fs.s3a.KEY=...` or in
+# spark-defaults) that say where S3 is and who we are, and the fs option each becomes.
+S3A_CONF = {
+    "spark.hadoop.fs.s3a.endpoint": "s3endpoint",
+    "spark.hadoop.fs.s3a.endpoint.region": "s3region",
+    "spark.hadoop.fs.s3a.path.style.access": "s3pathstyle",
+    "spark.hadoop.fs.s3a.access.key": "s3accesskey",
+    "spark.hadoop.fs.s3a.secret.key": "s3secretkey",
+    "spark.hadoop.fs.s3a.session.token": "s3sessiontoken",
+}
+
+
+def s3_options_from_conf(conf: dict) -> dict:
+    """The fs options given by Spark's Hadoop S3A settings in `conf`."""
+    return {opt: conf[key] for key, opt in S3A_CONF.items() if conf.get(key)}
+
+
+def _s3_filesystem(options: dict):
+    """pyarrow's S3 client. Endpoint: the `s3endpoint` option (--s3-endpoint,
+    spark.hadoop.fs.s3a.endpoint), else AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL
+    as the AWS SDKs read them (pyarrow's C++ SDK does not). Credentials: the
+    S3A keys when given in Spark's conf, else the SDK's default chain
+    (AWS_ACCESS_KEY_ID ..., profile, instance or pod role)."""
+    import pyarrow.fs as pafs
+    opts = {}
+    endpoint = (options.get("s3endpoint") or os.environ.get("AWS_ENDPOINT_URL_S3")
+                or os.environ.get("AWS_ENDPOINT_URL"))
+    if endpoint:
+        if "://" in endpoint:          # pyarrow wants the scheme apart
+            opts["scheme"], endpoint = endpoint.split("://", 1)
+        opts["endpoint_override"] = endpoint.rstrip("/")
+    region = options.get("s3region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        opts["region"] = region
+    if options.get("s3pathstyle", "").lower() == "true":
+        opts["force_virtual_addressing"] = False
+    if options.get("s3accesskey") and options.get("s3secretkey"):
+        opts["access_key"] = options["s3accesskey"]
+        opts["secret_key"] = options["s3secretkey"]
+        if options.get("s3sessiontoken"):
+            opts["session_token"] = options["s3sessiontoken"]
+    return pafs.S3FileSystem(**opts)
+
+
 def _pyarrow_fs(uri: str, options: dict | None = None):
     """(FileSystem, path inside it) for a remote URI."""
     import pyarrow.fs as pafs
     scheme, rest = uri.split("://", 1)
-    scheme = scheme.lower()
-    if scheme in ("s3a", "s3n", "s3"):
-        bucket_key = rest
-        opts = {}
-        options = options or {}
-        endpoint = options.get("s3endpoint")
-        if endpoint:
-            if "://" in endpoint:          # pyarrow wants the scheme apart
-                opts["scheme"], endpoint = endpoint.split("://", 1)
-            opts["endpoint_override"] = endpoint.rstrip("/")
-        if options.get("s3region"):
-            opts["region"] = options["s3region"]
-        if options.get("s3pathstyle", "").lower() == "true":
-            opts["force_virtual_addressing"] = False
-        return pafs.S3FileSystem(**opts), bucket_key
+    if scheme.lower() in ("s3a", "s3n", "s3"):
+        return _s3_filesystem(options or {}), rest
     return pafs.FileSystem.from_uri(uri)
 
 

@@ -135,7 +135,7 @@ class PartitionedWriter:
     most 2 × ROW_GROUP_ROWS rows buffered in all of them."""
 
     def __init__(self, target: _FileSystem, directory: str, schema, partition_by: list[str],
-                 basename: str, compression: str = "snappy"):
+                 basename: str, compression: str = "zstd"):
         self.target = target
         self.directory = directory
         self.full_schema = schema
@@ -197,7 +197,8 @@ class PartitionedWriter:
             _, oldest = self.open.popitem(last=False)
             self._close(oldest)
         self._serial += 1
-        name = f"{self.basename}-{self._serial:05d}.{self.compression}.parquet"
+        codec = "" if self.compression == "none" else f".{self.compression}"   # as Spark names them
+        name = f"{self.basename}-{self._serial:05d}{codec}.parquet"
         rel = f"{subdir}/{name}" if subdir else name
         parent = self.target.path(self.directory, subdir) if subdir else self.target.path(self.directory)
         self.target.makedirs(parent)
@@ -232,7 +233,7 @@ class PartitionedWriter:
 
 
 def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
-             fs_options: dict | None, batch_rows: int = 8192) -> dict:
+             fs_options: dict | None, batch_rows: int = 8192, compression: str = "zstd") -> dict:
     """One Spark task: decode `pieces`, write Parquet under this attempt's
     temporary directory, and report the files and counts."""
     from . import rows, schema
@@ -246,7 +247,7 @@ def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
     directory = f"_temporary/{job}/task-{index:05d}-attempt-{attempt}"
     stats = rows.Stats()
     writer = PartitionedWriter(target, directory, schema.arrow_schema(), partition_by,
-                               basename=f"part-{index:05d}-{job}")
+                               basename=f"part-{index:05d}-{job}", compression=compression)
     t0 = time.monotonic()
     c0 = time.process_time()
     writing = 0.0
@@ -295,3 +296,29 @@ def abort(out: str, job: str, fs_options: dict | None = None):
             target.delete_dir(tmp)
     elif os.path.isdir(tmp) and not os.listdir(tmp):
         os.rmdir(tmp)
+
+
+def remove_job_files(out: str, job: str, fs_options: dict | None = None) -> int:
+    """Remove the committed files of `job` from OUT (files are named
+    `part-<task>-<job>-...`): what an interrupted commit of a batch that is
+    about to run again left. Returns how many were removed."""
+    target = _FileSystem(out, fs_options)
+    marker = f"-{job}-"
+    n = 0
+    if target.remote:
+        import pyarrow.fs as pafs
+        for info in target.fs.get_file_info(pafs.FileSelector(target.root, recursive=True,
+                                                              allow_not_found=True)):
+            rel = info.path[len(target.root):].lstrip("/")
+            if info.type == pafs.FileType.File and marker in info.base_name and not rel.startswith("_"):
+                target.fs.delete_file(info.path)
+                n += 1
+        return n
+    for root, dirs, files in os.walk(target.root):
+        if root == target.root:
+            dirs[:] = [d for d in dirs if not d.startswith("_")]
+        for name in files:
+            if marker in name:
+                os.remove(os.path.join(root, name))
+                n += 1
+    return n

@@ -48,7 +48,7 @@ class Sink:
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
 
-    parallel = True   # big files may be dumped by worker processes (text and JSON)
+    plain = True   # lines go out as they are: the hot path and worker processes may make them
 
     def batch(self, b, crc_ok: bool):
         """kafka-dump-log's line for one batch (its records follow through records())."""
@@ -133,6 +133,9 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
     deep = opts.deep
     types = opts.record_types
     line = sink.line
+    # the usual dump of a metadata log: whole batches from bytes to lines (R.fast_metadata_lines)
+    fast = (sink.plain and types is None and lo is None and hi is None and not opts.skip_record_metadata
+            and (decode_json if as_json else opts.metadata_decoder))
     for b in reader:
         if isinstance(b, LegacyEntry):
             line(json_line({"kind": "legacy-entry", "file": path, "position": b.position,
@@ -150,6 +153,17 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
             else:
                 sink.batch(b, crc_ok)
             continue
+        if fast:
+            lines = R.fast_metadata_lines(b, as_json)
+            if lines is not None:
+                if deep and lines:
+                    _track(span, b.base_offset, b.base_offset + len(lines) - 1)
+                if as_json:
+                    line(json_line(R.batch_json(path, b, crc_ok))[:-1] + ',"records":[' + ",".join(lines) + "]}")
+                else:
+                    sink.batch(b, crc_ok)
+                    sink.lines(lines)
+                continue
         # the batch line (object) is written before its first record; with --record-type,
         # only once a record matches (a batch with none is left out)
         opened = False
@@ -200,6 +214,17 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
             sink.end_line()
     span.stop = reader.stop
     return span
+
+
+def _track(span: Span, first: int, last: int) -> None:
+    """Note a run of consecutive offsets first..last (deep iteration's gap check)."""
+    if span.last_offset is not None and first != span.last_offset + 1:
+        span.gap_count += 1
+        if len(span.gaps) < MAX_GAPS:
+            span.gaps.append((span.last_offset, first))
+    elif span.first_offset is None:
+        span.first_offset = first
+    span.last_offset = last
 
 
 def _open_batch(sink: Sink, path: str, b, crc_ok: bool, as_json: bool) -> None:
@@ -274,7 +299,7 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
     size = os.path.getsize(path)
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     needs_decoding = as_json or opts.records_needed
-    if workers > 1 and sink.parallel and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
+    if workers > 1 and sink.plain and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
         spans = _dump_parallel(path, opts, sink, as_json, decode_json, workers)
     else:
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]

@@ -13,7 +13,7 @@ import base64
 from dataclasses import dataclass
 
 from ..records import metadata as md
-from ..records.batch import ATTR_LOG_APPEND_TIME, Batch, LegacyEntry
+from ..records.batch import ATTR_LOG_APPEND_TIME, HEADER_SIZE, Batch, LegacyEntry
 from .output import json_bytes
 
 
@@ -246,3 +246,138 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
             ro["value"] = None if value is None else base64.b64encode(value).decode()
         app(ro)
     return recs
+
+
+# -- the hot path: a whole batch of metadata records from bytes to lines ------
+
+_ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))   # one-byte zig-zag varints
+FAST_MAX_BYTES = 1 << 20   # bigger record sections stream through the general path (bounded memory)
+
+
+def _varint_slow(data, pos):
+    """A zig-zag varint of more than one byte (at most 10): (value, pos)."""
+    u = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        u |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (u >> 1) ^ -(u & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
+    """The lines (text: one per record; JSON: the records' objects) of a plain
+    metadata batch with --cluster-metadata-decoder (or -o json on a metadata
+    log), decoded without a Record object or a dict per record: the record frame
+    is walked inline here and each value goes through the generated per-(type,
+    version) text decoder. The same text as record_lines / records_json give
+    (tests/test_dumplog_fastpath.py checks every record of the corpus). None
+    when the batch is anything but the usual case (control, compressed, large,
+    keys, headers, non-consecutive offsets, a malformed frame): the caller then
+    takes the general path, which reports precisely."""
+    attrs = b.attributes
+    if attrs & 0x27 or b.length > FAST_MAX_BYTES:   # control or compressed
+        return None
+    data = bytes(b.data[HEADER_SIZE:])
+    n = len(data)
+    count = b.record_count
+    if count < 0 or count > n:
+        return None
+    base_off = b.base_offset
+    base_ts = b.base_timestamp
+    base_seq = b.base_sequence
+    log_append = attrs & ATTR_LOG_APPEND_TIME
+    max_ts = b.max_timestamp
+    ts_name = "LogAppendTime" if log_append else "CreateTime"
+    zz = _ZZ
+    slow = _varint_slow
+    fns = md.payload_text_fn
+    table: dict = {}
+    out: list[str] = []
+    app = out.append
+    pos = 0
+    try:
+        for i in range(count):
+            c = data[pos]
+            if c < 128:
+                length = zz[c]
+                pos += 1
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                length = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                length, pos = slow(data, pos)
+            end = pos + length
+            if length < 6 or end > n:
+                return None
+            c = data[pos + 1]            # data[pos] is the record's attributes (unused by Kafka)
+            if c < 128:
+                ts_delta = zz[c]
+                pos += 2
+            else:
+                ts_delta, pos = slow(data, pos + 1)
+            c = data[pos]
+            if c < 128:
+                od = zz[c]
+                pos += 1
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                od = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                od, pos = slow(data, pos)
+            if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
+                return None
+            pos += 1
+            c = data[pos]
+            if c < 128:
+                vlen = zz[c]
+                pos += 1
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                vlen, pos = slow(data, pos)
+            vend = pos + vlen
+            if vlen < 0 or vend + 1 != end or data[vend] != 0:   # then no headers
+                return None
+            payload = None
+            if vlen >= 3 and data[pos] == 1:
+                api = data[pos + 1]
+                ver = data[pos + 2]
+                if api < 128 and ver < 128:
+                    k = api << 7 | ver
+                    hit = table.get(k, False)
+                    if hit is False:
+                        hit = table[k] = fns(api, ver)
+                    if hit is not None:
+                        try:
+                            body, p = hit[1](data, pos + 3, vend)
+                        except Exception:   # any failure: the plain decoder says what is wrong
+                            p = -1
+                        if p == vend:
+                            payload = hit[0] + body + "}"
+            if as_json:
+                if payload is None:
+                    payload = json_bytes(metadata_json(data[pos:vend])).decode()
+                seq = (base_seq + i) & 0x7FFFFFFF if base_seq >= 0 else -1
+                app(f'{{"offset":{base_off + i},"timestamp":{max_ts if log_append else base_ts + ts_delta},'
+                    f'"keySize":-1,"valueSize":{vlen},"sequence":{seq},"headers":[],"payload":{payload}}}')
+            else:
+                if payload is None:
+                    payload = metadata_payload(data[pos:vend])
+                seq = (base_seq + i) & 0x7FFFFFFF if base_seq >= 0 else -1
+                app(f"| offset: {base_off + i} {ts_name}: {max_ts if log_append else base_ts + ts_delta} "
+                    f"keySize: -1 valueSize: {vlen} sequence: {seq} headerKeys: [] payload: {payload}")
+            pos = end
+    except (IndexError, ValueError):
+        return None
+    if pos != n:
+        return None
+    return out

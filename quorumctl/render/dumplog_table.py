@@ -77,7 +77,7 @@ def _record_row(b, r, decode_metadata: bool) -> tuple:
 class TableSink:
     """The Sink of dumplog.py for tables: same methods, rows instead of lines."""
 
-    parallel = False   # rows are printed in file order by this process
+    plain = False   # rows are printed in file order by this process
 
     def __init__(self, sink, opts: Options, console: Console | None = None):
         self.sink = sink

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from .errors import InputError
 from .openfile import check_regular
-from .records.batch import BatchError, BatchReader, LegacyEntry
+from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
 from .render import dumplog as R
 from .render.output import json_line
 from .storage import filekinds as K
@@ -253,41 +253,13 @@ def _slices(records):
 
 # Files above this size are dumped by two processes (the machine class has 2 cores).
 PARALLEL_MIN_BYTES = 16 << 20
-CHUNK_BYTES = 1 << 20   # small chunks keep the results in flight (2 per worker) small
+CHUNK_BYTES = 1 << 20   # each process holds one chunk's output at a time
 
 
 def batch_boundaries(path: str, every: int) -> list[int]:
-    """Byte positions of batch starts roughly `every` bytes apart, found by hopping
-    over batch lengths only (12 bytes read per batch, in large blocks)."""
-    import struct
-    cuts = [0]
-    size = os.path.getsize(path)
+    """Byte positions of batch starts roughly `every` bytes apart (see batch.batch_cuts)."""
     with open(path, "rb") as f:
-        pos = 0
-        buf, base = b"", 0
-        while pos + 12 <= size:
-            if pos + 12 > base + len(buf):
-                f.seek(pos)
-                buf, base = f.read(1 << 20), pos
-                if len(buf) < 12:
-                    break
-            (length,) = struct.unpack_from(">i", buf, pos - base + 8)
-            if length < 14:
-                break
-            pos += length + 12
-            if pos - cuts[-1] >= every and pos < size:
-                cuts.append(pos)
-    return cuts
-
-
-def _dump_chunk(args):
-    path, opts, as_json, decode_json, start, end = args
-    import io
-    out, err = io.StringIO(), io.StringIO()
-    sink = Sink(out, err)
-    span = dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, start=start, end=end)
-    sink.flush()
-    return out.getvalue(), err.getvalue(), span
+        return batch_cuts(f, os.fstat(f.fileno()).st_size, every)
 
 
 def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_bytes: int | None,
@@ -302,6 +274,8 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
     if workers > 1 and sink.plain and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
         spans = _dump_parallel(path, opts, sink, as_json, decode_json, workers)
     else:
+        spans = None
+    if spans is None:
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
     gaps = []
     gap_count = 0
@@ -347,33 +321,112 @@ def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_b
                 sink.error(f"  ... and {gap_count - len(gaps)} more")
 
 
-def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span]:
-    """Split at batch boundaries into ~1 MiB chunks, dump them in a process pool,
-    write the results in file order (bounded: at most 2 chunks per worker in flight)."""
-    import multiprocessing as mp
+def _out_fd(stream) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both
+        return None
 
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _Collect:
+    """A Sink's stream that keeps what is written (one chunk's output, encoded at its turn)."""
+
+    def __init__(self):
+        self.parts: list[str] = []
+        self.write = self.parts.append
+
+
+def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span] | None:
+    """Dump a big file with `workers` processes (this one and forked children):
+    chunk k of ~1 MiB (cut at batch boundaries) goes to process k % workers, which
+    decodes it into its own buffer and, when its turn comes (a token passed round a
+    ring of pipes), writes it straight to stdout/stderr: output stays in file order,
+    each process holds one chunk's output, nothing is copied between processes.
+    None when the sink's streams are not files (then one process does it all)."""
+    out_fd, err_fd = _out_fd(sink.out), _out_fd(sink.err)
+    if out_fd is None or err_fd is None:
+        return None
     cuts = batch_boundaries(path, CHUNK_BYTES)
-    ranges = [(path, opts, as_json, decode_json, a, b) for a, b in zip(cuts, cuts[1:] + [None])]
-    spans = []
+    ranges = list(zip(cuts, cuts[1:] + [None]))
+    workers = min(workers, len(ranges))
+    if workers < 2:
+        return None
+    encoding = getattr(sink.out, "encoding", None) or "utf-8"
+    errors = getattr(sink.out, "errors", None) or "strict"
     sink.flush()
-    ctx = mp.get_context("fork")
-    with ctx.Pool(workers) as pool:
-        pending = []
-        it = iter(ranges)
-        for args in it:
-            pending.append(pool.apply_async(_dump_chunk, (args,)))
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            out, err, span = pending.pop(0).get()
-            nxt = next(it, None)
-            if nxt is not None:
-                pending.append(pool.apply_async(_dump_chunk, (nxt,)))
-            if out:
-                sink.out.write(out)
-            if err:
-                sink.err.write(err)
-            spans.append(span)
+    sink.out.flush()
+    sink.err.flush()
+    ring = [os.pipe() for _ in range(workers)]   # ring[w]: worker w's turn has come
+    results = os.pipe()
+    children = []
+    for w in range(1, workers):
+        pid = os.fork()
+        if pid == 0:   # a child: do its chunks, send its spans, leave without cleanup
+            code = 0
+            try:
+                os.close(results[0])
+                spans = _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring,
+                                    out_fd, err_fd, encoding, errors)
+                import pickle
+                _write_all(results[1], pickle.dumps(spans))
+            except BaseException:   # the parent sees the closed token pipe and says so
+                code = 1
+            os._exit(code)
+        children.append(pid)
+    os.close(results[1])
+    try:
+        spans = _dump_turns(path, opts, as_json, decode_json, ranges, 0, workers, ring,
+                            out_fd, err_fd, encoding, errors)
+        data = bytearray()
+        while chunk := os.read(results[0], 1 << 16):
+            data += chunk
+    finally:
+        os.close(results[0])
+        for r, w in ring:
+            for fd in (r, w):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        statuses = [os.waitpid(pid, 0)[1] for pid in children]
+    import pickle
+    import signal
+    for st in statuses:
+        if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGPIPE:
+            signal.raise_signal(signal.SIGPIPE)   # `| head`: end quietly as the child did
+    if any(st != 0 for st in statuses) or not data:
+        raise OSError(f"a worker process dumping {path} failed")
+    spans.extend(pickle.loads(bytes(data)))
+    spans.sort(key=lambda ks: ks[0])
+    return [sp for _k, sp in spans]
+
+
+def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd,
+                encoding, errors) -> list:
+    """Worker w's part of _dump_parallel: chunks w, w + workers, ...; returns (chunk, Span) pairs."""
+    my_turn, next_turn = ring[w][0], ring[(w + 1) % workers][1]
+    spans = []
+    for k in range(w, len(ranges), workers):
+        out, err = _Collect(), _Collect()
+        sink = Sink(out, err)
+        start, end = ranges[k]
+        spans.append((k, dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json,
+                                    start=start, end=end)))
+        sink.flush()
+        if k > 0 and os.read(my_turn, 1) != b"x":
+            raise OSError("the previous worker ended early")
+        for part in out.parts:
+            _write_all(out_fd, part.encode(encoding, errors))
+        for part in err.parts:
+            _write_all(err_fd, part.encode(encoding, errors))
+        if k + 1 < len(ranges):
+            os.write(next_turn, b"x")
     return spans
 
 

@@ -13,7 +13,8 @@ import base64
 from dataclasses import dataclass
 
 from ..records import metadata as md
-from ..records.batch import ATTR_LOG_APPEND_TIME, HEADER_SIZE, Batch, LegacyEntry
+from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
+                             ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry)
 from .output import json_bytes
 
 
@@ -38,14 +39,14 @@ def _bool(b: bool) -> str:
 
 def batch_line(b: Batch, crc_ok: bool) -> str:
     # Java's OptionalLong.toString, as Kafka 4.1 prints batch.deleteHorizonMs
-    dh = f"OptionalLong[{b.base_timestamp}]" if b.attributes & 0x40 else "OptionalLong.empty"
+    dh = f"OptionalLong[{b.base_timestamp}]" if b.attributes & ATTR_DELETE_HORIZON else "OptionalLong.empty"
     ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
     return (f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
             f"count: {b.record_count} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
             f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
-            f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & 0x10)} "
-            f"isControl: {_bool(b.attributes & 0x20)} deleteHorizonMs: {dh} position: {b.position} "
-            f"{ts_type}: {b.max_timestamp} size: {b.length + 12} magic: 2 "
+            f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & ATTR_TRANSACTIONAL)} "
+            f"isControl: {_bool(b.attributes & ATTR_CONTROL)} deleteHorizonMs: {dh} position: {b.position} "
+            f"{ts_type}: {b.max_timestamp} size: {b.size} magic: 2 "
             f"compresscodec: {b.compression_name} crc: {b.crc} isvalid: {_bool(crc_ok)}")
 
 
@@ -157,7 +158,7 @@ def metadata_payload(value) -> str:
 
 def record_type_name(batch: Batch, key, value) -> str:
     """The type name used by --record-type: the control type or metadata type (enum style)."""
-    if batch.attributes & 0x20:
+    if batch.attributes & ATTR_CONTROL:
         ctype = md.control_type(key)
         return md.CONTROL_NAMES.get(ctype, "UNKNOWN")
     return md.decode_metadata(value).type_name
@@ -174,7 +175,7 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
     """Append the deep-iteration lines of one batch's (already filtered) records."""
     ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
-    control = b.attributes & 0x20
+    control = b.attributes & ATTR_CONTROL
     print_contents = opts.print_data or opts.metadata_decoder
     app = out.append
     decode = opts.metadata_decoder
@@ -209,12 +210,12 @@ def batch_json(path: str, b: Batch, crc_ok: bool) -> dict:
         "lastOffset": b.base_offset + b.last_offset_delta, "count": b.record_count,
         "baseSequence": b.base_sequence, "lastSequence": b.last_sequence,
         "producerId": b.producer_id, "producerEpoch": b.producer_epoch,
-        "partitionLeaderEpoch": b.leader_epoch, "isTransactional": bool(b.attributes & 0x10),
-        "isControl": bool(b.attributes & 0x20),
-        "deleteHorizonMs": b.base_timestamp if b.attributes & 0x40 else None,
+        "partitionLeaderEpoch": b.leader_epoch, "isTransactional": bool(b.attributes & ATTR_TRANSACTIONAL),
+        "isControl": bool(b.attributes & ATTR_CONTROL),
+        "deleteHorizonMs": b.base_timestamp if b.attributes & ATTR_DELETE_HORIZON else None,
         "timestampType": "LogAppendTime" if log_append else "CreateTime",
         "baseTimestamp": b.base_timestamp, "maxTimestamp": b.max_timestamp,
-        "size": b.length + 12, "magic": b.magic, "compression": b.compression_name,
+        "size": b.size, "magic": b.magic, "compression": b.compression_name,
         "crc": b.crc, "crcValid": crc_ok,
     }
 
@@ -224,7 +225,7 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
     recs = []
     app = recs.append
-    control = b.attributes & 0x20
+    control = b.attributes & ATTR_CONTROL
     max_ts = b.max_timestamp
     for r in records:
         key, value = r.key, r.value
@@ -280,7 +281,7 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
     keys, headers, non-consecutive offsets, a malformed frame): the caller then
     takes the general path, which reports precisely."""
     attrs = b.attributes
-    if attrs & 0x27 or b.length > FAST_MAX_BYTES:   # control or compressed
+    if attrs & (ATTR_CONTROL | ATTR_COMPRESSION) or b.length > FAST_MAX_BYTES:
         return None
     data = bytes(b.data[HEADER_SIZE:])
     n = len(data)

@@ -259,7 +259,7 @@ CHUNK_BYTES = 1 << 20   # each process holds one chunk's output at a time
 def batch_boundaries(path: str, every: int) -> list[int]:
     """Byte positions of batch starts roughly `every` bytes apart (see batch.batch_cuts)."""
     with open(path, "rb") as f:
-        return batch_cuts(f, os.fstat(f.fileno()).st_size, every)
+        return [0] + batch_cuts(f, os.fstat(f.fileno()).st_size, every)
 
 
 def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_bytes: int | None,

@@ -9,7 +9,6 @@ do not stop the dump; they are reported on stderr and make the exit code 1.
 from __future__ import annotations
 
 import os
-import sys
 from itertools import islice
 from dataclasses import dataclass, field
 
@@ -17,10 +16,9 @@ from .errors import InputError
 from .openfile import check_regular
 from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
 from .render import dumplog as R
+from .render.dumplog import Sink, header_line
 from .render.output import json_line
 from .storage import filekinds as K
-
-FLUSH_LINES = 4096
 
 
 @dataclass
@@ -29,78 +27,30 @@ class Result:
     errors: list[str] = field(default_factory=list)
 
 
-class Sink:
-    """Buffered stdout/stderr writer (stdout lines are joined and written in blocks)."""
-
-    def __init__(self, out=None, err=None):
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
-        self.buf: list[str] = []
-        self.pending: list[str] = []   # the parts of an unfinished line (see part)
-
-    def line(self, s: str):
-        self.buf.append(s)
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    def lines(self, ls):
-        self.buf.extend(ls)
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    plain = True   # lines go out as they are: the hot path and worker processes may make them
-
-    def batch(self, b, crc_ok: bool):
-        """kafka-dump-log's line for one batch (its records follow through records())."""
-        self.line(R.batch_line(b, crc_ok))
-
-    def records(self, b, records, opts: R.Options, decode_metadata: bool):
-        """kafka-dump-log's lines for some of a batch's records (--deep-iteration)."""
-        R.record_lines(b, records, opts, self.buf)
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    def doc(self, obj: dict):
-        """A file's JSON object (JSON output)."""
-        self.line(json_line(obj))
-
-    def part(self, s: str):
-        """Part of one line that may be long (a batch's JSON object with its
-        records): parts are written out once a few have gathered, so a line is
-        never held whole."""
-        self.pending.append(s)
-        if len(self.pending) >= 16:
-            self.flush()
-            self.out.write("".join(self.pending))
-            self.pending.clear()
-
-    def end_line(self):
-        self.buf.append("".join(self.pending))
-        self.pending.clear()
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    def flush(self):
-        if self.buf:
-            self.out.write("\n".join(self.buf) + "\n")
-            self.buf.clear()
-
-    def error(self, s: str):
-        self.flush()
-        self.err.write(s + "\n")
+def known_record_types() -> list[str]:
+    """Kafka's metadata and control record type names (its enums' spelling)."""
+    from .records.control_schemas import CONTROL_TYPES
+    from .records.metadata_schemas import TYPE_NAMES
+    return sorted(set(TYPE_NAMES.values()) | {name for name, _msg in CONTROL_TYPES.values()})
 
 
-def header_line(path: str) -> str:
-    kind = K.kind_of(path)
-    if kind == K.BOOTSTRAP:
-        return "KRaft bootstrap snapshot"
-    if kind == K.SNAPSHOT:
-        sid = K.snapshot_id(path)
-        if sid is None:
-            return "Snapshot end offset: unknown (the name is not <20-digit offset>-<10-digit epoch>.checkpoint)"
-        return f"Snapshot end offset: {sid[0]}, epoch: {sid[1]}"
-    base = K.base_offset_of(path)
-    return f"Log starting offset: {base if base is not None else 'unknown (the name is not numeric)'}"
+def record_type_names(incomplete: str) -> list[str]:
+    """--record-type completion."""
+    return [n for n in known_record_types() if n.startswith(incomplete.upper())]
+
+
+def check_record_types(values: list[str]) -> list[str]:
+    """--record-type values, upper-cased; a name that is no record type is an
+    InputError listing the valid ones (a typo must not silently match nothing).
+    Case does not matter and the _RECORD suffix may be left out."""
+    known = known_record_types()
+    accepted = set(known) | {n.removesuffix("_RECORD") for n in known}
+    out = [v.strip().upper() for v in values]
+    bad = [v for v, u in zip(values, out) if u not in accepted]
+    if bad:
+        raise InputError(f"--record-type: no record type {bad[0]!r} (one of {', '.join(known)}; "
+                         "case does not matter and _RECORD may be left out)")
+    return out
 
 
 # A record-count bomb can make every record offset a gap: keep the first few.
@@ -441,6 +391,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     from .render.output import Output, resolve
 
     out_mode = resolve(output)
+    types = frozenset(check_record_types(record_types)) if record_types else None   # a typo: exit 2 first
     if not paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
     sink = sink or Sink()
@@ -452,7 +403,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         metadata_decoder=metadata_decoder,
         skip_record_metadata=skip_record_metadata,
         offset_start=offset_start, offset_end=offset_end,
-        record_types=frozenset(t.upper() for t in record_types) if record_types else None,
+        record_types=types,
     )
     result = Result()
     as_json = out_mode is Output.json

@@ -10,12 +10,14 @@ JSON is one object per batch (JSON Lines), records included.
 from __future__ import annotations
 
 import base64
+import sys
 from dataclasses import dataclass
 
 from ..records import metadata as md
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry)
-from .output import json_bytes
+from ..storage import filekinds as K
+from .output import json_bytes, json_line
 
 
 @dataclass
@@ -249,6 +251,85 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
     return recs
 
 
+# -- writing the lines -----------------------------------------------------
+
+FLUSH_LINES = 4096
+
+
+class Sink:
+    """Buffered stdout/stderr writer (stdout lines are joined and written in blocks)."""
+
+    def __init__(self, out=None, err=None):
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.buf: list[str] = []
+        self.pending: list[str] = []   # the parts of an unfinished line (see part)
+
+    def line(self, s: str):
+        self.buf.append(s)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def lines(self, ls):
+        self.buf.extend(ls)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    plain = True   # lines go out as they are: the hot path and worker processes may make them
+
+    def batch(self, b, crc_ok: bool):
+        """kafka-dump-log's line for one batch (its records follow through records())."""
+        self.line(batch_line(b, crc_ok))
+
+    def records(self, b, records, opts: Options, decode_metadata: bool):
+        """kafka-dump-log's lines for some of a batch's records (--deep-iteration)."""
+        record_lines(b, records, opts, self.buf)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def doc(self, obj: dict):
+        """A file's JSON object (JSON output)."""
+        self.line(json_line(obj))
+
+    def part(self, s: str):
+        """Part of one line that may be long (a batch's JSON object with its
+        records): parts are written out once a few have gathered, so a line is
+        never held whole."""
+        self.pending.append(s)
+        if len(self.pending) >= 16:
+            self.flush()
+            self.out.write("".join(self.pending))
+            self.pending.clear()
+
+    def end_line(self):
+        self.buf.append("".join(self.pending))
+        self.pending.clear()
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def flush(self):
+        if self.buf:
+            self.out.write("\n".join(self.buf) + "\n")
+            self.buf.clear()
+
+    def error(self, s: str):
+        self.flush()
+        self.err.write(s + "\n")
+
+
+def header_line(path: str) -> str:
+    kind = K.kind_of(path)
+    if kind == K.BOOTSTRAP:
+        return "KRaft bootstrap snapshot"
+    if kind == K.SNAPSHOT:
+        sid = K.snapshot_id(path)
+        if sid is None:
+            return "Snapshot end offset: unknown (the name is not <20-digit offset>-<10-digit epoch>.checkpoint)"
+        return f"Snapshot end offset: {sid[0]}, epoch: {sid[1]}"
+    base = K.base_offset_of(path)
+    return f"Log starting offset: {base if base is not None else 'unknown (the name is not numeric)'}"
+
+
 # -- the hot path: a whole batch of metadata records from bytes to lines ------
 
 _ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))   # one-byte zig-zag varints
@@ -294,34 +375,37 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
     log_append = attrs & ATTR_LOG_APPEND_TIME
     max_ts = b.max_timestamp
     ts_name = "LogAppendTime" if log_append else "CreateTime"
+    seq = -1
     zz = _ZZ
     slow = _varint_slow
     fns = md.payload_text_fn
     table: dict = {}
+    lookup = table.get
     out: list[str] = []
     app = out.append
     pos = 0
     try:
         for i in range(count):
+            # length, attributes, timestamp delta, offset delta, key length, value length
+            # (zig-zag varints; the one- and two-byte forms inline)
             c = data[pos]
             if c < 128:
-                length = zz[c]
-                pos += 1
+                end = pos + 1 + zz[c]
+                pos += 2                      # and the attributes byte (unused by Kafka)
             elif data[pos + 1] < 128:
                 u = (c & 127) | data[pos + 1] << 7
-                length = (u >> 1) ^ -(u & 1)
-                pos += 2
+                end = pos + 2 + ((u >> 1) ^ -(u & 1))
+                pos += 3
             else:
                 length, pos = slow(data, pos)
-            end = pos + length
-            if length < 6 or end > n:
-                return None
-            c = data[pos + 1]            # data[pos] is the record's attributes (unused by Kafka)
+                end = pos + length
+                pos += 1
+            c = data[pos]
             if c < 128:
                 ts_delta = zz[c]
-                pos += 2
+                pos += 1
             else:
-                ts_delta, pos = slow(data, pos + 1)
+                ts_delta, pos = slow(data, pos)
             c = data[pos]
             if c < 128:
                 od = zz[c]
@@ -334,48 +418,50 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
                 od, pos = slow(data, pos)
             if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
                 return None
-            pos += 1
-            c = data[pos]
+            c = data[pos + 1]
             if c < 128:
                 vlen = zz[c]
-                pos += 1
-            elif data[pos + 1] < 128:
-                u = (c & 127) | data[pos + 1] << 7
-                vlen = (u >> 1) ^ -(u & 1)
                 pos += 2
+            elif data[pos + 2] < 128:
+                u = (c & 127) | data[pos + 2] << 7
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 3
             else:
-                vlen, pos = slow(data, pos)
+                vlen, pos = slow(data, pos + 1)
             vend = pos + vlen
-            if vlen < 0 or vend + 1 != end or data[vend] != 0:   # then no headers
+            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:   # then no headers
                 return None
-            payload = None
+            if base_seq >= 0:
+                seq = (base_seq + i) & 0x7FFFFFFF
+            ts = max_ts if log_append else base_ts + ts_delta
             if vlen >= 3 and data[pos] == 1:
-                api = data[pos + 1]
-                ver = data[pos + 2]
-                if api < 128 and ver < 128:
-                    k = api << 7 | ver
-                    hit = table.get(k, False)
-                    if hit is False:
-                        hit = table[k] = fns(api, ver)
-                    if hit is not None:
-                        try:
-                            body, p = hit[1](data, pos + 3, vend)
-                        except Exception:   # any failure: the plain decoder says what is wrong
-                            p = -1
-                        if p == vend:
-                            payload = hit[0] + body + "}"
+                k = data[pos + 1] << 7 | data[pos + 2]
+                hit = lookup(k, False)
+                if hit is False:
+                    api, ver = data[pos + 1], data[pos + 2]
+                    hit = table[k] = fns(api, ver) if api < 128 and ver < 128 else None
+                if hit is not None:
+                    try:
+                        body, p = hit[1](data, pos + 3, vend)
+                    except Exception:   # any failure: the plain decoder says what is wrong
+                        p = -1
+                    if p == vend:
+                        if as_json:
+                            app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                                f'"sequence":{seq},"headers":[],"payload":{hit[0]}{body}}}}}')
+                        else:
+                            app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                                f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}")
+                        pos = end
+                        continue
+            # not a value the text decoders take: the plain decoder's text (with its error note)
+            value = data[pos:vend]
             if as_json:
-                if payload is None:
-                    payload = json_bytes(metadata_json(data[pos:vend])).decode()
-                seq = (base_seq + i) & 0x7FFFFFFF if base_seq >= 0 else -1
-                app(f'{{"offset":{base_off + i},"timestamp":{max_ts if log_append else base_ts + ts_delta},'
-                    f'"keySize":-1,"valueSize":{vlen},"sequence":{seq},"headers":[],"payload":{payload}}}')
+                app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                    f'"sequence":{seq},"headers":[],"payload":{json_bytes(metadata_json(value)).decode()}}}')
             else:
-                if payload is None:
-                    payload = metadata_payload(data[pos:vend])
-                seq = (base_seq + i) & 0x7FFFFFFF if base_seq >= 0 else -1
-                app(f"| offset: {base_off + i} {ts_name}: {max_ts if log_append else base_ts + ts_delta} "
-                    f"keySize: -1 valueSize: {vlen} sequence: {seq} headerKeys: [] payload: {payload}")
+                app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                    f"sequence: {seq} headerKeys: [] payload: {metadata_payload(value)}")
             pos = end
     except (IndexError, ValueError):
         return None

@@ -139,7 +139,7 @@ _array_texts: dict[str, dict[bytes, str]] = {}
 def _array_text(code: str, raw: bytes) -> str:
     """The JSON text of an array of fixed-size numbers or uuids given its bytes (memoised)."""
     memo = _array_texts[code]
-    if len(memo) > 100_000:
+    if len(memo) > TAIL_MEMO:
         memo.clear()
     if code == "16s":
         text = "[" + ",".join('"' + uuid_str(raw[p:p + 16]) + '"' for p in range(0, len(raw), 16)) + "]"
@@ -183,7 +183,7 @@ class _Gen:
         return nm
 
     # ---- decode ----
-    def dec_struct(self, fields: list[Field], fname: str, top=False):
+    def dec_struct(self, fields: list[Field], fname: str, top=False, tags=True, wrap=True):
         v = self.v
         body: list[str] = []
         present = [f for f in fields if f.present_in(v)]
@@ -214,7 +214,7 @@ class _Gen:
             else:
                 body.extend(self.dec_value(f, var[id(f)]))
                 i += 1
-        if self.flex:
+        if self.flex and tags:
             body.append("ntag = buf[pos]")
             body.append("if ntag < 128: pos += 1")
             body.append("else: ntag, pos = _uv(buf, pos)")
@@ -246,7 +246,7 @@ class _Gen:
             body.append(f"{pad}unknown.append([tag, buf[pos:end].hex()])")
             body.append("    pos = end")
         if self.text:
-            self._text_out(present, var, body, fname)
+            self._text_out(present, var, body, fname, tags, wrap)
             return
         # build the dict in schema order
         out = []
@@ -269,7 +269,7 @@ class _Gen:
         lines.append("    return d, pos")
         self.src.append("\n".join(lines))
 
-    def _text_out(self, present: list[Field], var: dict, body: list[str], fname: str):
+    def _text_out(self, present: list[Field], var: dict, body: list[str], fname: str, tags=True, wrap=True):
         """Finish a text function: the struct's JSON object, fields in schema order
         (tagged ones only when present), exactly as msgspec writes the decoded dict."""
         v = self.v
@@ -297,12 +297,13 @@ class _Gen:
                     name = tmp
                 lit.append(f',"{f.key}":{{{name}}}')
         flush()
-        if self.flex:
+        if self.flex and tags:
             out.append("if unknown: s += ',\"_unknownTaggedFields\":' + _jtext(unknown)")
         self.env["_MISSING"] = _MISSING
         lines = [f"def {fname}(buf, pos, L):"]
         lines += ["    " + line for line in body + out]
-        lines.append("    return '{' + s[1:] + '}', pos")
+        # wrap: the whole object; else its members, each after a comma (a part of an object)
+        lines.append("    return '{' + s[1:] + '}', pos" if wrap else "    return s, pos")
         self.src.append("\n".join(lines))
 
     @staticmethod
@@ -534,9 +535,38 @@ def _compile(msg: Message, version: int):
     return ns["decode"], ns["encode"], code
 
 
+TAIL_MEMO = 16_384   # tails remembered per (message, version)
+
+
 def _compile_text(msg: Message, version: int):
     g = _Gen(msg, version, text=True)
-    g.dec_struct(msg.fields, "text", top=True)
+    present = [f for f in msg.fields if f.present_in(version)]
+    k = 0
+    while k < len(present) and not present[k].tagged_in(version) and not present[k].is_array \
+            and present[k].elem in FIXED:
+        k += 1
+    if 0 < k < len(present) or (k and g.flex):
+        # Leading fixed-size fields (ids, partition numbers) are decoded each time; the
+        # text of the rest is memoised by its bytes: in a controller log the rest repeats
+        # (a PartitionRecord's replicas, ISR, leader, epochs and directories are the same
+        # for every partition placed on the same brokers).
+        g.dec_struct(present[:k], "_lead", tags=False, wrap=False)
+        g.dec_struct(present[k:], "_rest", wrap=False)
+        g.env["_TM"] = {}
+        g.src.append("""def text(buf, pos, L):
+    a, pos = _lead(buf, pos, L)
+    raw = buf[pos:L]
+    b = _TM.get(raw)
+    if b is None:
+        b, end = _rest(buf, pos, L)
+        if end != L:
+            return '', end
+        if len(_TM) >= """ + str(TAIL_MEMO) + """:
+            _TM.clear()
+        _TM[raw] = b
+    return '{' + a[1:] + b + '}', L""")
+    else:
+        g.dec_struct(msg.fields, "text", top=True)
     code = "\n\n".join(g.src)
     ns = g.env
     exec(compile(code, f"<schema {msg.name} v{version} text>", "exec"), ns)
@@ -563,7 +593,9 @@ class Codec:
         """The generated function (buf, pos, end) -> (JSON text of the decoded value, pos):
         the same text as msgspec writes for `decoder`'s dict, without building the dict
         (dump-log's hot path). Same errors as `decoder`; `end` bounds array lengths only,
-        so the caller checks that the returned pos is the value's end."""
+        `end` must be the end of the value (the text of what follows the leading
+        fixed-size fields is memoised by those bytes); the caller checks that the
+        returned pos is `end`."""
         fns = self._text.get(version)
         if fns is None:
             self._get(version)    # validates the version

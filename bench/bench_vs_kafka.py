@@ -203,7 +203,7 @@ def bench_describe(work: Path, repeat: int) -> None:
     cdir = Path(tempfile.mkdtemp(prefix="qc-bench-cluster-", dir=work))
     env = dict(ENV)
     print(f"\n## describe status against a real Kafka 4.1 cluster ({cdir})\n")
-    start = subprocess.run([str(CLUSTER), str(cdir), "start", "--base-port", str(BASE_PORT)],
+    start = subprocess.run([str(CLUSTER), str(cdir), "start", "--base-port", str(BASE_PORT), "--timeout", "300"],
                            capture_output=True, text=True, env=env)
     if start.returncode != 0:
         print(f"cluster did not start: {start.stdout[-500:]} {start.stderr[-500:]}")

@@ -26,7 +26,7 @@ import crc32c
 from ..records import metadata as md
 from ..records import compression
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
-                             ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, NUMPY_HEADER, BatchError,
+                             ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, LOG_OVERHEAD, NUMPY_HEADER, BatchError,
                              BatchReader, LegacyEntry)
 from ..render.dumplog import payload_prefix
 from ..render.output import json_bytes
@@ -493,7 +493,7 @@ class ArrowBuilder:
 
         base = h["base_offset"].astype(np.int64)
         attrs = h["attributes"].astype(np.int64)
-        cols["batch_size"] = hcol(h["length"].astype(np.int64) + 12, "batch_size")
+        cols["batch_size"] = hcol(h["length"].astype(np.int64) + LOG_OVERHEAD, "batch_size")
         cols["batch_base_offset"] = hcol(base, "batch_base_offset")
         cols["batch_last_offset"] = hcol(base + h["last_offset_delta"], "batch_last_offset")
         cols["batch_leader_epoch"] = hcol(h["leader_epoch"], "batch_leader_epoch")

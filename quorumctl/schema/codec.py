@@ -551,10 +551,12 @@ def _compile_text(msg: Message, version: int):
         # (a PartitionRecord's replicas, ISR, leader, epochs and directories are the same
         # for every partition placed on the same brokers).
         g.dec_struct(present[:k], "_lead", tags=False, wrap=False)
+        lead = g.src.pop().split("\n")[1:-1]     # its body, inlined below (fixed-size fields only)
         g.dec_struct(present[k:], "_rest", wrap=False)
         g.env["_TM"] = {}
         g.src.append("""def text(buf, pos, L):
-    a, pos = _lead(buf, pos, L)
+""" + "\n".join(lead) + """
+    a = s
     raw = buf[pos:L]
     b = _TM.get(raw)
     if b is None:

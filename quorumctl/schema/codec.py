@@ -86,7 +86,7 @@ def uuid_str(raw: bytes) -> str:
     names the same topic and directory ids over and over."""
     s = _uuid_cache.get(raw)
     if s is None:
-        if len(_uuid_cache) > 200_000:
+        if len(_uuid_cache) > 32_768:   # bounded: memory must not grow with the log
             _uuid_cache.clear()
         s = _uuid_cache[raw] = b2a_base64(raw, newline=False)[:22].translate(_B64URL).decode("ascii")
     return s

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from .errors import InputError
 from .openfile import check_regular
 from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
-from .render import dumplog as R
+from .render import dumplog as render_dumplog
 from .render.dumplog import Sink, header_line
 from .render.output import json_line
-from .storage import filekinds as K
+from .storage import filekinds
 
 
 @dataclass
@@ -71,7 +71,7 @@ class Span:
     stop: object = None
 
 
-def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_json: bool,
+def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: bool, decode_json: bool,
                start: int = 0, end: int | None = None, max_bytes: int | None = None) -> Span:
     """Dump the batches that start in [start, end) of one record-batch file.
     Records stream out of each batch RECORD_SLICE at a time: memory does not grow
@@ -83,14 +83,14 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
     deep = opts.deep
     types = opts.record_types
     line = sink.line
-    # the usual dump of a metadata log: whole batches from bytes to lines (R.fast_metadata_lines)
+    # the usual dump of a metadata log: whole batches from bytes to lines (render_dumplog.fast_metadata_lines)
     fast = (sink.plain and types is None and lo is None and hi is None and not opts.skip_record_metadata
             and (decode_json if as_json else opts.metadata_decoder))
     for b in reader:
         if isinstance(b, LegacyEntry):
             line(json_line({"kind": "legacy-entry", "file": path, "position": b.position,
                             "offset": b.base_offset, "magic": b.magic, "size": b.size})
-                 if as_json else R.legacy_line(b))
+                 if as_json else render_dumplog.legacy_line(b))
             continue
         if (lo is not None and b.base_offset + b.last_offset_delta < lo) or (hi is not None and b.base_offset > hi):
             continue
@@ -99,17 +99,18 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
             span.problems += 1
         if not need_records:
             if as_json:
-                line(json_line(R.batch_json(path, b, crc_ok)))
+                line(json_line(render_dumplog.batch_json(path, b, crc_ok)))
             else:
                 sink.batch(b, crc_ok)
             continue
         if fast:
-            lines = R.fast_metadata_lines(b, as_json)
+            lines = render_dumplog.fast_metadata_lines(b, as_json)
             if lines is not None:
                 if deep and lines:
                     _track(span, b.base_offset, b.base_offset + len(lines) - 1)
                 if as_json:
-                    line(json_line(R.batch_json(path, b, crc_ok))[:-1] + ',"records":[' + ",".join(lines) + "]}")
+                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1]
+                    line(head + ',"records":[' + ",".join(lines) + "]}")
                 else:
                     sink.batch(b, crc_ok)
                     sink.lines(lines)
@@ -133,7 +134,7 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
                 if lo is not None or hi is not None:
                     chunk = [r for r in chunk if (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)]
                 if types is not None:
-                    chunk = [r for r in chunk if R.matches_type(b, r, opts)]
+                    chunk = [r for r in chunk if render_dumplog.matches_type(b, r, opts)]
                 if not chunk and (opened or types is not None):
                     continue
                 if not opened:
@@ -141,7 +142,7 @@ def dump_range(path: str, opts: R.Options, sink: Sink, *, as_json: bool, decode_
                     _open_batch(sink, path, b, crc_ok, as_json)
                 if as_json:
                     # one encode per slice: the list's text without its brackets
-                    sink.part(("," if written else "") + json_line(R.records_json(b, chunk, decode_json))[1:-1])
+                    sink.part(("," if written else "") + json_line(render_dumplog.records_json(b, chunk, decode_json))[1:-1])
                 elif deep:
                     sink.records(b, chunk, opts, decode_json)
                 written += len(chunk)
@@ -179,7 +180,7 @@ def _track(span: Span, first: int, last: int) -> None:
 
 def _open_batch(sink: Sink, path: str, b, crc_ok: bool, as_json: bool) -> None:
     if as_json:
-        sink.part(json_line(R.batch_json(path, b, crc_ok))[:-1] + ',"records":[')
+        sink.part(json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":[')
     else:
         sink.batch(b, crc_ok)
 
@@ -212,10 +213,10 @@ def batch_boundaries(path: str, every: int) -> list[int]:
         return [0] + batch_cuts(f, os.fstat(f.fileno()).st_size, every)
 
 
-def dump_batches(path: str, opts: R.Options, sink: Sink, *, as_json: bool, max_bytes: int | None,
+def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: bool, max_bytes: int | None,
                  result: Result, workers: int | None = None) -> None:
     """Dump one record-batch file (.log, snapshot .checkpoint, bootstrap.checkpoint)."""
-    decode_json = opts.metadata_decoder or K.is_metadata_path(path)
+    decode_json = opts.metadata_decoder or filekinds.is_metadata_path(path)
     if not as_json:
         sink.line(header_line(path))
     size = os.path.getsize(path)
@@ -380,7 +381,7 @@ def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_
     return spans
 
 
-BATCH_KINDS = (K.LOG, K.SNAPSHOT, K.BOOTSTRAP)
+BATCH_KINDS = (filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
 
 
 def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=False,
@@ -396,8 +397,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
     sink = sink or Sink()
     # every path is checked before anything is printed: a typo is exit 2, not an empty dump
-    files = K.log_dir_files(paths, stray=lambda f: sink.error(f"Ignoring unknown file {f}"))
-    opts = R.Options(
+    files = filekinds.log_dir_files(paths, stray=lambda f: sink.error(f"Ignoring unknown file {f}"))
+    opts = render_dumplog.Options(
         deep=deep or print_data or metadata_decoder,
         print_data=print_data or metadata_decoder,
         metadata_decoder=metadata_decoder,
@@ -411,15 +412,15 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         from .render.dumplog_table import TableSink
         sink = TableSink(sink, opts)
     for path in files:
-        kind = K.kind_of(path)
-        gone = K.renamed(path)
+        kind = filekinds.kind_of(path)
+        gone = filekinds.renamed(path)
         if not as_json:
             sink.line(f"Dumping {path}")
             if gone:   # Kafka 4.1 ignores these ("Ignoring unknown file"); we decode what they were
-                sink.line(f"Renamed {gone}: {K.RENAMED[gone]}; read as {K.original_name(path)}")
+                sink.line(f"Renamed {gone}: {filekinds.RENAMED[gone]}; read as {filekinds.original_name(path)}")
         elif gone:
-            sink.line(json_line({"kind": "renamed", "file": path, "suffix": gone, "as": K.original_name(path),
-                                 "meaning": K.RENAMED[gone]}))
+            sink.line(json_line({"kind": "renamed", "file": path, "suffix": gone, "as": filekinds.original_name(path),
+                                 "meaning": filekinds.RENAMED[gone]}))
         try:
             check_regular(path)   # a FIFO, device, dangling link or loop: one line saying what it is
             if kind in BATCH_KINDS:
@@ -450,7 +451,7 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
     (indexes, producer state, txn index), `key: value` lines of ours otherwise;
     for JSON and tables, one object per file (sink.doc)."""
     from .render.output import Output
-    from .storage import files as F
+    from .storage import files as state_files
 
     text = mode is Output.text
 
@@ -465,32 +466,32 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
             for e in errs:
                 sink.error(e)
 
-    if kind in (K.INDEX, K.TIMEINDEX):
+    if kind in (filekinds.INDEX, filekinds.TIMEINDEX):
         from .storage import indexes
-        if kind == K.INDEX:
+        if kind == filekinds.INDEX:
             out, err = indexes.dump_index_lines(path, verify_only=verify_index_only,
                                                 sanity_check=index_sanity_check, max_message_size=max_message_size)
         else:
             out, err = indexes.dump_timeindex_lines(path, verify_only=verify_index_only,
                                                     sanity_check=index_sanity_check)
         if not index_sanity_check:   # the sanity check asks less, as Kafka's does
-            err = err + [p.line() for p in indexes.problems_beyond_dump(path, kind == K.TIMEINDEX)]
+            err = err + [p.line() for p in indexes.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
         if mode is Output.table and (verify_index_only or index_sanity_check):
             text = True   # no entries to show: the verdict lines are the output
-        key = ("offset", "position") if kind == K.INDEX else ("timestamp", "offset")
+        key = ("offset", "position") if kind == filekinds.INDEX else ("timestamp", "offset")
         put(lambda: {"kind": kind, "file": path, "entries": [dict(zip(key, e)) for e in (
-            indexes.read_offset_index(path) if kind == K.INDEX else indexes.read_time_index(path))],
+            indexes.read_offset_index(path) if kind == filekinds.INDEX else indexes.read_time_index(path))],
             "mismatches": err})
         if err:
             result.problems += 1
         emit(out, err)
-    elif kind == K.PRODUCER_SNAPSHOT:
+    elif kind == filekinds.PRODUCER_SNAPSHOT:
         from .storage import producer_state
         put(lambda: {"kind": kind, "file": path,
                      "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
         if text:
             emit(list(producer_state.producer_snapshot_lines(path)))
-    elif kind == K.TXNINDEX:
+    elif kind == filekinds.TXNINDEX:
         from .storage import producer_state
         out, err = producer_state.txn_index_lines(path)
         put(lambda: {"kind": kind, "file": path,
@@ -498,21 +499,21 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
         if err:
             result.problems += 1
         emit(out, err)
-    elif kind == K.QUORUM_STATE:
-        qs = F.read_quorum_state(path)
+    elif kind == filekinds.QUORUM_STATE:
+        qs = state_files.read_quorum_state(path)
         put(lambda: {"kind": kind, "file": path, **qs})
         emit([f"Quorum state (data_version {qs['data_version']}): " + _kv(
             {k: v for k, v in qs.items() if k != "data_version"})])
-    elif kind == K.EPOCH_CHECKPOINT:
-        entries = F.read_epoch_checkpoint(path)
+    elif kind == filekinds.EPOCH_CHECKPOINT:
+        entries = state_files.read_epoch_checkpoint(path)
         put(lambda: {"kind": kind, "file": path, "entries": [{"epoch": e, "startOffset": o} for e, o in entries]})
         emit([f"Leader epoch checkpoint: {len(entries)} entries"] +
              [f"epoch: {e} startOffset: {o}" for e, o in entries])
-    elif kind == K.META_PROPERTIES:
-        props = F.read_meta_properties(path)
+    elif kind == filekinds.META_PROPERTIES:
+        props = state_files.read_meta_properties(path)
         put(lambda: {"kind": kind, "file": path, **props})
         emit([_kv(props)])
-    elif kind == K.PARTITION_METADATA:
-        pm = F.read_partition_metadata(path)
+    elif kind == filekinds.PARTITION_METADATA:
+        pm = state_files.read_partition_metadata(path)
         put(lambda: {"kind": kind, "file": path, **pm})
         emit([_kv(pm)])

@@ -135,12 +135,11 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
             f"log.dirs={c.d / 'data' / name}\n{role}\n")
 
 
-def start_cluster(tmp_path_factory, name: str, dynamic: bool, controllers: int = 3) -> Cluster:
+def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3) -> Cluster:
     """A real 4.1 cluster (N controllers, 1 broker) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are."""
-    from storage_cli import cli
-
+    
     d = tmp_path_factory.mktemp(name)
     c = Cluster(d, free_base_port(span=controllers + 1), controllers)
     code, out, err = cli("bootstrap", "random-uuid")
@@ -175,8 +174,8 @@ def start_cluster(tmp_path_factory, name: str, dynamic: bool, controllers: int =
 def cluster_fixture(name: str, dynamic: bool):
     """A module-scoped fixture: one cluster for the module, always stopped."""
     @pytest.fixture(scope="module")
-    def cluster(tmp_path_factory):
-        c = start_cluster(tmp_path_factory, name, dynamic=dynamic)
+    def cluster(cli, tmp_path_factory):
+        c = start_cluster(cli, tmp_path_factory, name, dynamic=dynamic)
         try:
             yield c
         finally:
@@ -217,9 +216,7 @@ def kafka_quorum(tmp_path, via: list[str], *args: str) -> str:
     return p.stdout
 
 
-def ours(via: list[str], what: str, *args: str) -> str:
-    from storage_cli import cli
-
+def ours(cli, via: list[str], what: str, *args: str) -> str:
     code, out, err = cli("describe", what, *via, "-o", "text", *args)
     assert (code, err) == (0, ""), err
     return out

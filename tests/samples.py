@@ -11,10 +11,14 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SAMPLES = SHARED / "reference" / "samples"
 FIXTURES = SHARED / "reference" / "fixtures"
 CORPUS = SHARED / "corpus"
+
+needs_shared = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/reference is absent (Kafka's transcripts and files live there)")
 
 
 @dataclass
@@ -42,4 +46,19 @@ def blocks(name: str) -> list[Block]:
             cur = None
         else:
             cur.lines.append(line)
+    return out
+
+
+def sample_blocks(path: Path) -> list[tuple[str, str]]:
+    """(command line, output text) for each `$ ...` in a transcript; unlike
+    blocks(), a block ends at any `[exit=...` line (some say `[exit=0 after 2s]`)."""
+    out, cmd, lines = [], None, []
+    for line in path.read_text().splitlines(keepends=True):
+        if line.startswith("$ "):
+            cmd, lines = line[2:].rstrip("\n"), []
+        elif cmd is not None and line.startswith("[exit="):
+            out.append((cmd, "".join(lines)))
+            cmd = None
+        elif cmd is not None:
+            lines.append(line)
     return out

@@ -12,35 +12,17 @@ import sys
 import pytest
 
 from quorumctl import ids
-from quorumctl.records import metadata as md
-from quorumctl.records.batch import BatchReader
-from quorumctl.storage import files as F
-from quorumctl.storage import format as FM
+from quorumctl.storage import files as state_files
+from quorumctl.storage import format as storage_format
+from logfiles import decode, tree
 from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
-from storage_cli import assert_verify_clean, cli, tree
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (Kafka's files live there)")
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 SNAP = os.path.join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")
 
 
-def decode(path):
-    """A batch file as Kafka's structure without times and CRCs: per batch (base, last,
-    epoch, control, size), its records as (type, data)."""
-    out = []
-    for b in BatchReader(str(path)):
-        recs = []
-        for r in b.records():
-            if b.is_control:
-                d = md.decode_control(r.key, r.value)
-            else:
-                d = md.decode_metadata(r.value)
-            recs.append((d.type_name, d.data))
-        out.append(((b.base_offset, b.last_offset, b.leader_epoch, b.is_control, b.size), recs))
-    return out
-
-
-def fmt(*args):
+def fmt(cli, *args):
     return cli("bootstrap", "format", *map(str, args))
 
 
@@ -54,7 +36,7 @@ def controller_cfg(tmp_path, name="c1", node=1, extra=""):
 
 # -- random-uuid ------------------------------------------------------------------------
 
-def test_random_uuid_cli():
+def test_random_uuid_cli(cli):
     code, out, err = cli("bootstrap", "random-uuid")
     assert code == 0 and err == ""
     u = out.strip()
@@ -73,36 +55,36 @@ def test_random_uuid_cli():
     ("4.0", CORPUS / "devandref__apache-kafka-eda-study" / "data" / "bootstrap.checkpoint"),
     ("4.1", CORPUS / "dkoh12__Systems" / "kafka" / "data" / "bootstrap.checkpoint"),
 ])
-def test_bootstrap_checkpoint_matches_kafka(tmp_path, release, kafka_file):
+def test_bootstrap_checkpoint_matches_kafka(cli, verify_clean, tmp_path, release, kafka_file):
     d = tmp_path / "d"
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--release-version", release, "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "--release-version", release, "--apply")
     assert code == 0, err
     ours = d / "bootstrap.checkpoint"
     assert decode(ours) == decode(kafka_file)
     assert os.path.getsize(ours) == os.path.getsize(kafka_file)
-    assert_verify_clean(d)
+    verify_clean(d)
 
 
 @needs_shared
-def test_format_text_matches_kafka_39(tmp_path):
+def test_format_text_matches_kafka_39(cli, tmp_path):
     """kafka-storage 3.9: `format -t ... -c c1.properties --standalone` prints one line
     (3.9's default release is given: ours is 4.1's)."""
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
+    code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
     want = next(b for b in blocks("storage-3.9.0.txt") if b.command.endswith("-c c1.properties --standalone"))
     assert code == 0 and want.exit == 0
     assert out.splitlines() == [ln.replace("/var/lib/kafka39/data/c1", str(tmp_path / "c1")) for ln in want.lines]
 
 
 @needs_shared
-def test_standalone_snapshot_matches_kafka(tmp_path):
+def test_standalone_snapshot_matches_kafka(cli, verify_clean, tmp_path):
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
+    code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
     assert code == 0, err
     kafka = FIXTURES / "kafka-3.9.0-dynamic" / "scratch" / "c1"
     ours, theirs = decode(tmp_path / "c1" / SNAP), decode(kafka / SNAP)
-    meta = F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))
-    kmeta = F.read_meta_properties(str(kafka / "meta.properties"))
+    meta = state_files.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))
+    kmeta = state_files.read_meta_properties(str(kafka / "meta.properties"))
     # the same records; the voter's directory id is the new random one, equal to meta.properties'
     assert ours[0][1][2][1]["voters"][0]["voterDirectoryId"] == meta["directory.id"]
     assert theirs[0][1][2][1]["voters"][0]["voterDirectoryId"] == kmeta["directory.id"]
@@ -114,11 +96,11 @@ def test_standalone_snapshot_matches_kafka(tmp_path):
     assert os.path.getsize(tmp_path / "c1" / SNAP) == 241
     assert decode(tmp_path / "c1" / "bootstrap.checkpoint") == decode(kafka / "bootstrap.checkpoint")
     assert meta["node.id"] == 1 and meta["cluster.id"] == CID and meta["version"] == 1
-    assert_verify_clean(tmp_path / "c1")
+    verify_clean(tmp_path / "c1")
 
 
 @needs_shared
-def test_scram_matches_kafka_37(tmp_path):
+def test_scram_matches_kafka_37(cli, tmp_path):
     """storage-3.7.0: --release-version 3.5 --add-scram SCRAM-SHA-256=[name=alice,password=alice-secret];
     with Kafka's random salt given back, the credential is Kafka's exactly."""
     text = (SAMPLES / "storage-3.7.0.txt").read_text()
@@ -126,7 +108,7 @@ def test_scram_matches_kafka_37(tmp_path):
     sizes = [int(s) for s in re.findall(r"size: (\d+) magic", text.split("Dumping scratch/x2a/bootstrap.checkpoint")[1])[:3]]
     salt = payload["data"]["salt"]
     d = tmp_path / "x2a"
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", "XFBpci3ORzK2hz44Gtmrwg", "--release-version", "3.5",
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", "XFBpci3ORzK2hz44Gtmrwg", "--release-version", "3.5",
                          "--add-scram", f'SCRAM-SHA-256=[name=alice,password=alice-secret,salt="{salt}"]', "--apply")
     assert code == 0, err
     batches = decode(d / "bootstrap.checkpoint")
@@ -143,9 +125,9 @@ def md_b64(b: bytes) -> str:
     return base64.b64encode(b).decode()
 
 
-def test_39_standalone_with_scram(tmp_path):
+def test_39_standalone_with_scram(cli, verify_clean, tmp_path):
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "-S", "SCRAM-SHA-512=[name=bob,password=pw]",
+    code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "-S", "SCRAM-SHA-512=[name=bob,password=pw]",
                          "--apply")
     assert code == 0, err
     batches = decode(tmp_path / "c1" / "bootstrap.checkpoint")
@@ -157,33 +139,33 @@ def test_39_standalone_with_scram(tmp_path):
     assert re.fullmatch(rb"[0-9a-z]{20,26}", scram["salt"])       # Kafka's base-36 random salt
     (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
     assert [t for t, _ in recs] == ["SNAPSHOT_HEADER", "KRAFT_VERSION", "KRAFT_VOTERS"]
-    assert_verify_clean(tmp_path / "c1")
+    verify_clean(tmp_path / "c1")
 
 
-def test_initial_controllers(tmp_path):
+def test_initial_controllers(cli, tmp_path):
     voters = ("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA,2@localhost:19192:4BuDMaJKttH3vcqDCog2og,"
               "3@localhost:19193:eAmx4J3YZ63RPobrVgXBAw")
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--initial-controllers", voters, "--apply")
+    code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--initial-controllers", voters, "--apply")
     assert code == 0 and out == f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
-    assert F.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
+    assert state_files.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
     (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
     assert recs[1] == ("KRAFT_VERSION", {"version": 0, "kRaftVersion": 1})
     assert [(v["voterId"], v["voterDirectoryId"], v["endpoints"][0]["port"]) for v in recs[2][1]["voters"]] == \
         [(1, "DfqkWOlJTZ-abG8pUGocIA", 19191), (2, "4BuDMaJKttH3vcqDCog2og", 19192), (3, "eAmx4J3YZ63RPobrVgXBAw", 19193)]
     # a node that is not among the initial voters: a dynamic metadata directory, a random id
     cfg5 = controller_cfg(tmp_path, "c5", node=5)
-    code, out, err = fmt("-c", cfg5, "-t", CID, "--initial-controllers", voters, "--apply")
+    code, out, err = fmt(cli, "-c", cfg5, "-t", CID, "--initial-controllers", voters, "--apply")
     assert code == 0 and out.startswith("Formatting dynamic metadata directory ")
-    assert F.read_meta_properties(str(tmp_path / "c5" / "meta.properties"))["directory.id"] not in voters
+    assert state_files.read_meta_properties(str(tmp_path / "c5" / "meta.properties"))["directory.id"] not in voters
     assert os.path.exists(tmp_path / "c5" / SNAP)
 
 
-def test_voter_order_is_javas_hashmap_order(tmp_path):
-    assert FM.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
-    assert FM.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
+def test_voter_order_is_javas_hashmap_order(cli, tmp_path):
+    assert storage_format.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
+    assert storage_format.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
     v = "100@h:1:DfqkWOlJTZ-abG8pUGocIA,200@h:2:4BuDMaJKttH3vcqDCog2og,300@h:3:eAmx4J3YZ63RPobrVgXBAw"
-    code, out, err = fmt("--node-id", 100, "--log-dir", tmp_path / "d", "-t", CID, "--initial-controllers", v, "--apply")
+    code, out, err = fmt(cli, "--node-id", 100, "--log-dir", tmp_path / "d", "-t", CID, "--initial-controllers", v, "--apply")
     assert code == 0, err
     (_, recs), *_ = decode(tmp_path / "d" / SNAP)
     assert [x["voterId"] for x in recs[2][1]["voters"]] == [200, 100, 300]
@@ -195,20 +177,20 @@ def test_directory_order_is_javas_hashmap_order():
     # HashMap order: x2b, then x2a
     lines = next(b for b in blocks("storage-3.7.0.txt") if "x2.properties --release-version 3.5" in b.command).lines
     second_pass = [ln.split()[1] for ln in lines if ln.startswith("Formatting")][1:]
-    assert second_pass == FM.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
+    assert second_pass == storage_format.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
 
 
-def test_data_and_metadata_dirs(tmp_path):
+def test_data_and_metadata_dirs(cli, tmp_path):
     d1, d2, meta = tmp_path / "a", tmp_path / "b", tmp_path / "meta"
-    code, out, err = fmt("--node-id", 4, "--log-dir", d1, "--log-dir", d2, "--metadata-log-dir", meta, "-t", CID,
+    code, out, err = fmt(cli, "--node-id", 4, "--log-dir", d1, "--log-dir", d2, "--metadata-log-dir", meta, "-t", CID,
                          "--apply")
     assert code == 0, err
     lines = out.splitlines()
     assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 4.1-IV1.",
                                     f"Formatting data directory {d2} with metadata.version 4.1-IV1.",
                                     f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."])
-    assert [ln.split()[-4] for ln in lines] == FM.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
-    dirids = {F.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
+    assert [ln.split()[-4] for ln in lines] == storage_format.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
+    dirids = {state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
     assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
     assert all(os.path.exists(d / "bootstrap.checkpoint") for d in (d1, d2, meta))
     code, out, err = cli("bootstrap", "info", "--log-dir", d1, "--log-dir", d2, "--log-dir", meta)
@@ -221,19 +203,19 @@ def records_of(d):
     return [data for t, data in decode(d / "bootstrap.checkpoint")[1][1]]
 
 
-def test_feature_is_honoured(tmp_path):
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-r", "3.9", "-f", "group.version=1",
+def test_feature_is_honoured(cli, tmp_path):
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-r", "3.9", "-f", "group.version=1",
                          "-f", "transaction.version=1", "--apply")
     assert code == 0, err
     assert records_of(tmp_path / "d") == [{"name": "metadata.version", "featureLevel": 21},
                                           {"name": "group.version", "featureLevel": 1},
                                           {"name": "transaction.version", "featureLevel": 1}]
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "e", "-t", CID, "-f", "metadata.version=25", "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "e", "-t", CID, "-f", "metadata.version=25", "--apply")
     assert code == 0 and "metadata.version 4.0-IV3" in out
     assert records_of(tmp_path / "e") == [{"name": "metadata.version", "featureLevel": 25},
                                           {"name": "group.version", "featureLevel": 1},
                                           {"name": "transaction.version", "featureLevel": 2}]
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "g", "-t", CID, "-r", "4.1",
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "g", "-t", CID, "-r", "4.1",
                          "-f", "eligible.leader.replicas.version=0", "-f", "group.version=0", "--apply")
     assert code == 0 and records_of(tmp_path / "g") == [{"name": "metadata.version", "featureLevel": 27},
                                                          {"name": "transaction.version", "featureLevel": 2}]
@@ -276,21 +258,21 @@ def test_feature_is_honoured(tmp_path):
      "Node id 1 was specified more than once."),
     (["-s", "-N"], "mutually exclusive"),
 ])
-def test_format_errors(tmp_path, args, msg):
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, *args, "--apply")
+def test_format_errors(cli, tmp_path, args, msg):
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, *args, "--apply")
     assert code == 2 and msg in err and err.count("\n") == 1, err
     assert not os.path.exists(tmp_path / "d")
 
 
 def test_release_strings():
-    assert FM.parse_release_version("3.7") == ("3.7-IV4", 19)
-    assert FM.parse_release_version("3.7.1") == ("3.7-IV4", 19)
-    assert FM.parse_release_version("3.8") == ("3.8-IV0", 20)
-    assert FM.parse_release_version("4.0") == ("4.0-IV3", 25)
-    assert FM.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
-    assert FM.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
+    assert storage_format.parse_release_version("3.7") == ("3.7-IV4", 19)
+    assert storage_format.parse_release_version("3.7.1") == ("3.7-IV4", 19)
+    assert storage_format.parse_release_version("3.8") == ("3.8-IV0", 20)
+    assert storage_format.parse_release_version("4.0") == ("4.0-IV3", 25)
+    assert storage_format.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
+    assert storage_format.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
     off = {"share.version": 0, "streams.version": 0}
-    assert [FM.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
+    assert [storage_format.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
         {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,
          "transaction.version": 0, **off},
         {"metadata.version": 23, "eligible.leader.replicas.version": 0, "group.version": 1, "kraft.version": 0,
@@ -300,78 +282,78 @@ def test_release_strings():
         {"metadata.version": 26, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 0,
          "transaction.version": 2, **off}]
     # the default is 4.1's LATEST_PRODUCTION; the 4.2 levels only with unstable.feature.versions.enable
-    assert FM.effective_features(None, {}, False)[:2] == ("4.1-IV1", 27)
-    assert FM.effective_features(None, {}, True, unstable=True)[2] == {
+    assert storage_format.effective_features(None, {}, False)[:2] == ("4.1-IV1", 27)
+    assert storage_format.effective_features(None, {}, True, unstable=True)[2] == {
         "metadata.version": 29, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
         "transaction.version": 2, "share.version": 1, "streams.version": 1}
 
 
-def test_cluster_id_validation(tmp_path):
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--apply")
+def test_cluster_id_validation(cli, tmp_path):
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--apply")
     assert code == 2 and "invalid cluster id 'not-a-uuid'" in err and "--allow-non-uuid" in err
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", ids.ZERO_UUID, "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", ids.ZERO_UUID, "--apply")
     assert code == 2 and "reserved" in err
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--allow-non-uuid", "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--allow-non-uuid", "--apply")
     assert code == 0
-    assert F.read_meta_properties(str(tmp_path / "d" / "meta.properties"))["cluster.id"] == "not-a-uuid"
+    assert state_files.read_meta_properties(str(tmp_path / "d" / "meta.properties"))["cluster.id"] == "not-a-uuid"
     code, out, err = cli("bootstrap", "info", "--log-dir", tmp_path / "d")
     assert code == 0 and "is not a valid Kafka Uuid" in err
 
 
-def test_config_rules(tmp_path):
+def test_config_rules(cli, tmp_path):
     # a controller without controller.quorum.voters must choose (Kafka's message)
     cfg = controller_cfg(tmp_path)
-    code, out, err = fmt("-c", cfg, "-t", CID, "--apply")
+    code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--apply")
     assert code == 2 and "Because controller.quorum.voters is not set on this controller, you must specify one of " \
                           "the following: --standalone, --initial-controllers, or --no-initial-controllers." in err
-    code, out, err = fmt("-c", cfg, "-t", CID, "--no-initial-controllers", "--apply")
+    code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--no-initial-controllers", "--apply")
     assert code == 0 and out == f"Formatting metadata directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
     assert not os.path.exists(tmp_path / "c1" / SNAP)
     broker = tmp_path / "b4.properties"
     broker.write_text(f"process.roles=broker\nnode.id=4\nlog.dirs={tmp_path / 'b4'}\ncontroller.listener.names=CONTROLLER\n")
-    code, out, err = fmt("-c", broker, "-t", CID, "--standalone", "--apply")
+    code, out, err = fmt(cli, "-c", broker, "-t", CID, "--standalone", "--apply")
     assert code == 2 and "You can only use --standalone on a controller." in err
     legacy = tmp_path / "zk.properties"
     legacy.write_text(f"broker.id=1\nlog.dirs={tmp_path / 'zk'}\n")
-    code, out, err = fmt("-c", legacy, "-t", CID, "--apply")
+    code, out, err = fmt(cli, "-c", legacy, "-t", CID, "--apply")
     assert code == 2 and "appears to be for a legacy cluster" in err
     # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 ignores it
     ibp = controller_cfg(tmp_path, "c7", node=7, extra="inter.broker.protocol.version=3.6\n")
-    code, out, err = fmt("-c", ibp, "-t", CID, "-N", "--apply")
+    code, out, err = fmt(cli, "-c", ibp, "-t", CID, "-N", "--apply")
     assert code == 0 and "with metadata.version 4.1-IV1." in out
     # unstable.feature.versions.enable opens the 4.2 levels, as in Kafka 4.1
     unstable = controller_cfg(tmp_path, "c8", node=8, extra="unstable.feature.versions.enable=true\n")
-    code, out, err = fmt("-c", unstable, "-t", CID, "-N", "-r", "4.2-IV0", "--apply")
+    code, out, err = fmt(cli, "-c", unstable, "-t", CID, "-N", "-r", "4.2-IV0", "--apply")
     assert code == 0 and "with metadata.version 4.2-IV0." in out
 
 
-def test_never_overwrites(tmp_path):
+def test_never_overwrites(cli, tmp_path):
     d = tmp_path / "d"
-    assert fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")[0] == 0
+    assert fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "--apply")[0] == 0
     before = tree(d)
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
     assert code == 1 and err == (f"quorumctl: error: Log directory {d} is already formatted. Use --ignore-formatted "
                                  "to ignore this directory and format the others.\n")
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "-g", "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "-g", "--apply")
     assert code == 0 and out == "All of the log directories are already formatted.\n"
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", ids.random_uuid(), "-g",
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", ids.random_uuid(), "-g",
                          "--apply")
     assert code == 1 and f"Invalid cluster.id in: {d}/meta.properties. Expected" in err
-    code, out, err = fmt("--node-id", 2, "--log-dir", d, "-t", CID, "-g", "--apply")
+    code, out, err = fmt(cli, "--node-id", 2, "--log-dir", d, "-t", CID, "-g", "--apply")
     assert code == 1 and "Stored node id 1 doesn't match previous node id 2" in err
     assert tree(d) == before and not os.path.exists(tmp_path / "e")
     # -g formats the others
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", CID, "-g", "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", CID, "-g", "--apply")
     assert code == 0 and out == f"Formatting data directory {tmp_path / 'e'} with metadata.version 4.1-IV1.\n"
     assert tree(d) == before
 
 
-def test_dry_run_writes_nothing(tmp_path):
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID)
+def test_dry_run_writes_nothing(cli, tmp_path):
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID)
     assert code == 0 and out == (f"Would format metadata directory {tmp_path / 'd'} with metadata.version 4.1-IV1.\n"
                                  "Dry run: nothing was written. Run again with --apply to format.\n")
     assert not os.path.exists(tmp_path / "d")
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-o", "json")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-o", "json")
     doc = json.loads(out)
     assert doc["applied"] is False and doc["metadata_version"] == 27
     assert doc["bootstrap_records"] == [{"type": "FEATURE_LEVEL_RECORD", "version": 0, "data": d} for d in (
@@ -379,11 +361,11 @@ def test_dry_run_writes_nothing(tmp_path):
         {"name": "group.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2})]
 
 
-def test_refuses_an_unformatted_dir_holding_a_log(tmp_path):
+def test_refuses_an_unformatted_dir_holding_a_log(cli, tmp_path):
     d = tmp_path / "d" / "__cluster_metadata-0"
     d.mkdir(parents=True)
     (d / "00000000000000000000.log").write_bytes(b"")
-    code, out, err = fmt("--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "--apply")
     assert code == 1 and "has no meta.properties but holds a metadata log" in err
     assert not os.path.exists(tmp_path / "d" / "meta.properties")
 
@@ -397,26 +379,26 @@ time.sleep(60)
 """
 
 
-def test_format_refuses_while_locked(tmp_path):
+def test_format_refuses_while_locked(cli, tmp_path):
     d = tmp_path / "d"
     d.mkdir()
     p = subprocess.Popen([sys.executable, "-c", HOLD, str(d / ".lock")], stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout.readline().strip() == "locked"
-        code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
+        code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
         assert code == 1 and f"Failed to acquire lock on file .lock in {d}" in err
         assert os.listdir(d) == [".lock"]
     finally:
         p.kill()
         p.wait()
-    code, out, err = fmt("--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
+    code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "--apply")
     assert code == 0 and sorted(os.listdir(d)) == [".lock", "bootstrap.checkpoint", "meta.properties"]
 
 
 # -- info ----------------------------------------------------------------------------
 
 @needs_shared
-def test_info_matches_kafka():
+def test_info_matches_kafka(cli):
     want = next(b for b in blocks("storage-3.9.0.txt") if b.command.endswith("info -c c1.properties"))
     d = FIXTURES / "kafka-3.9.0-dynamic" / "data" / "c1"
     code, out, err = cli("bootstrap", "info", "--log-dir", d)
@@ -432,7 +414,7 @@ def write_meta(d, body):
     (d / "meta.properties").write_text(body)
 
 
-def test_info_problem_kinds(tmp_path):
+def test_info_problem_kinds(cli, tmp_path):
     ok = "version=1\ncluster.id={c}\nnode.id={n}\ndirectory.id={d}\n"
     a, b = ids.random_directory_id(), ids.random_directory_id()
     cases = {
@@ -475,7 +457,7 @@ def test_info_problem_kinds(tmp_path):
         assert code == 1 and json.loads(out)["problems"] == problems, name
 
 
-def test_info_config(tmp_path):
+def test_info_config(cli, tmp_path):
     cfg = tmp_path / "s.properties"
     cfg.write_text(f"process.roles=broker,controller\nnode.id=1\nlog.dirs={tmp_path}/a,{tmp_path}/b\n"
                    f"metadata.log.dir={tmp_path}/m\n")
@@ -486,17 +468,17 @@ def test_info_config(tmp_path):
     assert code == 2 and "give -c server.properties or --log-dir DIR" in err
 
 
-def test_bootstrap_records_inside_the_zero_checkpoint_are_read(tmp_path):
+def test_bootstrap_records_inside_the_zero_checkpoint_are_read(cli, verify_clean, tmp_path):
     """The newer layout (Kafka after 4.1, KAFKA-19648): no bootstrap.checkpoint; the
     bootstrap records follow KRaftVersion/Voters in 00000000000000000000-0000000000.checkpoint.
     dump-log and verify read it like any snapshot."""
     from quorumctl.storage.snapshots import encode_snapshot
-    name, mv, levels = FM.effective_features(None, {}, True)
-    voters = FM.voters_record(FM.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
+    name, mv, levels = storage_format.effective_features(None, {}, True)
+    voters = storage_format.voters_record(storage_format.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
     d = tmp_path / "c1" / "__cluster_metadata-0"
     d.mkdir(parents=True)
     (d / "00000000000000000000-0000000000.checkpoint").write_bytes(encode_snapshot(
-        FM.bootstrap_records(mv, levels, []), epoch=0, last_contained_log_timestamp=1795305661000, kraft_version=1,
+        storage_format.bootstrap_records(mv, levels, []), epoch=0, last_contained_log_timestamp=1795305661000, kraft_version=1,
         voters=voters, timestamp_ms=1795305661000))
     code, out, err = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(d))
     assert (code, err) == (0, "")
@@ -506,4 +488,4 @@ def test_bootstrap_records_inside_the_zero_checkpoint_are_read(tmp_path):
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version","featureLevel":2}}']
     assert " KRaftVersion {\"version\":0,\"kRaftVersion\":1}" in out
-    assert_verify_clean(tmp_path / "c1")
+    verify_clean(tmp_path / "c1")

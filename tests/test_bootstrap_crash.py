@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from quorumctl.storage import fsutil
-from storage_cli import assert_verify_clean, cli, tree
+from logfiles import tree
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 VOTERS = "1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA,2@localhost:19192:4BuDMaJKttH3vcqDCog2og"
@@ -34,7 +34,7 @@ def args(d):
             "--initial-controllers", VOTERS, "--apply"]
 
 
-def classify(d, before):
+def classify(verify_clean, d, before):
     """'old' or 'new'; anything else fails the test."""
     if not os.path.exists(d):
         assert before is None
@@ -48,14 +48,14 @@ def classify(d, before):
         extra = {k for k in set(now) - set(before) if not k.endswith((".tmp", ".part"))}
         assert extra <= NEW_FILES - {"meta.properties"}
         if set(now) != set(before):
-            assert_verify_clean(d)
+            verify_clean(d)
         return "old"
     assert set(now) == set(before or {}) | NEW_FILES
-    assert_verify_clean(d)
+    verify_clean(d)
     return "new"
 
 
-def steps_of(tmp_path, kind):
+def steps_of(cli, tmp_path, kind):
     d = prepare(tmp_path / "probe", kind)
     fsutil.set_fault_hook(lambda n, name: None)
     try:
@@ -68,8 +68,8 @@ def steps_of(tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", ["absent", "with-lock-only", "with-other-files"])
-def test_format_interrupted_at_every_step(tmp_path, kind):
-    steps = steps_of(tmp_path, kind)
+def test_format_interrupted_at_every_step(verify_clean, cli, tmp_path, kind):
+    steps = steps_of(cli, tmp_path, kind)
     assert len(steps) >= 2
     seen = []
     for k in range(1, len(steps) + 1):
@@ -91,12 +91,12 @@ def test_format_interrupted_at_every_step(tmp_path, kind):
                 env = dict(os.environ, **{fsutil.CRASH_ENV: str(k)})
                 p = subprocess.run([sys.executable, "-m", "quorumctl", *args(d)], env=env, capture_output=True)
                 assert p.returncode == fsutil.CRASH_EXIT
-            state = classify(d, before)
+            state = classify(verify_clean, d, before)
             seen.append(state)
             # a rerun completes the format from either state
             code, out, err = cli(*args(d))
             assert code == 0, err
-            assert classify(d, before) == "new"
+            assert classify(verify_clean, d, before) == "new"
     assert "old" in seen
     if kind != "with-other-files":
         # the only visible change is one atomic rename or exchange

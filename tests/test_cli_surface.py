@@ -8,11 +8,10 @@ from importlib.metadata import version
 
 import pytest
 
-from storage_cli import cli
 
 
 @pytest.mark.parametrize("flag", ["--version", "-V"])
-def test_version(flag):
+def test_version(cli, flag):
     code, out, err = cli(flag)
     assert (code, out, err) == (0, f"quorumctl {version('quorumctl')}\n", "")
 
@@ -31,7 +30,7 @@ def test_version(flag):
     (["dump-log"], "quorumctl: error: dump-log needs a FILE_OR_DIR (or --files FILE,...): nothing to dump"),
     (["--debug"], "quorumctl: error: Missing command. (see 'quorumctl -h')"),
 ])
-def test_usage_error_is_one_line(args, message):
+def test_usage_error_is_one_line(cli, args, message):
     """No boxed Rich panel, no help dump: one line naming what is wrong, exit 2."""
     code, out, err = cli(*args)
     assert (code, out, err) == (2, "", message + "\n")
@@ -42,7 +41,7 @@ def test_usage_error_is_one_line(args, message):
     (["describe"], "Usage: quorumctl describe [OPTIONS] COMMAND [ARGS]..."),
     (["bootstrap"], "Usage: quorumctl bootstrap [OPTIONS] COMMAND [ARGS]..."),
 ])
-def test_bare_group_prints_its_help(args, first):
+def test_bare_group_prints_its_help(cli, args, first):
     """A group without a command is a request for orientation: its help, exit 0."""
     code, out, err = cli(*args)
     assert (code, err) == (0, "")
@@ -56,7 +55,7 @@ def test_bare_group_prints_its_help(args, first):
     ("add-controller", ["--bootstrap-controller", "127.0.0.1:1", "--command-config", "c.properties"]),
     ("remove-controller", ["--bootstrap-controller", "127.0.0.1:1", "-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A"]),
 ])
-def test_table_is_refused_where_there_is_none(command, args):
+def test_table_is_refused_where_there_is_none(cli, command, args):
     """These commands print a sentence or a plan: no table is offered, and asking for
     one is a usage error, not silently the text."""
     code, out, err = cli(*command.split(), *args, "-o", "table")
@@ -66,7 +65,7 @@ def test_table_is_refused_where_there_is_none(command, args):
     assert code == 0 and "<text|json>" in out and "text or json." in out and not re.search(r"\btable\b", out), out
 
 
-def test_truncate_apply_with_nothing_to_do_is_no_dry_run(tmp_path):
+def test_truncate_apply_with_nothing_to_do_is_no_dry_run(cli, tmp_path):
     """node 2's log is a prefix of node 1's: --apply changes nothing, and must not
     call itself a dry run; its verify line is output (stdout), not an error."""
     from quorumctl.testing.examples import write_examples
@@ -83,7 +82,7 @@ def test_truncate_apply_with_nothing_to_do_is_no_dry_run(tmp_path):
     assert (code, err) == (0, "") and out.splitlines()[0].endswith("(node 2), dry run")
 
 
-def test_demo_writes_the_readme_example_dirs(tmp_path):
+def test_demo_writes_the_readme_example_dirs(cli, tmp_path):
     root = tmp_path / "ex"
     code, out, err = cli("demo", "--write-examples", str(root))
     assert (code, err) == (0, "")

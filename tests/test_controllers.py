@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from quorumctl.protocol import messages as M
-from quorumctl.testing.sim import SimulatedCluster, node, replica
+from quorumctl.protocol import messages
+from quorumctl.testing.sim import SimulatedCluster, closed_port, node, replica
 
-from test_describe_samples import SAMPLES, needs_shared, run_cli, sample_blocks
+from samples import SAMPLES, needs_shared, sample_blocks
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 D1, D2, D3, D4 = "DfqkWOlJTZ-abG8pUGocIA", "4BuDMaJKttH3vcqDCog2og", "eAmx4J3YZ63RPobrVgXBAw", "Ft5irZuen_hAwkaw5_cxsg"
@@ -28,9 +28,7 @@ def bootstrapped(dynamic=True, profile="3.9") -> SimulatedCluster:
                          [replica(4, 56, now - 317, now - 317, D4), replica(2, 56, now - 312, now - 312, D2),
                           replica(3, 56, now - 315, now - 315, D3)],
                          [node(1, ("CONTROLLER", "localhost", 19191))], dynamic=dynamic)
-    for i in (1, 2, 3):
-        c.add_controller(i, profile=profile)
-    c.add_broker(4, profile=profile)
+    c.add_nodes(profile=profile)
     return c
 
 
@@ -53,19 +51,19 @@ def controller_config(tmp_path: Path, node_id: int, dir_id: str | None, port: in
     return str(p)
 
 
-def status(capsys, c) -> dict:
-    code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
+def status(cli, c) -> dict:
+    code, out, err = cli("describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
                              "-o", "json")
     assert (code, err) == (0, "")
     return json.loads(out)
 
 
-def test_add_and_remove_like_the_39_samples(capsys, tmp_path):
+def test_add_and_remove_like_the_39_samples(cli, tmp_path):
     c2 = controller_config(tmp_path, 2, D2, 19192)
     c3 = controller_config(tmp_path, 3, D3, 19193)
     with bootstrapped() as c:
         ctl = c.node_by_id(1).address
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c2, "--dry-run")
+        code, out, err = cli("add-controller", "--bootstrap-controller", ctl, "--command-config", c2, "--dry-run")
         assert (code, err) == (0, "")
         assert out.splitlines() == [
             "DRY RUN of adding controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
@@ -75,14 +73,14 @@ def test_add_and_remove_like_the_39_samples(capsys, tmp_path):
             "  checked: node id 2 is not a voter (voters 1)",
             f"  checked: endpoints of {c2}: CONTROLLER://localhost:19192",
             "  checked: controller 2 fetches as an observer, 0 offset(s) behind the leader"]
-        assert not [r for r in c.requests if r[1] == M.ADD_RAFT_VOTER]   # a dry run sends nothing
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c2)
+        assert not [r for r in c.requests if r[1] == messages.ADD_RAFT_VOTER]   # a dry run sends nothing
+        code, out, err = cli("add-controller", "--bootstrap-controller", ctl, "--command-config", c2)
         assert (code, out, err) == (0, "Added controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
                                        "endpoints: CONTROLLER://localhost:19192\n", "")
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c3)
+        code, out, err = cli("add-controller", "--bootstrap-controller", ctl, "--command-config", c3)
         assert (code, out) == (0, "Added controller 3 with directory id eAmx4J3YZ63RPobrVgXBAw and "
                                   "endpoints: CONTROLLER://localhost:19193\n")
-        doc = status(capsys, c)
+        doc = status(cli, c)
         assert [(v["id"], v["directoryId"], v["endpoints"]) for v in doc["currentVoters"]] == [
             (1, D1, ["CONTROLLER://localhost:19191"]), (2, D2, ["CONTROLLER://localhost:19192"]),
             (3, D3, ["CONTROLLER://localhost:19193"])]
@@ -90,19 +88,19 @@ def test_add_and_remove_like_the_39_samples(capsys, tmp_path):
 
         rm = ["remove-controller", "--bootstrap-controller", ctl, "--controller-id", "3",
               "--controller-directory-id", D3]
-        code, out, err = run_cli(capsys, *rm, "--dry-run")
+        code, out, err = cli(*rm, "--dry-run")
         assert (code, out, err) == (0, "DRY RUN of removing KRaft controller 3 with directory id "
                                        "eAmx4J3YZ63RPobrVgXBAw\n", "")
-        code, out, err = run_cli(capsys, *rm)
+        code, out, err = cli(*rm)
         assert (code, out, err) == (0, "Removed KRaft controller 3 with directory id eAmx4J3YZ63RPobrVgXBAw\n", "")
-        doc = status(capsys, c)
+        doc = status(cli, c)
         assert [v["id"] for v in doc["currentVoters"]] == [1, 2]
         assert [(o["id"], o["directoryId"], o["endpoints"]) for o in doc["currentObservers"]] == [(4, D4, []), (3, D3, [])]
 
         # re-adding through the broker (which forwards), then once more: the voter is already there
         b = c.brokers()[0].address
-        assert run_cli(capsys, "add-controller", "--bootstrap-server", b, "--command-config", c3)[0] == 0
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-server", b, "--command-config", c3)
+        assert cli("add-controller", "--bootstrap-server", b, "--command-config", c3)[0] == 0
+        code, out, err = cli("add-controller", "--bootstrap-server", b, "--command-config", c3)
     assert (code, out) == (1, "")
     assert err == (f"quorumctl: error: {b} answered AddRaftVoter with DUPLICATE_VOTER: The voter id for "
                    "ReplicaKey(id=3, directoryId=Optional[eAmx4J3YZ63RPobrVgXBAw]) is already part of the set of "
@@ -111,14 +109,14 @@ def test_add_and_remove_like_the_39_samples(capsys, tmp_path):
                    "directoryId=Optional[eAmx4J3YZ63RPobrVgXBAw])].\n")
 
 
-def test_voter_changes_go_to_the_leader(capsys, tmp_path):
+def test_voter_changes_go_to_the_leader(cli, tmp_path):
     c2 = controller_config(tmp_path, 2, D2, 19192)
     with bootstrapped() as c:
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", c.node_by_id(3).address,
+        code, out, err = cli("add-controller", "--bootstrap-controller", c.node_by_id(3).address,
                                  "--command-config", c2, "-o", "json")
     assert code == 0 and json.loads(out) == {"action": "add-controller", "dryRun": False, "controllerId": 2,
                                              "directoryId": D2, "endpoints": ["CONTROLLER://localhost:19192"]}
-    assert [n for n, k, v in c.requests if k == M.ADD_RAFT_VOTER] == [1]
+    assert [n for n, k, v in c.requests if k == messages.ADD_RAFT_VOTER] == [1]
 
 
 @pytest.mark.parametrize("dir_id,code,message", [
@@ -128,28 +126,28 @@ def test_voter_changes_go_to_the_leader(capsys, tmp_path):
             "directoryId=Optional[Ft5irZuen_hAwkaw5_cxsg]) from the set of voters [ReplicaKey(id=1, "
             "directoryId=Optional[DfqkWOlJTZ-abG8pUGocIA])]"),
 ])
-def test_remove_refused(capsys, dir_id, code, message):
+def test_remove_refused(cli, dir_id, code, message):
     with bootstrapped() as c:
         a = c.node_by_id(1).address
-        got, out, err = run_cli(capsys, "remove-controller", "--bootstrap-controller", a, "-i", "3", "-d", dir_id)
+        got, out, err = cli("remove-controller", "--bootstrap-controller", a, "-i", "3", "-d", dir_id)
     assert (got, out) == (code, "")
     assert err == f"quorumctl: error: {a} {message}\n"
 
 
-def test_static_quorum_refuses_changes(capsys):
+def test_static_quorum_refuses_changes(cli):
     with bootstrapped(dynamic=False) as c:
         a = c.node_by_id(1).address
-        code, out, err = run_cli(capsys, "remove-controller", "--bootstrap-controller", a, "-i", "1", "-d", D1)
+        code, out, err = cli("remove-controller", "--bootstrap-controller", a, "-i", "1", "-d", D1)
     assert code == 1
     assert err == (f"quorumctl: error: {a} answered RemoveRaftVoter with UNSUPPORTED_VERSION: Cluster doesn't "
                    "support removing voter because the kraft.version feature is 0\n")
 
 
-def test_old_cluster_without_the_api(capsys, tmp_path):
+def test_old_cluster_without_the_api(cli, tmp_path):
     c2 = controller_config(tmp_path, 2, D2, 19192)
     with bootstrapped(profile="3.7") as c:
         a = c.node_by_id(1).address
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", a, "--command-config", c2)
+        code, out, err = cli("add-controller", "--bootstrap-controller", a, "--command-config", c2)
     assert code == 3
     assert err == f"quorumctl: error: {a} does not support AddRaftVoter (API 80): changing the voters needs Kafka 3.9+\n"
 
@@ -163,13 +161,13 @@ def test_old_cluster_without_the_api(capsys, tmp_path):
      f"invalid --controller-directory-id '{D3}A': expected a 22-character base64url directory id, "
      "as in meta.properties"),
 ])
-def test_remove_usage_errors(capsys, args, message):
-    code, out, err = run_cli(capsys, "remove-controller", "--bootstrap-controller", "127.0.0.1:1", *args)
+def test_remove_usage_errors(cli, args, message):
+    code, out, err = cli("remove-controller", "--bootstrap-controller", "127.0.0.1:1", *args)
     assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")
 
 
-def test_add_controller_needs_its_config(capsys):
-    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", "127.0.0.1:1")
+def test_add_controller_needs_its_config(cli):
+    code, out, err = cli("add-controller", "--bootstrap-controller", "127.0.0.1:1")
     assert code == 2
     assert err == ("quorumctl: error: add-controller needs --command-config: the configuration file of the "
                    "controller you are adding\n")
@@ -187,23 +185,23 @@ def test_add_controller_needs_its_config(capsys):
     ({"listeners": "CONTROLLER:/localhost:1", "advertised.listeners": None},
      "{cfg}: listeners: cannot parse 'CONTROLLER:/localhost:1' as NAME://host:port"),
 ])
-def test_add_controller_config_errors(capsys, tmp_path, change, message):
+def test_add_controller_config_errors(cli, tmp_path, change, message):
     cfg = controller_config(tmp_path, 2, D2, 19192, **change)
-    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", "127.0.0.1:1",
+    code, out, err = cli("add-controller", "--bootstrap-controller", "127.0.0.1:1",
                              "--command-config", cfg, "--dry-run")
     assert (code, out) == (2, "")
     assert err == "quorumctl: error: " + message.format(cfg=cfg) + "\n"
 
 
-def test_add_controller_unformatted_dir(capsys, tmp_path):
+def test_add_controller_unformatted_dir(cli, tmp_path):
     cfg = controller_config(tmp_path, 2, None, 19192)
-    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", "h:1", "--command-config", cfg,
+    code, out, err = cli("add-controller", "--bootstrap-controller", "h:1", "--command-config", cfg,
                              "--dry-run")
     assert code == 2
     assert err == f"quorumctl: error: Unable to read meta.properties from {tmp_path / 'c2'} (is the controller formatted?)\n"
 
 
-def test_add_controller_endpoint_resolution(capsys, tmp_path):
+def test_add_controller_endpoint_resolution(cli, tmp_path):
     # a wildcard host becomes localhost; advertised.listeners wins; IPv6 in brackets; names upper-cased
     cfg = controller_config(tmp_path, 5, D2, 9093, **{
         "listeners": "controller://:9093,REPL://0.0.0.0:9095",
@@ -212,7 +210,7 @@ def test_add_controller_endpoint_resolution(capsys, tmp_path):
         "metadata.log.dir": str(tmp_path / "c5"),
     })
     with bootstrapped() as c:
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", c.node_by_id(1).address,
+        code, out, err = cli("add-controller", "--bootstrap-controller", c.node_by_id(1).address,
                                  "--command-config", cfg, "--dry-run")
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == ("DRY RUN of adding controller 5 with directory id 4BuDMaJKttH3vcqDCog2og and "
@@ -221,35 +219,34 @@ def test_add_controller_endpoint_resolution(capsys, tmp_path):
                                     "catch up first, or AddRaftVoter times out")
 
 
-def test_add_controller_dry_run_validates(capsys, tmp_path):
+def test_add_controller_dry_run_validates(cli, tmp_path):
     """--dry-run sends no AddRaftVoter but asks the quorum what the leader would
     check: it must answer, the controller must belong to it, its id must be free."""
-    from test_describe_errors import closed_port
     gone = f"127.0.0.1:{closed_port()}"
     c1 = controller_config(tmp_path, 1, D1, 19191)
     c5 = controller_config(tmp_path, 5, D2, 19195)
     (tmp_path / "c5" / "meta.properties").write_text(
         (tmp_path / "c5" / "meta.properties").read_text().replace(CID, "MvDxzVmcRsaTz33bUuZ-CQ"))
-    code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", gone, "--command-config", c1,
+    code, out, err = cli("add-controller", "--bootstrap-controller", gone, "--command-config", c1,
                              "--dry-run")
     assert (code, out) == (3, "") and err == (f"quorumctl: error: cannot connect to {gone}: connection refused "
                                               "(nothing listens on that port)\n")
     with bootstrapped() as c:
         ctl = c.node_by_id(1).address
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c1,
+        code, out, err = cli("add-controller", "--bootstrap-controller", ctl, "--command-config", c1,
                                  "--dry-run")
         assert (code, out, err) == (1, "", "quorumctl: error: controller 1 is already a voter (voters 1): the "
                                            "leader would refuse it with DUPLICATE_VOTER\n")
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", ctl, "--command-config", c5,
+        code, out, err = cli("add-controller", "--bootstrap-controller", ctl, "--command-config", c5,
                                  "--dry-run", "-o", "json")
         assert (code, out) == (1, "")
         assert err == (f"quorumctl: error: {tmp_path}/c5/meta.properties: cluster.id MvDxzVmcRsaTz33bUuZ-CQ is "
                        f"not the quorum's ({CID}): this controller was formatted for another cluster\n")
-        assert not [r for r in c.requests if r[1] == M.ADD_RAFT_VOTER]   # a dry run sends nothing
+        assert not [r for r in c.requests if r[1] == messages.ADD_RAFT_VOTER]   # a dry run sends nothing
 
 
 @needs_shared
-def test_dry_run_on_the_real_39_fixture(capsys, tmp_path):
+def test_dry_run_on_the_real_39_fixture(cli, tmp_path):
     """c2.properties of the 3.9 sample, pointed at the real formatted dir of controller 2."""
     data = FIXTURES / "data" / "c2"
     if not (data / "meta.properties").is_file():
@@ -259,7 +256,7 @@ def test_dry_run_on_the_real_39_fixture(capsys, tmp_path):
                    .replace("node.id=1", "node.id=2").replace("19191", "19192")
                    .replace("log.dirs=/var/lib/kafka39/scratch/c1", f"log.dirs={data}"))
     with bootstrapped() as c:   # the sample's quorum: 2 observes, 1 is the only voter
-        code, out, err = run_cli(capsys, "add-controller", "--bootstrap-controller", c.node_by_id(1).address,
+        code, out, err = cli("add-controller", "--bootstrap-controller", c.node_by_id(1).address,
                                  "--command-config", str(cfg), "--dry-run")
     expected = next(o for cmd, o in sample_blocks(SAMPLES / "quorum-3.9.0.txt")
                     if "c2.properties add-controller --dry-run" in cmd)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from quorumctl.records.batch import BatchReader, reencode_batch
-from quorumctl.storage import filekinds as K
+from quorumctl.storage import filekinds
 from quorumctl.storage.verify import scan_batches, verify_paths
 from samples import CORPUS, FIXTURES
 
@@ -45,7 +45,7 @@ def test_statistics_equal_catalog(repo):
     for f in FILES:
         if not f["local"].startswith(repo + "/"):
             continue
-        rep = scan_batches(str(CORPUS / f["local"]), contiguous=K.is_metadata_path(f["local"]), deep=True)
+        rep = scan_batches(str(CORPUS / f["local"]), contiguous=filekinds.is_metadata_path(f["local"]), deep=True)
         got = {k: rep.stats[k] for k in KEYS}
         want = {k: f["stats"].get(k) for k in KEYS}
         assert got == want, f["local"]

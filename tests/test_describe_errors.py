@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from quorumctl.protocol import messages as M
-from quorumctl.testing.sim import SimulatedCluster, replica
+from quorumctl.protocol import messages
+from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 
-from test_describe_samples import run_cli
 
 
 def make_cluster(profile="3.9", leader=1, **kw) -> SimulatedCluster:
@@ -26,9 +25,7 @@ def make_cluster(profile="3.9", leader=1, **kw) -> SimulatedCluster:
     c = SimulatedCluster("rTcAzcTXQpG_6c1zYns8Xw", leader_id=leader, leader_epoch=4, high_watermark=84,
                          voters=[replica(i, 84, now - 10 * i, now - 10 * i, None) for i in (1, 2, 3)],
                          observers=[replica(4, 84, now - 5, now - 5)], **kw)
-    for i in (1, 2, 3):
-        c.add_controller(i, profile=profile)
-    c.add_broker(4, profile=profile)
+    c.add_nodes(profile=profile)
     return c
 
 
@@ -39,28 +36,20 @@ def one_line_error(err: str) -> str:
     return err[len("quorumctl: error: "):-1]
 
 
-def closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def test_port_closed(capsys):
+def test_port_closed(cli):
     port = closed_port()
-    code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "3")
+    code, out, err = cli("describe", "status", "--bootstrap-server", f"127.0.0.1:{port}", "--timeout", "3")
     assert code == 3 and out == ""
     assert one_line_error(err) == f"cannot connect to 127.0.0.1:{port}: connection refused (nothing listens on that port)"
 
 
-def test_host_that_accepts_and_never_answers(capsys):
+def test_host_that_accepts_and_never_answers(cli):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     s.listen(8)   # the kernel completes the handshake; nobody ever reads
     try:
         port = s.getsockname()[1]
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-controller", f"127.0.0.1:{port}",
+        code, out, err = cli("describe", "replication", "--bootstrap-controller", f"127.0.0.1:{port}",
                                  "--timeout", "0.8")
     finally:
         s.close()
@@ -68,107 +57,107 @@ def test_host_that_accepts_and_never_answers(capsys):
     assert re.fullmatch(rf"127\.0\.0\.1:{port} did not answer ApiVersions within 0\.\d s", one_line_error(err))
 
 
-@pytest.mark.parametrize("api", [M.API_VERSIONS, M.DESCRIBE_QUORUM])
-def test_server_closes_mid_response(capsys, api):
+@pytest.mark.parametrize("api", [messages.API_VERSIONS, messages.DESCRIBE_QUORUM])
+def test_server_closes_mid_response(cli, api):
     with make_cluster() as c:
         b = c.brokers()[0]
         b.set_fault("truncate", api)
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address, "--timeout", "3")
-    name = M.api_name(api)
+        code, _, err = cli("describe", "status", "--bootstrap-server", b.address, "--timeout", "3")
+    name = messages.api_name(api)
     assert code == 3
     assert re.fullmatch(rf"{re.escape(b.address)} closed the connection in the middle of the {name} response "
                         rf"\(\d+ of \d+ bytes\)", one_line_error(err))
 
 
-def test_garbage_body(capsys):
+def test_garbage_body(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("garbage", M.DESCRIBE_QUORUM)
-        code, _, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", b.address)
+        b.set_fault("garbage", messages.DESCRIBE_QUORUM)
+        code, _, err = cli("describe", "replication", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err).startswith(f"{b.address} sent a DescribeQuorum v2 answer that does not decode: ")
 
 
-def test_garbage_bytes_not_a_frame(capsys):
+def test_garbage_bytes_not_a_frame(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
         b.set_fault("noise")   # an HTTP answer to our ApiVersions
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
+        code, _, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     # "HTTP" read as a big-endian int32 size
     assert one_line_error(err) == (f"{b.address} sent an ApiVersions response claiming {0x48545450} bytes "
                                    "(limit 64 MiB, minimum 4): not a Kafka listener, or a TLS/PLAINTEXT mismatch")
 
 
-def test_response_claiming_2gb(capsys):
+def test_response_claiming_2gb(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("huge", M.DESCRIBE_QUORUM)
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address, "--timeout", "3")
+        b.set_fault("huge", messages.DESCRIBE_QUORUM)
+        code, _, err = cli("describe", "status", "--bootstrap-server", b.address, "--timeout", "3")
     assert code == 3
     assert one_line_error(err) == (f"{b.address} sent a DescribeQuorum response claiming 2147483647 bytes "
                                    "(limit 64 MiB, minimum 4): not a Kafka listener, or a TLS/PLAINTEXT mismatch")
 
 
-def test_old_server_without_describe_quorum(capsys):
+def test_old_server_without_describe_quorum(cli):
     with make_cluster(profile="2.7") as c:
         b = c.brokers()[0]
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
+        code, _, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err) == (f"{b.address} does not support DescribeQuorum (API 55): not a KRaft "
                                    "cluster, or Kafka older than 2.8")
     # the cluster id came from Metadata (no DescribeCluster before 2.8)
-    assert (4, M.METADATA, 9) in c.requests
+    assert (4, messages.METADATA, 9) in c.requests
 
 
-def test_bootstrap_controller_pointed_at_a_broker(capsys):
+def test_bootstrap_controller_pointed_at_a_broker(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", b.address)
+        code, _, err = cli("describe", "status", "--bootstrap-controller", b.address)
     assert code == 2
     assert one_line_error(err) == f"{b.address} is a broker, not a controller: use --bootstrap-server {b.address}"
 
 
-def test_bootstrap_server_pointed_at_a_controller(capsys):
+def test_bootstrap_server_pointed_at_a_controller(cli):
     with make_cluster() as c:
         a = c.node_by_id(1).address
-        code, _, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", a)
+        code, _, err = cli("describe", "replication", "--bootstrap-server", a)
     assert code == 2
     assert one_line_error(err) == (f"{a} is a KRaft controller, not a broker (it does not serve Metadata): "
                                    f"use --bootstrap-controller {a}")
 
 
-def test_mismatched_endpoint_type_answer_is_understood(capsys):
+def test_mismatched_endpoint_type_answer_is_understood(cli):
     # a broker that (unlike Kafka's) omits Metadata from ApiVersions still says MISMATCHED_ENDPOINT_TYPE
     with make_cluster() as c:
         b = c.brokers()[0]
-        del b.apis[M.METADATA]
+        del b.apis[messages.METADATA]
         b.role = "broker"
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", b.address)
+        code, _, err = cli("describe", "status", "--bootstrap-controller", b.address)
     assert code == 2 and "is a broker, not a controller" in one_line_error(err)
 
 
-def test_not_leader_with_hint_is_followed(capsys):
+def test_not_leader_with_hint_is_followed(cli):
     # controller 1 has a stale view (names 3); 3 is not the leader but names 2
     with make_cluster(leader=2) as c:
         c.node_by_id(1).leader_view = 3
         c.node_by_id(3).not_leader_hint = True
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
+        code, out, err = cli("describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
                                  "--output", "json", "--timeout", "5")
     assert (code, err) == (0, "")
     import json
     doc = json.loads(out)
     assert doc["leaderId"] == 2 and doc["source"] == c.node_by_id(2).address
-    dq = [(n, v) for n, k, v in c.requests if k == M.DESCRIBE_QUORUM]
+    dq = [(n, v) for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM]
     assert dq == [(3, 2), (2, 2)]   # straight from the hint, no rediscovery
 
 
-def test_not_leader_without_hint_retries_then_fails(capsys):
+def test_not_leader_without_hint_retries_then_fails(cli):
     with make_cluster(leader=2) as c:
         c.node_by_id(1).leader_view = 3     # stale forever, and 3 gives no hint (as Kafka 3.9)
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
+        code, _, err = cli("describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
                                "--timeout", "1")
-        tries = sum(1 for n, k, v in c.requests if k == M.DESCRIBE_QUORUM)
+        tries = sum(1 for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM)
     assert code == 3
     msg = one_line_error(err)
     assert re.fullmatch(rf"DescribeQuorum: gave up after [01]\.\d s: {re.escape(c.node_by_id(3).address)} answered "
@@ -176,13 +165,13 @@ def test_not_leader_without_hint_retries_then_fails(capsys):
     assert tries >= 3   # backoff 100, 200, 400 ms... within 1 s
 
 
-def test_not_leader_without_hint_recovers_when_the_view_does(capsys):
+def test_not_leader_without_hint_recovers_when_the_view_does(cli):
     with make_cluster(leader=2) as c:
         c.node_by_id(1).leader_view = 3
         t = threading.Timer(0.25, lambda: setattr(c.node_by_id(1), "leader_view", None))
         t.start()
         try:
-            code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller",
+            code, out, err = cli("describe", "status", "--bootstrap-controller",
                                      c.node_by_id(1).address, "--timeout", "5")
         finally:
             t.cancel()
@@ -191,36 +180,36 @@ def test_not_leader_without_hint_recovers_when_the_view_does(capsys):
 
 
 @pytest.mark.parametrize("top", [False, True])
-def test_unknown_error_code(capsys, top):
+def test_unknown_error_code(cli, top):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("error", M.DESCRIBE_QUORUM, (9999, None, top))
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
+        b.set_fault("error", messages.DESCRIBE_QUORUM, (9999, None, top))
+        code, _, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err) == f"{b.address} answered DescribeQuorum with an unknown error code 9999"
 
 
-def test_known_non_retriable_error_with_message(capsys):
+def test_known_non_retriable_error_with_message(cli):
     with make_cluster() as c:
         b = c.brokers()[0]
-        b.set_fault("error", M.DESCRIBE_QUORUM, (31, "Cluster authorization failed.", True))
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
+        b.set_fault("error", messages.DESCRIBE_QUORUM, (31, "Cluster authorization failed.", True))
+        code, _, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert code == 3
     assert one_line_error(err) == (f"{b.address} answered DescribeQuorum with CLUSTER_AUTHORIZATION_FAILED: "
                                    "Cluster authorization failed.")
 
 
-def test_no_leader_known(capsys):
+def test_no_leader_known(cli):
     with make_cluster(leader=-1) as c:
         a = c.node_by_id(2).address
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", a, "--timeout", "0.7")
+        code, _, err = cli("describe", "status", "--bootstrap-controller", a, "--timeout", "0.7")
     assert code == 3
     assert re.fullmatch(rf"DescribeCluster: gave up after 0\.\d s: {re.escape(a)} knows no active controller "
                         r"\(ControllerId -1\): the quorum may have no leader; `quorumctl describe health` probes "
                         r"every controller", one_line_error(err))
 
 
-def test_no_leader_known_when_the_last_retry_starts_too_late(capsys, monkeypatch):
+def test_no_leader_known_when_the_last_retry_starts_too_late(cli, monkeypatch):
     # a loaded machine oversleeps the backoff past the deadline: the next try
     # finds no time left, and the error must still say why we were retrying
     import time as real_time
@@ -230,43 +219,43 @@ def test_no_leader_known_when_the_last_retry_starts_too_late(capsys, monkeypatch
     monkeypatch.setattr(client, "time", oversleep)
     with make_cluster(leader=-1) as c:
         a = c.node_by_id(2).address
-        code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", a, "--timeout", "0.7")
+        code, _, err = cli("describe", "status", "--bootstrap-controller", a, "--timeout", "0.7")
     assert code == 3
     assert re.fullmatch(rf"DescribeCluster: gave up after 1\.\d s: {re.escape(a)} knows no active controller "
                         r"\(ControllerId -1\): the quorum may have no leader; `quorumctl describe health` probes "
                         r"every controller", one_line_error(err))
 
 
-def test_broker_forwarding_to_a_silent_leader(capsys):
+def test_broker_forwarding_to_a_silent_leader(cli):
     with make_cluster() as c:
         c.silence(1)
         b = c.brokers()[0]
-        code, _, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", b.address, "--timeout", "0.8")
+        code, _, err = cli("describe", "replication", "--bootstrap-server", b.address, "--timeout", "0.8")
     assert code == 3
     assert re.fullmatch(rf"{re.escape(b.address)} did not answer DescribeQuorum within 0\.\d+ s \(the broker "
                         r"forwards DescribeQuorum to the active controller: the quorum may have no leader; "
                         r"`quorumctl describe health` probes every controller\)", one_line_error(err))
 
 
-def test_failover_to_the_next_bootstrap_server(capsys):
+def test_failover_to_the_next_bootstrap_server(cli):
     port = closed_port()
     with make_cluster() as c:
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server",
+        code, out, err = cli("describe", "status", "--bootstrap-server",
                                  f"127.0.0.1:{port},{c.brokers()[0].address}")
     assert (code, err) == (0, "") and "LeaderId:               1\n" in out
 
 
-def test_no_bootstrap_server_reachable(capsys):
+def test_no_bootstrap_server_reachable(cli):
     p1, p2 = closed_port(), closed_port()
-    code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", f"127.0.0.1:{p1},127.0.0.1:{p2}")
+    code, _, err = cli("describe", "status", "--bootstrap-controller", f"127.0.0.1:{p1},127.0.0.1:{p2}")
     assert code == 3
     assert one_line_error(err) == (f"could not reach any bootstrap server: cannot connect to 127.0.0.1:{p1}: "
                                    f"connection refused (nothing listens on that port); cannot connect to "
                                    f"127.0.0.1:{p2}: connection refused (nothing listens on that port)")
 
 
-def test_unresolvable_host(capsys):
-    code, _, err = run_cli(capsys, "describe", "status", "--bootstrap-server", "no-such-host.invalid:9092")
+def test_unresolvable_host(cli):
+    code, _, err = cli("describe", "status", "--bootstrap-server", "no-such-host.invalid:9092")
     assert code == 3
     assert one_line_error(err).startswith("cannot resolve host 'no-such-host.invalid': ")
 
@@ -282,18 +271,18 @@ def test_unresolvable_host(capsys):
      "command config /nonexistent/admin.properties does not exist"),
     (["--bootstrap-server", "h:1", "--timeout", "0"], "--timeout must be positive, not 0"),
 ])
-def test_usage_errors(capsys, args, message):
-    code, out, err = run_cli(capsys, "describe", "status", *args)
+def test_usage_errors(cli, args, message):
+    code, out, err = cli("describe", "status", *args)
     assert (code, out) == (2, "")
     assert one_line_error(err) == message
 
 
-def test_describe_quorum_v0_server(capsys):
+def test_describe_quorum_v0_server(cli):
     """A server that only speaks DescribeQuorum v0: no timestamps, no directory ids."""
     import json
     with make_cluster(profile="3.0", leader=2) as c:
         a = c.brokers()[0].address
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", a)
+        code, out, err = cli("describe", "status", "--bootstrap-server", a)
         assert (code, err) == (0, "")
         assert out == ("ClusterId:              rTcAzcTXQpG_6c1zYns8Xw\nLeaderId:               2\n"
                        "LeaderEpoch:            4\nHighWatermark:          84\nMaxFollowerLag:         0\n"
@@ -301,17 +290,17 @@ def test_describe_quorum_v0_server(capsys):
                        'CurrentVoters:          [{"id": 1}, {"id": 2}, '
                        '{"id": 3}]\n'
                        'CurrentObservers:       [{"id": 4}]\n')
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", a)
+        code, out, err = cli("describe", "replication", "--bootstrap-server", a)
         assert out.splitlines()[1].split("\t") == ["2     ", "AAAAAAAAAAAAAAAAAAAAAA", "84          ", "0  ",
                                                    "-1                ", "-1                   ", "Leader  ", ""]
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", a, "-o", "json")
+        code, out, err = cli("describe", "replication", "--bootstrap-server", a, "-o", "json")
         doc = json.loads(out)
         assert doc["describeQuorumVersion"] == 0
         assert [(r["nodeId"], r["status"], r["lastFetchTimestamp"]) for r in doc["replicas"]] == \
             [(2, "Leader", None), (1, "Follower", None), (3, "Follower", None), (4, "Observer", None)]
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", a, "-o", "json")
+        code, out, err = cli("describe", "status", "--bootstrap-server", a, "-o", "json")
         assert json.loads(out)["maxFollowerLagTimeMs"] is None
-    assert {(k, v) for n, k, v in c.requests if k == M.DESCRIBE_QUORUM} == {(55, 0)}
+    assert {(k, v) for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM} == {(55, 0)}
 
 
 def test_entry_point_in_a_subprocess():
@@ -330,26 +319,26 @@ def test_entry_point_in_a_subprocess():
     assert [line.split("\t")[0].strip() for line in p.stdout.splitlines()] == ["NodeId", "1", "2", "3", "4"]
 
 
-def test_cluster_id_from_metadata_when_describe_cluster_is_missing(capsys):
+def test_cluster_id_from_metadata_when_describe_cluster_is_missing(cli):
     with make_cluster(profile="3.0") as c:
         b = c.brokers()[0]
-        del b.apis[M.DESCRIBE_CLUSTER]
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b.address)
+        del b.apis[messages.DESCRIBE_CLUSTER]
+        code, out, err = cli("describe", "status", "--bootstrap-server", b.address)
     assert (code, err) == (0, "")
     assert out.startswith("ClusterId:              rTcAzcTXQpG_6c1zYns8Xw\n")
-    assert [(k, v) for n, k, v in c.requests if k in (M.METADATA, M.DESCRIBE_CLUSTER)] == [(M.METADATA, 11)]
+    assert [(k, v) for n, k, v in c.requests if k in (messages.METADATA, messages.DESCRIBE_CLUSTER)] == [(messages.METADATA, 11)]
 
 
-def test_bootstrap_controller_before_kip_919(capsys):
+def test_bootstrap_controller_before_kip_919(cli):
     with make_cluster(profile="3.0") as c:
         a = c.node_by_id(1).address
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", a)
+        code, out, err = cli("describe", "status", "--bootstrap-controller", a)
     assert code == 3
     assert one_line_error(err) == (f"{a} does not support DescribeCluster v1 (Kafka 3.7+ controllers do): "
                                    "use --bootstrap-server with a broker")
 
 
-def test_a_hung_first_bootstrap_address_does_not_starve_the_next(capsys):
+def test_a_hung_first_bootstrap_address_does_not_starve_the_next(cli):
     # A controller whose JVM hangs accepts connections and never answers: with
     # two addresses each gets half of the --timeout, so the second still answers.
     s = socket.socket()
@@ -357,7 +346,7 @@ def test_a_hung_first_bootstrap_address_does_not_starve_the_next(capsys):
     s.listen(8)
     try:
         with make_cluster() as c:
-            code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller",
+            code, out, err = cli("describe", "status", "--bootstrap-controller",
                                      f"127.0.0.1:{s.getsockname()[1]},{c.controllers()[0].address}",
                                      "--timeout", "2")
     finally:

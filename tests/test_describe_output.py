@@ -14,11 +14,10 @@ import time
 from pathlib import Path
 
 from quorumctl.protocol.quorum import quorum_from_partition
-from quorumctl.render import quorum as R
+from quorumctl.render import quorum as render_quorum
 from quorumctl.testing.scenarios import demo_cluster
 from quorumctl.testing.sim import SimulatedCluster, node, replica
 
-from test_describe_samples import run_cli
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 D1, D2, D3, D4 = "DfqkWOlJTZ-abG8pUGocIA", "4BuDMaJKttH3vcqDCog2og", "eAmx4J3YZ63RPobrVgXBAw", "Ft5irZuen_hAwkaw5_cxsg"
@@ -33,15 +32,13 @@ def lagging() -> SimulatedCluster:
                          [replica(4, 210, T0 - 80, T0 - 80, D4)],
                          [node(1, ("CONTROLLER", "localhost", 19191)), node(2, ("CONTROLLER", "::1", 19192)),
                           node(3, ("CONTROLLER", "localhost", 19193))])
-    for i in (1, 2, 3):
-        c.add_controller(i)
-    c.add_broker(4)
+    c.add_nodes()
     return c
 
 
-def test_status_json(capsys):
+def test_status_json(cli):
     with lagging() as c:
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-controller", c.node_by_id(2).address,
+        code, out, err = cli("describe", "status", "--bootstrap-controller", c.node_by_id(2).address,
                                  "-o", "json")
     assert (code, err) == (0, "")
     doc = json.loads(out)
@@ -60,9 +57,9 @@ def test_status_json(capsys):
     assert out.endswith("}\n") and out.count("\n") == 1     # one compact JSON document
 
 
-def test_replication_json(capsys):
+def test_replication_json(cli):
     with lagging() as c:
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", c.brokers()[0].address,
+        code, out, err = cli("describe", "replication", "--bootstrap-server", c.brokers()[0].address,
                                  "-o", "json")
     assert (code, err) == (0, "")
     doc = json.loads(out)
@@ -89,7 +86,7 @@ def _quorum(**kw):
 
 def test_replication_table_highlights_lagging_and_dead_replicas():
     from rich.console import Console
-    t = R.replication_table(_quorum(), T0 + 500)
+    t = render_quorum.replication_table(_quorum(), T0 + 500)
     assert [row.style for row in t.rows] == ["bold green", "yellow", "red", ""]
     console = Console(record=True, width=220, color_system=None)
     console.print(t)
@@ -102,42 +99,42 @@ def test_replication_table_highlights_lagging_and_dead_replicas():
 def test_status_table():
     from rich.console import Console
     console = Console(record=True, width=200, color_system=None)
-    console.print(R.status_table(_quorum(), T0))
+    console.print(render_quorum.status_table(_quorum(), T0))
     text = console.export_text()
     for needle in ("Cluster id", CID, "Leader", "1 (epoch 4)", "Max follower lag", "90", "9100 ms",
                    "CONTROLLER://localhost:19191", "DescribeQuorum v2"):
         assert needle in text
 
 
-def test_table_through_the_cli(capsys, monkeypatch):
+def test_table_through_the_cli(cli, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     with lagging() as c:
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", c.brokers()[0].address,
+        code, out, err = cli("describe", "replication", "--bootstrap-server", c.brokers()[0].address,
                                  "-o", "table")
     assert (code, err) == (0, "")
     assert "Replication of __cluster_metadata-0" in out and "Follower" in out and D3 in out
 
 
-def test_leader_not_among_voters(capsys):
+def test_leader_not_among_voters(cli):
     # Kafka's tool throws NoSuchElementException here; quorumctl still shows what it knows
     q = _quorum(leaderId=7)
-    assert R.status_text(q).splitlines()[4:6] == ["MaxFollowerLag:         unknown", "MaxFollowerLagTimeMs:   unknown"]
-    lines = R.replication_text(q).splitlines()
+    assert render_quorum.status_text(q).splitlines()[4:6] == ["MaxFollowerLag:         unknown", "MaxFollowerLagTimeMs:   unknown"]
+    lines = render_quorum.replication_text(q).splitlines()
     assert [line.split("\t")[6].strip() for line in lines[1:]] == ["Follower"] * 3 + ["Observer"]
     assert [line.split("\t")[3].strip() for line in lines[1:]] == ["unknown"] * 4
-    assert R.status_doc(q, T0)["maxFollowerLag"] is None
+    assert render_quorum.status_doc(q, T0)["maxFollowerLag"] is None
     # ... and when the leader is an observer (removing itself), it is found there
     q2 = _quorum(leaderId=4)
-    assert [(r.status, r.lag) for r in R.replication_rows(q2)] == \
+    assert [(r.status, r.lag) for r in render_quorum.replication_rows(q2)] == \
         [("Leader", 0), ("Follower", 0), ("Follower", 5), ("Follower", 90)]
     with SimulatedCluster(CID, 7, 4, 200, [replica(1, 10, T0, T0)], []) as c:
         c.add_broker(4).start()
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", c.brokers()[0].address)
+        code, out, err = cli("describe", "status", "--bootstrap-server", c.brokers()[0].address)
     assert code == 0
     assert err == "warning: leader 7 is not among the voters or observers; lag values are unknown\n"
 
 
-def test_human_readable_clock_drift_warns_instead_of_failing(capsys):
+def test_human_readable_clock_drift_warns_instead_of_failing(cli):
     from quorumctl.render.quorum import clock_drift, replication_text
     q = _quorum()
     now = T0 - 1000     # the leader's clock is 1 s ahead of ours
@@ -257,6 +254,6 @@ def test_watch_table_renders_and_stops_cleanly():
     assert "Replication of __cluster_metadata-0" in out
 
 
-def test_watch_must_be_positive(capsys):
-    code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", "h:1", "--watch", "0")
+def test_watch_must_be_positive(cli):
+    code, out, err = cli("describe", "status", "--bootstrap-server", "h:1", "--watch", "0")
     assert code == 2 and err == "quorumctl: error: --watch must be a positive number of seconds, not 0\n"

@@ -18,19 +18,15 @@ real. kafka39_to_41 then applies 4.1's change.
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from quorumctl.protocol.quorum import quorum_from_partition
 from quorumctl.render.quorum import replication_text
+from samples import SAMPLES, needs_shared, sample_blocks
 from quorumctl.testing.sim import SimulatedCluster, node, replica
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-SAMPLES = SHARED / "reference" / "samples"
-needs_shared = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/reference/samples is absent")
 
 CID37 = "XFBpci3ORzK2hz44Gtmrwg"
 CID39 = "rTcAzcTXQpG_6c1zYns8Xw"
@@ -61,6 +57,11 @@ class Scenario:
     extra: dict = field(default_factory=dict)
 
 
+# kafka-metadata-quorum's replication table header, cells padded as it pads them
+HEADER = ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
+          "LastCaughtUpTimestamp", "Status  "]
+
+
 def T(*rows):
     return "".join("\t".join(r) + "\t\n" for r in rows)
 
@@ -86,8 +87,7 @@ SCENARIOS = [
              dict(cluster_id=CID37, leader_id=1, leader_epoch=2, high_watermark=55,
                   voters=[R(1, 55, 1795305198385), R(2, 55, 1795305198279), R(3, 55, 1795305198267)],
                   observers=[R(4, 55, 1795305198267)]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["1     ", Z, "55          ", "0  ", "1795305198385     ", "1795305198385        ", "Leader  "],
                ["2     ", Z, "55          ", "0  ", "1795305198279     ", "1795305198279        ", "Follower"],
                ["3     ", Z, "55          ", "0  ", "1795305198267     ", "1795305198267        ", "Follower"],
@@ -110,8 +110,7 @@ SCENARIOS = [
              dict(cluster_id=CID37, leader_id=1, leader_epoch=2, high_watermark=65,
                   voters=[R(1, 65, 1795305203414), R(2, 65, 1795305203252), R(3, 65, 1795305203289)],
                   observers=[R(4, 65, 1795305203247)]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["1     ", Z, "65          ", "0  ", "1795305203414     ", "1795305203414        ", "Leader  "],
                ["2     ", Z, "65          ", "0  ", "1795305203252     ", "1795305203252        ", "Follower"],
                ["3     ", Z, "65          ", "0  ", "1795305203289     ", "1795305203289        ", "Follower"],
@@ -135,8 +134,7 @@ SCENARIOS = [
                   voters=[R(1, 332, 1795305337310), R(2, 332, 1795305336913),
                           R(3, 299, 1795305320901, 1795305320409)],
                   observers=[R(4, 332, 1795305336915)]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["1     ", Z, "332         ", "0  ", "1795305337310     ", "1795305337310        ", "Leader  "],
                ["2     ", Z, "332         ", "0  ", "1795305336913     ", "1795305336913        ", "Follower"],
                ["3     ", Z, "299         ", "33 ", "1795305320901     ", "1795305320409        ", "Follower"],
@@ -172,8 +170,7 @@ SCENARIOS = [
              dict(cluster_id=CID37, leader_id=1, leader_epoch=8, high_watermark=430,
                   voters=[R(1, 430, 1795305415376), R(2, 430, 1795305414935), R(3, 430, 1795305414953)],
                   observers=[R(4, 430, 1795305414936)]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["1     ", Z, "430         ", "0  ", "1795305415376     ", "1795305415376        ", "Leader  "],
                ["2     ", Z, "430         ", "0  ", "1795305414935     ", "1795305414935        ", "Follower"],
                ["3     ", Z, "430         ", "0  ", "1795305414953     ", "1795305414953        ", "Follower"],
@@ -196,8 +193,7 @@ SCENARIOS = [
              dict(cluster_id=CIDT, leader_id=3, leader_epoch=1, high_watermark=38,
                   voters=[R(1, 38, 1795306262513), R(2, 38, 1795306262510), R(3, 38, 1795306262609)],
                   observers=[R(4, 38, 1795306262507)]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["3     ", Z, "38          ", "0  ", "1795306262609     ", "1795306262609        ", "Leader  "],
                ["1     ", Z, "38          ", "0  ", "1795306262513     ", "1795306262513        ", "Follower"],
                ["2     ", Z, "38          ", "0  ", "1795306262510     ", "1795306262510        ", "Follower"],
@@ -233,8 +229,7 @@ SCENARIOS = [
                   voters=[R(1, 56, 1795305684314, did=D1)],
                   observers=[R(4, 56, 1795305683997, did=D4), R(2, 56, 1795305684002, did=D2),
                              R(3, 56, 1795305683999, did=D3)], nodes=[EP[1]]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["1     ", D1, "56          ", "0  ", "1795305684314     ", "1795305684314        ", "Leader  "],
                ["4     ", D4, "56          ", "0  ", "1795305683997     ", "1795305683997        ", "Observer"],
                ["2     ", D2, "56          ", "0  ", "1795305684002     ", "1795305684002        ", "Observer"],
@@ -259,8 +254,7 @@ SCENARIOS = [
                   voters=[R(1, 84, 1795305697138, did=D1), R(2, 84, 1795305697013, did=D2),
                           R(3, 84, 1795305697017, did=D3)],
                   observers=[R(4, 84, 1795305697013, did=D4)], nodes=[EP[1], EP[2], EP[3]]),
-             T(["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp",
-                "LastCaughtUpTimestamp", "Status  "],
+             T(HEADER,
                ["1     ", D1, "84          ", "0  ", "1795305697138     ", "1795305697138        ", "Leader  "],
                ["2     ", D2, "84          ", "0  ", "1795305697013     ", "1795305697013        ", "Follower"],
                ["3     ", D3, "84          ", "0  ", "1795305697017     ", "1795305697017        ", "Follower"],
@@ -299,59 +293,27 @@ SCENARIOS = [
 
 def start_cluster(sc: Scenario) -> SimulatedCluster:
     c = SimulatedCluster(**sc.state)
-    for i in (1, 2, 3):
-        c.add_controller(i, profile=sc.profile)
-    c.add_broker(4, profile=sc.profile)
+    c.add_nodes(profile=sc.profile)
     return c
 
 
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    """The real entry point (quorumctl.cli.main:main), in-process."""
-    from quorumctl.cli.main import main
-    old = sys.argv
-    sys.argv = ["quorumctl", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv = old
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def describe(capsys, sc: Scenario, *extra) -> tuple[int, str, str]:
+def describe(cli, sc: Scenario, *extra) -> tuple[int, str, str]:
     with start_cluster(sc) as c:
         if sc.via == "server":
             flag, addr = "--bootstrap-server", c.brokers()[0].address
         else:
             flag, addr = "--bootstrap-controller", c.node_by_id(sc.via_node).address
-        return run_cli(capsys, "describe", sc.command, flag, addr, "--output", "text", "--timeout", "5", *extra)
+        return cli("describe", sc.command, flag, addr, "--output", "text", "--timeout", "5", *extra)
 
 
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_text_output_matches_kafka(capsys, sc):
-    code, out, err = describe(capsys, sc)
+def test_text_output_matches_kafka(cli, sc):
+    code, out, err = describe(cli, sc)
     assert (code, err) == (0, "")
     assert out == sc.expected
 
 
 # -- the same against the sample files themselves ----------------------------------------
-
-def sample_blocks(path: Path) -> list[tuple[str, str]]:
-    """(command line, output) for each `$ ...` in a transcript."""
-    blocks, cmd, out = [], None, []
-    for line in path.read_text().splitlines(keepends=True):
-        if line.startswith("$ "):
-            cmd, out = line[2:].rstrip("\n"), []
-        elif cmd is not None and line.startswith("[exit="):
-            blocks.append((cmd, "".join(out)))
-            cmd = None
-        elif cmd is not None:
-            out.append(line)
-    return blocks
-
 
 def _retab(rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -380,12 +342,12 @@ def kafka37_to_39(text: str) -> str:
 
 @needs_shared
 @pytest.mark.parametrize("sc", SCENARIOS, ids=[s.name for s in SCENARIOS])
-def test_text_output_matches_sample_file(capsys, sc):
+def test_text_output_matches_sample_file(cli, sc):
     cmd, sample = sample_blocks(SAMPLES / sc.sample)[sc.block]
     assert sc.cmd_fragment in cmd
     expected = kafka39_to_41(kafka37_to_39(sample) if sc.converted_from_37 else sample)
     assert expected == sc.expected      # the inline copy is faithful
-    code, out, _ = describe(capsys, sc)
+    code, out, _ = describe(cli, sc)
     assert code == 0 and out == expected
 
 
@@ -417,29 +379,25 @@ HR_CASES = [
 
 HR_EXPECTED = {
     "quorum-3.9.0.txt": T(
-        ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp",
-         "Status  "],
+        HEADER,
         ["1     ", D1, "58          ", "0  ", "6 ms ago          ", "6 ms ago             ", "Leader  "],
         ["4     ", D4, "58          ", "0  ", "198 ms ago        ", "198 ms ago           ", "Observer"],
         ["2     ", D2, "58          ", "0  ", "198 ms ago        ", "198 ms ago           ", "Observer"],
         ["3     ", D3, "58          ", "0  ", "197 ms ago        ", "197 ms ago           ", "Observer"]),
     "quorum-3.9.0-tool-vs-3.7.0-cluster.txt": T(
-        ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp",
-         "Status  "],
+        HEADER,
         ["3     ", Z, "40          ", "0  ", "9 ms ago          ", "10 ms ago            ", "Leader  "],
         ["1     ", Z, "40          ", "0  ", "12 ms ago         ", "12 ms ago            ", "Follower"],
         ["2     ", Z, "40          ", "0  ", "16 ms ago         ", "16 ms ago            ", "Follower"],
         ["4     ", Z, "40          ", "0  ", "16 ms ago         ", "16 ms ago            ", "Observer"]),
     "quorum-3.7.0.txt": T(
-        ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp",
-         "Status  "],
+        HEADER,
         ["1     ", Z, "59          ", "0  ", "12 ms ago         ", "12 ms ago            ", "Leader  "],
         ["2     ", Z, "59          ", "0  ", "225 ms ago        ", "225 ms ago           ", "Follower"],
         ["3     ", Z, "59          ", "0  ", "233 ms ago        ", "233 ms ago           ", "Follower"],
         ["4     ", Z, "59          ", "0  ", "235 ms ago        ", "235 ms ago           ", "Observer"]),
     "quorum-lag-3.7.0.txt": T(
-        ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp",
-         "Status  "],
+        HEADER,
         ["1     ", Z, "334         ", "0  ", "4 ms ago          ", "4 ms ago             ", "Leader  "],
         ["2     ", Z, "334         ", "0  ", "307 ms ago        ", "307 ms ago           ", "Follower"],
         ["3     ", Z, "299         ", "35 ", "17319 ms ago      ", "17811 ms ago         ", "Follower"],
@@ -472,13 +430,12 @@ def test_human_readable_matches_sample_file(case):
     assert replication_text(_hr_quorum(case, now), True, now) == expected
 
 
-def test_human_readable_through_the_cli(capsys):
+def test_human_readable_through_the_cli(cli):
     sc = next(s for s in SCENARIOS if s.name == "39-replication-one-voter")  # 3.9, via the broker
-    code, out, err = describe(capsys, sc, "--human-readable")
+    code, out, err = describe(cli, sc, "--human-readable")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split("\t")[:7] == ["NodeId", "DirectoryId           ", "LogEndOffset", "Lag",
-                                        "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status  "]
+    assert lines[0].split("\t")[:7] == HEADER
     cells = [line.split("\t") for line in lines[1:]]
     assert [c[0].strip() for c in cells] == ["1", "4", "2", "3"]
     for c in cells:

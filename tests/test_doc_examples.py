@@ -285,13 +285,12 @@ def workspace(path: Path) -> Path:
 
 # -- running ----------------------------------------------------------------------------
 
-def run(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+def run(cli, argv: list[str], cwd: Path) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `quorumctl ARGV` run in `cwd`."""
     if argv and argv[0] == "spark-export":
         r = subprocess.run([sys.executable, "-m", "quorumctl", *argv], cwd=cwd, capture_output=True,
                            text=True, timeout=300)
         return r.returncode, r.stdout, r.stderr
-    from storage_cli import cli
     old_cwd = os.getcwd()
     try:
         os.chdir(cwd)
@@ -305,7 +304,7 @@ def needs_shared(items: list) -> bool:
     return any(re.search(rf"(^|[\s=,]){re.escape(name)}/", text) for name in SHARED_LINKS)
 
 
-def run_document(doc: Path, cwd: Path, report):
+def run_document(cli, doc: Path, cwd: Path, report):
     """Run every example of `doc` in order; report(example, code, stdout, stderr) each."""
     quorums = Quorums()
     try:
@@ -316,7 +315,7 @@ def run_document(doc: Path, cwd: Path, report):
                 target.write_text(quorums.real(item.text))
                 continue
             argv = [quorums.real(a) for a in argv_of(item)]
-            code, out, err = run(argv, cwd)
+            code, out, err = run(cli, argv, cwd)
             report(item, code, quorums.documented(out), quorums.documented(err))
     finally:
         quorums.stop()
@@ -327,7 +326,7 @@ def _example_docs() -> list[Path]:
 
 
 @pytest.mark.parametrize("doc", _example_docs(), ids=lambda d: str(d.relative_to(REPO)))
-def test_examples(doc, tmp_path):
+def test_examples(cli, doc, tmp_path):
     items = parse(doc)
     if needs_shared(items) and not SHARED.is_dir():
         pytest.skip(f"{doc.name}: its examples read ../shared (Kafka's fixtures, the corpus), which is absent")
@@ -341,7 +340,7 @@ def test_examples(doc, tmp_path):
         diff = "\n".join(difflib.unified_diff(ex.expected, actual, "documented", "actual", lineterm=""))
         failures.append(f"{ex.where}: $ {ex.command}\n  exit {code} (documented: {ex.exit})\n{diff}")
 
-    run_document(doc, cwd, check)
+    run_document(cli, doc, cwd, check)
     assert not failures, "\n\n".join(failures)
 
 
@@ -497,6 +496,8 @@ def test_parsing_convention(tmp_path):
 
 if __name__ == "__main__":
     import tempfile
+
+    from conftest import _run as cli   # authoring runs outside pytest: the fixture's function
     for arg in sys.argv[1:]:
         with tempfile.TemporaryDirectory() as d:
             def show(ex, code, out, err, d=d):
@@ -504,4 +505,4 @@ if __name__ == "__main__":
                 sys.stdout.write((out + err).replace(d, "{{cwd}}"))
                 if code:
                     print(f"[exit {code}]")
-            run_document(Path(arg).resolve(), workspace(Path(d)), show)
+            run_document(cli, Path(arg).resolve(), workspace(Path(d)), show)

@@ -24,7 +24,7 @@ import pytest
 
 from hostile import (LAST_OFFSET_DELTA_AT, MAX_TIMESTAMP_AT, PRODUCER_ID_AT, BASE_TIMESTAMP_AT, plain_batch,
                      record_count_bomb, set_field)
-from quorumctl.records import compression as C
+from quorumctl.records import compression
 from quorumctl.records.batch import encode_batch
 
 MEMORY_LIMIT = 300 << 20
@@ -106,7 +106,7 @@ def test_record_count_bomb_every_codec(tmp_path, codec):
     # 1,000,000 seven-byte records, all at offset delta 0, in one batch (zstd: ~1 KB on disk);
     # the old code needed ~900 bytes per record for -o json and ~470 for --deep-iteration
     count = 1_000_000 if codec == "zstd" else 200_000
-    ld = write_log(tmp_path, codec, record_count_bomb(count, C.BY_NAME[codec]))
+    ld = write_log(tmp_path, codec, record_count_bomb(count, compression.BY_NAME[codec]))
     for args in offline_commands(ld):
         run(*args)
     assert_verify_flags(ld, f"recordCount {count} differs from lastOffsetDelta + 1 = 1")
@@ -117,7 +117,7 @@ def test_record_count_bomb_every_codec(tmp_path, codec):
 
 
 def test_deep_iteration_reports_the_first_gaps_only(tmp_path):
-    ld = write_log(tmp_path, "b", record_count_bomb(5000, C.ZSTD))
+    ld = write_log(tmp_path, "b", record_count_bomb(5000, compression.ZSTD))
     p = run("dump-log", "--deep-iteration", os.path.join(ld, "__cluster_metadata-0"))
     assert p.returncode == 1
     assert p.stderr.count("  0 is followed by 0") == 1000 and "  ... and 3999 more" in p.stderr
@@ -129,7 +129,7 @@ def test_deep_iteration_reports_the_first_gaps_only(tmp_path):
     (5, 2, False, "recordCount 5 does not fit the batch's 3 offsets"),            # a topic segment: more is wrong
 ])
 def test_record_count_against_offset_range(tmp_path, count, last_delta, contiguous, needle):
-    data = record_count_bomb(count, C.NONE, last_offset_delta=last_delta)
+    data = record_count_bomb(count, compression.NONE, last_offset_delta=last_delta)
     name = "__cluster_metadata-0" if contiguous else "topic-0"
     pdir = tmp_path / "ld" / name
     pdir.mkdir(parents=True)
@@ -143,7 +143,7 @@ def test_compacted_topic_batch_with_fewer_records_is_legal(tmp_path):
     recs = b"".join(bytes([0x0C, 0, 0, d * 2, 1, 1, 0]) for d in (0, 2, 4))
     from hostile import fix_crc
     import struct
-    data = bytearray(record_count_bomb(3, C.NONE))
+    data = bytearray(record_count_bomb(3, compression.NONE))
     data[61:] = recs
     struct.pack_into(">i", data, LAST_OFFSET_DELTA_AT, 4)
     pdir = tmp_path / "ld" / "topic-0"
@@ -335,7 +335,7 @@ def test_bootstrap_format_on_a_full_disk(tmp_path):
 
 def test_truncate_apply_on_a_full_disk(tmp_path):
     from quorumctl.storage.synth import B, write_replica
-    from storage_cli import tree
+    from logfiles import tree
     mnt = tmp_path / "mnt"
     if not _tmpfs(mnt):
         pytest.skip("cannot mount a tmpfs here (needs root); the injected ENOSPC test covers the writer")
@@ -354,11 +354,11 @@ def test_truncate_apply_on_a_full_disk(tmp_path):
 
 
 @pytest.mark.parametrize("err", [errno.ENOSPC, errno.EDQUOT])
-def test_truncate_apply_injected_out_of_space(tmp_path, monkeypatch, err):
+def test_truncate_apply_injected_out_of_space(cli, tmp_path, monkeypatch, err):
     """The same at the write layer, where no tmpfs can be mounted: every write fails."""
     from quorumctl.storage import fsutil
     from quorumctl.storage.synth import B, write_replica
-    from storage_cli import cli, tree
+    from logfiles import tree
     write_replica(str(tmp_path / "ld"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
     before = tree(tmp_path / "ld")
 
@@ -372,9 +372,8 @@ def test_truncate_apply_injected_out_of_space(tmp_path, monkeypatch, err):
     assert tree(tmp_path / "ld") == before and os.listdir(tmp_path / "ld.quorumctl-backup") == []
 
 
-def test_bootstrap_format_injected_out_of_space(tmp_path, monkeypatch):
+def test_bootstrap_format_injected_out_of_space(cli, tmp_path, monkeypatch):
     from quorumctl.storage import fsutil
-    from storage_cli import cli
     cfg = tmp_path / "c.properties"
     cfg.write_text(CONTROLLER.format(tmp_path / "ld"))
 
@@ -389,10 +388,9 @@ def test_bootstrap_format_injected_out_of_space(tmp_path, monkeypatch):
 
 # -- 6. a symlinked partition directory -----------------------------------------------------------
 
-def test_truncate_keeps_a_symlinked_partition_dir(tmp_path):
+def test_truncate_keeps_a_symlinked_partition_dir(cli, tmp_path):
     from quorumctl.storage.synth import B, write_replica
-    from quorumctl.storage import files as F
-    from storage_cli import cli
+    from quorumctl.storage import files as state_files
     pdir = write_replica(str(tmp_path / "ld"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
     (tmp_path / "vol2").mkdir()
     real = tmp_path / "vol2" / "meta-part"
@@ -401,7 +399,7 @@ def test_truncate_keeps_a_symlinked_partition_dir(tmp_path):
     code, out, err = cli("truncate", tmp_path / "ld", "--to-offset", 4, "--apply")
     assert code == 0, out + err
     assert os.path.islink(pdir) and os.readlink(pdir) == str(real)
-    assert F.read_epoch_checkpoint(str(real / "leader-epoch-checkpoint")) == [(1, 0), (2, 3)]
+    assert state_files.read_epoch_checkpoint(str(real / "leader-epoch-checkpoint")) == [(1, 0), (2, 3)]
     assert os.path.getsize(real / "00000000000000000000.log") == 376   # offsets 0..3 kept
     assert os.listdir(tmp_path / "vol2" / "ld.quorumctl-backup")       # the backup is beside the real dir
     code, out, err = cli("verify", "-o", "text", tmp_path / "ld")
@@ -417,9 +415,9 @@ def test_streamed_json_batches_are_whole_objects(tmp_path):
     from quorumctl.render.dumplog import Sink
     from quorumctl.records import batch as RB
     from quorumctl.render.dumplog import Options
-    empty = record_count_bomb(0, C.NONE, last_offset_delta=4)                   # compaction leaves these
-    many = record_count_bomb(3000, C.GZIP, base_offset=5, last_offset_delta=2999)
-    short = bytearray(record_count_bomb(2500, C.NONE, base_offset=3005, last_offset_delta=2499))
+    empty = record_count_bomb(0, compression.NONE, last_offset_delta=4)                   # compaction leaves these
+    many = record_count_bomb(3000, compression.GZIP, base_offset=5, last_offset_delta=2999)
+    short = bytearray(record_count_bomb(2500, compression.NONE, base_offset=3005, last_offset_delta=2499))
     from hostile import fix_crc
     short = fix_crc(short[:61 + 7 * 2000])                                   # claims 2500, holds 2000
     import struct

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from quorumctl.errors import InputError
 from quorumctl.records.batch import BatchReader, encode_batch
-from quorumctl.storage import indexes as I
+from quorumctl.storage import indexes
 from samples import CORPUS, FIXTURES, blocks
 
 STATIC = FIXTURES / "kafka-3.7.0-static"
@@ -68,37 +68,37 @@ def test_logical_end_stops_at_preallocated_zeros(tmp_path):
     log, bs = make_log(tmp_path, spec_simple())
     idx = write_index(tmp_path, [(bs[3][1], bs[3][2]), (bs[7][1], bs[7][2])], extra=bytes(1 << 20))
     tix = write_timeindex(tmp_path, [(bs[3][4], bs[3][1]), (bs[7][4], bs[7][1])], extra=bytes(12 * 90000))
-    assert I.read_offset_index(idx) == [(3, bs[3][2]), (7, bs[7][2])]
-    assert I.read_time_index(tix) == [(1030, 3), (1070, 7)]
-    s = I.scan_index(idx)
+    assert indexes.read_offset_index(idx) == [(3, bs[3][2]), (7, bs[7][2])]
+    assert indexes.read_time_index(tix) == [(1030, 3), (1070, 7)]
+    s = indexes.scan_index(idx)
     assert (s.entries, s.nonzero_entries, s.file_entries, s.end_position, s.after_end) == (2, 2, 131074, 16, 0)
-    assert I.check_offset_index(idx) == [] and I.check_time_index(tix) == []
+    assert indexes.check_offset_index(idx) == [] and indexes.check_time_index(tix) == []
 
 
 def test_all_zero_index_is_empty_and_base_offset_from_name(tmp_path):
     p = tmp_path / "00000000000000000500.index"
     p.write_bytes(bytes(8 * 100))
-    assert I.read_offset_index(str(p)) == []
+    assert indexes.read_offset_index(str(p)) == []
     p2 = tmp_path / "00000000000000000500.timeindex"
     p2.write_bytes(struct.pack(">qi", 77, 0) + bytes(24))   # a first entry at the base offset is real
-    assert I.read_time_index(str(p2)) == [(77, 500)]
+    assert indexes.read_time_index(str(p2)) == [(77, 500)]
     with pytest.raises(InputError, match="base offset"):
-        I.read_offset_index(str(tmp_path / "x.index"))
+        indexes.read_offset_index(str(tmp_path / "x.index"))
 
 
 def test_read_rejects_partial_entry_with_kafkas_text(tmp_path):
     p = write_index(tmp_path, [(5, 100)], extra=b"\x00\x01\x02")
     with pytest.raises(InputError) as e:
-        I.read_offset_index(p)
+        indexes.read_offset_index(p)
     assert str(e.value) == f"Index file {os.path.abspath(p)} is corrupt, found 11 bytes which is neither positive nor a multiple of 8"
     t = write_timeindex(tmp_path, [(1, 5)], extra=b"\x01")
     with pytest.raises(InputError, match=r"Time index file .* found 13 bytes .* multiple of 12$"):
-        I.read_time_index(t)
+        indexes.read_time_index(t)
 
 
 def test_missing_file_is_input_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
-        I.read_offset_index(str(tmp_path / "00000000000000000000.index"))
+        indexes.read_offset_index(str(tmp_path / "00000000000000000000.index"))
 
 
 # -- real fixtures and Kafka's transcripts -----------------------------------------
@@ -125,7 +125,7 @@ def test_dump_equals_kafka_transcript(name, where, block, monkeypatch):
     path = block.argv[block.argv.index("--files") + 1]
     verify = "--verify-index-only" in block.argv
     sanity = "--index-sanity-check" in block.argv
-    fn = I.dump_timeindex_lines if path.endswith(".timeindex") else I.dump_index_lines
+    fn = indexes.dump_timeindex_lines if path.endswith(".timeindex") else indexes.dump_index_lines
     out, err = fn(path, verify_only=verify, sanity_check=sanity)
     assert block.lines[0] == f"Dumping {path}"
     kafka = [line.replace("/var/lib/kafka/corrupt/", str(STATIC / "corrupt") + "/") for line in block.lines[1:]]
@@ -149,18 +149,18 @@ def test_snap1_preallocated_indexes_read_to_logical_end():
     idx = STATIC / "snap1" / "00000000000000000000.index"
     tix = STATIC / "snap1" / "00000000000000000000.timeindex"
     assert idx.stat().st_size == 10485760 and tix.stat().st_size == 10485756
-    assert I.read_offset_index(str(idx)) == [(55, 4167)]
-    assert I.read_time_index(str(tix)) == [(1795305198707, 55)]
-    s = I.scan_index(str(tix), time=True)
+    assert indexes.read_offset_index(str(idx)) == [(55, 4167)]
+    assert indexes.read_time_index(str(tix)) == [(1795305198707, 55)]
+    s = indexes.scan_index(str(tix), time=True)
     assert (s.entries, s.nonzero_entries, s.file_entries, s.remainder, s.after_end) == (1, 1, 873813, 0, 0)
-    assert I.check_offset_index(str(idx)) == [] and I.check_time_index(str(tix)) == []
+    assert indexes.check_offset_index(str(idx)) == [] and indexes.check_time_index(str(tix)) == []
 
 
 @needs_fixtures
 def test_c3_trimmed_index_has_the_14_entries_of_the_transcript():
     b = [b for b in blocks("dumplog-3.7.0-after-clean-shutdown.txt")
          if b.command.endswith("00000000000000000000.index")][0]
-    got = I.read_offset_index(str(STATIC / "data/c3/__cluster_metadata-0/00000000000000000000.index"))
+    got = indexes.read_offset_index(str(STATIC / "data/c3/__cluster_metadata-0/00000000000000000000.index"))
     assert len(got) == 14 and [f"offset: {o} position: {p}" for o, p in got] == b.lines[1:]
 
 
@@ -169,8 +169,8 @@ def test_c3_trimmed_index_has_the_14_entries_of_the_transcript():
 def test_fixture_indexes_check_clean(node):
     d = STATIC / "data" / node / "__cluster_metadata-0"
     notes = []
-    assert I.check_offset_index(str(d / "00000000000000000000.index"), notes=notes) == []
-    assert I.check_time_index(str(d / "00000000000000000000.timeindex"), notes=notes) == []
+    assert indexes.check_offset_index(str(d / "00000000000000000000.index"), notes=notes) == []
+    assert indexes.check_time_index(str(d / "00000000000000000000.timeindex"), notes=notes) == []
     assert notes == []
 
 
@@ -180,11 +180,11 @@ def test_e_idx_checks():
     idx, tix = str(d / "00000000000000000000.index"), str(d / "00000000000000000000.timeindex")
     # (6, 106): the batch at 106 holds 1..5 and offset 6 is the next batch, which is what a
     # pre-4.1 follower's two-batch append wrote (KAFKA-806): a mismatch, as kafka-dump-log says
-    [p] = I.check_offset_index(idx)
+    [p] = indexes.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-offset-mismatch", 0, 6)
     assert "holds offsets 1..5, not ending at the entry's offset 6 (kafka-dump-log: Index offset: 6, " \
            "log offset: 5); offset 6 is in the batch at 364: Kafka before 4.1" in p.message
-    probs = I.check_time_index(tix)
+    probs = indexes.check_time_index(tix)
     assert kinds(probs) == [("timeindex-out-of-order", 12, 6), ("timeindex-timestamp-mismatch", 12, 6)]
     assert "expected 1795305176413" in probs[1].message
 
@@ -206,17 +206,17 @@ def test_corpus_indexes_match_catalog_and_check_clean():
     for f in files:
         path = str(CORPUS / f["local"])
         time = f["kind"] == "timeindex"
-        s = I.scan_index(path, time)
+        s = indexes.scan_index(path, time)
         st_ = f["stats"]
         assert (s.file_entries, s.nonzero_entries, s.remainder) == (
             st_["entries"], st_["nonzero_entries"], st_["remainder"]), path
-        read = (I.read_time_index if time else I.read_offset_index)(path)
+        read = (indexes.read_time_index if time else indexes.read_offset_index)(path)
         assert len(read) == s.entries
-        if not os.path.exists(I.sibling(path, "log")):
+        if not os.path.exists(indexes.sibling(path, "log")):
             continue
         notes = []
-        probs = (I.check_time_index(path, notes=notes) if time
-                 else I.check_offset_index(path, notes=notes))
+        probs = (indexes.check_time_index(path, notes=notes) if time
+                 else indexes.check_offset_index(path, notes=notes))
         assert probs == [], path
         if s.after_end:
             # a zero gap in a trimmed index (lost writes): not the end Kafka's dump shows
@@ -236,17 +236,17 @@ def test_corpus_dump_reports_are_kafkas_algorithm():
     reported = 0
     for f in _corpus_index_files():
         path = str(CORPUS / f["local"])
-        if not os.path.exists(I.sibling(path, "log")):
+        if not os.path.exists(indexes.sibling(path, "log")):
             continue
         if f["kind"] == "index":
             empty = [f"{path} is empty."] if f["stats"]["nonzero_entries"] == 0 else []
-            assert I.dump_index_lines(path, verify_only=True) == (empty, []), path
+            assert indexes.dump_index_lines(path, verify_only=True) == (empty, []), path
             continue
-        d = I.dump_time_index(path, verify_only=True)
+        d = indexes.dump_time_index(path, verify_only=True)
         assert list(d) == []
         assert (d.mismatches, d.ts_mismatches, d.out_of_order, d.invalid, d.errors) == ([], [], [], [], [])
         if d.not_found:
-            batches = [(b.base_offset, b.last_offset) for b in BatchReader(I.sibling(path, "log"))]
+            batches = [(b.base_offset, b.last_offset) for b in BatchReader(indexes.sibling(path, "log"))]
             for off, found in d.not_found:
                 assert [last for base, last in batches if base <= off <= last] == [found]
                 assert found > off
@@ -266,19 +266,19 @@ def test_generated_valid_index_checks_clean(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(b[1], b[2]) for b in bs[2::3]])
     tix = write_timeindex(tmp, [(b[4], b[1]) for b in bs[2::3]])
-    assert I.check_offset_index(idx) == [] and I.check_time_index(tix) == []
-    assert I.dump_index_lines(idx, verify_only=True) == ([], [])
-    assert I.dump_timeindex_lines(tix, verify_only=True) == ([], [])
+    assert indexes.check_offset_index(idx) == [] and indexes.check_time_index(tix) == []
+    assert indexes.dump_index_lines(idx, verify_only=True) == ([], [])
+    assert indexes.dump_timeindex_lines(tix, verify_only=True) == ([], [])
 
 
 def test_index_entry_past_end_of_log(seg):
     tmp, log, bs = seg
     size = os.path.getsize(log)
     idx = write_index(tmp, [(bs[2][1], bs[2][2]), (23, size + 100)])
-    [p] = I.check_offset_index(idx)
+    [p] = indexes.check_offset_index(idx)
     assert (p.kind, p.position, p.offset, p.path) == ("index-past-end", 8, 23, idx)
     assert f"the log has {size} bytes" in p.message
-    out, err = I.dump_index_lines(idx)
+    out, err = indexes.dump_index_lines(idx)
     assert out == ["offset: 5 position: %d" % bs[2][2], f"offset: 23 position: {size + 100}"]
     assert err == [f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
                    f"  Index offset: 23, position: {size + 100}: position {size + 100} is past the end of the "
@@ -288,14 +288,14 @@ def test_index_entry_past_end_of_log(seg):
 def test_index_entry_into_torn_tail(tmp_path):
     log, bs = make_log(tmp_path, spec_simple(6), tail=encode_batch([(None, b"x" * 50)], base_offset=6)[:40])
     idx = write_index(tmp_path, [(6, bs[-1][2] + bs[-1][3])])
-    [p] = I.check_offset_index(idx)
+    [p] = indexes.check_offset_index(idx)
     assert p.kind == "index-past-end" and f"its batches end at byte {bs[-1][2] + bs[-1][3]}" in p.message
 
 
 def test_index_entry_not_at_batch_boundary(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[4][1], bs[4][2] + 5)])
-    [p] = I.check_offset_index(idx)
+    [p] = indexes.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-not-batch-boundary", 0, 9)
     assert f"batches start at {bs[4][2]} and {bs[5][2]}" in p.message
 
@@ -303,7 +303,7 @@ def test_index_entry_not_at_batch_boundary(seg):
 def test_index_entry_inside_the_last_batch(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(23, bs[-1][2] + 3)])
-    [p] = I.check_offset_index(idx)
+    [p] = indexes.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-not-batch-boundary", 0, 23)
     assert f"inside the log's last batch, which starts at {bs[-1][2]}" in p.message
 
@@ -311,10 +311,10 @@ def test_index_entry_inside_the_last_batch(seg):
 def test_decreasing_entries(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[6][1], bs[6][2]), (bs[3][1], bs[3][2])])
-    assert kinds(I.check_offset_index(idx)) == [("index-offset-decreasing", 8, 7),
+    assert kinds(indexes.check_offset_index(idx)) == [("index-offset-decreasing", 8, 7),
                                                 ("index-position-decreasing", 8, 7)]
     # the walk goes back for the second entry, which itself points at the right batch
-    out, err = I.dump_index_lines(idx)
+    out, err = indexes.dump_index_lines(idx)
     assert err == []
 
 
@@ -322,8 +322,8 @@ def test_offset_mismatch_and_not_found(seg):
     tmp, log, bs = seg
     # batch 5 (offsets 10-11) at its position, but the entry claims offset 9
     idx = write_index(tmp, [(9, bs[5][2]), (40, bs[8][2])])
-    assert kinds(I.check_offset_index(idx)) == [("index-offset-mismatch", 0, 9), ("index-offset-not-found", 8, 40)]
-    out, err = I.dump_index_lines(idx, verify_only=True)
+    assert kinds(indexes.check_offset_index(idx)) == [("index-offset-mismatch", 0, 9), ("index-offset-not-found", 8, 40)]
+    out, err = indexes.dump_index_lines(idx, verify_only=True)
     # Kafka prepends mismatches to a list: the last entry's comes first
     assert err == [f"Mismatches in :{os.path.abspath(idx)}", "  Index offset: 40, log offset: 17",
                    "  Index offset: 9, log offset: 11"]
@@ -332,16 +332,16 @@ def test_offset_mismatch_and_not_found(seg):
 def test_multi_batch_append_entry_is_a_mismatch_for_both_commands(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[5][1], bs[4][2])])      # a pre-4.1 follower appending batches 4 and 5 together
-    assert kinds(I.check_offset_index(idx)) == [("index-offset-mismatch", 0, 11)]
-    assert I.dump_index_lines(idx, verify_only=True)[1][1:] == ["  Index offset: 11, log offset: 9"]
+    assert kinds(indexes.check_offset_index(idx)) == [("index-offset-mismatch", 0, 11)]
+    assert indexes.dump_index_lines(idx, verify_only=True)[1][1:] == ["  Index offset: 11, log offset: 9"]
 
 
 def test_offset_below_base(tmp_path):
     log, bs = make_log(tmp_path, spec_simple(4), base=100)
     idx = write_index(tmp_path, [(99, 0)], base=100)
-    [p] = I.check_offset_index(idx)
+    [p] = indexes.check_offset_index(idx)
     assert (p.kind, p.offset) == ("index-offset-below-base", 99)
-    out, err = I.dump_index_lines(idx, sanity_check=True)
+    out, err = indexes.dump_index_lines(idx, sanity_check=True)
     assert out == [] and err == [f"Corrupt index found, index file {os.path.abspath(idx)} has non-zero size but "
                                  f"the last offset is 99 which is less than the base offset 100"]
 
@@ -349,14 +349,14 @@ def test_offset_below_base(tmp_path):
 def test_size_not_multiple_of_entry(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[3][1], bs[3][2])], extra=b"\x00\x00\x07")
-    assert kinds(I.check_offset_index(idx)) == [("index-size", 8, None)]
-    out, err = I.dump_index_lines(idx)
+    assert kinds(indexes.check_offset_index(idx)) == [("index-size", 8, None)]
+    out, err = indexes.dump_index_lines(idx)
     assert out == [f"offset: 7 position: {bs[3][2]}"]
     assert err == [f"Index file {os.path.abspath(idx)} is corrupt, found 11 bytes which is neither positive nor "
                    f"a multiple of 8"]
     tix = write_timeindex(tmp, [(bs[3][4], 7)], extra=b"\x01" * 5)
-    assert kinds(I.check_time_index(tix)) == [("index-size", 12, None)]
-    assert I.dump_timeindex_lines(tix, sanity_check=True)[1] == [
+    assert kinds(indexes.check_time_index(tix)) == [("index-size", 12, None)]
+    assert indexes.dump_timeindex_lines(tix, sanity_check=True)[1] == [
         f"Time index file {os.path.abspath(tix)} is corrupt, found 17 bytes which is neither positive nor a "
         f"multiple of 12"]
 
@@ -368,10 +368,10 @@ def test_time_index_out_of_order_and_mismatch(tmp_path):
     spec[6] = (1, [1500])
     log, bs = make_log(tmp_path, spec)
     tix = write_timeindex(tmp_path, [(2000, 3), (1500, 6), (1234, 8)])
-    assert kinds(I.check_time_index(tix)) == [("timeindex-out-of-order", 12, 6),
+    assert kinds(indexes.check_time_index(tix)) == [("timeindex-out-of-order", 12, 6),
                                               ("timeindex-out-of-order", 24, 8),
                                               ("timeindex-timestamp-mismatch", 24, 8)]
-    out, err = I.dump_timeindex_lines(tix)
+    out, err = indexes.dump_timeindex_lines(tix)
     a = os.path.abspath(tix)
     assert out == ["timestamp: 2000 offset: 3", "timestamp: 1500 offset: 6", "timestamp: 1234 offset: 8"]
     assert err == [f"Found timestamp mismatch in :{a}", "  Index timestamp: 1234, log timestamp: 1008",
@@ -383,10 +383,10 @@ def test_time_index_out_of_order_and_mismatch(tmp_path):
 def test_time_index_offsets_not_found(seg):
     tmp, log, bs = seg
     tix = write_timeindex(tmp, [(bs[2][4], 4), (bs[3][4], 7), (99_999, 60)])   # 4: first of batch 4-5
-    probs = I.check_time_index(tix)
+    probs = indexes.check_time_index(tix)
     assert kinds(probs) == [("index-offset-not-found", 24, 60)]
     assert "past the last offset in the log (23)" in probs[0].message
-    d = I.dump_time_index(tix, verify_only=True)
+    d = indexes.dump_time_index(tix, verify_only=True)
     assert list(d) == []
     assert d.stderr_lines() == ["The following indexed offsets are not found in the log.",
                                 "Indexed offset: 4, found log offset: 5", "Indexed offset: 60, found log offset: -1"]
@@ -395,10 +395,10 @@ def test_time_index_offsets_not_found(seg):
 def test_time_index_decreasing_offset_and_below_base(seg):
     tmp, log, bs = seg
     tix = write_timeindex(tmp, [(bs[5][4], 11), (bs[5][4] + 1, 9)])
-    assert kinds(I.check_time_index(tix)) == [("index-offset-decreasing", 12, 9),
+    assert kinds(indexes.check_time_index(tix)) == [("index-offset-decreasing", 12, 9),
                                               ("timeindex-timestamp-mismatch", 12, 9)]
     tix = write_timeindex(tmp, [(5, -3)])
-    assert kinds(I.check_time_index(tix)) == [("index-offset-below-base", 0, -3)]
+    assert kinds(indexes.check_time_index(tix)) == [("index-offset-below-base", 0, -3)]
 
 
 def test_zero_gap_in_trimmed_index_is_a_note_and_later_entries_are_checked(seg):
@@ -407,36 +407,36 @@ def test_zero_gap_in_trimmed_index_is_a_note_and_later_entries_are_checked(seg):
     raw = [(bs[2][1], bs[2][2]), (bs[4][1], bs[4][2]), (0, 0), (0, 0), (bs[8][1], bs[8][2]), (30, size + 8)]
     idx = write_index(tmp, raw)
     notes = []
-    assert kinds(I.check_offset_index(idx, notes=notes)) == [("index-past-end", 40, 30)]
+    assert kinds(indexes.check_offset_index(idx, notes=notes)) == [("index-past-end", 40, 30)]
     assert notes == [f"{idx}: the index ends at byte 16 (an entry with relative offset 0), but 2 non-zero entries "
                      f"follow from byte 32: writes were lost; Kafka still uses them, so they were checked too"]
-    assert I.read_offset_index(idx) == raw[:2]           # what kafka-dump-log shows
-    assert I.dump_index_lines(idx, verify_only=True) == ([], [])
+    assert indexes.read_offset_index(idx) == raw[:2]           # what kafka-dump-log shows
+    assert indexes.dump_index_lines(idx, verify_only=True) == ([], [])
 
 
 def test_empty_and_sanity_messages(tmp_path):
     log, bs = make_log(tmp_path, spec_simple(3))
     idx = write_index(tmp_path, [], extra=bytes(800))
-    assert I.dump_index_lines(idx) == ([f"{idx} is empty."], [])
-    assert I.dump_index_lines(idx, sanity_check=True) == ([f"{idx} is empty."], [])
+    assert indexes.dump_index_lines(idx) == ([f"{idx} is empty."], [])
+    assert indexes.dump_index_lines(idx, sanity_check=True) == ([f"{idx} is empty."], [])
     tix = write_timeindex(tmp_path, [(1020, 2), (1000, 2)], extra=bytes(120))
-    out, err = I.dump_timeindex_lines(tix, sanity_check=True)
+    out, err = indexes.dump_timeindex_lines(tix, sanity_check=True)
     assert out == [] and err == [
         f"Corrupt time index found, time index file ({os.path.abspath(tix)}) has non-zero size but the last "
         f"timestamp is 1000 which is less than the first timestamp 1020"]
     tix = write_timeindex(tmp_path, [(1020, 2), (1030, -1)])
-    assert I.dump_timeindex_lines(tix, sanity_check=True)[1] == [
+    assert indexes.dump_timeindex_lines(tix, sanity_check=True)[1] == [
         f"Corrupt time index found, time index file ({os.path.abspath(tix)}) has non-zero size but the last "
         f"offset is -1 which is less than the first offset 0"]
     tix = write_timeindex(tmp_path, [(bs[1][4], 1)], extra=bytes(1200))
-    assert I.dump_timeindex_lines(tix, sanity_check=True) == ([f"{tix} passed sanity check."], [])
+    assert indexes.dump_timeindex_lines(tix, sanity_check=True) == ([f"{tix} passed sanity check."], [])
 
 
 def test_max_message_size_limits_the_dump_check(tmp_path):
     log, bs = make_log(tmp_path, [(30, list(range(30)))] * 2)         # two batches of ~1.6 KB
     idx = write_index(tmp_path, [(59, bs[1][2])])
-    assert I.dump_index_lines(idx, verify_only=True) == ([], [])
-    out, err = I.dump_index_lines(idx, verify_only=True, max_message_size=1000)
+    assert indexes.dump_index_lines(idx, verify_only=True) == ([], [])
+    out, err = indexes.dump_index_lines(idx, verify_only=True, max_message_size=1000)
     assert err == [f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
                    f"  Index offset: 59, position: {bs[1][2]}: the batch at position {bs[1][2]} ({bs[1][3]} bytes) "
                    f"is larger than --max-message-size 1000"]
@@ -445,11 +445,11 @@ def test_max_message_size_limits_the_dump_check(tmp_path):
 def test_missing_log_is_input_error(tmp_path):
     idx = write_index(tmp_path, [(3, 100)])
     with pytest.raises(InputError, match="cannot open the segment's log"):
-        I.dump_index_lines(idx)
+        indexes.dump_index_lines(idx)
     with pytest.raises(InputError, match="no segment log"):
-        I.check_offset_index(idx)
+        indexes.check_offset_index(idx)
     # the sanity check needs no log
-    assert I.dump_index_lines(idx, sanity_check=True) == ([f"{idx} passed sanity check."], [])
+    assert indexes.dump_index_lines(idx, sanity_check=True) == ([f"{idx} passed sanity check."], [])
 
 
 def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
@@ -468,7 +468,7 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
             idx.unlink()
         else:
             idx.write_bytes(b"".join(struct.pack(">ii", b[1], b[2]) for b in bs[1::4]) + extra)
-        results.append(I.dump_timeindex_lines(tix))
+        results.append(indexes.dump_timeindex_lines(tix))
     assert results[0] == results[1] == results[2]
     assert results[0][1] == [f"Found timestamp mismatch in :{os.path.abspath(tix)}",
                              f"  Index timestamp: {bs[7][4] - 1}, log timestamp: {bs[7][4]}",
@@ -480,7 +480,7 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
 def test_kafka_lookup_is_abstract_index_search(tmp_path):
     entries = [(10 * i + 5, 100 * i + 7) for i in range(3000)]   # more than the 1024 warm entries
     idx = write_index(tmp_path, entries)
-    lk = I._KafkaOffsetLookup(idx, 0)
+    lk = indexes._KafkaOffsetLookup(idx, 0)
     try:
         for target in (0, 4, 5, 6, 15, 12345, 20000, 29994, 29995, 10 ** 9):
             want = max((p for o, p in entries if o <= target), default=0)
@@ -494,7 +494,7 @@ def test_kafka_lookup_is_abstract_index_search(tmp_path):
 def test_finder_equals_a_fresh_kafka_scan(tmp_path, queries):
     log, bs = make_log(tmp_path, spec_simple(12, per=2), name="finder.log")
     positions = [b[2] for b in bs]
-    f = I._KafkaFinder(log)
+    f = indexes._KafkaFinder(log)
     try:
         for i, off in queries:
             pos = positions[i] if i < len(positions) else os.path.getsize(log)
@@ -509,12 +509,12 @@ def test_finder_equals_a_fresh_kafka_scan(tmp_path, queries):
 # -- random bytes: only InputError, never a hang -------------------------------------
 
 def _run_all(idx, tix):
-    for fn in (lambda: I.dump_index_lines(idx), lambda: I.dump_index_lines(idx, sanity_check=True),
-               lambda: I.dump_index_lines(idx, max_message_size=64),
-               lambda: I.dump_timeindex_lines(tix), lambda: I.dump_timeindex_lines(tix, sanity_check=True),
-               lambda: I.check_offset_index(idx, notes=[]), lambda: I.check_time_index(tix, notes=[]),
-               lambda: I.read_offset_index(idx), lambda: I.read_time_index(tix),
-               lambda: I.scan_index(tix, True)):
+    for fn in (lambda: indexes.dump_index_lines(idx), lambda: indexes.dump_index_lines(idx, sanity_check=True),
+               lambda: indexes.dump_index_lines(idx, max_message_size=64),
+               lambda: indexes.dump_timeindex_lines(tix), lambda: indexes.dump_timeindex_lines(tix, sanity_check=True),
+               lambda: indexes.check_offset_index(idx, notes=[]), lambda: indexes.check_time_index(tix, notes=[]),
+               lambda: indexes.read_offset_index(idx), lambda: indexes.read_time_index(tix),
+               lambda: indexes.scan_index(tix, True)):
         try:
             fn()
         except InputError:
@@ -543,5 +543,5 @@ def test_random_entries_over_a_real_log(tmp_path, oentries, tentries, junk):
     idx = write_index(d, oentries)
     tix = write_timeindex(d, tentries)
     _run_all(idx, tix)
-    probs = I.check_offset_index(idx)
+    probs = indexes.check_offset_index(idx)
     assert all(p.path == idx and p.kind.startswith("index-") for p in probs)

@@ -15,11 +15,10 @@ kafka = pytest.importorskip("kafka", reason="kafka-python is a test dependency")
 
 from kafka import KafkaAdminClient  # noqa: E402
 
-from quorumctl.protocol import messages as M  # noqa: E402
+from quorumctl.protocol import messages  # noqa: E402
 from quorumctl.schema.codec import uuid_bytes  # noqa: E402
 from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
 
-from test_describe_samples import run_cli  # noqa: E402
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 D = {1: "DfqkWOlJTZ-abG8pUGocIA", 2: "4BuDMaJKttH3vcqDCog2og", 3: "eAmx4J3YZ63RPobrVgXBAw", 4: "Ft5irZuen_hAwkaw5_cxsg"}
@@ -35,9 +34,7 @@ def start(**node_kw) -> SimulatedCluster:
                           replica(2, 131, 1795305719521, 1795305719521, D[2]),
                           replica(3, 120, 1795305719517, 1795305716000, D[3])],
                          [replica(4, 131, 1795305719513, 1795305719513, D[4])])
-    for i in (1, 2, 3):
-        c.add_controller(i, **node_kw)
-    c.add_broker(4, **node_kw)
+    c.add_nodes(**node_kw)
     c.start()
     c.advertise_controllers()
     return c
@@ -47,7 +44,7 @@ def admin_for(address: str, **kw) -> KafkaAdminClient:
     return KafkaAdminClient(bootstrap_servers=address, request_timeout_ms=5000, **kw)
 
 
-def test_kafka_python_sees_what_quorumctl_shows(capsys):
+def test_kafka_python_sees_what_quorumctl_shows(cli):
     c = start()
     try:
         b = c.brokers()[0].address
@@ -57,16 +54,16 @@ def test_kafka_python_sees_what_quorumctl_shows(capsys):
             kc = admin.describe_cluster()
         finally:
             admin.close()
-        code, out, err = run_cli(capsys, "describe", "replication", "--bootstrap-server", b, "-o", "json")
+        code, out, err = cli("describe", "replication", "--bootstrap-server", b, "-o", "json")
         assert (code, err) == (0, "")
         rep = json.loads(out)
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", b, "-o", "json")
+        code, out, err = cli("describe", "status", "--bootstrap-server", b, "-o", "json")
         st = json.loads(out)
     finally:
         c.stop()
     # kafka-python negotiated the latest versions of everything with the simulated broker
-    assert {(k, v) for n, k, v in c.requests if k in (M.DESCRIBE_QUORUM, M.DESCRIBE_CLUSTER)} >= \
-        {(M.DESCRIBE_QUORUM, 2), (M.DESCRIBE_CLUSTER, 1)}
+    assert {(k, v) for n, k, v in c.requests if k in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER)} >= \
+        {(messages.DESCRIBE_QUORUM, 2), (messages.DESCRIBE_CLUSTER, 1)}
 
     part = kq["topics"][0]["partitions"][0]
     assert kq["topics"][0]["topic_name"] == "__cluster_metadata" and part["error"] is None
@@ -106,7 +103,7 @@ def test_kafka_python_authenticates_against_the_simulated_server(mech):
     finally:
         c.stop()
     assert q["topics"][0]["partitions"][0]["leader_id"] == 1
-    assert (4, M.SASL_AUTHENTICATE, 2) in c.requests
+    assert (4, messages.SASL_AUTHENTICATE, 2) in c.requests
 
 
 def test_kafka_python_is_refused_a_wrong_password():
@@ -119,4 +116,4 @@ def test_kafka_python_is_refused_a_wrong_password():
         c.stop()
     assert "alice-secret" not in str(e.value)
     # the server answered SaslAuthenticate (with SASL_AUTHENTICATION_FAILED) rather than hanging
-    assert any(k == M.SASL_AUTHENTICATE for n, k, v in c.requests)
+    assert any(k == messages.SASL_AUTHENTICATE for n, k, v in c.requests)

@@ -14,7 +14,6 @@ import time
 
 from kafka41 import (cluster_fixture, kafka_quorum, kafka_tool, mask_replication, mask_status, needs_kafka,
                      ours)
-from storage_cli import cli
 
 pytestmark = needs_kafka
 
@@ -37,17 +36,17 @@ def test_storage_was_formatted_by_quorumctl(cluster):
     assert cluster.formatted["b4"] == f"Formatting metadata directory {cluster.d / 'data' / 'b4'} with metadata.version 4.1-IV1.\n"
 
 
-def test_status_and_replication_equal_kafka_41(cluster, tmp_path):
+def test_status_and_replication_equal_kafka_41(cli, cluster, tmp_path):
     opt = ["--bootstrap-controller", cluster.controllers[0]]
-    mine = ours(opt, "status")
+    mine = ours(cli, opt, "status")
     assert mask_status(mine) == mask_status(kafka_quorum(tmp_path, opt, "--status"))
     for i, did in cluster.dir_ids.items():
         assert f'{{"id": {i}, "directoryId": "{did}", "endpoints": ["CONTROLLER://127.0.0.1:{cluster.base + i}"]}}' in mine
-    mine = ours(opt, "replication")
+    mine = ours(cli, opt, "replication")
     assert mask_replication(mine) == mask_replication(kafka_quorum(tmp_path, opt, "--replication"))
 
 
-def test_dry_run_messages_equal_kafka_41(cluster, tmp_path):
+def test_dry_run_messages_equal_kafka_41(cli, cluster, tmp_path):
     conf = str(cluster.d / "conf" / "c3.properties")
     opt = ["--bootstrap-controller", cluster.controllers[0]]
     # controller 3 is a voter already: Kafka's dry run prints its line and exits 0;
@@ -80,9 +79,9 @@ def until(what: str, fn, limit_s: float = 90):
         time.sleep(1)
 
 
-def test_remove_and_add_controller_change_the_real_voter_set(cluster, tmp_path):
+def test_remove_and_add_controller_change_the_real_voter_set(cli, cluster, tmp_path):
     opt = ["--bootstrap-controller", ",".join(cluster.controllers)]
-    status = ours(opt, "status")
+    status = ours(cli, opt, "status")
     leader = int(re.search(r"^LeaderId: +(\d+)", status, re.M).group(1))
     node = max(i for i in (1, 2, 3) if i != leader)
     did = cluster.dir_ids[node]
@@ -90,7 +89,7 @@ def test_remove_and_add_controller_change_the_real_voter_set(cluster, tmp_path):
     code, out, err = cli("remove-controller", *opt, "-i", str(node), "-d", did)
     assert (code, out, err) == (0, f"Removed KRaft controller {node} with directory id {did}\n", "")
     until("the voter set without the removed controller",
-          lambda: node not in voter_ids(ours(opt, "status")))
+          lambda: node not in voter_ids(ours(cli, opt, "status")))
     theirs = kafka_quorum(tmp_path, opt, "--status")
     assert sorted(voter_ids(theirs)) == sorted({1, 2, 3} - {node})
 
@@ -116,7 +115,7 @@ def test_remove_and_add_controller_change_the_real_voter_set(cluster, tmp_path):
     out = until("add-controller accepted", add)
     assert out == (f"Added controller {node} with directory id {did} and endpoints: "
                    f"CONTROLLER://127.0.0.1:{cluster.base + node}\n")
-    until("the voter set with the controller back", lambda: node in voter_ids(ours(opt, "status")))
+    until("the voter set with the controller back", lambda: node in voter_ids(ours(cli, opt, "status")))
     theirs = kafka_quorum(tmp_path, opt, "--status")
     assert sorted(voter_ids(theirs)) == [1, 2, 3]
     assert f'{{"id": {node}, "directoryId": "{did}", "endpoints": ["CONTROLLER://127.0.0.1:{cluster.base + node}"]}}' \

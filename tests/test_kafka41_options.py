@@ -11,7 +11,6 @@ import pytest
 
 from kafka41 import kafka_tool, needs_kafka
 from quorumctl.cli.dumplog import REFUSED
-from storage_cli import cli
 
 pytestmark = needs_kafka
 
@@ -54,7 +53,7 @@ def our_options(*command: str) -> set[str]:
     return {o for p in cmd.params for o in p.opts + p.secondary_opts if o.startswith("--")}
 
 
-def test_dump_log_options(kafka_help):
+def test_dump_log_options(cli, kafka_help):
     theirs = options_in_help(kafka_help["dump-log"])
     assert {"--files", "--cluster-metadata-decoder", "--offsets-decoder", "--max-bytes"} <= theirs  # parsed
     ours = our_options("dump-log")
@@ -80,7 +79,7 @@ def test_metadata_quorum_options(kafka_help, sub):
             assert opt in our_options(*home), f"kafka-metadata-quorum {sub} {opt}: not on quorumctl {' '.join(home)}"
 
 
-def test_files_is_comma_separated_as_in_kafka(tmp_path):
+def test_files_is_comma_separated_as_in_kafka(cli, tmp_path):
     from samples import FIXTURES
     d = FIXTURES / "kafka-3.7.0-static" / "snap1"
     if not d.is_dir():

@@ -15,7 +15,6 @@ import time
 import pytest
 
 from kafka41 import cluster_fixture, kafka_quorum, mask_replication, mask_status, needs_kafka, ours, table_rows
-from storage_cli import cli
 
 pytestmark = needs_kafka
 
@@ -23,7 +22,7 @@ pytestmark = needs_kafka
 cluster = cluster_fixture("kafka41-static", dynamic=False)
 
 
-def test_storage_was_formatted_by_quorumctl(cluster):
+def test_storage_was_formatted_by_quorumctl(cli, cluster):
     for n in ("c1", "c2", "c3", "b4"):
         assert cluster.formatted[n] == (f"Formatting metadata directory {cluster.d / 'data' / n} "
                                         "with metadata.version 4.1-IV1.\n")
@@ -32,11 +31,11 @@ def test_storage_was_formatted_by_quorumctl(cluster):
 
 
 @pytest.mark.parametrize("via", ["controller", "broker"])
-def test_status_equals_kafka_41(cluster, tmp_path, via):
+def test_status_equals_kafka_41(cli, cluster, tmp_path, via):
     opt = (["--bootstrap-controller", cluster.controllers[1]] if via == "controller"
            else ["--bootstrap-server", cluster.broker])
     theirs = kafka_quorum(tmp_path, opt, "--status")
-    mine = ours(opt, "status")
+    mine = ours(cli, opt, "status")
     assert mask_status(mine) == mask_status(theirs)
     # a static quorum: voters without a directory id print as {"id": N, "endpoints": [...]}
     assert re.search(r'^CurrentVoters: +\[\{"id": \d+, "endpoints": \["CONTROLLER://127\.0\.0\.1:\d+"\]\}',
@@ -45,11 +44,11 @@ def test_status_equals_kafka_41(cluster, tmp_path, via):
 
 
 @pytest.mark.parametrize("human", [False, True], ids=["plain", "human-readable"])
-def test_replication_equals_kafka_41(cluster, tmp_path, human):
+def test_replication_equals_kafka_41(cli, cluster, tmp_path, human):
     opt = ["--bootstrap-controller", ",".join(cluster.controllers)]
     extra = ["--human-readable"] if human else []
     theirs = kafka_quorum(tmp_path, opt, "--replication", *extra)
-    mine = ours(opt, "replication", *extra)
+    mine = ours(cli, opt, "replication", *extra)
     assert mask_replication(mine) == mask_replication(theirs)
     rows = table_rows(mine)
     assert [r[6] for r in rows] == ["Status", "Leader", "Follower", "Follower", "Observer"]
@@ -61,18 +60,18 @@ def test_replication_equals_kafka_41(cluster, tmp_path, human):
 
 # -- describe health with controllers frozen -------------------------------------------------
 
-def health(cluster, timeout="3") -> tuple[int, dict]:
+def health(cli, cluster, timeout="3") -> tuple[int, dict]:
     code, out, err = cli("describe", "health", "--bootstrap-controller", ",".join(cluster.controllers),
                          "-o", "json", "--timeout", timeout)
     assert err == "", err
     return code, json.loads(out)
 
 
-def wait_for(cluster, pred, what: str, limit_s: float = 90) -> tuple[int, dict]:
+def wait_for(cli, cluster, pred, what: str, limit_s: float = 90) -> tuple[int, dict]:
     """Poll describe health until pred(code, doc) (a condition, not a timing assertion)."""
     end = time.monotonic() + limit_s
     while True:
-        code, doc = health(cluster)
+        code, doc = health(cli, cluster)
         if pred(code, doc):
             return code, doc
         if time.monotonic() > end:
@@ -80,8 +79,8 @@ def wait_for(cluster, pred, what: str, limit_s: float = 90) -> tuple[int, dict]:
         time.sleep(1)
 
 
-def healthy(cluster) -> tuple[int, dict]:
-    return wait_for(cluster, lambda code, doc: doc["verdict"] == "healthy", "healthy quorum")
+def healthy(cli, cluster) -> tuple[int, dict]:
+    return wait_for(cli, cluster, lambda code, doc: doc["verdict"] == "healthy", "healthy quorum")
 
 
 def freeze(cluster, *ids):
@@ -99,8 +98,8 @@ def voters(doc):
 
 
 @pytest.mark.parametrize("case", ["one-follower", "two-followers", "leader", "leader-and-follower"])
-def test_health_with_controllers_frozen(cluster, case):
-    code, doc = healthy(cluster)
+def test_health_with_controllers_frozen(cli, cluster, case):
+    code, doc = healthy(cli, cluster)
     assert (code, doc["caughtUp"], doc["canLose"]) == (0, 3, 1)
     leader = doc["leaderId"]
     followers = [i for i in (1, 2, 3) if i != leader]
@@ -109,26 +108,26 @@ def test_health_with_controllers_frozen(cluster, case):
     freeze(cluster, *frozen)
     try:
         if case == "one-follower":
-            code, doc = health(cluster)
+            code, doc = health(cli, cluster)
             assert (code, doc["verdict"], doc["leaderId"]) == (0, "degraded", leader)
             assert (doc["caughtUp"], doc["majority"], doc["canLose"]) == (2, 2, 0)
             assert voters(doc)[frozen[0]] is False
         elif case == "two-followers":
             # the leader still answers, with lastCaughtUp data from before they froze
-            code, doc = health(cluster)
+            code, doc = health(cli, cluster)
             assert (code, doc["verdict"], doc["leaderId"]) == (1, "unhealthy", leader)
             assert (doc["caughtUp"], doc["majority"], doc["canLose"]) == (1, 2, 0)
             assert voters(doc) == {leader: True, followers[0]: False, followers[1]: False}
             assert doc["reasons"][0] == "only 1 of 3 voters are caught up; a majority needs 2"
         elif case == "leader":
             # the two others elect a new leader; until then there is none
-            code, doc = wait_for(cluster, lambda c, d: d["leaderId"] not in (None, leader), "a new leader")
+            code, doc = wait_for(cli, cluster, lambda c, d: d["leaderId"] not in (None, leader), "a new leader")
             assert (code, doc["verdict"], doc["caughtUp"], doc["canLose"]) == (0, "degraded", 2, 0)
             assert voters(doc)[leader] is False and doc["leaderId"] in followers
         else:
-            code, doc = health(cluster)
+            code, doc = health(cli, cluster)
             assert (code, doc["verdict"]) == (1, "unhealthy")
             assert doc["caughtUp"] in (None, 1) and doc["canLose"] in (None, 0)
     finally:
         thaw(cluster, *frozen)
-    healthy(cluster)
+    healthy(cli, cluster)

@@ -14,9 +14,8 @@ import concurrent.futures as cf
 import pytest
 
 from kafka41 import kafka_tool, needs_kafka
-from quorumctl.storage import files as F
-from storage_cli import cli
-from test_bootstrap import decode
+from quorumctl.storage import files as state_files
+from logfiles import decode
 
 pytestmark = needs_kafka
 
@@ -70,7 +69,7 @@ def masked(d, name: str, random_voter_id: bool):
 
 
 @pytest.mark.parametrize("mode", list(MODES))
-def test_format_equals_kafka_storage_41(kafka_formatted, tmp_path, mode):
+def test_format_equals_kafka_storage_41(cli, kafka_formatted, tmp_path, mode):
     root, kafka_out = kafka_formatted
     cfg, ours = config(tmp_path, mode)
     code, out, err = cli("bootstrap", "format", "-t", CID, "-c", str(cfg), *MODES[mode], "--apply")
@@ -81,7 +80,7 @@ def test_format_equals_kafka_storage_41(kafka_formatted, tmp_path, mode):
         ["meta.properties", "bootstrap.checkpoint"] + ([SNAP] if mode in ("standalone", "initial-controllers") else []))
     for name in snapshot_files(theirs):
         if name == "meta.properties":
-            a, b = (F.read_meta_properties(str(x / name)) for x in (ours, theirs))
+            a, b = (state_files.read_meta_properties(str(x / name)) for x in (ours, theirs))
             if mode == "initial-controllers":
                 assert a["directory.id"] == b["directory.id"] == DID
             for m in (a, b):
@@ -92,7 +91,7 @@ def test_format_equals_kafka_storage_41(kafka_formatted, tmp_path, mode):
     if mode == "standalone":   # the random voter id is the node's own directory id, on both sides
         for d in (ours, theirs):
             voters = decode(d / SNAP)[0][1][2][1]["voters"]
-            assert voters[0]["voterDirectoryId"] == F.read_meta_properties(str(d / "meta.properties"))["directory.id"]
+            assert voters[0]["voterDirectoryId"] == state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"]
 
 
 def test_the_default_is_41s(kafka_formatted):
@@ -111,7 +110,7 @@ ALL_LEVELS = ["metadata.version=7", "metadata.version=29", "kraft.version=0", "k
               "share.version=1", "streams.version=1"]
 
 
-def test_version_mapping_and_feature_dependencies_equal_kafka_41(tmp_path):
+def test_version_mapping_and_feature_dependencies_equal_kafka_41(cli, tmp_path):
     runs = {r: ["version-mapping"] + (["-r", r] if r else []) for r in RELEASES}
     runs["deps"] = ["feature-dependencies"] + [x for f in ALL_LEVELS for x in ("-f", f)]
     with cf.ThreadPoolExecutor(3) as ex:
@@ -140,7 +139,7 @@ def kafka_refusals(tmp_path_factory):
 
 
 @pytest.mark.parametrize("i", range(len(REFUSALS)), ids=[" ".join(r[0]) for r in REFUSALS])
-def test_refusals_say_what_kafka_41_says(kafka_refusals, i):
+def test_refusals_say_what_kafka_41_says(cli, kafka_refusals, i):
     args, message = REFUSALS[i]
     k = kafka_refusals[i]
     assert (k.returncode, k.stderr.strip().splitlines()[-1]) == (1, message)   # Kafka: exit 1 and the message

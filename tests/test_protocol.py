@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from quorumctl.errors import InputError
-from quorumctl.protocol import messages as M
+from quorumctl.protocol import messages
 from quorumctl.protocol.config import config_from_properties, parse_jaas
-from quorumctl.protocol.properties import parse_properties
+from quorumctl.storage.properties import parse_properties
 from quorumctl.protocol.sasl import ScramClient
 from quorumctl.protocol.wire import decode_request, decode_response, encode_request, encode_response
 from quorumctl.schema.codec import DecodeError, uuid_bytes, uuid_str
@@ -35,14 +35,14 @@ TOPIC = "__cluster_metadata"
 # -- requests ----------------------------------------------------------------------
 
 def test_api_versions_v0_request_bytes():
-    frame = encode_request(M.APIS[18], 0, 1, "quorumctl", {})
+    frame = encode_request(messages.APIS[18], 0, 1, "quorumctl", {})
     payload = i16(18) + i16(0) + i32(1) + s16("quorumctl")
     assert frame == i32(len(payload)) + payload
     assert len(frame) == 4 + 19
 
 
 def test_api_versions_v3_request_has_header_v2_with_old_style_client_id():
-    frame = encode_request(M.APIS[18], 3, 5, "quorumctl",
+    frame = encode_request(messages.APIS[18], 3, 5, "quorumctl",
                            {"clientSoftwareName": "quorumctl", "clientSoftwareVersion": "0.1.0"})
     # the ClientId keeps its int16 length; then the header's tagged section, then a compact body
     payload = i16(18) + i16(3) + i32(5) + s16("quorumctl") + b"\x00" + cs("quorumctl") + cs("0.1.0") + b"\x00"
@@ -50,14 +50,14 @@ def test_api_versions_v3_request_has_header_v2_with_old_style_client_id():
 
 
 def test_null_client_id():
-    frame = encode_request(M.APIS[18], 0, 9, None, {})
+    frame = encode_request(messages.APIS[18], 0, 9, None, {})
     assert frame[4:] == i16(18) + i16(0) + i32(9) + i16(-1)
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_describe_quorum_request_bytes(version):
     body = {"topics": [{"topicName": TOPIC, "partitions": [{"partitionIndex": 0}]}]}
-    frame = encode_request(M.APIS[55], version, 7, "quorumctl", body)
+    frame = encode_request(messages.APIS[55], version, 7, "quorumctl", body)
     payload = (i16(55) + i16(version) + i32(7) + s16("quorumctl") + b"\x00" +
                carr(1) + cs(TOPIC) + carr(1) + i32(0) + b"\x00" + b"\x00" + b"\x00")
     assert frame == i32(len(payload)) + payload
@@ -74,7 +74,7 @@ def test_describe_quorum_request_bytes(version):
     (1, b"\x00" + b"\x02" + b"\x00"),       # + EndpointType=2 (controllers)
 ])
 def test_describe_cluster_request_bytes(version, expected):
-    frame = encode_request(M.APIS[60], version, 3, "c", {"includeClusterAuthorizedOperations": False,
+    frame = encode_request(messages.APIS[60], version, 3, "c", {"includeClusterAuthorizedOperations": False,
                                                           "endpointType": 2})
     assert frame[4:] == i16(60) + i16(version) + i32(3) + s16("c") + b"\x00" + expected
 
@@ -82,7 +82,7 @@ def test_describe_cluster_request_bytes(version, expected):
 def test_add_raft_voter_request_bytes():
     body = {"clusterId": None, "timeoutMs": 30000, "voterId": 2, "voterDirectoryId": "4BuDMaJKttH3vcqDCog2og",
             "listeners": [{"name": "CONTROLLER", "host": "localhost", "port": 19192}]}
-    frame = encode_request(M.APIS[80], 0, 11, "q", body)
+    frame = encode_request(messages.APIS[80], 0, 11, "q", body)
     expected = (i16(80) + i16(0) + i32(11) + s16("q") + b"\x00" +
                 b"\x00" + i32(30000) + i32(2) + uuid_bytes("4BuDMaJKttH3vcqDCog2og") +
                 carr(1) + cs("CONTROLLER") + cs("localhost") + u16(19192) + b"\x00" + b"\x00")
@@ -93,20 +93,20 @@ def test_add_raft_voter_request_bytes():
 
 def test_remove_raft_voter_request_bytes():
     body = {"clusterId": "rTcAzcTXQpG_6c1zYns8Xw", "voterId": 3, "voterDirectoryId": "eAmx4J3YZ63RPobrVgXBAw"}
-    frame = encode_request(M.APIS[81], 0, 12, "q", body)
+    frame = encode_request(messages.APIS[81], 0, 12, "q", body)
     expected = (i16(81) + i16(0) + i32(12) + s16("q") + b"\x00" + cs("rTcAzcTXQpG_6c1zYns8Xw") + i32(3) +
                 uuid_bytes("eAmx4J3YZ63RPobrVgXBAw") + b"\x00")
     assert frame[4:] == expected
 
 
 def test_sasl_handshake_v1_is_not_flexible():
-    frame = encode_request(M.APIS[17], 1, 2, "q", {"mechanism": "SCRAM-SHA-512"})
+    frame = encode_request(messages.APIS[17], 1, 2, "q", {"mechanism": "SCRAM-SHA-512"})
     assert frame[4:] == i16(17) + i16(1) + i32(2) + s16("q") + s16("SCRAM-SHA-512")
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_sasl_authenticate_request_bytes(version):
-    frame = encode_request(M.APIS[36], version, 4, "q", {"authBytes": b"\x00ab"})
+    frame = encode_request(messages.APIS[36], version, 4, "q", {"authBytes": b"\x00ab"})
     prefix = i16(36) + i16(version) + i32(4) + s16("q")
     if version < 2:   # int32-length bytes
         assert frame[4:] == prefix + i32(3) + b"\x00ab"
@@ -115,12 +115,12 @@ def test_sasl_authenticate_request_bytes(version):
 
 
 def test_metadata_v1_request_empty_topics_means_none():
-    frame = encode_request(M.APIS[3], 1, 1, "q", {"topics": []})
+    frame = encode_request(messages.APIS[3], 1, 1, "q", {"topics": []})
     assert frame[4:] == i16(3) + i16(1) + i32(1) + s16("q") + i32(0)
 
 
 def test_metadata_v12_request_null_topics_means_all():
-    frame = encode_request(M.APIS[3], 12, 1, "q", {"topics": None, "allowAutoTopicCreation": False,
+    frame = encode_request(messages.APIS[3], 12, 1, "q", {"topics": None, "allowAutoTopicCreation": False,
                                                    "includeTopicAuthorizedOperations": False})
     assert frame[4:] == i16(3) + i16(12) + i32(1) + s16("q") + b"\x00" + b"\x00" + b"\x00" + b"\x00" + b"\x00"
 
@@ -141,7 +141,7 @@ def test_describe_quorum_v2_response_bytes():
                b"\x00" + b"\x00" +                       # partition tags, topic tags
                carr(1) + i32(1) + carr(1) + cs("CONTROLLER") + cs("localhost") + u16(19191) + b"\x00" + b"\x00" +
                b"\x00")                                  # body tags
-    corr, body = decode_response(M.APIS[55], 2, payload)
+    corr, body = decode_response(messages.APIS[55], 2, payload)
     assert corr == 42
     p = body["topics"][0]["partitions"][0]
     assert (p["leaderId"], p["leaderEpoch"], p["highWatermark"]) == (1, 1, 84)
@@ -149,7 +149,7 @@ def test_describe_quorum_v2_response_bytes():
                                    "lastFetchTimestamp": 1795305697138, "lastCaughtUpTimestamp": 1795305697138}]
     assert p["observers"][0]["replicaDirectoryId"] == "Ft5irZuen_hAwkaw5_cxsg"
     assert body["nodes"] == [{"nodeId": 1, "listeners": [{"name": "CONTROLLER", "host": "localhost", "port": 19191}]}]
-    assert encode_response(M.APIS[55], 2, 42, body) == i32(len(payload)) + payload
+    assert encode_response(messages.APIS[55], 2, 42, body) == i32(len(payload)) + payload
 
 
 def test_describe_quorum_v1_response_bytes():
@@ -158,12 +158,12 @@ def test_describe_quorum_v1_response_bytes():
                i32(0) + i16(0) + i32(3) + i32(1) + i64(36) +
                carr(1) + i32(1) + i64(38) + i64(1795306262513) + i64(1795306262513) + b"\x00" +
                carr(0) + b"\x00" + b"\x00" + b"\x00")
-    _, body = decode_response(M.APIS[55], 1, payload)
+    _, body = decode_response(messages.APIS[55], 1, payload)
     p = body["topics"][0]["partitions"][0]
     assert p["currentVoters"] == [{"replicaId": 1, "logEndOffset": 38, "lastFetchTimestamp": 1795306262513,
                                    "lastCaughtUpTimestamp": 1795306262513}]
     assert "nodes" not in body and "errorMessage" not in body
-    assert encode_response(M.APIS[55], 1, 1, body)[4:] == payload
+    assert encode_response(messages.APIS[55], 1, 1, body)[4:] == payload
 
 
 def test_describe_quorum_v0_response_has_no_timestamps():
@@ -171,25 +171,25 @@ def test_describe_quorum_v0_response_has_no_timestamps():
                i32(0) + i16(0) + i32(2) + i32(7) + i64(344) +
                carr(2) + i32(2) + i64(344) + b"\x00" + i32(1) + i64(340) + b"\x00" +
                carr(0) + b"\x00" + b"\x00" + b"\x00")
-    _, body = decode_response(M.APIS[55], 0, payload)
+    _, body = decode_response(messages.APIS[55], 0, payload)
     p = body["topics"][0]["partitions"][0]
     assert p["currentVoters"] == [{"replicaId": 2, "logEndOffset": 344}, {"replicaId": 1, "logEndOffset": 340}]
     # decoding the same bytes as v1 must fail: v1 expects two more int64 per replica
     with pytest.raises(DecodeError):
-        decode_response(M.APIS[55], 1, payload)
+        decode_response(messages.APIS[55], 1, payload)
 
 
 def test_describe_cluster_v1_response_bytes():
     payload = (i32(8) + b"\x00" + i32(0) + i16(0) + b"\x00" + b"\x02" + cs("rTcAzcTXQpG_6c1zYns8Xw") + i32(1) +
                carr(1) + i32(1) + cs("localhost") + i32(19191) + b"\x00" + b"\x00" +
                i32(-2147483648) + b"\x00")
-    corr, body = decode_response(M.APIS[60], 1, payload)
+    corr, body = decode_response(messages.APIS[60], 1, payload)
     assert corr == 8
     assert body == {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "endpointType": 2,
                     "clusterId": "rTcAzcTXQpG_6c1zYns8Xw", "controllerId": 1,
                     "brokers": [{"brokerId": 1, "host": "localhost", "port": 19191, "rack": None}],
                     "clusterAuthorizedOperations": -2147483648}
-    assert encode_response(M.APIS[60], 1, 8, body)[4:] == payload
+    assert encode_response(messages.APIS[60], 1, 8, body)[4:] == payload
 
 
 def test_api_versions_response_header_is_v0_even_when_flexible():
@@ -197,40 +197,40 @@ def test_api_versions_response_header_is_v0_even_when_flexible():
     feats = carr(1) + cs("kraft.version") + i16(0) + i16(1) + b"\x00"
     payload = (i32(3) + i16(0) + carr(1) + i16(55) + i16(0) + i16(2) + b"\x00" + i32(0) +
                b"\x02" + b"\x00" + bytes([len(feats)]) + feats + b"\x01\x08" + i64(17))
-    corr, body = decode_response(M.APIS[18], 3, payload)
+    corr, body = decode_response(messages.APIS[18], 3, payload)
     assert corr == 3
     assert body["apiKeys"] == [{"apiKey": 55, "minVersion": 0, "maxVersion": 2}]
     assert body["supportedFeatures"] == [{"name": "kraft.version", "minVersion": 0, "maxVersion": 1}]
     assert body["finalizedFeaturesEpoch"] == 17
-    assert encode_response(M.APIS[18], 3, 3, body)[4:] == payload
+    assert encode_response(messages.APIS[18], 3, 3, body)[4:] == payload
 
 
 def test_api_versions_unsupported_version_answer_is_v0():
     payload = i32(1) + i16(35) + i32(1) + i16(18) + i16(0) + i16(3)
-    _, body = decode_response(M.APIS[18], 0, payload)
+    _, body = decode_response(messages.APIS[18], 0, payload)
     assert body == {"errorCode": 35, "apiKeys": [{"apiKey": 18, "minVersion": 0, "maxVersion": 3}]}
 
 
 def test_voter_change_responses():
     payload = i32(2) + b"\x00" + i32(0) + i16(126) + cs("dup") + b"\x00"
     for key in (80, 81):
-        _, body = decode_response(M.APIS[key], 0, payload)
+        _, body = decode_response(messages.APIS[key], 0, payload)
         assert body == {"throttleTimeMs": 0, "errorCode": 126, "errorMessage": "dup"}
 
 
 def test_trailing_bytes_are_an_error():
     payload = i32(2) + b"\x00" + i32(0) + i16(0) + b"\x00" + b"\x00" + b"junk"
     with pytest.raises(DecodeError, match="unexpected bytes"):
-        decode_response(M.APIS[80], 0, payload)
+        decode_response(messages.APIS[80], 0, payload)
 
 
 def test_header_versions():
-    assert M.APIS[18].request_header_version(2) == 1 and M.APIS[18].request_header_version(3) == 2
-    assert M.APIS[18].response_header_version(4) == 0
-    assert M.APIS[17].request_header_version(1) == 1 and M.APIS[17].response_header_version(1) == 0
-    assert M.APIS[36].response_header_version(1) == 0 and M.APIS[36].response_header_version(2) == 1
-    assert M.APIS[55].request_header_version(0) == 2 and M.APIS[55].response_header_version(0) == 1
-    assert M.APIS[3].request_header_version(8) == 1 and M.APIS[3].request_header_version(9) == 2
+    assert messages.APIS[18].request_header_version(2) == 1 and messages.APIS[18].request_header_version(3) == 2
+    assert messages.APIS[18].response_header_version(4) == 0
+    assert messages.APIS[17].request_header_version(1) == 1 and messages.APIS[17].response_header_version(1) == 0
+    assert messages.APIS[36].response_header_version(1) == 0 and messages.APIS[36].response_header_version(2) == 1
+    assert messages.APIS[55].request_header_version(0) == 2 and messages.APIS[55].response_header_version(0) == 1
+    assert messages.APIS[3].request_header_version(8) == 1 and messages.APIS[3].request_header_version(9) == 2
 
 
 @pytest.mark.parametrize("server,lo,expected", [
@@ -243,7 +243,7 @@ def test_header_versions():
     ((0, 0), 1, None),      # we need v1+
 ])
 def test_negotiate(server, lo, expected):
-    assert M.negotiate(55, server, lo) == expected
+    assert messages.negotiate(55, server, lo) == expected
 
 
 # -- SASL SCRAM (RFC 7677 test vector) -----------------------------------------------
@@ -340,7 +340,7 @@ def test_client_config_from_properties():
 def test_fuzz_decode_response(api_version, data):
     key, version = api_version
     try:
-        decode_response(M.APIS[key], version, data)
+        decode_response(messages.APIS[key], version, data)
     except DecodeError:
         pass
 
@@ -363,8 +363,8 @@ def test_describe_quorum_v2_round_trip(voters, observers, leader, host, port):
                 "partitionIndex": 0, "errorCode": 0, "errorMessage": None, "leaderId": leader, "leaderEpoch": 5,
                 "highWatermark": 10, "currentVoters": voters, "observers": observers}]}],
             "nodes": [{"nodeId": 1, "listeners": [{"name": "CONTROLLER", "host": host, "port": port}]}]}
-    data = encode_response(M.APIS[55], 2, 9, body)
-    assert decode_response(M.APIS[55], 2, data[4:]) == (9, body)
+    data = encode_response(messages.APIS[55], 2, 9, body)
+    assert decode_response(messages.APIS[55], 2, data[4:]) == (9, body)
 
 
 @settings(max_examples=200, deadline=None)

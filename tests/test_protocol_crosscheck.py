@@ -19,7 +19,7 @@ from kafka.protocol.metadata import (ApiVersionsRequest, ApiVersionsResponse,  #
 from kafka.protocol.sasl import (SaslAuthenticateRequest, SaslAuthenticateResponse,  # noqa: E402
                                  SaslHandshakeRequest, SaslHandshakeResponse)
 
-from quorumctl.protocol import messages as M  # noqa: E402
+from quorumctl.protocol import messages  # noqa: E402
 from quorumctl.protocol.wire import decode_response, encode_request, encode_response  # noqa: E402
 from quorumctl.schema.codec import uuid_bytes, uuid_str  # noqa: E402
 
@@ -60,7 +60,7 @@ def test_describe_quorum_request(version):
     T = DescribeQuorumRequest.TopicData
     kp = kp_request(DescribeQuorumRequest(topics=[T(topic_name=TOPIC, partitions=[
         T.PartitionData(partition_index=0)])]), version)
-    ours = encode_request(M.APIS[55], version, 7, "quorumctl",
+    ours = encode_request(messages.APIS[55], version, 7, "quorumctl",
                           {"topics": [{"topicName": TOPIC, "partitions": [{"partitionIndex": 0}]}]})
     assert ours == kp
 
@@ -68,7 +68,7 @@ def test_describe_quorum_request(version):
 @pytest.mark.parametrize("version", [0, 1])
 def test_describe_cluster_request(version):
     kp = kp_request(DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=2), version)
-    ours = encode_request(M.APIS[60], version, 7, "quorumctl",
+    ours = encode_request(messages.APIS[60], version, 7, "quorumctl",
                           {"includeClusterAuthorizedOperations": False, "endpointType": 2})
     assert ours == kp
 
@@ -76,7 +76,7 @@ def test_describe_cluster_request(version):
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
 def test_api_versions_request(version):
     kp = kp_request(ApiVersionsRequest(client_software_name="quorumctl", client_software_version="0.1.0"), version)
-    ours = encode_request(M.APIS[18], version, 7, "quorumctl",
+    ours = encode_request(messages.APIS[18], version, 7, "quorumctl",
                           {"clientSoftwareName": "quorumctl", "clientSoftwareVersion": "0.1.0"})
     assert ours == kp
 
@@ -86,7 +86,7 @@ def test_metadata_request_no_topics(version):
     kp = kp_request(MetadataRequest(topics=[], allow_auto_topic_creation=False,
                                     include_cluster_authorized_operations=False,
                                     include_topic_authorized_operations=False), version)
-    ours = encode_request(M.APIS[3], version, 7, "quorumctl",
+    ours = encode_request(messages.APIS[3], version, 7, "quorumctl",
                           {"topics": [], "allowAutoTopicCreation": False,
                            "includeClusterAuthorizedOperations": False, "includeTopicAuthorizedOperations": False})
     assert ours == kp
@@ -95,13 +95,13 @@ def test_metadata_request_no_topics(version):
 @pytest.mark.parametrize("version", [0, 1])
 def test_sasl_handshake_request(version):
     kp = kp_request(SaslHandshakeRequest(mechanism="SCRAM-SHA-256"), version)
-    assert encode_request(M.APIS[17], version, 7, "quorumctl", {"mechanism": "SCRAM-SHA-256"}) == kp
+    assert encode_request(messages.APIS[17], version, 7, "quorumctl", {"mechanism": "SCRAM-SHA-256"}) == kp
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_sasl_authenticate_request(version):
     kp = kp_request(SaslAuthenticateRequest(auth_bytes=b"n,,n=u,r=abc"), version)
-    assert encode_request(M.APIS[36], version, 7, "quorumctl", {"authBytes": b"n,,n=u,r=abc"}) == kp
+    assert encode_request(messages.APIS[36], version, 7, "quorumctl", {"authBytes": b"n,,n=u,r=abc"}) == kp
 
 
 # -- responses: same values both ways -------------------------------------------------
@@ -141,9 +141,9 @@ def _project(theirs, ours):
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_describe_quorum_response_both_ways(version):
     body = _quorum_body()
-    ours_bytes = encode_response(M.APIS[55], version, 9, body)
+    ours_bytes = encode_response(messages.APIS[55], version, 9, body)
     theirs = DescribeQuorumResponse.decode(ours_bytes[4:], version=version, header=True).to_dict()
-    _, ours = decode_response(M.APIS[55], version, ours_bytes[4:])
+    _, ours = decode_response(messages.APIS[55], version, ours_bytes[4:])
     assert _project(theirs, to_snake(ours)) == to_snake(ours)
     assert len(ours["topics"][0]["partitions"][0]["currentVoters"]) == 2
     # and kafka-python's encoding of the same values decodes to the same in ours
@@ -157,7 +157,7 @@ def test_describe_quorum_response_both_ways(version):
         current_voters=[rs(r) for r in p["currentVoters"]], observers=[rs(r) for r in p["observers"]])])],
         nodes=[R.Node(node_id=n["nodeId"], listeners=[R.Node.Listener(**l) for l in n["listeners"]])
                for n in body["nodes"]])
-    _, back = decode_response(M.APIS[55], version, kp_response(msg, 9)[4:])
+    _, back = decode_response(messages.APIS[55], version, kp_response(msg, 9)[4:])
     assert back == ours
 
 
@@ -168,16 +168,16 @@ def test_describe_cluster_response_both_ways(version):
             "brokers": [{"brokerId": 1, "host": "localhost", "port": 19191, "rack": None},
                         {"brokerId": 2, "host": "localhost", "port": 19192, "rack": "r2"}],
             "clusterAuthorizedOperations": -2147483648}
-    data = encode_response(M.APIS[60], version, 4, body)
+    data = encode_response(messages.APIS[60], version, 4, body)
     theirs = DescribeClusterResponse.decode(data[4:], version=version, header=True).to_dict()
-    _, ours = decode_response(M.APIS[60], version, data[4:])
+    _, ours = decode_response(messages.APIS[60], version, data[4:])
     assert _project(theirs, to_snake(ours)) == to_snake(ours)
     B = DescribeClusterResponse.DescribeClusterBroker
     msg = DescribeClusterResponse(version=version, throttle_time_ms=0, error_code=0, error_message=None,
                                   endpoint_type=2, cluster_id="rTcAzcTXQpG_6c1zYns8Xw", controller_id=1,
                                   brokers=[B(broker_id=b["brokerId"], host=b["host"], port=b["port"], rack=b["rack"])
                                            for b in body["brokers"]])  # authorized ops: schema default
-    assert decode_response(M.APIS[60], version, kp_response(msg, 4)[4:])[1] == ours
+    assert decode_response(messages.APIS[60], version, kp_response(msg, 4)[4:])[1] == ours
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3, 4])
@@ -188,9 +188,9 @@ def test_api_versions_response_both_ways(version):
     if version >= 3:
         body["supportedFeatures"] = [{"name": "kraft.version", "minVersion": 0, "maxVersion": 1}]
         body["finalizedFeaturesEpoch"] = 12
-    data = encode_response(M.APIS[18], version, 2, body)
+    data = encode_response(messages.APIS[18], version, 2, body)
     theirs = ApiVersionsResponse.decode(data[4:], version=version, header=True).to_dict()
-    _, ours = decode_response(M.APIS[18], version, data[4:])
+    _, ours = decode_response(messages.APIS[18], version, data[4:])
     assert _project(theirs, to_snake(ours)) == to_snake(ours)
     AV = ApiVersionsResponse
     kw = dict(version=version, error_code=0, throttle_time_ms=0,
@@ -199,7 +199,7 @@ def test_api_versions_response_both_ways(version):
     if version >= 3:
         kw.update(supported_features=[AV.SupportedFeatureKey(name="kraft.version", min_version=0, max_version=1)],
                   finalized_features_epoch=12)
-    assert decode_response(M.APIS[18], version, kp_response(AV(**kw), 2)[4:])[1] == ours
+    assert decode_response(messages.APIS[18], version, kp_response(AV(**kw), 2)[4:])[1] == ours
 
 
 @pytest.mark.parametrize("version", [1, 2, 5, 9, 12])
@@ -207,9 +207,9 @@ def test_metadata_response_both_ways(version):
     body = {"throttleTimeMs": 0, "brokers": [{"nodeId": 4, "host": "localhost", "port": 19194, "rack": None}],
             "clusterId": "XFBpci3ORzK2hz44Gtmrwg", "controllerId": 4, "topics": [],
             "clusterAuthorizedOperations": -2147483648}
-    data = encode_response(M.APIS[3], version, 6, body)
+    data = encode_response(messages.APIS[3], version, 6, body)
     theirs = MetadataResponse.decode(data[4:], version=version, header=True).to_dict()
-    _, ours = decode_response(M.APIS[3], version, data[4:])
+    _, ours = decode_response(messages.APIS[3], version, data[4:])
     assert _project(theirs, to_snake(ours)) == to_snake(ours)
     assert ours["brokers"][0]["port"] == 19194
 
@@ -217,14 +217,14 @@ def test_metadata_response_both_ways(version):
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_sasl_authenticate_response_both_ways(version):
     body = {"errorCode": 58, "errorMessage": "Authentication failed", "authBytes": b"", "sessionLifetimeMs": 0}
-    data = encode_response(M.APIS[36], version, 1, body)
+    data = encode_response(messages.APIS[36], version, 1, body)
     theirs = SaslAuthenticateResponse.decode(data[4:], version=version, header=True).to_dict()
     assert theirs["error_code"] == 58 and theirs["error_message"] == "Authentication failed"
 
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_sasl_handshake_response_both_ways(version):
-    data = encode_response(M.APIS[17], version, 1, {"errorCode": 33, "mechanisms": ["PLAIN", "SCRAM-SHA-512"]})
+    data = encode_response(messages.APIS[17], version, 1, {"errorCode": 33, "mechanisms": ["PLAIN", "SCRAM-SHA-512"]})
     theirs = SaslHandshakeResponse.decode(data[4:], version=version, header=True).to_dict()
     assert theirs == {"error_code": 33, "mechanisms": ["PLAIN", "SCRAM-SHA-512"]}
 

@@ -10,9 +10,8 @@ import shutil
 import pytest
 
 from quorumctl.spark.plan import export_kind
-from quorumctl.storage import filekinds as K
+from quorumctl.storage import filekinds
 from samples import FIXTURES
-from storage_cli import cli
 
 SNAP1 = FIXTURES / "kafka-3.7.0-static" / "snap1"
 pytestmark = pytest.mark.skipif(not SNAP1.is_dir(), reason="../shared/reference/fixtures is absent")
@@ -21,12 +20,12 @@ SNAP = "00000000000000000092-0000000002.checkpoint"
 
 
 def test_kind_and_name_of_renamed_files():
-    assert [K.kind_of(f"00000000000000000000.{x}") for x in ("log.deleted", "index.cleaned", "timeindex.swap")] == \
-        [K.LOG, K.INDEX, K.TIMEINDEX]
-    assert K.kind_of(SNAP + ".deleted") == K.SNAPSHOT and K.snapshot_id(SNAP + ".deleted") == (92, 2)
-    assert (K.renamed("a/00000000000000000000.log.swap"), K.original_name("a/00000000000000000000.log.swap")) == \
+    assert [filekinds.kind_of(f"00000000000000000000.{x}") for x in ("log.deleted", "index.cleaned", "timeindex.swap")] == \
+        [filekinds.LOG, filekinds.INDEX, filekinds.TIMEINDEX]
+    assert filekinds.kind_of(SNAP + ".deleted") == filekinds.SNAPSHOT and filekinds.snapshot_id(SNAP + ".deleted") == (92, 2)
+    assert (filekinds.renamed("a/00000000000000000000.log.swap"), filekinds.original_name("a/00000000000000000000.log.swap")) == \
         (".swap", "00000000000000000000.log")
-    assert K.renamed("00000000000000000000.log") is None and K.kind_of(".deleted") == K.UNKNOWN
+    assert filekinds.renamed("00000000000000000000.log") is None and filekinds.kind_of(".deleted") == filekinds.UNKNOWN
     # spark-export reads a renamed segment only when it is named: in a directory it is a duplicate
     assert export_kind("x/__cluster_metadata-0/00000000000000000000.log.deleted") is None
     assert export_kind("x/__cluster_metadata-0/00000000000000000000.log.deleted", explicit=True) == "segment"
@@ -45,7 +44,7 @@ def renamed_dir(tmp_path):
     return d
 
 
-def test_dump_log_decodes_and_labels_them(renamed_dir, tmp_path):
+def test_dump_log_decodes_and_labels_them(cli, renamed_dir, tmp_path):
     code, out, err = cli("dump-log", "-o", "text", "--deep-iteration", str(renamed_dir / (SNAP + ".deleted")))
     assert (code, err) == (0, "")
     lines = out.splitlines()
@@ -66,7 +65,7 @@ def test_dump_log_decodes_and_labels_them(renamed_dir, tmp_path):
     assert sorted(dumped) == sorted(SEG + [f + ".deleted" for f in SEG] + [SNAP + ".deleted"])
 
 
-def test_verify_checks_them_apart_from_the_live_log(renamed_dir):
+def test_verify_checks_them_apart_from_the_live_log(cli, renamed_dir):
     code, out, err = cli("verify", "-o", "json", str(renamed_dir))
     doc = json.loads(out)
     assert (code, doc["ok"], doc["summary"]["problems"]) == (0, True, 0), out
@@ -82,7 +81,7 @@ def test_verify_checks_them_apart_from_the_live_log(renamed_dir):
     assert "renamed" not in by_name["00000000000000000000.log"]["stats"]
 
 
-def test_verify_finds_damage_in_a_renamed_segment(renamed_dir):
+def test_verify_finds_damage_in_a_renamed_segment(cli, renamed_dir):
     p = renamed_dir / "00000000000000000000.log.deleted"
     data = bytearray(p.read_bytes())
     data[200] ^= 0xFF

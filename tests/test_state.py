@@ -12,12 +12,11 @@ from hypothesis import strategies as st
 
 from quorumctl.storage.synth import B, write_replica
 from samples import CORPUS, FIXTURES, SHARED
-from storage_cli import cli
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (corpus and fixtures live there)")
 
 
-def state_json(*dirs):
+def state_json(cli, *dirs):
     code, out, err = cli("state", "-o", "json", *map(str, dirs))
     assert err == "", err
     return code, json.loads(out)
@@ -54,9 +53,9 @@ def catalog():
 
 @needs_shared
 @pytest.mark.parametrize("name", sorted(CLUSTERS))
-def test_corpus_clusters(name):
+def test_corpus_clusters(cli, name):
     rels, expect, winner, tied = CLUSTERS[name]
-    code, doc = state_json(*(CORPUS / name / r for r in rels))
+    code, doc = state_json(cli, *(CORPUS / name / r for r in rels))
     assert code == 0
     for j, (node, leader, epoch, end, epochs, snaps) in zip(doc["replicas"], expect):
         assert (j["node_id"], j["leader_id"], j["leader_epoch"], j["log_end_offset"]) == (node, leader, epoch, end)
@@ -71,7 +70,7 @@ def test_corpus_clusters(name):
 
 
 @needs_shared
-def test_corpus_agrees_with_the_catalog():
+def test_corpus_agrees_with_the_catalog(cli):
     """Every multi-replica cluster: log end offsets, epochs and quorum-state as the
     independent catalogue computed them."""
     cat = catalog()
@@ -90,7 +89,7 @@ def test_corpus_agrees_with_the_catalog():
             logs = [f for f in fs if f["kind"] == "metadata-log"]
             if not logs:
                 continue
-            code, doc = state_json(SHARED / "corpus" / pd)
+            code, doc = state_json(cli, SHARED / "corpus" / pd)
             j = doc["replicas"][0]
             assert j["log_end_offset"] == max(f["stats"]["last_offset"] for f in logs) + 1, pd
             assert {e for e, _ in j["epochs_in_log"]} == set().union(*(f["stats"]["epochs"] for f in logs)), pd
@@ -106,9 +105,9 @@ def test_corpus_agrees_with_the_catalog():
 # -- Kafka's own fixtures -----------------------------------------------------------
 
 @needs_shared
-def test_fixture_37_static():
+def test_fixture_37_static(cli):
     base = FIXTURES / "kafka-3.7.0-static" / "data"
-    code, doc = state_json(*(base / n for n in ("c1", "c2", "c3", "b4")))
+    code, doc = state_json(cli, *(base / n for n in ("c1", "c2", "c3", "b4")))
     assert code == 0
     ends = [j["log_end_offset"] for j in doc["replicas"]]
     assert ends == [854, 854, 801, 801]
@@ -128,9 +127,9 @@ def test_fixture_37_static():
 
 
 @needs_shared
-def test_fixture_39_dynamic():
+def test_fixture_39_dynamic(cli):
     base = FIXTURES / "kafka-3.9.0-dynamic" / "data"
-    code, doc = state_json(*(base / n for n in ("c1", "c2", "c3", "b4")))
+    code, doc = state_json(cli, *(base / n for n in ("c1", "c2", "c3", "b4")))
     assert code == 0
     c1, c2, c3, b4 = doc["replicas"]
     assert c1["quorum_state"]["data_version"] == 1 and c1["voted_directory_id"] == "AAAAAAAAAAAAAAAAAAAAAA"
@@ -151,9 +150,9 @@ def test_fixture_39_dynamic():
 
 
 @needs_shared
-def test_state_accepts_partition_dir_and_config(tmp_path):
+def test_state_accepts_partition_dir_and_config(cli, tmp_path):
     pdir = FIXTURES / "kafka-3.7.0-static" / "data" / "c3" / "__cluster_metadata-0"
-    code, doc = state_json(pdir)
+    code, doc = state_json(cli, pdir)
     assert doc["replicas"][0]["node_id"] == 3 and doc["replicas"][0]["log_end_offset"] == 801
     cfg = tmp_path / "s.properties"
     cfg.write_text(f"process.roles=controller\nnode.id=3\nlog.dirs={pdir.parent}\n")
@@ -162,7 +161,7 @@ def test_state_accepts_partition_dir_and_config(tmp_path):
 
 
 @needs_shared
-def test_state_text_and_table():
+def test_state_text_and_table(cli):
     base = FIXTURES / "kafka-3.7.0-static" / "data"
     code, out, _ = cli("state", "-o", "text", base / "c1", base / "c3")
     assert code == 0
@@ -177,12 +176,12 @@ def test_state_text_and_table():
 
 # -- generated divergence: state names the winner and the divergence point ---------
 
-def test_state_divergence_scenarios(tmp_path):
+def test_state_divergence_scenarios(cli, tmp_path):
     leader = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
     write_replica(str(tmp_path / "l"), leader, node_id=1)
     write_replica(str(tmp_path / "e"), [B(1), B(1), B(1), B(4), B(4), B(4, tag="x"), B(4, tag="x")], node_id=2)
     write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2, tag="f")] * 3 + [B(3, tag="f")] * 5, node_id=3)
-    code, doc = state_json(tmp_path / "l", tmp_path / "e", tmp_path / "f")
+    code, doc = state_json(cli, tmp_path / "l", tmp_path / "e", tmp_path / "f")
     assert code == 0
     c = doc["comparison"]
     assert c["winner"] == "node 1" and c["election_key"] == {"last_epoch": 6, "end_offset": 10}
@@ -194,11 +193,11 @@ def test_state_divergence_scenarios(tmp_path):
     assert "  node 3: diverges from node 1: DivergingEpoch(epoch=1, endOffset=3); truncates to 3\n" in out
 
 
-def test_state_reports_problems(tmp_path):
+def test_state_reports_problems(cli, tmp_path):
     pdir = write_replica(str(tmp_path / "r"), [B(1, 3), B(2, 2)], checkpoint=[(1, 0), (2, 4)])
     with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as fh:
         fh.write(b"\x00" * 7)   # a torn tail
-    code, doc = state_json(tmp_path / "r")
+    code, doc = state_json(cli, tmp_path / "r")
     assert code == 1
     probs = doc["replicas"][0]["problems"]
     assert any("7 bytes too few for a batch header" in p for p in probs)
@@ -207,7 +206,7 @@ def test_state_reports_problems(tmp_path):
     assert doc["replicas"][0]["epochs"] == [[1, 0], [2, 4]]
 
 
-def test_state_input_errors(tmp_path):
+def test_state_input_errors(cli, tmp_path):
     code, out, err = cli("state", tmp_path / "nope")
     assert code == 2 and err.startswith("quorumctl: error: ") and "no such directory" in err
     (tmp_path / "empty").mkdir()
@@ -217,11 +216,11 @@ def test_state_input_errors(tmp_path):
     assert code == 2 and "give at least one log dir" in err
 
 
-def test_a_log_behind_its_latest_snapshot(tmp_path):
+def test_a_log_behind_its_latest_snapshot(cli, tmp_path):
     # Kafka drops such a log at start-up (truncateToLatestSnapshot): the Raft view is the snapshot
     write_replica(str(tmp_path / "l"), [B(2)] * 20, node_id=1)
     write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2, snapshots=[(12, 2)])
-    code, doc = state_json(tmp_path / "l", tmp_path / "f")
+    code, doc = state_json(cli, tmp_path / "l", tmp_path / "f")
     assert code == 1
     f = doc["replicas"][1]
     assert f["last_epoch"] == 2 and any("Kafka drops the log at start-up" in p for p in f["problems"])
@@ -238,7 +237,7 @@ def test_a_log_behind_its_latest_snapshot(tmp_path):
     ("d_gap", None),
     ("e_idx", None),
 ])
-def test_kafka_corrupted_segments(tmp_path, name, problem):
+def test_kafka_corrupted_segments(cli, tmp_path, name, problem):
     pdir = tmp_path / "r" / "__cluster_metadata-0"
     pdir.mkdir(parents=True)
     for f in os.listdir(FIXTURES / "kafka-3.7.0-static" / "corrupt" / name):
@@ -253,7 +252,7 @@ def test_kafka_corrupted_segments(tmp_path, name, problem):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(log=st.binary(max_size=400), qs=st.binary(max_size=60), cp=st.binary(max_size=40),
        meta=st.binary(max_size=80))
-def test_hostile_files_never_crash(tmp_path, log, qs, cp, meta):
+def test_hostile_files_never_crash(cli, tmp_path, log, qs, cp, meta):
     import shutil
     r = tmp_path / "h"
     shutil.rmtree(r, ignore_errors=True)
@@ -270,10 +269,10 @@ def test_hostile_files_never_crash(tmp_path, log, qs, cp, meta):
     assert j["log_end_offset"] >= 3
 
 
-def test_different_clusters_and_last_write(tmp_path):
+def test_different_clusters_and_last_write(cli, tmp_path):
     write_replica(str(tmp_path / "a"), [B(1, 3)], node_id=1)
     write_replica(str(tmp_path / "b"), [B(1, 3)], node_id=2, cluster_id="rTcAzcTXQpG_6c1zYns8Xw")
-    code, doc = state_json(tmp_path / "a", tmp_path / "b")
+    code, doc = state_json(cli, tmp_path / "a", tmp_path / "b")
     assert doc["comparison"]["cluster_ids"] == ["XFBpci3ORzK2hz44Gtmrwg", "rTcAzcTXQpG_6c1zYns8Xw"]
     t = doc["replicas"][0]["last_batch_time"]
     assert t["ms"] == 1_700_000_000_000 and t["iso"] == "2023-11-14T22:13:20.000Z" and t["age"].endswith("ago")
@@ -282,12 +281,12 @@ def test_different_clusters_and_last_write(tmp_path):
     assert "  last batch written: 2023-11-14T22:13:20.000Z (" in out
 
 
-def test_freshly_formatted_node(tmp_path):
+def test_freshly_formatted_node(cli, tmp_path):
     code, out, err = cli("bootstrap", "format", "--node-id", "1", "--log-dir", tmp_path / "c1", "-t",
                          "rTcAzcTXQpG_6c1zYns8Xw", "--initial-controllers", "1@localhost:9093:DfqkWOlJTZ-abG8pUGocIA",
                          "--apply")
     assert code == 0, err
-    code, doc = state_json(tmp_path / "c1")
+    code, doc = state_json(cli, tmp_path / "c1")
     j = doc["replicas"][0]
     assert code == 0 and j["problems"] == [] and len(j["notes"]) == 2
     assert (j["log_end_offset"], j["last_epoch"], j["kraft_version"]) == (0, 0, 1)

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from quorumctl.errors import InputError
-from quorumctl.storage import files as F
-from quorumctl.storage import properties as P
+from quorumctl.storage import files as state_files
+from quorumctl.storage import properties
 from samples import CORPUS, FIXTURES, SHARED
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (Kafka's real files live there)")
@@ -28,22 +28,22 @@ def write(tmp_path, name, data):
 def test_properties_load_java_rules():
     text = ("# comment\n! also a comment\n  key1 = value one  \nkey2:v2\nkey3 v3\n"
             "multi = a\\\n    b\\\n  c\nesc\\ key=\\u0041\\tB\\=\nempty=\n\nlast\\\n")
-    p = P.loads(text)
+    p = properties.loads(text)
     assert p == {"key1": "value one  ", "key2": "v2", "key3": "v3", "multi": "abc",
                  "esc key": "A\tB=", "empty": "", "last": ""}
-    assert P.loads(b"k=\xe9") == {"k": "\xe9"}      # ISO-8859-1, as Properties.load(InputStream)
-    with pytest.raises(P.PropertiesError):
-        P.loads("k=\\u12")
+    assert properties.loads(b"k=\xe9") == {"k": "\xe9"}      # ISO-8859-1, as Properties.load(InputStream)
+    with pytest.raises(properties.PropertiesError):
+        properties.loads("k=\\u12")
 
 
 def test_properties_store_order_and_escapes():
     # Kafka's meta.properties order: node.id, directory.id, version, cluster.id (ConcurrentHashMap bins)
-    assert P.java_order(["version", "cluster.id", "node.id", "directory.id"]) == \
+    assert properties.java_order(["version", "cluster.id", "node.id", "directory.id"]) == \
         ["node.id", "directory.id", "version", "cluster.id"]
-    out = P.dumps({"a b": "x=y:#!", "k": " lead"}, "", 0).decode()
+    out = properties.dumps({"a b": "x=y:#!", "k": " lead"}, "", 0).decode()
     assert out == "#\n#Thu Jan 01 00:00:00 UTC 1970\na\\ b=x\\=y\\:\\#\\!\nk=\\ lead\n" or \
         out == "#\n#Thu Jan 01 00:00:00 UTC 1970\nk=\\ lead\na\\ b=x\\=y\\:\\#\\!\n"
-    assert P.loads(out) == {"a b": "x=y:#!", "k": " lead"}
+    assert properties.loads(out) == {"a b": "x=y:#!", "k": " lead"}
 
 
 def _date_of(line: str) -> float | None:
@@ -66,8 +66,8 @@ def test_meta_properties_rewritten_byte_for_byte():
         when = _date_of(lines[1])
         if when is None:
             continue
-        m = F.read_meta_properties(p)
-        assert F.meta_properties_text(m["version"], m.get("cluster.id"), m.get("node.id"),
+        m = state_files.read_meta_properties(p)
+        assert state_files.meta_properties_text(m["version"], m.get("cluster.id"), m.get("node.id"),
                                       m.get("directory.id"), when) == raw, p
         checked += 1
     assert checked >= 40
@@ -76,9 +76,9 @@ def test_meta_properties_rewritten_byte_for_byte():
 @needs_shared
 def test_all_real_state_files_parse():
     n = 0
-    for name, reader in (("meta.properties", F.read_meta_properties), ("quorum-state", F.read_quorum_state),
-                         ("leader-epoch-checkpoint", F.read_epoch_checkpoint),
-                         ("partition.metadata", F.read_partition_metadata)):
+    for name, reader in (("meta.properties", state_files.read_meta_properties), ("quorum-state", state_files.read_quorum_state),
+                         ("leader-epoch-checkpoint", state_files.read_epoch_checkpoint),
+                         ("partition.metadata", state_files.read_partition_metadata)):
         for p in glob.glob(str(SHARED / "**" / name), recursive=True):
             reader(p)
             n += 1
@@ -89,27 +89,27 @@ def test_all_real_state_files_parse():
 def test_fixture_values():
     d37 = FIXTURES / "kafka-3.7.0-static" / "data" / "c1"
     d39 = FIXTURES / "kafka-3.9.0-dynamic" / "data"
-    m = F.read_meta_properties(str(d37 / "meta.properties"))
+    m = state_files.read_meta_properties(str(d37 / "meta.properties"))
     assert (m["version"], m["node.id"], m["cluster.id"], m["directory.id"]) == \
         (1, 1, "XFBpci3ORzK2hz44Gtmrwg", "pebDiE3pUq-XJvYeYosFAg")
-    assert F.kafka_metadata_string(m) == \
+    assert state_files.kafka_metadata_string(m) == \
         "{cluster.id=XFBpci3ORzK2hz44Gtmrwg, directory.id=pebDiE3pUq-XJvYeYosFAg, node.id=1, version=1}"
-    q = F.read_quorum_state(str(d37 / "__cluster_metadata-0" / "quorum-state"))
+    q = state_files.read_quorum_state(str(d37 / "__cluster_metadata-0" / "quorum-state"))
     assert q == {"clusterId": "", "leaderId": 1, "leaderEpoch": 20, "votedId": -1, "appliedOffset": 0,
                  "currentVoters": [{"voterId": 1}, {"voterId": 2}, {"voterId": 3}], "data_version": 0}
-    assert F.quorum_state_voters(q) == [1, 2, 3]
-    q1 = F.read_quorum_state(str(d39 / "c1" / "__cluster_metadata-0" / "quorum-state"))
+    assert state_files.quorum_state_voters(q) == [1, 2, 3]
+    q1 = state_files.read_quorum_state(str(d39 / "c1" / "__cluster_metadata-0" / "quorum-state"))
     assert q1 == {"leaderId": 1, "leaderEpoch": 1, "votedId": -1, "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA",
                   "data_version": 1}
-    assert F.quorum_state_voters(q1) is None
-    q2 = F.read_quorum_state(str(d39 / "c2" / "__cluster_metadata-0" / "quorum-state"))
+    assert state_files.quorum_state_voters(q1) is None
+    q2 = state_files.read_quorum_state(str(d39 / "c2" / "__cluster_metadata-0" / "quorum-state"))
     assert q2["data_version"] == 0 and q2["currentVoters"] == []
     cp = str(d37 / "__cluster_metadata-0" / "leader-epoch-checkpoint")
-    assert F.read_epoch_checkpoint(cp) == [(2, 0), (7, 335), (20, 408)]
-    assert F.epoch_checkpoint_text([(2, 0), (7, 335), (20, 408)]) == open(cp, "rb").read()
+    assert state_files.read_epoch_checkpoint(cp) == [(2, 0), (7, 335), (20, 408)]
+    assert state_files.epoch_checkpoint_text([(2, 0), (7, 335), (20, 408)]) == open(cp, "rb").read()
     pm = str(d37 / "__cluster_metadata-0" / "partition.metadata")
-    assert F.read_partition_metadata(pm) == {"version": 0, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ"}
-    assert F.partition_metadata_text("AAAAAAAAAAAAAAAAAAAAAQ") == open(pm, "rb").read()
+    assert state_files.read_partition_metadata(pm) == {"version": 0, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ"}
+    assert state_files.partition_metadata_text("AAAAAAAAAAAAAAAAAAAAAQ") == open(pm, "rb").read()
 
 
 # -- bad input: one line naming the file, the line and what was expected -------------
@@ -126,15 +126,15 @@ def test_fixture_values():
 def test_meta_properties_errors(tmp_path, body, msg):
     p = write(tmp_path, "meta.properties", body)
     with pytest.raises(InputError) as e:
-        F.read_meta_properties(p)
+        state_files.read_meta_properties(p)
     assert str(e.value).startswith(p + ": ") and msg in str(e.value) and "\n" not in str(e.value)
 
 
 def test_meta_properties_v0(tmp_path):
     p = write(tmp_path, "meta.properties", "#\n#x\nbroker.id=1001\ncluster.id=abc\nversion=0\n")
-    m = F.read_meta_properties(p)
+    m = state_files.read_meta_properties(p)
     assert (m["version"], m["node.id"], m["cluster.id"]) == (0, 1001, "abc")
-    assert F.kafka_metadata_string(m) == "{broker.id=1001, cluster.id=abc, version=0}"
+    assert state_files.kafka_metadata_string(m) == "{broker.id=1001, cluster.id=abc, version=0}"
 
 
 @pytest.mark.parametrize("body,msg", [
@@ -153,14 +153,14 @@ def test_meta_properties_v0(tmp_path):
 def test_quorum_state_errors(tmp_path, body, msg):
     p = write(tmp_path, "quorum-state", body)
     with pytest.raises(InputError) as e:
-        F.read_quorum_state(p)
+        state_files.read_quorum_state(p)
     assert str(e.value).startswith(p + ": ") and msg in str(e.value)
 
 
 def test_epoch_checkpoint_parsing(tmp_path):
-    assert F.read_epoch_checkpoint(write(tmp_path, "a", "0\n2\n1   0\n3\t10\n")) == [(1, 0), (3, 10)]
-    assert F.read_epoch_checkpoint(write(tmp_path, "b", "")) == []
-    assert F.read_epoch_checkpoint(write(tmp_path, "c", "0\n")) == []
+    assert state_files.read_epoch_checkpoint(write(tmp_path, "a", "0\n2\n1   0\n3\t10\n")) == [(1, 0), (3, 10)]
+    assert state_files.read_epoch_checkpoint(write(tmp_path, "b", "")) == []
+    assert state_files.read_epoch_checkpoint(write(tmp_path, "c", "0\n")) == []
     for body, msg in (("1\n0\n", "line 1: Unrecognised version:1, expected version: 0"),
                       ("0\n2\n1 0\n", "Expected [2] entries in checkpoint file, but found only [1]"),
                       ("0\n1\n1 0 5\n", "line 3: Malformed line"),
@@ -169,22 +169,22 @@ def test_epoch_checkpoint_parsing(tmp_path):
                       ("zero\n", "line 1: expected the version number 0")):
         p = write(tmp_path, "bad", body)
         with pytest.raises(InputError, match=msg.replace("[", r"\[").replace("]", r"\]")):
-            F.read_epoch_checkpoint(p)
+            state_files.read_epoch_checkpoint(p)
 
 
 def test_partition_metadata_errors(tmp_path):
-    assert F.read_partition_metadata(write(tmp_path, "pm", "version:   0\ntopic_id:  AAAAAAAAAAAAAAAAAAAAAQ")) == \
+    assert state_files.read_partition_metadata(write(tmp_path, "pm", "version:   0\ntopic_id:  AAAAAAAAAAAAAAAAAAAAAQ")) == \
         {"version": 0, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ"}
     for body, msg in (("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "Invalid topic ID"),
                       ("version: x\n", "line 1: Malformed"),
                       ("version: 0\ntopic: AAAAAAAAAAAAAAAAAAAAAQ", "line 2: Malformed"),
                       ("version: 0\ntopic_id: short1", "line 2: Input string `short1` decoded as 4 bytes")):
         with pytest.raises(InputError, match=msg):
-            F.read_partition_metadata(write(tmp_path, "pm", body))
+            state_files.read_partition_metadata(write(tmp_path, "pm", body))
 
 
 def test_missing_and_directory(tmp_path):
     with pytest.raises(InputError, match="no such file"):
-        F.read_quorum_state(str(tmp_path / "nope"))
+        state_files.read_quorum_state(str(tmp_path / "nope"))
     with pytest.raises(InputError, match="is a directory"):
-        F.read_epoch_checkpoint(str(tmp_path))
+        state_files.read_epoch_checkpoint(str(tmp_path))

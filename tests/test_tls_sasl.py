@@ -13,7 +13,6 @@ pytest.importorskip("cryptography", reason="the test CA needs cryptography")
 from quorumctl.testing.certs import TestCA  # noqa: E402
 from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
 
-from test_describe_samples import run_cli  # noqa: E402
 
 USERS = {"alice": "alice-secret", "ops": "pä55 wörd;\"x\""}
 ALL_MECHS = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -48,10 +47,10 @@ def props(tmp_path, text: str, name="client.properties"):
     return str(p)
 
 
-def describe(capsys, c, config, host="127.0.0.1", via="server", *extra):
+def describe(cli, c, config, host="127.0.0.1", via="server", *extra):
     node = c.brokers()[0] if via == "server" else c.node_by_id(2)
     flag = "--bootstrap-server" if via == "server" else "--bootstrap-controller"
-    return run_cli(capsys, "describe", "status", flag, f"{host}:{node.port}", "--command-config", config,
+    return cli("describe", "status", flag, f"{host}:{node.port}", "--command-config", config,
                    "--timeout", "5", "-o", "json", *extra)
 
 
@@ -62,27 +61,27 @@ def error_of(err: str) -> str:
 
 # -- TLS ----------------------------------------------------------------------------
 
-def test_tls_with_pem_truststore(capsys, tmp_path, pki):
+def test_tls_with_pem_truststore(cli, tmp_path, pki):
     c = start(tls=pki["ca"].server_context(pki["server"]))
     try:
         cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PEM\n"
                               f"ssl.truststore.location={pki['ca'].ca_pem}\n")
         for via in ("server", "controller"):
-            code, out, err = describe(capsys, c, cfg, "127.0.0.1", via)
+            code, out, err = describe(cli, c, cfg, "127.0.0.1", via)
             assert (code, err) == (0, ""), err
             assert json.loads(out)["clusterId"] == "rTcAzcTXQpG_6c1zYns8Xw"
         # by name too: the certificate names localhost
-        code, out, err = describe(capsys, c, cfg, "localhost")
+        code, out, err = describe(cli, c, cfg, "localhost")
         assert (code, err) == (0, "")
     finally:
         c.stop()
 
 
-def test_tls_hostname_is_checked(capsys, tmp_path, pki):
+def test_tls_hostname_is_checked(cli, tmp_path, pki):
     c = start(tls=pki["ca"].server_context(pki["wrongname"]))
     try:
         cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki['ca'].ca_pem}\n")
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
         assert code == 3
         port = c.brokers()[0].port
         assert error_of(err) == (f"TLS: the certificate of 127.0.0.1:{port} is not trusted: IP address mismatch, "
@@ -90,17 +89,17 @@ def test_tls_hostname_is_checked(capsys, tmp_path, pki):
                                  "or set ssl.endpoint.identification.algorithm= to skip the check")
         off = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki['ca'].ca_pem}\n"
                               "ssl.endpoint.identification.algorithm=\n", "nocheck.properties")
-        code, out, err = describe(capsys, c, off)
+        code, out, err = describe(cli, c, off)
         assert (code, err) == (0, "")
     finally:
         c.stop()
 
 
-def test_tls_wrong_ca_is_refused(capsys, tmp_path, pki):
+def test_tls_wrong_ca_is_refused(cli, tmp_path, pki):
     c = start(tls=pki["ca"].server_context(pki["server"]))
     try:
         cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki['other'].ca_pem}\n")
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
     finally:
         c.stop()
     assert code == 3 and out == ""
@@ -110,25 +109,25 @@ def test_tls_wrong_ca_is_refused(capsys, tmp_path, pki):
                              "certificate chain; set ssl.truststore.* in --command-config to the CA that signed it")
 
 
-def test_tls_pkcs12_truststore_and_inline_pem(capsys, tmp_path, pki):
+def test_tls_pkcs12_truststore_and_inline_pem(cli, tmp_path, pki):
     c = start(tls=pki["ca"].server_context(pki["server"]))
     try:
         p12 = props(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PKCS12\n"
                               f"ssl.truststore.location={pki['ca'].ca_p12}\nssl.truststore.password=trustpass\n")
-        assert describe(capsys, c, p12)[0] == 0
+        assert describe(cli, c, p12)[0] == 0
         # Kafka's default type (JKS) with a PKCS12 file: sniffed, as Java 9+ does
         sniff = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki['ca'].ca_p12}\n"
                                 "ssl.truststore.password=trustpass\n", "sniff.properties")
-        assert describe(capsys, c, sniff)[0] == 0
+        assert describe(cli, c, sniff)[0] == 0
         # inline PEM, written with backslash line continuations as in a .properties file
         pem_lines = pki["ca"].ca_pem.read_text().strip().splitlines()
         inline = "ssl.truststore.certificates=" + "\\n\\\n    ".join(pem_lines) + "\n"
         cfg = props(tmp_path, "security.protocol=SSL\nssl.truststore.type=PEM\n" + inline, "inline.properties")
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
         assert (code, err) == (0, "")
         bad = props(tmp_path, f"security.protocol=SSL\nssl.truststore.type=PKCS12\n"
                               f"ssl.truststore.location={pki['ca'].ca_p12}\nssl.truststore.password=nope\n", "bad.properties")
-        code, out, err = describe(capsys, c, bad)
+        code, out, err = describe(cli, c, bad)
         assert code == 2
         assert error_of(err).startswith(f"cannot open {bad}: ssl.truststore.location {pki['ca'].ca_p12} as PKCS12 "
                                         "(wrong password?)")
@@ -137,7 +136,7 @@ def test_tls_pkcs12_truststore_and_inline_pem(capsys, tmp_path, pki):
 
 
 @pytest.mark.parametrize("store", ["pem", "pkcs12", "none"])
-def test_mutual_tls(capsys, tmp_path, pki, store):
+def test_mutual_tls(cli, tmp_path, pki, store):
     c = start(tls=pki["ca"].server_context(pki["server"], require_client_cert=True))
     client = pki["client"]
     ks = {"pem": f"ssl.keystore.type=PEM\nssl.keystore.location={client.combined_pem}\n",
@@ -145,7 +144,7 @@ def test_mutual_tls(capsys, tmp_path, pki, store):
           "none": ""}[store]
     try:
         cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki['ca'].ca_pem}\n" + ks)
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
     finally:
         c.stop()
     if store == "none":
@@ -155,11 +154,11 @@ def test_mutual_tls(capsys, tmp_path, pki, store):
         assert (code, err) == (0, "")
 
 
-def test_tls_client_against_plaintext_listener(capsys, tmp_path, pki):
+def test_tls_client_against_plaintext_listener(cli, tmp_path, pki):
     c = start()
     try:
         cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={pki['ca'].ca_pem}\n")
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
     finally:
         c.stop()
     assert code == 3
@@ -167,10 +166,10 @@ def test_tls_client_against_plaintext_listener(capsys, tmp_path, pki):
     assert msg.startswith(f"TLS handshake with 127.0.0.1:{c.brokers()[0].port} failed") and "security.protocol" in msg
 
 
-def test_plaintext_client_against_tls_listener(capsys, tmp_path, pki):
+def test_plaintext_client_against_tls_listener(cli, tmp_path, pki):
     c = start(tls=pki["ca"].server_context(pki["server"]))
     try:
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", c.brokers()[0].address,
+        code, out, err = cli("describe", "status", "--bootstrap-server", c.brokers()[0].address,
                                  "--timeout", "3")
     finally:
         c.stop()
@@ -180,11 +179,11 @@ def test_plaintext_client_against_tls_listener(capsys, tmp_path, pki):
     assert msg.startswith(c.brokers()[0].address) and "TLS" in msg and "security.protocol" in msg
 
 
-def test_jks_store_is_refused_with_a_hint(capsys, tmp_path):
+def test_jks_store_is_refused_with_a_hint(cli, tmp_path):
     jks = tmp_path / "truststore.jks"
     jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\x00" * 60)
     cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={jks}\n")
-    code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", "127.0.0.1:1",
+    code, out, err = cli("describe", "status", "--bootstrap-server", "127.0.0.1:1",
                              "--command-config", cfg)
     assert code == 2
     assert error_of(err) == (f"{cfg}: ssl.truststore.location {jks} is a Java JKS keystore, which quorumctl cannot "
@@ -203,17 +202,17 @@ def jaas(user, password, module="org.apache.kafka.common.security.scram.ScramLog
 
 
 @pytest.mark.parametrize("mech", ALL_MECHS)
-def test_sasl_plaintext(capsys, tmp_path, mech):
+def test_sasl_plaintext(cli, tmp_path, mech):
     c = start(sasl={"mechanisms": ALL_MECHS, "users": USERS})
     try:
         good = props(tmp_path, f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mech}\n" + jaas("ops", USERS["ops"]))
         for via in ("server", "controller"):
-            code, out, err = describe(capsys, c, good, "127.0.0.1", via)
+            code, out, err = describe(cli, c, good, "127.0.0.1", via)
             assert (code, err) == (0, ""), err
             assert json.loads(out)["leaderId"] == 1
         bad = props(tmp_path, f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism={mech}\n" +
                     jaas("ops", "not-the-password"), "bad.properties")
-        code, out, err = describe(capsys, c, bad)
+        code, out, err = describe(cli, c, bad)
     finally:
         c.stop()
     assert code == 3 and out == ""
@@ -226,32 +225,32 @@ def test_sasl_plaintext(capsys, tmp_path, mech):
     assert "not-the-password" not in err
 
 
-def test_sasl_unknown_user(capsys, tmp_path):
+def test_sasl_unknown_user(cli, tmp_path):
     c = start(sasl={"mechanisms": ALL_MECHS, "users": USERS})
     try:
         cfg = props(tmp_path, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n" + jaas("mallory", "x"))
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
     finally:
         c.stop()
     assert code == 3 and "invalid credentials with SASL mechanism SCRAM-SHA-512" in error_of(err)
 
 
-def test_sasl_mechanism_not_enabled(capsys, tmp_path):
+def test_sasl_mechanism_not_enabled(cli, tmp_path):
     c = start(sasl={"mechanisms": ["PLAIN"], "users": USERS})
     try:
         cfg = props(tmp_path, "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n" +
                     jaas("alice", "alice-secret"))
-        code, out, err = describe(capsys, c, cfg)
+        code, out, err = describe(cli, c, cfg)
     finally:
         c.stop()
     assert code == 3
     assert error_of(err) == f"SASL: 127.0.0.1:{c.brokers()[0].port} does not enable SCRAM-SHA-256 (it offers PLAIN)"
 
 
-def test_sasl_listener_without_sasl_client(capsys):
+def test_sasl_listener_without_sasl_client(cli):
     c = start(sasl={"mechanisms": ALL_MECHS, "users": USERS})
     try:
-        code, out, err = run_cli(capsys, "describe", "status", "--bootstrap-server", c.brokers()[0].address)
+        code, out, err = cli("describe", "status", "--bootstrap-server", c.brokers()[0].address)
     finally:
         c.stop()
     assert code == 3
@@ -259,15 +258,15 @@ def test_sasl_listener_without_sasl_client(capsys):
                              "(does the listener require SASL? check security.protocol)")
 
 
-def test_sasl_ssl_scram_sha512(capsys, tmp_path, pki):
+def test_sasl_ssl_scram_sha512(cli, tmp_path, pki):
     c = start(tls=pki["ca"].server_context(pki["server"]), sasl={"mechanisms": ALL_MECHS, "users": USERS})
     try:
         cfg = props(tmp_path, f"security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
                               f"ssl.truststore.location={pki['ca'].ca_pem}\n" + jaas("alice", "alice-secret"))
-        code, out, err = describe(capsys, c, cfg, "localhost", "controller")
+        code, out, err = describe(cli, c, cfg, "localhost", "controller")
         assert (code, err) == (0, "")
         # health probes authenticate too
-        code, out, err = run_cli(capsys, "describe", "health", "--bootstrap-controller",
+        code, out, err = cli("describe", "health", "--bootstrap-controller",
                                  f"localhost:{c.node_by_id(1).port}", "--command-config", cfg, "-o", "json")
         assert code == 0 and json.loads(out)["verdict"] == "healthy"
     finally:

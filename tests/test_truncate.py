@@ -14,27 +14,27 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quorumctl.storage import files as F
-from quorumctl.storage import indexes as I
-from quorumctl.storage import producer_state as P
-from quorumctl.storage import segments as S
+from quorumctl.storage import files as state_files
+from quorumctl.storage import indexes
+from quorumctl.storage import producer_state
+from quorumctl.storage import segments
 from quorumctl.storage.synth import B, T0, write_replica
-from storage_cli import assert_verify_clean, cli, tree
+from logfiles import tree
 
 FIG7_LEADER = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
 
 
 def log_bytes(pdir) -> bytes:
-    pf = S.scan_partition(str(pdir))
+    pf = segments.scan_partition(str(pdir))
     return b"".join(open(s.log, "rb").read() for s in pf.segments if s.log)
 
 
-def plan_json(*args):
+def plan_json(cli, *args):
     code, out, err = cli("truncate", "-o", "json", *map(str, args))
     return code, (json.loads(out) if out.strip() else None), err
 
 
-def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None, extra=()):
+def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, expect_epochs=None, extra=()):
     """truncate FOLLOWER --reference LEADER --apply, then: the follower's log is the
     leader's prefix up to expect_end, checkpoint and indexes consistent, verify clean,
     and a second state run finds nothing to truncate."""
@@ -49,21 +49,21 @@ def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None, 
     else:
         assert c["winner"] != f_label and c["followers"][0]["kind"] == "diverging"
         assert c["followers"][0]["new_end_offset"] == expect_end
-    code, doc, err = plan_json(tmp_path / follower, "--reference", tmp_path / leader, "--apply", *extra)
+    code, doc, err = plan_json(cli, tmp_path / follower, "--reference", tmp_path / leader, "--apply", *extra)
     assert code == 0, err
     assert doc["applied"]["applied"] and doc["plan"]["log_end_offset_after"] == expect_end
     fb = log_bytes(fp)
     assert fb == log_bytes(lp)[:len(fb)]
-    pf = S.scan_partition(str(fp))
-    assert S.scan_log(pf).log_end == expect_end
-    cp = F.read_epoch_checkpoint(str(fp / "leader-epoch-checkpoint"))
+    pf = segments.scan_partition(str(fp))
+    assert segments.scan_log(pf).log_end == expect_end
+    cp = state_files.read_epoch_checkpoint(str(fp / "leader-epoch-checkpoint"))
     if expect_epochs is not None:
         assert cp == expect_epochs
     for seg in pf.segments:
-        idx = I.read_offset_index(seg.index, seg.base_offset)
+        idx = indexes.read_offset_index(seg.index, seg.base_offset)
         assert all(o < expect_end for o, _ in idx)
         assert all(o1 < o2 and p1 < p2 for (o1, p1), (o2, p2) in zip(idx, idx[1:]))
-    assert_verify_clean(tmp_path / follower)
+    verify_clean(tmp_path / follower)
     code, out, _ = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower)
     assert json.loads(out)["comparison"]["followers"][0]["kind"] == "none"
     return doc
@@ -77,59 +77,59 @@ def apply_and_check(tmp_path, follower, leader, expect_end, expect_epochs=None, 
     ("e", FIG7_LEADER[:5] + [B(4, tag="e"), B(4, tag="e")], 5, [(1, 0), (4, 3)]),
     ("f", [B(1)] * 3 + [B(2, tag="f")] * 3 + [B(3, tag="f")] * 5, 3, [(1, 0)]),
 ])
-def test_figure7_followers(tmp_path, name, follower, end, epochs):
+def test_figure7_followers(cli, verify_clean, tmp_path, name, follower, end, epochs):
     write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
     write_replica(str(tmp_path / name), follower, node_id=2, index_interval=60)
     extra = ()
     if name in ("c", "d"):
         # these hold more than the leader (by Raft's rule they are more up to date): --force
-        code, doc, _ = plan_json(tmp_path / name, "--reference", tmp_path / "leader", "--apply")
+        code, doc, _ = plan_json(cli, tmp_path / name, "--reference", tmp_path / "leader", "--apply")
         assert code == 1 and "more up to date than node 1" in doc["plan"]["refused"]
         extra = ("--force",)
-    apply_and_check(tmp_path, name, "leader", end, epochs, extra)
+    apply_and_check(cli, verify_clean, tmp_path, name, "leader", end, epochs, extra)
 
 
 @pytest.mark.parametrize("follower", [FIG7_LEADER[:9], FIG7_LEADER[:4]])
-def test_figure7_prefix_followers_are_left_alone(tmp_path, follower):
+def test_figure7_prefix_followers_are_left_alone(cli, tmp_path, follower):
     write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
     write_replica(str(tmp_path / "f"), follower, node_id=2)
     before = tree(tmp_path / "f")
-    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "leader", "--apply")
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "leader", "--apply")
     assert code == 0 and not doc["plan"]["changes"] and "already a prefix" in doc["plan"]["reason"]
     assert tree(tmp_path / "f") == before
 
 
-def test_kip101_divergence(tmp_path):
+def test_kip101_divergence(cli, verify_clean, tmp_path):
     # A kept m2 written in epoch 0; B, leader in epoch 1, wrote m3 at offset 1
     write_replica(str(tmp_path / "b"), [B(0), B(1, tag="m3")], node_id=2)
     write_replica(str(tmp_path / "a"), [B(0), B(0, tag="m2")], node_id=1)
-    doc = apply_and_check(tmp_path, "a", "b", 1, [(0, 0)])
+    doc = apply_and_check(cli, verify_clean, tmp_path, "a", "b", 1, [(0, 0)])
     assert doc["plan"]["divergence"]["diverging_epoch"] == {"epoch": 0, "end_offset": 1}
 
 
-def test_kip101_no_loss(tmp_path):
+def test_kip101_no_loss(cli, tmp_path):
     # the follower kept what the leader has: nothing is truncated (a high-watermark
     # truncation would have dropped m2)
     write_replica(str(tmp_path / "a"), [B(0), B(0)], node_id=1)
     write_replica(str(tmp_path / "b"), [B(0), B(0)], node_id=2)
-    code, doc, _ = plan_json(tmp_path / "b", "--reference", tmp_path / "a")
+    code, doc, _ = plan_json(cli, tmp_path / "b", "--reference", tmp_path / "a")
     assert code == 0 and not doc["plan"]["changes"]
 
 
-def test_divergence_inside_a_batch(tmp_path):
+def test_divergence_inside_a_batch(cli, verify_clean, tmp_path):
     write_replica(str(tmp_path / "l"), [B(1, 10), B(3, 3), B(5, 4)], node_id=1)
     write_replica(str(tmp_path / "f"), [B(1, 10), B(3, 5, tag="x")], node_id=2)
-    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l")
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l")
     p = doc["plan"]
     assert p["divergence"]["truncate_to"] == 13 and p["target_offset"] == 10
     # the Fetch exchange already accounts for whole batches: the follower ends at 10
     assert p["cut_segment"]["offsets_dropped"] == [10, 14]
-    apply_and_check(tmp_path, "f", "l", 10, [(1, 0)])
+    apply_and_check(cli, verify_clean, tmp_path, "f", "l", 10, [(1, 0)])
 
 
-def test_to_offset_inside_a_batch_cuts_the_whole_batch(tmp_path):
+def test_to_offset_inside_a_batch_cuts_the_whole_batch(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1, 10), B(3, 5)], node_id=2)
-    code, doc, _ = plan_json(tmp_path / "f", "--to-offset", 12)
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--to-offset", 12)
     p = doc["plan"]
     assert code == 0 and p["log_end_offset_after"] == 10 and p["cut_segment"]["target_inside_batch"] == [10, 14]
     code, out, _ = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 12)
@@ -137,18 +137,18 @@ def test_to_offset_inside_a_batch_cuts_the_whole_batch(tmp_path):
     assert "  log end offset: 15 -> 10\n" in out and out.endswith("Run again with --apply to do it.\n")
 
 
-def test_divergence_spanning_segments(tmp_path):
+def test_divergence_spanning_segments(cli, verify_clean, tmp_path):
     common = [B(1, 3), B(1, 3), B(2, 3)]
     write_replica(str(tmp_path / "l"), common + [B(4, 3)] * 9, node_id=1, segment_starts=(4, 8))
     write_replica(str(tmp_path / "f"), common + [B(3, 3, tag="old")] * 9, node_id=2, segment_starts=(4, 8),
                   producer_snapshots=(6, 9, 21, 36), index_interval=100)
-    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l")
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l")
     p = doc["plan"]
     assert [s["base_offset"] for s in p["removed_segments"]] == [12, 24]
     assert p["cut_segment"]["base_offset"] == 0 and p["cut_segment"]["offsets_dropped"] == [9, 11]
     assert [s["offset"] for s in p["removed_producer_snapshots"]] == [21, 36]
     before = tree(tmp_path / "f" / "__cluster_metadata-0")
-    doc = apply_and_check(tmp_path, "f", "l", 9, [(1, 0), (2, 6)])
+    doc = apply_and_check(cli, verify_clean, tmp_path, "f", "l", 9, [(1, 0), (2, 6)])
     pdir = tmp_path / "f" / "__cluster_metadata-0"
     assert sorted(os.listdir(pdir)) == [
         "00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
@@ -167,42 +167,42 @@ def test_divergence_spanning_segments(tmp_path):
     assert json.load(open(os.path.join(backup, "plan.json")))["status"] == "done"
 
 
-def test_divergence_below_a_snapshot_needs_force(tmp_path):
+def test_divergence_below_a_snapshot_needs_force(cli, verify_clean, tmp_path):
     common = [B(1, 2), B(1, 2), B(2, 1)]
     write_replica(str(tmp_path / "l"), common + [B(4, 2)] * 3, node_id=1)
     write_replica(str(tmp_path / "f"), common + [B(3, 2, tag="x")] * 3, node_id=2, snapshots=[(3, 1), (9, 3)])
     before = tree(tmp_path / "f")
-    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l", "--apply")
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l", "--apply")
     assert code == 1 and "below the latest snapshot's end offset 9" in doc["plan"]["refused"]
     assert doc["applied"] is None and tree(tmp_path / "f") == before
     code, out, err = cli("truncate", tmp_path / "f", "--reference", tmp_path / "l", "--apply", "-o", "text")
     assert code == 1 and "refused: the new log end offset 5 is below" in out
-    code, doc, err = plan_json(tmp_path / "f", "--reference", tmp_path / "l", "--apply", "--force")
+    code, doc, err = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l", "--apply", "--force")
     assert code == 0, err
     assert [s["end_offset"] for s in doc["plan"]["removed_snapshots"]] == [9]
     pdir = tmp_path / "f" / "__cluster_metadata-0"
-    assert S.SNAPSHOT_RE.match("00000000000000000003-0000000001.checkpoint")
+    assert segments.SNAPSHOT_RE.match("00000000000000000003-0000000001.checkpoint")
     assert "00000000000000000003-0000000001.checkpoint" in os.listdir(pdir)
     assert "00000000000000000009-0000000003.checkpoint" not in os.listdir(pdir)
-    assert_verify_clean(tmp_path / "f")
+    verify_clean(tmp_path / "f")
 
 
-def test_diverging_epoch_and_end_offset(tmp_path):
+def test_diverging_epoch_and_end_offset(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3 + [B(3)] * 5, node_id=2)
-    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 1, "--end-offset", 3)
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--diverging-epoch", 1, "--end-offset", 3)
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 3
     assert "the local end of epoch 1 is 3: min(3, 3) = 3" in doc["plan"]["reason"]
     # an epoch this replica never saw: it truncates to the end of the epoch below it
-    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 4, "--end-offset", 20)
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--diverging-epoch", 4, "--end-offset", 20)
     assert doc["plan"]["log_end_offset_after"] == 11 and not doc["plan"]["changes"]
-    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 2, "--end-offset", 5)
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--diverging-epoch", 2, "--end-offset", 5)
     assert doc["plan"]["log_end_offset_after"] == 5
     # epoch 0: min(end offset, log end)
-    code, doc, _ = plan_json(tmp_path / "f", "--diverging-epoch", 0, "--end-offset", 4)
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--diverging-epoch", 0, "--end-offset", 4)
     assert doc["plan"]["log_end_offset_after"] == 4 and "epoch 0: min(end offset 4, log end 11)" in doc["plan"]["reason"]
 
 
-def test_option_errors(tmp_path):
+def test_option_errors(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 3, node_id=2)
     for args in ([], ["--to-offset", "1", "--diverging-epoch", "1", "--end-offset", "1"], ["--diverging-epoch", "1"],
                  ["--to-offset", "-1"]):
@@ -213,7 +213,7 @@ def test_option_errors(tmp_path):
     assert code == 2 and "belongs to cluster rTcAzcTXQpG_6c1zYns8Xw" in err
 
 
-def test_dry_run_changes_nothing(tmp_path):
+def test_dry_run_changes_nothing(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2, snapshots=[(2, 1)])
     before = tree(tmp_path)
     code, out, _ = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 4)
@@ -222,23 +222,23 @@ def test_dry_run_changes_nothing(tmp_path):
     assert tree(tmp_path) == before
 
 
-def test_snapshot_answer_is_refused(tmp_path):
+def test_snapshot_answer_is_refused(cli, tmp_path):
     # the reference's log starts at 30 (after its snapshot); this replica ends at 10
     write_replica(str(tmp_path / "l"), [B(1, 10)] * 5, node_id=1, log_start=30, snapshots=[(30, 1)])
     write_replica(str(tmp_path / "f"), [B(1, 10)], node_id=2)
-    code, doc, _ = plan_json(tmp_path / "f", "--reference", tmp_path / "l", "--apply")
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l", "--apply")
     assert code == 1 and "must fetch that snapshot" in doc["plan"]["refused"]
 
 
-def test_damaged_log_is_refused(tmp_path):
+def test_damaged_log_is_refused(cli, tmp_path):
     pdir = write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2)
     with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as fh:
         fh.write(b"\x01\x02\x03")
-    code, doc, _ = plan_json(tmp_path / "f", "--to-offset", 2, "--apply")
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--to-offset", 2, "--apply")
     assert code == 1 and "the log is damaged" in doc["plan"]["refused"]
 
 
-def test_backup_dir_inside_the_log_dir_is_refused(tmp_path):
+def test_backup_dir_inside_the_log_dir_is_refused(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2)
     before = tree(tmp_path / "f")
     code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 2, "--apply", "--backup-dir", tmp_path / "f" / "bk")
@@ -263,7 +263,7 @@ def hold_lock(path):
     return p
 
 
-def test_apply_refuses_while_kafka_holds_the_lock(tmp_path):
+def test_apply_refuses_while_kafka_holds_the_lock(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
     holder = hold_lock(tmp_path / "f" / ".lock")
     try:
@@ -282,12 +282,12 @@ def test_apply_refuses_while_kafka_holds_the_lock(tmp_path):
     # a leftover .lock nobody holds does not block
     code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 3, "--apply")
     assert code == 0, err
-    assert S.scan_log(S.scan_partition(str(tmp_path / "f" / "__cluster_metadata-0"))).log_end == 3
+    assert segments.scan_log(segments.scan_partition(str(tmp_path / "f" / "__cluster_metadata-0"))).log_end == 3
 
 
-def test_json_plan_shape(tmp_path):
+def test_json_plan_shape(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2, producer_snapshots=(6,))
-    code, doc, _ = plan_json(tmp_path / "f", "--to-offset", 3)
+    code, doc, _ = plan_json(cli, tmp_path / "f", "--to-offset", 3)
     p = doc["plan"]
     assert doc["dry_run"] and doc["applied"] is None
     assert (p["mode"], p["log_end_offset_before"], p["log_end_offset_after"], p["last_epoch_before"],
@@ -297,16 +297,16 @@ def test_json_plan_shape(tmp_path):
     assert {c["kind"] for c in p["index_changes"]} == {"index", "timeindex"}
 
 
-def test_truncating_the_more_up_to_date_replica_needs_force(tmp_path):
+def test_truncating_the_more_up_to_date_replica_needs_force(cli, tmp_path):
     # figure 7 (d) holds epoch-7 entries: it would win an election against the epoch-6 log
     write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
     write_replica(str(tmp_path / "d"), FIG7_LEADER + [B(7, tag="d"), B(7, tag="d")], node_id=4)
     before = tree(tmp_path / "d")
-    code, doc, _ = plan_json(tmp_path / "d", "--reference", tmp_path / "leader", "--apply")
+    code, doc, _ = plan_json(cli, tmp_path / "d", "--reference", tmp_path / "leader", "--apply")
     assert code == 1 and "is more up to date than node 1 (last epoch 6, end offset 10) by Raft's rule" \
         in doc["plan"]["refused"]
     assert tree(tmp_path / "d") == before
-    code, doc, err = plan_json(tmp_path / "d", "--reference", tmp_path / "leader", "--apply", "--force")
+    code, doc, err = plan_json(cli, tmp_path / "d", "--reference", tmp_path / "leader", "--apply", "--force")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 10, err
 
 
@@ -328,7 +328,7 @@ def file_scenarios(draw):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(file_scenarios())
-def test_truncate_leaves_the_common_prefix(tmp_path, sc):
+def test_truncate_leaves_the_common_prefix(cli, verify_clean, tmp_path, sc):
     import shutil
     common, lead, fol, starts = sc
     shutil.rmtree(tmp_path / "s", ignore_errors=True)
@@ -337,7 +337,7 @@ def test_truncate_leaves_the_common_prefix(tmp_path, sc):
     write_replica(str(root / "f"), common + fol, node_id=2, segment_starts=starts, index_interval=90)
     end = sum(b.count for b in common)
     force = () if lead else ("--force",)   # without leader batches of its own, the follower is ahead
-    apply_and_check(root, "f", "l", end, extra=force)
+    apply_and_check(cli, verify_clean, root, "f", "l", end, extra=force)
 
 
 # -- the cut segment's index files, byte for byte --------------------------------------
@@ -347,10 +347,10 @@ def _cut_files(pdir):
             if (pdir / f"00000000000000000000.{s}").exists()}
 
 
-def test_cut_segment_indexes_keep_the_entries_below_the_new_end(tmp_path):
+def test_cut_segment_indexes_keep_the_entries_below_the_new_end(cli, tmp_path):
     # batches of 2 records (127 bytes; the one at offset 10 is 129), then batches of 3 (163 bytes)
     pdir = write_replica(str(tmp_path / "f"), [B(1, 2)] * 6 + [B(2, 3)] * 4, node_id=2, index_interval=100)
-    code, doc, err = plan_json(tmp_path / "f", "--to-offset", 14, "--apply")
+    code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 14, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 12, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
         ("index", 9, 5), ("timeindex", 9, 5)]
@@ -359,11 +359,11 @@ def test_cut_segment_indexes_keep_the_entries_below_the_new_end(tmp_path):
     times = [(T0 + o - 1, o) for o in (3, 5, 7, 9, 11)]
     assert got["index"] == b"".join(struct.pack(">ii", o, p) for o, p in offsets)
     assert got["timeindex"] == b"".join(struct.pack(">qi", t, o) for t, o in times)
-    assert I.read_offset_index(os.path.join(pdir, "00000000000000000000.index")) == offsets
-    assert I.read_time_index(os.path.join(pdir, "00000000000000000000.timeindex")) == times
+    assert indexes.read_offset_index(os.path.join(pdir, "00000000000000000000.index")) == offsets
+    assert indexes.read_time_index(os.path.join(pdir, "00000000000000000000.timeindex")) == times
 
 
-def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(tmp_path):
+def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
     # 12 batches of 20 records: 731, 741 (x4), then 761 bytes each
     pdir = tmp_path / "f" / "__cluster_metadata-0"
     write_replica(str(tmp_path / "f"), [B(1, 20)] * 8 + [B(2, 20)] * 4, node_id=2, index_interval=100)
@@ -371,25 +371,25 @@ def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(tmp_path):
     raw = idx.read_bytes()
     idx.write_bytes(raw[8:16] + raw[:8] + raw[16:])          # entries 0 and 1 swapped: not increasing
     txns = [(7, 3, 30, 3), (8, 31, 150, 31), (9, 151, 200, 151)]
-    (pdir / "00000000000000000000.txnindex").write_bytes(P.txn_index_bytes(txns) + b"\x00\x01")
-    code, doc, err = plan_json(tmp_path / "f", "--to-offset", 170, "--apply")
+    (pdir / "00000000000000000000.txnindex").write_bytes(producer_state.txn_index_bytes(txns) + b"\x00\x01")
+    code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 170, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 160, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
         ("index", 1, 1), ("timeindex", 11, 7), ("txnindex", 3, 2)]
     got = _cut_files(pdir)
     # rebuilt as LogSegment.recover does (index.interval.bytes 4096): one entry, the batch at byte 4456
     assert got["index"] == struct.pack(">ii", 139, 4456)
-    assert I.read_offset_index(str(idx)) == [(139, 4456)]
+    assert indexes.read_offset_index(str(idx)) == [(139, 4456)]
     times = [(T0 + o - 19, o) for o in (39, 59, 79, 99, 119, 139, 159)]
     assert got["timeindex"] == b"".join(struct.pack(">qi", t, o) for t, o in times)
-    assert I.read_time_index(str(pdir / "00000000000000000000.timeindex")) == times
+    assert indexes.read_time_index(str(pdir / "00000000000000000000.timeindex")) == times
     # whole entries whose last offset is below the new end; the partial tail is dropped
     assert got["txnindex"] == b"".join(struct.pack(">hqqqq", 0, *t) for t in txns[:2])
-    assert [(t.producer_id, t.last_offset) for t in P.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
+    assert [(t.producer_id, t.last_offset) for t in producer_state.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
         == [(7, 30), (8, 150)]
 
 
-def test_cut_segment_preallocated_indexes_are_trimmed(tmp_path):
+def test_cut_segment_preallocated_indexes_are_trimmed(cli, verify_clean, tmp_path):
     # an active segment after a crash: indexes preallocated with zeros; the .index has
     # no entry yet (an all-zero first entry is the end, as kafka-dump-log reads it)
     pdir = tmp_path / "f" / "__cluster_metadata-0"
@@ -397,21 +397,21 @@ def test_cut_segment_preallocated_indexes_are_trimmed(tmp_path):
     (pdir / "00000000000000000000.index").write_bytes(bytes(8 * 512))
     tix = pdir / "00000000000000000000.timeindex"
     tix.write_bytes(tix.read_bytes() + bytes(12 * 512))
-    code, doc, err = plan_json(tmp_path / "f", "--to-offset", 6, "--apply")
+    code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 6, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 6, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
         ("index", 0, 0), ("timeindex", 5, 2)]
     got = _cut_files(pdir)
     assert got["index"] == b""
     assert got["timeindex"] == struct.pack(">qiqi", T0 + 2, 3, T0 + 4, 5)
-    assert_verify_clean(tmp_path / "f")
+    verify_clean(tmp_path / "f")
 
 
-def test_cut_segment_txnindex_with_an_unknown_version_is_an_input_error(tmp_path):
+def test_cut_segment_txnindex_with_an_unknown_version_is_an_input_error(cli, tmp_path):
     pdir = write_replica(str(tmp_path / "f"), [B(1, 2)] * 5, node_id=2)
     txn = os.path.join(pdir, "00000000000000000000.txnindex")
     with open(txn, "wb") as fh:
-        fh.write(P.txn_index_bytes([(1, 0, 1, 0)]) + struct.pack(">hqqqq", 3, 2, 2, 3, 2))
+        fh.write(producer_state.txn_index_bytes([(1, 0, 1, 0)]) + struct.pack(">hqqqq", 3, 2, 2, 3, 2))
     before = tree(tmp_path / "f")
     code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 4, "--apply")
     assert (code, out) == (2, "")

@@ -13,7 +13,7 @@ import pytest
 
 from quorumctl.storage import fsutil
 from quorumctl.storage.synth import B, write_replica
-from storage_cli import assert_verify_clean, cli, tree
+from logfiles import tree
 
 
 def scenario(root):
@@ -31,7 +31,7 @@ def args_for(root):
 
 
 @pytest.fixture(scope="module")
-def states(tmp_path_factory):
+def states(cli, tmp_path_factory):
     """The old and the new partition directory, and the steps of a clean run."""
     root = tmp_path_factory.mktemp("pristine")
     scenario(root)
@@ -50,16 +50,16 @@ def states(tmp_path_factory):
     return root, old, new, steps
 
 
-def check_old_or_new(root, old, new):
+def check_old_or_new(verify_clean, root, old, new):
     now = tree(root / "f" / "__cluster_metadata-0")
     assert now in (old, new)
     # nothing stray in the log dir itself (a broker would take a directory for a partition)
     assert sorted(os.listdir(root / "f")) == [".lock", "__cluster_metadata-0", "meta.properties"]
-    assert_verify_clean(root / "f")
+    verify_clean(root / "f")
     return "old" if now == old else "new"
 
 
-def test_injected_failure_at_every_step(states, tmp_path):
+def test_injected_failure_at_every_step(verify_clean, cli, states, tmp_path):
     root, old, new, steps = states
     seen = []
     for k in range(1, len(steps) + 1):
@@ -76,13 +76,13 @@ def test_injected_failure_at_every_step(states, tmp_path):
         finally:
             fsutil.set_fault_hook(None)
         assert code != 0 and "injected failure" in err
-        seen.append(check_old_or_new(work, old, new))
+        seen.append(check_old_or_new(verify_clean, work, old, new))
     # the swap is the one step that moves the directory from old to new
     assert seen[0] == "old" and "new" in seen
     assert seen == sorted(seen, key=["old", "new"].index)
 
 
-def test_killed_at_every_step(states, tmp_path):
+def test_killed_at_every_step(verify_clean, states, tmp_path):
     root, old, new, steps = states
     seen = []
     for k in range(1, len(steps) + 1):
@@ -92,11 +92,11 @@ def test_killed_at_every_step(states, tmp_path):
         p = subprocess.run([sys.executable, "-m", "quorumctl", *args_for(work)], env=env,
                            capture_output=True, text=True)
         assert p.returncode == fsutil.CRASH_EXIT, p.stderr
-        seen.append(check_old_or_new(work, old, new))
+        seen.append(check_old_or_new(verify_clean, work, old, new))
     assert seen[0] == "old" and seen[-1] == "new"
 
 
-def test_an_unfinished_run_is_reported(states, tmp_path):
+def test_an_unfinished_run_is_reported(cli, states, tmp_path):
     root, old, new, steps = states
     work = tmp_path / "w"
     shutil.copytree(root, work)

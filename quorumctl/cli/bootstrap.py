@@ -69,97 +69,21 @@ def format_(
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
-    import os
     import sys
-    import time
 
-    from ..errors import InputError
     from ..render.output import json_line, resolve_plain
-    from ..storage import config as C
-    from ..storage import format as FM
-    from ..storage import fsutil
+    from ..storage.format import run_format
 
-    if sum(bool(x) for x in (standalone, no_initial_controllers, initial_controllers)) > 1:
-        raise InputError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
-    cfg = C.load(config) if config else None
-    if cfg is not None and not cfg.kraft:
-        raise InputError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
-                         "supported for clusters in KRaft mode.")
-    nid = node_id if node_id is not None else (cfg.node_id if cfg else None)
-    if nid is None:
-        raise InputError("give --node-id or -c server.properties with node.id")
-    dirs = list(log_dir) or (cfg.log_dirs if cfg else [])
-    mdir = metadata_log_dir or (cfg.metadata_log_dir if cfg and not log_dir else (dirs[0] if dirs else None))
-    if mdir is None:
-        raise InputError("give --log-dir (or -c server.properties)")
-    all_dirs = sorted(set(dirs) | {mdir})
-    listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
-                                            else "CONTROLLER")
-    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 formats with
-    # --release-version or its latest production version, whatever the config says
-    release = release_version
-    voters = None
-    if initial_controllers:
-        voters = FM.parse_dynamic_voters(initial_controllers)
-    if standalone:
-        if cfg is None:
-            raise InputError("--standalone needs -c server.properties (for the node's controller listener)")
-        if not cfg.is_controller:
-            raise InputError("You can only use --standalone on a controller.")
-        from .. import ids
-        host, port = cfg.advertised_controller_endpoint()
-        voters = [FM.DynamicVoter(nid, host, port, ids.random_directory_id())]
-    if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller \
-            and not cfg.quorum_voters:
-        raise InputError("Because controller.quorum.voters is not set on this controller, you must specify one of "
-                         "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
-    features = FM.parse_feature_args(feature)
-    locks = []
-    out_lines: list[str] = []
-    try:
-        if apply:
-            for d in all_dirs:
-                if os.path.isdir(d):
-                    locks.append(fsutil.LogDirLock(d).acquire())
-        plan = FM.plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
-                              release=release, features=features, scram=add_scram, voters=voters,
-                              listener_name=listener, ignore_formatted=ignore_formatted,
-                              allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
-                              unstable=cfg is not None and
-                              cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
-        out_lines.extend(plan.messages)
-        results = {}
-        if not plan.dirs:
-            out_lines.append("All of the log directories are already formatted.")
-        else:
-            now = int(time.time() * 1000)
-            order = FM.java_string_hashmap_order([d.path for d in plan.dirs])
-            by_path = {d.path: d for d in plan.dirs}
-            for p in order:
-                d = by_path[p]
-                if apply:
-                    out_lines.append(f"Formatting {d.description} {d.path} with metadata.version {plan.release}.")
-                    try:
-                        results[d.path] = FM.format_dir(plan, d, now, backup_root=None)
-                    except fsutil.OutOfSpace as e:
-                        if results:   # the directories before it are formatted, wholly
-                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: "
-                                                    f"{', '.join(results)}") from None
-                        raise
-                else:
-                    out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")
-            if not apply:
-                out_lines.append("Dry run: nothing was written. Run again with --apply to format.")
-    finally:
-        for lk in locks:
-            lk.release()
+    run = run_format(config=config, cluster_id=cluster_id, node_id=node_id, log_dirs=list(log_dir),
+                     metadata_log_dir=metadata_log_dir, add_scram=list(add_scram),
+                     ignore_formatted=ignore_formatted, release_version=release_version, features=list(feature),
+                     standalone=standalone, no_initial_controllers=no_initial_controllers,
+                     initial_controllers=initial_controllers, controller_listener_name=controller_listener_name,
+                     allow_non_uuid=allow_non_uuid, apply=apply)
     if resolve_plain(output) is Output.json:
-        doc = plan.to_json()
-        doc["applied"] = apply
-        doc["results"] = results
-        sys.stdout.write(json_line(doc) + "\n")
+        sys.stdout.write(json_line(run.to_json()) + "\n")
     else:
-        sys.stdout.write("\n".join(out_lines) + "\n")
+        sys.stdout.write("\n".join(run.lines) + "\n")
 
 
 @app.command("info")
@@ -180,21 +104,21 @@ def info(
 
     from ..errors import InputError
     from ..render.output import json_line, resolve_plain
-    from ..storage import config as C
-    from ..storage import format as FM
+    from ..storage import config as storage_config
+    from ..storage import format as storage_format
 
     if not config and not log_dir:
         raise InputError("give -c server.properties or --log-dir DIR")
-    cfg = C.load(config) if config else None
+    cfg = storage_config.load(config) if config else None
     dirs = list(log_dir) or cfg.all_dirs()
     if cfg is not None and log_dir:
         dirs = sorted(set(dirs) | set(cfg.all_dirs()))
-    doc = FM.info(dirs, kraft_mode=cfg.kraft if cfg else True)
+    doc = storage_format.info(dirs, kraft_mode=cfg.kraft if cfg else True)
     mode = resolve_plain(output)
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")
     else:
-        sys.stdout.write(FM.info_text(doc, len(dirs)))
+        sys.stdout.write(storage_format.info_text(doc, len(dirs)))
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
     raise typer.Exit(1 if doc["problems"] else 0)
@@ -213,9 +137,9 @@ def version_mapping(
     import sys
 
     from ..render.output import json_line, resolve_plain
-    from ..storage import format as FM
-    doc = FM.version_mapping(release_version)
-    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else FM.version_mapping_text(doc))
+    from ..storage import format as storage_format
+    doc = storage_format.version_mapping(release_version)
+    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else storage_format.version_mapping_text(doc))
 
 
 @app.command("feature-dependencies")
@@ -230,9 +154,9 @@ def feature_dependencies(
     import sys
 
     from ..render.output import json_line, resolve_plain
-    from ..storage import format as FM
-    deps = FM.feature_dependencies(feature)
-    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else FM.feature_dependencies_text(deps))
+    from ..storage import format as storage_format
+    deps = storage_format.feature_dependencies(feature)
+    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else storage_format.feature_dependencies_text(deps))
 
 
 def register(parent: typer.Typer) -> None:

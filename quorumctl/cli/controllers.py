@@ -14,86 +14,17 @@ VOTER_NOT_FOUND, INVALID_REQUEST, UNSUPPORTED_VERSION e.g. kraft.version 0);
 
 from __future__ import annotations
 
-import re
 import sys
 from typing import Optional
 
 import typer
 
 from ..render.output import Output, PlainOutput
+from ..storage.config import controller_from_properties
 from .describe import ADDRS, BC_HELP, BS_HELP, TIMEOUT_HELP
 
-_LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
 REFUSALS = {"DUPLICATE_VOTER", "VOTER_NOT_FOUND", "INVALID_REQUEST", "UNSUPPORTED_VERSION",
             "INCONSISTENT_CLUSTER_ID", "INVALID_VOTER_KEY"}
-
-
-def _listeners(text: str, key: str, source: str) -> dict[str, tuple[str | None, int]]:
-    from ..errors import InputError
-    out: dict[str, tuple[str | None, int]] = {}
-    for entry in re.split(r"\s*,\s*", text.strip()):
-        if not entry:
-            continue
-        m = _LISTENER.match(entry)
-        if not m:
-            raise InputError(f"{source}: {key}: cannot parse {entry!r} as NAME://host:port")
-        out[m.group(1).upper()] = (m.group(2) or None, int(m.group(3)))
-    return out
-
-
-def controller_from_properties(props: dict[str, str], source: str):
-    """(node id, directory id, [(name, host, port)], meta.properties path and
-    its cluster.id or None) of a controller's config."""
-    from ..errors import InputError
-    from ..protocol.properties import load_properties
-    from ..schema.codec import EncodeError, uuid_bytes
-    import os
-
-    if "node.id" not in props:
-        raise InputError(f"{source}: node.id not found: is this a controller's configuration file?")
-    try:
-        node_id = int(props["node.id"].strip())
-    except ValueError:
-        raise InputError(f"{source}: node.id {props['node.id']!r} is not an integer") from None
-    if node_id < 0:
-        raise InputError(f"{source}: node.id is negative: is this a controller's configuration file?")
-    if "controller" not in props.get("process.roles", ""):
-        raise InputError(f"{source}: process.roles does not contain 'controller': "
-                         "is this a controller's configuration file?")
-    if "metadata.log.dir" in props:
-        mdir = props["metadata.log.dir"]
-    elif "log.dirs" in props and props["log.dirs"].strip():
-        mdir = props["log.dirs"].strip().split(",")[0]
-    else:
-        raise InputError(f"{source}: neither metadata.log.dir nor log.dirs is set: "
-                         "is this a controller's configuration file?")
-    meta_path = os.path.join(mdir, "meta.properties")
-    if not os.path.isfile(meta_path):
-        raise InputError(f"Unable to read meta.properties from {mdir} (is the controller formatted?)")
-    meta = load_properties(meta_path, "meta.properties")
-    dir_id = meta.get("directory.id", "").strip()
-    if not dir_id:
-        raise InputError(f"No directory id found in {mdir}/meta.properties")
-    try:
-        uuid_bytes(dir_id)
-    except EncodeError:
-        raise InputError(f"{meta_path}: directory.id {dir_id!r} is not a valid id") from None
-    listeners = _listeners(props.get("listeners", ""), "listeners", source)
-    listeners.update(_listeners(props.get("advertised.listeners", ""), "advertised.listeners", source))
-    if "controller.listener.names" not in props:
-        raise InputError(f"{source}: controller.listener.names was not found: "
-                         "is this a controller's configuration file?")
-    endpoints = []
-    for name in props["controller.listener.names"].split(","):
-        name = name.strip().upper()
-        if name not in listeners:
-            raise InputError(f"{source}: cannot find listener {name} of controller.listener.names "
-                             "in listeners or advertised.listeners")
-        host, port = listeners[name]
-        ep = (name, host or "localhost", port)
-        if ep not in endpoints:
-            endpoints.append(ep)
-    return node_id, dir_id, endpoints, meta_path, (meta.get("cluster.id", "").strip() or None)
 
 
 def _endpoint_text(name: str, host: str, port: int) -> str:
@@ -132,7 +63,7 @@ def add_controller(
     Example: quorumctl add-controller --bootstrap-controller localhost:9093 --command-config controller.properties
     """
     from ..errors import InputError, QuorumctlError
-    from ..protocol.properties import load_properties
+    from ..storage.properties import load_properties
     from ..render.output import resolve_plain
     from .describe import make_client
 

@@ -62,23 +62,23 @@ def now_ms() -> int:
 def render(kind: str, q, out: Output, *, human_readable: bool = False, now: int | None = None,
            console=None) -> None:
     """Print one status/replication view of `q` to stdout."""
-    from ..render import quorum as R
+    from ..render import quorum as render_quorum
     now = now_ms() if now is None else now
     if out is Output.json:
-        doc = R.status_doc(q, now) if kind == "status" else R.replication_doc(q, now)
-        sys.stdout.write(R.to_json(doc))
+        doc = render_quorum.status_doc(q, now) if kind == "status" else render_quorum.replication_doc(q, now)
+        sys.stdout.write(render_quorum.to_json(doc))
     elif out is Output.table:
         from rich.console import Console
         console = console or Console()
-        console.print(R.status_table(q, now) if kind == "status" else R.replication_table(q, now))
+        console.print(render_quorum.status_table(q, now) if kind == "status" else render_quorum.replication_table(q, now))
     else:
-        for w in (R.clock_drift(q, now) if human_readable else []):
+        for w in (render_quorum.clock_drift(q, now) if human_readable else []):
             sys.stderr.write(w + "\n")
         if q.leader() is None:
             sys.stderr.write(f"warning: leader {q.leader_id} is not among the voters or observers; "
                              "lag values are unknown\n")
-        sys.stdout.write(R.status_text(q) if kind == "status" else
-                         R.replication_text(q, human_readable, now))
+        sys.stdout.write(render_quorum.status_text(q) if kind == "status" else
+                         render_quorum.replication_text(q, human_readable, now))
     sys.stdout.flush()
 
 
@@ -113,14 +113,14 @@ def _watch(kind: str, once, out: Output, every: float, human_readable: bool):
             from rich.console import Group
             from rich.live import Live
             from rich.text import Text
-            from ..render import quorum as R
+            from ..render import quorum as render_quorum
             view = Text("connecting...")
             with Live(view, auto_refresh=False, screen=False) as live:
                 while True:
                     try:
                         q = once()
                         now = now_ms()
-                        view = R.status_table(q, now) if kind == "status" else R.replication_table(q, now)
+                        view = render_quorum.status_table(q, now) if kind == "status" else render_quorum.replication_table(q, now)
                         failure.clear()
                         shown = [view, Text(f"updated {time.strftime('%H:%M:%S')}; refreshing every {every:g} s; "
                                             "Ctrl-C to stop", style="dim")]
@@ -242,7 +242,7 @@ def run_health(bootstrap_server, bootstrap_controller, config, command_config, t
     cfg = load_client_config(command_config)
     voters, boot, cfg_fetch = {}, [], None
     if config:
-        from ..protocol.properties import load_properties
+        from ..storage.properties import load_properties
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
     servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []
@@ -261,16 +261,16 @@ def run_health(bootstrap_server, bootstrap_controller, config, command_config, t
 
 
 def emit_health(h, out: Output, console=None) -> None:
-    from ..render import quorum as R
+    from ..render import quorum as render_quorum
     if out is Output.json:
-        sys.stdout.write(R.to_json(R.health_doc(h)))
+        sys.stdout.write(render_quorum.to_json(render_quorum.health_doc(h)))
     elif out is Output.table:
         from rich.console import Console
         console = console or Console()
-        for t in R.health_table(h):
+        for t in render_quorum.health_table(h):
             console.print(t)
     else:
-        sys.stdout.write(R.health_text(h))
+        sys.stdout.write(render_quorum.health_text(h))
     sys.stdout.flush()
 
 

@@ -65,41 +65,21 @@ def spark_export(
         raise InputError(f"--split-size: {e}") from None
     fs_options = {"s3endpoint": s3_endpoint} if s3_endpoint else None
 
+    from ..render.spark_export import summary_line, summary_table
     from ..spark.job import export
+    from .main import _state
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
-                     fs_options=fs_options)
+                     fs_options=fs_options, debug=_state["debug"])
     fmt = resolve(output)
     if fmt is Output.json:
         sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
     elif fmt is Output.table:
         from rich.console import Console
-        from rich.table import Table
-        t = Table(title="quorumctl spark-export", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("", justify="right")
-        rows = [("files", f"{summary.files:,}"), ("bytes", f"{summary.bytes:,}"),
-                ("tasks", f"{summary.tasks:,}"), ("batches", f"{summary.batches:,}"),
-                ("records", f"{summary.records:,}"),
-                ("errors", f"[bold red]{summary.errors:,}[/]" if summary.errors else "0"),
-                ("undecodable values", f"{summary.decode_errors:,}"),
-                ("seconds", f"{summary.seconds:.1f}"),
-                ("records/s", f"{summary.records_per_second:,.0f}"), ("output", summary.out)]
-        for k, v in rows:
-            t.add_row(k, v)
-        Console().print(t)
+        Console().print(summary_table(summary))
     else:
         sys.stdout.write(summary_line(summary) + "\n")
     raise typer.Exit(summary.exit_code)
-
-
-def summary_line(s) -> str:
-    verdict = ("no errors" if not s.errors else
-               f"{s.errors} error(s): rows with corrupt = true ({s.corrupt_records} record(s) of "
-               f"CRC-failing batches)")
-    return (f"Exported {s.files} file(s), {s.bytes} bytes: {s.batches} batch(es), {s.records} record(s), "
-            f"{s.decode_errors} undecodable value(s), {verdict}; {s.rows} row(s) in {s.seconds:.1f} s "
-            f"({s.records_per_second:,.0f} records/s) to {s.out}")
 
 
 def register(app: typer.Typer) -> None:

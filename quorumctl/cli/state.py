@@ -27,7 +27,7 @@ def state(
 
     from ..errors import InputError
     from ..render.output import json_line, resolve
-    from ..render.state import state_table, state_text
+    from ..render.state import replica_doc, state_table, state_text
     from ..storage.replica import compare, load_replica, metadata_dir_from_config
 
     targets = list(paths or []) + [metadata_dir_from_config(c) for c in config]
@@ -39,7 +39,7 @@ def state(
         if labels.count(r.label) > 1:
             r.label = f"{r.label} ({r.log_dir})"
     comparison = compare(replicas) if len(replicas) > 1 else None
-    doc = {"replicas": [r.to_json() for r in replicas], "comparison": comparison}
+    doc = {"replicas": [replica_doc(r) for r in replicas], "comparison": comparison}
     mode = resolve(output)
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")

@@ -37,93 +37,31 @@ def truncate(
     """
     import sys
 
-    from ..errors import InputError
     from ..render.output import json_line, resolve_plain
     from ..render.state import plan_lines
-    from ..storage import fsutil
-    from ..storage import truncate as T
-    from ..storage.replica import load_replica, resolve_partition_dir
+    from ..storage.truncate import run
 
-    modes = [m for m, on in (("--reference", reference is not None),
-                             ("--diverging-epoch/--end-offset", diverging_epoch is not None or end_offset is not None),
-                             ("--to-offset", to_offset is not None)) if on]
-    if len(modes) != 1:
-        raise InputError("give exactly one of --reference OTHER_DIR, --diverging-epoch E --end-offset O, "
-                         f"--to-offset O (got {', '.join(modes) or 'none'})")
-    if (diverging_epoch is None) != (end_offset is None):
-        raise InputError("--diverging-epoch and --end-offset go together")
-    ld, _pdir = resolve_partition_dir(log_dir)
-    backup_root = backup_dir or T.default_backup_root(ld)
-    unfinished = T.unfinished_runs(backup_root)
-    lock = fsutil.LogDirLock(ld).acquire() if apply else None
-    try:
-        r = load_replica(log_dir)
-        refusal = None
-        caution = None
-        divergence = None
-        if reference is not None:
-            ref = load_replica(reference)
-            if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
-                raise InputError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
-                                 f"{log_dir} to {r.meta.get('cluster.id')}")
-            target, reason, divergence, refusal = T.target_from_reference(r, ref)
-            caution = T.reference_caution(r, ref)
-            mode = "reference"
-        elif diverging_epoch is not None:
-            target, reason = T.target_from_diverging_epoch(r, diverging_epoch, end_offset)
-            mode = "diverging-epoch"
-        else:
-            if to_offset < 0:
-                raise InputError(f"--to-offset must not be negative (got {to_offset})")
-            target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
-        plan = T.plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
-                                 force=force, refusal=refusal, caution=caution)
-        pj = plan.to_json()
-        report = None
-        if apply and not plan.refusal:
-            report = T.apply_plan(plan, backup_root)
-            report["verify"] = _post_verify(r.partition_dir)
-    finally:
-        if lock is not None:
-            lock.release()
-    mode_out = resolve_plain(output)
-    if mode_out is Output.json:
-        sys.stdout.write(json_line({"plan": pj, "applied": report, "dry_run": not apply,
-                                    "unfinished_backups": unfinished}) + "\n")
+    res = run(log_dir, reference=reference, diverging_epoch=diverging_epoch, end_offset=end_offset,
+              to_offset=to_offset, apply=apply, force=force, backup_dir=backup_dir)
+    report = res.report
+    if resolve_plain(output) is Output.json:
+        sys.stdout.write(json_line({"plan": res.plan_json, "applied": report, "dry_run": not apply,
+                                    "unfinished_backups": res.unfinished}) + "\n")
     else:
-        lines = plan_lines(pj, report if (report and report.get("applied")) else None, backup_root,
-                           dry_run=not apply)
+        lines = plan_lines(res.plan_json, report if (report and report.get("applied")) else None,
+                           res.backup_root, dry_run=not apply)
         if report is not None and report.get("verify") is not None:
             v = report["verify"]
-            lines.append(f"verify {r.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
+            lines.append(f"verify {res.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
             lines.extend(f"  {x}" for x in v["problems"])
-        for run in unfinished:
-            lines.append(f"note: an earlier truncation did not finish: {run} (the partition directory was left "
-                         "wholly old or wholly new; its plan.json says what was planned)")
-        if not apply:
-            holder = fsutil.lock_holder(ld)
-            if holder:
-                lines.append(f"note: process {holder} holds {ld}/.lock (a running Kafka); --apply will refuse")
+        for unfinished in res.unfinished:
+            lines.append(f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
+                         "left wholly old or wholly new; its plan.json says what was planned)")
+        if res.lock_holder:
+            lines.append(f"note: process {res.lock_holder} holds {res.log_dir}/.lock (a running Kafka); "
+                         "--apply will refuse")
         sys.stdout.write("\n".join(lines) + "\n")
-    if plan.refusal:
-        raise typer.Exit(1)
-    if report is not None and report.get("verify") and not report["verify"]["ok"]:
-        raise typer.Exit(1)
-    raise typer.Exit(0)
-
-
-def _post_verify(partition_dir: str) -> dict | None:
-    """`quorumctl verify` on the result (None when verify is not available)."""
-    try:
-        from ..storage.verify import verify_paths
-    except ImportError:
-        return None
-    try:
-        reports = verify_paths([partition_dir])
-    except ImportError:
-        return None
-    problems = [p.line() for rep in reports for p in rep.problems]
-    return {"ok": not problems, "problems": problems}
+    raise typer.Exit(res.exit_code)
 
 
 def register(app: typer.Typer) -> None:

@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import ClusterError, InputError, EXIT_INPUT
-from . import kerrors as E
-from . import messages as M
+from . import kerrors
+from . import messages
 from .connection import Address, Connection, NodeError, OutOfTime
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -136,7 +136,7 @@ class QuorumClient:
     def _check_endpoint_kind(self, conn: Connection):
         """Controller listeners do not serve Metadata (API 3); brokers always do
         (Kafka 3.7 says "The node does not support METADATA" in that case)."""
-        is_broker = conn.supports(M.METADATA)
+        is_broker = conn.supports(messages.METADATA)
         if self.mode == "server" and not is_broker:
             raise WrongEndpointType(
                 f"{conn.name} is a KRaft controller, not a broker (it does not serve Metadata): "
@@ -199,21 +199,21 @@ class QuorumClient:
     # -- DescribeCluster --------------------------------------------------------------
     def _describe_cluster(self, conn: Connection, endpoint_type: int) -> ClusterInfo:
         lo = 1 if endpoint_type == CONTROLLERS else 0
-        if not conn.supports(M.DESCRIBE_CLUSTER) or conn.version_for(M.DESCRIBE_CLUSTER, lo=lo) is None:
+        if not conn.supports(messages.DESCRIBE_CLUSTER) or conn.version_for(messages.DESCRIBE_CLUSTER, lo=lo) is None:
             if endpoint_type == CONTROLLERS:
                 raise NodeError(conn.name, f"{conn.name} does not support DescribeCluster v1 (Kafka 3.7+ "
                                            "controllers do): use --bootstrap-server with a broker", "unsupported")
             return self._metadata_cluster(conn)
         body = {"includeClusterAuthorizedOperations": False, "endpointType": endpoint_type}
-        version, resp = conn.request(M.DESCRIBE_CLUSTER, body, lo=lo)
+        version, resp = conn.request(messages.DESCRIBE_CLUSTER, body, lo=lo)
         code = resp["errorCode"]
-        if code == E.MISMATCHED_ENDPOINT_TYPE or (code == E.INVALID_REQUEST and version == 0):
+        if code == kerrors.MISMATCHED_ENDPOINT_TYPE or (code == kerrors.INVALID_REQUEST and version == 0):
             if endpoint_type == CONTROLLERS:
                 raise WrongEndpointType(f"{conn.name} is a broker, not a controller: use --bootstrap-server {conn.name}")
             raise WrongEndpointType(f"{conn.name} is a KRaft controller, not a broker: "
                                     f"use --bootstrap-controller {conn.name}")
         if code:
-            err = E.KafkaError(code, resp.get("errorMessage"), conn.name, "DescribeCluster")
+            err = kerrors.KafkaError(code, resp.get("errorMessage"), conn.name, "DescribeCluster")
             if err.retriable:
                 raise _Retry(str(err))
             raise err
@@ -224,7 +224,7 @@ class QuorumClient:
     def _metadata_cluster(self, conn: Connection) -> ClusterInfo:
         """Cluster id from Metadata, for brokers without DescribeCluster (< 2.8)."""
         # v0 would read an empty topic list as "all topics"; v1+ as "none"
-        version, resp = conn.request(M.METADATA, {"topics": [], "allowAutoTopicCreation": False,
+        version, resp = conn.request(messages.METADATA, {"topics": [], "allowAutoTopicCreation": False,
                                                   "includeClusterAuthorizedOperations": False,
                                                   "includeTopicAuthorizedOperations": False}, lo=1)
         nodes = {b["nodeId"]: Address(b["host"], b["port"]) for b in resp["brokers"]}
@@ -268,10 +268,10 @@ class QuorumClient:
             try:
                 version, resp = conn.request(key, body() if callable(body) else body)
             except NodeError as e:
-                if e.kind == "unsupported" and key == M.DESCRIBE_QUORUM:
+                if e.kind == "unsupported" and key == messages.DESCRIBE_QUORUM:
                     raise NodeError(conn.name, f"{conn.name} does not support DescribeQuorum (API 55): "
                                                "not a KRaft cluster, or Kafka older than 2.8", "unsupported") from None
-                if e.kind == "unsupported" and key in (M.ADD_RAFT_VOTER, M.REMOVE_RAFT_VOTER):
+                if e.kind == "unsupported" and key in (messages.ADD_RAFT_VOTER, messages.REMOVE_RAFT_VOTER):
                     raise NodeError(conn.name, f"{conn.name} does not support {what} (API {key}): "
                                                "changing the voters needs Kafka 3.9+", "unsupported") from None
                 if e.kind == "timeout" and self.mode == "server":
@@ -284,12 +284,12 @@ class QuorumClient:
 
     def describe_quorum(self) -> QuorumResponse:
         body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
-        return self._quorum_call("DescribeQuorum", M.DESCRIBE_QUORUM, body, self._handle_quorum)
+        return self._quorum_call("DescribeQuorum", messages.DESCRIBE_QUORUM, body, self._handle_quorum)
 
     def _handle_quorum(self, conn: Connection, version: int, resp: dict) -> QuorumResponse:
         try:
             return parse_describe_quorum(conn.name, version, resp)
-        except E.KafkaError as err:
+        except kerrors.KafkaError as err:
             self._raise_for(err.code, err.server_message, conn.name, "DescribeQuorum",
                             getattr(err, "partition", None))
             raise  # pragma: no cover - _raise_for always raises for a non-zero code
@@ -297,8 +297,8 @@ class QuorumClient:
     def _raise_for(self, code: int, message: str | None, name: str, api: str, partition: dict | None):
         if not code:
             return
-        err = E.KafkaError(code, message, name, api)
-        if code == E.NOT_LEADER_OR_FOLLOWER:
+        err = kerrors.KafkaError(code, message, name, api)
+        if code == kerrors.NOT_LEADER_OR_FOLLOWER:
             hint = leader_hint(partition)
             self._leader = None
             raise _Retry(str(err) + ("" if hint is None else f" (leader hint: {hint})"), hint)
@@ -313,11 +313,11 @@ class QuorumClient:
             left = max(int((self.deadline - time.monotonic()) * 1000), 1)
             return {"clusterId": None, "timeoutMs": min(left, self.cfg.request_timeout_ms),
                     "voterId": voter_id, "voterDirectoryId": directory_id, "listeners": listeners}
-        self._quorum_call("AddRaftVoter", M.ADD_RAFT_VOTER, body_for, self._handle_voter_change("AddRaftVoter"))
+        self._quorum_call("AddRaftVoter", messages.ADD_RAFT_VOTER, body_for, self._handle_voter_change("AddRaftVoter"))
 
     def remove_raft_voter(self, voter_id: int, directory_id: str) -> None:
         body = {"clusterId": None, "voterId": voter_id, "voterDirectoryId": directory_id}
-        self._quorum_call("RemoveRaftVoter", M.REMOVE_RAFT_VOTER, body,
+        self._quorum_call("RemoveRaftVoter", messages.REMOVE_RAFT_VOTER, body,
                           self._handle_voter_change("RemoveRaftVoter"))
 
     def _handle_voter_change(self, api: str):
@@ -339,7 +339,7 @@ def parse_describe_quorum(name: str, version: int, resp: dict) -> QuorumResponse
     topic __cluster_metadata, one partition 0, no error codes). A non-zero
     code raises KafkaError; at partition level it carries `.partition`."""
     if resp["errorCode"]:
-        raise E.KafkaError(resp["errorCode"], resp.get("errorMessage"), name, "DescribeQuorum")
+        raise kerrors.KafkaError(resp["errorCode"], resp.get("errorMessage"), name, "DescribeQuorum")
     topics = resp["topics"]
     if len(topics) != 1 or topics[0]["topicName"] != METADATA_TOPIC:
         got = [t["topicName"] for t in topics]
@@ -351,7 +351,7 @@ def parse_describe_quorum(name: str, version: int, resp: dict) -> QuorumResponse
                               f"{[p['partitionIndex'] for p in parts]}, expected [0]", "protocol")
     p = parts[0]
     if p["errorCode"]:
-        err = E.KafkaError(p["errorCode"], p.get("errorMessage"), name, "DescribeQuorum")
+        err = kerrors.KafkaError(p["errorCode"], p.get("errorMessage"), name, "DescribeQuorum")
         err.partition = p
         raise err
     return QuorumResponse(p, resp.get("nodes", []), version, name)

@@ -185,7 +185,7 @@ def load_client_config(path: str | None) -> ClientConfig:
     """The ClientConfig of `--command-config` (defaults when None)."""
     if path is None:
         return ClientConfig()
-    from .properties import load_properties
+    from ..storage.properties import load_properties
     cfg = config_from_properties(load_properties(path, "command config"), path)
     if cfg.uses_tls:
         cfg.ssl_context()  # report truststore/keystore problems before touching the network

@@ -14,7 +14,7 @@ import time
 
 from ..errors import ClusterError
 from ..schema.codec import DecodeError, EncodeError
-from . import messages as M
+from . import messages
 from .kerrors import KafkaError, UNSUPPORTED_VERSION, SASL_AUTHENTICATION_FAILED, \
     UNSUPPORTED_SASL_MECHANISM, error_name
 from .wire import decode_response, encode_request
@@ -195,7 +195,7 @@ class Connection:
                                        "check security.protocol", "tls") from None
 
     def _negotiate_versions(self):
-        api = M.APIS[M.API_VERSIONS]
+        api = messages.APIS[messages.API_VERSIONS]
         version = api.hi
         body = {"clientSoftwareName": CLIENT_SOFTWARE_NAME, "clientSoftwareVersion": _software_version()}
         for _ in range(3):
@@ -215,7 +215,7 @@ class Connection:
             if code == 0:
                 break
             if code == UNSUPPORTED_VERSION:
-                theirs = next((k for k in resp["apiKeys"] if k["apiKey"] == M.API_VERSIONS), None)
+                theirs = next((k for k in resp["apiKeys"] if k["apiKey"] == messages.API_VERSIONS), None)
                 nxt = min(api.hi, theirs["maxVersion"]) if theirs else 0
                 if nxt >= version:
                     nxt = version - 1
@@ -231,12 +231,12 @@ class Connection:
     def _authenticate(self):
         from .sasl import SaslError, client_mechanism
         cfg = self.cfg
-        hv = self.version_for(M.SASL_HANDSHAKE, lo=1)
-        av = self.version_for(M.SASL_AUTHENTICATE)
+        hv = self.version_for(messages.SASL_HANDSHAKE, lo=1)
+        av = self.version_for(messages.SASL_AUTHENTICATE)
         if hv is None or av is None:
             raise NodeError(self.name, f"{self.name} does not offer SASL authentication "
                                        "(no SaslHandshake v1 / SaslAuthenticate)", "auth")
-        resp = self._request(M.SASL_HANDSHAKE, hv, {"mechanism": cfg.sasl_mechanism})
+        resp = self._request(messages.SASL_HANDSHAKE, hv, {"mechanism": cfg.sasl_mechanism})
         if resp["errorCode"] == UNSUPPORTED_SASL_MECHANISM:
             raise NodeError(self.name, f"SASL: {self.name} does not enable {cfg.sasl_mechanism} "
                                        f"(it offers {', '.join(resp['mechanisms']) or 'none'})", "auth")
@@ -247,7 +247,7 @@ class Connection:
         token = mech.first()
         try:
             for _ in range(8):
-                resp = self._request(M.SASL_AUTHENTICATE, av, {"authBytes": token})
+                resp = self._request(messages.SASL_AUTHENTICATE, av, {"authBytes": token})
                 if resp["errorCode"]:
                     msg = resp.get("errorMessage") or error_name(resp["errorCode"])
                     if resp["errorCode"] == SASL_AUTHENTICATION_FAILED:
@@ -266,7 +266,7 @@ class Connection:
 
     # -- requests ----------------------------------------------------------------
     def version_for(self, key: int, lo: int | None = None, hi: int | None = None) -> int | None:
-        return M.negotiate(key, self.api_versions.get(key), lo, hi)
+        return messages.negotiate(key, self.api_versions.get(key), lo, hi)
 
     def supports(self, key: int) -> bool:
         return key in self.api_versions
@@ -279,17 +279,17 @@ class Connection:
             version = self.version_for(key, lo=lo)
             if version is None:
                 have = self.api_versions.get(key)
-                api = M.api_name(key)
+                api = messages.api_name(key)
                 if have is None:
                     raise NodeError(self.name, f"{self.name} does not support {api} (API key {key})",
                                     "unsupported")
-                want = f"v{lo}+" if lo else f"v{M.APIS[key].lo}-{M.APIS[key].hi}"
+                want = f"v{lo}+" if lo else f"v{messages.APIS[key].lo}-{messages.APIS[key].hi}"
                 raise NodeError(self.name, f"{self.name} supports {api} v{have[0]}-{have[1]} only; "
                                            f"quorumctl needs {want}", "unsupported")
         return version, self._request(key, version, body)
 
     def _request(self, key: int, version: int, body: dict) -> dict:
-        api = M.APIS[key]
+        api = messages.APIS[key]
         payload = self._roundtrip_raw(api, version, body)
         try:
             _, resp = decode_response(api, version, payload)

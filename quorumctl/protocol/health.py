@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field, replace
 
 from ..errors import QuorumctlError
-from . import kerrors as E
-from . import messages as M
+from . import kerrors
+from . import messages
 from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum
 from .connection import Address, Connection, NodeError
 from .quorum import Quorum, quorum_from_partition
@@ -107,32 +107,32 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
     p.reachable = True
     p.latency_ms = round((time.monotonic() - t0) * 1000, 1)
     try:
-        p.kind = "broker" if conn.supports(M.METADATA) else "controller"
-        if p.kind == "controller" and conn.version_for(M.DESCRIBE_CLUSTER, lo=1) is not None:
-            _, r = conn.request(M.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
+        p.kind = "broker" if conn.supports(messages.METADATA) else "controller"
+        if p.kind == "controller" and conn.version_for(messages.DESCRIBE_CLUSTER, lo=1) is not None:
+            _, r = conn.request(messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
                                                      "endpointType": CONTROLLERS}, lo=1)
             if r["errorCode"] == 0:
                 p.cluster_id = r["clusterId"]
                 p.leader_view = r["controllerId"] if r["controllerId"] >= 0 else None
                 p.listed = {b["brokerId"]: Address(b["host"], b["port"]) for b in r["brokers"]}
-        elif p.kind == "broker" and conn.supports(M.DESCRIBE_CLUSTER):
-            _, r = conn.request(M.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
+        elif p.kind == "broker" and conn.supports(messages.DESCRIBE_CLUSTER):
+            _, r = conn.request(messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
                                                      "endpointType": BROKERS})
             if r["errorCode"] == 0:
                 p.cluster_id = r["clusterId"]
                 for b in r["brokers"]:   # which of the listed brokers is this one
                     if Address(b["host"], b["port"]) == p.address:
                         p.node_id = b["brokerId"]
-        if not conn.supports(M.DESCRIBE_QUORUM):
+        if not conn.supports(messages.DESCRIBE_QUORUM):
             p.error = f"{conn.name} does not support DescribeQuorum"
         else:
             body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
-            version, resp = conn.request(M.DESCRIBE_QUORUM, body)
+            version, resp = conn.request(messages.DESCRIBE_QUORUM, body)
             try:
                 qr = parse_describe_quorum(conn.name, version, resp)
-            except E.KafkaError as err:
+            except kerrors.KafkaError as err:
                 part = getattr(err, "partition", None)
-                if err.code == E.NOT_LEADER_OR_FOLLOWER:
+                if err.code == kerrors.NOT_LEADER_OR_FOLLOWER:
                     hint = leader_hint(part)
                     if hint is not None:
                         p.leader_view, p.leader_epoch = hint, part["leaderEpoch"]

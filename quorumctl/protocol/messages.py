@@ -12,7 +12,7 @@ both sides support (what Kafka's clients do with the ApiVersions answer).
 
 from __future__ import annotations
 
-from ..schema.spec import Field as F, Message
+from ..schema.spec import NULL, Field as F, Message
 
 # -- headers ------------------------------------------------------------------
 # RequestHeader v1 and v2 share their fields; v2 (flexible) adds a tagged-field
@@ -80,9 +80,9 @@ METADATA_RESPONSE = Message("MetadataResponse", "0-12", [
         F("NodeId", "int32"),
         F("Host", "string"),
         F("Port", "int32"),
-        F("Rack", "string", "1+", nullable="1+"),
+        F("Rack", "string", "1+", nullable="1+", default=NULL),
     ]),
-    F("ClusterId", "string", "2+", nullable="2+"),
+    F("ClusterId", "string", "2+", nullable="2+", default=NULL),
     F("ControllerId", "int32", "1+", default=-1),
     F("Topics", "[]MetadataResponseTopic", fields=[
         F("ErrorCode", "int16"),
@@ -172,21 +172,21 @@ DESCRIBE_QUORUM_RESPONSE = Message("DescribeQuorumResponse", "0-2", [
 # -- DescribeCluster (60): v1 adds EndpointType (KIP-919: 1 brokers, 2 controllers)
 DESCRIBE_CLUSTER_REQUEST = Message("DescribeClusterRequest", "0-1", [
     F("IncludeClusterAuthorizedOperations", "bool"),
-    F("EndpointType", "int8", "1+", default=1),
+    F("EndpointType", "int8", "1+", default=1, about="1 brokers, 2 controllers (KIP-919)"),
 ], flexible="0+", api_key=60, kind="request")
 
 DESCRIBE_CLUSTER_RESPONSE = Message("DescribeClusterResponse", "0-1", [
     F("ThrottleTimeMs", "int32"),
     F("ErrorCode", "int16"),
-    F("ErrorMessage", "string", nullable="0+"),
-    F("EndpointType", "int8", "1+", default=1),
+    F("ErrorMessage", "string", nullable="0+", default=NULL),
+    F("EndpointType", "int8", "1+", default=1, about="1 brokers, 2 controllers (KIP-919)"),
     F("ClusterId", "string"),
     F("ControllerId", "int32", default=-1),
     F("Brokers", "[]DescribeClusterBroker", fields=[
         F("BrokerId", "int32"),
         F("Host", "string"),
         F("Port", "int32"),
-        F("Rack", "string", nullable="0+"),
+        F("Rack", "string", nullable="0+", default=NULL),
     ]),
     F("ClusterAuthorizedOperations", "int32", default=-2147483648),
 ], flexible="0+", api_key=60, kind="response")

@@ -99,6 +99,6 @@ def body_version(ctype: int, version_field: int) -> int | None:
     entry = CONTROL_TYPES.get(ctype)
     if entry is None or entry[1] is None or version_field < 0:
         return None
-    if version_field in entry[1]._valid:
+    if entry[1].supports(version_field):
         return version_field
     return KAFKA_VERSIONS[ctype]

@@ -15,22 +15,21 @@ from __future__ import annotations
 import struct
 
 from ..schema.codec import DecodeError, codec, read_uvarint, uvarint_bytes
-from .control_schemas import CONTROL_TYPES, body_version
+from .control_schemas import (ABORT, COMMIT, CONTROL_TYPES, KRAFT_VERSION, KRAFT_VOTERS, LEADER_CHANGE,  # noqa: F401
+                              SNAPSHOT_FOOTER, SNAPSHOT_HEADER, body_version)
+from .metadata_schemas import API_KEYS_BY_CLASS_NAME as API_KEYS
 from .metadata_schemas import FEATURE_LEVEL_PRE_3_3, METADATA_RECORDS, TYPE_NAMES
 
 FRAME_VERSION = 1
 _KEY = struct.Struct(">hh")
 _I16 = struct.Struct(">h")
 
-# control types by name, for writers
-ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS = range(7)
 CONTROL_NAMES = {t: name for t, (name, _msg) in CONTROL_TYPES.items()}
 # Kafka's dump-log label for the decoded control payloads it prints
 CONTROL_LABELS = {
     SNAPSHOT_HEADER: "SnapshotHeader", SNAPSHOT_FOOTER: "SnapshotFooter",
     KRAFT_VERSION: "KRaftVersion", KRAFT_VOTERS: "KRaftVoters", LEADER_CHANGE: "LeaderChange",
 }
-API_KEYS = {msg.name: key for key, msg in METADATA_RECORDS.items()}
 
 
 class Decoded:
@@ -66,7 +65,7 @@ def _body_decoder(api_key: int, version: int):
     fn = _decoders.get(key)
     if fn is None:
         msg = METADATA_RECORDS.get(api_key)
-        if msg is None or version not in msg._valid:
+        if msg is None or not msg.supports(version):
             return None
         fn = _decoders[key] = codec(msg).decoder(version)
     return fn
@@ -86,7 +85,7 @@ def payload_text_fn(api_key: int, version: int):
     if hit is False:
         msg = METADATA_RECORDS.get(api_key)
         hit = None
-        if msg is not None and version in msg._valid and not _has_double(msg.fields):
+        if msg is not None and msg.supports(version) and not _has_double(msg.fields):
             hit = (f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":',
                    codec(msg).text_decoder(version))
         _payload_fns[key] = hit
@@ -189,6 +188,20 @@ def decode_control(key, value) -> Decoded:
         return Decoded("control", ctype, version, label, name, None,
                        f"found {len(value) - end} byte(s) of garbage after {name}")
     return Decoded("control", ctype, version, label, name, data)
+
+
+_PREFIX: dict[tuple[int, int], bytes] = {}
+
+
+def payload_prefix(api_key: int, version: int) -> bytes:
+    """The start of Kafka's payload JSON for a metadata (api key, version), up
+    to its data (`{"type":"PARTITION_RECORD","version":1,"data":`): dump-log and
+    spark-export encode only the data and add the closing brace."""
+    prefix = _PREFIX.get((api_key, version))
+    if prefix is None:
+        prefix = _PREFIX[(api_key, version)] = (
+            f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":'.encode())
+    return prefix
 
 
 # -- writing -----------------------------------------------------------------

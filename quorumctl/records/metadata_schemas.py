@@ -46,8 +46,9 @@ def _features() -> list[F]:
 # v4 CordonedLogDirs (KIP-1066, Kafka 4.3).
 REGISTER_BROKER = _meta(0, "RegisterBrokerRecord", "0-4", [
     F("BrokerId", "int32"),
-    F("IsMigratingZkBroker", "bool", "2+", default=False),
-    F("IncarnationId", "uuid"),
+    F("IsMigratingZkBroker", "bool", "2+", default=False,
+      about="a ZooKeeper-mode broker registering during a ZK-to-KRaft migration"),
+    F("IncarnationId", "uuid", about="random per process start: tells a restarted node from the old one"),
     F("BrokerEpoch", "int64"),
     F("EndPoints", "[]BrokerEndpoint", fields=_endpoints()),
     F("Features", "[]BrokerFeature", fields=_features()),
@@ -78,12 +79,15 @@ PARTITION = _meta(3, "PartitionRecord", "0-2", [
     F("RemovingReplicas", "[]int32"),
     F("AddingReplicas", "[]int32"),
     F("Leader", "int32", default=-1),
-    F("LeaderRecoveryState", "int8", tagged="0+", tag=0, default=0),
+    F("LeaderRecoveryState", "int8", tagged="0+", tag=0, default=0,
+      about="0 recovered, 1 recovering (the leader was elected uncleanly, KIP-704)"),
     F("LeaderEpoch", "int32", default=-1),
     F("PartitionEpoch", "int32", default=-1),
     F("Directories", "[]uuid", "1+"),
-    F("EligibleLeaderReplicas", "[]int32", "2+", nullable="2+", tagged="2+", tag=1, default=NULL),
-    F("LastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=2, default=NULL),
+    F("EligibleLeaderReplicas", "[]int32", "2+", nullable="2+", tagged="2+", tag=1, default=NULL,
+      about="replicas out of the ISR that may still be elected cleanly (ELR, KIP-966)"),
+    F("LastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=2, default=NULL,
+      about="the ELR members last known when the ELR became empty (KIP-966)"),
 ])
 
 CONFIG = _meta(4, "ConfigRecord", "0", [
@@ -103,7 +107,8 @@ PARTITION_CHANGE = _meta(5, "PartitionChangeRecord", "0-2", [
     F("Replicas", "[]int32", nullable="0+", tagged="0+", tag=2, default=NULL),
     F("RemovingReplicas", "[]int32", nullable="0+", tagged="0+", tag=3, default=NULL),
     F("AddingReplicas", "[]int32", nullable="0+", tagged="0+", tag=4, default=NULL),
-    F("LeaderRecoveryState", "int8", tagged="0+", tag=5, default=-1),
+    F("LeaderRecoveryState", "int8", tagged="0+", tag=5, default=-1,
+      about="-1 unchanged, 0 recovered, 1 recovering (KIP-704)"),
     F("Directories", "[]uuid", "1+", nullable="1+", tagged="1+", tag=8, default=NULL),
     F("EligibleLeaderReplicas", "[]int32", "2+", nullable="2+", tagged="2+", tag=6, default=NULL),
     F("LastKnownElr", "[]int32", "2+", nullable="2+", tagged="2+", tag=7, default=NULL),
@@ -205,7 +210,7 @@ NO_OP = _meta(20, "NoOpRecord", "0", [])
 # The schema file is ZkMigrationRecord.json but the message is ZkMigrationStateRecord.
 # Values since 3.5: 0 None, 1 Migration, 2 PreMigration, 3 PostMigration.
 ZK_MIGRATION_STATE = _meta(21, "ZkMigrationStateRecord", "0", [
-    F("ZkMigrationState", "int8"),
+    F("ZkMigrationState", "int8", about="0 None, 1 Migration, 2 PreMigration, 3 PostMigration"),
 ])
 
 REMOVE_USER_SCRAM_CREDENTIAL = _meta(22, "RemoveUserScramCredentialRecord", "0", [
@@ -229,7 +234,7 @@ REMOVE_DELEGATION_TOKEN = _meta(26, "RemoveDelegationTokenRecord", "0", [
 
 REGISTER_CONTROLLER = _meta(27, "RegisterControllerRecord", "0", [
     F("ControllerId", "int32"),
-    F("IncarnationId", "uuid"),
+    F("IncarnationId", "uuid", about="random per process start: tells a restarted node from the old one"),
     F("ZkMigrationReady", "bool"),
     F("EndPoints", "[]ControllerEndpoint", fields=_endpoints()),
     F("Features", "[]ControllerFeature", fields=_features()),
@@ -260,44 +265,9 @@ METADATA_RECORDS: dict[int, Message] = {m.api_key: m for m in (
     REMOVE_DELEGATION_TOKEN, REGISTER_CONTROLLER, CLEAR_ELR, UNREGISTER_CONTROLLER,
 )}
 
-# Kafka's MetadataRecordType enum names, the "type" in dump-log JSON. Kafka's
-# generator (MetadataRecordTypeGenerator) derives each as
-# MessageGenerator.toSnakeCase(messageName).toUpperCase(); `enum_name` below is
-# that rule, and the tests check this table against it.
-TYPE_NAMES: dict[int, str] = {
-    0: "REGISTER_BROKER_RECORD",
-    1: "UNREGISTER_BROKER_RECORD",
-    2: "TOPIC_RECORD",
-    3: "PARTITION_RECORD",
-    4: "CONFIG_RECORD",
-    5: "PARTITION_CHANGE_RECORD",
-    7: "FENCE_BROKER_RECORD",
-    8: "UNFENCE_BROKER_RECORD",
-    9: "REMOVE_TOPIC_RECORD",
-    10: "DELEGATION_TOKEN_RECORD",
-    11: "USER_SCRAM_CREDENTIAL_RECORD",
-    12: "FEATURE_LEVEL_RECORD",
-    14: "CLIENT_QUOTA_RECORD",
-    15: "PRODUCER_IDS_RECORD",
-    17: "BROKER_REGISTRATION_CHANGE_RECORD",
-    18: "ACCESS_CONTROL_ENTRY_RECORD",
-    19: "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
-    20: "NO_OP_RECORD",
-    21: "ZK_MIGRATION_STATE_RECORD",
-    22: "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
-    23: "BEGIN_TRANSACTION_RECORD",
-    24: "END_TRANSACTION_RECORD",
-    25: "ABORT_TRANSACTION_RECORD",
-    26: "REMOVE_DELEGATION_TOKEN_RECORD",
-    27: "REGISTER_CONTROLLER_RECORD",
-    28: "CLEAR_ELR_RECORD",
-    29: "UNREGISTER_CONTROLLER_RECORD",
-}
-
 # Class-style names ("PartitionRecord"), as used in statistics ("PartitionRecord v1").
 CLASS_NAMES: dict[int, str] = {k: m.name for k, m in METADATA_RECORDS.items()}
 
-API_KEYS_BY_TYPE_NAME: dict[str, int] = {v: k for k, v in TYPE_NAMES.items()}
 API_KEYS_BY_CLASS_NAME: dict[str, int] = {v: k for k, v in CLASS_NAMES.items()}
 
 
@@ -316,3 +286,9 @@ def enum_name(message_name: str) -> str:
             out.append(c)
             prev_cap = False
     return "".join(out).upper()
+
+
+# Kafka's MetadataRecordType enum names, the "type" in dump-log JSON, derived the
+# way Kafka's generator (MetadataRecordTypeGenerator) derives them.
+TYPE_NAMES: dict[int, str] = {k: enum_name(m.name) for k, m in METADATA_RECORDS.items()}
+API_KEYS_BY_TYPE_NAME: dict[str, int] = {v: k for k, v in TYPE_NAMES.items()}

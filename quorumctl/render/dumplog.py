@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ..records import metadata as md
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry)
-from ..storage import filekinds as K
+from ..records.metadata import payload_prefix
+from ..storage import filekinds
 from .output import json_bytes, json_line
 
 
@@ -79,17 +80,6 @@ def _printable(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-_PREFIX: dict[tuple[int, int], bytes] = {}
-
-
-def payload_prefix(api_key: int, version: int) -> bytes:
-    """The start of Kafka's payload JSON for a metadata (api key, version), up
-    to its data: the hot paths encode only the data and add the closing brace."""
-    prefix = _PREFIX.get((api_key, version))
-    if prefix is None:
-        prefix = _PREFIX[(api_key, version)] = (
-            f'{{"type":"{md.TYPE_NAMES[api_key]}","version":{version},"data":'.encode())
-    return prefix
 
 # Top-level float64 fields by metadata api key (ClientQuotaRecord's value): Kafka
 # prints them with Java's Double.toString (Jackson writes doubles that way), so
@@ -318,15 +308,15 @@ class Sink:
 
 
 def header_line(path: str) -> str:
-    kind = K.kind_of(path)
-    if kind == K.BOOTSTRAP:
+    kind = filekinds.kind_of(path)
+    if kind == filekinds.BOOTSTRAP:
         return "KRaft bootstrap snapshot"
-    if kind == K.SNAPSHOT:
-        sid = K.snapshot_id(path)
+    if kind == filekinds.SNAPSHOT:
+        sid = filekinds.snapshot_id(path)
         if sid is None:
             return "Snapshot end offset: unknown (the name is not <20-digit offset>-<10-digit epoch>.checkpoint)"
         return f"Snapshot end offset: {sid[0]}, epoch: {sid[1]}"
-    base = K.base_offset_of(path)
+    base = filekinds.base_offset_of(path)
     return f"Log starting offset: {base if base is not None else 'unknown (the name is not numeric)'}"
 
 

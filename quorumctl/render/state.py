@@ -6,7 +6,54 @@ from __future__ import annotations
 
 import os
 
-from .output import when_text
+from .output import timestamp, when_text
+
+
+def replica_doc(r, now_ms: int | None = None) -> dict:
+    """The JSON form of a storage.replica.Replica (`state -o json`, and what the text and table read)."""
+    import time
+
+    qs = r.quorum_state
+    latest = r.latest_snapshot
+    segs = []
+    for sc in r.scan.segments:
+        segs.append({"base_offset": sc.files.base_offset, "file": sc.files.log,
+                     "bytes": sc.file_size, "valid_bytes": sc.valid_bytes, "batches": len(sc.batches),
+                     "end_offset": sc.next_offset, "index": bool(sc.files.index),
+                     "timeindex": bool(sc.files.timeindex), "problem": sc.problem})
+    return {
+        "replica": r.label,
+        "log_dir": r.log_dir,
+        "partition_dir": r.partition_dir,
+        "node_id": r.node_id,
+        "cluster_id": r.meta.get("cluster.id") if r.meta else None,
+        "directory_id": r.meta.get("directory.id") if r.meta else None,
+        "meta_properties_version": r.meta.get("version") if r.meta else None,
+        "quorum_state": qs,
+        "leader_id": qs["leaderId"] if qs else None,
+        "leader_epoch": qs["leaderEpoch"] if qs else None,
+        "voted_id": qs["votedId"] if qs else None,
+        "voted_directory_id": qs.get("votedDirectoryId") if qs else None,
+        "voters": r.voters,
+        "kraft_version": r.kraft_version,
+        "last_leader_change": r.last_leader_change,
+        "log_start_offset": r.log_start,
+        "log_end_offset": r.log_end,
+        "last_epoch": r.last_epoch,
+        "last_batch_time": timestamp(r.last_batch_timestamp,
+                                     now_ms if now_ms is not None else int(time.time() * 1000)),
+        "epoch_checkpoint": [list(e) for e in r.checkpoint] if r.checkpoint is not None else None,
+        "epochs": [list(e) for e in r.history.entries],
+        "epochs_in_log": [list(e) for e in r.log_history.entries],
+        "segments": segs,
+        "snapshots": [{"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path, "bytes": s.size}
+                      for s in r.files.snapshots],
+        "latest_snapshot": ({"end_offset": latest.end_offset, "epoch": latest.epoch, "file": latest.path}
+                            if latest else None),
+        "producer_snapshots": [o for o, _ in r.files.producer_snapshots],
+        "problems": list(r.problems),
+        "notes": list(r.notes),
+    }
 
 
 def _time(t: dict) -> str:

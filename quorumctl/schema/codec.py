@@ -586,7 +586,7 @@ class Codec:
     def _get(self, version: int):
         fns = self._fns.get(version)
         if fns is None:
-            if version not in self.msg._valid:
+            if not self.msg.supports(version):
                 raise DecodeError(f"{self.msg.name} has no version {version}")
             fns = self._fns[version] = _compile(self.msg, version)
         return fns

@@ -68,6 +68,7 @@ class Field:
     default: object = None         # Python value; None means the type's default, NULL means null
     fields: list["Field"] | None = None  # members when the type is a struct or struct array
     ignorable: bool = False
+    about: str | None = None       # Kafka's "about": what the field means, where its name does not say
 
     def __post_init__(self):
         self.key = json_name(self.name)
@@ -117,6 +118,10 @@ class Message:
     def __post_init__(self):
         self._valid = Versions.parse(self.valid)
         self._flexible = Versions.parse(self.flexible)
+
+    def supports(self, v: int) -> bool:
+        """Whether `v` is one of the message's valid versions."""
+        return v in self._valid
 
     @property
     def versions(self) -> range:

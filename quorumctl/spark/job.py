@@ -133,17 +133,10 @@ def require_java():
                          f"(set JAVA_HOME to a newer JDK)")
 
 
-def _debugging() -> bool:
-    try:
-        from ..cli.main import _state
-        return bool(_state.get("debug"))
-    except ImportError:
-        return False
-
-
 def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export",
-                  progress: bool | None = False):
-    """A Spark session; `progress` as export's (None: a spinner on a terminal,
+                  progress: bool | None = False, debug: bool = False):
+    """A Spark session (`debug`, the CLI's --debug, keeps Spark's own logging);
+    `progress` as export's (None: a spinner on a terminal,
     else a line) says on stderr that the JVM is starting, once we know it can."""
     require_pyspark()
     require_java()
@@ -160,7 +153,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     if local:
         settings.update(LOCAL_CONF)
     quiet = (not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf
-             and not _debugging())
+             and not debug)
     if quiet:
         # Spark's INFO/WARN chatter would bury the summary; errors still show
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
@@ -383,7 +376,7 @@ WRITERS = ("pyarrow", "spark")
 def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode: str = "error",
            partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
            split_size: int = planning.DEFAULT_SPLIT_SIZE, min_partitions: int | None = None,
-           writer: str = "pyarrow", progress: bool | None = None, spark=None,
+           writer: str = "pyarrow", progress: bool | None = None, spark=None, debug: bool = False,
            fs_options: dict | None = None) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
     `min_partitions` (the least number of tasks) defaults to one per core of
@@ -408,7 +401,7 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
     files = planning.source_files(paths, fs_options)    # bad paths fail before Spark starts
 
     if spark is None:
-        spark = start_session(master, spark_conf or {}, progress=progress)
+        spark = start_session(master, spark_conf or {}, progress=progress, debug=debug)
     sc = spark.sparkContext
     plan = planning.plan_files(files, split_size=split_size,
                                min_partitions=min_partitions, slots=sc.defaultParallelism,

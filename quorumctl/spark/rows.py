@@ -24,11 +24,11 @@ from __future__ import annotations
 import crc32c
 
 from ..records import metadata as md
+from ..records.metadata import payload_prefix
 from ..records import compression
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, LOG_OVERHEAD, NUMPY_HEADER, BatchError,
                              BatchReader, LegacyEntry)
-from ..render.dumplog import payload_prefix
 from ..render.output import json_bytes
 from . import fs
 from .plan import Piece

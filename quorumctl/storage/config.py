@@ -3,6 +3,7 @@ with Kafka's defaults and precedence (KafkaConfig)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
@@ -10,6 +11,7 @@ from ..openfile import open_regular
 from . import properties
 
 DEFAULT_LOG_DIR = "/tmp/kafka-logs"
+_LISTENER = re.compile(r"^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)$")
 
 
 @dataclass
@@ -44,17 +46,9 @@ class ServerConfig:
             raise InputError(f"{self.path}: controller.listener.names is not set")
         name = self.controller_listener_names[0]
         for key in ("advertised.listeners", "listeners"):
-            for ep in _split(self.props.get(key, "")):
-                lname, _, rest = ep.partition("://")
-                if lname.strip() != name:
-                    continue
-                host, _, port = rest.rpartition(":")
-                if host.startswith("[") and host.endswith("]"):
-                    host = host[1:-1]
-                try:
-                    return (host or "localhost", int(port))
-                except ValueError:
-                    raise InputError(f"{self.path}: {key}: bad port in {ep!r}") from None
+            found = parse_listeners(self.props.get(key, ""), key, self.path).get(name.upper())
+            if found is not None:
+                return (found[0] or "localhost", found[1])
         raise InputError(f"{self.path}: No controller listeners found ({name} is not in "
                          "advertised.listeners or listeners)")
 
@@ -87,3 +81,73 @@ def load(path: str) -> ServerConfig:
     cfg.quorum_bootstrap_servers = props.get("controller.quorum.bootstrap.servers", "")
     return cfg
 
+
+# -- a controller's identity, for add-controller ------------------------------------
+
+def parse_listeners(text: str, key: str, source: str) -> dict[str, tuple[str | None, int]]:
+    """NAME -> (host or None, port) of a listeners / advertised.listeners value
+    (`NAME://host:port`, IPv6 hosts in brackets; names upper-cased, as Kafka does)."""
+    out: dict[str, tuple[str | None, int]] = {}
+    for entry in re.split(r"\s*,\s*", text.strip()):
+        if not entry:
+            continue
+        m = _LISTENER.match(entry)
+        if not m:
+            raise InputError(f"{source}: {key}: cannot parse {entry!r} as NAME://host:port")
+        out[m.group(1).upper()] = (m.group(2) or None, int(m.group(3)))
+    return out
+
+
+def controller_from_properties(props: dict[str, str], source: str):
+    """(node id, directory id, [(name, host, port)], meta.properties path and
+    its cluster.id or None) of a controller's config."""
+    from ..errors import InputError
+    from ..storage.properties import load_properties
+    from ..schema.codec import EncodeError, uuid_bytes
+    import os
+
+    if "node.id" not in props:
+        raise InputError(f"{source}: node.id not found: is this a controller's configuration file?")
+    try:
+        node_id = int(props["node.id"].strip())
+    except ValueError:
+        raise InputError(f"{source}: node.id {props['node.id']!r} is not an integer") from None
+    if node_id < 0:
+        raise InputError(f"{source}: node.id is negative: is this a controller's configuration file?")
+    if "controller" not in props.get("process.roles", ""):
+        raise InputError(f"{source}: process.roles does not contain 'controller': "
+                         "is this a controller's configuration file?")
+    if "metadata.log.dir" in props:
+        mdir = props["metadata.log.dir"]
+    elif "log.dirs" in props and props["log.dirs"].strip():
+        mdir = props["log.dirs"].strip().split(",")[0]
+    else:
+        raise InputError(f"{source}: neither metadata.log.dir nor log.dirs is set: "
+                         "is this a controller's configuration file?")
+    meta_path = os.path.join(mdir, "meta.properties")
+    if not os.path.isfile(meta_path):
+        raise InputError(f"Unable to read meta.properties from {mdir} (is the controller formatted?)")
+    meta = load_properties(meta_path, "meta.properties")
+    dir_id = meta.get("directory.id", "").strip()
+    if not dir_id:
+        raise InputError(f"No directory id found in {mdir}/meta.properties")
+    try:
+        uuid_bytes(dir_id)
+    except EncodeError:
+        raise InputError(f"{meta_path}: directory.id {dir_id!r} is not a valid id") from None
+    listeners = parse_listeners(props.get("listeners", ""), "listeners", source)
+    listeners.update(parse_listeners(props.get("advertised.listeners", ""), "advertised.listeners", source))
+    if "controller.listener.names" not in props:
+        raise InputError(f"{source}: controller.listener.names was not found: "
+                         "is this a controller's configuration file?")
+    endpoints = []
+    for name in props["controller.listener.names"].split(","):
+        name = name.strip().upper()
+        if name not in listeners:
+            raise InputError(f"{source}: cannot find listener {name} of controller.listener.names "
+                             "in listeners or advertised.listeners")
+        host, port = listeners[name]
+        ep = (name, host or "localhost", port)
+        if ep not in endpoints:
+            endpoints.append(ep)
+    return node_id, dir_id, endpoints, meta_path, (meta.get("cluster.id", "").strip() or None)

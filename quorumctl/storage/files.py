@@ -21,6 +21,7 @@ from .. import ids
 from ..errors import InputError
 from . import properties
 from ..openfile import open_regular
+from ..schema.spec import Field, Message
 
 META_PROPERTIES = "meta.properties"
 QUORUM_STATE = "quorum-state"
@@ -138,16 +139,47 @@ def _short(v) -> str:
     return r if len(r) <= 80 else f"{r[:60]}... ({len(r)} characters)"
 
 
-_QS_FIELDS = {
-    # name: (versions, type)
-    "clusterId": ((0,), "string"),
-    "leaderId": ((0, 1), "int32"),
-    "leaderEpoch": ((0, 1), "int32"),
-    "votedId": ((0, 1), "int32"),
-    "votedDirectoryId": ((1,), "uuid"),
-    "appliedOffset": ((0,), "int64"),
-    "currentVoters": ((0,), "voters"),
-}
+# Kafka's QuorumStateData (raft/.../QuorumStateData.json), the schema of the one
+# JSON line; parse_quorum_state checks a file against it.
+QUORUM_STATE_DATA = Message("QuorumStateData", "0-1", [
+    Field("ClusterId", "string", "0"),
+    Field("LeaderId", "int32", "0+", default=-1),
+    Field("LeaderEpoch", "int32", "0+", default=-1),
+    Field("VotedId", "int32", "0+", default=-1),
+    Field("VotedDirectoryId", "uuid", "1+"),
+    Field("AppliedOffset", "int64", "0"),
+    Field("CurrentVoters", "[]Voter", "0", nullable="0", fields=[
+        Field("VoterId", "int32", "0"),
+    ]),
+], flexible="0+")
+
+
+def _check_quorum_state_field(path: str, f: Field, v) -> None:
+    """Raise InputError unless `v` is a JSON value of field `f`'s type."""
+    name, typ = f.key, f.type
+    if v is None and f.nullable is not None:
+        return
+    if typ in ("int32", "int64"):
+        bounds = _INT32 if typ == "int32" else _INT64
+        if not isinstance(v, int) or isinstance(v, bool) or not bounds[0] <= v <= bounds[1]:
+            raise InputError(f"{path}: field '{name}' must be an {typ}, found {_short(v)}")
+    elif typ == "string":
+        if not isinstance(v, str):
+            raise InputError(f"{path}: field '{name}' must be a string, found {_short(v)}")
+    elif typ == "uuid":
+        if not isinstance(v, str):
+            raise InputError(f"{path}: field '{name}' must be a Uuid string, found {_short(v)}")
+        try:
+            ids.parse(v)
+        except ids.InvalidUuid as e:
+            raise InputError(f"{path}: field '{name}': {e}") from None
+    elif f.is_array and f.is_struct:   # currentVoters: [{"voterId": <int>}, ...]
+        keys = [m.key for m in f.fields]
+        if not isinstance(v, list) or not all(
+                isinstance(x, dict) and all(isinstance(x.get(k), int) and not isinstance(x.get(k), bool)
+                                            for k in keys) for x in v):
+            shape = ", ".join(f'"{k}": <int>' for k in keys)
+            raise InputError(f"{path}: field '{name}' must be a list of {{{shape}}} objects, found {_short(v)}")
 
 
 def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
@@ -171,38 +203,19 @@ def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
     dv = node["data_version"]
     if not isinstance(dv, int) or isinstance(dv, bool):
         raise InputError(f"{path}: data_version must be an integer, found {dv!r}")
-    if dv < 0 or dv > 1:
-        raise InputError(f"{path}: data_version ({dv}) is not within the min (0) and max (1) supported version")
+    if not QUORUM_STATE_DATA.supports(dv):
+        v = QUORUM_STATE_DATA.versions
+        raise InputError(f"{path}: data_version ({dv}) is not within the min ({v.start}) and max ({v.stop - 1}) "
+                         f"supported version")
     out: dict = {}
-    for name, (versions, typ) in _QS_FIELDS.items():
-        if dv not in versions:
+    for f in QUORUM_STATE_DATA.fields:
+        if not f.present_in(dv):
             continue
-        if name not in node:
-            raise InputError(f"{path}: QuorumStateData: unable to locate field '{name}', "
+        if f.key not in node:
+            raise InputError(f"{path}: QuorumStateData: unable to locate field '{f.key}', "
                              f"which is mandatory in version {dv}")
-        v = node[name]
-        if typ in ("int32", "int64"):
-            bounds = _INT32 if typ == "int32" else _INT64
-            if not isinstance(v, int) or isinstance(v, bool) or not bounds[0] <= v <= bounds[1]:
-                raise InputError(f"{path}: field '{name}' must be an {typ}, found {_short(v)}")
-        elif typ == "string":
-            if not isinstance(v, str):
-                raise InputError(f"{path}: field '{name}' must be a string, found {_short(v)}")
-        elif typ == "uuid":
-            if not isinstance(v, str):
-                raise InputError(f"{path}: field '{name}' must be a Uuid string, found {_short(v)}")
-            try:
-                ids.parse(v)
-            except ids.InvalidUuid as e:
-                raise InputError(f"{path}: field '{name}': {e}") from None
-        elif typ == "voters":
-            if v is not None:
-                if not isinstance(v, list) or not all(
-                        isinstance(x, dict) and isinstance(x.get("voterId"), int)
-                        and not isinstance(x.get("voterId"), bool) for x in v):
-                    raise InputError(f"{path}: field 'currentVoters' must be a list of "
-                                     f'{{"voterId": <int>}} objects, found {_short(v)}')
-        out[name] = v
+        _check_quorum_state_field(path, f, node[f.key])
+        out[f.key] = node[f.key]
     out["data_version"] = dv
     return out
 

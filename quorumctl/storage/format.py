@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .. import ids
 from ..errors import InputError, QuorumctlError
-from . import files as F
+from . import files as state_files
 from . import fsutil
 from .properties import _java_string_hash
 
@@ -496,10 +496,10 @@ class DirStatus:
 
 def read_dir(path: str) -> DirStatus:
     st = DirStatus(path, os.path.exists(path), os.path.isdir(path))
-    mp = os.path.join(path, F.META_PROPERTIES)
+    mp = os.path.join(path, state_files.META_PROPERTIES)
     if st.is_dir and os.path.exists(mp):
         try:
-            st.meta = F.read_meta_properties(mp)
+            st.meta = state_files.read_meta_properties(mp)
             st.meta.pop("properties", None)
         except InputError as e:
             st.error = str(e)
@@ -515,7 +515,7 @@ def ensemble_problems(dirs: list[DirStatus], cluster_id: str | None, node_id: in
         m = d.meta
         if m is None:
             continue
-        path = os.path.join(d.path, F.META_PROPERTIES)
+        path = os.path.join(d.path, state_files.META_PROPERTIES)
         if "cluster.id" not in m:
             if m["version"] != 0:
                 out.append(f"cluster.id was not specified in the v1 file: {path}")
@@ -558,7 +558,7 @@ def info(dirs: list[str], kraft_mode: bool = True) -> dict:
             problems.append(f"{path} does not exist" if not st.exists else f"{path} is not a directory")
             continue
         found.append(path)
-        mp = os.path.join(path, F.META_PROPERTIES)
+        mp = os.path.join(path, state_files.META_PROPERTIES)
         if st.error is not None:
             problems.append(f"Error loading {mp}: {st.error.split(': ', 1)[-1]}")
             continue
@@ -613,7 +613,7 @@ def info_text(doc: dict, dirs_given: int) -> str:
         out.extend(f"  {d}" for d in doc["found"])
         out.append("")
     if doc["metadata"] is not None:
-        out.append(f"Found metadata: {F.kafka_metadata_string(doc['metadata'])}")
+        out.append(f"Found metadata: {state_files.kafka_metadata_string(doc['metadata'])}")
         out.append("")
     if doc["problems"]:
         out.append("Found problem:" if len(doc["problems"]) == 1 else "Found problems:")
@@ -748,14 +748,14 @@ def _refuse_leftover_log(path: str) -> None:
 def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
     """The files one directory gets, relative path -> bytes."""
     from .snapshots import encode_snapshot
-    out = {F.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
+    out = {state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
                                                    timestamp_ms=now_ms)}
     if d.write_snapshot:
         voters = voters_record(plan.voters, plan.listener_name)
         out["__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"] = encode_snapshot(
             [], epoch=0, last_contained_log_timestamp=now_ms, kraft_version=plan.features["kraft.version"],
             voters=voters, timestamp_ms=now_ms)
-    out[F.META_PROPERTIES] = F.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
+    out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
     return out
 
 
@@ -842,10 +842,115 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
                 dst = os.path.join(backup_root, os.path.basename(path), rel)
                 os.makedirs(os.path.dirname(dst), exist_ok=True)
                 shutil.copy2(full, dst)
-            tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == F.BOOTSTRAP_CHECKPOINT else ".part"
+            tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == state_files.BOOTSTRAP_CHECKPOINT else ".part"
             if not os.path.exists(full):
                 created.append(full)
             created.append(full + tmp)
             fsutil.atomic_write(full, data, tmp_suffix=tmp)
             created.remove(full + tmp)
     return "in place"
+
+
+# -- the whole job, as `quorumctl bootstrap format` runs it (Kafka's Formatter) ----------
+
+@dataclass
+class FormatRun:
+    """What a format run planned and wrote, and the lines Kafka's tool prints for it."""
+    plan: FormatPlan
+    results: dict
+    lines: list[str]
+    applied: bool
+
+    def to_json(self) -> dict:
+        doc = self.plan.to_json()
+        doc["applied"] = self.applied
+        doc["results"] = self.results
+        return doc
+
+
+def run_format(*, config: str | None, cluster_id: str, node_id: int | None = None, log_dirs: list[str] = (),
+               metadata_log_dir: str | None = None, add_scram: list[str] = (), ignore_formatted: bool = False,
+               release_version: str | None = None, features: list[str] = (), standalone: bool = False,
+               no_initial_controllers: bool = False, initial_controllers: str | None = None,
+               controller_listener_name: str | None = None, allow_non_uuid: bool = False,
+               apply: bool = False) -> FormatRun:
+    """Format the log dirs of `config` (or the given ones): plan, then with `apply`
+    write each under Kafka's .lock, in the order Kafka's tool does."""
+    import time
+
+    from .config import load as config_load
+
+    if sum(bool(x) for x in (standalone, no_initial_controllers, initial_controllers)) > 1:
+        raise InputError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
+    cfg = config_load(config) if config else None
+    if cfg is not None and not cfg.kraft:
+        raise InputError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
+                         "supported for clusters in KRaft mode.")
+    nid = node_id if node_id is not None else (cfg.node_id if cfg else None)
+    if nid is None:
+        raise InputError("give --node-id or -c server.properties with node.id")
+    dirs = list(log_dirs) or (cfg.log_dirs if cfg else [])
+    mdir = metadata_log_dir or (cfg.metadata_log_dir if cfg and not log_dirs else (dirs[0] if dirs else None))
+    if mdir is None:
+        raise InputError("give --log-dir (or -c server.properties)")
+    all_dirs = sorted(set(dirs) | {mdir})
+    listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
+                                            else "CONTROLLER")
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 formats with
+    # --release-version or its latest production version, whatever the config says
+    release = release_version
+    voters = None
+    if initial_controllers:
+        voters = parse_dynamic_voters(initial_controllers)
+    if standalone:
+        if cfg is None:
+            raise InputError("--standalone needs -c server.properties (for the node's controller listener)")
+        if not cfg.is_controller:
+            raise InputError("You can only use --standalone on a controller.")
+        host, port = cfg.advertised_controller_endpoint()
+        voters = [DynamicVoter(nid, host, port, ids.random_directory_id())]
+    if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller \
+            and not cfg.quorum_voters:
+        raise InputError("Because controller.quorum.voters is not set on this controller, you must specify one of "
+                         "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+    feature_levels = parse_feature_args(features)
+    locks = []
+    out_lines: list[str] = []
+    try:
+        if apply:
+            for d in all_dirs:
+                if os.path.isdir(d):
+                    locks.append(fsutil.LogDirLock(d).acquire())
+        plan = plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
+                           release=release, features=feature_levels, scram=list(add_scram), voters=voters,
+                           listener_name=listener, ignore_formatted=ignore_formatted,
+                           allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
+                           unstable=cfg is not None and
+                           cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
+        out_lines.extend(plan.messages)
+        results = {}
+        if not plan.dirs:
+            out_lines.append("All of the log directories are already formatted.")
+        else:
+            now = int(time.time() * 1000)
+            order = java_string_hashmap_order([d.path for d in plan.dirs])
+            by_path = {d.path: d for d in plan.dirs}
+            for p in order:
+                d = by_path[p]
+                if apply:
+                    out_lines.append(f"Formatting {d.description} {d.path} with metadata.version {plan.release}.")
+                    try:
+                        results[d.path] = format_dir(plan, d, now, backup_root=None)
+                    except fsutil.OutOfSpace as e:
+                        if results:   # the directories before it are formatted, wholly
+                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: "
+                                                    f"{', '.join(results)}") from None
+                        raise
+                else:
+                    out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")
+            if not apply:
+                out_lines.append("Dry run: nothing was written. Run again with --apply to format.")
+    finally:
+        for lk in locks:
+            lk.release()
+    return FormatRun(plan, results, out_lines, apply)

@@ -59,7 +59,7 @@ from ..openfile import open_regular
 from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LAST_OFFSET_DELTA, LAST_OFFSET_DELTA_OFFSET,
                              LENGTH_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD, Batch,
                              BatchError, BatchReader, display_timestamp)
-from . import filekinds as K
+from . import filekinds
 from .problems import Problem
 
 OFFSET_ENTRY_SIZE = 8
@@ -102,7 +102,7 @@ class IndexScan:
 def _base(path: str, base_offset: int | None) -> int:
     if base_offset is not None:
         return base_offset
-    b = K.base_offset_of(path)
+    b = filekinds.base_offset_of(path)
     if b is None:
         raise InputError(f"{path}: the file name does not start with the segment's base offset "
                          f"(<20 digits>.{os.path.basename(path).rsplit('.', 1)[-1]})")
@@ -253,7 +253,7 @@ def build_indexes(batches, base_offset: int, interval: int = INDEX_INTERVAL_BYTE
 def sibling(path: str, suffix: str) -> str:
     """The same segment's file with another suffix (Kafka: name up to the first dot);
     a renamed file's sibling is renamed the same way (Kafka renames a segment's files together)."""
-    name = os.path.basename(path).split(".", 1)[0] + "." + suffix + (K.renamed(path) or "")
+    name = os.path.basename(path).split(".", 1)[0] + "." + suffix + (filekinds.renamed(path) or "")
     return os.path.join(os.path.dirname(path), name)
 
 

@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from . import epochs as E
-from . import files as F
-from . import segments as S
+from . import epochs
+from . import files as state_files
+from . import segments
 
 METADATA_PARTITION = "__cluster_metadata-0"
 
@@ -81,10 +81,10 @@ class Replica:
     quorum_state: dict | None = None
     checkpoint: list | None = None
     partition_metadata: dict | None = None
-    files: S.PartitionFiles | None = None
-    scan: S.LogScan | None = None
-    history: E.EpochHistory | None = None          # what Kafka holds after loading the log
-    log_history: E.EpochHistory | None = None      # implied by the batches alone
+    files: segments.PartitionFiles | None = None
+    scan: segments.LogScan | None = None
+    history: epochs.EpochHistory | None = None          # what Kafka holds after loading the log
+    log_history: epochs.EpochHistory | None = None      # implied by the batches alone
     voters: dict | None = None
     kraft_version: int | None = None
     last_leader_change: dict | None = None
@@ -104,12 +104,12 @@ class Replica:
         return self.scan.log_end
 
     @property
-    def snapshots(self) -> list[S.SnapshotFile]:
+    def snapshots(self) -> list[segments.SnapshotFile]:
         """The snapshots Kafka keeps at start-up (end offset >= log start), by (epoch, offset)."""
         return [s for s in self.files.snapshots if s.end_offset >= self.log_start]
 
     @property
-    def latest_snapshot(self) -> S.SnapshotFile | None:
+    def latest_snapshot(self) -> segments.SnapshotFile | None:
         snaps = self.snapshots
         return snaps[-1] if snaps else None
 
@@ -121,12 +121,12 @@ class Replica:
         latest = self.history.latest_epoch if self.history.latest_epoch is not None else 0
         return snap is not None and (snap.epoch > latest or (snap.epoch == latest and snap.end_offset > self.log_end))
 
-    def view(self) -> E.LogView:
+    def view(self) -> epochs.LogView:
         """The log as Kafka's Raft layer sees it after start-up."""
         if self.replaced_by_snapshot:
             snap = self.latest_snapshot
-            return E.LogView(E.EpochHistory(), snap.end_offset, snap.end_offset, [snap.id], [])
-        return E.LogView(self.history.copy(), self.log_start, self.log_end,
+            return epochs.LogView(epochs.EpochHistory(), snap.end_offset, snap.end_offset, [snap.id], [])
+        return epochs.LogView(self.history.copy(), self.log_start, self.log_end,
                          [s.id for s in self.snapshots], self.scan.boundaries())
 
     @property
@@ -144,87 +144,41 @@ class Replica:
                 last = sc.batches[-1].max_timestamp
         return last
 
-    def to_json(self, now_ms: int | None = None) -> dict:
-        import time
-
-        from ..render.output import timestamp
-        qs = self.quorum_state
-        latest = self.latest_snapshot
-        segs = []
-        for sc in self.scan.segments:
-            segs.append({"base_offset": sc.files.base_offset, "file": sc.files.log,
-                         "bytes": sc.file_size, "valid_bytes": sc.valid_bytes, "batches": len(sc.batches),
-                         "end_offset": sc.next_offset, "index": bool(sc.files.index),
-                         "timeindex": bool(sc.files.timeindex), "problem": sc.problem})
-        return {
-            "replica": self.label,
-            "log_dir": self.log_dir,
-            "partition_dir": self.partition_dir,
-            "node_id": self.node_id,
-            "cluster_id": self.meta.get("cluster.id") if self.meta else None,
-            "directory_id": self.meta.get("directory.id") if self.meta else None,
-            "meta_properties_version": self.meta.get("version") if self.meta else None,
-            "quorum_state": qs,
-            "leader_id": qs["leaderId"] if qs else None,
-            "leader_epoch": qs["leaderEpoch"] if qs else None,
-            "voted_id": qs["votedId"] if qs else None,
-            "voted_directory_id": qs.get("votedDirectoryId") if qs else None,
-            "voters": self.voters,
-            "kraft_version": self.kraft_version,
-            "last_leader_change": self.last_leader_change,
-            "log_start_offset": self.log_start,
-            "log_end_offset": self.log_end,
-            "last_epoch": self.last_epoch,
-            "last_batch_time": timestamp(self.last_batch_timestamp,
-                                         now_ms if now_ms is not None else int(time.time() * 1000)),
-            "epoch_checkpoint": [list(e) for e in self.checkpoint] if self.checkpoint is not None else None,
-            "epochs": [list(e) for e in self.history.entries],
-            "epochs_in_log": [list(e) for e in self.log_history.entries],
-            "segments": segs,
-            "snapshots": [{"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path, "bytes": s.size}
-                          for s in self.files.snapshots],
-            "latest_snapshot": ({"end_offset": latest.end_offset, "epoch": latest.epoch, "file": latest.path}
-                                if latest else None),
-            "producer_snapshots": [o for o, _ in self.files.producer_snapshots],
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-        }
-
 
 def load_replica(path: str, label: str | None = None) -> Replica:
     log_dir, pdir = resolve_partition_dir(path)
     r = Replica(label or "", log_dir, pdir)
-    meta_path = os.path.join(log_dir, F.META_PROPERTIES)
+    meta_path = os.path.join(log_dir, state_files.META_PROPERTIES)
     if os.path.lexists(meta_path):   # anything but a regular file is a problem the reader names
         try:
-            r.meta = F.read_meta_properties(meta_path)
+            r.meta = state_files.read_meta_properties(meta_path)
             r.meta.pop("properties", None)
         except InputError as e:
             r.problems.append(str(e))
     else:
         r.problems.append(f"{meta_path}: missing (the log dir is not formatted)")
-    for name, reader, attr in ((F.QUORUM_STATE, F.read_quorum_state, "quorum_state"),
-                               (F.EPOCH_CHECKPOINT, F.read_epoch_checkpoint, "checkpoint"),
-                               (F.PARTITION_METADATA, F.read_partition_metadata, "partition_metadata")):
+    for name, reader, attr in ((state_files.QUORUM_STATE, state_files.read_quorum_state, "quorum_state"),
+                               (state_files.EPOCH_CHECKPOINT, state_files.read_epoch_checkpoint, "checkpoint"),
+                               (state_files.PARTITION_METADATA, state_files.read_partition_metadata, "partition_metadata")):
         p = os.path.join(pdir, name)
         if os.path.lexists(p):
             try:
                 setattr(r, attr, reader(p))
             except InputError as e:
                 r.problems.append(str(e))
-        elif name != F.PARTITION_METADATA:
+        elif name != state_files.PARTITION_METADATA:
             # a node that never started has neither; Kafka writes quorum-state at start-up
             # and rebuilds the epoch history from the log
             r.notes.append(f"{p}: missing")
-    r.files = S.scan_partition(pdir)
+    r.files = segments.scan_partition(pdir)
     r.problems.extend(r.files.not_regular)
-    r.scan = S.scan_log(r.files)
+    r.scan = segments.scan_log(r.files)
     if r.scan.problem:
         r.problems.append(f"{pdir}: {r.scan.problem} (Kafka truncates the log there at start-up"
                           + (f" and deletes {len(r.scan.dropped_segments)} later segment(s))"
                              if r.scan.dropped_segments else ")"))
-    r.history = E.load_history(r.checkpoint, r.scan.batch_epochs(), r.log_end)
-    r.log_history = E.history_from_batches(r.scan.batch_epochs())
+    r.history = epochs.load_history(r.checkpoint, r.scan.batch_epochs(), r.log_end)
+    r.log_history = epochs.history_from_batches(r.scan.batch_epochs())
     r.log_history.truncate_from_start(r.log_start)
     _cross_check_epochs(r)
     _snapshot_checks(r)
@@ -237,14 +191,14 @@ def load_replica(path: str, label: str | None = None) -> Replica:
 def _cross_check_epochs(r: Replica) -> None:
     if r.checkpoint is None:
         return
-    cp = E.EpochHistory(r.checkpoint)
+    cp = epochs.EpochHistory(r.checkpoint)
     cp.truncate_from_end(r.log_end)
     if r.log_start > 0:
         cp.truncate_from_start(r.log_start)
     log_h = r.log_history
     if cp.entries != log_h.entries:
         r.problems.append(
-            f"{os.path.join(r.partition_dir, F.EPOCH_CHECKPOINT)}: epochs {_fmt(r.checkpoint)} do not match the "
+            f"{os.path.join(r.partition_dir, state_files.EPOCH_CHECKPOINT)}: epochs {_fmt(r.checkpoint)} do not match the "
             f"epochs in the log {_fmt(log_h.entries)}" + (
                 f"; Kafka will use {_fmt(r.history.entries)}" if r.history.entries != log_h.entries else ""))
 
@@ -298,7 +252,7 @@ def _find_voters(r: Replica) -> None:
         r.voters = {"ids": sorted(v["voterId"] for v in voters), "source": source,
                     "dynamic": True, "voters": [_voter_json(v) for v in voters]}
         return
-    static = F.quorum_state_voters(r.quorum_state) if r.quorum_state else None
+    static = state_files.quorum_state_voters(r.quorum_state) if r.quorum_state else None
     if static is not None and static:
         r.voters = {"ids": sorted(static), "source": "quorum-state", "dynamic": False, "voters": None}
     elif r.quorum_state is not None:
@@ -314,7 +268,7 @@ def compare(replicas: list[Replica]) -> dict:
     keys = []
     for r in replicas:
         try:
-            keys.append(E.election_key(r.view()))
+            keys.append(epochs.election_key(r.view()))
         except ValueError as e:
             r.problems.append(f"{r.partition_dir}: {e}")
             keys.append((-1, -1))
@@ -327,7 +281,7 @@ def compare(replicas: list[Replica]) -> dict:
     for i, r in enumerate(replicas):
         if i == w:
             continue
-        d = E.reconcile(r.view(), leader_view)
+        d = epochs.reconcile(r.view(), leader_view)
         out.append(divergence_json(r, d))
     return {
         "winner": replicas[w].label,
@@ -339,7 +293,7 @@ def compare(replicas: list[Replica]) -> dict:
     }
 
 
-def divergence_json(r: Replica, d: E.Divergence) -> dict:
+def divergence_json(r: Replica, d: epochs.Divergence) -> dict:
     return {
         "replica": r.label,
         "kind": d.kind,

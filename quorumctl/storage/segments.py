@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..openfile import check_regular
 
-from . import files as F
+from . import files as state_files
 from .filekinds import SEGMENT_RE, SNAPSHOT_RE
 
 TRANSIENT_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
-STATE_FILES = (F.QUORUM_STATE, F.EPOCH_CHECKPOINT, F.PARTITION_METADATA)
+STATE_FILES = (state_files.QUORUM_STATE, state_files.EPOCH_CHECKPOINT, state_files.PARTITION_METADATA)
 
 
 def segment_name(base_offset: int, suffix: str) -> str:

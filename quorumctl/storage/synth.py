@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from .. import ids
 from ..records import metadata as md
 from ..records.batch import encode_batch
-from . import epochs as E
-from . import files as F
-from . import indexes as I
-from . import segments as S
+from . import epochs
+from . import files as state_files
+from . import indexes
+from . import segments
 from .producer_state import snapshot_bytes
 from .snapshots import encode_snapshot
 
@@ -60,7 +60,7 @@ def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_i
     pdir = os.path.join(log_dir, "__cluster_metadata-0")
     os.makedirs(pdir, exist_ok=True)
     with open(os.path.join(log_dir, "meta.properties"), "wb") as f:
-        f.write(F.meta_properties_text(1, cluster_id, node_id,
+        f.write(state_files.meta_properties_text(1, cluster_id, node_id,
                                        directory_id or ids.random_directory_id(), 0))
     offset = 0
     placed = []   # (segment index, batch offset, bytes, B)
@@ -84,40 +84,40 @@ def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_i
         items = segs[segi]
         base = items[0][0] if items else log_start
         data = b"".join(raw for _, raw, _ in items)
-        with open(os.path.join(pdir, S.segment_name(base, "log")), "wb") as f:
+        with open(os.path.join(pdir, segments.segment_name(base, "log")), "wb") as f:
             f.write(data)
         infos = []
         pos = 0
         for off, raw, b in items:
-            infos.append(S.BatchInfo(off, off + b.count - 1, b.epoch, pos, len(raw), T0 + off, False))
+            infos.append(segments.BatchInfo(off, off + b.count - 1, b.epoch, pos, len(raw), T0 + off, False))
             pos += len(raw)
-        oidx, tidx = I.build_indexes(infos, base, index_interval)
-        with open(os.path.join(pdir, S.segment_name(base, "index")), "wb") as f:
-            f.write(I.offset_index_bytes(oidx, base))
-        with open(os.path.join(pdir, S.segment_name(base, "timeindex")), "wb") as f:
-            f.write(I.time_index_bytes(tidx, base))
+        oidx, tidx = indexes.build_indexes(infos, base, index_interval)
+        with open(os.path.join(pdir, segments.segment_name(base, "index")), "wb") as f:
+            f.write(indexes.offset_index_bytes(oidx, base))
+        with open(os.path.join(pdir, segments.segment_name(base, "timeindex")), "wb") as f:
+            f.write(indexes.time_index_bytes(tidx, base))
     kept_epochs = [(b.epoch, off) for _, off, _, b in placed if off + b.count > log_start]
-    hist = E.history_from_batches(kept_epochs)
+    hist = epochs.history_from_batches(kept_epochs)
     hist.truncate_from_start(log_start)
     if checkpoint == "auto":
         checkpoint = hist.entries
     if checkpoint is not None:
-        with open(os.path.join(pdir, F.EPOCH_CHECKPOINT), "wb") as f:
-            f.write(F.epoch_checkpoint_text(checkpoint))
-    with open(os.path.join(pdir, F.PARTITION_METADATA), "wb") as f:
-        f.write(F.partition_metadata_text(ids.METADATA_TOPIC_ID))
+        with open(os.path.join(pdir, state_files.EPOCH_CHECKPOINT), "wb") as f:
+            f.write(state_files.epoch_checkpoint_text(checkpoint))
+    with open(os.path.join(pdir, state_files.PARTITION_METADATA), "wb") as f:
+        f.write(state_files.partition_metadata_text(ids.METADATA_TOPIC_ID))
     if quorum_state == "auto":
         last = hist.latest_epoch if hist.latest_epoch is not None else 0
         quorum_state = {"clusterId": "", "leaderId": -1, "leaderEpoch": last, "votedId": -1,
                         "appliedOffset": 0, "currentVoters": [{"voterId": v} for v in voters],
                         "data_version": 0}
     if quorum_state is not None:
-        with open(os.path.join(pdir, F.QUORUM_STATE), "w") as f:
+        with open(os.path.join(pdir, state_files.QUORUM_STATE), "w") as f:
             f.write(json.dumps(quorum_state, separators=(",", ":")))
     for end, epoch in snapshots:
         recs = [(4, 0, {"resourceType": 2, "resourceName": "quorumctl-test", "name": f"upto{end}",
                         "value": f"e{epoch}"})]
-        with open(os.path.join(pdir, S.snapshot_name(end, epoch)), "wb") as f:
+        with open(os.path.join(pdir, segments.snapshot_name(end, epoch)), "wb") as f:
             f.write(encode_snapshot(recs, epoch=epoch, last_contained_log_timestamp=T0 + end - 1,
                                     timestamp_ms=T0 + end))
     for off in producer_snapshots:

@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, QuorumctlError
 from ..openfile import open_regular
-from . import epochs as E
-from . import files as F
+from . import epochs
+from . import files as state_files
 from . import fsutil
-from . import indexes as I
-from . import producer_state as P
-from . import segments as S
+from . import indexes
+from . import producer_state
+from . import segments
 from .replica import Replica
 
 
@@ -64,10 +64,10 @@ class Plan:
     target: int                      # the offset handed to truncateTo
     new_end: int                     # the log end offset afterwards (batch aligned)
     divergence: dict | None = None
-    removed_segments: list[S.SegmentFiles] = field(default_factory=list)
+    removed_segments: list[segments.SegmentFiles] = field(default_factory=list)
     cut_segment: dict | None = None  # base, log, position, old_size, batches dropped, offsets
     index_changes: list[IndexChange] = field(default_factory=list)
-    removed_snapshots: list[S.SnapshotFile] = field(default_factory=list)
+    removed_snapshots: list[segments.SnapshotFile] = field(default_factory=list)
     removed_producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
     epochs_before: list = field(default_factory=list)
     epochs_after: list = field(default_factory=list)
@@ -98,7 +98,7 @@ class Plan:
             out.append(self.cut_segment["log"])
         out.extend(c.path for c in self.index_changes)
         if self.rewrite_checkpoint:
-            p = os.path.join(self.replica.partition_dir, F.EPOCH_CHECKPOINT)
+            p = os.path.join(self.replica.partition_dir, state_files.EPOCH_CHECKPOINT)
             if os.path.exists(p):
                 out.append(p)
         return out
@@ -136,7 +136,7 @@ class Plan:
 
 def reference_caution(r: Replica, ref: Replica) -> str | None:
     """Why truncating `r` to `ref` needs --force: `r` would win an election against it."""
-    mine, theirs = E.election_key(r.view()), E.election_key(ref.view())
+    mine, theirs = epochs.election_key(r.view()), epochs.election_key(ref.view())
     if mine > theirs:
         return (f"this replica (last epoch {mine[0]}, end offset {mine[1]}) is more up to date than {ref.label} "
                 f"(last epoch {theirs[0]}, end offset {theirs[1]}) by Raft's rule: truncating it to the reference "
@@ -147,7 +147,7 @@ def reference_caution(r: Replica, ref: Replica) -> str | None:
 def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, dict, str | None]:
     """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`."""
     from .replica import divergence_json
-    d = E.reconcile(r.view(), ref.view())
+    d = epochs.reconcile(r.view(), ref.view())
     dj = divergence_json(r, d)
     if d.kind == "none":
         return None, (f"the log (end offset {r.log_end}, last epoch {r.last_epoch}) is already a prefix of "
@@ -261,7 +261,7 @@ def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
     return p
 
 
-def _index_changes(cut: S.SegmentScan, kept: list[S.BatchInfo]) -> list[IndexChange]:
+def _index_changes(cut: segments.SegmentScan, kept: list[segments.BatchInfo]) -> list[IndexChange]:
     """The cut segment's indexes as LogSegment.truncateTo leaves them: entries
     below the new end kept, the rest dropped (an index that does not read
     cleanly is rebuilt for the kept batches, as LogSegment.recover would)."""
@@ -276,18 +276,18 @@ def _index_changes(cut: S.SegmentScan, kept: list[S.BatchInfo]) -> list[IndexCha
         time = kind == "timeindex"
         before, clean = _read_index(path, base, time)
         if not clean:
-            rebuilt = rebuilt or I.build_indexes(kept, base)
+            rebuilt = rebuilt or indexes.build_indexes(kept, base)
             after = rebuilt[time]
         elif time:
             after = [(t, o) for t, o in before if o < end]
         else:
             after = [(o, pos) for o, pos in before if o < end and pos < cut_pos]
-        new_bytes = I.time_index_bytes(after, base) if time else I.offset_index_bytes(after, base)
+        new_bytes = indexes.time_index_bytes(after, base) if time else indexes.offset_index_bytes(after, base)
         out.append(IndexChange(path, kind, len(before), len(after), new_bytes))
     if cut.files.txnindex:
-        entries = P.read_txn_index(cut.files.txnindex)
+        entries = producer_state.read_txn_index(cut.files.txnindex)
         keep = [e for e in entries if e.last_offset < end]
-        out.append(IndexChange(cut.files.txnindex, "txnindex", len(entries), len(keep), P.txn_index_bytes(keep)))
+        out.append(IndexChange(cut.files.txnindex, "txnindex", len(entries), len(keep), producer_state.txn_index_bytes(keep)))
     return out
 
 
@@ -295,8 +295,8 @@ def _read_index(path: str, base: int, time: bool) -> tuple[list[tuple[int, int]]
     """(entries, clean): an index's entries up to its logical end (indexes.py's
     rule), stopping at the first that does not increase; not clean when one
     does not or when the size is not a whole number of entries."""
-    scan = I.IndexScan(path, I.TIME_ENTRY_SIZE if time else I.OFFSET_ENTRY_SIZE, 0)
-    it = I.iter_time_index(path, base, scan) if time else I.iter_offset_index(path, base, scan)
+    scan = indexes.IndexScan(path, indexes.TIME_ENTRY_SIZE if time else indexes.OFFSET_ENTRY_SIZE, 0)
+    it = indexes.iter_time_index(path, base, scan) if time else indexes.iter_offset_index(path, base, scan)
     out: list[tuple[int, int]] = []
     with contextlib.closing(it):
         for a, b in it:
@@ -376,9 +376,9 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
 
     removed = {here(x) for x in p.removed_paths()}
     replaced = {here(c.path): c.new_bytes for c in p.index_changes}
-    cp_path = os.path.join(live, F.EPOCH_CHECKPOINT)
+    cp_path = os.path.join(live, state_files.EPOCH_CHECKPOINT)
     if p.rewrite_checkpoint:
-        replaced[cp_path] = F.epoch_checkpoint_text(p.epochs_after)
+        replaced[cp_path] = state_files.epoch_checkpoint_text(p.epochs_after)
     cut_log = here(p.cut_segment["log"]) if p.cut_segment else None
 
     # a full disk before the exchange: the run directory (ours alone) goes, the partition is untouched
@@ -452,9 +452,9 @@ def _build(p: Plan, live: str, staging: str, live_stat, removed: set, replaced: 
         else:
             os.link(src, dst)
     if cp_path in replaced:   # the checkpoint did not exist before
-        fsutil.step(f"write the new {F.EPOCH_CHECKPOINT}")
-        fsutil.write_synced(os.path.join(staging, F.EPOCH_CHECKPOINT), replaced.pop(cp_path))
-        _copy_owner(live_stat, os.path.join(staging, F.EPOCH_CHECKPOINT))
+        fsutil.step(f"write the new {state_files.EPOCH_CHECKPOINT}")
+        fsutil.write_synced(os.path.join(staging, state_files.EPOCH_CHECKPOINT), replaced.pop(cp_path))
+        _copy_owner(live_stat, os.path.join(staging, state_files.EPOCH_CHECKPOINT))
     fsutil.fsync_dir(staging)
 
 
@@ -475,3 +475,86 @@ def unfinished_runs(backup_root: str) -> list[str]:
         except (InputError, ValueError, RecursionError):
             out.append(os.path.join(backup_root, name))
     return out
+
+
+# -- the whole job, as `quorumctl truncate` runs it ------------------------------------
+
+@dataclass
+class Result:
+    """What a truncate run planned and did; the CLI renders it."""
+    plan: Plan
+    plan_json: dict
+    report: dict | None          # apply_plan's report (with "verify"), None on a dry run or a refusal
+    log_dir: str
+    partition_dir: str
+    backup_root: str
+    unfinished: list[str]        # earlier runs whose backups say they did not finish
+    lock_holder: int | None      # on a dry run: the process holding the log dir's .lock, if any
+
+    @property
+    def exit_code(self) -> int:
+        """1 when refused or when the result does not verify, else 0."""
+        if self.plan.refusal:
+            return 1
+        if self.report is not None and self.report.get("verify") and not self.report["verify"]["ok"]:
+            return 1
+        return 0
+
+
+def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | None = None,
+        end_offset: int | None = None, to_offset: int | None = None, apply: bool = False,
+        force: bool = False, backup_dir: str | None = None) -> Result:
+    """Plan a truncation of `log_dir` by one of the three modes (a reference
+    replica, a leader's DivergingEpoch, an explicit offset) and, with `apply`,
+    carry it out under Kafka's .lock and verify the result."""
+    from .replica import load_replica, resolve_partition_dir
+
+    modes = [m for m, on in (("--reference", reference is not None),
+                             ("--diverging-epoch/--end-offset", diverging_epoch is not None or end_offset is not None),
+                             ("--to-offset", to_offset is not None)) if on]
+    if len(modes) != 1:
+        raise InputError("give exactly one of --reference OTHER_DIR, --diverging-epoch E --end-offset O, "
+                         f"--to-offset O (got {', '.join(modes) or 'none'})")
+    if (diverging_epoch is None) != (end_offset is None):
+        raise InputError("--diverging-epoch and --end-offset go together")
+    ld, _pdir = resolve_partition_dir(log_dir)
+    backup_root = backup_dir or default_backup_root(ld)
+    unfinished = unfinished_runs(backup_root)
+    lock = fsutil.LogDirLock(ld).acquire() if apply else None
+    try:
+        r = load_replica(log_dir)
+        refusal = caution = divergence = None
+        if reference is not None:
+            ref = load_replica(reference)
+            if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
+                raise InputError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
+                                 f"{log_dir} to {r.meta.get('cluster.id')}")
+            target, reason, divergence, refusal = target_from_reference(r, ref)
+            caution = reference_caution(r, ref)
+            mode = "reference"
+        elif diverging_epoch is not None:
+            target, reason = target_from_diverging_epoch(r, diverging_epoch, end_offset)
+            mode = "diverging-epoch"
+        else:
+            if to_offset < 0:
+                raise InputError(f"--to-offset must not be negative (got {to_offset})")
+            target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
+        plan = plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
+                               force=force, refusal=refusal, caution=caution)
+        plan_json = plan.to_json()
+        report = None
+        if apply and not plan.refusal:
+            report = apply_plan(plan, backup_root)
+            report["verify"] = _verify(r.partition_dir)
+    finally:
+        if lock is not None:
+            lock.release()
+    holder = None if apply else fsutil.lock_holder(ld)
+    return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None)
+
+
+def _verify(partition_dir: str) -> dict:
+    """`quorumctl verify` on the result."""
+    from .verify import verify_paths
+    problems = [p.line() for rep in verify_paths([partition_dir]) for p in rep.problems]
+    return {"ok": not problems, "problems": problems}

@@ -24,7 +24,7 @@ from ..errors import InputError
 from ..openfile import check_regular
 from ..records import metadata as md
 from ..records.batch import ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TRANSACTIONAL, BatchError, BatchReader, LegacyEntry
-from . import filekinds as K
+from . import filekinds
 from .problems import Problem
 
 
@@ -62,7 +62,7 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
     lengths, CRCs, offsets, epochs); record tallies then cover control records only.
     Each check is one method of _Scan."""
     scan = _Scan(path, contiguous=contiguous, state=state or LogState(), expect_epoch=expect_epoch,
-                 metadata=K.is_metadata_path(path) if metadata is None else metadata, deep=deep)
+                 metadata=filekinds.is_metadata_path(path) if metadata is None else metadata, deep=deep)
     reader = BatchReader(path)
     for b in reader:
         if isinstance(b, LegacyEntry):
@@ -79,13 +79,13 @@ class _Scan:
     def __init__(self, path: str, *, contiguous: bool, state: LogState, expect_epoch: int | None,
                  metadata: bool, deep: bool):
         self.path = path
-        self.kind = K.kind_of(path)
+        self.kind = filekinds.kind_of(path)
         self.contiguous = contiguous
         self.st = state
         self.expect_epoch = expect_epoch
         self.metadata = metadata
         self.deep = deep
-        self.seg_base = K.base_offset_of(path) if self.kind == K.LOG else None
+        self.seg_base = filekinds.base_offset_of(path) if self.kind == filekinds.LOG else None
         self.probs: list[Problem] = []
         self.batches = self.records = self.control_batches = self.txn_batches = self.dh_batches = 0
         self.codecs: Counter = Counter()
@@ -405,7 +405,7 @@ def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes:
 def is_metadata_log(path: str) -> bool:
     """A metadata log by location, or by content: its first data record decodes as
     a metadata record (a copy of a segment outside __cluster_metadata-0)."""
-    if K.is_metadata_path(path):
+    if filekinds.is_metadata_path(path):
         return True
     try:
         for i, b in enumerate(BatchReader(path)):
@@ -426,7 +426,7 @@ def _scan_or_report(path: str, **kw) -> FileReport:
     try:
         return scan_batches(path, **kw)
     except InputError as e:
-        rep = FileReport(path, K.kind_of(path))
+        rep = FileReport(path, filekinds.kind_of(path))
         rep.problems.append(Problem(path, None, None, str(e), "unreadable"))
         return rep
 
@@ -434,37 +434,37 @@ def _scan_or_report(path: str, **kw) -> FileReport:
 def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory
     (InputError for a path that is missing or holds nothing verify reads)."""
-    files = K.log_dir_files(paths, stray=stray)
+    files = filekinds.log_dir_files(paths, stray=stray)
     by_dir: dict[str, list[str]] = {}
     for f in files:
         by_dir.setdefault(os.path.dirname(os.path.abspath(f)) + "|" + os.path.dirname(f), []).append(f)
     reports: list[FileReport] = []
     for _key, fs in by_dir.items():
-        kinds = {f: K.kind_of(f) for f in fs}
+        kinds = {f: filekinds.kind_of(f) for f in fs}
         st = LogState()
         # segments Kafka renamed on their way out (.deleted, .cleaned, .swap) are not part of
         # the live log: each is checked on its own, as the segment it was
-        live = [f for f in fs if kinds[f] == K.LOG and not K.renamed(f)]
-        logs = sorted(live, key=lambda f: (K.base_offset_of(f) or 0, f))
+        live = [f for f in fs if kinds[f] == filekinds.LOG and not filekinds.renamed(f)]
+        logs = sorted(live, key=lambda f: (filekinds.base_offset_of(f) or 0, f))
         metadata = is_metadata_log(logs[0]) if logs else any(
-            kinds[f] == K.LOG and is_metadata_log(f) for f in fs)
+            kinds[f] == filekinds.LOG and is_metadata_log(f) for f in fs)
         for f in logs:
             reports.append(_scan_or_report(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
         for f in fs:
             kind = kinds[f]
-            if kind == K.LOG and K.renamed(f):
+            if kind == filekinds.LOG and filekinds.renamed(f):
                 reports.append(_scan_or_report(f, contiguous=metadata, state=LogState(), metadata=metadata,
                                                deep=deep))
                 continue
-            if kind == K.LOG:
+            if kind == filekinds.LOG:
                 continue
-            if kind in (K.SNAPSHOT, K.BOOTSTRAP):
-                sid = K.snapshot_id(f)
+            if kind in (filekinds.SNAPSHOT, filekinds.BOOTSTRAP):
+                sid = filekinds.snapshot_id(f)
                 rep = _scan_or_report(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
                 if rep.problems and rep.problems[0].kind == "unreadable":
                     reports.append(rep)
                     continue
-                if kind == K.SNAPSHOT and sid is None:
+                if kind == filekinds.SNAPSHOT and sid is None:
                     rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
                                                 "epoch>.checkpoint", "snapshot-name"))
                 check_snapshot_frame(rep)
@@ -473,39 +473,39 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
             rep = FileReport(f, kind)
             try:
                 check_regular(f)   # a FIFO, device, directory or symlink loop: a problem, never read
-                if kind == K.EPOCH_CHECKPOINT:
+                if kind == filekinds.EPOCH_CHECKPOINT:
                     entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
                     rep.stats = {"entries": [list(e) for e in entries]}
-                elif kind == K.QUORUM_STATE:
+                elif kind == filekinds.QUORUM_STATE:
                     from .files import read_quorum_state
                     qs = read_quorum_state(f)
                     rep.stats = qs
                     if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
                         rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
                                                     f"log's last epoch {st.last_epoch}", "quorum-state"))
-                elif kind == K.META_PROPERTIES:
+                elif kind == filekinds.META_PROPERTIES:
                     from .files import read_meta_properties
                     rep.stats = read_meta_properties(f)
-                elif kind == K.PARTITION_METADATA:
+                elif kind == filekinds.PARTITION_METADATA:
                     from .files import read_partition_metadata
                     rep.stats = read_partition_metadata(f)
-                elif kind in (K.INDEX, K.TIMEINDEX):
+                elif kind in (filekinds.INDEX, filekinds.TIMEINDEX):
                     from . import indexes
                     log = indexes.sibling(f, "log")
-                    base = K.base_offset_of(f) or 0
+                    base = filekinds.base_offset_of(f) or 0
                     if not os.path.exists(log):
                         # an orphaned index: Kafka deletes it when it loads the log
                         rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
                                                  "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
                     else:
-                        check = indexes.check_offset_index if kind == K.INDEX else indexes.check_time_index
+                        check = indexes.check_offset_index if kind == filekinds.INDEX else indexes.check_time_index
                         remarks: list[str] = []
                         rep.problems.extend(check(f, log, base, notes=remarks))
                         rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)
-                elif kind == K.PRODUCER_SNAPSHOT:
+                elif kind == filekinds.PRODUCER_SNAPSHOT:
                     from . import producer_state
                     rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
-                elif kind == K.TXNINDEX:
+                elif kind == filekinds.TXNINDEX:
                     from . import producer_state
                     rep.stats = {"entries": len(producer_state.read_txn_index(f))}
                 else:
@@ -514,9 +514,9 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                 rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
             reports.append(rep)
     for rep in reports:
-        gone = K.renamed(rep.path)
+        gone = filekinds.renamed(rep.path)
         if gone:   # Kafka finishes these itself at startup (deletes, or completes the swap)
             rep.stats["renamed"] = gone
-            rep.notes.append(Problem(rep.path, None, None, f"{gone}: {K.RENAMED[gone]}; verified as "
-                                     f"{K.original_name(rep.path)}", "renamed"))
+            rep.notes.append(Problem(rep.path, None, None, f"{gone}: {filekinds.RENAMED[gone]}; verified as "
+                                     f"{filekinds.original_name(rep.path)}", "renamed"))
     return reports

@@ -35,8 +35,8 @@ import struct
 import threading
 import time
 
-from ..protocol import kerrors as E
-from ..protocol import messages as M
+from ..protocol import kerrors
+from ..protocol import messages
 from ..protocol.quorum import ZERO_UUID
 from ..protocol.wire import decode_request, encode_response, frame
 from ..schema.codec import DecodeError, uuid_str
@@ -49,27 +49,27 @@ _NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error in
 # Versions each role advertises, per Kafka release (facts from Kafka's schemas
 # and `kafka-metadata-quorum` history: DescribeQuorum v1 in 3.3, v2 in 3.9,
 # DescribeCluster v1 in 3.7, AddRaftVoter/RemoveRaftVoter in 3.9).
-_COMMON = {M.SASL_HANDSHAKE: (0, 1), M.SASL_AUTHENTICATE: (0, 2)}
+_COMMON = {messages.SASL_HANDSHAKE: (0, 1), messages.SASL_AUTHENTICATE: (0, 2)}
 PROFILES: dict[str, dict[str, dict[int, tuple[int, int]]]] = {
     "3.9": {
-        "controller": {M.API_VERSIONS: (0, 4), M.DESCRIBE_QUORUM: (0, 2), M.DESCRIBE_CLUSTER: (0, 1),
-                       M.ADD_RAFT_VOTER: (0, 0), M.REMOVE_RAFT_VOTER: (0, 0)},
-        "broker": {M.API_VERSIONS: (0, 4), M.METADATA: (0, 12), M.DESCRIBE_QUORUM: (0, 2),
-                   M.DESCRIBE_CLUSTER: (0, 1), M.ADD_RAFT_VOTER: (0, 0), M.REMOVE_RAFT_VOTER: (0, 0)},
+        "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 1),
+                       messages.ADD_RAFT_VOTER: (0, 0), messages.REMOVE_RAFT_VOTER: (0, 0)},
+        "broker": {messages.API_VERSIONS: (0, 4), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 2),
+                   messages.DESCRIBE_CLUSTER: (0, 1), messages.ADD_RAFT_VOTER: (0, 0), messages.REMOVE_RAFT_VOTER: (0, 0)},
     },
     "3.7": {
-        "controller": {M.API_VERSIONS: (0, 3), M.DESCRIBE_QUORUM: (0, 1), M.DESCRIBE_CLUSTER: (0, 1)},
-        "broker": {M.API_VERSIONS: (0, 3), M.METADATA: (0, 12), M.DESCRIBE_QUORUM: (0, 1),
-                   M.DESCRIBE_CLUSTER: (0, 1)},
+        "controller": {messages.API_VERSIONS: (0, 3), messages.DESCRIBE_QUORUM: (0, 1), messages.DESCRIBE_CLUSTER: (0, 1)},
+        "broker": {messages.API_VERSIONS: (0, 3), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 1),
+                   messages.DESCRIBE_CLUSTER: (0, 1)},
     },
     "3.0": {
-        "controller": {M.API_VERSIONS: (0, 3), M.DESCRIBE_QUORUM: (0, 0)},
-        "broker": {M.API_VERSIONS: (0, 3), M.METADATA: (0, 11), M.DESCRIBE_QUORUM: (0, 0),
-                   M.DESCRIBE_CLUSTER: (0, 0)},
+        "controller": {messages.API_VERSIONS: (0, 3), messages.DESCRIBE_QUORUM: (0, 0)},
+        "broker": {messages.API_VERSIONS: (0, 3), messages.METADATA: (0, 11), messages.DESCRIBE_QUORUM: (0, 0),
+                   messages.DESCRIBE_CLUSTER: (0, 0)},
     },
     "2.7": {
-        "controller": {M.API_VERSIONS: (0, 3)},
-        "broker": {M.API_VERSIONS: (0, 3), M.METADATA: (0, 9)},
+        "controller": {messages.API_VERSIONS: (0, 3)},
+        "broker": {messages.API_VERSIONS: (0, 3), messages.METADATA: (0, 9)},
     },
 }
 
@@ -201,6 +201,14 @@ class SimulatedCluster:
         self.endpoints.append(n)
         return n
 
+    def add_nodes(self, controllers=(1, 2, 3), brokers=(4,), **kw) -> "SimulatedCluster":
+        """The usual test topology: these controllers and brokers, each with the same options."""
+        for i in controllers:
+            self.add_controller(i, **kw)
+        for i in brokers:
+            self.add_broker(i, **kw)
+        return self
+
     def advertise_controllers(self, listener: str = "CONTROLLER"):
         """Set the voters' endpoints (DescribeQuorum v2 Nodes) to the
         controllers' real listeners, once they are started."""
@@ -257,14 +265,14 @@ class SimulatedCluster:
     def add_voter(self, body: dict) -> tuple[int, str | None]:
         with self.lock:
             if not self.dynamic:
-                return E.UNSUPPORTED_VERSION, ("Cluster doesn't support adding voter because the "
+                return kerrors.UNSUPPORTED_VERSION, ("Cluster doesn't support adding voter because the "
                                                "kraft.version feature is 0")
             vid, did = body["voterId"], body["voterDirectoryId"]
             if any(r["replicaId"] == vid and r["replicaDirectoryId"] == did for r in self.voters):
-                return E.DUPLICATE_VOTER, (f"The voter id for {_key(vid, did)} is already part of the set "
+                return kerrors.DUPLICATE_VOTER, (f"The voter id for {_key(vid, did)} is already part of the set "
                                            f"of voters [{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}].")
             if not body["listeners"]:
-                return E.INVALID_REQUEST, "Add voter request didn't include any listeners"
+                return kerrors.INVALID_REQUEST, "Add voter request didn't include any listeners"
             obs = next((r for r in self.observers if r["replicaId"] == vid and r["replicaDirectoryId"] == did), None)
             if obs is not None:
                 self.observers.remove(obs)
@@ -280,14 +288,14 @@ class SimulatedCluster:
     def remove_voter(self, body: dict) -> tuple[int, str | None]:
         with self.lock:
             if not self.dynamic:
-                return E.UNSUPPORTED_VERSION, ("Cluster doesn't support removing voter because the "
+                return kerrors.UNSUPPORTED_VERSION, ("Cluster doesn't support removing voter because the "
                                                "kraft.version feature is 0")
             vid, did = body["voterId"], body["voterDirectoryId"]
             if did == ZERO_UUID:
-                return E.INVALID_REQUEST, "Remove voter request didn't include a valid voter"
+                return kerrors.INVALID_REQUEST, "Remove voter request didn't include a valid voter"
             v = next((r for r in self.voters if r["replicaId"] == vid and r["replicaDirectoryId"] == did), None)
             if v is None:
-                return E.VOTER_NOT_FOUND, (f"Cannot remove voter {_key(vid, did)} from the set of voters "
+                return kerrors.VOTER_NOT_FOUND, (f"Cannot remove voter {_key(vid, did)} from the set of voters "
                                            f"[{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}]")
             self.voters.remove(v)
             self.observers.append(v)
@@ -497,12 +505,12 @@ class SimNode:
             return True
         if api is None:
             return False  # Kafka closes the connection on an unknown API key
-        if key == M.API_VERSIONS:
+        if key == messages.API_VERSIONS:
             resp, version = self._api_versions(version)
         elif body is None or key not in self.apis or not self.apis[key][0] <= version <= self.apis[key][1]:
             return False  # an unsupported version does not parse: Kafka closes the connection
         else:
-            if state["sasl"] not in (None, "done") and key not in (M.SASL_HANDSHAKE, M.SASL_AUTHENTICATE):
+            if state["sasl"] not in (None, "done") and key not in (messages.SASL_HANDSHAKE, messages.SASL_AUTHENTICATE):
                 return False  # request before authentication: Kafka closes the connection
             handler = getattr(self, f"_h{key}")
             resp = handler(version, body, state)
@@ -520,32 +528,32 @@ class SimNode:
 
     def _inject_error(self, key: int, resp: dict):
         code, message, top = self.fault_error
-        if key == M.DESCRIBE_QUORUM and not top:
+        if key == messages.DESCRIBE_QUORUM and not top:
             p = resp["topics"][0]["partitions"][0]
             p["errorCode"], p["errorMessage"] = code, message
         else:
             resp["errorCode"] = code
-            if "errorMessage" in resp or key in (M.DESCRIBE_QUORUM, M.DESCRIBE_CLUSTER):
+            if "errorMessage" in resp or key in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER):
                 resp["errorMessage"] = message
 
     # -- handlers (named _h<api key>) --------------------------------------------------------
     def _api_versions(self, version: int) -> tuple[dict, int]:
-        lo, hi = self.apis[M.API_VERSIONS]
+        lo, hi = self.apis[messages.API_VERSIONS]
         if not lo <= version <= hi:
             # answer in v0 form with our ApiVersions range only (KIP-511)
-            return {"errorCode": E.UNSUPPORTED_VERSION,
-                    "apiKeys": [{"apiKey": M.API_VERSIONS, "minVersion": lo, "maxVersion": hi}]}, 0
+            return {"errorCode": kerrors.UNSUPPORTED_VERSION,
+                    "apiKeys": [{"apiKey": messages.API_VERSIONS, "minVersion": lo, "maxVersion": hi}]}, 0
         keys = [{"apiKey": k, "minVersion": v[0], "maxVersion": v[1]} for k, v in sorted(self.apis.items())]
         return {"errorCode": 0, "apiKeys": keys, "throttleTimeMs": 0}, version
 
     def _h17(self, version: int, body: dict, state: dict) -> dict:  # SaslHandshake
         if not self.sasl:
             state["close"] = True
-            return {"errorCode": E.ILLEGAL_SASL_STATE, "mechanisms": []}
+            return {"errorCode": kerrors.ILLEGAL_SASL_STATE, "mechanisms": []}
         mechs = list(self.sasl["mechanisms"])
         if body["mechanism"] not in mechs:
             state["close"] = True
-            return {"errorCode": E.UNSUPPORTED_SASL_MECHANISM, "mechanisms": mechs}
+            return {"errorCode": kerrors.UNSUPPORTED_SASL_MECHANISM, "mechanisms": mechs}
         state["sasl"] = "auth"
         state["mech"] = server_mechanism(body["mechanism"], self.sasl["users"])
         return {"errorCode": 0, "mechanisms": mechs}
@@ -554,13 +562,13 @@ class SimNode:
         mech = state.get("mech")
         if state.get("sasl") != "auth" or mech is None:
             state["close"] = True
-            return {"errorCode": E.ILLEGAL_SASL_STATE, "errorMessage": "Unexpected SaslAuthenticate",
+            return {"errorCode": kerrors.ILLEGAL_SASL_STATE, "errorMessage": "Unexpected SaslAuthenticate",
                     "authBytes": b"", "sessionLifetimeMs": 0}
         try:
             out = mech.step(body["authBytes"])
         except AuthFailed as e:
             state["close"] = True
-            return {"errorCode": E.SASL_AUTHENTICATION_FAILED, "errorMessage": str(e),
+            return {"errorCode": kerrors.SASL_AUTHENTICATION_FAILED, "errorMessage": str(e),
                     "authBytes": b"", "sessionLifetimeMs": 0}
         if mech.done:
             state["sasl"] = "done"
@@ -573,12 +581,12 @@ class SimNode:
                 "clusterId": self.cluster.cluster_id, "controllerId": -1, "brokers": [],
                 "clusterAuthorizedOperations": -2147483648}
         if want not in (1, 2):
-            base.update(errorCode=E.INVALID_REQUEST if version == 0 else E.UNSUPPORTED_ENDPOINT_TYPE,
+            base.update(errorCode=kerrors.INVALID_REQUEST if version == 0 else kerrors.UNSUPPORTED_ENDPOINT_TYPE,
                         errorMessage=f"Unsupported endpoint type {want}")
             return base
         if want != mine:
             names = {1: "BROKER", 2: "CONTROLLER"}
-            base.update(errorCode=E.INVALID_REQUEST if version == 0 else E.MISMATCHED_ENDPOINT_TYPE,
+            base.update(errorCode=kerrors.INVALID_REQUEST if version == 0 else kerrors.MISMATCHED_ENDPOINT_TYPE,
                         errorMessage=f"The request was sent to an endpoint of type {names[mine]}, "
                                      f"but we wanted an endpoint of type {names[want]}")
             return base
@@ -598,7 +606,7 @@ class SimNode:
                    for e in self.cluster.brokers()]
         topics = []
         for t in body.get("topics") or []:
-            topics.append({"errorCode": E.UNKNOWN_TOPIC_OR_PARTITION, "name": t["name"],
+            topics.append({"errorCode": kerrors.UNKNOWN_TOPIC_OR_PARTITION, "name": t["name"],
                            "topicId": ZERO_UUID, "isInternal": False, "partitions": [],
                            "topicAuthorizedOperations": -2147483648})
         return {"throttleTimeMs": 0, "brokers": brokers, "clusterId": self.cluster.cluster_id,
@@ -609,7 +617,7 @@ class SimNode:
         return self.role == "controller" and self.cluster.leader_id == self.node_id
 
     def _not_leader(self) -> dict:
-        part = {"partitionIndex": 0, "errorCode": E.NOT_LEADER_OR_FOLLOWER,
+        part = {"partitionIndex": 0, "errorCode": kerrors.NOT_LEADER_OR_FOLLOWER,
                 "errorMessage": _NOT_LEADER_MESSAGE, "leaderId": 0, "leaderEpoch": 0,
                 "highWatermark": 0, "currentVoters": [], "observers": []}
         if self.not_leader_hint and self.cluster.leader_id >= 0:
@@ -623,7 +631,7 @@ class SimNode:
                 [p["partitionIndex"] for p in topics[0]["partitions"]] != [0]:
             return {"errorCode": 0, "errorMessage": None, "nodes": [], "topics": [
                 {"topicName": t["topicName"], "partitions": [
-                    {"partitionIndex": p["partitionIndex"], "errorCode": E.UNKNOWN_TOPIC_OR_PARTITION,
+                    {"partitionIndex": p["partitionIndex"], "errorCode": kerrors.UNKNOWN_TOPIC_OR_PARTITION,
                      "errorMessage": None, "leaderId": 0, "leaderEpoch": 0, "highWatermark": 0,
                      "currentVoters": [], "observers": []} for p in t["partitions"]]} for t in topics]}
         if self.role == "broker":
@@ -638,7 +646,7 @@ class SimNode:
         if self.role == "broker" and not self.cluster.leader_reachable():
             return _HANG
         if self.role == "controller" and not self._is_leader():
-            code, msg = E.NOT_LEADER_OR_FOLLOWER, _NOT_LEADER_MESSAGE
+            code, msg = kerrors.NOT_LEADER_OR_FOLLOWER, _NOT_LEADER_MESSAGE
         else:
             code, msg = change()
         return {"throttleTimeMs": 0, "errorCode": code, "errorMessage": msg}
@@ -657,3 +665,12 @@ def new_directory_id() -> str:
         s = uuid_str(os.urandom(16))
         if not s.startswith("-") and s != ZERO_UUID:
             return s
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then released)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port

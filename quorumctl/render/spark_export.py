@@ -1,0 +1,30 @@
+"""spark-export's summary: one text line, or a Rich table (JSON is the summary's own
+to_json). Rich is imported only when a table is asked for."""
+
+from __future__ import annotations
+
+
+def summary_line(s) -> str:
+    verdict = ("no errors" if not s.errors else
+               f"{s.errors} error(s): rows with corrupt = true ({s.corrupt_records} record(s) of "
+               f"CRC-failing batches)")
+    return (f"Exported {s.files} file(s), {s.bytes} bytes: {s.batches} batch(es), {s.records} record(s), "
+            f"{s.decode_errors} undecodable value(s), {verdict}; {s.rows} row(s) in {s.seconds:.1f} s "
+            f"({s.records_per_second:,.0f} records/s) to {s.out}")
+
+
+def summary_table(summary):
+    from rich.table import Table
+    t = Table(title="quorumctl spark-export", show_header=False)
+    t.add_column("", style="bold")
+    t.add_column("", justify="right")
+    rows = [("files", f"{summary.files:,}"), ("bytes", f"{summary.bytes:,}"),
+            ("tasks", f"{summary.tasks:,}"), ("batches", f"{summary.batches:,}"),
+            ("records", f"{summary.records:,}"),
+            ("errors", f"[bold red]{summary.errors:,}[/]" if summary.errors else "0"),
+            ("undecodable values", f"{summary.decode_errors:,}"),
+            ("seconds", f"{summary.seconds:.1f}"),
+            ("records/s", f"{summary.records_per_second:,.0f}"), ("output", summary.out)]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t

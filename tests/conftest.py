@@ -1,0 +1,55 @@
+"""Fixtures shared by every test module (test modules never import each other:
+what two of them need lives here or in a helper module such as samples.py).
+
+`cli` runs the `quorumctl` entry point in process, with the exit-code
+handling of the installed script and without a subprocess per call. It is
+session-scoped (a plain function, no per-test state) so module-scoped
+fixtures and hypothesis tests can use it too."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+
+import pytest
+
+
+def _run(*args) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `quorumctl ARGS...`."""
+    from quorumctl.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = sys.argv
+    sys.argv = ["quorumctl", *map(str, args)]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv = argv
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """`cli(*args) -> (exit code, stdout, stderr)`: the real entry point, in process."""
+    return _run
+
+
+@pytest.fixture(scope="session")
+def verify_clean(cli):
+    """`verify_clean(path)`: `quorumctl verify PATH` exits 0."""
+    def check(path) -> None:
+        from quorumctl.errors import InputError
+        from quorumctl.storage import filekinds
+        try:
+            filekinds.log_dir_files([str(path)])
+        except InputError:
+            return   # only temporary files (an interrupted write): verify refuses such a dir, nothing to check
+        code, out, err = cli("verify", "-o", "text", str(path))
+        assert code == 0, out + err
+    return check
+

@@ -1,0 +1,71 @@
+"""No module imports from a layer above its own (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "quorumctl"
+
+# Lowest first. A module may import from its own layer and the layers below.
+LAYERS = [
+    {"errors", "ids", "openfile", "__init__"},   # base
+    {"schema"},                                   # the DSL and its codec
+    {"records"},                                  # batches, metadata and control records
+    {"storage"},                                  # a log dir's files (and .properties)
+    {"protocol"},                                 # the wire (reads configs with storage.properties)
+    {"render"},                                   # text, table and JSON views
+    {"dumplog", "testing"},                       # the dump-log job; the simulated quorum
+    {"spark", "schemas"},                         # spark-export; the list of every declared schema
+    {"cli", "__main__"},                          # the commands
+]
+RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+# spark-submit runs the job through quorumctl's own entry point: an entry point, not a library import
+ALLOWED = {("spark/submit.py", "cli")}
+
+
+def imports(path: Path, text: str | None = None) -> set[str]:
+    """The top-level quorumctl packages/modules `path` (or `text` as that file) imports."""
+    rel = path.relative_to(PACKAGE).parts
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                if not (node.module or "").startswith("quorumctl."):
+                    continue
+                parts = node.module.split(".")[1:]
+            else:
+                parts = list(rel[:len(rel) - node.level]) + (node.module.split(".") if node.module else [])
+                if not parts:
+                    parts = [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            parts = [a.name.split(".")[1] for a in node.names if a.name.startswith("quorumctl.")][:1]
+        else:
+            continue
+        if parts:
+            out.add(parts[0].removesuffix(".py"))
+    return out
+
+
+def test_every_module_is_in_a_layer():
+    tops = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in PACKAGE.rglob("*.py")}
+    assert tops - set(RANK) == set()
+
+
+def test_no_import_runs_upward():
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        own = rel.parts[0].removesuffix(".py")
+        for target in imports(path):
+            if target in RANK and RANK[target] > RANK[own] and (str(rel), target) not in ALLOWED:
+                upward.append(f"{rel} imports {target}")
+    assert upward == []
+
+
+def test_the_check_sees_an_upward_import():
+    """Not vacuous: the reader finds the imports a check must catch, relative and absolute."""
+    where = PACKAGE / "storage" / "replica.py"
+    assert imports(where, "def f():\n    from ..render.output import timestamp\n") == {"render"}
+    assert imports(where, "from . import segments\nimport quorumctl.cli.main\n") == {"storage", "cli"}
+    assert RANK["render"] > RANK["storage"] and RANK["cli"] > RANK["storage"]

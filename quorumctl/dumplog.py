@@ -314,48 +314,66 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
     sink.out.flush()
     sink.err.flush()
     ring = [os.pipe() for _ in range(workers)]   # ring[w]: worker w's turn has come
-    results = os.pipe()
-    children = []
+    children = []                                  # (pid, read end of its results pipe)
     for w in range(1, workers):
+        results = os.pipe()
         pid = os.fork()
         if pid == 0:   # a child: do its chunks, send its spans, leave without cleanup
             code = 0
             try:
                 os.close(results[0])
+                _keep_turn_fds(ring, w)
                 spans = _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring,
                                     out_fd, err_fd, encoding, errors)
                 import pickle
                 _write_all(results[1], pickle.dumps(spans))
-            except BaseException:   # the parent sees the closed token pipe and says so
+            except BaseException:   # the others see its closed pipes and say so
                 code = 1
             os._exit(code)
-        children.append(pid)
-    os.close(results[1])
+        os.close(results[1])
+        children.append((pid, results[0]))
+    # only this process's own ends stay open here: when a worker dies, the next
+    # one reading its turn gets end-of-file instead of waiting for ever
+    _keep_turn_fds(ring, 0)
+    data = []
     try:
         spans = _dump_turns(path, opts, as_json, decode_json, ranges, 0, workers, ring,
                             out_fd, err_fd, encoding, errors)
-        data = bytearray()
-        while chunk := os.read(results[0], 1 << 16):
-            data += chunk
+        for _pid, fd in children:
+            got = bytearray()
+            while chunk := os.read(fd, 1 << 16):
+                got += chunk
+            data.append(bytes(got))
     finally:
-        os.close(results[0])
-        for r, w in ring:
-            for fd in (r, w):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        statuses = [os.waitpid(pid, 0)[1] for pid in children]
+        for _pid, fd in children:
+            os.close(fd)
+        for fd in (ring[0][0], ring[1 % workers][1]):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        statuses = [os.waitpid(pid, 0)[1] for pid, _fd in children]
     import pickle
     import signal
     for st in statuses:
         if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGPIPE:
             signal.raise_signal(signal.SIGPIPE)   # `| head`: end quietly as the child did
-    if any(st != 0 for st in statuses) or not data:
+    if any(st != 0 for st in statuses) or not all(data):
         raise OSError(f"a worker process dumping {path} failed")
-    spans.extend(pickle.loads(bytes(data)))
+    for got in data:
+        spans.extend(pickle.loads(got))
     spans.sort(key=lambda ks: ks[0])
     return [sp for _k, sp in spans]
+
+
+def _keep_turn_fds(ring, w: int) -> None:
+    """Close the ring's pipe ends that worker w does not use (it reads its own turn
+    and writes the next worker's)."""
+    keep = {ring[w][0], ring[(w + 1) % len(ring)][1]}
+    for r, wr in ring:
+        for fd in (r, wr):
+            if fd not in keep:
+                os.close(fd)
 
 
 def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd,

@@ -376,11 +376,36 @@ def _keep_turn_fds(ring, w: int) -> None:
                 os.close(fd)
 
 
+AHEAD = 2   # chunks a worker may hold rendered while its turn to write has not come
+
+
 def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd,
                 encoding, errors) -> list:
-    """Worker w's part of _dump_parallel: chunks w, w + workers, ...; returns (chunk, Span) pairs."""
+    """Worker w's part of _dump_parallel: chunks w, w + workers, ...; returns (chunk, Span)
+    pairs. While its turn has not come, a worker renders its next chunk (up to AHEAD
+    held), so an uneven chunk does not leave a core idle."""
+    import select
+
     my_turn, next_turn = ring[w][0], ring[(w + 1) % workers][1]
     spans = []
+    held: list = []   # (chunk, its output parts, its error parts), in order
+
+    def write_first(block: bool) -> bool:
+        k, out, err = held[0]
+        if k > 0:
+            if not block and not select.select([my_turn], [], [], 0)[0]:
+                return False
+            if os.read(my_turn, 1) != b"x":
+                raise OSError("the previous worker ended early")
+        for part in out:
+            _write_all(out_fd, part.encode(encoding, errors))
+        for part in err:
+            _write_all(err_fd, part.encode(encoding, errors))
+        if k + 1 < len(ranges):
+            os.write(next_turn, b"x")
+        held.pop(0)
+        return True
+
     for k in range(w, len(ranges), workers):
         out, err = _Collect(), _Collect()
         sink = Sink(out, err)
@@ -388,14 +413,11 @@ def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_
         spans.append((k, dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json,
                                     start=start, end=end)))
         sink.flush()
-        if k > 0 and os.read(my_turn, 1) != b"x":
-            raise OSError("the previous worker ended early")
-        for part in out.parts:
-            _write_all(out_fd, part.encode(encoding, errors))
-        for part in err.parts:
-            _write_all(err_fd, part.encode(encoding, errors))
-        if k + 1 < len(ranges):
-            os.write(next_turn, b"x")
+        held.append((k, out.parts, err.parts))
+        while held and write_first(block=len(held) >= AHEAD):
+            pass
+    while held:
+        write_first(block=True)
     return spans
 
 

@@ -9,18 +9,16 @@ do not stop the dump; they are reported on stderr and make the exit code 1.
 from __future__ import annotations
 
 import os
-import sys
 from itertools import islice
 from dataclasses import dataclass, field
 
 from .errors import InputError
 from .openfile import check_regular
-from .records.batch import BatchError, BatchReader, LegacyEntry
+from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
 from .render import dumplog as render_dumplog
+from .render.dumplog import Sink, header_line
 from .render.output import json_line
 from .storage import filekinds
-
-FLUSH_LINES = 4096
 
 
 @dataclass
@@ -29,78 +27,30 @@ class Result:
     errors: list[str] = field(default_factory=list)
 
 
-class Sink:
-    """Buffered stdout/stderr writer (stdout lines are joined and written in blocks)."""
-
-    def __init__(self, out=None, err=None):
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
-        self.buf: list[str] = []
-        self.pending: list[str] = []   # the parts of an unfinished line (see part)
-
-    def line(self, s: str):
-        self.buf.append(s)
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    def lines(self, ls):
-        self.buf.extend(ls)
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    parallel = True   # big files may be dumped by worker processes (text and JSON)
-
-    def batch(self, b, crc_ok: bool):
-        """kafka-dump-log's line for one batch (its records follow through records())."""
-        self.line(render_dumplog.batch_line(b, crc_ok))
-
-    def records(self, b, records, opts: render_dumplog.Options, decode_metadata: bool):
-        """kafka-dump-log's lines for some of a batch's records (--deep-iteration)."""
-        render_dumplog.record_lines(b, records, opts, self.buf)
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    def doc(self, obj: dict):
-        """A file's JSON object (JSON output)."""
-        self.line(json_line(obj))
-
-    def part(self, s: str):
-        """Part of one line that may be long (a batch's JSON object with its
-        records): parts are written out once a few have gathered, so a line is
-        never held whole."""
-        self.pending.append(s)
-        if len(self.pending) >= 16:
-            self.flush()
-            self.out.write("".join(self.pending))
-            self.pending.clear()
-
-    def end_line(self):
-        self.buf.append("".join(self.pending))
-        self.pending.clear()
-        if len(self.buf) >= FLUSH_LINES:
-            self.flush()
-
-    def flush(self):
-        if self.buf:
-            self.out.write("\n".join(self.buf) + "\n")
-            self.buf.clear()
-
-    def error(self, s: str):
-        self.flush()
-        self.err.write(s + "\n")
+def known_record_types() -> list[str]:
+    """Kafka's metadata and control record type names (its enums' spelling)."""
+    from .records.control_schemas import CONTROL_TYPES
+    from .records.metadata_schemas import TYPE_NAMES
+    return sorted(set(TYPE_NAMES.values()) | {name for name, _msg in CONTROL_TYPES.values()})
 
 
-def header_line(path: str) -> str:
-    kind = filekinds.kind_of(path)
-    if kind == filekinds.BOOTSTRAP:
-        return "KRaft bootstrap snapshot"
-    if kind == filekinds.SNAPSHOT:
-        sid = filekinds.snapshot_id(path)
-        if sid is None:
-            return "Snapshot end offset: unknown (the name is not <20-digit offset>-<10-digit epoch>.checkpoint)"
-        return f"Snapshot end offset: {sid[0]}, epoch: {sid[1]}"
-    base = filekinds.base_offset_of(path)
-    return f"Log starting offset: {base if base is not None else 'unknown (the name is not numeric)'}"
+def record_type_names(incomplete: str) -> list[str]:
+    """--record-type completion."""
+    return [n for n in known_record_types() if n.startswith(incomplete.upper())]
+
+
+def check_record_types(values: list[str]) -> list[str]:
+    """--record-type values, upper-cased; a name that is no record type is an
+    InputError listing the valid ones (a typo must not silently match nothing).
+    Case does not matter and the _RECORD suffix may be left out."""
+    known = known_record_types()
+    accepted = set(known) | {n.removesuffix("_RECORD") for n in known}
+    out = [v.strip().upper() for v in values]
+    bad = [v for v, u in zip(values, out) if u not in accepted]
+    if bad:
+        raise InputError(f"--record-type: no record type {bad[0]!r} (one of {', '.join(known)}; "
+                         "case does not matter and _RECORD may be left out)")
+    return out
 
 
 # A record-count bomb can make every record offset a gap: keep the first few.
@@ -133,6 +83,9 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
     deep = opts.deep
     types = opts.record_types
     line = sink.line
+    # the usual dump of a metadata log: whole batches from bytes to lines (render_dumplog.fast_metadata_lines)
+    fast = (sink.plain and types is None and lo is None and hi is None and not opts.skip_record_metadata
+            and (decode_json if as_json else opts.metadata_decoder))
     for b in reader:
         if isinstance(b, LegacyEntry):
             line(json_line({"kind": "legacy-entry", "file": path, "position": b.position,
@@ -150,6 +103,18 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
             else:
                 sink.batch(b, crc_ok)
             continue
+        if fast:
+            lines = render_dumplog.fast_metadata_lines(b, as_json)
+            if lines is not None:
+                if deep and lines:
+                    _track(span, b.base_offset, b.base_offset + len(lines) - 1)
+                if as_json:
+                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1]
+                    line(head + ',"records":[' + ",".join(lines) + "]}")
+                else:
+                    sink.batch(b, crc_ok)
+                    sink.lines(lines)
+                continue
         # the batch line (object) is written before its first record; with --record-type,
         # only once a record matches (a batch with none is left out)
         opened = False
@@ -202,6 +167,17 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
     return span
 
 
+def _track(span: Span, first: int, last: int) -> None:
+    """Note a run of consecutive offsets first..last (deep iteration's gap check)."""
+    if span.last_offset is not None and first != span.last_offset + 1:
+        span.gap_count += 1
+        if len(span.gaps) < MAX_GAPS:
+            span.gaps.append((span.last_offset, first))
+    elif span.first_offset is None:
+        span.first_offset = first
+    span.last_offset = last
+
+
 def _open_batch(sink: Sink, path: str, b, crc_ok: bool, as_json: bool) -> None:
     if as_json:
         sink.part(json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":[')
@@ -228,41 +204,13 @@ def _slices(records):
 
 # Files above this size are dumped by two processes (the machine class has 2 cores).
 PARALLEL_MIN_BYTES = 16 << 20
-CHUNK_BYTES = 1 << 20   # small chunks keep the results in flight (2 per worker) small
+CHUNK_BYTES = 1 << 20   # each process holds one chunk's output at a time
 
 
 def batch_boundaries(path: str, every: int) -> list[int]:
-    """Byte positions of batch starts roughly `every` bytes apart, found by hopping
-    over batch lengths only (12 bytes read per batch, in large blocks)."""
-    import struct
-    cuts = [0]
-    size = os.path.getsize(path)
+    """Byte positions of batch starts roughly `every` bytes apart (see batch.batch_cuts)."""
     with open(path, "rb") as f:
-        pos = 0
-        buf, base = b"", 0
-        while pos + 12 <= size:
-            if pos + 12 > base + len(buf):
-                f.seek(pos)
-                buf, base = f.read(1 << 20), pos
-                if len(buf) < 12:
-                    break
-            (length,) = struct.unpack_from(">i", buf, pos - base + 8)
-            if length < 14:
-                break
-            pos += length + 12
-            if pos - cuts[-1] >= every and pos < size:
-                cuts.append(pos)
-    return cuts
-
-
-def _dump_chunk(args):
-    path, opts, as_json, decode_json, start, end = args
-    import io
-    out, err = io.StringIO(), io.StringIO()
-    sink = Sink(out, err)
-    span = dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, start=start, end=end)
-    sink.flush()
-    return out.getvalue(), err.getvalue(), span
+        return [0] + batch_cuts(f, os.fstat(f.fileno()).st_size, every)
 
 
 def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: bool, max_bytes: int | None,
@@ -274,9 +222,11 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
     size = os.path.getsize(path)
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     needs_decoding = as_json or opts.records_needed
-    if workers > 1 and sink.parallel and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
+    if workers > 1 and sink.plain and needs_decoding and max_bytes is None and size >= PARALLEL_MIN_BYTES:
         spans = _dump_parallel(path, opts, sink, as_json, decode_json, workers)
     else:
+        spans = None
+    if spans is None:
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
     gaps = []
     gap_count = 0
@@ -322,33 +272,152 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
                 sink.error(f"  ... and {gap_count - len(gaps)} more")
 
 
-def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span]:
-    """Split at batch boundaries into ~1 MiB chunks, dump them in a process pool,
-    write the results in file order (bounded: at most 2 chunks per worker in flight)."""
-    import multiprocessing as mp
+def _out_fd(stream) -> int | None:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both
+        return None
 
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _Collect:
+    """A Sink's stream that keeps what is written (one chunk's output, encoded at its turn)."""
+
+    def __init__(self):
+        self.parts: list[str] = []
+        self.write = self.parts.append
+
+
+def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span] | None:
+    """Dump a big file with `workers` processes (this one and forked children):
+    chunk k of ~1 MiB (cut at batch boundaries) goes to process k % workers, which
+    decodes it into its own buffer and, when its turn comes (a token passed round a
+    ring of pipes), writes it straight to stdout/stderr: output stays in file order,
+    each process holds one chunk's output, nothing is copied between processes.
+    None when the sink's streams are not files (then one process does it all)."""
+    out_fd, err_fd = _out_fd(sink.out), _out_fd(sink.err)
+    if out_fd is None or err_fd is None:
+        return None
     cuts = batch_boundaries(path, CHUNK_BYTES)
-    ranges = [(path, opts, as_json, decode_json, a, b) for a, b in zip(cuts, cuts[1:] + [None])]
-    spans = []
+    ranges = list(zip(cuts, cuts[1:] + [None]))
+    workers = min(workers, len(ranges))
+    if workers < 2:
+        return None
+    encoding = getattr(sink.out, "encoding", None) or "utf-8"
+    errors = getattr(sink.out, "errors", None) or "strict"
     sink.flush()
-    ctx = mp.get_context("fork")
-    with ctx.Pool(workers) as pool:
-        pending = []
-        it = iter(ranges)
-        for args in it:
-            pending.append(pool.apply_async(_dump_chunk, (args,)))
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            out, err, span = pending.pop(0).get()
-            nxt = next(it, None)
-            if nxt is not None:
-                pending.append(pool.apply_async(_dump_chunk, (nxt,)))
-            if out:
-                sink.out.write(out)
-            if err:
-                sink.err.write(err)
-            spans.append(span)
+    sink.out.flush()
+    sink.err.flush()
+    ring = [os.pipe() for _ in range(workers)]   # ring[w]: worker w's turn has come
+    children = []                                  # (pid, read end of its results pipe)
+    for w in range(1, workers):
+        results = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # a child: do its chunks, send its spans, leave without cleanup
+            code = 0
+            try:
+                os.close(results[0])
+                _keep_turn_fds(ring, w)
+                spans = _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring,
+                                    out_fd, err_fd, encoding, errors)
+                import pickle
+                _write_all(results[1], pickle.dumps(spans))
+            except BaseException:   # the others see its closed pipes and say so
+                code = 1
+            os._exit(code)
+        os.close(results[1])
+        children.append((pid, results[0]))
+    # only this process's own ends stay open here: when a worker dies, the next
+    # one reading its turn gets end-of-file instead of waiting for ever
+    _keep_turn_fds(ring, 0)
+    data = []
+    try:
+        spans = _dump_turns(path, opts, as_json, decode_json, ranges, 0, workers, ring,
+                            out_fd, err_fd, encoding, errors)
+        for _pid, fd in children:
+            got = bytearray()
+            while chunk := os.read(fd, 1 << 16):
+                got += chunk
+            data.append(bytes(got))
+    finally:
+        for _pid, fd in children:
+            os.close(fd)
+        for fd in (ring[0][0], ring[1 % workers][1]):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        statuses = [os.waitpid(pid, 0)[1] for pid, _fd in children]
+    import pickle
+    import signal
+    for st in statuses:
+        if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGPIPE:
+            signal.raise_signal(signal.SIGPIPE)   # `| head`: end quietly as the child did
+    if any(st != 0 for st in statuses) or not all(data):
+        raise OSError(f"a worker process dumping {path} failed")
+    for got in data:
+        spans.extend(pickle.loads(got))
+    spans.sort(key=lambda ks: ks[0])
+    return [sp for _k, sp in spans]
+
+
+def _keep_turn_fds(ring, w: int) -> None:
+    """Close the ring's pipe ends that worker w does not use (it reads its own turn
+    and writes the next worker's)."""
+    keep = {ring[w][0], ring[(w + 1) % len(ring)][1]}
+    for r, wr in ring:
+        for fd in (r, wr):
+            if fd not in keep:
+                os.close(fd)
+
+
+AHEAD = 2   # chunks a worker may hold rendered while its turn to write has not come
+
+
+def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd,
+                encoding, errors) -> list:
+    """Worker w's part of _dump_parallel: chunks w, w + workers, ...; returns (chunk, Span)
+    pairs. While its turn has not come, a worker renders its next chunk (up to AHEAD
+    held), so an uneven chunk does not leave a core idle."""
+    import select
+
+    my_turn, next_turn = ring[w][0], ring[(w + 1) % workers][1]
+    spans = []
+    held: list = []   # (chunk, its output parts, its error parts), in order
+
+    def write_first(block: bool) -> bool:
+        k, out, err = held[0]
+        if k > 0:
+            if not block and not select.select([my_turn], [], [], 0)[0]:
+                return False
+            if os.read(my_turn, 1) != b"x":
+                raise OSError("the previous worker ended early")
+        for part in out:
+            _write_all(out_fd, part.encode(encoding, errors))
+        for part in err:
+            _write_all(err_fd, part.encode(encoding, errors))
+        if k + 1 < len(ranges):
+            os.write(next_turn, b"x")
+        held.pop(0)
+        return True
+
+    for k in range(w, len(ranges), workers):
+        out, err = _Collect(), _Collect()
+        sink = Sink(out, err)
+        start, end = ranges[k]
+        spans.append((k, dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json,
+                                    start=start, end=end)))
+        sink.flush()
+        held.append((k, out.parts, err.parts))
+        while held and write_first(block=len(held) >= AHEAD):
+            pass
+    while held:
+        write_first(block=True)
     return spans
 
 
@@ -363,6 +432,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     from .render.output import Output, resolve
 
     out_mode = resolve(output)
+    types = frozenset(check_record_types(record_types)) if record_types else None   # a typo: exit 2 first
     if not paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
     sink = sink or Sink()
@@ -374,7 +444,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         metadata_decoder=metadata_decoder,
         skip_record_metadata=skip_record_metadata,
         offset_start=offset_start, offset_end=offset_end,
-        record_types=frozenset(t.upper() for t in record_types) if record_types else None,
+        record_types=types,
     )
     result = Result()
     as_json = out_mode is Output.json

@@ -11,7 +11,8 @@ import os
 
 import pytest
 
-from quorumctl.dumplog import Sink, run
+from quorumctl.dumplog import run
+from quorumctl.render.dumplog import Sink
 from samples import FIXTURES, SAMPLES, blocks
 
 pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/reference is absent (fixtures and samples live there)")

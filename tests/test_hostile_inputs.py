@@ -411,7 +411,8 @@ def test_truncate_keeps_a_symlinked_partition_dir(cli, tmp_path):
 def test_streamed_json_batches_are_whole_objects(tmp_path):
     import io
     import json
-    from quorumctl.dumplog import Sink, dump_range
+    from quorumctl.dumplog import dump_range
+    from quorumctl.render.dumplog import Sink
     from quorumctl.records import batch as RB
     from quorumctl.render.dumplog import Options
     empty = record_count_bomb(0, compression.NONE, last_offset_delta=4)                   # compaction leaves these

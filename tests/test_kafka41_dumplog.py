@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from kafka41 import kafka_tool, needs_kafka
-from quorumctl.dumplog import Sink, run
+from quorumctl.dumplog import run
+from quorumctl.render.dumplog import Sink
 from samples import CORPUS, FIXTURES
 
 pytestmark = needs_kafka

@@ -9,31 +9,10 @@ import typer
 from ..render.output import Output
 
 
-def known_record_types() -> list[str]:
-    """Kafka's metadata and control record type names (its enums' spelling)."""
-    from ..records.control_schemas import CONTROL_TYPES
-    from ..records.metadata_schemas import TYPE_NAMES
-    return sorted(set(TYPE_NAMES.values()) | {name for name, _msg in CONTROL_TYPES.values()})
-
-
 def record_type_names(incomplete: str) -> list[str]:
     """--record-type completion."""
-    return [n for n in known_record_types() if n.startswith(incomplete.upper())]
-
-
-def check_record_types(values: list[str]) -> list[str]:
-    """--record-type values, upper-cased; a name that is no record type is an
-    InputError listing the valid ones (a typo must not silently match nothing).
-    Case does not matter and the _RECORD suffix may be left out."""
-    from ..errors import InputError
-    known = known_record_types()
-    accepted = set(known) | {n.removesuffix("_RECORD") for n in known}
-    out = [v.strip().upper() for v in values]
-    bad = [v for v, u in zip(values, out) if u not in accepted]
-    if bad:
-        raise InputError(f"--record-type: no record type {bad[0]!r} (one of {', '.join(known)}; "
-                         "case does not matter and _RECORD may be left out)")
-    return out
+    from ..dumplog import record_type_names as names
+    return names(incomplete)
 
 
 # kafka-dump-log 4.1 options quorumctl does not implement: each is refused with why
@@ -100,7 +79,7 @@ def dump_log(
     raise typer.Exit(run(all_paths, deep=deep_iteration, print_data=print_data_log,
                          metadata_decoder=cluster_metadata_decoder, skip_record_metadata=skip_record_metadata,
                          max_bytes=max_bytes, offset_start=offset_start, offset_end=offset_end,
-                         record_types=check_record_types(record_type) if record_type else None,
+                         record_types=record_type,
                          verify_index_only=verify_index_only,
                          index_sanity_check=index_sanity_check, max_message_size=max_message_size,
                          output=output))

@@ -1,9 +1,6 @@
 """Record batch v2: streaming reader, record decoding, and the writer.
 
-Layout (61-byte header, big-endian): baseOffset i64, batchLength i32,
-partitionLeaderEpoch i32, magic i8, crc u32 (CRC-32C of everything after it),
-attributes i16, lastOffsetDelta i32, baseTimestamp i64, maxTimestamp i64,
-producerId i64, producerEpoch i16, baseSequence i32, recordCount i32, then the
+Layout: the 61-byte header declared once in HEADER_FIELDS (below), then the
 records (one compressed block when a codec is set).
 
 The reader streams a file in chunks and keeps at most one chunk plus one batch
@@ -26,12 +23,53 @@ from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
 
-HEADER = struct.Struct(">qiibIhiqqqhii")
-HEADER_SIZE = HEADER.size            # 61
-LOG_OVERHEAD = 12                    # baseOffset + batchLength
-HEADER_UP_TO_MAGIC = 17              # what Kafka reads before deciding a batch is there
-MIN_RECORD_OVERHEAD = 14             # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: smaller sizes are corrupt
-CRC_START = 21
+# The batch header, declared once (as Kafka's DefaultRecordBatch): each field's
+# Batch attribute, its struct code (big-endian) and its numpy dtype. Offsets,
+# the struct formats and spark's numpy dtype are all derived from this list.
+HEADER_FIELDS = (
+    ("base_offset", "q", ">i8"),
+    ("length", "i", ">i4"),               # batchLength: the bytes after this field
+    ("leader_epoch", "i", ">i4"),         # partitionLeaderEpoch
+    ("magic", "b", "i1"),
+    ("crc", "I", ">u4"),                  # CRC-32C of everything after it
+    ("attributes", "h", ">i2"),
+    ("last_offset_delta", "i", ">i4"),
+    ("base_timestamp", "q", ">i8"),
+    ("max_timestamp", "q", ">i8"),
+    ("producer_id", "q", ">i8"),
+    ("producer_epoch", "h", ">i2"),
+    ("base_sequence", "i", ">i4"),
+    ("record_count", "i", ">i4"),
+)
+OFFSETS: dict[str, int] = {}
+_at = 0
+for _name, _code, _dtype in HEADER_FIELDS:
+    OFFSETS[_name] = _at
+    _at += struct.calcsize(">" + _code)
+del _at, _name, _code, _dtype
+
+
+def _fmt(first: str, last: str) -> struct.Struct:
+    """The struct of the header fields first..last (inclusive)."""
+    names = [f[0] for f in HEADER_FIELDS]
+    return struct.Struct(">" + "".join(f[1] for f in HEADER_FIELDS[names.index(first):names.index(last) + 1]))
+
+
+HEADER = _fmt("base_offset", "record_count")
+HEADER_SIZE = HEADER.size                              # 61: Kafka's RECORD_BATCH_OVERHEAD
+LENGTH_PREFIX = _fmt("base_offset", "length")          # what a batch walk reads
+LOG_OVERHEAD = LENGTH_PREFIX.size                      # 12: baseOffset + batchLength
+MAGIC_OFFSET = OFFSETS["magic"]
+HEADER_UP_TO_MAGIC = MAGIC_OFFSET + 1                  # 17: what Kafka reads before deciding a batch is there
+MIN_RECORD_OVERHEAD = 14                               # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: smaller sizes are corrupt
+CRC_START = OFFSETS["attributes"]                      # 21: the CRC covers from here to the end
+HEAD_TO_CRC = _fmt("base_offset", "crc")               # the fields before the CRC'd part
+AFTER_CRC = _fmt("attributes", "record_count")         # the CRC'd header fields
+ATTRIBUTES = _fmt("attributes", "attributes")
+LAST_OFFSET_DELTA_OFFSET = OFFSETS["last_offset_delta"]
+LAST_OFFSET_DELTA = _fmt("last_offset_delta", "last_offset_delta")
+TIMESTAMPS = _fmt("base_timestamp", "max_timestamp")
+NUMPY_HEADER = [(name, dtype) for name, _code, dtype in HEADER_FIELDS]   # spark's numpy dtype
 
 ATTR_COMPRESSION = 0x07
 ATTR_LOG_APPEND_TIME = 0x08
@@ -192,7 +230,7 @@ def iter_records(batch: Batch) -> Iterator[Record]:
     count = batch.record_count
     if count < 0 or count > total:
         raise BatchError(f"batch at offset {batch.base_offset} claims {count} records in {total} bytes",
-                         batch.position + HEADER_SIZE - 4)
+                         batch.position + OFFSETS["record_count"])
     base_off = batch.base_offset
     base_ts = batch.base_timestamp
     base_seq = batch.base_sequence
@@ -374,7 +412,7 @@ class BatchReader:
                 if len(buf) - off < HEADER_UP_TO_MAGIC:
                     buf = buf[off:] + f.read(min(chunk, remaining) - (len(buf) - off))
                     base, off = pos, 0
-                base_offset, length = struct.unpack_from(">qi", buf, off)
+                base_offset, length = LENGTH_PREFIX.unpack_from(buf, off)
                 if length < MIN_RECORD_OVERHEAD:
                     self.stop = Stop(pos, "corrupt",
                                      f"batch length {length} is smaller than the minimum record overhead "
@@ -396,7 +434,7 @@ class BatchReader:
                 if view.obj is not buf:
                     view = memoryview(buf)
                 data = view[off:off + total]   # a view: batches are not copied until decoded
-                magic = buf[off + 16]
+                magic = buf[off + MAGIC_OFFSET]
                 if magic != 2 or total < HEADER_SIZE:
                     yield LegacyEntry(base_offset, length, magic, pos, data)
                 else:
@@ -426,6 +464,40 @@ class LegacyEntry:
 
 def iter_batches(source, **kw):
     return iter(BatchReader(source, **kw))
+
+
+CUT_WINDOW = 64 << 10
+
+
+def batch_cuts(f, size: int, every: int, start: int = 0) -> list[int]:
+    """Batch start positions after `start` (a batch boundary), at least `every`
+    bytes apart, for splitting a file between processes or tasks: found by hopping
+    over batch lengths only. The walk ends where BatchReader would stop (fewer
+    than HEADER_UP_TO_MAGIC bytes left, an impossible length, a batch running past
+    the end): no cut beyond that point can be trusted, and the range holding it
+    reports it."""
+    cuts = []
+    pos = start
+    next_cut = start + every
+    buf = b""
+    buf_pos = 0
+    unpack = LENGTH_PREFIX.unpack_from
+    while size - pos >= HEADER_UP_TO_MAGIC:
+        rel = pos - buf_pos
+        if rel < 0 or rel + LOG_OVERHEAD > len(buf):
+            f.seek(pos)
+            buf = f.read(min(CUT_WINDOW, size - pos))
+            buf_pos, rel = pos, 0
+            if len(buf) < LOG_OVERHEAD:
+                break
+        _base, length = unpack(buf, rel)
+        if length < MIN_RECORD_OVERHEAD or pos + LOG_OVERHEAD + length > size:
+            break
+        if pos >= next_cut:
+            cuts.append(pos)
+            next_cut = pos + every
+        pos += LOG_OVERHEAD + length
+    return cuts
 
 
 # -- writing -----------------------------------------------------------------
@@ -480,10 +552,10 @@ def encode_batch(records, *, base_offset: int, leader_epoch: int = 0, base_times
     if max_timestamp is None:
         max_timestamp = max_ts
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
-    after_crc = struct.pack(">hiqqqhii", attributes, max(len(records) - 1, 0), base_timestamp,
-                            max_timestamp, producer_id, producer_epoch, base_sequence, len(records)) + body
+    after_crc = AFTER_CRC.pack(attributes, max(len(records) - 1, 0), base_timestamp,
+                               max_timestamp, producer_id, producer_epoch, base_sequence, len(records)) + body
     crc = crc32c.crc32c(after_crc)
-    return struct.pack(">qiibI", base_offset, length, leader_epoch, 2, crc) + after_crc
+    return HEAD_TO_CRC.pack(base_offset, length, leader_epoch, 2, crc) + after_crc
 
 
 def display_timestamp(batch: Batch, record: Record) -> int:
@@ -501,5 +573,5 @@ def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
                 else compression.compress(batch.compression, body))
     after_crc = bytes(batch.data[CRC_START:HEADER_SIZE]) + body
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
-    return struct.pack(">qiibI", batch.base_offset, length, batch.leader_epoch, batch.magic,
-                       crc32c.crc32c(after_crc)) + after_crc
+    return HEAD_TO_CRC.pack(batch.base_offset, length, batch.leader_epoch, batch.magic,
+                            crc32c.crc32c(after_crc)) + after_crc

@@ -71,6 +71,31 @@ def _body_decoder(api_key: int, version: int):
     return fn
 
 
+_payload_fns: dict[int, tuple | None] = {}
+
+
+def payload_text_fn(api_key: int, version: int):
+    """(prefix, fn) for Kafka's payload JSON of a metadata (api key, version) straight
+    from bytes: prefix + fn(buf, body_start, end)[0] + "}" is the text that
+    msgspec writes for {"type","version","data"}, with fn the generated text
+    decoder. None when unknown, or when a field is a double (Kafka's text prints
+    those as Java does: the dict path handles them)."""
+    key = api_key << 7 | version
+    hit = _payload_fns.get(key, False)
+    if hit is False:
+        msg = METADATA_RECORDS.get(api_key)
+        hit = None
+        if msg is not None and msg.supports(version) and not _has_double(msg.fields):
+            hit = (f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":',
+                   codec(msg).text_decoder(version))
+        _payload_fns[key] = hit
+    return hit
+
+
+def _has_double(fields) -> bool:
+    return any(f.type.endswith("float64") or (f.fields and _has_double(f.fields)) for f in fields)
+
+
 def decode_metadata_fast(value):
     """(api key, version, data) for a well-formed value with the usual one-byte frame,
     else None (then `decode_metadata` says exactly what is wrong). The hot path of

@@ -10,12 +10,15 @@ JSON is one object per batch (JSON Lines), records included.
 from __future__ import annotations
 
 import base64
+import sys
 from dataclasses import dataclass
 
 from ..records import metadata as md
-from ..records.batch import ATTR_LOG_APPEND_TIME, Batch, LegacyEntry
+from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
+                             ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry)
 from ..records.metadata import payload_prefix
-from .output import json_bytes
+from ..storage import filekinds
+from .output import json_bytes, json_line
 
 
 @dataclass
@@ -39,14 +42,14 @@ def _bool(b: bool) -> str:
 
 def batch_line(b: Batch, crc_ok: bool) -> str:
     # Java's OptionalLong.toString, as Kafka 4.1 prints batch.deleteHorizonMs
-    dh = f"OptionalLong[{b.base_timestamp}]" if b.attributes & 0x40 else "OptionalLong.empty"
+    dh = f"OptionalLong[{b.base_timestamp}]" if b.attributes & ATTR_DELETE_HORIZON else "OptionalLong.empty"
     ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
     return (f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
             f"count: {b.record_count} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
             f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
-            f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & 0x10)} "
-            f"isControl: {_bool(b.attributes & 0x20)} deleteHorizonMs: {dh} position: {b.position} "
-            f"{ts_type}: {b.max_timestamp} size: {b.length + 12} magic: 2 "
+            f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & ATTR_TRANSACTIONAL)} "
+            f"isControl: {_bool(b.attributes & ATTR_CONTROL)} deleteHorizonMs: {dh} position: {b.position} "
+            f"{ts_type}: {b.max_timestamp} size: {b.size} magic: 2 "
             f"compresscodec: {b.compression_name} crc: {b.crc} isvalid: {_bool(crc_ok)}")
 
 
@@ -147,7 +150,7 @@ def metadata_payload(value) -> str:
 
 def record_type_name(batch: Batch, key, value) -> str:
     """The type name used by --record-type: the control type or metadata type (enum style)."""
-    if batch.attributes & 0x20:
+    if batch.attributes & ATTR_CONTROL:
         ctype = md.control_type(key)
         return md.CONTROL_NAMES.get(ctype, "UNKNOWN")
     return md.decode_metadata(value).type_name
@@ -164,7 +167,7 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
     """Append the deep-iteration lines of one batch's (already filtered) records."""
     ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
-    control = b.attributes & 0x20
+    control = b.attributes & ATTR_CONTROL
     print_contents = opts.print_data or opts.metadata_decoder
     app = out.append
     decode = opts.metadata_decoder
@@ -199,12 +202,12 @@ def batch_json(path: str, b: Batch, crc_ok: bool) -> dict:
         "lastOffset": b.base_offset + b.last_offset_delta, "count": b.record_count,
         "baseSequence": b.base_sequence, "lastSequence": b.last_sequence,
         "producerId": b.producer_id, "producerEpoch": b.producer_epoch,
-        "partitionLeaderEpoch": b.leader_epoch, "isTransactional": bool(b.attributes & 0x10),
-        "isControl": bool(b.attributes & 0x20),
-        "deleteHorizonMs": b.base_timestamp if b.attributes & 0x40 else None,
+        "partitionLeaderEpoch": b.leader_epoch, "isTransactional": bool(b.attributes & ATTR_TRANSACTIONAL),
+        "isControl": bool(b.attributes & ATTR_CONTROL),
+        "deleteHorizonMs": b.base_timestamp if b.attributes & ATTR_DELETE_HORIZON else None,
         "timestampType": "LogAppendTime" if log_append else "CreateTime",
         "baseTimestamp": b.base_timestamp, "maxTimestamp": b.max_timestamp,
-        "size": b.length + 12, "magic": b.magic, "compression": b.compression_name,
+        "size": b.size, "magic": b.magic, "compression": b.compression_name,
         "crc": b.crc, "crcValid": crc_ok,
     }
 
@@ -214,7 +217,7 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
     recs = []
     app = recs.append
-    control = b.attributes & 0x20
+    control = b.attributes & ATTR_CONTROL
     max_ts = b.max_timestamp
     for r in records:
         key, value = r.key, r.value
@@ -236,3 +239,222 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
             ro["value"] = None if value is None else base64.b64encode(value).decode()
         app(ro)
     return recs
+
+
+# -- writing the lines -----------------------------------------------------
+
+FLUSH_LINES = 4096
+
+
+class Sink:
+    """Buffered stdout/stderr writer (stdout lines are joined and written in blocks)."""
+
+    def __init__(self, out=None, err=None):
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.buf: list[str] = []
+        self.pending: list[str] = []   # the parts of an unfinished line (see part)
+
+    def line(self, s: str):
+        self.buf.append(s)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def lines(self, ls):
+        self.buf.extend(ls)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    plain = True   # lines go out as they are: the hot path and worker processes may make them
+
+    def batch(self, b, crc_ok: bool):
+        """kafka-dump-log's line for one batch (its records follow through records())."""
+        self.line(batch_line(b, crc_ok))
+
+    def records(self, b, records, opts: Options, decode_metadata: bool):
+        """kafka-dump-log's lines for some of a batch's records (--deep-iteration)."""
+        record_lines(b, records, opts, self.buf)
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def doc(self, obj: dict):
+        """A file's JSON object (JSON output)."""
+        self.line(json_line(obj))
+
+    def part(self, s: str):
+        """Part of one line that may be long (a batch's JSON object with its
+        records): parts are written out once a few have gathered, so a line is
+        never held whole."""
+        self.pending.append(s)
+        if len(self.pending) >= 16:
+            self.flush()
+            self.out.write("".join(self.pending))
+            self.pending.clear()
+
+    def end_line(self):
+        self.buf.append("".join(self.pending))
+        self.pending.clear()
+        if len(self.buf) >= FLUSH_LINES:
+            self.flush()
+
+    def flush(self):
+        if self.buf:
+            self.out.write("\n".join(self.buf) + "\n")
+            self.buf.clear()
+
+    def error(self, s: str):
+        self.flush()
+        self.err.write(s + "\n")
+
+
+def header_line(path: str) -> str:
+    kind = filekinds.kind_of(path)
+    if kind == filekinds.BOOTSTRAP:
+        return "KRaft bootstrap snapshot"
+    if kind == filekinds.SNAPSHOT:
+        sid = filekinds.snapshot_id(path)
+        if sid is None:
+            return "Snapshot end offset: unknown (the name is not <20-digit offset>-<10-digit epoch>.checkpoint)"
+        return f"Snapshot end offset: {sid[0]}, epoch: {sid[1]}"
+    base = filekinds.base_offset_of(path)
+    return f"Log starting offset: {base if base is not None else 'unknown (the name is not numeric)'}"
+
+
+# -- the hot path: a whole batch of metadata records from bytes to lines ------
+
+_ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))   # one-byte zig-zag varints
+FAST_MAX_BYTES = 1 << 20   # bigger record sections stream through the general path (bounded memory)
+
+
+def _varint_slow(data, pos):
+    """A zig-zag varint of more than one byte (at most 10): (value, pos)."""
+    u = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        u |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (u >> 1) ^ -(u & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
+    """The lines (text: one per record; JSON: the records' objects) of a plain
+    metadata batch with --cluster-metadata-decoder (or -o json on a metadata
+    log), decoded without a Record object or a dict per record: the record frame
+    is walked inline here and each value goes through the generated per-(type,
+    version) text decoder. The same text as record_lines / records_json give
+    (tests/test_dumplog_fastpath.py checks every record of the corpus). None
+    when the batch is anything but the usual case (control, compressed, large,
+    keys, headers, non-consecutive offsets, a malformed frame): the caller then
+    takes the general path, which reports precisely."""
+    attrs = b.attributes
+    if attrs & (ATTR_CONTROL | ATTR_COMPRESSION) or b.length > FAST_MAX_BYTES:
+        return None
+    data = bytes(b.data[HEADER_SIZE:])
+    n = len(data)
+    count = b.record_count
+    if count < 0 or count > n:
+        return None
+    base_off = b.base_offset
+    base_ts = b.base_timestamp
+    base_seq = b.base_sequence
+    log_append = attrs & ATTR_LOG_APPEND_TIME
+    max_ts = b.max_timestamp
+    ts_name = "LogAppendTime" if log_append else "CreateTime"
+    seq = -1
+    zz = _ZZ
+    slow = _varint_slow
+    fns = md.payload_text_fn
+    table: dict = {}
+    lookup = table.get
+    out: list[str] = []
+    app = out.append
+    pos = 0
+    try:
+        for i in range(count):
+            # length, attributes, timestamp delta, offset delta, key length, value length
+            # (zig-zag varints; the one- and two-byte forms inline)
+            c = data[pos]
+            if c < 128:
+                end = pos + 1 + zz[c]
+                pos += 2                      # and the attributes byte (unused by Kafka)
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                end = pos + 2 + ((u >> 1) ^ -(u & 1))
+                pos += 3
+            else:
+                length, pos = slow(data, pos)
+                end = pos + length
+                pos += 1
+            c = data[pos]
+            if c < 128:
+                ts_delta = zz[c]
+                pos += 1
+            else:
+                ts_delta, pos = slow(data, pos)
+            c = data[pos]
+            if c < 128:
+                od = zz[c]
+                pos += 1
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                od = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                od, pos = slow(data, pos)
+            if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
+                return None
+            c = data[pos + 1]
+            if c < 128:
+                vlen = zz[c]
+                pos += 2
+            elif data[pos + 2] < 128:
+                u = (c & 127) | data[pos + 2] << 7
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 3
+            else:
+                vlen, pos = slow(data, pos + 1)
+            vend = pos + vlen
+            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:   # then no headers
+                return None
+            if base_seq >= 0:
+                seq = (base_seq + i) & 0x7FFFFFFF
+            ts = max_ts if log_append else base_ts + ts_delta
+            if vlen >= 3 and data[pos] == 1:
+                k = data[pos + 1] << 7 | data[pos + 2]
+                hit = lookup(k, False)
+                if hit is False:
+                    api, ver = data[pos + 1], data[pos + 2]
+                    hit = table[k] = fns(api, ver) if api < 128 and ver < 128 else None
+                if hit is not None:
+                    try:
+                        body, p = hit[1](data, pos + 3, vend)
+                    except Exception:   # any failure: the plain decoder says what is wrong
+                        p = -1
+                    if p == vend:
+                        if as_json:
+                            app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                                f'"sequence":{seq},"headers":[],"payload":{hit[0]}{body}}}}}')
+                        else:
+                            app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                                f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}")
+                        pos = end
+                        continue
+            # not a value the text decoders take: the plain decoder's text (with its error note)
+            value = data[pos:vend]
+            if as_json:
+                app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                    f'"sequence":{seq},"headers":[],"payload":{json_bytes(metadata_json(value)).decode()}}}')
+            else:
+                app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                    f"sequence: {seq} headerKeys: [] payload: {metadata_payload(value)}")
+            pos = end
+    except (IndexError, ValueError):
+        return None
+    if pos != n:
+        return None
+    return out

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..records import metadata as md
-from ..records.batch import ATTR_LOG_APPEND_TIME
+from ..records.batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL
 from .dumplog import Options, metadata_json
 from .output import iso_utc, json_line
 
@@ -57,7 +57,7 @@ def _control_summary(key, value) -> tuple[str, str]:
 
 
 def _record_row(b, r, decode_metadata: bool) -> tuple:
-    if b.attributes & 0x20:
+    if b.attributes & ATTR_CONTROL:
         rtype, summary = _control_summary(r.key, r.value)
     elif decode_metadata and r.value is not None:
         p = metadata_json(r.value)
@@ -77,7 +77,7 @@ def _record_row(b, r, decode_metadata: bool) -> tuple:
 class TableSink:
     """The Sink of dumplog.py for tables: same methods, rows instead of lines."""
 
-    parallel = False   # rows are printed in file order by this process
+    plain = False   # rows are printed in file order by this process
 
     def __init__(self, sink, opts: Options, console: Console | None = None):
         self.sink = sink
@@ -113,8 +113,8 @@ class TableSink:
         """One batch's row (its records follow through records())."""
         self._columns(BATCH_COLUMNS)
         last = b.base_offset + b.last_offset_delta
-        control = b.attributes & 0x20
-        kind = ("control" if control else "data") + (" txn" if b.attributes & 0x10 else "")
+        control = b.attributes & ATTR_CONTROL
+        kind = ("control" if control else "data") + (" txn" if b.attributes & ATTR_TRANSACTIONAL else "")
         summary = ""
         if control and not self.opts.deep:
             try:   # name what a control batch holds even without --deep-iteration (the first few records)
@@ -127,7 +127,7 @@ class TableSink:
         crc = Text("ok", style="green") if crc_ok else Text("INVALID", style="bold red")
         self._add((str(b.base_offset) if last == b.base_offset else f"{b.base_offset}..{last}",
                    str(b.position), _time(b.max_timestamp), str(b.leader_epoch),
-                   Text(kind, style="cyan") if control else kind, str(b.record_count), str(b.length + 12),
+                   Text(kind, style="cyan") if control else kind, str(b.record_count), str(b.size),
                    b.compression_name, crc, summary))
 
     def records(self, b, records, opts: Options, decode_metadata: bool):

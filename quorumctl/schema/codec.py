@@ -20,6 +20,8 @@ import struct
 from base64 import urlsafe_b64decode
 from binascii import b2a_base64
 
+import msgspec
+
 from .spec import Field, Message
 
 FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",
@@ -84,7 +86,7 @@ def uuid_str(raw: bytes) -> str:
     names the same topic and directory ids over and over."""
     s = _uuid_cache.get(raw)
     if s is None:
-        if len(_uuid_cache) > 200_000:
+        if len(_uuid_cache) > 32_768:   # bounded: memory must not grow with the log
             _uuid_cache.clear()
         s = _uuid_cache[raw] = b2a_base64(raw, newline=False)[:22].translate(_B64URL).decode("ascii")
     return s
@@ -123,7 +125,33 @@ def _arr(code: str, n: int):
     return fn
 
 
+_text_encode = msgspec.json.Encoder().encode
+
+
+def _jtext(value) -> str:
+    """msgspec's JSON text of a decoded value (strings, bytes as base64, lists of them)."""
+    return _text_encode(value).decode("utf-8")
+
+
+_array_texts: dict[str, dict[bytes, str]] = {}
+
+
+def _array_text(code: str, raw: bytes) -> str:
+    """The JSON text of an array of fixed-size numbers or uuids given its bytes (memoised)."""
+    memo = _array_texts[code]
+    if len(memo) > TAIL_MEMO:
+        memo.clear()
+    if code == "16s":
+        text = "[" + ",".join('"' + uuid_str(raw[p:p + 16]) + '"' for p in range(0, len(raw), 16)) + "]"
+    else:
+        text = "[" + ",".join(map(str, struct.unpack(f">{len(raw) // struct.calcsize(code)}{code}", raw))) + "]"
+    memo[raw] = text
+    return text
+
+
 _ENV = {
+    "_array_text": _array_text, "_ucached": _uuid_cache.get,
+    "_jtext": _jtext,
     "_arr": _arr,
     "_uv": read_uvarint, "_uvb": uvarint_bytes, "_ustr": uuid_str, "_ubytes": uuid_bytes,
     "_short": _short, "_too_many": _too_many, "_bad_null": _bad_null,
@@ -136,9 +164,10 @@ _ENV = {
 class _Gen:
     """Generates the functions for one message version (and its nested structs)."""
 
-    def __init__(self, msg: Message, version: int):
+    def __init__(self, msg: Message, version: int, text: bool = False):
         self.msg = msg
         self.v = version
+        self.text = text    # generate (buf, pos, L) -> (JSON text, pos) instead of (buf, pos) -> (dict, pos)
         self.flex = msg.flexible_in(version)
         self.env = dict(_ENV)
         self.src: list[str] = []
@@ -154,7 +183,7 @@ class _Gen:
         return nm
 
     # ---- decode ----
-    def dec_struct(self, fields: list[Field], fname: str, top=False):
+    def dec_struct(self, fields: list[Field], fname: str, top=False, tags=True, wrap=True):
         v = self.v
         body: list[str] = []
         present = [f for f in fields if f.present_in(v)]
@@ -179,12 +208,13 @@ class _Gen:
                 body.append(f"pos += {s.size}")
                 for g in grp:
                     if g.elem == "uuid":
-                        body.append(f"{var[id(g)]} = _ustr({var[id(g)]})")
+                        x = var[id(g)]
+                        body.append(f"{x} = _ucached({x}) or _ustr({x})" if self.text else f"{x} = _ustr({x})")
                 i = j
             else:
                 body.extend(self.dec_value(f, var[id(f)]))
                 i += 1
-        if self.flex:
+        if self.flex and tags:
             body.append("ntag = buf[pos]")
             body.append("if ntag < 128: pos += 1")
             body.append("else: ntag, pos = _uv(buf, pos)")
@@ -215,6 +245,9 @@ class _Gen:
             body.append(f"{pad}if unknown is None: unknown = []")
             body.append(f"{pad}unknown.append([tag, buf[pos:end].hex()])")
             body.append("    pos = end")
+        if self.text:
+            self._text_out(present, var, body, fname, tags, wrap)
+            return
         # build the dict in schema order
         out = []
         lead = []
@@ -235,6 +268,73 @@ class _Gen:
         lines += ["    " + line for line in body + out]
         lines.append("    return d, pos")
         self.src.append("\n".join(lines))
+
+    def _text_out(self, present: list[Field], var: dict, body: list[str], fname: str, tags=True, wrap=True):
+        """Finish a text function: the struct's JSON object, fields in schema order
+        (tagged ones only when present), exactly as msgspec writes the decoded dict."""
+        v = self.v
+        out = ["s = ''"]
+        lit: list[str] = []     # consecutive always-present fields: one f-string
+
+        def flush():
+            if lit:
+                out.append("s += f'" + "".join(lit) + "'")
+                lit.clear()
+
+        for i, f in enumerate(present):
+            name, tmp = var[id(f)], f"t{i}"
+            expr = self.text_expr(f, name)
+            if f.tagged_in(v):
+                flush()
+                out.append(f"if {name} is not _MISSING:")
+                out.append(f"    {tmp} = {expr}")
+                out.append(f"    s += f',\"{f.key}\":{{{tmp}}}'")
+            elif f.elem == "uuid" and not f.is_array:
+                lit.append(f',"{f.key}":"{{{name}}}"')    # base64url: nothing to escape
+            else:
+                if expr != name:
+                    out.append(f"{tmp} = {expr}")
+                    name = tmp
+                lit.append(f',"{f.key}":{{{name}}}')
+        flush()
+        if self.flex and tags:
+            out.append("if unknown: s += ',\"_unknownTaggedFields\":' + _jtext(unknown)")
+        self.env["_MISSING"] = _MISSING
+        lines = [f"def {fname}(buf, pos, L):"]
+        lines += ["    " + line for line in body + out]
+        # wrap: the whole object; else its members, each after a comma (a part of an object)
+        lines.append("    return '{' + s[1:] + '}', pos" if wrap else "    return s, pos")
+        self.src.append("\n".join(lines))
+
+    @staticmethod
+    def _text_array(f: Field) -> bool:
+        """An array whose text the text decoder makes straight from its bytes."""
+        return f.is_array and f.elem in FIXED and f.elem not in ("bool", "float64")
+
+    def text_expr(self, f: Field, x: str) -> str:
+        """A Python expression giving the JSON text of decoded value `x` of field f."""
+        if f.is_array:
+            if self._text_array(f):
+                e = x
+            elif f.is_struct:
+                e = f"'[' + ','.join({x}) + ']'"
+            elif f.elem == "uuid":
+                e = f"('[\"' + '\",\"'.join({x}) + '\"]' if {x} else '[]')"
+            elif f.elem in FIXED and f.elem not in ("bool", "float64"):
+                e = f"'[' + ','.join(map(str, {x})) + ']'"
+            else:
+                return f"_jtext({x})"
+        elif f.is_struct:
+            e = x
+        elif f.elem == "bool":
+            return f"('true' if {x} else 'false')"
+        elif f.elem == "uuid":
+            return f"'\"' + {x} + '\"'"
+        elif f.elem in FIXED and f.elem != "float64":
+            return x
+        else:
+            return f"_jtext({x})"     # strings, bytes (base64), doubles: msgspec's own text
+        return f"('null' if {x} is None else {e})" if f.nullable_in(self.v) else e
 
     def dec_len(self, kind: str, var: str) -> list[str]:
         """Read a length into `var`; -1 means null. kind: 'str', 'bytes', 'array'."""
@@ -259,7 +359,18 @@ class _Gen:
             L.append("else:")
             L.append("    if n > L - pos: _too_many(n, pos)")
             inner: list[str] = []
-            if f.elem in FIXED and f.elem != "uuid":
+            if self.text and self._text_array(f):
+                # the array's JSON text, memoised by its bytes (a log repeats the same
+                # replica sets and directory lists over and over)
+                c = FIXED[f.elem]
+                memo = self.const(_array_texts.setdefault(c, {}), "_M")
+                inner.append(f"e = pos + n * {struct.calcsize(c)}")
+                inner.append("if e > L: _short(pos)")
+                inner.append("raw = buf[pos:e]")
+                inner.append(f"{var} = {memo}.get(raw)")
+                inner.append(f"if {var} is None: {var} = _array_text({c!r}, raw)")
+                inner.append("pos = e")
+            elif f.elem in FIXED and f.elem != "uuid":
                 c = FIXED[f.elem]
                 size = struct.calcsize(c)
                 inner.append(f"{var} = list(_arr({c!r}, n)(buf, pos))")
@@ -274,7 +385,7 @@ class _Gen:
                 inner.append(f"{var} = []")
                 inner.append(f"app = {var}.append")
                 inner.append("for _ in range(n):")
-                inner.append(f"    x, pos = {sub}(buf, pos)")
+                inner.append(f"    x, pos = {sub}(buf, pos{', L' if self.text else ''})")
                 inner.append("    app(x)")
             else:
                 inner.append(f"{var} = []")
@@ -290,8 +401,8 @@ class _Gen:
                 sn = self.const(struct.Struct(">b").unpack_from, "_S")
                 return [f"m, = {sn}(buf, pos)", "pos += 1",
                         "if m < 0:", f"    {var} = None", "else:",
-                        f"    {var}, pos = {sub}(buf, pos)"]
-            return [f"{var}, pos = {sub}(buf, pos)"]
+                        f"    {var}, pos = {sub}(buf, pos{', L' if self.text else ''})"]
+            return [f"{var}, pos = {sub}(buf, pos{', L' if self.text else ''})"]
         return self.dec_scalar(f.elem, var, nullable)
 
     def dec_scalar(self, t: str, var: str, nullable: bool) -> list[str]:
@@ -424,12 +535,53 @@ def _compile(msg: Message, version: int):
     return ns["decode"], ns["encode"], code
 
 
+TAIL_MEMO = 16_384   # tails remembered per (message, version)
+
+
+def _compile_text(msg: Message, version: int):
+    g = _Gen(msg, version, text=True)
+    present = [f for f in msg.fields if f.present_in(version)]
+    k = 0
+    while k < len(present) and not present[k].tagged_in(version) and not present[k].is_array \
+            and present[k].elem in FIXED:
+        k += 1
+    if 0 < k < len(present) or (k and g.flex):
+        # Leading fixed-size fields (ids, partition numbers) are decoded each time; the
+        # text of the rest is memoised by its bytes: in a controller log the rest repeats
+        # (a PartitionRecord's replicas, ISR, leader, epochs and directories are the same
+        # for every partition placed on the same brokers).
+        g.dec_struct(present[:k], "_lead", tags=False, wrap=False)
+        lead = g.src.pop().split("\n")[1:-1]     # its body, inlined below (fixed-size fields only)
+        g.dec_struct(present[k:], "_rest", wrap=False)
+        g.env["_TM"] = {}
+        g.src.append("""def text(buf, pos, L):
+""" + "\n".join(lead) + """
+    a = s
+    raw = buf[pos:L]
+    b = _TM.get(raw)
+    if b is None:
+        b, end = _rest(buf, pos, L)
+        if end != L:
+            return '', end
+        if len(_TM) >= """ + str(TAIL_MEMO) + """:
+            _TM.clear()
+        _TM[raw] = b
+    return '{' + a[1:] + b + '}', L""")
+    else:
+        g.dec_struct(msg.fields, "text", top=True)
+    code = "\n\n".join(g.src)
+    ns = g.env
+    exec(compile(code, f"<schema {msg.name} v{version} text>", "exec"), ns)
+    return ns["text"], code
+
+
 class Codec:
     """Decoder and encoder of one message, for each of its valid versions."""
 
     def __init__(self, msg: Message):
         self.msg = msg
         self._fns: dict[int, tuple] = {}
+        self._text: dict[int, tuple] = {}
 
     def _get(self, version: int):
         fns = self._fns.get(version)
@@ -438,6 +590,19 @@ class Codec:
                 raise DecodeError(f"{self.msg.name} has no version {version}")
             fns = self._fns[version] = _compile(self.msg, version)
         return fns
+
+    def text_decoder(self, version: int):
+        """The generated function (buf, pos, end) -> (JSON text of the decoded value, pos):
+        the same text as msgspec writes for `decoder`'s dict, without building the dict
+        (dump-log's hot path). Same errors as `decoder`; `end` bounds array lengths only,
+        `end` must be the end of the value (the text of what follows the leading
+        fixed-size fields is memoised by those bytes); the caller checks that the
+        returned pos is `end`."""
+        fns = self._text.get(version)
+        if fns is None:
+            self._get(version)    # validates the version
+            fns = self._text[version] = _compile_text(self.msg, version)
+        return fns[0]
 
     def decoder(self, version: int):
         """The raw generated function: (buf, pos) -> (dict, pos); may raise

@@ -29,11 +29,10 @@ count).
 from __future__ import annotations
 
 import re
-import struct
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..records.batch import HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD
+from ..records.batch import batch_cuts
 from ..storage import filekinds
 from . import fs
 
@@ -45,10 +44,8 @@ DEFAULT_SPLIT_SIZE = 128 << 20     # as spark.sql.files.maxPartitionBytes
 DEFAULT_OPEN_COST = 256 << 10      # opening a file costs about as much as decoding this much
 TASKS_PER_SLOT = 3                 # tasks per core by default: equal tasks balance, one per core may not
 SMALL_JOB_PER_SLOT = 128 << 20     # ... but below this much input per core, one task per core
-SCAN_WINDOW = 64 << 10
 
 _METADATA_DIR = re.compile(r"^__cluster_metadata-\d+$")
-_PREFIX = struct.Struct(">qi")
 
 
 @dataclass(frozen=True)
@@ -224,33 +221,6 @@ def source_files(paths: list[str], options: dict | None = None) -> list[SourceFi
 
 
 # -- where to cut ------------------------------------------------------------
-
-def batch_cuts(f, size: int, every: int, start: int = 0) -> list[int]:
-    """Batch start positions (after `start`) at least `every` bytes apart,
-    found by walking batch headers from the batch boundary `start`."""
-    cuts = []
-    pos = start
-    next_cut = start + every
-    buf = b""
-    buf_pos = 0
-    unpack = _PREFIX.unpack_from
-    while size - pos >= HEADER_UP_TO_MAGIC:
-        rel = pos - buf_pos
-        if rel < 0 or rel + LOG_OVERHEAD > len(buf):
-            f.seek(pos)
-            buf = f.read(min(SCAN_WINDOW, size - pos))
-            buf_pos, rel = pos, 0
-            if len(buf) < LOG_OVERHEAD:
-                break
-        _base, length = unpack(buf, rel)
-        if length < MIN_RECORD_OVERHEAD or pos + LOG_OVERHEAD + length > size:
-            break   # the decoder reports this; no cut can be trusted beyond it
-        if pos >= next_cut:
-            cuts.append(pos)
-            next_cut = pos + every
-        pos += LOG_OVERHEAD + length
-    return cuts
-
 
 def split_file(sf: SourceFile, split_bytes: int, options: dict | None = None) -> list[Piece]:
     if sf.size <= split_bytes:

@@ -27,8 +27,8 @@ from ..records import metadata as md
 from ..records.metadata import payload_prefix
 from ..records import compression
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
-                             ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, BatchError, BatchReader,
-                             LegacyEntry)
+                             ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, LOG_OVERHEAD, NUMPY_HEADER, BatchError,
+                             BatchReader, LegacyEntry)
 from ..render.output import json_bytes
 from . import fs
 from .plan import Piece
@@ -431,10 +431,6 @@ def _all_zero(piece: Piece, position: int, length: int, options) -> bool:
 # -- Arrow -------------------------------------------------------------------------
 
 # The v2 batch header, big-endian and packed, as numpy reads it in one pass.
-_HEADER_FIELDS = [("base_offset", ">i8"), ("length", ">i4"), ("leader_epoch", ">i4"), ("magic", "i1"),
-                  ("crc", ">u4"), ("attributes", ">i2"), ("last_offset_delta", ">i4"),
-                  ("base_timestamp", ">i8"), ("max_timestamp", ">i8"), ("producer_id", ">i8"),
-                  ("producer_epoch", ">i2"), ("base_sequence", ">i4"), ("record_count", ">i4")]
 
 
 class ArrowBuilder:
@@ -446,7 +442,7 @@ class ArrowBuilder:
         self.np, self.pa = np, pa
         self.schema = arrow_schema
         self.types = {f.name: f.type for f in arrow_schema}
-        self.header_dtype = np.dtype(_HEADER_FIELDS)
+        self.header_dtype = np.dtype(NUMPY_HEADER)
         assert self.header_dtype.itemsize == HEADER_SIZE
         self.codec_names = pa.array([compression.NAMES.get(c, "unknown") for c in range(8)])
         self.ts_names = pa.array(["CreateTime", "LogAppendTime"])
@@ -497,7 +493,7 @@ class ArrowBuilder:
 
         base = h["base_offset"].astype(np.int64)
         attrs = h["attributes"].astype(np.int64)
-        cols["batch_size"] = hcol(h["length"].astype(np.int64) + 12, "batch_size")
+        cols["batch_size"] = hcol(h["length"].astype(np.int64) + LOG_OVERHEAD, "batch_size")
         cols["batch_base_offset"] = hcol(base, "batch_base_offset")
         cols["batch_last_offset"] = hcol(base + h["last_offset_delta"], "batch_last_offset")
         cols["batch_leader_epoch"] = hcol(h["leader_epoch"], "batch_leader_epoch")

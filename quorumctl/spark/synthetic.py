@@ -27,11 +27,12 @@ import crc32c
 
 from ..records import compression
 from ..records import metadata as md
-from ..records.batch import encode_batch
+from ..records.batch import (ATTRIBUTES, CRC_START, HEAD_TO_CRC, HEADER_SIZE, LOG_OVERHEAD, OFFSETS,
+                             TIMESTAMPS, encode_batch)
 
-_PREFIX = struct.Struct(">qiibI")       # baseOffset, batchLength, leaderEpoch, magic, crc
-_TIMES = struct.Struct(">qq")          # baseTimestamp, maxTimestamp (after attributes + lastOffsetDelta)
-_AFTER_CRC = 21                        # where the CRC-covered bytes start in a batch
+_TIMES_AT = OFFSETS["base_timestamp"] - CRC_START        # base/max timestamp within the CRC-covered part
+_RECORDS_AT = HEADER_SIZE - CRC_START                    # the records within the CRC-covered part
+_LENGTH_BEFORE_CRC = HEAD_TO_CRC.size - LOG_OVERHEAD     # batchLength counts these header bytes too
 
 SENTINEL_UUID = bytes.fromhex("5eed5eed5eed5eed5eed5eed5eed5eed")
 SENTINEL_I32 = 0x5EED5EED
@@ -66,12 +67,12 @@ class Written:
 
 def _template(name, weight, records, codec=0, control=False) -> Template:
     raw = encode_batch(records, base_offset=0, control=control, base_timestamp=0, max_timestamp=0)
-    after = raw[_AFTER_CRC:]
+    after = raw[CRC_START:]
     plain = b""
     if codec:
         # keep the uncompressed records to patch; the attributes get the codec
-        plain = after[40:]
-        after = struct.pack(">h", codec) + after[2:40]
+        plain = after[_RECORDS_AT:]
+        after = ATTRIBUTES.pack(codec) + after[ATTRIBUTES.size:_RECORDS_AT]
     types = Counter()
     for key, value in ((r[0], r[1]) for r in records):
         d = md.decode_control(key, value) if control else md.decode_metadata(value)
@@ -173,13 +174,13 @@ def write_segment(path: str, target_bytes: int, *, base_offset: int = 0, seed: i
                     patched[pos:pos + width] = (unique & ((1 << (8 * width - 1)) - 1)).to_bytes(width, "big")
             body = (bytearray(t.after_crc) + compression.compress(t.codec, bytes(patched))
                     if t.codec else patched)
-            size = _PREFIX.size + len(body)
+            size = HEAD_TO_CRC.size + len(body)
             if w.bytes + size > target_bytes:
                 break
-            _TIMES.pack_into(body, 6, ts, ts)
+            TIMESTAMPS.pack_into(body, _TIMES_AT, ts, ts)
             if rnd.random() < 0.001:
                 epoch += 1                     # an election now and then
-            buf += _PREFIX.pack(offset, len(body) + 9, epoch, 2, crc32c.crc32c(body))
+            buf += HEAD_TO_CRC.pack(offset, len(body) + _LENGTH_BEFORE_CRC, epoch, 2, crc32c.crc32c(body))
             buf += body
             w.bytes += size
             w.batches += 1

@@ -56,7 +56,8 @@ from typing import Iterator
 
 from ..errors import InputError
 from ..openfile import open_regular
-from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD, Batch,
+from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LAST_OFFSET_DELTA, LAST_OFFSET_DELTA_OFFSET,
+                             LENGTH_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD, Batch,
                              BatchError, BatchReader, display_timestamp)
 from . import filekinds
 from .problems import Problem
@@ -71,7 +72,6 @@ _CHECKPOINT_EVERY = 1 << 16                   # log walker restart points, in by
 
 _OFFSET = struct.Struct(">ii")
 _TIME = struct.Struct(">qi")
-_LAST_DELTA = struct.Struct(">i")
 
 
 # -- reading -------------------------------------------------------------------
@@ -262,9 +262,9 @@ def sibling(path: str, suffix: str) -> str:
 def _last_offset(b) -> int:
     if isinstance(b, Batch):
         return b.last_offset
-    if b.magic < 2 or len(b.data) < 27:
+    if b.magic < 2 or len(b.data) < LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA.size:
         return b.base_offset            # legacy wrapper: its offset is the last offset
-    return b.base_offset + _LAST_DELTA.unpack_from(b.data, 23)[0]
+    return b.base_offset + LAST_OFFSET_DELTA.unpack_from(b.data, LAST_OFFSET_DELTA_OFFSET)[0]
 
 
 def _first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> tuple[int | None, str]:
@@ -281,7 +281,7 @@ def _first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> 
             return None, f"no batch at position {position}: the log ends {log_size - position} bytes after it"
         return None, f"no batch at position {position} within --max-message-size {max_size}"
     head = os.pread(f.fileno(), HEADER_SIZE, position)
-    base, size = struct.unpack_from(">qi", head)
+    base, size = LENGTH_PREFIX.unpack_from(head)
     if size < MIN_RECORD_OVERHEAD:
         return None, (f"batch size {size} at position {position} is smaller than the minimum record "
                       f"overhead ({MIN_RECORD_OVERHEAD})")
@@ -290,11 +290,11 @@ def _first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> 
             return None, f"the batch at position {position} ({size + LOG_OVERHEAD} bytes) runs past the end of the log"
         return None, (f"the batch at position {position} ({size + LOG_OVERHEAD} bytes) is larger than "
                       f"--max-message-size {max_size}")
-    if head[16] < 2:
+    if head[MAGIC_OFFSET] < 2:
         return base, ""
     if len(head) < HEADER_SIZE:
         return None, f"the batch header at position {position} is cut short by the end of the log"
-    return base + _LAST_DELTA.unpack_from(head, 23)[0], ""
+    return base + LAST_OFFSET_DELTA.unpack_from(head, LAST_OFFSET_DELTA_OFFSET)[0], ""
 
 
 class _KafkaOffsetLookup:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..openfile import check_regular
 from ..records import metadata as md
-from ..records.batch import BatchError, BatchReader, LegacyEntry
+from ..records.batch import ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TRANSACTIONAL, BatchError, BatchReader, LegacyEntry
 from . import filekinds
 from .problems import Problem
 
@@ -59,110 +59,155 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
                  expect_epoch: int | None = None, metadata: bool | None = None, deep: bool = True) -> FileReport:
     """Scan one record-batch file; `state` carries offsets/epochs across segments.
     With deep=False only control batches are decoded (a batch-level pass: headers,
-    lengths, CRCs, offsets, epochs); record tallies then cover control records only."""
-    kind = filekinds.kind_of(path)
-    rep = FileReport(path, kind)
-    probs = rep.problems
-    st = state or LogState()
-    batches = records = control_batches = txn_batches = dh_batches = 0
-    codecs: Counter = Counter()
-    control: Counter = Counter()
-    mtypes: Counter = Counter()
-    mversions: Counter = Counter()
-    epochs = set()
-    feature_levels = []
-    leader_changes = []
-    kraft_versions = []
-    voters_records = []
-    producer_ids = set()
-    broker_mv = set()
-    frames = set()
-    ts_types = set()
-    crc_bad = []
-    min_ts = max_ts = None
-    first_offset = last_offset = None
-    first_ctl = last_ctl = None
-    seg_base = filekinds.base_offset_of(path) if kind == filekinds.LOG else None
-    if metadata is None:
-        metadata = filekinds.is_metadata_path(path)
+    lengths, CRCs, offsets, epochs); record tallies then cover control records only.
+    Each check is one method of _Scan."""
+    scan = _Scan(path, contiguous=contiguous, state=state or LogState(), expect_epoch=expect_epoch,
+                 metadata=filekinds.is_metadata_path(path) if metadata is None else metadata, deep=deep)
     reader = BatchReader(path)
     for b in reader:
         if isinstance(b, LegacyEntry):
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"magic {b.magic} entry (expected record batch v2)", "bad-magic"))
-            continue
-        batches += 1
-        if first_offset is None:
-            first_offset = b.base_offset
-            if seg_base is not None and b.base_offset < seg_base:
-                probs.append(Problem(path, b.position, b.base_offset,
-                                     f"first batch offset {b.base_offset} is below the segment's base offset {seg_base}",
-                                     "segment-name"))
-            elif seg_base is not None and contiguous and b.base_offset != seg_base:
-                probs.append(Problem(path, b.position, b.base_offset,
-                                     f"segment named {seg_base} starts at offset {b.base_offset}", "segment-name"))
-        last = b.base_offset + b.last_offset_delta
-        last_offset = last
-        if b.last_offset_delta < 0:
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"lastOffsetDelta {b.last_offset_delta} is negative", "bad-batch"))
+            scan.problem(b.position, b.base_offset, f"magic {b.magic} entry (expected record batch v2)", "bad-magic")
         else:
-            count_problem = record_count_problem(b, contiguous)
-            if count_problem:
-                probs.append(Problem(path, b.position, b.base_offset, count_problem, "record-count"))
+            scan.batch(b)
+    scan.tail(reader.stop)
+    return scan.report()
+
+
+class _Scan:
+    """One file's scan: the problems found and the statistics gathered so far."""
+
+    def __init__(self, path: str, *, contiguous: bool, state: LogState, expect_epoch: int | None,
+                 metadata: bool, deep: bool):
+        self.path = path
+        self.kind = filekinds.kind_of(path)
+        self.contiguous = contiguous
+        self.st = state
+        self.expect_epoch = expect_epoch
+        self.metadata = metadata
+        self.deep = deep
+        self.seg_base = filekinds.base_offset_of(path) if self.kind == filekinds.LOG else None
+        self.probs: list[Problem] = []
+        self.batches = self.records = self.control_batches = self.txn_batches = self.dh_batches = 0
+        self.codecs: Counter = Counter()
+        self.control: Counter = Counter()
+        self.mtypes: Counter = Counter()
+        self.mversions: Counter = Counter()
+        self.epochs: set = set()
+        self.feature_levels: list = []
+        self.leader_changes: list = []
+        self.kraft_versions: list = []
+        self.voters_records: list = []
+        self.producer_ids: set = set()
+        self.broker_mv: set = set()
+        self.frames: set = set()
+        self.ts_types: set = set()
+        self.crc_bad: list = []
+        self.min_ts = self.max_ts = None
+        self.first_offset = self.last_offset = None
+        self.first_ctl = self.last_ctl = None
+        self.torn = None
+
+    def problem(self, position, offset, message: str, slug: str) -> None:
+        self.probs.append(Problem(self.path, position, offset, message, slug))
+
+    def batch(self, b) -> None:
+        self.batches += 1
+        if self.first_offset is None:
+            self.first_offset = b.base_offset
+            self.check_segment_name(b)
+        self.last_offset = b.base_offset + b.last_offset_delta
+        self.check_count(b)
+        self.check_offset_order(b)
+        self.check_epoch(b)
+        self.check_crc(b)
+        self.tally_header(b)
+        if not self.deep and not b.attributes & ATTR_CONTROL:
+            self.skip_records(b)
+        else:
+            self.scan_records(b)
+
+    # -- header checks ---------------------------------------------------------
+    def check_segment_name(self, b) -> None:
+        base = self.seg_base
+        if base is not None and b.base_offset < base:
+            self.problem(b.position, b.base_offset,
+                         f"first batch offset {b.base_offset} is below the segment's base offset {base}",
+                         "segment-name")
+        elif base is not None and self.contiguous and b.base_offset != base:
+            self.problem(b.position, b.base_offset, f"segment named {base} starts at offset {b.base_offset}",
+                         "segment-name")
+
+    def check_count(self, b) -> None:
+        if b.last_offset_delta < 0:
+            self.problem(b.position, b.base_offset, f"lastOffsetDelta {b.last_offset_delta} is negative", "bad-batch")
+            return
+        count_problem = record_count_problem(b, self.contiguous)
+        if count_problem:
+            self.problem(b.position, b.base_offset, count_problem, "record-count")
+
+    def check_offset_order(self, b) -> None:
+        st = self.st
         if st.last_offset is not None:
             if b.base_offset <= st.last_offset:
-                probs.append(Problem(path, b.position, b.base_offset,
-                                     f"offset {b.base_offset} does not increase (previous batch ended at {st.last_offset})",
-                                     "offset-order"))
-            elif contiguous and b.base_offset != st.last_offset + 1:
-                probs.append(Problem(path, b.position, b.base_offset,
-                                     f"offset gap: expected {st.last_offset + 1}, found {b.base_offset}", "offset-gap"))
+                self.problem(b.position, b.base_offset, f"offset {b.base_offset} does not increase (previous batch "
+                             f"ended at {st.last_offset})", "offset-order")
+            elif self.contiguous and b.base_offset != st.last_offset + 1:
+                self.problem(b.position, b.base_offset,
+                             f"offset gap: expected {st.last_offset + 1}, found {b.base_offset}", "offset-gap")
+        last = self.last_offset
         st.last_offset = max(last, st.last_offset if st.last_offset is not None else last)
         if st.first_offset is None:
             st.first_offset = b.base_offset
-        e = b.leader_epoch
-        epochs.add(e)
-        if expect_epoch is not None and e != expect_epoch:
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"batch epoch {e} differs from the snapshot name's epoch {expect_epoch}",
-                                 "snapshot-name"))
+
+    def check_epoch(self, b) -> None:
+        st, e = self.st, b.leader_epoch
+        self.epochs.add(e)
+        if self.expect_epoch is not None and e != self.expect_epoch:
+            self.problem(b.position, b.base_offset,
+                         f"batch epoch {e} differs from the snapshot name's epoch {self.expect_epoch}", "snapshot-name")
         if st.last_epoch is not None and e < st.last_epoch:
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"leader epoch goes backwards: {e} after {st.last_epoch}", "epoch-order"))
+            self.problem(b.position, b.base_offset, f"leader epoch goes backwards: {e} after {st.last_epoch}",
+                         "epoch-order")
         if st.last_epoch is None or e > st.last_epoch:
             st.epoch_starts.append((e, b.base_offset))
             st.last_epoch = e
+
+    def check_crc(self, b) -> None:
         computed = b.computed_crc()
         if computed != b.crc:
-            crc_bad.append(b.base_offset)
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}",
-                                 "crc-mismatch"))
-        codecs[b.compression_name] += 1
-        ts_types.add(b.timestamp_type)
-        if b.is_transactional:
-            txn_batches += 1
-        if b.attributes & 0x40:
-            dh_batches += 1
+            self.crc_bad.append(b.base_offset)
+            self.problem(b.position, b.base_offset,
+                         f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}", "crc-mismatch")
+
+    def tally_header(self, b) -> None:
+        self.codecs[b.compression_name] += 1
+        self.ts_types.add(b.timestamp_type)
+        if b.attributes & ATTR_TRANSACTIONAL:
+            self.txn_batches += 1
+        if b.attributes & ATTR_DELETE_HORIZON:
+            self.dh_batches += 1
         if b.producer_id >= 0:
-            producer_ids.add(b.producer_id)
-        if not deep and not b.attributes & 0x20:
-            records += b.record_count   # batch-level pass: data records are not decoded
-            if b.max_timestamp > (max_ts if max_ts is not None else -1 << 63):
-                max_ts = b.max_timestamp
-            last_ctl = None
-            if batches == 1:
-                first_ctl = None
-            continue
-        if max_ts is None or b.max_timestamp > max_ts:
-            max_ts = b.max_timestamp
+            self.producer_ids.add(b.producer_id)
+
+    def skip_records(self, b) -> None:
+        """The batch-level pass over a data batch: its records are counted, not decoded."""
+        self.records += b.record_count
+        if b.max_timestamp > (self.max_ts if self.max_ts is not None else -1 << 63):
+            self.max_ts = b.max_timestamp
+        self.last_ctl = None
+        if self.batches == 1:
+            self.first_ctl = None
+
+    # -- records -----------------------------------------------------------------
+    def scan_records(self, b) -> None:
+        if self.max_ts is None or b.max_timestamp > self.max_ts:
+            self.max_ts = b.max_timestamp
         control_batch = b.is_control
         if control_batch:
-            control_batches += 1
+            self.control_batches += 1
         name0 = None
         n = 0
-        bad_records = 0   # undecodable records of this batch: the first MAX_RECORD_PROBLEMS are listed
+        bad = [0]   # undecodable records of this batch: the first MAX_RECORD_PROBLEMS are listed
         prev_delta = -1
         delta_problem = None
         try:
@@ -170,93 +215,97 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
             for r in b.iter_records():
                 delta = r.offset - b.base_offset
                 if delta_problem is None and (delta <= prev_delta or delta > b.last_offset_delta
-                                              or (contiguous and delta != n)):
+                                              or (self.contiguous and delta != n)):
                     delta_problem = (r.offset, n, delta, prev_delta)
                 prev_delta = delta
                 n += 1
-                if min_ts is None or r.timestamp < min_ts:   # the stored timestamps (also under LogAppendTime)
-                    min_ts = r.timestamp
+                if self.min_ts is None or r.timestamp < self.min_ts:   # stored timestamps (also under LogAppendTime)
+                    self.min_ts = r.timestamp
                 if control_batch:
-                    ct = md.control_type(r.key)
-                    name = md.CONTROL_NAMES.get(ct, f"UNKNOWN({ct})")
-                    control[name] += 1
+                    name = self.tally_control(b, r, bad)
                     if n == 1:
-                        name0 = md.CONTROL_NAMES.get(ct)
-                    if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
-                        d = md.decode_control(r.key, r.value)
-                        if d.data is None:
-                            bad_records += 1
-                            if bad_records <= MAX_RECORD_PROBLEMS:
-                                probs.append(Problem(path, b.position, r.offset, d.error, "bad-control-record"))
-                        elif ct == md.LEADER_CHANGE:
-                            leader_changes.append([r.offset, e, d.data["version"], d.data["leaderId"],
-                                                   [v["voterId"] for v in d.data["voters"]]])
-                        elif ct == md.KRAFT_VERSION:
-                            kraft_versions.append([r.offset, d.data["kRaftVersion"]])
-                        else:
-                            voters_records.append([r.offset, [v["voterId"] for v in d.data["voters"]]])
-                elif metadata:
-                    d = md.decode_metadata(r.value)
-                    if d.data is None:
-                        bad_records += 1
-                        if bad_records <= MAX_RECORD_PROBLEMS:
-                            probs.append(Problem(path, b.position, r.offset, d.error, "bad-metadata-record"))
-                        continue
-                    frames.add(1)
-                    mtypes[d.name] += 1
-                    mversions[f"{d.name} v{d.version}"] += 1
-                    if d.api_key == 12:
-                        feature_levels.append([r.offset, d.data["name"], d.data["featureLevel"]])
-                    elif d.api_key == 0:
-                        for f in d.data["features"]:
-                            if f["name"] == "metadata.version":
-                                broker_mv.add((f["minSupportedVersion"], f["maxSupportedVersion"]))
+                        name0 = name
+                elif self.metadata:
+                    self.tally_metadata(b, r, bad)
         except BatchError as ex:
-            probs.append(Problem(path, ex.pos, b.base_offset, str(ex), "bad-records"))
-            continue
-        records += n
-        if bad_records > MAX_RECORD_PROBLEMS:
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"{bad_records - MAX_RECORD_PROBLEMS} more undecodable records in this batch "
-                                 f"(the first {MAX_RECORD_PROBLEMS} are listed)", "bad-records"))
+            self.problem(ex.pos, b.base_offset, str(ex), "bad-records")
+            return
+        self.records += n
+        if bad[0] > MAX_RECORD_PROBLEMS:
+            self.problem(b.position, b.base_offset, f"{bad[0] - MAX_RECORD_PROBLEMS} more undecodable records in "
+                         f"this batch (the first {MAX_RECORD_PROBLEMS} are listed)", "bad-records")
         if delta_problem is not None:
-            probs.append(Problem(path, b.position, delta_problem[0],
-                                 _delta_message(b, *delta_problem, contiguous=contiguous), "record-offset"))
+            self.problem(b.position, delta_problem[0],
+                         _delta_message(b, *delta_problem, contiguous=self.contiguous), "record-offset")
         elif n and prev_delta != b.last_offset_delta:
-            probs.append(Problem(path, b.position, b.base_offset,
-                                 f"last record offset {b.base_offset + prev_delta} differs from the batch's "
-                                 f"lastOffset {last}", "bad-batch"))
-        if control_batch:
-            if batches == 1:
-                first_ctl = name0
-            last_ctl = name0
-        else:
-            if batches == 1:
-                first_ctl = None
-            last_ctl = None
-    stop = reader.stop
-    torn = None
-    if stop is not None and stop.reason:
-        torn = {"position": stop.position, "bytes": stop.remaining, "reason": stop.reason}
-        kind_slug = "zero-tail" if stop.reason == "corrupt" else "torn-tail"
-        probs.append(Problem(path, stop.position, None,
-                             f"{stop.detail}; {stop.remaining} bytes at the end are not a complete batch",
-                             kind_slug))
-    rep.stats = {
-        "batches": batches, "records": records, "first_offset": first_offset, "last_offset": last_offset,
-        "epochs": sorted(epochs), "codecs": dict(codecs), "control": dict(control),
-        "control_batches": control_batches, "txn_batches": txn_batches, "delete_horizon_batches": dh_batches,
-        "metadata_types": dict(mtypes), "metadata_versions": dict(mversions),
-        "feature_levels": feature_levels, "leader_change": leader_changes, "kraft_version": kraft_versions,
-        "voters_records": voters_records, "producer_ids": sorted(producer_ids),
-        "broker_mv_ranges": sorted([list(x) for x in broker_mv]), "frame_versions": sorted(frames),
-        "ts_types": sorted(ts_types), "min_ts": min_ts, "max_ts": max_ts, "crc_bad": len(crc_bad),
-        "crc_bad_offsets": crc_bad, "first_batch_ctl": first_ctl, "last_batch_ctl": last_ctl,
-        "size": os.path.getsize(path), "torn_tail": torn, "deep": deep,
-    }
-    if not deep:
-        rep.stats["min_ts"] = None  # not known without the records
-    return rep
+            self.problem(b.position, b.base_offset, f"last record offset {b.base_offset + prev_delta} differs from "
+                         f"the batch's lastOffset {self.last_offset}", "bad-batch")
+        if self.batches == 1:
+            self.first_ctl = name0 if control_batch else None
+        self.last_ctl = name0 if control_batch else None
+
+    def bad_record(self, b, offset, error: str, slug: str, bad: list) -> None:
+        bad[0] += 1
+        if bad[0] <= MAX_RECORD_PROBLEMS:
+            self.problem(b.position, offset, error, slug)
+
+    def tally_control(self, b, r, bad: list) -> str | None:
+        """Count a control record, decode the ones whose contents are statistics; its type name."""
+        ct = md.control_type(r.key)
+        self.control[md.CONTROL_NAMES.get(ct, f"UNKNOWN({ct})")] += 1
+        if ct in (md.LEADER_CHANGE, md.KRAFT_VERSION, md.KRAFT_VOTERS):
+            d = md.decode_control(r.key, r.value)
+            if d.data is None:
+                self.bad_record(b, r.offset, d.error, "bad-control-record", bad)
+            elif ct == md.LEADER_CHANGE:
+                self.leader_changes.append([r.offset, b.leader_epoch, d.data["version"], d.data["leaderId"],
+                                            [v["voterId"] for v in d.data["voters"]]])
+            elif ct == md.KRAFT_VERSION:
+                self.kraft_versions.append([r.offset, d.data["kRaftVersion"]])
+            else:
+                self.voters_records.append([r.offset, [v["voterId"] for v in d.data["voters"]]])
+        return md.CONTROL_NAMES.get(ct)
+
+    def tally_metadata(self, b, r, bad: list) -> None:
+        d = md.decode_metadata(r.value)
+        if d.data is None:
+            self.bad_record(b, r.offset, d.error, "bad-metadata-record", bad)
+            return
+        self.frames.add(md.FRAME_VERSION)
+        self.mtypes[d.name] += 1
+        self.mversions[f"{d.name} v{d.version}"] += 1
+        if d.api_key == md.API_KEYS["FeatureLevelRecord"]:
+            self.feature_levels.append([r.offset, d.data["name"], d.data["featureLevel"]])
+        elif d.api_key == md.API_KEYS["RegisterBrokerRecord"]:
+            for f in d.data["features"]:
+                if f["name"] == "metadata.version":
+                    self.broker_mv.add((f["minSupportedVersion"], f["maxSupportedVersion"]))
+
+    # -- the end -----------------------------------------------------------------
+    def tail(self, stop) -> None:
+        if stop is not None and stop.reason:
+            self.torn = {"position": stop.position, "bytes": stop.remaining, "reason": stop.reason}
+            self.problem(stop.position, None, f"{stop.detail}; {stop.remaining} bytes at the end are not a complete "
+                         "batch", "zero-tail" if stop.reason == "corrupt" else "torn-tail")
+
+    def report(self) -> FileReport:
+        rep = FileReport(self.path, self.kind, problems=self.probs)
+        rep.stats = {
+            "batches": self.batches, "records": self.records, "first_offset": self.first_offset,
+            "last_offset": self.last_offset, "epochs": sorted(self.epochs), "codecs": dict(self.codecs),
+            "control": dict(self.control), "control_batches": self.control_batches,
+            "txn_batches": self.txn_batches, "delete_horizon_batches": self.dh_batches,
+            "metadata_types": dict(self.mtypes), "metadata_versions": dict(self.mversions),
+            "feature_levels": self.feature_levels, "leader_change": self.leader_changes,
+            "kraft_version": self.kraft_versions, "voters_records": self.voters_records,
+            "producer_ids": sorted(self.producer_ids),
+            "broker_mv_ranges": sorted([list(x) for x in self.broker_mv]), "frame_versions": sorted(self.frames),
+            "ts_types": sorted(self.ts_types), "min_ts": self.min_ts if self.deep else None,   # unknown without records
+            "max_ts": self.max_ts, "crc_bad": len(self.crc_bad), "crc_bad_offsets": self.crc_bad,
+            "first_batch_ctl": self.first_ctl, "last_batch_ctl": self.last_ctl,
+            "size": os.path.getsize(self.path), "torn_tail": self.torn, "deep": self.deep,
+        }
+        return rep
 
 
 def record_count_problem(b, contiguous: bool) -> str | None:

@@ -5,8 +5,11 @@ and JSON (schema in docs/describe.md). Rich is imported only for tables.
 
 from __future__ import annotations
 
+import sys
+import time
+
 from ..protocol.quorum import ZERO_UUID, Quorum, Replica, replication_rows, status_values
-from .output import age, iso_utc, json_bytes, when_text
+from .output import Output, age, iso_utc, json_bytes, when_text
 
 UNKNOWN = "unknown"
 
@@ -303,15 +306,12 @@ def health_table(h):
 # -- printing a view: what `describe` and `demo` write to stdout -----------------------
 
 def now_ms() -> int:
-    import time
     return int(time.time() * 1000)
 
 
 def print_quorum(kind: str, q: Quorum, out, *, human_readable: bool = False, now: int | None = None,
                  console=None) -> None:
     """Print one status/replication view of `q` to stdout (warnings to stderr)."""
-    import sys
-    from .output import Output
     now = now_ms() if now is None else now
     if out is Output.json:
         sys.stdout.write(to_json(status_doc(q, now) if kind == "status" else replication_doc(q, now)))
@@ -330,8 +330,6 @@ def print_quorum(kind: str, q: Quorum, out, *, human_readable: bool = False, now
 
 
 def print_health(h, out, console=None) -> None:
-    import sys
-    from .output import Output
     if out is Output.json:
         sys.stdout.write(to_json(health_doc(h)))
     elif out is Output.table:
@@ -350,9 +348,6 @@ def watch(kind: str, refresher, out, every: float, human_readable: bool = False)
     good view on screen with the error and its time beneath it. Returns True
     when stopped after a failed refresh (the quorum was unreachable when the
     operator stopped watching), after saying so on stderr."""
-    import sys
-    import time
-    from .output import Output
     try:
         if out is Output.table:
             from rich.console import Group
@@ -424,6 +419,4 @@ def voter_change_doc(r) -> dict:
 
 
 def print_voter_change(r, out) -> None:
-    import sys
-    from .output import Output
     sys.stdout.write(to_json(voter_change_doc(r)) if out is Output.json else voter_change_text(r) + "\n")

@@ -6,6 +6,13 @@ EXIT_INPUT = 2         # usage or input error
 EXIT_UNREACHABLE = 3   # could not reach or authenticate to the cluster
 
 
+def at_line(path, line: int, message: str) -> str:
+    """The one wording of a problem on a line of a text file: `path:N: message`,
+    as compilers, grep and editors write it (and doctor's evidence lines), so a
+    terminal or editor can jump to it. Every reader of a text file uses this."""
+    return f"{path}:{line}: {message}"
+
+
 class QuorumctlError(Exception):
     """A failure to report as one line; `exit_code` is what the process exits with."""
 
@@ -18,7 +25,12 @@ class QuorumctlError(Exception):
 
 
 class InputError(QuorumctlError):
-    """Bad input: a file that does not decode, a bad option value (exit 2)."""
+    """Bad input: a file that does not decode, a bad option value (exit 2).
+
+    Library modules with a job of their own raise their own subclass
+    (storage.format.FormatError, storage.truncate.TruncateError,
+    storage.recover.RecoverError), so a caller can tell whose refusal it is;
+    the CLI reports every subclass as this: one line, exit 2."""
 
     exit_code = EXIT_INPUT
 

@@ -121,13 +121,15 @@ def test_fixture_values():
     ("version=one\n", "Invalid meta.properties version string 'one'"),
     ("version=1\nnode.id=x1\ncluster.id=x\n", "Unable to read node.id as a base-10 number"),
     ("version=1\nnode.id=1\ncluster.id=x\ndirectory.id=zz\n", "Unable to read directory.id as a Uuid"),
-    ("version=1\nnode.id=1\ncluster.id=x\nbad=\\u00\n", "line 4: Malformed"),
+    ("version=1\nnode.id=1\ncluster.id=x\nbad=\\u00\n", ":4: Malformed"),
 ])
 def test_meta_properties_errors(tmp_path, body, msg):
     p = write(tmp_path, "meta.properties", body)
     with pytest.raises(InputError) as e:
         state_files.read_meta_properties(p)
-    assert str(e.value).startswith(p + ": ") and msg in str(e.value) and "\n" not in str(e.value)
+    assert str(e.value).startswith(p + ":") and msg in str(e.value) and "\n" not in str(e.value)
+    if msg.startswith(":"):   # a line-level error: path:N: message, the one wording of file errors
+        assert str(e.value).startswith(p + msg)
 
 
 def test_meta_properties_v0(tmp_path):
@@ -161,12 +163,12 @@ def test_epoch_checkpoint_parsing(tmp_path):
     assert state_files.read_epoch_checkpoint(write(tmp_path, "a", "0\n2\n1   0\n3\t10\n")) == [(1, 0), (3, 10)]
     assert state_files.read_epoch_checkpoint(write(tmp_path, "b", "")) == []
     assert state_files.read_epoch_checkpoint(write(tmp_path, "c", "0\n")) == []
-    for body, msg in (("1\n0\n", "line 1: Unrecognised version:1, expected version: 0"),
+    for body, msg in (("1\n0\n", "bad:1: Unrecognised version:1, expected version: 0"),
                       ("0\n2\n1 0\n", "Expected [2] entries in checkpoint file, but found only [1]"),
-                      ("0\n1\n1 0 5\n", "line 3: Malformed line"),
-                      ("0\n1\nx 0\n", "line 3: Malformed line"),
-                      ("0\nmany\n", "line 2: expected the entry count"),
-                      ("zero\n", "line 1: expected the version number 0")):
+                      ("0\n1\n1 0 5\n", "bad:3: Malformed line"),
+                      ("0\n1\nx 0\n", "bad:3: Malformed line"),
+                      ("0\nmany\n", "bad:2: expected the entry count"),
+                      ("zero\n", "bad:1: expected the version number 0")):
         p = write(tmp_path, "bad", body)
         with pytest.raises(InputError, match=msg.replace("[", r"\[").replace("]", r"\]")):
             state_files.read_epoch_checkpoint(p)
@@ -176,9 +178,9 @@ def test_partition_metadata_errors(tmp_path):
     assert state_files.read_partition_metadata(write(tmp_path, "pm", "version:   0\ntopic_id:  AAAAAAAAAAAAAAAAAAAAAQ")) == \
         {"version": 0, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ"}
     for body, msg in (("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA", "Invalid topic ID"),
-                      ("version: x\n", "line 1: Malformed"),
-                      ("version: 0\ntopic: AAAAAAAAAAAAAAAAAAAAAQ", "line 2: Malformed"),
-                      ("version: 0\ntopic_id: short1", "line 2: Input string `short1` decoded as 4 bytes")):
+                      ("version: x\n", "pm:1: Malformed"),
+                      ("version: 0\ntopic: AAAAAAAAAAAAAAAAAAAAAQ", "pm:2: Malformed"),
+                      ("version: 0\ntopic_id: short1", "pm:2: Input string `short1` decoded as 4 bytes")):
         with pytest.raises(InputError, match=msg):
             state_files.read_partition_metadata(write(tmp_path, "pm", body))
 

@@ -46,7 +46,8 @@ def demo(
         _write_examples(write_examples, resolve(output))
         return
     from ..testing.scenarios import demo_cluster
-    from .describe import emit_health, fetch_quorum, make_client, render
+    from ..protocol.client import describe_quorum
+    from ..render.quorum import print_health, print_quorum
 
     out = resolve(output)
     cluster = demo_cluster()
@@ -60,8 +61,7 @@ def demo(
         def describe(kind: str, flag: str, address: str, **kw):
             _say(out, f"\n$ quorumctl describe {kind} {flag} {address}")
             mode = {"--bootstrap-server": (address, None), "--bootstrap-controller": (None, address)}[flag]
-            with make_client(*mode, None, 10.0) as client:
-                render(kind, fetch_quorum(client), out, **kw)
+            print_quorum(kind, describe_quorum(*mode, None, 10.0), out, **kw)
 
         def health(timeout: float):
             from ..protocol.config import ClientConfig
@@ -69,7 +69,7 @@ def demo(
             from ..protocol.health import check_health
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)
-            emit_health(h, out)
+            print_health(h, out)
 
         describe("status", "--bootstrap-server", broker.address)
         describe("replication", "--bootstrap-controller", c2.address)

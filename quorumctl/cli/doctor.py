@@ -34,10 +34,9 @@ def doctor(
     report = D.examine(list(config), list(paths or []))
     live_error = None
     if bootstrap_controller:
-        from .describe import fetch_quorum, make_client
+        from ..protocol.client import describe_quorum
         try:
-            with make_client(None, bootstrap_controller, None, timeout) as client:
-                q = fetch_quorum(client)
+            q = describe_quorum(None, bootstrap_controller, None, timeout)
             report.findings.extend(D.live_findings(report, q, bootstrap_controller))
         except QuorumctlError as e:
             live_error = str(e)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import InputError, at_line
 from ..openfile import open_regular
 from ..storage import files as state_files
 from ..storage import properties
@@ -92,7 +92,7 @@ def _lines(path: str) -> dict[str, int]:
 
 def _at(cfg: ServerConfig, key: str) -> str:
     line = _lines(cfg.path).get(key)
-    return f"{cfg.path}:{line}: {key}={cfg.props.get(key, '')}" if line else f"{cfg.path}: {key} is not set"
+    return at_line(cfg.path, line, f"{key}={cfg.props.get(key, '')}") if line else f"{cfg.path}: {key} is not set"
 
 
 def _endpoint_text(e: dict) -> str:

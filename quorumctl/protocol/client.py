@@ -369,3 +369,61 @@ def _address_of(name: str | None) -> Address | None:
         return Address(host, int(port))
     except ValueError:
         return None
+
+
+# -- the describe jobs: Kafka's connection options in, a Quorum out ----------------
+
+def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
+            command_config: str | None, timeout: float | None) -> QuorumClient:
+    """A QuorumClient from the Kafka-style connection options."""
+    from .config import load_client_config
+    from .connection import parse_address_list
+
+    if bootstrap_server and bootstrap_controller:
+        raise InputError("--bootstrap-server and --bootstrap-controller cannot be used together")
+    if not bootstrap_server and not bootstrap_controller:
+        raise InputError("one of --bootstrap-server or --bootstrap-controller is required")
+    if timeout is not None and timeout <= 0:
+        raise InputError(f"--timeout must be positive, not {timeout:g}")
+    cfg = load_client_config(command_config)
+    if bootstrap_server:
+        return QuorumClient(parse_address_list(bootstrap_server, "--bootstrap-server"), "server", cfg, timeout)
+    return QuorumClient(parse_address_list(bootstrap_controller, "--bootstrap-controller"), "controller", cfg, timeout)
+
+
+def fetch_quorum(client: QuorumClient):
+    """Cluster id (DescribeCluster, or Metadata on old brokers) + DescribeQuorum."""
+    from .quorum import quorum_from_partition
+    info = client.cluster_info()
+    qr = client.describe_quorum()
+    return quorum_from_partition(qr.partition, qr.nodes, qr.version, qr.source, info.cluster_id)
+
+
+def describe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
+                    command_config: str | None, timeout: float | None):
+    """`describe status|replication`: connect, ask, return the Quorum."""
+    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+        return fetch_quorum(client)
+
+
+class Refresher:
+    """The --watch loop's state. A failed refresh is kept, not raised: during an
+    incident the view must keep going when the cluster blips, showing the last
+    good answer with the error and its time beneath it. Bad input still raises."""
+
+    def __init__(self, once):
+        self.once = once
+        self.last = None                         # the last good answer
+        self.failure: tuple[str, str] | None = None   # the last refresh's (HH:MM:SS, error); None when it worked
+
+    def refresh(self) -> bool:
+        """Ask once; True when it answered."""
+        try:
+            self.last = self.once()
+        except InputError:
+            raise
+        except ClusterError as e:
+            self.failure = (time.strftime("%H:%M:%S"), str(e))
+            return False
+        self.failure = None
+        return True

@@ -376,3 +376,31 @@ def _failure(p: Probe) -> str:
     if str(p.address) not in p.error:
         return f"{_label(p)}: {p.error}"
     return f"controller {p.node_id}: {p.error}" if p.node_id is not None else p.error
+
+
+def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None, config: str | None,
+                 command_config: str | None, timeout: float, fetch_timeout_ms: int | None) -> Health:
+    """`describe health` from Kafka-style options: the targets come from the
+    addresses given and the server config's voters / bootstrap servers; the
+    caught-up threshold from the option, else the config, else Kafka's default."""
+    from ..errors import InputError
+    from .config import load_client_config
+    from .connection import parse_address_list
+
+    if timeout <= 0:
+        raise InputError(f"--timeout must be positive, not {timeout:g}")
+    cfg = load_client_config(command_config)
+    voters, boot, cfg_fetch = {}, [], None
+    if config:
+        from ..storage.properties import load_properties
+        voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
+    controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
+    servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []
+    if not (controllers or servers or voters or boot):
+        raise InputError("nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config "
+                         "with controller.quorum.voters / controller.quorum.bootstrap.servers")
+    fetch = fetch_timeout_ms if fetch_timeout_ms is not None else (cfg_fetch or DEFAULT_FETCH_TIMEOUT_MS)
+    if fetch <= 0:
+        raise InputError(f"--fetch-timeout-ms must be positive, not {fetch}")
+    return check_health(cfg, controllers=controllers, servers=servers, config_voters=voters,
+                        config_bootstrap=boot, timeout_s=timeout, fetch_timeout_ms=fetch)

@@ -5,8 +5,11 @@ and JSON (schema in docs/describe.md). Rich is imported only for tables.
 
 from __future__ import annotations
 
+import sys
+import time
+
 from ..protocol.quorum import ZERO_UUID, Quorum, Replica, replication_rows, status_values
-from .output import age, iso_utc, json_bytes, when_text
+from .output import Output, age, iso_utc, json_bytes, when_text
 
 UNKNOWN = "unknown"
 
@@ -298,3 +301,122 @@ def health_table(h):
                   "-" if x.address is None else str(x.address),
                   UNKNOWN if x.reachable is None else ("yes" if x.reachable else "no"), style=style)
     return t, v
+
+
+# -- printing a view: what `describe` and `demo` write to stdout -----------------------
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def print_quorum(kind: str, q: Quorum, out, *, human_readable: bool = False, now: int | None = None,
+                 console=None) -> None:
+    """Print one status/replication view of `q` to stdout (warnings to stderr)."""
+    now = now_ms() if now is None else now
+    if out is Output.json:
+        sys.stdout.write(to_json(status_doc(q, now) if kind == "status" else replication_doc(q, now)))
+    elif out is Output.table:
+        from rich.console import Console
+        console = console or Console()
+        console.print(status_table(q, now) if kind == "status" else replication_table(q, now))
+    else:
+        for w in (clock_drift(q, now) if human_readable else []):
+            sys.stderr.write(w + "\n")
+        if q.leader() is None:
+            sys.stderr.write(f"warning: leader {q.leader_id} is not among the voters or observers; "
+                             "lag values are unknown\n")
+        sys.stdout.write(status_text(q) if kind == "status" else replication_text(q, human_readable, now))
+    sys.stdout.flush()
+
+
+def print_health(h, out, console=None) -> None:
+    if out is Output.json:
+        sys.stdout.write(to_json(health_doc(h)))
+    elif out is Output.table:
+        from rich.console import Console
+        console = console or Console()
+        for t in health_table(h):
+            console.print(t)
+    else:
+        sys.stdout.write(health_text(h))
+    sys.stdout.flush()
+
+
+def watch(kind: str, refresher, out, every: float, human_readable: bool = False) -> bool:
+    """A live view, refreshed every `every` seconds by `refresher`
+    (protocol.client.Refresher) until Ctrl-C. A failed refresh keeps the last
+    good view on screen with the error and its time beneath it. Returns True
+    when stopped after a failed refresh (the quorum was unreachable when the
+    operator stopped watching), after saying so on stderr."""
+    try:
+        if out is Output.table:
+            from rich.console import Group
+            from rich.live import Live
+            from rich.text import Text
+            view = Text("connecting...")
+            with Live(view, auto_refresh=False, screen=False) as live:
+                while True:
+                    if refresher.refresh():
+                        now = now_ms()
+                        q = refresher.last
+                        view = status_table(q, now) if kind == "status" else replication_table(q, now)
+                        shown = [view, Text(f"updated {time.strftime('%H:%M:%S')}; refreshing every {every:g} s; "
+                                            "Ctrl-C to stop", style="dim")]
+                    else:
+                        at, error = refresher.failure
+                        shown = [view, Text(f"{at} error: {error}", style="red"),
+                                 Text(f"the view above is the last good one; retrying every {every:g} s; "
+                                      "Ctrl-C to stop", style="dim")]
+                    live.update(Group(*shown), refresh=True)
+                    time.sleep(every)
+        else:
+            clear = out is Output.text and sys.stdout.isatty()
+            while True:
+                if refresher.refresh():
+                    if clear:
+                        sys.stdout.write("\x1b[H\x1b[2J")
+                    print_quorum(kind, refresher.last, out, human_readable=human_readable)
+                    if out is Output.text and not clear:
+                        sys.stdout.write("\n")
+                else:
+                    if clear and refresher.last is not None:
+                        # redraw the last good view so the error sits beneath it, not below old errors
+                        sys.stdout.write("\x1b[H\x1b[2J")
+                        print_quorum(kind, refresher.last, out, human_readable=human_readable)
+                    sys.stdout.flush()
+                    at, error = refresher.failure
+                    sys.stderr.write(f"quorumctl: error: {error} (at {at})\n")
+                sys.stdout.flush()
+                time.sleep(every)
+    except KeyboardInterrupt:
+        if refresher.failure:
+            at, error = refresher.failure
+            sys.stderr.write(f"quorumctl: error: stopped after a failed refresh (at {at}): {error}\n")
+            return True
+        return False
+
+
+# -- add-controller / remove-controller ------------------------------------------------
+
+def voter_change_text(r) -> str:
+    """Kafka's line (without its double space in "Removed  KRaft"), then what a dry run checked."""
+    if r.action == "remove-controller":
+        return (f"{'DRY RUN of removing' if r.dry_run else 'Removed'} KRaft controller {r.controller_id} "
+                f"with directory id {r.directory_id}")
+    return "\n".join([f"{'DRY RUN of adding' if r.dry_run else 'Added'} controller {r.controller_id} with "
+                      f"directory id {r.directory_id} and endpoints: {', '.join(r.endpoints)}",
+                      *("  " + c for c in r.checked or [])])
+
+
+def voter_change_doc(r) -> dict:
+    doc = {"action": r.action, "dryRun": r.dry_run, "controllerId": r.controller_id,
+           "directoryId": r.directory_id}
+    if r.action == "add-controller":
+        doc["endpoints"] = list(r.endpoints)
+        if r.dry_run:
+            doc["checked"] = list(r.checked)
+    return doc
+
+
+def print_voter_change(r, out) -> None:
+    sys.stdout.write(to_json(voter_change_doc(r)) if out is Output.json else voter_change_text(r) + "\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import InputError, at_line
 from ..openfile import open_regular
 from . import properties
 
@@ -63,7 +63,7 @@ def load(path: str) -> ServerConfig:
     try:
         props = properties.loads(raw)
     except properties.PropertiesError as e:
-        raise InputError(f"{path}: line {e.line}: {e}") from None
+        raise InputError(at_line(path, e.line, str(e))) from None
     props = {k: v.strip() for k, v in props.items()}
     cfg = ServerConfig(path=path, props=props)
     nid = props.get("node.id", props.get("broker.id"))

@@ -18,7 +18,7 @@ import os
 import re
 
 from .. import ids
-from ..errors import InputError
+from ..errors import InputError, at_line
 from . import properties
 from ..openfile import open_regular
 from ..schema.spec import Field, Message
@@ -95,7 +95,7 @@ def read_meta_properties(path: str) -> dict:
     try:
         props = properties.loads(raw)
     except properties.PropertiesError as e:
-        raise InputError(f"{path}: line {e.line}: {e}") from None
+        raise InputError(at_line(path, e.line, str(e))) from None
     out = parse_meta_properties(props, path)
     out["properties"] = props
     return out
@@ -247,25 +247,25 @@ def parse_epoch_checkpoint(text: str, path: str = EPOCH_CHECKPOINT) -> list[tupl
         return []
     version = _java_int(lines[0])
     if version is None:
-        raise InputError(f"{path}: line 1: expected the version number 0, found {lines[0]!r}")
+        raise InputError(at_line(path, 1, f"expected the version number 0, found {lines[0]!r}"))
     if version != 0:
-        raise InputError(f"{path}: line 1: Unrecognised version:{version}, expected version: 0")
+        raise InputError(at_line(path, 1, f"Unrecognised version:{version}, expected version: 0"))
     if len(lines) == 1:
         return []
     count = _java_int(lines[1])
     if count is None or count < 0:
-        raise InputError(f"{path}: line 2: expected the entry count, found {lines[1]!r}")
+        raise InputError(at_line(path, 2, f"expected the entry count, found {lines[1]!r}"))
     entries = []
     for i, ln in enumerate(lines[2:], start=3):
         parts = re.split(r"\s+", ln)
         if len(parts) != 2:
-            raise InputError(f"{path}: line {i}: Malformed line in checkpoint file: {ln!r} "
-                             "(expected '<epoch> <startOffset>')")
+            raise InputError(at_line(path, i, f"Malformed line in checkpoint file: {ln!r} "
+                             "(expected '<epoch> <startOffset>')"))
         epoch = _java_int(parts[0])
         offset = _java_int(parts[1], _INT64)
         if epoch is None or offset is None:
-            raise InputError(f"{path}: line {i}: Malformed line in checkpoint file: {ln!r} "
-                             "(expected '<epoch> <startOffset>')")
+            raise InputError(at_line(path, i, f"Malformed line in checkpoint file: {ln!r} "
+                             "(expected '<epoch> <startOffset>')"))
         entries.append((epoch, offset))
     if len(entries) != count:
         raise InputError(f"{path}: Expected [{count}] entries in checkpoint file, but found only [{len(entries)}]")
@@ -291,20 +291,20 @@ def parse_partition_metadata(text: str, path: str = PARTITION_METADATA) -> dict:
     first = lines[0] if lines else ""
     parts = re.split(r":\s+", first)
     if len(parts) != 2 or parts[0] != "version":
-        raise InputError(f"{path}: line 1: Malformed line: {first!r} (expected 'version: 0')")
+        raise InputError(at_line(path, 1, f"Malformed line: {first!r} (expected 'version: 0')"))
     version = _java_int(parts[1])
     if version is None:
-        raise InputError(f"{path}: line 1: Malformed line: {first!r} (expected 'version: 0')")
+        raise InputError(at_line(path, 1, f"Malformed line: {first!r} (expected 'version: 0')"))
     if version < 0:
         raise InputError(f"{path}: Unrecognized version of partition metadata file: {version}")
     second = lines[1] if len(lines) > 1 else ""
     parts = re.split(r":\s+", second)
     if len(parts) != 2 or parts[0] != "topic_id":
-        raise InputError(f"{path}: line 2: Malformed line: {second!r} (expected 'topic_id: <uuid>')")
+        raise InputError(at_line(path, 2, f"Malformed line: {second!r} (expected 'topic_id: <uuid>')"))
     try:
         ids.parse(parts[1])
     except ids.InvalidUuid as e:
-        raise InputError(f"{path}: line 2: {e}") from None
+        raise InputError(at_line(path, 2, str(e))) from None
     if ids.canonical(parts[1]) == ids.ZERO_UUID:
         raise InputError(f"{path}: Invalid topic ID in partition metadata file")
     return {"version": version, "topic_id": parts[1]}

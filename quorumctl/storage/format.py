@@ -29,6 +29,15 @@ from . import files as state_files
 from . import fsutil
 from .properties import _java_string_hash
 
+
+class FormatError(InputError):
+    """Kafka's FormatterException: a format/info/version-mapping request that cannot be
+    carried out (bad release version, feature level, SCRAM argument, directory state).
+
+    A library error; it subclasses InputError only so the CLI reports it as every
+    bad-input error: one line on stderr, exit 2."""
+
+
 # -- metadata.version -------------------------------------------------------------
 
 # (version string, feature level); Kafka 3.3-IV3 .. 4.2-IV1, checked against MetadataVersion.java
@@ -74,9 +83,9 @@ def parse_release_version(text: str) -> tuple[str, int]:
     name = key if key in LEVEL_OF else release_by_name().get(key)
     if name is None:
         if key in _OLDER or key in ("3.0", "3.1", "3.2"):
-            raise InputError(f"--release-version {text}: quorumctl formats metadata.version 3.3-IV3 "
+            raise FormatError(f"--release-version {text}: quorumctl formats metadata.version 3.3-IV3 "
                              f"({MIN_LEVEL}) and later, as Kafka 4 does")
-        raise InputError(f"--release-version {text}: unknown metadata.version; known: "
+        raise FormatError(f"--release-version {text}: unknown metadata.version; known: "
                          f"{METADATA_VERSIONS[0][0]} .. {METADATA_VERSIONS[-1][0]} (or a release such as 3.9, 4.1)")
     return name, LEVEL_OF[name]
 
@@ -122,15 +131,15 @@ def parse_feature_args(args: list[str]) -> dict[str, int]:
         name, eq, level = a.partition("=")
         name = name.strip()
         if not eq or not name:
-            raise InputError(f"--feature {a}: expected name=level")
+            raise FormatError(f"--feature {a}: expected name=level")
         try:
             lvl = int(level.strip())
         except ValueError:
-            raise InputError(f"--feature {a}: the level must be an integer") from None
+            raise FormatError(f"--feature {a}: the level must be an integer") from None
         if not -32768 <= lvl <= 32767:
-            raise InputError(f"--feature {a}: the level must fit in an int16")
+            raise FormatError(f"--feature {a}: the level must fit in an int16")
         if name in out:
-            raise InputError(f"--feature {name} was given more than once")
+            raise FormatError(f"--feature {name} was given more than once")
         out[name] = lvl
     return out
 
@@ -146,19 +155,19 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
     requested = dict(requested)
     if METADATA_VERSION in requested:
         if release is not None:
-            raise InputError(f"Use --release-version instead of --feature {METADATA_VERSION}=X to avoid ambiguity.")
+            raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION}=X to avoid ambiguity.")
         lvl = requested.pop(METADATA_VERSION)
         if lvl not in NAME_OF:
-            raise InputError(f"--feature {METADATA_VERSION}={lvl}: quorumctl formats levels {MIN_LEVEL} "
+            raise FormatError(f"--feature {METADATA_VERSION}={lvl}: quorumctl formats levels {MIN_LEVEL} "
                              f"({NAME_OF[MIN_LEVEL]}) to {MAX_LEVEL} ({NAME_OF[MAX_LEVEL]})")
         name = NAME_OF[lvl]
     else:
         name, lvl = parse_release_version(release or (NAME_OF[MAX_LEVEL] if unstable else DEFAULT_RELEASE))
     if lvl > LATEST_PRODUCTION and not unstable:
-        raise InputError(f"{METADATA_VERSION} {name} is not yet stable.")
+        raise FormatError(f"{METADATA_VERSION} {name} is not yet stable.")
     for f in requested:
         if f not in FEATURES:
-            raise InputError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(FEATURES))}")
+            raise FormatError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(FEATURES))}")
     levels = {METADATA_VERSION: lvl}
     for fname, feat in sorted(FEATURES.items()):
         if fname == "kraft.version":
@@ -168,24 +177,24 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
     for fname, feat in sorted(FEATURES.items()):
         level = levels[fname]
         if level not in feat.levels or (level > LATEST_PRODUCTION_LEVEL[fname] and not unstable):
-            raise InputError(f"No feature:{fname} with feature level {level}")
+            raise FormatError(f"No feature:{fname} with feature level {level}")
         if level >= 1 and lvl < 4:
-            raise InputError(f"{fname} could not be set to {level} because it depends on metadata.version=4 (3.3-IV0)")
+            raise FormatError(f"{fname} could not be set to {level} because it depends on metadata.version=4 (3.3-IV0)")
         for dep, minimum in feat.levels[level][1].items():
             have = levels.get(dep)
             if have is None or have < minimum:
-                raise InputError(f"{fname} could not be set to {level} because it depends on {dep} level {minimum}")
+                raise FormatError(f"{fname} could not be set to {level} because it depends on {dep} level {minimum}")
     return name, lvl, levels
 
 
 def _kraft_level(configured: int | None, dynamic: bool) -> int:
     if configured is not None:
         if configured == 0 and dynamic:
-            raise InputError("Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, "
+            raise FormatError("Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, "
                              "or --no-initial-controllers is used. For dynamic controllers support, try removing "
                              "the --feature flag for kraft.version.")
         if configured != 0 and not dynamic:
-            raise InputError(f"Cannot set kraft.version to {configured} unless one of the flags --standalone, "
+            raise FormatError(f"Cannot set kraft.version to {configured} unless one of the flags --standalone, "
                              "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
                              "support, try using one of --standalone, --initial-controllers, or "
                              "--no-initial-controllers.")
@@ -213,8 +222,8 @@ def version_mapping(release: str | None) -> dict:
     given = release if release is not None else DEFAULT_RELEASE
     try:
         _name, lvl = parse_release_version(given)
-    except InputError:
-        raise InputError(f"Unknown release version '{given}'. Supported versions are: "
+    except FormatError:
+        raise FormatError(f"Unknown release version '{given}'. Supported versions are: "
                          f"{NAME_OF[MIN_LEVEL]} to {NAME_OF[LATEST_PRODUCTION]}") from None
     return {"release": given, METADATA_VERSION: lvl,
             "features": {name: default_level(f, lvl) for name, f in FEATURES.items()}}
@@ -233,21 +242,21 @@ def feature_dependencies(args: list[str]) -> list[dict]:
     for a in args:
         name, eq, text = a.partition("=")
         if not eq or "=" in text:
-            raise InputError(f"--feature {a}: expected feature=level")
+            raise FormatError(f"--feature {a}: expected feature=level")
         try:
             lvl = int(text)
         except ValueError:
-            raise InputError(f"Invalid version format: {text} for feature {name}") from None
+            raise FormatError(f"Invalid version format: {text} for feature {name}") from None
         if name == METADATA_VERSION:
             if lvl not in NAME_OF:
-                raise InputError(f"Unknown metadata.version {lvl}")
+                raise FormatError(f"Unknown metadata.version {lvl}")
             out.append({"feature": name, "level": lvl, "version": NAME_OF[lvl], "requires": {}})
             continue
         feat = FEATURES.get(name)
         if feat is None:
-            raise InputError(f"Unknown feature: {name}")
+            raise FormatError(f"Unknown feature: {name}")
         if lvl not in feat.levels:
-            raise InputError(f"Feature level {lvl} is not supported for feature {name}")
+            raise FormatError(f"Feature level {lvl} is not supported for feature {name}")
         out.append({"feature": name, "level": lvl, "requires": dict(feat.levels[lvl][1])})
     return out
 
@@ -290,58 +299,58 @@ def parse_scram(arg: str, salt_source=_random_salt) -> tuple[int, int, dict]:
     text = arg.strip()
     mech, eq, conf = text.partition("=")
     if not eq:
-        raise InputError(f"Failed to find equals sign in SCRAM argument '{text}'")
+        raise FormatError(f"Failed to find equals sign in SCRAM argument '{text}'")
     if mech not in SCRAM_MECHANISMS:
-        raise InputError(f"The add-scram mechanism {mech} is not supported.")
+        raise FormatError(f"The add-scram mechanism {mech} is not supported.")
     if not conf.startswith("["):
-        raise InputError("Expected configuration string to start with [")
+        raise FormatError("Expected configuration string to start with [")
     if not conf.endswith("]"):
-        raise InputError("Expected configuration string to end with ]")
+        raise FormatError("Expected configuration string to end with ]")
     comps: dict[str, str] = {}
     for part in conf[1:-1].split(","):
         k, eq2, v = part.partition("=")
         if not eq2:
-            raise InputError(f"No equals sign found in SCRAM component: {part}")
+            raise FormatError(f"No equals sign found in SCRAM component: {part}")
         if len(v) >= 2 and v.startswith('"') and v.endswith('"'):
             v = v[1:-1]
         comps[k] = v
     name = comps.pop("name", None)
     if name is None:
-        raise InputError("You must supply 'name' to add-scram")
+        raise FormatError("You must supply 'name' to add-scram")
     salt = None
     if "salt" in comps:
         s = comps.pop("salt")
         try:
             salt = base64.b64decode(s, validate=True)
         except ValueError:
-            raise InputError(f"Failed to decode given salt: {s}") from None
+            raise FormatError(f"Failed to decode given salt: {s}") from None
     iterations = 4096
     if "iterations" in comps:
         it = comps.pop("iterations")
         try:
             iterations = int(it)
         except ValueError:
-            raise InputError(f"Failed to parse iterations count: {it}") from None
+            raise FormatError(f"Failed to parse iterations count: {it}") from None
     password = comps.pop("password", None)
     salted = comps.pop("saltedpassword", None)
     if password is None:
         if salted is None:
-            raise InputError("You must supply one of 'password' or 'saltedpassword' to add-scram")
+            raise FormatError("You must supply one of 'password' or 'saltedpassword' to add-scram")
         if salt is None:
-            raise InputError("You must supply 'salt' with 'saltedpassword' to add-scram")
+            raise FormatError("You must supply 'salt' with 'saltedpassword' to add-scram")
         try:
             salted_bytes = base64.b64decode(salted, validate=True)
         except ValueError:
-            raise InputError(f"Failed to decode given saltedPassword: {salted}") from None
+            raise FormatError(f"Failed to decode given saltedPassword: {salted}") from None
     if comps:
-        raise InputError(f"Unknown SCRAM configurations: {', '.join(sorted(comps))}")
+        raise FormatError(f"Unknown SCRAM configurations: {', '.join(sorted(comps))}")
     mtype, algo = SCRAM_MECHANISMS[mech]
     if salt is None:
         salt = salt_source()
     if iterations < SCRAM_MIN_ITERATIONS:
-        raise InputError(f"The 'iterations' value must be >= {SCRAM_MIN_ITERATIONS} for add-scram using {mech}")
+        raise FormatError(f"The 'iterations' value must be >= {SCRAM_MIN_ITERATIONS} for add-scram using {mech}")
     if iterations > SCRAM_MAX_ITERATIONS:
-        raise InputError(f"The 'iterations' value must be <= {SCRAM_MAX_ITERATIONS} for add-scram using {mech}")
+        raise FormatError(f"The 'iterations' value must be <= {SCRAM_MAX_ITERATIONS} for add-scram using {mech}")
     if password is not None:
         salted_bytes = hashlib.pbkdf2_hmac(algo, password.encode("utf-8"), salt, iterations)
     client_key = hmac.new(salted_bytes, b"Client Key", algo).digest()
@@ -370,45 +379,45 @@ def parse_dynamic_voter(text: str) -> DynamicVoter:
     s = text.strip()
     at = s.find("@")
     if at < 0:
-        raise InputError(f"{text}: No @ found in dynamic voter string.")
+        raise FormatError(f"{text}: No @ found in dynamic voter string.")
     if at == 0:
-        raise InputError(f"{text}: Invalid @ at beginning of dynamic voter string.")
+        raise FormatError(f"{text}: Invalid @ at beginning of dynamic voter string.")
     try:
         node = int(s[:at])
     except ValueError:
-        raise InputError(f"{text}: Failed to parse node id in dynamic voter string.") from None
+        raise FormatError(f"{text}: Failed to parse node id in dynamic voter string.") from None
     if node < 0:
-        raise InputError(f"{text}: Invalid negative node id {node} in dynamic voter string.")
+        raise FormatError(f"{text}: Invalid negative node id {node} in dynamic voter string.")
     rest = s[at + 1:]
     if not rest:
-        raise InputError(f"{text}: No hostname found after node id.")
+        raise FormatError(f"{text}: No hostname found after node id.")
     if rest.startswith("["):
         end = rest.find("]")
         if end < 0:
-            raise InputError(f"{text}: Hostname began with left bracket, but no right bracket was found.")
+            raise FormatError(f"{text}: Hostname began with left bracket, but no right bracket was found.")
         host, rest = rest[1:end], rest[end + 1:]
     else:
         c = rest.find(":")
         if c < 0:
-            raise InputError(f"{text}: No colon following hostname could be found.")
+            raise FormatError(f"{text}: No colon following hostname could be found.")
         host, rest = rest[:c], rest[c:]
     if not rest.startswith(":"):
-        raise InputError(f"{text}: Port section must start with a colon.")
+        raise FormatError(f"{text}: Port section must start with a colon.")
     rest = rest[1:]
     c = rest.find(":")
     if c < 0:
-        raise InputError(f"{text}: No colon following port could be found.")
+        raise FormatError(f"{text}: No colon following port could be found.")
     try:
         port = int(rest[:c])
     except ValueError:
-        raise InputError(f"{text}: Failed to parse port in dynamic voter string.") from None
+        raise FormatError(f"{text}: Failed to parse port in dynamic voter string.") from None
     if not 0 <= port <= 65535:
-        raise InputError(f"{text}: Invalid port {port} in dynamic voter string.")
+        raise FormatError(f"{text}: Invalid port {port} in dynamic voter string.")
     dirid = rest[c + 1:]
     try:
         ids.parse(dirid)
     except ids.InvalidUuid as e:
-        raise InputError(f"{text}: Failed to parse directory ID in dynamic voter string: {e}") from None
+        raise FormatError(f"{text}: Failed to parse directory ID in dynamic voter string: {e}") from None
     return DynamicVoter(node, host, port, dirid)
 
 
@@ -418,10 +427,10 @@ def parse_dynamic_voters(text: str) -> list[DynamicVoter]:
         if part:
             v = parse_dynamic_voter(part)
             if v.node_id in voters:
-                raise InputError(f"Node id {v.node_id} was specified more than once.")
+                raise FormatError(f"Node id {v.node_id} was specified more than once.")
             voters[v.node_id] = v
     if not voters:
-        raise InputError("No voters given.")
+        raise FormatError("No voters given.")
     return [voters[k] for k in sorted(voters)]
 
 
@@ -678,15 +687,15 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
                 listener_name: str, ignore_formatted: bool, allow_non_uuid: bool,
                 no_initial_controllers: bool = False, unstable: bool = False) -> FormatPlan:
     if node_id is None or node_id < 0:
-        raise InputError("You must specify a valid non-negative node ID.")
+        raise FormatError("You must specify a valid non-negative node ID.")
     why = ids.check_cluster_id(cluster_id)
     if why is not None and not allow_non_uuid:
-        raise InputError(f"invalid cluster id {cluster_id!r}: {why}. Generate one with `quorumctl bootstrap "
+        raise FormatError(f"invalid cluster id {cluster_id!r}: {why}. Generate one with `quorumctl bootstrap "
                          "random-uuid` (or pass --allow-non-uuid to keep it, as Kafka would)")
     if not dirs:
-        raise InputError("You must specify at least one directory to format")
+        raise FormatError("You must specify at least one directory to format")
     if metadata_dir not in dirs:
-        raise InputError(f"The specified metadata log directory, {metadata_dir} was not one of the given "
+        raise FormatError(f"The specified metadata log directory, {metadata_dir} was not one of the given "
                          f"directories: {sorted(dirs)}")
     # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1),
     # though no voter snapshot is written (Formatter.hasDynamicQuorum)
@@ -694,7 +703,7 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
                                                   unstable)
     scram_records = [parse_scram(a) for a in scram]
     if scram_records and mv < SCRAM_MIN_LEVEL:
-        raise InputError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+        raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
     records = bootstrap_records(mv, levels, scram_records)
     plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, listener_name)
     statuses = [read_dir(d) for d in sorted(set(dirs))]
@@ -881,18 +890,18 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
     from .config import load as config_load
 
     if sum(bool(x) for x in (standalone, no_initial_controllers, initial_controllers)) > 1:
-        raise InputError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
+        raise FormatError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
     cfg = config_load(config) if config else None
     if cfg is not None and not cfg.kraft:
-        raise InputError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
+        raise FormatError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
                          "supported for clusters in KRaft mode.")
     nid = node_id if node_id is not None else (cfg.node_id if cfg else None)
     if nid is None:
-        raise InputError("give --node-id or -c server.properties with node.id")
+        raise FormatError("give --node-id or -c server.properties with node.id")
     dirs = list(log_dirs) or (cfg.log_dirs if cfg else [])
     mdir = metadata_log_dir or (cfg.metadata_log_dir if cfg and not log_dirs else (dirs[0] if dirs else None))
     if mdir is None:
-        raise InputError("give --log-dir (or -c server.properties)")
+        raise FormatError("give --log-dir (or -c server.properties)")
     all_dirs = sorted(set(dirs) | {mdir})
     listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
                                             else "CONTROLLER")
@@ -904,14 +913,14 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
         voters = parse_dynamic_voters(initial_controllers)
     if standalone:
         if cfg is None:
-            raise InputError("--standalone needs -c server.properties (for the node's controller listener)")
+            raise FormatError("--standalone needs -c server.properties (for the node's controller listener)")
         if not cfg.is_controller:
-            raise InputError("You can only use --standalone on a controller.")
+            raise FormatError("You can only use --standalone on a controller.")
         host, port = cfg.advertised_controller_endpoint()
         voters = [DynamicVoter(nid, host, port, ids.random_directory_id())]
     if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller \
             and not cfg.quorum_voters:
-        raise InputError("Because controller.quorum.voters is not set on this controller, you must specify one of "
+        raise FormatError("Because controller.quorum.voters is not set on this controller, you must specify one of "
                          "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
     feature_levels = parse_feature_args(features)
     locks = []

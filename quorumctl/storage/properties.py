@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import InputError, at_line
 from ..openfile import open_regular
 
 _WS = " \t\f"
@@ -177,7 +177,7 @@ def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
     try:
         return loads(text)
     except PropertiesError as e:
-        raise InputError(f"{source}:{e.line}: {str(e)[0].lower() + str(e)[1:]}") from None
+        raise InputError(at_line(source, e.line, str(e)[0].lower() + str(e)[1:])) from None
 
 
 def load_properties(path: str | Path, what: str = "properties file") -> dict[str, str]:

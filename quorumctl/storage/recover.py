@@ -44,6 +44,14 @@ from . import fsutil
 from .replica import Replica, compare
 from .truncate import Refused, _copy_owner, check_backup_root, real_partition_dir
 
+
+class RecoverError(InputError):
+    """A recovery that cannot be planned as asked (log dirs, survivor, lost voters).
+
+    A library error; it subclasses InputError only so the CLI reports it as every
+    bad-input error: one line on stderr, exit 2."""
+
+
 NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"
 
 
@@ -97,9 +105,9 @@ def parse_ids(text: str) -> list[int]:
         try:
             out.append(int(part))
         except ValueError:
-            raise InputError(f"--lost-voters: {part!r} is not a node id (expected ID[,ID...])") from None
+            raise RecoverError(f"--lost-voters: {part!r} is not a node id (expected ID[,ID...])") from None
     if not out:
-        raise InputError("--lost-voters: no node id given (expected ID[,ID...])")
+        raise RecoverError("--lost-voters: no node id given (expected ID[,ID...])")
     return sorted(set(out))
 
 
@@ -114,9 +122,9 @@ def parse_static_voters(text: str, where: str) -> dict[int, str]:
         try:
             out[int(nid)] = addr
         except ValueError:
-            raise InputError(f"{where}: controller.quorum.voters: {part!r} is not id@host:port") from None
+            raise RecoverError(f"{where}: controller.quorum.voters: {part!r} is not id@host:port") from None
         if not at or ":" not in addr:
-            raise InputError(f"{where}: controller.quorum.voters: {part!r} is not id@host:port")
+            raise RecoverError(f"{where}: controller.quorum.voters: {part!r} is not id@host:port")
     return out
 
 
@@ -141,16 +149,16 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
     operator declares permanently gone; static_voters: controller.quorum.voters of
     the survivor's configuration (a static quorum)."""
     if not replicas:
-        raise InputError("give the surviving controller's log dir")
+        raise RecoverError("give the surviving controller's log dir")
     clusters = sorted({r.meta.get("cluster.id") for r in replicas if r.meta})
     if len(clusters) > 1:
-        raise InputError(f"the log dirs belong to different clusters: {', '.join(map(str, clusters))}")
+        raise RecoverError(f"the log dirs belong to different clusters: {', '.join(map(str, clusters))}")
     ids = [r.node_id for r in replicas]
     if None in ids:
         bad = replicas[ids.index(None)]
-        raise InputError(f"{bad.log_dir}: no node id (meta.properties missing or unreadable)")
+        raise RecoverError(f"{bad.log_dir}: no node id (meta.properties missing or unreadable)")
     if len(set(ids)) != len(ids):
-        raise InputError(f"the same node id was given twice: {ids}")
+        raise RecoverError(f"the same node id was given twice: {ids}")
 
     cmp = compare(replicas) if len(replicas) > 1 else None
     best = replicas[cmp["winner_index"]] if cmp else replicas[0]
@@ -159,7 +167,7 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
     if survivor_id is not None:
         chosen = [r for r in replicas if r.node_id == survivor_id]
         if not chosen:
-            raise InputError(f"--survivor {survivor_id}: not among the log dirs given (nodes {ids})")
+            raise RecoverError(f"--survivor {survivor_id}: not among the log dirs given (nodes {ids})")
         survivor = chosen[0]
         if survivor is not best and (survivor.last_epoch, survivor.log_end) < (best.last_epoch, best.log_end):
             refusal = (f"node {survivor.node_id} (last epoch {survivor.last_epoch}, log end offset "
@@ -176,7 +184,7 @@ def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[
             # quorum-state data_version 0 (kraft.version 0, any Kafka) lists the static voters; addresses unknown
             static_voters = {i: "<host:port>" for i in survivor.voters["ids"]}
         if static_voters is None:
-            raise InputError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
+            raise RecoverError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
                              "give the survivor's server.properties with --config (its controller.quorum.voters)")
         voters = sorted(static_voters)
         mode = "static"

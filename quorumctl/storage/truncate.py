@@ -41,6 +41,13 @@ from . import segments
 from .replica import Replica
 
 
+class TruncateError(InputError):
+    """A truncation that cannot be planned or carried out as asked.
+
+    A library error; it subclasses InputError only so the CLI reports it as every
+    bad-input error: one line on stderr, exit 2."""
+
+
 class Refused(QuorumctlError):
     """The truncation would be unsafe or impossible; nothing was changed (exit 1)."""
 
@@ -170,7 +177,7 @@ def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, di
 
 def target_from_diverging_epoch(r: Replica, epoch: int, end_offset: int) -> tuple[int, str]:
     if epoch < 0 or end_offset < 0:
-        raise InputError(f"--diverging-epoch and --end-offset must not be negative (got {epoch}, {end_offset})")
+        raise TruncateError(f"--diverging-epoch and --end-offset must not be negative (got {epoch}, {end_offset})")
     view = r.view()
     local = view.end_offset_for_epoch(epoch) if epoch != 0 else None
     target = view.truncation_offset((end_offset, epoch))
@@ -210,7 +217,7 @@ def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
     if target is None:
         return p
     if target < 0:
-        raise InputError(f"the target offset must not be negative (got {target})")
+        raise TruncateError(f"the target offset must not be negative (got {target})")
     if target < r.log_start:
         p.refusal = (f"offset {target} is below the log start offset {r.log_start}: Kafka would empty the log and "
                      "restart it there, which needs a snapshot at that offset; let the node re-replicate instead")
@@ -513,10 +520,10 @@ def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | No
                              ("--diverging-epoch/--end-offset", diverging_epoch is not None or end_offset is not None),
                              ("--to-offset", to_offset is not None)) if on]
     if len(modes) != 1:
-        raise InputError("give exactly one of --reference OTHER_DIR, --diverging-epoch E --end-offset O, "
+        raise TruncateError("give exactly one of --reference OTHER_DIR, --diverging-epoch E --end-offset O, "
                          f"--to-offset O (got {', '.join(modes) or 'none'})")
     if (diverging_epoch is None) != (end_offset is None):
-        raise InputError("--diverging-epoch and --end-offset go together")
+        raise TruncateError("--diverging-epoch and --end-offset go together")
     ld, _pdir = resolve_partition_dir(log_dir)
     backup_root = backup_dir or default_backup_root(ld)
     unfinished = unfinished_runs(backup_root)
@@ -527,7 +534,7 @@ def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | No
         if reference is not None:
             ref = load_replica(reference)
             if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
-                raise InputError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
+                raise TruncateError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
                                  f"{log_dir} to {r.meta.get('cluster.id')}")
             target, reason, divergence, refusal = target_from_reference(r, ref)
             caution = reference_caution(r, ref)
@@ -537,7 +544,7 @@ def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | No
             mode = "diverging-epoch"
         else:
             if to_offset < 0:
-                raise InputError(f"--to-offset must not be negative (got {to_offset})")
+                raise TruncateError(f"--to-offset must not be negative (got {to_offset})")
             target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
         plan = plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
                                force=force, refusal=refusal, caution=caution)

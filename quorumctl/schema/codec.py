@@ -20,8 +20,6 @@ import struct
 from base64 import urlsafe_b64decode
 from binascii import b2a_base64
 
-import msgspec
-
 from .spec import Field, Message
 
 FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",
@@ -125,12 +123,13 @@ def _arr(code: str, n: int):
     return fn
 
 
-_text_encode = msgspec.json.Encoder().encode
-
-
-def _jtext(value) -> str:
-    """msgspec's JSON text of a decoded value (strings, bytes as base64, lists of them)."""
-    return _text_encode(value).decode("utf-8")
+def _jtext_fn():
+    """The function giving msgspec's JSON text of a decoded value (strings, bytes as base64,
+    lists of them). msgspec is imported here, when dump-log's text decoders are first
+    generated, so that importing the schema registry stays light (describe never needs it)."""
+    import msgspec
+    encode = msgspec.json.Encoder().encode
+    return lambda value: encode(value).decode("utf-8")
 
 
 _array_texts: dict[str, dict[bytes, str]] = {}
@@ -151,7 +150,6 @@ def _array_text(code: str, raw: bytes) -> str:
 
 _ENV = {
     "_array_text": _array_text, "_ucached": _uuid_cache.get,
-    "_jtext": _jtext,
     "_arr": _arr,
     "_uv": read_uvarint, "_uvb": uvarint_bytes, "_ustr": uuid_str, "_ubytes": uuid_bytes,
     "_short": _short, "_too_many": _too_many, "_bad_null": _bad_null,
@@ -539,6 +537,8 @@ TAIL_MEMO = 16_384   # tails remembered per (message, version)
 
 
 def _compile_text(msg: Message, version: int):
+    if "_jtext" not in _ENV:
+        _ENV["_jtext"] = _jtext_fn()
     g = _Gen(msg, version, text=True)
     present = [f for f in msg.fields if f.present_in(version)]
     k = 0

@@ -139,7 +139,6 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
     """A real 4.1 cluster (N controllers, 1 broker) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are."""
-    
     d = tmp_path_factory.mktemp(name)
     c = Cluster(d, free_base_port(span=controllers + 1), controllers)
     code, out, err = cli("bootstrap", "random-uuid")
@@ -163,11 +162,17 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
         code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra, "--apply")
         assert code == 0, err
         c.formatted[n] = out
-    try:
-        c.run("start", "--timeout", "150", timeout=400)
-    except BaseException:
-        c.stop()
-        raise
+    for attempt in (1, 2):
+        try:
+            c.run("start", "--timeout", "150", timeout=400)
+            break
+        except BaseException as e:
+            c.stop()
+            # On a starved machine a broker gives up registering after 60 s and exits
+            # ("b4 died during startup"): that is the machine, not the code under test.
+            # One more start on the same data; any other failure, or a second one, fails.
+            if attempt == 2 or "died during startup" not in str(e):
+                raise
     return c
 
 

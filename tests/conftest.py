@@ -8,29 +8,13 @@ fixtures and hypothesis tests can use it too."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import sys
-
 import pytest
 
 
 def _run(*args) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `quorumctl ARGS...`."""
-    from quorumctl.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = ["quorumctl", *map(str, args)]
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv = argv
-    return code, out.getvalue(), err.getvalue()
+    from quorumctl.cli.main import run_captured
+    return run_captured(args)
 
 
 @pytest.fixture(scope="session")

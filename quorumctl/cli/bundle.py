@@ -35,13 +35,14 @@ def bundle(
     from ..diagnose.bundle import build
     from ..errors import InputError
     from ..render.output import json_line, resolve_plain
+    from .main import run_captured
 
     if not config and not paths and not bootstrap_controller and not bootstrap_server:
         raise InputError("nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     res = build(out, list(config), list(paths or []), bootstrap_controller, bootstrap_server, include_logs, timeout,
-                run_in_process)
+                run_captured)
     if resolve_plain(output).value == "json":
         sys.stdout.write(json_line({k: v for k, v in res.items() if k != "manifest"}
                                    | {"parts": res["manifest"]["parts"]}) + "\n")
@@ -51,27 +52,6 @@ def bundle(
         lines += [f"note: {e}" for e in res["errors"]]
         sys.stdout.write("\n".join(lines) + "\n")
     raise typer.Exit(0)
-
-
-def run_in_process(args: list[str]) -> tuple[int, str, str]:
-    """`quorumctl ARGS` through the entry point, in this process: (exit code, stdout, stderr)."""
-    import contextlib
-    import io
-    import sys
-
-    from .main import main
-    out, err = io.StringIO(), io.StringIO()
-    argv = sys.argv
-    sys.argv = ["quorumctl", *args]
-    code = 0
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv = argv
-    return code, out.getvalue(), err.getvalue()
 
 
 def register(app: typer.Typer) -> None:

@@ -128,3 +128,24 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def run_captured(args) -> tuple[int, str, str]:
+    """`quorumctl ARGS` through `main`, in this process, with the installed script's
+    exit-code handling: (exit code, stdout, stderr). `bundle` gathers the other
+    commands' outputs with it; the tests' `cli` fixture is this function."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = sys.argv
+    sys.argv = ["quorumctl", *map(str, args)]
+    code = 0
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv = argv
+    return code, out.getvalue(), err.getvalue()

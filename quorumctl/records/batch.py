@@ -469,13 +469,13 @@ def iter_batches(source, **kw):
 CUT_WINDOW = 64 << 10
 
 
-def batch_cuts(f, size: int, every: int, start: int = 0) -> list[int]:
-    """Batch start positions after `start` (a batch boundary), at least `every`
-    bytes apart, for splitting a file between processes or tasks: found by hopping
-    over batch lengths only. The walk ends where BatchReader would stop (fewer
-    than HEADER_UP_TO_MAGIC bytes left, an impossible length, a batch running past
-    the end): no cut beyond that point can be trusted, and the range holding it
-    reports it."""
+def batch_walk(f, size: int, every: int, start: int = 0) -> tuple[list[int], int]:
+    """Hop over batch lengths from `start` (a batch boundary): the batch start
+    positions after `start` at least `every` bytes apart (for splitting a file
+    between processes or tasks), and where the walk ended. It ends where BatchReader
+    would stop (fewer than HEADER_UP_TO_MAGIC bytes left, an impossible length, a
+    batch running past the end): no cut beyond that point can be trusted, and the
+    range holding it reports it."""
     cuts = []
     pos = start
     next_cut = start + every
@@ -497,7 +497,18 @@ def batch_cuts(f, size: int, every: int, start: int = 0) -> list[int]:
             cuts.append(pos)
             next_cut = pos + every
         pos += LOG_OVERHEAD + length
-    return cuts
+    return cuts, pos
+
+
+def batch_cuts(f, size: int, every: int, start: int = 0) -> list[int]:
+    """Cut points at least `every` bytes apart (see batch_walk)."""
+    return batch_walk(f, size, every, start)[0]
+
+
+def complete_end(f, size: int, start: int = 0) -> int:
+    """The end of the last complete batch at or after `start` (`start` when there is
+    none): how much of a segment Kafka is still appending to can be read."""
+    return batch_walk(f, size, size + 1, start)[1]
 
 
 # -- writing -----------------------------------------------------------------

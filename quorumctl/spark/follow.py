@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..records import batch
 from . import fs
 from . import plan as planning
 from . import writer as w
@@ -109,22 +110,6 @@ class Checkpoint:
         self._write(f"commits/{n}", b"")
 
 
-def complete_end(f, size: int, start: int) -> int:
-    """The end of the last complete batch at or after `start` (`start` when none is)."""
-    from ..records.batch import HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD
-    pos = start
-    while size - pos >= HEADER_UP_TO_MAGIC:
-        f.seek(pos)
-        head = f.read(LOG_OVERHEAD)
-        if len(head) < LOG_OVERHEAD:
-            break
-        length = int.from_bytes(head[8:12], "big", signed=True)
-        if length < MIN_RECORD_OVERHEAD or pos + LOG_OVERHEAD + length > size:
-            break
-        pos += LOG_OVERHEAD + length
-    return pos
-
-
 def _sealed(files: list[planning.SourceFile]) -> set[str]:
     """Segments that are not the newest (highest base offset) of their directory."""
     newest: dict[str, planning.SourceFile] = {}
@@ -157,7 +142,7 @@ def plan_batch(paths: list[str], positions: dict[str, int], split_size: int, slo
             continue
         try:
             with fs.open_input(sf.path, options) as f:
-                end = sf.size if sf.path in sealed else complete_end(f, sf.size, pos)
+                end = sf.size if sf.path in sealed else batch.complete_end(f, sf.size, pos)
                 cuts = planning.batch_cuts(f, end, split_size, start=pos) if end - pos > split_size else []
         except OSError:
             end, cuts = pos, []         # gone between listing and reading: cleaned; next round drops it

@@ -30,10 +30,8 @@ the replaced files kept as the backup.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field
 
@@ -42,7 +40,7 @@ from ..records import metadata as md
 from . import files as state_files
 from . import fsutil
 from .replica import Replica, compare
-from .truncate import Refused, _copy_owner, check_backup_root, real_partition_dir
+from .truncate import Refused, _copy_owner, check_backup_root, real_partition_dir, replace_partition_dir
 
 
 class RecoverError(InputError):
@@ -313,67 +311,38 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str) -> dict:
     r = plan.survivor
     live = real_partition_dir(r.partition_dir)
     check_backup_root(backup_root, r.log_dir, live)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    run = os.path.join(backup_root, f"{stamp}-recover-{os.path.basename(live)}")
-    staging = os.path.join(run, os.path.basename(live))
     changed = {os.path.basename(c.path): c for c in plan.changes}
-    with fsutil.out_of_space(live, undo=lambda: shutil.rmtree(run, ignore_errors=True)):
-        fsutil.step("create backup run directory")
-        os.makedirs(run, exist_ok=False)
-        fsutil.write_synced(os.path.join(run, "plan.json"),
-                            json.dumps({"status": "prepared", "recover": plan.to_json()}, indent=1).encode())
-        fsutil.fsync_dir(run)
-        fsutil.fsync_dir(backup_root)
-        fsutil.step("build the new partition directory")
-        live_stat = os.stat(live)
-        os.mkdir(staging)
-        try:
-            _copy_owner(live_stat, staging)
-            for name in sorted(os.listdir(live)):
-                src, dst = os.path.join(live, name), os.path.join(staging, name)
-                c = changed.pop(name, None)
-                if c is None:
-                    os.link(src, dst)
-                    continue
-                st = os.stat(src)
-                fsutil.step(f"write the new {name}")
-                if c.append_at is not None:
-                    fsutil.copy_prefix(src, dst, c.append_at)
-                    with open(dst, "ab") as f:
-                        f.write(c.new_bytes)
-                        f.flush()
-                        os.fsync(f.fileno())
-                else:
-                    fsutil.write_synced(dst, c.new_bytes)
-                _copy_owner(st, dst)
-            for name, c in changed.items():   # files that did not exist (quorum-state, checkpoint)
-                fsutil.step(f"write the new {name}")
-                fsutil.write_synced(os.path.join(staging, name), c.new_bytes)
-                _copy_owner(live_stat, os.path.join(staging, name))
-            fsutil.fsync_dir(staging)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    fsutil.step("swap the new partition directory in (atomic exchange)")
-    try:
-        fsutil.exchange(staging, live)
-    except OSError as e:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise Refused(f"cannot swap {live} atomically ({e}); nothing was changed. The swap needs Linux "
-                      "renameat2(RENAME_EXCHANGE) on a local file system") from None
-    fsutil.fsync_dir(os.path.dirname(live))
-    fsutil.fsync_dir(run)
-    fsutil.step("prune the backup to the replaced files")
-    keep = {os.path.basename(c.path) for c in plan.changes}
-    for name in os.listdir(staging):
-        if name not in keep:
-            os.unlink(os.path.join(staging, name))
-    fsutil.fsync_dir(staging)
-    report = {"applied": True, "backup_dir": run, "partition_dir": live, "backed_up": sorted(os.listdir(staging))}
-    fsutil.atomic_write(os.path.join(run, "plan.json"),
-                        json.dumps({"status": "done", "recover": plan.to_json(), "report": report},
-                                   indent=1).encode())
-    return report
+    keep = set(changed)
+
+    def build(staging: str, live_stat) -> None:
+        """Unchanged files hard-linked; the log end's segment copied with the control batch
+        appended; quorum-state (and any file that did not exist) written new."""
+        _copy_owner(live_stat, staging)
+        for name in sorted(os.listdir(live)):
+            src, dst = os.path.join(live, name), os.path.join(staging, name)
+            c = changed.pop(name, None)
+            if c is None:
+                os.link(src, dst)
+                continue
+            st = os.stat(src)
+            fsutil.step(f"write the new {name}")
+            if c.append_at is not None:
+                fsutil.copy_prefix(src, dst, c.append_at)
+                with open(dst, "ab") as f:
+                    f.write(c.new_bytes)
+                    f.flush()
+                    os.fsync(f.fileno())
+            else:
+                fsutil.write_synced(dst, c.new_bytes)
+            _copy_owner(st, dst)
+        for name, c in changed.items():   # files that did not exist (quorum-state, checkpoint)
+            fsutil.step(f"write the new {name}")
+            fsutil.write_synced(os.path.join(staging, name), c.new_bytes)
+            _copy_owner(live_stat, os.path.join(staging, name))
+        fsutil.fsync_dir(staging)
+
+    return replace_partition_dir(live, backup_root, "recover-", "recover", plan.to_json(), build, keep,
+                                 "recovery", {})
 
 
 def plan_lines(doc: dict, dry_run: bool, report: dict | None) -> list[str]:

@@ -28,6 +28,7 @@ import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import InputError, QuorumctlError
@@ -374,9 +375,6 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
     if not p.changes:
         return {"applied": False, "backup_dir": None, "message": "nothing to change"}
     check_backup_root(backup_root, log_dir, live)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-    run = os.path.join(backup_root, f"{stamp}-{os.path.basename(live)}")
-    staging = os.path.join(run, os.path.basename(live))
 
     def here(path: str) -> str:   # the plan names files through the partition dir as given (maybe a symlink)
         return os.path.join(live, os.path.basename(path))
@@ -387,13 +385,31 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
     if p.rewrite_checkpoint:
         replaced[cp_path] = state_files.epoch_checkpoint_text(p.epochs_after)
     cut_log = here(p.cut_segment["log"]) if p.cut_segment else None
+    keep = {os.path.basename(x) for x in removed} | {os.path.basename(x) for x in p.replaced_paths()}
+    return replace_partition_dir(
+        live, backup_root, "", "plan", p.to_json(),
+        lambda staging, live_stat: _build(p, live, staging, live_stat, removed, replaced, cut_log, cp_path),
+        keep, "truncation", {"log_end_offset": p.new_end})
 
+
+def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc: dict,
+                          build: Callable[[str, os.stat_result], None], keep: set[str], what: str,
+                          extra: dict) -> dict:
+    """The crash-safe change of a partition directory that truncate and recover share:
+    a backup run directory holding the plan (`doc` under `key`, status "prepared"); the new
+    directory built in it by `build(staging, live_stat)` (unchanged files hard-linked); an
+    atomic exchange with the live one; the old one pruned to `keep` (the files removed or
+    replaced: the backup); the plan marked "done" with the report. Until the exchange the
+    live directory is untouched, so a crash or a full disk leaves it as it was."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    run = os.path.join(backup_root, f"{stamp}-{label}{os.path.basename(live)}")
+    staging = os.path.join(run, os.path.basename(live))
     # a full disk before the exchange: the run directory (ours alone) goes, the partition is untouched
     with fsutil.out_of_space(live, undo=lambda: shutil.rmtree(run, ignore_errors=True)):
         fsutil.step("create backup run directory")
         os.makedirs(run, exist_ok=False)
         fsutil.write_synced(os.path.join(run, "plan.json"),
-                            json.dumps({"status": "prepared", "plan": p.to_json()}, indent=1).encode())
+                            json.dumps({"status": "prepared", key: doc}, indent=1).encode())
         fsutil.fsync_dir(run)
         fsutil.fsync_dir(backup_root)
 
@@ -401,7 +417,7 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
         live_stat = os.stat(live)
         os.mkdir(staging)
         try:
-            _build(p, live, staging, live_stat, removed, replaced, cut_log, cp_path)
+            build(staging, live_stat)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)   # the live directory was not touched
             raise
@@ -418,22 +434,21 @@ def apply_plan(p: Plan, backup_root: str) -> dict:
 
     # `staging` now holds the old directory: keep only what was removed or replaced
     fsutil.step("prune the backup to the removed and replaced files")
-    keep = {os.path.basename(x) for x in removed} | {os.path.basename(x) for x in p.replaced_paths()}
     for name in os.listdir(staging):
         if name not in keep:
             os.unlink(os.path.join(staging, name))
     fsutil.fsync_dir(staging)
-    report = {"applied": True, "backup_dir": run, "partition_dir": live,
-              "log_end_offset": p.new_end, "backed_up": sorted(os.listdir(staging))}
+    report = {"applied": True, "backup_dir": run, "partition_dir": live, **extra,
+              "backed_up": sorted(os.listdir(staging))}
     fsutil.step("write the report")
     try:
         fsutil.atomic_write(os.path.join(run, "plan.json"),
-                            json.dumps({"status": "done", "plan": p.to_json(), "report": report}, indent=1).encode())
+                            json.dumps({"status": "done", key: doc, "report": report}, indent=1).encode())
     except OSError as e:
         if not fsutil.is_out_of_space(e):
             raise
-        # the truncation is done: say so, and that its record is not
-        raise fsutil.OutOfSpace(f"{e.strerror} while writing {run}/plan.json: the truncation of {live} WAS applied "
+        # the change is done: say so, and that its record is not
+        raise fsutil.OutOfSpace(f"{e.strerror} while writing {run}/plan.json: the {what} of {live} WAS applied "
                                 f"(its backup is in {staging}), but the run stays listed as unfinished") from None
     return report
 

@@ -37,3 +37,13 @@ def verify_clean(cli):
         assert code == 0, out + err
     return check
 
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local[2] Spark session for one module (skips without Java)."""
+    from quorumctl.spark import job
+    if job.find_java() is None:
+        pytest.skip("Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
+    session = job.start_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
+    yield session
+    session.stop()

@@ -12,6 +12,7 @@ import re
 import shutil
 import socket
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,15 @@ def ours(cli, via: list[str], what: str, *args: str) -> str:
     code, out, err = cli("describe", what, *via, "-o", "text", *args)
     assert (code, err) == (0, ""), err
     return out
+
+
+def until(what: str, fn, limit_s: float = 90):
+    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
+    end = time.monotonic() + limit_s
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not reached in {limit_s} s")
+        time.sleep(1)

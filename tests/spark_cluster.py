@@ -32,6 +32,18 @@ def java_available() -> bool:
     return find_java() is not None
 
 
+QUORUMCTL = str(BIN / "quorumctl")
+# the order that makes two exports' rows comparable
+SORT = [("source_file", "ascending"), ("batch_position", "ascending"), ("record_index", "ascending"),
+        ("row_kind", "ascending")]
+
+
+def needs_java():
+    """The skip mark of the modules that start JVMs."""
+    import pytest
+    return pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -10,10 +10,9 @@ as Kafka's own tool then shows.
 from __future__ import annotations
 
 import re
-import time
 
 from kafka41 import (cluster_fixture, kafka_quorum, kafka_tool, mask_replication, mask_status, needs_kafka,
-                     ours)
+                     ours, until)
 
 pytestmark = needs_kafka
 
@@ -65,18 +64,6 @@ def test_dry_run_messages_equal_kafka_41(cli, cluster, tmp_path):
     # the one deliberate difference (docs/describe.md): Kafka 4.1 still prints two spaces
     assert k.stdout == f"DRY RUN of removing  KRaft controller 3 with directory id {cluster.dir_ids[3]}\n"
     assert out == k.stdout.replace("removing  KRaft", "removing KRaft")
-
-
-def until(what: str, fn, limit_s: float = 90):
-    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
-    end = time.monotonic() + limit_s
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise AssertionError(f"{what}: not reached in {limit_s} s")
-        time.sleep(1)
 
 
 def test_remove_and_add_controller_change_the_real_voter_set(cli, cluster, tmp_path):

@@ -13,25 +13,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 
 import pytest
 
-from kafka41 import kafka_tool, needs_kafka, start_cluster
+from kafka41 import kafka_tool, needs_kafka, start_cluster, until
 
 pytestmark = needs_kafka
-
-
-def until(what: str, fn, limit_s: float = 90):
-    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
-    end = time.monotonic() + limit_s
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise AssertionError(f"{what}: not reached in {limit_s} s")
-        time.sleep(1)
 
 
 def status(cli, addr: str) -> dict | None:

@@ -37,16 +37,6 @@ def doc_queries() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def spark():
-    if ex.find_java() is None:
-        pytest.skip("Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
-    session = ex.start_session("local[2]", {"spark.ui.enabled": "false",
-                                            "spark.sql.shuffle.partitions": "2"})
-    yield session
-    session.stop()
-
-
-@pytest.fixture(scope="module")
 def corpus(spark, tmp_path_factory):
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_cluster import BIN, ConnectServer, daemon_env, java_available
+from spark_cluster import QUORUMCTL, SORT, ConnectServer, daemon_env, needs_java
 
 pytest.importorskip("pyspark")
 pytest.importorskip("grpc", reason="the Spark Connect client needs pyspark[connect] (grpcio ...)")
@@ -20,11 +20,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pc = pytest.importorskip("pyarrow.compute")
 
-pytestmark = pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found on PATH "
-                                                              "or JAVA_HOME)")
-QUORUMCTL = str(BIN / "quorumctl")
-SORT = [("source_file", "ascending"), ("batch_position", "ascending"), ("record_index", "ascending"),
-        ("row_kind", "ascending")]
+pytestmark = needs_java()
 
 
 @pytest.fixture(scope="module")

@@ -30,16 +30,6 @@ CORPUS = SHARED / "corpus"
 EXPORTED_KINDS = ("metadata-log", "snapshot", "bootstrap.checkpoint")
 
 
-@pytest.fixture(scope="module")
-def spark():
-    if ex.find_java() is None:
-        pytest.skip("Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
-    session = ex.start_session("local[2]", {"spark.ui.enabled": "false",
-                                            "spark.sql.shuffle.partitions": "2"})
-    yield session
-    session.stop()
-
-
 def read_table(out, columns=None):
     return pq.read_table(str(out), columns=columns)
 

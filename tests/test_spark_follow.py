@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_cluster import BIN, daemon_env, java_available
+from spark_cluster import QUORUMCTL, daemon_env, needs_java
 
 pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
@@ -25,9 +25,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from quorumctl.records import metadata as md  # noqa: E402
 from quorumctl.records.batch import encode_batch  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found on PATH "
-                                                              "or JAVA_HOME)")
-QUORUMCTL = str(BIN / "quorumctl")
+pytestmark = needs_java()
 
 
 class Log:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import threading
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_cluster import BIN, daemon_env, free_port, java_available
+from spark_cluster import QUORUMCTL, SORT, daemon_env, free_port, needs_java
 
 pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
@@ -27,12 +26,8 @@ pc = pytest.importorskip("pyarrow.compute")
 pafs = pytest.importorskip("pyarrow.fs")
 moto_server = pytest.importorskip("moto.server")
 
-pytestmark = pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found on PATH "
-                                                              "or JAVA_HOME)")
-QUORUMCTL = str(BIN / "quorumctl")
+pytestmark = needs_java()
 KEY, SECRET = "AKIAQUORUMCTLTEST", "quorumctl-test-secret"
-SORT = [("source_file", "ascending"), ("batch_position", "ascending"), ("record_index", "ascending"),
-        ("row_kind", "ascending")]
 
 
 class Moto:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -21,18 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from spark_cluster import BIN, Standalone, daemon_env, java_available, which_submit
+from spark_cluster import QUORUMCTL, SORT, Standalone, daemon_env, needs_java, which_submit
 
 pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pc = pytest.importorskip("pyarrow.compute")
 
-pytestmark = pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found on PATH "
-                                                              "or JAVA_HOME)")
-QUORUMCTL = str(BIN / "quorumctl")
-SORT = [("source_file", "ascending"), ("batch_position", "ascending"), ("record_index", "ascending"),
-        ("row_kind", "ascending")]
+pytestmark = needs_java()
 
 
 def nice_run(args, env, timeout=600):

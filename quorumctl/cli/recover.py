@@ -39,6 +39,7 @@ def recover(
     import sys
 
     from ..errors import InputError
+    from ..protocol.connection import parse_quorum_voters
     from ..render.output import json_line, resolve_plain
     from ..storage import fsutil
     from ..storage import recover as R
@@ -54,7 +55,7 @@ def recover(
     static = None
     for c in cfgs:
         if c.quorum_voters:
-            static = R.parse_static_voters(c.quorum_voters, c.path)
+            static = {i: str(a) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
     log_dirs = [resolve_partition_dir(t)[0] for t in targets]
     replicas = [load_replica(t) for t in targets]
     plan = R.plan_recovery(replicas, lost, static, survivor)

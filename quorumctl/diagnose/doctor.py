@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, at_line
 from ..openfile import open_regular
+from ..protocol.connection import parse_quorum_voters
 from ..storage import files as state_files
 from ..storage import properties
 from ..storage.config import ServerConfig, load
@@ -99,19 +100,13 @@ def _endpoint_text(e: dict) -> str:
     return f"{e['name']}://{e['host']}:{e['port']}"
 
 
-def _parse_static(text: str) -> dict[int, tuple[str, int]]:
-    out = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        nid, _, addr = part.partition("@")
-        host, _, port = addr.rpartition(":")
-        try:
-            out[int(nid)] = (host.strip("[]"), int(port))
-        except ValueError:
-            continue
-    return out
+def _parse_static(c: ServerConfig) -> dict[int, tuple[str, int]]:
+    """{id: (host, port)} of a config's controller.quorum.voters ({} when it does not parse:
+    describe and Kafka report that; doctor compares only what it can read)."""
+    try:
+        return {i: (a.host, a.port) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
+    except InputError:
+        return {}
 
 
 def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
@@ -374,7 +369,7 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
     static = [c for c in configs if c.quorum_voters]
     sets = {}
     for c in static:
-        sets.setdefault(tuple(sorted(_parse_static(c.quorum_voters).items())), []).append(c)
+        sets.setdefault(tuple(sorted(_parse_static(c).items())), []).append(c)
     if len(sets) > 1:
         out.append(Finding("static-voters-differ", "error",
                            "the configs disagree on controller.quorum.voters",
@@ -383,7 +378,7 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
     for c in static:
         if not c.is_controller or not c.controller_listener_names or c.node_id is None:
             continue
-        mine = _parse_static(c.quorum_voters).get(c.node_id)
+        mine = _parse_static(c).get(c.node_id)
         try:
             adv = c.advertised_controller_endpoint()
         except InputError:

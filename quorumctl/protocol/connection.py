@@ -94,6 +94,26 @@ def parse_address(text: str, what: str = "address") -> Address:
     return Address(host, port)
 
 
+def parse_quorum_voters(text: str, source: str) -> dict[int, Address]:
+    """controller.quorum.voters (`id@host:port,...`, IPv6 hosts in brackets) -> {id: Address}:
+    the one reader of that setting (describe's health check, recover, doctor)."""
+    from ..errors import InputError
+    out: dict[int, Address] = {}
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        nid, sep, addr = part.partition("@")
+        try:
+            node_id = int(nid)
+        except ValueError:
+            node_id = None
+        if not sep or node_id is None:
+            raise InputError(f"{source}: controller.quorum.voters entry {part!r} is not id@host:port")
+        out[node_id] = parse_address(addr, "controller.quorum.voters address")
+    return out
+
+
 def parse_address_list(text: str, what: str) -> list[Address]:
     from ..errors import InputError
     out: list[Address] = []

@@ -154,29 +154,10 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
     return p
 
 
-def _parse_voters(text: str, source: str) -> dict[int, Address]:
-    from ..errors import InputError
-    from .connection import parse_address
-    out: dict[int, Address] = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        nid, sep, addr = part.partition("@")
-        try:
-            node_id = int(nid)
-        except ValueError:
-            node_id = None
-        if not sep or node_id is None:
-            raise InputError(f"{source}: controller.quorum.voters entry {part!r} is not id@host:port")
-        out[node_id] = parse_address(addr, "controller.quorum.voters address")
-    return out
-
-
 def targets_from_server_config(props: dict[str, str], source: str):
     """(voters id->Address, bootstrap Addresses, fetch timeout ms) of a server.properties."""
-    from .connection import parse_address_list
-    voters = _parse_voters(props.get("controller.quorum.voters", ""), source)
+    from .connection import parse_address_list, parse_quorum_voters
+    voters = parse_quorum_voters(props.get("controller.quorum.voters", ""), source)
     boot = []
     if props.get("controller.quorum.bootstrap.servers", "").strip():
         boot = parse_address_list(props["controller.quorum.bootstrap.servers"],

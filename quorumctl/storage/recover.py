@@ -109,23 +109,6 @@ def parse_ids(text: str) -> list[int]:
     return sorted(set(out))
 
 
-def parse_static_voters(text: str, where: str) -> dict[int, str]:
-    """controller.quorum.voters: id@host:port,... -> {id: "host:port"}."""
-    out = {}
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        nid, at, addr = part.partition("@")
-        try:
-            out[int(nid)] = addr
-        except ValueError:
-            raise RecoverError(f"{where}: controller.quorum.voters: {part!r} is not id@host:port") from None
-        if not at or ":" not in addr:
-            raise RecoverError(f"{where}: controller.quorum.voters: {part!r} is not id@host:port")
-    return out
-
-
 def quorum_state_unattached(epoch: int, old: dict | None, voters: list[int]) -> bytes:
     """FileQuorumStateStore's line: no leader, no vote, in `epoch`, in the file's own
     data_version. Version 0 (Kafka before 3.9) also lists the voters, and Kafka

@@ -25,41 +25,15 @@ def doctor(
 
     Example: quorumctl doctor -c /etc/kafka/c1.properties -c /etc/kafka/c2.properties -c /etc/kafka/c3.properties
     """
-    import sys
+    from ..diagnose import doctor
+    from ..render.diagnose import print_doctor
+    from ..render.output import resolve
 
-    from ..diagnose import doctor as D
-    from ..errors import QuorumctlError
-    from ..render.output import json_line, resolve
-
-    report = D.examine(list(config), list(paths or []))
-    live_error = None
+    report = doctor.examine(list(config), list(paths or []))
     if bootstrap_controller:
-        from ..protocol.client import describe_quorum
-        try:
-            q = describe_quorum(None, bootstrap_controller, None, timeout)
-            report.findings.extend(D.live_findings(report, q, bootstrap_controller))
-        except QuorumctlError as e:
-            live_error = str(e)
-            report.findings.append(D.Finding("live-unreachable", "error", f"{bootstrap_controller}: {e}",
-                                             [bootstrap_controller], "check the address and that a controller "
-                                             "runs there; `quorumctl describe health` probes each one"))
+        doctor.check_live(report, bootstrap_controller, timeout)
     doc = report.to_json()
-    mode = resolve(output)
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    elif mode is Output.table:
-        from rich.console import Console
-        from rich.table import Table
-        t = Table(title=D.text_lines({**doc, "findings": []})[0])
-        for col in ("severity", "finding", "evidence", "remedy"):
-            t.add_column(col)
-        for f in doc["findings"]:
-            t.add_row(f["severity"], f"{f['code']}: {f['message']}", "\n".join(f["evidence"]), f["remedy"])
-        if not doc["findings"]:
-            t.add_row("-", "No findings.", "", "")
-        Console().print(t)
-    else:
-        sys.stdout.write("\n".join(D.text_lines(doc)) + "\n")
+    print_doctor(doc, resolve(output))
     raise typer.Exit(1 if doc["findings"] else 0)
 
 

@@ -427,18 +427,16 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
     return out
 
 
-def text_lines(doc: dict) -> list[str]:
-    lines = []
-    vs = doc["voter_set"]
-    lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs'])} log dir(s)"
-                 + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set"))
-    if not doc["findings"]:
-        lines.append("No findings.")
-        return lines
-    for f in doc["findings"]:
-        lines.append(f"{f['severity'].upper()} {f['code']}: {f['message']}")
-        lines.extend(f"  evidence: {e}" for e in f["evidence"])
-        lines.append(f"  remedy: {f['remedy']}")
-    errors = sum(1 for f in doc["findings"] if f["severity"] == "error")
-    lines.append(f"{len(doc['findings'])} finding(s): {errors} error(s), {len(doc['findings']) - errors} warning(s)")
-    return lines
+def check_live(report: Report, bootstrap_controller: str, timeout: float) -> None:
+    """Add the live quorum's findings to `report`: DescribeQuorum against the files,
+    or one `live-unreachable` error when the controller does not answer."""
+    from ..errors import QuorumctlError
+    from ..protocol.client import describe_quorum
+    try:
+        q = describe_quorum(None, bootstrap_controller, None, timeout)
+    except QuorumctlError as e:
+        report.findings.append(Finding("live-unreachable", "error", f"{bootstrap_controller}: {e}",
+                                       [bootstrap_controller], "check the address and that a controller "
+                                       "runs there; `quorumctl describe health` probes each one"))
+        return
+    report.findings.extend(live_findings(report, q, bootstrap_controller))

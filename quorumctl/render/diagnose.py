@@ -1,0 +1,43 @@
+"""doctor's views: text (findings with evidence and remedy) and a table, from its JSON document."""
+
+from __future__ import annotations
+
+import sys
+
+from .output import Output, json_line
+
+
+def doctor_lines(doc: dict) -> list[str]:
+    """doctor's text: what was read, each finding with its evidence and remedy, a count."""
+    lines = []
+    vs = doc["voter_set"]
+    lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs'])} log dir(s)"
+                 + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set"))
+    if not doc["findings"]:
+        lines.append("No findings.")
+        return lines
+    for f in doc["findings"]:
+        lines.append(f"{f['severity'].upper()} {f['code']}: {f['message']}")
+        lines.extend(f"  evidence: {e}" for e in f["evidence"])
+        lines.append(f"  remedy: {f['remedy']}")
+    errors = sum(1 for f in doc["findings"] if f["severity"] == "error")
+    lines.append(f"{len(doc['findings'])} finding(s): {errors} error(s), {len(doc['findings']) - errors} warning(s)")
+    return lines
+
+
+def print_doctor(doc: dict, mode: Output) -> None:
+    if mode is Output.json:
+        sys.stdout.write(json_line(doc) + "\n")
+    elif mode is Output.table:
+        from rich.console import Console
+        from rich.table import Table
+        t = Table(title=doctor_lines({**doc, "findings": []})[0])
+        for col in ("severity", "finding", "evidence", "remedy"):
+            t.add_column(col)
+        for f in doc["findings"]:
+            t.add_row(f["severity"], f"{f['code']}: {f['message']}", "\n".join(f["evidence"]), f["remedy"])
+        if not doc["findings"]:
+            t.add_row("-", "No findings.", "", "")
+        Console().print(t)
+    else:
+        sys.stdout.write("\n".join(doctor_lines(doc)) + "\n")

@@ -41,13 +41,10 @@ def recover(
     from ..errors import InputError
     from ..protocol.connection import parse_quorum_voters
     from ..render.output import json_line, resolve_plain
-    from ..storage import fsutil
-    from ..storage import recover as R
+    from ..storage import recover as recovery
     from ..storage.config import load
-    from ..storage.replica import load_replica, resolve_partition_dir
-    from ..storage.truncate import default_backup_root
 
-    lost = R.parse_ids(lost_voters)
+    lost = recovery.parse_ids(lost_voters)
     cfgs = [load(c) for c in config]
     targets = list(paths or []) + [c.metadata_log_dir for c in cfgs]
     if not targets:
@@ -56,32 +53,15 @@ def recover(
     for c in cfgs:
         if c.quorum_voters:
             static = {i: str(a) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
-    log_dirs = [resolve_partition_dir(t)[0] for t in targets]
-    replicas = [load_replica(t) for t in targets]
-    plan = R.plan_recovery(replicas, lost, static, survivor)
-    ld = plan.survivor.log_dir
-    backup_root = backup_dir or default_backup_root(ld)
-    report = None
-    if apply and not plan.refusal:
-        locks = []
-        try:
-            for d in log_dirs:   # every survivor must be stopped: the plan is built from their logs
-                locks.append(fsutil.LogDirLock(d).acquire())
-            plan = R.plan_recovery([load_replica(t) for t in targets], lost, static, survivor)
-            if not plan.refusal:
-                report = R.apply_recovery(plan, backup_root)
-        finally:
-            for lk in locks:
-                lk.release()
+    plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir)
     doc = plan.to_json()
     if resolve_plain(output).value == "json":
         sys.stdout.write(json_line({"plan": doc, "applied": report, "dry_run": not apply}) + "\n")
     else:
-        lines = R.plan_lines(doc, not apply, report)
-        if not apply:
-            holder = fsutil.lock_holder(ld)
-            if holder:
-                lines.append(f"note: process {holder} holds {ld}/.lock (a running Kafka); --apply will refuse")
+        lines = recovery.plan_lines(doc, not apply, report)
+        if holder:
+            lines.append(f"note: process {holder} holds {plan.survivor.log_dir}/.lock (a running Kafka); "
+                         "--apply will refuse")
         sys.stdout.write("\n".join(lines) + "\n")
     raise typer.Exit(1 if plan.refusal else 0)
 

@@ -328,6 +328,35 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str) -> dict:
                                  "recovery", {})
 
 
+def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | None, survivor: int | None,
+        apply: bool, backup_dir: str | None) -> tuple[RecoveryPlan, dict | None, str | None]:
+    """Plan the recovery from the given controllers' log dirs and, with `apply` and no
+    refusal, carry it out holding every survivor's .lock (the plan is rebuilt under the
+    locks: it must come from logs no Kafka can still append to). Returns the plan, the
+    apply report (None on a dry run) and, on a dry run, the pid of a Kafka holding the
+    chosen survivor's lock (--apply would refuse)."""
+    from .replica import load_replica, resolve_partition_dir
+    from .truncate import default_backup_root
+
+    log_dirs = [resolve_partition_dir(t)[0] for t in targets]
+    plan = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor)
+    ld = plan.survivor.log_dir
+    report = None
+    if apply and not plan.refusal:
+        locks = []
+        try:
+            for d in log_dirs:
+                locks.append(fsutil.LogDirLock(d).acquire())
+            plan = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor)
+            if not plan.refusal:
+                report = apply_recovery(plan, backup_dir or default_backup_root(ld))
+        finally:
+            for lk in locks:
+                lk.release()
+    holder = None if apply else fsutil.lock_holder(ld)
+    return plan, report, holder
+
+
 def plan_lines(doc: dict, dry_run: bool, report: dict | None) -> list[str]:
     s = doc["survivor"]
     lines = [f"Recovery plan for node {s['node_id']} ({s['partition_dir']}), {doc['quorum']} quorum"

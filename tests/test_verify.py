@@ -194,3 +194,17 @@ def test_cli_exit_codes(logdir, tmp_path):
     assert bad.returncode == 1 and "crc-mismatch" in bad.stdout
     missing = subprocess.run(exe + ["verify", str(tmp_path / "nope")], capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr
+
+
+def test_verify_starts_light_and_its_crc_is_crc32c(logdir):
+    """verify's text run loads neither the crc32c package's __init__ (importlib.metadata,
+    argparse: records.crc loads its C extension alone) nor msgspec (JSON only)."""
+    d, _ = logdir
+    code = ("import sys; from quorumctl.cli.main import run_captured; "
+            f"code, out, err = run_captured(['verify', '-o', 'text', {str(d)!r}]); "
+            "from quorumctl.records.crc import crc32c; "
+            "print(code, crc32c(b'123456789'), crc32c(b''), "
+            "sorted(m for m in ('crc32c', 'importlib.metadata', 'argparse', 'msgspec') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    # 0xE3069283: CRC-32C's standard check value (RFC 3720, appendix B.4)
+    assert r.stdout.split("\n")[0] == "0 3808858755 0 []", r.stdout + r.stderr

@@ -17,11 +17,10 @@ import struct
 from dataclasses import dataclass
 from typing import Iterator
 
-import crc32c
-
 from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
+from .crc import crc32c
 
 # The batch header, declared once (as Kafka's DefaultRecordBatch): each field's
 # Batch attribute, its struct code (big-endian) and its numpy dtype. Offsets,
@@ -140,7 +139,7 @@ class Batch:
 
     def computed_crc(self) -> int:
         """The CRC-32C of the bytes after the crc field (what the header's crc should be)."""
-        return crc32c.crc32c(self.data[CRC_START:])
+        return crc32c(self.data[CRC_START:])
 
     def crc_valid(self) -> bool:
         return self.computed_crc() == self.crc
@@ -565,7 +564,7 @@ def encode_batch(records, *, base_offset: int, leader_epoch: int = 0, base_times
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
     after_crc = AFTER_CRC.pack(attributes, max(len(records) - 1, 0), base_timestamp,
                                max_timestamp, producer_id, producer_epoch, base_sequence, len(records)) + body
-    crc = crc32c.crc32c(after_crc)
+    crc = crc32c(after_crc)
     return HEAD_TO_CRC.pack(base_offset, length, leader_epoch, 2, crc) + after_crc
 
 
@@ -585,4 +584,4 @@ def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
     after_crc = bytes(batch.data[CRC_START:HEADER_SIZE]) + body
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
     return HEAD_TO_CRC.pack(batch.base_offset, length, batch.leader_epoch, batch.magic,
-                            crc32c.crc32c(after_crc)) + after_crc
+                            crc32c(after_crc)) + after_crc

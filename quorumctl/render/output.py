@@ -9,11 +9,19 @@ from __future__ import annotations
 
 import enum
 import sys
-from datetime import datetime, timedelta, timezone
 
-import msgspec
 
-_json_encoder = msgspec.json.Encoder()
+def _encoder():
+    """msgspec's JSON encoder, made on first use: text output (verify's, describe's)
+    never needs it, and the import is a tenth of a short command's start-up."""
+    global _encode
+    import msgspec
+    _encode = msgspec.json.Encoder().encode
+    return _encode
+
+
+def _encode(obj) -> bytes:
+    return _encoder()(obj)
 
 
 class Output(str, enum.Enum):
@@ -45,11 +53,11 @@ def resolve_plain(output: "PlainOutput | None") -> Output:
 
 def json_bytes(obj) -> bytes:
     """Compact JSON (UTF-8); bytes become standard base64 as in Kafka's JSON."""
-    return _json_encoder.encode(obj)
+    return _encode(obj)
 
 
 def json_line(obj) -> str:
-    return _json_encoder.encode(obj).decode("utf-8")
+    return _encode(obj).decode("utf-8")
 
 
 # The last millisecond ISO-8601 (and Python's datetime) can write: 9999-12-31T23:59:59.999Z.
@@ -62,6 +70,7 @@ def iso_utc(ms: int | None) -> str | None:
     hold any int64: the raw value is shown beside it)."""
     if ms is None or not 0 <= ms <= MAX_ISO_MS:
         return None
+    from datetime import datetime, timedelta, timezone
     dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)   # exact, no float
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 

@@ -21,11 +21,11 @@ Problems never raise: a batch whose records do not decode becomes one
 
 from __future__ import annotations
 
-import crc32c
 
 from ..records import metadata as md
 from ..records.metadata import payload_prefix
 from ..records import compression
+from ..records.crc import crc32c
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, LOG_OVERHEAD, NUMPY_HEADER, BatchError,
                              BatchReader, LegacyEntry)
@@ -315,7 +315,7 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                                f"batch, not decoded", position=batch.position)
                 continue
             data = batch.data
-            computed = crc32c.crc32c(data[CRC_START:])
+            computed = crc32c(data[CRC_START:])
             crc_ok = computed == batch.crc
             crc_error = None if crc_ok else (
                 f"CRC-32C mismatch in batch at byte {batch.position} (offset {batch.base_offset}): "

@@ -23,9 +23,9 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, field
 
-import crc32c
 
 from ..records import compression
+from ..records.crc import crc32c
 from ..records import metadata as md
 from ..records.batch import (ATTRIBUTES, CRC_START, HEAD_TO_CRC, HEADER_SIZE, LOG_OVERHEAD, OFFSETS,
                              TIMESTAMPS, encode_batch)
@@ -180,7 +180,7 @@ def write_segment(path: str, target_bytes: int, *, base_offset: int = 0, seed: i
             TIMESTAMPS.pack_into(body, _TIMES_AT, ts, ts)
             if rnd.random() < 0.001:
                 epoch += 1                     # an election now and then
-            buf += HEAD_TO_CRC.pack(offset, len(body) + _LENGTH_BEFORE_CRC, epoch, 2, crc32c.crc32c(body))
+            buf += HEAD_TO_CRC.pack(offset, len(body) + _LENGTH_BEFORE_CRC, epoch, 2, crc32c(body))
             buf += body
             w.bytes += size
             w.batches += 1

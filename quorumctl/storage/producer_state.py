@@ -23,10 +23,10 @@ import struct
 from dataclasses import dataclass
 from typing import Iterator
 
-import crc32c
 
 from ..errors import InputError
 from ..openfile import open_regular
+from ..records.crc import crc32c
 from .problems import Problem
 
 SNAPSHOT_VERSION = 1
@@ -116,12 +116,12 @@ def _snapshot_header(path: str, f) -> tuple[int, int, int, int]:
                                                       f"bytes (a file of {need} bytes), found a file of {size} bytes")
     if version != SNAPSHOT_VERSION:
         raise FormatError(path, 0, f"unknown producer snapshot version {version} (expected {SNAPSHOT_VERSION})")
-    computed = crc32c.crc32c(head[_CRC_START:])
+    computed = crc32c(head[_CRC_START:])
     while True:
         chunk = f.read(_CHUNK)
         if not chunk:
             break
-        computed = crc32c.crc32c(chunk, computed)
+        computed = crc32c(chunk, computed)
     if computed != crc:
         raise FormatError(path, 2, f"producer snapshot CRC-32C mismatch: stored {crc}, computed {computed} "
                                    f"over bytes 6..{size}")
@@ -159,7 +159,7 @@ def snapshot_bytes(entries: list[ProducerEntry] | list[tuple], version: int = SN
         PRODUCER_ENTRY.pack(*(e if isinstance(e, tuple) else (
             e.producer_id, e.producer_epoch, e.last_sequence, e.last_offset, e.offset_delta, e.timestamp,
             e.coordinator_epoch, e.current_txn_first_offset))) for e in entries)
-    return struct.pack(">hI", version, crc32c.crc32c(body)) + body
+    return struct.pack(">hI", version, crc32c(body)) + body
 
 
 def check_producer_snapshot(path: str) -> list[Problem]:

@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..openfile import check_regular
 from ..records import metadata as md
-from ..records.batch import ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TRANSACTIONAL, BatchError, BatchReader, LegacyEntry
+from ..records import compression
+from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL,
+                             CRC_START, BatchError, BatchReader, LegacyEntry)
+from ..records.crc import crc32c
 from . import filekinds
 from .problems import Problem
 
@@ -87,8 +90,9 @@ class _Scan:
         self.deep = deep
         self.seg_base = filekinds.base_offset_of(path) if self.kind == filekinds.LOG else None
         self.probs: list[Problem] = []
-        self.batches = self.records = self.control_batches = self.txn_batches = self.dh_batches = 0
-        self.codecs: Counter = Counter()
+        self.batches = self.records = self.control_batches = 0
+        self.attrs: Counter = Counter()    # batches by attributes: codecs, timestamp types, txn, delete horizon
+        self.epoch = None                   # the last batch's epoch in this file (check_epoch runs on a change)
         self.control: Counter = Counter()
         self.mtypes: Counter = Counter()
         self.mversions: Counter = Counter()
@@ -100,7 +104,6 @@ class _Scan:
         self.producer_ids: set = set()
         self.broker_mv: set = set()
         self.frames: set = set()
-        self.ts_types: set = set()
         self.crc_bad: list = []
         self.min_ts = self.max_ts = None
         self.first_offset = self.last_offset = None
@@ -111,22 +114,49 @@ class _Scan:
         self.probs.append(Problem(self.path, position, offset, message, slug))
 
     def batch(self, b) -> None:
+        """One batch's header checks and tallies. The usual batch passes each check's
+        cheap test inline (a metadata log has thousands of batches: verify's cost should
+        be close to reading and checksumming the file); the check methods below run
+        only when a test fails, and word the problem."""
         self.batches += 1
+        base, delta = b.base_offset, b.last_offset_delta
         if self.first_offset is None:
-            self.first_offset = b.base_offset
+            self.first_offset = base
             self.check_segment_name(b)
-        self.last_offset = b.base_offset + b.last_offset_delta
-        self.check_count(b)
-        self.check_offset_order(b)
-        self.check_epoch(b)
-        self.check_crc(b)
-        self.tally_header(b)
+        last = self.last_offset = base + delta
+        count = b.record_count
+        if delta < 0 or (count != delta + 1 if self.contiguous else not 0 <= count <= delta + 1):
+            self.check_count(b)
+        st = self.st
+        prev = st.last_offset
+        if prev is None:
+            st.last_offset = last
+            if st.first_offset is None:
+                st.first_offset = base
+        else:
+            if base <= prev or (self.contiguous and base != prev + 1):
+                self.offset_problem(b, prev)
+            if last > prev:
+                st.last_offset = last
+        if b.leader_epoch != self.epoch or self.expect_epoch is not None:
+            self.check_epoch(b)
+        if crc32c(b.data[CRC_START:]) != b.crc:
+            self.crc_problem(b)
+        self.attrs[b.attributes] += 1
+        if b.producer_id >= 0:
+            self.producer_ids.add(b.producer_id)
         if not self.deep and not b.attributes & ATTR_CONTROL:
-            self.skip_records(b)
+            # the batch-level pass over a data batch: its records are counted, not decoded
+            self.records += count
+            if self.max_ts is None or b.max_timestamp > self.max_ts:
+                self.max_ts = b.max_timestamp
+            self.last_ctl = None
+            if self.batches == 1:
+                self.first_ctl = None
         else:
             self.scan_records(b)
 
-    # -- header checks ---------------------------------------------------------
+    # -- header checks (the wording; batch() decides when they run) --------------
     def check_segment_name(self, b) -> None:
         base = self.seg_base
         if base is not None and b.base_offset < base:
@@ -145,22 +175,17 @@ class _Scan:
         if count_problem:
             self.problem(b.position, b.base_offset, count_problem, "record-count")
 
-    def check_offset_order(self, b) -> None:
-        st = self.st
-        if st.last_offset is not None:
-            if b.base_offset <= st.last_offset:
-                self.problem(b.position, b.base_offset, f"offset {b.base_offset} does not increase (previous batch "
-                             f"ended at {st.last_offset})", "offset-order")
-            elif self.contiguous and b.base_offset != st.last_offset + 1:
-                self.problem(b.position, b.base_offset,
-                             f"offset gap: expected {st.last_offset + 1}, found {b.base_offset}", "offset-gap")
-        last = self.last_offset
-        st.last_offset = max(last, st.last_offset if st.last_offset is not None else last)
-        if st.first_offset is None:
-            st.first_offset = b.base_offset
+    def offset_problem(self, b, prev: int) -> None:
+        if b.base_offset <= prev:
+            self.problem(b.position, b.base_offset, f"offset {b.base_offset} does not increase (previous batch "
+                         f"ended at {prev})", "offset-order")
+        else:
+            self.problem(b.position, b.base_offset, f"offset gap: expected {prev + 1}, found {b.base_offset}",
+                         "offset-gap")
 
     def check_epoch(self, b) -> None:
         st, e = self.st, b.leader_epoch
+        self.epoch = e
         self.epochs.add(e)
         if self.expect_epoch is not None and e != self.expect_epoch:
             self.problem(b.position, b.base_offset,
@@ -172,31 +197,11 @@ class _Scan:
             st.epoch_starts.append((e, b.base_offset))
             st.last_epoch = e
 
-    def check_crc(self, b) -> None:
+    def crc_problem(self, b) -> None:
         computed = b.computed_crc()
-        if computed != b.crc:
-            self.crc_bad.append(b.base_offset)
-            self.problem(b.position, b.base_offset,
-                         f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}", "crc-mismatch")
-
-    def tally_header(self, b) -> None:
-        self.codecs[b.compression_name] += 1
-        self.ts_types.add(b.timestamp_type)
-        if b.attributes & ATTR_TRANSACTIONAL:
-            self.txn_batches += 1
-        if b.attributes & ATTR_DELETE_HORIZON:
-            self.dh_batches += 1
-        if b.producer_id >= 0:
-            self.producer_ids.add(b.producer_id)
-
-    def skip_records(self, b) -> None:
-        """The batch-level pass over a data batch: its records are counted, not decoded."""
-        self.records += b.record_count
-        if b.max_timestamp > (self.max_ts if self.max_ts is not None else -1 << 63):
-            self.max_ts = b.max_timestamp
-        self.last_ctl = None
-        if self.batches == 1:
-            self.first_ctl = None
+        self.crc_bad.append(b.base_offset)
+        self.problem(b.position, b.base_offset,
+                     f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}", "crc-mismatch")
 
     # -- records -----------------------------------------------------------------
     def scan_records(self, b) -> None:
@@ -290,17 +295,23 @@ class _Scan:
 
     def report(self) -> FileReport:
         rep = FileReport(self.path, self.kind, problems=self.probs)
+        codecs: Counter = Counter()
+        for a, n in self.attrs.items():
+            codecs[compression.NAMES.get(a & ATTR_COMPRESSION, "unknown")] += n
+        attrs = self.attrs.items()
         rep.stats = {
             "batches": self.batches, "records": self.records, "first_offset": self.first_offset,
-            "last_offset": self.last_offset, "epochs": sorted(self.epochs), "codecs": dict(self.codecs),
+            "last_offset": self.last_offset, "epochs": sorted(self.epochs), "codecs": dict(codecs),
             "control": dict(self.control), "control_batches": self.control_batches,
-            "txn_batches": self.txn_batches, "delete_horizon_batches": self.dh_batches,
+            "txn_batches": sum(n for a, n in attrs if a & ATTR_TRANSACTIONAL),
+            "delete_horizon_batches": sum(n for a, n in attrs if a & ATTR_DELETE_HORIZON),
             "metadata_types": dict(self.mtypes), "metadata_versions": dict(self.mversions),
             "feature_levels": self.feature_levels, "leader_change": self.leader_changes,
             "kraft_version": self.kraft_versions, "voters_records": self.voters_records,
             "producer_ids": sorted(self.producer_ids),
             "broker_mv_ranges": sorted([list(x) for x in self.broker_mv]), "frame_versions": sorted(self.frames),
-            "ts_types": sorted(self.ts_types), "min_ts": self.min_ts if self.deep else None,   # unknown without records
+            "ts_types": sorted({"LogAppendTime" if a & ATTR_LOG_APPEND_TIME else "CreateTime" for a in self.attrs}),
+            "min_ts": self.min_ts if self.deep else None,   # unknown without records
             "max_ts": self.max_ts, "crc_bad": len(self.crc_bad), "crc_bad_offsets": self.crc_bad,
             "first_batch_ctl": self.first_ctl, "last_batch_ctl": self.last_ctl,
             "size": os.path.getsize(self.path), "torn_tail": self.torn, "deep": self.deep,

@@ -109,8 +109,14 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
                 if deep and lines:
                     _track(span, b.base_offset, b.base_offset + len(lines) - 1)
                 if as_json:
-                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1]
-                    line(head + ',"records":[' + ",".join(lines) + "]}")
+                    # the batch's object is one line of a few MB: joined once, not concatenated
+                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":['
+                    if lines:
+                        lines[0] = head + lines[0]
+                        lines[-1] += "]}"
+                        line(",".join(lines))
+                    else:
+                        line(head + "]}")
                 else:
                     sink.batch(b, crc_ok)
                     sink.lines(lines)

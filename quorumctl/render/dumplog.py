@@ -299,7 +299,8 @@ class Sink:
 
     def flush(self):
         if self.buf:
-            self.out.write("\n".join(self.buf) + "\n")
+            self.buf.append("")   # the last newline, without copying the block once more
+            self.out.write("\n".join(self.buf))
             self.buf.clear()
 
     def error(self, s: str):

@@ -554,19 +554,22 @@ def _compile_text(msg: Message, version: int):
         lead = g.src.pop().split("\n")[1:-1]     # its body, inlined below (fixed-size fields only)
         g.dec_struct(present[k:], "_rest", wrap=False)
         g.env["_TM"] = {}
-        g.src.append("""def text(buf, pos, L):
-""" + "\n".join(lead) + """
-    a = s
-    raw = buf[pos:L]
-    b = _TM.get(raw)
+        body = "\n" + "\n".join(lead)
+        # the leading fields' text opens the object (their first "," becomes "{"), the
+        # memoised rest closes it: one concatenation per record
+        assert body.count("\n    s = ''\n") == 1 and "\n    s += f'," in body, body
+        body = body.replace("\n    s = ''\n", "\n", 1).replace("\n    s += f',", "\n    s = f'{{", 1)
+        g.src.append("""def text(buf, pos, L):""" + body + """
+    b = _TM.get(buf[pos:L])
     if b is None:
+        raw = buf[pos:L]
         b, end = _rest(buf, pos, L)
         if end != L:
             return '', end
         if len(_TM) >= """ + str(TAIL_MEMO) + """:
             _TM.clear()
-        _TM[raw] = b
-    return '{' + a[1:] + b + '}', L""")
+        b = _TM[raw] = b + '}'
+    return s + b, L""")
     else:
         g.dec_struct(msg.fields, "text", top=True)
     code = "\n\n".join(g.src)

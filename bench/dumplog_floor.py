@@ -1,0 +1,92 @@
+"""Where dump-log's time goes per record, and so where its floor is.
+
+    python bench/dumplog_floor.py [--log FILE] [--bytes N]
+
+Runs dump-log's hot path (render/dumplog.fast_metadata_lines) over the data batches
+of the first N bytes of a real metadata log (default: the 140 MB perf log that
+bench_vs_kafka.py builds), held in memory, in one process, and again with parts of
+its per-record work taken out, so the differences are the parts' costs:
+
+  full        the path as it is: frame walk, value decoded to Kafka's JSON text, line
+  no-decode   the value's text replaced by a constant: frame walk and line
+  walk-only   no line either: the frame walk and the loop itself
+
+The variants are made from the function's own source (a replaced expression must
+be found, or the script stops), so they follow the code as it changes. CPU time,
+best of --repeat. Multiply by the records of the whole log and divide by the
+cores for the wall-time floor of this design.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from quorumctl.records.batch import BatchReader  # noqa: E402
+from quorumctl.render import dumplog as rd  # noqa: E402
+
+DEFAULT_LOG = Path(tempfile.gettempdir()) / "quorumctl-bench" / "real" / "__cluster_metadata-0" / \
+    "00000000000000000000.log"
+
+DECODE = "body, p = hit[1](data, pos + 3, vend)"
+TEXT_LINE = ('app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "\n'
+             '                                f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}")')
+
+
+def variant(src: str, *replacements: tuple[str, str]):
+    for old, new in replacements:
+        if src.count(old) != 1:
+            raise SystemExit(f"dumplog_floor: {old!r} is not in fast_metadata_lines once: update this script")
+        src = src.replace(old, new)
+    ns = dict(vars(rd))
+    exec(compile(src, "<fast_metadata_lines variant>", "exec"), ns)
+    return ns["fast_metadata_lines"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--log", type=Path, default=DEFAULT_LOG)
+    ap.add_argument("--bytes", type=int, default=20_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    if not args.log.is_file():
+        raise SystemExit(f"dumplog_floor: {args.log} is absent (bench/bench_vs_kafka.py --only real builds it)")
+    batches = []
+    for b in BatchReader(str(args.log), end=args.bytes):
+        b.data = bytes(b.data)   # held: the reader's buffer moves on
+        if rd.fast_metadata_lines(b, False) is not None:   # control batches take the general path
+            batches.append(b)
+    records = sum(b.record_count for b in batches)
+    src = textwrap.dedent(inspect.getsource(rd.fast_metadata_lines))
+    variants = {
+        "full": variant(src),
+        "no-decode": variant(src, (DECODE, "body, p = '', vend")),
+        "walk-only": variant(src, (DECODE, "body, p = '', vend"), (TEXT_LINE, "app(body)")),
+    }
+    print(f"{len(batches)} batches, {records} records of {args.log} (first {args.bytes} bytes); "
+          f"load {os.getloadavg()[0]:.1f}")
+    per = {}
+    for name, fn in variants.items():
+        best = float("inf")
+        for _ in range(args.repeat):
+            t = time.process_time()
+            for b in batches:
+                if fn(b, False) is None:
+                    raise SystemExit(f"dumplog_floor: batch at {b.base_offset} left the fast path")
+            best = min(best, time.process_time() - t)
+        per[name] = best / records * 1e6
+        print(f"| {name} | {best:.3f} s | {per[name]:.2f} µs/record |")
+    print(f"| value decode (full - no-decode) | | {per['full'] - per['no-decode']:.2f} µs/record |")
+    print(f"| line formatting (no-decode - walk-only) | | {per['no-decode'] - per['walk-only']:.2f} µs/record |")
+
+
+if __name__ == "__main__":
+    main()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..records import metadata as md
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
-                             ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry)
+                             ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry, plain_value_spans)
 from ..records.metadata import payload_prefix
 from ..storage import filekinds
 from .output import json_bytes, json_line
@@ -323,30 +323,14 @@ def header_line(path: str) -> str:
 
 # -- the hot path: a whole batch of metadata records from bytes to lines ------
 
-_ZZ = tuple((b >> 1) ^ -(b & 1) for b in range(128))   # one-byte zig-zag varints
 FAST_MAX_BYTES = 1 << 20   # bigger record sections stream through the general path (bounded memory)
-
-
-def _varint_slow(data, pos):
-    """A zig-zag varint of more than one byte (at most 10): (value, pos)."""
-    u = 0
-    shift = 0
-    while True:
-        b = data[pos]
-        pos += 1
-        u |= (b & 0x7F) << shift
-        if b < 0x80:
-            return (u >> 1) ^ -(u & 1), pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
 
 
 def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
     """The lines (text: one per record; JSON: the records' objects) of a plain
     metadata batch with --cluster-metadata-decoder (or -o json on a metadata
     log), decoded without a Record object or a dict per record: the record frame
-    is walked inline here and each value goes through the generated per-(type,
+    is walked by records.batch.plain_value_spans and each value goes through the generated per-(type,
     version) text decoder. The same text as record_lines / records_json give
     (tests/test_dumplog_fastpath.py checks every record of the corpus). None
     when the batch is anything but the usual case (control, compressed, large,
@@ -356,9 +340,8 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
     if attrs & (ATTR_CONTROL | ATTR_COMPRESSION) or b.length > FAST_MAX_BYTES:
         return None
     data = bytes(b.data[HEADER_SIZE:])
-    n = len(data)
-    count = b.record_count
-    if count < 0 or count > n:
+    spans = plain_value_spans(data, 0, b.record_count)
+    if spans is None:
         return None
     base_off = b.base_offset
     base_ts = b.base_timestamp
@@ -367,95 +350,41 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
     max_ts = b.max_timestamp
     ts_name = "LogAppendTime" if log_append else "CreateTime"
     seq = -1
-    zz = _ZZ
-    slow = _varint_slow
     fns = md.payload_text_fn
     table: dict = {}
     lookup = table.get
     out: list[str] = []
     app = out.append
-    pos = 0
-    try:
-        for i in range(count):
-            # length, attributes, timestamp delta, offset delta, key length, value length
-            # (zig-zag varints; the one- and two-byte forms inline)
-            c = data[pos]
-            if c < 128:
-                end = pos + 1 + zz[c]
-                pos += 2                      # and the attributes byte (unused by Kafka)
-            elif data[pos + 1] < 128:
-                u = (c & 127) | data[pos + 1] << 7
-                end = pos + 2 + ((u >> 1) ^ -(u & 1))
-                pos += 3
-            else:
-                length, pos = slow(data, pos)
-                end = pos + length
-                pos += 1
-            c = data[pos]
-            if c < 128:
-                ts_delta = zz[c]
-                pos += 1
-            else:
-                ts_delta, pos = slow(data, pos)
-            c = data[pos]
-            if c < 128:
-                od = zz[c]
-                pos += 1
-            elif data[pos + 1] < 128:
-                u = (c & 127) | data[pos + 1] << 7
-                od = (u >> 1) ^ -(u & 1)
-                pos += 2
-            else:
-                od, pos = slow(data, pos)
-            if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
-                return None
-            c = data[pos + 1]
-            if c < 128:
-                vlen = zz[c]
-                pos += 2
-            elif data[pos + 2] < 128:
-                u = (c & 127) | data[pos + 2] << 7
-                vlen = (u >> 1) ^ -(u & 1)
-                pos += 3
-            else:
-                vlen, pos = slow(data, pos + 1)
-            vend = pos + vlen
-            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:   # then no headers
-                return None
-            if base_seq >= 0:
-                seq = (base_seq + i) & 0x7FFFFFFF
-            ts = max_ts if log_append else base_ts + ts_delta
-            if vlen >= 3 and data[pos] == 1:
-                k = data[pos + 1] << 7 | data[pos + 2]
-                hit = lookup(k, False)
-                if hit is False:
-                    api, ver = data[pos + 1], data[pos + 2]
-                    hit = table[k] = fns(api, ver) if api < 128 and ver < 128 else None
-                if hit is not None:
-                    try:
-                        body, p = hit[1](data, pos + 3, vend)
-                    except Exception:   # any failure: the plain decoder says what is wrong
-                        p = -1
-                    if p == vend:
-                        if as_json:
-                            app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
-                                f'"sequence":{seq},"headers":[],"payload":{hit[0]}{body}}}}}')
-                        else:
-                            app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
-                                f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}")
-                        pos = end
-                        continue
-            # not a value the text decoders take: the plain decoder's text (with its error note)
-            value = data[pos:vend]
-            if as_json:
-                app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
-                    f'"sequence":{seq},"headers":[],"payload":{json_bytes(metadata_json(value)).decode()}}}')
-            else:
-                app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
-                    f"sequence: {seq} headerKeys: [] payload: {metadata_payload(value)}")
-            pos = end
-    except (IndexError, ValueError):
-        return None
-    if pos != n:
-        return None
+    for i, ts_delta, pos, vend in zip(range(b.record_count), *spans):
+        vlen = vend - pos
+        if base_seq >= 0:
+            seq = (base_seq + i) & 0x7FFFFFFF
+        ts = max_ts if log_append else base_ts + ts_delta
+        if vlen >= 3 and data[pos] == 1:
+            k = data[pos + 1] << 7 | data[pos + 2]
+            hit = lookup(k, False)
+            if hit is False:
+                api, ver = data[pos + 1], data[pos + 2]
+                hit = table[k] = fns(api, ver) if api < 128 and ver < 128 else None
+            if hit is not None:
+                try:
+                    body, p = hit[1](data, pos + 3, vend)
+                except Exception:   # any failure: the plain decoder says what is wrong
+                    p = -1
+                if p == vend:
+                    if as_json:
+                        app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                            f'"sequence":{seq},"headers":[],"payload":{hit[0]}{body}}}}}')
+                    else:
+                        app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                            f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}")
+                    continue
+        # not a value the text decoders take: the plain decoder's text (with its error note)
+        value = data[pos:vend]
+        if as_json:
+            app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                f'"sequence":{seq},"headers":[],"payload":{json_bytes(metadata_json(value)).decode()}}}')
+        else:
+            app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                f"sequence: {seq} headerKeys: [] payload: {metadata_payload(value)}")
     return out

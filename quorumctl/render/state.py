@@ -275,6 +275,12 @@ def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_ru
     dry = dry_run
     head = f"Truncation plan for {p['partition_dir']} ({p['replica']})" + (", dry run" if dry else "")
     lines = [head, f"  reason: {p['reason']}" if p["reason"] else "  reason: -"]
+    cm = p.get("committed")
+    if cm:
+        sets = cm["voter_sets"]
+        lines.append("  voters: " + ("; ".join(f"{v} (majority {m})" for v, m in zip(sets, cm["majority"]))
+                                     if sets else "unknown") + f", from {cm['voters_source']}")
+        lines.extend(f"  {x['replica']}: {split_text(x)}" for x in cm["replicas"])
     if p["refused"]:
         lines.append(f"  refused: {p['refused']}")
         return lines

@@ -158,7 +158,7 @@ def split_text(x: dict) -> str:
     if end > u:
         parts.append(f"provably uncommitted {u}..{end - 1}")
     s = "; ".join(parts) + f" (log end offset {end})"
-    if not x["voter"]:
+    if x["voter"] is False:
         s += "; not a voter"
     if x["note"]:
         s += f"; {x['note']}"

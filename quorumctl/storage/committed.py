@@ -203,7 +203,7 @@ def classify(replicas: list[Replica], static: list[int] | None = None,
             note = (f"the evidence conflicts: offsets from {u} look uncommitted, yet a snapshot covers "
                     f"them up to {c}")
             u = c
-        is_voter = bool(sets) and all(r.node_id in vs for vs in sets)
+        is_voter = all(r.node_id in vs for vs in sets) if sets else None   # None: voters unknown
         out.append({"replica": r.label, "node_id": r.node_id, "voter": is_voter,
                     "log_start_offset": v.log_start, "log_end_offset": v.log_end,
                     "committed_end_offset": min(c, v.log_end),

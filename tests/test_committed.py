@@ -56,6 +56,10 @@ def test_real_dynamic_quorum_minority_tail(cli, verify_clean, tmp_path):
     code, out, _ = cli("state", "-o", "text", tmp_path / "c1", tmp_path / "c2", tmp_path / "c3")
     assert "  node 1: committed below 300; provably uncommitted 300..314 (log end offset 315)\n" in out
 
+    code, out, _ = cli("state", "-o", "table", tmp_path / "c1", tmp_path / "c2")   # two columns fit 80
+    rows = [line for line in out.splitlines() if "committed <" in line or "unknown" in line]
+    assert rows[0].count("committed < 300") == 2 and "unknown 300..314" in rows[1], out
+
     # two of three voters: node 3 might hold the tail, so it is unknown
     code, doc = state(cli, tmp_path / "c1", tmp_path / "c2")
     assert split(doc, "node 1") == (300, 315, 315)

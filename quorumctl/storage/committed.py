@@ -9,11 +9,14 @@ epoch. Offline, with the files of some voters:
   the last offset where both hold an entry of the same epoch (a snapshot
   `END-EPOCH` holds the entry END-1 of epoch EPOCH);
 * an entry is *provably committed* when a snapshot covers it (Kafka snapshots
-  only committed data) in a replica sharing it, or when a majority of the voters
-  hold an entry of epoch E at or after it and no given voter has a later last
-  epoch than E (a voter with a later epoch may have been elected without it: the
-  "figure 8" case of the Raft paper, where a majority holds an old entry that a
-  later leader still overwrites);
+  only committed data) in a replica sharing it; or when a majority of the voters
+  hold it and their quorum-state epoch is their last entry's epoch, one epoch for
+  all (none of them took part in a later election, so no leader since can lack
+  it, nor can one be elected without it); or, with every voter given, when a
+  majority holds it and every voter without it has an older last epoch than
+  every holder (none of them can win a holder's vote). A majority alone is not
+  enough: in the Raft paper's figure 8 a majority holds an entry of an old epoch
+  that a later leader still overwrites;
 * an entry is *provably uncommitted* when so many voters are shown not to hold it
   (their log ends before it, or holds another entry there) that the rest cannot
   make a majority: voters not given count as possible holders;
@@ -199,9 +202,9 @@ def classify(replicas: list[Replica], static: list[int] | None = None,
         c = max(snap, min(committed) if committed else 0)
         u = max(uncommitted) if uncommitted else v.log_end
         note = None
-        if u < c:   # the files contradict each other (a snapshot above what a majority holds)
-            note = (f"the evidence conflicts: offsets from {u} look uncommitted, yet a snapshot covers "
-                    f"them up to {c}")
+        if u < c:   # the files contradict each other (say, a snapshot above what a majority holds)
+            note = (f"the evidence conflicts: offsets from {u} look uncommitted, yet other evidence proves "
+                    f"them committed up to {c}")
             u = c
         is_voter = all(r.node_id in vs for vs in sets) if sets else None   # None: voters unknown
         out.append({"replica": r.label, "node_id": r.node_id, "voter": is_voter,
@@ -212,6 +215,3 @@ def classify(replicas: list[Replica], static: list[int] | None = None,
             "majority": [majority(len(s)) for s in sets],
             "replicas": out}
 
-
-def of(doc: dict, label: str) -> dict:
-    return next(x for x in doc["replicas"] if x["replica"] == label)

@@ -41,8 +41,8 @@ _quorumctl_spec() {
             vopts='-c --config -o --output' ;;
         'truncate')
             subs=''
-            opts='--reference --diverging-epoch --end-offset --to-offset --apply --force --backup-dir -o --output -h --help'
-            vopts='--reference --diverging-epoch --end-offset --to-offset --backup-dir -o --output' ;;
+            opts='--reference --diverging-epoch --end-offset --to-offset --apply --force -c --config --backup-dir -o --output -h --help'
+            vopts='--reference --diverging-epoch --end-offset --to-offset -c --config --backup-dir -o --output' ;;
         'image')
             subs=''
             opts='--at-offset --at-time --no-snapshot -o --output -h --help'
@@ -120,7 +120,7 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'recover|-c'|'recover|--config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
         'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;

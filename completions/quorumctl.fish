@@ -31,7 +31,7 @@ function __quorumctl_vopts
         case 'state'
             printf '%s\n' -- -c --config -o --output
         case 'truncate'
-            printf '%s\n' -- --reference --diverging-epoch --end-offset --to-offset --backup-dir -o --output
+            printf '%s\n' -- --reference --diverging-epoch --end-offset --to-offset -c --config --backup-dir -o --output
         case 'image'
             printf '%s\n' -- --at-offset --at-time -o --output
         case 'history'
@@ -164,12 +164,13 @@ complete -c quorumctl -n '__quorumctl_at '\''state'\''' -s c -l config -r -d 'se
 complete -c quorumctl -n '__quorumctl_at '\''state'\''' -s o -l output -x -a 'text table json' -d 'text, table or json.'
 complete -c quorumctl -n '__quorumctl_at '\''state'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -a '(__fish_complete_directories (commandline -ct) "")'
-complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l reference -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'A healthier replica'\''s log dir: truncate to where this one diverges from it, as the Fetch protocol would.'
+complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l reference -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'A healthier replica'\''s log dir: truncate to where this one diverges from it, as the Fetch protocol would. Repeatable: the most up to date reference is used, and all of them decide which entries are committed (dropping provably uncommitted ones needs no --force).'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l diverging-epoch -x -d 'The epoch of a leader'\''s DivergingEpoch (with --end-offset).'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l end-offset -x -d 'The end offset of a leader'\''s DivergingEpoch.'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l to-offset -x -d 'Truncate to this offset (whole batches: a batch holding it goes).'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l apply -d 'Do it (the default is a dry run that prints the plan).'
-complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l force -d 'Allow cutting below the latest snapshot'\''s end offset.'
+complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l force -d 'Allow cutting below the latest snapshot'\''s end offset, entries the references prove committed, or a replica more up to date than the reference.'
+complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s c -l config -r -d 'server.properties whose controller.quorum.voters names the voters (static quorum; with several --reference). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where removed and replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s o -l output -x -a 'text json' -d 'text or json.'
 complete -c quorumctl -n '__quorumctl_at '\''truncate'\''' -s h -l help -d 'Show this message and exit.'

@@ -135,12 +135,14 @@ _quorumctl_state() {
 
 _quorumctl_truncate() {
   _arguments -s -S : \
-    '--reference=[A healthier replica'\''s log dir\: truncate to where this one diverges from it, as the Fetch protocol would.]:OTHER_DIR:_files -/' \
+    '*--reference=[A healthier replica'\''s log dir\: truncate to where this one diverges from it, as the Fetch protocol would. Repeatable\: the most up to date reference is used, and all of them decide which entries are committed (dropping provably uncommitted ones needs no --force).]:OTHER_DIR:_files -/' \
     '--diverging-epoch=[The epoch of a leader'\''s DivergingEpoch (with --end-offset).]:EPOCH: ' \
     '--end-offset=[The end offset of a leader'\''s DivergingEpoch.]:OFFSET: ' \
     '--to-offset=[Truncate to this offset (whole batches\: a batch holding it goes).]:OFFSET: ' \
     '--apply[Do it (the default is a dry run that prints the plan).]' \
-    '--force[Allow cutting below the latest snapshot'\''s end offset.]' \
+    '--force[Allow cutting below the latest snapshot'\''s end offset, entries the references prove committed, or a replica more up to date than the reference.]' \
+    '*-c[server.properties whose controller.quorum.voters names the voters (static quorum; with several --reference). Repeatable.]:FILE:_files' \
+    '*--config=[server.properties whose controller.quorum.voters names the voters (static quorum; with several --reference). Repeatable.]:FILE:_files' \
     '--backup-dir=[Where removed and replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
     '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \

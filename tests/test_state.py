@@ -267,6 +267,15 @@ def test_hostile_files_never_crash(cli, tmp_path, log, qs, cp, meta):
     assert code in (0, 1) and err == "", err
     j = json.loads(out)["replicas"][0]
     assert j["log_end_offset"] >= 3
+    # beside a sound replica: the comparison and the committed split never crash either
+    g = tmp_path / "g"
+    if not g.exists():
+        write_replica(str(g), [B(1, 2), B(2, 3)], node_id=2)
+    code, out, err = cli("state", "-o", "json", r, g)
+    assert code in (0, 1) and err == "", err
+    assert len(json.loads(out)["committed"]["replicas"]) == 2
+    code, out, err = cli("truncate", "-o", "json", g, "--reference", r, "--reference", g)
+    assert code in (0, 1, 2) and "Traceback" not in err and len(err.splitlines()) <= 1, err
 
 
 def test_different_clusters_and_last_write(cli, tmp_path):

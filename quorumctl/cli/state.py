@@ -19,7 +19,9 @@ def state(
     """Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.
 
     With several replicas: which one wins an election (last epoch, then end
-    offset) and where each other one diverges from it (KIP-595's DivergingEpoch rule).
+    offset), where each other one diverges from it (KIP-595's DivergingEpoch rule),
+    and which entries of each are provably committed (held by a majority of the
+    voters), provably uncommitted, or unknown.
 
     Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
     """
@@ -28,6 +30,8 @@ def state(
     from ..errors import InputError
     from ..render.output import json_line, resolve
     from ..render.state import replica_doc, state_table, state_text
+    from ..storage.committed import classify
+    from ..protocol.connection import static_voter_ids
     from ..storage.replica import compare, load_replica, metadata_dir_from_config
 
     targets = list(paths or []) + [metadata_dir_from_config(c) for c in config]
@@ -40,6 +44,8 @@ def state(
             r.label = f"{r.label} ({r.log_dir})"
     comparison = compare(replicas) if len(replicas) > 1 else None
     doc = {"replicas": [replica_doc(r) for r in replicas], "comparison": comparison}
+    if len(replicas) > 1:
+        doc["committed"] = classify(replicas, *static_voter_ids(config))
     mode = resolve(output)
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")

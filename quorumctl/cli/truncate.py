@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -11,9 +11,11 @@ from ..render.output import Output, PlainOutput
 
 def truncate(
     log_dir: str = typer.Argument(..., metavar="LOG_DIR", help="The replica's log dir or its __cluster_metadata-0."),
-    reference: Optional[str] = typer.Option(None, "--reference", metavar="OTHER_DIR",
-                                            help="A healthier replica's log dir: truncate to where this one "
-                                                 "diverges from it, as the Fetch protocol would."),
+    reference: List[str] = typer.Option([], "--reference", metavar="OTHER_DIR",
+                                        help="A healthier replica's log dir: truncate to where this one "
+                                             "diverges from it, as the Fetch protocol would. Repeatable: the most "
+                                             "up to date reference is used, and all of them decide which entries "
+                                             "are committed (dropping provably uncommitted ones needs no --force)."),
     diverging_epoch: Optional[int] = typer.Option(None, "--diverging-epoch", metavar="EPOCH",
                                                   help="The epoch of a leader's DivergingEpoch (with --end-offset)."),
     end_offset: Optional[int] = typer.Option(None, "--end-offset", metavar="OFFSET",
@@ -21,7 +23,12 @@ def truncate(
     to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="OFFSET",
                                             help="Truncate to this offset (whole batches: a batch holding it goes)."),
     apply: bool = typer.Option(False, "--apply", help="Do it (the default is a dry run that prints the plan)."),
-    force: bool = typer.Option(False, "--force", help="Allow cutting below the latest snapshot's end offset."),
+    force: bool = typer.Option(False, "--force", help="Allow cutting below the latest snapshot's end offset, "
+                               "entries the references prove committed, or a replica more up to date than "
+                               "the reference."),
+    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
+                                     help="server.properties whose controller.quorum.voters names the voters "
+                                          "(static quorum; with several --reference). Repeatable."),
     backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
                                              help="Where removed and replaced files are kept (default: "
                                                   "<log dir>.quorumctl-backup beside the log dir, same file system)."),
@@ -34,15 +41,20 @@ def truncate(
     kept, and the directory swapped in atomically.
 
     Example: quorumctl truncate /var/lib/kafka/c3 --reference /var/lib/kafka/c1 --apply
+
+    Example: quorumctl truncate /var/lib/kafka/c1 --reference /var/lib/kafka/c2 --reference /var/lib/kafka/c3
     """
     import sys
 
     from ..render.output import json_line, resolve_plain
     from ..render.state import plan_lines
+    from ..protocol.connection import static_voter_ids
     from ..storage.truncate import run
 
+    static, source = static_voter_ids(config)
     res = run(log_dir, reference=reference, diverging_epoch=diverging_epoch, end_offset=end_offset,
-              to_offset=to_offset, apply=apply, force=force, backup_dir=backup_dir)
+              to_offset=to_offset, apply=apply, force=force, backup_dir=backup_dir,
+              static_voters=static, static_source=source)
     report = res.report
     if resolve_plain(output) is Output.json:
         sys.stdout.write(json_line({"plan": res.plan_json, "applied": report, "dry_run": not apply,

@@ -114,6 +114,20 @@ def parse_quorum_voters(text: str, source: str) -> dict[int, Address]:
     return out
 
 
+def static_voter_ids(configs: list[str]) -> tuple[list[int] | None, str]:
+    """The voter ids controller.quorum.voters names in these server.properties (a
+    static quorum) and which files name them; (None, "") when none does."""
+    from ..storage.config import load
+    ids: set[int] = set()
+    named = []
+    for path in configs:
+        cfg = load(path)
+        if cfg.quorum_voters:
+            ids |= set(parse_quorum_voters(cfg.quorum_voters, path))
+            named.append(path)
+    return (sorted(ids), "controller.quorum.voters in " + ", ".join(named)) if named else (None, "")
+
+
 def parse_address_list(text: str, what: str) -> list[Address]:
     from ..errors import InputError
     out: list[Address] = []

@@ -148,6 +148,37 @@ def follower_line(f: dict, winner: str) -> str:
     return s
 
 
+def split_text(x: dict) -> str:
+    """One replica's committed / unknown / uncommitted split (storage/committed.py) as text."""
+    c, u, start, end = (x["committed_end_offset"], x["uncommitted_from_offset"],
+                        x["log_start_offset"], x["log_end_offset"])
+    parts = [f"committed below {c}" if c > 0 else "nothing provably committed"]
+    if u > c:
+        parts.append(f"unknown {c}..{u - 1}")
+    if end > u:
+        parts.append(f"provably uncommitted {u}..{end - 1}")
+    s = "; ".join(parts) + f" (log end offset {end})"
+    if x["voter"] is False:
+        s += "; not a voter"
+    if x["note"]:
+        s += f"; {x['note']}"
+    return s
+
+
+def committed_lines(cm: dict) -> list[str]:
+    sets = cm["voter_sets"]
+    if sets:
+        head = "; ".join(f"voters {v}, majority {m}" for v, m in zip(sets, cm["majority"]))
+    else:
+        head = "voters unknown"
+    out = [f"Committed entries ({head}):", f"  voter set from {cm['voters_source']}"]
+    if len(sets) > 1:
+        out.append("  the replicas name different voter sets: only what holds under every one is claimed")
+    for x in cm["replicas"]:
+        out.append(f"  {x['replica']}: {split_text(x)}")
+    return out
+
+
 def state_text(doc: dict) -> str:
     out = []
     for j in doc["replicas"]:
@@ -164,6 +195,9 @@ def state_text(doc: dict) -> str:
         out.append(line)
         for f in c["followers"]:
             out.append(follower_line(f, c["winner"]))
+        out.append("")
+    if doc.get("committed"):
+        out.extend(committed_lines(doc["committed"]))
         out.append("")
     return "\n".join(out)
 
@@ -217,6 +251,19 @@ def state_table(doc: dict):
 
     if c:
         t.add_row("vs. most up to date", *[verdict(j) for j in reps])
+    cm = doc.get("committed")
+    if cm:
+        by_rep = {x["replica"]: x for x in cm["replicas"]}
+
+        def split(j):
+            x = by_rep[j["replica"]]
+            rows = [f"committed < {x['committed_end_offset']}"]
+            if x["uncommitted_from_offset"] > x["committed_end_offset"]:
+                rows.append(f"unknown {x['committed_end_offset']}..{x['uncommitted_from_offset'] - 1}")
+            if x["log_end_offset"] > x["uncommitted_from_offset"]:
+                rows.append(f"uncommitted {x['uncommitted_from_offset']}..{x['log_end_offset'] - 1}")
+            return Text("\n".join(rows), style="red" if x["log_end_offset"] > x["uncommitted_from_offset"] else "")
+        t.add_row("entries", *[split(j) for j in reps])
     row("problems", lambda j: Text(str(len(j["problems"])), style="red" if j["problems"] else "green"))
     probs = [Text(f"{j['replica']}: {p}", style="red") for j in reps for p in j["problems"]]
     return Group(t, *probs)
@@ -228,6 +275,12 @@ def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_ru
     dry = dry_run
     head = f"Truncation plan for {p['partition_dir']} ({p['replica']})" + (", dry run" if dry else "")
     lines = [head, f"  reason: {p['reason']}" if p["reason"] else "  reason: -"]
+    cm = p.get("committed")
+    if cm:
+        sets = cm["voter_sets"]
+        lines.append("  voters: " + ("; ".join(f"{v} (majority {m})" for v, m in zip(sets, cm["majority"]))
+                                     if sets else "unknown") + f", from {cm['voters_source']}")
+        lines.extend(f"  {x['replica']}: {split_text(x)}" for x in cm["replicas"])
     if p["refused"]:
         lines.append(f"  refused: {p['refused']}")
         return lines

@@ -196,7 +196,8 @@ def target_from_diverging_epoch(r: Replica, epoch: int, end_offset: int) -> tupl
 
 def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
                     divergence: dict | None = None, force: bool = False,
-                    refusal: str | None = None, caution: str | None = None) -> Plan:
+                    refusal: str | None = None, caution: str | None = None,
+                    committed: dict | None = None) -> Plan:
     p = Plan(r, mode, reason, target if target is not None else r.log_end,
              r.log_end, divergence, epochs_before=list(r.history.entries),
              epochs_after=list(r.history.entries))
@@ -262,6 +263,20 @@ def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
     for off, path in r.files.producer_snapshots:
         if off > new_end:
             p.removed_producer_snapshots.append((off, path))
+    if committed is not None:
+        # several references: what they prove about the entries this truncation drops
+        ce, uf = committed["committed_end_offset"], committed["uncommitted_from_offset"]
+        if new_end < ce and not p.needs_force:
+            p.needs_force = (f"offsets {new_end}..{ce - 1} are committed (held by a majority of the voters): "
+                             "cutting committed entries needs --force")
+        elif new_end >= uf:
+            p.reason += (f"; offsets {new_end}..{r.log_end - 1} are provably uncommitted (too few voters can "
+                         "hold them to make a majority)")
+            caution = None
+        elif caution:
+            caution += (f" (the references prove offsets {uf}..{r.log_end - 1} uncommitted, not "
+                        f"{new_end}..{uf - 1})" if uf < r.log_end else
+                        " (the references do not prove the entries it drops uncommitted)")
     if caution:
         p.needs_force = caution + (f"; also {p.needs_force}" if p.needs_force else "")
     if p.needs_force and not force:
@@ -523,15 +538,23 @@ class Result:
         return 0
 
 
-def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | None = None,
+def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epoch: int | None = None,
         end_offset: int | None = None, to_offset: int | None = None, apply: bool = False,
-        force: bool = False, backup_dir: str | None = None) -> Result:
-    """Plan a truncation of `log_dir` by one of the three modes (a reference
-    replica, a leader's DivergingEpoch, an explicit offset) and, with `apply`,
-    carry it out under Kafka's .lock and verify the result."""
+        force: bool = False, backup_dir: str | None = None, static_voters: list[int] | None = None,
+        static_source: str = "controller.quorum.voters") -> Result:
+    """Plan a truncation of `log_dir` by one of the three modes (reference
+    replicas, a leader's DivergingEpoch, an explicit offset) and, with `apply`,
+    carry it out under Kafka's .lock and verify the result.
+
+    With several references the most up to date of them (Raft's rule) is the one
+    the Fetch exchange runs against, and all of them with this replica decide which
+    entries are committed (storage/committed.py): dropping entries they prove
+    uncommitted needs no `force` even from the more up-to-date replica; dropping
+    entries they prove committed does."""
     from .replica import load_replica, resolve_partition_dir
 
-    modes = [m for m, on in (("--reference", reference is not None),
+    refs = [reference] if isinstance(reference, str) else list(reference or [])
+    modes = [m for m, on in (("--reference", bool(refs)),
                              ("--diverging-epoch/--end-offset", diverging_epoch is not None or end_offset is not None),
                              ("--to-offset", to_offset is not None)) if on]
     if len(modes) != 1:
@@ -545,14 +568,22 @@ def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | No
     lock = fsutil.LogDirLock(ld).acquire() if apply else None
     try:
         r = load_replica(log_dir)
-        refusal = caution = divergence = None
-        if reference is not None:
-            ref = load_replica(reference)
-            if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
-                raise TruncateError(f"{reference} belongs to cluster {ref.meta.get('cluster.id')}, "
-                                 f"{log_dir} to {r.meta.get('cluster.id')}")
+        refusal = caution = divergence = committed = None
+        if refs:
+            loaded = []
+            for path in refs:
+                ref = load_replica(path)
+                if ref.meta and r.meta and ref.meta.get("cluster.id") != r.meta.get("cluster.id"):
+                    raise TruncateError(f"{path} belongs to cluster {ref.meta.get('cluster.id')}, "
+                                        f"{log_dir} to {r.meta.get('cluster.id')}")
+                loaded.append(ref)
+            ref = _most_up_to_date(loaded)
             target, reason, divergence, refusal = target_from_reference(r, ref)
             caution = reference_caution(r, ref)
+            if len(loaded) > 1:
+                from .committed import classify
+                committed = classify([r] + loaded, static_voters, static_source)
+                reason = f"{ref.label} is the most up to date of the references; " + reason if reason else reason
             mode = "reference"
         elif diverging_epoch is not None:
             target, reason = target_from_diverging_epoch(r, diverging_epoch, end_offset)
@@ -562,8 +593,11 @@ def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | No
                 raise TruncateError(f"--to-offset must not be negative (got {to_offset})")
             target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"
         plan = plan_truncation(r, mode=mode, target=target, reason=reason, divergence=divergence,
-                               force=force, refusal=refusal, caution=caution)
+                               force=force, refusal=refusal, caution=caution,
+                               committed=committed["replicas"][0] if committed else None)
         plan_json = plan.to_json()
+        if committed is not None:
+            plan_json["committed"] = committed
         report = None
         if apply and not plan.refusal:
             report = apply_plan(plan, backup_root)
@@ -573,6 +607,16 @@ def run(log_dir: str, *, reference: str | None = None, diverging_epoch: int | No
             lock.release()
     holder = None if apply else fsutil.lock_holder(ld)
     return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None)
+
+
+def _most_up_to_date(replicas: list[Replica]) -> Replica:
+    """The replica that would win an election among these (the first of a tie)."""
+    def key(x: Replica):
+        try:
+            return epochs.election_key(x.view())
+        except ValueError:
+            return (-1, -1)
+    return max(replicas, key=key)
 
 
 def _verify(partition_dir: str) -> dict:

@@ -23,13 +23,9 @@ from ..protocol.connection import parse_quorum_voters
 from ..storage import files as state_files
 from ..storage import properties
 from ..storage.config import ServerConfig, load
-from ..storage.format import KRAFT_V1_MIN_LEVEL, NAME_OF, _OLDER
+from ..storage.format import KRAFT_V1_MIN_LEVEL
+from ..storage.format import version_name as metadata_version_name
 from .traps import TRAPS
-
-
-def metadata_version_name(level: int) -> str:
-    older = {v: k for k, v in _OLDER.items()}
-    return NAME_OF.get(level) or older.get(level) or f"level {level}"
 
 
 @dataclass

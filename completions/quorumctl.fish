@@ -109,7 +109,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a image -d 'The cluster'\''s
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a history -d 'Every record that touched one topic, partition, broker, config, feature or voter.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a diff -d 'What changed between two points of a metadata log: a summary, then each change.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
-complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'

@@ -35,7 +35,7 @@ _quorumctl() {
         'history:Every record that touched one topic, partition, broker, config, feature or voter.'
         'diff:What changed between two points of a metadata log: a summary, then each change.'
         'recover:Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
-        'doctor:Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.'
+        'doctor:Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.'
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'

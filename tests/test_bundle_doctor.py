@@ -102,3 +102,115 @@ def test_doctor_config_findings(cli, tmp_path):
 
 def _line(path, key) -> int:
     return 1 + next(i for i, ln in enumerate(path.read_text().splitlines()) if ln.startswith(key + "="))
+
+
+def _doctor(cli, *args) -> dict:
+    code, out, err = cli("doctor", *args, "-o", "json")
+    assert err == "", err
+    doc = json.loads(out)
+    assert code == (1 if doc["findings"] else 0)
+    return {f["code"]: f for f in doc["findings"]}
+
+
+def test_doctor_roles_listeners_and_storage(cli, tmp_path):
+    """The classes that need no real Kafka files: configs that cannot work, and storage Kafka will not start on."""
+    def conf(name, text):
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+    zk = conf("zk.properties", "broker.id=7\nzookeeper.connect=zk:2181\nlog.dirs=" + str(tmp_path / "zk") + "\n")
+    odd = conf("odd.properties", "process.roles=broker,zookeeper\nlog.dirs=" + str(tmp_path / "odd") + "\n"
+               "listeners=PLAINTEXT://:9092\n")
+    got = _doctor(cli, "-c", zk, "-c", odd)
+    assert sorted(got) == ["bad-process-roles", "log-dir-missing", "no-controller-listener", "no-node-id",
+                           "no-process-roles"]
+    assert got["no-process-roles"]["evidence"] == [f"{zk}: process.roles is not set"]
+    assert got["bad-process-roles"]["message"] == f"{odd}: process.roles names ['zookeeper']"
+    assert got["log-dir-missing"]["message"] == f"{tmp_path / 'odd'} does not exist"
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "badmeta").mkdir()
+    (tmp_path / "badmeta" / "meta.properties").write_text("version=7\nnode.id=x\n")
+    c = conf("c.properties", "node.id=1\nprocess.roles=controller\ncontroller.listener.names=CTRL\n"
+             "listeners=CTRL://localhost:9093\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT\n"
+             f"log.dirs={tmp_path / 'empty'},{tmp_path / 'badmeta'}\n")
+    got = _doctor(cli, "-c", c)
+    assert sorted(got) == ["controller-listener-no-protocol", "no-quorum-setting", "not-formatted",
+                           "unreadable-meta-properties"]
+    assert got["controller-listener-no-protocol"]["evidence"] == [
+        f"{c}:5: listener.security.protocol.map=PLAINTEXT:PLAINTEXT"]
+    assert got["not-formatted"]["message"] == f"{tmp_path / 'empty'} has no meta.properties (not formatted)"
+    assert got["unreadable-meta-properties"]["evidence"] == [str(tmp_path / "badmeta" / "meta.properties")]
+
+
+def test_doctor_static_voters(cli, tmp_path):
+    def conf(n, voters, port):
+        p = tmp_path / f"s{n}.properties"
+        p.write_text(f"node.id={n}\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER\n"
+                     f"listeners=CONTROLLER://localhost:{port}\ncontroller.quorum.voters={voters}\n"
+                     f"log.dirs={tmp_path / f's{n}'}\n")
+        (tmp_path / f"s{n}").mkdir()
+        return p
+    a = conf(1, "1@localhost:9001,2@localhost:9002", 9001)
+    b = conf(2, "1@localhost:9001,2@localhost:9102", 9002)
+    c = conf(3, "1@localhost:9001,2@localhost:9002", 9003)
+    got = _doctor(cli, "-c", a, "-c", b, "-c", c)
+    assert sorted(got) == ["controller-not-in-static-voters", "not-formatted", "static-voter-endpoint-differs",
+                           "static-voters-differ"]
+    assert got["static-voters-differ"]["evidence"] == [f"{a}:5: controller.quorum.voters=1@localhost:9001,"
+                                                       "2@localhost:9002", f"{b}:5: controller.quorum.voters="
+                                                       "1@localhost:9001,2@localhost:9102"]
+    assert got["static-voter-endpoint-differs"]["message"] == (
+        f"{b}: controller.quorum.voters has node 2 at localhost:9102, but it listens at localhost:9002")
+    assert got["controller-not-in-static-voters"]["severity"] == "warning"
+    assert got["controller-not-in-static-voters"]["message"].startswith(f"{c}: node 3 is a controller but not in")
+
+
+def test_doctor_voter_endpoint_listener_renamed(cli, tmp_path):
+    c1 = tmp_path / "c1.properties"
+    c1.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={DYN / 'c1'}\ncontroller.listener.names=CTRL\n"
+                  "listeners=CTRL://localhost:19191\ncontroller.quorum.bootstrap.servers=localhost:19191\n")
+    (f,) = _doctor(cli, "-c", c1).values()
+    assert (f["code"], f["severity"]) == ("voter-endpoint-listener-missing", "error")
+    assert f["message"] == "the voter set holds node 1 without a CTRL endpoint (CONTROLLER://localhost:19191)"
+
+
+def test_doctor_live_findings(cli):
+    """The live checks against answers of the shape DescribeQuorum gives (the real quorum's are in
+    tests/test_kafka41_recover.py); an address that accepts and never answers is live-unreachable."""
+    from types import SimpleNamespace
+
+    from quorumctl.diagnose import doctor
+    report = doctor.examine([], [str(DYN / "c1"), str(DYN / "c2")])
+    assert report.findings == []
+    meta = (DYN / "c2" / "meta.properties").read_text()
+    did = next(ln.split("=", 1)[1] for ln in meta.splitlines() if ln.startswith("directory.id="))
+    q = SimpleNamespace(cluster_id=None, leader_id=-1, leader_epoch=7,
+                        voters=[SimpleNamespace(id=2, directory_id="AAAAAAAAAAAAAAAAAAAAAQ")])
+    got = {f.code: f for f in doctor.live_findings(report, q, "h:1")}
+    assert sorted(got) == ["live-directory-id-differs", "live-no-leader"]
+    assert got["live-no-leader"].message == "h:1: the quorum has no leader (epoch 7)"
+    assert got["live-directory-id-differs"].message == (
+        f"the live quorum holds voter 2 with directory id AAAAAAAAAAAAAAAAAAAAAQ, but {DYN / 'c2'} (node 2's "
+        f"metadata log dir) has {did}")
+    with socket.socket() as dead:
+        dead.bind(("127.0.0.1", 0))
+        dead.listen(8)
+        addr = "127.0.0.1:%d" % dead.getsockname()[1]
+        got = _doctor(cli, DYN / "c1", "--bootstrap-controller", addr, "--timeout", "1")
+    assert list(got) == ["live-unreachable"] and got["live-unreachable"]["evidence"] == [addr]
+
+
+def test_every_documented_finding_is_produced_by_a_test():
+    """docs/diagnose.md's table lists every finding code doctor has, and each is asserted by some test."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    table = [ln for ln in (root / "docs" / "diagnose.md").read_text().splitlines() if ln.startswith("| `")]
+    documented = {c for ln in table for c in re.findall(r"`([a-z][a-z0-9-]+)`", ln.split("|")[1])}
+    source = "".join((root / "quorumctl" / "diagnose" / n).read_text() for n in ("doctor.py", "traps.py"))
+    in_code = set(re.findall(r'(?:Finding|Trap)\(\s*"([a-z][a-z0-9-]+)"', source))
+    assert documented == in_code, (sorted(documented - in_code), sorted(in_code - documented))
+    tests = "".join(p.read_text() for p in (root / "tests").glob("test_*.py"))
+    untested = sorted(c for c in documented if f'"{c}"' not in tests)
+    assert untested == [], untested

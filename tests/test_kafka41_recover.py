@@ -165,26 +165,85 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     after = topics_described(c.broker, tmp_path)
     assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1
 
+    c.stop()
+    doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, tmp_path / "doctor-voters")
+
+
+def doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, root):
+    """The real log's last VotersRecord (add-controller of lost[1]) cut from the
+    followers' copies: cut from one, a majority still holds it (voter-set-differs);
+    cut from both, only the leader holds it (uncommitted-voter-change)."""
+    from quorumctl.storage.replica import load_replica
+    d, confs = copies(c, root / "probe")
+    r = load_replica(str(d / "data" / f"c{leader}"))
+    assert r.voters["ids"] == [1, 2, 3] and r.voters["source"].startswith("log offset "), r.voters
+    x = int(r.voters["source"].split()[-1])
+    prev = sorted([leader, lost[0]])
+
+    def cut(d, i):
+        code, out, err = cli("truncate", d / "data" / f"c{i}", "--to-offset", str(x), "--apply", "--force",
+                             "--backup-dir", d / f"bk{i}")
+        assert code == 0, (out, err)
+
+    d, confs = copies(c, root / "one-behind")
+    cut(d, lost[1])
+    (f,) = run_doctor(cli, confs)
+    assert (f["code"], f["severity"]) == ("voter-set-differs", "warning")
+    # the leader's and lost[0]'s logs are equal now: either is "the most up-to-date"
+    m = re.match(rf"node {lost[1]}'s log holds voters \[(\d), (\d)\], the most up-to-date log \(node (\d)\) "
+                 r"\[1, 2, 3\]: a voter change not yet replicated to it, or not committed$", f["message"])
+    assert m and sorted(map(int, m.group(1, 2))) == prev and int(m.group(3)) in prev, f["message"]
+    assert f["evidence"][0].startswith(f"{d / 'data' / f'c{lost[1]}' / '__cluster_metadata-0'}: ")
+
+    d, confs = copies(c, root / "two-behind")
+    cut(d, lost[0])
+    cut(d, lost[1])
+    (f,) = run_doctor(cli, confs)
+    assert (f["code"], f["severity"]) == ("uncommitted-voter-change", "error")
+    assert f["message"] == (f"node {leader}'s log holds a voter change at offset {x} (voters {prev} -> [1, 2, 3]) "
+                            f"that only node(s) [{leader}] hold: fewer than a majority of either voter set, so it is "
+                            "uncommitted; the next leader elected without it drops it")
+    pdir = d / "data" / f"c{leader}" / "__cluster_metadata-0"
+    assert f["evidence"][0] == f"{pdir}@{x}: VotersRecord voters [1, 2, 3]"
+    assert [e.split(":")[0] for e in f["evidence"][1:]] == [str(d / "data" / f"c{i}" / "__cluster_metadata-0")
+                                                           for i in sorted(lost)]
+    assert all(": log ends at offset " in e for e in f["evidence"][1:])
+    assert "add-controller/remove-controller again" in f["remedy"]
+
+
+def copies(c, d):
+    """Copies of the stopped cluster's controllers: their log dirs under d/data and
+    their configs (d/cN.properties) pointed at the copies."""
+    confs = {}
+    for n in ("c1", "c2", "c3"):
+        shutil.copytree(c.d / "data" / n, d / "data" / n)
+        text = (c.d / "conf" / f"{n}.properties").read_text().replace(str(c.d / "data"), str(d / "data"))
+        confs[n] = d / f"{n}.properties"
+        confs[n].write_text(text)
+    return d, confs
+
+
+def run_doctor(cli, confs, *args):
+    """doctor's JSON findings for the configs (exit 1 exactly when there are some)."""
+    code, out, err = cli("doctor", *[a for f in confs.values() for a in ("-c", f)], *args, "-o", "json")
+    assert err == ""
+    doc = json.loads(out)
+    assert code == (1 if doc["findings"] else 0), out
+    return doc["findings"]
+
+
+def line_of(path, key) -> int:
+    return 1 + next(i for i, ln in enumerate(path.read_text().splitlines()) if ln.startswith(key + "="))
+
 
 def doctor_finds_real_misconfigurations(cli, c, root):
     """Each finding class from a real misconfiguration of the stopped cluster's real
     files (copies: the nodes' configs pointed at copied log dirs)."""
     def setup(name):
-        d = root / name
-        confs = {}
-        for n in ("c1", "c2", "c3"):
-            shutil.copytree(c.d / "data" / n, d / "data" / n)
-            text = (c.d / "conf" / f"{n}.properties").read_text().replace(str(c.d / "data"), str(d / "data"))
-            confs[n] = d / f"{n}.properties"
-            confs[n].write_text(text)
-        return d, confs
+        return copies(c, root / name)
 
     def doctor(confs):
-        code, out, err = cli("doctor", *[a for f in confs.values() for a in ("-c", f)], "-o", "json")
-        assert err == ""
-        doc = json.loads(out)
-        assert code == (1 if doc["findings"] else 0)
-        return doc["findings"]
+        return run_doctor(cli, confs)
 
     d, confs = setup("healthy")
     assert doctor(confs) == []
@@ -301,8 +360,25 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     lost = [i for i in (1, 2, 3) if i != leader]
     data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
     conf = c.d / "conf" / f"c{leader}.properties"
+
+    # doctor: the healthy static cluster, files and live quorum, gives no finding; files of another cluster do
+    confs = {n: c.d / "conf" / f"{n}.properties" for n in ("c1", "c2", "c3", "b4")}
+    assert run_doctor(cli, confs, "--bootstrap-controller", c.controllers[0]) == []
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "o.properties").write_text((c.d / "conf" / "c1.properties").read_text()
+                                        .replace(str(c.d / "data" / "c1"), str(other / "data")))
+    assert cli("bootstrap", "format", "-c", other / "o.properties", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "--apply")[0] == 0
+    code, out, err = cli("doctor", other / "data", "--bootstrap-controller", c.controllers[0], "-o", "json")
+    (f,) = json.loads(out)["findings"]
+    assert (code, f["code"], f["severity"]) == (1, "live-cluster-id-differs", "error")
+    assert f["message"] == (f"{c.controllers[0]} answers for cluster {c.cluster_id}, the log dirs belong to "
+                            "['MkU3OEVBNTcwNTJENDM2Qg']")
+    assert f["evidence"][1] == f"{other / 'data' / 'meta.properties'}:{line_of(other / 'data' / 'meta.properties', 'cluster.id')}"
+
     for i in lost + [leader]:
         c.run("kill-node", str(i))
+    doctor_finds_real_static_misconfigurations(cli, c, tmp_path / "doctor")
     for i in lost:
         shutil.rmtree(data[i])
 
@@ -355,3 +431,58 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     until("three voters with equal end offsets", caught_up, 120)
     assert voters_of(status(cli, addr)) == [1, 2, 3]
     assert topics_described(c.broker, tmp_path) == before
+
+
+def doctor_finds_real_static_misconfigurations(cli, c, root):
+    """The static quorum's (kraft.version 0) real files, copied and misconfigured."""
+    d, confs = copies(c, root / "healthy")
+    assert run_doctor(cli, confs) == []
+
+    # node 3's disk replaced and formatted with --standalone (a dynamic quorum of its own)
+    d, confs = copies(c, root / "standalone")
+    shutil.rmtree(d / "data" / "c3")
+    dyn = d / "c3-dynamic.properties"
+    dyn.write_text("\n".join(ln for ln in confs["c3"].read_text().splitlines()
+                             if not ln.startswith("controller.quorum.voters="))
+                   + f"\ncontroller.quorum.bootstrap.servers={c.controllers[2]}\n")
+    code, out, err = cli("bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone", "--apply")
+    assert code == 0, err
+    found = {f["code"]: f for f in run_doctor(cli, confs)}
+    assert sorted(found) == ["kraft-version-differs", "static-config-on-dynamic-storage"]
+    f = found["kraft-version-differs"]
+    assert f["severity"] == "error"
+    m = re.fullmatch(r"node 3's metadata log has kraft.version 1, but the most up-to-date log \(node ([12])\) has 0: "
+                     r"it was formatted for another \(dynamic\) quorum, e.g. with --standalone or "
+                     r"--initial-controllers, and does not follow this one's voter set", f["message"])
+    assert m, f["message"]
+    p3 = d / "data" / "c3" / "__cluster_metadata-0"
+    assert f["evidence"] == [f"{p3} (snapshot 00000000000000000000-0000000000.checkpoint): KRaftVersionRecord "
+                             "kraft.version=1",
+                             f"{d / 'data' / f'c{m.group(1)}' / '__cluster_metadata-0'}: no KRaftVersionRecord "
+                             "(kraft.version 0)"]
+    assert f["remedy"].startswith(f"wipe {d / 'data' / 'c3'} and format it like the others (without "
+                                  "--standalone/--initial-controllers")
+
+    # node 2's config turned dynamic on its static storage
+    d, confs = copies(c, root / "dynamic-config")
+    confs["c2"].write_text("\n".join(ln for ln in confs["c2"].read_text().splitlines()
+                                     if not ln.startswith("controller.quorum.voters="))
+                           + "\ncontroller.quorum.bootstrap.servers=" + ",".join(c.controllers) + "\n")
+    (f,) = run_doctor(cli, confs)
+    assert (f["code"], f["severity"]) == ("dynamic-config-on-static-storage", "error")
+    assert f["evidence"] == [f"{confs['c2']}:{line_of(confs['c2'], 'controller.quorum.bootstrap.servers')}: "
+                             "controller.quorum.bootstrap.servers=" + ",".join(c.controllers),
+                             str(d / "data" / "c2" / "__cluster_metadata-0")]
+    assert "has no VotersRecord (kraft.version 0" in f["message"] and "KAFKA-16538" in f["remedy"]
+
+    # node 3's disk restored from node 2's backup: one directory.id twice, and the wrong node id
+    d, confs = copies(c, root / "wrong-backup")
+    shutil.rmtree(d / "data" / "c3")
+    shutil.copytree(d / "data" / "c2", d / "data" / "c3")
+    found = {f["code"]: f for f in run_doctor(cli, confs)}
+    assert sorted(found) == ["duplicate-directory-id", "node-id-mismatch"]
+    f = found["duplicate-directory-id"]
+    assert f["severity"] == "error" and f["message"].startswith(f"{d / 'data' / 'c3'} and {d / 'data' / 'c2'} have "
+                                                               "the same directory.id ")
+    meta = d / "data" / "c3" / "meta.properties"
+    assert f["evidence"][0] == f"{meta}:{line_of(meta, 'directory.id')}"

@@ -18,9 +18,11 @@ def doctor(
     timeout: float = typer.Option(5.0, "--timeout", help="Seconds for the live quorum to answer."),
     output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
 ):
-    """Find misconfigurations: ids, static vs dynamic quorum, directory ids, voter endpoints, listeners.
+    """Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.
 
-    Each finding has a severity, its evidence (file and line, or log and offset)
+    Static vs dynamic quorum against the storage, kraft.version across the logs,
+    uncommitted voter changes, settings the cluster's metadata.version cannot
+    serve (docs/diagnose.md lists every finding). Each finding has a severity, its evidence (file and line, or log and offset)
     and the remedy. Exit 0 when nothing is found, 1 otherwise.
 
     Example: quorumctl doctor -c /etc/kafka/c1.properties -c /etc/kafka/c2.properties -c /etc/kafka/c3.properties

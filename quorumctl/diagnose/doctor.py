@@ -23,6 +23,9 @@ from ..protocol.connection import parse_quorum_voters
 from ..storage import files as state_files
 from ..storage import properties
 from ..storage.config import ServerConfig, load
+from ..storage.format import KRAFT_V1_MIN_LEVEL
+from ..storage.format import version_name as metadata_version_name
+from .traps import TRAPS
 
 
 @dataclass
@@ -63,6 +66,7 @@ class Report:
     log_dirs: list[LogDir]
     voters: dict | None                  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
     findings: list[Finding]
+    metadata_version: object | None = None   # storage.features.Level: the cluster's finalized metadata.version
 
     def to_json(self) -> dict:
         return {
@@ -78,6 +82,9 @@ class Report:
                           "problem": d.problem} for d in self.log_dirs],
             "voter_set": ({"ids": self.voters["ids"], "source": self.voters["source"],
                            "from": self.voters["node"]} if self.voters else None),
+            "metadata_version": ({"level": self.metadata_version.level,
+                                  "name": metadata_version_name(self.metadata_version.level),
+                                  "evidence": self.metadata_version.evidence} if self.metadata_version else None),
             "findings": [f.to_json() for f in self.findings],
             "ok": not self.findings,
         }
@@ -92,8 +99,12 @@ def _lines(path: str) -> dict[str, int]:
 
 
 def _at(cfg: ServerConfig, key: str) -> str:
+    from .bundle import REDACTED, SECRET
     line = _lines(cfg.path).get(key)
-    return at_line(cfg.path, line, f"{key}={cfg.props.get(key, '')}") if line else f"{cfg.path}: {key} is not set"
+    # evidence lands in terminals, tickets and bundles: never a secret's value (SASL mechanism names are not secret)
+    value = REDACTED if SECRET.search(key) and not key.endswith("mechanisms") and not \
+        key.endswith(".protocol") else cfg.props.get(key, "")
+    return at_line(cfg.path, line, f"{key}={value}") if line else f"{cfg.path}: {key} is not set"
 
 
 def _endpoint_text(e: dict) -> str:
@@ -145,23 +156,33 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     findings: list[Finding] = []
     ld = list(dirs.values())
 
-    # the voter set the quorum believes in: the most up-to-date metadata log's
-    replicas = [d.replica for d in ld if d.replica is not None and d.replica.voters_record is not None]
-    voters = None
+    # the voter set the quorum believes in: the most up-to-date metadata log's (a log
+    # without a VotersRecord, kraft.version 0, means a static quorum)
+    replicas = [d.replica for d in ld if d.replica is not None]
+    voters = best = None
+    followers: dict[str, dict] = {}
     if replicas:
-        best = replicas[compare(replicas)["winner_index"]] if len(replicas) > 1 else replicas[0]
+        cmp = compare(replicas) if len(replicas) > 1 else None
+        best = replicas[cmp["winner_index"]] if cmp else replicas[0]
+        followers = {f["replica"]: f for f in cmp["followers"]} if cmp else {}
+    if best is not None and best.voters_record is not None:
         voters = {"ids": sorted(v["voterId"] for v in best.voters_record), "source": best.voters["source"],
                   "node": best.label, "partition_dir": best.partition_dir,
                   "by_id": {v["voterId"]: v for v in best.voters_record}}
+    mv = _metadata_version(ld, best)
 
     _roles_and_listeners(configs, findings)
     _ids(configs, ld, findings)
-    _quorum_mode(configs, ld, findings)
+    _quorum_mode(configs, ld, mv, findings)
+    if best is not None:
+        _kraft_versions(ld, best, findings)
     if voters:
         _directory_ids(ld, voters, findings)
         _endpoints(configs, voters, findings)
-        _voter_set_agreement(ld, voters, findings)
+        uncommitted = _uncommitted_voter_change(ld, best, followers, findings)
+        _voter_set_agreement(ld, voters, findings, skip=uncommitted)
     _static_voters(configs, findings)
+    _traps(configs, mv, findings)
     for d in ld:
         if d.problem and d.problem != "missing":
             findings.append(Finding("unreadable-meta-properties", "error", d.problem, [d.meta_path],
@@ -174,7 +195,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
             findings.append(Finding("not-formatted", "error", f"{d.path} has no meta.properties (not formatted)",
                                     [d.meta_path], "format it with `quorumctl bootstrap format` (the node refuses "
                                                    "to start with an unformatted log dir)"))
-    return Report(configs, ld, voters, findings)
+    return Report(configs, ld, voters, findings, mv)
 
 
 def _roles_and_listeners(configs: list[ServerConfig], out: list[Finding]) -> None:
@@ -271,7 +292,23 @@ def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) ->
             seen[did] = d
 
 
-def _quorum_mode(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) -> None:
+def _metadata_version(dirs: list[LogDir], best):
+    """The cluster's finalized metadata.version: the most up-to-date metadata log's
+    (snapshot, then log), else the bootstrap.checkpoint of a dir that has one."""
+    from ..storage.features import finalized_levels
+    if best is not None:
+        lv = finalized_levels(best).get("metadata.version")
+        if lv is not None:
+            return lv
+    for d in dirs:
+        if d.meta and d.problem is None and os.path.isdir(d.path):
+            lv = finalized_levels(None, d.path).get("metadata.version")
+            if lv is not None:
+                return lv
+    return None
+
+
+def _quorum_mode(configs: list[ServerConfig], dirs: list[LogDir], mv, out: list[Finding]) -> None:
     for d in dirs:
         c, r = d.config, d.replica
         if c is None or r is None or os.path.abspath(c.metadata_log_dir) != os.path.abspath(d.path):
@@ -291,9 +328,14 @@ def _quorum_mode(configs: list[ServerConfig], dirs: list[LogDir], out: list[Find
                                f"{c.path} configures a dynamic quorum (controller.quorum.bootstrap.servers only) but "
                                f"node {c.node_id}'s metadata log has no VotersRecord (kraft.version 0, formatted "
                                "without --initial-controllers or --standalone): it has no voter set and no leader "
-                               "can be elected", [_at(c, "controller.quorum.bootstrap.servers"), r.partition_dir],
-                               "use controller.quorum.voters (static), or upgrade kraft.version to 1 with "
-                               "kafka-features (Kafka 4.1) from a working static quorum"))
+                               "can be elected", [_at(c, "controller.quorum.bootstrap.servers"), r.partition_dir]
+                               + ([mv.evidence] if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else []),
+                               "use controller.quorum.voters (static); to move to a dynamic quorum, from a working "
+                               "static one: " + (f"first upgrade metadata.version from {metadata_version_name(mv.level)}"
+                                                 " to 3.9-IV0 or newer (kraft.version 1 depends on it), then "
+                                                 if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else "")
+                               + "kafka-features upgrade --feature kraft.version=1, which needs Kafka 4.1 or newer on "
+                               "every node (KAFKA-16538, KIP-853)"))
 
 
 def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None:
@@ -345,12 +387,14 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
                                "otherwise restore the old address"))
 
 
-def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None:
+def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding], skip=frozenset()) -> None:
     """A metadata log whose last voter set differs from the most up-to-date one: a
-    change it has not replicated yet, or one only it holds (uncommitted)."""
+    change it has not replicated yet, or one only it holds (uncommitted). `skip`:
+    the logs an uncommitted-voter-change finding already names."""
     for d in dirs:
         r = d.replica
-        if r is None or r.voters_record is None or r.partition_dir == voters["partition_dir"]:
+        if r is None or r.voters_record is None or r.partition_dir == voters["partition_dir"] \
+                or r.partition_dir in skip:
             continue
         ids = sorted(v["voterId"] for v in r.voters_record)
         dirs_ = {v["voterId"]: v["voterDirectoryId"] for v in r.voters_record}
@@ -395,6 +439,108 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
                                [_at(c, "controller.quorum.voters"),
                                 _at(c, "advertised.listeners" if "advertised.listeners" in c.props else "listeners")],
                                "make them agree on every node"))
+
+
+def _kraft_where(r) -> str:
+    return (f"{r.partition_dir} ({r.kraft_version_source}): KRaftVersionRecord kraft.version={r.kraft_version}"
+            if r.kraft_version_source else f"{r.partition_dir}: no KRaftVersionRecord (kraft.version 0)")
+
+
+def _kraft_versions(dirs: list[LogDir], best, out: list[Finding]) -> None:
+    """kraft.version only goes up (0 -> 1, KIP-853) and replicates from the leader: a
+    log holding a higher one than the most up-to-date log did not get it from this
+    quorum. (A lower one is a follower not caught up yet: normal.)"""
+    top = best.kraft_version or 0
+    for d in dirs:
+        r = d.replica
+        if r is None or r is best or (r.kraft_version or 0) <= top:
+            continue
+        out.append(Finding("kraft-version-differs", "error",
+                           f"{r.label}'s metadata log has kraft.version {r.kraft_version}, but the most up-to-date "
+                           f"log ({best.label}) has {top}: it was formatted for another (dynamic) quorum, e.g. with "
+                           "--standalone or --initial-controllers, and does not follow this one's voter set",
+                           [_kraft_where(r), _kraft_where(best)],
+                           f"wipe {d.path} and format it like the others"
+                           + (" (without --standalone/--initial-controllers: the quorum is static)" if top == 0 else "")
+                           + "; kraft.version cannot be downgraded (KIP-853)"))
+
+
+def _previous_voters(r, offset: int):
+    """The voter set of `r` before its VotersRecord at `offset` (log, then the
+    latest snapshot's), or None when the files do not hold it."""
+    from ..storage.replica import read_snapshot_controls
+    prev = None
+    for off, name, data in r.scan.controls():
+        if name == "KRAFT_VOTERS" and data is not None and off < offset and \
+                (r.latest_snapshot is None or off >= r.latest_snapshot.end_offset):
+            prev = data["voters"]
+    if prev is None and r.latest_snapshot is not None:
+        prev = read_snapshot_controls(r.latest_snapshot.path)["voters"]
+    return sorted(v["voterId"] for v in prev) if prev is not None else None
+
+
+def _uncommitted_voter_change(dirs: list[LogDir], best, followers: dict, out: list[Finding]) -> set:
+    """The most up-to-date log's last VotersRecord (when it is in the log, not a
+    snapshot: a snapshot holds only committed records) held by too few voters'
+    logs to have been committed under either the new or the previous voter set,
+    counting every voter whose log was not given as a holder. Raft commits an
+    entry once a majority of the voters' logs hold it, and a committed entry is
+    never removed from those logs, so this proves it uncommitted. Returns the
+    partition dirs of the logs without it."""
+    src = best.voters["source"]
+    if not src.startswith("log offset "):
+        return set()
+    x = int(src.rsplit(" ", 1)[1])
+    new = sorted(v["voterId"] for v in best.voters_record)
+    prev = _previous_voters(best, x)
+    logs = {}          # voter id -> (replica, holds the record)
+    for d in dirs:
+        r = d.replica
+        if r is None or r.node_id is None:
+            continue
+        if r is best:
+            logs[r.node_id] = (r, True)
+        elif r.label in followers:
+            f = followers[r.label]
+            logs.setdefault(r.node_id, (r, f["common_prefix_end"] is not None and f["common_prefix_end"] > x))
+    for s_ in [new] + ([prev] if prev is not None else []):
+        holders = sum(1 for i in s_ if i in logs and logs[i][1])
+        unknown = sum(1 for i in s_ if i not in logs)
+        if holders + unknown >= len(s_) // 2 + 1:
+            return set()
+    if prev is None:
+        return set()
+    missing = [(i, logs[i][0]) for i in sorted(set(new) | set(prev)) if i in logs and not logs[i][1]]
+    holders = sorted(i for i in set(new) | set(prev) if i in logs and logs[i][1])
+    out.append(Finding("uncommitted-voter-change", "error",
+                       f"{best.label}'s log holds a voter change at offset {x} (voters {prev} -> {new}) that only "
+                       f"node(s) {holders} hold: fewer than a majority of either voter set, so it is uncommitted; "
+                       "the next leader elected without it drops it",
+                       [f"{best.partition_dir}@{x}: VotersRecord voters {new}"]
+                       + [f"{r.partition_dir}: log ends at offset {r.log_end}"
+                          + (f", its last VotersRecord ({r.voters['source']}) holds {r.voters['ids']}" if r.voters and
+                             r.voters_record is not None else "") for _, r in missing],
+                       "do not assume the change took effect: once the quorum has a leader, check `quorumctl "
+                       "describe status` and run add-controller/remove-controller again if the voters are not the "
+                       "intended ones (KIP-853)"))
+    return {r.partition_dir for _, r in missing}
+
+
+def _traps(configs: list[ServerConfig], mv, out: list[Finding]) -> None:
+    """Every entry of the known-traps table (diagnose/traps.py) against every config."""
+    if mv is None:
+        return
+    for t in TRAPS:
+        if mv.level >= t.min_level:
+            continue
+        for c in configs:
+            key = t.setting(c)
+            if key is None:
+                continue
+            out.append(Finding(t.code, t.severity,
+                               f"{c.path}: {key} needs metadata.version {t.min_version} or newer, but the cluster's "
+                               f"is {metadata_version_name(mv.level)}: {t.what} ({t.reference})",
+                               [_at(c, key), mv.evidence], t.remedy))
 
 
 def live_findings(report: Report, q, source: str) -> list[Finding]:

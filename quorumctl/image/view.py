@@ -16,9 +16,8 @@ SECTIONS = ("features", "metadataVersion", "zkMigrationState", "kraftVersion", "
 def metadata_version_name(level: int | None) -> str | None:
     if level is None:
         return None
-    from ..storage.format import NAME_OF, _OLDER
-    older = {v: k for k, v in _OLDER.items()}
-    return NAME_OF.get(level) or older.get(level) or f"level {level}"
+    from ..storage.format import version_name
+    return version_name(level)
 
 
 def provenance(img: Image) -> dict:

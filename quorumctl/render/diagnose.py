@@ -12,7 +12,8 @@ def doctor_lines(doc: dict) -> list[str]:
     lines = []
     vs = doc["voter_set"]
     lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs'])} log dir(s)"
-                 + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set"))
+                 + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set")
+                 + (f"; metadata.version {doc['metadata_version']['name']}" if doc.get("metadata_version") else ""))
     if not doc["findings"]:
         lines.append("No findings.")
         return lines

@@ -64,6 +64,11 @@ KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1 depends on metadata.version 3.
 METADATA_VERSION = "metadata.version"
 
 
+def version_name(level: int) -> str:
+    """A metadata.version feature level's name ("3.9-IV0"), also below Kafka 4's minimum."""
+    return NAME_OF.get(level) or {v: k for k, v in _OLDER.items()}.get(level) or f"level {level}"
+
+
 def release_by_name() -> dict[str, str]:
     """"3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
     an unreleased one such as "4.2" is known only by its full name, "4.2-IV0")."""

@@ -88,6 +88,7 @@ class Replica:
     voters: dict | None = None
     voters_record: list | None = None              # the last VotersRecord's voters, as decoded
     kraft_version: int | None = None
+    kraft_version_source: str | None = None        # "snapshot NAME" or "log offset N" of its KRaftVersionRecord
     last_leader_change: dict | None = None
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)    # worth knowing, not wrong (Kafka copes)
@@ -231,6 +232,7 @@ def _find_voters(r: Replica) -> None:
         snap = read_snapshot_controls(latest.path)
         if snap["kraft_version"] is not None:
             r.kraft_version = snap["kraft_version"]
+            r.kraft_version_source = f"snapshot {os.path.basename(latest.path)}"
         if snap["voters"] is not None:
             voters = snap["voters"]
             source = f"snapshot {os.path.basename(latest.path)}"
@@ -246,6 +248,7 @@ def _find_voters(r: Replica) -> None:
             continue
         if name == "KRAFT_VERSION":
             r.kraft_version = data["kRaftVersion"]
+            r.kraft_version_source = f"log offset {offset}"
         elif name == "KRAFT_VOTERS":
             voters = data["voters"]
             source = f"log offset {offset}"

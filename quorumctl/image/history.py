@@ -55,6 +55,18 @@ class Watcher:
             except ValueError:
                 raise InputError(f"--{entity.kind} {entity.name}: expected a node id (an integer)") from None
 
+    def observes(self, api_key: int, topic_id: str, name: str | None) -> bool:
+        """Whether a record of a hot type (TopicRecord 2 with its name, PartitionRecord 3,
+        PartitionChangeRecord 5, RemoveTopicRecord 9, NoOpRecord 20) may concern the
+        entity, from its leading ids alone: replay's fast path applies the others
+        without decoding them or calling the observer (paths() would return None)."""
+        e = self.e
+        if e.kind == "topic":
+            if api_key == 2:
+                return name == e.name
+            return api_key in (3, 5, 9) and topic_id in self.topic_ids
+        return api_key == 9 and e.kind == "config" and self.config[0] == TOPIC_CONFIG
+
     def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
         """The leaf paths this record may change, if it concerns the entity."""
         e = self.e

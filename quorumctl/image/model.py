@@ -330,7 +330,10 @@ def _unregister_controller(img: Image, d, off):
 
 
 def _topic(img: Image, d, off):
-    tid, name = d["topicId"], d["name"]
+    add_topic(img, d["topicId"], d["name"])
+
+
+def add_topic(img: Image, tid: str, name: str) -> None:
     old = img.topics.get(tid)
     if old is not None and old.name != name:
         img.topic_ids.pop(old.name, None)
@@ -339,9 +342,13 @@ def _topic(img: Image, d, off):
 
 
 def _remove_topic(img: Image, d, off):
-    t = img.topics.pop(d["topicId"], None)
+    remove_topic(img, d["topicId"], off)
+
+
+def remove_topic(img: Image, tid: str, off: int) -> None:
+    t = img.topics.pop(tid, None)
     if t is None:
-        img.problem(off, f"RemoveTopic of unknown topic id {d['topicId']}")
+        img.problem(off, f"RemoveTopic of unknown topic id {tid}")
         return
     if img.topic_ids.get(t.name) == t.id:
         del img.topic_ids[t.name]

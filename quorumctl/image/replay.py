@@ -19,11 +19,14 @@ from datetime import datetime, timezone
 
 from ..errors import InputError
 from ..records import metadata as md
-from ..records.batch import Batch, BatchError, BatchReader
+from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
+    value_spans
+from ..schema.codec import _uuid_cache, uuid_str
 from ..storage import segments
 from ..storage.files import BOOTSTRAP_CHECKPOINT
 from ..storage.replica import METADATA_PARTITION
-from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image
+from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, merge_partition, partition_from_record, \
+    remove_topic
 
 
 @dataclass
@@ -263,7 +266,18 @@ class Replay:
             if in_log:
                 img.epoch = b.leader_epoch
             if not in_log or ((stop_off is None or b.last_offset <= stop_off) and stop_ts is None):
-                last = self._apply_all(img, records, in_log)   # the hot path: no per-record stop test
+                # the hot path: no per-record stop test, and for a plain batch no Record objects
+                if (img.pending is None and not b.attributes & ATTR_COMPRESSION
+                        and (not in_log or b.base_offset > img.offset)):
+                    done = _apply_plain(img, b, in_log)
+                    if done is not None:
+                        if done == b.record_count:
+                            if in_log and done:
+                                img.offset = b.base_offset + done - 1
+                            continue
+                        first = b.base_offset + done     # a transaction opened: the rest record by record
+                        records = (r for r in records if r.offset >= first)
+                last = self._apply_all(img, records, in_log)
                 if last is not None and in_log:
                     img.offset, img.epoch, img.timestamp = last.offset, b.leader_epoch, last.timestamp
                 continue
@@ -339,6 +353,152 @@ class Replay:
                 img.replay(key, fast[2], off)
         img.records += n
         return r
+
+
+# Memos of the hot record types by the bytes after their leading PartitionId and
+# TopicId (the "tail"), one per version: a tail decodes (and so is valid) or not
+# whatever the ids are, and a log repeats the same tails over and over (the churn
+# perf log has one PartitionRecord tail in 132,061). PartitionRecord: tail -> the
+# partition tuple; PartitionChangeRecord: tail -> the decoded change, and
+# (id of the partition before, tail) -> (partition before, partition after).
+_MEMO_MAX = 1 << 16
+_partition_memo: list[dict] = [{}, {}, {}]
+_change_memo: list[dict] = [{}, {}, {}]
+_merge_memo: dict = {}
+_I32 = __import__("struct").Struct(">i").unpack_from
+
+
+def _decoded_tail(value, memo: dict, tail, build):
+    """Decode a hot record whose tail is not memoised yet; None when it does not
+    decode (the general path then reports it exactly)."""
+    fast = md.decode_metadata_fast(value)
+    if fast is None:
+        return None
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    v = memo[tail] = build(fast[2])
+    return v
+
+
+def _apply_plain(img: Image, b, in_log: bool) -> int | None:
+    """Apply the metadata records of a plain batch (uncompressed, records framed as
+    Kafka writes them: records.batch.value_spans) straight from their bytes. The
+    hot types (PartitionRecord, PartitionChangeRecord, TopicRecord, RemoveTopicRecord,
+    NoOpRecord) are read in place: leading ids directly, the rest through the tail
+    memos; any other value goes through the decoder and model as in _apply_all. The
+    same image, problems and counts as _apply_all, record for record. Returns how
+    many records were applied: fewer than the batch's when a transaction opens, or
+    before a record history's observer wants to see (the caller goes on record by
+    record); None when the batch is not plain."""
+    watch = img.observer
+    if b.attributes & ATTR_CONTROL or (watch is not None and not hasattr(watch, "observes")):
+        return None
+    data = bytes(b.data[HEADER_SIZE:])
+    walked = value_spans(data, b.record_count)
+    if walked is None:
+        return None
+    spans, last_ts = walked
+    base = b.base_offset if in_log else None
+    topics = img.topics
+    ucache = _uuid_cache.get
+    i32 = _I32
+    pmemo = _partition_memo
+    cmemo = _change_memo
+    mmemo = _merge_memo
+    n = 0
+    it = iter(spans)
+    for i, vs in enumerate(it):
+        ve = next(it)
+        key = data[vs + 1]
+        if (key == 3 or key == 5) and ve - vs >= 23 and data[vs] == 1 and data[vs + 2] <= 2:
+            raw = data[vs + 7:vs + 23]
+            tid = ucache(raw) or uuid_str(raw)
+            if watch is not None and watch.observes(key, tid, None):
+                break
+            tail = data[vs + 23:ve]
+            ver = data[vs + 2]
+            pid = i32(data, vs + 3)[0]
+            t = topics.get(tid)
+            if key == 3:
+                p = pmemo[ver].get(tail)
+                if p is None:
+                    p = _decoded_tail(data[vs:ve], pmemo[ver], tail, partition_from_record)
+                    if p is None:
+                        _apply_value(img, data[vs:ve], base, i)
+                        continue
+                n += 1
+                if t is None:
+                    img.problem(-1 if base is None else base + i, f"PartitionRecord for unknown topic id {tid}")
+                else:
+                    t.partitions[pid] = p
+                continue
+            d = cmemo[ver].get(tail)
+            if d is None:
+                d = _decoded_tail(data[vs:ve], cmemo[ver], tail, dict)
+                if d is None:
+                    _apply_value(img, data[vs:ve], base, i)
+                    continue
+            n += 1
+            p = None if t is None else t.partitions.get(pid)
+            if p is None:
+                img.problem(-1 if base is None else base + i, f"PartitionChangeRecord for unknown partition {tid}:{pid}")
+                continue
+            hit = mmemo.get((id(p), tail))
+            if hit is None or hit[0] is not p:
+                if len(mmemo) >= _MEMO_MAX:
+                    mmemo.clear()
+                hit = mmemo[(id(p), tail)] = (p, merge_partition(p, d))
+            t.partitions[pid] = hit[1]
+            continue
+        if ve - vs >= 4 and data[vs] == 1 and data[vs + 2] == 0:
+            if key == 2:           # TopicRecord v0: Name (compact string), TopicId, no tagged fields
+                c = data[vs + 3]
+                ne = vs + 3 + c
+                if 0 < c < 128 and ne + 17 == ve and data[ve - 1] == 0:
+                    try:
+                        name = data[vs + 4:ne].decode("utf-8")
+                    except UnicodeDecodeError:
+                        pass
+                    else:
+                        raw = data[ne:ne + 16]
+                        tid = ucache(raw) or uuid_str(raw)
+                        if watch is not None and watch.observes(key, tid, name):
+                            break
+                        add_topic(img, tid, name)
+                        n += 1
+                        continue
+            elif key == 9:         # RemoveTopicRecord v0: TopicId, no tagged fields
+                if ve - vs == 20 and data[ve - 1] == 0:
+                    raw = data[vs + 3:vs + 19]
+                    tid = ucache(raw) or uuid_str(raw)
+                    if watch is not None and watch.observes(key, tid, None):
+                        break
+                    remove_topic(img, tid, -1 if base is None else base + i)
+                    n += 1
+                    continue
+            elif key == 20:        # NoOpRecord v0: nothing but an empty tagged-field section
+                if ve - vs == 4 and data[vs + 3] == 0:
+                    n += 1
+                    continue
+        if watch is not None:
+            break                  # the record goes to the observer with its own timestamp
+        _apply_value(img, data[vs:ve], base, i)
+        if img.pending is not None:
+            img.records += n
+            return i + 1
+    else:
+        img.records += n
+        if base is not None and spans:
+            img.timestamp = b.base_timestamp + last_ts
+        return b.record_count
+    img.records += n
+    return i
+
+
+def _apply_value(img: Image, value: bytes, base: int | None, i: int) -> None:
+    """One record of a plain batch that is not of a hot type (or does not decode): the general path."""
+    Replay._apply_all(img, (Record(-1 if base is None else base + i, img.timestamp, 0, None, value, ()),),
+                      base is not None)
 
 
 def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,

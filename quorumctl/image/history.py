@@ -227,7 +227,12 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
     rp = Replay(steps)
     rp.image.observer = watcher
     rp.on_control = watcher.control
-    img = rp.run(until)
+    if until is None or until.time_ms is None:
+        rp.use_workers()
+    try:
+        img = rp.run(until)
+    finally:
+        rp.close()
     img.observer = None
     exists = {
         "topic": lambda: entity.name in img.topic_ids and (

@@ -25,6 +25,7 @@ from ..schema.codec import _uuid_cache, uuid_str
 from ..storage import segments
 from ..storage.files import BOOTSTRAP_CHECKPOINT
 from ..storage.replica import METADATA_PARTITION
+from .parallel import LOCAL
 from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, merge_partition, partition_from_record, \
     remove_topic
 
@@ -190,6 +191,8 @@ class Replay:
         self._gen = self._batches()
         self._held = None                    # a (batch, record) read past the stop point
         self.on_control = None               # history's hook: on_control(image, type, voters before, offset)
+        self.walked: set = set()             # log paths whose frames a worker walks (image.parallel)
+        self._feed = None                    # the SpanFeed of the segment being read
 
     def describe_start(self) -> dict:
         s = self.steps[0] if self.steps else None
@@ -269,7 +272,8 @@ class Replay:
                 # the hot path: no per-record stop test, and for a plain batch no Record objects
                 if (img.pending is None and not b.attributes & ATTR_COMPRESSION
                         and (not in_log or b.base_offset > img.offset)):
-                    done = _apply_plain(img, b, in_log)
+                    feed = self._feed_for(step.path) if self.walked else None
+                    done = _apply_plain(img, b, in_log, LOCAL if feed is None else feed.spans(b.position))
                     if done is not None:
                         if done == b.record_count:
                             if in_log and done:
@@ -288,6 +292,31 @@ class Replay:
                 self._apply_all(img, (r,), True)
                 img.offset, img.epoch, img.timestamp = r.offset, b.leader_epoch, r.timestamp
         return img
+
+    def use_workers(self, workers: int | None = None) -> "Replay":
+        """Have a worker process walk the record frames of the segments of
+        parallel.PARALLEL_MIN_BYTES and more (default: where there are 2 cores).
+        close() ends it."""
+        from . import parallel
+        workers = min(2, os.cpu_count() or 1) if workers is None else workers
+        if workers >= 2:
+            self.walked = {s.path for s in self.steps
+                           if s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES}
+        return self
+
+    def _feed_for(self, path: str):
+        if self._feed is not None and self._feed.path == path:
+            return self._feed
+        self.close()
+        if path in self.walked:
+            from .parallel import SpanFeed
+            self._feed = SpanFeed(path)
+        return self._feed
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
 
     @staticmethod
     def _past(r, stop_off, stop_ts) -> bool:
@@ -380,7 +409,7 @@ def _decoded_tail(value, memo: dict, tail, build):
     return v
 
 
-def _apply_plain(img: Image, b, in_log: bool) -> int | None:
+def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     """Apply the metadata records of a plain batch (uncompressed, records framed as
     Kafka writes them: records.batch.value_spans) straight from their bytes. The
     hot types (PartitionRecord, PartitionChangeRecord, TopicRecord, RemoveTopicRecord,
@@ -394,7 +423,8 @@ def _apply_plain(img: Image, b, in_log: bool) -> int | None:
     if b.attributes & ATTR_CONTROL or (watch is not None and not hasattr(watch, "observes")):
         return None
     data = bytes(b.data[HEADER_SIZE:])
-    walked = value_spans(data, b.record_count)
+    if walked is LOCAL:
+        walked = value_spans(data, b.record_count)
     if walked is None:
         return None
     spans, last_ts = walked
@@ -504,35 +534,17 @@ def _apply_value(img: Image, value: bytes, base: int | None, i: int) -> None:
 def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,
            earliest: bool = False, workers: int | None = None) -> Replay:
     """Replay a log dir (or files) to a point; returns the Replay (its `.image`).
-    Segments of parallel.PARALLEL_MIN_BYTES and more are decoded by `workers`
-    processes (default: 2 where there are 2 cores) while this one applies."""
-    from . import parallel
+    With 2 `workers` (default where there are 2 cores), a worker process walks the
+    record frames of large segments while this one applies (Replay.use_workers)."""
     src = paths if isinstance(paths, Source) else open_source(paths)
     point = point or Point()
-    steps = plan(src, point, earliest=earliest, use_snapshots=use_snapshots)
-    workers = min(2, os.cpu_count() or 1) if workers is None else workers
-    if workers < 2 or point.time_ms is not None or not any(
-            s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES for s in steps):
-        rp = Replay(steps)
+    rp = Replay(plan(src, point, earliest=earliest, use_snapshots=use_snapshots))
+    if point.time_ms is None:          # --at-time tests every record's timestamp: no workers
+        rp.use_workers(workers)
+    try:
         rp.run(point)
-        return rp
-    rp = Replay([s for s in steps if s.kind != "log"])
-    rp.run()
-    rp.steps = steps
-    for s in steps:
-        if s.kind != "log":
-            continue
-        if os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES:
-            going_on = parallel.apply_segment(rp, s.path, point.offset, workers)
-        else:
-            one = Replay([s], rp.image)
-            one.on_control = rp.on_control
-            one.run(point)
-            rp.batches += one.batches
-            rp.end_reason = one.end_reason
-            going_on = one._held is None and one.end_reason is None
-        if not going_on:
-            break
+    finally:
+        rp.close()
     return rp
 
 

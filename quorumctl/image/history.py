@@ -55,17 +55,17 @@ class Watcher:
             except ValueError:
                 raise InputError(f"--{entity.kind} {entity.name}: expected a node id (an integer)") from None
 
-    def observes(self, api_key: int, topic_id: str, name: str | None) -> bool:
-        """Whether a record of a hot type (TopicRecord 2 with its name, PartitionRecord 3,
-        PartitionChangeRecord 5, RemoveTopicRecord 9, NoOpRecord 20) may concern the
-        entity, from its leading ids alone: replay's fast path applies the others
-        without decoding them or calling the observer (paths() would return None)."""
+    def hot_filter(self) -> tuple[set, str | None, bool]:
+        """Which records of the hot types (TopicRecord, PartitionRecord,
+        PartitionChangeRecord, RemoveTopicRecord) may concern the entity, from their
+        leading ids alone: (topic ids whose records may, the topic name whose
+        TopicRecord may, whether every RemoveTopicRecord may). Replay's fast path
+        applies the others without decoding them or calling the observer (paths()
+        would return None for them). The id set is live: it grows as topics are seen."""
         e = self.e
         if e.kind == "topic":
-            if api_key == 2:
-                return name == e.name
-            return api_key in (3, 5, 9) and topic_id in self.topic_ids
-        return api_key == 9 and e.kind == "config" and self.config[0] == TOPIC_CONFIG
+            return self.topic_ids, e.name, False
+        return set(), None, e.kind == "config" and self.config[0] == TOPIC_CONFIG
 
     def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
         """The leaf paths this record may change, if it concerns the entity."""

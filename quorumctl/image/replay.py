@@ -420,8 +420,11 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     before a record history's observer wants to see (the caller goes on record by
     record); None when the batch is not plain."""
     watch = img.observer
-    if b.attributes & ATTR_CONTROL or (watch is not None and not hasattr(watch, "observes")):
+    if b.attributes & ATTR_CONTROL or (watch is not None and not hasattr(watch, "hot_filter")):
         return None
+    # records the observer must see: their topic id in `ids`, a TopicRecord named `name`,
+    # every RemoveTopicRecord when `removes`
+    ids, name_seen, removes = ((), None, False) if watch is None else watch.hot_filter()
     data = bytes(b.data[HEADER_SIZE:])
     if walked is LOCAL:
         walked = value_spans(data, b.record_count)
@@ -443,7 +446,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
         if (key == 3 or key == 5) and ve - vs >= 23 and data[vs] == 1 and data[vs + 2] <= 2:
             raw = data[vs + 7:vs + 23]
             tid = ucache(raw) or uuid_str(raw)
-            if watch is not None and watch.observes(key, tid, None):
+            if ids and tid in ids:
                 break
             tail = data[vs + 23:ve]
             ver = data[vs + 2]
@@ -492,7 +495,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                     else:
                         raw = data[ne:ne + 16]
                         tid = ucache(raw) or uuid_str(raw)
-                        if watch is not None and watch.observes(key, tid, name):
+                        if name == name_seen:
                             break
                         add_topic(img, tid, name)
                         n += 1
@@ -501,7 +504,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                 if ve - vs == 20 and data[ve - 1] == 0:
                     raw = data[vs + 3:vs + 19]
                     tid = ucache(raw) or uuid_str(raw)
-                    if watch is not None and watch.observes(key, tid, None):
+                    if removes or (ids and tid in ids):
                         break
                     remove_topic(img, tid, -1 if base is None else base + i)
                     n += 1

@@ -37,7 +37,7 @@ def _walk_range(args):
         for b in reader:
             if getattr(b, "attributes", ATTR_CONTROL) & (ATTR_CONTROL | ATTR_COMPRESSION):
                 continue
-            walked = value_spans(b.data[HEADER_SIZE:], b.record_count)
+            walked = value_spans(bytes(b.data[HEADER_SIZE:]), b.record_count)
             out[b.position] = None if walked is None else (array("I", walked[0]).tobytes(), walked[1])
     return reader.end, out
 

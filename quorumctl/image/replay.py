@@ -439,29 +439,32 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     cmemo = _change_memo
     mmemo = _merge_memo
     n = 0
+    last_raw = tid = t = None      # the topic of the previous hot record (reset by any other record)
     it = iter(spans)
-    for i, vs in enumerate(it):
-        ve = next(it)
+    for vs, ve in zip(it, it):
         key = data[vs + 1]
         if (key == 3 or key == 5) and ve - vs >= 23 and data[vs] == 1 and data[vs + 2] <= 2:
             raw = data[vs + 7:vs + 23]
-            tid = ucache(raw) or uuid_str(raw)
+            if raw != last_raw:    # records of one topic come in runs: look it up once per run
+                tid = ucache(raw) or uuid_str(raw)
+                t = topics.get(tid)
+                last_raw = raw
             if ids and tid in ids:
                 break
             tail = data[vs + 23:ve]
             ver = data[vs + 2]
             pid = i32(data, vs + 3)[0]
-            t = topics.get(tid)
             if key == 3:
                 p = pmemo[ver].get(tail)
                 if p is None:
                     p = _decoded_tail(data[vs:ve], pmemo[ver], tail, partition_from_record)
                     if p is None:
-                        _apply_value(img, data[vs:ve], base, i)
+                        _apply_value(img, data[vs:ve], _offset(base, spans, vs))
+                        last_raw = None
                         continue
                 n += 1
                 if t is None:
-                    img.problem(-1 if base is None else base + i, f"PartitionRecord for unknown topic id {tid}")
+                    img.problem(_offset(base, spans, vs), f"PartitionRecord for unknown topic id {tid}")
                 else:
                     t.partitions[pid] = p
                 continue
@@ -469,12 +472,13 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
             if d is None:
                 d = _decoded_tail(data[vs:ve], cmemo[ver], tail, dict)
                 if d is None:
-                    _apply_value(img, data[vs:ve], base, i)
+                    _apply_value(img, data[vs:ve], _offset(base, spans, vs))
+                    last_raw = None
                     continue
             n += 1
             p = None if t is None else t.partitions.get(pid)
             if p is None:
-                img.problem(-1 if base is None else base + i, f"PartitionChangeRecord for unknown partition {tid}:{pid}")
+                img.problem(_offset(base, spans, vs), f"PartitionChangeRecord for unknown partition {tid}:{pid}")
                 continue
             hit = mmemo.get((id(p), tail))
             if hit is None or hit[0] is not p:
@@ -483,6 +487,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                 hit = mmemo[(id(p), tail)] = (p, merge_partition(p, d))
             t.partitions[pid] = hit[1]
             continue
+        last_raw = None
         if ve - vs >= 4 and data[vs] == 1 and data[vs + 2] == 0:
             if key == 2:           # TopicRecord v0: Name (compact string), TopicId, no tagged fields
                 c = data[vs + 3]
@@ -506,7 +511,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                     tid = ucache(raw) or uuid_str(raw)
                     if removes or (ids and tid in ids):
                         break
-                    remove_topic(img, tid, -1 if base is None else base + i)
+                    remove_topic(img, tid, _offset(base, spans, vs))
                     n += 1
                     continue
             elif key == 20:        # NoOpRecord v0: nothing but an empty tagged-field section
@@ -515,23 +520,28 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                     continue
         if watch is not None:
             break                  # the record goes to the observer with its own timestamp
-        _apply_value(img, data[vs:ve], base, i)
+        _apply_value(img, data[vs:ve], _offset(base, spans, vs))
         if img.pending is not None:
             img.records += n
-            return i + 1
+            return spans.index(vs) // 2 + 1
     else:
         img.records += n
         if base is not None and spans:
             img.timestamp = b.base_timestamp + last_ts
         return b.record_count
     img.records += n
-    return i
+    return spans.index(vs) // 2
 
 
-def _apply_value(img: Image, value: bytes, base: int | None, i: int) -> None:
+def _offset(base: int | None, spans, vs: int) -> int:
+    """The offset of the record whose value starts at vs (-1 outside the log): looked up
+    only when needed (a problem, a record for the general path), not counted per record."""
+    return -1 if base is None else base + spans.index(vs) // 2
+
+
+def _apply_value(img: Image, value: bytes, off: int) -> None:
     """One record of a plain batch that is not of a hot type (or does not decode): the general path."""
-    Replay._apply_all(img, (Record(-1 if base is None else base + i, img.timestamp, 0, None, value, ()),),
-                      base is not None)
+    Replay._apply_all(img, (Record(off, img.timestamp, 0, None, value, ()),), off >= 0)
 
 
 def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,

@@ -329,12 +329,12 @@ def _zigzag_slow(data, pos):
 
 
 def value_spans(data, count: int) -> tuple[list[int], int] | None:
-    """The record frames of an uncompressed records section `data` walked inline,
-    for records as Kafka writes metadata records (offset deltas 0..count-1, null
-    keys, no headers): the values' start and end positions, flat ([start0, end0,
-    start1, end1, ...]), and the last record's timestamp delta. None for anything
-    else: iter_records then decodes the batch and reports precisely. The hot path
-    of replay (image), where a Record object per record is what costs."""
+    """The record frames of an uncompressed records section `data` (bytes) walked
+    inline, for records as Kafka writes metadata records (offset deltas 0..count-1,
+    null keys, no headers): the values' start and end positions, flat ([start0,
+    end0, start1, end1, ...]), and the last record's timestamp delta. None for
+    anything else: iter_records then decodes the batch and reports precisely. The
+    hot path of replay (image), where a Record object per record is what costs."""
     n = len(data)
     if count < 0 or count > n:
         return None
@@ -343,11 +343,11 @@ def value_spans(data, count: int) -> tuple[list[int], int] | None:
     spans: list[int] = []
     app = spans.append
     pos = 0
-    ts = 0
+    tpos = -1
     try:
         for i in range(count):
             # length, attributes, timestamp delta, offset delta, key length, value length
-            # (zig-zag varints; the one- and two-byte forms inline)
+            # (zig-zag varints; the one- and two-byte forms inline, three for offset deltas)
             c = data[pos]
             if c < 128:
                 end = pos + 1 + zz[c]
@@ -360,23 +360,31 @@ def value_spans(data, count: int) -> tuple[list[int], int] | None:
                 length, pos = slow(data, pos)
                 end = pos + length
                 pos += 1
-            c = data[pos]
-            if c < 128:
-                ts = zz[c]
+            tpos = pos                        # the timestamp delta: decoded for the last record only
+            if data[pos] < 128:
                 pos += 1
             else:
-                ts, pos = slow(data, pos)
+                pos = slow(data, pos)[1]
             c = data[pos]
             if c < 128:
-                od = zz[c]
+                if zz[c] != i:
+                    return None
                 pos += 1
             elif data[pos + 1] < 128:
                 u = (c & 127) | data[pos + 1] << 7
-                od = (u >> 1) ^ -(u & 1)
+                if (u >> 1) ^ -(u & 1) != i:
+                    return None
                 pos += 2
+            elif data[pos + 2] < 128:
+                u = (c & 127) | (data[pos + 1] & 127) << 7 | data[pos + 2] << 14
+                if (u >> 1) ^ -(u & 1) != i:
+                    return None
+                pos += 3
             else:
                 od, pos = slow(data, pos)
-            if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
+                if od != i:
+                    return None
+            if data[pos] != 1:                # a null key (-1)
                 return None
             c = data[pos + 1]
             if c < 128:
@@ -398,7 +406,7 @@ def value_spans(data, count: int) -> tuple[list[int], int] | None:
         return None
     if pos != n:
         return None
-    return spans, ts
+    return spans, (_zigzag_slow(data, tpos)[0] if tpos >= 0 else 0)
 
 
 @dataclass

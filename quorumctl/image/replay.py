@@ -1,7 +1,9 @@
 """Replaying a metadata log dir (bootstrap.checkpoint, a snapshot, the log
 segments after it) into an Image, streaming: one batch in memory at a time,
 each record decoded once through the shared decoders (records.batch,
-records.metadata), so memory grows with the image, not with the log.
+records.metadata), so memory grows with the image, not with the log. Plain
+batches take a fast path (`_apply_plain`): frames walked inline, the hot record
+types read from their bytes, with the same results as the general path.
 
 Where replay starts (`plan`): to reach offset N, the newest snapshot that ends
 at or before N+1 and that the log continues from (its end offset >= the log

@@ -111,3 +111,31 @@ def test_history_fast_path_equals_general_path(tmp_path, monkeypatch, entity):
     assert fast == slow
     if entity.kind == "topic":
         assert fast["entries"] and fast["existsAtEnd"]
+
+
+def test_short_and_odd_values_take_the_general_path(tmp_path, monkeypatch):
+    """Values too short for their ids, empty, null, with an unknown version or frame,
+    a TopicRecord with a tagged field, at the end of a batch and inside it: each is
+    decoded and reported by the general path, with the same result."""
+    from quorumctl.records import metadata as md
+    from quorumctl.records.batch import encode_batch
+    tid = "WTRHkgRrTX2dlTr_lrq9Ag"
+    topic = md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": tid})
+    part = md.encode_metadata("PartitionRecord", 1, {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
+                                                     "removingReplicas": [], "addingReplicas": [], "leader": 1,
+                                                     "leaderEpoch": 0, "partitionEpoch": 0,
+                                                     "directories": ["AAAAAAAAAAAAAAAAAAAAAA"]})
+    change = md.encode_metadata("PartitionChangeRecord", 0, {"partitionId": 0, "topicId": tid, "leader": 2})
+    odd = [b"", b"\x01", b"\x01\x03", b"\x01\x03\x01", part[:22], part[:23], part[:24], b"\x02" + part[1:],
+           part[:2] + b"\x07" + part[3:], part + b"\x00", topic[:-1] + b"\x01\x05\x00",
+           change[:2] + b"\x05" + change[3:], b"\x01\x09\x00" + bytes(16)]
+    batches = [encode_batch([(None, topic), (None, part), (None, v), (None, change)], base_offset=4 * i)
+               for i, v in enumerate(odd)]
+    batches += [encode_batch([(None, part), (None, v)], base_offset=4 * len(odd) + 2 * i) for i, v in enumerate(odd)]
+    batches.append(encode_batch([(None, None), (None, change)], base_offset=6 * len(odd)))
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    (d / "00000000000000000000.log").write_bytes(b"".join(batches))
+    fast, slow = _both(monkeypatch, lambda: _state(replay([str(d)])))
+    assert fast == slow
+    assert fast[1]["problemCount"] > 0 and fast[1]["unknownRecords"]

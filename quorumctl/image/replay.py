@@ -393,8 +393,9 @@ class Replay:
 # partition tuple; PartitionChangeRecord: tail -> the decoded change, and
 # (id of the partition before, tail) -> (partition before, partition after).
 _MEMO_MAX = 1 << 16
-_partition_memo: list[dict] = [{}, {}, {}]
-_change_memo: list[dict] = [{}, {}, {}]
+# indexed by the version byte: a version with no decoder never fills its memo
+_partition_memo: list[dict] = [{} for _ in range(256)]
+_change_memo: list[dict] = [{} for _ in range(256)]
 _merge_memo: dict = {}
 _I32 = __import__("struct").Struct(">i").unpack_from
 
@@ -441,15 +442,15 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     cmemo = _change_memo
     mmemo = _merge_memo
     n = 0
-    last_raw = tid = t = None      # the topic of the previous hot record (reset by any other record)
+    last_raw = tid = t = parts = None   # the topic of the previous hot record (reset by any other record)
     it = iter(spans)
     for vs, ve in zip(it, it):
-        key = data[vs + 1]
-        if (key == 3 or key == 5) and ve - vs >= 23 and data[vs] == 1 and data[vs + 2] <= 2:
+        if ve - vs > 23 and data[vs] == 1 and ((key := data[vs + 1]) == 3 or key == 5):
             raw = data[vs + 7:vs + 23]
             if raw != last_raw:    # records of one topic come in runs: look it up once per run
                 tid = ucache(raw) or uuid_str(raw)
                 t = topics.get(tid)
+                parts = None if t is None else t.partitions
                 last_raw = raw
             if ids and tid in ids:
                 break
@@ -468,7 +469,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                 if t is None:
                     img.problem(_offset(base, spans, vs), f"PartitionRecord for unknown topic id {tid}")
                 else:
-                    t.partitions[pid] = p
+                    parts[pid] = p
                 continue
             d = cmemo[ver].get(tail)
             if d is None:
@@ -478,7 +479,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                     last_raw = None
                     continue
             n += 1
-            p = None if t is None else t.partitions.get(pid)
+            p = None if t is None else parts.get(pid)
             if p is None:
                 img.problem(_offset(base, spans, vs), f"PartitionChangeRecord for unknown partition {tid}:{pid}")
                 continue
@@ -487,10 +488,11 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                 if len(mmemo) >= _MEMO_MAX:
                     mmemo.clear()
                 hit = mmemo[(id(p), tail)] = (p, merge_partition(p, d))
-            t.partitions[pid] = hit[1]
+            parts[pid] = hit[1]
             continue
         last_raw = None
         if ve - vs >= 4 and data[vs] == 1 and data[vs + 2] == 0:
+            key = data[vs + 1]
             if key == 2:           # TopicRecord v0: Name (compact string), TopicId, no tagged fields
                 c = data[vs + 3]
                 ne = vs + 3 + c

@@ -363,18 +363,6 @@ def _partition(img: Image, d, off):
     t.partitions[d.get("partitionId", -1)] = partition_from_record(d)
 
 
-BUILT_PARTITION = -3   # a PartitionRecord already made into its tuple (image.parallel's workers do that)
-
-
-def _partition_built(img: Image, payload, off):
-    tid, pid, p = payload
-    t = img.topics.get(tid)
-    if t is None:
-        img.problem(off, f"PartitionRecord for unknown topic id {tid}")
-        return
-    t.partitions[pid] = p
-
-
 def _partition_change(img: Image, d, off):
     t = img.topics.get(d["topicId"])
     pid = d.get("partitionId", -1)
@@ -493,7 +481,7 @@ _APPLY = {
     7: _fence(True), 8: _fence(False), 9: _remove_topic, 10: _token, 11: _scram, 12: _feature,
     14: _client_quota, 15: _producer_ids, 17: _broker_change, 18: _acl, 19: _remove_acl,
     21: _zk_migration, 22: _remove_scram, 26: _remove_token, 27: _register_controller, 28: _clear_elr,
-    29: _unregister_controller, BUILT_PARTITION: _partition_built,
+    29: _unregister_controller,
     # 20 NoOp: nothing to do
 }
 

@@ -23,7 +23,7 @@ from ..errors import InputError
 from ..records import metadata as md
 from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
     value_spans
-from ..schema.codec import _uuid_cache, uuid_str
+from ..schema.codec import uuid_cached, uuid_str
 from ..storage import segments
 from ..storage.files import BOOTSTRAP_CHECKPOINT
 from ..storage.replica import METADATA_PARTITION
@@ -436,7 +436,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     spans, last_ts = walked
     base = b.base_offset if in_log else None
     topics = img.topics
-    ucache = _uuid_cache.get
+    ucache = uuid_cached
     i32 = _I32
     pmemo = _partition_memo
     cmemo = _change_memo

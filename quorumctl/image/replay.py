@@ -392,7 +392,7 @@ class Replay:
 # perf log has one PartitionRecord tail in 132,061). PartitionRecord: tail -> the
 # partition tuple; PartitionChangeRecord: tail -> the decoded change, and
 # (id of the partition before, tail) -> (partition before, partition after).
-_MEMO_MAX = 1 << 16
+_MEMO_MAX = 1 << 13   # entries per memo: bounded, as each may keep partition tuples alive
 # indexed by the version byte: a version with no decoder never fills its memo
 _partition_memo: list[dict] = [{} for _ in range(256)]
 _change_memo: list[dict] = [{} for _ in range(256)]

@@ -25,6 +25,16 @@ def _emit(doc: dict, mode, text, table) -> None:
         sys.stdout.write(text(doc))
 
 
+def _exit_on_log_end(doc: dict, offset: int) -> None:
+    """A log that ends early (a torn tail, a batch whose CRC fails, a record that does
+    not decode) is reported as dump-log and verify report it: the output stands, one
+    line on stderr says where replay stopped, and the exit code is 1."""
+    if doc.get("logEnd"):
+        import sys
+        sys.stderr.write(f"quorumctl: warning: the log ends early: {doc['logEnd']}; replay stopped at offset {offset}\n")
+        raise typer.Exit(1)
+
+
 def image(
     args: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES... [PATH]",
                                      help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
@@ -59,6 +69,7 @@ def image(
     point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot)
     _emit(doc, resolve(output), image_text, image_table)
+    _exit_on_log_end(doc, doc["at"]["offset"])
 
 
 def history(
@@ -98,6 +109,7 @@ def history(
     kind, name = chosen[0]
     doc = run_history(list(log_dir), Entity(kind, str(name), partition), until=parse_point(until))
     _emit(doc, resolve(output), history_text, history_table)
+    _exit_on_log_end(doc, doc["end"]["offset"])
 
 
 def diff(
@@ -119,6 +131,7 @@ def diff(
 
     doc = run_diff(list(log_dir), parse_point(frm), parse_point(to))
     _emit(doc, resolve(output), diff_text, diff_table)
+    _exit_on_log_end(doc, doc["to"]["offset"])
 
 
 def register(app: typer.Typer) -> None:

@@ -94,10 +94,15 @@ def diff(paths: list[str], frm: Point, to: Point) -> dict:
     if frm.offset is not None and to.offset is not None and to.offset < frm.offset:
         raise InputError(f"--to {to.offset} is before --from {frm.offset}")
     rp = Replay(plan(src, frm, through=to))
-    before = rp.run(frm).copy()
-    if frm.time_ms is not None and to.time_ms is not None and to.time_ms < frm.time_ms:
-        raise InputError("--to is before --from")
-    after = rp.run(to)
+    if frm.time_ms is None and to.time_ms is None:
+        rp.use_workers()
+    try:
+        before = rp.run(frm).copy()
+        if frm.time_ms is not None and to.time_ms is not None and to.time_ms < frm.time_ms:
+            raise InputError("--to is before --from")
+        after = rp.run(to)
+    finally:
+        rp.close()
     if after.offset < before.offset:
         raise InputError(f"--to reaches offset {after.offset}, before --from's {before.offset}")
     ch = changes(flatten(before), flatten(after))

@@ -55,6 +55,18 @@ class Watcher:
             except ValueError:
                 raise InputError(f"--{entity.kind} {entity.name}: expected a node id (an integer)") from None
 
+    def hot_filter(self) -> tuple[set, str | None, bool]:
+        """Which records of the hot types (TopicRecord, PartitionRecord,
+        PartitionChangeRecord, RemoveTopicRecord) may concern the entity, from their
+        leading ids alone: (topic ids whose records may, the topic name whose
+        TopicRecord may, whether every RemoveTopicRecord may). Replay's fast path
+        applies the others without decoding them or calling the observer (paths()
+        would return None for them). The id set is live: it grows as topics are seen."""
+        e = self.e
+        if e.kind == "topic":
+            return self.topic_ids, e.name, False
+        return set(), None, e.kind == "config" and self.config[0] == TOPIC_CONFIG
+
     def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
         """The leaf paths this record may change, if it concerns the entity."""
         e = self.e
@@ -215,7 +227,12 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
     rp = Replay(steps)
     rp.image.observer = watcher
     rp.on_control = watcher.control
-    img = rp.run(until)
+    if until is None or until.time_ms is None:
+        rp.use_workers()
+    try:
+        img = rp.run(until)
+    finally:
+        rp.close()
     img.observer = None
     exists = {
         "topic": lambda: entity.name in img.topic_ids and (

@@ -330,7 +330,10 @@ def _unregister_controller(img: Image, d, off):
 
 
 def _topic(img: Image, d, off):
-    tid, name = d["topicId"], d["name"]
+    add_topic(img, d["topicId"], d["name"])
+
+
+def add_topic(img: Image, tid: str, name: str) -> None:
     old = img.topics.get(tid)
     if old is not None and old.name != name:
         img.topic_ids.pop(old.name, None)
@@ -339,9 +342,13 @@ def _topic(img: Image, d, off):
 
 
 def _remove_topic(img: Image, d, off):
-    t = img.topics.pop(d["topicId"], None)
+    remove_topic(img, d["topicId"], off)
+
+
+def remove_topic(img: Image, tid: str, off: int) -> None:
+    t = img.topics.pop(tid, None)
     if t is None:
-        img.problem(off, f"RemoveTopic of unknown topic id {d['topicId']}")
+        img.problem(off, f"RemoveTopic of unknown topic id {tid}")
         return
     if img.topic_ids.get(t.name) == t.id:
         del img.topic_ids[t.name]
@@ -354,18 +361,6 @@ def _partition(img: Image, d, off):
         img.problem(off, f"PartitionRecord for unknown topic id {d['topicId']}")
         return
     t.partitions[d.get("partitionId", -1)] = partition_from_record(d)
-
-
-BUILT_PARTITION = -3   # a PartitionRecord already made into its tuple (image.parallel's workers do that)
-
-
-def _partition_built(img: Image, payload, off):
-    tid, pid, p = payload
-    t = img.topics.get(tid)
-    if t is None:
-        img.problem(off, f"PartitionRecord for unknown topic id {tid}")
-        return
-    t.partitions[pid] = p
 
 
 def _partition_change(img: Image, d, off):
@@ -486,7 +481,7 @@ _APPLY = {
     7: _fence(True), 8: _fence(False), 9: _remove_topic, 10: _token, 11: _scram, 12: _feature,
     14: _client_quota, 15: _producer_ids, 17: _broker_change, 18: _acl, 19: _remove_acl,
     21: _zk_migration, 22: _remove_scram, 26: _remove_token, 27: _register_controller, 28: _clear_elr,
-    29: _unregister_controller, BUILT_PARTITION: _partition_built,
+    29: _unregister_controller,
     # 20 NoOp: nothing to do
 }
 

@@ -1,7 +1,9 @@
 """Replaying a metadata log dir (bootstrap.checkpoint, a snapshot, the log
 segments after it) into an Image, streaming: one batch in memory at a time,
 each record decoded once through the shared decoders (records.batch,
-records.metadata), so memory grows with the image, not with the log.
+records.metadata), so memory grows with the image, not with the log. Plain
+batches take a fast path (`_apply_plain`): frames walked inline, the hot record
+types read from their bytes, with the same results as the general path.
 
 Where replay starts (`plan`): to reach offset N, the newest snapshot that ends
 at or before N+1 and that the log continues from (its end offset >= the log
@@ -19,11 +21,15 @@ from datetime import datetime, timezone
 
 from ..errors import InputError
 from ..records import metadata as md
-from ..records.batch import Batch, BatchError, BatchReader
+from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
+    value_spans
+from ..schema.codec import uuid_cached, uuid_str
 from ..storage import segments
 from ..storage.files import BOOTSTRAP_CHECKPOINT
 from ..storage.replica import METADATA_PARTITION
-from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image
+from .parallel import LOCAL
+from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, merge_partition, partition_from_record, \
+    remove_topic
 
 
 @dataclass
@@ -187,6 +193,8 @@ class Replay:
         self._gen = self._batches()
         self._held = None                    # a (batch, record) read past the stop point
         self.on_control = None               # history's hook: on_control(image, type, voters before, offset)
+        self.walked: set = set()             # log paths whose frames a worker walks (image.parallel)
+        self._feed = None                    # the SpanFeed of the segment being read
 
     def describe_start(self) -> dict:
         s = self.steps[0] if self.steps else None
@@ -263,7 +271,19 @@ class Replay:
             if in_log:
                 img.epoch = b.leader_epoch
             if not in_log or ((stop_off is None or b.last_offset <= stop_off) and stop_ts is None):
-                last = self._apply_all(img, records, in_log)   # the hot path: no per-record stop test
+                # the hot path: no per-record stop test, and for a plain batch no Record objects
+                if (img.pending is None and not b.attributes & ATTR_COMPRESSION
+                        and (not in_log or b.base_offset > img.offset)):
+                    feed = self._feed_for(step.path) if self.walked else None
+                    done = _apply_plain(img, b, in_log, LOCAL if feed is None else feed.spans(b.position))
+                    if done is not None:
+                        if done == b.record_count:
+                            if in_log and done:
+                                img.offset = b.base_offset + done - 1
+                            continue
+                        first = b.base_offset + done     # a transaction opened: the rest record by record
+                        records = (r for r in records if r.offset >= first)
+                last = self._apply_all(img, records, in_log)
                 if last is not None and in_log:
                     img.offset, img.epoch, img.timestamp = last.offset, b.leader_epoch, last.timestamp
                 continue
@@ -274,6 +294,31 @@ class Replay:
                 self._apply_all(img, (r,), True)
                 img.offset, img.epoch, img.timestamp = r.offset, b.leader_epoch, r.timestamp
         return img
+
+    def use_workers(self, workers: int | None = None) -> "Replay":
+        """Have a worker process walk the record frames of the segments of
+        parallel.PARALLEL_MIN_BYTES and more (default: where there are 2 cores).
+        close() ends it."""
+        from . import parallel
+        workers = min(2, os.cpu_count() or 1) if workers is None else workers
+        if workers >= 2:
+            self.walked = {s.path for s in self.steps
+                           if s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES}
+        return self
+
+    def _feed_for(self, path: str):
+        if self._feed is not None and self._feed.path == path:
+            return self._feed
+        self.close()
+        if path in self.walked:
+            from .parallel import SpanFeed
+            self._feed = SpanFeed(path)
+        return self._feed
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
 
     @staticmethod
     def _past(r, stop_off, stop_ts) -> bool:
@@ -341,38 +386,182 @@ class Replay:
         return r
 
 
+# Memos of the hot record types by the bytes after their leading PartitionId and
+# TopicId (the "tail"), one per version: a tail decodes (and so is valid) or not
+# whatever the ids are, and a log repeats the same tails over and over (the churn
+# perf log has one PartitionRecord tail in 132,061). PartitionRecord: tail -> the
+# partition tuple; PartitionChangeRecord: tail -> the decoded change, and
+# (id of the partition before, tail) -> (partition before, partition after).
+_MEMO_MAX = 1 << 13   # entries per memo: bounded, as each may keep partition tuples alive
+# indexed by the version byte: a version with no decoder never fills its memo
+_partition_memo: list[dict] = [{} for _ in range(256)]
+_change_memo: list[dict] = [{} for _ in range(256)]
+_merge_memo: dict = {}
+_I32 = __import__("struct").Struct(">i").unpack_from
+
+
+def _decoded_tail(value, memo: dict, tail, build):
+    """Decode a hot record whose tail is not memoised yet; None when it does not
+    decode (the general path then reports it exactly)."""
+    fast = md.decode_metadata_fast(value)
+    if fast is None:
+        return None
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    v = memo[tail] = build(fast[2])
+    return v
+
+
+def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
+    """Apply the metadata records of a plain batch (uncompressed, records framed as
+    Kafka writes them: records.batch.value_spans) straight from their bytes. The
+    hot types (PartitionRecord, PartitionChangeRecord, TopicRecord, RemoveTopicRecord,
+    NoOpRecord) are read in place: leading ids directly, the rest through the tail
+    memos; any other value goes through the decoder and model as in _apply_all. The
+    same image, problems and counts as _apply_all, record for record. Returns how
+    many records were applied: fewer than the batch's when a transaction opens, or
+    before a record history's observer wants to see (the caller goes on record by
+    record); None when the batch is not plain."""
+    watch = img.observer
+    if b.attributes & ATTR_CONTROL or (watch is not None and not hasattr(watch, "hot_filter")):
+        return None
+    # records the observer must see: their topic id in `ids`, a TopicRecord named `name`,
+    # every RemoveTopicRecord when `removes`
+    ids, name_seen, removes = ((), None, False) if watch is None else watch.hot_filter()
+    data = bytes(b.data[HEADER_SIZE:])
+    if walked is LOCAL:
+        walked = value_spans(data, b.record_count)
+    if walked is None:
+        return None
+    spans, last_ts = walked
+    base = b.base_offset if in_log else None
+    topics = img.topics
+    ucache = uuid_cached
+    i32 = _I32
+    pmemo = _partition_memo
+    cmemo = _change_memo
+    mmemo = _merge_memo
+    n = 0
+    last_raw = tid = t = parts = None   # the topic of the previous hot record (reset by any other record)
+    it = iter(spans)
+    for vs, ve in zip(it, it):
+        if ve - vs > 23 and data[vs] == 1 and ((key := data[vs + 1]) == 3 or key == 5):
+            raw = data[vs + 7:vs + 23]
+            if raw != last_raw:    # records of one topic come in runs: look it up once per run
+                tid = ucache(raw) or uuid_str(raw)
+                t = topics.get(tid)
+                parts = None if t is None else t.partitions
+                last_raw = raw
+            if ids and tid in ids:
+                break
+            tail = data[vs + 23:ve]
+            ver = data[vs + 2]
+            pid = i32(data, vs + 3)[0]
+            if key == 3:
+                p = pmemo[ver].get(tail)
+                if p is None:
+                    p = _decoded_tail(data[vs:ve], pmemo[ver], tail, partition_from_record)
+                    if p is None:
+                        _apply_value(img, data[vs:ve], _offset(base, spans, vs))
+                        last_raw = None
+                        continue
+                n += 1
+                if t is None:
+                    img.problem(_offset(base, spans, vs), f"PartitionRecord for unknown topic id {tid}")
+                else:
+                    parts[pid] = p
+                continue
+            d = cmemo[ver].get(tail)
+            if d is None:
+                d = _decoded_tail(data[vs:ve], cmemo[ver], tail, dict)
+                if d is None:
+                    _apply_value(img, data[vs:ve], _offset(base, spans, vs))
+                    last_raw = None
+                    continue
+            n += 1
+            p = None if t is None else parts.get(pid)
+            if p is None:
+                img.problem(_offset(base, spans, vs), f"PartitionChangeRecord for unknown partition {tid}:{pid}")
+                continue
+            hit = mmemo.get((id(p), tail))
+            if hit is None or hit[0] is not p:
+                if len(mmemo) >= _MEMO_MAX:
+                    mmemo.clear()
+                hit = mmemo[(id(p), tail)] = (p, merge_partition(p, d))
+            parts[pid] = hit[1]
+            continue
+        last_raw = None
+        if ve - vs >= 4 and data[vs] == 1 and data[vs + 2] == 0:
+            key = data[vs + 1]
+            if key == 2:           # TopicRecord v0: Name (compact string), TopicId, no tagged fields
+                c = data[vs + 3]
+                ne = vs + 3 + c
+                if 0 < c < 128 and ne + 17 == ve and data[ve - 1] == 0:
+                    try:
+                        name = data[vs + 4:ne].decode("utf-8")
+                    except UnicodeDecodeError:
+                        pass
+                    else:
+                        raw = data[ne:ne + 16]
+                        tid = ucache(raw) or uuid_str(raw)
+                        if name == name_seen:
+                            break
+                        add_topic(img, tid, name)
+                        n += 1
+                        continue
+            elif key == 9:         # RemoveTopicRecord v0: TopicId, no tagged fields
+                if ve - vs == 20 and data[ve - 1] == 0:
+                    raw = data[vs + 3:vs + 19]
+                    tid = ucache(raw) or uuid_str(raw)
+                    if removes or (ids and tid in ids):
+                        break
+                    remove_topic(img, tid, _offset(base, spans, vs))
+                    n += 1
+                    continue
+            elif key == 20:        # NoOpRecord v0: nothing but an empty tagged-field section
+                if ve - vs == 4 and data[vs + 3] == 0:
+                    n += 1
+                    continue
+        if watch is not None:
+            break                  # the record goes to the observer with its own timestamp
+        _apply_value(img, data[vs:ve], _offset(base, spans, vs))
+        if img.pending is not None:
+            img.records += n
+            return spans.index(vs) // 2 + 1
+    else:
+        img.records += n
+        if base is not None and spans:
+            img.timestamp = b.base_timestamp + last_ts
+        return b.record_count
+    img.records += n
+    return spans.index(vs) // 2
+
+
+def _offset(base: int | None, spans, vs: int) -> int:
+    """The offset of the record whose value starts at vs (-1 outside the log): looked up
+    only when needed (a problem, a record for the general path), not counted per record."""
+    return -1 if base is None else base + spans.index(vs) // 2
+
+
+def _apply_value(img: Image, value: bytes, off: int) -> None:
+    """One record of a plain batch that is not of a hot type (or does not decode): the general path."""
+    Replay._apply_all(img, (Record(off, img.timestamp, 0, None, value, ()),), off >= 0)
+
+
 def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,
            earliest: bool = False, workers: int | None = None) -> Replay:
     """Replay a log dir (or files) to a point; returns the Replay (its `.image`).
-    Segments of parallel.PARALLEL_MIN_BYTES and more are decoded by `workers`
-    processes (default: 2 where there are 2 cores) while this one applies."""
-    from . import parallel
+    With 2 `workers` (default where there are 2 cores), a worker process walks the
+    record frames of large segments while this one applies (Replay.use_workers)."""
     src = paths if isinstance(paths, Source) else open_source(paths)
     point = point or Point()
-    steps = plan(src, point, earliest=earliest, use_snapshots=use_snapshots)
-    workers = min(2, os.cpu_count() or 1) if workers is None else workers
-    if workers < 2 or point.time_ms is not None or not any(
-            s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES for s in steps):
-        rp = Replay(steps)
+    rp = Replay(plan(src, point, earliest=earliest, use_snapshots=use_snapshots))
+    if point.time_ms is None:          # --at-time tests every record's timestamp: no workers
+        rp.use_workers(workers)
+    try:
         rp.run(point)
-        return rp
-    rp = Replay([s for s in steps if s.kind != "log"])
-    rp.run()
-    rp.steps = steps
-    for s in steps:
-        if s.kind != "log":
-            continue
-        if os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES:
-            going_on = parallel.apply_segment(rp, s.path, point.offset, workers)
-        else:
-            one = Replay([s], rp.image)
-            one.on_control = rp.on_control
-            one.run(point)
-            rp.batches += one.batches
-            rp.end_reason = one.end_reason
-            going_on = one._held is None and one.end_reason is None
-        if not going_on:
-            break
+    finally:
+        rp.close()
     return rp
 
 

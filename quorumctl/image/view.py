@@ -34,34 +34,54 @@ def _config_type(t: int) -> str:
     return CONFIG_TYPES.get(t, f"type-{t}")
 
 
-def to_json(img: Image) -> dict:
-    """The whole image as one JSON tree (keys sorted; ids as strings, as JSON keys are)."""
+def _topics(img: Image) -> dict:
     topics = {}
     for name in sorted(img.topic_ids):
         t = img.topics[img.topic_ids[name]]
         topics[name] = {"id": t.id, "partitions": {str(p): partition_json(v) for p, v in sorted(t.partitions.items())}}
+    return topics
+
+
+def _configs(img: Image) -> dict:
     configs: dict = {}
     for (typ, name), kv in sorted(img.configs.items()):
         configs.setdefault(_config_type(typ), {})[name] = dict(sorted(kv.items()))
+    return configs
+
+
+def _scram(img: Image) -> dict:
     scram: dict = {}
     for (mech, user), v in sorted(img.scram.items()):
         scram.setdefault(mech, {})[user] = dict(v)
-    return {
-        "features": dict(sorted(img.features.items())),
-        "metadataVersion": metadata_version_name(img.metadata_version),
-        "zkMigrationState": ZK_MIGRATION_STATES.get(img.zk_migration_state, img.zk_migration_state),
-        "kraftVersion": img.kraft_version,
-        "voters": None if img.voters is None else {str(k): v for k, v in sorted(img.voters.items())},
-        "controllers": {str(k): v for k, v in sorted(img.controllers.items())},
-        "brokers": {str(k): v for k, v in sorted(img.brokers.items())},
-        "topics": topics,
-        "configs": configs,
-        "clientQuotas": {k: dict(sorted(v.items())) for k, v in sorted(img.quotas.items())},
-        "acls": dict(sorted(img.acls.items())),
-        "scram": scram,
-        "delegationTokens": dict(sorted(img.tokens.items())),
-        "producerIds": img.producer_ids,
-    }
+    return scram
+
+
+# each top-level section of the tree, built on its own (`image LOG /features` builds only that)
+_SECTION_JSON = {
+    "features": lambda img: dict(sorted(img.features.items())),
+    "metadataVersion": lambda img: metadata_version_name(img.metadata_version),
+    "zkMigrationState": lambda img: ZK_MIGRATION_STATES.get(img.zk_migration_state, img.zk_migration_state),
+    "kraftVersion": lambda img: img.kraft_version,
+    "voters": lambda img: None if img.voters is None else {str(k): v for k, v in sorted(img.voters.items())},
+    "controllers": lambda img: {str(k): v for k, v in sorted(img.controllers.items())},
+    "brokers": lambda img: {str(k): v for k, v in sorted(img.brokers.items())},
+    "topics": _topics,
+    "configs": _configs,
+    "clientQuotas": lambda img: {k: dict(sorted(v.items())) for k, v in sorted(img.quotas.items())},
+    "acls": lambda img: dict(sorted(img.acls.items())),
+    "scram": _scram,
+    "delegationTokens": lambda img: dict(sorted(img.tokens.items())),
+    "producerIds": lambda img: img.producer_ids,
+}
+assert tuple(_SECTION_JSON) == SECTIONS
+
+
+def to_json(img: Image, only: str | None = None) -> dict:
+    """The whole image as one JSON tree (keys sorted; ids as strings, as JSON keys are),
+    or only its section `only` (a tree with that one key)."""
+    if only is not None:
+        return {only: _SECTION_JSON[only](img)}
+    return {name: build(img) for name, build in _SECTION_JSON.items()}
 
 
 def flatten(img: Image) -> dict[str, object]:
@@ -144,6 +164,7 @@ def image_document(paths: list[str], point=None, path: str | None = None, *, use
         note = "no record of the log is at or before that time"
     else:
         note = None
-    doc = to_json(img)
+    first = split_path(path)[0] if path and split_path(path) else None
+    doc = to_json(img, only=first if first in _SECTION_JSON else None)
     return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
             "logEnd": rp.end_reason, "path": path or "/", "image": select(doc, path)}

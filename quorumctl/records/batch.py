@@ -321,6 +321,93 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                          batch.position + HEADER_SIZE + (wbase + pos if batch.compression == 0 else 0))
 
 
+def _zigzag_slow(data, pos):
+    """A zig-zag varint of more than one byte (at most 10): (value, pos)."""
+    u, pos = read_uvarint(data, pos, 10)
+    return (u >> 1) ^ -(u & 1), pos
+
+
+def value_spans(data, count: int) -> tuple[list[int], int] | None:
+    """The record frames of an uncompressed records section `data` (bytes) walked
+    inline, for records as Kafka writes metadata records (offset deltas 0..count-1,
+    null keys, no headers): the values' start and end positions, flat ([start0,
+    end0, start1, end1, ...]), and the last record's timestamp delta. None for
+    anything else: iter_records then decodes the batch and reports precisely. The
+    hot path of replay (image), where a Record object per record is what costs."""
+    n = len(data)
+    if count < 0 or count > n:
+        return None
+    zz = _ZZ
+    slow = _zigzag_slow
+    spans: list[int] = []
+    app = spans.append
+    pos = 0
+    tpos = -1
+    try:
+        for i in range(count):
+            # length, attributes, timestamp delta, offset delta, key length, value length
+            # (zig-zag varints; the one- and two-byte forms inline, three for offset deltas)
+            c = data[pos]
+            if c < 128:
+                end = pos + 1 + zz[c]
+                pos += 2                      # and the attributes byte
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                end = pos + 2 + ((u >> 1) ^ -(u & 1))
+                pos += 3
+            else:
+                length, pos = slow(data, pos)
+                end = pos + length
+                pos += 1
+            tpos = pos                        # the timestamp delta: decoded for the last record only
+            if data[pos] < 128:
+                pos += 1
+            else:
+                pos = slow(data, pos)[1]
+            c = data[pos]
+            if c < 128:
+                if zz[c] != i:
+                    return None
+                pos += 1
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                if (u >> 1) ^ -(u & 1) != i:
+                    return None
+                pos += 2
+            elif data[pos + 2] < 128:
+                u = (c & 127) | (data[pos + 1] & 127) << 7 | data[pos + 2] << 14
+                if (u >> 1) ^ -(u & 1) != i:
+                    return None
+                pos += 3
+            else:
+                od, pos = slow(data, pos)
+                if od != i:
+                    return None
+            if data[pos] != 1:                # a null key (-1)
+                return None
+            c = data[pos + 1]
+            if c < 128:
+                vlen = zz[c]
+                pos += 2
+            elif data[pos + 2] < 128:
+                u = (c & 127) | data[pos + 2] << 7
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 3
+            else:
+                vlen, pos = slow(data, pos + 1)
+            vend = pos + vlen
+            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:   # then no headers
+                return None
+            app(pos)
+            app(vend)
+            pos = end
+    except (IndexError, DecodeError):
+        return None
+    if pos != n:
+        return None
+    return spans, (_zigzag_slow(data, tpos)[0] if tpos >= 0 else 0)
+
+
 @dataclass
 class Stop:
     """Why reading ended: reason is None (clean end of data), 'truncated'

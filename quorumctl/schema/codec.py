@@ -90,6 +90,9 @@ def uuid_str(raw: bytes) -> str:
     return s
 
 
+uuid_cached = _uuid_cache.get   # raw bytes -> text if uuid_str has made it (the cache is cleared, never replaced)
+
+
 def uuid_bytes(text: str) -> bytes:
     try:
         raw = urlsafe_b64decode(text + "==")

@@ -481,12 +481,12 @@ def _previous_voters(r, offset: int):
 
 def _uncommitted_voter_change(dirs: list[LogDir], best, followers: dict, out: list[Finding]) -> set:
     """The most up-to-date log's last VotersRecord (when it is in the log, not a
-    snapshot: a snapshot holds only committed records) held by too few voters'
-    logs to have been committed under either the new or the previous voter set,
-    counting every voter whose log was not given as a holder. Raft commits an
-    entry once a majority of the voters' logs hold it, and a committed entry is
-    never removed from those logs, so this proves it uncommitted. Returns the
+    snapshot: a snapshot holds only committed records) when storage.committed
+    proves it uncommitted: too few voters' logs hold it for a majority of the new
+    voter set and of the one before it (the followers' logs without it still hold
+    that one), voters whose logs were not given counting as holders. Returns the
     partition dirs of the logs without it."""
+    from ..storage.committed import classify
     src = best.voters["source"]
     if not src.startswith("log offset "):
         return set()
@@ -503,11 +503,10 @@ def _uncommitted_voter_change(dirs: list[LogDir], best, followers: dict, out: li
         elif r.label in followers:
             f = followers[r.label]
             logs.setdefault(r.node_id, (r, f["common_prefix_end"] is not None and f["common_prefix_end"] > x))
-    for s_ in [new] + ([prev] if prev is not None else []):
-        holders = sum(1 for i in s_ if i in logs and logs[i][1])
-        unknown = sum(1 for i in s_ if i not in logs)
-        if holders + unknown >= len(s_) // 2 + 1:
-            return set()
+    replicas = [r for r, _ in logs.values()]
+    split = next(c for c in classify(replicas)["replicas"] if c["replica"] == best.label)
+    if split["uncommitted_from_offset"] > x:
+        return set()
     if prev is None:
         return set()
     missing = [(i, logs[i][0]) for i in sorted(set(new) | set(prev)) if i in logs and not logs[i][1]]

@@ -1,5 +1,5 @@
 """Replaying a large log segment on two cores: a worker process walks the record
-frames (records.batch.value_spans) of byte ranges cut at batch boundaries,
+frames (records.batch.plain_value_spans) of byte ranges cut at batch boundaries,
 ahead of this process, which reads the same batches and applies them in log
 order (replay._apply_plain) with the value positions it is handed.
 
@@ -18,18 +18,19 @@ from __future__ import annotations
 import os
 from array import array
 
-from ..records.batch import HEADER_SIZE, ATTR_COMPRESSION, ATTR_CONTROL, BatchReader, batch_cuts, value_spans
+from ..records.batch import HEADER_SIZE, ATTR_COMPRESSION, ATTR_CONTROL, BatchReader, batch_cuts, plain_value_spans
 
 PARALLEL_MIN_BYTES = 16 << 20
 CHUNK_BYTES = 4 << 20
 IN_FLIGHT = 3
 LOCAL = object()   # SpanFeed.spans: "not walked here, walk it yourself"
+ARRAY_CODES = ("q", "I", "I")   # timestamp deltas (varlongs), value starts, value ends
 
 
 def _walk_range(args):
-    """Worker: (where the range ends, {batch position: (value positions as array bytes,
-    last timestamp delta) or None} for the plain (uncompressed, non-control) batches
-    of one byte range)."""
+    """Worker: (where the range ends, {batch position: plain_value_spans' three lists as
+    array bytes (timestamp deltas, value starts, value ends), or None} for the plain
+    (uncompressed, non-control) batches of one byte range)."""
     path, start, end = args
     out = {}
     reader = BatchReader(path, start, end)
@@ -37,8 +38,9 @@ def _walk_range(args):
         for b in reader:
             if getattr(b, "attributes", ATTR_CONTROL) & (ATTR_CONTROL | ATTR_COMPRESSION):
                 continue
-            walked = value_spans(bytes(b.data[HEADER_SIZE:]), b.record_count)
-            out[b.position] = None if walked is None else (array("I", walked[0]).tobytes(), walked[1])
+            walked = plain_value_spans(bytes(b.data[HEADER_SIZE:]), 0, b.record_count)
+            out[b.position] = None if walked is None else tuple(array(code, x).tobytes()
+                                                                for code, x in zip(ARRAY_CODES, walked))
     return reader.end, out
 
 
@@ -62,7 +64,7 @@ class SpanFeed:
                 break
 
     def spans(self, position: int):
-        """What value_spans gives for the batch at this position, or LOCAL."""
+        """What plain_value_spans gives for the batch at this position (as arrays), or LOCAL."""
         while position not in self._current:
             if position < self._end or not self._pending:
                 return LOCAL   # not a batch the worker walked
@@ -73,9 +75,12 @@ class SpanFeed:
         hit = self._current.pop(position)
         if hit is None:
             return None
-        positions = array("I")
-        positions.frombytes(hit[0])
-        return positions, hit[1]
+        out = []
+        for code, raw in zip(ARRAY_CODES, hit):
+            a = array(code)
+            a.frombytes(raw)
+            out.append(a)
+        return tuple(out)
 
     def close(self) -> None:
         self._pool.terminate()

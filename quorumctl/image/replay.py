@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from ..errors import InputError
 from ..records import metadata as md
 from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
-    value_spans
+    plain_value_spans
 from ..schema.codec import uuid_cached, uuid_str
 from ..storage import segments
 from ..storage.files import BOOTSTRAP_CHECKPOINT
@@ -414,7 +414,7 @@ def _decoded_tail(value, memo: dict, tail, build):
 
 def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     """Apply the metadata records of a plain batch (uncompressed, records framed as
-    Kafka writes them: records.batch.value_spans) straight from their bytes. The
+    Kafka writes them: records.batch.plain_value_spans) straight from their bytes. The
     hot types (PartitionRecord, PartitionChangeRecord, TopicRecord, RemoveTopicRecord,
     NoOpRecord) are read in place: leading ids directly, the rest through the tail
     memos; any other value goes through the decoder and model as in _apply_all. The
@@ -430,10 +430,10 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     ids, name_seen, removes = ((), None, False) if watch is None else watch.hot_filter()
     data = bytes(b.data[HEADER_SIZE:])
     if walked is LOCAL:
-        walked = value_spans(data, b.record_count)
+        walked = plain_value_spans(data, 0, b.record_count)
     if walked is None:
         return None
-    spans, last_ts = walked
+    tss, spans, ends = walked
     base = b.base_offset if in_log else None
     topics = img.topics
     ucache = uuid_cached
@@ -443,8 +443,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     mmemo = _merge_memo
     n = 0
     last_raw = tid = t = parts = None   # the topic of the previous hot record (reset by any other record)
-    it = iter(spans)
-    for vs, ve in zip(it, it):
+    for vs, ve in zip(spans, ends):
         if ve - vs > 23 and data[vs] == 1 and ((key := data[vs + 1]) == 3 or key == 5):
             raw = data[vs + 7:vs + 23]
             if raw != last_raw:    # records of one topic come in runs: look it up once per run
@@ -527,20 +526,20 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
         _apply_value(img, data[vs:ve], _offset(base, spans, vs))
         if img.pending is not None:
             img.records += n
-            return spans.index(vs) // 2 + 1
+            return spans.index(vs) + 1
     else:
         img.records += n
-        if base is not None and spans:
-            img.timestamp = b.base_timestamp + last_ts
+        if base is not None and tss:
+            img.timestamp = b.base_timestamp + tss[-1]
         return b.record_count
     img.records += n
-    return spans.index(vs) // 2
+    return spans.index(vs)
 
 
 def _offset(base: int | None, spans, vs: int) -> int:
     """The offset of the record whose value starts at vs (-1 outside the log): looked up
     only when needed (a problem, a record for the general path), not counted per record."""
-    return -1 if base is None else base + spans.index(vs) // 2
+    return -1 if base is None else base + spans.index(vs)
 
 
 def _apply_value(img: Image, value: bytes, off: int) -> None:

@@ -10,7 +10,6 @@ concern its entity."""
 from __future__ import annotations
 
 import gzip
-import struct
 from pathlib import Path
 
 import pytest
@@ -73,9 +72,9 @@ def test_fast_path_equals_general_path_on_every_real_log(monkeypatch):
 def test_fast_path_equals_general_path_on_garbage_in_valid_batches(tmp_path, monkeypatch):
     """Bytes flipped inside records (each batch's CRC recomputed, so the decoders see
     them): the same problems, unknown records, counts and image on both paths."""
-    import crc32c
     from hypothesis import HealthCheck, given, settings, strategies as st
 
+    from hostile import flip_in_batches
     from quorumctl.records.batch import BatchReader
     seg = FIXTURES / "kafka-3.7.0-static" / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
     data = seg.read_bytes()
@@ -85,16 +84,9 @@ def test_fast_path_equals_general_path_on_garbage_in_valid_batches(tmp_path, mon
     @given(st.lists(st.tuples(st.integers(0, len(batches) - 1), st.integers(0, 10**6), st.integers(1, 255)),
                     min_size=1, max_size=8))
     def check(flips):
-        buf = bytearray(data)
-        for i, where, x in flips:
-            pos, size = batches[i]
-            at = pos + 61 + where % max(size - 61, 1)
-            if at < pos + size:
-                buf[at] ^= x
-                struct.pack_into(">I", buf, pos + 17, crc32c.crc32c(bytes(buf[pos + 21:pos + size])))
         d = tmp_path / "fuzz" / "__cluster_metadata-0"
         d.mkdir(parents=True, exist_ok=True)
-        (d / "00000000000000000000.log").write_bytes(bytes(buf))
+        (d / "00000000000000000000.log").write_bytes(flip_in_batches(data, batches, flips))
         fast, slow = _both(monkeypatch, lambda: _state(replay([str(d)])))
         assert fast == slow
 

@@ -150,8 +150,7 @@ def follower_line(f: dict, winner: str) -> str:
 
 def split_text(x: dict) -> str:
     """One replica's committed / unknown / uncommitted split (storage/committed.py) as text."""
-    c, u, start, end = (x["committed_end_offset"], x["uncommitted_from_offset"],
-                        x["log_start_offset"], x["log_end_offset"])
+    c, u, end = x["committed_end_offset"], x["uncommitted_from_offset"], x["log_end_offset"]
     parts = [f"committed below {c}" if c > 0 else "nothing provably committed"]
     if u > c:
         parts.append(f"unknown {c}..{u - 1}")

@@ -23,6 +23,16 @@ pc = pytest.importorskip("pyarrow.compute")
 pytestmark = needs_java()
 
 
+@pytest.fixture(autouse=True)
+def classic_spark_after():
+    """PySpark marks the whole process as Spark Connect (SPARK_CONNECT_MODE_ENABLED)
+    once a Connect session is made in it, and later local sessions then fail with
+    CONNECT_URL_NOT_SET: undo that, for the tests that share this process."""
+    import os
+    yield
+    os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     s = ConnectServer(tmp_path_factory.mktemp("connect"))

@@ -586,3 +586,93 @@ def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
     return HEAD_TO_CRC.pack(batch.base_offset, length, batch.leader_epoch, batch.magic,
                             crc32c.crc32c(after_crc)) + after_crc
+
+
+def _varint_long(data, pos):
+    """A zig-zag varint of more than one byte (at most 10): (value, pos)."""
+    u = 0
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        u |= (b & 0x7F) << shift
+        if b < 0x80:
+            return (u >> 1) ^ -(u & 1), pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def plain_value_spans(data: bytes, pos: int, count: int):
+    """The records of an uncompressed batch body as Kafka's metadata log writes
+    them (offset deltas 0, 1, 2 ..., null keys, no headers), walked without a
+    Record object per record: ([timestamp delta], [value start], [value end])
+    with positions in `data`, whose record section starts at `pos`. None when
+    the body is anything else (a key, a header, a null value, offsets out of
+    order, a malformed frame): the caller then takes `iter_records`, which
+    reports precisely. The hot paths of dump-log and spark-export."""
+    n = len(data)
+    if count < 0 or count > n - pos:
+        return None
+    zz = _ZZ
+    slow = _varint_long
+    tss: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    ts_app, s_app, e_app = tss.append, starts.append, ends.append
+    try:
+        for i in range(count):
+            # length, attributes, timestamp delta, offset delta, key length, value length
+            # (zig-zag varints; the one- and two-byte forms inline)
+            c = data[pos]
+            if c < 128:
+                end = pos + 1 + zz[c]
+                pos += 2                      # and the attributes byte (unused by Kafka)
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                end = pos + 2 + ((u >> 1) ^ -(u & 1))
+                pos += 3
+            else:
+                length, pos = slow(data, pos)
+                end = pos + length
+                pos += 1
+            c = data[pos]
+            if c < 128:
+                ts_app(zz[c])
+                pos += 1
+            else:
+                ts, pos = slow(data, pos)
+                ts_app(ts)
+            c = data[pos]
+            if c < 128:
+                od = zz[c]
+                pos += 1
+            elif data[pos + 1] < 128:
+                u = (c & 127) | data[pos + 1] << 7
+                od = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                od, pos = slow(data, pos)
+            if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
+                return None
+            c = data[pos + 1]
+            if c < 128:
+                vlen = zz[c]
+                pos += 2
+            elif data[pos + 2] < 128:
+                u = (c & 127) | data[pos + 2] << 7
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 3
+            else:
+                vlen, pos = slow(data, pos + 1)
+            vend = pos + vlen
+            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:   # then no headers
+                return None
+            s_app(pos)
+            e_app(vend)
+            pos = end
+    except (IndexError, ValueError):
+        return None
+    if pos != n:
+        return None
+    return tss, starts, ends

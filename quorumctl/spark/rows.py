@@ -8,10 +8,14 @@ touches as few values as it can, since per-value work is what costs:
 - the batch columns come from the batches' raw 61-byte headers, parsed in one
   vectorised numpy pass per Arrow batch, and are spread over their records
   with one gather;
+- plain metadata batches (uncompressed, null keys, no headers: nearly all of
+  a metadata log) take dump-log's hot path: the record frames are walked
+  without Record objects (`plain_value_spans`), payload_json comes straight
+  from the value's bytes through the generated text decoders, and the typed
+  columns are memoised by the value's tail (see `_row_fn`); other batches go
+  through Record objects and dicts (`_body_columns`), which report problems;
 - small batch bodies are memoised by their bytes (`BodyCache`), so a log full
-  of identical NoOpRecord batches costs one decode, and metadata values take
-  dump-log's fast path (only the data is JSON-encoded; the wrapper text is
-  cached per type and version);
+  of identical NoOpRecord batches costs one decode;
 - file columns are constant per piece and repeated in C.
 
 Problems never raise: a batch whose records do not decode becomes one

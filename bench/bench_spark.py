@@ -57,44 +57,51 @@ GB = 1 << 30
 # -- measuring ---------------------------------------------------------------
 
 def _cpu_s(pid: int) -> float:
-    """utime + stime of a process and of its children it has reaped, in seconds."""
+    """utime + stime of one process so far, in seconds."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
 
 
-def _trees_cpu(pids: list[int]) -> float:
-    return sum(_cpu_s(p) for root in pids for p in _tree(root))
-
-
 def run_once(argv: list[str], also: list[int] = (), env: dict | None = None) -> dict:
-    """Wall s, CPU s (the command's tree, plus the trees of `also`: daemons that do
-    part of its work) and peak summed RSS in MB of all of them."""
-    import resource
-    before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_also = _trees_cpu(list(also))
+    """Wall s, CPU s and peak summed RSS in MB of the command's process tree and of
+    the trees of `also` (daemons doing part of its work: a cluster's Workers with
+    their executors and Python workers). Both are sampled every 50 ms from /proc:
+    CPU is the sum over every process seen of its last utime + stime (minus what
+    the `also` processes had used before), since a JVM that PySpark started is
+    never reaped into anyone's child times; a process living under 50 ms is missed."""
+    import threading
     load = os.getloadavg()[0]
+    before = {q: _cpu_s(q) for root in also for q in _tree(root)}
+    cpu: dict[int, float] = {}
     t0 = time.perf_counter()
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or ENV)
-    peak = 0
-    import threading
     err: list[bytes] = []
     reader = threading.Thread(target=lambda: err.append(p.stderr.read()), daemon=True)
     reader.start()
+    peak = 0
+
+    def sample():
+        rss = 0
+        for root in [p.pid, *also]:
+            for q in _tree(root):
+                rss += _rss_kb(q)
+                c = _cpu_s(q)
+                if c:
+                    cpu[q] = max(cpu.get(q, 0.0), c)
+        return rss
     while p.poll() is None:
-        peak = max(peak, sum(_rss_kb(q) for root in [p.pid, *also] for q in _tree(root)))
+        peak = max(peak, sample())
         time.sleep(0.05)
     wall = time.perf_counter() - t0
     reader.join(10)
-    after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after_children.ru_utime - before_children.ru_utime) + (
-        after_children.ru_stime - before_children.ru_stime)
-    time.sleep(0.5)          # let the executors exit and be reaped into their Worker's times
-    cpu += _trees_cpu(list(also)) - before_also
-    return {"wall": wall, "cpu": cpu, "peak_mb": peak / 1024, "code": p.returncode, "load": load,
+    time.sleep(0.3)
+    sample()       # the daemons' share, after the job's last tasks
+    used = sum(c - before.get(q, 0.0) for q, c in cpu.items())
+    return {"wall": wall, "cpu": used, "peak_mb": peak / 1024, "code": p.returncode, "load": load,
             "stderr": (err[0] if err else b"").decode(errors="replace").strip()[-400:]}
 
 
@@ -228,9 +235,14 @@ def line(data: str, label: str, r: dict, records: int | None, base: dict | None)
 
 
 def count_records(path: Path) -> int:
-    out = subprocess.run([sys.executable, __file__, "--_rows", str(path)], capture_output=True, text=True,
-                         env=ENV, check=True).stdout
-    return int(out.split()[-1])
+    """Records of every file the export reads, from the batch headers (no decoding)."""
+    from quorumctl.records.batch import Batch, BatchReader
+    from quorumctl.spark import plan
+    n = 0
+    for f in plan.source_files([str(path)]):
+        with BatchReader(f.path) as reader:
+            n += sum(b.record_count for b in reader if isinstance(b, Batch))
+    return n
 
 
 def main() -> None:
@@ -240,6 +252,8 @@ def main() -> None:
     ap.add_argument("--masters", default="local[1],local[2],standalone",
                     help="Spark masters (comma-separated; `standalone`: a 2-worker cluster started here)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per command (best wall is shown)")
+    ap.add_argument("--skip", default="", help="leave out some of: dumplog2 (dump-log as shipped), rows, "
+                    "parquet (row builder + Parquet), startup (comma-separated)")
     ap.add_argument("--profile", action="store_true", help="also profile the row builder")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
                     help="where the data sets are built and kept between runs")
@@ -287,8 +301,9 @@ def main() -> None:
         def clean():
             shutil.rmtree(out, ignore_errors=True)
 
+        skip = set(a.skip.split(","))
         tiny = tiny_log(work)
-        for master in masters:
+        for master in ([] if "startup" in skip else masters):
             argv, also = spark_argv(master, tiny)
             r = best(argv, a.repeat, also, clean)
             rows_out.append(line("1 MiB", f"start-up: spark-export --master {master}", r, None, None))
@@ -300,13 +315,16 @@ def main() -> None:
             print(f"# {name}: {path}, {size / 2**20:,.0f} MiB, {records:,} records", file=sys.stderr)
             base = best([sys.executable, __file__, "--_dumplog1", "dump-log", "-o", "json", str(path)], a.repeat)
             results = [("dump-log -o json, 1 process", base)]
-            results.append(("dump-log -o json (as shipped: 2 processes on big files)",
-                            best(qc + ["dump-log", "-o", "json", str(path)], a.repeat)))
-            results.append(("row builder, 1 process (no Spark, no Parquet)",
-                            best([sys.executable, __file__, "--_rows", str(path)], a.repeat)))
-            results.append(("row builder + Parquet, 1 process (no Spark)",
-                            best([sys.executable, __file__, "--_rows", str(path), "--_parquet", str(out)],
-                                 a.repeat, before=clean)))
+            if "dumplog2" not in skip:
+                results.append(("dump-log -o json (as shipped: 2 processes on big files)",
+                                best(qc + ["dump-log", "-o", "json", str(path)], a.repeat)))
+            if "rows" not in skip:
+                results.append(("row builder, 1 process (no Spark, no Parquet)",
+                                best([sys.executable, __file__, "--_rows", str(path)], a.repeat)))
+            if "parquet" not in skip:
+                results.append(("row builder + Parquet, 1 process (no Spark)",
+                                best([sys.executable, __file__, "--_rows", str(path), "--_parquet", str(out)],
+                                     a.repeat, before=clean)))
             for master in masters:
                 argv, also = spark_argv(master, path)
                 results.append((f"spark-export --master {master}", best(argv, a.repeat, also, clean)))

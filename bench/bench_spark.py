@@ -293,7 +293,9 @@ def main() -> None:
                          "--spark-conf", "spark.ui.enabled=false"]
             if master == "standalone":
                 argv += ["--master", cluster.url]
-                for c in cluster.driver_conf() + ["spark.executor.memory=1g"]:
+                # the executors' Python: this one (with quorumctl, pyarrow), as the tests' daemon_env
+                for c in cluster.driver_conf() + ["spark.executor.memory=1g",
+                                                  f"spark.pyspark.python={sys.executable}"]:
                     argv += ["--spark-conf", c]
                 return argv, [p.pid for p in cluster.procs.values()]
             return argv + ["--master", master], []

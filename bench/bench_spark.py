@@ -234,6 +234,19 @@ def line(data: str, label: str, r: dict, records: int | None, base: dict | None)
             f"{ratio} | {r['load']:.1f} |")
 
 
+class Shown(list):
+    """The results of one data set, each printed (to stderr) as it is measured."""
+
+    def __init__(self, name, records, base, out: list):
+        super().__init__()
+        self.name, self.records, self.base, self.out = name, records, base, out
+
+    def append(self, item):
+        super().append(item)
+        self.out.append(line(self.name, item[0], item[1], self.records, self.base))
+        print(self.out[-1], file=sys.stderr, flush=True)
+
+
 def count_records(path: Path) -> int:
     """Records of every file the export reads, from the batch headers (no decoding)."""
     from quorumctl.records.batch import Batch, BatchReader
@@ -316,7 +329,8 @@ def main() -> None:
             size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
             print(f"# {name}: {path}, {size / 2**20:,.0f} MiB, {records:,} records", file=sys.stderr)
             base = best([sys.executable, __file__, "--_dumplog1", "dump-log", "-o", "json", str(path)], a.repeat)
-            results = [("dump-log -o json, 1 process", base)]
+            results = Shown(name, records, base, rows_out)
+            results.append(("dump-log -o json, 1 process", base))
             if "dumplog2" not in skip:
                 results.append(("dump-log -o json (as shipped: 2 processes on big files)",
                                 best(qc + ["dump-log", "-o", "json", str(path)], a.repeat)))
@@ -330,9 +344,6 @@ def main() -> None:
             for master in masters:
                 argv, also = spark_argv(master, path)
                 results.append((f"spark-export --master {master}", best(argv, a.repeat, also, clean)))
-            for label, r in results:
-                rows_out.append(line(f"{name}", label, r, records, base))
-                print(rows_out[-1], file=sys.stderr)
     finally:
         if cluster is not None:
             cluster.stop()

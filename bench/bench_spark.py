@@ -265,7 +265,8 @@ def main() -> None:
     ap.add_argument("--masters", default="local[1],local[2],standalone",
                     help="Spark masters (comma-separated; `standalone`: a 2-worker cluster started here)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per command (best wall is shown)")
-    ap.add_argument("--skip", default="", help="leave out some of: dumplog2 (dump-log as shipped), rows, "
+    ap.add_argument("--skip", default="", help="leave out some of: dumplog1 (then no ratios), dumplog2 "
+                    "(dump-log as shipped), rows, "
                     "parquet (row builder + Parquet), startup (comma-separated)")
     ap.add_argument("--profile", action="store_true", help="also profile the row builder")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
@@ -328,9 +329,13 @@ def main() -> None:
             records = count_records(path)
             size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
             print(f"# {name}: {path}, {size / 2**20:,.0f} MiB, {records:,} records", file=sys.stderr)
-            base = best([sys.executable, __file__, "--_dumplog1", "dump-log", "-o", "json", str(path)], a.repeat)
+            base = None
+            if "dumplog1" not in skip:
+                base = best([sys.executable, __file__, "--_dumplog1", "dump-log", "-o", "json", str(path)],
+                            a.repeat)
             results = Shown(name, records, base, rows_out)
-            results.append(("dump-log -o json, 1 process", base))
+            if base is not None:
+                results.append(("dump-log -o json, 1 process", base))
             if "dumplog2" not in skip:
                 results.append(("dump-log -o json (as shipped: 2 processes on big files)",
                                 best(qc + ["dump-log", "-o", "json", str(path)], a.repeat)))

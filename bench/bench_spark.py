@@ -280,6 +280,9 @@ def main() -> None:
     if a._dumplog1 is not None:
         return dumplog_one_process(a._dumplog1)
 
+    # the executors' Python is the driver's PYSPARK_PYTHON (spark.pyspark.python is read by
+    # spark-submit only): this one, with quorumctl and pyarrow, as the tests' daemon_env
+    ENV["PYSPARK_PYTHON"] = sys.executable
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
     names = [s for s in a.sizes.split(",") if s and not (a.skip_1gb and s == "1gb")]
@@ -307,9 +310,7 @@ def main() -> None:
                          "--spark-conf", "spark.ui.enabled=false"]
             if master == "standalone":
                 argv += ["--master", cluster.url]
-                # the executors' Python: this one (with quorumctl, pyarrow), as the tests' daemon_env
-                for c in cluster.driver_conf() + ["spark.executor.memory=1g",
-                                                  f"spark.pyspark.python={sys.executable}"]:
+                for c in cluster.driver_conf() + ["spark.executor.memory=1g"]:
                     argv += ["--spark-conf", c]
                 return argv, [p.pid for p in cluster.procs.values()]
             return argv + ["--master", master], []

@@ -539,16 +539,25 @@ def _compile(msg: Message, version: int):
 TAIL_MEMO = 16_384   # tails remembered per (message, version)
 
 
-def _compile_text(msg: Message, version: int):
-    if "_jtext" not in _ENV:
-        _ENV["_jtext"] = _jtext_fn()
-    g = _Gen(msg, version, text=True)
+def _lead_fields(msg: Message, version: int) -> list[Field]:
+    """The leading fixed-size fields whose bytes the text decoder decodes every
+    time, memoising the text of the rest by its bytes; [] when it does not split
+    (no such fields, or nothing after them)."""
     present = [f for f in msg.fields if f.present_in(version)]
     k = 0
     while k < len(present) and not present[k].tagged_in(version) and not present[k].is_array \
             and present[k].elem in FIXED:
         k += 1
-    if 0 < k < len(present) or (k and g.flex):
+    return present[:k] if 0 < k < len(present) or (k and msg.flexible_in(version)) else []
+
+
+def _compile_text(msg: Message, version: int):
+    if "_jtext" not in _ENV:
+        _ENV["_jtext"] = _jtext_fn()
+    g = _Gen(msg, version, text=True)
+    present = [f for f in msg.fields if f.present_in(version)]
+    k = len(_lead_fields(msg, version))
+    if k:
         # Leading fixed-size fields (ids, partition numbers) are decoded each time; the
         # text of the rest is memoised by its bytes: in a controller log the rest repeats
         # (a PartitionRecord's replicas, ISR, leader, epochs and directories are the same
@@ -609,6 +618,17 @@ class Codec:
             self._get(version)    # validates the version
             fns = self._text[version] = _compile_text(self.msg, version)
         return fns[0]
+
+    def lead(self, version: int):
+        """(struct, keys, uuid flags) of the leading fixed-size fields the text
+        decoder splits off (the bytes after them are what its memo is keyed by),
+        or None when it does not split: lets a caller memoise its own work on a
+        value by the same tail (spark's typed columns)."""
+        fields = _lead_fields(self.msg, version)
+        if not fields:
+            return None
+        return (struct.Struct(">" + "".join(FIXED[f.elem] for f in fields)),
+                tuple(f.key for f in fields), tuple(f.elem == "uuid" for f in fields))
 
     def decoder(self, version: int):
         """The raw generated function: (buf, pos) -> (dict, pos); may raise

@@ -8,10 +8,14 @@ touches as few values as it can, since per-value work is what costs:
 - the batch columns come from the batches' raw 61-byte headers, parsed in one
   vectorised numpy pass per Arrow batch, and are spread over their records
   with one gather;
+- plain metadata batches (uncompressed, null keys, no headers: nearly all of
+  a metadata log) take dump-log's hot path: the record frames are walked
+  without Record objects (`plain_value_spans`), payload_json comes straight
+  from the value's bytes through the generated text decoders, and the typed
+  columns are memoised by the value's tail (see `_row_fn`); other batches go
+  through Record objects and dicts (`_body_columns`), which report problems;
 - small batch bodies are memoised by their bytes (`BodyCache`), so a log full
-  of identical NoOpRecord batches costs one decode, and metadata values take
-  dump-log's fast path (only the data is JSON-encoded; the wrapper text is
-  cached per type and version);
+  of identical NoOpRecord batches costs one decode;
 - file columns are constant per piece and repeated in C.
 
 Problems never raise: a batch whose records do not decode becomes one
@@ -28,7 +32,7 @@ from ..records import compression
 from ..records.crc import crc32c
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, CRC_START, HEADER_SIZE, LOG_OVERHEAD, NUMPY_HEADER, BatchError,
-                             BatchReader, LegacyEntry)
+                             BatchReader, LegacyEntry, plain_value_spans)
 from ..render.output import json_bytes
 from . import fs
 from .plan import Piece
@@ -194,6 +198,157 @@ def decode_value(key, value, control: bool) -> tuple:
     return (_head(d.kind, d.type_name, d.api_key, d.version, None), json_bytes(d.to_json())) + typed
 
 
+# -- the hot path: plain metadata batches -------------------------------------------
+# Most of a metadata log is uncompressed batches of metadata records with null
+# keys and no headers. Their record frames are walked without Record objects
+# (records/batch.plain_value_spans, as dump-log's hot path), each value's
+# payload text comes straight from its bytes through the generated text
+# decoder (as dump-log's), and the typed columns of the bulk record types are
+# memoised by the same value tail the text decoder memoises its text by (a
+# PartitionRecord's replicas, ISR, leader and epochs repeat across partitions;
+# only the leading partition id and topic id differ).
+
+class _Lead:
+    """A stand-in for a leading field's value, to see where an extractor puts it."""
+
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+
+# extractors that copy the leading fixed-size fields (topic id, partition id) as
+# they are: their output is the memoised tail's with those fields filled in
+LEAD_AS_IS = (_topic, _remove_topic, _partition, _partition_change)
+TYPED_MEMO = 16_384
+
+
+def _row_fn(api_key: int, version: int):
+    """(data, start, end) -> the decoded tuple (head, payload_json, family,
+    typed values) of the metadata value at data[start:end], or None when the
+    fast path does not take it (then `decode_value` says what is wrong). None
+    for types the text decoders do not render (unknown, or with doubles)."""
+    pt = md.payload_text_fn(api_key, version)
+    if pt is None:
+        return None
+    prefix, text = pt
+    head = _head("metadata", md.TYPE_NAMES[api_key], api_key, version, None)
+    extract = TYPED_METADATA.get(api_key)
+    if extract is None:
+        def row(data, s, e):
+            try:
+                body, p = text(data, s + 3, e)
+            except Exception:   # any failure: the general path reports it precisely
+                return None
+            return (head, prefix + body + "}", 0, ()) if p == e else None
+        return row
+    from ..schema.codec import codec
+    lead = codec(md.METADATA_RECORDS[api_key]).lead(version) if extract in LEAD_AS_IS else None
+    if lead is None:
+        def row(data, s, e):
+            try:
+                body, p = text(data, s + 3, e)
+            except Exception:
+                return None
+            hit = md.decode_metadata_fast(data[s:e]) if p == e else None
+            return None if hit is None else (head, prefix + body + "}") + extract(hit[2])
+        return row
+
+    # the typed values of the value's tail (all but the leading fields), memoised by
+    # its bytes; the leading fields' values are put in by `merge`, made on first use
+    unpack, keys, uuids = lead[0].unpack_from, lead[1], lead[2]
+    skip = 3 + lead[0].size
+    memo: dict = {}
+    family = 0
+    merge = None
+
+    def miss(data, s, e):
+        nonlocal family, merge
+        hit = md.decode_metadata_fast(data[s:e])
+        if hit is None:
+            return None
+        family, values = extract(hit[2])
+        if merge is None:
+            merge = _merger(extract, hit[2], keys, uuids, len(values))
+        if len(memo) >= TYPED_MEMO:
+            memo.clear()
+        memo[data[s + skip:e]] = values
+        return values
+
+    def row(data, s, e):
+        try:
+            body, p = text(data, s + 3, e)
+        except Exception:
+            return None
+        if p != e:
+            return None
+        values = memo.get(data[s + skip:e])
+        if values is None:
+            values = miss(data, s, e)
+            if values is None:
+                return None
+        return (head, prefix + body + "}", family, merge(unpack(data, s + 3), values))
+    return row
+
+
+def _merger(extract, data: dict, keys, uuids, width: int):
+    """A generated (lead values, memoised typed values) -> typed values: which
+    typed position takes which lead field is found by running the extractor on
+    stand-ins once (the LEAD_AS_IS extractors copy them as they are)."""
+    from ..schema.codec import uuid_str
+    probe = dict(data)
+    probe.update({k: _Lead(i) for i, k in enumerate(keys)})
+    got = extract(probe)[1]
+    parts = []
+    for j in range(width):
+        v = got[j]
+        if isinstance(v, _Lead):
+            parts.append(f"_u(v[{v.i}])" if uuids[v.i] else f"v[{v.i}]")
+        else:
+            parts.append(f"t[{j}]")
+    ns = {"_u": uuid_str}
+    exec(f"def merge(v, t): return ({', '.join(parts)},)", ns)
+    return ns["merge"]
+
+
+_ROW_FNS: dict = {}
+
+
+def _plain_body(batch, data, decode):
+    """`_body_columns` of an uncompressed metadata batch whose records are as
+    Kafka writes them (see plain_value_spans), without Record objects; None
+    for any other batch."""
+    if type(data) is not bytes:
+        data = bytes(data)     # (a memoryview: slices must be bytes, strings decode from them)
+    spans = plain_value_spans(data, HEADER_SIZE, batch.record_count)
+    if spans is None:
+        return None
+    tss, starts, ends = spans
+    decoded: list = []
+    app = decoded.append
+    special = []
+    fns = _ROW_FNS
+    get = fns.get
+    values = [data[s:e] for s, e in zip(starts, ends)]
+    for s, e, value in zip(starts, ends, values):
+        if e - s >= 3 and data[s] == 1 and data[s + 1] < 128 and data[s + 2] < 128:
+            k = data[s + 1] << 7 | data[s + 2]
+            fn = get(k, False)
+            if fn is False:
+                fn = fns[k] = _row_fn(data[s + 1], data[s + 2])
+            if fn is not None:
+                dv = fn(data, s, e)
+                if dv is not None:
+                    app(dv)
+                    continue
+        dv = decode(None, value, False)
+        if dv[0][4] is not None:
+            special.append(len(decoded))
+        app(dv)
+    n = len(starts)
+    return (range(n), tss, [None] * n, values, [()] * n, decoded, special)
+
+
 class BodyCache:
     """Decoded small batch bodies by their bytes. Metadata logs repeat whole
     batches (a NoOpRecord heartbeat batch every 500 ms differs from the last
@@ -326,16 +481,19 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                     if len(data) <= SMALL_BATCH else None)
             rel = cache.get(bkey) if bkey is not None else None
             if rel is None:
-                try:
-                    records = batch.records()
-                except BatchError as e:
-                    stats.batches += 1
-                    stats.errors += 1
-                    msg = f"{e} (at byte {e.pos})" if e.pos is not None else str(e)
-                    rows.error_row("batch_error", f"{crc_error}; {msg}" if crc_error else msg,
-                                   position=batch.position, header=data[:HEADER_SIZE], crc_ok=crc_ok)
-                    continue
-                rel = _body_columns(batch, records, decode)
+                if not batch.attributes & (ATTR_CONTROL | ATTR_COMPRESSION):
+                    rel = _plain_body(batch, data, decode)
+                if rel is None:
+                    try:
+                        records = batch.records()
+                    except BatchError as e:
+                        stats.batches += 1
+                        stats.errors += 1
+                        msg = f"{e} (at byte {e.pos})" if e.pos is not None else str(e)
+                        rows.error_row("batch_error", f"{crc_error}; {msg}" if crc_error else msg,
+                                       position=batch.position, header=data[:HEADER_SIZE], crc_ok=crc_ok)
+                        continue
+                    rel = _body_columns(batch, records, decode)
                 if bkey is not None:
                     cache.remember(bkey, rel)
             n = len(rel[0])
@@ -543,14 +701,15 @@ class ArrowBuilder:
 
         # decoded columns
         heads, payloads, fams, typed = zip(*rows.decoded)
-        by_id = {id(h): h for h in heads}          # few distinct heads: convert those, gather
-        if len(by_id) == 1:
+        # few distinct (interned) heads: convert those, gather by identity
+        _, first, inverse = np.unique(np.fromiter(map(id, heads), np.uint64, n), return_index=True,
+                                      return_inverse=True)
+        if len(first) == 1:
             for name, v in zip(HEAD_COLS, heads[0]):
                 cols[name] = self._repeat(v, name, n)
         else:
-            where = {k: i for i, k in enumerate(by_id)}
-            take = pa.array([where[id(h)] for h in heads], pa.int32())
-            for name, values in zip(HEAD_COLS, zip(*by_id.values())):
+            take = pa.array(inverse.astype(np.int32).reshape(-1), pa.int32())
+            for name, values in zip(HEAD_COLS, zip(*(heads[i] for i in first.tolist()))):
                 cols[name] = self._column(list(values), name).take(take)
         cols["payload_json"] = self._column(list(payloads), "payload_json")
         fam = np.frombuffer(bytes(fams), dtype=np.int8)

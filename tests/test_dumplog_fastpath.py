@@ -124,3 +124,34 @@ def test_fast_path_declines_what_it_does_not_render():
     assert R.fast_metadata_lines(broken, True) == plain_lines(broken, True)
     assert '"error"' in R.fast_metadata_lines(broken, True)[1]
 
+
+
+def test_one_process_json_holds_one_batch_line_at_a_time(tmp_path):
+    """dump-log in one process (stdout not a file, or one core) writes a JSON batch
+    line out as soon as it is made: the sink once held up to 4096 of these
+    (MBs each: ~1 GB on the 140 MB perf log) before writing."""
+    from quorumctl import dumplog
+
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    value = md.encode_metadata("NoOpRecord", 0, {})
+    batches = [encode_batch([(None, value)] * 2000, base_offset=2000 * k) for k in range(12)]
+    (d / "00000000000000000000.log").write_bytes(b"".join(batches))
+
+    class Writes:
+        def __init__(self):
+            self.sizes: list[int] = []
+
+        def write(self, s):
+            self.sizes.append(len(s))
+
+        def flush(self):
+            pass
+
+    out, err = Writes(), Writes()
+    assert dumplog.run([str(d)], output="json", sink=R.Sink(out, err)) == 0
+    line = 2000 * len('{"offset":0,"timestamp":0,"keySize":-1,"valueSize":4,"sequence":-1,"headers":[],'
+                      '"payload":{"type":"NO_OP_RECORD","version":0,"data":{}}},')
+    assert sum(out.sizes) > 12 * line            # every batch's line was written ...
+    assert max(out.sizes) < 2 * line             # ... one at a time, not all 12 together
+    assert err.sizes == []

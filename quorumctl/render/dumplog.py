@@ -244,6 +244,7 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
 # -- writing the lines -----------------------------------------------------
 
 FLUSH_LINES = 4096
+FLUSH_LINE_CHARS = 1 << 16   # a line this long is written out at once
 
 
 class Sink:
@@ -257,7 +258,8 @@ class Sink:
 
     def line(self, s: str):
         self.buf.append(s)
-        if len(self.buf) >= FLUSH_LINES:
+        # a JSON batch line holds all its records (MBs): 4096 of them must not pile up
+        if len(self.buf) >= FLUSH_LINES or len(s) >= FLUSH_LINE_CHARS:
             self.flush()
 
     def lines(self, ls):

@@ -142,9 +142,17 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     require_java()
     from pyspark.sql import SparkSession
     local = not _under_spark_submit() and (master or "local[*]").startswith("local")
+    if not _under_spark_submit():
+        # Python workers must run an interpreter with quorumctl (and pyarrow, msgspec ...).
+        # Outside spark-submit the driver reads only PYSPARK_PYTHON, not spark.pyspark.python:
+        # that setting is passed on; else local and standalone (spark://) workers run this
+        # interpreter (a standalone cluster's hosts are usually built from one image), or
+        # they would start the system's python3, where the job dies on ModuleNotFoundError
+        worker_python = conf.get("spark.pyspark.python") or (
+            sys.executable if local or (master or "").startswith("spark://") else None)
+        if worker_python:
+            os.environ.setdefault("PYSPARK_PYTHON", worker_python)
     if local:
-        # Python workers must be this interpreter (its quorumctl, pyarrow, msgspec ...)
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if master and not _under_spark_submit():

@@ -18,6 +18,13 @@ import time
 import pyte
 
 
+def default_sigint() -> None:
+    """preexec_fn of a child the tests interrupt with SIGINT: a shell runs background
+    jobs (`pytest ... &`) with SIGINT ignored, exec keeps an ignored signal ignored,
+    and Python then installs no KeyboardInterrupt handler: the child would never stop."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class PtyRun:
     def __init__(self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None,
                  stderr_on_pty: bool = False):
@@ -29,7 +36,7 @@ class PtyRun:
         env.setdefault("TERM", "xterm-256color")
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave,
                                      stderr=slave if stderr_on_pty else subprocess.PIPE, cwd=cwd, env=env,
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=default_sigint)
         os.close(slave)
         self._err = bytearray()
         self.raw = bytearray()

@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from pty_screen import default_sigint
 from quorumctl.protocol.quorum import quorum_from_partition
 from quorumctl.render import quorum as render_quorum
 from quorumctl.testing.scenarios import demo_cluster
@@ -155,7 +156,7 @@ def _watch(args, lines_wanted, stop_after=None, timeout=20):
     # PYTHONFAULTHANDLER: should Ctrl-C ever fail to stop it, SIGABRT below
     # makes the child print where every thread was, and the assertion shows it
     p = subprocess.Popen([_exe(), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, "COLUMNS": "200", "PYTHONFAULTHANDLER": "1"})
+                         env={**os.environ, "COLUMNS": "200", "PYTHONFAULTHANDLER": "1"}, preexec_fn=default_sigint)
     got = []
     deadline = time.monotonic() + timeout
     try:
@@ -241,10 +242,11 @@ def test_watch_table_keeps_the_last_good_view_when_the_cluster_stops():
 
 def test_watch_table_renders_and_stops_cleanly():
     c = demo_cluster()
+    p = None
     try:
         p = subprocess.Popen([_exe(), "describe", "replication", "--bootstrap-server", c.brokers()[0].address,
                               "-o", "table", "--watch", "0.2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env={**os.environ, "COLUMNS": "200"})
+                             text=True, env={**os.environ, "COLUMNS": "200"}, preexec_fn=default_sigint)
         # interrupt once it has drawn a view (two DescribeQuorum answers), not after a fixed
         # time: on a loaded machine the process may take seconds to start
         deadline = time.monotonic() + 60
@@ -254,6 +256,9 @@ def test_watch_table_renders_and_stops_cleanly():
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=10)
     finally:
+        if p is not None and p.poll() is None:   # never leave a watcher running after a failure
+            p.kill()
+            p.communicate()
         c.stop()
     assert p.returncode == 0 and err == ""
     assert "Replication of __cluster_metadata-0" in out

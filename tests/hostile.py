@@ -36,7 +36,7 @@ def flip_in_batches(data: bytes, batches: list[tuple[int, int]], flips) -> bytes
     """`data` (a segment) with bytes XOR-ed inside the records of its batches
     ((position, size) each): a flip (batch index, where, mask) lands at `where`
     modulo the batch's records section, and the batch's CRC-32C is recomputed, so
-    the decoders, not the CRC check, meet the garbage (hypothesis draws the flips)."""
+    the decoders, not the CRC check, meet the garbage."""
     buf = bytearray(data)
     for i, where, x in flips:
         pos, size = batches[i]
@@ -45,6 +45,26 @@ def flip_in_batches(data: bytes, batches: list[tuple[int, int]], flips) -> bytes
             buf[at] ^= x
             struct.pack_into(">I", buf, pos + 17, crc32c.crc32c(bytes(buf[pos + CRC_START:pos + size])))
     return bytes(buf)
+
+
+def garbage_in_batches(segment):
+    """For property tests on a real segment: (write, flips), `flips` a hypothesis
+    strategy of up to 8 flips and `write(root, flips)` the log dir
+    root/__cluster_metadata-0 holding the segment with those flips (flip_in_batches)."""
+    from hypothesis import strategies as st
+
+    from quorumctl.records.batch import BatchReader
+    data = open(segment, "rb").read()
+    batches = [(b.position, b.size) for b in BatchReader(str(segment))]
+
+    def write(root, flips):
+        d = root / "__cluster_metadata-0"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "00000000000000000000.log").write_bytes(flip_in_batches(data, batches, flips))
+        return d
+    flips = st.lists(st.tuples(st.integers(0, len(batches) - 1), st.integers(0, 10**6), st.integers(1, 255)),
+                     min_size=1, max_size=8)
+    return write, flips
 
 
 def set_field(batch: bytes, at: int, fmt: str, value: int) -> bytes:

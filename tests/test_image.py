@@ -364,23 +364,17 @@ def test_replay_plan_picks_snapshots(tmp_path):
 def test_garbage_inside_valid_batches_never_crashes_replay(tmp_path):
     """Bytes flipped inside records, with each batch's CRC recomputed so the decoders
     see them: replay reports (unknown records, problems, an early log end), never raises."""
-    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis import HealthCheck, given, settings
 
-    from hostile import flip_in_batches
-    from quorumctl.records.batch import BatchReader
+    from hostile import garbage_in_batches
     if not STATIC.is_dir():
         pytest.skip("reference fixtures absent")
-    seg = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
-    data = seg.read_bytes()
-    batches = [(b.position, b.size) for b in BatchReader(str(seg))]
+    write, flips = garbage_in_batches(STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log")
 
     @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(st.lists(st.tuples(st.integers(0, len(batches) - 1), st.integers(0, 10**6), st.integers(1, 255)),
-                    min_size=1, max_size=8))
+    @given(flips)
     def check(flips):
-        d = tmp_path / "fuzz" / "__cluster_metadata-0"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "00000000000000000000.log").write_bytes(flip_in_batches(data, batches, flips))
+        d = write(tmp_path / "fuzz", flips)
         rp = replay([str(d)])
         flatten(rp.image)
         image_document([str(d)])

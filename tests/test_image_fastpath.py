@@ -72,21 +72,16 @@ def test_fast_path_equals_general_path_on_every_real_log(monkeypatch):
 def test_fast_path_equals_general_path_on_garbage_in_valid_batches(tmp_path, monkeypatch):
     """Bytes flipped inside records (each batch's CRC recomputed, so the decoders see
     them): the same problems, unknown records, counts and image on both paths."""
-    from hypothesis import HealthCheck, given, settings, strategies as st
+    from hypothesis import HealthCheck, given, settings
 
-    from hostile import flip_in_batches
-    from quorumctl.records.batch import BatchReader
-    seg = FIXTURES / "kafka-3.7.0-static" / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
-    data = seg.read_bytes()
-    batches = [(b.position, b.size) for b in BatchReader(str(seg))]
+    from hostile import garbage_in_batches
+    write, flips = garbage_in_batches(FIXTURES / "kafka-3.7.0-static" / "data" / "c1" / "__cluster_metadata-0" /
+                                      "00000000000000000000.log")
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(st.lists(st.tuples(st.integers(0, len(batches) - 1), st.integers(0, 10**6), st.integers(1, 255)),
-                    min_size=1, max_size=8))
+    @given(flips)
     def check(flips):
-        d = tmp_path / "fuzz" / "__cluster_metadata-0"
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "00000000000000000000.log").write_bytes(flip_in_batches(data, batches, flips))
+        d = write(tmp_path / "fuzz", flips)
         fast, slow = _both(monkeypatch, lambda: _state(replay([str(d)])))
         assert fast == slow
 

@@ -152,7 +152,7 @@ def _array_text(code: str, raw: bytes) -> str:
 
 
 _ENV = {
-    "_array_text": _array_text, "_ucached": _uuid_cache.get,
+    "_array_text": _array_text, "_ucached": uuid_cached,
     "_arr": _arr,
     "_uv": read_uvarint, "_uvb": uvarint_bytes, "_ustr": uuid_str, "_ubytes": uuid_bytes,
     "_short": _short, "_too_many": _too_many, "_bad_null": _bad_null,
@@ -377,7 +377,7 @@ class _Gen:
                 inner.append(f"{var} = list(_arr({c!r}, n)(buf, pos))")
                 inner.append(f"pos += n * {size}")
             elif f.elem == "uuid":
-                inner.append(f"if pos + 16 * n > L: _short(pos)")
+                inner.append("if pos + 16 * n > L: _short(pos)")
                 inner.append(f"{var} = [_ustr(buf[p:p + 16]) for p in range(pos, pos + 16 * n, 16)]")
                 inner.append("pos += 16 * n")
             elif f.is_struct:
@@ -494,7 +494,7 @@ class _Gen:
             self.enc_struct(f.fields, sub)
             if nullable:
                 return [f"if {x} is None: {out} += b'\\xff'",
-                        f"else:", f"    {out} += b'\\x01'", f"    {sub}({x}, {out})"]
+                        "else:", f"    {out} += b'\\x01'", f"    {sub}({x}, {out})"]
             return [f"{sub}({x}, {out})"]
         return self.enc_scalar(f.elem, x, nullable, out)
 

@@ -25,7 +25,6 @@ Problems never raise: a batch whose records do not decode becomes one
 
 from __future__ import annotations
 
-
 from ..records import metadata as md
 from ..records.metadata import payload_prefix
 from ..records import compression

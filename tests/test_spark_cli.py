@@ -79,6 +79,41 @@ def test_missing_java_is_one_clear_line(tmp_path, log_dir):
                         f"(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME\n")
 
 
+def _fake_jdk(root, release: str | None, version_output: str):
+    """A JDK directory whose bin/java prints `version_output` for -version."""
+    (root / "bin").mkdir(parents=True)
+    java = root / "bin" / "java"
+    java.write_text(f"#!/bin/sh\necho '{version_output}' >&2\n")
+    java.chmod(0o755)
+    if release is not None:
+        (root / "release").write_text(release)
+    return java
+
+
+def test_java_version_from_release_file_or_java_version(tmp_path):
+    from quorumctl.spark.job import java_major
+    # the release file wins: no JVM is started to ask (bin/java here would say 8)
+    java = _fake_jdk(tmp_path / "jdk21", 'IMPLEMENTOR="X"\nJAVA_RUNTIME_VERSION="21.0.1+12"\n'
+                                         'JAVA_VERSION="21.0.1"\n', 'openjdk version "1.8.0_392"')
+    assert java_major(str(java)) == 21
+    # no release file (or none that parses): `java -version`, "1.8.0" being Java 8
+    java = _fake_jdk(tmp_path / "jdk8", None, 'openjdk version "1.8.0_392"')
+    assert java_major(str(java)) == 8
+    java = _fake_jdk(tmp_path / "jdk11", "garbage", 'openjdk version "11.0.2" 2019-01-15')
+    assert java_major(str(java)) == 11
+
+
+def test_old_java_is_one_clear_line(tmp_path, log_dir):
+    root, _ = log_dir
+    _fake_jdk(tmp_path / "jdk11", 'JAVA_VERSION="11.0.22"\n', 'openjdk version "11.0.22"')
+    r = run([QUORUMCTL, "spark-export", str(root), "--out", str(tmp_path / "o")],
+            env={"JAVA_HOME": str(tmp_path / "jdk11")})
+    assert r.returncode == 2
+    assert r.stderr == (f"quorumctl: error: spark-export needs Java 17 or later to run Spark 4; "
+                        f"{tmp_path / 'jdk11' / 'bin' / 'java'} is Java 11 (set JAVA_HOME to a newer JDK)\n")
+    assert not (tmp_path / "o").exists()
+
+
 def test_input_errors_before_spark_starts(tmp_path, log_dir):
     root, _ = log_dir
     r = run([QUORUMCTL, "spark-export", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])

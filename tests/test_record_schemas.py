@@ -704,7 +704,7 @@ def test_feature_level_record_v0_of_kafka_3_0_to_3_2():
     assert d.data == {"name": "metadata.version", "minFeatureLevel": 1, "maxFeatureLevel": 3}
     assert metadata_payload(old) == ('{"type":"FEATURE_LEVEL_RECORD","version":0,"data":'
                                      '{"name":"metadata.version","minFeatureLevel":1,"maxFeatureLevel":3}}')
-    assert decode_value(None, old, False)[2:] == (3, ("metadata.version", 3))   # feature family, max level
+    assert decode_value(None, old, False)[2] == (3, ("metadata.version", 3))   # feature family, max level
     new = bytes([1, 12, 0, len(name) + 1]) + name + struct.pack(">h", 7) + b"\x00"
     assert decode_metadata(new).data == {"name": "metadata.version", "featureLevel": 7}
     # neither layout: still an error naming the 3.3 layout's complaint

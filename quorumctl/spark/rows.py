@@ -52,7 +52,7 @@ MAX_TIMESTAMP_MS = 253402300799999   # 9999-12-31T23:59:59.999Z, the end of Spar
 OWN_COLS = RECORD_COLS[:6]                   # record_index, offset, timestamp_ms, key, value, headers
 DECODED_COLS = RECORD_COLS[6:]               # record_kind .. config_value
 assert OWN_COLS[-1] == "headers" and DECODED_COLS[0] == "record_kind"
-_NONE_DECODED = ((None,) * 5, None, 0, ())     # the decoded part of an error row
+_NONE_DECODED = ((None,) * 5, None, (0, ()))   # the decoded part of an error row
 
 # ConfigResource.Type ids (clients' org.apache.kafka.common.config.ConfigResource)
 CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
@@ -61,7 +61,10 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
 
 # -- typed columns -------------------------------------------------------------
 # A record fills at most one family of typed columns; each extractor returns
-# (family number, the family's values). Rows of other families get nulls.
+# (family number, the family's values): the record's "typed entry". Rows of
+# other families get nulls. The hot path's entries are memoised and shared by
+# many rows (see `_row_fn`), so the Arrow builder converts each distinct entry
+# once and gathers.
 FAMILIES = [
     None,
     ("topic_name", "topic_id", "partition_id", "leader", "leader_epoch", "replicas", "isr"),
@@ -174,27 +177,26 @@ def _fast_parts(api_key: int, version: int):
 
 
 def decode_value(key, value, control: bool) -> tuple:
-    """(head, payload_json, typed family, typed values) for one record's key
-    and value (see `_head`, FAMILIES): a pure function of them (a
-    LEADER_CHANGE's leader_epoch, which comes from its batch, is filled in by
-    the caller)."""
+    """(head, payload_json, typed entry) for one record's key and value (see
+    `_head`, FAMILIES): a pure function of them (a LEADER_CHANGE's
+    leader_epoch, which comes from its batch, is filled in by the caller)."""
     if not control:
         hit = md.decode_metadata_fast(value)
         if hit is not None:   # the hot path, as dump-log's: only the data is encoded
             head, prefix, fn = _fast_parts(hit[0], hit[1])
             data = hit[2]
-            return (head, prefix + json_bytes(data) + b"}") + (fn(data) if fn is not None else NO_TYPED)
+            return head, prefix + json_bytes(data) + b"}", fn(data) if fn is not None else NO_TYPED
     d = md.decode_control(key, value) if control else md.decode_metadata(value)
     data = d.data
     if data is None:
-        return (_head(d.kind, d.type_name, d.api_key, d.version, d.error), None) + NO_TYPED
+        return _head(d.kind, d.type_name, d.api_key, d.version, d.error), None, NO_TYPED
     if control:
         typed = ((TOPIC, (None, None, None, data.get("leaderId"), None, None, None))
                  if d.api_key == md.LEADER_CHANGE else NO_TYPED)
     else:
         fn = TYPED_METADATA.get(d.api_key)
         typed = fn(data) if fn is not None else NO_TYPED
-    return (_head(d.kind, d.type_name, d.api_key, d.version, None), json_bytes(d.to_json())) + typed
+    return _head(d.kind, d.type_name, d.api_key, d.version, None), json_bytes(d.to_json()), typed
 
 
 # -- the hot path: plain metadata batches -------------------------------------------
@@ -217,16 +219,66 @@ class _Lead:
 
 
 # extractors that copy the leading fixed-size fields (topic id, partition id) as
-# they are: their output is the memoised tail's with those fields filled in
+# they are: their memoised entry stands for every value with the same tail, and
+# the builder reads the leading fields from the value column (`LeadLayout`)
 LEAD_AS_IS = (_topic, _remove_topic, _partition, _partition_change)
 TYPED_MEMO = 16_384
 
+# struct format characters of codec.FIXED as numpy dtypes
+_NUMPY_FIXED = {"?": "?", "b": "i1", "h": ">i2", "H": ">u2", "i": ">i4", "I": ">u4", "q": ">i8",
+                "d": ">f8", "16s": "V16"}
+
+
+class LeadLayout:
+    """Where the leading fixed-size fields of one (api key, version)'s values
+    go among its typed values: `fields` is [(typed position, byte offset in
+    the value, struct code, is uuid)], the offsets counted from the value's
+    first byte (`_row_fn` only takes values whose frame version, api key and
+    version are one byte each, so the fields start at byte 3)."""
+
+    __slots__ = ("fields", "size")
+
+    def __init__(self, lead, extract, data: dict, width: int):
+        import re
+        import struct
+        fmt, keys, uuids = lead[0].format, lead[1], lead[2]
+        codes = re.findall(r"16s|[?bhHiIqd]", fmt.lstrip(">"))
+        assert len(codes) == len(keys) and all(c in _NUMPY_FIXED for c in codes), fmt
+        offsets, at = [], 3
+        for c in codes:
+            offsets.append(at)
+            at += struct.calcsize(">" + c)
+        self.size = at - 3
+        assert self.size == lead[0].size, fmt
+        probe = dict(data)
+        probe.update({k: _Lead(i) for i, k in enumerate(keys)})
+        got = extract(probe)[1]
+        self.fields = [(j, offsets[v.i], codes[v.i], uuids[v.i])
+                       for j, v in enumerate(got[:width]) if isinstance(v, _Lead)]
+
+    def resolve(self, entry: tuple, value: bytes) -> tuple:
+        """`entry`'s (family, values) for one value: what the builder computes
+        for whole columns at once (see ArrowBuilder._lead_overlay)."""
+        import struct
+        from ..schema.codec import uuid_str
+        values = list(entry[1])
+        for j, off, code, is_uuid in self.fields:
+            raw = struct.unpack_from(">" + code, value, off)[0]
+            values[j] = uuid_str(raw) if is_uuid else raw
+        return entry[0], tuple(values)
+
+
+def resolve_typed(entry: tuple, value) -> tuple:
+    """A row's typed entry as (family, values), whether memoised by tail (a
+    third element, its LeadLayout) or not."""
+    return entry[2].resolve(entry, value) if len(entry) == 3 else entry
+
 
 def _row_fn(api_key: int, version: int):
-    """(data, start, end) -> the decoded tuple (head, payload_json, family,
-    typed values) of the metadata value at data[start:end], or None when the
-    fast path does not take it (then `decode_value` says what is wrong). None
-    for types the text decoders do not render (unknown, or with doubles)."""
+    """(data, start, end) -> the decoded tuple (head, payload_json, typed
+    entry) of the metadata value at data[start:end], or None when the fast
+    path does not take it (then `decode_value` says what is wrong). None for
+    types the text decoders do not render (unknown, or with doubles)."""
     pt = md.payload_text_fn(api_key, version)
     if pt is None:
         return None
@@ -239,7 +291,7 @@ def _row_fn(api_key: int, version: int):
                 body, p = text(data, s + 3, e)
             except Exception:   # any failure: the general path reports it precisely
                 return None
-            return (head, prefix + body + "}", 0, ()) if p == e else None
+            return (head, prefix + body + "}", NO_TYPED) if p == e else None
         return row
     from ..schema.codec import codec
     lead = codec(md.METADATA_RECORDS[api_key]).lead(version) if extract in LEAD_AS_IS else None
@@ -250,29 +302,28 @@ def _row_fn(api_key: int, version: int):
             except Exception:
                 return None
             hit = md.decode_metadata_fast(data[s:e]) if p == e else None
-            return None if hit is None else (head, prefix + body + "}") + extract(hit[2])
+            return None if hit is None else (head, prefix + body + "}", extract(hit[2]))
         return row
 
-    # the typed values of the value's tail (all but the leading fields), memoised by
-    # its bytes; the leading fields' values are put in by `merge`, made on first use
-    unpack, keys, uuids = lead[0].unpack_from, lead[1], lead[2]
+    # the typed entry of the value's tail (all but the leading fields), memoised by
+    # its bytes: (family, values, layout), whose leading fields the builder fills in
+    # from each row's value; the layout is made on first use
     skip = 3 + lead[0].size
     memo: dict = {}
-    family = 0
-    merge = None
+    layout = None
 
     def miss(data, s, e):
-        nonlocal family, merge
+        nonlocal layout
         hit = md.decode_metadata_fast(data[s:e])
         if hit is None:
             return None
         family, values = extract(hit[2])
-        if merge is None:
-            merge = _merger(extract, hit[2], keys, uuids, len(values))
+        if layout is None:
+            layout = LeadLayout(lead, extract, hit[2], len(values))
         if len(memo) >= TYPED_MEMO:
             memo.clear()
-        memo[data[s + skip:e]] = values
-        return values
+        entry = memo[data[s + skip:e]] = (family, values, layout)
+        return entry
 
     def row(data, s, e):
         try:
@@ -281,33 +332,13 @@ def _row_fn(api_key: int, version: int):
             return None
         if p != e:
             return None
-        values = memo.get(data[s + skip:e])
-        if values is None:
-            values = miss(data, s, e)
-            if values is None:
+        entry = memo.get(data[s + skip:e])
+        if entry is None:
+            entry = miss(data, s, e)
+            if entry is None:
                 return None
-        return (head, prefix + body + "}", family, merge(unpack(data, s + 3), values))
+        return head, prefix + body + "}", entry
     return row
-
-
-def _merger(extract, data: dict, keys, uuids, width: int):
-    """A generated (lead values, memoised typed values) -> typed values: which
-    typed position takes which lead field is found by running the extractor on
-    stand-ins once (the LEAD_AS_IS extractors copy them as they are)."""
-    from ..schema.codec import uuid_str
-    probe = dict(data)
-    probe.update({k: _Lead(i) for i, k in enumerate(keys)})
-    got = extract(probe)[1]
-    parts = []
-    for j in range(width):
-        v = got[j]
-        if isinstance(v, _Lead):
-            parts.append(f"_u(v[{v.i}])" if uuids[v.i] else f"v[{v.i}]")
-        else:
-            parts.append(f"t[{j}]")
-    ns = {"_u": uuid_str}
-    exec(f"def merge(v, t): return ({', '.join(parts)},)", ns)
-    return ns["merge"]
 
 
 _ROW_FNS: dict = {}
@@ -529,8 +560,8 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                     if head[4] is not None:
                         stats.decode_errors += 1
                     else:   # a LeaderChange: its leader epoch is the batch's
-                        decoded[i] = (head, dv[1], TOPIC,
-                                      (None, None, None, dv[3][3], batch.leader_epoch, None, None))
+                        decoded[i] = (head, dv[1], (TOPIC, (None, None, None, dv[2][1][3],
+                                                            batch.leader_epoch, None, None)))
             rows.decoded.extend(decoded)
             if len(offset) >= batch_rows:
                 yield rows
@@ -620,6 +651,89 @@ class ArrowBuilder:
             return self._repeat(first, name, len(values))
         return self.pa.array(values, self.types[name])
 
+    def _distinct(self, objects):
+        """(index of each distinct object's first row, each row's distinct
+        number), by identity: the decoded heads and typed entries are shared
+        objects, so a batch has few distinct ones however many rows."""
+        np = self.np
+        _, first, inverse = np.unique(np.fromiter(map(id, objects), np.uint64, len(objects)),
+                                      return_index=True, return_inverse=True)
+        return first, inverse.reshape(-1)
+
+    def _typed_columns(self, cols: dict, typed, value_col):
+        """The typed columns from the rows' typed entries: each distinct entry's
+        values converted once, gathered per row; then the leading fields of
+        memoised entries (topic id, partition id) read for each row from its
+        value (`_lead_overlay`)."""
+        np, pa = self.np, self.pa
+        T = self.types
+        n = len(typed)
+        first, inverse = self._distinct(typed)
+        entries = [typed[i] for i in first.tolist()]
+        fam_of = np.fromiter((e[0] for e in entries), np.int8, len(entries))
+        for f in range(1, len(FAMILIES)):
+            names = FAMILIES[f]
+            mine = np.flatnonzero(fam_of == f)
+            if not len(mine):
+                for name in names:
+                    cols[name] = pa.nulls(n, T[name])
+                continue
+            slot = np.full(len(entries), -1, dtype=np.int32)
+            slot[mine] = np.arange(len(mine), dtype=np.int32)
+            per_row = slot[inverse]
+            gather = pa.array(per_row, pa.int32(), mask=per_row < 0 if len(mine) < len(entries) else None)
+            mine_entries = [entries[i] for i in mine.tolist()]
+            overlay = self._lead_overlay(mine_entries, mine, inverse, value_col, n)
+            for j, name in enumerate(names):
+                col = self._column([e[1][j] for e in mine_entries], name).take(gather)
+                if j in overlay:
+                    import pyarrow.compute as pc
+                    col = pc.coalesce(overlay[j].cast(T[name]), col)
+                cols[name] = col
+
+    def _lead_overlay(self, entries, entry_ids, inverse, value_col, n) -> dict:
+        """{typed position: column} of the leading fields of the rows whose
+        entry is memoised by tail (its third element is a LeadLayout), read
+        from their values' bytes in one vectorised gather per layout; null in
+        other rows."""
+        np, pa = self.np, self.pa
+        layouts: dict = {}
+        for i, e in zip(entry_ids.tolist(), entries):
+            if len(e) == 3:
+                layouts.setdefault(id(e[2]), (e[2], []))[1].append(i)
+        if not layouts:
+            return {}
+        offsets = np.frombuffer(value_col.buffers()[1], np.int32, n + 1, value_col.offset * 4)
+        data = np.frombuffer(value_col.buffers()[2], np.uint8)
+        ints: dict = {}      # position -> (values, set)
+        uuids: dict = {}     # position -> (row -> index into strings, strings)
+        from ..schema.codec import uuid_str
+        for layout, ids in layouts.values():
+            rows_l = np.flatnonzero(np.isin(inverse, ids))
+            raw = data[(offsets[rows_l] + 3)[:, None] + np.arange(layout.size)]
+            for j, off, code, is_uuid in layout.fields:
+                if is_uuid:
+                    # ids come in runs (a topic's partitions follow each other): one
+                    # string per run, from the codec's cache
+                    u = raw[:, off - 3:off + 13]
+                    change = np.ones(len(u), bool)
+                    change[1:] = (u[1:] != u[:-1]).any(axis=1)
+                    index, strings = uuids.setdefault(j, (np.full(n, -1, np.int32), []))
+                    index[rows_l] = np.cumsum(change, dtype=np.int32) - 1 + len(strings)
+                    strings.extend(uuid_str(u[i].tobytes()) for i in np.flatnonzero(change).tolist())
+                else:
+                    size = np.dtype(_NUMPY_FIXED[code]).itemsize
+                    vals = raw[:, off - 3:off - 3 + size].copy().view(_NUMPY_FIXED[code]).reshape(-1)
+                    full, unset = ints.setdefault(j, (np.zeros(n, np.int64), np.ones(n, bool)))
+                    full[rows_l] = vals
+                    unset[rows_l] = False
+        out = {}
+        for j, (index, strings) in uuids.items():
+            out[j] = pa.array(strings, pa.string()).take(pa.array(index, pa.int32(), mask=index < 0))
+        for j, (full, unset) in ints.items():
+            out[j] = pa.array(full, pa.int64(), mask=unset)
+        return out
+
     def build(self, fvals: tuple, rows: Rows):
         np, pa = self.np, self.pa
         T = self.types
@@ -699,37 +813,18 @@ class ArrowBuilder:
         cols["date"] = cols["timestamp"].cast(T["date"])
 
         # decoded columns
-        heads, payloads, fams, typed = zip(*rows.decoded)
+        heads, payloads, typed = zip(*rows.decoded)
         # few distinct (interned) heads: convert those, gather by identity
-        _, first, inverse = np.unique(np.fromiter(map(id, heads), np.uint64, n), return_index=True,
-                                      return_inverse=True)
+        first, inverse = self._distinct(heads)
         if len(first) == 1:
             for name, v in zip(HEAD_COLS, heads[0]):
                 cols[name] = self._repeat(v, name, n)
         else:
-            take = pa.array(inverse.astype(np.int32).reshape(-1), pa.int32())
+            take = pa.array(inverse.astype(np.int32), pa.int32())
             for name, values in zip(HEAD_COLS, zip(*(heads[i] for i in first.tolist()))):
                 cols[name] = self._column(list(values), name).take(take)
         cols["payload_json"] = self._column(list(payloads), "payload_json")
-        fam = np.frombuffer(bytes(fams), dtype=np.int8)
-        for f in range(1, len(FAMILIES)):
-            names = FAMILIES[f]
-            picked = np.flatnonzero(fam == f)
-            k = len(picked)
-            if k == 0:
-                for name in names:
-                    cols[name] = pa.nulls(n, T[name])
-                continue
-            values = typed if k == n else [typed[i] for i in picked.tolist()]
-            if k == n:
-                spread_f = None
-            else:
-                full = np.full(n, -1, dtype=np.int32)
-                full[picked] = np.arange(k, dtype=np.int32)
-                spread_f = pa.array(full, pa.int32(), mask=full < 0)
-            for name, col in zip(names, zip(*values)):
-                arr = self._column(list(col), name)
-                cols[name] = arr if spread_f is None else arr.take(spread_f)
+        self._typed_columns(cols, typed, cols["value"])
         return pa.RecordBatch.from_arrays([cols[name] for name in NAMES], schema=self.schema)
 
 

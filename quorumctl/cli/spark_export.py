@@ -86,7 +86,7 @@ def spark_export(
         from ..render.spark_export import follow_batch_line
         from ..spark.follow import follow as run_follow
         from .main import _state
-        from ..spark.job import check_export_options, start_session
+        from ..spark.job import check_export_options, finish_sessions, start_session
         if remote:
             raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
         if interval <= 0:
@@ -95,7 +95,7 @@ def spark_export(
         fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
         from ..spark import plan
         plan.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
-        spark = start_session(master, conf, progress=progress, debug=_state["debug"])
+        spark = start_session(master, conf, progress=progress, debug=_state["debug"], class_archive=True)
 
         def report(batch):
             if fmt is Output.json:
@@ -109,15 +109,16 @@ def spark_export(
                        stop_after_idle=stop_after_idle, report=report)
         except KeyboardInterrupt:
             pass          # the checkpoint says where the next run starts
+        finish_sessions()
         raise typer.Exit(0)
 
     from ..render.spark_export import summary_line, summary_table
-    from ..spark.job import export
+    from ..spark.job import export, finish_sessions
     from .main import _state
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
                      fs_options=fs_options, compression=compression, remote=remote,
-                     debug=_state["debug"])
+                     debug=_state["debug"], class_archive=True)
     if fmt is Output.json:
         sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
     elif fmt is Output.table:
@@ -125,6 +126,8 @@ def spark_export(
         Console().print(summary_table(summary))
     else:
         sys.stdout.write(summary_line(summary) + "\n")
+    sys.stdout.flush()
+    finish_sessions()      # after the output: a first run then keeps the JVM's class archive
     raise typer.Exit(summary.exit_code)
 
 

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 
 from ..errors import EXIT_OK, EXIT_PROBLEMS, InputError
 from . import plan as planning
+from .classarchive import ClassArchive
 from .schema import NAMES
 
 MODES = {"error": "error", "overwrite": "overwrite", "append": "append"}
@@ -145,10 +146,13 @@ def require_java():
 
 
 def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export",
-                  progress: bool | None = False, debug: bool = False):
+                  progress: bool | None = False, debug: bool = False, class_archive: bool = False):
     """A Spark session (`debug`, the CLI's --debug, keeps Spark's own logging);
     `progress` as export's (None: a spinner on a terminal,
-    else a line) says on stderr that the JVM is starting, once we know it can."""
+    else a line) says on stderr that the JVM is starting, once we know it can.
+    `class_archive`: start the driver JVM from the class archive for this Java
+    and PySpark, or have it make one, which `finish_session` then keeps
+    (classarchive.py); the CLI does, library callers need not."""
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
@@ -171,28 +175,74 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     settings = dict(DEFAULT_CONF)
     if local:
         settings.update(LOCAL_CONF)
-    quiet = (not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf
-             and not debug)
+    own_options = not _under_spark_submit() and "spark.driver.extraJavaOptions" not in conf
+    quiet = own_options and not debug
+    java_options = []
     if quiet:
         # Spark's INFO/WARN chatter would bury the summary; errors still show
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_log4j_config()}"
+        java_options.append(f"-Dlog4j2.configurationFile=file:{_log4j_config()}")
+    archive = ClassArchive.for_java(find_java(), conf) if own_options and class_archive else None
+    if archive is not None:
+        archive_options = archive.java_options()
+        if archive_options is None:
+            archive = None
+        else:
+            java_options.append(archive_options)
     settings.update(conf)
     for k, v in settings.items():
         builder = builder.config(k, v)
     try:
-        with _starting(master, progress):
-            if quiet:
-                with _jvm_stderr_filtered():
-                    spark = builder.getOrCreate()
-            else:
-                spark = builder.getOrCreate()
+        for attempt in (1, 2):
+            if java_options:
+                builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
+            try:
+                retry = attempt == 1 and archive is not None and archive.used
+                with _starting(master, progress if attempt == 1 else False):
+                    if quiet:
+                        with _jvm_stderr_filtered(hold=retry) as filtered:
+                            try:
+                                spark = builder.getOrCreate()
+                            except Exception:
+                                if retry:
+                                    filtered.drop()
+                                raise
+                    else:
+                        spark = builder.getOrCreate()
+                break
+            except Exception:
+                if not retry:
+                    raise
+                # a JVM that cannot map the archive aborts (its report is in the cache
+                # directory): start again without it
+                sys.stderr.write(f"quorumctl: the JVM could not start from its class archive "
+                                 f"{archive.path}; removed it, starting without\n")
+                java_options.remove(archive_options)
+                archive.discard()
+                archive = None
     except Exception as e:  # PySpark raises several types here; all mean "no JVM"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
                          f"(check Java 17+, JAVA_HOME and the --spark-conf settings)") from None
     if quiet:
         spark.sparkContext.setLogLevel("ERROR")
+    if archive is not None and archive.tmp is not None:
+        _WRITING.append((spark, archive))
     return spark
+
+
+# sessions whose JVM is writing a new class archive (start_session's class_archive)
+_WRITING: list = []
+
+
+def finish_sessions() -> int:
+    """Stop the sessions whose JVM is writing a new class archive and keep the
+    archives (a few seconds, once per Java and PySpark: classarchive.py); the
+    CLI calls it when its output is out. How many were saved."""
+    saved = 0
+    while _WRITING:
+        spark, archive = _WRITING.pop()
+        saved += archive.save(spark)
+    return saved
 
 
 # What the JVM prints on its stderr at every start (Spark 4 loads its vector
@@ -201,27 +251,60 @@ _JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
 
 
 class _jvm_stderr_filtered:
-    """While the JVM starts, point fd 2 at a pipe, so the JVM (and the Python
-    workers it forks later) inherit the pipe as their stderr; a daemon thread
-    copies it to the real stderr line by line, dropping `_JVM_NOISE`. Our own
-    fd 2 is restored as soon as the JVM is up."""
+    """While the JVM starts, point fds 1 and 2 at a pipe, so the JVM (and the
+    Python workers it forks later) inherit the pipe as their stdout and
+    stderr; a daemon thread copies it to the real stderr line by line,
+    dropping `_JVM_NOISE`. Our stdout is the export's output (one JSON line
+    with -o json): whatever the JVM prints (its warnings go to stdout by
+    default, as does a fatal error's report) must not land in it. Our own fds
+    are restored as soon as the JVM is up.
+
+    With `hold`, lines are held until the JVM is up and dropped if it is not
+    (`drop()`): a start that is retried does not show the first one's report."""
+
+    def __init__(self, hold: bool = False):
+        self.held: list | None = [] if hold else None
+        self.lock = threading.Lock()
 
     def __enter__(self):
+        sys.stdout.flush()
         sys.stderr.flush()
-        self.saved = os.dup(2)
+        self.saved = (os.dup(1), os.dup(2))
         read_end, write_end = os.pipe()
+        os.dup2(write_end, 1)
         os.dup2(write_end, 2)
         os.close(write_end)
-        threading.Thread(target=self._copy, args=(read_end, os.dup(self.saved)), daemon=True,
-                         name="quorumctl-jvm-stderr").start()
+        self.out = os.dup(self.saved[1])
+        self.thread = threading.Thread(target=self._copy, args=(read_end,), daemon=True,
+                                       name="quorumctl-jvm-stderr")
+        self.thread.start()
         return self
 
-    def __exit__(self, *exc):
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
+    def __exit__(self, exc_type, *exc):
+        for fd, saved in enumerate(self.saved, 1):
+            os.dup2(saved, fd)
+            os.close(saved)
+        if exc_type is not None and self.held is not None:
+            self.thread.join(5)     # a dead JVM's last words, to drop with the rest
+        with self.lock:
+            held, self.held = self.held, None
+            if held and exc_type is None:
+                os.write(self.out, b"".join(held))
 
-    @staticmethod
-    def _copy(read_end: int, out: int):
+    def drop(self):
+        """Forget what the failed start printed so far."""
+        with self.lock:
+            if self.held is not None:
+                self.held.clear()
+
+    def _write(self, data: bytes):
+        with self.lock:
+            if self.held is not None:
+                self.held.append(data)
+            else:
+                os.write(self.out, data)
+
+    def _copy(self, read_end: int):
         with os.fdopen(read_end, "rb", buffering=0) as pipe:
             pending = b""
             while True:
@@ -231,10 +314,10 @@ class _jvm_stderr_filtered:
                 *lines, pending = (pending + chunk).split(b"\n")
                 keep = b"".join(line + b"\n" for line in lines if line.rstrip(b"\r") not in _JVM_NOISE)
                 if keep:
-                    os.write(out, keep)
+                    self._write(keep)
             if pending and pending not in _JVM_NOISE:
-                os.write(out, pending)
-        os.close(out)
+                self._write(pending)
+        os.close(self.out)
 
 
 _LOG4J = """\
@@ -400,7 +483,8 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
            partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
            split_size: int = planning.DEFAULT_SPLIT_SIZE, min_partitions: int | None = None,
            writer: str = "pyarrow", progress: bool | None = None, spark=None, debug: bool = False,
-           fs_options: dict | None = None, compression: str = "zstd", remote: str | None = None) -> Summary:
+           fs_options: dict | None = None, compression: str = "zstd", remote: str | None = None,
+           class_archive: bool = False) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
     `min_partitions` (the least number of tasks) defaults to one per core of
     the session (its default parallelism) for small inputs, three per core for
@@ -430,7 +514,8 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
                 files, split_size=split_size, min_partitions=min_partitions, slots=slots,
                 options=fs_options))
         spark = (connect_session(remote, spark_conf or {}, progress) if remote
-                 else start_session(master, spark_conf or {}, progress=progress, debug=debug))
+                 else start_session(master, spark_conf or {}, progress=progress, debug=debug,
+                                    class_archive=class_archive))
     if remote:
         plan = planning.plan_files(files, split_size=split_size, min_partitions=min_partitions,
                                    slots=os.cpu_count() or 1, options=fs_options)

@@ -644,8 +644,8 @@ class ArrowBuilder:
         return pa.array([value], t).take(pa.array(self.np.zeros(n, dtype=self.np.int32)))
 
     def _column(self, values, name):
-        """A Python list as an Arrow array; one value throughout (codec, an
-        error-free batch's null error ...) is repeated in C."""
+        """A Python list (or tuple) as an Arrow array; one value throughout
+        (codec, an error-free batch's null error ...) is repeated in C."""
         first = values[0]
         if values.count(first) == len(values):
             return self._repeat(first, name, len(values))
@@ -720,7 +720,8 @@ class ArrowBuilder:
                     change[1:] = (u[1:] != u[:-1]).any(axis=1)
                     index, strings = uuids.setdefault(j, (np.full(n, -1, np.int32), []))
                     index[rows_l] = np.cumsum(change, dtype=np.int32) - 1 + len(strings)
-                    strings.extend(uuid_str(u[i].tobytes()) for i in np.flatnonzero(change).tolist())
+                    firsts = u[change].tobytes()
+                    strings.extend(map(uuid_str, [firsts[i:i + 16] for i in range(0, len(firsts), 16)]))
                 else:
                     size = np.dtype(_NUMPY_FIXED[code]).itemsize
                     vals = raw[:, off - 3:off - 3 + size].copy().view(_NUMPY_FIXED[code]).reshape(-1)
@@ -823,7 +824,7 @@ class ArrowBuilder:
             take = pa.array(inverse.astype(np.int32), pa.int32())
             for name, values in zip(HEAD_COLS, zip(*(heads[i] for i in first.tolist()))):
                 cols[name] = self._column(list(values), name).take(take)
-        cols["payload_json"] = self._column(list(payloads), "payload_json")
+        cols["payload_json"] = self._column(payloads, "payload_json")
         self._typed_columns(cols, typed, cols["value"])
         return pa.RecordBatch.from_arrays([cols[name] for name in NAMES], schema=self.schema)
 

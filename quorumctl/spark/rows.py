@@ -544,9 +544,14 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
             rows.count.append(n)
             offset_deltas, ts_deltas, keys, values, headers, decoded, special = rel
             offset = rows.offset
-            offset.extend(map(batch.base_offset.__add__, offset_deltas))
+            if type(offset_deltas) is range:    # (plain bodies: 0, 1, 2 ...)
+                offset.extend(range(batch.base_offset, batch.base_offset + n))
+            else:
+                offset.extend(map(batch.base_offset.__add__, offset_deltas))
             if batch.attributes & ATTR_LOG_APPEND_TIME:
                 rows.ts.extend([batch.max_timestamp] * n)
+            elif ts_deltas.count(0) == n:       # (records appended together: the usual case)
+                rows.ts.extend([batch.base_timestamp] * n)
             else:
                 rows.ts.extend(map(batch.base_timestamp.__add__, ts_deltas))
             rows.key.extend(keys)

@@ -95,7 +95,8 @@ def spark_export(
         fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
         from ..spark import plan
         plan.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
-        spark = start_session(master, conf, progress=progress, debug=_state["debug"], class_archive=True)
+        spark = start_session(master, conf, progress=progress, debug=_state["debug"], class_archive=True,
+                              light_jvm=True)
 
         def report(batch):
             if fmt is Output.json:

@@ -52,6 +52,8 @@ def test_archive_names_follow_the_class_path_and_can_be_switched_off(cache, monk
     plain = ClassArchive.for_java(JAVA, {"spark.ui.enabled": "false"}).path
     assert ClassArchive.for_java(JAVA, {}).path == plain
     assert ClassArchive.for_java(JAVA, {"spark.jars": "/x/hadoop-aws.jar"}).path != plain
+    monkeypatch.setenv("SPARK_CONF_DIR", "/etc/spark")      # on the launcher's class path
+    assert ClassArchive.for_java(JAVA, {}).path != plain
     assert ClassArchive.for_java(None, {}) is None
     monkeypatch.setenv("QUORUMCTL_SPARK_CLASS_ARCHIVE", "off")
     assert ClassArchive.for_java(JAVA, {}) is None

@@ -37,6 +37,8 @@ QUIET = "-Xlog:cds*=off"
 CRASH = "-XX:+DisplayVMOutputToStderr -XX:ErrorFile={dir}/hs_err_pid%p.log"
 # settings that change the driver's class path, which the archive must match
 CLASS_PATH_CONF = ("spark.driver.extraClassPath", "spark.jars", "spark.jars.packages")
+# ... and environment variables Spark's launcher builds the class path from
+CLASS_PATH_ENV = ("SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_DIR", "SPARK_DIST_CLASSPATH")
 
 
 def cache_dir() -> str:
@@ -61,6 +63,8 @@ def _fingerprint(java: str, conf: dict[str, str]) -> str:
         h.update(f"{os.path.basename(jar)}:{os.path.getsize(jar)}".encode())
     for k in CLASS_PATH_CONF:
         h.update(f"{k}={conf.get(k, '')}".encode())
+    for k in CLASS_PATH_ENV:
+        h.update(f"{k}={os.environ.get(k, '')}".encode())
     return h.hexdigest()[:16]
 
 

@@ -95,8 +95,7 @@ class Standalone:
         for i in range(workers):
             self.start_worker(i, worker_memory)
         for i in range(workers):
-            _wait_for(self.logs[f"worker{i}"], "Successfully registered with master",
-                      self.procs[f"worker{i}"], 180)
+            self.wait_registered(i)
 
     def _start(self, name: str, args: list[str]):
         log = self.work / "logs" / f"{name}.out"
@@ -112,6 +111,9 @@ class Standalone:
         self._start(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
                                    "--cores", "1", "--memory", memory, "--webui-port", str(free_port()),
                                    "--work-dir", str(wd)])
+
+    def wait_registered(self, i: int):
+        _wait_for(self.logs[f"worker{i}"], "Successfully registered with master", self.procs[f"worker{i}"], 180)
 
     def kill(self, name: str):
         """SIGKILL a daemon and everything it started (its process group): a lost machine."""

@@ -44,8 +44,14 @@ def server(tmp_path_factory):
 def log_dir(tmp_path_factory):
     from quorumctl.spark import synthetic
     root = tmp_path_factory.mktemp("connect-in") / "node7"
-    synthetic.write_log_dir(str(root), 3 << 20, segment_bytes=1 << 20, seed=17, node_id=7)
+    synthetic.write_log_dir(str(root), 3 << 19, segment_bytes=1 << 19, seed=17, node_id=7)   # 3 segments
     return root
+
+
+@pytest.fixture(scope="module")
+def reference(log_dir):
+    """The rows the row builder gives in this process, sorted (both tests compare with them)."""
+    return built_in_process(log_dir)
 
 
 def built_in_process(root: Path):
@@ -57,7 +63,7 @@ def built_in_process(root: Path):
     return t.take(pc.sort_indices(t, sort_keys=SORT))
 
 
-def test_kraft_source_from_a_connect_session(server, log_dir):
+def test_kraft_source_from_a_connect_session(server, log_dir, reference):
     from pyspark.sql import SparkSession
 
     from quorumctl.spark import read_kraft, register
@@ -66,7 +72,7 @@ def test_kraft_source_from_a_connect_session(server, log_dir):
         assert type(spark).__module__.startswith("pyspark.sql.connect")
         register(spark)
         df = spark.read.format("kraft").option("minPartitions", "3").load(str(log_dir))
-        ref = built_in_process(log_dir)
+        ref = reference
         got = df.toArrow()      # one job for the rows, their count and node ids
         assert got.num_rows == ref.num_rows
         got = got.take(pc.sort_indices(got, sort_keys=SORT))
@@ -83,14 +89,14 @@ def test_kraft_source_from_a_connect_session(server, log_dir):
         spark.stop()
 
 
-def test_spark_export_remote(server, log_dir, tmp_path):
+def test_spark_export_remote(server, log_dir, reference, tmp_path):
     out = tmp_path / "remote"
     r = subprocess.run(["nice", "-n", "10", QUORUMCTL, "spark-export", str(log_dir), "--out", str(out),
                         "--remote", server.url, "--no-progress", "-o", "json"], capture_output=True, text=True,
                        timeout=600, env=daemon_env(tmp_path))
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stderr == ""
-    ref = built_in_process(log_dir)
+    ref = reference
     s = json.loads(r.stdout)["summary"]
     assert (s["files"], s["records"], s["rows"], s["errors"]) == (3, ref.num_rows, ref.num_rows, 0)
     got = pq.read_table(str(out))

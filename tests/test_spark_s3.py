@@ -186,7 +186,7 @@ def test_spark_writer_to_s3_says_what_is_missing(s3, log_dir, tmp_path):
 def test_store_lost_mid_job_leaves_nothing_that_looks_complete(s3, tmp_path):
     from quorumctl.spark import synthetic
     src = tmp_path / "big"
-    synthetic.write_log_dir(str(src), 16 << 20, segment_bytes=4 << 20, seed=9)
+    synthetic.write_log_dir(str(src), 8 << 20, segment_bytes=2 << 20, seed=9)     # 16 tasks of 512 KiB
     upload(s3, src, "kraft-archive/big")
     proc = subprocess.Popen(["nice", "-n", "10", QUORUMCTL, "spark-export", "s3://kraft-archive/big",
                              "--out", "s3://kraft-exports/lost", "--master", "local[2]", "--split-size", "512k",

@@ -23,6 +23,9 @@ JAVA = "/usr/bin/java"     # only named, never run, by the option tests
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("QUORUMCTL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("QUORUMCTL_SPARK_CLASS_ARCHIVE", raising=False)
+    # (conftest points SPARK_CONF_DIR at the tests' Spark defaults: a non-empty
+    # directory on the class path, which Java cannot archive)
+    monkeypatch.delenv("SPARK_CONF_DIR", raising=False)
     return tmp_path / "cache"
 
 
@@ -65,6 +68,15 @@ def test_an_unwritable_cache_means_no_archive_options(cache):
     assert ClassArchive.for_java(JAVA, {}).java_options() is None
 
 
+def test_no_archive_is_made_with_a_non_empty_directory_on_the_class_path(cache, tmp_path, monkeypatch):
+    conf = tmp_path / "spark-conf"
+    conf.mkdir()
+    monkeypatch.setenv("SPARK_CONF_DIR", str(conf))
+    assert ClassArchive.for_java(JAVA, {}).java_options().startswith("-XX:ArchiveClassesAtExit=")
+    (conf / "spark-defaults.conf").write_text("spark.ui.enabled false\n")
+    assert ClassArchive.for_java(JAVA, {}).java_options() is None
+
+
 def test_stale_temporary_archives_are_removed(cache):
     cache.mkdir()
     old = cache / "spark-classes-0123456789abcdef.jsa.99999.tmp"
@@ -87,7 +99,8 @@ def test_cli_makes_uses_and_survives_a_damaged_archive(tmp_path, cache):
     log = tmp_path / "in" / "__cluster_metadata-0"
     log.mkdir(parents=True)
     synthetic.write_segment(str(log / f"{0:020d}.log"), 200_000, seed=3)
-    env = {**os.environ, "QUORUMCTL_CACHE_DIR": str(cache)}
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_CONF_DIR"}
+    env["QUORUMCTL_CACHE_DIR"] = str(cache)
     work = tmp_path / "cwd"
     work.mkdir()
 

@@ -15,6 +15,10 @@ about 4 s instead of 8. spark-export therefore
   of SIGBUS, so an archive is used only while it still has that size and
   time; and a start that fails with one removes it and starts again without.
 
+Java cannot archive a class path with a non-empty directory on it (Spark's
+launcher puts SPARK_CONF_DIR, HADOOP_CONF_DIR and YARN_CONF_DIR there when
+set): then no archive is made.
+
 The archive (about 120 MB) lives in $QUORUMCTL_CACHE_DIR, else
 $XDG_CACHE_HOME/quorumctl, else ~/.cache/quorumctl, named by a hash of what
 it depends on. QUORUMCTL_SPARK_CLASS_ARCHIVE=off neither uses nor makes one;
@@ -66,6 +70,26 @@ def _fingerprint(java: str, conf: dict[str, str]) -> str:
     for k in CLASS_PATH_ENV:
         h.update(f"{k}={os.environ.get(k, '')}".encode())
     return h.hexdigest()[:16]
+
+
+def _dumpable_class_path() -> bool:
+    """Java refuses to archive classes when a directory on the class path has
+    files ("Cannot have non-empty directory in paths"): Spark's launcher puts
+    the configuration directories there (SPARK_CONF_DIR, else SPARK_HOME/conf,
+    which a pip-installed PySpark lacks; HADOOP_CONF_DIR, YARN_CONF_DIR) and
+    SPARK_DIST_CLASSPATH's entries."""
+    import pyspark
+    home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
+    dirs = [os.environ.get("SPARK_CONF_DIR") or os.path.join(home, "conf"),
+            os.environ.get("HADOOP_CONF_DIR"), os.environ.get("YARN_CONF_DIR")]
+    dirs += os.environ.get("SPARK_DIST_CLASSPATH", "").split(os.pathsep)
+    for d in dirs:
+        try:
+            if d and os.path.isdir(d) and os.listdir(d):
+                return False
+        except OSError:
+            return False
+    return True
 
 
 class ClassArchive:
@@ -122,6 +146,8 @@ class ClassArchive:
         if self.valid():
             self.used = True
             return f"-XX:SharedArchiveFile={self.path} {QUIET} {CRASH.format(dir=directory)}"
+        if not _dumpable_class_path():
+            return None
         try:
             os.makedirs(directory, exist_ok=True)
             self._remove_stale(directory)

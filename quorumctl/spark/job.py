@@ -202,6 +202,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     settings.update(conf)
     for k, v in settings.items():
         builder = builder.config(k, v)
+    filtered = None
     try:
         for attempt in (1, 2):
             if java_options:
@@ -237,7 +238,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     if quiet:
         spark.sparkContext.setLogLevel("ERROR")
     if archive is not None and archive.tmp is not None:
-        _WRITING.append((spark, archive))
+        _WRITING.append((spark, archive, filtered))
     return spark
 
 
@@ -251,7 +252,9 @@ def finish_sessions() -> int:
     CLI calls it when its output is out. How many were saved."""
     saved = 0
     while _WRITING:
-        spark, archive = _WRITING.pop()
+        spark, archive, filtered = _WRITING.pop()
+        if filtered is not None:
+            filtered.mute()      # the output is out; what the JVM says as it exits is not for the user
         saved += archive.save(spark)
     return saved
 
@@ -275,6 +278,7 @@ class _jvm_stderr_filtered:
 
     def __init__(self, hold: bool = False):
         self.held: list | None = [] if hold else None
+        self.muted = False
         self.lock = threading.Lock()
 
     def __enter__(self):
@@ -308,8 +312,15 @@ class _jvm_stderr_filtered:
             if self.held is not None:
                 self.held.clear()
 
+    def mute(self):
+        """Drop whatever comes from now on."""
+        with self.lock:
+            self.muted = True
+
     def _write(self, data: bytes):
         with self.lock:
+            if self.muted:
+                return
             if self.held is not None:
                 self.held.append(data)
             else:

@@ -37,6 +37,9 @@ ROW_GROUP_ROWS = 65536
 # 20% smaller files than dictionary-encoding every column).
 NO_DICTIONARY = {"offset", "timestamp_ms", "timestamp", "value", "payload_json", "batch_position",
                  "batch_crc", "batch_base_offset", "batch_last_offset", "batch_max_timestamp"}
+# Long byte strings whose row-group min/max no query prunes by: not computing
+# them saves ~8% of the write (measured on the grown 1 GiB log's rows).
+NO_STATISTICS = {"value", "payload_json"}
 MAX_OPEN_WRITERS = 32
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
@@ -205,7 +208,9 @@ class PartitionedWriter:
         stream = self.target.open_output(self.target.path(self.directory, rel))
         writer = pq.ParquetWriter(stream, self.data_schema, compression=self.compression,
                                   use_dictionary=[f.name for f in self.data_schema
-                                                  if f.name not in NO_DICTIONARY])
+                                                  if f.name not in NO_DICTIONARY],
+                                  write_statistics=[f.name for f in self.data_schema
+                                                    if f.name not in NO_STATISTICS])
         entry = [writer, stream, rel, [], 0]
         self.open[subdir] = entry
         return entry

@@ -153,7 +153,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     `progress` as export's (None: a spinner on a terminal,
     else a line) says on stderr that the JVM is starting, once we know it can.
     `class_archive`: start the driver JVM from the class archive for this Java
-    and PySpark, or have it make one, which `finish_session` then keeps
+    and PySpark, or have it make one, which `finish_sessions` then keeps
     (classarchive.py); the CLI does, library callers need not. `light_jvm`: the
     JVMs only schedule tasks whose Python workers do the work (the pyarrow
     writer), so they run the client compiler and the serial collector

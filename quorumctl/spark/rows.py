@@ -670,6 +670,7 @@ class ArrowBuilder:
         values converted once, gathered per row; then the leading fields of
         memoised entries (topic id, partition id) read for each row from its
         value (`_lead_overlay`)."""
+        import pyarrow.compute as pc
         np, pa = self.np, self.pa
         T = self.types
         n = len(typed)
@@ -692,7 +693,6 @@ class ArrowBuilder:
             for j, name in enumerate(names):
                 col = self._column([e[1][j] for e in mine_entries], name).take(gather)
                 if j in overlay:
-                    import pyarrow.compute as pc
                     col = pc.coalesce(overlay[j].cast(T[name]), col)
                 cols[name] = col
 
@@ -710,7 +710,7 @@ class ArrowBuilder:
             return {}
         offsets = np.frombuffer(value_col.buffers()[1], np.int32, n + 1, value_col.offset * 4)
         data = np.frombuffer(value_col.buffers()[2], np.uint8)
-        ints: dict = {}      # position -> (values, set)
+        ints: dict = {}      # position -> (values, which rows have none)
         uuids: dict = {}     # position -> (row -> index into strings, strings)
         from ..schema.codec import uuid_str
         for layout, ids in layouts.values():

@@ -117,9 +117,9 @@ def scan_partition(path: str) -> PartitionFiles:
 class BatchInfo:
     """The header facts of one valid batch (no record data kept)."""
 
-    __slots__ = ("base_offset", "last_offset", "epoch", "position", "size", "max_timestamp", "is_control")
+    __slots__ = ("base_offset", "last_offset", "epoch", "position", "size", "max_timestamp", "is_control", "crc")
 
-    def __init__(self, base_offset, last_offset, epoch, position, size, max_timestamp, is_control):
+    def __init__(self, base_offset, last_offset, epoch, position, size, max_timestamp, is_control, crc=None):
         self.base_offset = base_offset
         self.last_offset = last_offset
         self.epoch = epoch
@@ -127,6 +127,7 @@ class BatchInfo:
         self.size = size
         self.max_timestamp = max_timestamp
         self.is_control = is_control
+        self.crc = crc              # the header's CRC-32C (valid: scan_segment checks it); Raft's log matching
 
     @property
     def next_offset(self) -> int:
@@ -222,7 +223,7 @@ def scan_segment(seg: SegmentFiles, expect_from: int | None = None, want_control
             problem = f"batch at byte {b.position}: offset {b.last_offset} is outside segment {seg.base_offset}"
             break
         batches.append(BatchInfo(b.base_offset, b.last_offset, b.leader_epoch, b.position, b.size,
-                                 b.max_timestamp, b.is_control))
+                                 b.max_timestamp, b.is_control, b.crc))
         if b.is_control and want_controls:
             controls.extend(control_records(b))
         valid = b.position + b.size

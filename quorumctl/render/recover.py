@@ -18,8 +18,9 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
     for p in doc["probes"]:
         lines.append(f"  probe: voter {p['voter_id']} at {p['address']}: {p['state']} ({p['detail']})")
     for x in doc["replicas"]:
-        tag = x["role"] + (", base" if x["action"] in ("append", "base") else "")
-        what = {"append": "kept; the recovery appends to it", "base": "read, not changed",
+        tag = x["role"] + (", base" if x["action"] in ("append", "keep", "base") else "")
+        what = {"append": "kept; the recovery appends to it", "keep": "kept; only its quorum-state changes",
+                "base": "read, not changed",
                 "replace": "replaced by a copy of the base's log", "none": "not changed",
                 "truncate": f"truncated to {x['keeps_to']}"}[x["action"]]
         lines.append(f"  node {x['node_id']} ({tag}): last epoch {x['last_epoch']}, log end offset "

@@ -79,7 +79,7 @@ class ReplicaPlan:
     """What the recovery does to one given replica and what that replica loses."""
     replica: Replica
     role: str                          # survivor | voter | replica (a broker or observer)
-    action: str                        # append | replace | base | none | truncate
+    action: str                        # append | keep | replace | base | none | truncate
     keeps_to: int                      # offsets below this stay (the log end when nothing is lost)
     reason: str = ""
     losses: dict | None = None         # summary of the entries it loses (from keeps_to to its log end)
@@ -415,7 +415,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         rp = ReplicaPlan(r, role, "none", r.log_end)
         plan.replicas.append(rp)
         if r is base:
-            rp.action = "append" if r is survivor else "base"
+            rp.action = ("append" if mode == "dynamic" else "keep") if r is survivor else "base"
             rp.reason = ("the most up-to-date replica given (Raft's rule: last epoch, then log end offset): "
                          "the recovered log starts from it")
             continue

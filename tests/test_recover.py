@@ -364,3 +364,51 @@ def test_interrupted_at_every_step_is_wholly_old_or_new(cli, verify_clean, dyn, 
         seen.add("old" if now == old else "new")
         verify_clean(dyn / "c1")
     assert seen == {"old", "new"}
+
+
+def test_interrupted_with_a_copy_and_a_truncation_every_dir_is_wholly_old_or_new(cli, diverged, tmp_path):
+    """Survivor node 3 (diverged) takes the log of broker 4 (node 1's); broker 5 (node 3's
+    diverged log) is truncated. Crashed at every step, each directory is old or new, and a
+    second run finishes the job: the same result as one uninterrupted run."""
+    b4 = as_broker(diverged / "c1", tmp_path / "b4", 4)
+    b5 = as_broker(diverged / "c3", tmp_path / "b5", 5)
+    conf = static_config(tmp_path / "c3.properties", 3, diverged / "c3",
+                         {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"})
+    dirs = {"c3": diverged / "c3", "b4": b4, "b5": b5}
+    pristine = tmp_path / "pristine"
+    for n, d in dirs.items():
+        shutil.copytree(d, pristine / n)
+    argv = ["recover", "-c", str(conf), "--replica", str(b4), "--replica", str(b5), "--lost-voters", "1,2",
+            "--apply"]
+
+    def snapshot():
+        return {n: tree(d / "__cluster_metadata-0") for n, d in dirs.items()}
+
+    def reset():
+        for n, d in dirs.items():
+            shutil.rmtree(d)
+            shutil.rmtree(str(d) + ".quorumctl-backup", ignore_errors=True)
+            shutil.copytree(pristine / n, d)
+
+    old = snapshot()
+    fsutil.set_fault_hook(lambda n, name: None)
+    try:
+        code, out, err = cli(*argv)
+        steps = fsutil.steps_taken()
+    finally:
+        fsutil.set_fault_hook(None)
+    assert code == 0, out + err
+    new = snapshot()
+    assert new["b4"] == old["b4"] and new["c3"] != old["c3"] and new["b5"] != old["b5"]
+    assert any(s.startswith("copy ") for s in steps) and len(steps) >= 10
+    for n in range(1, len(steps) + 1):
+        reset()
+        p = subprocess.run([sys.executable, "-m", "quorumctl", *argv], capture_output=True, text=True,
+                           env={**os.environ, "QUORUMCTL_TEST_CRASH_AT_STEP": str(n)})
+        assert p.returncode == fsutil.CRASH_EXIT, (n, steps[n - 1], p.stdout, p.stderr)
+        now = snapshot()
+        for name in dirs:
+            assert now[name] in (old[name], new[name]), (n, steps[n - 1], name)
+        code, out, err = cli(*argv)
+        assert code == 0, (n, steps[n - 1], out, err)
+        assert snapshot() == new, (n, steps[n - 1])

@@ -165,7 +165,7 @@ def plan(src: Source, point: Point | None = None, *, through: Point | None = Non
             where = "no log segment" if start is None else f"the log starts at offset {start}"
             raise InputError(f"{src.label}: cannot replay to {point.describe()}: "
                              f"{where} and no snapshot ends at or before it")
-        if src.bootstrap:
+        if src.bootstrap and not _log_has_data(src):
             steps.append(Step("bootstrap", src.bootstrap))
     else:
         steps.append(Step("snapshot", snap.path, snap.end_offset, snap.epoch))
@@ -178,6 +178,23 @@ def plan(src: Source, point: Point | None = None, *, through: Point | None = Non
             break
         steps.append(Step("log", path, base))
     return steps
+
+
+def _log_has_data(src: Source) -> bool:
+    """Whether the log holds a metadata (non-control) batch. Kafka applies
+    bootstrap.checkpoint only to an empty metadata log: the first active controller
+    writes its records into the log (ActivationRecordsGenerator's empty-log case), and
+    from then on the log, not the file, says what was bootstrapped (a node formatted
+    with another release keeps a bootstrap.checkpoint the cluster never used)."""
+    for _, path in src.segments:
+        try:
+            with BatchReader(path) as reader:
+                for b in reader:
+                    if not isinstance(b, Batch) or not b.is_control:
+                        return True
+        except (OSError, BatchError):
+            return True       # replay reports the damage where it meets it
+    return False
 
 
 class Replay:

@@ -1,0 +1,166 @@
+"""Raft's log matching as a check (storage/logmatch.py) in `state`, `doctor`,
+`verify` and `truncate --reference`.
+
+The clashing replicas are made as quorumctl's old `recover` made them (issue 23):
+copies of the real Kafka 3.9 dynamic quorum's replicas (all ending at offset
+315, epoch 1), one given a VotersRecord control batch at offset 315 in epoch 1
+(what recover appended to the survivor), another a different batch at that same
+(offset, epoch) (what a broker or a lost voter already held). The pure function
+is checked on generated logs: the same batches cut into segments differently
+never clash; one CRC changed clashes there."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from quorumctl.records import metadata as md
+from quorumctl.records.batch import encode_batch
+from quorumctl.storage import logmatch
+from quorumctl.storage.replica import load_replica
+from quorumctl.storage.segments import BatchInfo
+from quorumctl.storage.synth import B, write_replica
+from samples import FIXTURES
+
+DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
+needs_fixtures = pytest.mark.skipif(not DYN.is_dir(), reason="../shared/reference/fixtures is absent (the real "
+                                    "Kafka 3.9 replicas the clashing copies are made from)")
+SEGMENT = "00000000000000000000.log"
+T = 1_800_000_000_000
+
+
+def _segment(root, name: str) -> str:
+    return str(root / name / "__cluster_metadata-0" / SEGMENT)
+
+
+def _append(path: str, raw: bytes) -> tuple[int, int]:
+    """Append a batch as a plain file append; (its byte position, its header CRC)."""
+    pos = os.path.getsize(path)
+    with open(path, "ab") as f:
+        f.write(raw)
+    return pos, struct.unpack(">I", raw[17:21])[0]
+
+
+def _voters_batch(log_dir) -> bytes:
+    """The old recover's batch: a VotersRecord holding only the survivor, at its
+    log end (315), in its last epoch (1)."""
+    r = load_replica(str(log_dir))
+    me = next(v for v in r.voters_record if v["voterId"] == r.node_id)
+    return encode_batch([md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": [me]})],
+                        base_offset=r.log_end, leader_epoch=1, base_timestamp=T, control=True)
+
+
+def _noop_batch(ts: int = T) -> bytes:
+    return encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))], base_offset=315, leader_epoch=1,
+                        base_timestamp=ts)
+
+
+@pytest.fixture
+def copies(tmp_path):
+    """Writable copies of c1, c2, c3 and the broker b4, untouched."""
+    for name in ("c1", "c2", "c3", "b4"):
+        shutil.copytree(DYN / name, tmp_path / name)
+        for root, _dirs, files in os.walk(tmp_path / name):
+            for f in files:
+                os.chmod(os.path.join(root, f), 0o644)
+    return tmp_path
+
+
+@pytest.fixture
+def clashed(copies):
+    """c3 holds the old recover's VotersRecord at (315, 1), c1 a NoOpRecord there;
+    c2 and b4 end at 315. Returns (root, {name: (position, crc)})."""
+    root = copies
+    assert load_replica(str(root / "c3")).log_end == 315 and load_replica(str(root / "c1")).last_epoch == 1
+    got = {"c3": _append(_segment(root, "c3"), _voters_batch(root / "c3")),
+           "c1": _append(_segment(root, "c1"), _noop_batch())}
+    return root, got
+
+
+def _json(cli, *args):
+    code, out, err = cli(*args, "-o", "json")
+    assert err == "", err
+    return code, json.loads(out)
+
+
+# -- the pure function --------------------------------------------------------------
+
+def _log(label: str, batches: list[tuple[int, int, int, int]], cuts: set[int]):
+    """A stand-in Replica: (base, last, epoch, crc) batches, a new segment before each index in `cuts`."""
+    segs, pos = [], 0
+    for i, (base, last, epoch, crc) in enumerate(batches):
+        if i == 0 or i in cuts:
+            segs.append(SimpleNamespace(files=SimpleNamespace(log=f"{label}/{base:020d}.log"), batches=[]))
+            pos = 0
+        segs[-1].batches.append(BatchInfo(base, last, epoch, pos, 100, 0, False, crc))
+        pos += 100 + 7 * (last - base)
+    return SimpleNamespace(label=label, scan=SimpleNamespace(segments=segs), replaced_by_snapshot=False)
+
+
+@st.composite
+def logs(draw):
+    """Batches as a leader writes them (offsets contiguous, epochs non-decreasing,
+    CRCs any), two segment splits of them, and a batch index to tamper with."""
+    n = draw(st.integers(1, 30))
+    sizes = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
+    steps = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    crcs = draw(st.lists(st.integers(0, 2**32 - 1), min_size=n, max_size=n))
+    batches, off, epoch = [], draw(st.integers(0, 1000)), 1
+    for size, step, crc in zip(sizes, steps, crcs):
+        epoch += step
+        batches.append((off, off + size - 1, epoch, crc))
+        off += size
+    cuts_a = draw(st.sets(st.integers(1, max(n - 1, 1))))
+    cuts_b = draw(st.sets(st.integers(1, max(n - 1, 1))))
+    return batches, cuts_a, cuts_b, draw(st.integers(0, n - 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(logs())
+def test_same_batches_other_segments_never_clash(case):
+    batches, cuts_a, cuts_b, _k = case
+    assert logmatch.first_clash(_log("a", batches, cuts_a), _log("b", batches, cuts_b)) is None
+    # a prefix of the log (a follower behind) neither
+    assert logmatch.first_clash(_log("a", batches, cuts_a), _log("b", batches[:len(batches) // 2], cuts_b)) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(logs())
+def test_one_crc_changed_clashes_there(case):
+    batches, cuts_a, cuts_b, k = case
+    other = list(batches)
+    base, last, epoch, crc = other[k]
+    other[k] = (base, last, epoch, crc ^ 1)
+    x = logmatch.first_clash(_log("a", batches, cuts_a), _log("b", other, cuts_b))
+    assert x is not None
+    assert (x.offset, x.epoch, x.a.base_offset, x.b.base_offset, x.a.crc, x.b.crc) == (base, epoch, base, base, crc,
+                                                                                       crc ^ 1)
+    assert x.prefix_end == base
+    assert [c.offset for c in logmatch.clashes([_log("a", batches, cuts_a), _log("b", batches, cuts_b),
+                                                _log("c", other, cuts_a)])] == [base, base]
+
+
+def test_other_batch_boundaries_in_one_epoch_clash():
+    """Same epoch, same offsets covered, other batches: not the same entries."""
+    a = _log("a", [(0, 4, 1, 7), (5, 9, 1, 8)], set())
+    b = _log("b", [(0, 4, 1, 7), (5, 6, 1, 9), (7, 9, 1, 10)], set())
+    x = logmatch.first_clash(a, b)
+    assert (x.offset, x.prefix_end) == (5, 5)
+    # another epoch at the same offsets is ordinary divergence, for the Fetch exchange
+    c = _log("c", [(0, 4, 1, 7), (5, 9, 2, 8)], set())
+    assert logmatch.first_clash(a, c) is None
+
+
+def test_a_log_replaced_by_its_snapshot_is_not_compared(tmp_path):
+    """Kafka drops a log that ends before its latest snapshot: its batches clash with nothing."""
+    write_replica(str(tmp_path / "a"), [B(1)] * 6, node_id=1)
+    write_replica(str(tmp_path / "b"), [B(1)] * 2 + [B(1, tag="b")] * 2, node_id=2, snapshots=[(5, 1)])
+    a, b = load_replica(str(tmp_path / "a")), load_replica(str(tmp_path / "b"))
+    assert b.replaced_by_snapshot
+    assert logmatch.first_clash(a, b) is None

@@ -89,6 +89,27 @@ def _json(cli, *args):
     return code, json.loads(out)
 
 
+# -- truncate ---------------------------------------------------------------------
+
+@needs_fixtures
+def test_truncate_reference_cuts_below_the_clash(cli, clashed):
+    root, at = clashed
+    code, doc = _json(cli, "truncate", str(root / "c3"), "--reference", str(root / "c1"))
+    assert code == 0
+    p = doc["plan"]
+    assert p["target_offset"] == 315 and p["log_end_offset_after"] == 315 and p["refused"] is None
+    assert p["reason"].startswith("its log clashes with node 1's (log matching broken): offset 315, epoch 1: ")
+    assert p["reason"].endswith("; cut below the clash, at its batch's base offset 315")
+    assert p["cut_segment"]["position"] == 23456 and p["cut_segment"]["offsets_dropped"] == [315, 315]
+    assert p["divergence"]["log_matching"][0]["b"]["crc"] == at["c3"][1]
+    code, _doc = _json(cli, "truncate", str(root / "c3"), "--reference", str(root / "c1"), "--apply")
+    assert code == 0
+    dirs = [str(root / n) for n in ("c1", "c2", "c3")]
+    code, doc = _json(cli, "state", *dirs)
+    assert code == 0 and "log_matching" not in doc["comparison"]
+    assert cli("verify", "-o", "text", *dirs)[0] == 0
+
+
 # -- the pure function --------------------------------------------------------------
 
 def _log(label: str, batches: list[tuple[int, int, int, int]], cuts: set[int]):

@@ -298,8 +298,11 @@ def compare(replicas: list[Replica]) -> dict:
     }
 
 
-def divergence_json(r: Replica, d: epochs.Divergence) -> dict:
-    return {
+def divergence_json(r: Replica, d: epochs.Divergence, clash=None) -> dict:
+    """The Fetch exchange of `r` against the most up-to-date replica as JSON;
+    `clash` (logmatch.Clash, that replica as side a, `r` as b) ends the common
+    prefix at the clashing batches and adds `log_matching`."""
+    doc = {
         "replica": r.label,
         "kind": d.kind,
         "diverging_epoch": ({"epoch": d.first_diverging[1], "end_offset": d.first_diverging[0]}
@@ -314,3 +317,8 @@ def divergence_json(r: Replica, d: epochs.Divergence) -> dict:
                           "epoch": x.answer_id[1] if x.answer_id else None,
                           "truncate_to": x.truncate_to, "new_end": x.new_end} for x in d.rounds],
     }
+    if clash is not None:
+        cp = doc["common_prefix_end"]
+        doc["common_prefix_end"] = clash.prefix_end if cp is None else min(cp, clash.prefix_end)
+        doc["log_matching"] = [clash.to_json()]
+    return doc

@@ -89,6 +89,84 @@ def _json(cli, *args):
     return code, json.loads(out)
 
 
+# -- state ------------------------------------------------------------------------
+
+@needs_fixtures
+def test_state_reports_the_clash_not_a_prefix(cli, clashed):
+    root, at = clashed
+    pos = os.path.getsize(DYN / "c1" / "__cluster_metadata-0" / SEGMENT)   # the appended batches start there
+    assert at["c1"][0] == at["c3"][0] == pos == 23456
+    code, out, err = cli("state", "-o", "text", str(root / "c1"), str(root / "c2"), str(root / "c3"))
+    assert code == 1, out + err
+    assert "node 3: its log is a prefix" not in out
+    assert "node 2: its log is a prefix of node 1's; nothing to truncate" in out    # c2 really is one
+    line = next(ln for ln in out.splitlines() if ln.startswith("  node 3:"))
+    assert line == (
+        f"  node 3: its log clashes with node 1's (log matching broken): offset 315, epoch 1: node 1 "
+        f"{_segment(root, 'c1')} position {pos} (offsets 315..315, crc {at['c1'][1]}) and node 3 "
+        f"{_segment(root, 'c3')} position {pos} (offsets 315..315, crc {at['c3'][1]}) are different batches; "
+        "Raft assumes one entry per (offset, epoch), so neither replica's Fetch will ever notice; truncate node 3 "
+        f"below the clash, to offset 315: quorumctl truncate {root / 'c3'} --reference {root / 'c1'}")
+    # what is committed ends below the clash: node 1's and node 3's offset 315 are not one entry
+    assert "  node 3: committed below 315; unknown 315..315 (log end offset 316)" in out
+
+
+@needs_fixtures
+def test_state_json_log_matching(cli, clashed):
+    root, at = clashed
+    code, doc = _json(cli, "state", str(root / "c3"), str(root / "c1"), str(root / "c2"))
+    assert code == 1
+    c = doc["comparison"]
+    assert c["winner"] == "node 3" and c["tied"] == ["node 3", "node 1"]
+    clash = {"offset": 315, "epoch": 1,
+             "a": {"replica": "node 3", "file": _segment(root, "c3"), "position": 23456, "base_offset": 315,
+                   "last_offset": 315, "crc": at["c3"][1]},
+             "b": {"replica": "node 1", "file": _segment(root, "c1"), "position": 23456, "base_offset": 315,
+                   "last_offset": 315, "crc": at["c1"][1]}}
+    assert c["log_matching"] == [clash]
+    f1, f2 = c["followers"]
+    assert (f1["replica"], f1["kind"], f1["common_prefix_end"], f1["log_matching"]) == ("node 1", "none", 315, [clash])
+    assert (f2["replica"], f2["kind"], f2["common_prefix_end"]) == ("node 2", "none", 315)
+    assert "log_matching" not in f2
+    assert logmatch.Clash.from_json(clash).to_json() == clash
+
+
+@needs_fixtures
+def test_state_table_marks_the_clash(cli, clashed):
+    root, _ = clashed
+    code, out, _err = cli("state", "-o", "table", str(root / "c1"), str(root / "c3"))
+    assert code == 1
+    assert "log matching broken" in out and "log-matching: offset 315, epoch 1" in out
+
+
+@needs_fixtures
+def test_untouched_replicas_do_not_clash(cli, copies):
+    root = copies
+    dirs = [str(root / n) for n in ("c1", "c2", "c3", "b4")]
+    assert logmatch.clashes([load_replica(d) for d in dirs]) == []
+    code, doc = _json(cli, "state", *dirs)
+    assert code == 0 and "log_matching" not in doc["comparison"]
+    assert all("log_matching" not in f for f in doc["comparison"]["followers"])
+    code, out, _err = cli("state", "-o", "text", *dirs)
+    assert "clash" not in out
+    assert cli("verify", "-o", "text", *dirs)[0] == 0
+    code, doc = _json(cli, "doctor", *dirs[:3])
+    assert code == 0 and doc["findings"] == []
+
+
+def test_committed_prefix_ends_at_the_clash(tmp_path):
+    from quorumctl.storage.committed import classify, common_prefix, known
+    write_replica(str(tmp_path / "a"), [B(1)] * 6, node_id=1)
+    write_replica(str(tmp_path / "b"), [B(1)] * 4 + [B(1, tag="b")] * 2, node_id=2)
+    a, b = load_replica(str(tmp_path / "a")), load_replica(str(tmp_path / "b"))
+    x = logmatch.first_clash(a, b)
+    assert (x.offset, x.epoch, x.prefix_end) == (4, 1, 4)
+    assert common_prefix(known(a), known(b)) == 6        # epochs alone
+    assert common_prefix(known(a), known(b), x) == 4
+    # two of three voters, both in their last epoch, hold 0..3 alike; 4 and 5 are two entries each
+    assert [r["committed_end_offset"] for r in classify([a, b])["replicas"]] == [4, 4]
+
+
 # -- truncate ---------------------------------------------------------------------
 
 @needs_fixtures
@@ -108,6 +186,25 @@ def test_truncate_reference_cuts_below_the_clash(cli, clashed):
     code, doc = _json(cli, "state", *dirs)
     assert code == 0 and "log_matching" not in doc["comparison"]
     assert cli("verify", "-o", "text", *dirs)[0] == 0
+
+
+def test_truncate_a_diverging_replica_below_its_clash(cli, tmp_path):
+    """Written with the project's writer: a holds (3, epoch 2) as b never wrote it,
+    and a later epoch-2 entry b does not have. Fetch truncates a to 4 (b's end of
+    epoch 2); the clash at 3 takes it lower."""
+    write_replica(str(tmp_path / "a"), [B(1)] * 3 + [B(2, tag="a"), B(2, tag="a")], node_id=1)
+    write_replica(str(tmp_path / "b"), [B(1)] * 3 + [B(2, tag="b"), B(3)], node_id=2)
+    code, doc = _json(cli, "state", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert code == 1
+    (f,) = doc["comparison"]["followers"]
+    assert (f["replica"], f["kind"], f["new_end_offset"], f["common_prefix_end"]) == ("node 1", "diverging", 4, 3)
+    code, out, _err = cli("state", "-o", "text", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert "  node 1: diverges from node 2: DivergingEpoch(epoch=2, endOffset=4); truncates to 4" in out
+    assert "truncate node 1 below the clash, to offset 3: quorumctl truncate" in out
+    code, doc = _json(cli, "truncate", str(tmp_path / "a"), "--reference", str(tmp_path / "b"))
+    assert code == 0 and doc["plan"]["target_offset"] == 3
+    assert doc["plan"]["reason"].startswith("diverges from node 2: its Fetch answer is DivergingEpoch(epoch=2, "
+                                            "endOffset=4); truncateToEndOffset gives 4; its log clashes with node 2's")
 
 
 # -- the pure function --------------------------------------------------------------

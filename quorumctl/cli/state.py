@@ -54,7 +54,8 @@ def state(
         Console().print(state_table(doc))
     else:
         sys.stdout.write(state_text(doc))
-    raise typer.Exit(1 if any(j["problems"] for j in doc["replicas"]) else 0)
+    clash = comparison is not None and "log_matching" in comparison
+    raise typer.Exit(1 if clash or any(j["problems"] for j in doc["replicas"]) else 0)
 
 
 def register(app: typer.Typer) -> None:

@@ -269,7 +269,11 @@ def _find_voters(r: Replica) -> None:
 
 def compare(replicas: list[Replica]) -> dict:
     """The most up-to-date replica by Raft's rule (last epoch, then log end
-    offset) and, for every other one, the Fetch exchange against it (KIP-595)."""
+    offset) and, for every other one, the Fetch exchange against it (KIP-595)
+    and its first log-matching clash with it (storage/logmatch.py), which that
+    exchange cannot see. `log_matching` (present only when there is one) lists
+    the clashes of every pair, the winner's first (the winner as side a)."""
+    from .logmatch import clashes, first_clash
     keys = []
     for r in replicas:
         try:
@@ -283,12 +287,16 @@ def compare(replicas: list[Replica]) -> dict:
     w = winners[0]
     leader_view = replicas[w].view()
     out = []
+    found = []
     for i, r in enumerate(replicas):
         if i == w:
             continue
         d = epochs.reconcile(r.view(), leader_view)
-        out.append(divergence_json(r, d))
-    return {
+        clash = first_clash(replicas[w], r)
+        out.append(divergence_json(r, d, clash))
+        found += [clash] if clash else []
+    found += clashes([r for i, r in enumerate(replicas) if i != w])
+    doc = {
         "winner": replicas[w].label,
         "winner_index": w,
         "tied": [replicas[i].label for i in winners] if len(winners) > 1 else [],
@@ -296,6 +304,9 @@ def compare(replicas: list[Replica]) -> dict:
         "followers": out,
         "cluster_ids": clusters,
     }
+    if found:
+        doc["log_matching"] = [c.to_json() for c in found]
+    return doc
 
 
 def divergence_json(r: Replica, d: epochs.Divergence, clash=None) -> dict:

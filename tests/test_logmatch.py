@@ -140,6 +140,28 @@ def test_state_table_marks_the_clash(cli, clashed):
 
 
 @needs_fixtures
+def test_a_clash_between_two_followers(cli, clashed):
+    """b4 (the broker) holds c1's very batch, so it clashes with c3 only; with c1
+    the most up to date (first of the tie) that pair is two followers'."""
+    root, at = clashed
+    _append(_segment(root, "b4"), _noop_batch())
+    code, out, _err = cli("state", "-o", "text", *(str(root / n) for n in ("c1", "c3", "b4")))
+    assert code == 1
+    assert "  node 4: its log is a prefix of node 1's; nothing to truncate" in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("  node 3 and node 4:"))
+    assert f"offset 315, epoch 1: node 3 {_segment(root, 'c3')} position 23456" in line
+    assert f"node 4 {_segment(root, 'b4')} position 23456 (offsets 315..315, crc {at['c1'][1]})" in line
+    assert line.endswith(f"truncate both against node 1: quorumctl truncate {root / 'c3'} --reference {root / 'c1'}; "
+                         f"quorumctl truncate {root / 'b4'} --reference {root / 'c1'}")
+    code, doc = _json(cli, "doctor", *(str(root / n) for n in ("c1", "c3", "b4")))
+    found = [f for f in doc["findings"] if f["code"] == "log-matching"]
+    assert [f["message"].split(":")[0] for f in found] == [
+        "node 1 and node 3 hold different batches at offset 315, epoch 1",
+        "node 3 and node 4 hold different batches at offset 315, epoch 1"]
+    assert found[1]["remedy"].startswith("truncate both against the most up-to-date replica (node 1)")
+
+
+@needs_fixtures
 def test_untouched_replicas_do_not_clash(cli, copies):
     root = copies
     dirs = [str(root / n) for n in ("c1", "c2", "c3", "b4")]
@@ -165,6 +187,38 @@ def test_committed_prefix_ends_at_the_clash(tmp_path):
     assert common_prefix(known(a), known(b), x) == 4
     # two of three voters, both in their last epoch, hold 0..3 alike; 4 and 5 are two entries each
     assert [r["committed_end_offset"] for r in classify([a, b])["replicas"]] == [4, 4]
+
+
+# -- doctor -----------------------------------------------------------------------
+
+@needs_fixtures
+@pytest.mark.parametrize("first", ["c1", "c3"])
+def test_doctor_log_matching_finding(cli, clashed, first):
+    """Either of the tied replicas may be the most up to date (the first given):
+    the other is the one to truncate, and its voter set is never called "a voter
+    change not yet replicated"."""
+    root, at = clashed
+    other = "c3" if first == "c1" else "c1"
+    node = {"c1": "node 1", "c3": "node 3"}
+    code, doc = _json(cli, "doctor", str(root / first), str(root / "c2"), str(root / other))
+    assert code == 1
+    found = [f for f in doc["findings"] if f["code"] == "log-matching"]
+    assert len(found) == 1
+    f = found[0]
+    assert f["severity"] == "error"
+    assert f["message"] == (f"{node[first]} and {node[other]} hold different batches at offset 315, epoch 1: log "
+                            "matching is broken (a log was written outside Raft); Raft assumes one entry per "
+                            "(offset, epoch), so neither replica's Fetch will ever notice")
+    assert f["evidence"] == [
+        f"{_segment(root, n)} position 23456: {node[n]}'s batch, epoch 1, offsets 315..315, crc {at[n][1]}"
+        for n in (first, other)]
+    assert f["remedy"] == (f"truncate {node[other]} below the clash (to offset 315): it is not the most up-to-date "
+                           f"replica ({node[first]}): quorumctl truncate {root / other} --reference {root / first} "
+                           "(a dry run; add --apply with the node stopped)")
+    differs = [x for x in doc["findings"] if x["code"] == "voter-set-differs"]
+    assert not any(x["message"].startswith(f"{node[other]}'s log") for x in differs), differs
+    code, out, _err = cli("doctor", "-o", "text", str(root / first), str(root / "c2"), str(root / other))
+    assert code == 1 and f"ERROR log-matching: {node[first]} and {node[other]} hold different batches" in out
 
 
 # -- truncate ---------------------------------------------------------------------

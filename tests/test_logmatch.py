@@ -221,6 +221,39 @@ def test_doctor_log_matching_finding(cli, clashed, first):
     assert code == 1 and f"ERROR log-matching: {node[first]} and {node[other]} hold different batches" in out
 
 
+# -- verify -----------------------------------------------------------------------
+
+@needs_fixtures
+def test_verify_compares_several_log_dirs(cli, clashed):
+    root, at = clashed
+    code, out, err = cli("verify", "-o", "text", str(root / "c1"), str(root / "c2"),
+                         str(root / "c3" / "__cluster_metadata-0"))
+    assert code == 1, out + err
+    lines = [ln for ln in out.splitlines() if "log-matching" in ln]
+    assert lines == [
+        f"{_segment(root, 'c1')}: position 23456: offset 315: log-matching: epoch 1: node 1's batch (offsets "
+        f"315..315, crc {at['c1'][1]}) and node 3 {_segment(root, 'c3')} position 23456 (offsets 315..315, crc "
+        f"{at['c3'][1]}) are different batches; Raft assumes one entry per (offset, epoch), so neither replica's "
+        "Fetch will ever notice"]
+    assert out.splitlines()[-1].endswith(": 1 problem(s) found")
+    code, doc = _json(cli, "verify", str(root / "c3"), str(root / "c1"))
+    assert code == 1 and doc["summary"]["problems"] == 1
+    (p,) = [p for f in doc["files"] for p in f["problems"]]
+    assert (p["kind"], p["path"], p["position"], p["offset"]) == ("log-matching", _segment(root, "c3"), 23456, 315)
+    assert f"node 1 {_segment(root, 'c1')} position 23456" in p["message"]
+    # one dir at a time: each log is sound on its own
+    for n in ("c1", "c3"):
+        assert cli("verify", "-o", "text", str(root / n))[0] == 0
+
+
+@needs_fixtures
+def test_verify_does_not_compare_two_clusters(cli, clashed):
+    root, _ = clashed
+    meta = root / "c3" / "meta.properties"
+    meta.write_text(meta.read_text().replace("cluster.id=rTcAzcTXQpG_6c1zYns8Xw", "cluster.id=AAAAAAAAAAAAAAAAAAAAAQ"))
+    assert cli("verify", "-o", "text", str(root / "c1"), str(root / "c3"))[0] == 0
+
+
 # -- truncate ---------------------------------------------------------------------
 
 @needs_fixtures

@@ -20,8 +20,8 @@ def doctor(
 ):
     """Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.
 
-    Static vs dynamic quorum against the storage, kraft.version across the logs,
-    uncommitted voter changes, settings the cluster's metadata.version cannot
+    Static vs dynamic quorum against the storage, kraft.version and log matching
+    across the logs, uncommitted voter changes, settings the cluster's metadata.version cannot
     serve (docs/diagnose.md lists every finding). Each finding has a severity, its evidence (file and line, or log and offset)
     and the remedy. Exit 0 when nothing is found, 1 otherwise.
 

@@ -20,8 +20,9 @@ def state(
 
     With several replicas: which one wins an election (last epoch, then end
     offset), where each other one diverges from it (KIP-595's DivergingEpoch rule),
-    and which entries of each are provably committed (held by a majority of the
-    voters), provably uncommitted, or unknown.
+    which logs clash (different batches at one offset and epoch: Raft's log
+    matching broken; exit 1), and which entries of each are provably committed
+    (held by a majority of the voters), provably uncommitted, or unknown.
 
     Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
     """
@@ -54,7 +55,8 @@ def state(
         Console().print(state_table(doc))
     else:
         sys.stdout.write(state_text(doc))
-    raise typer.Exit(1 if any(j["problems"] for j in doc["replicas"]) else 0)
+    clash = comparison is not None and "log_matching" in comparison
+    raise typer.Exit(1 if clash or any(j["problems"] for j in doc["replicas"]) else 0)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,9 @@ def verify(
 ):
     """Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.
 
+    Given several metadata log dirs (replicas of one cluster), also Raft's log
+    matching between them: different batches at one offset and epoch.
+
     Example: quorumctl verify /var/lib/kafka/data/__cluster_metadata-0
     """
     import sys

@@ -15,6 +15,7 @@ hold an uncommitted change; the others are compared with it.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 
 from ..errors import InputError, at_line
@@ -159,7 +160,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     # the voter set the quorum believes in: the most up-to-date metadata log's (a log
     # without a VotersRecord, kraft.version 0, means a static quorum)
     replicas = [d.replica for d in ld if d.replica is not None]
-    voters = best = None
+    voters = best = cmp = None
     followers: dict[str, dict] = {}
     if replicas:
         cmp = compare(replicas) if len(replicas) > 1 else None
@@ -174,13 +175,16 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     _roles_and_listeners(configs, findings)
     _ids(configs, ld, findings)
     _quorum_mode(configs, ld, mv, findings)
+    clashing: set = set()
     if best is not None:
         _kraft_versions(ld, best, findings)
+        clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [],
+                                 findings)
     if voters:
         _directory_ids(ld, voters, findings)
         _endpoints(configs, voters, findings)
         uncommitted = _uncommitted_voter_change(ld, best, followers, findings)
-        _voter_set_agreement(ld, voters, findings, skip=uncommitted)
+        _voter_set_agreement(ld, voters, findings, skip=uncommitted | clashing)
     _static_voters(configs, findings)
     _traps(configs, mv, findings)
     for d in ld:
@@ -387,10 +391,42 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
                                "otherwise restore the old address"))
 
 
+def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding]) -> set:
+    """Two logs holding different batches at one (offset, epoch) (storage/logmatch.py,
+    as `compare` found them): Kafka never notices, so the replica that is not the
+    most up to date must be truncated below the clash; of two others, both against
+    the most up-to-date one (that cuts each where it differs from it). Returns the
+    partition dirs of the logs clashing with `best`: their voter sets are no change
+    still to replicate."""
+    from ..storage.logmatch import UNNOTICED, Clash
+    by_dir = {r.partition_dir: r for r in replicas}
+    clashing = set()
+    for j in clashes:
+        x = Clash.from_json(j)
+        ra, rb = by_dir[os.path.dirname(x.a.file)], by_dir[os.path.dirname(x.b.file)]
+        cut = [(r, s) for r, s in ((ra, x.a), (rb, x.b)) if r is not best]
+        if len(cut) == 1:
+            clashing.add(cut[0][0].partition_dir)
+            what = (f"truncate {cut[0][0].label} below the clash (to offset {cut[0][1].base_offset}): it is not the "
+                    f"most up-to-date replica ({best.label})")
+        else:
+            what = (f"truncate both against the most up-to-date replica ({best.label}), which cuts each below "
+                    "where it differs from it")
+        out.append(Finding("log-matching", "error",
+                           f"{ra.label} and {rb.label} hold different batches at offset {x.offset}, epoch {x.epoch}: "
+                           f"log matching is broken (a log was written outside Raft); {UNNOTICED}",
+                           [f"{s.file} position {s.position}: {s.replica}'s batch, epoch {x.epoch}, {s.batch()}"
+                            for s in (x.a, x.b)],
+                           f"{what}: " + "; ".join(f"quorumctl truncate {shlex.quote(r.log_dir)} --reference "
+                                                   f"{shlex.quote(best.log_dir)}" for r, _ in cut)
+                           + " (a dry run; add --apply with the node stopped)"))
+    return clashing
+
+
 def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding], skip=frozenset()) -> None:
     """A metadata log whose last voter set differs from the most up-to-date one: a
     change it has not replicated yet, or one only it holds (uncommitted). `skip`:
-    the logs an uncommitted-voter-change finding already names."""
+    the logs an uncommitted-voter-change or log-matching finding already names."""
     for d in dirs:
         r = d.replica
         if r is None or r.voters_record is None or r.partition_dir == voters["partition_dir"] \

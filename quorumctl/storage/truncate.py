@@ -153,11 +153,21 @@ def reference_caution(r: Replica, ref: Replica) -> str | None:
 
 
 def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, dict, str | None]:
-    """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`."""
+    """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`,
+    and below the first log-matching clash with it (storage/logmatch.py), which
+    that exchange, comparing epochs only, cannot see."""
+    from .logmatch import first_clash
     from .replica import divergence_json
     d = epochs.reconcile(r.view(), ref.view())
-    dj = divergence_json(r, d)
+    clash = first_clash(ref, r)
+    dj = divergence_json(r, d, clash)
+    below = None
+    if clash is not None:
+        below = (f"its log clashes with {ref.label}'s (log matching broken): {clash.what()}; cut below the clash, "
+                 f"at its batch's base offset {clash.b.base_offset}")
     if d.kind == "none":
+        if below is not None:
+            return clash.b.base_offset, below, dj, None
         return None, (f"the log (end offset {r.log_end}, last epoch {r.last_epoch}) is already a prefix of "
                       f"{ref.label}'s (end offset {ref.log_end}, last epoch {ref.last_epoch})"), dj, None
     if d.kind == "snapshot":
@@ -173,6 +183,8 @@ def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, di
     reason = (f"diverges from {ref.label}: its Fetch answer is DivergingEpoch(epoch={de[1]}, endOffset={de[0]})"
               + (f" after {len(d.rounds) - 1} round(s)" if len(d.rounds) > 2 else "")
               + f"; truncateToEndOffset gives {d.truncate_to}")
+    if below is not None and clash.b.base_offset < d.new_end:
+        return clash.b.base_offset, f"{reason}; {below}", dj, None
     return d.new_end, reason, dj, None
 
 

@@ -11,7 +11,10 @@ the corpus catalogue. Checks:
 - leader epochs non-decreasing, and consistent with leader-epoch-checkpoint;
 - snapshots: header first, footer last, epochs matching the name;
 - indexes and time indexes against their log (storage.indexes);
-- the tail: a torn or zero-filled tail is reported with its position.
+- the tail: a torn or zero-filled tail is reported with its position;
+- with several metadata log dirs given (replicas of one cluster): Raft's log
+  matching between each pair (storage/logmatch.py), a clash reported on the first
+  one's batch, naming the other's.
 """
 
 from __future__ import annotations
@@ -524,6 +527,13 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
             except InputError as e:
                 rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
             reports.append(rep)
+    by_path = {os.path.realpath(rep.path): rep for rep in reports}
+    for p in log_matching_problems(paths):
+        rep = by_path.get(os.path.realpath(p.path))
+        if rep is None:    # a segment verify did not list (cannot happen: both walk the same dirs)
+            rep = by_path[os.path.realpath(p.path)] = FileReport(p.path, filekinds.LOG)
+            reports.append(rep)
+        rep.problems.append(p)
     for rep in reports:
         gone = filekinds.renamed(rep.path)
         if gone:   # Kafka finishes these itself at startup (deletes, or completes the swap)
@@ -531,3 +541,32 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
             rep.notes.append(Problem(rep.path, None, None, f"{gone}: {filekinds.RENAMED[gone]}; verified as "
                                      f"{filekinds.original_name(rep.path)}", "renamed"))
     return reports
+
+
+def log_matching_problems(paths: list[str]) -> list[Problem]:
+    """The first log-matching clash of each pair of the metadata logs among `paths`
+    (log dirs or __cluster_metadata-0 dirs; none with fewer than two, nor between
+    two whose meta.properties name different clusters), each a `log-matching`
+    problem of the first one's clashing batch that names the other's."""
+    from .logmatch import UNNOTICED, first_clash
+    from .replica import METADATA_PARTITION, load_replica
+    seen, dirs = set(), []
+    for p in paths:
+        q = os.path.normpath(p)
+        pdir = q if os.path.basename(q) == METADATA_PARTITION else os.path.join(q, METADATA_PARTITION)
+        if os.path.isdir(pdir) and os.path.realpath(pdir) not in seen:
+            seen.add(os.path.realpath(pdir))
+            dirs.append(q)
+    if len(dirs) < 2:
+        return []
+    replicas = [load_replica(d) for d in dirs]
+    out = []
+    for i, a in enumerate(replicas):
+        for b in replicas[i + 1:]:
+            ca, cb = ((r.meta or {}).get("cluster.id") for r in (a, b))
+            x = None if ca and cb and ca != cb else first_clash(a, b)
+            if x is not None:
+                out.append(Problem(x.a.file, x.a.position, x.offset,
+                                   f"epoch {x.epoch}: {x.a.replica}'s batch ({x.a.batch()}) and {x.b.text()} are "
+                                   f"different batches; {UNNOTICED}", "log-matching"))
+    return out

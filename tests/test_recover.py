@@ -187,7 +187,7 @@ def test_a_replica_that_diverges_from_the_result_is_truncated(cli, verify_clean,
     assert (code, err) == (0, ""), out
     doc = json.loads(out)
     rows = {r["node_id"]: r for r in doc["plan"]["replicas"]}
-    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("append", "truncate", 30)
+    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("keep", "truncate", 30)   # static: no batch
     assert rows[4]["reason"].startswith("diverges from node 1: DivergingEpoch(epoch=2, endOffset=30)")
     assert [t["node_id"] for t in doc["applied"]["truncated"]] == [4]
     st = json.loads(cli("state", b4, "-o", "json")[1])["replicas"][0]

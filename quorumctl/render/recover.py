@@ -25,8 +25,6 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
                 "truncate": f"truncated to {x['keeps_to']}"}[x["action"]]
         lines.append(f"  node {x['node_id']} ({tag}): last epoch {x['last_epoch']}, log end offset "
                      f"{x['log_end_offset']}: {what}; {x['reason']}")
-        if x["log_matching"]:
-            lines.append(f"    {_clash(x['log_matching'])}")
         if x["loses"]:
             lines.append(f"    loses {_entries(x['loses'])}")
     lines.append(f"  voters: {doc['voters_before']} -> {doc['voters_after']} (lost: {doc['lost_voters']})")
@@ -64,8 +62,3 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
                          "--apply will refuse")
     return lines
 
-
-def _clash(c: dict) -> str:
-    a, b = c["a"], c["b"]
-    return (f"log-matching clash at offset {c['offset']}, epoch {c['epoch']}: {a['replica']} {a['file']} position "
-            f"{a['position']} vs {b['replica']} {b['file']} position {b['position']}")

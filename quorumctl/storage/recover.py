@@ -84,14 +84,12 @@ class ReplicaPlan:
     reason: str = ""
     losses: dict | None = None         # summary of the entries it loses (from keeps_to to its log end)
     truncation: TruncationPlan | None = None
-    clash: logmatch.Clash | None = None
 
     def to_json(self) -> dict:
         r = self.replica
         return {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir, "role": self.role,
                 "last_epoch": r.last_epoch, "log_end_offset": r.log_end, "action": self.action,
                 "keeps_to": self.keeps_to, "reason": self.reason, "loses": self.losses,
-                "log_matching": self.clash.to_json() if self.clash else None,
                 "truncation": self.truncation.to_json() if self.truncation else None}
 
 
@@ -358,9 +356,10 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                         lost_endpoints={v: endpoints.get(v, []) for v in lost})
     refuse = plan.refuse
     clashes = logmatch.clashes(every)
-    if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly
-        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: compare them with "
-               "`quorumctl state` and repair by hand")
+    if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly; so
+        # below, a replica differs from the base by its epochs alone (epochs.reconcile)
+        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
+               "(`quorumctl state` names the replica to truncate)")
 
     # -- who is a voter, who is declared lost
     given_voters = [r for r in every if r.node_id in voters]
@@ -431,9 +430,6 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
             refuse(f"{r.label}: the Fetch exchange with {base.label} does not converge; compare the logs by hand")
         else:
             rp.reason = f"its log is a prefix of {base.label}'s"
-        rp.clash = logmatch.first_clash(r, base)
-        if rp.clash is not None and rp.clash.b.base_offset < cut:
-            cut = min(cut, rp.clash.b.base_offset, rp.clash.a.base_offset)
         rp.keeps_to = cut
         rp.losses = summarize_entries(r, cut, r.log_end)
         if r is survivor:

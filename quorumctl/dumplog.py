@@ -12,7 +12,7 @@ import os
 from itertools import islice
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from .errors import ExitStatus, InputError
 from .openfile import check_regular
 from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
 from .render import dumplog as render_dumplog
@@ -325,7 +325,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
         results = os.pipe()
         pid = os.fork()
         if pid == 0:   # a child: do its chunks, send its spans, leave without cleanup
-            code = 0
+            code = ExitStatus.OK
             try:
                 os.close(results[0])
                 _keep_turn_fds(ring, w)
@@ -334,7 +334,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
                 import pickle
                 _write_all(results[1], pickle.dumps(spans))
             except BaseException:   # the others see its closed pipes and say so
-                code = 1
+                code = ExitStatus.INTERNAL
             os._exit(code)
         os.close(results[1])
         children.append((pid, results[0]))
@@ -483,8 +483,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
             sink.error(f"quorumctl: error: {path}: {e.strerror or e}")
     sink.flush()
     if result.errors and not result.problems:
-        return 2
-    return 1 if result.problems or result.errors else 0
+        return ExitStatus.USAGE
+    return ExitStatus.of(result.problems or result.errors)
 
 
 def _kv(d: dict) -> str:

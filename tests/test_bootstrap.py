@@ -494,10 +494,10 @@ def test_bootstrap_records_inside_the_zero_checkpoint_are_read(cli, verify_clean
 def test_format_raises_its_own_error_reported_as_bad_input():
     """The library raises FormatError (Kafka's FormatterException), not the CLI's
     error; it subclasses InputError so the CLI prints one line and exits 2."""
-    from quorumctl.errors import EXIT_INPUT, InputError
+    from quorumctl.errors import ExitStatus, InputError
     from quorumctl.storage.format import FormatError, parse_feature_args, parse_release_version
     with pytest.raises(FormatError, match=r"^--feature x: expected name=level$") as e:
         parse_feature_args(["x"])
-    assert isinstance(e.value, InputError) and e.value.exit_code == EXIT_INPUT
+    assert isinstance(e.value, InputError) and e.value.exit_code == ExitStatus.USAGE
     with pytest.raises(FormatError, match=r"^--release-version 9\.9: unknown metadata\.version"):
         parse_release_version("9.9")

@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output, PlainOutput
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
@@ -121,7 +122,7 @@ def info(
         sys.stdout.write(storage_format.info_text(doc, len(dirs)))
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
-    raise typer.Exit(1 if doc["problems"] else 0)
+    raise typer.Exit(ExitStatus.of(doc["problems"]))
 
 
 @app.command("version-mapping")

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import PlainOutput
 
 
@@ -51,7 +52,7 @@ def bundle(
         lines += [f"  {p['name']}: {p['what']}" for p in res["manifest"]["parts"]]
         lines += [f"note: {e}" for e in res["errors"]]
         sys.stdout.write("\n".join(lines) + "\n")
-    raise typer.Exit(0)
+    raise typer.Exit(ExitStatus.OK)
 
 
 def register(app: typer.Typer) -> None:

@@ -28,7 +28,7 @@ ADDRS = "HOST:PORT,..."
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
          watch, human_readable=False):
-    from ..errors import EXIT_UNREACHABLE, InputError
+    from ..errors import ExitStatus, InputError
     from ..protocol.client import Refresher, describe_quorum
     from ..render.output import resolve
     out = resolve(output)
@@ -45,7 +45,7 @@ def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, time
         return
     from ..render.quorum import watch as watch_view
     if watch_view(kind, Refresher(once), out, watch, human_readable):
-        raise typer.Exit(EXIT_UNREACHABLE)
+        raise typer.Exit(ExitStatus.UNREACHABLE)
 
 
 def status(
@@ -112,7 +112,7 @@ def health(
     out = resolve(output)
     h = probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, timeout, fetch_timeout_ms)
     print_health(h, out)
-    raise typer.Exit(1 if h.verdict == "unhealthy" or (fail_on_lag and h.verdict == "degraded") else 0)
+    raise typer.Exit(ExitStatus.of(h.verdict == "unhealthy" or (fail_on_lag and h.verdict == "degraded")))
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
 
 
@@ -36,7 +37,7 @@ def doctor(
         doctor.check_live(report, bootstrap_controller, timeout)
     doc = report.to_json()
     print_doctor(doc, resolve(output))
-    raise typer.Exit(1 if doc["findings"] else 0)
+    raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 
 def register(app: typer.Typer) -> None:

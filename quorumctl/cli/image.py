@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
 
 
@@ -32,7 +33,7 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
     if doc.get("logEnd"):
         import sys
         sys.stderr.write(f"quorumctl: warning: the log ends early: {doc['logEnd']}; replay stopped at offset {offset}\n")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def image(

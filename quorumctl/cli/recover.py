@@ -7,6 +7,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import PlainOutput
 
 
@@ -84,7 +85,7 @@ def recover(
         sys.stdout.write(json_line({"plan": doc, "applied": report, "dry_run": not apply}) + "\n")
     else:
         sys.stdout.write("\n".join(plan_lines(doc, not apply, report, holder)) + "\n")
-    raise typer.Exit(1 if plan.refusal else 0)
+    raise typer.Exit(ExitStatus.of(plan.refusal))
 
 
 def register(app: typer.Typer) -> None:

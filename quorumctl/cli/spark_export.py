@@ -9,6 +9,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
 
 
@@ -111,7 +112,7 @@ def spark_export(
         except KeyboardInterrupt:
             pass          # the checkpoint says where the next run starts
         finish_sessions()
-        raise typer.Exit(0)
+        raise typer.Exit(ExitStatus.OK)
 
     from ..render.spark_export import summary_line, summary_table
     from ..spark.job import export, finish_sessions

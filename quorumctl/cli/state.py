@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
 
 
@@ -56,7 +57,7 @@ def state(
     else:
         sys.stdout.write(state_text(doc))
     clash = comparison is not None and "log_matching" in comparison
-    raise typer.Exit(1 if clash or any(j["problems"] for j in doc["replicas"]) else 0)
+    raise typer.Exit(ExitStatus.of(clash or any(j["problems"] for j in doc["replicas"])))
 
 
 def register(app: typer.Typer) -> None:

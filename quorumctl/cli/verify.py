@@ -6,6 +6,7 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
 
 
@@ -68,7 +69,7 @@ def verify(
                 for n in r.notes:
                     sys.stdout.write("note: " + n.line() + "\n")
         sys.stdout.write(_summary(totals) + "\n")
-    raise typer.Exit(1 if problems else 0)
+    raise typer.Exit(ExitStatus.of(problems))
 
 
 def _summary(t: dict) -> str:

@@ -20,7 +20,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ClusterError, InputError, EXIT_INPUT
+from ..errors import ClusterError, ExitStatus, InputError
 from . import kerrors
 from . import messages
 from .connection import Address, Connection, NodeError, OutOfTime
@@ -32,7 +32,7 @@ BROKERS, CONTROLLERS = 1, 2
 class WrongEndpointType(InputError):
     """--bootstrap-server given a controller, or --bootstrap-controller a broker (exit 2)."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitStatus.USAGE
 
 
 class _Retry(Exception):

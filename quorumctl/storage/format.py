@@ -24,7 +24,7 @@ import shutil
 from dataclasses import dataclass, field
 
 from .. import ids
-from ..errors import InputError, QuorumctlError
+from ..errors import InputError, Refused
 from . import files as state_files
 from . import fsutil
 from .properties import _java_string_hash
@@ -638,8 +638,8 @@ def info_text(doc: dict, dirs_given: int) -> str:
 
 # -- format -------------------------------------------------------------------------
 
-class FormatRefused(QuorumctlError):
-    exit_code = 1
+class FormatRefused(Refused):
+    """A format refused (a formatted dir, a running node): nothing was written (exit 1)."""
 
 
 @dataclass

@@ -45,14 +45,14 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import InputError, Refused
 from ..records import metadata as md
 from . import epochs
 from . import files as state_files
 from . import fsutil
 from . import logmatch
 from .replica import Replica, divergence_json
-from .truncate import (Plan as TruncationPlan, Refused, _copy_owner, apply_plan, check_backup_root,
+from .truncate import (Plan as TruncationPlan, _copy_owner, apply_plan, check_backup_root,
                        default_backup_root, plan_truncation, real_partition_dir, replace_partition_dir)
 
 

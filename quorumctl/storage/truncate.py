@@ -31,7 +31,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import InputError, QuorumctlError
+from ..errors import ExitStatus, InputError, Refused
 from ..openfile import open_regular
 from . import epochs
 from . import files as state_files
@@ -48,11 +48,6 @@ class TruncateError(InputError):
     A library error; it subclasses InputError only so the CLI reports it as every
     bad-input error: one line on stderr, exit 2."""
 
-
-class Refused(QuorumctlError):
-    """The truncation would be unsafe or impossible; nothing was changed (exit 1)."""
-
-    exit_code = 1
 
 
 @dataclass
@@ -541,13 +536,10 @@ class Result:
     lock_holder: int | None      # on a dry run: the process holding the log dir's .lock, if any
 
     @property
-    def exit_code(self) -> int:
-        """1 when refused or when the result does not verify, else 0."""
-        if self.plan.refusal:
-            return 1
-        if self.report is not None and self.report.get("verify") and not self.report["verify"]["ok"]:
-            return 1
-        return 0
+    def exit_code(self) -> ExitStatus:
+        """PROBLEMS when refused or when the result does not verify, else OK."""
+        return ExitStatus.of(self.plan.refusal or (self.report is not None and self.report.get("verify")
+                                                   and not self.report["verify"]["ok"]))
 
 
 def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epoch: int | None = None,

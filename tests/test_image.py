@@ -439,9 +439,9 @@ def test_cli_input_errors_are_one_line(cli, tmp_path):
     cases = [
         (["image", d, "--at-offset", "1", "--at-time", "0"], "give --at-offset or --at-time, not both"),
         (["image", d, "--at-time", "yesterday"], "'yesterday': expected a time as ISO-8601"),
-        (["history", d], "give exactly one of --topic, --broker, --config, --feature, --voter"),
+        (["history", d], "give exactly one of --topic, --broker, --config-resource, --feature, --voter"),
         (["history", d, "--partition", "1", "--broker", "1"], "--partition needs --topic"),
-        (["history", d, "--config", "bogus:x"], "--config bogus:x: expected TYPE:NAME"),
+        (["history", d, "--config-resource", "bogus:x"], "--config-resource bogus:x: expected TYPE:NAME"),
         (["diff", d, "--from", "5", "--to", "2"], "--to 2 is before --from 5"),
         (["image", d, "/brokers/9"], "/brokers/9: no such path in the image"),
     ]

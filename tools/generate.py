@@ -774,7 +774,7 @@ def generate(out_dir: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     repo = Path(__file__).resolve().parents[1]
-    ap = argparse.ArgumentParser(prog="python -m quorumctl.cli.generate", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python tools/generate.py", description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=repo, help=f"where completions/ and man/ go (default: {repo})")
     args = ap.parse_args(argv)
     for path in generate(args.out):

@@ -8,7 +8,8 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output, PlainOutput
+from ..render.output import Output
+from .options import Apply, PlainOutputOpt, ServerConfig
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
@@ -29,8 +30,7 @@ def random_uuid():
 
 @app.command("format")
 def format_(
-    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
-                                          help="The server.properties to format for."),
+    config: ServerConfig = None,
     cluster_id: str = typer.Option(..., "--cluster-id", "-t", help="The cluster id (see random-uuid)."),
     node_id: Optional[int] = typer.Option(None, "--node-id", help="Node id (default: node.id of --config)."),
     log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs "
@@ -60,8 +60,8 @@ def format_(
                                                                 "else CONTROLLER)."),
     allow_non_uuid: bool = typer.Option(False, "--allow-non-uuid",
                                         help="Accept a cluster id that is not a Kafka Uuid (Kafka does)."),
-    apply: bool = typer.Option(False, "--apply", help="Write (the default is a dry run that prints the plan)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    apply: Apply = False,
+    output: PlainOutputOpt = None,
 ):
     """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).
 
@@ -89,10 +89,9 @@ def format_(
 
 @app.command("info")
 def info(
-    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
-                                          help="server.properties whose dirs to check."),
+    config: ServerConfig = None,
     log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to check (repeatable)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    output: PlainOutputOpt = None,
 ):
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
 
@@ -129,7 +128,7 @@ def info(
 def version_mapping(
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
                                                   help="A metadata.version or release (default 4.1-IV1)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+    output: PlainOutputOpt = None,
 ):
     """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
 
@@ -146,7 +145,7 @@ def version_mapping(
 @app.command("feature-dependencies")
 def feature_dependencies(
     feature: List[str] = typer.Option(..., "--feature", "-f", help="feature=level to look up (repeatable)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+    output: PlainOutputOpt = None,
 ):
     """What each feature level depends on, as kafka-storage 4.1 prints it.
 

@@ -17,6 +17,7 @@ from typing import Optional
 import typer
 
 from ..render.output import Output
+from .options import OutputOpt
 
 
 def _say(out: Output, text: str):
@@ -26,7 +27,7 @@ def _say(out: Output, text: str):
 
 
 def demo(
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
     serve: bool = typer.Option(False, "--serve", help="Keep the simulated quorum running until Ctrl-C."),
     write_examples: Optional[str] = typer.Option(
         None, "--write-examples", metavar="DIR",

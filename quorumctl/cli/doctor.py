@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output
+from .options import BootstrapController, Deadline, OutputOpt, ServerConfigs
 
 
 def doctor(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...", help="Log dirs to examine (besides the configs')."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="A node's server.properties (repeatable: one per node)."),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar="HOST:PORT,...",
-                                                       help="Also compare the live quorum (DescribeQuorum)."),
-    timeout: float = typer.Option(5.0, "--timeout", help="Seconds for the live quorum to answer."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    config: ServerConfigs = [],
+    bootstrap_controller: BootstrapController = None,
+    timeout: Deadline = 5.0,
+    output: OutputOpt = None,
 ):
     """Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.
 

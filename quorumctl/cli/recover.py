@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import PlainOutput
+from .options import Apply, BackupDir, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
 
 
 def recover(
@@ -19,24 +19,18 @@ def recover(
     replica: List[str] = typer.Option([], "--replica", metavar="DIR",
                                       help="Another replica of the metadata log: a broker's or observer's log dir. "
                                            "The recovery starts from the most up-to-date replica given. Repeatable."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="A survivor's server.properties (its metadata log dir is read; a static "
-                                          "quorum's controller.quorum.voters comes from it). Repeatable."),
+    config: ServerConfigs = [],
     survivor: Optional[int] = typer.Option(None, "--survivor", metavar="NODE_ID",
                                            help="The controller to keep as the only voter (default: the most "
                                                 "up-to-date one given)."),
     force_lost: str = typer.Option("", "--force-lost", metavar="ID[,ID...]",
                                    help="Declared-lost voters whose address now answers as something else (not a "
                                         "controller of this cluster): proceed anyway. Dangerous if wrong."),
-    timeout: float = typer.Option(5.0, "--timeout", metavar="SECONDS",
-                                  help="How long to probe the declared-lost voters' endpoints."),
-    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE",
-                                                 help="Client settings (TLS, SASL) for probing the lost voters."),
-    apply: bool = typer.Option(False, "--apply", help="Do it (the default is a dry run that prints the plan)."),
-    backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
-                                             help="Where the survivor's replaced files are kept (default: <log dir>."
-                                                  "quorumctl-backup beside the log dir, same file system)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    timeout: Deadline = 5.0,
+    command_config: CommandConfig = None,
+    apply: Apply = False,
+    backup_dir: BackupDir = None,
+    output: PlainOutputOpt = None,
 ):
     """Rebuild a quorum that lost its majority from the surviving controller (dry run by default).
 

@@ -11,6 +11,7 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
+from .options import OutputOpt
 
 
 def spark_export(
@@ -53,7 +54,7 @@ def spark_export(
     remote: Optional[str] = typer.Option(None, "--remote", metavar="sc://HOST:PORT",
                                          help="Run on a Spark Connect server instead of starting Spark "
                                               "(Spark's own Parquet writer, on the server)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json (the summary)."),
+    output: OutputOpt = None,
 ):
     """Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
+from .options import OutputOpt, ServerConfigs
 
 
 def state(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...",
                                       help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum)."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE", help="server.properties; its metadata log dir is read "
-                                     "(repeatable)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    config: ServerConfigs = [],
+    output: OutputOpt = None,
 ):
     """Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.
 

@@ -6,7 +6,8 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import Output, PlainOutput
+from ..render.output import Output
+from .options import Apply, BackupDir, PlainOutputOpt, ServerConfigs
 
 
 def truncate(
@@ -22,17 +23,13 @@ def truncate(
                                              help="The end offset of a leader's DivergingEpoch."),
     to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="OFFSET",
                                             help="Truncate to this offset (whole batches: a batch holding it goes)."),
-    apply: bool = typer.Option(False, "--apply", help="Do it (the default is a dry run that prints the plan)."),
+    apply: Apply = False,
     force: bool = typer.Option(False, "--force", help="Allow cutting below the latest snapshot's end offset, "
                                "entries the references prove committed, or a replica more up to date than "
                                "the reference."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="server.properties whose controller.quorum.voters names the voters "
-                                          "(static quorum; with several --reference). Repeatable."),
-    backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
-                                             help="Where removed and replaced files are kept (default: "
-                                                  "<log dir>.quorumctl-backup beside the log dir, same file system)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    config: ServerConfigs = [],
+    backup_dir: BackupDir = None,
+    output: PlainOutputOpt = None,
 ):
     """Truncate a stopped replica's metadata log to where it diverges (dry run by default).
 

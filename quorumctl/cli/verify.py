@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
+from .options import OutputOpt
 
 
 def verify(
     paths: List[str] = typer.Argument(..., metavar="PATH...", help="Files or log dirs (directories are walked)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
     notes: bool = typer.Option(False, "--notes", help="Also list findings Kafka repairs by itself at startup."),
     deep: bool = typer.Option(False, "--deep", help="Also decode every record (and metadata record), not only batch headers and CRCs."),
 ):

@@ -21,7 +21,7 @@ import tracemalloc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from quorumctl.records.batch import encode_batch  # noqa: E402
-from quorumctl.storage import indexes  # noqa: E402
+from quorumctl.logdir import indexes  # noqa: E402
 
 
 def write_segment(d: str, n: int, preallocate: bool) -> tuple[str, str, str]:

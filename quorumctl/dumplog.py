@@ -18,7 +18,7 @@ from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
 from .render import dumplog as render_dumplog
 from .render.dumplog import Sink, header_line
 from .render.output import json_line
-from .storage import filekinds
+from .logdir import filekinds
 
 
 @dataclass
@@ -497,7 +497,7 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
     (indexes, producer state, txn index), `key: value` lines of ours otherwise;
     for JSON and tables, one object per file (sink.doc)."""
     from .render.output import Output
-    from .storage import files as state_files
+    from .logdir import statefiles as state_files
 
     text = mode is Output.text
 
@@ -513,7 +513,7 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
                 sink.error(e)
 
     if kind in (filekinds.INDEX, filekinds.TIMEINDEX):
-        from .storage import indexes
+        from .logdir import indexes
         if kind == filekinds.INDEX:
             out, err = indexes.dump_index_lines(path, verify_only=verify_index_only,
                                                 sanity_check=index_sanity_check, max_message_size=max_message_size)
@@ -532,13 +532,13 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
             result.problems += 1
         emit(out, err)
     elif kind == filekinds.PRODUCER_SNAPSHOT:
-        from .storage import producer_state
+        from .logdir import producer_state
         put(lambda: {"kind": kind, "file": path,
                      "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
         if text:
             emit(list(producer_state.producer_snapshot_lines(path)))
     elif kind == filekinds.TXNINDEX:
-        from .storage import producer_state
+        from .logdir import producer_state
         out, err = producer_state.txn_index_lines(path)
         put(lambda: {"kind": kind, "file": path,
                      "entries": [e.to_json() for e in producer_state.read_txn_index(path)]})

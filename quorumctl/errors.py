@@ -42,8 +42,8 @@ class InputError(QuorumctlError):
     """Bad input: a file that does not decode, a bad option value (exit 2).
 
     Library modules with a job of their own raise their own subclass
-    (storage.format.FormatError, storage.truncate.TruncateError,
-    storage.recover.RecoverError), so a caller can tell whose refusal it is;
+    (versions.FormatError, ops.truncate.TruncateError,
+    ops.recover.RecoverError), so a caller can tell whose refusal it is;
     the CLI reports every subclass as this: one line, exit 2."""
 
     exit_code = ExitStatus.USAGE

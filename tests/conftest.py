@@ -74,7 +74,7 @@ def verify_clean(cli):
     """`verify_clean(path)`: `quorumctl verify PATH` exits 0."""
     def check(path) -> None:
         from quorumctl.errors import InputError
-        from quorumctl.storage import filekinds
+        from quorumctl.logdir import filekinds
         try:
             filekinds.log_dir_files([str(path)])
         except InputError:

@@ -114,7 +114,7 @@ def test_exit_status_table():
 
 def test_an_internal_error_is_one_line_and_its_own_code(cli, tmp_path, monkeypatch):
     """A bug is not a usage error: exit 4, one line naming it; --debug shows the traceback."""
-    from quorumctl.storage import replica
+    from quorumctl.raft import replica
 
     def broken(*a, **k):
         raise ZeroDivisionError("division by zero")

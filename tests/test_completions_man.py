@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import generate  # noqa: E402  (tools/generate.py: build-time, outside the package)
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.testing.synth import B, write_replica
 
 REPO = Path(__file__).resolve().parents[1]
 BASH_SCRIPT = REPO / "completions" / "quorumctl.bash"

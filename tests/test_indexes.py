@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from quorumctl.errors import InputError
 from quorumctl.records.batch import BatchReader, encode_batch
-from quorumctl.storage import indexes
+from quorumctl.logdir import indexes
 from samples import CORPUS, FIXTURES, blocks
 
 STATIC = FIXTURES / "kafka-3.7.0-static"

@@ -1,4 +1,4 @@
-"""Raft's log matching as a check (storage/logmatch.py) in `state`, `doctor`,
+"""Raft's log matching as a check (raft/logmatch.py) in `state`, `doctor`,
 `verify` and `truncate --reference`.
 
 The clashing replicas are made as quorumctl's old `recover` made them (issue 23):
@@ -22,10 +22,10 @@ from hypothesis import given, settings, strategies as st
 
 from quorumctl.records import metadata as md
 from quorumctl.records.batch import encode_batch
-from quorumctl.storage import logmatch
-from quorumctl.storage.replica import load_replica
-from quorumctl.storage.segments import BatchInfo
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.raft import logmatch
+from quorumctl.raft.replica import load_replica
+from quorumctl.logdir.segments import BatchInfo
+from quorumctl.testing.synth import B, write_replica
 from samples import FIXTURES
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
@@ -177,7 +177,7 @@ def test_untouched_replicas_do_not_clash(cli, copies):
 
 
 def test_committed_prefix_ends_at_the_clash(tmp_path):
-    from quorumctl.storage.committed import classify, common_prefix, known
+    from quorumctl.raft.committed import classify, common_prefix, known
     write_replica(str(tmp_path / "a"), [B(1)] * 6, node_id=1)
     write_replica(str(tmp_path / "b"), [B(1)] * 4 + [B(1, tag="b")] * 2, node_id=2)
     a, b = load_replica(str(tmp_path / "a")), load_replica(str(tmp_path / "b"))

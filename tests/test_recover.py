@@ -19,7 +19,7 @@ import pytest
 
 from quorumctl.records.batch import BatchReader
 from quorumctl.records import metadata as md
-from quorumctl.storage import fsutil
+from quorumctl.ops import fsutil
 from samples import FIXTURES
 from logfiles import tree
 
@@ -227,7 +227,7 @@ def sim_static():
 
 
 def test_probe_states_on_real_sockets(sim_static):
-    from quorumctl.protocol.config import load_client_config
+    from quorumctl.protocol.connection import load_client_config
     from quorumctl.protocol.connection import Address
     from quorumctl.protocol.liveness import probe_voters
 

@@ -73,7 +73,7 @@ def format_(
     import sys
 
     from ..render.output import json_line, resolve_plain
-    from ..storage.format import run_format
+    from ..ops.formatter import run_format
 
     run = run_format(config=config, cluster_id=cluster_id, node_id=node_id, log_dirs=list(log_dir),
                      metadata_log_dir=metadata_log_dir, add_scram=list(add_scram),
@@ -104,8 +104,9 @@ def info(
 
     from ..errors import InputError
     from ..render.output import json_line, resolve_plain
-    from ..storage import config as storage_config
-    from ..storage import format as storage_format
+    from ..config import server as storage_config
+    from ..ops.dirinfo import info as check_dirs
+    from ..render.bootstrap import info_text
 
     if not config and not log_dir:
         raise InputError("give -c server.properties or --log-dir DIR")
@@ -113,12 +114,12 @@ def info(
     dirs = list(log_dir) or cfg.all_dirs()
     if cfg is not None and log_dir:
         dirs = sorted(set(dirs) | set(cfg.all_dirs()))
-    doc = storage_format.info(dirs, kraft_mode=cfg.kraft if cfg else True)
+    doc = check_dirs(dirs, kraft_mode=cfg.kraft if cfg else True)
     mode = resolve_plain(output)
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")
     else:
-        sys.stdout.write(storage_format.info_text(doc, len(dirs)))
+        sys.stdout.write(info_text(doc, len(dirs)))
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
     raise typer.Exit(ExitStatus.of(doc["problems"]))
@@ -137,9 +138,10 @@ def version_mapping(
     import sys
 
     from ..render.output import json_line, resolve_plain
-    from ..storage import format as storage_format
-    doc = storage_format.version_mapping(release_version)
-    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else storage_format.version_mapping_text(doc))
+    from ..render.bootstrap import version_mapping_text
+    from ..versions import version_mapping as mapping
+    doc = mapping(release_version)
+    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else version_mapping_text(doc))
 
 
 @app.command("feature-dependencies")
@@ -154,9 +156,10 @@ def feature_dependencies(
     import sys
 
     from ..render.output import json_line, resolve_plain
-    from ..storage import format as storage_format
-    deps = storage_format.feature_dependencies(feature)
-    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else storage_format.feature_dependencies_text(deps))
+    from ..render.bootstrap import feature_dependencies_text
+    from ..versions import feature_dependencies as dependencies
+    deps = dependencies(feature)
+    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else feature_dependencies_text(deps))
 
 
 def register(parent: typer.Typer) -> None:

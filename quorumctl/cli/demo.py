@@ -65,7 +65,7 @@ def demo(
             print_quorum(kind, describe_quorum(*mode, None, 10.0), out, **kw)
 
         def health(timeout: float):
-            from ..protocol.config import ClientConfig
+            from ..config.client import ClientConfig
             from ..protocol.connection import parse_address
             from ..protocol.health import check_health
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")

@@ -47,13 +47,13 @@ def recover(
     import sys
 
     from ..errors import InputError
-    from ..protocol.config import load_client_config
+    from ..protocol.connection import load_client_config
     from ..protocol.connection import Address, parse_quorum_voters
     from ..protocol.liveness import probe_voters
     from ..render.output import json_line, resolve_plain
     from ..render.recover import plan_lines
-    from ..storage import recover as recovery
-    from ..storage.config import load
+    from ..ops import recover as recovery
+    from ..config.server import load
 
     lost = recovery.parse_ids(lost_voters)
     forced = recovery.parse_ids(force_lost, "--force-lost") if force_lost.strip() else []

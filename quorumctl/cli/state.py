@@ -32,9 +32,9 @@ def state(
     from ..errors import InputError
     from ..render.output import json_line, resolve
     from ..render.state import replica_doc, state_table, state_text
-    from ..storage.committed import classify
+    from ..raft.committed import classify
     from ..protocol.connection import static_voter_ids
-    from ..storage.replica import compare, load_replica, metadata_dir_from_config
+    from ..raft.replica import compare, load_replica, metadata_dir_from_config
 
     targets = list(paths or []) + [metadata_dir_from_config(c) for c in config]
     if not targets:

@@ -46,7 +46,7 @@ def truncate(
     from ..render.output import json_line, resolve_plain
     from ..render.state import plan_lines
     from ..protocol.connection import static_voter_ids
-    from ..storage.truncate import run
+    from ..ops.truncate import run
 
     static, source = static_voter_ids(config)
     res = run(log_dir, reference=reference, diverging_epoch=diverging_epoch, end_offset=end_offset,

@@ -27,7 +27,7 @@ def verify(
     import sys
 
     from ..render.output import json_line, resolve
-    from ..storage.verify import verify_paths
+    from ..ops.verify import verify_paths
 
     reports = verify_paths(paths, deep=deep, stray=lambda f: sys.stderr.write(f"Ignoring unknown file {f}\n"))
     problems = [p for r in reports for p in r.problems]

@@ -24,9 +24,9 @@ from ..records import metadata as md
 from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
     plain_value_spans
 from ..schema.codec import uuid_cached, uuid_str
-from ..storage import segments
-from ..storage.files import BOOTSTRAP_CHECKPOINT
-from ..storage.replica import METADATA_PARTITION
+from ..logdir import segments
+from ..logdir.statefiles import BOOTSTRAP_CHECKPOINT
+from ..raft.replica import METADATA_PARTITION
 from .parallel import LOCAL
 from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, merge_partition, partition_from_record, \
     remove_topic
@@ -96,8 +96,8 @@ def parse_point(text: str | None) -> Point:
 def open_source(paths: list[str]) -> Source:
     """A log dir, its __cluster_metadata-0 dir, or files (.log segments, a snapshot
     .checkpoint, bootstrap.checkpoint)."""
-    from ..storage.filekinds import SEGMENT_RE, SNAPSHOT_RE
-    from ..storage.replica import resolve_partition_dir
+    from ..logdir.filekinds import SEGMENT_RE, SNAPSHOT_RE
+    from ..raft.replica import resolve_partition_dir
     if not paths:
         raise InputError("give a log dir (or its __cluster_metadata-0 dir, or .log/.checkpoint files)")
     if len(paths) == 1 and os.path.isdir(paths[0]):
@@ -136,7 +136,7 @@ def open_source(paths: list[str]) -> Source:
 
 
 def _snapshot_time(path: str) -> int:
-    from ..storage.replica import read_snapshot_controls
+    from ..raft.replica import read_snapshot_controls
     header = read_snapshot_controls(path)["header"] or {}
     return header.get("lastContainedLogTimestamp", -1)
 

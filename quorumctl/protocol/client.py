@@ -376,7 +376,7 @@ def _address_of(name: str | None) -> Address | None:
 def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
             command_config: str | None, timeout: float | None) -> QuorumClient:
     """A QuorumClient from the Kafka-style connection options."""
-    from .config import load_client_config
+    from .connection import load_client_config
     from .connection import parse_address_list
 
     if bootstrap_server and bootstrap_controller:

@@ -117,7 +117,7 @@ def parse_quorum_voters(text: str, source: str) -> dict[int, Address]:
 def static_voter_ids(configs: list[str]) -> tuple[list[int] | None, str]:
     """The voter ids controller.quorum.voters names in these server.properties (a
     static quorum) and which files name them; (None, "") when none does."""
-    from ..storage.config import load
+    from ..config.server import load
     ids: set[int] = set()
     named = []
     for path in configs:
@@ -143,6 +143,21 @@ def parse_address_list(text: str, what: str) -> list[Address]:
 
 _SIZE = struct.Struct(">i")
 
+
+
+def load_client_config(path: str | None):
+    """The ClientConfig of `--command-config` (defaults when None), its TLS material
+    loaded at once: a bad truststore or keystore is reported before any connection
+    (ssl is imported only then)."""
+    from ..config.client import ClientConfig, config_from_properties
+    from ..config.properties import load_properties
+    if path is None:
+        return ClientConfig()
+    cfg = config_from_properties(load_properties(path, "command config"), path)
+    if cfg.uses_tls:
+        from .tls import context_for
+        context_for(cfg)
+    return cfg
 
 class Connection:
     """An open, negotiated (and authenticated) connection to one node."""
@@ -197,7 +212,8 @@ class Connection:
 
     def _tls_handshake(self):
         import ssl
-        ctx = self.cfg.ssl_context()
+        from .tls import context_for
+        ctx = context_for(self.cfg)
         timeout = self._budget(self.cfg.connect_timeout_ms)
         try:
             tls = ctx.wrap_socket(self.sock, server_hostname=self.address.host,

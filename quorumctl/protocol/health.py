@@ -365,7 +365,7 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     addresses given and the server config's voters / bootstrap servers; the
     caught-up threshold from the option, else the config, else Kafka's default."""
     from ..errors import InputError
-    from .config import load_client_config
+    from .connection import load_client_config
     from .connection import parse_address_list
 
     if timeout <= 0:
@@ -373,7 +373,7 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     cfg = load_client_config(command_config)
     voters, boot, cfg_fetch = {}, [], None
     if config:
-        from ..storage.properties import load_properties
+        from ..config.properties import load_properties
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
     servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []

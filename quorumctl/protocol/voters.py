@@ -49,8 +49,8 @@ def _refusal(e: QuorumctlError) -> Refused | None:
 
 def add_controller(bootstrap_server: str | None, bootstrap_controller: str | None,
                    command_config: str | None, timeout: float | None, dry_run: bool) -> VoterChange:
-    from ..storage.config import controller_from_properties
-    from ..storage.properties import load_properties
+    from ..config.server import controller_from_properties
+    from ..config.properties import load_properties
 
     if command_config is None:
         raise InputError("add-controller needs --command-config: the configuration file of the controller "

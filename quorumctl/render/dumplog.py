@@ -17,7 +17,7 @@ from ..records import metadata as md
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry, plain_value_spans)
 from ..records.metadata import payload_prefix
-from ..storage import filekinds
+from ..logdir import filekinds
 from .output import json_bytes, json_line
 
 

@@ -7,7 +7,7 @@ from .state import plan_lines as truncation_lines
 
 
 def _entries(s: dict) -> str:
-    from ..storage.recover import entries_text
+    from ..ops.recover import entries_text
     return entries_text(s)
 
 

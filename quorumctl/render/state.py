@@ -7,12 +7,12 @@ from __future__ import annotations
 import os
 import shlex
 
-from ..storage.logmatch import Clash
+from ..raft.logmatch import Clash
 from .output import timestamp, when_text
 
 
 def replica_doc(r, now_ms: int | None = None) -> dict:
-    """The JSON form of a storage.replica.Replica (`state -o json`, and what the text and table read)."""
+    """The JSON form of a raft.replica.Replica (`state -o json`, and what the text and table read)."""
     import time
 
     qs = r.quorum_state
@@ -195,7 +195,7 @@ def follower_line(f: dict, winner: str) -> str | None:
 
 
 def split_text(x: dict) -> str:
-    """One replica's committed / unknown / uncommitted split (storage/committed.py) as text."""
+    """One replica's committed / unknown / uncommitted split (raft/committed.py) as text."""
     c, u, end = x["committed_end_offset"], x["uncommitted_from_offset"], x["log_end_offset"]
     parts = [f"committed below {c}" if c > 0 else "nothing provably committed"]
     if u > c:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from . import epochs
-from . import files as state_files
-from . import segments
+from ..logdir import statefiles as state_files
+from ..logdir import segments
 
 METADATA_PARTITION = "__cluster_metadata-0"
 
@@ -36,7 +36,7 @@ def resolve_partition_dir(path: str) -> tuple[str, str]:
 
 
 def metadata_dir_from_config(cfg_path: str) -> str:
-    from .config import load
+    from ..config.server import load
     return load(cfg_path).metadata_log_dir
 
 
@@ -270,7 +270,7 @@ def _find_voters(r: Replica) -> None:
 def compare(replicas: list[Replica]) -> dict:
     """The most up-to-date replica by Raft's rule (last epoch, then log end
     offset) and, for every other one, the Fetch exchange against it (KIP-595)
-    and its first log-matching clash with it (storage/logmatch.py), which that
+    and its first log-matching clash with it (raft/logmatch.py), which that
     exchange cannot see. `log_matching` (present only when there is one) lists
     the clashes of every pair, the winner's first (the winner as side a)."""
     from .logmatch import clashes, first_clash

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .replica import Replica
-from .segments import BatchInfo
+from ..logdir.segments import BatchInfo
 
 
 @dataclass

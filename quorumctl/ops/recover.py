@@ -47,11 +47,11 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, Refused
 from ..records import metadata as md
-from . import epochs
-from . import files as state_files
+from ..raft import epochs
+from ..logdir import statefiles as state_files
 from . import fsutil
-from . import logmatch
-from .replica import Replica, divergence_json
+from ..raft import logmatch
+from ..raft.replica import Replica, divergence_json
 from .truncate import (Plan as TruncationPlan, _copy_owner, apply_plan, check_backup_root,
                        default_backup_root, plan_truncation, real_partition_dir, replace_partition_dir)
 
@@ -445,7 +445,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                 refuse(f"{r.label} ({r.partition_dir}) must be truncated to {cut}, but: {tp.refusal}")
 
     # -- what becomes committed
-    from .committed import classify
+    from ..raft.committed import classify
     try:
         cm = classify(every, voters if mode == "static" else None)
         mine = next(x for x in cm["replicas"] if x["replica"] == base.label)
@@ -631,7 +631,7 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
     and probed again: the plan must come from logs no Kafka can still append to, and
     from voters that are still silent. Returns the plan, the apply report (None on a
     dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
-    from .replica import load_replica, resolve_partition_dir
+    from ..raft.replica import load_replica, resolve_partition_dir
 
     dirs = [resolve_partition_dir(t)[0] for t in list(targets) + list(replicas)]
 

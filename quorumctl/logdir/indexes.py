@@ -2,7 +2,7 @@
 writer (LogSegment.recover's entries), Kafka's dump-log text and checks
 against the segment's log.
 
-Layouts (storage/.../OffsetIndex.java, TimeIndex.java; big-endian):
+Layouts (Kafka's storage/.../OffsetIndex.java, TimeIndex.java; big-endian):
   .index      8 bytes per entry: int32 relative offset, int32 byte position in the .log
   .timeindex 12 bytes per entry: int64 timestamp, int32 relative offset
 

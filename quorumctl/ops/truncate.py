@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 
 from ..errors import ExitStatus, InputError, Refused
 from ..openfile import open_regular
-from . import epochs
-from . import files as state_files
+from ..raft import epochs
+from ..logdir import statefiles as state_files
 from . import fsutil
-from . import indexes
-from . import producer_state
-from . import segments
-from .replica import Replica
+from ..logdir import indexes
+from ..logdir import producer_state
+from ..logdir import segments
+from ..raft.replica import Replica
 
 
 class TruncateError(InputError):
@@ -149,10 +149,10 @@ def reference_caution(r: Replica, ref: Replica) -> str | None:
 
 def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, dict, str | None]:
     """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`,
-    and below the first log-matching clash with it (storage/logmatch.py), which
+    and below the first log-matching clash with it (raft/logmatch.py), which
     that exchange, comparing epochs only, cannot see."""
-    from .logmatch import first_clash
-    from .replica import divergence_json
+    from ..raft.logmatch import first_clash
+    from ..raft.replica import divergence_json
     d = epochs.reconcile(r.view(), ref.view())
     clash = first_clash(ref, r)
     dj = divergence_json(r, d, clash)
@@ -552,10 +552,10 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
 
     With several references the most up to date of them (Raft's rule) is the one
     the Fetch exchange runs against, and all of them with this replica decide which
-    entries are committed (storage/committed.py): dropping entries they prove
+    entries are committed (raft/committed.py): dropping entries they prove
     uncommitted needs no `force` even from the more up-to-date replica; dropping
     entries they prove committed does."""
-    from .replica import load_replica, resolve_partition_dir
+    from ..raft.replica import load_replica, resolve_partition_dir
 
     refs = [reference] if isinstance(reference, str) else list(reference or [])
     modes = [m for m, on in (("--reference", bool(refs)),
@@ -585,7 +585,7 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
             target, reason, divergence, refusal = target_from_reference(r, ref)
             caution = reference_caution(r, ref)
             if len(loaded) > 1:
-                from .committed import classify
+                from ..raft.committed import classify
                 committed = classify([r] + loaded, static_voters, static_source)
                 reason = f"{ref.label} is the most up to date of the references; " + reason if reason else reason
             mode = "reference"

@@ -9,7 +9,7 @@ epoch. Offline, with the files of some voters:
   the last offset where both hold an entry of the same epoch (a snapshot
   `END-EPOCH` holds the entry END-1 of epoch EPOCH), unless the files show the
   property broken: then it ends below the first pair of different batches of one
-  epoch (storage/logmatch.py);
+  epoch (raft/logmatch.py);
 * an entry is *provably committed* when a snapshot covers it (Kafka snapshots
   only committed data) in a replica sharing it; or when a majority of the voters
   hold it and their quorum-state epoch is their last entry's epoch, one epoch for

@@ -10,10 +10,10 @@ the corpus catalogue. Checks:
   first batch;
 - leader epochs non-decreasing, and consistent with leader-epoch-checkpoint;
 - snapshots: header first, footer last, epochs matching the name;
-- indexes and time indexes against their log (storage.indexes);
+- indexes and time indexes against their log (logdir.indexes);
 - the tail: a torn or zero-filled tail is reported with its position;
 - with several metadata log dirs given (replicas of one cluster): Raft's log
-  matching between each pair (storage/logmatch.py), a clash reported on the first
+  matching between each pair (raft/logmatch.py), a clash reported on the first
   one's batch, naming the other's.
 """
 
@@ -30,8 +30,8 @@ from ..records import compression
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL,
                              CRC_START, BatchError, BatchReader, LegacyEntry)
 from ..records.crc import crc32c
-from . import filekinds
-from .problems import Problem
+from ..logdir import filekinds
+from ..logdir.problems import Problem
 
 
 # A batch may claim millions of records, each undecodable: list the first few of a batch.
@@ -368,7 +368,7 @@ def check_snapshot_frame(rep: FileReport) -> None:
 
 def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
     """leader-epoch-checkpoint against the epochs actually in the log."""
-    from .files import read_epoch_checkpoint
+    from ..logdir.statefiles import read_epoch_checkpoint
 
     try:
         entries = read_epoch_checkpoint(path)
@@ -491,20 +491,20 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                     entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
                     rep.stats = {"entries": [list(e) for e in entries]}
                 elif kind == filekinds.QUORUM_STATE:
-                    from .files import read_quorum_state
+                    from ..logdir.statefiles import read_quorum_state
                     qs = read_quorum_state(f)
                     rep.stats = qs
                     if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
                         rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
                                                     f"log's last epoch {st.last_epoch}", "quorum-state"))
                 elif kind == filekinds.META_PROPERTIES:
-                    from .files import read_meta_properties
+                    from ..logdir.statefiles import read_meta_properties
                     rep.stats = read_meta_properties(f)
                 elif kind == filekinds.PARTITION_METADATA:
-                    from .files import read_partition_metadata
+                    from ..logdir.statefiles import read_partition_metadata
                     rep.stats = read_partition_metadata(f)
                 elif kind in (filekinds.INDEX, filekinds.TIMEINDEX):
-                    from . import indexes
+                    from ..logdir import indexes
                     log = indexes.sibling(f, "log")
                     base = filekinds.base_offset_of(f) or 0
                     if not os.path.exists(log):
@@ -517,10 +517,10 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                         rep.problems.extend(check(f, log, base, notes=remarks))
                         rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)
                 elif kind == filekinds.PRODUCER_SNAPSHOT:
-                    from . import producer_state
+                    from ..logdir import producer_state
                     rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
                 elif kind == filekinds.TXNINDEX:
-                    from . import producer_state
+                    from ..logdir import producer_state
                     rep.stats = {"entries": len(producer_state.read_txn_index(f))}
                 else:
                     continue
@@ -548,8 +548,8 @@ def log_matching_problems(paths: list[str]) -> list[Problem]:
     (log dirs or __cluster_metadata-0 dirs; none with fewer than two, nor between
     two whose meta.properties name different clusters), each a `log-matching`
     problem of the first one's clashing batch that names the other's."""
-    from .logmatch import UNNOTICED, first_clash
-    from .replica import METADATA_PARTITION, load_replica
+    from ..raft.logmatch import UNNOTICED, first_clash
+    from ..raft.replica import METADATA_PARTITION, load_replica
     seen, dirs = set(), []
     for p in paths:
         q = os.path.normpath(p)

@@ -228,7 +228,7 @@ def sim_static():
 
 def test_probe_states_on_real_sockets(sim_static):
     from quorumctl.protocol.connection import load_client_config
-    from quorumctl.protocol.connection import Address
+    from quorumctl.config.addresses import Address
     from quorumctl.protocol.liveness import probe_voters
 
     def addr(a: str) -> Address:

@@ -103,7 +103,7 @@ def info(
     import sys
 
     from ..errors import InputError
-    from ..render.output import json_line, resolve_plain
+    from ..render.output import emit, resolve_plain
     from ..config import server as storage_config
     from ..ops.dirinfo import info as check_dirs
     from ..render.bootstrap import info_text
@@ -115,11 +115,8 @@ def info(
     if cfg is not None and log_dir:
         dirs = sorted(set(dirs) | set(cfg.all_dirs()))
     doc = check_dirs(dirs, kraft_mode=cfg.kraft if cfg else True)
-    mode = resolve_plain(output)
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    else:
-        sys.stdout.write(info_text(doc, len(dirs)))
+    emit(output, doc, text=lambda d: info_text(d, len(dirs)))
+    if resolve_plain(output) is not Output.json:
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
     raise typer.Exit(ExitStatus.of(doc["problems"]))
@@ -135,13 +132,11 @@ def version_mapping(
 
     Example: quorumctl bootstrap version-mapping -r 3.9
     """
-    import sys
 
-    from ..render.output import json_line, resolve_plain
+    from ..render.output import emit
     from ..render.bootstrap import version_mapping_text
     from ..versions import version_mapping as mapping
-    doc = mapping(release_version)
-    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else version_mapping_text(doc))
+    emit(output, mapping(release_version), text=version_mapping_text)
 
 
 @app.command("feature-dependencies")
@@ -153,13 +148,11 @@ def feature_dependencies(
 
     Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
     """
-    import sys
 
-    from ..render.output import json_line, resolve_plain
+    from ..render.output import emit
     from ..render.bootstrap import feature_dependencies_text
     from ..versions import feature_dependencies as dependencies
-    deps = dependencies(feature)
-    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else feature_dependencies_text(deps))
+    emit(output, dependencies(feature), text=feature_dependencies_text)
 
 
 def register(parent: typer.Typer) -> None:

@@ -66,7 +66,7 @@ def demo(
 
         def health(timeout: float):
             from ..config.client import ClientConfig
-            from ..protocol.connection import parse_address
+            from ..config.addresses import parse_address
             from ..protocol.health import check_health
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)

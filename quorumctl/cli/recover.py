@@ -44,13 +44,12 @@ def recover(
 
     Example: quorumctl recover /var/lib/kafka/c1 --lost-voters 2,3 --replica /var/lib/kafka/b4 --apply
     """
-    import sys
 
     from ..errors import InputError
     from ..protocol.connection import load_client_config
-    from ..protocol.connection import Address, parse_quorum_voters
+    from ..config.addresses import Address, parse_quorum_voters
     from ..protocol.liveness import probe_voters
-    from ..render.output import json_line, resolve_plain
+    from ..render.output import emit
     from ..render.recover import plan_lines
     from ..ops import recover as recovery
     from ..config.server import load
@@ -75,10 +74,8 @@ def recover(
     plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
                                         probe=probe, force_lost=forced)
     doc = plan.to_json()
-    if resolve_plain(output).value == "json":
-        sys.stdout.write(json_line({"plan": doc, "applied": report, "dry_run": not apply}) + "\n")
-    else:
-        sys.stdout.write("\n".join(plan_lines(doc, not apply, report, holder)) + "\n")
+    emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
+         json_doc={"plan": doc, "applied": report, "dry_run": not apply})
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 

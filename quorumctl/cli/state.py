@@ -6,8 +6,6 @@ from typing import List
 
 import typer
 
-from ..errors import ExitStatus
-from ..render.output import Output
 from .options import OutputOpt, ServerConfigs
 
 
@@ -27,37 +25,13 @@ def state(
 
     Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
     """
-    import sys
+    from ..ops.state import state as run
+    from ..render.output import emit
+    from ..render.state import state_doc, state_table, state_text
 
-    from ..errors import InputError
-    from ..render.output import json_line, resolve
-    from ..render.state import replica_doc, state_table, state_text
-    from ..raft.committed import classify
-    from ..protocol.connection import static_voter_ids
-    from ..raft.replica import compare, load_replica, metadata_dir_from_config
-
-    targets = list(paths or []) + [metadata_dir_from_config(c) for c in config]
-    if not targets:
-        raise InputError("give at least one log dir (or -c server.properties)")
-    replicas = [load_replica(p) for p in targets]
-    labels = [r.label for r in replicas]
-    for r in replicas:
-        if labels.count(r.label) > 1:
-            r.label = f"{r.label} ({r.log_dir})"
-    comparison = compare(replicas) if len(replicas) > 1 else None
-    doc = {"replicas": [replica_doc(r) for r in replicas], "comparison": comparison}
-    if len(replicas) > 1:
-        doc["committed"] = classify(replicas, *static_voter_ids(config))
-    mode = resolve(output)
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    elif mode is Output.table:
-        from rich.console import Console
-        Console().print(state_table(doc))
-    else:
-        sys.stdout.write(state_text(doc))
-    clash = comparison is not None and "log_matching" in comparison
-    raise typer.Exit(ExitStatus.of(clash or any(j["problems"] for j in doc["replicas"])))
+    result = run(list(paths or []), config)
+    emit(output, state_doc(result), text=state_text, table=state_table)
+    raise typer.Exit(result.exit_code)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,7 +6,6 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import Output
 from .options import Apply, BackupDir, PlainOutputOpt, ServerConfigs
 
 
@@ -41,35 +40,16 @@ def truncate(
 
     Example: quorumctl truncate /var/lib/kafka/c1 --reference /var/lib/kafka/c2 --reference /var/lib/kafka/c3
     """
-    import sys
-
-    from ..render.output import json_line, resolve_plain
-    from ..render.state import plan_lines
-    from ..protocol.connection import static_voter_ids
+    from ..config.addresses import static_voter_ids
     from ..ops.truncate import run
+    from ..render.output import emit
+    from ..render.state import truncate_text
 
     static, source = static_voter_ids(config)
     res = run(log_dir, reference=reference, diverging_epoch=diverging_epoch, end_offset=end_offset,
               to_offset=to_offset, apply=apply, force=force, backup_dir=backup_dir,
               static_voters=static, static_source=source)
-    report = res.report
-    if resolve_plain(output) is Output.json:
-        sys.stdout.write(json_line({"plan": res.plan_json, "applied": report, "dry_run": not apply,
-                                    "unfinished_backups": res.unfinished}) + "\n")
-    else:
-        lines = plan_lines(res.plan_json, report if (report and report.get("applied")) else None,
-                           res.backup_root, dry_run=not apply)
-        if report is not None and report.get("verify") is not None:
-            v = report["verify"]
-            lines.append(f"verify {res.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
-            lines.extend(f"  {x}" for x in v["problems"])
-        for unfinished in res.unfinished:
-            lines.append(f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
-                         "left wholly old or wholly new; its plan.json says what was planned)")
-        if res.lock_holder:
-            lines.append(f"note: process {res.lock_holder} holds {res.log_dir}/.lock (a running Kafka); "
-                         "--apply will refuse")
-        sys.stdout.write("\n".join(lines) + "\n")
+    emit(output, res, text=truncate_text, json_doc=res.to_json())
     raise typer.Exit(res.exit_code)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError, at_line
 from ..openfile import open_regular
-from ..protocol.connection import parse_quorum_voters
+from ..config.addresses import parse_quorum_voters
 from ..logdir import statefiles as state_files
 from ..config import properties
 from ..config.server import ServerConfig, load

@@ -534,6 +534,12 @@ class Result:
     backup_root: str
     unfinished: list[str]        # earlier runs whose backups say they did not finish
     lock_holder: int | None      # on a dry run: the process holding the log dir's .lock, if any
+    dry_run: bool = True
+
+    def to_json(self) -> dict:
+        """`truncate -o json`."""
+        return {"plan": self.plan_json, "applied": self.report, "dry_run": self.dry_run,
+                "unfinished_backups": self.unfinished}
 
     @property
     def exit_code(self) -> ExitStatus:
@@ -610,7 +616,7 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
         if lock is not None:
             lock.release()
     holder = None if apply else fsutil.lock_holder(ld)
-    return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None)
+    return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None, not apply)
 
 
 def _most_up_to_date(replicas: list[Replica]) -> Replica:

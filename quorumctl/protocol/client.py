@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from ..errors import ClusterError, ExitStatus, InputError
 from . import kerrors
 from . import messages
-from .connection import Address, Connection, NodeError, OutOfTime
+from ..config.addresses import Address
+from .connection import Connection, NodeError, OutOfTime
 
 METADATA_TOPIC = "__cluster_metadata"
 BROKERS, CONTROLLERS = 1, 2
@@ -377,7 +378,7 @@ def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
             command_config: str | None, timeout: float | None) -> QuorumClient:
     """A QuorumClient from the Kafka-style connection options."""
     from .connection import load_client_config
-    from .connection import parse_address_list
+    from ..config.addresses import parse_address_list
 
     if bootstrap_server and bootstrap_controller:
         raise InputError("--bootstrap-server and --bootstrap-controller cannot be used together")

@@ -34,7 +34,8 @@ from ..errors import QuorumctlError
 from . import kerrors
 from . import messages
 from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum
-from .connection import Address, Connection, NodeError
+from ..config.addresses import Address
+from .connection import Connection, NodeError
 from .quorum import Quorum, quorum_from_partition
 
 DEFAULT_FETCH_TIMEOUT_MS = 2000
@@ -156,7 +157,7 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
 
 def targets_from_server_config(props: dict[str, str], source: str):
     """(voters id->Address, bootstrap Addresses, fetch timeout ms) of a server.properties."""
-    from .connection import parse_address_list, parse_quorum_voters
+    from ..config.addresses import parse_address_list, parse_quorum_voters
     voters = parse_quorum_voters(props.get("controller.quorum.voters", ""), source)
     boot = []
     if props.get("controller.quorum.bootstrap.servers", "").strip():
@@ -366,7 +367,7 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     caught-up threshold from the option, else the config, else Kafka's default."""
     from ..errors import InputError
     from .connection import load_client_config
-    from .connection import parse_address_list
+    from ..config.addresses import parse_address_list
 
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .connection import Address
+from ..config.addresses import Address
 from .health import Probe, _probe
 
 

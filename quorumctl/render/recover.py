@@ -3,6 +3,7 @@ changes, the losses, then the operator's next steps."""
 
 from __future__ import annotations
 
+from .state import lock_note
 from .state import plan_lines as truncation_lines
 
 
@@ -57,8 +58,6 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
         lines.append(f"applied; replaced files kept in {report['backup_dir']}")
     elif dry_run:
         lines.append("Run again with --apply to do it (every node given must be stopped).")
-        if lock_holder:
-            lines.append(f"note: process {lock_holder} holds {s['log_dir']}/.lock (a running Kafka); "
-                         "--apply will refuse")
+        lines += lock_note(lock_holder, s["log_dir"])
     return lines
 

@@ -58,6 +58,14 @@ def replica_doc(r, now_ms: int | None = None) -> dict:
     }
 
 
+def state_doc(result) -> dict:
+    """`state -o json`: the document the text and the table are read from (ops.state.StateResult)."""
+    doc = {"replicas": [replica_doc(r) for r in result.replicas], "comparison": result.comparison}
+    if result.committed is not None:
+        doc["committed"] = result.committed
+    return doc
+
+
 def _time(t: dict) -> str:
     """A timestamp's JSON form ({"ms", "iso", "age"}) as text; a value no ISO time can
     show (negative, after 9999) is printed raw, saying so."""
@@ -369,3 +377,24 @@ def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_ru
     elif applied is not None:
         lines.append(f"Done. Removed and replaced files are saved in {applied['backup_dir']}")
     return lines
+
+
+def lock_note(holder: int | None, log_dir: str) -> list[str]:
+    """A dry run's warning that --apply will meet Kafka's lock (truncate, recover)."""
+    return [f"note: process {holder} holds {log_dir}/.lock (a running Kafka); --apply will refuse"] if holder else []
+
+
+def truncate_text(res) -> str:
+    """`truncate`'s text: the plan, the result's verify, earlier unfinished runs, the lock."""
+    report = res.report
+    lines = plan_lines(res.plan_json, report if (report and report.get("applied")) else None,
+                       res.backup_root, dry_run=res.dry_run)
+    if report is not None and report.get("verify") is not None:
+        v = report["verify"]
+        lines.append(f"verify {res.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
+        lines.extend(f"  {x}" for x in v["problems"])
+    for unfinished in res.unfinished:
+        lines.append(f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
+                     "left wholly old or wholly new; its plan.json says what was planned)")
+    lines += lock_note(res.lock_holder, res.log_dir)
+    return "\n".join(lines) + "\n"

@@ -514,14 +514,16 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
 
     if kind in (filekinds.INDEX, filekinds.TIMEINDEX):
         from .logdir import indexes
+        from .logdir import index_dump
+        from .logdir import index_checks
         if kind == filekinds.INDEX:
-            out, err = indexes.dump_index_lines(path, verify_only=verify_index_only,
+            out, err = index_dump.dump_index_lines(path, verify_only=verify_index_only,
                                                 sanity_check=index_sanity_check, max_message_size=max_message_size)
         else:
-            out, err = indexes.dump_timeindex_lines(path, verify_only=verify_index_only,
+            out, err = index_dump.dump_timeindex_lines(path, verify_only=verify_index_only,
                                                     sanity_check=index_sanity_check)
         if not index_sanity_check:   # the sanity check asks less, as Kafka's does
-            err = err + [p.line() for p in indexes.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
+            err = err + [p.line() for p in index_checks.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
         if mode is Output.table and (verify_index_only or index_sanity_check):
             text = True   # no entries to show: the verdict lines are the output
         key = ("offset", "position") if kind == filekinds.INDEX else ("timestamp", "offset")

@@ -505,6 +505,7 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                     rep.stats = read_partition_metadata(f)
                 elif kind in (filekinds.INDEX, filekinds.TIMEINDEX):
                     from ..logdir import indexes
+                    from ..logdir import index_checks
                     log = indexes.sibling(f, "log")
                     base = filekinds.base_offset_of(f) or 0
                     if not os.path.exists(log):
@@ -512,7 +513,7 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                         rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
                                                  "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
                     else:
-                        check = indexes.check_offset_index if kind == filekinds.INDEX else indexes.check_time_index
+                        check = index_checks.check_offset_index if kind == filekinds.INDEX else index_checks.check_time_index
                         remarks: list[str] = []
                         rep.problems.extend(check(f, log, base, notes=remarks))
                         rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)

@@ -412,3 +412,36 @@ def test_interrupted_with_a_copy_and_a_truncation_every_dir_is_wholly_old_or_new
         code, out, err = cli(*argv)
         assert code == 0, (n, steps[n - 1], out, err)
         assert snapshot() == new, (n, steps[n - 1])
+
+
+def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp_path):
+    """A SIGSTOPped JVM that other nodes kept connecting to: its accept queue fills up, the
+    kernel drops further SYNs, and a connect times out exactly as to a host that is off.
+    The chaos runs on real Kafka met this; no answer is 'unknown', never 'silent'."""
+    from quorumctl.config.addresses import Address
+    from quorumctl.protocol.connection import load_client_config
+    from quorumctl.protocol.liveness import probe_voters
+    frozen = socket.socket()
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(0)                     # never accepts: the queue holds what the kernel allows
+    port = frozen.getsockname()[1]
+    fillers = []
+    try:
+        for _ in range(8):               # fill the accept queue (and the SYN backlog behind it)
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            fillers.append(c)
+        (p,) = probe_voters({2: [Address("127.0.0.1", port)]}, load_client_config(None), 1.0)
+        assert p.state in ("unknown", "accepts"), p
+        shutil.copytree(STATIC / "c1", tmp_path / "c1")
+        conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
+                             {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"})
+        before = tree(tmp_path / "c1")
+        code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--apply")
+        assert code == 1 and f"  refused: voter 2 at 127.0.0.1:{port}: " in out, out
+        assert "--force-lost 2" in out and tree(tmp_path / "c1") == before
+    finally:
+        for c in fillers:
+            c.close()
+        frozen.close()

@@ -121,10 +121,11 @@ class RecoveryPlan:
         return self.survivor.meta.get("cluster.id") if self.survivor.meta else None
 
     def judge_probes(self, probes: list, force_lost: list[int]) -> None:
-        """Refuse while a declared-lost voter answers on an endpoint, or cannot be probed.
-        `force_lost` waives a voter whose address answers as something else than a
-        controller of this cluster (or accepts TCP and says nothing), never one that
-        answers as a controller of this cluster."""
+        """Refuse unless every declared-lost voter is silent on every endpoint (its host
+        says nothing listens there). `force_lost` waives a voter that gives no answer
+        at all, accepts TCP and says nothing, or answers as something else than a
+        controller of this cluster; never one that answers as a controller of this
+        cluster."""
         self.probes = list(probes)
         bad_force = [i for i in force_lost if i not in self.lost]
         if bad_force:
@@ -139,6 +140,9 @@ class RecoveryPlan:
             elif p.voter_id in force_lost:
                 self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. If it "
                                   "is that voter (a frozen JVM that wakes up), the quorum splits in two")
+            elif p.state == "unknown":
+                self.refuse(f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
+                            f"off for good), say so with --force-lost {p.voter_id}")
             else:
                 self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
                             f"something else), say so with --force-lost {p.voter_id}")

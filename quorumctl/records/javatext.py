@@ -18,6 +18,7 @@ thousands of longer ones.
 from __future__ import annotations
 
 import codecs
+import re
 
 
 def _java_replace(exc: UnicodeDecodeError):
@@ -38,10 +39,31 @@ def _java_replace(exc: UnicodeDecodeError):
 ERRORS = "quorumctl.java-utf8"
 codecs.register_error(ERRORS, _java_replace)
 
+# ED is no continuation byte, so each ED A0..BF starts an ill-formed subpart of its own:
+# without one, Python's replacement is Java's, at C speed
+_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
+
+# Whether the last bytes decoded were not UTF-8. A topic's payloads are alike (text, or
+# binary such as Avro or metadata records), and a failed strict decode costs an exception
+# (about 1 us, more than decoding a short payload), so after one that was not UTF-8 the
+# next is decoded with replacement first. Only the speed depends on it, never the text.
+_binary = False
+
 
 def java_utf8(b: bytes) -> str:
-    """`new String(b, StandardCharsets.UTF_8)`: valid UTF-8 costs one strict decode."""
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError:
-        return b.decode("utf-8", ERRORS)
+    """`new String(b, StandardCharsets.UTF_8)`. Valid UTF-8 costs one decode, as
+    bytes that are not UTF-8 mostly do (Java's rule differs from Python's only
+    where ED A0..BF occurs)."""
+    global _binary
+    if not _binary:
+        try:
+            return b.decode("utf-8")
+        except UnicodeDecodeError:
+            _binary = True
+    s = b.decode("utf-8", "replace")
+    if "\ufffd" not in s:   # nothing replaced: it was UTF-8
+        _binary = False
+        return s
+    if _SURROGATE.search(b) is None:
+        return s
+    return b.decode("utf-8", ERRORS)

@@ -39,7 +39,7 @@ function __quorumctl_vopts
         case 'diff'
             printf '%s\n' -- --from --to -o --output
         case 'recover'
-            printf '%s\n' -- --lost-voters -c --config --survivor --backup-dir -o --output
+            printf '%s\n' -- --lost-voters --replica -c --config --survivor --force-lost --timeout --command-config --backup-dir -o --output
         case 'doctor'
             printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
         case 'bundle'
@@ -197,10 +197,14 @@ complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s o -l output -x -a 'tex
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l lost-voters -x -d 'The voters permanently lost (every voter not given must be named).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l replica -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Another replica of the metadata log: a broker'\''s or observer'\''s log dir. The recovery starts from the most up-to-date replica given. Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s c -l config -r -d 'A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.'
-complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The node to keep (default: the most up-to-date one given).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The controller to keep as the only voter (default: the most up-to-date one given).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l force-lost -x -d 'Declared-lost voters whose address now answers as something else (not a controller of this cluster): proceed anyway. Dangerous if wrong.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l timeout -x -d 'How long to probe the declared-lost voters'\'' endpoints.'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l command-config -r -d 'Client settings (TLS, SASL) for probing the lost voters.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l apply -d 'Do it (the default is a dry run that prints the plan).'
-complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where the survivor'\''s replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, same file system).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s o -l output -x -a 'text json' -d 'text or json.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -a '(__fish_complete_directories (commandline -ct) "")'

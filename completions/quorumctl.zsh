@@ -185,11 +185,15 @@ _quorumctl_diff() {
 _quorumctl_recover() {
   _arguments -s -S : \
     '--lost-voters=[The voters permanently lost (every voter not given must be named).]:ID\[,ID...\]: ' \
+    '*--replica=[Another replica of the metadata log\: a broker'\''s or observer'\''s log dir. The recovery starts from the most up-to-date replica given. Repeatable.]:DIR:_files -/' \
     '*-c[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
     '*--config=[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
-    '--survivor=[The node to keep (default\: the most up-to-date one given).]:NODE_ID: ' \
+    '--survivor=[The controller to keep as the only voter (default\: the most up-to-date one given).]:NODE_ID: ' \
+    '--force-lost=[Declared-lost voters whose address now answers as something else (not a controller of this cluster)\: proceed anyway. Dangerous if wrong.]:ID\[,ID...\]: ' \
+    '--timeout=[How long to probe the declared-lost voters'\'' endpoints.]:SECONDS: ' \
+    '--command-config=[Client settings (TLS, SASL) for probing the lost voters.]:FILE:_files' \
     '--apply[Do it (the default is a dry run that prints the plan).]' \
-    '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
+    '--backup-dir=[Where the survivor'\''s replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
     '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'

@@ -133,7 +133,7 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c1", "--from", "0"], 0), "missing": ([p.missing, "--from", "0"], 2),
             "empty": ([p.empty, "--from", "0"], 2), "wrong": ([p.wrong, "--from", "0"], 2)},
         ("recover",): {
-            "good": ([f"{d}/c1", "--lost-voters", "2,3"], 0),
+            "good": ([f"{d}/c1", "--lost-voters", "2,3", "--force-lost", "2,3"], 0),
             "missing": ([p.missing, "--lost-voters", "2"], 2), "empty": ([p.empty, "--lost-voters", "2"], 2),
             "wrong": ([p.wrong, "--lost-voters", "2"], 2)},
         ("doctor",): {

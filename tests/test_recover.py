@@ -9,7 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import socket
 import subprocess
 import sys
 
@@ -42,12 +44,22 @@ def test_dry_run_changes_nothing_and_explains(cli, verify_clean, dyn):
     assert tree(dyn) == before
     lines = out.splitlines()
     assert lines[0] == f"Recovery plan for node 1 ({dyn}/c1/__cluster_metadata-0), dynamic quorum, dry run"
-    assert "  survivor: node 1, last epoch 1, log end offset 315" in lines
+    # nothing listens on the fixture's voter endpoints here
+    assert lines[1:3] == ["  probe: voter 2 at localhost:19192: silent (connection refused)",
+                          "  probe: voter 3 at localhost:19193: silent (connection refused)"]
+    assert lines[3].startswith("  node 1 (survivor, base): last epoch 1, log end offset 315: kept; the recovery "
+                               "appends to it; the most up-to-date replica given")
     assert "  voters: [1, 2, 3] -> [1] (lost: [2, 3])" in lines
+    assert ("  new epoch: 2 (the highest epoch any given replica has seen is 1); the survivor then leads in "
+            "epoch 3") in lines
     assert (f"    - {dyn}/c1/__cluster_metadata-0/00000000000000000000.log: append a control batch at offset 315 "
-            f"(epoch 1, 128 bytes at byte 23456): VotersRecord with only node 1 ({C1_DIR}, "
+            f"in the new epoch 2 (128 bytes at byte 23456): VotersRecord with only node 1 ({C1_DIR}, "
             "CONTROLLER://localhost:19191)") in lines
-    assert lines[-1] == "Run again with --apply to do it (the node must be stopped)."
+    assert f"    - {dyn}/c1/__cluster_metadata-0/leader-epoch-checkpoint: epochs 1@0, 2@315" in lines
+    # the newest snapshot is 296-1: what follows it is not provably committed
+    assert ("  not provably committed, committed from now on: offsets 296..314: 19 record(s) (18 NO_OP_RECORD, "
+            "1 BROKER_REGISTRATION_CHANGE_RECORD)") in lines
+    assert lines[-1] == "Run again with --apply to do it (every node given must be stopped)."
 
 
 def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clean, dyn):
@@ -57,14 +69,17 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clea
     assert (code, err) == (0, "")
     doc = json.loads(out)
     assert doc["plan"]["voters_after"] == [1] and doc["applied"]["backed_up"] == [
-        "00000000000000000000.log", "quorum-state"]
+        "00000000000000000000.log", "leader-epoch-checkpoint", "quorum-state"]
+    assert (doc["plan"]["max_epoch_seen"], doc["plan"]["new_epoch"]) == (1, 2)
+    assert [p["state"] for p in doc["plan"]["probes"]] == ["silent", "silent"]
     new = seg.read_bytes()
     assert new[:len(old)] == old and len(new) == len(old) + 128
     with BatchReader(str(seg), start=len(old)) as r:
         batches = list(r)
     assert len(batches) == 1
     b = batches[0]
-    assert (b.base_offset, b.last_offset, b.leader_epoch, b.is_control, b.crc_valid()) == (315, 315, 1,
+    # in a new epoch: no replica can hold another batch at (315, 2)
+    assert (b.base_offset, b.last_offset, b.leader_epoch, b.is_control, b.crc_valid()) == (315, 315, 2,
                                                                                                     True, True)
     (rec,) = b.records()
     assert md.control_type(rec.key) == md.KRAFT_VOTERS
@@ -73,8 +88,9 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clea
                                   "endpoints": [{"name": "CONTROLLER", "host": "localhost", "port": 19191}],
                                   "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}}]}
     qs = (dyn / "c1" / "__cluster_metadata-0" / "quorum-state").read_text()
-    assert qs == ('{"leaderId":-1,"leaderEpoch":1,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
+    assert qs == ('{"leaderId":-1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
                   '"data_version":1}')
+    assert (dyn / "c1" / "__cluster_metadata-0" / "leader-epoch-checkpoint").read_text() == "0\n2\n1 0\n2 315\n"
     backup = doc["applied"]["backup_dir"]
     assert (open(f"{backup}/__cluster_metadata-0/00000000000000000000.log", "rb").read() == old)
     st = json.loads(cli("state", dyn / "c1", "-o", "json")[1])["replicas"][0]
@@ -98,13 +114,174 @@ def test_refusals_change_nothing(cli, verify_clean, dyn, args, refusal):
     assert tree(dyn) == before
 
 
-def test_refused_unless_the_survivor_is_the_most_up_to_date(cli, verify_clean, tmp_path):
+def free_port() -> int:
+    """A port nothing listens on (bound once by the kernel's choice, then closed)."""
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
+def static_config(path, node_id: int, log_dir, voters: dict[int, str]):
+    path.write_text(f"node.id={node_id}\nprocess.roles=controller\nlog.dirs={log_dir}\n"
+                    "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:9093\n"
+                    "controller.quorum.voters=" + ",".join(f"{i}@{a}" for i, a in sorted(voters.items())) + "\n")
+    return path
+
+
+def as_broker(src, dst, node_id: int):
+    """A copy of a replica's log dir as another node's (a broker that fetched the same log)."""
+    shutil.copytree(src, dst)
+    meta = dst / "meta.properties"
+    meta.write_text(re.sub(r"node.id=\d+", f"node.id={node_id}", meta.read_text()))
+    return dst
+
+
+@pytest.fixture
+def diverged(tmp_path):
+    """The example quorum: node 1 (epochs 1@0 2@10 4@40, end 50), node 2 (a prefix, end 46),
+    node 3 (1@0 2@10 3@30, end 40: diverges at 30). Static, cluster XFBpci3ORzK2hz44Gtmrwg."""
     from quorumctl.testing.examples import write_examples
     write_examples(str(tmp_path))
-    d = tmp_path / "diverged"
-    code, out, err = cli("recover", d / "c1", d / "c3", "--survivor", "3", "--lost-voters", "2")
-    assert code == 1 and ("refused: node 3 (last epoch 3, log end offset 40) is not the most up-to-date replica "
-                          "given: node 1 (last epoch 4, log end offset 50) wins an election against it") in out
+    return tmp_path / "diverged"
+
+
+def test_the_most_up_to_date_replica_is_the_base_even_a_broker(cli, verify_clean, diverged, tmp_path):
+    """Node 3 survives, behind and diverged; a broker holds node 1's log: the recovered
+    log is the broker's, node 3's entries 30..39 (which no chosen replica keeps) are listed."""
+    b4 = as_broker(diverged / "c1", tmp_path / "b4", 4)
+    conf = static_config(tmp_path / "c3.properties", 3, diverged / "c3",
+                         {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"})
+    code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "1,2", "-o", "json")
+    assert (code, err) == (0, ""), out
+    plan = json.loads(out)["plan"]
+    assert (plan["base"]["node_id"], plan["base"]["last_epoch"], plan["base"]["log_end_offset"]) == (4, 4, 50)
+    rows = {r["node_id"]: r for r in plan["replicas"]}
+    assert (rows[3]["role"], rows[3]["action"], rows[3]["keeps_to"]) == ("survivor", "replace", 30)
+    assert rows[3]["loses"]["from"] == 30 and rows[3]["loses"]["to"] == 39 and rows[3]["loses"]["records"] == 10
+    assert (rows[4]["role"], rows[4]["action"]) == ("replica", "base")
+    # static quorum: no batch; quorum-state goes to the highest epoch seen (4), the survivor leads in 5
+    assert (plan["max_epoch_seen"], plan["new_epoch"], plan["log_end_offset_after"]) == (4, 4, 50)
+    code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "1,2")
+    assert "    loses offsets 30..39: 10 record(s)" in out
+    before_b4 = tree(b4)
+    code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "1,2", "--apply")
+    assert (code, err) == (0, ""), out
+    assert tree(b4) == before_b4          # the base is read, never written
+    c3 = diverged / "c3" / "__cluster_metadata-0"
+    for name in ("00000000000000000000.log", "00000000000000000030.log", "leader-epoch-checkpoint"):
+        assert (c3 / name).read_bytes() == (b4 / "__cluster_metadata-0" / name).read_bytes(), name
+    qs = json.loads((c3 / "quorum-state").read_text())
+    assert (qs["leaderId"], qs["leaderEpoch"], qs["currentVoters"], qs["data_version"]) == (-1, 4, [{"voterId": 3}], 0)
+    st = json.loads(cli("state", diverged / "c3", b4, "-o", "json")[1])
+    assert [(r["log_end_offset"], r["last_epoch"]) for r in st["replicas"]] == [(50, 4), (50, 4)]
+    verify_clean(diverged / "c3")
+
+
+def test_a_replica_that_diverges_from_the_result_is_truncated(cli, verify_clean, diverged, tmp_path):
+    """Node 1 survives (the base); a broker holds node 3's diverged log: it is cut back
+    to 30 in the same run, under its own lock, with a backup."""
+    b4 = as_broker(diverged / "c3", tmp_path / "b4", 4)
+    conf = static_config(tmp_path / "c1.properties", 1, diverged / "c1",
+                         {1: "127.0.0.1:9093", 2: f"127.0.0.1:{free_port()}", 3: f"127.0.0.1:{free_port()}"})
+    code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "2,3", "--apply", "-o", "json")
+    assert (code, err) == (0, ""), out
+    doc = json.loads(out)
+    rows = {r["node_id"]: r for r in doc["plan"]["replicas"]}
+    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("append", "truncate", 30)
+    assert rows[4]["reason"].startswith("diverges from node 1: DivergingEpoch(epoch=2, endOffset=30)")
+    assert [t["node_id"] for t in doc["applied"]["truncated"]] == [4]
+    st = json.loads(cli("state", b4, "-o", "json")[1])["replicas"][0]
+    assert (st["log_end_offset"], st["last_epoch"]) == (30, 2)
+    verify_clean(b4)
+    verify_clean(diverged / "c1")
+
+
+def test_replicas_that_already_break_log_matching_are_refused(cli, dyn, tmp_path):
+    """Two replicas holding different batches at one (offset, epoch), as the old recover left
+    them: no base can be trusted, nothing is written."""
+    from quorumctl.records.batch import encode_batch
+    shutil.copytree(DYN / "b4", dyn / "b4")
+    for node, ts in (("c1", 1), ("b4", 2)):   # two NoOpRecords at (315, 1): other timestamps, other CRCs
+        rec = (None, md.encode_metadata(20, 0, {}))
+        with open(dyn / node / "__cluster_metadata-0" / "00000000000000000000.log", "ab") as f:
+            f.write(encode_batch([rec], base_offset=315, leader_epoch=1, base_timestamp=ts))
+    before = tree(dyn)
+    code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply")
+    assert code == 1, out
+    assert "  refused: log-matching: offset 315, epoch 1: node 1 " in out and "position 23456" in out
+    assert tree(dyn) == before
+
+
+@pytest.fixture
+def sim_static():
+    """The simulated quorum answering as the 3.7 static cluster (same cluster id)."""
+    from quorumctl.testing.scenarios import demo_cluster
+    c = demo_cluster(start=False)
+    c.cluster_id = "XFBpci3ORzK2hz44Gtmrwg"
+    c.start()
+    c.advertise_controllers()
+    try:
+        yield c
+    finally:
+        c.stop()
+
+
+def test_probe_states_on_real_sockets(sim_static):
+    from quorumctl.protocol.config import load_client_config
+    from quorumctl.protocol.connection import Address
+    from quorumctl.protocol.liveness import probe_voters
+
+    def addr(a: str) -> Address:
+        h, p = a.rsplit(":", 1)
+        return Address(h, int(p))
+    sim_static.silence(3)
+    closed = free_port()
+    got = probe_voters({1: [addr(sim_static.node_by_id(1).address)], 2: [addr(sim_static.node_by_id(2).address)],
+                        3: [addr(sim_static.node_by_id(3).address)], 5: [Address("127.0.0.1", closed)]},
+                       load_client_config(None), 1.0)
+    by = {p.voter_id: p for p in got}
+    assert (by[1].state, by[1].kind, by[1].cluster_id) == ("answers", "controller", "XFBpci3ORzK2hz44Gtmrwg")
+    assert by[1].detail == "answers as the leader of epoch 3 of cluster XFBpci3ORzK2hz44Gtmrwg"
+    assert by[2].detail == "answers as a controller following leader 1 of cluster XFBpci3ORzK2hz44Gtmrwg"
+    assert by[3].state == "accepts"       # a frozen process: the kernel accepts, nobody answers
+    assert (by[5].state, by[5].detail) == ("silent", "connection refused")
+
+
+def test_a_live_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path):
+    shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
+                         {1: "127.0.0.1:9093", 2: sim_static.node_by_id(2).address, 3: f"127.0.0.1:{free_port()}"})
+    before = tree(tmp_path / "c1")
+    for extra in ([], ["--force-lost", "2"], ["--apply"], ["--apply", "--force-lost", "2"]):
+        code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "2", *extra)
+        assert code == 1, (extra, out, err)
+        assert (f"  refused: voter 2 at {sim_static.node_by_id(2).address}: answers as a controller following "
+                "leader 1 of cluster XFBpci3ORzK2hz44Gtmrwg: it is alive; a recovery now would split the "
+                "quorum in two") in out, out
+    assert tree(tmp_path / "c1") == before
+
+
+def test_a_frozen_lost_voter_is_refused_unless_forced(cli, sim_static, tmp_path):
+    shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    sim_static.silence(2)
+    a2 = sim_static.node_by_id(2).address
+    conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
+                         {1: "127.0.0.1:9093", 2: a2, 3: f"127.0.0.1:{free_port()}"})
+    before = tree(tmp_path / "c1")
+    code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--apply")
+    assert code == 1 and f"  refused: voter 2 at {a2}: a TCP connection is accepted, but no Kafka answer" in out
+    assert "say so with --force-lost 2" in out
+    assert tree(tmp_path / "c1") == before
+    code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--force-lost", "2")
+    assert code == 0 and f"    - --force-lost 2: voter 2 at {a2}: a TCP connection is accepted" in out, out
+
+
+def test_a_static_voter_with_no_address_is_refused_unless_forced(cli, diverged):
+    code, out, err = cli("recover", diverged / "c1", "--lost-voters", "2,3")
+    assert code == 1 and ("refused: voter 2 has no known address, so nothing shows it is gone: give the survivor's "
+                          "server.properties with -c (controller.quorum.voters), or --force-lost 2") in out
+    code, out, err = cli("recover", diverged / "c1", "--lost-voters", "2,3", "--force-lost", "2,3")
+    assert code == 0 and "    - --force-lost 3: voter 3 has no known address; it was not probed" in out
 
 
 def test_refused_while_kafka_holds_the_lock(cli, verify_clean, dyn):
@@ -130,7 +307,7 @@ def test_static_quorum_keeps_quorum_state_version_0(cli, verify_clean, tmp_path)
     conf = tmp_path / "c1.properties"
     conf.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={tmp_path / 'c1'}\n"
                     "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://10.0.0.1:9093\n"
-                    "controller.quorum.voters=1@10.0.0.1:9093,2@10.0.0.2:9093,3@10.0.0.3:9093\n")
+                    f"controller.quorum.voters=1@10.0.0.1:9093,2@127.0.0.1:{free_port()},3@127.0.0.1:{free_port()}\n")
     code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--apply")
     assert (code, err) == (0, "")
     assert "    1. edit node 1's server.properties: controller.quorum.voters=1@10.0.0.1:9093" in out

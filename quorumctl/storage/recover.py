@@ -2,30 +2,40 @@
 majority of voters is permanently lost (etcd's --force-new-cluster, Consul's
 peers.json; Kafka ships nothing).
 
-Why the changes are what they are (Kafka 4.1's Raft layer, KIP-853):
+The rules (docs/recovery.md says why, with Kafka's sources):
 
-- At start-up `KafkaRaftClient.initialize` reads the latest snapshot and then
-  the *whole* log, committed or not (`KRaftControlRecordStateMachine.updateState`
-  reads with `Isolation.UNCOMMITTED`), and takes the last `VotersRecord` it
-  meets as the voter set. So for a dynamic quorum (kraft.version 1) one control
-  batch holding a `VotersRecord` with only the survivor, appended at the log
-  end in the last epoch, makes the survivor the only voter at its next start.
-- `QuorumState.initialize` then starts it unattached, resigned or follower
-  (a leader outside the voter set has no endpoints: unattached), and
-  `KafkaRaftClient.initialize` sends an only voter straight to
-  prospective -> candidate -> leader in a new epoch. Its LeaderChange commits
-  the appended VotersRecord with everything before it.
-- quorum-state is rewritten to "no leader, no vote" in the epoch it already
-  had: a clean unattached start whatever the survivor was doing when the
-  others died (a vote for a lost node is meaningless now).
-- For a static quorum (kraft.version 0) the voter set is
-  `controller.quorum.voters` in every node's configuration: the storage change
-  is only quorum-state; the operator edits the configs (printed).
+- **Only voters that are really gone are declared lost.** The caller probes each
+  declared-lost voter's endpoints (protocol/liveness.py) and hands the answers to
+  `RecoveryPlan.judge_probes`; any answer refuses the plan.
+- **Every surviving replica counts.** Brokers and observers replicate
+  `__cluster_metadata` too. The recovered log starts from the most up-to-date
+  replica given (Raft's election rule: last epoch, then log end offset), the
+  *base*; when the base is not the survivor, the survivor's partition directory
+  becomes a copy of the base's. Nothing a given replica holds beyond the base is
+  kept; the plan lists it (only a replica that diverges can hold such entries).
+- **Write only in a new epoch.** For a dynamic quorum (kraft.version 1) one
+  control batch holding a VotersRecord with only the survivor is appended at the
+  base's log end in epoch E, one above every epoch any given replica has seen
+  (log, leader-epoch-checkpoint, quorum-state, snapshots); quorum-state says "no
+  leader, no vote" in E. The survivor, the only voter, elects itself in E+1 and
+  its LeaderChange commits everything before it. No replica can hold another
+  batch at that (offset, epoch), so log matching holds. (Kafka's own voter
+  changes append the VotersRecord in the leader's epoch: KIP-853; a leader's
+  epoch is new by construction, an offline append's is not.)
+  A static quorum (kraft.version 0) gets no batch: quorum-state goes to the
+  highest epoch seen, so the survivor's first epoch as leader is new.
+- **Replicas that diverge from the result are truncated** in the same run with
+  `truncate`'s machinery (each under its own lock, backed up), so none of them
+  meets a leader that asks it to truncate below its high watermark.
 
-Applying follows `truncate`: Kafka's lock held by the caller, the new
-partition directory built beside the old one (unchanged files hard-linked,
-changed files written and fsynced), swapped in with one renameat2 exchange,
-the replaced files kept as the backup.
+At start-up `KafkaRaftClient.initialize` reads the latest snapshot and then the
+whole log, committed or not (`KRaftControlRecordStateMachine`), and the last
+VotersRecord is the voter set: the appended one makes the survivor the only
+voter. Applying follows `truncate`: Kafka's lock on every given log dir, each
+changed partition directory built beside the old one and swapped in with one
+renameat2 exchange, the replaced files kept as the backup; the other replicas
+are changed first, the survivor last (a crash in between leaves a plan that,
+run again, plans the same thing).
 """
 
 from __future__ import annotations
@@ -37,10 +47,13 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..records import metadata as md
+from . import epochs
 from . import files as state_files
 from . import fsutil
-from .replica import Replica, compare
-from .truncate import Refused, _copy_owner, check_backup_root, real_partition_dir, replace_partition_dir
+from . import logmatch
+from .replica import Replica, divergence_json
+from .truncate import (Plan as TruncationPlan, Refused, _copy_owner, apply_plan, check_backup_root,
+                       default_backup_root, plan_truncation, real_partition_dir, replace_partition_dir)
 
 
 class RecoverError(InputError):
@@ -62,17 +75,83 @@ class Change:
 
 
 @dataclass
+class ReplicaPlan:
+    """What the recovery does to one given replica and what that replica loses."""
+    replica: Replica
+    role: str                          # survivor | voter | replica (a broker or observer)
+    action: str                        # append | keep | replace | base | none | truncate
+    keeps_to: int                      # offsets below this stay (the log end when nothing is lost)
+    reason: str = ""
+    losses: dict | None = None         # summary of the entries it loses (from keeps_to to its log end)
+    truncation: TruncationPlan | None = None
+    clash: logmatch.Clash | None = None
+
+    def to_json(self) -> dict:
+        r = self.replica
+        return {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir, "role": self.role,
+                "last_epoch": r.last_epoch, "log_end_offset": r.log_end, "action": self.action,
+                "keeps_to": self.keeps_to, "reason": self.reason, "loses": self.losses,
+                "log_matching": self.clash.to_json() if self.clash else None,
+                "truncation": self.truncation.to_json() if self.truncation else None}
+
+
+@dataclass
 class RecoveryPlan:
     survivor: Replica
-    others: list[Replica]
+    base: Replica
     mode: str                         # dynamic | static
     voters_before: list[int]
     lost: list[int]
-    changes: list[Change] = field(default_factory=list)
-    steps: list[str] = field(default_factory=list)       # what the operator does afterwards
+    new_epoch: int                    # the epoch of the appended batch (dynamic) / of quorum-state
+    max_epoch_seen: int
+    replicas: list[ReplicaPlan] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)     # the survivor's files
+    lost_endpoints: dict[int, list] = field(default_factory=dict)   # voter id -> [(host, port)]
+    probes: list = field(default_factory=list)              # liveness.VoterProbe
+    becomes_committed: dict | None = None
+    steps: list[str] = field(default_factory=list)
     risks: list[str] = field(default_factory=list)
     refusal: str | None = None
     new_end: int | None = None
+
+    def refuse(self, msg: str) -> None:
+        if self.refusal is None:
+            self.refusal = msg
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self.survivor.meta.get("cluster.id") if self.survivor.meta else None
+
+    def judge_probes(self, probes: list, force_lost: list[int]) -> None:
+        """Refuse while a declared-lost voter answers on an endpoint, or cannot be probed.
+        `force_lost` waives a voter whose address answers as something else than a
+        controller of this cluster (or accepts TCP and says nothing), never one that
+        answers as a controller of this cluster."""
+        self.probes = list(probes)
+        bad_force = [i for i in force_lost if i not in self.lost]
+        if bad_force:
+            self.refuse(f"--force-lost names {bad_force}, which are not declared lost (--lost-voters {self.lost})")
+        for p in self.probes:
+            if p.state == "silent":
+                continue
+            where = f"voter {p.voter_id} at {p.address}: {p.detail}"
+            if p.same_cluster_controller(self.cluster_id):
+                self.refuse(f"{where}: it is alive; a recovery now would split the quorum in two (two leaders, two "
+                            "histories). Stop it for good, or start the survivors and let Raft elect a leader")
+            elif p.voter_id in force_lost:
+                self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. If it "
+                                  "is that voter (a frozen JVM that wakes up), the quorum splits in two")
+            else:
+                self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
+                            f"something else), say so with --force-lost {p.voter_id}")
+        for vid in self.lost:
+            if not self.lost_endpoints.get(vid):
+                if vid in force_lost:
+                    self.risks.append(f"--force-lost {vid}: voter {vid} has no known address; it was not probed")
+                else:
+                    self.refuse(f"voter {vid} has no known address, so nothing shows it is gone: give the "
+                                "survivor's server.properties with -c (controller.quorum.voters), or --force-lost "
+                                f"{vid} if it is certainly gone")
 
     def to_json(self) -> dict:
         r = self.survivor
@@ -80,21 +159,26 @@ class RecoveryPlan:
             "survivor": {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir,
                          "last_epoch": r.last_epoch, "log_end_offset": r.log_end,
                          "directory_id": r.meta.get("directory.id") if r.meta else None},
-            "other_replicas": [{"node_id": o.node_id, "log_dir": o.log_dir, "last_epoch": o.last_epoch,
-                                "log_end_offset": o.log_end} for o in self.others],
+            "base": {"node_id": self.base.node_id, "log_dir": self.base.log_dir,
+                     "last_epoch": self.base.last_epoch, "log_end_offset": self.base.log_end},
+            "replicas": [x.to_json() for x in self.replicas],
             "quorum": self.mode,
             "voters_before": self.voters_before,
             "voters_after": [r.node_id],
             "lost_voters": self.lost,
+            "probes": [p.to_json() for p in self.probes],
+            "max_epoch_seen": self.max_epoch_seen,
+            "new_epoch": self.new_epoch,
             "changes": [{"file": c.path, "change": c.what} for c in self.changes],
             "log_end_offset_after": self.new_end,
+            "becomes_committed": self.becomes_committed,
             "risks": self.risks,
             "next_steps": self.steps,
             "refused": self.refusal,
         }
 
 
-def parse_ids(text: str) -> list[int]:
+def parse_ids(text: str, option: str = "--lost-voters") -> list[int]:
     out = []
     for part in text.split(","):
         part = part.strip()
@@ -103,9 +187,9 @@ def parse_ids(text: str) -> list[int]:
         try:
             out.append(int(part))
         except ValueError:
-            raise RecoverError(f"--lost-voters: {part!r} is not a node id (expected ID[,ID...])") from None
+            raise RecoverError(f"{option}: {part!r} is not a node id (expected ID[,ID...])") from None
     if not out:
-        raise RecoverError("--lost-voters: no node id given (expected ID[,ID...])")
+        raise RecoverError(f"{option}: no node id given (expected ID[,ID...])")
     return sorted(set(out))
 
 
@@ -124,190 +208,390 @@ def quorum_state_unattached(epoch: int, old: dict | None, voters: list[int]) -> 
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
-def plan_recovery(replicas: list[Replica], lost: list[int], static_voters: dict[int, str] | None = None,
-                  survivor_id: int | None = None, now_ms: int | None = None) -> RecoveryPlan:
-    """replicas: the surviving controllers' log dirs (loaded); lost: the voters the
-    operator declares permanently gone; static_voters: controller.quorum.voters of
-    the survivor's configuration (a static quorum)."""
-    if not replicas:
-        raise RecoverError("give the surviving controller's log dir")
-    clusters = sorted({r.meta.get("cluster.id") for r in replicas if r.meta})
+def highest_epoch_seen(r: Replica) -> int:
+    """Every epoch a replica's files show it has seen: its log's batches, its
+    leader-epoch-checkpoint, its quorum-state (a vote or a candidacy leaves no batch)
+    and its snapshots."""
+    seen = [0]
+    seen.extend(e for e, _ in r.log_history.entries)
+    seen.extend(e for e, _ in (r.checkpoint or []))
+    qs = r.quorum_state or {}
+    if isinstance(qs.get("leaderEpoch"), int):
+        seen.append(qs["leaderEpoch"])
+    seen.extend(s.epoch for s in r.files.snapshots)
+    return max(seen)
+
+
+def _key(r: Replica) -> tuple[int, int]:
+    try:
+        return epochs.election_key(r.view())
+    except ValueError:
+        return (-1, -1)
+
+
+# -- what entries are: a short account for the plan --------------------------------
+
+CONFIG_RESOURCE = {2: "topic", 4: "broker", 8: "broker-logger", 16: "client-metrics", 32: "group"}
+
+
+def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | None:
+    """The entries of `r` in offsets [lo, hi): how many, of which record types, the
+    topics they create or delete and the configs they set (the first `limit` of each)."""
+    if hi <= lo:
+        return None
+    from ..records.batch import BatchError, BatchReader
+    types: dict[str, int] = {}
+    topics: list[str] = []
+    removed: list[str] = []
+    configs: list[str] = []
+    count = 0
+    for sc in r.scan.segments:
+        wanted = [b for b in sc.batches if b.last_offset >= lo and b.base_offset < hi]
+        if not wanted:
+            continue
+        try:
+            with BatchReader(sc.files.log, start=wanted[0].position,
+                             end=wanted[-1].position + wanted[-1].size) as reader:
+                for b in reader:
+                    for rec in b.iter_records():
+                        if not lo <= rec.offset < hi:
+                            continue
+                        count += 1
+                        d = md.decode_control(rec.key, rec.value) if b.is_control else md.decode_metadata(rec.value)
+                        types[d.type_name] = types.get(d.type_name, 0) + 1
+                        data = d.data or {}
+                        if d.type_name == "TOPIC_RECORD":
+                            topics.append(data.get("name"))
+                        elif d.type_name == "REMOVE_TOPIC_RECORD":
+                            removed.append(str(data.get("topicId")))
+                        elif d.type_name == "CONFIG_RECORD":
+                            kind = CONFIG_RESOURCE.get(data.get("resourceType"), f"type {data.get('resourceType')}")
+                            configs.append(f"{kind} {data.get('resourceName') or '(default)'}: "
+                                           f"{data.get('name')}={data.get('value')}")
+        except (BatchError, OSError):
+            break    # the plan refuses damaged logs; a summary stops where the file does
+    return {"from": lo, "to": hi - 1, "records": count,
+            "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "topics_created": topics[:limit], "topics_removed": removed[:limit], "configs": configs[:limit],
+            "more": max(0, len(topics) - limit) + max(0, len(removed) - limit) + max(0, len(configs) - limit)}
+
+
+def entries_text(s: dict) -> str:
+    """One line for a summarize_entries() dict."""
+    parts = [f"offsets {s['from']}..{s['to']}: {s['records']} record(s)"]
+    if s["types"]:
+        parts[0] += " (" + ", ".join(f"{n} {t}" for t, n in s["types"].items()) + ")"
+    if s["topics_created"]:
+        parts.append("topics created: " + ", ".join(map(str, s["topics_created"])))
+    if s["topics_removed"]:
+        parts.append("topic ids removed: " + ", ".join(s["topics_removed"]))
+    if s["configs"]:
+        parts.append("configs: " + "; ".join(s["configs"]))
+    if s["more"]:
+        parts.append(f"{s['more']} more name(s) in -o json's full list")
+    return "; ".join(parts)
+
+
+# -- the plan ---------------------------------------------------------------------
+
+def _check_given(survivors: list[Replica], replicas: list[Replica]) -> None:
+    every = survivors + replicas
+    clusters = sorted({r.meta.get("cluster.id") for r in every if r.meta})
     if len(clusters) > 1:
         raise RecoverError(f"the log dirs belong to different clusters: {', '.join(map(str, clusters))}")
-    ids = [r.node_id for r in replicas]
+    ids = [r.node_id for r in every]
     if None in ids:
-        bad = replicas[ids.index(None)]
+        bad = every[ids.index(None)]
         raise RecoverError(f"{bad.log_dir}: no node id (meta.properties missing or unreadable)")
     if len(set(ids)) != len(ids):
         raise RecoverError(f"the same node id was given twice: {ids}")
+    parts = [os.path.realpath(r.partition_dir) for r in every]
+    if len(set(parts)) != len(parts):
+        raise RecoverError("the same log dir was given twice")
 
-    cmp = compare(replicas) if len(replicas) > 1 else None
-    best = replicas[cmp["winner_index"]] if cmp else replicas[0]
-    survivor = best
-    refusal = None
+
+def _voter_set(base: Replica, survivor: Replica, static_voters: dict[int, str] | None):
+    """(mode, voter ids, voter id -> [(host, port)]) as the recovered log will hold them
+    before the appended VotersRecord: the base's (Kafka reads the voter set from the
+    log it starts with), else controller.quorum.voters, else a v0 quorum-state's ids."""
+    for r in (base, survivor):
+        if r.voters_record is not None:
+            eps = {v["voterId"]: [(e["host"], e["port"]) for e in v.get("endpoints", [])] for v in r.voters_record}
+            return "dynamic", sorted(eps), eps, r
+    if static_voters:
+        eps = {}
+        for vid, addr in static_voters.items():
+            host, _, port = str(addr).rpartition(":")
+            eps[vid] = [(host.strip("[]"), int(port))] if port.isdigit() else []
+        return "static", sorted(static_voters), eps, None
+    if survivor.voters and survivor.voters["source"] == "quorum-state":
+        # quorum-state data_version 0 (kraft.version 0) lists the static voters; addresses unknown
+        return "static", list(survivor.voters["ids"]), {i: [] for i in survivor.voters["ids"]}, None
+    raise RecoverError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
+                       "give the survivor's server.properties with --config (its controller.quorum.voters)")
+
+
+def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict[int, str] | None = None,
+                  survivor_id: int | None = None, now_ms: int | None = None,
+                  replicas: list[Replica] = ()) -> RecoveryPlan:
+    """survivors: the surviving voters' log dirs (loaded); replicas: other replicas of the
+    metadata log (brokers, observers); lost: the voters the operator declares permanently
+    gone; static_voters: controller.quorum.voters of the survivor's configuration."""
+    replicas = list(replicas)
+    if not survivors:
+        raise RecoverError("give the surviving controller's log dir")
+    _check_given(survivors, replicas)
+    every = survivors + replicas
     if survivor_id is not None:
-        chosen = [r for r in replicas if r.node_id == survivor_id]
+        chosen = [r for r in survivors if r.node_id == survivor_id]
         if not chosen:
-            raise RecoverError(f"--survivor {survivor_id}: not among the log dirs given (nodes {ids})")
+            raise RecoverError(f"--survivor {survivor_id}: not among the controllers' log dirs given "
+                               f"(nodes {[r.node_id for r in survivors]})")
         survivor = chosen[0]
-        if survivor is not best and (survivor.last_epoch, survivor.log_end) < (best.last_epoch, best.log_end):
-            refusal = (f"node {survivor.node_id} (last epoch {survivor.last_epoch}, log end offset "
-                       f"{survivor.log_end}) is not the most up-to-date replica given: node {best.node_id} "
-                       f"(last epoch {best.last_epoch}, log end offset {best.log_end}) wins an election against "
-                       "it; recovering from it would discard entries that may be committed")
-
-    dynamic = survivor.voters_record is not None
-    if dynamic:
-        voters = sorted(v["voterId"] for v in survivor.voters_record)
-        mode = "dynamic"
     else:
-        if static_voters is None and survivor.voters and survivor.voters["source"] == "quorum-state":
-            # quorum-state data_version 0 (kraft.version 0, any Kafka) lists the static voters; addresses unknown
-            static_voters = {i: "<host:port>" for i in survivor.voters["ids"]}
-        if static_voters is None:
-            raise RecoverError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
-                             "give the survivor's server.properties with --config (its controller.quorum.voters)")
-        voters = sorted(static_voters)
-        mode = "static"
-    others = [r for r in replicas if r is not survivor]
-    plan = RecoveryPlan(survivor, others, mode, voters, lost, refusal=refusal)
+        survivor = max(survivors, key=_key)       # the first of a tie: the fewest changes
+    base = max(every, key=lambda r: (_key(r), r is survivor))
+    mode, voters, endpoints, voters_from = _voter_set(base, survivor, static_voters)
+    seen = max(highest_epoch_seen(r) for r in every)
+    new_epoch = seen + 1 if mode == "dynamic" else seen
+    plan = RecoveryPlan(survivor, base, mode, voters, lost, new_epoch, seen,
+                        lost_endpoints={v: endpoints.get(v, []) for v in lost})
+    refuse = plan.refuse
+    clashes = logmatch.clashes(every)
+    if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly
+        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: compare them with "
+               "`quorumctl state` and repair by hand")
 
-    def refuse(msg):
-        if plan.refusal is None:
-            plan.refusal = msg
+    # -- who is a voter, who is declared lost
+    given_voters = [r for r in every if r.node_id in voters]
     if survivor.node_id not in voters:
-        refuse(f"node {survivor.node_id} is not a voter (voters {voters}): only a voter's log can be trusted to "
-               "hold every committed entry")
+        refuse(f"node {survivor.node_id} is not a voter (voters {voters}): give a voter as the survivor; brokers "
+               "and observers go with --replica")
+    for r in survivors:
+        if r.node_id not in voters and r is not survivor:
+            refuse(f"node {r.node_id} is not a voter (voters {voters}): give brokers and observers with --replica")
     not_voters = [i for i in lost if i not in voters]
     if not_voters:
         refuse(f"--lost-voters names {not_voters}, which are not voters (voters {voters})")
-    given = set(ids)
-    lost_but_given = sorted(given & set(lost))
+    given_ids = {r.node_id for r in every}
+    lost_but_given = sorted(given_ids & set(lost))
     if lost_but_given:
-        refuse(f"--lost-voters names {lost_but_given}, whose log dirs were given as survivors")
-    undeclared = [v for v in voters if v not in given and v not in lost]
+        refuse(f"--lost-voters names {lost_but_given}, whose log dirs were given")
+    undeclared = [v for v in voters if v not in given_ids and v not in lost]
     if undeclared:
         refuse(f"voter(s) {undeclared} are neither given (log dir) nor declared lost (--lost-voters): every voter "
                "other than the survivors must be declared permanently lost by the operator")
-    alive = [v for v in voters if v in given]
+    alive = sorted(r.node_id for r in given_voters)
     if len(alive) > len(voters) // 2:
         refuse(f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
                "them and let Raft elect a leader, then remove the lost voters with remove-controller")
-    if survivor.problems:
-        refuse(f"{survivor.partition_dir} has problems ({survivor.problems[0]}); check it with `quorumctl state` "
-               "and `quorumctl verify` first")
-    if survivor.replaced_by_snapshot:
-        refuse(f"{survivor.partition_dir}: the log ends before its latest snapshot; start the node once so Kafka "
+    # the base's files are what the cluster restarts from; the survivor's are replaced when it is not the base
+    if base.problems:
+        refuse(f"{base.partition_dir} has problems ({base.problems[0]}); check it with `quorumctl state` and "
+               "`quorumctl verify` first")
+    if base.replaced_by_snapshot:
+        refuse(f"{base.partition_dir}: the log ends before its latest snapshot; start the node once so Kafka "
                "restarts the log at the snapshot, stop it, then recover")
+    if base.files.unknown:
+        refuse(f"{base.partition_dir}: unexpected entries {', '.join(map(os.path.basename, base.files.unknown))}; "
+               "refusing to copy a partition directory with contents quorumctl does not know")
 
-    epoch = survivor.last_epoch
-    qs = survivor.quorum_state or {}
-    qs_epoch = max(epoch, qs.get("leaderEpoch", 0) if isinstance(qs.get("leaderEpoch"), int) else 0)
-    plan.new_end = survivor.log_end
+    # -- the survivor's new log: the base's, plus the VotersRecord batch in the new epoch
+    me = None
+    if mode == "dynamic":
+        me = next((v for v in voters_from.voters_record if v["voterId"] == survivor.node_id), None)
+        my_dir = survivor.meta.get("directory.id") if survivor.meta else None
+        if me is not None and my_dir is not None and me.get("voterDirectoryId") != my_dir:
+            refuse(f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
+                   f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's")
+    if not [s for s in base.scan.segments if s.files.log]:
+        refuse(f"{base.partition_dir}: no log segment to start from")
+    plan.new_end = base.log_end + (1 if mode == "dynamic" else 0)
+
+    # -- each given replica against the result
+    view = base.view()
+    for r in every:
+        role = "survivor" if r is survivor else ("voter" if r.node_id in voters else "replica")
+        rp = ReplicaPlan(r, role, "none", r.log_end)
+        plan.replicas.append(rp)
+        if r is base:
+            rp.action = ("append" if mode == "dynamic" else "keep") if r is survivor else "base"
+            rp.reason = ("the most up-to-date replica given (Raft's rule: last epoch, then log end offset): "
+                         "the recovered log starts from it")
+            continue
+        d = epochs.reconcile(r.view(), view)
+        cut = r.log_end
+        if d.kind == "diverging":
+            cut = d.new_end
+            rp.reason = (f"diverges from {base.label}: DivergingEpoch(epoch={d.first_diverging[1]}, "
+                         f"endOffset={d.first_diverging[0]}); truncateToEndOffset gives {d.new_end}")
+        elif d.kind == "snapshot":
+            rp.reason = f"behind {base.label}'s log start offset {base.log_start}: it fetches the snapshot when it starts"
+        elif d.kind == "stuck":
+            refuse(f"{r.label}: the Fetch exchange with {base.label} does not converge; compare the logs by hand")
+        else:
+            rp.reason = f"its log is a prefix of {base.label}'s"
+        rp.clash = logmatch.first_clash(r, base)
+        if rp.clash is not None and rp.clash.b.base_offset < cut:
+            cut = min(cut, rp.clash.b.base_offset, rp.clash.a.base_offset)
+        rp.keeps_to = cut
+        rp.losses = summarize_entries(r, cut, r.log_end)
+        if r is survivor:
+            rp.action = "replace"
+            rp.reason += f"; its partition directory becomes a copy of {base.label}'s"
+            continue
+        if cut < r.log_end:
+            rp.action = "truncate"
+            tp = plan_truncation(r, mode="reference", target=cut, reason=rp.reason,
+                                 divergence=divergence_json(r, d))
+            rp.truncation = tp
+            if tp.refusal:
+                refuse(f"{r.label} ({r.partition_dir}) must be truncated to {cut}, but: {tp.refusal}")
+
+    # -- what becomes committed
+    from .committed import classify
+    try:
+        cm = classify(every, voters if mode == "static" else None)
+        mine = next(x for x in cm["replicas"] if x["replica"] == base.label)
+        plan.becomes_committed = summarize_entries(base, mine["committed_end_offset"], base.log_end)
+    except ValueError:
+        plan.becomes_committed = summarize_entries(base, 0, base.log_end)
+
     plan.risks.append(
-        f"entries of the lost voters that never reached node {survivor.node_id} are gone for good; entries node "
-        f"{survivor.node_id} holds (up to offset {survivor.log_end - 1}) become committed even if the old quorum "
-        "never committed them (last epoch " + str(epoch) + ")")
+        f"entries that only the lost voters held are gone for good. A replica not given (a broker, an observer) "
+        f"whose last epoch is above {base.last_epoch}, or equal with a log end offset above {base.log_end}, holds "
+        "entries this plan loses: check every broker's metadata log dir with `quorumctl state` and give the most "
+        "up-to-date one with --replica")
     plan.risks.append("if a 'lost' voter comes back with its old disk it still believes in the old voter set: it "
                       "must never be started again as it was (wipe its metadata log dir and format it afresh)")
 
-    if dynamic:
-        me = next(v for v in survivor.voters_record if v["voterId"] == survivor.node_id)
-        my_dir = survivor.meta.get("directory.id") if survivor.meta else None
-        if my_dir is not None and me.get("voterDirectoryId") != my_dir:
-            refuse(f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
-                   f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's")
-        record = {"version": 0, "voters": [me]}
-        segs = [s for s in survivor.scan.segments if s.files.log]
-        if not segs:
-            refuse(f"{survivor.partition_dir}: no log segment to append to")
-        elif plan.refusal is None:
-            from ..records.batch import encode_batch
-            last = segs[-1]
-            ts = now_ms if now_ms is not None else int(time.time() * 1000)
-            batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, record)], base_offset=survivor.log_end,
-                                 leader_epoch=epoch, base_timestamp=ts, control=True)
-            plan.changes.append(Change(last.files.log,
-                                       f"append a control batch at offset {survivor.log_end} (epoch {epoch}, "
-                                       f"{len(batch)} bytes at byte {last.valid_bytes}): VotersRecord with only "
-                                       f"node {survivor.node_id} ({me.get('voterDirectoryId')}, "
-                                       + ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in me["endpoints"])
-                                       + ")", batch, append_at=last.valid_bytes))
-            plan.new_end = survivor.log_end + 1
-            entries = list(survivor.history.entries)
-            if not entries or entries[-1][0] < epoch:
-                entries.append((epoch, survivor.log_end))
-                plan.changes.append(Change(os.path.join(survivor.partition_dir, state_files.EPOCH_CHECKPOINT),
-                                           f"add {epoch}@{survivor.log_end} to leader-epoch-checkpoint",
-                                           state_files.epoch_checkpoint_text(entries)))
-    plan.changes.append(Change(os.path.join(survivor.partition_dir, state_files.QUORUM_STATE),
-                               f"rewrite quorum-state: no leader, no vote, epoch {qs_epoch} (was "
-                               + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
-                                  f"{qs.get('leaderEpoch')})" if qs else "missing)"),
-                               quorum_state_unattached(qs_epoch, survivor.quorum_state, [survivor.node_id])))
+    if plan.refusal is None:
+        _survivor_changes(plan, me, now_ms)
     _next_steps(plan, static_voters)
     return plan
+
+
+def _survivor_changes(plan: RecoveryPlan, me: dict | None, now_ms: int | None) -> None:
+    survivor, base, epoch = plan.survivor, plan.base, plan.new_epoch
+    pdir = survivor.partition_dir
+    entries = list(base.history.entries)
+    last = [s for s in base.scan.segments if s.files.log][-1]
+    if base is not survivor:
+        plan.changes.append(Change(pdir, f"replace every file with a copy of {base.label}'s {base.partition_dir} "
+                                         f"(log {base.log_start}..{base.log_end - 1}, last epoch {base.last_epoch}), "
+                                         "quorum-state excepted"))
+    if plan.mode == "dynamic":
+        from ..records.batch import encode_batch
+        record = {"version": 0, "voters": [me]}
+        ts = now_ms if now_ms is not None else int(time.time() * 1000)
+        batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, record)], base_offset=base.log_end,
+                             leader_epoch=epoch, base_timestamp=ts, control=True)
+        name = os.path.basename(last.files.log)
+        plan.changes.append(Change(os.path.join(pdir, name),
+                                   f"append a control batch at offset {base.log_end} in the new epoch {epoch} "
+                                   f"({len(batch)} bytes at byte {last.valid_bytes}): VotersRecord with only node "
+                                   f"{survivor.node_id} ({me.get('voterDirectoryId')}, "
+                                   + ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in me["endpoints"])
+                                   + ")", batch, append_at=last.valid_bytes))
+        entries.append((epoch, base.log_end))
+    before = survivor.checkpoint if base is survivor else base.checkpoint
+    if list(before or []) != entries:
+        plan.changes.append(Change(os.path.join(pdir, state_files.EPOCH_CHECKPOINT),
+                                   "epochs " + ", ".join(f"{e}@{o}" for e, o in entries),
+                                   state_files.epoch_checkpoint_text(entries)))
+    qs = survivor.quorum_state or {}
+    plan.changes.append(Change(os.path.join(pdir, state_files.QUORUM_STATE),
+                               f"rewrite quorum-state: no leader, no vote, epoch {epoch} (was "
+                               + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
+                                  f"{qs.get('leaderEpoch')})" if qs else "missing)"),
+                               quorum_state_unattached(epoch, survivor.quorum_state, [survivor.node_id])))
 
 
 def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> None:
     r = plan.survivor
     nid = r.node_id
-    cid = r.meta.get("cluster.id") if r.meta else "<cluster id>"
+    cid = plan.cluster_id or "<cluster id>"
     s = plan.steps
+    brokers = [x for x in plan.replicas if x.role == "replica"]
     if plan.mode == "dynamic":
-        s.append(f"start node {nid}: it reads the voter set {{{nid}}} from its log and elects itself leader in a new "
-                 "epoch; check with `quorumctl describe status --bootstrap-controller <its address>`")
-        s.append("brokers need no change (controller.quorum.bootstrap.servers still reaches the survivor)")
+        s.append(f"start node {nid}: it reads the voter set {{{nid}}} from its log and elects itself leader in epoch "
+                 f"{plan.new_epoch + 1}; check with `quorumctl describe status --bootstrap-controller <its address>`")
+    else:
+        mine = static_voters.get(nid, "<host:port>") if static_voters else "<host:port>"
+        s.append(f"edit node {nid}'s server.properties: controller.quorum.voters={nid}@{mine}")
+        s.append(f"start node {nid}: with itself the only voter it elects itself leader in epoch {plan.new_epoch + 1}")
+    s.append("start the brokers given with --replica (" + (", ".join(f"node {x.replica.node_id}" for x in brokers)
+                                                          if brokers else "none given")
+             + "), then every other broker: each fetches from the new leader and truncates where its log diverges"
+             + (" (controller.quorum.bootstrap.servers still reaches the survivor)" if plan.mode == "dynamic" else
+                f"; their controller.quorum.voters still names node {nid}, so they find the new leader: set it to "
+                f"{nid}@<host:port> before their next restart"))
+    if plan.mode == "dynamic":
         s.append(f"for each lost controller: wipe its metadata log dir, format it afresh as an observer: "
                  f"`quorumctl bootstrap format -c <its server.properties> -t {cid} --no-initial-controllers --apply` "
                  "(it gets a new directory id), start it, then add it back: "
                  f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <its server.properties>`")
         s.append("check: `quorumctl describe status` lists every voter, `describe replication` shows equal end offsets")
     else:
-        mine = static_voters.get(nid, "<host:port>") if static_voters else "<host:port>"
-        s.append(f"edit node {nid}'s server.properties: controller.quorum.voters={nid}@{mine}")
-        s.append(f"start node {nid}: with itself the only voter it elects itself leader in a new epoch")
-        s.append(f"brokers: their controller.quorum.voters still names node {nid}, so they find the new leader; "
-                 f"set it to {nid}@{mine} before their next restart")
         s.append("grow back through a dynamic quorum (Kafka 4.1): "
                  f"`kafka-features.sh --bootstrap-controller <node {nid}> upgrade --feature kraft.version=1`; "
                  "then for each new controller: a server.properties with controller.quorum.bootstrap.servers="
                  f"<node {nid}> instead of controller.quorum.voters, `quorumctl bootstrap format -c <it> -t {cid} "
                  "--no-initial-controllers --apply`, start it, "
                  f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <it>`")
-        if (plan.survivor.quorum_state or {}).get("data_version") == 0:
+        if (r.quorum_state or {}).get("data_version") == 0:
             s.append("this quorum-state (data_version 0) lists the voters; Kafka before 3.9 refuses to start when "
                      "they differ from controller.quorum.voters: when the voter set changes again, stop the node "
                      "and delete its quorum-state (Kafka's advice)")
         s.append("or stay static, one new controller at a time (never two empty voters at once: they could elect "
                  "each other with an empty log): format it with -t " + cid + ", list it in controller.quorum.voters "
                  "on every node, restart the voters, wait until it has caught up, then the next one")
-    for o in plan.others:
-        s.append(f"node {o.node_id} (given, not chosen): start it after node {nid} leads; it follows and truncates "
-                 "where it diverges, then add it back as a voter")
+    for o in plan.replicas:
+        if o.role == "voter":
+            s.append(f"node {o.replica.node_id} (given, not chosen): start it after node {nid} leads; it follows as "
+                     "an observer, then add it back as a voter")
 
 
-def apply_recovery(plan: RecoveryPlan, backup_root: str) -> dict:
-    """Carry out the plan crash-safely (the caller holds the log dir lock)."""
+# -- applying -----------------------------------------------------------------------
+
+def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str, str] | None = None) -> dict:
+    """Carry out the plan crash-safely (the caller holds every given log dir's lock):
+    the other replicas' truncations first, then the survivor's directory."""
     if plan.refusal:
         raise Refused(plan.refusal)
+    report: dict = {"truncated": []}
+    for rp in plan.replicas:
+        if rp.truncation is not None and rp.truncation.changes:
+            root = (backup_roots or {}).get(rp.replica.log_dir) or default_backup_root(rp.replica.log_dir)
+            rep = apply_plan(rp.truncation, root)
+            report["truncated"].append({"node_id": rp.replica.node_id, **rep})
     r = plan.survivor
     live = real_partition_dir(r.partition_dir)
     check_backup_root(backup_root, r.log_dir, live)
-    changed = {os.path.basename(c.path): c for c in plan.changes}
-    keep = set(changed)
+    base_dir = real_partition_dir(plan.base.partition_dir)
+    copy_base = plan.base is not r
+    changed = {os.path.basename(c.path): c for c in plan.changes if c.path != r.partition_dir}
 
     def build(staging: str, live_stat) -> None:
-        """Unchanged files hard-linked; the log end's segment copied with the control batch
-        appended; quorum-state (and any file that did not exist) written new."""
+        """From the survivor's own directory (unchanged files hard-linked) or from a copy
+        of the base's; the last segment with the control batch appended; the checkpoint
+        and quorum-state written new."""
         _copy_owner(live_stat, staging)
-        for name in sorted(os.listdir(live)):
-            src, dst = os.path.join(live, name), os.path.join(staging, name)
-            c = changed.pop(name, None)
-            if c is None:
-                os.link(src, dst)
+        src_dir = base_dir if copy_base else live
+        skip = {state_files.QUORUM_STATE} | {os.path.basename(x) for x in plan.base.files.ignored}
+        for name in sorted(os.listdir(src_dir)):
+            if name in skip:     # ours is written below; transient files Kafka deletes at start-up
                 continue
-            st = os.stat(src)
+            src, dst = os.path.join(src_dir, name), os.path.join(staging, name)
+            c = changed.get(name)
+            if c is None:
+                if copy_base:
+                    fsutil.step(f"copy {name}")
+                    fsutil.copy_prefix(src, dst, os.path.getsize(src))
+                    _own(live_stat, dst)
+                else:
+                    os.link(src, dst)
+                continue
             fsutil.step(f"write the new {name}")
             if c.append_at is not None:
                 fsutil.copy_prefix(src, dst, c.append_at)
@@ -317,66 +601,63 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str) -> dict:
                     os.fsync(f.fileno())
             else:
                 fsutil.write_synced(dst, c.new_bytes)
-            _copy_owner(st, dst)
-        for name, c in changed.items():   # files that did not exist (quorum-state, checkpoint)
-            fsutil.step(f"write the new {name}")
-            fsutil.write_synced(os.path.join(staging, name), c.new_bytes)
-            _copy_owner(live_stat, os.path.join(staging, name))
+            _own(live_stat, dst)
+        for name, c in changed.items():   # files the source did not have (quorum-state, checkpoint)
+            if not os.path.exists(os.path.join(staging, name)):
+                fsutil.step(f"write the new {name}")
+                fsutil.write_synced(os.path.join(staging, name), c.new_bytes)
+                _own(live_stat, os.path.join(staging, name))
         fsutil.fsync_dir(staging)
 
-    return replace_partition_dir(live, backup_root, "recover-", "recover", plan.to_json(), build, keep,
-                                 "recovery", {})
+    keep = set(os.listdir(live)) if copy_base else set(changed)
+    report.update(replace_partition_dir(live, backup_root, "recover-", "recover", plan.to_json(), build, keep,
+                                        "recovery", {}))
+    return report
+
+
+def _own(dir_stat, path: str) -> None:
+    """A file written into the survivor's directory: owned as that directory (Kafka's
+    user), mode 0644 as Kafka creates its files."""
+    os.chmod(path, 0o644)
+    try:
+        os.chown(path, dir_stat.st_uid, dir_stat.st_gid)
+    except PermissionError:
+        pass
 
 
 def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | None, survivor: int | None,
-        apply: bool, backup_dir: str | None) -> tuple[RecoveryPlan, dict | None, str | None]:
-    """Plan the recovery from the given controllers' log dirs and, with `apply` and no
-    refusal, carry it out holding every survivor's .lock (the plan is rebuilt under the
-    locks: it must come from logs no Kafka can still append to). Returns the plan, the
-    apply report (None on a dry run) and, on a dry run, the pid of a Kafka holding the
-    chosen survivor's lock (--apply would refuse)."""
+        apply: bool, backup_dir: str | None, replicas: list[str] = (), probe=None,
+        force_lost: list[int] = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
+    """Plan the recovery from the given log dirs, probe the declared-lost voters with
+    `probe(endpoints) -> [VoterProbe]` (protocol/liveness.probe_voters, given by the
+    caller: storage does not speak the wire), and, with `apply` and no refusal, carry
+    it out holding every given log dir's .lock. Under the locks everything is planned
+    and probed again: the plan must come from logs no Kafka can still append to, and
+    from voters that are still silent. Returns the plan, the apply report (None on a
+    dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
     from .replica import load_replica, resolve_partition_dir
-    from .truncate import default_backup_root
 
-    log_dirs = [resolve_partition_dir(t)[0] for t in targets]
-    plan = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor)
-    ld = plan.survivor.log_dir
+    dirs = [resolve_partition_dir(t)[0] for t in list(targets) + list(replicas)]
+
+    def make() -> RecoveryPlan:
+        p = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor,
+                          replicas=[load_replica(t) for t in replicas])
+        if probe is not None:
+            p.judge_probes(probe(p.lost_endpoints), list(force_lost))
+        return p
+
+    plan = make()
     report = None
     if apply and not plan.refusal:
         locks = []
         try:
-            for d in log_dirs:
+            for d in dirs:
                 locks.append(fsutil.LogDirLock(d).acquire())
-            plan = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor)
+            plan = make()
             if not plan.refusal:
-                report = apply_recovery(plan, backup_dir or default_backup_root(ld))
+                report = apply_recovery(plan, backup_dir or default_backup_root(plan.survivor.log_dir))
         finally:
             for lk in locks:
                 lk.release()
-    holder = None if apply else fsutil.lock_holder(ld)
+    holder = None if apply else fsutil.lock_holder(plan.survivor.log_dir)
     return plan, report, holder
-
-
-def plan_lines(doc: dict, dry_run: bool, report: dict | None) -> list[str]:
-    s = doc["survivor"]
-    lines = [f"Recovery plan for node {s['node_id']} ({s['partition_dir']}), {doc['quorum']} quorum"
-             + (", dry run" if dry_run else "")]
-    lines.append(f"  survivor: node {s['node_id']}, last epoch {s['last_epoch']}, log end offset {s['log_end_offset']}")
-    for o in doc["other_replicas"]:
-        lines.append(f"  also given: node {o['node_id']}, last epoch {o['last_epoch']}, "
-                     f"log end offset {o['log_end_offset']}")
-    lines.append(f"  voters: {doc['voters_before']} -> {doc['voters_after']} (lost: {doc['lost_voters']})")
-    if doc["refused"]:
-        lines.append(f"  refused: {doc['refused']}")
-        return lines
-    lines.append("  risks:")
-    lines.extend(f"    - {x}" for x in doc["risks"])
-    lines.append("  changes to the survivor's files:")
-    lines.extend(f"    - {c['file']}: {c['change']}" for c in doc["changes"])
-    lines.append("  then:")
-    lines.extend(f"    {i}. {x}" for i, x in enumerate(doc["next_steps"], 1))
-    if report:
-        lines.append(f"applied; replaced files kept in {report['backup_dir']}")
-    elif dry_run:
-        lines.append("Run again with --apply to do it (the node must be stopped).")
-    return lines

@@ -228,10 +228,11 @@ class Kafka:
                                            p.stderr.decode("utf-8", "replace"))
 
     def admin_config(self) -> Path:
-        """Client settings for the workload: an acknowledgement or a clear failure within ~20 s."""
+        """Client settings for the workload: an acknowledgement or a clear failure within a minute
+        (a frozen leader holds the broker's controller channel until controller.socket.timeout.ms, 30 s)."""
         p = self.d / "admin.properties"
         if not p.exists():
-            p.write_text("request.timeout.ms=10000\ndefault.api.timeout.ms=20000\n")
+            p.write_text("request.timeout.ms=30000\ndefault.api.timeout.ms=60000\n")
         return p
 
     # the quorum, through quorumctl
@@ -393,20 +394,21 @@ class Workload:
         op.t0 = time.time()
         if op.kind == "create":
             p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--create",
-                                        "--topic", op.topic, "--partitions", "1", "--replication-factor", "1"], 45)
+                                        "--topic", op.topic, "--partitions", "1", "--replication-factor", "1"], 90)
             op.acked = p.returncode == 0 and f"Created topic {op.topic}." in p.stdout
         elif op.kind == "delete":
             p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--delete",
-                                        "--topic", op.topic], 45)
+                                        "--topic", op.topic], 90)
             op.acked = p.returncode == 0 and "Error" not in p.stdout + p.stderr
         else:
             p = k.tool("kafka-configs", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--alter",
                                          "--entity-type", "topics", "--entity-name", op.topic,
-                                         "--add-config", f"retention.ms={op.value}"], 45)
+                                         "--add-config", f"retention.ms={op.value}"], 90)
             op.acked = p.returncode == 0 and f"Completed updating config for topic {op.topic}." in p.stdout
         op.t1 = time.time()
         if not op.acked:
-            op.error = (p.stdout + p.stderr).strip().splitlines()[-1:] and (p.stdout + p.stderr).strip().splitlines()[-1][:200]
+            lines = (p.stdout + p.stderr).strip().splitlines()
+            op.error = next((ln for ln in lines if "Error" in ln or "Exception" in ln), lines[-1] if lines else "")[:300]
         else:
             if op.kind == "create":
                 self.live.append(op.topic)
@@ -437,7 +439,7 @@ class Workload:
                 return False
         return True
 
-    def finish(self, timeout: float = 120):
+    def finish(self, timeout: float = 150):
         self.stop.set()
         if self.thread:
             self.thread.join(timeout)

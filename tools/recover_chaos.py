@@ -150,6 +150,18 @@ class Kafka:
                 if attempt == 2 or "died during startup" not in str(e):
                     raise
         self.cluster_id = self.info()["CLUSTER_ID"]
+        self.serves()
+
+    def serves(self, limit_s: float = 300):
+        """Wait until a topic can be created through the brokers. Seen on Kafka 4.3 with two
+        brokers on a loaded machine: a broker's forwarding channel stuck on a controller that
+        is not the leader for minutes after "Kafka Server started" (CreateTopics times out)."""
+        def ok():
+            p = self.tool("kafka-topics", ["--bootstrap-server", self.bootstrap, "--command-config",
+                                           self.admin_config(), "--create", "--if-not-exists", "--topic",
+                                           "ready-check", "--partitions", "1", "--replication-factor", "1"], 90)
+            return p.returncode == 0
+        until("the brokers serve CreateTopics", ok, limit_s, every=2)
 
     def stop(self):
         try:
@@ -445,8 +457,8 @@ class Workload:
             self.thread.join(timeout)
 
     def summary(self) -> str:
-        return ", ".join(f"{o.kind} {o.topic}{'=' + o.value if o.value else ''}:{'ack' if o.acked else 'no'}"
-                         for o in self.ops)
+        return ", ".join(f"{o.kind} {o.topic}{'=' + o.value if o.value else ''}:"
+                         + ("ack" if o.acked else f"no ({o.error[:80]})") for o in self.ops)
 
 
 def expected_state(ops: list[Op], held: list[dict]) -> tuple[list[str], list[str]]:

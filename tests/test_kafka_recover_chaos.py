@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import recover_chaos as rc  # noqa: E402
+from kafka41 import free_base_port  # noqa: E402  (ports apart per xdist worker, as the other Kafka tests)
 
 
 @pytest.mark.parametrize("version,seed,scenario,brokers", [
@@ -26,9 +27,11 @@ import recover_chaos as rc  # noqa: E402
     pytest.param("4.3", 43001, "premature", 2, id="kafka4.3-premature-2-brokers",
                  marks=pytest.mark.skipif(rc.skip_reason("4.3") is not None, reason=rc.skip_reason("4.3") or "")),
 ])
+@pytest.mark.timeout(1800)   # a cluster, a workload, a recovery and two controllers added back
 def test_recover_chaos_run(tmp_path, version, seed, scenario, brokers):
     lines = []
-    r = rc.run_once(tmp_path, 1, seed, version, scenario, brokers, log=lines.append)
+    r = rc.run_once(tmp_path, 1, seed, version, scenario, brokers, log=lines.append,
+                  base=free_base_port(span=3 + brokers))
     assert r.ok and r.grade == "recovered", "\n".join(lines)
     if scenario == "premature":
         assert any(n.startswith("refused while ") for n in r.notes), r.notes

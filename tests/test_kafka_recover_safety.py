@@ -26,6 +26,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import recover_chaos as rc  # noqa: E402
+from kafka41 import free_base_port  # noqa: E402  (ports apart per xdist worker, as the other Kafka tests)
 
 VERSIONS = [pytest.param(v, marks=pytest.mark.skipif(rc.skip_reason(v) is not None, reason=rc.skip_reason(v) or ""),
                          id=f"kafka{v}") for v in ("4.1", "4.3")]
@@ -34,7 +35,7 @@ VERSIONS = [pytest.param(v, marks=pytest.mark.skipif(rc.skip_reason(v) is not No
 @pytest.fixture
 def kafka(request, tmp_path):
     """A started dynamic cluster (3 controllers + 1 broker) of the version parametrized; always stopped."""
-    k = rc.Kafka(tmp_path / "kc", rc.free_base_port(), request.param, brokers=1)
+    k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), request.param, brokers=1)
     try:
         k.start()
         yield k
@@ -112,6 +113,7 @@ def test_recover_refuses_while_a_lost_voter_answers(kafka):
     assert rc.tree_hash(k.data(3)) == before
 
 
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("kafka", VERSIONS, indirect=True)
 def test_recover_keeps_what_the_broker_holds_and_log_matching(kafka, tmp_path):
     k = kafka

@@ -31,6 +31,7 @@ helpers for one test per defect of issue 23.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -59,6 +60,7 @@ def kafka_home(version: str) -> Path:
     return KAFKA_DIR / f"kafka_2.13-{VERSIONS.get(version, version)}"
 
 
+@functools.lru_cache(maxsize=None)
 def skip_reason(version: str = "4.1") -> str | None:
     """Why real Kafka `version` cannot run here, or None."""
     home = kafka_home(version)
@@ -582,14 +584,15 @@ def recover_supports_replica() -> bool:
 
 
 def run_once(work: Path, run: int, seed: int, version: str, scenario: str | None = None, brokers: int | None = None,
-             log=print) -> RunResult:
-    """One graded run in `work` (a fresh directory); the cluster is always stopped."""
+             log=print, base: int | None = None) -> RunResult:
+    """One graded run in `work` (a fresh directory); the cluster is always stopped.
+    `base`: the cluster's base port (default: a free one)."""
     rng = random.Random(seed)
     scenario = scenario or rng.choice(SCENARIOS)
     brokers = brokers or rng.choice((1, 1, 2))
     res = RunResult(run, seed, version, scenario, brokers)
     t_start = time.monotonic()
-    k = Kafka(work / "kc", free_base_port(start=29500 + 10 * rng.randrange(40)), version, brokers)
+    k = Kafka(work / "kc", base or free_base_port(start=29500 + 10 * rng.randrange(40)), version, brokers)
     try:
         k.start()
         _chaos(k, rng, res, log)

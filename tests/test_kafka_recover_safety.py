@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -105,6 +106,31 @@ def test_recover_refuses_while_a_lost_voter_answers(kafka):
     code, out, err = recover(k, 3, "--lost-voters", "1,2", "--timeout", "3", "-o", "json")
     probes = {p["voter_id"]: p for p in json.loads(out)["plan"]["probes"]}
     assert (probes[follower]["state"], probes[leader]["state"]) == ("accepts", "silent"), probes
+
+    # a frozen JVM whose accept queue is full (its peers' reconnects fill Kafka's listen backlog
+    # of 50 within a minute or so): the kernel drops the SYN, so a connect times out as towards a
+    # host that is off. Seen in a chaos run: recover called that "silent" and applied beside a
+    # live voter. Still alive: must refuse.
+    host, port = k.addr(follower).split(":")
+    held = []
+    try:
+        while len(held) < 5000:
+            s = socket.socket()
+            s.settimeout(1)
+            try:
+                s.connect((host, int(port)))
+            except OSError:
+                s.close()
+                break
+            held.append(s)
+        code, out, err = recover(k, 3, "--lost-voters", "1,2", "--timeout", "3", "-o", "json")
+        doc = json.loads(out)
+        probes = {p["voter_id"]: p for p in doc["plan"]["probes"]}
+        assert code == 1 and doc["plan"]["refused"], (len(held), probes)
+        assert rc.tree_hash(k.data(3)) == before and not backup.exists()
+    finally:
+        for s in held:
+            s.close()
 
     # and once both are really gone, the same dry run plans (the probes do not cry wolf)
     k.kill(follower)

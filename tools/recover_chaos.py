@@ -1,0 +1,864 @@
+#!/usr/bin/env python3
+"""Graded chaos runs of `quorumctl recover` on real Kafka (issue 23).
+
+CockroachDB's loss-of-quorum roachtest is the model: each run starts a real
+dynamic (KIP-853) cluster of 3 controllers and 1 or 2 brokers from
+../shared/kafka, runs a metadata workload through the broker (topic creates,
+deletes and config changes, each acknowledgement recorded with what it
+changed), and at a seeded random moment kills 2 of the 3 controllers (the
+leader among them or not; sometimes while the survivor lags, frozen, so that
+the broker is ahead of it) and deletes their data dirs. The survivor and the
+brokers are stopped, then docs/recovery.md is followed with quorumctl alone:
+`state`, `recover ... --replica <broker dir> --apply`, start the survivor,
+start the brokers, `bootstrap format` + `add-controller` for the two lost
+controllers.
+
+Each run is graded "recovered", "refused (reason)" (recover refused and wrote
+nothing), or "FAILED: why". A recovered run must have: every acknowledged
+change that any surviving replica held still present (kafka-topics /
+kafka-configs --describe through the broker), no fatal error in the nodes'
+logs since the restart, log matching across every replica's files (no two
+batches of one epoch at overlapping offsets that differ), a new topic created,
+and all three voters back.
+
+    python tools/recover_chaos.py --runs 8 --seed 1 --kafka 4.1 --out results.md
+
+The same code runs 2 seeded runs in CI: tests/test_kafka_recover_chaos.py.
+tests/test_kafka_recover_safety.py uses its cluster, workload and log-reading
+helpers for one test per defect of issue 23.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+KAFKA_DIR = ROOT.parent / "shared" / "kafka"
+CLUSTER = KAFKA_DIR / "cluster"
+VERSIONS = {"4.1": "4.1.0", "4.3": "4.3.0"}
+
+
+def kafka_home(version: str) -> Path:
+    return KAFKA_DIR / f"kafka_2.13-{VERSIONS.get(version, version)}"
+
+
+@functools.lru_cache(maxsize=None)
+def skip_reason(version: str = "4.1") -> str | None:
+    """Why real Kafka `version` cannot run here, or None."""
+    home = kafka_home(version)
+    if not (home / "bin" / "kafka-run-class.sh").exists():
+        return f"{home} is absent (the real Kafka {VERSIONS.get(version, version)} lives in ../shared/kafka)"
+    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
+    if not java or not Path(java).exists():
+        return "java is not on PATH (Kafka 4.x needs Java 17+)"
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
+    m = re.search(r'version "(\d+)', out)
+    if not m or int(m.group(1)) < 17:
+        return f"Kafka 4.x needs Java 17+, found: {out.splitlines()[0] if out else '?'}"
+    return None
+
+
+# -- quorumctl, as an operator runs it ---------------------------------------------------------
+
+def qc(*args, timeout: float = 120) -> tuple[int, str, str]:
+    """`quorumctl ARGS` in a child process (this worktree's code): (exit code, stdout, stderr)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "quorumctl", *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, env=env)
+    return p.returncode, p.stdout, p.stderr
+
+
+def until(what: str, fn, limit_s: float = 90, every: float = 1.0):
+    """Retry fn() until it returns a true value; AssertionError after limit_s."""
+    end = time.monotonic() + limit_s
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not reached in {limit_s:.0f} s")
+        time.sleep(every)
+
+
+def free_base_port(lo: int = 29500, hi: int = 29990, span: int = 6, start: int | None = None) -> int:
+    """A base port P with P+1..P+span free on 127.0.0.1."""
+    start = lo if start is None else start
+    for base in list(range(start, hi, 10)) + list(range(lo, start, 10)):
+        ok = True
+        for p in range(base + 1, base + span + 1):
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    ok = False
+                    break
+        if ok:
+            return base
+    raise RuntimeError(f"no free port range in {lo}-{hi}")
+
+
+# -- a real cluster -----------------------------------------------------------------------------
+
+class Kafka:
+    """A real dynamic KRaft cluster run by ../shared/kafka/cluster in `d` (3 controllers, `brokers` brokers)."""
+
+    def __init__(self, d: Path, base: int, version: str = "4.1", brokers: int = 1):
+        self.d, self.base, self.version, self.nb = Path(d), base, version, brokers
+        self.home = kafka_home(version)
+        self.cluster_id: str | None = None
+        self.log_marks: dict[str, int] = {}
+
+    # the script
+    def env(self) -> dict:
+        env = dict(os.environ, KAFKA_HOME=str(self.home))
+        env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
+        return env
+
+    def run(self, *args: str, timeout: float = 200, check: bool = True) -> subprocess.CompletedProcess:
+        r = subprocess.run([str(CLUSTER), str(self.d), *map(str, args)], capture_output=True, text=True,
+                           timeout=timeout, env=self.env())
+        if check and r.returncode != 0:
+            raise AssertionError(f"cluster {' '.join(map(str, args))} failed ({r.returncode}):\n"
+                                 f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+        return r
+
+    def start(self):
+        for attempt in (1, 2):
+            try:
+                self.run("start", "--dynamic", "--brokers", str(self.nb), "--base-port", str(self.base),
+                         "--timeout", "150", timeout=400)
+                break
+            except BaseException as e:
+                self.stop()
+                # a starved 2-core machine: a broker may give up registering; one more try on the same data
+                if attempt == 2 or "died during startup" not in str(e):
+                    raise
+        self.cluster_id = self.info()["CLUSTER_ID"]
+        self.serves()
+
+    def serves(self, limit_s: float = 300):
+        """Wait until a topic can be created through the brokers. Seen on Kafka 4.3 with two
+        brokers on a loaded machine: a broker's forwarding channel stuck on a controller that
+        is not the leader for minutes after "Kafka Server started" (CreateTopics times out)."""
+        def ok():
+            p = self.tool("kafka-topics", ["--bootstrap-server", self.bootstrap, "--command-config",
+                                           self.admin_config(), "--create", "--if-not-exists", "--topic",
+                                           "ready-check", "--partitions", "1", "--replication-factor", "1"], 90)
+            return p.returncode == 0
+        until("the brokers serve CreateTopics", ok, limit_s, every=2)
+
+    def stop(self):
+        try:
+            self.run("stop", "--timeout", "30", timeout=180, check=False)
+        finally:
+            self.run("stop", "--timeout", "5", timeout=120, check=False)
+
+    def info(self) -> dict:
+        out = self.run("info").stdout
+        return {k: v.strip("'\"") for k, v in (ln.split("=", 1) for ln in out.splitlines() if "=" in ln)}
+
+    def kill(self, node: int):
+        self.run("kill-node", str(node))
+
+    def freeze(self, node: int):
+        self.run("stop-node", str(node))
+
+    def start_node(self, node: int, timeout: float = 200) -> subprocess.CompletedProcess:
+        self.mark_log(node)
+        return self.run("start-node", str(node), timeout=timeout + 60, check=False)
+
+    # layout
+    @property
+    def brokers(self) -> list[int]:
+        return list(range(4, 4 + self.nb))
+
+    def name(self, node: int) -> str:
+        return f"c{node}" if node <= 3 else f"b{node}"
+
+    def addr(self, node: int) -> str:
+        return f"127.0.0.1:{self.base + node}"
+
+    @property
+    def controllers(self) -> str:
+        return ",".join(self.addr(i) for i in (1, 2, 3))
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(self.addr(b) for b in self.brokers)
+
+    def data(self, node: int) -> Path:
+        return self.d / "data" / self.name(node)
+
+    def conf(self, node: int) -> Path:
+        return self.d / "conf" / f"{self.name(node)}.properties"
+
+    def log(self, node: int) -> Path:
+        return self.d / "logs" / f"{self.name(node)}.log"
+
+    def mark_log(self, node: int):
+        p = self.log(node)
+        self.log_marks[self.name(node)] = p.stat().st_size if p.exists() else 0
+
+    def log_since_mark(self, node: int) -> str:
+        p = self.log(node)
+        if not p.exists():
+            return ""
+        with open(p, "rb") as f:
+            f.seek(self.log_marks.get(self.name(node), 0))
+            return f.read().decode("utf-8", "replace")
+
+    # Kafka's own tools
+    def tool(self, name: str, args: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+        env = self.env()
+        for k in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS", "KAFKA_LOG4J_OPTS"):
+            env.pop(k, None)
+        env.update(LOG_DIR=str(self.d / "logs"), KAFKA_HEAP_OPTS="-Xmx192m",
+                   KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        try:
+            p = subprocess.run([str(self.home / "bin" / f"{name}.sh"), *map(str, args)], capture_output=True,
+                               timeout=timeout, env=env)
+        except subprocess.TimeoutExpired as e:
+            return subprocess.CompletedProcess(e.cmd, 124, (e.stdout or b"").decode("utf-8", "replace"),
+                                               (e.stderr or b"").decode("utf-8", "replace") + "\n[timed out]")
+        return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode("utf-8", "replace"),
+                                           p.stderr.decode("utf-8", "replace"))
+
+    def admin_config(self) -> Path:
+        """Client settings for the workload: an acknowledgement or a clear failure within a minute
+        (a frozen leader holds the broker's controller channel until controller.socket.timeout.ms, 30 s)."""
+        p = self.d / "admin.properties"
+        if not p.exists():
+            p.write_text("request.timeout.ms=30000\ndefault.api.timeout.ms=60000\n")
+        return p
+
+    # the quorum, through quorumctl
+    def status(self, node: int | None = None) -> dict | None:
+        via = self.addr(node) if node else self.controllers
+        try:
+            code, out, err = qc("describe", "status", "--bootstrap-controller", via, "-o", "json", "--timeout", "5",
+                                timeout=30)
+        except subprocess.TimeoutExpired:
+            return None
+        if code != 0:
+            return None
+        try:
+            return json.loads(out)
+        except ValueError:
+            return None
+
+    def leader(self) -> tuple[int, int]:
+        """(leader id, epoch), waiting for one."""
+        d = until("a leader", lambda: (lambda s: s if s and s.get("leaderId", -1) > 0 else None)(self.status()), 60)
+        return d["leaderId"], d["leaderEpoch"]
+
+
+# -- reading a replica's files ------------------------------------------------------------------
+
+def partition_dir(log_dir: Path) -> Path:
+    return Path(log_dir) / "__cluster_metadata-0"
+
+
+def batches(log_dir: Path) -> list[dict]:
+    """Every batch of the replica's metadata log segments: base/last offset, epoch, CRC, file, position."""
+    from quorumctl.records.batch import Batch, BatchReader
+    out = []
+    p = partition_dir(log_dir)
+    for f in sorted(p.glob("*.log")):
+        for b in BatchReader(str(f)):
+            if isinstance(b, Batch):
+                out.append({"base": b.base_offset, "last": b.last_offset, "epoch": b.leader_epoch,
+                            "crc": b.crc, "file": str(f), "pos": b.position})
+    return out
+
+
+def log_matching_clashes(dirs: dict[str, Path]) -> list[str]:
+    """Raft's log matching checked independently of quorumctl's own checker: two
+    replicas' batches of the same epoch whose offset ranges overlap must be the
+    same batch (same offsets, same CRC)."""
+    logs = {k: batches(v) for k, v in dirs.items() if partition_dir(v).exists()}
+    names = sorted(logs)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            by_epoch: dict[int, list[dict]] = {}
+            for x in logs[b]:
+                by_epoch.setdefault(x["epoch"], []).append(x)
+            for x in logs[a]:
+                for y in by_epoch.get(x["epoch"], ()):
+                    if x["last"] < y["base"] or y["last"] < x["base"]:
+                        continue
+                    if (x["base"], x["last"], x["crc"]) != (y["base"], y["last"], y["crc"]):
+                        out.append(f"{a} {x['file']}@{x['pos']} (offsets {x['base']}..{x['last']}, crc {x['crc']}) "
+                                   f"and {b} {y['file']}@{y['pos']} (offsets {y['base']}..{y['last']}, "
+                                   f"crc {y['crc']}) differ in epoch {x['epoch']}")
+                        break
+                else:
+                    continue
+                break
+    return out
+
+
+def metadata_records(log_dir: Path) -> list[tuple[int, str, dict]]:
+    """(offset, type name, data) of every metadata record in the replica's
+    snapshots and segments (snapshots first: what a snapshot covers is not
+    in the segments any more)."""
+    from quorumctl.records.batch import Batch, BatchReader
+    from quorumctl.records.metadata import decode_metadata
+    p = partition_dir(log_dir)
+    out = []
+    files = sorted(p.glob("*.checkpoint")) + sorted(p.glob("*.log"))
+    for f in files:
+        for b in BatchReader(str(f)):
+            if not isinstance(b, Batch) or b.is_control:
+                continue
+            for r in b.records():
+                d = decode_metadata(r.value)
+                if d.data is not None:
+                    out.append((r.offset, d.type_name, d.data))
+    return out
+
+
+def held_changes(log_dir: Path) -> dict:
+    """What a replica's files hold of the workload: topics created (name -> id),
+    topic ids removed, and (topic, retention.ms) values set."""
+    created, removed, configs = {}, set(), set()
+    for _, t, d in metadata_records(log_dir):
+        if t == "TOPIC_RECORD":
+            created[d["name"]] = d["topicId"]
+        elif t == "REMOVE_TOPIC_RECORD":
+            removed.add(d["topicId"])
+        elif t == "CONFIG_RECORD" and d.get("resourceType") == 2 and d.get("name") == "retention.ms":
+            configs.add((d["resourceName"], d.get("value")))
+    return {"created": created, "removed": removed, "configs": configs}
+
+
+def tree_hash(root: Path) -> dict[str, str]:
+    """sha256 of every file under root (relative path -> digest); what 'nothing written' is checked with."""
+    out = {}
+    root = Path(root)
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and p.name != ".lock":
+            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def state_end(log_dir: Path) -> tuple[int, int]:
+    """(last epoch, log end offset) of a replica as `quorumctl state` reports it."""
+    code, out, err = qc("state", log_dir, "-o", "json")
+    r = json.loads(out)["replicas"][0]
+    return r.get("last_epoch", -1), r.get("log_end_offset", -1)
+
+
+# -- the workload -------------------------------------------------------------------------------
+
+@dataclass
+class Op:
+    n: int
+    kind: str                 # create | delete | config
+    topic: str
+    value: str | None = None  # retention.ms for config
+    acked: bool | None = None
+    error: str = ""
+    t0: float = 0.0
+    t1: float = 0.0
+
+
+class Workload:
+    """Metadata changes through the broker, one at a time, in a thread; every
+    acknowledgement (exit 0 and Kafka's success line) recorded with what it changed."""
+
+    def __init__(self, k: Kafka, rng: random.Random, prefix: str = "w"):
+        self.k, self.rng, self.prefix = k, rng, prefix
+        self.ops: list[Op] = []
+        self.stop = threading.Event()
+        self.thread: threading.Thread | None = None
+        self.live: list[str] = []       # topics whose create was acked and not (yet) deleted
+        self.n = 0
+        self.acked_count = threading.Semaphore(0)
+
+    def next_op(self) -> Op:
+        self.n += 1
+        r = self.rng.random()
+        if len(self.live) < 2 or r < 0.4:
+            return Op(self.n, "create", f"{self.prefix}-t{self.n}")
+        if r < 0.85:
+            return Op(self.n, "config", self.rng.choice(self.live), str(3_600_000 + self.n))
+        return Op(self.n, "delete", self.rng.choice(self.live[:-1]))
+
+    def do(self, op: Op) -> Op:
+        k, cfg = self.k, self.k.admin_config()
+        op.t0 = time.time()
+        if op.kind == "create":
+            p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--create",
+                                        "--topic", op.topic, "--partitions", "1", "--replication-factor", "1"], 90)
+            op.acked = p.returncode == 0 and f"Created topic {op.topic}." in p.stdout
+        elif op.kind == "delete":
+            p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--delete",
+                                        "--topic", op.topic], 90)
+            op.acked = p.returncode == 0 and "Error" not in p.stdout + p.stderr
+        else:
+            p = k.tool("kafka-configs", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--alter",
+                                         "--entity-type", "topics", "--entity-name", op.topic,
+                                         "--add-config", f"retention.ms={op.value}"], 90)
+            op.acked = p.returncode == 0 and f"Completed updating config for topic {op.topic}." in p.stdout
+        op.t1 = time.time()
+        if not op.acked:
+            lines = (p.stdout + p.stderr).strip().splitlines()
+            op.error = next((ln for ln in lines if "Error" in ln or "Exception" in ln), lines[-1] if lines else "")[:300]
+        else:
+            if op.kind == "create":
+                self.live.append(op.topic)
+            elif op.kind == "delete":
+                self.live.remove(op.topic)
+        return op
+
+    def run_one(self) -> Op:
+        op = self.next_op()
+        self.ops.append(op)
+        self.do(op)
+        if op.acked:
+            self.acked_count.release()
+        return op
+
+    def _loop(self, limit: int):
+        while not self.stop.is_set() and len(self.ops) < limit:
+            self.run_one()
+
+    def start(self, limit: int = 1000):
+        self.thread = threading.Thread(target=self._loop, args=(limit,), daemon=True)
+        self.thread.start()
+
+    def wait_acked(self, n: int, timeout: float = 300) -> bool:
+        end = time.monotonic() + timeout
+        for _ in range(n):
+            if not self.acked_count.acquire(timeout=max(0.0, end - time.monotonic())):
+                return False
+        return True
+
+    def finish(self, timeout: float = 150):
+        self.stop.set()
+        if self.thread:
+            self.thread.join(timeout)
+
+    def summary(self) -> str:
+        return ", ".join(f"{o.kind} {o.topic}{'=' + o.value if o.value else ''}:"
+                         + ("ack" if o.acked else f"no ({o.error[:80]})") for o in self.ops)
+
+
+def expected_state(ops: list[Op], held: list[dict]) -> tuple[list[str], list[str]]:
+    """What must hold after recovery: for every acknowledged op that a surviving
+    replica's files held, a check (topic present/absent, retention.ms value).
+    Returns (checks as text, ops that were acked but held by no surviving replica)."""
+    ids = {}
+    for h in held:
+        ids.update(h["created"])
+    checks, not_held = [], []
+
+    def is_held(op: Op) -> bool:
+        if op.kind == "create":
+            return any(op.topic in h["created"] for h in held)
+        if op.kind == "delete":
+            return any(ids.get(op.topic) in h["removed"] for h in held)
+        return any((op.topic, op.value) in h["configs"] for h in held)
+    for op in ops:
+        if not op.acked:
+            continue
+        if not is_held(op):
+            not_held.append(f"{op.kind} {op.topic}")
+            continue
+        checks.append(op)
+    return checks, not_held
+
+
+def observed_state(k: Kafka) -> tuple[set[str], dict[str, str]] | None:
+    """Topics (non-internal) and their retention.ms, described through the broker."""
+    p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--list", "--exclude-internal"], 60)
+    if p.returncode != 0:
+        return None
+    topics = {t.strip() for t in p.stdout.splitlines() if t.strip() and not t.startswith("[")}
+    p = k.tool("kafka-configs", ["--bootstrap-server", k.bootstrap, "--describe", "--entity-type", "topics"], 60)
+    if p.returncode != 0:
+        return None
+    configs, cur = {}, None
+    for ln in p.stdout.splitlines():
+        m = re.match(r"Dynamic configs for topic (\S+) are:", ln)
+        if m:
+            cur = m.group(1)
+            continue
+        m = re.match(r"\s+retention\.ms=(\d+)", ln)
+        if m and cur:
+            configs[cur] = m.group(1)
+    return topics, configs
+
+
+def grade_changes(ops: list[Op], checks: list[Op], seen: tuple[set[str], dict[str, str]]) -> list[str]:
+    """Every acknowledged and held change still present: a create's topic exists
+    unless a later delete of it was issued; a delete's topic is gone; a config's
+    value is the one set or one set by a later op on that topic (acked or not)."""
+    topics, configs = seen
+    problems = []
+    for op in checks:
+        later = [o for o in ops if o.n > op.n and o.topic == op.topic]
+        if op.kind == "create":
+            if op.topic not in topics and not any(o.kind == "delete" for o in later):
+                problems.append(f"acknowledged create of {op.topic} lost")
+        elif op.kind == "delete":
+            if op.topic in topics:
+                problems.append(f"acknowledged delete of {op.topic} lost (the topic is back)")
+        else:
+            if any(o.kind == "delete" for o in later) and op.topic not in topics:
+                continue
+            ok = {op.value} | {o.value for o in later if o.kind == "config"}
+            if configs.get(op.topic) not in ok:
+                problems.append(f"acknowledged retention.ms={op.value} of {op.topic} lost "
+                                f"(now {configs.get(op.topic)})")
+    return problems
+
+
+FATAL = re.compile(r"^\[[^\]]+\] (FATAL|ERROR) .*(truncat|high watermark|Exiting Kafka|halt|fatal|"
+                   r"Shutting down|Encountered fatal|log matching|corrupt)", re.I | re.M)
+
+
+def fatal_lines(text: str) -> list[str]:
+    return [m.group(0)[:300] for m in FATAL.finditer(text)]
+
+
+# -- one graded run -----------------------------------------------------------------------------
+
+SCENARIOS = ("leader-lost", "leader-survives", "lagging-survivor", "premature")
+# not in the graded rotation: an operator's mistake the runbook warns against (recover without
+# --replica while the brokers are ahead); run with --scenario to see what it does
+MISTAKES = ("forgotten-broker",)
+
+
+@dataclass
+class RunResult:
+    run: int
+    seed: int
+    version: str
+    scenario: str
+    brokers: int
+    survivor: int = 0
+    lost: list[int] = field(default_factory=list)
+    leader: int = 0
+    acked: int = 0
+    held: int = 0
+    ahead: str = ""            # which replica was most up to date before recovery
+    grade: str = ""
+    ok: bool = False
+    notes: list[str] = field(default_factory=list)
+    t_serve: float | None = None   # recover started -> new topic created through the broker
+    t_full: float | None = None    # recover started -> three voters with equal end offsets
+    t_run: float = 0.0
+
+    def line(self) -> str:
+        ts = "-" if self.t_serve is None else f"{self.t_serve:.0f} s"
+        tf = "-" if self.t_full is None else f"{self.t_full:.0f} s"
+        return (f"run {self.run} seed {self.seed} kafka {self.version} {self.scenario} brokers {self.brokers}: "
+                f"survivor {self.survivor} lost {self.lost} (leader was {self.leader}), {self.acked} acked, "
+                f"{self.held} held, most up to date {self.ahead or '?'}; {self.grade}; serving {ts}, "
+                f"3 voters {tf}; run {self.t_run:.0f} s" + (f"; notes: {'; '.join(self.notes)}" if self.notes else ""))
+
+
+def recover_supports_replica() -> bool:
+    code, out, err = qc("recover", "--help")
+    return "--replica" in out
+
+
+def run_once(work: Path, run: int, seed: int, version: str, scenario: str | None = None, brokers: int | None = None,
+             log=print, base: int | None = None) -> RunResult:
+    """One graded run in `work` (a fresh directory); the cluster is always stopped.
+    `base`: the cluster's base port (default: a free one)."""
+    rng = random.Random(seed)
+    scenario = scenario or rng.choice(SCENARIOS)
+    brokers = brokers or rng.choice((1, 1, 2))
+    res = RunResult(run, seed, version, scenario, brokers)
+    t_start = time.monotonic()
+    k = Kafka(work / "kc", base or free_base_port(start=29500 + 10 * rng.randrange(40)), version, brokers)
+    try:
+        k.start()
+        _chaos(k, rng, res, log)
+    except Exception as e:   # a run that breaks is graded, not raised
+        res.grade, res.ok = f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", False
+    finally:
+        k.stop()
+    if res.survivor:
+        _grade_files(k, res)
+    res.t_run = time.monotonic() - t_start
+    log(res.line())
+    return res
+
+
+def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
+    leader, epoch = k.leader()
+    res.leader = leader
+    followers = [i for i in (1, 2, 3) if i != leader]
+    if res.scenario in ("leader-survives", "forgotten-broker"):
+        survivor = leader
+    else:
+        survivor = rng.choice(followers)
+    lost = sorted(i for i in (1, 2, 3) if i != survivor)
+    res.survivor, res.lost = survivor, lost
+    wl = Workload(k, rng, prefix=f"r{res.run}")
+    warm = rng.randint(2, 4)
+    wl.start(limit=40)
+    if not wl.wait_acked(warm, 240):
+        raise AssertionError(f"workload: {warm} acknowledgements not reached ({wl.summary()})")
+    if res.scenario in ("lagging-survivor", "forgotten-broker"):
+        # the survivor freezes; the others go on committing what the broker fetches
+        k.freeze(survivor)
+        if not wl.wait_acked(rng.randint(2, 4), 240):
+            raise AssertionError(f"workload with {survivor} frozen: no progress ({wl.summary()})")
+    # a random moment, inside an operation or between two
+    time.sleep(rng.uniform(0, 4))
+    frozen_lost = None
+    if res.scenario == "premature":
+        # the operator's mistake: one 'lost' voter is only frozen when recover runs
+        frozen_lost = rng.choice(lost)
+        k.freeze(frozen_lost)
+        for i in lost:
+            if i != frozen_lost:
+                k.kill(i)
+    else:
+        for i in lost:
+            k.kill(i)
+    wl.finish()
+    k.kill(survivor)
+    for b in k.brokers:
+        k.kill(b)
+    res.acked = sum(1 for o in wl.ops if o.acked)
+    log(f"  run {res.run}: {res.scenario}, leader {leader} epoch {epoch}, survivor {survivor}, lost {lost}; "
+        f"workload: {wl.summary()}")
+
+    # what the surviving replicas hold (the files, before anything touches them)
+    surviving = {survivor: k.data(survivor), **{b: k.data(b) for b in k.brokers}}
+    held = [held_changes(d) for d in surviving.values()]
+    checks, not_held = expected_state(wl.ops, held)
+    res.held = len(checks)
+    ends = {n: state_end(d) for n, d in surviving.items()}
+    best = max(ends.values())
+    res.ahead = ",".join(str(n) for n, e in ends.items() if e == best) + f" (epoch {best[0]}, end {best[1]})"
+    if not_held:
+        res.notes.append("acked but held by no surviving replica: " + ", ".join(not_held))
+
+    # follow docs/recovery.md
+    sdir = k.data(survivor)
+    replicas = [a for b in k.brokers for a in ("--replica", k.data(b))] if recover_supports_replica() else []
+    if res.scenario == "forgotten-broker":
+        replicas = []
+    if frozen_lost is None:
+        for i in lost:
+            shutil.rmtree(k.data(i))
+    code, out, err = qc("state", sdir, *[k.data(b) for b in k.brokers])
+    t0 = time.monotonic()
+    before = {n: tree_hash(d) for n, d in surviving.items()}
+    cmd = ["recover", sdir, *replicas, "--lost-voters", ",".join(map(str, lost)), "--apply", "-o", "json"]
+    code, out, err = qc(*cmd, timeout=300)
+    if frozen_lost is not None:
+        doc = _json(out)
+        refused = (doc or {}).get("plan", {}).get("refused")
+        changed = [n for n, d in surviving.items() if tree_hash(d) != before[n]]
+        if code != 1 or not refused or changed:
+            res.grade = (f"FAILED: recover with voter {frozen_lost} frozen (alive) was not refused cleanly "
+                         f"(exit {code}, refused {refused!r}, changed {changed})")
+            return
+        res.notes.append(f"refused while {frozen_lost} was frozen: {refused}")
+        k.kill(frozen_lost)
+        for i in lost:
+            shutil.rmtree(k.data(i))
+        t0 = time.monotonic()
+        code, out, err = qc(*cmd, timeout=300)
+    doc = _json(out)
+    if code == 1 and doc and doc.get("plan", {}).get("refused"):
+        changed = [n for n, d in surviving.items() if tree_hash(d) != before[n]]
+        res.grade = f"refused ({doc['plan']['refused']})"
+        res.ok = not changed
+        if changed:
+            res.grade += f"; FAILED: files changed {changed}"
+        return
+    if code != 0:
+        raise AssertionError(f"recover exit {code}: {(err or out)[-500:]}")
+    if doc and doc.get("plan", {}).get("replicas"):
+        res.notes.append("plan: " + "; ".join(f"{r.get('node_id')} {r.get('action')}"
+                                              + (f" loses {r['loses']}" if r.get("loses") else "")
+                                              for r in doc["plan"]["replicas"]))
+
+    problems = []
+    p = k.start_node(survivor)
+    if p.returncode != 0:
+        raise AssertionError(f"survivor {survivor} did not start: {(p.stderr or p.stdout)[-600:]}")
+    s = until("the survivor leads alone", lambda: (lambda d: d if d and d.get("leaderId") == survivor else None)(
+        k.status(survivor)), 90)
+    for b in k.brokers:
+        p = k.start_node(b)
+        if p.returncode != 0:
+            problems.append(f"broker {b} did not start: "
+                            + "; ".join(fatal_lines(k.log_since_mark(b))[:2] or [(p.stderr or p.stdout)[-300:]]))
+    if problems:
+        res.grade = "FAILED: " + "; ".join(problems)
+        return
+    # the cluster serves: a new topic through the broker
+    new = f"r{res.run}-after"
+    until("a new topic created", lambda: k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--create",
+                                                                 "--topic", new, "--partitions", "1",
+                                                                 "--replication-factor", "1"], 60).returncode == 0, 90,
+          every=2)
+    res.t_serve = time.monotonic() - t0
+
+    # grow back
+    addr = k.addr(survivor)
+    for i in lost:
+        code, out, err = qc("bootstrap", "format", "-c", k.conf(i), "-t", k.cluster_id, "--no-initial-controllers",
+                            "--apply")
+        if code != 0:
+            raise AssertionError(f"bootstrap format {i}: {err or out}")
+        p = k.start_node(i)
+        if p.returncode != 0:
+            raise AssertionError(f"controller {i} did not start: {(p.stderr or p.stdout)[-600:]}")
+
+        def add():
+            code, out, err = qc("add-controller", "--bootstrap-controller", addr, "--command-config", k.conf(i),
+                                timeout=60)
+            return out if code == 0 else None
+        until(f"add-controller {i} accepted", add, 150, every=2)
+        until(f"controller {i} is a voter",
+              lambda: i in [v["id"] for v in (k.status(survivor) or {}).get("currentVoters", [])], 60)
+
+    def caught_up():
+        code, out, err = qc("describe", "replication", "--bootstrap-controller", addr, "-o", "json", timeout=30)
+        if code != 0:
+            return None
+        rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
+        ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
+        return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+    until("three voters with equal end offsets", caught_up, 120, every=2)
+    res.t_full = time.monotonic() - t0
+
+    # grading: acknowledged and held changes, through the broker
+    def settled():
+        seen = observed_state(k)
+        if seen is None or new not in seen[0]:
+            return None
+        return seen
+    seen = until("the broker describes the topics", settled, 90, every=2)
+    problems += grade_changes(wl.ops, checks, seen)
+    for node in (1, 2, 3, *k.brokers):
+        problems += [f"{k.name(node)}: {x}" for x in fatal_lines(k.log_since_mark(node))[:3]]
+    st = k.run("status", check=False)
+    if st.returncode != 0:
+        problems.append("not every node runs: " + st.stdout.strip().replace("\n", "; "))
+    if problems:
+        res.grade = "FAILED: " + "; ".join(problems)
+    else:
+        res.grade, res.ok = "recovered", True
+
+
+def _grade_files(k: Kafka, res: RunResult):
+    """After the stop: log matching across every replica's files, verify and state clean."""
+    dirs = {k.name(n): k.data(n) for n in (1, 2, 3, *k.brokers) if k.data(n).exists()}
+    problems = [f"log matching: {c}" for c in log_matching_clashes(dirs)]
+    for n, d in dirs.items():
+        code, out, err = qc("verify", d)
+        if code != 0:
+            problems.append(f"verify {n}: exit {code}: {(out + err).strip().splitlines()[-1][:200]}")
+    code, out, err = qc("state", *dirs.values())
+    if "log-matching" in out or "log matching" in out.lower() and "clash" in out.lower():
+        problems.append("state reports a log-matching clash")
+    if problems:
+        res.ok = False
+        res.grade = ("FAILED: " if not res.grade.startswith("FAILED") else res.grade + "; ") + "; ".join(problems)
+
+
+def _json(text: str) -> dict | None:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+# -- the table ----------------------------------------------------------------------------------
+
+def table(results: list[RunResult]) -> str:
+    rows = ["| run | Kafka | seed | scenario | brokers | leader | survivor | most up to date before | acked / held "
+            "| grade | serving after | 3 voters after |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        rows.append(f"| {r.run} | {r.version} | {r.seed} | {r.scenario} | {r.brokers} | {r.leader} | {r.survivor} | "
+                    f"{r.ahead} | {r.acked} / {r.held} | {r.grade.replace('|', '/')} | "
+                    f"{'-' if r.t_serve is None else f'{r.t_serve:.0f} s'} | "
+                    f"{'-' if r.t_full is None else f'{r.t_full:.0f} s'} |")
+    return "\n".join(rows)
+
+
+def summary(results: list[RunResult]) -> str:
+    rows = ["| Kafka | runs | recovered | refused | failed | serving after (median, max) | 3 voters after "
+            "(median, max) |", "|---|---|---|---|---|---|---|"]
+    for v in sorted({r.version for r in results}):
+        rs = [r for r in results if r.version == v]
+        rec = [r for r in rs if r.ok and r.grade == "recovered"]
+        ref = [r for r in rs if r.ok and r.grade.startswith("refused")]
+        fail = [r for r in rs if not r.ok]
+
+        def med(xs):
+            xs = sorted(x for x in xs if x is not None)
+            return "-" if not xs else f"{xs[len(xs) // 2]:.0f} s, {xs[-1]:.0f} s"
+        rows.append(f"| {v} | {len(rs)} | {len(rec)} | {len(ref)} | {len(fail)} | "
+                    f"{med(r.t_serve for r in rec)} | {med(r.t_full for r in rec)} |")
+    return "\n".join(rows)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kafka", default="4.1", choices=sorted(VERSIONS))
+    ap.add_argument("--scenario", choices=SCENARIOS + MISTAKES, help="every run in this scenario (default: seeded choice)")
+    ap.add_argument("--out", help="write the markdown tables here too")
+    ap.add_argument("--work", help="keep the runs' directories here (default: a temporary one, deleted)")
+    a = ap.parse_args(argv)
+    why = skip_reason(a.kafka)
+    if why:
+        print(f"recover_chaos: {why}", file=sys.stderr)
+        return 2
+    root = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="recover-chaos-"))
+    results = []
+    scenarios = list(SCENARIOS)
+    try:
+        for i in range(a.runs):
+            seed = a.seed * 1000 + i
+            # every scenario comes round: seeded order, then seeded choices inside a run
+            sc = a.scenario or scenarios[(a.seed + i) % len(scenarios)]
+            d = root / f"run{i + 1}"
+            d.mkdir(parents=True, exist_ok=True)
+            r = run_once(d, i + 1, seed, a.kafka, sc, log=lambda s: print(s, flush=True))
+            results.append(r)
+            if not a.work and r.ok:
+                shutil.rmtree(d, ignore_errors=True)
+    finally:
+        text = table(results) + "\n\n" + summary(results) + "\n"
+        print(text)
+        if a.out:
+            Path(a.out).write_text(text)
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -389,12 +389,15 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
         shutil.rmtree(data[i])
 
     # the log holds no voter set; Kafka 4.1 at kraft.version 0 writes quorum-state data_version 0, which
-    # lists the voters: enough for the plan, but not the addresses (those need --config)
+    # lists the voters but not their addresses: with nothing to probe, nothing shows they are gone
     code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
-    assert (code, err) == (0, "") and f"controller.quorum.voters={leader}@<host:port>" in out, out
+    assert (code, err) == (1, "") and (f"refused: voter {lost[0]} has no known address, so nothing shows it is "
+                                       "gone: give the survivor's server.properties with -c") in out, out
+    # --config gives controller.quorum.voters: the lost voters are probed (killed: connection refused)
     addr = c.controllers[leader - 1]
     code, out, err = cli("recover", "-c", conf, "--lost-voters", ",".join(map(str, lost)), "--apply")
     assert (code, err) == (0, ""), out
+    assert all(f"  probe: voter {i} at {c.controllers[i - 1]}: silent (connection refused)" in out for i in lost), out
     assert "static quorum" in out and f"controller.quorum.voters={leader}@{addr}" in out
     assert f"voters: [1, 2, 3] -> [{leader}]" in out
 

@@ -21,7 +21,8 @@ import tracemalloc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from quorumctl.records.batch import encode_batch  # noqa: E402
-from quorumctl.storage import indexes  # noqa: E402
+from quorumctl.logdir import index_dump
+from quorumctl.logdir import index_checks
 
 
 def write_segment(d: str, n: int, preallocate: bool) -> tuple[str, str, str]:
@@ -84,10 +85,10 @@ def main():
         rows = [("raw read of the log (baseline)", *measure(raw))]
         for label, (log, idx, tix) in (("closed", closed), ("active", active)):
             rows += [
-                (f"{label}: dump .index", *measure(lambda: indexes.dump_index_lines(idx))),
-                (f"{label}: dump .timeindex", *measure(lambda: indexes.dump_timeindex_lines(tix))),
-                (f"{label}: check .index", *measure(lambda: indexes.check_offset_index(idx))),
-                (f"{label}: check .timeindex", *measure(lambda: indexes.check_time_index(tix))),
+                (f"{label}: dump .index", *measure(lambda: index_dump.dump_index_lines(idx))),
+                (f"{label}: dump .timeindex", *measure(lambda: index_dump.dump_timeindex_lines(tix))),
+                (f"{label}: check .index", *measure(lambda: index_checks.check_offset_index(idx))),
+                (f"{label}: check .timeindex", *measure(lambda: index_checks.check_time_index(tix))),
             ]
         base = rows[0][1]
         print(f"\n{'what':34} {'wall s':>8} {'x raw':>8} {'peak MiB':>9}")

@@ -49,8 +49,8 @@ _quorumctl_spec() {
             vopts='--at-offset --at-time -o --output' ;;
         'history')
             subs=''
-            opts='--topic -p --partition --broker --config --feature --voter --until -o --output -h --help'
-            vopts='--topic -p --partition --broker --config --feature --voter --until -o --output' ;;
+            opts='--topic -p --partition --broker --config-resource --feature --voter --until -o --output -h --help'
+            vopts='--topic -p --partition --broker --config-resource --feature --voter --until -o --output' ;;
         'diff')
             subs=''
             opts='--from --to -o --output -h --help'

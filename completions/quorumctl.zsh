@@ -68,10 +68,10 @@ _quorumctl_add_controller() {
   _arguments -s -S : \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
-    '--command-config=[The new controller'\''s server.properties (node.id, log dirs, listeners); also read for client security settings, as in Kafka.]:FILE:_files' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--dry-run[Print what would be done, but do not do it.]' \
-    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -79,18 +79,18 @@ _quorumctl_remove_controller() {
   _arguments -s -S : \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
-    '--command-config=[Kafka client properties file.]:FILE:_files' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '(-i --controller-id)'{-i,--controller-id=}'[The id of the controller to remove.]:INTEGER: ' \
     '(-d --controller-directory-id)'{-d,--controller-directory-id=}'[The directory id of the controller to remove.]:TEXT: ' \
     '--dry-run[Print what would be done, but do not do it.]' \
-    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_demo() {
   _arguments -s -S : \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '--serve[Keep the simulated quorum running until Ctrl-C.]' \
     '--write-examples=[Instead\: write the log dirs the README'\''s examples use (diverged/, damaged/, crashed/) under DIR.]:DIR:_files -/' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -110,14 +110,14 @@ _quorumctl_dump_log() {
     '--verify-index-only[Indexes\: print only the mismatches with the log.]' \
     '--index-sanity-check[Indexes\: run Kafka'\''s sanity check.]' \
     '--max-message-size=[Size limit when verifying an index entry.]:INTEGER: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format), table or json (JSON Lines).]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:FILE_OR_DIR...:_quorumctl_log_files'
 }
 
 _quorumctl_verify() {
   _arguments -s -S : \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '--notes[Also list findings Kafka repairs by itself at startup.]' \
     '--deep[Also decode every record (and metadata record), not only batch headers and CRCs.]' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -126,9 +126,9 @@ _quorumctl_verify() {
 
 _quorumctl_state() {
   _arguments -s -S : \
-    '*-c[server.properties; its metadata log dir is read (repeatable).]:FILE:_files' \
-    '*--config=[server.properties; its metadata log dir is read (repeatable).]:FILE:_files' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
 }
@@ -139,12 +139,12 @@ _quorumctl_truncate() {
     '--diverging-epoch=[The epoch of a leader'\''s DivergingEpoch (with --end-offset).]:EPOCH: ' \
     '--end-offset=[The end offset of a leader'\''s DivergingEpoch.]:OFFSET: ' \
     '--to-offset=[Truncate to this offset (whole batches\: a batch holding it goes).]:OFFSET: ' \
-    '--apply[Do it (the default is a dry run that prints the plan).]' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
     '--force[Allow cutting below the latest snapshot'\''s end offset, entries the references prove committed, or a replica more up to date than the reference.]' \
-    '*-c[server.properties whose controller.quorum.voters names the voters (static quorum; with several --reference). Repeatable.]:FILE:_files' \
-    '*--config=[server.properties whose controller.quorum.voters names the voters (static quorum; with several --reference). Repeatable.]:FILE:_files' \
-    '--backup-dir=[Where removed and replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, on its file system).]:DIR:_files -/' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     ':LOG_DIR:_files -/'
 }
@@ -154,7 +154,7 @@ _quorumctl_image() {
     '--at-offset=[The image after the record at offset N.]:N: ' \
     '--at-time=[The image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '--no-snapshot[Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.]' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES... \[PATH\]:_quorumctl_log_files'
 }
@@ -164,11 +164,11 @@ _quorumctl_history() {
     '--topic=[A topic (all its partitions).]:NAME: ' \
     '(-p --partition)'{-p,--partition=}'[With --topic\: one partition.]:P: ' \
     '--broker=[A broker'\''s registration and configs.]:ID: ' \
-    '--config=[A config resource, e.g. topic\:orders, broker\:1.]:TYPE\:NAME: ' \
+    '--config-resource=[A config resource, e.g. topic\:orders, broker\:1 (every other --config names a server.properties).]:TYPE\:NAME: ' \
     '--feature=[A feature, e.g. metadata.version.]:NAME: ' \
     '--voter=[A controller\: its voter entry (KIP-853) and registration.]:ID: ' \
     '--until=[Stop at this offset or time.]:OFFSET|TIME: ' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
 }
@@ -177,7 +177,7 @@ _quorumctl_diff() {
   _arguments -s -S : \
     '--from=[The first point\: an offset, or a time (ISO-8601 or epoch ms).]:OFFSET|TIME: ' \
     '--to=[The second point (default\: the end).]:OFFSET|TIME: ' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
 }
@@ -186,26 +186,26 @@ _quorumctl_recover() {
   _arguments -s -S : \
     '--lost-voters=[The voters permanently lost (every voter not given must be named).]:ID\[,ID...\]: ' \
     '*--replica=[Another replica of the metadata log\: a broker'\''s or observer'\''s log dir. The recovery starts from the most up-to-date replica given. Repeatable.]:DIR:_files -/' \
-    '*-c[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
-    '*--config=[A survivor'\''s server.properties (its metadata log dir is read; a static quorum'\''s controller.quorum.voters comes from it). Repeatable.]:FILE:_files' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
     '--survivor=[The controller to keep as the only voter (default\: the most up-to-date one given).]:NODE_ID: ' \
     '--force-lost=[Declared-lost voters whose address now answers as something else (not a controller of this cluster)\: proceed anyway. Dangerous if wrong.]:ID\[,ID...\]: ' \
-    '--timeout=[How long to probe the declared-lost voters'\'' endpoints.]:SECONDS: ' \
-    '--command-config=[Client settings (TLS, SASL) for probing the lost voters.]:FILE:_files' \
-    '--apply[Do it (the default is a dry run that prints the plan).]' \
-    '--backup-dir=[Where the survivor'\''s replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, same file system).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, on its file system).]:DIR:_files -/' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
 }
 
 _quorumctl_doctor() {
   _arguments -s -S : \
-    '*-c[A node'\''s server.properties (repeatable\: one per node).]:FILE:_files' \
-    '*--config=[A node'\''s server.properties (repeatable\: one per node).]:FILE:_files' \
-    '--bootstrap-controller=[Also compare the live quorum (DescribeQuorum).]:HOST\:PORT,...: ' \
-    '--timeout=[Seconds for the live quorum to answer.]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
 }
@@ -213,13 +213,13 @@ _quorumctl_doctor() {
 _quorumctl_bundle() {
   _arguments -s -S : \
     '--out=[The archive to write (never overwritten).]:FILE.tar.gz: ' \
-    '*-c[A node'\''s server.properties (repeatable); secrets are redacted.]:FILE:_files' \
-    '*--config=[A node'\''s server.properties (repeatable); secrets are redacted.]:FILE:_files' \
-    '--bootstrap-controller=[Also describe the live quorum through a controller.]:HOST\:PORT,...: ' \
-    '--bootstrap-server=[Also describe the live quorum through a broker.]:HOST\:PORT,...: ' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--include-logs[Include the metadata log files themselves.]' \
-    '--timeout=[Seconds each live call may take (a dead node never blocks).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
 }
@@ -241,7 +241,7 @@ _quorumctl_spark_export() {
     '--interval=[--follow\: seconds between micro-batches.]:SECONDS: ' \
     '--stop-after-idle=[--follow\: stop after N rounds in a row found nothing new (default\: run until interrupted).]:N: ' \
     '--remote=[Run on a Spark Connect server instead of starting Spark (Spark'\''s own Parquet writer, on the server).]:sc\://HOST\:PORT: ' \
-    '(-o --output)'{-o,--output=}'[text, table or json (the summary).]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:PATH...:_quorumctl_log_files'
 }
@@ -275,8 +275,8 @@ _quorumctl_describe_status() {
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
-    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -287,8 +287,8 @@ _quorumctl_describe_replication() {
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--human-readable[Text output\: times as '\''N ms ago'\'' (on this machine'\''s clock).]' \
-    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:NUMBER: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka 4.1'\''s exact format; default when piped), table (default on a terminal) or json.]:text|table|json:(text table json)' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -297,12 +297,12 @@ _quorumctl_describe_health() {
   _arguments -s -S : \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
-    '(-c --config)'{-c,--config=}'[A server.properties\: controller.quorum.voters or controller.quorum.bootstrap.servers, controller.quorum.fetch.timeout.ms.]:FILE:_files' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
-    '--timeout=[Answer within this many seconds, whatever the nodes do.]:NUMBER: ' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
     '--fail-on-lag[Exit 1 when degraded too, not only when unhealthy.]' \
-    '(-o --output)'{-o,--output=}'[text, table or json.]:text|table|json:(text table json)' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -341,7 +341,7 @@ _quorumctl_bootstrap_random_uuid() {
 
 _quorumctl_bootstrap_format() {
   _arguments -s -S : \
-    '(-c --config)'{-c,--config=}'[The server.properties to format for.]:FILE:_files' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '(-t --cluster-id)'{-t,--cluster-id=}'[The cluster id (see random-uuid).]:TEXT: ' \
     '--node-id=[Node id (default\: node.id of --config).]:INTEGER: ' \
     '*--log-dir=[A log dir to format (repeatable; default\: log.dirs of --config).]:DIR:_files -/' \
@@ -357,23 +357,23 @@ _quorumctl_bootstrap_format() {
     '(-I --initial-controllers)'{-I,--initial-controllers=}'[id@host\:port\:directoryId,... \: the initial voters of a dynamic quorum (the same on every node).]:TEXT: ' \
     '--controller-listener-name=[Listener name for the voters'\'' endpoints (default\: the first of controller.listener.names, else CONTROLLER).]:TEXT: ' \
     '--allow-non-uuid[Accept a cluster id that is not a Kafka Uuid (Kafka does).]' \
-    '--apply[Write (the default is a dry run that prints the plan).]' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_bootstrap_info() {
   _arguments -s -S : \
-    '(-c --config)'{-c,--config=}'[server.properties whose dirs to check.]:FILE:_files' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '*--log-dir=[A log dir to check (repeatable).]:DIR:_files -/' \
-    '(-o --output)'{-o,--output=}'[text or json.]:text|json:(text json)' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
     '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.1-IV1).]:TEXT: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|json:(text json)' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -381,7 +381,7 @@ _quorumctl_bootstrap_feature_dependencies() {
   _arguments -s -S : \
     '*-f[feature=level to look up (repeatable).]:TEXT: ' \
     '*--feature=[feature=level to look up (repeatable).]:TEXT: ' \
-    '(-o --output)'{-o,--output=}'[text (Kafka'\''s) or json.]:text|json:(text json)' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

@@ -12,13 +12,13 @@ import os
 from itertools import islice
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from .errors import ExitStatus, InputError
 from .openfile import check_regular
 from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
 from .render import dumplog as render_dumplog
 from .render.dumplog import Sink, header_line
 from .render.output import json_line
-from .storage import filekinds
+from .logdir import filekinds
 
 
 @dataclass
@@ -325,7 +325,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
         results = os.pipe()
         pid = os.fork()
         if pid == 0:   # a child: do its chunks, send its spans, leave without cleanup
-            code = 0
+            code = ExitStatus.OK
             try:
                 os.close(results[0])
                 _keep_turn_fds(ring, w)
@@ -334,7 +334,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
                 import pickle
                 _write_all(results[1], pickle.dumps(spans))
             except BaseException:   # the others see its closed pipes and say so
-                code = 1
+                code = ExitStatus.INTERNAL
             os._exit(code)
         os.close(results[1])
         children.append((pid, results[0]))
@@ -483,8 +483,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
             sink.error(f"quorumctl: error: {path}: {e.strerror or e}")
     sink.flush()
     if result.errors and not result.problems:
-        return 2
-    return 1 if result.problems or result.errors else 0
+        return ExitStatus.USAGE
+    return ExitStatus.of(result.problems or result.errors)
 
 
 def _kv(d: dict) -> str:
@@ -497,7 +497,7 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
     (indexes, producer state, txn index), `key: value` lines of ours otherwise;
     for JSON and tables, one object per file (sink.doc)."""
     from .render.output import Output
-    from .storage import files as state_files
+    from .logdir import statefiles as state_files
 
     text = mode is Output.text
 
@@ -513,15 +513,17 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
                 sink.error(e)
 
     if kind in (filekinds.INDEX, filekinds.TIMEINDEX):
-        from .storage import indexes
+        from .logdir import indexes
+        from .logdir import index_dump
+        from .logdir import index_checks
         if kind == filekinds.INDEX:
-            out, err = indexes.dump_index_lines(path, verify_only=verify_index_only,
+            out, err = index_dump.dump_index_lines(path, verify_only=verify_index_only,
                                                 sanity_check=index_sanity_check, max_message_size=max_message_size)
         else:
-            out, err = indexes.dump_timeindex_lines(path, verify_only=verify_index_only,
+            out, err = index_dump.dump_timeindex_lines(path, verify_only=verify_index_only,
                                                     sanity_check=index_sanity_check)
         if not index_sanity_check:   # the sanity check asks less, as Kafka's does
-            err = err + [p.line() for p in indexes.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
+            err = err + [p.line() for p in index_checks.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
         if mode is Output.table and (verify_index_only or index_sanity_check):
             text = True   # no entries to show: the verdict lines are the output
         key = ("offset", "position") if kind == filekinds.INDEX else ("timestamp", "offset")
@@ -532,13 +534,13 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
             result.problems += 1
         emit(out, err)
     elif kind == filekinds.PRODUCER_SNAPSHOT:
-        from .storage import producer_state
+        from .logdir import producer_state
         put(lambda: {"kind": kind, "file": path,
                      "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
         if text:
             emit(list(producer_state.producer_snapshot_lines(path)))
     elif kind == filekinds.TXNINDEX:
-        from .storage import producer_state
+        from .logdir import producer_state
         out, err = producer_state.txn_index_lines(path)
         put(lambda: {"kind": kind, "file": path,
                      "entries": [e.to_json() for e in producer_state.read_txn_index(path)]})

@@ -1,9 +1,23 @@
-"""Errors that the CLI turns into one line on stderr and a documented exit code."""
+"""Errors that the CLI turns into one line on stderr, and the exit statuses: the
+one table of them (the README and the man page list it)."""
 
-EXIT_OK = 0
-EXIT_PROBLEMS = 1      # the command worked and found a problem (corruption, lag, mismatch)
-EXIT_INPUT = 2         # usage or input error
-EXIT_UNREACHABLE = 3   # could not reach or authenticate to the cluster
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """Every status a quorumctl process exits with."""
+
+    OK = 0                # did what was asked, found nothing wrong
+    PROBLEMS = 1          # worked and found a problem (corruption, lag, a refused change)
+    USAGE = 2             # usage or input error (a bad option, an undecodable file)
+    UNREACHABLE = 3       # the cluster could not be reached, or refused us
+    INTERNAL = 4          # a bug in quorumctl (--debug shows the traceback)
+    INTERRUPTED = 130     # Ctrl-C (128 + SIGINT, as shells report it)
+
+    @classmethod
+    def of(cls, problems) -> "ExitStatus":
+        """PROBLEMS when `problems` is true (a non-empty list, a refusal), else OK."""
+        return cls.PROBLEMS if problems else cls.OK
 
 
 def at_line(path, line: int, message: str) -> str:
@@ -16,7 +30,7 @@ def at_line(path, line: int, message: str) -> str:
 class QuorumctlError(Exception):
     """A failure to report as one line; `exit_code` is what the process exits with."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitStatus.USAGE
 
     def __init__(self, message: str, exit_code: int | None = None):
         super().__init__(message)
@@ -28,14 +42,21 @@ class InputError(QuorumctlError):
     """Bad input: a file that does not decode, a bad option value (exit 2).
 
     Library modules with a job of their own raise their own subclass
-    (storage.format.FormatError, storage.truncate.TruncateError,
-    storage.recover.RecoverError), so a caller can tell whose refusal it is;
+    (versions.FormatError, ops.truncate.TruncateError,
+    ops.recover.RecoverError), so a caller can tell whose refusal it is;
     the CLI reports every subclass as this: one line, exit 2."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitStatus.USAGE
 
 
 class ClusterError(QuorumctlError):
     """The cluster could not be reached, or refused us (exit 3)."""
 
-    exit_code = EXIT_UNREACHABLE
+    exit_code = ExitStatus.UNREACHABLE
+
+
+class Refused(QuorumctlError):
+    """A change refused, by quorumctl because it would be unsafe or by the cluster;
+    nothing was changed (exit 1)."""
+
+    exit_code = ExitStatus.PROBLEMS

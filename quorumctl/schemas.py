@@ -12,7 +12,7 @@ from .schema.spec import Message
 def declared_messages() -> list[Message]:
     from .protocol import messages
     from .records import control_schemas, metadata_schemas
-    from .storage import files as state_files
+    from .logdir import statefiles as state_files
 
     seen: dict[int, Message] = {}
     for module in (messages, control_schemas, metadata_schemas, state_files):

@@ -21,6 +21,7 @@ from samples import SHARED
 
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
+KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
 CLUSTER = KAFKA_DIR / "cluster"
 
 
@@ -35,9 +36,9 @@ def _java_problem() -> str | None:
     return None
 
 
-def skip_reason() -> str | None:
-    if not (KAFKA_HOME / "bin" / "kafka-run-class.sh").exists():
-        return f"{KAFKA_HOME} is absent (the real Kafka 4.1.0 lives in ../shared/kafka)"
+def skip_reason(home: Path = KAFKA_HOME) -> str | None:
+    if not (home / "bin" / "kafka-run-class.sh").exists():
+        return f"{home} is absent (the real Kafka {home.name.rsplit('-', 1)[-1]} lives in ../shared/kafka)"
     return _java_problem()
 
 

@@ -12,8 +12,10 @@ import sys
 import pytest
 
 from quorumctl import ids
-from quorumctl.storage import files as state_files
-from quorumctl.storage import format as storage_format
+from quorumctl.logdir import statefiles as state_files
+from quorumctl import versions
+from quorumctl.ops import formatter as storage_format
+from quorumctl.ops import initial_voters
 from logfiles import decode, tree
 from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
 
@@ -162,8 +164,8 @@ def test_initial_controllers(cli, tmp_path):
 
 
 def test_voter_order_is_javas_hashmap_order(cli, tmp_path):
-    assert storage_format.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
-    assert storage_format.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
+    assert initial_voters.java_int_hashmap_order([1, 2, 3]) == [1, 2, 3]
+    assert initial_voters.java_int_hashmap_order([100, 200, 300]) == [200, 100, 300]   # capacity 8: buckets 4, 0, 4
     v = "100@h:1:DfqkWOlJTZ-abG8pUGocIA,200@h:2:4BuDMaJKttH3vcqDCog2og,300@h:3:eAmx4J3YZ63RPobrVgXBAw"
     code, out, err = fmt(cli, "--node-id", 100, "--log-dir", tmp_path / "d", "-t", CID, "--initial-controllers", v, "--apply")
     assert code == 0, err
@@ -177,7 +179,7 @@ def test_directory_order_is_javas_hashmap_order():
     # HashMap order: x2b, then x2a
     lines = next(b for b in blocks("storage-3.7.0.txt") if "x2.properties --release-version 3.5" in b.command).lines
     second_pass = [ln.split()[1] for ln in lines if ln.startswith("Formatting")][1:]
-    assert second_pass == storage_format.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
+    assert second_pass == initial_voters.java_string_hashmap_order(["/var/lib/kafka/scratch/x2a", "/var/lib/kafka/scratch/x2b"])
 
 
 def test_data_and_metadata_dirs(cli, tmp_path):
@@ -189,7 +191,7 @@ def test_data_and_metadata_dirs(cli, tmp_path):
     assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 4.1-IV1.",
                                     f"Formatting data directory {d2} with metadata.version 4.1-IV1.",
                                     f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."])
-    assert [ln.split()[-4] for ln in lines] == storage_format.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
+    assert [ln.split()[-4] for ln in lines] == initial_voters.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
     dirids = {state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
     assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
     assert all(os.path.exists(d / "bootstrap.checkpoint") for d in (d1, d2, meta))
@@ -265,12 +267,12 @@ def test_format_errors(cli, tmp_path, args, msg):
 
 
 def test_release_strings():
-    assert storage_format.parse_release_version("3.7") == ("3.7-IV4", 19)
-    assert storage_format.parse_release_version("3.7.1") == ("3.7-IV4", 19)
-    assert storage_format.parse_release_version("3.8") == ("3.8-IV0", 20)
-    assert storage_format.parse_release_version("4.0") == ("4.0-IV3", 25)
-    assert storage_format.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
-    assert storage_format.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
+    assert versions.parse_release_version("3.7") == ("3.7-IV4", 19)
+    assert versions.parse_release_version("3.7.1") == ("3.7-IV4", 19)
+    assert versions.parse_release_version("3.8") == ("3.8-IV0", 20)
+    assert versions.parse_release_version("4.0") == ("4.0-IV3", 25)
+    assert versions.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
+    assert versions.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
     off = {"share.version": 0, "streams.version": 0}
     assert [storage_format.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
         {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,
@@ -472,9 +474,9 @@ def test_bootstrap_records_inside_the_zero_checkpoint_are_read(cli, verify_clean
     """The newer layout (Kafka after 4.1, KAFKA-19648): no bootstrap.checkpoint; the
     bootstrap records follow KRaftVersion/Voters in 00000000000000000000-0000000000.checkpoint.
     dump-log and verify read it like any snapshot."""
-    from quorumctl.storage.snapshots import encode_snapshot
+    from quorumctl.logdir.snapshots import encode_snapshot
     name, mv, levels = storage_format.effective_features(None, {}, True)
-    voters = storage_format.voters_record(storage_format.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
+    voters = initial_voters.voters_record(initial_voters.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
     d = tmp_path / "c1" / "__cluster_metadata-0"
     d.mkdir(parents=True)
     (d / "00000000000000000000-0000000000.checkpoint").write_bytes(encode_snapshot(
@@ -494,10 +496,11 @@ def test_bootstrap_records_inside_the_zero_checkpoint_are_read(cli, verify_clean
 def test_format_raises_its_own_error_reported_as_bad_input():
     """The library raises FormatError (Kafka's FormatterException), not the CLI's
     error; it subclasses InputError so the CLI prints one line and exits 2."""
-    from quorumctl.errors import EXIT_INPUT, InputError
-    from quorumctl.storage.format import FormatError, parse_feature_args, parse_release_version
+    from quorumctl.errors import ExitStatus, InputError
+    from quorumctl.ops.formatter import parse_feature_args
+    from quorumctl.versions import FormatError, parse_release_version
     with pytest.raises(FormatError, match=r"^--feature x: expected name=level$") as e:
         parse_feature_args(["x"])
-    assert isinstance(e.value, InputError) and e.value.exit_code == EXIT_INPUT
+    assert isinstance(e.value, InputError) and e.value.exit_code == ExitStatus.USAGE
     with pytest.raises(FormatError, match=r"^--release-version 9\.9: unknown metadata\.version"):
         parse_release_version("9.9")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from quorumctl.storage import fsutil
+from quorumctl.ops import fsutil
 from logfiles import tree
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"

@@ -125,7 +125,7 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
             "wrong": ([p.wrong], 2)},
         ("history",): {
-            "good": ([f"{d}/c1", "--config", "topic:quorumctl-test"], 0),
+            "good": ([f"{d}/c1", "--config-resource", "topic:quorumctl-test"], 0),
             "missing": ([p.missing, "--feature", "metadata.version"], 2),
             "empty": ([p.empty, "--feature", "metadata.version"], 2),
             "wrong": ([p.wrong, "--feature", "metadata.version"], 2)},

@@ -62,7 +62,9 @@ def test_table_is_refused_where_there_is_none(cli, command, args):
     assert (code, out, err) == (2, "", "quorumctl: error: Invalid value for '--output' / '-o': 'table' is not one "
                                        f"of 'text', 'json'. (see 'quorumctl {command} -h')\n")
     code, out, err = cli(*command.split(), "-h")
-    assert code == 0 and "<text|json>" in out and "text or json." in out and not re.search(r"\btable\b", out), out
+    flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", out).split())    # Rich's help box, unwrapped
+    assert code == 0 and "<text|json>" in out and "text (the default) or json." in flat, out
+    assert not re.search(r"\btable\b", out), out
 
 
 def test_truncate_apply_with_nothing_to_do_is_no_dry_run(cli, tmp_path):
@@ -100,3 +102,44 @@ def test_demo_writes_the_readme_example_dirs(cli, tmp_path):
     assert (code, out, err) == (2, "", f"quorumctl: error: {root}/diverged: already exists; give an empty or new "
                                        "directory\n")
     assert sorted(p.name for p in (root / "diverged").iterdir()) == before
+
+
+def test_exit_status_table():
+    """One table of exit statuses, in the values the README and the man page give."""
+    from quorumctl.errors import ExitStatus
+    assert {s.name: int(s) for s in ExitStatus} == {
+        "OK": 0, "PROBLEMS": 1, "USAGE": 2, "UNREACHABLE": 3, "INTERNAL": 4, "INTERRUPTED": 130}
+    assert (ExitStatus.of([]), ExitStatus.of(["x"]), ExitStatus.of(None), ExitStatus.of("refused")) == (0, 1, 0, 1)
+
+
+def test_an_internal_error_is_one_line_and_its_own_code(cli, tmp_path, monkeypatch):
+    """A bug is not a usage error: exit 4, one line naming it; --debug shows the traceback."""
+    from quorumctl.raft import replica
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("division by zero")
+    monkeypatch.setattr(replica, "load_replica", broken)
+    (tmp_path / "__cluster_metadata-0").mkdir()
+    code, out, err = cli("state", tmp_path)
+    assert (code, out) == (4, "")
+    assert err == ("quorumctl: internal error: ZeroDivisionError: division by zero (rerun with --debug for the "
+                   "traceback)\n")
+
+
+def test_a_refused_voter_change_exits_1_not_3():
+    """The quorum's refusal of AddRaftVoter/RemoveRaftVoter is a refusal (1), raised as one;
+    an unreachable quorum stays 3."""
+    from quorumctl.errors import ClusterError, ExitStatus, Refused
+    from quorumctl.protocol.kerrors import KafkaError
+    from quorumctl.protocol.voters import _refusal
+    dup = KafkaError(next(c for c, n in _codes().items() if n == "DUPLICATE_VOTER"), "voter 2 is already a voter",
+                     "127.0.0.1:9093", "AddRaftVoter")
+    r = _refusal(dup)
+    assert isinstance(r, Refused) and r.exit_code == ExitStatus.PROBLEMS and str(r) == str(dup)
+    assert dup.exit_code == ExitStatus.UNREACHABLE     # the error itself is not rewritten
+    assert _refusal(ClusterError("cannot connect")) is None
+
+
+def _codes() -> dict:
+    from quorumctl.protocol import kerrors
+    return {c: kerrors.error_name(c) for c in range(-1, 130)}

@@ -2,7 +2,7 @@
 `truncate --reference A --reference B`): real Kafka 3.9 (dynamic quorum,
 VotersRecord) and 3.7 (static, quorum-state voters) log dirs cut back with
 quorumctl's own truncate to make a minority tail, and divergence scenarios
-written with the project's writer (storage/synth.py)."""
+written with the project's writer (testing/synth.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.testing.synth import B, write_replica
 from logfiles import tree
 from samples import FIXTURES
 

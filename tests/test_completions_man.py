@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import generate  # noqa: E402  (tools/generate.py: build-time, outside the package)
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.testing.synth import B, write_replica
 
 REPO = Path(__file__).resolve().parents[1]
 BASH_SCRIPT = REPO / "completions" / "quorumctl.bash"
@@ -311,7 +311,7 @@ def test_man_page_content():
             for n in p.names:
                 assert generate.roff(n) in text, (c.name, n)
     exit_status = text.split(".SH EXIT STATUS\n")[1].split(".SH ")[0]
-    assert re.findall(r"^\.TP\n(\d+)$", exit_status, re.M) == ["0", "1", "2", "3", "130"]
+    assert re.findall(r"^\.TP\n(\d+)$", exit_status, re.M) == ["0", "1", "2", "3", "4", "130"]
     for tool in ("kafka\\-metadata\\-quorum.sh", "kafka\\-dump\\-log.sh", "kafka\\-storage.sh"):
         assert tool in text.split(".SH SEE ALSO\n")[1]
     assert not [ln for ln in text.splitlines() if ln != ln.rstrip()]

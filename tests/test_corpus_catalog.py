@@ -8,8 +8,8 @@ import json
 import pytest
 
 from quorumctl.records.batch import BatchReader, reencode_batch
-from quorumctl.storage import filekinds
-from quorumctl.storage.verify import scan_batches, verify_paths
+from quorumctl.logdir import filekinds
+from quorumctl.ops.verify import scan_batches, verify_paths
 from samples import CORPUS, FIXTURES
 
 pytestmark = pytest.mark.skipif(not (CORPUS / "CATALOG.json").exists(),

@@ -13,7 +13,7 @@ from quorumctl.render.dumplog import Sink
 from quorumctl.records import metadata as md
 from quorumctl.records.batch import BatchError, BatchReader, encode_batch
 from quorumctl.render.dumplog import Options
-from quorumctl.storage.verify import scan_batches
+from quorumctl.ops.verify import scan_batches
 
 
 def sample_segment() -> bytes:

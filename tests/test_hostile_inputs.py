@@ -334,7 +334,7 @@ def test_bootstrap_format_on_a_full_disk(tmp_path):
 
 
 def test_truncate_apply_on_a_full_disk(tmp_path):
-    from quorumctl.storage.synth import B, write_replica
+    from quorumctl.testing.synth import B, write_replica
     from logfiles import tree
     mnt = tmp_path / "mnt"
     if not _tmpfs(mnt):
@@ -356,8 +356,8 @@ def test_truncate_apply_on_a_full_disk(tmp_path):
 @pytest.mark.parametrize("err", [errno.ENOSPC, errno.EDQUOT])
 def test_truncate_apply_injected_out_of_space(cli, tmp_path, monkeypatch, err):
     """The same at the write layer, where no tmpfs can be mounted: every write fails."""
-    from quorumctl.storage import fsutil
-    from quorumctl.storage.synth import B, write_replica
+    from quorumctl.ops import fsutil
+    from quorumctl.testing.synth import B, write_replica
     from logfiles import tree
     write_replica(str(tmp_path / "ld"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
     before = tree(tmp_path / "ld")
@@ -373,7 +373,7 @@ def test_truncate_apply_injected_out_of_space(cli, tmp_path, monkeypatch, err):
 
 
 def test_bootstrap_format_injected_out_of_space(cli, tmp_path, monkeypatch):
-    from quorumctl.storage import fsutil
+    from quorumctl.ops import fsutil
     cfg = tmp_path / "c.properties"
     cfg.write_text(CONTROLLER.format(tmp_path / "ld"))
 
@@ -389,8 +389,8 @@ def test_bootstrap_format_injected_out_of_space(cli, tmp_path, monkeypatch):
 # -- 6. a symlinked partition directory -----------------------------------------------------------
 
 def test_truncate_keeps_a_symlinked_partition_dir(cli, tmp_path):
-    from quorumctl.storage.synth import B, write_replica
-    from quorumctl.storage import files as state_files
+    from quorumctl.testing.synth import B, write_replica
+    from quorumctl.logdir import statefiles as state_files
     pdir = write_replica(str(tmp_path / "ld"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
     (tmp_path / "vol2").mkdir()
     real = tmp_path / "vol2" / "meta-part"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -126,10 +127,11 @@ def _status(sample: str) -> list[dict]:
 @needs_shared
 def test_37_fixture_image_matches_kafka_metadata_shell_and_quorum_tool():
     shell = _shell_tree("shell-3.7.0.txt")
-    # the shell read snap1's snapshot 92: the same point replayed from bootstrap + log
+    # the shell read snap1's snapshot 92: the same point replayed from the log (which holds the
+    # bootstrap records the first leader wrote; bootstrap.checkpoint is not applied again)
     doc = image_document([str(STATIC / "snap1")], Point(offset=91), use_snapshots=False)
     img = doc["image"]
-    assert doc["start"]["from"] == "bootstrap+log" and doc["at"]["offset"] == 91
+    assert doc["start"]["from"] == "log" and doc["at"]["offset"] == 91
     assert {int(k): {f: v[f] for f in shell["brokers"][4]} for k, v in img["brokers"].items()} == shell["brokers"]
     assert {int(k): v for k, v in img["controllers"].items()} == shell["controllers"]
     assert img["metadataVersion"] == shell["metadataVersion"] == "3.7-IV4"
@@ -343,22 +345,56 @@ def test_refused_records_are_problems_not_crashes(tmp_path):
 
 
 def test_replay_plan_picks_snapshots(tmp_path):
-    """To offset N: the newest snapshot ending at or before N+1, else bootstrap + log; an offset
+    """To offset N: the newest snapshot ending at or before N+1, else the log from 0 (with
+    bootstrap.checkpoint only when the log holds no metadata record yet, as Kafka); an offset
     before the log start with no snapshot is an input error."""
     from quorumctl.errors import InputError
     if not STATIC.is_dir():
         pytest.skip("reference fixtures absent")
     src = open_source([str(STATIC / "data" / "c1")])
-    assert plan(src, Point(offset=50))[0].kind == "bootstrap"
+    assert [(s.kind, s.base_offset) for s in plan(src, Point(offset=50))] == [("log", 0)]
     assert plan(src, Point(offset=51))[0].base_offset == 52
     assert plan(src, Point(offset=451))[0].base_offset == 449
     assert plan(src)[0].base_offset == 850
-    assert [s.kind for s in plan(src, use_snapshots=False)] == ["bootstrap", "log"]
+    assert [s.kind for s in plan(src, use_snapshots=False)] == ["log"]
     only_snap = open_source([str(STATIC / "data" / "c1" / "__cluster_metadata-0" /
                                  "00000000000000000092-0000000002.checkpoint")])
     with pytest.raises(InputError, match="no snapshot ends at or before it"):
         plan(only_snap, Point(offset=10))
     assert isinstance(replay_snapshot(only_snap.snapshots[0].path), Image)
+
+
+@needs_shared
+def test_bootstrap_checkpoint_applies_only_to_an_empty_log(cli, tmp_path):
+    """A node formatted with another release than the one whose bootstrap records the
+    first leader wrote: its bootstrap.checkpoint (4.1-IV1: transaction, group, ELR
+    versions) never reached the cluster, whose real 3.7 log holds metadata.version 19
+    alone; Kafka ignores the file once the log has records, and so does replay. On a
+    log with no metadata record yet, the file is what Kafka would bootstrap."""
+    shutil.copytree(STATIC / "data" / "c1", tmp_path / "c1")
+    code, out, err = cli("bootstrap", "format", "--log-dir", tmp_path / "f41", "-t", "XFBpci3ORzK2hz44Gtmrwg",
+                         "-r", "4.1-IV1", "--node-id", "1", "--apply")
+    assert code == 0, err
+    shutil.copy(tmp_path / "f41" / "bootstrap.checkpoint", tmp_path / "c1" / "bootstrap.checkpoint")
+    for args in (["--no-snapshot"], ["--at-offset", "5"], []):
+        code, out, err = cli("image", tmp_path / "c1", "/features", *args, "-o", "json")
+        assert (code, err) == (0, "")
+        assert json.loads(out)["image"] == {"metadata.version": 19}, args
+    code, out, err = cli("history", tmp_path / "c1", "--feature", "transaction.version")
+    assert out == ("History of feature transaction.version: 0 record(s), replayed from log to offset 853\n"
+                   "(it does not exist at the end)\n"), out
+    code, out, err = cli("history", tmp_path / "c1", "--feature", "metadata.version")
+    assert out.splitlines()[1:] == ["offset 2 epoch 2 2026-11-21T23:52:56.195Z FEATURE_LEVEL_RECORD "
+                                    "/features/metadata.version: created 19"], out
+    # a log holding only a LeaderChange (control) batch: nothing bootstrapped yet
+    pdir = tmp_path / "f41" / "__cluster_metadata-0"
+    pdir.mkdir()
+    first = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
+    (pdir / "00000000000000000000.log").write_bytes(first.read_bytes()[:106])   # offset 0: LeaderChange
+    code, out, err = cli("image", tmp_path / "f41", "/features", "-o", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)["image"] == {"eligible.leader.replicas.version": 1, "group.version": 1,
+                                        "metadata.version": 27, "transaction.version": 2}
 
 
 def test_garbage_inside_valid_batches_never_crashes_replay(tmp_path):
@@ -403,9 +439,9 @@ def test_cli_input_errors_are_one_line(cli, tmp_path):
     cases = [
         (["image", d, "--at-offset", "1", "--at-time", "0"], "give --at-offset or --at-time, not both"),
         (["image", d, "--at-time", "yesterday"], "'yesterday': expected a time as ISO-8601"),
-        (["history", d], "give exactly one of --topic, --broker, --config, --feature, --voter"),
+        (["history", d], "give exactly one of --topic, --broker, --config-resource, --feature, --voter"),
         (["history", d, "--partition", "1", "--broker", "1"], "--partition needs --topic"),
-        (["history", d, "--config", "bogus:x"], "--config bogus:x: expected TYPE:NAME"),
+        (["history", d, "--config-resource", "bogus:x"], "--config-resource bogus:x: expected TYPE:NAME"),
         (["diff", d, "--from", "5", "--to", "2"], "--to 2 is before --from 5"),
         (["image", d, "/brokers/9"], "/brokers/9: no such path in the image"),
     ]

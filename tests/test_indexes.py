@@ -13,7 +13,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from quorumctl.errors import InputError
 from quorumctl.records.batch import BatchReader, encode_batch
-from quorumctl.storage import indexes
+from quorumctl.logdir import indexes
+from quorumctl.logdir import index_lookup
+from quorumctl.logdir import index_dump
+from quorumctl.logdir import index_checks
 from samples import CORPUS, FIXTURES, blocks
 
 STATIC = FIXTURES / "kafka-3.7.0-static"
@@ -72,7 +75,7 @@ def test_logical_end_stops_at_preallocated_zeros(tmp_path):
     assert indexes.read_time_index(tix) == [(1030, 3), (1070, 7)]
     s = indexes.scan_index(idx)
     assert (s.entries, s.nonzero_entries, s.file_entries, s.end_position, s.after_end) == (2, 2, 131074, 16, 0)
-    assert indexes.check_offset_index(idx) == [] and indexes.check_time_index(tix) == []
+    assert index_checks.check_offset_index(idx) == [] and index_checks.check_time_index(tix) == []
 
 
 def test_all_zero_index_is_empty_and_base_offset_from_name(tmp_path):
@@ -125,7 +128,7 @@ def test_dump_equals_kafka_transcript(name, where, block, monkeypatch):
     path = block.argv[block.argv.index("--files") + 1]
     verify = "--verify-index-only" in block.argv
     sanity = "--index-sanity-check" in block.argv
-    fn = indexes.dump_timeindex_lines if path.endswith(".timeindex") else indexes.dump_index_lines
+    fn = index_dump.dump_timeindex_lines if path.endswith(".timeindex") else index_dump.dump_index_lines
     out, err = fn(path, verify_only=verify, sanity_check=sanity)
     assert block.lines[0] == f"Dumping {path}"
     kafka = [line.replace("/var/lib/kafka/corrupt/", str(STATIC / "corrupt") + "/") for line in block.lines[1:]]
@@ -153,7 +156,7 @@ def test_snap1_preallocated_indexes_read_to_logical_end():
     assert indexes.read_time_index(str(tix)) == [(1795305198707, 55)]
     s = indexes.scan_index(str(tix), time=True)
     assert (s.entries, s.nonzero_entries, s.file_entries, s.remainder, s.after_end) == (1, 1, 873813, 0, 0)
-    assert indexes.check_offset_index(str(idx)) == [] and indexes.check_time_index(str(tix)) == []
+    assert index_checks.check_offset_index(str(idx)) == [] and index_checks.check_time_index(str(tix)) == []
 
 
 @needs_fixtures
@@ -169,8 +172,8 @@ def test_c3_trimmed_index_has_the_14_entries_of_the_transcript():
 def test_fixture_indexes_check_clean(node):
     d = STATIC / "data" / node / "__cluster_metadata-0"
     notes = []
-    assert indexes.check_offset_index(str(d / "00000000000000000000.index"), notes=notes) == []
-    assert indexes.check_time_index(str(d / "00000000000000000000.timeindex"), notes=notes) == []
+    assert index_checks.check_offset_index(str(d / "00000000000000000000.index"), notes=notes) == []
+    assert index_checks.check_time_index(str(d / "00000000000000000000.timeindex"), notes=notes) == []
     assert notes == []
 
 
@@ -180,11 +183,11 @@ def test_e_idx_checks():
     idx, tix = str(d / "00000000000000000000.index"), str(d / "00000000000000000000.timeindex")
     # (6, 106): the batch at 106 holds 1..5 and offset 6 is the next batch, which is what a
     # pre-4.1 follower's two-batch append wrote (KAFKA-806): a mismatch, as kafka-dump-log says
-    [p] = indexes.check_offset_index(idx)
+    [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-offset-mismatch", 0, 6)
     assert "holds offsets 1..5, not ending at the entry's offset 6 (kafka-dump-log: Index offset: 6, " \
            "log offset: 5); offset 6 is in the batch at 364: Kafka before 4.1" in p.message
-    probs = indexes.check_time_index(tix)
+    probs = index_checks.check_time_index(tix)
     assert kinds(probs) == [("timeindex-out-of-order", 12, 6), ("timeindex-timestamp-mismatch", 12, 6)]
     assert "expected 1795305176413" in probs[1].message
 
@@ -215,8 +218,8 @@ def test_corpus_indexes_match_catalog_and_check_clean():
         if not os.path.exists(indexes.sibling(path, "log")):
             continue
         notes = []
-        probs = (indexes.check_time_index(path, notes=notes) if time
-                 else indexes.check_offset_index(path, notes=notes))
+        probs = (index_checks.check_time_index(path, notes=notes) if time
+                 else index_checks.check_offset_index(path, notes=notes))
         assert probs == [], path
         if s.after_end:
             # a zero gap in a trimmed index (lost writes): not the end Kafka's dump shows
@@ -240,9 +243,9 @@ def test_corpus_dump_reports_are_kafkas_algorithm():
             continue
         if f["kind"] == "index":
             empty = [f"{path} is empty."] if f["stats"]["nonzero_entries"] == 0 else []
-            assert indexes.dump_index_lines(path, verify_only=True) == (empty, []), path
+            assert index_dump.dump_index_lines(path, verify_only=True) == (empty, []), path
             continue
-        d = indexes.dump_time_index(path, verify_only=True)
+        d = index_dump.dump_time_index(path, verify_only=True)
         assert list(d) == []
         assert (d.mismatches, d.ts_mismatches, d.out_of_order, d.invalid, d.errors) == ([], [], [], [], [])
         if d.not_found:
@@ -266,19 +269,19 @@ def test_generated_valid_index_checks_clean(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(b[1], b[2]) for b in bs[2::3]])
     tix = write_timeindex(tmp, [(b[4], b[1]) for b in bs[2::3]])
-    assert indexes.check_offset_index(idx) == [] and indexes.check_time_index(tix) == []
-    assert indexes.dump_index_lines(idx, verify_only=True) == ([], [])
-    assert indexes.dump_timeindex_lines(tix, verify_only=True) == ([], [])
+    assert index_checks.check_offset_index(idx) == [] and index_checks.check_time_index(tix) == []
+    assert index_dump.dump_index_lines(idx, verify_only=True) == ([], [])
+    assert index_dump.dump_timeindex_lines(tix, verify_only=True) == ([], [])
 
 
 def test_index_entry_past_end_of_log(seg):
     tmp, log, bs = seg
     size = os.path.getsize(log)
     idx = write_index(tmp, [(bs[2][1], bs[2][2]), (23, size + 100)])
-    [p] = indexes.check_offset_index(idx)
+    [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.position, p.offset, p.path) == ("index-past-end", 8, 23, idx)
     assert f"the log has {size} bytes" in p.message
-    out, err = indexes.dump_index_lines(idx)
+    out, err = index_dump.dump_index_lines(idx)
     assert out == ["offset: 5 position: %d" % bs[2][2], f"offset: 23 position: {size + 100}"]
     assert err == [f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
                    f"  Index offset: 23, position: {size + 100}: position {size + 100} is past the end of the "
@@ -288,14 +291,14 @@ def test_index_entry_past_end_of_log(seg):
 def test_index_entry_into_torn_tail(tmp_path):
     log, bs = make_log(tmp_path, spec_simple(6), tail=encode_batch([(None, b"x" * 50)], base_offset=6)[:40])
     idx = write_index(tmp_path, [(6, bs[-1][2] + bs[-1][3])])
-    [p] = indexes.check_offset_index(idx)
+    [p] = index_checks.check_offset_index(idx)
     assert p.kind == "index-past-end" and f"its batches end at byte {bs[-1][2] + bs[-1][3]}" in p.message
 
 
 def test_index_entry_not_at_batch_boundary(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[4][1], bs[4][2] + 5)])
-    [p] = indexes.check_offset_index(idx)
+    [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-not-batch-boundary", 0, 9)
     assert f"batches start at {bs[4][2]} and {bs[5][2]}" in p.message
 
@@ -303,7 +306,7 @@ def test_index_entry_not_at_batch_boundary(seg):
 def test_index_entry_inside_the_last_batch(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(23, bs[-1][2] + 3)])
-    [p] = indexes.check_offset_index(idx)
+    [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-not-batch-boundary", 0, 23)
     assert f"inside the log's last batch, which starts at {bs[-1][2]}" in p.message
 
@@ -311,10 +314,10 @@ def test_index_entry_inside_the_last_batch(seg):
 def test_decreasing_entries(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[6][1], bs[6][2]), (bs[3][1], bs[3][2])])
-    assert kinds(indexes.check_offset_index(idx)) == [("index-offset-decreasing", 8, 7),
+    assert kinds(index_checks.check_offset_index(idx)) == [("index-offset-decreasing", 8, 7),
                                                 ("index-position-decreasing", 8, 7)]
     # the walk goes back for the second entry, which itself points at the right batch
-    out, err = indexes.dump_index_lines(idx)
+    out, err = index_dump.dump_index_lines(idx)
     assert err == []
 
 
@@ -322,8 +325,8 @@ def test_offset_mismatch_and_not_found(seg):
     tmp, log, bs = seg
     # batch 5 (offsets 10-11) at its position, but the entry claims offset 9
     idx = write_index(tmp, [(9, bs[5][2]), (40, bs[8][2])])
-    assert kinds(indexes.check_offset_index(idx)) == [("index-offset-mismatch", 0, 9), ("index-offset-not-found", 8, 40)]
-    out, err = indexes.dump_index_lines(idx, verify_only=True)
+    assert kinds(index_checks.check_offset_index(idx)) == [("index-offset-mismatch", 0, 9), ("index-offset-not-found", 8, 40)]
+    out, err = index_dump.dump_index_lines(idx, verify_only=True)
     # Kafka prepends mismatches to a list: the last entry's comes first
     assert err == [f"Mismatches in :{os.path.abspath(idx)}", "  Index offset: 40, log offset: 17",
                    "  Index offset: 9, log offset: 11"]
@@ -332,16 +335,16 @@ def test_offset_mismatch_and_not_found(seg):
 def test_multi_batch_append_entry_is_a_mismatch_for_both_commands(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[5][1], bs[4][2])])      # a pre-4.1 follower appending batches 4 and 5 together
-    assert kinds(indexes.check_offset_index(idx)) == [("index-offset-mismatch", 0, 11)]
-    assert indexes.dump_index_lines(idx, verify_only=True)[1][1:] == ["  Index offset: 11, log offset: 9"]
+    assert kinds(index_checks.check_offset_index(idx)) == [("index-offset-mismatch", 0, 11)]
+    assert index_dump.dump_index_lines(idx, verify_only=True)[1][1:] == ["  Index offset: 11, log offset: 9"]
 
 
 def test_offset_below_base(tmp_path):
     log, bs = make_log(tmp_path, spec_simple(4), base=100)
     idx = write_index(tmp_path, [(99, 0)], base=100)
-    [p] = indexes.check_offset_index(idx)
+    [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.offset) == ("index-offset-below-base", 99)
-    out, err = indexes.dump_index_lines(idx, sanity_check=True)
+    out, err = index_dump.dump_index_lines(idx, sanity_check=True)
     assert out == [] and err == [f"Corrupt index found, index file {os.path.abspath(idx)} has non-zero size but "
                                  f"the last offset is 99 which is less than the base offset 100"]
 
@@ -349,14 +352,14 @@ def test_offset_below_base(tmp_path):
 def test_size_not_multiple_of_entry(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[3][1], bs[3][2])], extra=b"\x00\x00\x07")
-    assert kinds(indexes.check_offset_index(idx)) == [("index-size", 8, None)]
-    out, err = indexes.dump_index_lines(idx)
+    assert kinds(index_checks.check_offset_index(idx)) == [("index-size", 8, None)]
+    out, err = index_dump.dump_index_lines(idx)
     assert out == [f"offset: 7 position: {bs[3][2]}"]
     assert err == [f"Index file {os.path.abspath(idx)} is corrupt, found 11 bytes which is neither positive nor "
                    f"a multiple of 8"]
     tix = write_timeindex(tmp, [(bs[3][4], 7)], extra=b"\x01" * 5)
-    assert kinds(indexes.check_time_index(tix)) == [("index-size", 12, None)]
-    assert indexes.dump_timeindex_lines(tix, sanity_check=True)[1] == [
+    assert kinds(index_checks.check_time_index(tix)) == [("index-size", 12, None)]
+    assert index_dump.dump_timeindex_lines(tix, sanity_check=True)[1] == [
         f"Time index file {os.path.abspath(tix)} is corrupt, found 17 bytes which is neither positive nor a "
         f"multiple of 12"]
 
@@ -368,10 +371,10 @@ def test_time_index_out_of_order_and_mismatch(tmp_path):
     spec[6] = (1, [1500])
     log, bs = make_log(tmp_path, spec)
     tix = write_timeindex(tmp_path, [(2000, 3), (1500, 6), (1234, 8)])
-    assert kinds(indexes.check_time_index(tix)) == [("timeindex-out-of-order", 12, 6),
+    assert kinds(index_checks.check_time_index(tix)) == [("timeindex-out-of-order", 12, 6),
                                               ("timeindex-out-of-order", 24, 8),
                                               ("timeindex-timestamp-mismatch", 24, 8)]
-    out, err = indexes.dump_timeindex_lines(tix)
+    out, err = index_dump.dump_timeindex_lines(tix)
     a = os.path.abspath(tix)
     assert out == ["timestamp: 2000 offset: 3", "timestamp: 1500 offset: 6", "timestamp: 1234 offset: 8"]
     assert err == [f"Found timestamp mismatch in :{a}", "  Index timestamp: 1234, log timestamp: 1008",
@@ -383,10 +386,10 @@ def test_time_index_out_of_order_and_mismatch(tmp_path):
 def test_time_index_offsets_not_found(seg):
     tmp, log, bs = seg
     tix = write_timeindex(tmp, [(bs[2][4], 4), (bs[3][4], 7), (99_999, 60)])   # 4: first of batch 4-5
-    probs = indexes.check_time_index(tix)
+    probs = index_checks.check_time_index(tix)
     assert kinds(probs) == [("index-offset-not-found", 24, 60)]
     assert "past the last offset in the log (23)" in probs[0].message
-    d = indexes.dump_time_index(tix, verify_only=True)
+    d = index_dump.dump_time_index(tix, verify_only=True)
     assert list(d) == []
     assert d.stderr_lines() == ["The following indexed offsets are not found in the log.",
                                 "Indexed offset: 4, found log offset: 5", "Indexed offset: 60, found log offset: -1"]
@@ -395,10 +398,10 @@ def test_time_index_offsets_not_found(seg):
 def test_time_index_decreasing_offset_and_below_base(seg):
     tmp, log, bs = seg
     tix = write_timeindex(tmp, [(bs[5][4], 11), (bs[5][4] + 1, 9)])
-    assert kinds(indexes.check_time_index(tix)) == [("index-offset-decreasing", 12, 9),
+    assert kinds(index_checks.check_time_index(tix)) == [("index-offset-decreasing", 12, 9),
                                               ("timeindex-timestamp-mismatch", 12, 9)]
     tix = write_timeindex(tmp, [(5, -3)])
-    assert kinds(indexes.check_time_index(tix)) == [("index-offset-below-base", 0, -3)]
+    assert kinds(index_checks.check_time_index(tix)) == [("index-offset-below-base", 0, -3)]
 
 
 def test_zero_gap_in_trimmed_index_is_a_note_and_later_entries_are_checked(seg):
@@ -407,36 +410,36 @@ def test_zero_gap_in_trimmed_index_is_a_note_and_later_entries_are_checked(seg):
     raw = [(bs[2][1], bs[2][2]), (bs[4][1], bs[4][2]), (0, 0), (0, 0), (bs[8][1], bs[8][2]), (30, size + 8)]
     idx = write_index(tmp, raw)
     notes = []
-    assert kinds(indexes.check_offset_index(idx, notes=notes)) == [("index-past-end", 40, 30)]
+    assert kinds(index_checks.check_offset_index(idx, notes=notes)) == [("index-past-end", 40, 30)]
     assert notes == [f"{idx}: the index ends at byte 16 (an entry with relative offset 0), but 2 non-zero entries "
                      f"follow from byte 32: writes were lost; Kafka still uses them, so they were checked too"]
     assert indexes.read_offset_index(idx) == raw[:2]           # what kafka-dump-log shows
-    assert indexes.dump_index_lines(idx, verify_only=True) == ([], [])
+    assert index_dump.dump_index_lines(idx, verify_only=True) == ([], [])
 
 
 def test_empty_and_sanity_messages(tmp_path):
     log, bs = make_log(tmp_path, spec_simple(3))
     idx = write_index(tmp_path, [], extra=bytes(800))
-    assert indexes.dump_index_lines(idx) == ([f"{idx} is empty."], [])
-    assert indexes.dump_index_lines(idx, sanity_check=True) == ([f"{idx} is empty."], [])
+    assert index_dump.dump_index_lines(idx) == ([f"{idx} is empty."], [])
+    assert index_dump.dump_index_lines(idx, sanity_check=True) == ([f"{idx} is empty."], [])
     tix = write_timeindex(tmp_path, [(1020, 2), (1000, 2)], extra=bytes(120))
-    out, err = indexes.dump_timeindex_lines(tix, sanity_check=True)
+    out, err = index_dump.dump_timeindex_lines(tix, sanity_check=True)
     assert out == [] and err == [
         f"Corrupt time index found, time index file ({os.path.abspath(tix)}) has non-zero size but the last "
         f"timestamp is 1000 which is less than the first timestamp 1020"]
     tix = write_timeindex(tmp_path, [(1020, 2), (1030, -1)])
-    assert indexes.dump_timeindex_lines(tix, sanity_check=True)[1] == [
+    assert index_dump.dump_timeindex_lines(tix, sanity_check=True)[1] == [
         f"Corrupt time index found, time index file ({os.path.abspath(tix)}) has non-zero size but the last "
         f"offset is -1 which is less than the first offset 0"]
     tix = write_timeindex(tmp_path, [(bs[1][4], 1)], extra=bytes(1200))
-    assert indexes.dump_timeindex_lines(tix, sanity_check=True) == ([f"{tix} passed sanity check."], [])
+    assert index_dump.dump_timeindex_lines(tix, sanity_check=True) == ([f"{tix} passed sanity check."], [])
 
 
 def test_max_message_size_limits_the_dump_check(tmp_path):
     log, bs = make_log(tmp_path, [(30, list(range(30)))] * 2)         # two batches of ~1.6 KB
     idx = write_index(tmp_path, [(59, bs[1][2])])
-    assert indexes.dump_index_lines(idx, verify_only=True) == ([], [])
-    out, err = indexes.dump_index_lines(idx, verify_only=True, max_message_size=1000)
+    assert index_dump.dump_index_lines(idx, verify_only=True) == ([], [])
+    out, err = index_dump.dump_index_lines(idx, verify_only=True, max_message_size=1000)
     assert err == [f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
                    f"  Index offset: 59, position: {bs[1][2]}: the batch at position {bs[1][2]} ({bs[1][3]} bytes) "
                    f"is larger than --max-message-size 1000"]
@@ -445,11 +448,11 @@ def test_max_message_size_limits_the_dump_check(tmp_path):
 def test_missing_log_is_input_error(tmp_path):
     idx = write_index(tmp_path, [(3, 100)])
     with pytest.raises(InputError, match="cannot open the segment's log"):
-        indexes.dump_index_lines(idx)
+        index_dump.dump_index_lines(idx)
     with pytest.raises(InputError, match="no segment log"):
-        indexes.check_offset_index(idx)
+        index_checks.check_offset_index(idx)
     # the sanity check needs no log
-    assert indexes.dump_index_lines(idx, sanity_check=True) == ([f"{idx} passed sanity check."], [])
+    assert index_dump.dump_index_lines(idx, sanity_check=True) == ([f"{idx} passed sanity check."], [])
 
 
 def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
@@ -468,7 +471,7 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
             idx.unlink()
         else:
             idx.write_bytes(b"".join(struct.pack(">ii", b[1], b[2]) for b in bs[1::4]) + extra)
-        results.append(indexes.dump_timeindex_lines(tix))
+        results.append(index_dump.dump_timeindex_lines(tix))
     assert results[0] == results[1] == results[2]
     assert results[0][1] == [f"Found timestamp mismatch in :{os.path.abspath(tix)}",
                              f"  Index timestamp: {bs[7][4] - 1}, log timestamp: {bs[7][4]}",
@@ -480,7 +483,7 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
 def test_kafka_lookup_is_abstract_index_search(tmp_path):
     entries = [(10 * i + 5, 100 * i + 7) for i in range(3000)]   # more than the 1024 warm entries
     idx = write_index(tmp_path, entries)
-    lk = indexes._KafkaOffsetLookup(idx, 0)
+    lk = index_lookup._KafkaOffsetLookup(idx, 0)
     try:
         for target in (0, 4, 5, 6, 15, 12345, 20000, 29994, 29995, 10 ** 9):
             want = max((p for o, p in entries if o <= target), default=0)
@@ -494,7 +497,7 @@ def test_kafka_lookup_is_abstract_index_search(tmp_path):
 def test_finder_equals_a_fresh_kafka_scan(tmp_path, queries):
     log, bs = make_log(tmp_path, spec_simple(12, per=2), name="finder.log")
     positions = [b[2] for b in bs]
-    f = indexes._KafkaFinder(log)
+    f = index_lookup._KafkaFinder(log)
     try:
         for i, off in queries:
             pos = positions[i] if i < len(positions) else os.path.getsize(log)
@@ -509,10 +512,10 @@ def test_finder_equals_a_fresh_kafka_scan(tmp_path, queries):
 # -- random bytes: only InputError, never a hang -------------------------------------
 
 def _run_all(idx, tix):
-    for fn in (lambda: indexes.dump_index_lines(idx), lambda: indexes.dump_index_lines(idx, sanity_check=True),
-               lambda: indexes.dump_index_lines(idx, max_message_size=64),
-               lambda: indexes.dump_timeindex_lines(tix), lambda: indexes.dump_timeindex_lines(tix, sanity_check=True),
-               lambda: indexes.check_offset_index(idx, notes=[]), lambda: indexes.check_time_index(tix, notes=[]),
+    for fn in (lambda: index_dump.dump_index_lines(idx), lambda: index_dump.dump_index_lines(idx, sanity_check=True),
+               lambda: index_dump.dump_index_lines(idx, max_message_size=64),
+               lambda: index_dump.dump_timeindex_lines(tix), lambda: index_dump.dump_timeindex_lines(tix, sanity_check=True),
+               lambda: index_checks.check_offset_index(idx, notes=[]), lambda: index_checks.check_time_index(tix, notes=[]),
                lambda: indexes.read_offset_index(idx), lambda: indexes.read_time_index(tix),
                lambda: indexes.scan_index(tix, True)):
         try:
@@ -543,5 +546,5 @@ def test_random_entries_over_a_real_log(tmp_path, oentries, tentries, junk):
     idx = write_index(d, oentries)
     tix = write_timeindex(d, tentries)
     _run_all(idx, tix)
-    probs = indexes.check_offset_index(idx)
+    probs = index_checks.check_offset_index(idx)
     assert all(p.path == idx and p.kind.startswith("index-") for p in probs)

@@ -179,7 +179,7 @@ def doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, root):
     """The real log's last VotersRecord (add-controller of lost[1]) cut from the
     followers' copies: cut from one, a majority still holds it (voter-set-differs);
     cut from both, only the leader holds it (uncommitted-voter-change)."""
-    from quorumctl.storage.replica import load_replica
+    from quorumctl.raft.replica import load_replica
     d, confs = copies(c, root / "probe")
     r = load_replica(str(d / "data" / f"c{leader}"))
     assert r.voters["ids"] == [1, 2, 3] and r.voters["source"].startswith("log offset "), r.voters

@@ -14,7 +14,7 @@ import concurrent.futures as cf
 import pytest
 
 from kafka41 import kafka_tool, needs_kafka
-from quorumctl.storage import files as state_files
+from quorumctl.logdir import statefiles as state_files
 from logfiles import decode
 
 pytestmark = needs_kafka

@@ -9,11 +9,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "quorumctl"
 
 # Lowest first. A module may import from its own layer and the layers below.
 LAYERS = [
-    {"errors", "ids", "openfile", "__init__"},   # base
+    {"errors", "ids", "openfile", "versions", "__init__"},   # base (versions: the release and feature catalogue)
     {"schema"},                                   # the DSL and its codec
     {"records"},                                  # batches, metadata and control records
-    {"storage"},                                  # a log dir's files (and .properties)
-    {"protocol"},                                 # the wire (reads configs with storage.properties)
+    {"config"},                                   # .properties, server and client configuration
+    {"logdir"},                                   # readers of each file kind of a log dir
+    {"raft"},                                     # Raft's logic over replicas' files
+    {"ops"},                                      # jobs that judge or change a log dir: verify, format, truncate, recover
+    {"protocol"},                                 # the wire
     {"render"},                                   # text, table and JSON views
     {"dumplog", "testing", "image"},              # the dump-log job; the simulated quorum; the metadata image
     {"spark", "schemas", "diagnose"},             # spark-export; the list of every declared schema; doctor, bundle
@@ -65,7 +68,14 @@ def test_no_import_runs_upward():
 
 def test_the_check_sees_an_upward_import():
     """Not vacuous: the reader finds the imports a check must catch, relative and absolute."""
-    where = PACKAGE / "storage" / "replica.py"
+    where = PACKAGE / "raft" / "replica.py"
     assert imports(where, "def f():\n    from ..render.output import timestamp\n") == {"render"}
-    assert imports(where, "from . import segments\nimport quorumctl.cli.main\n") == {"storage", "cli"}
-    assert RANK["render"] > RANK["storage"] and RANK["cli"] > RANK["storage"]
+    assert imports(where, "from . import segments\nimport quorumctl.cli.main\n") == {"raft", "cli"}
+    assert RANK["render"] > RANK["raft"] and RANK["cli"] > RANK["raft"]
+
+
+def test_every_top_level_folder_says_what_belongs_there():
+    """Each package's __init__ has a docstring of at least a paragraph (docs/architecture.md's layout)."""
+    bare = [p.parent.name for p in sorted(PACKAGE.glob("*/__init__.py"))
+            if len((ast.get_docstring(ast.parse(p.read_text())) or "").split()) < 25]
+    assert bare == []

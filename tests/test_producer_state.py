@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from quorumctl.errors import InputError
 from quorumctl.records.batch import BatchReader
-from quorumctl.storage import producer_state
+from quorumctl.logdir import producer_state
 from samples import CORPUS, FIXTURES, blocks
 
 STATIC = FIXTURES / "kafka-3.7.0-static"

@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from quorumctl.errors import InputError
 from quorumctl.protocol import messages
-from quorumctl.protocol.config import config_from_properties, parse_jaas
-from quorumctl.storage.properties import parse_properties
+from quorumctl.config.client import config_from_properties, parse_jaas
+from quorumctl.config.properties import parse_properties
 from quorumctl.protocol.sasl import ScramClient
 from quorumctl.protocol.wire import decode_request, decode_response, encode_request, encode_response
 from quorumctl.schema.codec import DecodeError, uuid_bytes, uuid_str

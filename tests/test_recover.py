@@ -19,7 +19,7 @@ import pytest
 
 from quorumctl.records.batch import BatchReader
 from quorumctl.records import metadata as md
-from quorumctl.storage import fsutil
+from quorumctl.ops import fsutil
 from samples import FIXTURES
 from logfiles import tree
 
@@ -187,7 +187,7 @@ def test_a_replica_that_diverges_from_the_result_is_truncated(cli, verify_clean,
     assert (code, err) == (0, ""), out
     doc = json.loads(out)
     rows = {r["node_id"]: r for r in doc["plan"]["replicas"]}
-    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("append", "truncate", 30)
+    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("keep", "truncate", 30)   # static: no batch
     assert rows[4]["reason"].startswith("diverges from node 1: DivergingEpoch(epoch=2, endOffset=30)")
     assert [t["node_id"] for t in doc["applied"]["truncated"]] == [4]
     st = json.loads(cli("state", b4, "-o", "json")[1])["replicas"][0]
@@ -227,8 +227,8 @@ def sim_static():
 
 
 def test_probe_states_on_real_sockets(sim_static):
-    from quorumctl.protocol.config import load_client_config
-    from quorumctl.protocol.connection import Address
+    from quorumctl.protocol.connection import load_client_config
+    from quorumctl.config.addresses import Address
     from quorumctl.protocol.liveness import probe_voters
 
     def addr(a: str) -> Address:
@@ -364,3 +364,84 @@ def test_interrupted_at_every_step_is_wholly_old_or_new(cli, verify_clean, dyn, 
         seen.add("old" if now == old else "new")
         verify_clean(dyn / "c1")
     assert seen == {"old", "new"}
+
+
+def test_interrupted_with_a_copy_and_a_truncation_every_dir_is_wholly_old_or_new(cli, diverged, tmp_path):
+    """Survivor node 3 (diverged) takes the log of broker 4 (node 1's); broker 5 (node 3's
+    diverged log) is truncated. Crashed at every step, each directory is old or new, and a
+    second run finishes the job: the same result as one uninterrupted run."""
+    b4 = as_broker(diverged / "c1", tmp_path / "b4", 4)
+    b5 = as_broker(diverged / "c3", tmp_path / "b5", 5)
+    conf = static_config(tmp_path / "c3.properties", 3, diverged / "c3",
+                         {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"})
+    dirs = {"c3": diverged / "c3", "b4": b4, "b5": b5}
+    pristine = tmp_path / "pristine"
+    for n, d in dirs.items():
+        shutil.copytree(d, pristine / n)
+    argv = ["recover", "-c", str(conf), "--replica", str(b4), "--replica", str(b5), "--lost-voters", "1,2",
+            "--apply"]
+
+    def snapshot():
+        return {n: tree(d / "__cluster_metadata-0") for n, d in dirs.items()}
+
+    def reset():
+        for n, d in dirs.items():
+            shutil.rmtree(d)
+            shutil.rmtree(str(d) + ".quorumctl-backup", ignore_errors=True)
+            shutil.copytree(pristine / n, d)
+
+    old = snapshot()
+    fsutil.set_fault_hook(lambda n, name: None)
+    try:
+        code, out, err = cli(*argv)
+        steps = fsutil.steps_taken()
+    finally:
+        fsutil.set_fault_hook(None)
+    assert code == 0, out + err
+    new = snapshot()
+    assert new["b4"] == old["b4"] and new["c3"] != old["c3"] and new["b5"] != old["b5"]
+    assert any(s.startswith("copy ") for s in steps) and len(steps) >= 10
+    for n in range(1, len(steps) + 1):
+        reset()
+        p = subprocess.run([sys.executable, "-m", "quorumctl", *argv], capture_output=True, text=True,
+                           env={**os.environ, "QUORUMCTL_TEST_CRASH_AT_STEP": str(n)})
+        assert p.returncode == fsutil.CRASH_EXIT, (n, steps[n - 1], p.stdout, p.stderr)
+        now = snapshot()
+        for name in dirs:
+            assert now[name] in (old[name], new[name]), (n, steps[n - 1], name)
+        code, out, err = cli(*argv)
+        assert code == 0, (n, steps[n - 1], out, err)
+        assert snapshot() == new, (n, steps[n - 1])
+
+
+def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp_path):
+    """A SIGSTOPped JVM that other nodes kept connecting to: its accept queue fills up, the
+    kernel drops further SYNs, and a connect times out exactly as to a host that is off.
+    The chaos runs on real Kafka met this; no answer is 'unknown', never 'silent'."""
+    from quorumctl.config.addresses import Address
+    from quorumctl.protocol.connection import load_client_config
+    from quorumctl.protocol.liveness import probe_voters
+    frozen = socket.socket()
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(0)                     # never accepts: the queue holds what the kernel allows
+    port = frozen.getsockname()[1]
+    fillers = []
+    try:
+        for _ in range(8):               # fill the accept queue (and the SYN backlog behind it)
+            c = socket.socket()
+            c.setblocking(False)
+            c.connect_ex(("127.0.0.1", port))
+            fillers.append(c)
+        (p,) = probe_voters({2: [Address("127.0.0.1", port)]}, load_client_config(None), 1.0)
+        assert p.state in ("unknown", "accepts"), p
+        shutil.copytree(STATIC / "c1", tmp_path / "c1")
+        conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
+                             {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"})
+        before = tree(tmp_path / "c1")
+        code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--apply")
+        assert code == 1 and f"  refused: voter 2 at 127.0.0.1:{port}: " in out, out
+        assert "--force-lost 2" in out and tree(tmp_path / "c1") == before
+    finally:
+        for c in fillers:
+            c.close()
+        frozen.close()

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from quorumctl.spark.plan import export_kind
-from quorumctl.storage import filekinds
+from quorumctl.logdir import filekinds
 from samples import FIXTURES
 
 SNAP1 = FIXTURES / "kafka-3.7.0-static" / "snap1"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.testing.synth import B, write_replica
 from samples import CORPUS, FIXTURES, SHARED
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (corpus and fixtures live there)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quorumctl.storage.epochs import EpochHistory, LogView, election_key, load_history, reconcile
+from quorumctl.raft.epochs import EpochHistory, LogView, election_key, load_history, reconcile
 
 
 def view(epochs_per_offset, *, start=0, snapshots=(), batch_sizes=None):

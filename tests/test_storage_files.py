@@ -10,8 +10,8 @@ import time
 import pytest
 
 from quorumctl.errors import InputError
-from quorumctl.storage import files as state_files
-from quorumctl.storage import properties
+from quorumctl.logdir import statefiles as state_files
+from quorumctl.config import properties
 from samples import CORPUS, FIXTURES, SHARED
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (Kafka's real files live there)")

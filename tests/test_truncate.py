@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from quorumctl.storage import files as state_files
-from quorumctl.storage import indexes
-from quorumctl.storage import producer_state
-from quorumctl.storage import segments
-from quorumctl.storage.synth import B, T0, write_replica
+from quorumctl.logdir import statefiles as state_files
+from quorumctl.logdir import indexes
+from quorumctl.logdir import producer_state
+from quorumctl.logdir import segments
+from quorumctl.testing.synth import B, T0, write_replica
 from logfiles import tree
 
 FIG7_LEADER = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]

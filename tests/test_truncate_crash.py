@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from quorumctl.storage import fsutil
-from quorumctl.storage.synth import B, write_replica
+from quorumctl.ops import fsutil
+from quorumctl.testing.synth import B, write_replica
 from logfiles import tree
 
 

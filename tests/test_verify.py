@@ -11,7 +11,7 @@ import pytest
 
 from quorumctl.records import metadata as md
 from quorumctl.records.batch import encode_batch
-from quorumctl.storage.verify import verify_paths
+from quorumctl.ops.verify import verify_paths
 from samples import FIXTURES
 
 TOPIC = "AAAAAAAAAAAAAAAAAAAAAg"

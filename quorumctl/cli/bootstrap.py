@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import Output, PlainOutput
+from ..errors import ExitStatus
+from ..render.output import Output
+from .options import Apply, PlainOutputOpt, ServerConfig
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
@@ -28,8 +30,7 @@ def random_uuid():
 
 @app.command("format")
 def format_(
-    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
-                                          help="The server.properties to format for."),
+    config: ServerConfig = None,
     cluster_id: str = typer.Option(..., "--cluster-id", "-t", help="The cluster id (see random-uuid)."),
     node_id: Optional[int] = typer.Option(None, "--node-id", help="Node id (default: node.id of --config)."),
     log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs "
@@ -59,8 +60,8 @@ def format_(
                                                                 "else CONTROLLER)."),
     allow_non_uuid: bool = typer.Option(False, "--allow-non-uuid",
                                         help="Accept a cluster id that is not a Kafka Uuid (Kafka does)."),
-    apply: bool = typer.Option(False, "--apply", help="Write (the default is a dry run that prints the plan)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    apply: Apply = False,
+    output: PlainOutputOpt = None,
 ):
     """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).
 
@@ -72,7 +73,7 @@ def format_(
     import sys
 
     from ..render.output import json_line, resolve_plain
-    from ..storage.format import run_format
+    from ..ops.formatter import run_format
 
     run = run_format(config=config, cluster_id=cluster_id, node_id=node_id, log_dirs=list(log_dir),
                      metadata_log_dir=metadata_log_dir, add_scram=list(add_scram),
@@ -88,10 +89,9 @@ def format_(
 
 @app.command("info")
 def info(
-    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
-                                          help="server.properties whose dirs to check."),
+    config: ServerConfig = None,
     log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to check (repeatable)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    output: PlainOutputOpt = None,
 ):
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
 
@@ -103,9 +103,10 @@ def info(
     import sys
 
     from ..errors import InputError
-    from ..render.output import json_line, resolve_plain
-    from ..storage import config as storage_config
-    from ..storage import format as storage_format
+    from ..render.output import emit, resolve_plain
+    from ..config import server as storage_config
+    from ..ops.dirinfo import info as check_dirs
+    from ..render.bootstrap import info_text
 
     if not config and not log_dir:
         raise InputError("give -c server.properties or --log-dir DIR")
@@ -113,50 +114,45 @@ def info(
     dirs = list(log_dir) or cfg.all_dirs()
     if cfg is not None and log_dir:
         dirs = sorted(set(dirs) | set(cfg.all_dirs()))
-    doc = storage_format.info(dirs, kraft_mode=cfg.kraft if cfg else True)
-    mode = resolve_plain(output)
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    else:
-        sys.stdout.write(storage_format.info_text(doc, len(dirs)))
+    doc = check_dirs(dirs, kraft_mode=cfg.kraft if cfg else True)
+    emit(output, doc, text=lambda d: info_text(d, len(dirs)))
+    if resolve_plain(output) is not Output.json:
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
-    raise typer.Exit(1 if doc["problems"] else 0)
+    raise typer.Exit(ExitStatus.of(doc["problems"]))
 
 
 @app.command("version-mapping")
 def version_mapping(
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
                                                   help="A metadata.version or release (default 4.1-IV1)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+    output: PlainOutputOpt = None,
 ):
     """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
 
     Example: quorumctl bootstrap version-mapping -r 3.9
     """
-    import sys
 
-    from ..render.output import json_line, resolve_plain
-    from ..storage import format as storage_format
-    doc = storage_format.version_mapping(release_version)
-    sys.stdout.write(json_line(doc) + "\n" if resolve_plain(output) is Output.json else storage_format.version_mapping_text(doc))
+    from ..render.output import emit
+    from ..render.bootstrap import version_mapping_text
+    from ..versions import version_mapping as mapping
+    emit(output, mapping(release_version), text=version_mapping_text)
 
 
 @app.command("feature-dependencies")
 def feature_dependencies(
     feature: List[str] = typer.Option(..., "--feature", "-f", help="feature=level to look up (repeatable)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text (Kafka's) or json."),
+    output: PlainOutputOpt = None,
 ):
     """What each feature level depends on, as kafka-storage 4.1 prints it.
 
     Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
     """
-    import sys
 
-    from ..render.output import json_line, resolve_plain
-    from ..storage import format as storage_format
-    deps = storage_format.feature_dependencies(feature)
-    sys.stdout.write(json_line(deps) + "\n" if resolve_plain(output) is Output.json else storage_format.feature_dependencies_text(deps))
+    from ..render.output import emit
+    from ..render.bootstrap import feature_dependencies_text
+    from ..versions import feature_dependencies as dependencies
+    emit(output, dependencies(feature), text=feature_dependencies_text)
 
 
 def register(parent: typer.Typer) -> None:

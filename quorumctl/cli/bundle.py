@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import typer
 
-from ..render.output import PlainOutput
+from ..errors import ExitStatus
+from .options import BootstrapController, BootstrapServer, Deadline, PlainOutputOpt, ServerConfigs
 
 
 def bundle(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...", help="Log dirs to include (besides the configs')."),
     out: str = typer.Option(..., "--out", metavar="FILE.tar.gz", help="The archive to write (never overwritten)."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="A node's server.properties (repeatable); secrets are redacted."),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar="HOST:PORT,...",
-                                                       help="Also describe the live quorum through a controller."),
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar="HOST:PORT,...",
-                                                   help="Also describe the live quorum through a broker."),
+    config: ServerConfigs = [],
+    bootstrap_controller: BootstrapController = None,
+    bootstrap_server: BootstrapServer = None,
     include_logs: bool = typer.Option(False, "--include-logs", help="Include the metadata log files themselves."),
-    timeout: float = typer.Option(5.0, "--timeout", help="Seconds each live call may take (a dead node never blocks)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    timeout: Deadline = 5.0,
+    output: PlainOutputOpt = None,
 ):
     """Write one archive for support: every diagnosis, configs redacted, listings, a manifest.
 
@@ -51,7 +49,7 @@ def bundle(
         lines += [f"  {p['name']}: {p['what']}" for p in res["manifest"]["parts"]]
         lines += [f"note: {e}" for e in res["errors"]]
         sys.stdout.write("\n".join(lines) + "\n")
-    raise typer.Exit(0)
+    raise typer.Exit(ExitStatus.OK)
 
 
 def register(app: typer.Typer) -> None:

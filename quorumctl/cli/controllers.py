@@ -9,25 +9,19 @@ properties; 3 cluster unreachable or authentication failed.
 
 from __future__ import annotations
 
-from typing import Optional
 
 import typer
 
-from ..render.output import PlainOutput
-from .describe import ADDRS, BC_HELP, BS_HELP, TIMEOUT_HELP
+from .options import BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
 
 
 def add_controller(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
-                                                        help=BC_HELP),
-    command_config: Optional[str] = typer.Option(
-        None, "--command-config", metavar="FILE",
-        help="The new controller's server.properties (node.id, log dirs, listeners); also read for "
-             "client security settings, as in Kafka."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
 ):
     """Add a controller to the KRaft voter set (AddRaftVoter).
 
@@ -41,17 +35,15 @@ def add_controller(
 
 
 def remove_controller(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
-                                                        help=BC_HELP),
-    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE",
-                                                help="Kafka client properties file."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
     controller_id: int = typer.Option(..., "--controller-id", "-i", help="The id of the controller to remove."),
     controller_directory_id: str = typer.Option(..., "--controller-directory-id", "-d",
                                                 help="The directory id of the controller to remove."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
 ):
     """Remove a controller from the KRaft voter set (RemoveRaftVoter).
 

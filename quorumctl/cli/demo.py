@@ -17,6 +17,7 @@ from typing import Optional
 import typer
 
 from ..render.output import Output
+from .options import OutputOpt
 
 
 def _say(out: Output, text: str):
@@ -26,7 +27,7 @@ def _say(out: Output, text: str):
 
 
 def demo(
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
     serve: bool = typer.Option(False, "--serve", help="Keep the simulated quorum running until Ctrl-C."),
     write_examples: Optional[str] = typer.Option(
         None, "--write-examples", metavar="DIR",
@@ -64,8 +65,8 @@ def demo(
             print_quorum(kind, describe_quorum(*mode, None, 10.0), out, **kw)
 
         def health(timeout: float):
-            from ..protocol.config import ClientConfig
-            from ..protocol.connection import parse_address
+            from ..config.client import ClientConfig
+            from ..config.addresses import parse_address
             from ..protocol.health import check_health
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)

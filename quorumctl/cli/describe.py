@@ -12,23 +12,16 @@ from typing import Optional
 
 import typer
 
-from ..render.output import Output
+from ..errors import ExitStatus
+from .options import BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout
 
-BS_HELP = "Comma-separated host:port list of brokers (a broker forwards to the active controller)."
-BC_HELP = "Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly)."
-CC_HELP = ("Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, "
-           "ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...")
-TIMEOUT_HELP = "Give up after this many seconds in total (default: default.api.timeout.ms or 15)."
-OUTPUT_HELP = "text (Kafka 4.1's exact format; default when piped), table (default on a terminal) or json."
 WATCH_HELP = ("Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, "
               "else 0).")
-# metavars (FILE, DIR, ...) also choose what the shell completions offer: see cli/generate.py
-ADDRS = "HOST:PORT,..."
 
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
          watch, human_readable=False):
-    from ..errors import EXIT_UNREACHABLE, InputError
+    from ..errors import InputError
     from ..protocol.client import Refresher, describe_quorum
     from ..render.output import resolve
     out = resolve(output)
@@ -45,16 +38,15 @@ def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, time
         return
     from ..render.quorum import watch as watch_view
     if watch_view(kind, Refresher(once), out, watch, human_readable):
-        raise typer.Exit(EXIT_UNREACHABLE)
+        raise typer.Exit(ExitStatus.UNREACHABLE)
 
 
 def status(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
-                                                        help=BC_HELP),
-    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE", help=CC_HELP),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = None,
+    output: OutputOpt = None,
     watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
     _status: bool = typer.Option(False, "--status", hidden=True),   # Kafka's flag for this view: a no-op
 ):
@@ -66,14 +58,13 @@ def status(
 
 
 def replication(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
-                                                        help=BC_HELP),
-    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE", help=CC_HELP),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
     human_readable: bool = typer.Option(False, "--human-readable",
                                         help="Text output: times as 'N ms ago' (on this machine's clock)."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help=TIMEOUT_HELP),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
+    timeout: Timeout = None,
+    output: OutputOpt = None,
     watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
     _replication: bool = typer.Option(False, "--replication", hidden=True),   # Kafka's flag for this view: a no-op
 ):
@@ -86,19 +77,16 @@ def replication(
 
 
 def health(
-    bootstrap_server: Optional[str] = typer.Option(None, "--bootstrap-server", metavar=ADDRS, help=BS_HELP),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar=ADDRS,
-                                                        help=BC_HELP),
-    config: Optional[str] = typer.Option(None, "--config", "-c", metavar="FILE",
-                                         help="A server.properties: controller.quorum.voters or "
-                                              "controller.quorum.bootstrap.servers, controller.quorum.fetch.timeout.ms."),
-    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE", help=CC_HELP),
-    timeout: float = typer.Option(5.0, "--timeout", help="Answer within this many seconds, whatever the nodes do."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    config: ServerConfig = None,
+    command_config: CommandConfig = None,
+    timeout: Deadline = 5.0,
     fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
                                                    help="Caught-up threshold (default: the config's "
                                                         "controller.quorum.fetch.timeout.ms, else 2000)."),
     fail_on_lag: bool = typer.Option(False, "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
 ):
     """Probe every controller on its own and judge the quorum (works without a leader).
 
@@ -112,7 +100,7 @@ def health(
     out = resolve(output)
     h = probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, timeout, fetch_timeout_ms)
     print_health(h, out)
-    raise typer.Exit(1 if h.verdict == "unhealthy" or (fail_on_lag and h.verdict == "degraded") else 0)
+    raise typer.Exit(ExitStatus.of(h.verdict == "unhealthy" or (fail_on_lag and h.verdict == "degraded")))
 
 
 def register(app: typer.Typer) -> None:

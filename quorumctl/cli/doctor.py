@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import typer
 
-from ..render.output import Output
+from ..errors import ExitStatus
+from .options import BootstrapController, Deadline, OutputOpt, ServerConfigs
 
 
 def doctor(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...", help="Log dirs to examine (besides the configs')."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="A node's server.properties (repeatable: one per node)."),
-    bootstrap_controller: Optional[str] = typer.Option(None, "--bootstrap-controller", metavar="HOST:PORT,...",
-                                                       help="Also compare the live quorum (DescribeQuorum)."),
-    timeout: float = typer.Option(5.0, "--timeout", help="Seconds for the live quorum to answer."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    config: ServerConfigs = [],
+    bootstrap_controller: BootstrapController = None,
+    timeout: Deadline = 5.0,
+    output: OutputOpt = None,
 ):
     """Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.
 
-    Static vs dynamic quorum against the storage, kraft.version across the logs,
-    uncommitted voter changes, settings the cluster's metadata.version cannot
+    Static vs dynamic quorum against the storage, kraft.version and log matching
+    across the logs, uncommitted voter changes, settings the cluster's metadata.version cannot
     serve (docs/diagnose.md lists every finding). Each finding has a severity, its evidence (file and line, or log and offset)
     and the remedy. Exit 0 when nothing is found, 1 otherwise.
 
@@ -36,7 +35,7 @@ def doctor(
         doctor.check_live(report, bootstrap_controller, timeout)
     doc = report.to_json()
     print_doctor(doc, resolve(output))
-    raise typer.Exit(1 if doc["findings"] else 0)
+    raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 
 def register(app: typer.Typer) -> None:

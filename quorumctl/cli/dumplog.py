@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import Output
+from .options import OutputOpt
 
 
 def record_type_names(incomplete: str) -> list[str]:
@@ -51,7 +51,7 @@ def dump_log(
     verify_index_only: bool = typer.Option(False, "--verify-index-only", help="Indexes: print only the mismatches with the log."),
     index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),
     max_message_size: int = typer.Option(5 * 1024 * 1024, "--max-message-size", help="Size limit when verifying an index entry."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text (Kafka's format), table or json (JSON Lines)."),
+    output: OutputOpt = None,
     value_decoder_class: Optional[str] = typer.Option(None, "--value-decoder-class", hidden=True),
     key_decoder_class: Optional[str] = typer.Option(None, "--key-decoder-class", hidden=True),
     offsets_decoder: bool = typer.Option(False, "--offsets-decoder", hidden=True),

@@ -7,7 +7,9 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
+from .options import OutputOpt
 
 
 def _emit(doc: dict, mode, text, table) -> None:
@@ -32,7 +34,7 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
     if doc.get("logEnd"):
         import sys
         sys.stderr.write(f"quorumctl: warning: the log ends early: {doc['logEnd']}; replay stopped at offset {offset}\n")
-        raise typer.Exit(1)
+        raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def image(
@@ -47,7 +49,7 @@ def image(
                                                "(ISO-8601 or epoch ms)."),
     no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
                                                                   "instead of starting from a snapshot."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
 ):
     """The cluster's metadata image at any offset or time (default: the end), or one subtree.
 
@@ -79,13 +81,14 @@ def history(
     partition: Optional[int] = typer.Option(None, "--partition", "-p", metavar="P", min=0,
                                             help="With --topic: one partition."),
     broker: Optional[int] = typer.Option(None, "--broker", metavar="ID", help="A broker's registration and configs."),
-    config: Optional[str] = typer.Option(None, "--config", metavar="TYPE:NAME",
-                                         help="A config resource, e.g. topic:orders, broker:1."),
+    config_resource: Optional[str] = typer.Option(None, "--config-resource", metavar="TYPE:NAME",
+                                                  help="A config resource, e.g. topic:orders, broker:1 (every "
+                                                       "other --config names a server.properties)."),
     feature: Optional[str] = typer.Option(None, "--feature", metavar="NAME", help="A feature, e.g. metadata.version."),
     voter: Optional[int] = typer.Option(None, "--voter", metavar="ID",
                                         help="A controller: its voter entry (KIP-853) and registration."),
     until: Optional[str] = typer.Option(None, "--until", metavar="OFFSET|TIME", help="Stop at this offset or time."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
 ):
     """Every record that touched one topic, partition, broker, config, feature or voter.
 
@@ -100,10 +103,10 @@ def history(
     from ..render.image import history_table, history_text
     from ..render.output import resolve
 
-    chosen = [(k, v) for k, v in (("topic", topic), ("broker", broker), ("config", config), ("feature", feature),
+    chosen = [(k, v) for k, v in (("topic", topic), ("broker", broker), ("config", config_resource), ("feature", feature),
                                   ("voter", voter)) if v is not None]
     if len(chosen) != 1:
-        raise InputError("give exactly one of --topic, --broker, --config, --feature, --voter")
+        raise InputError("give exactly one of --topic, --broker, --config-resource, --feature, --voter")
     if partition is not None and topic is None:
         raise InputError("--partition needs --topic")
     kind, name = chosen[0]
@@ -118,7 +121,7 @@ def diff(
     frm: str = typer.Option(..., "--from", metavar="OFFSET|TIME",
                             help="The first point: an offset, or a time (ISO-8601 or epoch ms)."),
     to: Optional[str] = typer.Option(None, "--to", metavar="OFFSET|TIME", help="The second point (default: the end)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    output: OutputOpt = None,
 ):
     """What changed between two points of a metadata log: a summary, then each change.
 

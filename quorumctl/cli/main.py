@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from ..errors import EXIT_INPUT, QuorumctlError
+from ..errors import ExitStatus, QuorumctlError
 
 app = typer.Typer(
     name="quorumctl",
@@ -56,7 +56,7 @@ def _print_version(value: bool) -> None:
     except PackageNotFoundError:
         v = "(not installed: no package metadata)"
     sys.stdout.write(f"quorumctl {v}\n")
-    raise typer.Exit(0)
+    raise typer.Exit(ExitStatus.OK)
 
 
 @app.callback()
@@ -99,16 +99,16 @@ def main() -> None:
     except click.NoArgsIsHelpError as e:
         # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
         sys.stdout.write(e.format_message() + "\n")
-        sys.exit(0)
+        sys.exit(ExitStatus.OK)
     except click.UsageError as e:
         sys.stderr.write(f"quorumctl: error: {usage_line(e)}\n")
-        sys.exit(EXIT_INPUT)
+        sys.exit(ExitStatus.USAGE)
     except click.ClickException as e:
         sys.stderr.write(f"quorumctl: error: {' '.join(e.format_message().split())}\n")
         sys.exit(e.exit_code)
-    except typer.Abort:  # EOF at a prompt
+    except typer.Abort:  # EOF at a prompt: no input where input was needed
         sys.stderr.write("quorumctl: aborted\n")
-        sys.exit(1)
+        sys.exit(ExitStatus.USAGE)
     except QuorumctlError as e:
         if _state["debug"]:
             import traceback
@@ -117,13 +117,13 @@ def main() -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("quorumctl: interrupted\n")
-        sys.exit(130)
+        sys.exit(ExitStatus.INTERRUPTED)
     except Exception as e:  # a bug: still one line unless --debug
         if _state["debug"]:
             raise
         sys.stderr.write(f"quorumctl: internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)\n")
-        sys.exit(EXIT_INPUT)
-    sys.exit(code if isinstance(code, int) else 0)
+        sys.exit(ExitStatus.INTERNAL)
+    sys.exit(code if isinstance(code, int) else ExitStatus.OK)
 
 
 if __name__ == "__main__":
@@ -145,7 +145,7 @@ def run_captured(args) -> tuple[int, str, str]:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             main()
     except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        code = int(e.code) if isinstance(e.code, int) else (ExitStatus.OK if e.code is None else ExitStatus.PROBLEMS)
     finally:
         sys.argv = argv
     return code, out.getvalue(), err.getvalue()

@@ -7,7 +7,8 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import PlainOutput
+from ..errors import ExitStatus
+from .options import Apply, BackupDir, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
 
 
 def recover(
@@ -18,24 +19,18 @@ def recover(
     replica: List[str] = typer.Option([], "--replica", metavar="DIR",
                                       help="Another replica of the metadata log: a broker's or observer's log dir. "
                                            "The recovery starts from the most up-to-date replica given. Repeatable."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="A survivor's server.properties (its metadata log dir is read; a static "
-                                          "quorum's controller.quorum.voters comes from it). Repeatable."),
+    config: ServerConfigs = [],
     survivor: Optional[int] = typer.Option(None, "--survivor", metavar="NODE_ID",
                                            help="The controller to keep as the only voter (default: the most "
                                                 "up-to-date one given)."),
     force_lost: str = typer.Option("", "--force-lost", metavar="ID[,ID...]",
                                    help="Declared-lost voters whose address now answers as something else (not a "
                                         "controller of this cluster): proceed anyway. Dangerous if wrong."),
-    timeout: float = typer.Option(5.0, "--timeout", metavar="SECONDS",
-                                  help="How long to probe the declared-lost voters' endpoints."),
-    command_config: Optional[str] = typer.Option(None, "--command-config", metavar="FILE",
-                                                 help="Client settings (TLS, SASL) for probing the lost voters."),
-    apply: bool = typer.Option(False, "--apply", help="Do it (the default is a dry run that prints the plan)."),
-    backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
-                                             help="Where the survivor's replaced files are kept (default: <log dir>."
-                                                  "quorumctl-backup beside the log dir, same file system)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    timeout: Deadline = 5.0,
+    command_config: CommandConfig = None,
+    apply: Apply = False,
+    backup_dir: BackupDir = None,
+    output: PlainOutputOpt = None,
 ):
     """Rebuild a quorum that lost its majority from the surviving controller (dry run by default).
 
@@ -49,16 +44,15 @@ def recover(
 
     Example: quorumctl recover /var/lib/kafka/c1 --lost-voters 2,3 --replica /var/lib/kafka/b4 --apply
     """
-    import sys
 
     from ..errors import InputError
-    from ..protocol.config import load_client_config
-    from ..protocol.connection import Address, parse_quorum_voters
+    from ..protocol.connection import load_client_config
+    from ..config.addresses import Address, parse_quorum_voters
     from ..protocol.liveness import probe_voters
-    from ..render.output import json_line, resolve_plain
+    from ..render.output import emit
     from ..render.recover import plan_lines
-    from ..storage import recover as recovery
-    from ..storage.config import load
+    from ..ops import recover as recovery
+    from ..config.server import load
 
     lost = recovery.parse_ids(lost_voters)
     forced = recovery.parse_ids(force_lost, "--force-lost") if force_lost.strip() else []
@@ -80,11 +74,9 @@ def recover(
     plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
                                         probe=probe, force_lost=forced)
     doc = plan.to_json()
-    if resolve_plain(output).value == "json":
-        sys.stdout.write(json_line({"plan": doc, "applied": report, "dry_run": not apply}) + "\n")
-    else:
-        sys.stdout.write("\n".join(plan_lines(doc, not apply, report, holder)) + "\n")
-    raise typer.Exit(1 if plan.refusal else 0)
+    emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
+         json_doc={"plan": doc, "applied": report, "dry_run": not apply})
+    raise typer.Exit(ExitStatus.of(plan.refusal))
 
 
 def register(app: typer.Typer) -> None:

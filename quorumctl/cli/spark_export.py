@@ -9,7 +9,9 @@ from typing import List, Optional
 
 import typer
 
+from ..errors import ExitStatus
 from ..render.output import Output
+from .options import OutputOpt
 
 
 def spark_export(
@@ -52,7 +54,7 @@ def spark_export(
     remote: Optional[str] = typer.Option(None, "--remote", metavar="sc://HOST:PORT",
                                          help="Run on a Spark Connect server instead of starting Spark "
                                               "(Spark's own Parquet writer, on the server)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json (the summary)."),
+    output: OutputOpt = None,
 ):
     """Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.
 
@@ -111,7 +113,7 @@ def spark_export(
         except KeyboardInterrupt:
             pass          # the checkpoint says where the next run starts
         finish_sessions()
-        raise typer.Exit(0)
+        raise typer.Exit(ExitStatus.OK)
 
     from ..render.spark_export import summary_line, summary_table
     from ..spark.job import export, finish_sessions

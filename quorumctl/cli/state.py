@@ -2,59 +2,36 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import typer
 
-from ..render.output import Output
+from .options import OutputOpt, ServerConfigs
 
 
 def state(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...",
                                       help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum)."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE", help="server.properties; its metadata log dir is read "
-                                     "(repeatable)."),
-    output: Optional[Output] = typer.Option(None, "--output", "-o", help="text, table or json."),
+    config: ServerConfigs = [],
+    output: OutputOpt = None,
 ):
     """Offline view of replicas: quorum-state, epochs, snapshots, offsets, divergence.
 
     With several replicas: which one wins an election (last epoch, then end
     offset), where each other one diverges from it (KIP-595's DivergingEpoch rule),
-    and which entries of each are provably committed (held by a majority of the
-    voters), provably uncommitted, or unknown.
+    which logs clash (different batches at one offset and epoch: Raft's log
+    matching broken; exit 1), and which entries of each are provably committed
+    (held by a majority of the voters), provably uncommitted, or unknown.
 
     Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
     """
-    import sys
+    from ..ops.state import state as run
+    from ..render.output import emit
+    from ..render.state import state_doc, state_table, state_text
 
-    from ..errors import InputError
-    from ..render.output import json_line, resolve
-    from ..render.state import replica_doc, state_table, state_text
-    from ..storage.committed import classify
-    from ..protocol.connection import static_voter_ids
-    from ..storage.replica import compare, load_replica, metadata_dir_from_config
-
-    targets = list(paths or []) + [metadata_dir_from_config(c) for c in config]
-    if not targets:
-        raise InputError("give at least one log dir (or -c server.properties)")
-    replicas = [load_replica(p) for p in targets]
-    labels = [r.label for r in replicas]
-    for r in replicas:
-        if labels.count(r.label) > 1:
-            r.label = f"{r.label} ({r.log_dir})"
-    comparison = compare(replicas) if len(replicas) > 1 else None
-    doc = {"replicas": [replica_doc(r) for r in replicas], "comparison": comparison}
-    if len(replicas) > 1:
-        doc["committed"] = classify(replicas, *static_voter_ids(config))
-    mode = resolve(output)
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    elif mode is Output.table:
-        from rich.console import Console
-        Console().print(state_table(doc))
-    else:
-        sys.stdout.write(state_text(doc))
-    raise typer.Exit(1 if any(j["problems"] for j in doc["replicas"]) else 0)
+    result = run(list(paths or []), config)
+    emit(output, state_doc(result), text=state_text, table=state_table)
+    raise typer.Exit(result.exit_code)
 
 
 def register(app: typer.Typer) -> None:

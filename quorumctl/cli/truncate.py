@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from ..render.output import Output, PlainOutput
+from .options import Apply, BackupDir, PlainOutputOpt, ServerConfigs
 
 
 def truncate(
@@ -22,17 +22,13 @@ def truncate(
                                              help="The end offset of a leader's DivergingEpoch."),
     to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="OFFSET",
                                             help="Truncate to this offset (whole batches: a batch holding it goes)."),
-    apply: bool = typer.Option(False, "--apply", help="Do it (the default is a dry run that prints the plan)."),
+    apply: Apply = False,
     force: bool = typer.Option(False, "--force", help="Allow cutting below the latest snapshot's end offset, "
                                "entries the references prove committed, or a replica more up to date than "
                                "the reference."),
-    config: List[str] = typer.Option([], "--config", "-c", metavar="FILE",
-                                     help="server.properties whose controller.quorum.voters names the voters "
-                                          "(static quorum; with several --reference). Repeatable."),
-    backup_dir: Optional[str] = typer.Option(None, "--backup-dir", metavar="DIR",
-                                             help="Where removed and replaced files are kept (default: "
-                                                  "<log dir>.quorumctl-backup beside the log dir, same file system)."),
-    output: Optional[PlainOutput] = typer.Option(None, "--output", "-o", help="text or json."),
+    config: ServerConfigs = [],
+    backup_dir: BackupDir = None,
+    output: PlainOutputOpt = None,
 ):
     """Truncate a stopped replica's metadata log to where it diverges (dry run by default).
 
@@ -44,35 +40,16 @@ def truncate(
 
     Example: quorumctl truncate /var/lib/kafka/c1 --reference /var/lib/kafka/c2 --reference /var/lib/kafka/c3
     """
-    import sys
-
-    from ..render.output import json_line, resolve_plain
-    from ..render.state import plan_lines
-    from ..protocol.connection import static_voter_ids
-    from ..storage.truncate import run
+    from ..config.addresses import static_voter_ids
+    from ..ops.truncate import run
+    from ..render.output import emit
+    from ..render.state import truncate_text
 
     static, source = static_voter_ids(config)
     res = run(log_dir, reference=reference, diverging_epoch=diverging_epoch, end_offset=end_offset,
               to_offset=to_offset, apply=apply, force=force, backup_dir=backup_dir,
               static_voters=static, static_source=source)
-    report = res.report
-    if resolve_plain(output) is Output.json:
-        sys.stdout.write(json_line({"plan": res.plan_json, "applied": report, "dry_run": not apply,
-                                    "unfinished_backups": res.unfinished}) + "\n")
-    else:
-        lines = plan_lines(res.plan_json, report if (report and report.get("applied")) else None,
-                           res.backup_root, dry_run=not apply)
-        if report is not None and report.get("verify") is not None:
-            v = report["verify"]
-            lines.append(f"verify {res.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
-            lines.extend(f"  {x}" for x in v["problems"])
-        for unfinished in res.unfinished:
-            lines.append(f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
-                         "left wholly old or wholly new; its plan.json says what was planned)")
-        if res.lock_holder:
-            lines.append(f"note: process {res.lock_holder} holds {res.log_dir}/.lock (a running Kafka); "
-                         "--apply will refuse")
-        sys.stdout.write("\n".join(lines) + "\n")
+    emit(output, res, text=truncate_text, json_doc=res.to_json())
     raise typer.Exit(res.exit_code)
 
 

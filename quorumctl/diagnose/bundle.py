@@ -21,8 +21,8 @@ import tarfile
 import time
 
 from ..errors import InputError
-from ..storage import properties
-from ..storage.config import load
+from ..config import properties
+from ..config.server import load
 
 REDACTED = "[redacted]"
 # key fragments whose values are secrets (passwords, keys, JAAS, SASL and SSL settings, tokens)

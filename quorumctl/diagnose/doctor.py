@@ -6,7 +6,7 @@ and offset) and the remedy.
 What is read: each server.properties given (node.id, process.roles, listeners,
 controller.quorum.voters / bootstrap.servers, log dirs), the meta.properties of
 every log dir (the configs' and the ones given), and the metadata log of each
-(`storage.replica`: the voter set from the last VotersRecord of the latest
+(`raft.replica`: the voter set from the last VotersRecord of the latest
 snapshot and the log, kraft.version). The voter set the quorum believes in is
 the one of the most up-to-date replica given (Raft's election rule), which may
 hold an uncommitted change; the others are compared with it.
@@ -15,16 +15,17 @@ hold an uncommitted change; the others are compared with it.
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass, field
 
 from ..errors import InputError, at_line
 from ..openfile import open_regular
-from ..protocol.connection import parse_quorum_voters
-from ..storage import files as state_files
-from ..storage import properties
-from ..storage.config import ServerConfig, load
-from ..storage.format import KRAFT_V1_MIN_LEVEL
-from ..storage.format import version_name as metadata_version_name
+from ..config.addresses import parse_quorum_voters
+from ..logdir import statefiles as state_files
+from ..config import properties
+from ..config.server import ServerConfig, load
+from ..versions import KRAFT_V1_MIN_LEVEL
+from ..versions import version_name as metadata_version_name
 from .traps import TRAPS
 
 
@@ -48,7 +49,7 @@ class LogDir:
     also: list = field(default_factory=list)   # other configs naming it (a misconfiguration)
     meta: dict | None = None
     meta_lines: dict = field(default_factory=dict)
-    replica: object | None = None        # storage.replica.Replica when it holds the metadata log
+    replica: object | None = None        # raft.replica.Replica when it holds the metadata log
     problem: str | None = None
 
     @property
@@ -66,7 +67,7 @@ class Report:
     log_dirs: list[LogDir]
     voters: dict | None                  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
     findings: list[Finding]
-    metadata_version: object | None = None   # storage.features.Level: the cluster's finalized metadata.version
+    metadata_version: object | None = None   # logdir.features.Level: the cluster's finalized metadata.version
 
     def to_json(self) -> dict:
         return {
@@ -121,7 +122,7 @@ def _parse_static(c: ServerConfig) -> dict[int, tuple[str, int]]:
 
 
 def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
-    from ..storage.replica import compare, load_replica
+    from ..raft.replica import compare, load_replica
 
     configs = [load(p) for p in config_paths]
     dirs: dict[str, LogDir] = {}
@@ -159,7 +160,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     # the voter set the quorum believes in: the most up-to-date metadata log's (a log
     # without a VotersRecord, kraft.version 0, means a static quorum)
     replicas = [d.replica for d in ld if d.replica is not None]
-    voters = best = None
+    voters = best = cmp = None
     followers: dict[str, dict] = {}
     if replicas:
         cmp = compare(replicas) if len(replicas) > 1 else None
@@ -174,13 +175,16 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     _roles_and_listeners(configs, findings)
     _ids(configs, ld, findings)
     _quorum_mode(configs, ld, mv, findings)
+    clashing: set = set()
     if best is not None:
         _kraft_versions(ld, best, findings)
+        clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [],
+                                 findings)
     if voters:
         _directory_ids(ld, voters, findings)
         _endpoints(configs, voters, findings)
         uncommitted = _uncommitted_voter_change(ld, best, followers, findings)
-        _voter_set_agreement(ld, voters, findings, skip=uncommitted)
+        _voter_set_agreement(ld, voters, findings, skip=uncommitted | clashing)
     _static_voters(configs, findings)
     _traps(configs, mv, findings)
     for d in ld:
@@ -295,7 +299,7 @@ def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) ->
 def _metadata_version(dirs: list[LogDir], best):
     """The cluster's finalized metadata.version: the most up-to-date metadata log's
     (snapshot, then log), else the bootstrap.checkpoint of a dir that has one."""
-    from ..storage.features import finalized_levels
+    from ..logdir.features import finalized_levels
     if best is not None:
         lv = finalized_levels(best).get("metadata.version")
         if lv is not None:
@@ -387,10 +391,42 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
                                "otherwise restore the old address"))
 
 
+def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding]) -> set:
+    """Two logs holding different batches at one (offset, epoch) (raft/logmatch.py,
+    as `compare` found them): Kafka never notices, so the replica that is not the
+    most up to date must be truncated below the clash; of two others, both against
+    the most up-to-date one (that cuts each where it differs from it). Returns the
+    partition dirs of the logs clashing with `best`: their voter sets are no change
+    still to replicate."""
+    from ..raft.logmatch import UNNOTICED, Clash
+    by_dir = {r.partition_dir: r for r in replicas}
+    clashing = set()
+    for j in clashes:
+        x = Clash.from_json(j)
+        ra, rb = by_dir[os.path.dirname(x.a.file)], by_dir[os.path.dirname(x.b.file)]
+        cut = [(r, s) for r, s in ((ra, x.a), (rb, x.b)) if r is not best]
+        if len(cut) == 1:
+            clashing.add(cut[0][0].partition_dir)
+            what = (f"truncate {cut[0][0].label} below the clash (to offset {cut[0][1].base_offset}): it is not the "
+                    f"most up-to-date replica ({best.label})")
+        else:
+            what = (f"truncate both against the most up-to-date replica ({best.label}), which cuts each below "
+                    "where it differs from it")
+        out.append(Finding("log-matching", "error",
+                           f"{ra.label} and {rb.label} hold different batches at offset {x.offset}, epoch {x.epoch}: "
+                           f"log matching is broken (a log was written outside Raft); {UNNOTICED}",
+                           [f"{s.file} position {s.position}: {s.replica}'s batch, epoch {x.epoch}, {s.batch()}"
+                            for s in (x.a, x.b)],
+                           f"{what}: " + "; ".join(f"quorumctl truncate {shlex.quote(r.log_dir)} --reference "
+                                                   f"{shlex.quote(best.log_dir)}" for r, _ in cut)
+                           + " (a dry run; add --apply with the node stopped)"))
+    return clashing
+
+
 def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding], skip=frozenset()) -> None:
     """A metadata log whose last voter set differs from the most up-to-date one: a
     change it has not replicated yet, or one only it holds (uncommitted). `skip`:
-    the logs an uncommitted-voter-change finding already names."""
+    the logs an uncommitted-voter-change or log-matching finding already names."""
     for d in dirs:
         r = d.replica
         if r is None or r.voters_record is None or r.partition_dir == voters["partition_dir"] \
@@ -468,7 +504,7 @@ def _kraft_versions(dirs: list[LogDir], best, out: list[Finding]) -> None:
 def _previous_voters(r, offset: int):
     """The voter set of `r` before its VotersRecord at `offset` (log, then the
     latest snapshot's), or None when the files do not hold it."""
-    from ..storage.replica import read_snapshot_controls
+    from ..raft.replica import read_snapshot_controls
     prev = None
     for off, name, data in r.scan.controls():
         if name == "KRAFT_VOTERS" and data is not None and off < offset and \
@@ -481,12 +517,12 @@ def _previous_voters(r, offset: int):
 
 def _uncommitted_voter_change(dirs: list[LogDir], best, followers: dict, out: list[Finding]) -> set:
     """The most up-to-date log's last VotersRecord (when it is in the log, not a
-    snapshot: a snapshot holds only committed records) when storage.committed
+    snapshot: a snapshot holds only committed records) when raft.committed
     proves it uncommitted: too few voters' logs hold it for a majority of the new
     voter set and of the one before it (the followers' logs without it still hold
     that one), voters whose logs were not given counting as holders. Returns the
     partition dirs of the logs without it."""
-    from ..storage.committed import classify
+    from ..raft.committed import classify
     src = best.voters["source"]
     if not src.startswith("log offset "):
         return set()

@@ -16,7 +16,7 @@ release, upstream commit 13f70256):
   below isDelegationTokenSupported (3.6-IV2) when the controller has
   delegation.token.secret.key (KAFKA-15219; moved to 3.6-IV2 by #14270).
 
-The version names come from storage.format's metadata.version table. Findings
+The version names come from ops.formatter's metadata.version table. Findings
 about the quorum's kind (static vs dynamic, kraft.version) live in doctor itself
 and name KIP-853 / KAFKA-16538 there; docs/diagnose.md lists both.
 """
@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ..storage.config import ServerConfig
-from ..storage.format import NAME_OF
+from ..config.server import ServerConfig
+from ..versions import NAME_OF
 
 
 def _jbod(c: ServerConfig) -> str | None:

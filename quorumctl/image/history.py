@@ -34,7 +34,7 @@ class Entity:
 def parse_config(text: str) -> tuple[int, str]:
     typ, sep, name = text.partition(":")
     if not sep or typ not in CONFIG_TYPE_IDS:
-        raise InputError(f"--config {text}: expected TYPE:NAME with TYPE one of {', '.join(CONFIG_TYPE_IDS)} "
+        raise InputError(f"--config-resource {text}: expected TYPE:NAME with TYPE one of {', '.join(CONFIG_TYPE_IDS)} "
                          f"(e.g. topic:orders, broker:1)")
     return CONFIG_TYPE_IDS[typ], name
 

@@ -24,9 +24,9 @@ from ..records import metadata as md
 from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
     plain_value_spans
 from ..schema.codec import uuid_cached, uuid_str
-from ..storage import segments
-from ..storage.files import BOOTSTRAP_CHECKPOINT
-from ..storage.replica import METADATA_PARTITION
+from ..logdir import segments
+from ..logdir.statefiles import BOOTSTRAP_CHECKPOINT
+from ..raft.replica import METADATA_PARTITION
 from .parallel import LOCAL
 from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, merge_partition, partition_from_record, \
     remove_topic
@@ -96,8 +96,8 @@ def parse_point(text: str | None) -> Point:
 def open_source(paths: list[str]) -> Source:
     """A log dir, its __cluster_metadata-0 dir, or files (.log segments, a snapshot
     .checkpoint, bootstrap.checkpoint)."""
-    from ..storage.filekinds import SEGMENT_RE, SNAPSHOT_RE
-    from ..storage.replica import resolve_partition_dir
+    from ..logdir.filekinds import SEGMENT_RE, SNAPSHOT_RE
+    from ..raft.replica import resolve_partition_dir
     if not paths:
         raise InputError("give a log dir (or its __cluster_metadata-0 dir, or .log/.checkpoint files)")
     if len(paths) == 1 and os.path.isdir(paths[0]):
@@ -136,7 +136,7 @@ def open_source(paths: list[str]) -> Source:
 
 
 def _snapshot_time(path: str) -> int:
-    from ..storage.replica import read_snapshot_controls
+    from ..raft.replica import read_snapshot_controls
     header = read_snapshot_controls(path)["header"] or {}
     return header.get("lastContainedLogTimestamp", -1)
 
@@ -165,7 +165,7 @@ def plan(src: Source, point: Point | None = None, *, through: Point | None = Non
             where = "no log segment" if start is None else f"the log starts at offset {start}"
             raise InputError(f"{src.label}: cannot replay to {point.describe()}: "
                              f"{where} and no snapshot ends at or before it")
-        if src.bootstrap:
+        if src.bootstrap and not _log_has_data(src):
             steps.append(Step("bootstrap", src.bootstrap))
     else:
         steps.append(Step("snapshot", snap.path, snap.end_offset, snap.epoch))
@@ -178,6 +178,23 @@ def plan(src: Source, point: Point | None = None, *, through: Point | None = Non
             break
         steps.append(Step("log", path, base))
     return steps
+
+
+def _log_has_data(src: Source) -> bool:
+    """Whether the log holds a metadata (non-control) batch. Kafka applies
+    bootstrap.checkpoint only to an empty metadata log: the first active controller
+    writes its records into the log (ActivationRecordsGenerator's empty-log case), and
+    from then on the log, not the file, says what was bootstrapped (a node formatted
+    with another release keeps a bootstrap.checkpoint the cluster never used)."""
+    for _, path in src.segments:
+        try:
+            with BatchReader(path) as reader:
+                for b in reader:
+                    if not isinstance(b, Batch) or not b.is_control:
+                        return True
+        except (OSError, BatchError):
+            return True       # replay reports the damage where it meets it
+    return False
 
 
 class Replay:

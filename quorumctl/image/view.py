@@ -16,7 +16,7 @@ SECTIONS = ("features", "metadataVersion", "zkMigrationState", "kraftVersion", "
 def metadata_version_name(level: int | None) -> str | None:
     if level is None:
         return None
-    from ..storage.format import version_name
+    from ..versions import version_name
     return version_name(level)
 
 

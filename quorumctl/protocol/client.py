@@ -20,10 +20,11 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from ..errors import ClusterError, InputError, EXIT_INPUT
+from ..errors import ClusterError, ExitStatus, InputError
 from . import kerrors
 from . import messages
-from .connection import Address, Connection, NodeError, OutOfTime
+from ..config.addresses import Address
+from .connection import Connection, NodeError, OutOfTime
 
 METADATA_TOPIC = "__cluster_metadata"
 BROKERS, CONTROLLERS = 1, 2
@@ -32,7 +33,7 @@ BROKERS, CONTROLLERS = 1, 2
 class WrongEndpointType(InputError):
     """--bootstrap-server given a controller, or --bootstrap-controller a broker (exit 2)."""
 
-    exit_code = EXIT_INPUT
+    exit_code = ExitStatus.USAGE
 
 
 class _Retry(Exception):
@@ -376,8 +377,8 @@ def _address_of(name: str | None) -> Address | None:
 def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
             command_config: str | None, timeout: float | None) -> QuorumClient:
     """A QuorumClient from the Kafka-style connection options."""
-    from .config import load_client_config
-    from .connection import parse_address_list
+    from .connection import load_client_config
+    from ..config.addresses import parse_address_list
 
     if bootstrap_server and bootstrap_controller:
         raise InputError("--bootstrap-server and --bootstrap-controller cannot be used together")

@@ -34,7 +34,8 @@ from ..errors import QuorumctlError
 from . import kerrors
 from . import messages
 from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum
-from .connection import Address, Connection, NodeError
+from ..config.addresses import Address
+from .connection import Connection, NodeError
 from .quorum import Quorum, quorum_from_partition
 
 DEFAULT_FETCH_TIMEOUT_MS = 2000
@@ -156,7 +157,7 @@ def _probe(p: Probe, cfg, deadline: float) -> Probe:
 
 def targets_from_server_config(props: dict[str, str], source: str):
     """(voters id->Address, bootstrap Addresses, fetch timeout ms) of a server.properties."""
-    from .connection import parse_address_list, parse_quorum_voters
+    from ..config.addresses import parse_address_list, parse_quorum_voters
     voters = parse_quorum_voters(props.get("controller.quorum.voters", ""), source)
     boot = []
     if props.get("controller.quorum.bootstrap.servers", "").strip():
@@ -365,15 +366,15 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     addresses given and the server config's voters / bootstrap servers; the
     caught-up threshold from the option, else the config, else Kafka's default."""
     from ..errors import InputError
-    from .config import load_client_config
-    from .connection import parse_address_list
+    from .connection import load_client_config
+    from ..config.addresses import parse_address_list
 
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfg = load_client_config(command_config)
     voters, boot, cfg_fetch = {}, [], None
     if config:
-        from ..storage.properties import load_properties
+        from ..config.properties import load_properties
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
     servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []

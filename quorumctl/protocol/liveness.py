@@ -5,8 +5,12 @@ a new epoch while the others go on in the old one), so each declared-lost voter
 is probed on every endpoint the files or the configuration give for it, all in
 parallel within one deadline:
 
-  silent    nothing accepts a TCP connection there (refused, unresolvable, or no
-            SYN-ACK before the deadline): the only answer that lets recovery go on
+  silent    the host answers that nothing listens there (connection refused): the
+            process is gone; the only answer that lets recovery go on
+  unknown   no answer at all (no SYN-ACK before the deadline, host unreachable,
+            name unresolvable): a powered-off host, a partitioned one that may
+            still lead the others, and a frozen JVM whose accept queue is full
+            (SYNs dropped) all look like this, so it is not taken as gone
   accepts   a TCP connection is accepted but no Kafka answer comes: a frozen
             (SIGSTOPped, GC-bound, swapping) JVM looks exactly like this, and it
             may wake up; or the address now belongs to another program
@@ -22,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .connection import Address
+from ..config.addresses import Address
 from .health import Probe, _probe
 
 
@@ -30,7 +34,7 @@ from .health import Probe, _probe
 class VoterProbe:
     voter_id: int
     address: Address
-    state: str                    # silent | accepts | answers
+    state: str                    # silent | unknown | accepts | answers
     detail: str                   # one phrase: why silent, or what answered
     cluster_id: str | None = None
     kind: str | None = None       # controller | broker (answers only)
@@ -48,25 +52,26 @@ class VoterProbe:
                 "leader_id": self.leader_id, "leader_epoch": self.leader_epoch}
 
 
-def _tcp_accepts(addr: Address, timeout: float) -> str | None:
-    """None when a TCP connection is accepted, else why not."""
+def _tcp_accepts(addr: Address, timeout: float) -> tuple[str, str] | None:
+    """None when a TCP connection is accepted, else (silent | unknown, why not)."""
     try:
         with socket.create_connection((addr.host, addr.port), timeout=max(timeout, 0.05)):
             return None
-    except socket.gaierror as e:
-        return f"cannot resolve host {addr.host!r} ({e.strerror})"
     except ConnectionRefusedError:
-        return "connection refused"
+        return "silent", "connection refused"
+    except socket.gaierror as e:
+        return "unknown", f"cannot resolve host {addr.host!r} ({e.strerror})"
     except (socket.timeout, TimeoutError):
-        return f"no TCP answer within {timeout:.1f} s"
+        return "unknown", (f"no TCP answer within {timeout:.1f} s (a host that is off or cut off, or a frozen "
+                           "process whose accept queue is full)")
     except OSError as e:
-        return f"cannot connect ({e.strerror or e})"
+        return "unknown", f"cannot connect ({e.strerror or e})"
 
 
 def _one(voter_id: int, addr: Address, cfg, deadline: float) -> VoterProbe:
-    why = _tcp_accepts(addr, deadline - time.monotonic())
-    if why is not None:
-        return VoterProbe(voter_id, addr, "silent", why)
+    failed = _tcp_accepts(addr, deadline - time.monotonic())
+    if failed is not None:
+        return VoterProbe(voter_id, addr, *failed)
     p = _probe(Probe(addr, "lost-voter", "controller", node_id=voter_id), cfg, deadline)
     if not p.reachable:
         return VoterProbe(voter_id, addr, "accepts", "a TCP connection is accepted, but no Kafka answer comes"

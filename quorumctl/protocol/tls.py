@@ -74,6 +74,13 @@ def _load_chain_from_memory(ctx: ssl.SSLContext, chain_pem: str, key_pem: str, p
         ctx.load_cert_chain(cert_path, key_path, password=password)
 
 
+def context_for(cfg) -> ssl.SSLContext:
+    """The client SSLContext of a ClientConfig, built once and kept on it."""
+    if cfg._ssl_context is None:
+        cfg._ssl_context = client_context(cfg)
+    return cfg._ssl_context
+
+
 def client_context(cfg) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InputError, QuorumctlError
+from ..errors import InputError, QuorumctlError, Refused
 from .client import connect, fetch_quorum
 
 REFUSALS = {"DUPLICATE_VOTER", "VOTER_NOT_FOUND", "INVALID_REQUEST", "UNSUPPORTED_VERSION",
@@ -38,17 +38,19 @@ def endpoint_text(name: str, host: str, port: int) -> str:
     return f"{name}://[{host}]:{port}" if ":" in host else f"{name}://{host}:{port}"
 
 
-def _refusal(e: QuorumctlError) -> int:
+def _refusal(e: QuorumctlError) -> Refused | None:
+    """The quorum refused the voter change (exit 1) when its error is one of REFUSALS;
+    other errors (unreachable, bad input) stay what they are."""
     from .kerrors import KafkaError, error_name
     if isinstance(e, KafkaError) and error_name(e.code) in REFUSALS:
-        return 1
-    return e.exit_code
+        return Refused(str(e))
+    return None
 
 
 def add_controller(bootstrap_server: str | None, bootstrap_controller: str | None,
                    command_config: str | None, timeout: float | None, dry_run: bool) -> VoterChange:
-    from ..storage.config import controller_from_properties
-    from ..storage.properties import load_properties
+    from ..config.server import controller_from_properties
+    from ..config.properties import load_properties
 
     if command_config is None:
         raise InputError("add-controller needs --command-config: the configuration file of the controller "
@@ -65,8 +67,9 @@ def add_controller(bootstrap_server: str | None, bootstrap_controller: str | Non
         with client:
             client.add_raft_voter(node_id, dir_id, [{"name": n, "host": h, "port": p} for n, h, p in endpoints])
     except QuorumctlError as e:
-        e.exit_code = _refusal(e)
-        raise
+        if (refusal := _refusal(e)) is None:
+            raise
+        raise refusal from e
     return change
 
 
@@ -123,6 +126,7 @@ def remove_controller(bootstrap_server: str | None, bootstrap_controller: str | 
             with client:
                 client.remove_raft_voter(controller_id, did)
         except QuorumctlError as e:
-            e.exit_code = _refusal(e)
-            raise
+            if (refusal := _refusal(e)) is None:
+                raise
+            raise refusal from e
     return VoterChange("remove-controller", dry_run, controller_id, did)

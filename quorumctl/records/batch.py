@@ -21,6 +21,7 @@ from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
 from .crc import crc32c
+from .javatext import java_utf8
 
 # The batch header, declared once (as Kafka's DefaultRecordBatch): each field's
 # Batch attribute, its struct code (big-endian) and its numpy dtype. Offsets,
@@ -275,7 +276,7 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                             hk, pos = varint(data, pos)
                             if hk < 0:
                                 raise BatchError("record header with a null key", pos)
-                            hkey = data[pos:pos + hk].decode("utf-8", "replace")
+                            hkey = java_utf8(data[pos:pos + hk])   # RecordHeader.key(), as Kafka prints it
                             pos += hk
                             hv, pos = varint(data, pos)
                             if hv < 0:
@@ -526,7 +527,7 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, va
             body += part
     body += varint_bytes(len(headers))
     for hk, hv in headers:
-        hkb = hk.encode("utf-8")
+        hkb = hk if isinstance(hk, bytes) else hk.encode("utf-8")   # bytes: any key, even one not UTF-8
         body += varint_bytes(len(hkb))
         body += hkb
         if hv is None:

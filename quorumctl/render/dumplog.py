@@ -3,7 +3,8 @@
 Text is kafka-dump-log 4.1's, line for line, for the same options, except the
 deliberate differences listed in docs/dump-log.md (e.g. an undecodable metadata
 value keeps going with a note).
-Doubles print as Java prints them (`java_double`).
+Doubles print as Java prints them (`java_double`), raw keys and payloads as
+Java's String decodes them (`records.javatext.java_utf8`).
 JSON is one object per batch (JSON Lines), records included.
 """
 
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from ..records import metadata as md
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
                              ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry, plain_value_spans)
+from ..records.javatext import java_utf8
 from ..records.metadata import payload_prefix
-from ..storage import filekinds
+from ..logdir import filekinds
 from .output import json_bytes, json_line
 
 
@@ -73,12 +75,6 @@ def control_text(key, value) -> str:
         sep = ": " if ctype == md.LEADER_CHANGE else " "
         return f" {d.name}{sep}{json_bytes(d.data).decode()}"
     return f" controlType: UNKNOWN({ctype})"
-
-
-def _printable(b: bytes) -> str:
-    # Kafka's StringDecoder: new String(bytes, UTF-8), malformed input replaced
-    return b.decode("utf-8", "replace")
-
 
 
 # Top-level float64 fields by metadata api key (ClientQuotaRecord's value): Kafka
@@ -186,10 +182,11 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
             if control:
                 line += control_text(r.key, r.value)
         if print_contents and not control:
+            # Kafka's StringDecoder: new String(bytes, UTF_8), with Java's replacement of malformed input
             if r.key is not None:
-                line += f"{prefix}key: {_printable(r.key)}"
+                line += f"{prefix}key: {java_utf8(r.key)}"
             if r.value is not None:
-                line += " payload: " + (metadata_payload(r.value) if decode else _printable(r.value))
+                line += " payload: " + (metadata_payload(r.value) if decode else java_utf8(r.value))
         app(line)
 
 

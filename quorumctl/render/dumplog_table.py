@@ -24,6 +24,7 @@ from rich.text import Text
 
 from ..records import metadata as md
 from ..records.batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL
+from ..records.javatext import java_utf8
 from .dumplog import Options, metadata_json
 from .output import iso_utc, json_line
 
@@ -66,7 +67,7 @@ def _record_row(b, r, decode_metadata: bool) -> tuple:
         summary = json_line(p["data"]) if "data" in p else f"error: {p.get('error')}"
     else:
         rtype = "record"
-        summary = " ".join(f"{k}: {v[:SUMMARY_CHARS].decode('utf-8', 'replace')}" if v is not None else f"{k}: null"
+        summary = " ".join(f"{k}: {java_utf8(v[:SUMMARY_CHARS])}" if v is not None else f"{k}: null"
                            for k, v in (("key", r.key), ("value", r.value)))
     ts = b.max_timestamp if b.attributes & ATTR_LOG_APPEND_TIME else r.timestamp
     size = -1 if r.value is None else len(r.value)

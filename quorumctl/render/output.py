@@ -51,6 +51,24 @@ def resolve_plain(output: "PlainOutput | None") -> Output:
     return Output.text if output is None else resolve(output)
 
 
+def emit(output, doc, *, text, table=None, json_doc=None) -> None:
+    """The one json/table/text dispatch of a command's result: `doc` as one JSON
+    line (or `json_doc` when the JSON form differs); `table(doc)`, a Rich renderable
+    or a list of them (a command without one takes PlainOutput: text unless json);
+    else `text(doc)`, a str."""
+    mode = resolve(output) if table is not None else resolve_plain(output)
+    if mode is Output.json:
+        sys.stdout.write(json_line(doc if json_doc is None else json_doc) + "\n")
+    elif mode is Output.table:
+        from rich.console import Console
+        con = Console()
+        shown = table(doc)
+        for t in shown if isinstance(shown, list) else [shown]:
+            con.print(t)
+    else:
+        sys.stdout.write(text(doc))
+
+
 def json_bytes(obj) -> bytes:
     """Compact JSON (UTF-8); bytes become standard base64 as in Kafka's JSON."""
     return _encode(obj)

@@ -3,11 +3,12 @@ changes, the losses, then the operator's next steps."""
 
 from __future__ import annotations
 
+from .state import lock_note
 from .state import plan_lines as truncation_lines
 
 
 def _entries(s: dict) -> str:
-    from ..storage.recover import entries_text
+    from ..ops.recover import entries_text
     return entries_text(s)
 
 
@@ -25,8 +26,6 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
                 "truncate": f"truncated to {x['keeps_to']}"}[x["action"]]
         lines.append(f"  node {x['node_id']} ({tag}): last epoch {x['last_epoch']}, log end offset "
                      f"{x['log_end_offset']}: {what}; {x['reason']}")
-        if x["log_matching"]:
-            lines.append(f"    {_clash(x['log_matching'])}")
         if x["loses"]:
             lines.append(f"    loses {_entries(x['loses'])}")
     lines.append(f"  voters: {doc['voters_before']} -> {doc['voters_after']} (lost: {doc['lost_voters']})")
@@ -59,13 +58,6 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
         lines.append(f"applied; replaced files kept in {report['backup_dir']}")
     elif dry_run:
         lines.append("Run again with --apply to do it (every node given must be stopped).")
-        if lock_holder:
-            lines.append(f"note: process {lock_holder} holds {s['log_dir']}/.lock (a running Kafka); "
-                         "--apply will refuse")
+        lines += lock_note(lock_holder, s["log_dir"])
     return lines
 
-
-def _clash(c: dict) -> str:
-    a, b = c["a"], c["b"]
-    return (f"log-matching clash at offset {c['offset']}, epoch {c['epoch']}: {a['replica']} {a['file']} position "
-            f"{a['position']} vs {b['replica']} {b['file']} position {b['position']}")

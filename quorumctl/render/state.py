@@ -5,12 +5,14 @@
 from __future__ import annotations
 
 import os
+import shlex
 
+from ..raft.logmatch import Clash
 from .output import timestamp, when_text
 
 
 def replica_doc(r, now_ms: int | None = None) -> dict:
-    """The JSON form of a storage.replica.Replica (`state -o json`, and what the text and table read)."""
+    """The JSON form of a raft.replica.Replica (`state -o json`, and what the text and table read)."""
     import time
 
     qs = r.quorum_state
@@ -54,6 +56,14 @@ def replica_doc(r, now_ms: int | None = None) -> dict:
         "problems": list(r.problems),
         "notes": list(r.notes),
     }
+
+
+def state_doc(result) -> dict:
+    """`state -o json`: the document the text and the table are read from (ops.state.StateResult)."""
+    doc = {"replicas": [replica_doc(r) for r in result.replicas], "comparison": result.comparison}
+    if result.committed is not None:
+        doc["committed"] = result.committed
+    return doc
 
 
 def _time(t: dict) -> str:
@@ -127,9 +137,53 @@ def replica_lines(j: dict) -> list[str]:
     return lines
 
 
-def follower_line(f: dict, winner: str) -> str:
+def clash_cut(f: dict) -> int | None:
+    """Where a follower that clashes with the winner must be truncated to: below
+    its clashing batch, or lower where the Fetch exchange already cuts (None: no clash)."""
+    if not f.get("log_matching"):
+        return None
+    cut = f["log_matching"][0]["b"]["base_offset"]
+    return min(cut, f["new_end_offset"]) if f["kind"] == "diverging" else cut
+
+
+def _truncate_commands(replicas, winner: str, log_dirs: dict) -> str:
+    """`: quorumctl truncate DIR --reference WINNER_DIR` for each replica ('' when a log dir is unknown)."""
+    if any(x not in log_dirs for x in (*replicas, winner)):
+        return ""
+    return ": " + "; ".join(f"quorumctl truncate {shlex.quote(log_dirs[x])} --reference "
+                            f"{shlex.quote(log_dirs[winner])}" for x in replicas)
+
+
+def follower_clash_line(f: dict, winner: str, log_dirs: dict) -> str | None:
+    """A follower's log-matching clash with the winner: it must be truncated below
+    it (None: no clash). `log_dirs`: label -> log dir, for the command."""
+    if not f.get("log_matching"):
+        return None
+    x = Clash.from_json(f["log_matching"][0])
+    return (f"  {f['replica']}: its log clashes with {winner}'s (log matching broken): {x.what()}; "
+            f"truncate {f['replica']} below the clash, to offset {clash_cut(f)}"
+            + _truncate_commands([f["replica"]], winner, log_dirs))
+
+
+def other_clash_lines(c: dict, log_dirs: dict) -> list[str]:
+    """The clashes between two replicas that are not the winner: truncating both
+    against the winner removes them (each is cut where it differs from it)."""
+    winner = c["winner"]
+    out = []
+    for d in c.get("log_matching", ()):
+        x = Clash.from_json(d)
+        if winner not in (x.a.replica, x.b.replica):
+            out.append(f"  {x.a.replica} and {x.b.replica}: their logs clash (log matching broken): {x.what()}; "
+                       f"truncate both against {winner}"
+                       + _truncate_commands([x.a.replica, x.b.replica], winner, log_dirs))
+    return out
+
+
+def follower_line(f: dict, winner: str) -> str | None:
     k = f["kind"]
     if k == "none":
+        if f.get("log_matching"):
+            return None    # not a prefix: follower_clash_line says what it is
         return f"  {f['replica']}: its log is a prefix of {winner}'s; nothing to truncate"
     if k == "snapshot":
         s = f["snapshot"]
@@ -149,7 +203,7 @@ def follower_line(f: dict, winner: str) -> str:
 
 
 def split_text(x: dict) -> str:
-    """One replica's committed / unknown / uncommitted split (storage/committed.py) as text."""
+    """One replica's committed / unknown / uncommitted split (raft/committed.py) as text."""
     c, u, end = x["committed_end_offset"], x["uncommitted_from_offset"], x["log_end_offset"]
     parts = [f"committed below {c}" if c > 0 else "nothing provably committed"]
     if u > c:
@@ -192,8 +246,11 @@ def state_text(doc: dict) -> str:
         if c["tied"]:
             line += f"; tied: {', '.join(c['tied'])}"
         out.append(line)
+        log_dirs = {j["replica"]: j["log_dir"] for j in doc["replicas"]}
         for f in c["followers"]:
-            out.append(follower_line(f, c["winner"]))
+            out.extend(x for x in (follower_line(f, c["winner"]), follower_clash_line(f, c["winner"], log_dirs))
+                       if x is not None)
+        out.extend(other_clash_lines(c, log_dirs))
         out.append("")
     if doc.get("committed"):
         out.extend(committed_lines(doc["committed"]))
@@ -215,7 +272,9 @@ def state_table(doc: dict):
     t.add_column("", style="bold")
     for j in reps:
         name = j["replica"]
-        style = "green" if name == winner or name in tied else ("red" if by_name.get(name, {}).get("kind") not in (None, "none") else "")
+        f = by_name.get(name, {})
+        style = "green" if name == winner or name in tied else (
+            "red" if f.get("kind") not in (None, "none") or f.get("log_matching") else "")
         t.add_column(Text(name, style=style), overflow="fold")   # a label may be a path: never cut its end
 
     def row(label, fn):
@@ -242,6 +301,8 @@ def state_table(doc: dict):
         f = by_name.get(name)
         if f is None:
             return Text("")
+        if f.get("log_matching"):
+            return Text(f"log matching broken: truncate to {clash_cut(f)}", style="bold red")
         if f["kind"] == "none":
             return Text("prefix: ok", style="green")
         if f["kind"] == "diverging":
@@ -265,6 +326,7 @@ def state_table(doc: dict):
         t.add_row("entries", *[split(j) for j in reps])
     row("problems", lambda j: Text(str(len(j["problems"])), style="red" if j["problems"] else "green"))
     probs = [Text(f"{j['replica']}: {p}", style="red") for j in reps for p in j["problems"]]
+    probs += [Text(Clash.from_json(x).describe(), style="bold red") for x in c.get("log_matching", ())]
     return Group(t, *probs)
 
 
@@ -315,3 +377,24 @@ def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_ru
     elif applied is not None:
         lines.append(f"Done. Removed and replaced files are saved in {applied['backup_dir']}")
     return lines
+
+
+def lock_note(holder: int | None, log_dir: str) -> list[str]:
+    """A dry run's warning that --apply will meet Kafka's lock (truncate, recover)."""
+    return [f"note: process {holder} holds {log_dir}/.lock (a running Kafka); --apply will refuse"] if holder else []
+
+
+def truncate_text(res) -> str:
+    """`truncate`'s text: the plan, the result's verify, earlier unfinished runs, the lock."""
+    report = res.report
+    lines = plan_lines(res.plan_json, report if (report and report.get("applied")) else None,
+                       res.backup_root, dry_run=res.dry_run)
+    if report is not None and report.get("verify") is not None:
+        v = report["verify"]
+        lines.append(f"verify {res.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
+        lines.extend(f"  {x}" for x in v["problems"])
+    for unfinished in res.unfinished:
+        lines.append(f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
+                     "left wholly old or wholly new; its plan.json says what was planned)")
+    lines += lock_note(res.lock_holder, res.log_dir)
+    return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 
-from ..errors import EXIT_OK, EXIT_PROBLEMS, InputError
+from ..errors import ExitStatus, InputError
 from . import plan as planning
 from .classarchive import ClassArchive
 from .schema import NAMES
@@ -67,7 +67,7 @@ class Summary:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_PROBLEMS if self.errors else EXIT_OK
+        return ExitStatus.of(self.errors)
 
 
 # -- can Spark start here? -------------------------------------------------------

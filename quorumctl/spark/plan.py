@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..records.batch import batch_cuts
-from ..storage import filekinds
+from ..logdir import filekinds
 from . import fs
 
 SEGMENT = "segment"
@@ -185,7 +185,8 @@ def log_dir_identity(directory: str, options: dict | None = None, cache: dict | 
 
 
 def _parse_meta(raw: bytes, path: str) -> dict:
-    from ..storage import files, properties
+    from ..logdir import statefiles as files
+    from ..config import properties
     try:
         props = properties.loads(raw)
     except properties.PropertiesError:

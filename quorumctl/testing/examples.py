@@ -1,5 +1,5 @@
 """The example log dirs of the README and docs (`diverged/`, `damaged/`,
-`crashed/`), written with quorumctl's own writer (`quorumctl.storage.synth`).
+`crashed/`), written with quorumctl's own writer (`quorumctl.testing.synth`).
 
 The doc tests build their scratch directory with these functions, and
 `quorumctl demo --write-examples DIR` writes the same directories for a user,
@@ -24,7 +24,7 @@ def write_diverged(root: Path) -> None:
     """diverged/c1..c3: epoch 1 (offsets 0-9) and epoch 2 (10-29) everywhere, a
     snapshot at 20; c1 led epoch 4 (30-49), c2 followed it to 45; c3 had led
     epoch 3 and wrote 30-39, which the others never fetched."""
-    from ..storage.synth import B, write_replica
+    from .synth import B, write_replica
     prefix = [B(1, 2)] * 5 + [B(2, 2)] * 10
     logs = {1: prefix + [B(4, 2)] * 10, 2: prefix + [B(4, 2)] * 8, 3: prefix + [B(3, 2, tag="x")] * 5}
     for n, batches in logs.items():
@@ -37,7 +37,7 @@ def write_incidents(root: Path) -> None:
     """damaged/c2: node 2's replica of `diverged` with one byte flipped in the
     batch at offset 34 (CRC-32C fails); crashed/c2: the same replica with the
     first 60 bytes of its next batch appended, as a crash mid-write leaves it."""
-    from ..storage.synth import B, batch_bytes, write_replica
+    from .synth import B, batch_bytes, write_replica
     batches = [B(1, 2)] * 5 + [B(2, 2)] * 10 + [B(4, 2)] * 8
     for name in ("damaged", "crashed"):
         pdir = Path(write_replica(str(Path(root) / name / "c2"), batches, node_id=2,

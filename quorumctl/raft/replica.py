@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from . import epochs
-from . import files as state_files
-from . import segments
+from ..logdir import statefiles as state_files
+from ..logdir import segments
 
 METADATA_PARTITION = "__cluster_metadata-0"
 
@@ -36,7 +36,7 @@ def resolve_partition_dir(path: str) -> tuple[str, str]:
 
 
 def metadata_dir_from_config(cfg_path: str) -> str:
-    from .config import load
+    from ..config.server import load
     return load(cfg_path).metadata_log_dir
 
 
@@ -269,7 +269,11 @@ def _find_voters(r: Replica) -> None:
 
 def compare(replicas: list[Replica]) -> dict:
     """The most up-to-date replica by Raft's rule (last epoch, then log end
-    offset) and, for every other one, the Fetch exchange against it (KIP-595)."""
+    offset) and, for every other one, the Fetch exchange against it (KIP-595)
+    and its first log-matching clash with it (raft/logmatch.py), which that
+    exchange cannot see. `log_matching` (present only when there is one) lists
+    the clashes of every pair, the winner's first (the winner as side a)."""
+    from .logmatch import clashes, first_clash
     keys = []
     for r in replicas:
         try:
@@ -283,12 +287,16 @@ def compare(replicas: list[Replica]) -> dict:
     w = winners[0]
     leader_view = replicas[w].view()
     out = []
+    found = []
     for i, r in enumerate(replicas):
         if i == w:
             continue
         d = epochs.reconcile(r.view(), leader_view)
-        out.append(divergence_json(r, d))
-    return {
+        clash = first_clash(replicas[w], r)
+        out.append(divergence_json(r, d, clash))
+        found += [clash] if clash else []
+    found += clashes([r for i, r in enumerate(replicas) if i != w])
+    doc = {
         "winner": replicas[w].label,
         "winner_index": w,
         "tied": [replicas[i].label for i in winners] if len(winners) > 1 else [],
@@ -296,10 +304,16 @@ def compare(replicas: list[Replica]) -> dict:
         "followers": out,
         "cluster_ids": clusters,
     }
+    if found:
+        doc["log_matching"] = [c.to_json() for c in found]
+    return doc
 
 
-def divergence_json(r: Replica, d: epochs.Divergence) -> dict:
-    return {
+def divergence_json(r: Replica, d: epochs.Divergence, clash=None) -> dict:
+    """The Fetch exchange of `r` against the most up-to-date replica as JSON;
+    `clash` (logmatch.Clash, that replica as side a, `r` as b) ends the common
+    prefix at the clashing batches and adds `log_matching`."""
+    doc = {
         "replica": r.label,
         "kind": d.kind,
         "diverging_epoch": ({"epoch": d.first_diverging[1], "end_offset": d.first_diverging[0]}
@@ -314,3 +328,8 @@ def divergence_json(r: Replica, d: epochs.Divergence) -> dict:
                           "epoch": x.answer_id[1] if x.answer_id else None,
                           "truncate_to": x.truncate_to, "new_end": x.new_end} for x in d.rounds],
     }
+    if clash is not None:
+        cp = doc["common_prefix_end"]
+        doc["common_prefix_end"] = clash.prefix_end if cp is None else min(cp, clash.prefix_end)
+        doc["log_matching"] = [clash.to_json()]
+    return doc

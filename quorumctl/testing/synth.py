@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from .. import ids
 from ..records import metadata as md
 from ..records.batch import encode_batch
-from . import epochs
-from . import files as state_files
-from . import indexes
-from . import segments
-from .producer_state import snapshot_bytes
-from .snapshots import encode_snapshot
+from ..raft import epochs
+from ..logdir import statefiles as state_files
+from ..logdir import indexes
+from ..logdir import segments
+from ..logdir.producer_state import snapshot_bytes
+from ..logdir.snapshots import encode_snapshot
 
 T0 = 1_700_000_000_000
 CLUSTER_ID = "XFBpci3ORzK2hz44Gtmrwg"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .replica import Replica
-from .segments import BatchInfo
+from ..logdir.segments import BatchInfo
 
 
 @dataclass
@@ -35,6 +35,18 @@ class Side:
         return {"replica": self.replica, "file": self.file, "position": self.position,
                 "base_offset": self.base_offset, "last_offset": self.last_offset, "crc": self.crc}
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Side":
+        return cls(d["replica"], d["file"], d["position"], d["base_offset"], d["last_offset"], d["crc"])
+
+    def batch(self) -> str:
+        """The batch itself: its offsets and CRC."""
+        return f"offsets {self.base_offset}..{self.last_offset}, crc {self.crc}"
+
+    def text(self) -> str:
+        """Whose batch, where: replica, file and byte position, offsets and CRC."""
+        return f"{self.replica} {self.file} position {self.position} ({self.batch()})"
+
 
 @dataclass
 class Clash:
@@ -46,16 +58,34 @@ class Clash:
     def to_json(self) -> dict:
         return {"offset": self.offset, "epoch": self.epoch, "a": self.a.to_json(), "b": self.b.to_json()}
 
+    @classmethod
+    def from_json(cls, d: dict) -> "Clash":
+        return cls(d["offset"], d["epoch"], Side.from_json(d["a"]), Side.from_json(d["b"]))
+
+    @property
+    def prefix_end(self) -> int:
+        """Where the two logs' common prefix ends: the lower of the two clashing
+        batches' base offsets (below it no batch of one epoch differs)."""
+        return min(self.a.base_offset, self.b.base_offset)
+
+    def what(self) -> str:
+        """The clash without the `log-matching: ` slug (for lines that carry it elsewhere)."""
+        return (f"offset {self.offset}, epoch {self.epoch}: {self.a.text()} and {self.b.text()} are "
+                f"different batches; {UNNOTICED}")
+
     def describe(self) -> str:
-        def side(s: Side) -> str:
-            return (f"{s.replica} {s.file} position {s.position} (offsets {s.base_offset}..{s.last_offset}, "
-                    f"crc {s.crc})")
-        return (f"log-matching: offset {self.offset}, epoch {self.epoch}: {side(self.a)} and {side(self.b)} are "
-                "different batches; Raft assumes one entry per (offset, epoch), so neither replica's Fetch will "
-                "ever notice")
+        return f"log-matching: {self.what()}"
+
+
+# why a clash matters, said once for every command that reports one
+UNNOTICED = "Raft assumes one entry per (offset, epoch), so neither replica's Fetch will ever notice"
 
 
 def _batches(r: Replica) -> list[tuple[BatchInfo, str]]:
+    """The batches Kafka keeps at start-up: none when the latest snapshot replaces
+    the whole log (Replica.replaced_by_snapshot), else every valid batch."""
+    if r.replaced_by_snapshot:
+        return []
     return [(b, sc.files.log) for sc in r.scan.segments for b in sc.batches]
 
 

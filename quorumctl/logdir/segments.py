@@ -8,7 +8,7 @@ ignored. Reading a log follows LogSegment.recover, which the metadata log
 always runs on every segment at start-up: batches are taken while their CRC,
 magic and offsets are valid; the first bad batch ends the log there (later
 segments would be deleted). The index files themselves are read and written
-by storage.indexes and storage.producer_state.
+by logdir.indexes and logdir.producer_state.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..openfile import check_regular
 
-from . import files as state_files
+from . import statefiles as state_files
 from .filekinds import SEGMENT_RE, SNAPSHOT_RE
 
 TRANSIENT_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")

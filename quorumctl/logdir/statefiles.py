@@ -19,7 +19,7 @@ import re
 
 from .. import ids
 from ..errors import InputError, at_line
-from . import properties
+from ..config import properties
 from ..openfile import open_regular
 from ..schema.spec import Field, Message
 

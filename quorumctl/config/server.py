@@ -102,7 +102,7 @@ def controller_from_properties(props: dict[str, str], source: str):
     """(node id, directory id, [(name, host, port)], meta.properties path and
     its cluster.id or None) of a controller's config."""
     from ..errors import InputError
-    from ..storage.properties import load_properties
+    from .properties import load_properties
     from ..schema.codec import EncodeError, uuid_bytes
     import os
 

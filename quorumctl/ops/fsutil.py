@@ -24,7 +24,7 @@ import errno
 import fcntl
 import os
 
-from ..errors import QuorumctlError
+from ..errors import QuorumctlError, Refused
 from ..openfile import open_regular
 
 CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
@@ -164,10 +164,8 @@ def exchange(a: str, b: str) -> None:
         raise OSError(err, f"cannot exchange {a} and {b}: {os.strerror(err)}")
 
 
-class LockHeld(QuorumctlError):
+class LockHeld(Refused):
     """Another process (a running Kafka) holds the lock (exit 1: nothing was changed)."""
-
-    exit_code = 1
 
 
 class LogDirLock:

@@ -45,14 +45,14 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import InputError, Refused
 from ..records import metadata as md
-from . import epochs
-from . import files as state_files
+from ..raft import epochs
+from ..logdir import statefiles as state_files
 from . import fsutil
-from . import logmatch
-from .replica import Replica, divergence_json
-from .truncate import (Plan as TruncationPlan, Refused, _copy_owner, apply_plan, check_backup_root,
+from ..raft import logmatch
+from ..raft.replica import Replica, divergence_json
+from .truncate import (Plan as TruncationPlan, _copy_owner, apply_plan, check_backup_root,
                        default_backup_root, plan_truncation, real_partition_dir, replace_partition_dir)
 
 
@@ -84,14 +84,12 @@ class ReplicaPlan:
     reason: str = ""
     losses: dict | None = None         # summary of the entries it loses (from keeps_to to its log end)
     truncation: TruncationPlan | None = None
-    clash: logmatch.Clash | None = None
 
     def to_json(self) -> dict:
         r = self.replica
         return {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir, "role": self.role,
                 "last_epoch": r.last_epoch, "log_end_offset": r.log_end, "action": self.action,
                 "keeps_to": self.keeps_to, "reason": self.reason, "loses": self.losses,
-                "log_matching": self.clash.to_json() if self.clash else None,
                 "truncation": self.truncation.to_json() if self.truncation else None}
 
 
@@ -123,10 +121,11 @@ class RecoveryPlan:
         return self.survivor.meta.get("cluster.id") if self.survivor.meta else None
 
     def judge_probes(self, probes: list, force_lost: list[int]) -> None:
-        """Refuse while a declared-lost voter answers on an endpoint, or cannot be probed.
-        `force_lost` waives a voter whose address answers as something else than a
-        controller of this cluster (or accepts TCP and says nothing), never one that
-        answers as a controller of this cluster."""
+        """Refuse unless every declared-lost voter is silent on every endpoint (its host
+        says nothing listens there). `force_lost` waives a voter that gives no answer
+        at all, accepts TCP and says nothing, or answers as something else than a
+        controller of this cluster; never one that answers as a controller of this
+        cluster."""
         self.probes = list(probes)
         bad_force = [i for i in force_lost if i not in self.lost]
         if bad_force:
@@ -141,6 +140,9 @@ class RecoveryPlan:
             elif p.voter_id in force_lost:
                 self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. If it "
                                   "is that voter (a frozen JVM that wakes up), the quorum splits in two")
+            elif p.state == "unknown":
+                self.refuse(f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
+                            f"off for good), say so with --force-lost {p.voter_id}")
             else:
                 self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
                             f"something else), say so with --force-lost {p.voter_id}")
@@ -358,9 +360,10 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                         lost_endpoints={v: endpoints.get(v, []) for v in lost})
     refuse = plan.refuse
     clashes = logmatch.clashes(every)
-    if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly
-        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: compare them with "
-               "`quorumctl state` and repair by hand")
+    if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly; so
+        # below, a replica differs from the base by its epochs alone (epochs.reconcile)
+        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
+               "(`quorumctl state` names the replica to truncate)")
 
     # -- who is a voter, who is declared lost
     given_voters = [r for r in every if r.node_id in voters]
@@ -431,9 +434,6 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
             refuse(f"{r.label}: the Fetch exchange with {base.label} does not converge; compare the logs by hand")
         else:
             rp.reason = f"its log is a prefix of {base.label}'s"
-        rp.clash = logmatch.first_clash(r, base)
-        if rp.clash is not None and rp.clash.b.base_offset < cut:
-            cut = min(cut, rp.clash.b.base_offset, rp.clash.a.base_offset)
         rp.keeps_to = cut
         rp.losses = summarize_entries(r, cut, r.log_end)
         if r is survivor:
@@ -449,7 +449,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                 refuse(f"{r.label} ({r.partition_dir}) must be truncated to {cut}, but: {tp.refusal}")
 
     # -- what becomes committed
-    from .committed import classify
+    from ..raft.committed import classify
     try:
         cm = classify(every, voters if mode == "static" else None)
         mine = next(x for x in cm["replicas"] if x["replica"] == base.label)
@@ -635,7 +635,7 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
     and probed again: the plan must come from logs no Kafka can still append to, and
     from voters that are still silent. Returns the plan, the apply report (None on a
     dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
-    from .replica import load_replica, resolve_partition_dir
+    from ..raft.replica import load_replica, resolve_partition_dir
 
     dirs = [resolve_partition_dir(t)[0] for t in list(targets) + list(replicas)]
 

@@ -7,7 +7,9 @@ epoch. Offline, with the files of some voters:
 * two replicas hold the same entries up to their common prefix: the log matching
   property (the same epoch at the same offset implies the same prefix) makes it
   the last offset where both hold an entry of the same epoch (a snapshot
-  `END-EPOCH` holds the entry END-1 of epoch EPOCH);
+  `END-EPOCH` holds the entry END-1 of epoch EPOCH), unless the files show the
+  property broken: then it ends below the first pair of different batches of one
+  epoch (raft/logmatch.py);
 * an entry is *provably committed* when a snapshot covers it (Kafka snapshots
   only committed data) in a replica sharing it; or when a majority of the voters
   hold it and their quorum-state epoch is their last entry's epoch, one epoch for
@@ -34,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import epochs
+from .logmatch import Clash, first_clash
 from .replica import Replica
 
 
@@ -71,8 +74,9 @@ def known(r: Replica) -> Known:
     return Known(v, [(end - 1, ep) for end, ep in v.snapshots if end > 0])
 
 
-def common_prefix(a: Known, b: Known) -> int:
-    """The end of the longest prefix both hold (0 when no entry is shown to match)."""
+def common_prefix(a: Known, b: Known, clash: Clash | None = None) -> int:
+    """The end of the longest prefix both hold (0 when no entry is shown to match);
+    epochs alone say it, unless `clash` (their first log-matching clash) ends it sooner."""
     best = 0
     rb = b.ranges()
     for e, lo, hi in a.ranges():
@@ -85,7 +89,7 @@ def common_prefix(a: Known, b: Known) -> int:
     for o, e in a.snapshot_points:
         if b.epoch_at(o) == e:
             best = max(best, o + 1)
-    return best
+    return best if clash is None else min(best, clash.prefix_end)
 
 
 def _last_epoch(k: Known) -> float:
@@ -183,7 +187,9 @@ def classify(replicas: list[Replica], static: list[int] | None = None,
     ids = [r.node_id for r in replicas]
     cur = [r.quorum_state["leaderEpoch"] if r.quorum_state else None for r in replicas]
     n = len(ks)
-    cps = [[ks[a].view.log_end if a == b else common_prefix(ks[a], ks[b]) for b in range(n)] for a in range(n)]
+    clash = {(a, b): first_clash(replicas[a], replicas[b]) for a in range(n) for b in range(a + 1, n)}
+    cps = [[ks[a].view.log_end if a == b else common_prefix(ks[a], ks[b], clash[min(a, b), max(a, b)])
+            for b in range(n)] for a in range(n)]
     sets, source = voter_sets(replicas, static, static_source)
     out = []
     for i, r in enumerate(replicas):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..records import metadata as md
 from ..records.batch import Batch, BatchError, BatchReader
-from .files import BOOTSTRAP_CHECKPOINT
+from .statefiles import BOOTSTRAP_CHECKPOINT
 
 FEATURE_LEVEL_KEY = md.API_KEYS["FeatureLevelRecord"]
 
@@ -57,7 +57,7 @@ def _levels_in(path: str, from_offset: int = 0) -> dict[str, Level]:
 
 
 def finalized_levels(replica=None, log_dir: str | None = None) -> dict[str, Level]:
-    """{feature: Level} for a metadata log (`storage.replica.Replica`) or, when
+    """{feature: Level} for a metadata log (`raft.replica.Replica`) or, when
     it has none or holds no FeatureLevelRecord, the log dir's bootstrap.checkpoint."""
     levels: dict[str, Level] = {}
     if replica is not None:

@@ -31,15 +31,15 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import InputError, QuorumctlError
+from ..errors import ExitStatus, InputError, Refused
 from ..openfile import open_regular
-from . import epochs
-from . import files as state_files
+from ..raft import epochs
+from ..logdir import statefiles as state_files
 from . import fsutil
-from . import indexes
-from . import producer_state
-from . import segments
-from .replica import Replica
+from ..logdir import indexes
+from ..logdir import producer_state
+from ..logdir import segments
+from ..raft.replica import Replica
 
 
 class TruncateError(InputError):
@@ -48,11 +48,6 @@ class TruncateError(InputError):
     A library error; it subclasses InputError only so the CLI reports it as every
     bad-input error: one line on stderr, exit 2."""
 
-
-class Refused(QuorumctlError):
-    """The truncation would be unsafe or impossible; nothing was changed (exit 1)."""
-
-    exit_code = 1
 
 
 @dataclass
@@ -153,11 +148,21 @@ def reference_caution(r: Replica, ref: Replica) -> str | None:
 
 
 def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, dict, str | None]:
-    """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`."""
-    from .replica import divergence_json
+    """(target, reason, divergence json, refusal) from the Fetch exchange with `ref`,
+    and below the first log-matching clash with it (raft/logmatch.py), which
+    that exchange, comparing epochs only, cannot see."""
+    from ..raft.logmatch import first_clash
+    from ..raft.replica import divergence_json
     d = epochs.reconcile(r.view(), ref.view())
-    dj = divergence_json(r, d)
+    clash = first_clash(ref, r)
+    dj = divergence_json(r, d, clash)
+    below = None
+    if clash is not None:
+        below = (f"its log clashes with {ref.label}'s (log matching broken): {clash.what()}; cut below the clash, "
+                 f"at its batch's base offset {clash.b.base_offset}")
     if d.kind == "none":
+        if below is not None:
+            return clash.b.base_offset, below, dj, None
         return None, (f"the log (end offset {r.log_end}, last epoch {r.last_epoch}) is already a prefix of "
                       f"{ref.label}'s (end offset {ref.log_end}, last epoch {ref.last_epoch})"), dj, None
     if d.kind == "snapshot":
@@ -173,6 +178,8 @@ def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, di
     reason = (f"diverges from {ref.label}: its Fetch answer is DivergingEpoch(epoch={de[1]}, endOffset={de[0]})"
               + (f" after {len(d.rounds) - 1} round(s)" if len(d.rounds) > 2 else "")
               + f"; truncateToEndOffset gives {d.truncate_to}")
+    if below is not None and clash.b.base_offset < d.new_end:
+        return clash.b.base_offset, f"{reason}; {below}", dj, None
     return d.new_end, reason, dj, None
 
 
@@ -527,15 +534,18 @@ class Result:
     backup_root: str
     unfinished: list[str]        # earlier runs whose backups say they did not finish
     lock_holder: int | None      # on a dry run: the process holding the log dir's .lock, if any
+    dry_run: bool = True
+
+    def to_json(self) -> dict:
+        """`truncate -o json`."""
+        return {"plan": self.plan_json, "applied": self.report, "dry_run": self.dry_run,
+                "unfinished_backups": self.unfinished}
 
     @property
-    def exit_code(self) -> int:
-        """1 when refused or when the result does not verify, else 0."""
-        if self.plan.refusal:
-            return 1
-        if self.report is not None and self.report.get("verify") and not self.report["verify"]["ok"]:
-            return 1
-        return 0
+    def exit_code(self) -> ExitStatus:
+        """PROBLEMS when refused or when the result does not verify, else OK."""
+        return ExitStatus.of(self.plan.refusal or (self.report is not None and self.report.get("verify")
+                                                   and not self.report["verify"]["ok"]))
 
 
 def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epoch: int | None = None,
@@ -548,10 +558,10 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
 
     With several references the most up to date of them (Raft's rule) is the one
     the Fetch exchange runs against, and all of them with this replica decide which
-    entries are committed (storage/committed.py): dropping entries they prove
+    entries are committed (raft/committed.py): dropping entries they prove
     uncommitted needs no `force` even from the more up-to-date replica; dropping
     entries they prove committed does."""
-    from .replica import load_replica, resolve_partition_dir
+    from ..raft.replica import load_replica, resolve_partition_dir
 
     refs = [reference] if isinstance(reference, str) else list(reference or [])
     modes = [m for m, on in (("--reference", bool(refs)),
@@ -581,7 +591,7 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
             target, reason, divergence, refusal = target_from_reference(r, ref)
             caution = reference_caution(r, ref)
             if len(loaded) > 1:
-                from .committed import classify
+                from ..raft.committed import classify
                 committed = classify([r] + loaded, static_voters, static_source)
                 reason = f"{ref.label} is the most up to date of the references; " + reason if reason else reason
             mode = "reference"
@@ -606,7 +616,7 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
         if lock is not None:
             lock.release()
     holder = None if apply else fsutil.lock_holder(ld)
-    return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None)
+    return Result(plan, plan_json, report, ld, r.partition_dir, backup_root, unfinished, holder or None, not apply)
 
 
 def _most_up_to_date(replicas: list[Replica]) -> Replica:

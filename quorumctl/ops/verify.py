@@ -10,8 +10,11 @@ the corpus catalogue. Checks:
   first batch;
 - leader epochs non-decreasing, and consistent with leader-epoch-checkpoint;
 - snapshots: header first, footer last, epochs matching the name;
-- indexes and time indexes against their log (storage.indexes);
-- the tail: a torn or zero-filled tail is reported with its position.
+- indexes and time indexes against their log (logdir.indexes);
+- the tail: a torn or zero-filled tail is reported with its position;
+- with several metadata log dirs given (replicas of one cluster): Raft's log
+  matching between each pair (raft/logmatch.py), a clash reported on the first
+  one's batch, naming the other's.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from ..records import compression
 from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL,
                              CRC_START, BatchError, BatchReader, LegacyEntry)
 from ..records.crc import crc32c
-from . import filekinds
-from .problems import Problem
+from ..logdir import filekinds
+from ..logdir.problems import Problem
 
 
 # A batch may claim millions of records, each undecodable: list the first few of a batch.
@@ -365,7 +368,7 @@ def check_snapshot_frame(rep: FileReport) -> None:
 
 def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
     """leader-epoch-checkpoint against the epochs actually in the log."""
-    from .files import read_epoch_checkpoint
+    from ..logdir.statefiles import read_epoch_checkpoint
 
     try:
         entries = read_epoch_checkpoint(path)
@@ -488,20 +491,21 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                     entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
                     rep.stats = {"entries": [list(e) for e in entries]}
                 elif kind == filekinds.QUORUM_STATE:
-                    from .files import read_quorum_state
+                    from ..logdir.statefiles import read_quorum_state
                     qs = read_quorum_state(f)
                     rep.stats = qs
                     if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
                         rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
                                                     f"log's last epoch {st.last_epoch}", "quorum-state"))
                 elif kind == filekinds.META_PROPERTIES:
-                    from .files import read_meta_properties
+                    from ..logdir.statefiles import read_meta_properties
                     rep.stats = read_meta_properties(f)
                 elif kind == filekinds.PARTITION_METADATA:
-                    from .files import read_partition_metadata
+                    from ..logdir.statefiles import read_partition_metadata
                     rep.stats = read_partition_metadata(f)
                 elif kind in (filekinds.INDEX, filekinds.TIMEINDEX):
-                    from . import indexes
+                    from ..logdir import indexes
+                    from ..logdir import index_checks
                     log = indexes.sibling(f, "log")
                     base = filekinds.base_offset_of(f) or 0
                     if not os.path.exists(log):
@@ -509,21 +513,28 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
                         rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
                                                  "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
                     else:
-                        check = indexes.check_offset_index if kind == filekinds.INDEX else indexes.check_time_index
+                        check = index_checks.check_offset_index if kind == filekinds.INDEX else index_checks.check_time_index
                         remarks: list[str] = []
                         rep.problems.extend(check(f, log, base, notes=remarks))
                         rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)
                 elif kind == filekinds.PRODUCER_SNAPSHOT:
-                    from . import producer_state
+                    from ..logdir import producer_state
                     rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
                 elif kind == filekinds.TXNINDEX:
-                    from . import producer_state
+                    from ..logdir import producer_state
                     rep.stats = {"entries": len(producer_state.read_txn_index(f))}
                 else:
                     continue
             except InputError as e:
                 rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
             reports.append(rep)
+    by_path = {os.path.realpath(rep.path): rep for rep in reports}
+    for p in log_matching_problems(paths):
+        rep = by_path.get(os.path.realpath(p.path))
+        if rep is None:    # a segment verify did not list (cannot happen: both walk the same dirs)
+            rep = by_path[os.path.realpath(p.path)] = FileReport(p.path, filekinds.LOG)
+            reports.append(rep)
+        rep.problems.append(p)
     for rep in reports:
         gone = filekinds.renamed(rep.path)
         if gone:   # Kafka finishes these itself at startup (deletes, or completes the swap)
@@ -531,3 +542,32 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
             rep.notes.append(Problem(rep.path, None, None, f"{gone}: {filekinds.RENAMED[gone]}; verified as "
                                      f"{filekinds.original_name(rep.path)}", "renamed"))
     return reports
+
+
+def log_matching_problems(paths: list[str]) -> list[Problem]:
+    """The first log-matching clash of each pair of the metadata logs among `paths`
+    (log dirs or __cluster_metadata-0 dirs; none with fewer than two, nor between
+    two whose meta.properties name different clusters), each a `log-matching`
+    problem of the first one's clashing batch that names the other's."""
+    from ..raft.logmatch import UNNOTICED, first_clash
+    from ..raft.replica import METADATA_PARTITION, load_replica
+    seen, dirs = set(), []
+    for p in paths:
+        q = os.path.normpath(p)
+        pdir = q if os.path.basename(q) == METADATA_PARTITION else os.path.join(q, METADATA_PARTITION)
+        if os.path.isdir(pdir) and os.path.realpath(pdir) not in seen:
+            seen.add(os.path.realpath(pdir))
+            dirs.append(q)
+    if len(dirs) < 2:
+        return []
+    replicas = [load_replica(d) for d in dirs]
+    out = []
+    for i, a in enumerate(replicas):
+        for b in replicas[i + 1:]:
+            ca, cb = ((r.meta or {}).get("cluster.id") for r in (a, b))
+            x = None if ca and cb and ca != cb else first_clash(a, b)
+            if x is not None:
+                out.append(Problem(x.a.file, x.a.position, x.offset,
+                                   f"epoch {x.epoch}: {x.a.replica}'s batch ({x.a.batch()}) and {x.b.text()} are "
+                                   f"different batches; {UNNOTICED}", "log-matching"))
+    return out

@@ -66,13 +66,6 @@ class ClientConfig:
     def uses_sasl(self) -> bool:
         return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
-    def ssl_context(self):
-        """The client SSLContext, built once (ssl is imported only here)."""
-        if self._ssl_context is None:
-            from .tls import client_context
-            self._ssl_context = client_context(self)
-        return self._ssl_context
-
 
 def _int(props: dict, key: str, default: int | None, source: str, minimum: int = 0) -> int | None:
     raw = props.get(key)
@@ -178,15 +171,4 @@ def config_from_properties(props: dict[str, str], source: str) -> ClientConfig:
         path = getattr(cfg, key)
         if path and not os.path.isfile(path):
             raise InputError(f"{source}: ssl.{key.replace('_', '.')} {path} does not exist")
-    return cfg
-
-
-def load_client_config(path: str | None) -> ClientConfig:
-    """The ClientConfig of `--command-config` (defaults when None)."""
-    if path is None:
-        return ClientConfig()
-    from ..storage.properties import load_properties
-    cfg = config_from_properties(load_properties(path, "command config"), path)
-    if cfg.uses_tls:
-        cfg.ssl_context()  # report truststore/keystore problems before touching the network
     return cfg

@@ -1,0 +1,54 @@
+"""Every option that more than one command takes, declared once: one name, one
+help text. A command annotates its parameter with the alias and gives its own
+default: `output: OutputOpt = None`, `timeout: Deadline = 5.0`.
+
+Metavars also choose what the shell completions offer (tools/generate.py):
+FILE completes files, DIR directories, HOST:PORT,... nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..render.output import Output, PlainOutput
+
+ADDRS = "HOST:PORT,..."
+
+BootstrapServer = Annotated[Optional[str], typer.Option(
+    "--bootstrap-server", metavar=ADDRS,
+    help="Comma-separated host:port list of brokers (a broker forwards to the active controller).")]
+BootstrapController = Annotated[Optional[str], typer.Option(
+    "--bootstrap-controller", metavar=ADDRS,
+    help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).")]
+CommandConfig = Annotated[Optional[str], typer.Option(
+    "--command-config", metavar="FILE",
+    help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
+         "ssl.keystore.*, request.timeout.ms, client.id ...")]
+# Two kinds of --timeout: a request budget (Kafka's tools' meaning), and a deadline
+# for commands that probe every node in parallel and must answer whatever they do.
+Timeout = Annotated[Optional[float], typer.Option(
+    "--timeout", metavar="SECONDS",
+    help="Give up after this many seconds in total (default: default.api.timeout.ms or 15).")]
+Deadline = Annotated[float, typer.Option(
+    "--timeout", metavar="SECONDS",
+    help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).")]
+OutputOpt = Annotated[Optional[Output], typer.Option(
+    "--output", "-o",
+    help="text (Kafka's format where Kafka has one; the default when piped), table (the default on a terminal) "
+         "or json.")]
+PlainOutputOpt = Annotated[Optional[PlainOutput], typer.Option(
+    "--output", "-o", help="text (the default) or json.")]
+Apply = Annotated[bool, typer.Option(
+    "--apply", help="Do it (the default is a dry run that prints the plan and changes nothing).")]
+BackupDir = Annotated[Optional[str], typer.Option(
+    "--backup-dir", metavar="DIR",
+    help="Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, on its file "
+         "system).")]
+ServerConfig = Annotated[Optional[str], typer.Option(
+    "--config", "-c", metavar="FILE",
+    help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).")]
+ServerConfigs = Annotated[List[str], typer.Option(
+    "--config", "-c", metavar="FILE",
+    help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.")]

@@ -1,0 +1,454 @@
+"""`bootstrap format`: Kafka's storage tool's Formatter, offline.
+
+Facts from Kafka's sources: MetadataVersion.java (feature levels, release
+strings, fromVersionString), the feature classes (KRaftVersion,
+TransactionVersion, GroupVersion, EligibleLeaderReplicasVersion: levels,
+the metadata.version each becomes the default at, dependencies), Formatter
+(effective release version and feature levels, kraft.version rules, directory
+types and their messages), BootstrapMetadata (the records and their order),
+ScramParser/ScramFormatter (SCRAM credentials), DynamicVoter(s) and VoterSet
+(the KIP-853 bootstrap snapshot), MetaPropertiesEnsemble and StorageTool's
+infoCommand (checks and their wording). docs/storage.md has the release table
+and where each row was verified.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from dataclasses import dataclass, field
+
+from .. import ids
+from ..errors import Refused
+from ..logdir import statefiles as state_files
+from ..versions import (DEFAULT_RELEASE, FEATURES, LATEST_PRODUCTION, LATEST_PRODUCTION_LEVEL, MAX_LEVEL,
+                        METADATA_VERSION, MIN_LEVEL, NAME_OF, SCRAM_MIN_LEVEL, FormatError, default_level,
+                        parse_release_version)
+from . import fsutil
+from .dirinfo import ensemble_problems, read_dir
+from .initial_voters import DynamicVoter, java_string_hashmap_order, parse_dynamic_voters, voters_record
+from .scram import parse_scram
+
+
+def parse_feature_args(args: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for a in args:
+        name, eq, level = a.partition("=")
+        name = name.strip()
+        if not eq or not name:
+            raise FormatError(f"--feature {a}: expected name=level")
+        try:
+            lvl = int(level.strip())
+        except ValueError:
+            raise FormatError(f"--feature {a}: the level must be an integer") from None
+        if not -32768 <= lvl <= 32767:
+            raise FormatError(f"--feature {a}: the level must fit in an int16")
+        if name in out:
+            raise FormatError(f"--feature {name} was given more than once")
+        out[name] = lvl
+    return out
+
+
+def effective_features(release: str | None, requested: dict[str, int], dynamic: bool,
+                       unstable: bool = False) -> tuple[str, int, dict]:
+    """Formatter.calculateEffectiveReleaseVersion + calculateEffectiveFeatureLevels
+    (Kafka 4.1), honouring --feature (Kafka 3.9 parsed it and then ignored it,
+    KAFKA-17868). `dynamic`: --standalone, --initial-controllers or
+    --no-initial-controllers was given (kraft.version 1 by default, 0 refused);
+    `unstable`: the config's unstable.feature.versions.enable.
+    Returns (release name, metadata.version level, {feature: level})."""
+    requested = dict(requested)
+    if METADATA_VERSION in requested:
+        if release is not None:
+            raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION}=X to avoid ambiguity.")
+        lvl = requested.pop(METADATA_VERSION)
+        if lvl not in NAME_OF:
+            raise FormatError(f"--feature {METADATA_VERSION}={lvl}: quorumctl formats levels {MIN_LEVEL} "
+                             f"({NAME_OF[MIN_LEVEL]}) to {MAX_LEVEL} ({NAME_OF[MAX_LEVEL]})")
+        name = NAME_OF[lvl]
+    else:
+        name, lvl = parse_release_version(release or (NAME_OF[MAX_LEVEL] if unstable else DEFAULT_RELEASE))
+    if lvl > LATEST_PRODUCTION and not unstable:
+        raise FormatError(f"{METADATA_VERSION} {name} is not yet stable.")
+    for f in requested:
+        if f not in FEATURES:
+            raise FormatError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(FEATURES))}")
+    levels = {METADATA_VERSION: lvl}
+    for fname, feat in sorted(FEATURES.items()):
+        if fname == "kraft.version":
+            levels[fname] = _kraft_level(requested.get(fname), dynamic)
+        else:
+            levels[fname] = requested.get(fname, default_level(feat, lvl))
+    for fname, feat in sorted(FEATURES.items()):
+        level = levels[fname]
+        if level not in feat.levels or (level > LATEST_PRODUCTION_LEVEL[fname] and not unstable):
+            raise FormatError(f"No feature:{fname} with feature level {level}")
+        if level >= 1 and lvl < 4:
+            raise FormatError(f"{fname} could not be set to {level} because it depends on metadata.version=4 (3.3-IV0)")
+        for dep, minimum in feat.levels[level][1].items():
+            have = levels.get(dep)
+            if have is None or have < minimum:
+                raise FormatError(f"{fname} could not be set to {level} because it depends on {dep} level {minimum}")
+    return name, lvl, levels
+
+
+def _kraft_level(configured: int | None, dynamic: bool) -> int:
+    if configured is not None:
+        if configured == 0 and dynamic:
+            raise FormatError("Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, "
+                             "or --no-initial-controllers is used. For dynamic controllers support, try removing "
+                             "the --feature flag for kraft.version.")
+        if configured != 0 and not dynamic:
+            raise FormatError(f"Cannot set kraft.version to {configured} unless one of the flags --standalone, "
+                             "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
+                             "support, try using one of --standalone, --initial-controllers, or "
+                             "--no-initial-controllers.")
+        return configured
+    return 1 if dynamic else 0
+
+
+def bootstrap_records(mv_level: int, levels: dict, scram_records: list) -> list:
+    """BootstrapMetadata.fromVersions + SCRAM: FeatureLevelRecord(metadata.version),
+    then every other feature above 0 by name (never kraft.version), then SCRAM."""
+    recs = [(12, 0, {"name": METADATA_VERSION, "featureLevel": mv_level})]
+    for name in sorted(levels):
+        if name in (METADATA_VERSION, "kraft.version"):
+            continue
+        if levels[name] > 0:
+            recs.append((12, 0, {"name": name, "featureLevel": levels[name]}))
+    return recs + scram_records
+
+
+# -- format -------------------------------------------------------------------------
+
+class FormatRefused(Refused):
+    """A format refused (a formatted dir, a running node): nothing was written (exit 1)."""
+
+
+@dataclass
+class FormatDir:
+    path: str
+    kind: str               # data | metadata | dynamic-metadata | dynamic-metadata-voter
+    directory_id: str
+    write_snapshot: bool
+
+    @property
+    def description(self) -> str:
+        return {"data": "data directory", "metadata": "metadata directory",
+                "dynamic-metadata": "dynamic metadata directory",
+                "dynamic-metadata-voter": "dynamic metadata voter directory"}[self.kind]
+
+
+@dataclass
+class FormatPlan:
+    cluster_id: str
+    node_id: int
+    release: str
+    mv_level: int
+    features: dict
+    records: list
+    voters: list[DynamicVoter] | None
+    listener_name: str
+    dirs: list[FormatDir] = field(default_factory=list)
+    already_formatted: list[str] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"cluster_id": self.cluster_id, "node_id": self.node_id, "release_version": self.release,
+                "metadata_version": self.mv_level, "features": self.features,
+                "bootstrap_records": [{"type": ("FEATURE_LEVEL_RECORD" if k == 12 else "USER_SCRAM_CREDENTIAL_RECORD"),
+                                       "version": v, "data": _redact(d)} for k, v, d in self.records],
+                "initial_voters": [v.text() for v in self.voters] if self.voters else None,
+                "directories": [{"path": d.path, "kind": d.description, "directory_id": d.directory_id,
+                                 "bootstrap_snapshot": d.write_snapshot} for d in self.dirs],
+                "already_formatted": self.already_formatted}
+
+
+def _redact(d: dict) -> dict:
+    if "storedKey" in d:
+        return {"name": d["name"], "mechanism": d["mechanism"], "iterations": d["iterations"]}
+    return d
+
+
+def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id: int, release: str | None,
+                features: dict[str, int], scram: list[str], voters: list[DynamicVoter] | None,
+                listener_name: str, ignore_formatted: bool, allow_non_uuid: bool,
+                no_initial_controllers: bool = False, unstable: bool = False) -> FormatPlan:
+    if node_id is None or node_id < 0:
+        raise FormatError("You must specify a valid non-negative node ID.")
+    why = ids.check_cluster_id(cluster_id)
+    if why is not None and not allow_non_uuid:
+        raise FormatError(f"invalid cluster id {cluster_id!r}: {why}. Generate one with `quorumctl bootstrap "
+                         "random-uuid` (or pass --allow-non-uuid to keep it, as Kafka would)")
+    if not dirs:
+        raise FormatError("You must specify at least one directory to format")
+    if metadata_dir not in dirs:
+        raise FormatError(f"The specified metadata log directory, {metadata_dir} was not one of the given "
+                         f"directories: {sorted(dirs)}")
+    # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1),
+    # though no voter snapshot is written (Formatter.hasDynamicQuorum)
+    release_name, mv, levels = effective_features(release, features, voters is not None or no_initial_controllers,
+                                                  unstable)
+    scram_records = [parse_scram(a) for a in scram]
+    if scram_records and mv < SCRAM_MIN_LEVEL:
+        raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
+    records = bootstrap_records(mv, levels, scram_records)
+    plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, listener_name)
+    statuses = [read_dir(d) for d in sorted(set(dirs))]
+    probs = ensemble_problems(statuses, cluster_id, node_id)
+    if probs:
+        raise FormatRefused(probs[0])
+    formatted = [s for s in statuses if s.meta is not None]
+    errors = [s for s in statuses if s.error is not None]
+    plan.already_formatted = [s.path for s in formatted]
+    if formatted and not ignore_formatted:
+        raise FormatRefused(f"Log directory {formatted[0].path} is already formatted. Use --ignore-formatted "
+                            "to ignore this directory and format the others.")
+    for s in errors:
+        plan.messages.append(f"I/O error trying to read log directory {s.path}. Ignoring...")
+    empty = [s for s in statuses if s.meta is None and s.error is None]
+    if errors and not empty and not formatted:
+        raise FormatRefused("No available log directories to format.")
+    taken = {s.meta["directory.id"] for s in formatted if s.meta.get("directory.id")}
+    for s in empty:
+        _refuse_leftover_log(s.path)
+        if s.path != metadata_dir:
+            kind = "data"
+        elif voters is None:
+            kind = "metadata"
+        elif any(v.node_id == node_id for v in voters):
+            kind = "dynamic-metadata-voter"
+        else:
+            kind = "dynamic-metadata"
+        if kind == "dynamic-metadata-voter":
+            did = next(v.directory_id for v in voters if v.node_id == node_id)
+        else:
+            did = ids.random_directory_id(taken)
+        taken.add(did)
+        plan.dirs.append(FormatDir(s.path, kind, did, kind.startswith("dynamic")))
+    return plan
+
+
+def _refuse_leftover_log(path: str) -> None:
+    """An unformatted dir that still holds a metadata log: formatting would graft a new
+    identity onto old data; Kafka does it silently, quorumctl refuses."""
+    pdir = os.path.join(path, "__cluster_metadata-0")
+    if not os.path.isdir(pdir):
+        return
+    for name in os.listdir(pdir):
+        if name.endswith(".log") or (name.endswith(".checkpoint")
+                                     and name != "00000000000000000000-0000000000.checkpoint"):
+            raise FormatRefused(f"{path} has no meta.properties but holds a metadata log ({pdir}/{name}); "
+                                "refusing to format over it: restore its meta.properties or move the directory away")
+
+
+def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
+    """The files one directory gets, relative path -> bytes."""
+    from ..logdir.snapshots import encode_snapshot
+    out = {state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
+                                                   timestamp_ms=now_ms)}
+    if d.write_snapshot:
+        voters = voters_record(plan.voters, plan.listener_name)
+        out["__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"] = encode_snapshot(
+            [], epoch=0, last_contained_log_timestamp=now_ms, kraft_version=plan.features["kraft.version"],
+            voters=voters, timestamp_ms=now_ms)
+    out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
+    return out
+
+
+def _remove_stale_staging(parent: str, prefix: str) -> None:
+    """Staging directories an interrupted format left beside the log dir (nobody
+    holds their lock any more)."""
+    for name in os.listdir(parent):
+        if not name.startswith(prefix):
+            continue
+        full = os.path.join(parent, name)
+        try:
+            lock = fsutil.LogDirLock(full).acquire()
+        except (fsutil.LockHeld, OSError):
+            continue
+        try:
+            shutil.rmtree(full, ignore_errors=True)
+        finally:
+            lock.release()
+
+
+def _only_lock(path: str) -> bool:
+    return os.path.isdir(path) and not os.path.ismount(path) and set(os.listdir(path)) <= {".lock"}
+
+
+def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | None = None) -> str:
+    """Write one directory crash-safely; returns how ("created", "swapped" or "in place").
+
+    An absent directory is built beside it and renamed into place; one holding
+    nothing but Kafka's .lock is built beside it and swapped in (renameat2
+    exchange), so either is wholly unformatted or wholly formatted. Any other
+    directory (a mount point, other files) is written in place, meta.properties
+    last: without it Kafka and quorumctl treat the directory as unformatted."""
+    content = dir_files(plan, d, now_ms)
+    path = os.path.abspath(d.path)
+    parent = os.path.dirname(path)
+    if not os.path.exists(path) or _only_lock(path):
+        existed = os.path.exists(path)
+        os.makedirs(parent, exist_ok=True)
+        prefix = f".{os.path.basename(path)}.quorumctl-format-"
+        _remove_stale_staging(parent, prefix)
+        staging = os.path.join(parent, f"{prefix}{os.getpid()}")
+        fsutil.step(f"build {staging}")
+        if os.path.lexists(staging):
+            shutil.rmtree(staging)
+        os.mkdir(staging)
+        if existed:
+            st = os.stat(path)
+            os.chmod(staging, st.st_mode & 0o7777)
+        lock = fsutil.LogDirLock(staging).acquire()
+        try:
+            # a full disk while building: the staging directory goes, `path` was not touched
+            with fsutil.out_of_space(path, undo=lambda: shutil.rmtree(staging, ignore_errors=True)):
+                for rel, data in content.items():
+                    full = os.path.join(staging, rel)
+                    os.makedirs(os.path.dirname(full), exist_ok=True)
+                    fsutil.write_synced(full, data)
+                    fsutil.fsync_dir(os.path.dirname(full))
+                fsutil.fsync_dir(staging)
+            fsutil.step(f"move {staging} into place as {path}")
+            if existed:
+                fsutil.exchange(staging, path)
+            else:
+                os.rename(staging, path)
+            fsutil.fsync_dir(parent)
+        finally:
+            lock.release()
+        if existed:
+            shutil.rmtree(staging, ignore_errors=True)
+        return "swapped" if existed else "created"
+    created: list[str] = []   # what a full disk makes us remove again (meta.properties comes last)
+
+    def undo():
+        for f in reversed(created):
+            with contextlib.suppress(OSError):
+                os.unlink(f) if not os.path.isdir(f) else os.rmdir(f)
+
+    with fsutil.out_of_space(path, undo=undo):
+        for rel, data in content.items():
+            full = os.path.join(path, rel)
+            if not os.path.isdir(os.path.dirname(full)):
+                os.makedirs(os.path.dirname(full))
+                created.append(os.path.dirname(full))
+            if os.path.exists(full) and backup_root:
+                dst = os.path.join(backup_root, os.path.basename(path), rel)
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                shutil.copy2(full, dst)
+            tmp = ".tmp" if not rel.endswith(".checkpoint") or rel == state_files.BOOTSTRAP_CHECKPOINT else ".part"
+            if not os.path.exists(full):
+                created.append(full)
+            created.append(full + tmp)
+            fsutil.atomic_write(full, data, tmp_suffix=tmp)
+            created.remove(full + tmp)
+    return "in place"
+
+
+# -- the whole job, as `quorumctl bootstrap format` runs it (Kafka's Formatter) ----------
+
+@dataclass
+class FormatRun:
+    """What a format run planned and wrote, and the lines Kafka's tool prints for it."""
+    plan: FormatPlan
+    results: dict
+    lines: list[str]
+    applied: bool
+
+    def to_json(self) -> dict:
+        doc = self.plan.to_json()
+        doc["applied"] = self.applied
+        doc["results"] = self.results
+        return doc
+
+
+def run_format(*, config: str | None, cluster_id: str, node_id: int | None = None, log_dirs: list[str] = (),
+               metadata_log_dir: str | None = None, add_scram: list[str] = (), ignore_formatted: bool = False,
+               release_version: str | None = None, features: list[str] = (), standalone: bool = False,
+               no_initial_controllers: bool = False, initial_controllers: str | None = None,
+               controller_listener_name: str | None = None, allow_non_uuid: bool = False,
+               apply: bool = False) -> FormatRun:
+    """Format the log dirs of `config` (or the given ones): plan, then with `apply`
+    write each under Kafka's .lock, in the order Kafka's tool does."""
+    import time
+
+    from ..config.server import load as config_load
+
+    if sum(bool(x) for x in (standalone, no_initial_controllers, initial_controllers)) > 1:
+        raise FormatError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
+    cfg = config_load(config) if config else None
+    if cfg is not None and not cfg.kraft:
+        raise FormatError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
+                         "supported for clusters in KRaft mode.")
+    nid = node_id if node_id is not None else (cfg.node_id if cfg else None)
+    if nid is None:
+        raise FormatError("give --node-id or -c server.properties with node.id")
+    dirs = list(log_dirs) or (cfg.log_dirs if cfg else [])
+    mdir = metadata_log_dir or (cfg.metadata_log_dir if cfg and not log_dirs else (dirs[0] if dirs else None))
+    if mdir is None:
+        raise FormatError("give --log-dir (or -c server.properties)")
+    all_dirs = sorted(set(dirs) | {mdir})
+    listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
+                                            else "CONTROLLER")
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 formats with
+    # --release-version or its latest production version, whatever the config says
+    release = release_version
+    voters = None
+    if initial_controllers:
+        voters = parse_dynamic_voters(initial_controllers)
+    if standalone:
+        if cfg is None:
+            raise FormatError("--standalone needs -c server.properties (for the node's controller listener)")
+        if not cfg.is_controller:
+            raise FormatError("You can only use --standalone on a controller.")
+        host, port = cfg.advertised_controller_endpoint()
+        voters = [DynamicVoter(nid, host, port, ids.random_directory_id())]
+    if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller \
+            and not cfg.quorum_voters:
+        raise FormatError("Because controller.quorum.voters is not set on this controller, you must specify one of "
+                         "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+    feature_levels = parse_feature_args(features)
+    locks = []
+    out_lines: list[str] = []
+    try:
+        if apply:
+            for d in all_dirs:
+                if os.path.isdir(d):
+                    locks.append(fsutil.LogDirLock(d).acquire())
+        plan = plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
+                           release=release, features=feature_levels, scram=list(add_scram), voters=voters,
+                           listener_name=listener, ignore_formatted=ignore_formatted,
+                           allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
+                           unstable=cfg is not None and
+                           cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
+        out_lines.extend(plan.messages)
+        results = {}
+        if not plan.dirs:
+            out_lines.append("All of the log directories are already formatted.")
+        else:
+            now = int(time.time() * 1000)
+            order = java_string_hashmap_order([d.path for d in plan.dirs])
+            by_path = {d.path: d for d in plan.dirs}
+            for p in order:
+                d = by_path[p]
+                if apply:
+                    out_lines.append(f"Formatting {d.description} {d.path} with metadata.version {plan.release}.")
+                    try:
+                        results[d.path] = format_dir(plan, d, now, backup_root=None)
+                    except fsutil.OutOfSpace as e:
+                        if results:   # the directories before it are formatted, wholly
+                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: "
+                                                    f"{', '.join(results)}") from None
+                        raise
+                else:
+                    out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")
+            if not apply:
+                out_lines.append("Dry run: nothing was written. Run again with --apply to format.")
+    finally:
+        for lk in locks:
+            lk.release()
+    return FormatRun(plan, results, out_lines, apply)

@@ -1,0 +1,160 @@
+"""Kafka's release and feature catalogue: every metadata.version (its feature
+level and release string), every other feature's levels with the
+metadata.version each becomes the default at and what it depends on, and the
+lookups kafka-storage's version-mapping and feature-dependencies print.
+Everything that reads a level, a release or a feature's rule reads it here:
+format, doctor's version traps, the image, spark-export.
+
+Facts from Kafka's sources: MetadataVersion.java (feature levels, release
+strings, fromVersionString) and the feature classes (KRaftVersion,
+TransactionVersion, GroupVersion, EligibleLeaderReplicasVersion, ...: levels,
+the metadata.version each becomes the default at, dependencies). docs/storage.md
+has the release table and where each row was verified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import InputError
+
+
+class FormatError(InputError):
+    """Kafka's FormatterException: a format/info/version-mapping request that cannot be
+    carried out (bad release version, feature level, SCRAM argument, directory state).
+
+    A library error; it subclasses InputError only so the CLI reports it as every
+    bad-input error: one line on stderr, exit 2."""
+
+
+# -- metadata.version -------------------------------------------------------------
+
+# (version string, feature level); Kafka 3.3-IV3 .. 4.2-IV1, checked against MetadataVersion.java
+# of the Kafka 4.1.0 release (upstream commit 13f70256; levels 1-25 also at tags 3.3.1 .. 3.9.0-rc3).
+# 4.1's LATEST_PRODUCTION is 4.1-IV1 (27); 4.2-IV0/IV1 (28, 29) exist in 4.1 as unstable
+# versions: formatted only with unstable.feature.versions.enable=true, as kafka-storage does.
+METADATA_VERSIONS = [
+    ("3.3-IV3", 7), ("3.4-IV0", 8), ("3.5-IV0", 9), ("3.5-IV1", 10), ("3.5-IV2", 11),
+    ("3.6-IV0", 12), ("3.6-IV1", 13), ("3.6-IV2", 14), ("3.7-IV0", 15), ("3.7-IV1", 16),
+    ("3.7-IV2", 17), ("3.7-IV3", 18), ("3.7-IV4", 19), ("3.8-IV0", 20), ("3.9-IV0", 21),
+    ("4.0-IV0", 22), ("4.0-IV1", 23), ("4.0-IV2", 24), ("4.0-IV3", 25), ("4.1-IV0", 26), ("4.1-IV1", 27),
+    ("4.2-IV0", 28), ("4.2-IV1", 29),
+]
+# versions Kafka knows but quorumctl does not format (below Kafka 4's minimum 3.3-IV3)
+_OLDER = {"3.0-IV1": 1, "3.1-IV0": 2, "3.2-IV0": 3, "3.3-IV0": 4, "3.3-IV1": 5, "3.3-IV2": 6}
+LEVEL_OF = dict(METADATA_VERSIONS)
+NAME_OF = {lvl: name for name, lvl in METADATA_VERSIONS}
+MIN_LEVEL = 7
+MAX_LEVEL = 29
+LATEST_PRODUCTION = 27           # 4.1-IV1: what kafka-storage 4.1 formats with by default
+DEFAULT_RELEASE = "4.1-IV1"
+SCRAM_MIN_LEVEL = 11             # MetadataVersion.isScramSupported: 3.5-IV2
+KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1 depends on metadata.version 3.9-IV0
+METADATA_VERSION = "metadata.version"
+
+
+def version_name(level: int) -> str:
+    """A metadata.version feature level's name ("3.9-IV0"), also below Kafka 4's minimum."""
+    return NAME_OF.get(level) or {v: k for k, v in _OLDER.items()}.get(level) or f"level {level}"
+
+
+def release_by_name() -> dict[str, str]:
+    """"3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
+    an unreleased one such as "4.2" is known only by its full name, "4.2-IV0")."""
+    out = {}
+    for name, lvl in METADATA_VERSIONS:
+        if lvl <= LATEST_PRODUCTION:
+            out[name.split("-")[0]] = name
+    return out
+
+
+def parse_release_version(text: str) -> tuple[str, int]:
+    """MetadataVersion.fromVersionString: "3.7-IV4", "3.7" or "3.7.1" (first two
+    segments) -> (version string, feature level)."""
+    t = text.strip()
+    segs = t.split(".")
+    key = t if len(segs) <= 2 else ".".join(segs[:2])
+    name = key if key in LEVEL_OF else release_by_name().get(key)
+    if name is None:
+        if key in _OLDER or key in ("3.0", "3.1", "3.2"):
+            raise FormatError(f"--release-version {text}: quorumctl formats metadata.version 3.3-IV3 "
+                             f"({MIN_LEVEL}) and later, as Kafka 4 does")
+        raise FormatError(f"--release-version {text}: unknown metadata.version; known: "
+                         f"{METADATA_VERSIONS[0][0]} .. {METADATA_VERSIONS[-1][0]} (or a release such as 3.9, 4.1)")
+    return name, LEVEL_OF[name]
+
+
+# -- other features ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    # level -> (metadata.version level it is the default from, {feature: minimum level})
+    levels: dict
+
+
+FEATURES = {
+    "kraft.version": Feature("kraft.version", {0: (1, {}), 1: (21, {METADATA_VERSION: 21})}),
+    "transaction.version": Feature("transaction.version", {0: (1, {}), 1: (24, {}), 2: (24, {})}),
+    "group.version": Feature("group.version", {0: (1, {}), 1: (22, {})}),
+    "eligible.leader.replicas.version": Feature("eligible.leader.replicas.version",
+                                                {0: (1, {}), 1: (26, {METADATA_VERSION: 23})}),
+    "share.version": Feature("share.version", {0: (1, {}), 1: (28, {})}),
+    "streams.version": Feature("streams.version", {0: (1, {}), 1: (29, {})}),
+}
+# Each feature's LATEST_PRODUCTION in Kafka 4.1: a higher level needs unstable.feature.versions.enable
+LATEST_PRODUCTION_LEVEL = {"kraft.version": 1, "transaction.version": 2, "group.version": 1,
+                           "eligible.leader.replicas.version": 1, "share.version": 1, "streams.version": 0}
+
+
+def default_level(feature: Feature, mv_level: int) -> int:
+    """Features.defaultValue: the highest level whose bootstrap metadata.version
+    is at or below mv_level."""
+    best = 0
+    for lvl in sorted(feature.levels):
+        if feature.levels[lvl][0] <= mv_level:
+            best = lvl
+        else:
+            break
+    return best
+
+
+# -- version-mapping / feature-dependencies (kafka-storage 4.1) -----------------------
+
+def version_mapping(release: str | None) -> dict:
+    """StorageTool.runVersionMappingCommand: the default level of every feature at a
+    metadata.version (the latest production one by default). `release` is echoed as given."""
+    given = release if release is not None else DEFAULT_RELEASE
+    try:
+        _name, lvl = parse_release_version(given)
+    except FormatError:
+        raise FormatError(f"Unknown release version '{given}'. Supported versions are: "
+                         f"{NAME_OF[MIN_LEVEL]} to {NAME_OF[LATEST_PRODUCTION]}") from None
+    return {"release": given, METADATA_VERSION: lvl,
+            "features": {name: default_level(f, lvl) for name, f in FEATURES.items()}}
+
+
+def feature_dependencies(args: list[str]) -> list[dict]:
+    """StorageTool.runFeatureDependenciesCommand: what each feature=level needs
+    (unreleased levels included, as Kafka looks them up with unstable allowed)."""
+    out = []
+    for a in args:
+        name, eq, text = a.partition("=")
+        if not eq or "=" in text:
+            raise FormatError(f"--feature {a}: expected feature=level")
+        try:
+            lvl = int(text)
+        except ValueError:
+            raise FormatError(f"Invalid version format: {text} for feature {name}") from None
+        if name == METADATA_VERSION:
+            if lvl not in NAME_OF:
+                raise FormatError(f"Unknown metadata.version {lvl}")
+            out.append({"feature": name, "level": lvl, "version": NAME_OF[lvl], "requires": {}})
+            continue
+        feat = FEATURES.get(name)
+        if feat is None:
+            raise FormatError(f"Unknown feature: {name}")
+        if lvl not in feat.levels:
+            raise FormatError(f"Feature level {lvl} is not supported for feature {name}")
+        out.append({"feature": name, "level": lvl, "requires": dict(feat.levels[lvl][1])})
+    return out

@@ -1,0 +1,59 @@
+"""The CI guard (tests/conftest.py): with CI=true a skipped test fails, naming what
+was missing, so a clone without ../shared, Java or a test dependency cannot pass
+CI; without CI the same skips stay skips. Shown on a copy of the real test tree
+beside no ../shared, running a real module that needs it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+
+def _clone_without_shared(tmp_path: Path) -> Path:
+    """The repository's tests in a checkout with no ../shared beside it."""
+    clone = tmp_path / "clone" / "repo"
+    shutil.copytree(TESTS, clone / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copy(TESTS.parent / "pyproject.toml", clone / "pyproject.toml")
+    assert not (clone.parent / "shared").exists()
+    return clone
+
+
+def _pytest(clone: Path, ci: bool, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    if ci:
+        env["CI"] = "true"
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args],
+                          cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_clone_without_shared_fails_ci_and_only_skips_outside_it(tmp_path):
+    clone = _clone_without_shared(tmp_path)
+    module = "tests/test_recover.py"      # every test needs ../shared's real fixtures
+    p = _pytest(clone, False, module)
+    assert p.returncode == 0 and " skipped" in p.stdout and " failed" not in p.stdout, p.stdout + p.stderr
+    p = _pytest(clone, True, module)
+    summary = p.stdout.strip().splitlines()[-1]
+    assert p.returncode == 1 and " skipped" not in summary, p.stdout + p.stderr
+    assert summary.startswith("18 errors") or summary.startswith("18 failed"), summary
+    assert "CI=true: tests/test_recover.py::" in p.stdout and "was skipped, which CI counts as a failure" in p.stdout
+    assert "the real fixtures are absent" in p.stdout
+
+
+def test_a_module_level_skip_fails_ci(tmp_path):
+    """importorskip of a missing test dependency skips the whole module at collection."""
+    clone = _clone_without_shared(tmp_path)
+    (clone / "tests" / "test_needs_dep.py").write_text(
+        "import pytest\npytest.importorskip('quorumctl_no_such_module', reason='a declared test dependency')\n\n"
+        "def test_x():\n    pass\n")
+    p = _pytest(clone, False, "tests/test_needs_dep.py")
+    # a lone skipped module: pytest says "no tests ran" (5), not a failure (1)
+    assert p.returncode == 5 and "1 skipped" in p.stdout, p.stdout + p.stderr
+    p = _pytest(clone, True, "tests/test_needs_dep.py")
+    # a collection error: pytest stops with "interrupted" (2)
+    assert p.returncode == 2 and "CI=true: tests/test_needs_dep.py was skipped" in p.stdout, p.stdout + p.stderr
+    assert "a declared test dependency" in p.stdout

@@ -350,6 +350,13 @@ def held_changes(log_dir: Path) -> dict:
     return {"created": created, "removed": removed, "configs": configs}
 
 
+def state_clashes(dirs: list[Path]) -> list[dict]:
+    """The log-matching clashes `quorumctl state DIR...` reports (comparison.log_matching)."""
+    code, out, err = qc("state", *dirs, "-o", "json")
+    doc = json.loads(out)
+    return (doc.get("comparison") or {}).get("log_matching") or []
+
+
 def tree_hash(root: Path) -> dict[str, str]:
     """sha256 of every file under root (relative path -> digest); what 'nothing written' is checked with."""
     out = {}
@@ -793,8 +800,7 @@ def _grade_files(k: Kafka, res: RunResult):
         code, out, err = qc("verify", d)
         if code != 0:
             problems.append(f"verify {n}: exit {code}: {(out + err).strip().splitlines()[-1][:200]}")
-    code, out, err = qc("state", *dirs.values())
-    if "log-matching" in out or "log matching" in out.lower() and "clash" in out.lower():
+    if state_clashes(list(dirs.values())):
         problems.append("state reports a log-matching clash")
     if problems:
         res.ok = False

@@ -39,7 +39,7 @@ function __quorumctl_vopts
         case 'diff'
             printf '%s\n' -- --from --to -o --output
         case 'recover'
-            printf '%s\n' -- --lost-voters --replica -c --config --survivor --force-lost --timeout --command-config --backup-dir -o --output
+            printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --command-config --backup-dir -o --output
         case 'doctor'
             printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
         case 'bundle'
@@ -200,6 +200,7 @@ complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l lost-voters -x -d '
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l replica -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Another replica of the metadata log: a broker'\''s or observer'\''s log dir. The recovery starts from the most up-to-date replica given. Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The controller to keep as the only voter (default: the most up-to-date one given).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l no-replica -x -d 'Registered brokers whose metadata log dir cannot be given: their extra entries are lost (the new epoch jumps past theirs).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l force-lost -x -d 'Declared-lost voters whose address now answers as something else (not a controller of this cluster): proceed anyway. Dangerous if wrong.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'

@@ -189,6 +189,7 @@ _quorumctl_recover() {
     '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
     '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
     '--survivor=[The controller to keep as the only voter (default\: the most up-to-date one given).]:NODE_ID: ' \
+    '--no-replica=[Registered brokers whose metadata log dir cannot be given\: their extra entries are lost (the new epoch jumps past theirs).]:ID\[,ID...\]: ' \
     '--force-lost=[Declared-lost voters whose address now answers as something else (not a controller of this cluster)\: proceed anyway. Dangerous if wrong.]:ID\[,ID...\]: ' \
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \

@@ -34,6 +34,12 @@ def voters_of(doc: dict | None) -> list[int]:
     return sorted(v["id"] for v in doc["currentVoters"]) if doc else []
 
 
+def broker_dir(c) -> str:
+    """The broker's metadata log dir: recover reads it (the broker may keep running, as
+    nothing is written to it when its log is a prefix of the survivor's)."""
+    return str(c.d / "data" / f"b{c.n + 1}")
+
+
 def topics_described(broker: str, tmp) -> list[str]:
     p = kafka_tool("kafka-topics", ["--bootstrap-server", broker, "--describe", "--exclude-internal"], tmp)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -80,7 +86,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     assert got["state.txt"].count("Replica node ") == 4 and got["verify.txt"].endswith(": OK\n\n[exit 0]\n")
 
     # refused while the "lost" voters answer (the whole quorum runs): they are followers of the leader
-    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
     assert code == 1 and err == "", (out, err)
     assert re.search(rf"refused: voter {lost[0]} at 127\.0\.0\.1:\d+: answers as a controller following leader "
                      rf"{leader}( in epoch \d+)? of cluster {c.cluster_id}: it is alive", out), out
@@ -88,17 +94,17 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     for i in lost:
         c.run("kill-node", str(i))
     # refused while Kafka holds the survivor's lock (nothing changes)
-    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
     assert code == 1 and "Failed to acquire lock on file .lock in" in err and str(data[leader]) in err, (out, err)
-    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
+    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)))
     assert code == 0 and "note: process " in out and "holds" in out and "--apply will refuse" in out, out
 
     c.run("kill-node", str(leader))
     # refused: two of three survive (the quorum still has a majority)
-    code, out, err = cli("recover", data[leader], data[lost[0]], "--lost-voters", str(lost[1]))
+    code, out, err = cli("recover", data[leader], data[lost[0]], "--replica", broker_dir(c), "--lost-voters", str(lost[1]))
     assert code == 1 and "refused: the quorum still has a majority: 2 of 3 voters" in out, out
     # refused: a voter neither given nor declared lost
-    code, out, err = cli("recover", data[leader], "--lost-voters", str(lost[0]))
+    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", str(lost[0]))
     assert code == 1 and f"refused: voter(s) [{lost[1]}] are neither given (log dir) nor declared lost" in out, out
     # two of three given (one a copy cut back by 1 batch): still a majority, whichever survives
     behind = tmp_path / "behind"
@@ -107,7 +113,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     code, out, err = cli("truncate", behind, "--to-offset", str(st["log_end_offset"] - 1), "--apply", "--force",
                          "--backup-dir", tmp_path / "bk")
     assert code == 0, (out, err)
-    code, out, err = cli("recover", data[leader], behind, "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
+    code, out, err = cli("recover", data[leader], behind, "--replica", broker_dir(c), "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
     assert code == 1 and "refused: the quorum still has a majority: 2 of 3 voters" in out, out
 
     doctor_finds_real_misconfigurations(cli, c, tmp_path / "doctor")
@@ -115,7 +121,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     for i in lost:   # the disks are gone for good
         shutil.rmtree(data[i])
 
-    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
     assert (code, err) == (0, ""), out
     assert f"voters: [1, 2, 3] -> [{leader}] (lost: {lost})" in out
     assert "VotersRecord with only node %d" % leader in out and "applied; replaced files kept in" in out
@@ -390,12 +396,12 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
 
     # the log holds no voter set; Kafka 4.1 at kraft.version 0 writes quorum-state data_version 0, which
     # lists the voters but not their addresses: with nothing to probe, nothing shows they are gone
-    code, out, err = cli("recover", data[leader], "--lost-voters", ",".join(map(str, lost)))
+    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)))
     assert (code, err) == (1, "") and (f"refused: voter {lost[0]} has no known address, so nothing shows it is "
                                        "gone: give the survivor's server.properties with -c") in out, out
     # --config gives controller.quorum.voters: the lost voters are probed (killed: connection refused)
     addr = c.controllers[leader - 1]
-    code, out, err = cli("recover", "-c", conf, "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli("recover", "-c", conf, "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
     assert (code, err) == (0, ""), out
     assert all(f"  probe: voter {i} at {c.controllers[i - 1]}: silent (connection refused)" in out for i in lost), out
     assert "static quorum" in out and f"controller.quorum.voters={leader}@{addr}" in out

@@ -32,14 +32,14 @@ C1_DIR = "DfqkWOlJTZ-abG8pUGocIA"
 
 @pytest.fixture
 def dyn(tmp_path):
-    for n in ("c1", "c2", "c3"):
+    for n in ("c1", "c2", "c3", "b4"):     # b4: the broker, registered in the log (recover needs it read)
         shutil.copytree(DYN / n, tmp_path / n)
     return tmp_path
 
 
 def test_dry_run_changes_nothing_and_explains(cli, verify_clean, dyn):
     before = tree(dyn)
-    code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
+    code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3")
     assert (code, err) == (0, "")
     assert tree(dyn) == before
     lines = out.splitlines()
@@ -65,7 +65,7 @@ def test_dry_run_changes_nothing_and_explains(cli, verify_clean, dyn):
 def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clean, dyn):
     seg = dyn / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
     old = seg.read_bytes()
-    code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--apply", "-o", "json")
+    code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply", "-o", "json")
     assert (code, err) == (0, "")
     doc = json.loads(out)
     assert doc["plan"]["voters_after"] == [1] and doc["applied"]["backed_up"] == [
@@ -97,7 +97,7 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clea
     assert (st["voters"]["ids"], st["voters"]["source"], st["log_end_offset"]) == ([1], "log offset 315", 316)
     verify_clean(dyn / "c1")
     # a second run: the voter set is {1} now, nothing is lost any more
-    code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
+    code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3")
     assert code == 1 and "refused: --lost-voters names [2, 3], which are not voters (voters [1])" in out
 
 
@@ -109,7 +109,8 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clea
 ])
 def test_refusals_change_nothing(cli, verify_clean, dyn, args, refusal):
     before = tree(dyn)
-    code, out, err = cli("recover", *[str(dyn / a) if a.startswith("c") else a for a in args], "--apply")
+    code, out, err = cli("recover", *[str(dyn / a) if a.startswith("c") else a for a in args],
+                         "--replica", dyn / "b4", "--apply")
     assert (code, err) == (1, "") and refusal in out, out
     assert tree(dyn) == before
 
@@ -200,7 +201,6 @@ def test_replicas_that_already_break_log_matching_are_refused(cli, dyn, tmp_path
     """Two replicas holding different batches at one (offset, epoch), as the old recover left
     them: no base can be trusted, nothing is written."""
     from quorumctl.records.batch import encode_batch
-    shutil.copytree(DYN / "b4", dyn / "b4")
     for node, ts in (("c1", 1), ("b4", 2)):   # two NoOpRecords at (315, 1): other timestamps, other CRCs
         rec = (None, md.encode_metadata(20, 0, {}))
         with open(dyn / node / "__cluster_metadata-0" / "00000000000000000000.log", "ab") as f:
@@ -249,11 +249,12 @@ def test_probe_states_on_real_sockets(sim_static):
 
 def test_a_live_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path):
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    shutil.copytree(STATIC / "b4", tmp_path / "b4")
     conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
                          {1: "127.0.0.1:9093", 2: sim_static.node_by_id(2).address, 3: f"127.0.0.1:{free_port()}"})
     before = tree(tmp_path / "c1")
     for extra in ([], ["--force-lost", "2"], ["--apply"], ["--apply", "--force-lost", "2"]):
-        code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "2", *extra)
+        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2", *extra)
         assert code == 1, (extra, out, err)
         assert (f"  refused: voter 2 at {sim_static.node_by_id(2).address}: answers as a controller following "
                 "leader 1 of cluster XFBpci3ORzK2hz44Gtmrwg: it is alive; a recovery now would split the "
@@ -261,19 +262,69 @@ def test_a_live_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path)
     assert tree(tmp_path / "c1") == before
 
 
-def test_a_frozen_lost_voter_is_refused_unless_forced(cli, sim_static, tmp_path):
+def test_a_frozen_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path):
+    """Accepting connections and saying nothing is what a stopped controller does: it may
+    wake up and lead the others, so --force-lost does not waive it."""
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    shutil.copytree(STATIC / "b4", tmp_path / "b4")
     sim_static.silence(2)
     a2 = sim_static.node_by_id(2).address
     conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
                          {1: "127.0.0.1:9093", 2: a2, 3: f"127.0.0.1:{free_port()}"})
     before = tree(tmp_path / "c1")
-    code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--apply")
-    assert code == 1 and f"  refused: voter 2 at {a2}: a TCP connection is accepted, but no Kafka answer" in out
-    assert "say so with --force-lost 2" in out
+    for extra in ([], ["--force-lost", "2"]):
+        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3",
+                             "--timeout", "1", "--apply", *extra)
+        assert code == 1 and f"  refused: voter 2 at {a2}: a TCP connection is accepted, but no Kafka answer" in out
+        assert "as a frozen (stopped, swapping) controller does" in out and "--force-lost does not waive" in out
     assert tree(tmp_path / "c1") == before
-    code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--force-lost", "2")
-    assert code == 0 and f"    - --force-lost 2: voter 2 at {a2}: a TCP connection is accepted" in out, out
+
+
+def test_an_address_now_answering_another_protocol_is_waived_only_with_force(cli, tmp_path):
+    """Voter 2's address now belongs to an HTTP server: refused, unless --force-lost says so."""
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        shutil.copytree(STATIC / "c1", tmp_path / "c1")
+        shutil.copytree(STATIC / "b4", tmp_path / "b4")
+        conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
+                             {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"})
+        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3",
+                             "--timeout", "2")
+        assert code == 1 and f"  refused: voter 2 at 127.0.0.1:{port}: a TCP connection is accepted" in out, out
+        assert "say so with --force-lost 2" in out
+        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3",
+                             "--timeout", "2", "--force-lost", "2")
+        assert code == 0 and f"    - --force-lost 2: voter 2 at 127.0.0.1:{port}: a TCP connection is accepted" in out
+    finally:
+        srv.close()
+
+
+def test_every_registered_broker_is_read_or_named(cli, dyn):
+    """Broker 4 is registered in the log: recover without its log dir is refused; with
+    --no-replica 4 the new epoch jumps past any its unread log can hold."""
+    code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
+    assert code == 1 and ("refused: registered broker(s) [4] not given with --replica: a broker fetches the "
+                          "metadata log too") in out and "--no-replica 4" in out
+    code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--no-replica", "4", "-o", "json")
+    plan = json.loads(out)["plan"]
+    assert (code, plan["max_epoch_seen"], plan["new_epoch"]) == (0, 1, 1002)
+    assert any(r.startswith("broker(s) [4] not read (--no-replica)") for r in plan["risks"])
+    code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--no-replica", "7")
+    assert code == 1 and "refused: --no-replica names [7], which are not registered brokers (registered: [4])" in out
 
 
 def test_a_static_voter_with_no_address_is_refused_unless_forced(cli, diverged):
@@ -291,10 +342,10 @@ def test_refused_while_kafka_holds_the_lock(cli, verify_clean, dyn):
     try:
         assert holder.stdout.readline() == "locked\n"
         before = tree(dyn)
-        code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--apply")
+        code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply")
         assert code == 1 and err.startswith(f"quorumctl: error: Failed to acquire lock on file .lock in {dyn}/c1.")
         assert tree(dyn) == before
-        code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
+        code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3")
         assert code == 0 and f"note: process {holder.pid} holds {dyn}/c1/.lock (a running Kafka); --apply will " \
                              "refuse" in out
     finally:
@@ -304,11 +355,12 @@ def test_refused_while_kafka_holds_the_lock(cli, verify_clean, dyn):
 
 def test_static_quorum_keeps_quorum_state_version_0(cli, verify_clean, tmp_path):
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    shutil.copytree(STATIC / "b4", tmp_path / "b4")
     conf = tmp_path / "c1.properties"
     conf.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={tmp_path / 'c1'}\n"
                     "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://10.0.0.1:9093\n"
                     f"controller.quorum.voters=1@10.0.0.1:9093,2@127.0.0.1:{free_port()},3@127.0.0.1:{free_port()}\n")
-    code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--apply")
+    code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--apply")
     assert (code, err) == (0, "")
     assert "    1. edit node 1's server.properties: controller.quorum.voters=1@10.0.0.1:9093" in out
     # Kafka 3.7 refuses a v0 quorum-state whose voters differ from controller.quorum.voters
@@ -320,6 +372,7 @@ def test_static_quorum_keeps_quorum_state_version_0(cli, verify_clean, tmp_path)
 
 def test_static_quorum_without_config_or_voters_is_an_input_error(cli, verify_clean, tmp_path):
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    shutil.copytree(STATIC / "b4", tmp_path / "b4")
     qs = tmp_path / "c1" / "__cluster_metadata-0" / "quorum-state"
     qs.write_text('{"leaderId":1,"leaderEpoch":20,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
                   '"data_version":1}')
@@ -343,7 +396,7 @@ def test_interrupted_at_every_step_is_wholly_old_or_new(cli, verify_clean, dyn, 
     shutil.copytree(dyn / "c1", pristine)
     fsutil.set_fault_hook(lambda n, name: None)
     try:
-        assert cli("recover", dyn / "c1", "--lost-voters", "2,3", "--apply")[0] == 0
+        assert cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply")[0] == 0
         steps = fsutil.steps_taken()
     finally:
         fsutil.set_fault_hook(None)
@@ -356,8 +409,8 @@ def test_interrupted_at_every_step_is_wholly_old_or_new(cli, verify_clean, dyn, 
         shutil.rmtree(dyn / "c1.quorumctl-backup", ignore_errors=True)
         shutil.copytree(pristine, dyn / "c1")
         env = {"QUORUMCTL_TEST_CRASH_AT_STEP": str(n)}
-        p = subprocess.run([sys.executable, "-m", "quorumctl", "recover", str(dyn / "c1"), "--lost-voters", "2,3",
-                            "--apply"], capture_output=True, text=True, env={**os.environ, **env})
+        p = subprocess.run([sys.executable, "-m", "quorumctl", "recover", str(dyn / "c1"), "--replica", str(dyn / "b4"),
+                            "--lost-voters", "2,3", "--apply"], capture_output=True, text=True, env={**os.environ, **env})
         assert p.returncode == fsutil.CRASH_EXIT, (n, steps[n - 1], p.stderr)
         now = state(pdir)
         assert now in (old, new), (n, steps[n - 1])
@@ -435,10 +488,11 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
         (p,) = probe_voters({2: [Address("127.0.0.1", port)]}, load_client_config(None), 1.0)
         assert p.state in ("unknown", "accepts"), p
         shutil.copytree(STATIC / "c1", tmp_path / "c1")
+        shutil.copytree(STATIC / "b4", tmp_path / "b4")
         conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
                              {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"})
         before = tree(tmp_path / "c1")
-        code, out, err = cli("recover", "-c", conf, "--lost-voters", "2,3", "--timeout", "1", "--apply")
+        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "1", "--apply")
         assert code == 1 and f"  refused: voter 2 at 127.0.0.1:{port}: " in out, out
         assert "--force-lost 2" in out and tree(tmp_path / "c1") == before
     finally:

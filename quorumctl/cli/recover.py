@@ -23,6 +23,9 @@ def recover(
     survivor: Optional[int] = typer.Option(None, "--survivor", metavar="NODE_ID",
                                            help="The controller to keep as the only voter (default: the most "
                                                 "up-to-date one given)."),
+    no_replica: str = typer.Option("", "--no-replica", metavar="ID[,ID...]",
+                                   help="Registered brokers whose metadata log dir cannot be given: their extra "
+                                        "entries are lost (the new epoch jumps past theirs)."),
     force_lost: str = typer.Option("", "--force-lost", metavar="ID[,ID...]",
                                    help="Declared-lost voters whose address now answers as something else (not a "
                                         "controller of this cluster): proceed anyway. Dangerous if wrong."),
@@ -56,6 +59,7 @@ def recover(
 
     lost = recovery.parse_ids(lost_voters)
     forced = recovery.parse_ids(force_lost, "--force-lost") if force_lost.strip() else []
+    unread = recovery.parse_ids(no_replica, "--no-replica") if no_replica.strip() else []
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfgs = [load(c) for c in config]
@@ -72,7 +76,7 @@ def recover(
         return probe_voters({v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}, client, timeout)
 
     plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
-                                        probe=probe, force_lost=forced)
+                                        probe=probe, force_lost=forced, unread=unread)
     doc = plan.to_json()
     emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
          json_doc={"plan": doc, "applied": report, "dry_run": not apply})

@@ -127,6 +127,8 @@ class RecoveryPlan:
         controller of this cluster; never one that answers as a controller of this
         cluster."""
         self.probes = list(probes)
+        # a voter that is alive is the most serious refusal: it is said first, before any other
+        earlier, self.refusal = self.refusal, None
         bad_force = [i for i in force_lost if i not in self.lost]
         if bad_force:
             self.refuse(f"--force-lost names {bad_force}, which are not declared lost (--lost-voters {self.lost})")
@@ -137,6 +139,10 @@ class RecoveryPlan:
             if p.same_cluster_controller(self.cluster_id):
                 self.refuse(f"{where}: it is alive; a recovery now would split the quorum in two (two leaders, two "
                             "histories). Stop it for good, or start the survivors and let Raft elect a leader")
+            elif p.state == "accepts" and p.frozen:
+                self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen (stopped, "
+                            "swapping) controller does, which may wake up and lead the others: kill that process or "
+                            "power its host off first (--force-lost does not waive this)")
             elif p.voter_id in force_lost:
                 self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. If it "
                                   "is that voter (a frozen JVM that wakes up), the quorum splits in two")
@@ -146,8 +152,10 @@ class RecoveryPlan:
             else:
                 self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
                             f"something else), say so with --force-lost {p.voter_id}")
+        if self.refusal is None:
+            self.refusal = earlier
         for vid in self.lost:
-            if not self.lost_endpoints.get(vid):
+            if vid in self.voters_before and not self.lost_endpoints.get(vid):
                 if vid in force_lost:
                     self.risks.append(f"--force-lost {vid}: voter {vid} has no known address; it was not probed")
                 else:
@@ -333,12 +341,49 @@ def _voter_set(base: Replica, survivor: Replica, static_voters: dict[int, str] |
                        "give the survivor's server.properties with --config (its controller.quorum.voters)")
 
 
+# An unread replica (a broker named with --no-replica) may have seen epochs the given
+# replicas never did, and hold batches in them: the appended batch's epoch then jumps by
+# this much, above any epoch the lost voters' quorum can have reached on its own (one
+# per election), so no replica can hold another batch at its (offset, epoch); such a
+# replica's extra entries are lost, not clashed with (it truncates when it fetches).
+UNREAD_EPOCH_MARGIN = 1000
+
+
+def registered_brokers(r: Replica) -> list[int]:
+    """The brokers registered in a replica's latest snapshot and the log after it
+    (RegisterBrokerRecord, less UnregisterBrokerRecord)."""
+    from ..records.batch import Batch, BatchError, BatchReader
+    register, unregister = md.API_KEYS["RegisterBrokerRecord"], md.API_KEYS["UnregisterBrokerRecord"]
+    snap = r.latest_snapshot
+    files = ([snap.path] if snap is not None else []) + [sc.files.log for sc in r.scan.segments]
+    start = snap.end_offset if snap is not None else 0
+    brokers: set[int] = set()
+    for path in files:
+        try:
+            with BatchReader(path) as reader:
+                for b in reader:
+                    if not isinstance(b, Batch) or b.is_control or (path != files[0] or snap is None) and \
+                            b.last_offset < start:
+                        continue
+                    for rec in b.iter_records():
+                        v = rec.value
+                        if v is None or len(v) < 3 or v[1] not in (register, unregister):
+                            continue
+                        d = md.decode_metadata(v)
+                        if d.data is not None and "brokerId" in d.data:
+                            (brokers.add if d.api_key == register else brokers.discard)(d.data["brokerId"])
+        except (BatchError, OSError):
+            continue    # the plan refuses damaged logs; the registrations stop where the file does
+    return sorted(brokers)
+
+
 def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict[int, str] | None = None,
                   survivor_id: int | None = None, now_ms: int | None = None,
-                  replicas: list[Replica] = ()) -> RecoveryPlan:
+                  replicas: list[Replica] = (), unread: list[int] = ()) -> RecoveryPlan:
     """survivors: the surviving voters' log dirs (loaded); replicas: other replicas of the
     metadata log (brokers, observers); lost: the voters the operator declares permanently
-    gone; static_voters: controller.quorum.voters of the survivor's configuration."""
+    gone; static_voters: controller.quorum.voters of the survivor's configuration;
+    unread: registered brokers whose log dirs the operator cannot give (--no-replica)."""
     replicas = list(replicas)
     if not survivors:
         raise RecoverError("give the surviving controller's log dir")
@@ -355,7 +400,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     base = max(every, key=lambda r: (_key(r), r is survivor))
     mode, voters, endpoints, voters_from = _voter_set(base, survivor, static_voters)
     seen = max(highest_epoch_seen(r) for r in every)
-    new_epoch = seen + 1 if mode == "dynamic" else seen
+    new_epoch = (seen + 1 if mode == "dynamic" else seen) + (UNREAD_EPOCH_MARGIN if unread else 0)
     plan = RecoveryPlan(survivor, base, mode, voters, lost, new_epoch, seen,
                         lost_endpoints={v: endpoints.get(v, []) for v in lost})
     refuse = plan.refuse
@@ -384,6 +429,21 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     if undeclared:
         refuse(f"voter(s) {undeclared} are neither given (log dir) nor declared lost (--lost-voters): every voter "
                "other than the survivors must be declared permanently lost by the operator")
+    brokers = registered_brokers(base)
+    unknown = sorted(set(unread) - set(brokers))
+    if unknown:
+        refuse(f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})")
+    missing = [b for b in brokers if b not in given_ids and b not in unread]
+    if missing:
+        refuse(f"registered broker(s) {missing} not given with --replica: a broker fetches the metadata log too and "
+               "may hold acknowledged entries the base lacks, in epochs the given replicas never saw (recovering "
+               "without it can put another batch at an (offset, epoch) it holds, and it stops when it restarts). "
+               "Give each broker's metadata log dir with --replica (it may keep running if nothing is done to it), "
+               f"or name the ones you cannot read with --no-replica {','.join(map(str, missing))}")
+    if unread:
+        plan.risks.append(f"broker(s) {sorted(unread)} not read (--no-replica): entries they hold beyond the base "
+                          f"are lost when they fetch from the new leader; the new epoch jumps to {new_epoch} so "
+                          "that none of their batches can share an (offset, epoch) with the recovery's")
     alive = sorted(r.node_id for r in given_voters)
     if len(alive) > len(voters) // 2:
         refuse(f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
@@ -627,21 +687,21 @@ def _own(dir_stat, path: str) -> None:
 
 def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | None, survivor: int | None,
         apply: bool, backup_dir: str | None, replicas: list[str] = (), probe=None,
-        force_lost: list[int] = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
+        force_lost: list[int] = (), unread: list[int] = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
     """Plan the recovery from the given log dirs, probe the declared-lost voters with
     `probe(endpoints) -> [VoterProbe]` (protocol/liveness.probe_voters, given by the
     caller: storage does not speak the wire), and, with `apply` and no refusal, carry
-    it out holding every given log dir's .lock. Under the locks everything is planned
-    and probed again: the plan must come from logs no Kafka can still append to, and
-    from voters that are still silent. Returns the plan, the apply report (None on a
+    it out holding the .lock of every log dir it writes or copies from (the survivor,
+    the base, the replicas it truncates; a replica only read may keep running: with
+    no leader its log cannot change). Under the locks everything is planned and
+    probed again: the plan must come from logs no Kafka can still change, and from
+    voters that are still silent. Returns the plan, the apply report (None on a
     dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
     from ..raft.replica import load_replica, resolve_partition_dir
 
-    dirs = [resolve_partition_dir(t)[0] for t in list(targets) + list(replicas)]
-
     def make() -> RecoveryPlan:
         p = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor,
-                          replicas=[load_replica(t) for t in replicas])
+                          replicas=[load_replica(t) for t in replicas], unread=list(unread))
         if probe is not None:
             p.judge_probes(probe(p.lost_endpoints), list(force_lost))
         return p
@@ -650,8 +710,10 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
     report = None
     if apply and not plan.refusal:
         locks = []
+        touched = [x.replica.log_dir for x in plan.replicas if x.action in ("append", "keep", "replace", "base")
+                   or x.truncation is not None]
         try:
-            for d in dirs:
+            for d in dict.fromkeys(resolve_partition_dir(t)[0] for t in touched):
                 locks.append(fsutil.LogDirLock(d).acquire())
             plan = make()
             if not plan.refusal:

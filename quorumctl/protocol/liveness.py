@@ -40,6 +40,7 @@ class VoterProbe:
     kind: str | None = None       # controller | broker (answers only)
     leader_id: int | None = None
     leader_epoch: int | None = None
+    frozen: bool = False          # accepts: no byte came back at all (not a foreign protocol's answer)
 
     def same_cluster_controller(self, cluster_id: str | None) -> bool:
         """A controller of this very cluster (or one that would not say which cluster)."""
@@ -49,7 +50,7 @@ class VoterProbe:
     def to_json(self) -> dict:
         return {"voter_id": self.voter_id, "address": str(self.address), "state": self.state,
                 "detail": self.detail, "cluster_id": self.cluster_id, "kind": self.kind,
-                "leader_id": self.leader_id, "leader_epoch": self.leader_epoch}
+                "leader_id": self.leader_id, "leader_epoch": self.leader_epoch, "frozen": self.frozen}
 
 
 def _tcp_accepts(addr: Address, timeout: float) -> tuple[str, str] | None:
@@ -75,7 +76,7 @@ def _one(voter_id: int, addr: Address, cfg, deadline: float) -> VoterProbe:
     p = _probe(Probe(addr, "lost-voter", "controller", node_id=voter_id), cfg, deadline)
     if not p.reachable:
         return VoterProbe(voter_id, addr, "accepts", "a TCP connection is accepted, but no Kafka answer comes"
-                          + (f": {p.error}" if p.error else ""))
+                          + (f": {p.error}" if p.error else ""), frozen=p.timed_out or p.error is None)
     if p.kind == "broker":
         role = "a broker"
     elif p.is_leader:
@@ -102,7 +103,7 @@ def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float) -> 
         try:
             results[i] = _one(vid, a, cfg, deadline)
         except Exception as e:   # a bug must not read as "silent"
-            results[i] = VoterProbe(vid, a, "accepts", f"probe failed: {type(e).__name__}: {e}")
+            results[i] = VoterProbe(vid, a, "accepts", f"probe failed: {type(e).__name__}: {e}", frozen=True)
 
     threads = [threading.Thread(target=work, args=(i, vid, a), daemon=True, name=f"probe voter {vid} {a}")
                for i, (vid, a) in enumerate(jobs)]
@@ -110,5 +111,6 @@ def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float) -> 
         t.start()
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()) + 0.5)
-    return [results.get(i) or VoterProbe(vid, a, "accepts", f"no answer within the {timeout_s:g} s timeout")
+    return [results.get(i) or VoterProbe(vid, a, "accepts", f"no answer within the {timeout_s:g} s timeout",
+                                         frozen=True)
             for i, (vid, a) in enumerate(jobs)]

@@ -79,7 +79,7 @@ def recover(
                                         probe=probe, force_lost=forced, unread=unread)
     doc = plan.to_json()
     emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
-         json_doc={"plan": doc, "applied": report, "dry_run": not apply})
+         json=lambda d: {"plan": d, "applied": report, "dry_run": not apply})
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 

@@ -49,7 +49,7 @@ def truncate(
     res = run(log_dir, reference=reference, diverging_epoch=diverging_epoch, end_offset=end_offset,
               to_offset=to_offset, apply=apply, force=force, backup_dir=backup_dir,
               static_voters=static, static_source=source)
-    emit(output, res, text=truncate_text, json_doc=res.to_json())
+    emit(output, res, text=truncate_text, json=lambda r: r.to_json())
     raise typer.Exit(res.exit_code)
 
 

@@ -31,7 +31,7 @@ def verify(
 
     reports = verify_paths(paths, deep=deep, stray=lambda f: sys.stderr.write(f"Ignoring unknown file {f}\n"))
     emit(output, reports, text=lambda r: verify_text(r, notes), table=lambda r: verify_table(r, notes),
-         json_doc=verify_json(reports))
+         json=verify_json)
     raise typer.Exit(ExitStatus.of(any(r.problems for r in reports)))
 
 

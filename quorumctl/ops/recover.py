@@ -232,13 +232,6 @@ def highest_epoch_seen(r: Replica) -> int:
     return max(seen)
 
 
-def _key(r: Replica) -> tuple[int, int]:
-    try:
-        return epochs.election_key(r.view())
-    except ValueError:
-        return (-1, -1)
-
-
 # -- what entries are: a short account for the plan --------------------------------
 
 CONFIG_RESOURCE = {2: "topic", 4: "broker", 8: "broker-logger", 16: "client-metrics", 32: "group"}
@@ -284,22 +277,6 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
             "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
             "topics_created": topics[:limit], "topics_removed": removed[:limit], "configs": configs[:limit],
             "more": max(0, len(topics) - limit) + max(0, len(removed) - limit) + max(0, len(configs) - limit)}
-
-
-def entries_text(s: dict) -> str:
-    """One line for a summarize_entries() dict."""
-    parts = [f"offsets {s['from']}..{s['to']}: {s['records']} record(s)"]
-    if s["types"]:
-        parts[0] += " (" + ", ".join(f"{n} {t}" for t, n in s["types"].items()) + ")"
-    if s["topics_created"]:
-        parts.append("topics created: " + ", ".join(map(str, s["topics_created"])))
-    if s["topics_removed"]:
-        parts.append("topic ids removed: " + ", ".join(s["topics_removed"]))
-    if s["configs"]:
-        parts.append("configs: " + "; ".join(s["configs"]))
-    if s["more"]:
-        parts.append(f"{s['more']} more name(s) in -o json's full list")
-    return "; ".join(parts)
 
 
 # -- the plan ---------------------------------------------------------------------
@@ -355,15 +332,15 @@ def registered_brokers(r: Replica) -> list[int]:
     from ..records.batch import Batch, BatchError, BatchReader
     register, unregister = md.API_KEYS["RegisterBrokerRecord"], md.API_KEYS["UnregisterBrokerRecord"]
     snap = r.latest_snapshot
-    files = ([snap.path] if snap is not None else []) + [sc.files.log for sc in r.scan.segments]
-    start = snap.end_offset if snap is not None else 0
+    # (file, first offset that counts): the snapshot whole, then the log after it
+    files = [(snap.path, 0)] if snap is not None else []
+    files += [(sc.files.log, snap.end_offset if snap is not None else 0) for sc in r.scan.segments]
     brokers: set[int] = set()
-    for path in files:
+    for path, start in files:
         try:
             with BatchReader(path) as reader:
                 for b in reader:
-                    if not isinstance(b, Batch) or b.is_control or (path != files[0] or snap is None) and \
-                            b.last_offset < start:
+                    if not isinstance(b, Batch) or b.is_control or b.last_offset < start:
                         continue
                     for rec in b.iter_records():
                         v = rec.value
@@ -396,8 +373,8 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                                f"(nodes {[r.node_id for r in survivors]})")
         survivor = chosen[0]
     else:
-        survivor = max(survivors, key=_key)       # the first of a tie: the fewest changes
-    base = max(every, key=lambda r: (_key(r), r is survivor))
+        survivor = max(survivors, key=lambda r: r.election_key)       # the first of a tie: the fewest changes
+    base = max(every, key=lambda r: (r.election_key, r is survivor))
     mode, voters, endpoints, voters_from = _voter_set(base, survivor, static_voters)
     seen = max(highest_epoch_seen(r) for r in every)
     new_epoch = (seen + 1 if mode == "dynamic" else seen) + (UNREAD_EPOCH_MARGIN if unread else 0)

@@ -621,12 +621,7 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
 
 def _most_up_to_date(replicas: list[Replica]) -> Replica:
     """The replica that would win an election among these (the first of a tie)."""
-    def key(x: Replica):
-        try:
-            return epochs.election_key(x.view())
-        except ValueError:
-            return (-1, -1)
-    return max(replicas, key=key)
+    return max(replicas, key=lambda x: x.election_key)
 
 
 def _verify(partition_dir: str) -> dict:

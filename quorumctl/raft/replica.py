@@ -139,6 +139,15 @@ class Replica:
             return -1
 
     @property
+    def election_key(self) -> tuple[int, int]:
+        """(last epoch, log end offset): what Raft elects by; (-1, -1) for a log Kafka
+        could not load (compare() records why)."""
+        try:
+            return epochs.election_key(self.view())
+        except ValueError:
+            return (-1, -1)
+
+    @property
     def last_batch_timestamp(self) -> int | None:
         last = None
         for sc in self.scan.segments:

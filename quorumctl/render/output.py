@@ -51,14 +51,14 @@ def resolve_plain(output: "PlainOutput | None") -> Output:
     return Output.text if output is None else resolve(output)
 
 
-def emit(output, doc, *, text, table=None, json_doc=None) -> None:
+def emit(output, doc, *, text, table=None, json=None) -> None:
     """The one json/table/text dispatch of a command's result: `doc` as one JSON
-    line (or `json_doc` when the JSON form differs); `table(doc)`, a Rich renderable
+    line (or `json(doc)` when the JSON form differs, built only then); `table(doc)`, a Rich renderable
     or a list of them (a command without one takes PlainOutput: text unless json);
     else `text(doc)`, a str."""
     mode = resolve(output) if table is not None else resolve_plain(output)
     if mode is Output.json:
-        sys.stdout.write(json_line(doc if json_doc is None else json_doc) + "\n")
+        sys.stdout.write(json_line(doc if json is None else json(doc)) + "\n")
     elif mode is Output.table:
         from rich.console import Console
         con = Console()

@@ -7,9 +7,20 @@ from .state import lock_note
 from .state import plan_lines as truncation_lines
 
 
-def _entries(s: dict) -> str:
-    from ..ops.recover import entries_text
-    return entries_text(s)
+def entries_text(s: dict) -> str:
+    """One line for ops.recover.summarize_entries's dict."""
+    parts = [f"offsets {s['from']}..{s['to']}: {s['records']} record(s)"]
+    if s["types"]:
+        parts[0] += " (" + ", ".join(f"{n} {t}" for t, n in s["types"].items()) + ")"
+    if s["topics_created"]:
+        parts.append("topics created: " + ", ".join(map(str, s["topics_created"])))
+    if s["topics_removed"]:
+        parts.append("topic ids removed: " + ", ".join(s["topics_removed"]))
+    if s["configs"]:
+        parts.append("configs: " + "; ".join(s["configs"]))
+    if s["more"]:
+        parts.append(f"{s['more']} more name(s) in -o json's full list")
+    return "; ".join(parts)
 
 
 def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int | None = None) -> list[str]:
@@ -27,7 +38,7 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
         lines.append(f"  node {x['node_id']} ({tag}): last epoch {x['last_epoch']}, log end offset "
                      f"{x['log_end_offset']}: {what}; {x['reason']}")
         if x["loses"]:
-            lines.append(f"    loses {_entries(x['loses'])}")
+            lines.append(f"    loses {entries_text(x['loses'])}")
     lines.append(f"  voters: {doc['voters_before']} -> {doc['voters_after']} (lost: {doc['lost_voters']})")
     if doc["refused"]:
         lines.append(f"  refused: {doc['refused']}")
@@ -40,7 +51,7 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
                      f"survivor then leads in epoch {doc['new_epoch'] + 1}")
     bc = doc["becomes_committed"]
     if bc:
-        lines.append(f"  not provably committed, committed from now on: {_entries(bc)}")
+        lines.append(f"  not provably committed, committed from now on: {entries_text(bc)}")
     lines.append("  risks:")
     lines.extend(f"    - {x}" for x in doc["risks"])
     lines.append("  changes to the survivor's files:")

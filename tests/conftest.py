@@ -47,6 +47,27 @@ def pytest_runtest_makereport(item, call):
     rep = outcome.get_result()
     if IN_CI and rep.skipped and not hasattr(rep, "wasxfail"):
         _fail_skip(rep, item.nodeid)
+    if rep.failed and call.when == "call":
+        _add_cluster_state(item, rep)
+
+
+def _add_cluster_state(item, rep) -> None:
+    """A test against a real Kafka cluster failed: say which nodes still run
+    and how each dead one ended, so a CI failure can be told from a crash."""
+    c = getattr(item, "funcargs", {}).get("cluster")
+    if c is None or not hasattr(c, "run") or not hasattr(c, "d"):
+        return
+    try:
+        status = c.run("status", check=False, timeout=30).stdout
+        lines = [status]
+        for node in (line.split()[0] for line in status.splitlines() if " down " in line):
+            for log in (c.d / "logs" / f"{node}.out", c.d / "logs" / f"{node}.log"):
+                if log.exists():
+                    tail = log.read_text(errors="replace").splitlines()[-20:]
+                    lines.append(f"--- tail of {log.name}\n" + "\n".join(tail))
+        rep.sections.append(("kafka cluster state", "\n".join(lines)))
+    except Exception as e:   # diagnostics must never hide the failure itself
+        rep.sections.append(("kafka cluster state", f"could not read it: {e}"))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -179,6 +179,36 @@ def test_not_leader_without_hint_recovers_when_the_view_does(cli):
     assert "LeaderId:               2\n" in out
 
 
+def test_a_killed_leader_is_followed_to_its_successor(cli):
+    # the active controller dies (its port refuses) and the others elect a
+    # new one a second later: the request waits for it, as Kafka's admin
+    # client does, instead of giving up after three quick refusals (a CI run
+    # of remove-controller against real Kafka failed that way)
+    with make_cluster(leader=2) as c:
+        c.node_by_id(2).stop()
+        t = threading.Timer(1.2, lambda: c.set_leader(3))
+        t.start()
+        try:
+            code, out, err = cli("describe", "status", "--bootstrap-controller",
+                                 c.node_by_id(1).address, "--timeout", "6")
+        finally:
+            t.cancel()
+    assert (code, err) == (0, "")
+    assert "LeaderId:               3\n" in out
+
+
+def test_a_dead_leader_that_stays_dead_fails_at_the_deadline(cli):
+    with make_cluster(leader=2) as c:
+        c.node_by_id(2).stop()
+        code, _, err = cli("describe", "status", "--bootstrap-controller", c.node_by_id(1).address,
+                           "--timeout", "1.5")
+        asked = sum(1 for n, k, v in c.requests if k == messages.DESCRIBE_CLUSTER)
+    assert code == 3
+    assert one_line_error(err) == (f"cannot connect to {c.node_by_id(2).address}: connection refused "
+                                   "(nothing listens on that port)")
+    assert asked >= 4   # it kept asking who leads (backoff 100, 200, 400, 800 ms) until the deadline
+
+
 @pytest.mark.parametrize("top", [False, True])
 def test_unknown_error_code(cli, top):
     with make_cluster() as c:

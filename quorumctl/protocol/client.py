@@ -156,7 +156,6 @@ class QuorumClient:
         cap = max(self.cfg.retry_backoff_max_ms, self.cfg.retry_backoff_ms) / 1000.0
         hint: int | None = None
         tried: set[int] = set()
-        conn_failures = 0
         retry: _Retry | None = None
         while True:
             try:
@@ -179,9 +178,9 @@ class QuorumClient:
                 # violations and missing APIs will not get better by retrying
                 if getattr(e, "bootstrap", False) or e.kind not in ("closed", "timeout", "refused"):
                     raise
-                conn_failures += 1
-                if conn_failures >= 3:
-                    raise
+                # the active controller went away (killed, restarting): the
+                # others elect a new one within the fetch timeout, so ask the
+                # bootstrap list again until the deadline, as Kafka's admin client does
                 last, hint = e, None
                 self._drop(_address_of(e.address))
                 self._leader = None

@@ -236,12 +236,15 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
     gaps = []
     gap_count = 0
-    prev = None
+    # Kafka 4.3 starts its check from offset -1, so a file whose first record
+    # is not offset 0 is reported ("-1 is followed by N"): printed to match,
+    # never counted as a problem (4.1 started from the first record)
+    prev = -1 if opts.kafka == "4.3" and opts.deep and not as_json else None
     for sp in spans:
         result.problems += sp.problems
         if prev is not None and sp.first_offset is not None and sp.first_offset != prev + 1:
             gaps.append((prev, sp.first_offset))
-            gap_count += 1
+            gap_count += prev != -1
         gaps.extend(sp.gaps[:MAX_GAPS - len(gaps)])
         gap_count += sp.gap_count
         if sp.last_offset is not None:
@@ -261,8 +264,9 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
                                  "message": stop.detail}))
         else:
             sink.line(f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}")
-    if gaps:
+    if gap_count:
         result.problems += 1
+    if gaps:
         if as_json:
             for a, z in gaps:
                 sink.line(json_line({"kind": "problem", "file": path, "problem": "non-consecutive-offsets",
@@ -272,10 +276,12 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
                                      "more": gap_count - len(gaps)}))
         else:
             sink.error(f"Non-consecutive offsets in {os.path.abspath(path)}")
-            for a, z in gaps:
+            # 4.3 sorts the pairs by offset; 4.1 printed the last found first
+            for a, z in (reversed(gaps) if opts.kafka == "4.1" else gaps):
                 sink.error(f"  {a} is followed by {z}")
-            if gap_count > len(gaps):
-                sink.error(f"  ... and {gap_count - len(gaps)} more")
+            unlisted = gap_count - (len(gaps) - (gaps[0][0] == -1))
+            if unlisted > 0:
+                sink.error(f"  ... and {unlisted} more")
 
 
 def _out_fd(stream) -> int | None:
@@ -433,7 +439,7 @@ BATCH_KINDS = (filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
 def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=False,
         skip_record_metadata=False, max_bytes=None, offset_start=None, offset_end=None,
         record_types=None, verify_index_only=False, index_sanity_check=False,
-        max_message_size=5 * 1024 * 1024, output=None, sink: Sink | None = None) -> int:
+        max_message_size=5 * 1024 * 1024, output=None, sink: Sink | None = None, kafka: str = "4.3") -> int:
     """Dump every path; returns the exit code (0 clean, 1 problems seen, 2 bad input)."""
     from .render.output import Output, resolve
 
@@ -451,6 +457,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         skip_record_metadata=skip_record_metadata,
         offset_start=offset_start, offset_end=offset_end,
         record_types=types,
+        kafka=kafka,
     )
     result = Result()
     as_json = out_mode is Output.json
@@ -521,7 +528,7 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
                                                 sanity_check=index_sanity_check, max_message_size=max_message_size)
         else:
             out, err = index_dump.dump_timeindex_lines(path, verify_only=verify_index_only,
-                                                    sanity_check=index_sanity_check)
+                                                    sanity_check=index_sanity_check, kafka=opts.kafka)
         if not index_sanity_check:   # the sanity check asks less, as Kafka's does
             err = err + [p.line() for p in index_checks.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
         if mode is Output.table and (verify_index_only or index_sanity_check):
@@ -538,7 +545,7 @@ def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
         put(lambda: {"kind": kind, "file": path,
                      "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
         if text:
-            emit(list(producer_state.producer_snapshot_lines(path)))
+            emit(list(producer_state.producer_snapshot_lines(path, opts.kafka)))
     elif kind == filekinds.TXNINDEX:
         from .logdir import producer_state
         out, err = producer_state.txn_index_lines(path)

@@ -1,5 +1,7 @@
-"""Running the real Apache Kafka 4.1.0 in ../shared/kafka from tests: its tools
-(kafka-dump-log, kafka-metadata-quorum, kafka-storage) and its `cluster` script.
+"""Running the real Apache Kafka 4.1.0 and 4.3.0 in ../shared/kafka from tests:
+their tools (kafka-dump-log, kafka-metadata-quorum, kafka-storage) and the
+`cluster` script. `home=` picks the release (4.1.0 unless said otherwise);
+`cluster_fixture` runs a module once per release (both by default).
 
 Nothing is copied into the repository: tests that need Kafka skip, saying why,
 when ../shared/kafka or Java 17+ is absent.
@@ -23,6 +25,10 @@ KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
 KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
 CLUSTER = KAFKA_DIR / "cluster"
+HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
+# the metadata.version a test cluster of each release is formatted with: the
+# release's own newest (quorumctl's default may be newer than an older release runs)
+RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0"}
 
 
 def _java_problem() -> str | None:
@@ -55,10 +61,11 @@ def tool_env(tmp: Path) -> dict:
     return env
 
 
-def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None) -> subprocess.CompletedProcess:
+def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None,
+               home: Path = KAFKA_HOME) -> subprocess.CompletedProcess:
     """Run bin/<tool>.sh with args; returns the completed process, its streams
     decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
-    p = subprocess.run([str(KAFKA_HOME / "bin" / f"{tool}.sh"), *args], capture_output=True,
+    p = subprocess.run([str(home / "bin" / f"{tool}.sh"), *args], capture_output=True,
                        timeout=timeout, env=tool_env(tmp), cwd=cwd)
     p.stdout, p.stderr = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     return p
@@ -84,10 +91,11 @@ def free_base_port(lo: int = 29500, hi: int = 29790, span: int = 5) -> int:
 
 
 class Cluster:
-    """A real Kafka 4.1 cluster started by ../shared/kafka/cluster in `d`."""
+    """A real Kafka cluster (4.1 unless `version` says) started by ../shared/kafka/cluster in `d`."""
 
-    def __init__(self, d: Path, base: int, controllers: int = 3):
+    def __init__(self, d: Path, base: int, controllers: int = 3, version: str = "4.1"):
         self.d, self.base, self.n = d, base, controllers
+        self.version, self.home = version, HOMES[version]
         self.cluster_id: str | None = None
         self.dir_ids: dict[int, str] = {}      # controller id -> directory id (dynamic quorum)
         self.formatted: dict[str, str] = {}    # node name -> what `bootstrap format` printed
@@ -95,6 +103,7 @@ class Cluster:
     def run(self, *args: str, timeout: float = 150, check: bool = True) -> subprocess.CompletedProcess:
         env = dict(os.environ)
         env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
+        env["KAFKA_HOME"] = str(self.home)
         r = subprocess.run([str(CLUSTER), str(self.d), *args], capture_output=True, text=True, timeout=timeout, env=env)
         if check and r.returncode != 0:
             raise AssertionError(f"cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -137,12 +146,13 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
             f"log.dirs={c.d / 'data' / name}\n{role}\n")
 
 
-def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3) -> Cluster:
-    """A real 4.1 cluster (N controllers, 1 broker) whose storage quorumctl formatted:
+def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3,
+                  version: str = "4.1") -> Cluster:
+    """A real cluster of `version` (N controllers, 1 broker) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are."""
     d = tmp_path_factory.mktemp(name)
-    c = Cluster(d, free_base_port(span=controllers + 1), controllers)
+    c = Cluster(d, free_base_port(span=controllers + 1), controllers, version)
     code, out, err = cli("bootstrap", "random-uuid")
     assert code == 0, err
     cluster_id = out.strip()
@@ -161,7 +171,8 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
         extra = []
         if dynamic:
             extra = ["--initial-controllers", initial] if n.startswith("c") else ["--no-initial-controllers"]
-        code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra, "--apply")
+        code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra,
+                             "--release-version", RELEASE_VERSION[version], "--apply")
         assert code == 0, err
         c.formatted[n] = out
     for attempt in (1, 2):
@@ -178,11 +189,16 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
     return c
 
 
-def cluster_fixture(name: str, dynamic: bool):
-    """A module-scoped fixture: one cluster for the module, always stopped."""
-    @pytest.fixture(scope="module")
-    def cluster(cli, tmp_path_factory):
-        c = start_cluster(cli, tmp_path_factory, name, dynamic=dynamic)
+def cluster_fixture(name: str, dynamic: bool, versions: tuple[str, ...] = ("4.1", "4.3")):
+    """A module-scoped fixture: one cluster per Kafka release, always stopped.
+    A test that proves nothing new on the second release narrows it with
+    @pytest.mark.parametrize("cluster", ["4.3"], indirect=True)."""
+    @pytest.fixture(scope="module", params=versions)
+    def cluster(cli, tmp_path_factory, request):
+        reason = skip_reason(HOMES[request.param])
+        if reason is not None:
+            pytest.skip(reason)
+        c = start_cluster(cli, tmp_path_factory, f"{name}-{request.param}", dynamic=dynamic, version=request.param)
         try:
             yield c
         finally:
@@ -217,8 +233,8 @@ def mask_replication(text: str) -> list[list[str]]:
                         for r in rows[1:]]
 
 
-def kafka_quorum(tmp_path, via: list[str], *args: str) -> str:
-    p = kafka_tool("kafka-metadata-quorum", [*via, "describe", *args], tmp_path)
+def kafka_quorum(tmp_path, via: list[str], *args: str, home: Path = KAFKA_HOME) -> str:
+    p = kafka_tool("kafka-metadata-quorum", [*via, "describe", *args], tmp_path, home=home)
     assert p.returncode == 0, p.stderr[-2000:]
     return p.stdout
 

@@ -391,8 +391,11 @@ def test_time_index_offsets_not_found(seg):
     assert "past the last offset in the log (23)" in probs[0].message
     d = index_dump.dump_time_index(tix, verify_only=True)
     assert list(d) == []
-    assert d.stderr_lines() == ["The following indexed offsets are not found in the log.",
+    assert d.stderr_lines() == [f"The following indexed offsets are not found in :{os.path.abspath(tix)}",
                                 "Indexed offset: 4, found log offset: 5", "Indexed offset: 60, found log offset: -1"]
+    # Kafka 4.1 did not name the file
+    out, err = index_dump.dump_timeindex_lines(tix, verify_only=True, kafka="4.1")
+    assert err[0] == "The following indexed offsets are not found in the log."
 
 
 def test_time_index_decreasing_offset_and_below_base(seg):
@@ -475,7 +478,7 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
     assert results[0] == results[1] == results[2]
     assert results[0][1] == [f"Found timestamp mismatch in :{os.path.abspath(tix)}",
                              f"  Index timestamp: {bs[7][4] - 1}, log timestamp: {bs[7][4]}",
-                             "The following indexed offsets are not found in the log.",
+                             f"The following indexed offsets are not found in :{os.path.abspath(tix)}",
                              "Indexed offset: 18, found log offset: 19"]
     assert not (tmp / "00000000000000000000.index").exists()    # never created
 

@@ -1,5 +1,5 @@
-"""dump-log text equals what the real kafka-dump-log 4.1 (../shared/kafka) prints,
-run at test time on the same files: the reference fixtures (Kafka 3.7 and 3.9
+"""dump-log text equals what the real kafka-dump-log 4.1 and 4.3 (../shared/kafka)
+print, run at test time on the same files: the reference fixtures (Kafka 3.7 and 3.9
 clusters) and a deterministic selection of the real-data corpus (Kafka 3.2 to
 4.1: per Kafka version and file kind, the smallest file and the largest up to
 256 KiB). Byte for byte, stdout and stderr, for each option set, raw
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka41 import kafka_tool, needs_kafka
+from kafka41 import HOMES, kafka_tool, needs_kafka, skip_reason
 from quorumctl.dumplog import run
 from quorumctl.render.dumplog import Sink
 from samples import CORPUS, FIXTURES
@@ -76,19 +76,23 @@ RUNS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def kafka_output(tmp_path_factory):
-    """name -> (stdout, stderr) of kafka-dump-log 4.1, each run once."""
-    tmp = tmp_path_factory.mktemp("kafka41-dumplog")
+@pytest.fixture(scope="module", params=list(HOMES))
+def kafka_output(tmp_path_factory, request):
+    """name -> (stdout, stderr) of kafka-dump-log of one release, each run once."""
+    home = HOMES[request.param]
+    if (reason := skip_reason(home)) is not None:
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp(f"kafka-dumplog-{request.param}")
     cache = {}
 
     def get(name):
         if name not in cache:
             _, args, _, files = next(r for r in RUNS if r[0] == name)
-            p = kafka_tool("kafka-dump-log", [*args, "--files", ",".join(files)], tmp, timeout=600)
+            p = kafka_tool("kafka-dump-log", [*args, "--files", ",".join(files)], tmp, timeout=600, home=home)
             assert p.returncode == 0, p.stderr[-2000:]
             cache[name] = (p.stdout, p.stderr)
         return cache[name]
+    get.version = request.param
     return get
 
 
@@ -112,18 +116,26 @@ def test_selection_covers_every_kind():
 
 
 @pytest.mark.parametrize("name", [r[0] for r in RUNS])
-def test_text_equals_kafka_41(kafka_output, name):
+def test_text_equals_kafka(kafka_output, name):
     _, _, kw, files = next(r for r in RUNS if r[0] == name)
     k_out, k_err = kafka_output(name)
-    rc, out, err = ours(files, kw)
+    rc, out, err = ours(files, {**kw, "kafka": kafka_output.version})
     assert out.count("\nDumping ") + out.startswith("Dumping ") == len(files)
     assert out == k_out, first_difference(k_out, out)
     assert err == k_err, first_difference(k_err, err)
     assert rc == 0
 
 
-def test_kafka_41_forms_are_covered(kafka_output):
-    # the two lines 4.1 changed are really in what we compared
+def test_release_forms_are_covered(kafka_output):
+    # the lines where releases differ are really in what we compared
+    if kafka_output.version == "4.3":
+        _, err = kafka_output("segments-deep")
+        assert "  -1 is followed by " in err          # 4.3 checks the first record against -1
+        out, _ = kafka_output("metadata-skip-record-metadata")
+        assert "\n| payload: {" in out               # 4.1: " payload: {"
+    else:
+        out, _ = kafka_output("metadata-skip-record-metadata")
+        assert "\n payload: {" in out
     out, _ = kafka_output("metadata-decoded")
     assert " LeaderChange: {\"version\":0,\"leaderId\":" in out
     assert " deleteHorizonMs: OptionalLong.empty position: " in out

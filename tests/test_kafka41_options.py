@@ -1,6 +1,6 @@
-"""Every option Kafka 4.1's kafka-dump-log and kafka-metadata-quorum accept (read
-from the real tools' --help at test time) is either implemented by quorumctl
-under the same name, or refused with one line saying why (exit 2)."""
+"""Every option Kafka 4.1's and 4.3's kafka-dump-log and kafka-metadata-quorum
+accept (read from the real tools' --help at test time) is either implemented by
+quorumctl under the same name, or refused with one line saying why (exit 2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kafka41 import kafka_tool, needs_kafka
+from kafka41 import HOMES, kafka_tool, needs_kafka, skip_reason
 from quorumctl.cli.dumplog import REFUSED
 
 pytestmark = needs_kafka
@@ -32,14 +32,17 @@ def options_in_help(text: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])(--[a-z][a-z-]+)", text)) - {"--help", "--version"}
 
 
-@pytest.fixture(scope="module")
-def kafka_help(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("kafka41-help")
+@pytest.fixture(scope="module", params=list(HOMES))
+def kafka_help(tmp_path_factory, request):
+    home = HOMES[request.param]
+    if (reason := skip_reason(home)) is not None:
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp(f"kafka-help-{request.param}")
     runs = {"dump-log": ("kafka-dump-log", ["--help"])}
     runs.update({f"quorum {sub}".strip(): ("kafka-metadata-quorum", ["--bootstrap-controller", "x:1", sub, "--help"]
                                            if sub else ["--help"]) for sub in QUORUM_COMMANDS})
     with cf.ThreadPoolExecutor(3) as ex:
-        done = dict(zip(runs, ex.map(lambda r: kafka_tool(r[0], r[1], tmp), runs.values())))
+        done = dict(zip(runs, ex.map(lambda r: kafka_tool(r[0], r[1], tmp, home=home), runs.values())))
     return {k: p.stdout + p.stderr for k, p in done.items()}
 
 

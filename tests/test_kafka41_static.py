@@ -1,9 +1,10 @@
-"""Interop with a real Kafka 4.1 static quorum (3 controllers + 1 broker, started
-once for the module by ../shared/kafka/cluster from storage that quorumctl
-formatted): `describe status/replication` print what Kafka 4.1's
+"""Interop with a real Kafka static quorum, 4.1 and 4.3 (3 controllers + 1
+broker, started once per release by ../shared/kafka/cluster from storage that
+quorumctl formatted): `describe status/replication` print what that release's
 kafka-metadata-quorum prints (volatile numbers masked), and `describe health`
 tells the truth with one and two controllers frozen (SIGSTOP), the leader among
-them and not.
+them and not (on 4.3 only: the verdict is quorumctl's arithmetic, and 4.1
+answers DescribeQuorum the same way).
 """
 
 from __future__ import annotations
@@ -14,27 +15,28 @@ import time
 
 import pytest
 
-from kafka41 import cluster_fixture, kafka_quorum, mask_replication, mask_status, needs_kafka, ours, table_rows
+from kafka41 import (RELEASE_VERSION, cluster_fixture, kafka_quorum, mask_replication, mask_status, needs_kafka, ours,
+                     table_rows)
 
 pytestmark = needs_kafka
 
 
-cluster = cluster_fixture("kafka41-static", dynamic=False)
+cluster = cluster_fixture("kafka-static", dynamic=False)
 
 
 def test_storage_was_formatted_by_quorumctl(cli, cluster):
     for n in ("c1", "c2", "c3", "b4"):
         assert cluster.formatted[n] == (f"Formatting metadata directory {cluster.d / 'data' / n} "
-                                        "with metadata.version 4.1-IV1.\n")
+                                        f"with metadata.version {RELEASE_VERSION[cluster.version]}.\n")
     code, out, err = cli("bootstrap", "info", "--log-dir", str(cluster.d / "data" / "c1"))
     assert code == 0 and f"cluster.id={cluster.cluster_id}" in out
 
 
 @pytest.mark.parametrize("via", ["controller", "broker"])
-def test_status_equals_kafka_41(cli, cluster, tmp_path, via):
+def test_status_equals_kafka(cli, cluster, tmp_path, via):
     opt = (["--bootstrap-controller", cluster.controllers[1]] if via == "controller"
            else ["--bootstrap-server", cluster.broker])
-    theirs = kafka_quorum(tmp_path, opt, "--status")
+    theirs = kafka_quorum(tmp_path, opt, "--status", home=cluster.home)
     mine = ours(cli, opt, "status")
     assert mask_status(mine) == mask_status(theirs)
     # a static quorum: voters without a directory id print as {"id": N, "endpoints": [...]}
@@ -44,10 +46,10 @@ def test_status_equals_kafka_41(cli, cluster, tmp_path, via):
 
 
 @pytest.mark.parametrize("human", [False, True], ids=["plain", "human-readable"])
-def test_replication_equals_kafka_41(cli, cluster, tmp_path, human):
+def test_replication_equals_kafka(cli, cluster, tmp_path, human):
     opt = ["--bootstrap-controller", ",".join(cluster.controllers)]
     extra = ["--human-readable"] if human else []
-    theirs = kafka_quorum(tmp_path, opt, "--replication", *extra)
+    theirs = kafka_quorum(tmp_path, opt, "--replication", *extra, home=cluster.home)
     mine = ours(cli, opt, "replication", *extra)
     assert mask_replication(mine) == mask_replication(theirs)
     rows = table_rows(mine)
@@ -97,6 +99,7 @@ def voters(doc):
     return {v["id"]: v["caughtUp"] for v in doc["voters"]}
 
 
+@pytest.mark.parametrize("cluster", ["4.3"], indirect=True)
 @pytest.mark.parametrize("case", ["one-follower", "two-followers", "leader", "leader-and-follower"])
 def test_health_with_controllers_frozen(cli, cluster, case):
     code, doc = healthy(cli, cluster)

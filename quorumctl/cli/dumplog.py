@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import List, Optional
 
 import typer
 
 from .options import OutputOpt
+
+
+class KafkaText(str, Enum):
+    v43 = "4.3"
+    v41 = "4.1"
 
 
 def record_type_names(incomplete: str) -> list[str]:
@@ -51,6 +57,9 @@ def dump_log(
     verify_index_only: bool = typer.Option(False, "--verify-index-only", help="Indexes: print only the mismatches with the log."),
     index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),
     max_message_size: int = typer.Option(5 * 1024 * 1024, "--max-message-size", help="Size limit when verifying an index entry."),
+    kafka_version: KafkaText = typer.Option(KafkaText.v43, "--kafka-version", metavar="4.3|4.1",
+                                            help="Where kafka-dump-log 4.1 and 4.3 print differently, print as "
+                                                 "this release does (docs/dump-log.md)."),
     output: OutputOpt = None,
     value_decoder_class: Optional[str] = typer.Option(None, "--value-decoder-class", hidden=True),
     key_decoder_class: Optional[str] = typer.Option(None, "--key-decoder-class", hidden=True),
@@ -82,7 +91,7 @@ def dump_log(
                          record_types=record_type,
                          verify_index_only=verify_index_only,
                          index_sanity_check=index_sanity_check, max_message_size=max_message_size,
-                         output=output))
+                         output=output, kafka=kafka_version.value))
 
 
 def register(app: typer.Typer) -> None:

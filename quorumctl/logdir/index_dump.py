@@ -36,8 +36,9 @@ class IndexDump:
 
     def __init__(self, path: str, time: bool, *, verify_only: bool = False, sanity_check: bool = False,
                  max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, base_offset: int | None = None,
-                 log_path: str | None = None, index_path: str | None = None):
+                 log_path: str | None = None, index_path: str | None = None, kafka: str = "4.3"):
         self.path = path
+        self.kafka = kafka   # whose words (kafka-dump-log 4.1 or 4.3) where they differ
         self.time = time
         self.verify_only = verify_only
         self.sanity_check = sanity_check
@@ -184,7 +185,8 @@ class IndexDump:
             out.append(f"Found out of order timestamp in :{a}")
             out += [f"  Index timestamp: {i}, Previously indexed timestamp: {p}" for i, p in self.out_of_order]
         if self.not_found:
-            out.append("The following indexed offsets are not found in the log.")
+            out.append("The following indexed offsets are not found in the log." if self.kafka == "4.1"
+                       else f"The following indexed offsets are not found in :{a}")
             out += [f"Indexed offset: {i}, found log offset: {o}" for i, o in self.not_found]
         if self.invalid:
             out.append(f"Index entries that point at no readable batch in :{a}")
@@ -213,9 +215,10 @@ def dump_index_lines(path: str, *, verify_only: bool = False, sanity_check: bool
 
 
 def dump_timeindex_lines(path: str, *, verify_only: bool = False, sanity_check: bool = False,
-                         base_offset: int | None = None) -> tuple[list[str], list[str]]:
+                         base_offset: int | None = None, kafka: str = "4.3") -> tuple[list[str], list[str]]:
     """kafka-dump-log's lines for a .timeindex file: (stdout lines, stderr lines)."""
-    d = IndexDump(path, True, verify_only=verify_only, sanity_check=sanity_check, base_offset=base_offset)
+    d = IndexDump(path, True, verify_only=verify_only, sanity_check=sanity_check, base_offset=base_offset,
+                  kafka=kafka)
     return list(d), d.stderr_lines()
 
 

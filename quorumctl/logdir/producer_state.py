@@ -62,18 +62,18 @@ class ProducerEntry:
             return _int32(0x7FFFFFFF - (dec - seq) + 1)
         return _int32(seq - dec)
 
-    def kafka_line(self) -> str:
-        """kafka-dump-log's line (DumpLogSegments.dumpProducerIdSnapshot): note the
-        trailing space when there is no batch metadata."""
+    def kafka_line(self, kafka: str = "4.3") -> str:
+        """kafka-dump-log's line (DumpLogSegments.dumpProducerIdSnapshot); 4.1's
+        ends with a space when there is no batch metadata."""
         txn = (f"OptionalLong[{self.current_txn_first_offset}]" if self.current_txn_first_offset >= 0
                else "OptionalLong.empty")
         line = (f"producerId: {self.producer_id} producerEpoch: {self.producer_epoch} "
                 f"coordinatorEpoch: {self.coordinator_epoch} currentTxnFirstOffset: {txn} "
-                f"lastTimestamp: {self.timestamp} ")
+                f"lastTimestamp: {self.timestamp}")
         if self.has_batch:
-            line += (f"firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
+            line += (f" firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
                      f"lastOffset: {self.last_offset} offsetDelta: {self.offset_delta} timestamp: {self.timestamp}")
-        return line
+        return line if self.has_batch or kafka != "4.1" else line + " "
 
     def to_json(self) -> dict:
         return {"producerId": self.producer_id, "producerEpoch": self.producer_epoch,
@@ -147,10 +147,10 @@ def read_producer_snapshot(path: str) -> list[ProducerEntry]:
     return list(iter_producer_snapshot(path))
 
 
-def producer_snapshot_lines(path: str) -> Iterator[str]:
+def producer_snapshot_lines(path: str, kafka: str = "4.3") -> Iterator[str]:
     """kafka-dump-log's stdout lines for a producer snapshot (none for an empty one)."""
     for e in iter_producer_snapshot(path):
-        yield e.kafka_line()
+        yield e.kafka_line(kafka)
 
 
 def snapshot_bytes(entries: list[ProducerEntry] | list[tuple], version: int = SNAPSHOT_VERSION) -> bytes:

@@ -32,6 +32,7 @@ class Options:
     offset_start: int | None = None
     offset_end: int | None = None   # inclusive
     record_types: frozenset | None = None  # names as typed by the user, upper-cased
+    kafka: str = "4.3"              # whose kafka-dump-log text to print where 4.1 and 4.3 differ
 
     @property
     def records_needed(self) -> bool:
@@ -167,6 +168,7 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
     print_contents = opts.print_data or opts.metadata_decoder
     app = out.append
     decode = opts.metadata_decoder
+    kafka43 = opts.kafka != "4.1"
     for r in records:
         if opts.skip_record_metadata:
             line = ""
@@ -185,8 +187,11 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
             # Kafka's StringDecoder: new String(bytes, UTF_8), with Java's replacement of malformed input
             if r.key is not None:
                 line += f"{prefix}key: {java_utf8(r.key)}"
+                prefix = " "
             if r.value is not None:
-                line += " payload: " + (metadata_payload(r.value) if decode else java_utf8(r.value))
+                # 4.3 starts a payload without key or metadata with "| "; 4.1 always with " "
+                line += (prefix if kafka43 else " ") + "payload: " + (
+                    metadata_payload(r.value) if decode else java_utf8(r.value))
         app(line)
 
 

@@ -29,8 +29,8 @@ _quorumctl_spec() {
             vopts='-o --output --write-examples' ;;
         'dump-log')
             subs=''
-            opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --record-type --verify-index-only --index-sanity-check --max-message-size -o --output -h --help'
-            vopts='--files --max-bytes --offset-start --offset-end --record-type --max-message-size -o --output' ;;
+            opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --record-type --verify-index-only --index-sanity-check --max-message-size --kafka-version -o --output -h --help'
+            vopts='--files --max-bytes --offset-start --offset-end --record-type --max-message-size --kafka-version -o --output' ;;
         'verify')
             subs=''
             opts='-o --output --notes --deep -h --help'
@@ -132,6 +132,8 @@ _quorumctl_values() {
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;
+        'dump-log|--kafka-version')
+            words='4.3 4.1' ;;
         *) return 1 ;;
     esac
     if [[ -n $files ]]; then

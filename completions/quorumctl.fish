@@ -25,7 +25,7 @@ function __quorumctl_vopts
         case 'demo'
             printf '%s\n' -- -o --output --write-examples
         case 'dump-log'
-            printf '%s\n' -- --files --max-bytes --offset-start --offset-end --record-type --max-message-size -o --output
+            printf '%s\n' -- --files --max-bytes --offset-start --offset-end --record-type --max-message-size --kafka-version -o --output
         case 'verify'
             printf '%s\n' -- -o --output
         case 'state'
@@ -152,6 +152,7 @@ complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l record-type -x -a 
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l verify-index-only -d 'Indexes: print only the mismatches with the log.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l index-sanity-check -d 'Indexes: run Kafka'\''s sanity check.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l max-message-size -x -d 'Size limit when verifying an index entry.'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where kafka-dump-log 4.1 and 4.3 print differently, print as this release does (docs/dump-log.md).'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''verify'\''' -a '(__quorumctl_log_files)'

@@ -29,10 +29,12 @@ def voter_ids(status: str) -> list[int]:
 
 
 def test_storage_was_formatted_by_quorumctl(cluster):
-    for i in (1, 2, 3):
-        assert cluster.formatted[f"c{i}"] == (f"Formatting dynamic metadata voter directory {cluster.d / 'data' / f'c{i}'}"
-                                              " with metadata.version 4.1-IV1.\n")
-    assert cluster.formatted["b4"] == f"Formatting metadata directory {cluster.d / 'data' / 'b4'} with metadata.version 4.1-IV1.\n"
+    for n, kind in (("c1", "dynamic metadata voter"), ("c2", "dynamic metadata voter"),
+                    ("c3", "dynamic metadata voter"), ("b4", "metadata")):
+        head, line = cluster.formatted[n].splitlines()
+        assert head.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
+                               "name='metadata.version', featureLevel=27) at version 0), ")
+        assert line == f"Formatting {kind} directory {cluster.d / 'data' / n} with metadata.version 4.1-IV1."
 
 
 def test_status_and_replication_equal_kafka_41(cli, cluster, tmp_path):

@@ -24,8 +24,10 @@ cluster = cluster_fixture("kafka41-static", dynamic=False)
 
 def test_storage_was_formatted_by_quorumctl(cli, cluster):
     for n in ("c1", "c2", "c3", "b4"):
-        assert cluster.formatted[n] == (f"Formatting metadata directory {cluster.d / 'data' / n} "
-                                        "with metadata.version 4.1-IV1.\n")
+        head, line = cluster.formatted[n].splitlines()
+        assert head.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
+                               "name='metadata.version', featureLevel=27) at version 0), ")
+        assert line == f"Formatting metadata directory {cluster.d / 'data' / n} with metadata.version 4.1-IV1."
     code, out, err = cli("bootstrap", "info", "--log-dir", str(cluster.d / "data" / "c1"))
     assert code == 0 and f"cluster.id={cluster.cluster_id}" in out
 

@@ -29,27 +29,29 @@ class FormatError(InputError):
 
 # -- metadata.version -------------------------------------------------------------
 
-# (version string, feature level); Kafka 3.3-IV3 .. 4.2-IV1, checked against MetadataVersion.java
-# of the Kafka 4.1.0 release (upstream commit 13f70256; levels 1-25 also at tags 3.3.1 .. 3.9.0-rc3).
-# 4.1's LATEST_PRODUCTION is 4.1-IV1 (27); 4.2-IV0/IV1 (28, 29) exist in 4.1 as unstable
-# versions: formatted only with unstable.feature.versions.enable=true, as kafka-storage does.
+# (version string, feature level); Kafka 3.3-IV3 .. 4.4-IV0, checked against MetadataVersion.java
+# of the Kafka 4.3.0 release (upstream commit a9ce3221; levels 7-29 also at 4.1.0, 13f70256, and
+# levels 1-25 at tags 3.3.1 .. 3.9.0-rc3). 4.3's LATEST_PRODUCTION is 4.3-IV0 (30): 4.2-IV0/IV1
+# (28, 29), unstable in 4.1, are production in 4.3. 4.4-IV0 (31) exists in 4.3 as an unstable
+# version: known only with unstable.feature.versions.enable=true, as kafka-storage 4.3 does.
 METADATA_VERSIONS = [
     ("3.3-IV3", 7), ("3.4-IV0", 8), ("3.5-IV0", 9), ("3.5-IV1", 10), ("3.5-IV2", 11),
     ("3.6-IV0", 12), ("3.6-IV1", 13), ("3.6-IV2", 14), ("3.7-IV0", 15), ("3.7-IV1", 16),
     ("3.7-IV2", 17), ("3.7-IV3", 18), ("3.7-IV4", 19), ("3.8-IV0", 20), ("3.9-IV0", 21),
     ("4.0-IV0", 22), ("4.0-IV1", 23), ("4.0-IV2", 24), ("4.0-IV3", 25), ("4.1-IV0", 26), ("4.1-IV1", 27),
-    ("4.2-IV0", 28), ("4.2-IV1", 29),
+    ("4.2-IV0", 28), ("4.2-IV1", 29), ("4.3-IV0", 30), ("4.4-IV0", 31),
 ]
-# versions Kafka knows but quorumctl does not format (below Kafka 4's minimum 3.3-IV3)
+# versions Kafka 3 knew but Kafka 4 does not (below its minimum 3.3-IV3): names for old files only
 _OLDER = {"3.0-IV1": 1, "3.1-IV0": 2, "3.2-IV0": 3, "3.3-IV0": 4, "3.3-IV1": 5, "3.3-IV2": 6}
 LEVEL_OF = dict(METADATA_VERSIONS)
 NAME_OF = {lvl: name for name, lvl in METADATA_VERSIONS}
 MIN_LEVEL = 7
-MAX_LEVEL = 29
-LATEST_PRODUCTION = 27           # 4.1-IV1: what kafka-storage 4.1 formats with by default
-DEFAULT_RELEASE = "4.1-IV1"
+MAX_LEVEL = 31                   # MetadataVersion.latestTesting() of Kafka 4.3
+LATEST_PRODUCTION = 30           # 4.3-IV0: what kafka-storage 4.3 formats with by default
+DEFAULT_RELEASE = "4.3-IV0"
+KAFKA41_LATEST_PRODUCTION = 27   # 4.1-IV1: kafka-storage 4.1's default (`-r 4.1-IV1` writes its files)
 SCRAM_MIN_LEVEL = 11             # MetadataVersion.isScramSupported: 3.5-IV2
-KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1 depends on metadata.version 3.9-IV0
+KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1's bootstrap metadata.version (Kafka 4.1 also made it a dependency)
 METADATA_VERSION = "metadata.version"
 
 
@@ -60,7 +62,7 @@ def version_name(level: int) -> str:
 
 def release_by_name() -> dict[str, str]:
     """"3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
-    an unreleased one such as "4.2" is known only by its full name, "4.2-IV0")."""
+    an unstable one such as "4.4" is known only by its full name, "4.4-IV0")."""
     out = {}
     for name, lvl in METADATA_VERSIONS:
         if lvl <= LATEST_PRODUCTION:
@@ -68,20 +70,31 @@ def release_by_name() -> dict[str, str]:
     return out
 
 
-def parse_release_version(text: str) -> tuple[str, int]:
-    """MetadataVersion.fromVersionString: "3.7-IV4", "3.7" or "3.7.1" (first two
-    segments) -> (version string, feature level)."""
-    t = text.strip()
-    segs = t.split(".")
-    key = t if len(segs) <= 2 else ".".join(segs[:2])
+def supported_versions_text(unstable: bool) -> str:
+    """MetadataVersion.metadataVersionsToString(MINIMUM, latest production or testing)."""
+    top = MAX_LEVEL if unstable else LATEST_PRODUCTION
+    return ", ".join(name for name, lvl in METADATA_VERSIONS if lvl <= top)
+
+
+def parse_release_version(text: str, unstable: bool = False) -> tuple[str, int]:
+    """MetadataVersion.fromVersionString (Kafka 4.3): "3.7-IV4", "3.7" or "3.7.1" (first
+    two segments) -> (version string, feature level); an unstable version only with
+    `unstable` (unstable.feature.versions.enable), else Kafka's refusal."""
+    segs = text.split(".")
+    key = text if len(segs) <= 2 else ".".join(segs[:2])
     name = key if key in LEVEL_OF else release_by_name().get(key)
-    if name is None:
-        if key in _OLDER or key in ("3.0", "3.1", "3.2"):
-            raise FormatError(f"--release-version {text}: quorumctl formats metadata.version 3.3-IV3 "
-                             f"({MIN_LEVEL}) and later, as Kafka 4 does")
-        raise FormatError(f"--release-version {text}: unknown metadata.version; known: "
-                         f"{METADATA_VERSIONS[0][0]} .. {METADATA_VERSIONS[-1][0]} (or a release such as 3.9, 4.1)")
+    if name is None or (LEVEL_OF[name] > LATEST_PRODUCTION and not unstable):
+        raise FormatError(f"Unknown metadata.version '{text}'. Supported metadata.version are: "
+                          f"{supported_versions_text(unstable)}")
     return name, LEVEL_OF[name]
+
+
+def from_feature_level(level: int) -> str:
+    """MetadataVersion.fromFeatureLevel: the version's name, or Kafka's refusal."""
+    if level not in NAME_OF:
+        raise FormatError(f"No MetadataVersion with feature level {level}. Valid feature levels are from "
+                          f"{MIN_LEVEL} to {MAX_LEVEL}.")
+    return NAME_OF[level]
 
 
 # -- other features ---------------------------------------------------------------
@@ -94,7 +107,8 @@ class Feature:
 
 
 FEATURES = {
-    "kraft.version": Feature("kraft.version", {0: (1, {}), 1: (21, {METADATA_VERSION: 21})}),
+    # Kafka 4.1's kraft.version 1 depended on metadata.version 21; 4.3 dropped the dependency
+    "kraft.version": Feature("kraft.version", {0: (1, {}), 1: (21, {})}),
     "transaction.version": Feature("transaction.version", {0: (1, {}), 1: (24, {}), 2: (24, {})}),
     "group.version": Feature("group.version", {0: (1, {}), 1: (22, {})}),
     "eligible.leader.replicas.version": Feature("eligible.leader.replicas.version",
@@ -102,9 +116,10 @@ FEATURES = {
     "share.version": Feature("share.version", {0: (1, {}), 1: (28, {})}),
     "streams.version": Feature("streams.version", {0: (1, {}), 1: (29, {})}),
 }
-# Each feature's LATEST_PRODUCTION in Kafka 4.1: a higher level needs unstable.feature.versions.enable
+# Each feature's LATEST_PRODUCTION in Kafka 4.3 (4.1: streams.version 0): a higher level needs
+# unstable.feature.versions.enable
 LATEST_PRODUCTION_LEVEL = {"kraft.version": 1, "transaction.version": 2, "group.version": 1,
-                           "eligible.leader.replicas.version": 1, "share.version": 1, "streams.version": 0}
+                           "eligible.leader.replicas.version": 1, "share.version": 1, "streams.version": 1}
 
 
 def default_level(feature: Feature, mv_level: int) -> int:
@@ -119,17 +134,14 @@ def default_level(feature: Feature, mv_level: int) -> int:
     return best
 
 
-# -- version-mapping / feature-dependencies (kafka-storage 4.1) -----------------------
+# -- version-mapping / feature-dependencies (kafka-storage 4.3) -----------------------
 
 def version_mapping(release: str | None) -> dict:
     """StorageTool.runVersionMappingCommand: the default level of every feature at a
-    metadata.version (the latest production one by default). `release` is echoed as given."""
+    metadata.version (the latest production one by default; unstable ones known too, as
+    Kafka 4.3 looks them up). `release` is echoed as given."""
     given = release if release is not None else DEFAULT_RELEASE
-    try:
-        _name, lvl = parse_release_version(given)
-    except FormatError:
-        raise FormatError(f"Unknown release version '{given}'. Supported versions are: "
-                         f"{NAME_OF[MIN_LEVEL]} to {NAME_OF[LATEST_PRODUCTION]}") from None
+    _name, lvl = parse_release_version(given, unstable=True)
     return {"release": given, METADATA_VERSION: lvl,
             "features": {name: default_level(f, lvl) for name, f in FEATURES.items()}}
 
@@ -140,12 +152,13 @@ def feature_dependencies(args: list[str]) -> list[dict]:
     out = []
     for a in args:
         name, eq, text = a.partition("=")
-        if not eq or "=" in text:
-            raise FormatError(f"--feature {a}: expected feature=level")
-        try:
-            lvl = int(text)
-        except ValueError:
-            raise FormatError(f"Invalid version format: {text} for feature {name}") from None
+        if not eq:
+            raise FormatError(f"Invalid feature format: {a}. Expected format: 'feature=version' "
+                              "(e.g. 'group.version=1')")
+        name, text = java_trim(name), java_trim(text)
+        lvl = java_short(text)
+        if lvl is None:
+            raise FormatError(f"Invalid version format: {text} for feature {name}")
         if name == METADATA_VERSION:
             if lvl not in NAME_OF:
                 raise FormatError(f"Unknown metadata.version {lvl}")
@@ -158,3 +171,23 @@ def feature_dependencies(args: list[str]) -> list[dict]:
             raise FormatError(f"Feature level {lvl} is not supported for feature {name}")
         out.append({"feature": name, "level": lvl, "requires": dict(feat.levels[lvl][1])})
     return out
+
+
+def java_trim(s: str) -> str:
+    """String.trim: strips code points up to U+0020 (not Unicode spaces)."""
+    i, j = 0, len(s)
+    while i < j and s[i] <= " ":
+        i += 1
+    while j > i and s[j - 1] <= " ":
+        j -= 1
+    return s[i:j]
+
+
+def java_short(text: str) -> int | None:
+    """Short.parseShort: an optional sign and decimal digits, in range; else None
+    (Python's int() would also take "1_0", spaces and other forms)."""
+    import re
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        return None
+    v = int(text)
+    return v if -32768 <= v <= 32767 else None

@@ -29,6 +29,7 @@ HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
 # the metadata.version a test cluster of each release is formatted with: the
 # release's own newest (quorumctl's default may be newer than an older release runs)
 RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0"}
+FEATURE_LEVEL = {"4.1": 27, "4.3": 30}   # their metadata.version levels
 
 
 def _java_problem() -> str | None:
@@ -63,12 +64,65 @@ def tool_env(tmp: Path) -> dict:
 
 def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None,
                home: Path = KAFKA_HOME) -> subprocess.CompletedProcess:
-    """Run bin/<tool>.sh with args; returns the completed process, its streams
-    decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
+    """Run bin/<tool>.sh of `home` (4.1 by default) with args; returns the completed
+    process, its streams decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
     p = subprocess.run([str(home / "bin" / f"{tool}.sh"), *args], capture_output=True,
                        timeout=timeout, env=tool_env(tmp), cwd=cwd)
     p.stdout, p.stderr = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     return p
+
+
+# Our own harness (not Kafka's code): runs kafka-storage's entry point, StorageTool.execute,
+# once per stdin line (arguments TAB-separated) in one JVM, so a table of cases costs one
+# JVM start instead of one each. Per run: "@@rc N", what the tool printed, "@@err", the
+# message kafka-storage's main would print on stderr (TerseFailure, FormatterException), "@@end".
+STORAGE_RUNS_JAVA = """\
+import java.io.*;
+import java.nio.charset.StandardCharsets;
+
+public class StorageRuns {
+    public static void main(String[] a) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+        String line;
+        while ((line = in.readLine()) != null) {
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            PrintStream ps = new PrintStream(buf, true, StandardCharsets.UTF_8);
+            int rc;
+            String err = "";
+            try {
+                rc = kafka.tools.StorageTool.execute(line.split("\\t", -1), ps);
+            } catch (Throwable t) {
+                rc = 1;
+                err = t.getClass().getSimpleName() + ": " + t.getMessage();
+            }
+            out.print("@@rc " + rc + "\\n" + buf.toString(StandardCharsets.UTF_8) + "@@err\\n" + err + "\\n@@end\\n");
+        }
+    }
+}
+"""
+
+
+def storage_runs(runs: list[list[str]], tmp: Path, home: Path = KAFKA_HOME,
+                 timeout: float = 300) -> list[tuple[int, str, str]]:
+    """Run kafka-storage of `home` once per argument list, all in one JVM; returns
+    (exit code, stdout, error) per run, the error as "ExceptionClass: message"."""
+    src = tmp / "StorageRuns.java"
+    src.write_text(STORAGE_RUNS_JAVA)
+    java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
+    p = subprocess.run([java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                        f"-Dlog4j2.configurationFile={home / 'config' / 'tools-log4j2.yaml'}",
+                        "-cp", f"{home / 'libs'}/*", str(src)],
+                       input="".join("\t".join(r) + "\n" for r in runs), capture_output=True, text=True,
+                       timeout=timeout, env=tool_env(tmp), cwd=tmp)
+    assert p.returncode == 0, p.stderr[-3000:]
+    out = []
+    for chunk in p.stdout.split("@@end\n")[:-1]:
+        head, rest = chunk.split("\n", 1)
+        printed, err = rest.split("@@err\n", 1)
+        out.append((int(head.removeprefix("@@rc ")), printed, err.removesuffix("\n")))
+    assert len(out) == len(runs), p.stdout[-3000:]
+    return out
 
 
 def free_base_port(lo: int = 29500, hi: int = 29790, span: int = 5) -> int:

@@ -70,12 +70,13 @@ def test_bootstrap_checkpoint_matches_kafka(cli, verify_clean, tmp_path, release
 @needs_shared
 def test_format_text_matches_kafka_39(cli, tmp_path):
     """kafka-storage 3.9: `format -t ... -c c1.properties --standalone` prints one line
-    (3.9's default release is given: ours is 4.1's)."""
+    (3.9's default release is given: ours is 4.3's)."""
     cfg = controller_cfg(tmp_path)
     code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--standalone", "-r", "3.9", "--apply")
     want = next(b for b in blocks("storage-3.9.0.txt") if b.command.endswith("-c c1.properties --standalone"))
     assert code == 0 and want.exit == 0
-    assert out.splitlines() == [ln.replace("/var/lib/kafka39/data/c1", str(tmp_path / "c1")) for ln in want.lines]
+    # 3.9 did not print the bootstrap metadata (4.3 does)
+    assert body(out).splitlines() == [ln.replace("/var/lib/kafka39/data/c1", str(tmp_path / "c1")) for ln in want.lines]
 
 
 @needs_shared
@@ -149,7 +150,8 @@ def test_initial_controllers(cli, tmp_path):
               "3@localhost:19193:eAmx4J3YZ63RPobrVgXBAw")
     cfg = controller_cfg(tmp_path)
     code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--initial-controllers", voters, "--apply")
-    assert code == 0 and out == f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
+    assert code == 0 and body(out) == (f"Formatting dynamic metadata voter directory {tmp_path / 'c1'} "
+                                       "with metadata.version 4.3-IV0.\n")
     assert state_files.read_meta_properties(str(tmp_path / "c1" / "meta.properties"))["directory.id"] == "DfqkWOlJTZ-abG8pUGocIA"
     (_, recs), *_ = decode(tmp_path / "c1" / SNAP)
     assert recs[1] == ("KRAFT_VERSION", {"version": 0, "kRaftVersion": 1})
@@ -158,7 +160,7 @@ def test_initial_controllers(cli, tmp_path):
     # a node that is not among the initial voters: a dynamic metadata directory, a random id
     cfg5 = controller_cfg(tmp_path, "c5", node=5)
     code, out, err = fmt(cli, "-c", cfg5, "-t", CID, "--initial-controllers", voters, "--apply")
-    assert code == 0 and out.startswith("Formatting dynamic metadata directory ")
+    assert code == 0 and body(out).startswith("Formatting dynamic metadata directory ")
     assert state_files.read_meta_properties(str(tmp_path / "c5" / "meta.properties"))["directory.id"] not in voters
     assert os.path.exists(tmp_path / "c5" / SNAP)
 
@@ -187,10 +189,10 @@ def test_data_and_metadata_dirs(cli, tmp_path):
     code, out, err = fmt(cli, "--node-id", 4, "--log-dir", d1, "--log-dir", d2, "--metadata-log-dir", meta, "-t", CID,
                          "--apply")
     assert code == 0, err
-    lines = out.splitlines()
-    assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 4.1-IV1.",
-                                    f"Formatting data directory {d2} with metadata.version 4.1-IV1.",
-                                    f"Formatting metadata directory {meta} with metadata.version 4.1-IV1."])
+    lines = body(out).splitlines()
+    assert sorted(lines) == sorted([f"Formatting data directory {d1} with metadata.version 4.3-IV0.",
+                                    f"Formatting data directory {d2} with metadata.version 4.3-IV0.",
+                                    f"Formatting metadata directory {meta} with metadata.version 4.3-IV0."])
     assert [ln.split()[-4] for ln in lines] == initial_voters.java_string_hashmap_order(sorted(map(str, (d1, d2, meta))))
     dirids = {state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"] for d in (d1, d2, meta)}
     assert len(dirids) == 3 and not any(ids.is_reserved_directory_id(x) for x in dirids)
@@ -200,6 +202,14 @@ def test_data_and_metadata_dirs(cli, tmp_path):
 
 
 # -- features, releases and the errors ------------------------------------------------
+
+def body(out: str) -> str:
+    """What format printed after the bootstrap metadata line (Kafka 4.3 prints it first)."""
+    head, _, rest = out.partition("\n")
+    assert head.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
+                           "name='metadata.version', featureLevel="), out
+    return rest
+
 
 def records_of(d):
     return [data for t, data in decode(d / "bootstrap.checkpoint")[1][1]]
@@ -231,26 +241,29 @@ def test_feature_is_honoured(cli, tmp_path):
     (["-r", "4.0-IV0", "-f", "eligible.leader.replicas.version=1"],
      "eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23"),
     (["-f", "group.version=2"], "No feature:group.version with feature level 2"),
-    (["-f", "kraft.version=1"], "Cannot set kraft.version to 1 unless one of the flags --standalone, "
-                                "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
-                                "support, try using one of --standalone, --initial-controllers, or "
-                                "--no-initial-controllers."),
-    (["-f", "kraft.version=1", "-r", "3.8-IV0", "-I", "1@h:1:DfqkWOlJTZ-abG8pUGocIA"],
-     "kraft.version could not be set to 1 because it depends on metadata.version level 21"),
+    (["-f", "kraft.version=1"], "Cannot set kraft.version to 1 unless controller.quorum.voters is empty and one of "
+                                "the flags --standalone, --initial-controllers, or --no-initial-controllers is used. "
+                                "For dynamic controllers support, try using one of --standalone, "
+                                "--initial-controllers, or --no-initial-controllers and removing "
+                                "controller.quorum.voters."),
     (["-f", "kraft.version=0", "-I", "1@h:1:DfqkWOlJTZ-abG8pUGocIA"],
-     "Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, or "
-     "--no-initial-controllers is used. For dynamic controllers support, try removing the --feature flag for "
-     "kraft.version."),
-    # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1)
-    (["-f", "kraft.version=0", "-N"], "Cannot set kraft.version to 0 if one of the flags"),
-    # levels Kafka 4.1 knows but has not released (LATEST_PRODUCTION)
-    (["-r", "4.2-IV1"], "metadata.version 4.2-IV1 is not yet stable."),
-    (["-r", "4.2"], "unknown metadata.version"),   # unreleased: known only as 4.2-IV0/IV1, as in Kafka 4.1
-    (["-f", "metadata.version=28"], "metadata.version 4.2-IV0 is not yet stable."),
-    (["-f", "streams.version=1"], "No feature:streams.version with feature level 1"),
-    (["-r", "2.8"], "unknown metadata.version"),
-    (["-r", "3.3-IV0"], "quorumctl formats metadata.version 3.3-IV3 (7) and later"),
-    (["-r", "4.3"], "unknown metadata.version"),
+     "Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the flags --standalone, "
+     "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers support, try removing "
+     "the --feature flag for kraft.version."),
+    # without a config, the flags make the quorum dynamic (Kafka 4.3 reads the config's voters)
+    (["-f", "kraft.version=0", "-N"], "Cannot set kraft.version to 0 if controller.quorum.voters is empty"),
+    # 4.4-IV0 is Kafka 4.3's unstable version
+    (["-r", "4.4-IV0"], "Unknown metadata.version '4.4-IV0'. Supported metadata.version are: 3.3-IV3, 3.4-IV0, "),
+    (["-r", "4.4"], "Unknown metadata.version '4.4'. Supported metadata.version are: 3.3-IV3, "),
+    (["-f", "metadata.version=31"], "metadata.version 4.4-IV0 is not yet stable."),
+    (["-f", "metadata.version=32"], "No MetadataVersion with feature level 32. Valid feature levels are from 7 to 31."),
+    (["-f", "metadata.version=6"], "No MetadataVersion with feature level 6. Valid feature levels are from 7 to 31."),
+    (["-f", "streams.version=2"], "No feature:streams.version with feature level 2"),
+    (["-r", "2.8"], "Unknown metadata.version '2.8'. Supported metadata.version are: 3.3-IV3, "),
+    (["-r", "3.3-IV0"], "Unknown metadata.version '3.3-IV0'. Supported metadata.version are: 3.3-IV3, "),
+    (["-r", "4.5"], "Supported metadata.version are: 3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, "
+                    "3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, 3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, "
+                    "4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, 4.2-IV1, 4.3-IV0\n"),
     (["-r", "3.4", "-S", "SCRAM-SHA-256=[name=a,password=b]"], "SCRAM is only supported in metadata.version 3.5-IV2"),
     (["-S", "SCRAM-SHA-1=[name=a,password=b]"], "The add-scram mechanism SCRAM-SHA-1 is not supported."),
     (["-S", "SCRAM-SHA-256=[name=a]"], "You must supply one of 'password' or 'saltedpassword' to add-scram"),
@@ -273,6 +286,11 @@ def test_release_strings():
     assert versions.parse_release_version("4.0") == ("4.0-IV3", 25)
     assert versions.parse_release_version("4.1-IV0") == ("4.1-IV0", 26)
     assert versions.parse_release_version("4.2-IV1") == ("4.2-IV1", 29)
+    assert versions.parse_release_version("4.2") == ("4.2-IV1", 29)       # production in 4.3
+    assert versions.parse_release_version("4.3.0") == ("4.3-IV0", 30)
+    assert versions.parse_release_version("4.4-IV0", unstable=True) == ("4.4-IV0", 31)
+    with pytest.raises(versions.FormatError, match=r"^Unknown metadata\.version '4\.4'"):
+        versions.parse_release_version("4.4", unstable=True)    # an unstable release is known by its full name only
     off = {"share.version": 0, "streams.version": 0}
     assert [storage_format.effective_features(r, {}, False)[2] for r in ("3.9", "4.0-IV1", "4.0-IV2", "4.1-IV0")] == [
         {"metadata.version": 21, "eligible.leader.replicas.version": 0, "group.version": 0, "kraft.version": 0,
@@ -283,11 +301,15 @@ def test_release_strings():
          "transaction.version": 2, **off},
         {"metadata.version": 26, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 0,
          "transaction.version": 2, **off}]
-    # the default is 4.1's LATEST_PRODUCTION; the 4.2 levels only with unstable.feature.versions.enable
-    assert storage_format.effective_features(None, {}, False)[:2] == ("4.1-IV1", 27)
-    assert storage_format.effective_features(None, {}, True, unstable=True)[2] == {
-        "metadata.version": 29, "eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
-        "transaction.version": 2, "share.version": 1, "streams.version": 1}
+    # the default is 4.3's LATEST_PRODUCTION (4.3-IV0); 4.4-IV0 only with unstable.feature.versions.enable
+    assert storage_format.effective_features(None, {}, False)[:2] == ("4.3-IV0", 30)
+    latest = {"eligible.leader.replicas.version": 1, "group.version": 1, "kraft.version": 1,
+              "transaction.version": 2, "share.version": 1, "streams.version": 1}
+    assert storage_format.effective_features(None, {}, True)[2] == {"metadata.version": 30, **latest}
+    assert storage_format.effective_features(None, {}, True, unstable=True)[2] == {"metadata.version": 31, **latest}
+    assert storage_format.effective_features("4.2-IV0", {}, False)[2]["streams.version"] == 0
+    # Kafka 4.3 dropped kraft.version 1's dependency on metadata.version 21
+    assert storage_format.effective_features("3.8", {}, True)[2]["kraft.version"] == 1
 
 
 def test_cluster_id_validation(cli, tmp_path):
@@ -309,7 +331,7 @@ def test_config_rules(cli, tmp_path):
     assert code == 2 and "Because controller.quorum.voters is not set on this controller, you must specify one of " \
                           "the following: --standalone, --initial-controllers, or --no-initial-controllers." in err
     code, out, err = fmt(cli, "-c", cfg, "-t", CID, "--no-initial-controllers", "--apply")
-    assert code == 0 and out == f"Formatting metadata directory {tmp_path / 'c1'} with metadata.version 4.1-IV1.\n"
+    assert code == 0 and body(out) == f"Formatting metadata directory {tmp_path / 'c1'} with metadata.version 4.3-IV0.\n"
     assert not os.path.exists(tmp_path / "c1" / SNAP)
     broker = tmp_path / "b4.properties"
     broker.write_text(f"process.roles=broker\nnode.id=4\nlog.dirs={tmp_path / 'b4'}\ncontroller.listener.names=CONTROLLER\n")
@@ -319,14 +341,30 @@ def test_config_rules(cli, tmp_path):
     legacy.write_text(f"broker.id=1\nlog.dirs={tmp_path / 'zk'}\n")
     code, out, err = fmt(cli, "-c", legacy, "-t", CID, "--apply")
     assert code == 2 and "appears to be for a legacy cluster" in err
-    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 ignores it
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.3 ignores it
     ibp = controller_cfg(tmp_path, "c7", node=7, extra="inter.broker.protocol.version=3.6\n")
     code, out, err = fmt(cli, "-c", ibp, "-t", CID, "-N", "--apply")
-    assert code == 0 and "with metadata.version 4.1-IV1." in out
-    # unstable.feature.versions.enable opens the 4.2 levels, as in Kafka 4.1
+    assert code == 0 and "with metadata.version 4.3-IV0." in out
+    # unstable.feature.versions.enable opens 4.4-IV0 (and makes it the default), as in Kafka 4.3
     unstable = controller_cfg(tmp_path, "c8", node=8, extra="unstable.feature.versions.enable=true\n")
-    code, out, err = fmt(cli, "-c", unstable, "-t", CID, "-N", "-r", "4.2-IV0", "--apply")
-    assert code == 0 and "with metadata.version 4.2-IV0." in out
+    code, out, err = fmt(cli, "-c", unstable, "-t", CID, "-N", "-r", "4.4-IV0", "--apply")
+    assert code == 0 and "with metadata.version 4.4-IV0." in out
+    unstable = controller_cfg(tmp_path, "c9", node=9, extra="unstable.feature.versions.enable=true\n")
+    code, out, err = fmt(cli, "-c", unstable, "-t", CID, "-N", "--apply")
+    assert code == 0 and body(out) == f"Formatting metadata directory {tmp_path / 'c9'} with metadata.version 4.4-IV0.\n"
+    # a config with static voters: no dynamic quorum, whatever the flags (Kafka 4.3)
+    static = controller_cfg(tmp_path, "c10", node=10, extra="controller.quorum.voters=10@localhost:19191\n")
+    code, out, err = fmt(cli, "-c", static, "-t", CID, "-I", "10@localhost:19191:DfqkWOlJTZ-abG8pUGocIA", "--apply")
+    assert code == 2 and err.startswith("quorumctl: error: You cannot specify controller.quorum.voters and format the "
+                                        "node with --initial-controllers or --standalone.")
+    code, out, err = fmt(cli, "-c", static, "-t", CID, "-N", "-f", "kraft.version=1", "--apply")
+    assert code == 2 and "Cannot set kraft.version to 1 unless controller.quorum.voters is empty" in err
+    # a broker of a dynamic quorum: kraft.version 1 without a flag (no voter snapshot for it)
+    broker = tmp_path / "b5.properties"
+    broker.write_text(f"process.roles=broker\nnode.id=5\nlog.dirs={tmp_path / 'b5'}\ncontroller.listener.names=CONTROLLER\n"
+                      "controller.quorum.bootstrap.servers=localhost:19191\n")
+    code, out, err = fmt(cli, "-c", broker, "-t", CID, "-f", "kraft.version=1", "-o", "json")
+    assert code == 0 and json.loads(out)["features"]["kraft.version"] == 1
 
 
 def test_never_overwrites(cli, tmp_path):
@@ -337,7 +375,7 @@ def test_never_overwrites(cli, tmp_path):
     assert code == 1 and err == (f"quorumctl: error: Log directory {d} is already formatted. Use --ignore-formatted "
                                  "to ignore this directory and format the others.\n")
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "-t", CID, "-g", "--apply")
-    assert code == 0 and out == "All of the log directories are already formatted.\n"
+    assert code == 0 and out == "All of the log directories are already formatted.\n"   # no bootstrap metadata line
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", ids.random_uuid(), "-g",
                          "--apply")
     assert code == 1 and f"Invalid cluster.id in: {d}/meta.properties. Expected" in err
@@ -346,21 +384,30 @@ def test_never_overwrites(cli, tmp_path):
     assert tree(d) == before and not os.path.exists(tmp_path / "e")
     # -g formats the others
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", d, "--log-dir", tmp_path / "e", "-t", CID, "-g", "--apply")
-    assert code == 0 and out == f"Formatting data directory {tmp_path / 'e'} with metadata.version 4.1-IV1.\n"
+    assert code == 0 and body(out) == f"Formatting data directory {tmp_path / 'e'} with metadata.version 4.3-IV0.\n"
     assert tree(d) == before
 
 
 def test_dry_run_writes_nothing(cli, tmp_path):
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID)
-    assert code == 0 and out == (f"Would format metadata directory {tmp_path / 'd'} with metadata.version 4.1-IV1.\n"
-                                 "Dry run: nothing was written. Run again with --apply to format.\n")
+    assert code == 0 and out == (
+        "Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord(name='metadata.version', "
+        "featureLevel=30) at version 0), ApiMessageAndVersion(FeatureLevelRecord(name='eligible.leader.replicas.version', "
+        "featureLevel=1) at version 0), ApiMessageAndVersion(FeatureLevelRecord(name='group.version', featureLevel=1) at "
+        "version 0), ApiMessageAndVersion(FeatureLevelRecord(name='share.version', featureLevel=1) at version 0), "
+        "ApiMessageAndVersion(FeatureLevelRecord(name='streams.version', featureLevel=1) at version 0), "
+        "ApiMessageAndVersion(FeatureLevelRecord(name='transaction.version', featureLevel=2) at version 0)], "
+        "metadataVersionLevel=30, source=format command)\n"
+        f"Would format metadata directory {tmp_path / 'd'} with metadata.version 4.3-IV0.\n"
+        "Dry run: nothing was written. Run again with --apply to format.\n")
     assert not os.path.exists(tmp_path / "d")
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", CID, "-o", "json")
     doc = json.loads(out)
-    assert doc["applied"] is False and doc["metadata_version"] == 27
+    assert doc["applied"] is False and doc["metadata_version"] == 30
     assert doc["bootstrap_records"] == [{"type": "FEATURE_LEVEL_RECORD", "version": 0, "data": d} for d in (
-        {"name": "metadata.version", "featureLevel": 27}, {"name": "eligible.leader.replicas.version", "featureLevel": 1},
-        {"name": "group.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2})]
+        {"name": "metadata.version", "featureLevel": 30}, {"name": "eligible.leader.replicas.version", "featureLevel": 1},
+        {"name": "group.version", "featureLevel": 1}, {"name": "share.version", "featureLevel": 1},
+        {"name": "streams.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2})]
 
 
 def test_refuses_an_unformatted_dir_holding_a_log(cli, tmp_path):
@@ -475,7 +522,7 @@ def test_bootstrap_records_inside_the_zero_checkpoint_are_read(cli, verify_clean
     bootstrap records follow KRaftVersion/Voters in 00000000000000000000-0000000000.checkpoint.
     dump-log and verify read it like any snapshot."""
     from quorumctl.logdir.snapshots import encode_snapshot
-    name, mv, levels = storage_format.effective_features(None, {}, True)
+    name, mv, levels = storage_format.effective_features("4.1-IV1", {}, True)
     voters = initial_voters.voters_record(initial_voters.parse_dynamic_voters("1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA"), "CONTROLLER")
     d = tmp_path / "c1" / "__cluster_metadata-0"
     d.mkdir(parents=True)
@@ -502,5 +549,5 @@ def test_format_raises_its_own_error_reported_as_bad_input():
     with pytest.raises(FormatError, match=r"^--feature x: expected name=level$") as e:
         parse_feature_args(["x"])
     assert isinstance(e.value, InputError) and e.value.exit_code == ExitStatus.USAGE
-    with pytest.raises(FormatError, match=r"^--release-version 9\.9: unknown metadata\.version"):
+    with pytest.raises(FormatError, match=r"^Unknown metadata\.version '9\.9'\. Supported metadata\.version are: 3\.3-IV3, "):
         parse_release_version("9.9")

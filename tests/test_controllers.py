@@ -109,6 +109,22 @@ def test_add_and_remove_like_the_39_samples(cli, tmp_path):
                    "directoryId=Optional[eAmx4J3YZ63RPobrVgXBAw])].\n")
 
 
+@pytest.mark.parametrize("profile,version,body_extra", [("3.9", 0, {}), ("4.3", 1, {"ackWhenCommitted": True})])
+def test_add_raft_voter_v1_of_kafka_43(cli, tmp_path, profile, version, body_extra):
+    """Kafka 4.3 takes AddRaftVoter v1: quorumctl sends it with AckWhenCommitted true (answer
+    once the new voter set is committed: v0's behaviour); 3.9 and 4.1 get v0."""
+    c2 = controller_config(tmp_path, 2, D2, 19192)
+    with bootstrapped(profile=profile) as c:
+        code, out, err = cli("add-controller", "--bootstrap-controller", c.node_by_id(1).address, "--command-config", c2)
+        assert (code, out, err) == (0, "Added controller 2 with directory id 4BuDMaJKttH3vcqDCog2og and "
+                                       "endpoints: CONTROLLER://localhost:19192\n", "")
+        ((v, body),) = c.add_voter_requests
+    assert v == version
+    assert {k: body[k] for k in body if k != "timeoutMs"} == {
+        "clusterId": None, "voterId": 2, "voterDirectoryId": D2,
+        "listeners": [{"name": "CONTROLLER", "host": "localhost", "port": 19192}], **body_extra}
+
+
 def test_voter_changes_go_to_the_leader(cli, tmp_path):
     c2 = controller_config(tmp_path, 2, D2, 19192)
     with bootstrapped() as c:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from kafka41 import (RELEASE_VERSION, cluster_fixture, kafka_quorum, kafka_tool, mask_replication, mask_status, needs_kafka,
-                     ours, until)
+from kafka41 import (FEATURE_LEVEL, RELEASE_VERSION, cluster_fixture, kafka_quorum, kafka_tool, mask_replication,
+                     mask_status, needs_kafka, ours, until)
 
 pytestmark = needs_kafka
 
@@ -31,11 +31,13 @@ def voter_ids(status: str) -> list[int]:
 
 
 def test_storage_was_formatted_by_quorumctl(cluster):
-    mv = RELEASE_VERSION[cluster.version]
-    for i in (1, 2, 3):
-        assert cluster.formatted[f"c{i}"] == (f"Formatting dynamic metadata voter directory {cluster.d / 'data' / f'c{i}'}"
-                                              f" with metadata.version {mv}.\n")
-    assert cluster.formatted["b4"] == f"Formatting metadata directory {cluster.d / 'data' / 'b4'} with metadata.version {mv}.\n"
+    for n, kind in (("c1", "dynamic metadata voter"), ("c2", "dynamic metadata voter"),
+                    ("c3", "dynamic metadata voter"), ("b4", "metadata")):
+        head, line = cluster.formatted[n].splitlines()
+        assert head.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
+                               f"name='metadata.version', featureLevel={FEATURE_LEVEL[cluster.version]}) at version 0), ")
+        assert line == (f"Formatting {kind} directory {cluster.d / 'data' / n} "
+                        f"with metadata.version {RELEASE_VERSION[cluster.version]}.")
 
 
 def test_status_and_replication_equal_kafka(cli, cluster, tmp_path):

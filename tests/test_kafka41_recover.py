@@ -143,7 +143,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     for i in lost:
         conf = c.d / "conf" / f"c{i}.properties"
         code, out, err = cli("bootstrap", "format", "-c", conf, "-t", c.cluster_id, "--no-initial-controllers",
-                             "--apply")
+                             "--release-version", "4.1-IV1", "--apply")
         assert code == 0, err
         c.run("start-node", str(i), timeout=200)
 
@@ -266,7 +266,7 @@ def doctor_finds_real_misconfigurations(cli, c, root):
                    if x.startswith("directory.id="))
     shutil.rmtree(d / "data" / "c3")
     code, out, err = cli("bootstrap", "format", "-c", confs["c3"], "-t", c.cluster_id, "--no-initial-controllers",
-                         "--apply")
+                         "--release-version", "4.1-IV1", "--apply")
     assert code == 0, err
     (f,) = doctor(confs)
     new_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
@@ -280,7 +280,7 @@ def doctor_finds_real_misconfigurations(cli, c, root):
     d, confs = setup("wrong-cluster")
     shutil.rmtree(d / "data" / "c3")
     assert cli("bootstrap", "format", "-c", confs["c3"], "-t", "MkU3OEVBNTcwNTJENDM2Qg", "--no-initial-controllers",
-               "--apply")[0] == 0
+               "--release-version", "4.1-IV1", "--apply")[0] == 0
     codes = sorted(f["code"] for f in doctor(confs))
     assert codes == ["cluster-id-mismatch", "directory-id-not-in-voter-set"]
 
@@ -380,7 +380,8 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     other.mkdir()
     (other / "o.properties").write_text((c.d / "conf" / "c1.properties").read_text()
                                         .replace(str(c.d / "data" / "c1"), str(other / "data")))
-    assert cli("bootstrap", "format", "-c", other / "o.properties", "-t", "MkU3OEVBNTcwNTJENDM2Qg", "--apply")[0] == 0
+    assert cli("bootstrap", "format", "-c", other / "o.properties", "-t", "MkU3OEVBNTcwNTJENDM2Qg",
+               "--release-version", "4.1-IV1", "--apply")[0] == 0
     code, out, err = cli("doctor", other / "data", "--bootstrap-controller", c.controllers[0], "-o", "json")
     (f,) = json.loads(out)["findings"]
     assert (code, f["code"], f["severity"]) == (1, "live-cluster-id-differs", "error")
@@ -425,7 +426,7 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
                                      controller_quorum_bootstrap_servers=addr)
                          .replace("controller.quorum.voters=", "#controller.quorum.voters="))
         code, out, err = cli("bootstrap", "format", "-c", nconf, "-t", c.cluster_id, "--no-initial-controllers",
-                             "--apply")
+                             "--release-version", "4.1-IV1", "--apply")
         assert code == 0, err
         c.nodes.append(Node(c, f"c{i}", nconf))
 
@@ -460,7 +461,8 @@ def doctor_finds_real_static_misconfigurations(cli, c, root):
     dyn.write_text("\n".join(ln for ln in confs["c3"].read_text().splitlines()
                              if not ln.startswith("controller.quorum.voters="))
                    + f"\ncontroller.quorum.bootstrap.servers={c.controllers[2]}\n")
-    code, out, err = cli("bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone", "--apply")
+    code, out, err = cli("bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone",
+                         "--release-version", "4.1-IV1", "--apply")
     assert code == 0, err
     found = {f["code"]: f for f in run_doctor(cli, confs)}
     assert sorted(found) == ["kraft-version-differs", "static-config-on-dynamic-storage"]

@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from kafka41 import (RELEASE_VERSION, cluster_fixture, kafka_quorum, mask_replication, mask_status, needs_kafka, ours,
-                     table_rows)
+from kafka41 import (FEATURE_LEVEL, RELEASE_VERSION, cluster_fixture, kafka_quorum, mask_replication, mask_status,
+                     needs_kafka, ours, table_rows)
 
 pytestmark = needs_kafka
 
@@ -26,8 +26,11 @@ cluster = cluster_fixture("kafka-static", dynamic=False)
 
 def test_storage_was_formatted_by_quorumctl(cli, cluster):
     for n in ("c1", "c2", "c3", "b4"):
-        assert cluster.formatted[n] == (f"Formatting metadata directory {cluster.d / 'data' / n} "
-                                        f"with metadata.version {RELEASE_VERSION[cluster.version]}.\n")
+        head, line = cluster.formatted[n].splitlines()
+        assert head.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
+                               f"name='metadata.version', featureLevel={FEATURE_LEVEL[cluster.version]}) at version 0), ")
+        assert line == (f"Formatting metadata directory {cluster.d / 'data' / n} "
+                        f"with metadata.version {RELEASE_VERSION[cluster.version]}.")
     code, out, err = cli("bootstrap", "info", "--log-dir", str(cluster.d / "data" / "c1"))
     assert code == 0 and f"cluster.id={cluster.cluster_id}" in out
 

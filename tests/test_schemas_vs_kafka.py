@@ -4,8 +4,9 @@ and per field its type, versions, nullable and tagged versions, tag and default.
 
 Kafka's facts come from tests/kafka_schemas.json, a digest that
 tools/kafka_schema_digest.py writes from Kafka's source (3.2.0 and 3.9.0 from
-apache/kafka's tags, trunk from a 2026 commit in confluentinc/kafka's history); Kafka's files themselves
-are not in this repository."""
+apache/kafka's tags; 4.3.0, the release commit a9ce3221, and trunk, a later 2026
+commit, from confluentinc/kafka's history); Kafka's files themselves are not in
+this repository."""
 
 from __future__ import annotations
 
@@ -23,14 +24,20 @@ from quorumctl.protocol import messages
 KAFKA = json.loads((Path(__file__).parent / "kafka_schemas.json").read_text())
 # Which Kafka each declaration follows (what its module's docstring names): the
 # wire messages Kafka 3.9's versions (later versions add fields quorumctl does not
-# negotiate), the records and the quorum-state file Kafka trunk (the metadata
-# records include KIP-1066's and KIP-1312's additions, after 4.1).
+# negotiate) except AddRaftVoter, Kafka 4.3.0's (v1, AckWhenCommitted); the records
+# and the quorum-state file Kafka 4.3.0 (KIP-1066's CordonedLogDirs), and the one
+# record 4.3.0 does not have yet, UnregisterControllerRecord (KIP-1312, 4.4), trunk.
+NEWER_THAN_43 = {"UnregisterControllerRecord"}
+
+
 def release_of(msg: Message) -> str:
     if msg is FEATURE_LEVEL_PRE_3_3:
         return "3.2.0"                 # FeatureLevelRecord as Kafka 3.2 wrote it
+    if msg.name in ("AddRaftVoterRequest", "AddRaftVoterResponse"):
+        return "4.3.0"
     if msg.kind in ("request", "response", "header") or msg.name == "ZkMigrationStateRecord":
         return "3.9.0-rc3"             # ZkMigrationStateRecord: gone from 4.0 on
-    return "trunk"
+    return "trunk" if msg.name in NEWER_THAN_43 else "4.3.0"
 
 
 NOT_KAFKAS = {
@@ -137,3 +144,18 @@ def test_a_field_version_changed_by_hand_is_caught():
     hw.versions = "1+"
     assert compare(edited, KAFKA["3.9.0-rc3"]["DescribeQuorumResponse"]) == [
         "DescribeQuorumResponse.Topics.Partitions.HighWatermark: versions 1+ != Kafka's 0+"]
+
+
+def test_every_record_of_kafka_43_is_declared_as_43_has_it():
+    """Every metadata and control record and the quorum-state file of Kafka 4.3.0,
+    at every version 4.3.0 writes: dump-log and image decode what 4.3 writes."""
+    ours = {m.name: m for m in DECLARED if m.kind not in ("request", "response", "header")}
+    kafka43 = {n: k for n, k in KAFKA["4.3.0"].items() if not n.endswith(("Request", "Response", "Header"))}
+    assert sorted(set(kafka43) - set(ours)) == []
+    assert {n: kafka43[n]["validVersions"] for n in ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord")} == {
+        "RegisterBrokerRecord": "0-4", "BrokerRegistrationChangeRecord": "0-3"}
+    for name, k in kafka43.items():
+        if name != "FeatureLevelRecord" or ours[name] is not FEATURE_LEVEL_PRE_3_3:
+            assert compare(ours[name], k) == [], name
+    assert KAFKA["4.3.0"]["AddRaftVoterRequest"]["validVersions"] == "0-1"
+    assert KAFKA["4.3.0"]["RemoveRaftVoterRequest"]["validVersions"] == "0"     # no v1 in 4.3

@@ -12,6 +12,11 @@ nullable and tagged versions, tag and default.
         --git /work/.mirror/confluentinc+kafka/repo --ref trunk=c274a7348f
 
 (`NAME=COMMIT` labels a commit; each --ref reads from the --git before it.)
+With --keep, the releases already in the digest stay and the given ones are
+added or replaced (a mirror without the old tags can add a new release):
+
+    python tools/kafka_schema_digest.py --keep \\
+        --git /work/.mirror/confluentinc+kafka/repo --ref 4.3.0=a9ce3221
 """
 
 from __future__ import annotations
@@ -91,17 +96,21 @@ def main(argv=None) -> int:
     ap.add_argument("--git", action="append", default=[])
     ap.add_argument("--ref", action="append", default=[])
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--keep", action="store_true", help="keep the releases already in --out")
     args = ap.parse_args(argv)
     # pair each --ref with the --git given before it on the command line
     pairs, gitdir, it = [], None, iter(sys.argv[1:] if argv is None else argv)
     for a in it:
-        if a == "--git":
+        if a == "--out":
+            next(it)
+        elif a == "--git":
             gitdir = next(it)
         elif a == "--ref":
             label, _, commit = next(it).partition("=")
             pairs.append((label, gitdir, commit or label))
     names = {m.name for m in declared_messages()}
-    doc = {label: release(g, commit, names) for label, g, commit in pairs}
+    doc = json.loads(Path(args.out).read_text()) if args.keep and Path(args.out).exists() else {}
+    doc.update({label: release(g, commit, names) for label, g, commit in pairs})
     Path(args.out).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
     print(f"{args.out}: {', '.join(f'{k} ({len(v)} schemas)' for k, v in doc.items())}")
     return 0

@@ -43,8 +43,9 @@ def format_(
     ignore_formatted: bool = typer.Option(False, "--ignore-formatted", "-g",
                                           help="Skip formatted dirs and format the others."),
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
-                                                  help="metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a "
-                                                       "release like 3.9; default 4.1-IV1)."),
+                                                  help="metadata.version to start at (3.3-IV3 .. 4.3-IV0, or a "
+                                                       "release like 3.9; default 4.3-IV0, Kafka 4.3's; "
+                                                       "4.1-IV1 writes Kafka 4.1's defaults)."),
     feature: List[str] = typer.Option([], "--feature", "-f", help="feature=level (repeatable), e.g. "
                                       "group.version=1."),
     standalone: bool = typer.Option(False, "--standalone", "-s",
@@ -125,7 +126,7 @@ def info(
 @app.command("version-mapping")
 def version_mapping(
     release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
-                                                  help="A metadata.version or release (default 4.1-IV1)."),
+                                                  help="A metadata.version or release (default 4.3-IV0)."),
     output: PlainOutputOpt = None,
 ):
     """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.

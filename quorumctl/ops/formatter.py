@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from .. import ids
 from ..errors import Refused
 from ..logdir import statefiles as state_files
-from ..versions import (DEFAULT_RELEASE, FEATURES, LATEST_PRODUCTION, LATEST_PRODUCTION_LEVEL, MAX_LEVEL,
-                        METADATA_VERSION, MIN_LEVEL, NAME_OF, SCRAM_MIN_LEVEL, FormatError, default_level,
+from ..versions import (FEATURES, LATEST_PRODUCTION, LATEST_PRODUCTION_LEVEL, MAX_LEVEL, METADATA_VERSION,
+                        MIN_LEVEL, NAME_OF, SCRAM_MIN_LEVEL, FormatError, default_level, from_feature_level,
                         parse_release_version)
 from . import fsutil
 from .dirinfo import ensemble_problems, read_dir
@@ -53,25 +53,24 @@ def parse_feature_args(args: list[str]) -> dict[str, int]:
 def effective_features(release: str | None, requested: dict[str, int], dynamic: bool,
                        unstable: bool = False) -> tuple[str, int, dict]:
     """Formatter.calculateEffectiveReleaseVersion + calculateEffectiveFeatureLevels
-    (Kafka 4.1), honouring --feature (Kafka 3.9 parsed it and then ignored it,
-    KAFKA-17868). `dynamic`: --standalone, --initial-controllers or
-    --no-initial-controllers was given (kraft.version 1 by default, 0 refused);
-    `unstable`: the config's unstable.feature.versions.enable.
+    (Kafka 4.3), honouring --feature (Kafka 3.9 parsed it and then ignored it,
+    KAFKA-17868). `dynamic`: Formatter.hasDynamicQuorum (Kafka 4.3: the config has no
+    controller.quorum.voters; kraft.version 1 by default, 0 refused); `unstable`: the
+    config's unstable.feature.versions.enable.
     Returns (release name, metadata.version level, {feature: level})."""
     requested = dict(requested)
     if METADATA_VERSION in requested:
         if release is not None:
             raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION}=X to avoid ambiguity.")
         lvl = requested.pop(METADATA_VERSION)
-        if lvl not in NAME_OF:
-            raise FormatError(f"--feature {METADATA_VERSION}={lvl}: quorumctl formats levels {MIN_LEVEL} "
-                             f"({NAME_OF[MIN_LEVEL]}) to {MAX_LEVEL} ({NAME_OF[MAX_LEVEL]})")
-        name = NAME_OF[lvl]
+        name = from_feature_level(lvl)
     else:
-        name, lvl = parse_release_version(release or (NAME_OF[MAX_LEVEL] if unstable else DEFAULT_RELEASE))
+        name, lvl = (parse_release_version(release, unstable) if release is not None
+                     else (NAME_OF[MAX_LEVEL if unstable else LATEST_PRODUCTION],
+                           MAX_LEVEL if unstable else LATEST_PRODUCTION))
     if lvl > LATEST_PRODUCTION and not unstable:
         raise FormatError(f"{METADATA_VERSION} {name} is not yet stable.")
-    for f in requested:
+    for f in sorted(requested):
         if f not in FEATURES:
             raise FormatError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(FEATURES))}")
     levels = {METADATA_VERSION: lvl}
@@ -84,8 +83,9 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
         level = levels[fname]
         if level not in feat.levels or (level > LATEST_PRODUCTION_LEVEL[fname] and not unstable):
             raise FormatError(f"No feature:{fname} with feature level {level}")
-        if level >= 1 and lvl < 4:
-            raise FormatError(f"{fname} could not be set to {level} because it depends on metadata.version=4 (3.3-IV0)")
+        if level >= 1 and lvl < MIN_LEVEL:
+            raise FormatError(f"{fname} could not be set to {level} because it depends on "
+                              f"metadata.version={MIN_LEVEL} ({NAME_OF[MIN_LEVEL]})")
         for dep, minimum in feat.levels[level][1].items():
             have = levels.get(dep)
             if have is None or have < minimum:
@@ -94,16 +94,18 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
 
 
 def _kraft_level(configured: int | None, dynamic: bool) -> int:
+    """Formatter.effectiveKRaftFeatureLevel, Kafka 4.3's words."""
     if configured is not None:
         if configured == 0 and dynamic:
-            raise FormatError("Cannot set kraft.version to 0 if one of the flags --standalone, --initial-controllers, "
-                             "or --no-initial-controllers is used. For dynamic controllers support, try removing "
-                             "the --feature flag for kraft.version.")
+            raise FormatError("Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the "
+                              "flags --standalone, --initial-controllers, or --no-initial-controllers is used. For "
+                              "dynamic controllers support, try removing the --feature flag for kraft.version.")
         if configured != 0 and not dynamic:
-            raise FormatError(f"Cannot set kraft.version to {configured} unless one of the flags --standalone, "
-                             "--initial-controllers, or --no-initial-controllers is used. For dynamic controllers "
-                             "support, try using one of --standalone, --initial-controllers, or "
-                             "--no-initial-controllers.")
+            raise FormatError(f"Cannot set kraft.version to {configured} unless controller.quorum.voters is empty "
+                              "and one of the flags --standalone, --initial-controllers, or --no-initial-controllers "
+                              "is used. For dynamic controllers support, try using one of --standalone, "
+                              "--initial-controllers, or --no-initial-controllers and removing "
+                              "controller.quorum.voters.")
         return configured
     return 1 if dynamic else 0
 
@@ -154,6 +156,13 @@ class FormatPlan:
     already_formatted: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
 
+    def bootstrap_metadata_text(self) -> str:
+        """BootstrapMetadata.toString (Kafka 4.3 prints it before formatting), the SCRAM
+        keys redacted: storedKey and serverKey stand in for the password and do not
+        belong in a terminal or a CI log."""
+        return (f"BootstrapMetadata(records=[{', '.join(_record_text(k, v, d) for k, v, d in self.records)}], "
+                f"metadataVersionLevel={self.mv_level}, source=format command)")
+
     def to_json(self) -> dict:
         return {"cluster_id": self.cluster_id, "node_id": self.node_id, "release_version": self.release,
                 "metadata_version": self.mv_level, "features": self.features,
@@ -165,6 +174,22 @@ class FormatPlan:
                 "already_formatted": self.already_formatted}
 
 
+def _java_bytes(b: bytes) -> str:
+    """Arrays.toString(byte[]): signed bytes."""
+    return "[" + ", ".join(str(x - 256 if x > 127 else x) for x in b) + "]"
+
+
+def _record_text(api_key: int, version: int, d: dict) -> str:
+    """ApiMessageAndVersion.toString of a bootstrap record, as Kafka's generated toString."""
+    if api_key == 12:
+        body = f"FeatureLevelRecord(name='{d['name']}', featureLevel={d['featureLevel']})"
+    else:
+        body = (f"UserScramCredentialRecord(name='{d['name']}', mechanism={d['mechanism']}, "
+                f"salt={_java_bytes(d['salt'])}, storedKey=[redacted], serverKey=[redacted], "
+                f"iterations={d['iterations']})")
+    return f"ApiMessageAndVersion({body} at version {version})"
+
+
 def _redact(d: dict) -> dict:
     if "storedKey" in d:
         return {"name": d["name"], "mechanism": d["mechanism"], "iterations": d["iterations"]}
@@ -174,7 +199,8 @@ def _redact(d: dict) -> dict:
 def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id: int, release: str | None,
                 features: dict[str, int], scram: list[str], voters: list[DynamicVoter] | None,
                 listener_name: str, ignore_formatted: bool, allow_non_uuid: bool,
-                no_initial_controllers: bool = False, unstable: bool = False) -> FormatPlan:
+                no_initial_controllers: bool = False, unstable: bool = False,
+                dynamic: bool | None = None) -> FormatPlan:
     if node_id is None or node_id < 0:
         raise FormatError("You must specify a valid non-negative node ID.")
     why = ids.check_cluster_id(cluster_id)
@@ -186,10 +212,12 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
     if metadata_dir not in dirs:
         raise FormatError(f"The specified metadata log directory, {metadata_dir} was not one of the given "
                          f"directories: {sorted(dirs)}")
-    # Kafka 4.1: --no-initial-controllers makes the quorum dynamic too (kraft.version 1),
-    # though no voter snapshot is written (Formatter.hasDynamicQuorum)
-    release_name, mv, levels = effective_features(release, features, voters is not None or no_initial_controllers,
-                                                  unstable)
+    # Formatter.hasDynamicQuorum: Kafka 4.3 takes it from the config (no controller.quorum.voters);
+    # without one (dynamic None), --standalone/--initial-controllers/--no-initial-controllers decide,
+    # as in Kafka 4.1 (--no-initial-controllers writes no voter snapshot)
+    if dynamic is None:
+        dynamic = voters is not None or no_initial_controllers
+    release_name, mv, levels = effective_features(release, features, dynamic, unstable)
     scram_records = [parse_scram(a) for a in scram]
     if scram_records and mv < SCRAM_MIN_LEVEL:
         raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
@@ -394,9 +422,18 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
     all_dirs = sorted(set(dirs) | {mdir})
     listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
                                             else "CONTROLLER")
-    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.1 formats with
+    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.3 formats with
     # --release-version or its latest production version, whatever the config says
     release = release_version
+    # Kafka 4.3: the quorum is dynamic (kraft.version 1) when the config names no static
+    # voters, whatever the flags; without a config, quorumctl takes the flags (Kafka 4.1's rule)
+    static_voters = cfg is not None and bool(cfg.quorum_voters.strip())
+    dynamic = (not static_voters) if cfg is not None else bool(standalone or initial_controllers
+                                                               or no_initial_controllers)
+    if static_voters and (initial_controllers or standalone):
+        raise FormatError("You cannot specify controller.quorum.voters and format the node with "
+                          "--initial-controllers or --standalone. If you want to use dynamic quorum, please "
+                          "remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
     voters = None
     if initial_controllers:
         voters = parse_dynamic_voters(initial_controllers)
@@ -408,7 +445,7 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
         host, port = cfg.advertised_controller_endpoint()
         voters = [DynamicVoter(nid, host, port, ids.random_directory_id())]
     if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller \
-            and not cfg.quorum_voters:
+            and not static_voters:
         raise FormatError("Because controller.quorum.voters is not set on this controller, you must specify one of "
                          "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
     feature_levels = parse_feature_args(features)
@@ -423,13 +460,14 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
                            release=release, features=feature_levels, scram=list(add_scram), voters=voters,
                            listener_name=listener, ignore_formatted=ignore_formatted,
                            allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
-                           unstable=cfg is not None and
+                           dynamic=dynamic, unstable=cfg is not None and
                            cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
         out_lines.extend(plan.messages)
         results = {}
         if not plan.dirs:
             out_lines.append("All of the log directories are already formatted.")
         else:
+            out_lines.append(f"Bootstrap metadata: {plan.bootstrap_metadata_text()}")
             now = int(time.time() * 1000)
             order = java_string_hashmap_order([d.path for d in plan.dirs])
             by_path = {d.path: d for d in plan.dirs}

@@ -312,7 +312,8 @@ class QuorumClient:
         def body_for():
             left = max(int((self.deadline - time.monotonic()) * 1000), 1)
             return {"clusterId": None, "timeoutMs": min(left, self.cfg.request_timeout_ms),
-                    "voterId": voter_id, "voterDirectoryId": directory_id, "listeners": listeners}
+                    "voterId": voter_id, "voterDirectoryId": directory_id, "listeners": listeners,
+                    "ackWhenCommitted": True}   # v1 (Kafka 4.3): answer once committed, as v0 does
         self._quorum_call("AddRaftVoter", messages.ADD_RAFT_VOTER, body_for, self._handle_voter_change("AddRaftVoter"))
 
     def remove_raft_voter(self, voter_id: int, directory_id: str) -> None:

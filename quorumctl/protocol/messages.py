@@ -192,7 +192,9 @@ DESCRIBE_CLUSTER_RESPONSE = Message("DescribeClusterResponse", "0-1", [
 ], flexible="0+", api_key=60, kind="response")
 
 # -- AddRaftVoter (80) / RemoveRaftVoter (81), KIP-853 ----------------------------
-ADD_RAFT_VOTER_REQUEST = Message("AddRaftVoterRequest", "0", [
+# AddRaftVoter v1 (Kafka 4.3) adds AckWhenCommitted: true (the default, v0's behaviour) answers
+# once the new voter set is committed, false once the leader wrote it. RemoveRaftVoter is v0 in 4.3.
+ADD_RAFT_VOTER_REQUEST = Message("AddRaftVoterRequest", "0-1", [
     F("ClusterId", "string", nullable="0+"),
     F("TimeoutMs", "int32"),
     F("VoterId", "int32"),
@@ -202,6 +204,7 @@ ADD_RAFT_VOTER_REQUEST = Message("AddRaftVoterRequest", "0", [
         F("Host", "string"),
         F("Port", "uint16"),
     ]),
+    F("AckWhenCommitted", "bool", "1+", default=True),
 ], flexible="0+", api_key=80, kind="request")
 
 _VOTER_CHANGE_RESPONSE = [
@@ -210,7 +213,7 @@ _VOTER_CHANGE_RESPONSE = [
     F("ErrorMessage", "string", nullable="0+"),
 ]
 
-ADD_RAFT_VOTER_RESPONSE = Message("AddRaftVoterResponse", "0", _VOTER_CHANGE_RESPONSE,
+ADD_RAFT_VOTER_RESPONSE = Message("AddRaftVoterResponse", "0-1", _VOTER_CHANGE_RESPONSE,   # v1 = v0
                                   flexible="0+", api_key=80, kind="response")
 
 REMOVE_RAFT_VOTER_REQUEST = Message("RemoveRaftVoterRequest", "0", [
@@ -261,7 +264,7 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(SASL_AUTHENTICATE, "SaslAuthenticate", SASL_AUTHENTICATE_REQUEST, SASL_AUTHENTICATE_RESPONSE, 0, 2),
     Api(DESCRIBE_QUORUM, "DescribeQuorum", DESCRIBE_QUORUM_REQUEST, DESCRIBE_QUORUM_RESPONSE, 0, 2),
     Api(DESCRIBE_CLUSTER, "DescribeCluster", DESCRIBE_CLUSTER_REQUEST, DESCRIBE_CLUSTER_RESPONSE, 0, 1),
-    Api(ADD_RAFT_VOTER, "AddRaftVoter", ADD_RAFT_VOTER_REQUEST, ADD_RAFT_VOTER_RESPONSE, 0, 0),
+    Api(ADD_RAFT_VOTER, "AddRaftVoter", ADD_RAFT_VOTER_REQUEST, ADD_RAFT_VOTER_RESPONSE, 0, 1),
     Api(REMOVE_RAFT_VOTER, "RemoveRaftVoter", REMOVE_RAFT_VOTER_REQUEST, REMOVE_RAFT_VOTER_RESPONSE, 0, 0),
 )}
 

@@ -1,5 +1,5 @@
 """kafka-storage's texts: version-mapping, feature-dependencies and info, as
-Kafka 4.1 prints them."""
+Kafka 4.3 prints them."""
 
 from __future__ import annotations
 

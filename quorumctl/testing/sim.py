@@ -48,9 +48,15 @@ _NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error in
 
 # Versions each role advertises, per Kafka release (facts from Kafka's schemas
 # and `kafka-metadata-quorum` history: DescribeQuorum v1 in 3.3, v2 in 3.9,
-# DescribeCluster v1 in 3.7, AddRaftVoter/RemoveRaftVoter in 3.9).
+# DescribeCluster v1 in 3.7, AddRaftVoter/RemoveRaftVoter in 3.9, AddRaftVoter v1 in 4.3).
 _COMMON = {messages.SASL_HANDSHAKE: (0, 1), messages.SASL_AUTHENTICATE: (0, 2)}
 PROFILES: dict[str, dict[str, dict[int, tuple[int, int]]]] = {
+    "4.3": {   # AddRaftVoter v1 (AckWhenCommitted) in 4.3
+        "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 1),
+                       messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0)},
+        "broker": {messages.API_VERSIONS: (0, 4), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 2),
+                   messages.DESCRIBE_CLUSTER: (0, 1), messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0)},
+    },
     "3.9": {
         "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 1),
                        messages.ADD_RAFT_VOTER: (0, 0), messages.REMOVE_RAFT_VOTER: (0, 0)},
@@ -111,6 +117,7 @@ class SimulatedCluster:
         self._last_ms: int | None = None
         self._growth_carry = 0.0
         self.requests: list[tuple[int, int, int]] = []   # (node id, api key, version), for tests
+        self.add_voter_requests: list[tuple[int, dict]] = []   # (version, AddRaftVoter body), for tests
 
     # -- clock and live progress ------------------------------------------------------
     def now_ms(self) -> int:
@@ -652,6 +659,7 @@ class SimNode:
         return {"throttleTimeMs": 0, "errorCode": code, "errorMessage": msg}
 
     def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter
+        self.cluster.add_voter_requests.append((version, body))
         return self._voter_change(lambda: self.cluster.add_voter(body))
 
     def _h81(self, version: int, body: dict, state: dict):  # RemoveRaftVoter

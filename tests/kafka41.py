@@ -154,10 +154,12 @@ class Cluster:
         self.dir_ids: dict[int, str] = {}      # controller id -> directory id (dynamic quorum)
         self.formatted: dict[str, str] = {}    # node name -> what `bootstrap format` printed
 
-    def run(self, *args: str, timeout: float = 150, check: bool = True) -> subprocess.CompletedProcess:
+    def run(self, *args: str, timeout: float = 150, check: bool = True,
+            home: Path | None = None) -> subprocess.CompletedProcess:
+        """The cluster script; `home` starts a node from another release (a rolling upgrade)."""
         env = dict(os.environ)
         env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
-        env["KAFKA_HOME"] = str(self.home)
+        env["KAFKA_HOME"] = str(home or self.home)
         r = subprocess.run([str(CLUSTER), str(self.d), *args], capture_output=True, text=True, timeout=timeout, env=env)
         if check and r.returncode != 0:
             raise AssertionError(f"cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -201,11 +203,23 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
 
 
 def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3,
-                  version: str = "4.1") -> Cluster:
+                  version: str = "4.1", release_version: str | None = None) -> Cluster:
     """A real cluster of `version` (N controllers, 1 broker) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
-    (cluster.env) and format every node first; it then starts them as they are."""
-    d = tmp_path_factory.mktemp(name)
+    (cluster.env) and format every node first; it then starts them as they are.
+    A port taken between choosing it and starting (another test process's
+    cluster) means a new cluster on other ports, formatted again."""
+    for attempt in (1, 2, 3):
+        try:
+            return _start_cluster(cli, tmp_path_factory.mktemp(name), dynamic, controllers, version, release_version)
+        except AssertionError as e:
+            if attempt == 3 or "is already in use" not in str(e):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
+                   release_version: str | None) -> Cluster:
     c = Cluster(d, free_base_port(span=controllers + 1), controllers, version)
     code, out, err = cli("bootstrap", "random-uuid")
     assert code == 0, err
@@ -226,7 +240,7 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
         if dynamic:
             extra = ["--initial-controllers", initial] if n.startswith("c") else ["--no-initial-controllers"]
         code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra,
-                             "--release-version", RELEASE_VERSION[version], "--apply")
+                             "--release-version", release_version or RELEASE_VERSION[version], "--apply")
         assert code == 0, err
         c.formatted[n] = out
     for attempt in (1, 2):

@@ -8,9 +8,11 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe topics bootstrap
         case 'describe'
             printf '%s\n' status replication health
+        case 'topics'
+            printf '%s\n' describe
         case 'bootstrap'
             printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
@@ -52,6 +54,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe health'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output
+        case 'topics describe'
+            printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
         case 'bootstrap info'
@@ -113,6 +117,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigu
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions from a metadata log dir (like kafka-topics, offline).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
@@ -269,6 +274,19 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fetch-timeo
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fail-on-lag -d 'Exit 1 when degraded too, not only when unhealthy.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
+complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -a '(__quorumctl_log_files)'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l topic -x -d 'Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-offset -x -d 'As of the record at offset N.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-time -x -d 'As of the last record at or before TIME (ISO-8601 or epoch ms).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l unavailable-partitions -d 'Only partitions whose leader is not a live broker.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l under-replicated-partitions -d 'Only partitions with fewer ISR than replicas.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l under-min-isr-partitions -d 'Only partitions with no live leader or ISR below min.insync.replicas.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-min-isr-partitions -d 'Only partitions whose ISR equals min.insync.replicas.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'

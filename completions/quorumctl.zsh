@@ -39,6 +39,7 @@ _quorumctl() {
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
+        'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
       _describe -t commands 'quorumctl command' commands ;;
@@ -59,6 +60,7 @@ _quorumctl() {
         bundle) _quorumctl_bundle ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
+        topics) _quorumctl_topics ;;
         bootstrap) _quorumctl_bootstrap ;;
       esac ;;
   esac
@@ -305,6 +307,41 @@ _quorumctl_describe_health() {
     '--fail-on-lag[Exit 1 when degraded too, not only when unhealthy.]' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_topics() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'describe:The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
+      )
+      _describe -t commands 'quorumctl topics command' commands ;;
+    argument)
+      case $words[1] in
+        describe) _quorumctl_topics_describe ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_topics_describe() {
+  _arguments -s -S : \
+    '--topic=[Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).]:REGEX: ' \
+    '--at-offset=[As of the record at offset N.]:N: ' \
+    '--at-time=[As of the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
+    '--unavailable-partitions[Only partitions whose leader is not a live broker.]' \
+    '--under-replicated-partitions[Only partitions with fewer ISR than replicas.]' \
+    '--under-min-isr-partitions[Only partitions with no live leader or ISR below min.insync.replicas.]' \
+    '--at-min-isr-partitions[Only partitions whose ISR equals min.insync.replicas.]' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
 }
 
 _quorumctl_bootstrap() {

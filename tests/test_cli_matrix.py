@@ -129,6 +129,9 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "missing": ([p.missing, "--feature", "metadata.version"], 2),
             "empty": ([p.empty, "--feature", "metadata.version"], 2),
             "wrong": ([p.wrong, "--feature", "metadata.version"], 2)},
+        ("topics", "describe"): {
+            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2)},
         ("diff",): {
             "good": ([f"{d}/c1", "--from", "0"], 0), "missing": ([p.missing, "--from", "0"], 2),
             "empty": ([p.empty, "--from", "0"], 2), "wrong": ([p.wrong, "--from", "0"], 2)},

@@ -12,7 +12,7 @@ from collections import Counter
 
 from ..errors import InputError
 from .model import (ELR, ISR, LAST_ELR, LEADER, REPLICAS)
-from .replay import Point, Replay, open_source, plan
+from .replay import Point, Replay, check_inside, open_source, plan
 from .view import flatten, leaf_json, provenance
 
 
@@ -103,6 +103,8 @@ def diff(paths: list[str], frm: Point, to: Point) -> dict:
         after = rp.run(to)
     finally:
         rp.close()
+    check_inside(src, frm, before, "--from")
+    check_inside(src, to, after, "--to")
     if after.offset < before.offset:
         raise InputError(f"--to reaches offset {after.offset}, before --from's {before.offset}")
     ch = changes(flatten(before), flatten(after))

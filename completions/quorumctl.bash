@@ -29,8 +29,8 @@ _quorumctl_spec() {
             vopts='-o --output --write-examples' ;;
         'dump-log')
             subs=''
-            opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --record-type --verify-index-only --index-sanity-check --max-message-size -o --output -h --help'
-            vopts='--files --max-bytes --offset-start --offset-end --record-type --max-message-size -o --output' ;;
+            opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --from-time --to-time --record-type --verify-index-only --index-sanity-check --max-message-size -o --output -h --help'
+            vopts='--files --max-bytes --offset-start --offset-end --from-time --to-time --record-type --max-message-size -o --output' ;;
         'verify')
             subs=''
             opts='-o --output --notes --deep -h --help'
@@ -53,7 +53,7 @@ _quorumctl_spec() {
             vopts='--topic -p --partition --broker --config-resource --feature --voter --until -o --output' ;;
         'diff')
             subs=''
-            opts='--from --to -o --output -h --help'
+            opts='--from --to --timeline -o --output -h --help'
             vopts='--from --to -o --output' ;;
         'recover')
             subs=''

@@ -27,7 +27,7 @@ function __quorumctl_vopts
         case 'demo'
             printf '%s\n' -- -o --output --write-examples
         case 'dump-log'
-            printf '%s\n' -- --files --max-bytes --offset-start --offset-end --record-type --max-message-size -o --output
+            printf '%s\n' -- --files --max-bytes --offset-start --offset-end --from-time --to-time --record-type --max-message-size -o --output
         case 'verify'
             printf '%s\n' -- -o --output
         case 'state'
@@ -153,6 +153,8 @@ complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l skip-record-metada
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l max-bytes -x -d 'Read only the first N bytes of each log or snapshot.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l offset-start -x -d 'Only records (and batches) with offset >= N.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l offset-end -x -d 'Only records (and batches) with offset <= N.'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l from-time -x -d 'Only records stamped at or after TIME (ISO-8601 or epoch ms): one partition'\''s log, e.g. the metadata log.'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l to-time -x -d 'Only records stamped at or before TIME (ISO-8601 or epoch ms).'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l record-type -x -a 'ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' -d 'Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l verify-index-only -d 'Indexes: print only the mismatches with the log.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l index-sanity-check -d 'Indexes: run Kafka'\''s sanity check.'
@@ -198,6 +200,7 @@ complete -c quorumctl -n '__quorumctl_at '\''history'\''' -s h -l help -d 'Show 
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l from -x -d 'The first point: an offset, or a time (ISO-8601 or epoch ms).'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l to -x -d 'The second point (default: the end).'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l timeline -d 'Also every change in between, in log order with offset and time (what the net diff hides: objects created and deleted inside the window, a feature downgraded and upgraded back).'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -a '(__fish_complete_directories (commandline -ct) "")'

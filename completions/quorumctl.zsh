@@ -108,6 +108,8 @@ _quorumctl_dump_log() {
     '--max-bytes=[Read only the first N bytes of each log or snapshot.]:N: ' \
     '--offset-start=[Only records (and batches) with offset >= N.]:N: ' \
     '--offset-end=[Only records (and batches) with offset <= N.]:N: ' \
+    '--from-time=[Only records stamped at or after TIME (ISO-8601 or epoch ms)\: one partition'\''s log, e.g. the metadata log.]:TIME: ' \
+    '--to-time=[Only records stamped at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '*--record-type=[Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable).]:TYPE:(ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD)' \
     '--verify-index-only[Indexes\: print only the mismatches with the log.]' \
     '--index-sanity-check[Indexes\: run Kafka'\''s sanity check.]' \
@@ -179,6 +181,7 @@ _quorumctl_diff() {
   _arguments -s -S : \
     '--from=[The first point\: an offset, or a time (ISO-8601 or epoch ms).]:OFFSET|TIME: ' \
     '--to=[The second point (default\: the end).]:OFFSET|TIME: ' \
+    '--timeline[Also every change in between, in log order with offset and time (what the net diff hides\: objects created and deleted inside the window, a feature downgraded and upgraded back).]' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'

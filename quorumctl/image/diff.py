@@ -88,19 +88,28 @@ def change_json(path: str, a, b) -> dict:
     return out
 
 
-def diff(paths: list[str], frm: Point, to: Point) -> dict:
-    """The changes between two points of one log dir, as a JSON document."""
+def diff(paths: list[str], frm: Point, to: Point, *, timeline: bool = False) -> dict:
+    """The changes between two points of one log dir, as a JSON document; with
+    `timeline`, every change of every record in between too, in log order."""
     src = open_source(paths)
     if frm.offset is not None and to.offset is not None and to.offset < frm.offset:
         raise InputError(f"--to {to.offset} is before --from {frm.offset}")
     rp = Replay(plan(src, frm, through=to))
     if frm.time_ms is None and to.time_ms is None:
         rp.use_workers()
+    watcher = None
     try:
         before = rp.run(frm).copy()
         if frm.time_ms is not None and to.time_ms is not None and to.time_ms < frm.time_ms:
             raise InputError("--to is before --from")
+        if timeline:
+            from .history import TimelineWatcher
+            watcher = TimelineWatcher()
+            watcher.replay = rp
+            rp.image.observer = watcher
+            rp.on_control = watcher.control
         after = rp.run(to)
+        after.observer = None
     finally:
         rp.close()
     check_inside(src, frm, before, "--from")
@@ -116,7 +125,13 @@ def diff(paths: list[str], frm: Point, to: Point) -> dict:
         "unknownRecords": dict(sorted((after.unknown - before.unknown).items())),
         "problems": after.problems[len(before.problems):],
         "logEnd": rp.end_reason,
+        **({} if watcher is None else _timeline_doc(watcher.entries)),
     }
+
+
+def _timeline_doc(entries: list[dict]) -> dict:
+    from .history import transient
+    return {"timeline": entries, "transient": transient(entries)}
 
 
 def provenance_brief(img) -> dict:

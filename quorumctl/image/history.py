@@ -313,3 +313,85 @@ def _closest(entity: Entity, img: Image) -> str:
 def _span(ids: list[int]) -> str:
     return f"{ids[0]}-{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) and len(ids) > 1 else \
         ", ".join(map(str, ids))
+
+
+class TimelineWatcher(Watcher):
+    """Every record's changes, whatever the entity (diff --timeline): the leaf paths a
+    record may change come from its type and ids, then the same before/after compare."""
+
+    hot_filter = None   # every record is observed: replay's fast path must not skip any
+
+    def __init__(self):
+        super().__init__(Entity("timeline", ""))
+
+    def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
+        from .view import _config_type
+        from .model import SCRAM_MECHANISMS, quota_entity
+        if api_key in (0, 1, 7, 8, 17):
+            return [f"/brokers/{d.get('brokerId', d.get('id'))}"]
+        if api_key == 2:
+            old = img.topics.get(d["topicId"])
+            return ([f"/topics/{old.name}"] + self._all_partitions(old) if old else []) + [f"/topics/{d['name']}"]
+        if api_key in (3, 5):
+            t = img.topics.get(d["topicId"])
+            return None if t is None else [f"/topics/{t.name}/{d.get('partitionId', -1)}"]
+        if api_key == 9:
+            t = img.topics.get(d["topicId"])
+            if t is None:
+                return None
+            return [f"/topics/{t.name}"] + self._all_partitions(t) + self._config_paths(img, TOPIC_CONFIG, t.name)
+        if api_key == 4:
+            return [f"/configs/{_config_type(d['resourceType'])}/{d['resourceName']}/{d['name']}"]
+        if api_key == 12:
+            return [f"/features/{d['name']}"]
+        if api_key in (27, 29):
+            return [f"/controllers/{d['controllerId']}"]
+        if api_key == 28:
+            name = d.get("topicName") or ""
+            topics = list(img.topics.values()) if not name else [t for t in img.topics.values() if t.name == name]
+            return [p for t in topics for p in self._all_partitions(t)]
+        if api_key == 14:
+            return [f"/clientQuotas/{quota_entity(d['entity'])}/{d['key']}"]
+        if api_key in (18, 19):
+            return [f"/acls/{d['id']}"]
+        if api_key in (11, 22):
+            return [f"/scram/{SCRAM_MECHANISMS.get(d['mechanism'], 'mechanism-' + str(d['mechanism']))}/{d['name']}"]
+        if api_key in (10, 26):
+            return [f"/delegationTokens/{d['tokenId']}"]
+        if api_key == 15:
+            return ["/producerIds"]
+        if api_key == 21:
+            return ["/zkMigrationState"]
+        return None
+
+    def paths_after(self, img: Image, api_key: int, d: dict) -> list[str]:
+        return []
+
+    @staticmethod
+    def _all_partitions(t) -> list[str]:
+        return [f"/topics/{t.name}/{p}" for p in t.partitions]
+
+    def control(self, img: Image, kind: str, before_voters, offset: int) -> None:
+        if kind == "KRAFT_VOTERS":
+            a, b = before_voters or {}, img.voters or {}
+            ids = sorted(set(a) | set(b))
+            self.add(offset, img.timestamp, img.epoch, kind, {f"/voters/{i}": a.get(i) for i in ids},
+                     {f"/voters/{i}": b.get(i) for i in ids})
+            if not self.entries[-1]["changes"]:
+                self.entries.pop()
+
+
+def transient(entries: list[dict]) -> list[dict]:
+    """Paths created and then removed inside the window (topics, partitions, brokers,
+    configs ... that a net diff never shows), with when."""
+    created: dict[str, dict] = {}
+    out = []
+    for e in entries:
+        for c in e["changes"]:
+            if c["before"] is None and c["after"] is not None:
+                created[c["path"]] = e
+            elif c["after"] is None and c["path"] in created:
+                born = created.pop(c["path"])
+                out.append({"path": c["path"], "createdAt": born["offset"], "createdTime": born["time"],
+                            "removedAt": e["offset"], "removedTime": e["time"]})
+    return out

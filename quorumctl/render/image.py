@@ -222,7 +222,21 @@ def diff_text(doc: dict) -> str:
     sign = {"added": "+", "removed": "-", "changed": "~"}
     for c in doc["changes"]:
         lines.append(f"{sign[c['change']]} {change_text(c)}")
+    if "timeline" in doc:
+        lines.extend(timeline_lines(doc))
     return "\n".join(lines) + "\n"
+
+
+def timeline_lines(doc: dict) -> list[str]:
+    n = sum(len(e["changes"]) for e in doc["timeline"])
+    lines = [f"Timeline: {n} change(s) by {len(doc['timeline'])} record(s), in log order"]
+    for e in doc["timeline"]:
+        for c in e["changes"]:
+            lines.append(f"{_entry_where(e)} {e['record']} {change_text(c)}")
+    for t in doc["transient"]:
+        lines.append(f"transient: {t['path']} created at offset {t['createdAt']} ({t['createdTime']}), "
+                     f"removed at offset {t['removedAt']} ({t['removedTime']})")
+    return lines
 
 
 def diff_table(doc: dict):

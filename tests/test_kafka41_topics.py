@@ -31,17 +31,22 @@ def describe(tmp, bs: str, *args: str) -> str:
 @pytest.fixture(scope="module")
 def seen(tmp_path_factory):
     """Kafka's outputs before and after broker 5 dies, the time between, and a copy of c1's log dir."""
-    d = tmp_path_factory.mktemp("topics")
     tmp = tmp_path_factory.mktemp("tools")
-    c = Cluster(d, free_base_port(span=5), 3)
+    for attempt in (1, 2, 3):
+        # a starved machine, or a port taken between the check and the start (other suites run
+        # clusters too): a fresh dir and base port, as kafka41.start_cluster retries
+        d = tmp_path_factory.mktemp("topics")
+        c = Cluster(d, free_base_port(span=5), 3)
+        r = c.run("start", "--brokers", "2", "--base-port", str(c.base), "--timeout", "280", timeout=600,
+                  check=False)
+        if r.returncode == 0:
+            break
+        c.stop()
+        c.run("wipe", check=False)
+    else:
+        raise AssertionError(f"cluster start failed 3 times; the last:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
     bs = f"127.0.0.1:{c.base + 4}"
     try:
-        for attempt in (1, 2):   # a starved machine: one more start on the same data (as kafka41.start_cluster)
-            r = c.run("start", "--brokers", "2", "--base-port", str(c.base), "--timeout", "280", timeout=600,
-                      check=attempt == 2)
-            if r.returncode == 0:
-                break
-            c.stop()
         p = kafka_tool("kafka-configs", ["--bootstrap-server", bs, "--alter", "--entity-type", "brokers",
                                          "--entity-default", "--add-config",
                                          "log.segment.bytes=104857600,log.retention.ms=7200000"], tmp)

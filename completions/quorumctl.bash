@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe bootstrap'
+            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe topics bootstrap'
             opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
@@ -29,8 +29,8 @@ _quorumctl_spec() {
             vopts='-o --output --write-examples' ;;
         'dump-log')
             subs=''
-            opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --record-type --verify-index-only --index-sanity-check --max-message-size --kafka-version -o --output -h --help'
-            vopts='--files --max-bytes --offset-start --offset-end --record-type --max-message-size --kafka-version -o --output' ;;
+            opts='--files --deep-iteration --print-data-log --cluster-metadata-decoder --skip-record-metadata --max-bytes --offset-start --offset-end --from-time --to-time --record-type --verify-index-only --index-sanity-check --max-message-size --kafka-version -o --output -h --help'
+            vopts='--files --max-bytes --offset-start --offset-end --from-time --to-time --record-type --max-message-size --kafka-version -o --output' ;;
         'verify')
             subs=''
             opts='-o --output --notes --deep -h --help'
@@ -53,7 +53,7 @@ _quorumctl_spec() {
             vopts='--topic -p --partition --broker --config-resource --feature --voter --until -o --output' ;;
         'diff')
             subs=''
-            opts='--from --to -o --output -h --help'
+            opts='--from --to --timeline -o --output -h --help'
             vopts='--from --to -o --output' ;;
         'recover')
             subs=''
@@ -87,6 +87,14 @@ _quorumctl_spec() {
             subs=''
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output' ;;
+        'topics')
+            subs='describe'
+            opts='-h --help'
+            vopts='' ;;
+        'topics describe')
+            subs=''
+            opts='--topic --at-offset --at-time --unavailable-partitions --under-replicated-partitions --under-min-isr-partitions --at-min-isr-partitions -c --config -o --output -h --help'
+            vopts='--topic --at-offset --at-time -c --config -o --output' ;;
         'bootstrap')
             subs='random-uuid format info version-mapping feature-dependencies'
             opts='-h --help'
@@ -120,15 +128,15 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
         'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
-        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output')
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'topics describe|-o'|'topics describe|--output')
             words='text table json' ;;
         'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;
-        'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|')
+        'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|'|'topics describe|')
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;

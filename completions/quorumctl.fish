@@ -8,9 +8,11 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe topics bootstrap
         case 'describe'
             printf '%s\n' status replication health
+        case 'topics'
+            printf '%s\n' describe
         case 'bootstrap'
             printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
@@ -25,7 +27,7 @@ function __quorumctl_vopts
         case 'demo'
             printf '%s\n' -- -o --output --write-examples
         case 'dump-log'
-            printf '%s\n' -- --files --max-bytes --offset-start --offset-end --record-type --max-message-size --kafka-version -o --output
+            printf '%s\n' -- --files --max-bytes --offset-start --offset-end --from-time --to-time --record-type --max-message-size --kafka-version -o --output
         case 'verify'
             printf '%s\n' -- -o --output
         case 'state'
@@ -52,6 +54,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe health'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output
+        case 'topics describe'
+            printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
         case 'bootstrap info'
@@ -113,6 +117,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigu
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions from a metadata log dir (like kafka-topics, offline).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
@@ -148,6 +153,8 @@ complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l skip-record-metada
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l max-bytes -x -d 'Read only the first N bytes of each log or snapshot.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l offset-start -x -d 'Only records (and batches) with offset >= N.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l offset-end -x -d 'Only records (and batches) with offset <= N.'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l from-time -x -d 'Only records stamped at or after TIME (ISO-8601 or epoch ms): one partition'\''s log, e.g. the metadata log.'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l to-time -x -d 'Only records stamped at or before TIME (ISO-8601 or epoch ms).'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l record-type -x -a 'ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' -d 'Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l verify-index-only -d 'Indexes: print only the mismatches with the log.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l index-sanity-check -d 'Indexes: run Kafka'\''s sanity check.'
@@ -194,6 +201,7 @@ complete -c quorumctl -n '__quorumctl_at '\''history'\''' -s h -l help -d 'Show 
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -a '(__quorumctl_log_files)'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l from -x -d 'The first point: an offset, or a time (ISO-8601 or epoch ms).'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l to -x -d 'The second point (default: the end).'
+complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l timeline -d 'Also every change in between, in log order with offset and time (what the net diff hides: objects created and deleted inside the window, a feature downgraded and upgraded back).'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -a '(__fish_complete_directories (commandline -ct) "")'
@@ -270,6 +278,19 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fetch-timeo
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fail-on-lag -d 'Exit 1 when degraded too, not only when unhealthy.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
+complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -a '(__quorumctl_log_files)'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l topic -x -d 'Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-offset -x -d 'As of the record at offset N.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-time -x -d 'As of the last record at or before TIME (ISO-8601 or epoch ms).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l unavailable-partitions -d 'Only partitions whose leader is not a live broker.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l under-replicated-partitions -d 'Only partitions with fewer ISR than replicas.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l under-min-isr-partitions -d 'Only partitions with no live leader or ISR below min.insync.replicas.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-min-isr-partitions -d 'Only partitions whose ISR equals min.insync.replicas.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
@@ -284,7 +305,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l log-dir -x
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l metadata-log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'The metadata log dir (default: metadata.log.dir, else the first log dir).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s S -l add-scram -x -d 'A SCRAM credential, e.g. '\''SCRAM-SHA-256=[name=alice,password=alice-secret]'\'' (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s g -l ignore-formatted -d 'Skip formatted dirs and format the others.'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s r -l release-version -x -d 'metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 4.1-IV1).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s r -l release-version -x -d 'metadata.version to start at (3.3-IV3 .. 4.3-IV0, or a release like 3.9; default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 writes Kafka 4.1'\''s defaults).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s s -l standalone -d 'Format a controller as a single-voter dynamic quorum (KIP-853).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s N -l no-initial-controllers -d 'Format without a dynamic quorum topology.'
@@ -298,7 +319,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s c -l config 
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -l log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'A log dir to check (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s r -l release-version -x -d 'A metadata.version or release (default 4.1-IV1).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s r -l release-version -x -d 'A metadata.version or release (default 4.3-IV0).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s f -l feature -x -d 'feature=level to look up (repeatable).'

@@ -39,6 +39,7 @@ _quorumctl() {
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
+        'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
       _describe -t commands 'quorumctl command' commands ;;
@@ -59,6 +60,7 @@ _quorumctl() {
         bundle) _quorumctl_bundle ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
+        topics) _quorumctl_topics ;;
         bootstrap) _quorumctl_bootstrap ;;
       esac ;;
   esac
@@ -106,6 +108,8 @@ _quorumctl_dump_log() {
     '--max-bytes=[Read only the first N bytes of each log or snapshot.]:N: ' \
     '--offset-start=[Only records (and batches) with offset >= N.]:N: ' \
     '--offset-end=[Only records (and batches) with offset <= N.]:N: ' \
+    '--from-time=[Only records stamped at or after TIME (ISO-8601 or epoch ms)\: one partition'\''s log, e.g. the metadata log.]:TIME: ' \
+    '--to-time=[Only records stamped at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '*--record-type=[Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable).]:TYPE:(ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD)' \
     '--verify-index-only[Indexes\: print only the mismatches with the log.]' \
     '--index-sanity-check[Indexes\: run Kafka'\''s sanity check.]' \
@@ -178,6 +182,7 @@ _quorumctl_diff() {
   _arguments -s -S : \
     '--from=[The first point\: an offset, or a time (ISO-8601 or epoch ms).]:OFFSET|TIME: ' \
     '--to=[The second point (default\: the end).]:OFFSET|TIME: ' \
+    '--timeline[Also every change in between, in log order with offset and time (what the net diff hides\: objects created and deleted inside the window, a feature downgraded and upgraded back).]' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
@@ -308,6 +313,41 @@ _quorumctl_describe_health() {
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
+_quorumctl_topics() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'describe:The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
+      )
+      _describe -t commands 'quorumctl topics command' commands ;;
+    argument)
+      case $words[1] in
+        describe) _quorumctl_topics_describe ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_topics_describe() {
+  _arguments -s -S : \
+    '--topic=[Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).]:REGEX: ' \
+    '--at-offset=[As of the record at offset N.]:N: ' \
+    '--at-time=[As of the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
+    '--unavailable-partitions[Only partitions whose leader is not a live broker.]' \
+    '--under-replicated-partitions[Only partitions with fewer ISR than replicas.]' \
+    '--under-min-isr-partitions[Only partitions with no live leader or ISR below min.insync.replicas.]' \
+    '--at-min-isr-partitions[Only partitions whose ISR equals min.insync.replicas.]' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
+}
+
 _quorumctl_bootstrap() {
   local curcontext=$curcontext state state_descr line
   typeset -A opt_args
@@ -351,7 +391,7 @@ _quorumctl_bootstrap_format() {
     '*-S[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '*--add-scram=[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '(-g --ignore-formatted)'{-g,--ignore-formatted}'[Skip formatted dirs and format the others.]' \
-    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 4.1-IV1).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.3-IV0, or a release like 3.9; default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 writes Kafka 4.1'\''s defaults).]:TEXT: ' \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '(-s --standalone)'{-s,--standalone}'[Format a controller as a single-voter dynamic quorum (KIP-853).]' \
@@ -374,7 +414,7 @@ _quorumctl_bootstrap_info() {
 
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.1-IV1).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.3-IV0).]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

@@ -198,7 +198,9 @@ def test_doctor_live_findings(cli):
         dead.listen(8)
         addr = "127.0.0.1:%d" % dead.getsockname()[1]
         got = _doctor(cli, DYN / "c1", "--bootstrap-controller", addr, "--timeout", "1")
-    assert list(got) == ["live-unreachable"] and got["live-unreachable"]["evidence"] == [addr]
+    # the voters the files name (localhost:19191-19193) are probed too: none runs, so the majority is lost
+    # (unless something else listens there: only the finding about addr is certain)
+    assert set(got) <= {"live-unreachable", "majority-lost"} and got["live-unreachable"]["evidence"] == [addr]
 
 
 def test_every_documented_finding_is_produced_by_a_test():

@@ -129,6 +129,9 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "missing": ([p.missing, "--feature", "metadata.version"], 2),
             "empty": ([p.empty, "--feature", "metadata.version"], 2),
             "wrong": ([p.wrong, "--feature", "metadata.version"], 2)},
+        ("topics", "describe"): {
+            "good": ([str(p.root / "topics")], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2)},
         ("diff",): {
             "good": ([f"{d}/c1", "--from", "0"], 0), "missing": ([p.missing, "--from", "0"], 2),
             "empty": ([p.empty, "--from", "0"], 2), "wrong": ([p.wrong, "--from", "0"], 2)},
@@ -218,6 +221,7 @@ def places(tmp_path_factory):
     write_examples(str(root))
     (root / "empty").mkdir()
     (root / "README").write_text("not a Kafka file\n")
+    _topic_log(root / "topics" / "__cluster_metadata-0")
     c5 = root / "c5"
     (c5 / "data").mkdir(parents=True)
     (c5 / "data" / "meta.properties").write_text(f"node.id=5\ndirectory.id=Ft5irZuen_hAwkaw5_cxsg\nversion=1\n"
@@ -230,6 +234,21 @@ def places(tmp_path_factory):
                  missing=str(root / "no" / "such" / "path"), empty=str(root / "empty"), wrong=str(root / "README"),
                  controller5=str(c5 / "server.properties"))
     cluster.stop()
+
+
+def _topic_log(pdir: Path) -> None:
+    """A metadata log with one topic (the diverged replicas hold none, and topics describe
+    prints nothing for a cluster without topics, as kafka-topics does)."""
+    from quorumctl.records import metadata as md
+    from quorumctl.records.batch import encode_batch
+    tid = "AAAAAAAAAAAAAAAAAAAAAQ"
+    recs = [("TopicRecord", 0, {"name": "orders", "topicId": tid}),
+            ("PartitionRecord", 0, {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
+                                    "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+                                    "partitionEpoch": 0})]
+    pdir.mkdir(parents=True)
+    (pdir / f"{0:020d}.log").write_bytes(encode_batch([(None, md.encode_metadata(k, v, x)) for k, v, x in recs],
+                                                      base_offset=0, leader_epoch=1, base_timestamp=1000))
 
 
 def _run_one(argv: list[str], mode: str, timeout: float) -> Run:
@@ -321,6 +340,9 @@ def test_command(path, kind, mode, output, runs, places):
         assert run.stderr == "quorumctl: starting Spark (master local[1]); the JVM takes a few seconds\n"
     elif path == ("demo",) or path[0] == "bootstrap" and kind != "good":
         pass   # demo: progress notes; info: warnings may go to stderr
+    elif path == ("topics", "describe") and (output == "text" or output == DEFAULT and mode == "pipe"):
+        # stdout is kafka-topics' lines exactly; the count summary is one line on stderr
+        assert run.stderr.count("\n") == 1 and " partition(s) listed of " in run.stderr, where
     else:
         assert run.stderr == "", f"{where}: stderr {run.stderr!r}"
     if output == DEFAULT:

@@ -51,6 +51,11 @@ def dump_log(
     max_bytes: Optional[int] = typer.Option(None, "--max-bytes", metavar="N", min=0, help="Read only the first N bytes of each log or snapshot."),
     offset_start: Optional[int] = typer.Option(None, "--offset-start", metavar="N", help="Only records (and batches) with offset >= N."),
     offset_end: Optional[int] = typer.Option(None, "--offset-end", metavar="N", help="Only records (and batches) with offset <= N."),
+    from_time: Optional[str] = typer.Option(None, "--from-time", metavar="TIME",
+                                            help="Only records stamped at or after TIME (ISO-8601 or epoch ms): "
+                                                 "one partition's log, e.g. the metadata log."),
+    to_time: Optional[str] = typer.Option(None, "--to-time", metavar="TIME",
+                                          help="Only records stamped at or before TIME (ISO-8601 or epoch ms)."),
     record_type: Optional[List[str]] = typer.Option(None, "--record-type", metavar="TYPE",
                                                     autocompletion=record_type_names,
                                                     help="Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable)."),
@@ -82,6 +87,9 @@ def dump_log(
     for opt, on in given.items():
         if on:
             raise InputError(f"{opt} (a kafka-dump-log option) is not supported: {REFUSED[opt]}")
+    from ..image.replay import parse_time
+    from_ms = None if from_time is None else parse_time(from_time)
+    to_ms = None if to_time is None else parse_time(to_time)
     all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])
     if not all_paths:
         raise InputError("dump-log needs a FILE_OR_DIR (or --files FILE,...): nothing to dump")
@@ -91,7 +99,7 @@ def dump_log(
                          record_types=record_type,
                          verify_index_only=verify_index_only,
                          index_sanity_check=index_sanity_check, max_message_size=max_message_size,
-                         output=output, kafka=kafka_version.value))
+                         output=output, kafka=kafka_version.value, from_time=from_ms, to_time=to_ms))
 
 
 def register(app: typer.Typer) -> None:

@@ -121,6 +121,10 @@ def diff(
     frm: str = typer.Option(..., "--from", metavar="OFFSET|TIME",
                             help="The first point: an offset, or a time (ISO-8601 or epoch ms)."),
     to: Optional[str] = typer.Option(None, "--to", metavar="OFFSET|TIME", help="The second point (default: the end)."),
+    timeline: bool = typer.Option(False, "--timeline",
+                                  help="Also every change in between, in log order with offset and time "
+                                       "(what the net diff hides: objects created and deleted inside the window, "
+                                       "a feature downgraded and upgraded back)."),
     output: OutputOpt = None,
 ):
     """What changed between two points of a metadata log: a summary, then each change.
@@ -132,7 +136,7 @@ def diff(
     from ..render.image import diff_table, diff_text
     from ..render.output import resolve
 
-    doc = run_diff(list(log_dir), parse_point(frm), parse_point(to))
+    doc = run_diff(list(log_dir), parse_point(frm), parse_point(to), timeline=timeline)
     _emit(doc, resolve(output), diff_text, diff_table)
     _exit_on_log_end(doc, doc["to"]["offset"])
 

@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "state",
     "truncate",
     "image",
+    "topics",
     "recover",
     "doctor",
     "bundle",

@@ -185,6 +185,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         _endpoints(configs, voters, findings)
         uncommitted = _uncommitted_voter_change(ld, best, followers, findings)
         _voter_set_agreement(ld, voters, findings, skip=uncommitted | clashing)
+    _node_claimed_twice(ld, findings)
     _static_voters(configs, findings)
     _traps(configs, mv, findings)
     for d in ld:
@@ -294,6 +295,63 @@ def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) ->
                                "a copied log dir: wipe the copy and format it (each directory needs its own id)"))
         elif did:
             seen[did] = d
+
+
+def _how_histories_differ(a, b) -> str:
+    """Two metadata logs of one node id: where they stop agreeing. A log-matching clash
+    (different batches at one offset and epoch), else Raft's Fetch exchange of the less
+    up-to-date against the other (the first diverging offset and epoch), else one is a
+    prefix of the other."""
+    from ..raft import epochs
+    from ..raft.logmatch import first_clash
+    try:
+        ka, kb = epochs.election_key(a.view()), epochs.election_key(b.view())
+    except ValueError as e:
+        return f"their epoch histories cannot be compared ({e})"
+    lead, follow = (a, b) if ka >= kb else (b, a)
+    end = lambda r, k: f"{r.log_dir} ends at offset {k[1]} in epoch {k[0]}"   # noqa: E731
+    ends = f"{end(a, ka)}, {end(b, kb)}"
+    clash = first_clash(lead, follow)
+    if clash is not None:
+        return (f"their histories differ from offset {clash.offset}: both hold a batch of epoch {clash.epoch} "
+                f"there, different ones ({ends})")
+    d = epochs.reconcile(follow.view(), lead.view())
+    if d.kind == "diverging" and d.first_diverging is not None:
+        off, ep = d.first_diverging
+        return (f"their histories differ from offset {d.truncate_to}: {lead.log_dir} has epoch {ep} up to offset "
+                f"{off}, {follow.log_dir} another history there ({ends})")
+    if d.kind == "snapshot":
+        return f"{follow.log_dir} ends before {lead.log_dir}'s log starts ({ends})"
+    if ka == kb:
+        return f"their histories are the same ({ends}): one is a copy of the other"
+    return f"{follow.log_dir} holds a prefix of {lead.log_dir}'s history, an older life of the node ({ends})"
+
+
+def _node_claimed_twice(dirs: list[LogDir], out: list[Finding]) -> None:
+    """Two metadata log dirs whose meta.properties claim one node id: a copied or restored
+    dir beside the live one, or an older life of the node. Only one can vote as that node;
+    the other's history is not the quorum's (Kafka cannot tell them apart by id alone,
+    and a static quorum not even by directory id)."""
+    by_node: dict[int, list[LogDir]] = {}
+    for d in dirs:
+        nid = (d.meta or {}).get("node.id")
+        if d.replica is not None and nid is not None:
+            by_node.setdefault(nid, []).append(d)
+    for nid, ds in sorted(by_node.items()):
+        for i in range(len(ds)):
+            for j in range(i + 1, len(ds)):
+                a, b = ds[i], ds[j]
+                ida, idb = (a.meta or {}).get("directory.id"), (b.meta or {}).get("directory.id")
+                same = ("the same directory.id " + ida) if ida and ida == idb else \
+                    f"directory.id {ida or 'none'} and {idb or 'none'}"
+                out.append(Finding(
+                    "node-claimed-twice", "error",
+                    f"{a.path} and {b.path} both claim node {nid} ({same}): "
+                    f"{_how_histories_differ(a.replica, b.replica)}",
+                    [f"{a.meta_at('node.id')}: node.id={nid}", f"{b.meta_at('node.id')}: node.id={nid}"],
+                    f"only one dir can be node {nid}: keep the one its server.properties names and runs on, "
+                    "move the other away (or format it for another node); `quorumctl state` on both shows "
+                    "their logs side by side"))
 
 
 def _metadata_version(dirs: list[LogDir], best):
@@ -616,8 +674,63 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float) -> Non
     try:
         q = describe_quorum(None, bootstrap_controller, None, timeout)
     except QuorumctlError as e:
-        report.findings.append(Finding("live-unreachable", "error", f"{bootstrap_controller}: {e}",
-                                       [bootstrap_controller], "check the address and that a controller "
-                                       "runs there; `quorumctl describe health` probes each one"))
+        failed = str(getattr(e, "address", "") or "") or bootstrap_controller
+        if failed == bootstrap_controller or failed in bootstrap_controller.split(","):
+            message = f"{bootstrap_controller}: {e}"
+            evidence = [failed]
+        else:
+            # the bootstrap controller answered and named the active controller, which failed
+            message = (f"{bootstrap_controller} answered, but the active controller it named, {failed}, "
+                       f"did not: {e}")
+            evidence = [f"{bootstrap_controller}: answered (DescribeCluster named {failed})", f"{failed}: {e}"]
+        report.findings.append(Finding("live-unreachable", "error", message, evidence,
+                                       "check the address and that a controller runs there; "
+                                       "`quorumctl describe health` probes each one"))
+        _majority(report, timeout)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
+    if q.leader_id < 0:
+        _majority(report, timeout)
+
+
+def _known_voters(report: Report) -> dict:
+    """id -> Address of the voters the files know: the voter set of the most up-to-date
+    metadata log, else the configs' controller.quorum.voters."""
+    from ..config.addresses import Address
+    out = {}
+    if report.voters:
+        for vid, v in report.voters["by_id"].items():
+            eps = v.get("endpoints") or []
+            if eps:
+                out[vid] = Address(eps[0]["host"], eps[0]["port"])
+    if not out:
+        for c in report.configs:
+            for vid, (host, port) in _parse_static(c).items():
+                out.setdefault(vid, Address(host, port))
+    return out
+
+
+def _majority(report: Report, timeout: float) -> None:
+    """With no leader, or no answer: probe every voter the files know; fewer than a
+    majority answering is `majority-lost`, the case `quorumctl recover` exists for."""
+    from ..protocol.connection import load_client_config
+    from ..protocol.health import check_health
+    voters = _known_voters(report)
+    if not voters:
+        return
+    h = check_health(load_client_config(None), config_voters=voters, timeout_s=timeout)
+    answering = sorted(p.node_id for p in h.probes if p.ok and p.node_id in voters and p.kind != "broker")
+    need = len(voters) // 2 + 1
+    if len(answering) >= need:
+        return
+    lost = sorted(set(voters) - set(answering))
+    evidence = [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in h.probes
+                if p.node_id in lost]
+    evidence += [f"controller {i} ({voters[i]}): answers" for i in answering]
+    report.findings.append(Finding(
+        "majority-lost", "error",
+        f"majority lost: {len(answering)} of {len(voters)} voters answer ({', '.join(map(str, answering)) or 'none'}); "
+        f"the quorum needs {need} to elect a leader, so the metadata log cannot move",
+        evidence,
+        "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
+        f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}"))

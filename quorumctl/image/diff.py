@@ -12,7 +12,7 @@ from collections import Counter
 
 from ..errors import InputError
 from .model import (ELR, ISR, LAST_ELR, LEADER, REPLICAS)
-from .replay import Point, Replay, open_source, plan
+from .replay import Point, Replay, check_inside, open_source, plan
 from .view import flatten, leaf_json, provenance
 
 
@@ -88,21 +88,32 @@ def change_json(path: str, a, b) -> dict:
     return out
 
 
-def diff(paths: list[str], frm: Point, to: Point) -> dict:
-    """The changes between two points of one log dir, as a JSON document."""
+def diff(paths: list[str], frm: Point, to: Point, *, timeline: bool = False) -> dict:
+    """The changes between two points of one log dir, as a JSON document; with
+    `timeline`, every change of every record in between too, in log order."""
     src = open_source(paths)
     if frm.offset is not None and to.offset is not None and to.offset < frm.offset:
         raise InputError(f"--to {to.offset} is before --from {frm.offset}")
     rp = Replay(plan(src, frm, through=to))
     if frm.time_ms is None and to.time_ms is None:
         rp.use_workers()
+    watcher = None
     try:
         before = rp.run(frm).copy()
         if frm.time_ms is not None and to.time_ms is not None and to.time_ms < frm.time_ms:
             raise InputError("--to is before --from")
+        if timeline:
+            from .history import TimelineWatcher
+            watcher = TimelineWatcher()
+            watcher.replay = rp
+            rp.image.observer = watcher
+            rp.on_control = watcher.control
         after = rp.run(to)
+        after.observer = None
     finally:
         rp.close()
+    check_inside(src, frm, before, "--from")
+    check_inside(src, to, after, "--to")
     if after.offset < before.offset:
         raise InputError(f"--to reaches offset {after.offset}, before --from's {before.offset}")
     ch = changes(flatten(before), flatten(after))
@@ -114,7 +125,13 @@ def diff(paths: list[str], frm: Point, to: Point) -> dict:
         "unknownRecords": dict(sorted((after.unknown - before.unknown).items())),
         "problems": after.problems[len(before.problems):],
         "logEnd": rp.end_reason,
+        **({} if watcher is None else _timeline_doc(watcher.entries)),
     }
+
+
+def _timeline_doc(entries: list[dict]) -> dict:
+    from .history import transient
+    return {"timeline": entries, "transient": transient(entries)}
 
 
 def provenance_brief(img) -> dict:

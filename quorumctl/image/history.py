@@ -9,12 +9,14 @@ the entity's state at that point and are reported as such (offset -1).
 
 from __future__ import annotations
 
+import difflib
+import os
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import ExitStatus, InputError, QuorumctlError
 from ..records.metadata_schemas import TYPE_NAMES
 from .model import CONFIG_TYPE_IDS, TOPIC_CONFIG, Image, apply_record
-from .replay import Point, Replay, open_source, plan
+from .replay import Point, Replay, check_inside, open_source, plan
 from .view import flatten, leaf_json
 from .diff import field_changes
 
@@ -47,6 +49,7 @@ class Watcher:
         self.e = entity
         self.topic_ids: set[str] = set()
         self.entries: list[dict] = []
+        self.replay: Replay | None = None     # to tell which file a record before the log came from
         if entity.kind == "config":
             self.config = parse_config(entity.name)
         if entity.kind in ("broker", "voter"):
@@ -152,8 +155,17 @@ class Watcher:
                 c["fields"] = fields
             changes.append(c)
         from ..render.output import iso_utc
-        self.entries.append({"offset": offset, "timestamp": ts, "time": iso_utc(ts), "epoch": epoch,
-                             "record": record, "changes": changes})
+        entry = {"offset": offset, "timestamp": ts, "time": iso_utc(ts), "epoch": epoch, "record": record,
+                 "source": "log", "changes": changes}
+        step = self.replay.step if self.replay is not None else None
+        if offset < 0 and step is not None and step.kind != "log":
+            # bootstrap.checkpoint, or the KIP-853 bootstrap snapshot 0-0: what the cluster was
+            # formatted with; another snapshot: the state it holds
+            boot = step.kind == "bootstrap" or step.base_offset == 0
+            entry.update(source="bootstrap" if boot else "snapshot", file=os.path.basename(step.path))
+            if boot:
+                entry.update(timestamp=-1, time=None, epoch=-1)
+        self.entries.append(entry)
 
     def control(self, img: Image, kind: str, before_voters, offset: int) -> None:
         """KRaftVoters / LeaderChange control records, for --voter."""
@@ -225,6 +237,7 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
     steps = plan(src, until, earliest=True)
     watcher = Watcher(entity)
     rp = Replay(steps)
+    watcher.replay = rp
     rp.image.observer = watcher
     rp.on_control = watcher.control
     if until is None or until.time_ms is None:
@@ -234,6 +247,7 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
     finally:
         rp.close()
     img.observer = None
+    check_inside(src, until, img, "--until")
     exists = {
         "topic": lambda: entity.name in img.topic_ids and (
             entity.partition is None or entity.partition in img.topic(entity.name).partitions),
@@ -242,6 +256,12 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
         "feature": lambda: entity.name in img.features,
         "voter": lambda: watcher.id in (img.voters or {}) or watcher.id in img.controllers,
     }[entity.kind]()
+    touched = [e for e in watcher.entries if entity.kind != "topic" or entity.partition is None
+               or any(c["path"] == f"/topics/{entity.name}/{entity.partition}" for c in e["changes"])]
+    if not touched and not exists and (until is None or (until.offset is None and until.time_ms is None)):
+        raise NeverExisted(f"{entity.describe()} never existed in {src.label} "
+                           f"(offsets {_first_offset(src)} to {img.offset})"
+                           f"{_closest(entity, img)}")
     elections = sum(1 for e in watcher.entries for c in e["changes"] if is_election(c))
     return {"entity": {"kind": entity.kind, "name": entity.name, "partition": entity.partition},
             "start": rp.describe_start(),
@@ -252,3 +272,126 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
             "unknownRecords": dict(sorted(img.unknown.items())),
             "problems": img.problems, "problemCount": img.problem_count,
             "logEnd": rp.end_reason}
+
+
+class NeverExisted(QuorumctlError):
+    """history of an entity no record of the log touched (a typo, or another cluster's): exit 1."""
+
+    exit_code = ExitStatus.PROBLEMS
+
+
+def _first_offset(src) -> int:
+    if src.log_start is not None:
+        return src.log_start
+    return src.snapshots[0].end_offset if src.snapshots else 0
+
+
+def _closest(entity: Entity, img: Image) -> str:
+    """The names of that kind the image has that are closest to the one asked for."""
+    if entity.kind == "topic":
+        if entity.partition is not None and entity.name in img.topic_ids:
+            have = sorted(img.topic(entity.name).partitions)
+            return f"; topic {entity.name} has partitions {_span(have)}" if have else ""
+        names = list(img.topic_ids)
+    elif entity.kind == "broker":
+        names = [str(b) for b in img.brokers]
+    elif entity.kind == "voter":
+        names = [str(v) for v in set(img.voters or {}) | set(img.controllers)]
+    elif entity.kind == "feature":
+        names = list(img.features)
+    else:
+        from .view import _config_type
+        names = [f"{_config_type(t)}:{n}" for t, n in img.configs]
+    close = difflib.get_close_matches(entity.name, names, n=5, cutoff=0.5)
+    if not close and entity.kind in ("broker", "voter"):
+        close = sorted(names, key=int)[:5]
+    if not close:
+        return f"; the log has no {entity.kind} at all" if not names else ""
+    return "; closest: " + ", ".join(close)
+
+
+def _span(ids: list[int]) -> str:
+    return f"{ids[0]}-{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) and len(ids) > 1 else \
+        ", ".join(map(str, ids))
+
+
+class TimelineWatcher(Watcher):
+    """Every record's changes, whatever the entity (diff --timeline): the leaf paths a
+    record may change come from its type and ids, then the same before/after compare."""
+
+    hot_filter = None   # every record is observed: replay's fast path must not skip any
+
+    def __init__(self):
+        super().__init__(Entity("timeline", ""))
+
+    def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
+        from .view import _config_type
+        from .model import SCRAM_MECHANISMS, quota_entity
+        if api_key in (0, 1, 7, 8, 17):
+            return [f"/brokers/{d.get('brokerId', d.get('id'))}"]
+        if api_key == 2:
+            old = img.topics.get(d["topicId"])
+            return ([f"/topics/{old.name}"] + self._all_partitions(old) if old else []) + [f"/topics/{d['name']}"]
+        if api_key in (3, 5):
+            t = img.topics.get(d["topicId"])
+            return None if t is None else [f"/topics/{t.name}/{d.get('partitionId', -1)}"]
+        if api_key == 9:
+            t = img.topics.get(d["topicId"])
+            if t is None:
+                return None
+            return [f"/topics/{t.name}"] + self._all_partitions(t) + self._config_paths(img, TOPIC_CONFIG, t.name)
+        if api_key == 4:
+            return [f"/configs/{_config_type(d['resourceType'])}/{d['resourceName']}/{d['name']}"]
+        if api_key == 12:
+            return [f"/features/{d['name']}"]
+        if api_key in (27, 29):
+            return [f"/controllers/{d['controllerId']}"]
+        if api_key == 28:
+            name = d.get("topicName") or ""
+            topics = list(img.topics.values()) if not name else [t for t in img.topics.values() if t.name == name]
+            return [p for t in topics for p in self._all_partitions(t)]
+        if api_key == 14:
+            return [f"/clientQuotas/{quota_entity(d['entity'])}/{d['key']}"]
+        if api_key in (18, 19):
+            return [f"/acls/{d['id']}"]
+        if api_key in (11, 22):
+            return [f"/scram/{SCRAM_MECHANISMS.get(d['mechanism'], 'mechanism-' + str(d['mechanism']))}/{d['name']}"]
+        if api_key in (10, 26):
+            return [f"/delegationTokens/{d['tokenId']}"]
+        if api_key == 15:
+            return ["/producerIds"]
+        if api_key == 21:
+            return ["/zkMigrationState"]
+        return None
+
+    def paths_after(self, img: Image, api_key: int, d: dict) -> list[str]:
+        return []
+
+    @staticmethod
+    def _all_partitions(t) -> list[str]:
+        return [f"/topics/{t.name}/{p}" for p in t.partitions]
+
+    def control(self, img: Image, kind: str, before_voters, offset: int) -> None:
+        if kind == "KRAFT_VOTERS":
+            a, b = before_voters or {}, img.voters or {}
+            ids = sorted(set(a) | set(b))
+            self.add(offset, img.timestamp, img.epoch, kind, {f"/voters/{i}": a.get(i) for i in ids},
+                     {f"/voters/{i}": b.get(i) for i in ids})
+            if not self.entries[-1]["changes"]:
+                self.entries.pop()
+
+
+def transient(entries: list[dict]) -> list[dict]:
+    """Paths created and then removed inside the window (topics, partitions, brokers,
+    configs ... that a net diff never shows), with when."""
+    created: dict[str, dict] = {}
+    out = []
+    for e in entries:
+        for c in e["changes"]:
+            if c["before"] is None and c["after"] is not None:
+                created[c["path"]] = e
+            elif c["after"] is None and c["path"] in created:
+                born = created.pop(c["path"])
+                out.append({"path": c["path"], "createdAt": born["offset"], "createdTime": born["time"],
+                            "removedAt": e["offset"], "removedTime": e["time"]})
+    return out

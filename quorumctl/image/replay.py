@@ -169,6 +169,10 @@ def plan(src: Source, point: Point | None = None, *, through: Point | None = Non
             steps.append(Step("bootstrap", src.bootstrap))
     else:
         steps.append(Step("snapshot", snap.path, snap.end_offset, snap.epoch))
+        if snap.end_offset == 0 and src.bootstrap and not _log_has_data(src):
+            # a dynamic quorum's node formatted and never started (or its log still empty): the
+            # 0-0 snapshot holds the voters, bootstrap.checkpoint what the first leader will write
+            steps.append(Step("bootstrap", src.bootstrap))
     from_offset = 0 if snap is None else snap.end_offset
     for i, (base, path) in enumerate(src.segments):
         nxt = src.segments[i + 1][0] if i + 1 < len(src.segments) else None
@@ -212,6 +216,7 @@ class Replay:
         self.on_control = None               # history's hook: on_control(image, type, voters before, offset)
         self.walked: set = set()             # log paths whose frames a worker walks (image.parallel)
         self._feed = None                    # the SpanFeed of the segment being read
+        self.step: Step | None = None        # the step whose batches are being applied
 
     def describe_start(self) -> dict:
         s = self.steps[0] if self.steps else None
@@ -243,6 +248,7 @@ class Replay:
                                                  f"(byte {b.position}): the log ends before it")
                             return
                     self.batches += 1
+                    self.step = step
                     records = self._checked(step, b)
                     yield step, b, records
                     if self.end_reason is not None:
@@ -440,7 +446,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     before a record history's observer wants to see (the caller goes on record by
     record); None when the batch is not plain."""
     watch = img.observer
-    if b.attributes & ATTR_CONTROL or (watch is not None and not hasattr(watch, "hot_filter")):
+    if b.attributes & ATTR_CONTROL or (watch is not None and getattr(watch, "hot_filter", None) is None):
         return None
     # records the observer must see: their topic id in `ids`, a TopicRecord named `name`,
     # every RemoveTopicRecord when `removes`
@@ -587,3 +593,53 @@ def replay_snapshot(path: str) -> Image:
     end, epoch = (int(m.group(1)), int(m.group(2))) if m else (0, -1)
     rp = Replay([Step("snapshot", path, end, epoch)])
     return rp.run()
+
+
+def extent(src: Source) -> dict:
+    """Where the log starts and ends: first and last offsets with their times (the first
+    batch's base timestamp, the last batch's max timestamp), read from batch headers only.
+    A log dir without segments: its newest snapshot's end."""
+    first = last = None
+    if src.segments:
+        try:
+            with BatchReader(src.segments[0][1]) as reader:
+                for b in reader:
+                    if isinstance(b, Batch):
+                        first = (b.base_offset, b.base_timestamp)
+                        break
+            for _, path in reversed(src.segments):
+                with BatchReader(path) as reader:
+                    for b in reader:
+                        if isinstance(b, Batch):
+                            last = (b.last_offset, b.max_timestamp)
+                if last is not None:
+                    break
+        except (OSError, BatchError):
+            pass
+    if first is None and src.snapshots:
+        s = src.snapshots[-1]
+        first = last = (s.end_offset - 1, _snapshot_time(s.path))
+    return {"first": None if first is None else first[0], "firstTimestamp": None if first is None else first[1],
+            "last": None if last is None else last[0], "lastTimestamp": None if last is None else last[1]}
+
+
+def check_inside(src: Source, point: Point | None, reached: Image, option: str) -> None:
+    """A point the log does not reach is an input error that says where the log starts and
+    ends: an offset past the last record, or a time before the first record of a log that
+    starts at offset 0 (the cluster did not exist yet). A time after the last record is the
+    end's state, not an error."""
+    if point is None:
+        return
+    if point.offset is not None and reached.offset < point.offset:
+        asked = str(point.offset)
+    elif point.time_ms is not None and reached.offset < 0 and src.log_start == 0:
+        from ..render.output import iso_utc
+        asked = f"{iso_utc(point.time_ms)}"
+    else:
+        return
+    e = extent(src)
+    from ..render.output import iso_utc
+    if e["first"] is None:
+        raise InputError(f"{option} {asked}: {src.label} holds no record")
+    raise InputError(f"{option} {asked} is outside the log of {src.label}: it starts at offset {e['first']} "
+                     f"({iso_utc(e['firstTimestamp'])}) and ends at offset {e['last']} ({iso_utc(e['lastTimestamp'])})")

@@ -154,17 +154,19 @@ def select(doc: dict, path: str | None):
 
 def image_document(paths: list[str], point=None, path: str | None = None, *, use_snapshots: bool = True) -> dict:
     """`quorumctl image`: the image (or the subtree at PATH) at a point, with where it is."""
-    from .replay import Point, replay
+    from .replay import Point, check_inside, open_source, replay
     point = point or Point()
-    rp = replay(paths, point, use_snapshots=use_snapshots)
+    src = open_source(paths)
+    rp = replay(src, point, use_snapshots=use_snapshots)
     img = rp.image
-    if point.offset is not None and img.offset < point.offset:
-        note = f"the log ends at offset {img.offset}, before offset {point.offset}"
-    elif point.time_ms is not None and img.offset < 0:
-        note = "no record of the log is at or before that time"
-    else:
-        note = None
+    check_inside(src, point, img, point_option(point))
+    note = None
     first = split_path(path)[0] if path and split_path(path) else None
     doc = to_json(img, only=first if first in _SECTION_JSON else None)
     return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
             "logEnd": rp.end_reason, "path": path or "/", "image": select(doc, path)}
+
+
+def point_option(point) -> str:
+    """The option a Point of image or topics describe came from, for messages."""
+    return "--at-offset" if point.offset is not None else "--at-time"

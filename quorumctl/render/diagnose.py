@@ -11,7 +11,9 @@ def doctor_lines(doc: dict) -> list[str]:
     """doctor's text: what was read, each finding with its evidence and remedy, a count."""
     lines = []
     vs = doc["voter_set"]
-    lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs'])} log dir(s)"
+    missing = sum(1 for d in doc["log_dirs"] if d["problem"] == "missing")
+    lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs']) - missing} log dir(s)"
+                 + (f" ({missing} missing)" if missing else "")
                  + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set")
                  + (f"; metadata.version {doc['metadata_version']['name']}" if doc.get("metadata_version") else ""))
     if not doc["findings"]:

@@ -147,8 +147,17 @@ def change_text(c: dict) -> str:
 
 
 def _entry_where(e: dict) -> str:
-    off = "snapshot" if e["offset"] < 0 else f"offset {e['offset']}"
-    return f"{off} epoch {e['epoch']} {e['time'] or e['timestamp']}"
+    source = e.get("source", "log")
+    if source == "bootstrap":
+        return f"bootstrap ({e['file']})"
+    if source == "snapshot" or e["offset"] < 0:
+        where = f"snapshot {e['file']}" if e.get("file") else "snapshot"
+        return f"{where} {e['time'] or e['timestamp']}"
+    return f"offset {e['offset']} epoch {e['epoch']} {e['time'] or e['timestamp']}"
+
+
+def _entry_offset(e: dict) -> str:
+    return e.get("source", "log") if e["offset"] < 0 else str(e["offset"])
 
 
 def history_head(doc: dict) -> str:
@@ -187,7 +196,7 @@ def history_table(doc: dict):
                      no_wrap=col != "change")
     for e in doc["entries"]:
         for c in e["changes"] or [None]:
-            t.add_row("snapshot" if e["offset"] < 0 else str(e["offset"]), e["time"] or str(e["timestamp"]),
+            t.add_row(_entry_offset(e), e["time"] or ("" if e.get("source") == "bootstrap" else str(e["timestamp"])),
                       str(e["epoch"]), e["record"], "no change" if c is None else change_text(c))
     return [t]
 
@@ -213,7 +222,21 @@ def diff_text(doc: dict) -> str:
     sign = {"added": "+", "removed": "-", "changed": "~"}
     for c in doc["changes"]:
         lines.append(f"{sign[c['change']]} {change_text(c)}")
+    if "timeline" in doc:
+        lines.extend(timeline_lines(doc))
     return "\n".join(lines) + "\n"
+
+
+def timeline_lines(doc: dict) -> list[str]:
+    n = sum(len(e["changes"]) for e in doc["timeline"])
+    lines = [f"Timeline: {n} change(s) by {len(doc['timeline'])} record(s), in log order"]
+    for e in doc["timeline"]:
+        for c in e["changes"]:
+            lines.append(f"{_entry_where(e)} {e['record']} {change_text(c)}")
+    for t in doc["transient"]:
+        lines.append(f"transient: {t['path']} created at offset {t['createdAt']} ({t['createdTime']}), "
+                     f"removed at offset {t['removedAt']} ({t['removedTime']})")
+    return lines
 
 
 def diff_table(doc: dict):

@@ -50,6 +50,14 @@ def skip_reason(home: Path = KAFKA_HOME) -> str | None:
 
 
 REASON = skip_reason()
+
+
+def home_of(release: str) -> Path:
+    """The Kafka home of a release ("4.1", "4.3"); skips, saying why, when it cannot run."""
+    home = HOMES[release]
+    if (reason := skip_reason(home)) is not None:
+        pytest.skip(reason)
+    return home
 needs_kafka = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
@@ -263,9 +271,7 @@ def cluster_fixture(name: str, dynamic: bool, versions: tuple[str, ...] = ("4.1"
     @pytest.mark.parametrize("cluster", ["4.3"], indirect=True)."""
     @pytest.fixture(scope="module", params=versions)
     def cluster(cli, tmp_path_factory, request):
-        reason = skip_reason(HOMES[request.param])
-        if reason is not None:
-            pytest.skip(reason)
+        home_of(request.param)
         c = start_cluster(cli, tmp_path_factory, f"{name}-{request.param}", dynamic=dynamic, version=request.param)
         try:
             yield c

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka41 import HOMES, kafka_tool, needs_kafka, skip_reason
+from kafka41 import HOMES, home_of, kafka_tool, needs_kafka
 from quorumctl.dumplog import run
 from quorumctl.render.dumplog import Sink
 from samples import CORPUS, FIXTURES
@@ -79,9 +79,7 @@ RUNS = [
 @pytest.fixture(scope="module", params=list(HOMES))
 def kafka_output(tmp_path_factory, request):
     """name -> (stdout, stderr) of kafka-dump-log of one release, each run once."""
-    home = HOMES[request.param]
-    if (reason := skip_reason(home)) is not None:
-        pytest.skip(reason)
+    home = home_of(request.param)
     tmp = tmp_path_factory.mktemp(f"kafka-dumplog-{request.param}")
     cache = {}
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kafka41 import HOMES, kafka_tool, needs_kafka, skip_reason
+from kafka41 import HOMES, home_of, kafka_tool, needs_kafka
 from quorumctl.cli.dumplog import REFUSED
 
 pytestmark = needs_kafka
@@ -34,9 +34,7 @@ def options_in_help(text: str) -> set[str]:
 
 @pytest.fixture(scope="module", params=list(HOMES))
 def kafka_help(tmp_path_factory, request):
-    home = HOMES[request.param]
-    if (reason := skip_reason(home)) is not None:
-        pytest.skip(reason)
+    home = home_of(request.param)
     tmp = tmp_path_factory.mktemp(f"kafka-help-{request.param}")
     runs = {"dump-log": ("kafka-dump-log", ["--help"])}
     runs.update({f"quorum {sub}".strip(): ("kafka-metadata-quorum", ["--bootstrap-controller", "x:1", sub, "--help"]

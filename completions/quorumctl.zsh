@@ -350,7 +350,7 @@ _quorumctl_bootstrap_format() {
     '*-S[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '*--add-scram=[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '(-g --ignore-formatted)'{-g,--ignore-formatted}'[Skip formatted dirs and format the others.]' \
-    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.1-IV1, or a release like 3.9; default 4.1-IV1).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.3-IV0, or a release like 3.9; default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 writes Kafka 4.1'\''s defaults).]:TEXT: ' \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '(-s --standalone)'{-s,--standalone}'[Format a controller as a single-voter dynamic quorum (KIP-853).]' \
@@ -373,7 +373,7 @@ _quorumctl_bootstrap_info() {
 
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.1-IV1).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.3-IV0).]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

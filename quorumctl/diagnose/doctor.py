@@ -394,7 +394,8 @@ def _quorum_mode(configs: list[ServerConfig], dirs: list[LogDir], mv, out: list[
                                + ([mv.evidence] if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else []),
                                "use controller.quorum.voters (static); to move to a dynamic quorum, from a working "
                                "static one: " + (f"first upgrade metadata.version from {metadata_version_name(mv.level)}"
-                                                 " to 3.9-IV0 or newer (kraft.version 1 depends on it), then "
+                                                 " to 3.9-IV0 or newer (Kafka 4.1 needs it for kraft.version 1; 4.3 no longer does, "
+                                                 "KAFKA-19719), then "
                                                  if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else "")
                                + "kafka-features upgrade --feature kraft.version=1, which needs Kafka 4.1 or newer on "
                                "every node (KAFKA-16538, KIP-853)"))

@@ -10,14 +10,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from samples import SHARED
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import recover_chaos  # noqa: E402  (its free_base_port: one search for a free range of ports)
 
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
@@ -66,21 +69,14 @@ def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=
 
 def free_base_port(lo: int = 29500, hi: int = 29790, span: int = 5) -> int:
     """A base port P in [lo, hi) with P+1..P+span all free on 127.0.0.1 (the
-    cluster script uses P+1..P+N+M). Parallel workers start at different offsets."""
+    cluster script uses P+1..P+N+M): tools/recover_chaos.py's search, from a
+    start that differs per parallel worker; a skip when no range is free."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     start = lo + 20 * (int(re.sub(r"\D", "", worker) or 0) % ((hi - lo) // 20))
-    for base in list(range(start, hi, 10)) + list(range(lo, start, 10)):
-        ok = True
-        for p in range(base + 1, base + span + 1):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
-    pytest.skip(f"no free port range in {lo}-{hi} for a Kafka cluster")
+    try:
+        return recover_chaos.free_base_port(lo, hi, span, start=start)
+    except RuntimeError as e:
+        pytest.skip(f"{e} for a Kafka cluster")
 
 
 class Cluster:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -20,7 +19,7 @@ import pytest
 from samples import SHARED
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos  # noqa: E402  (its free_base_port: one search for a free range of ports)
+import recover_chaos  # noqa: E402  (its skip_reason and free_base_port serve these tests too)
 
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
@@ -28,21 +27,10 @@ KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
 CLUSTER = KAFKA_DIR / "cluster"
 
 
-def _java_problem() -> str | None:
-    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
-    if not java or not Path(java).exists():
-        return "java is not on PATH (Kafka 4.1 needs Java 17+)"
-    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
-    m = re.search(r'version "(\d+)', out)
-    if not m or int(m.group(1)) < 17:
-        return f"Kafka 4.1 needs Java 17+, found: {out.splitlines()[0] if out else '?'}"
-    return None
-
-
 def skip_reason(home: Path = KAFKA_HOME) -> str | None:
-    if not (home / "bin" / "kafka-run-class.sh").exists():
-        return f"{home} is absent (the real Kafka {home.name.rsplit('-', 1)[-1]} lives in ../shared/kafka)"
-    return _java_problem()
+    """Why the real Kafka in `home` cannot run here (absent, or no Java 17+), or
+    None: tools/recover_chaos.skip_reason, for the version `home` is named after."""
+    return recover_chaos.skip_reason(home.name.rsplit("-", 1)[-1])
 
 
 REASON = skip_reason()

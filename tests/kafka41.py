@@ -11,7 +11,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -213,13 +212,5 @@ def ours(cli, via: list[str], what: str, *args: str) -> str:
     return out
 
 
-def until(what: str, fn, limit_s: float = 90):
-    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
-    end = time.monotonic() + limit_s
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise AssertionError(f"{what}: not reached in {limit_s} s")
-        time.sleep(1)
+# retry fn() until it returns a true value (a condition, not a timing assertion)
+until = recover_chaos.until

@@ -50,11 +50,12 @@ ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHE
          LOG, INDEX, TIMEINDEX, TXNINDEX, PRODUCER_SNAPSHOT, SNAPSHOT]
 
 # The registry: what each command that reads every kind does with a file of each
-# kind. A handler is declared where it lives, with `@handles(role, *kinds)`: dump-log's
-# in quorumctl/dumplog.py, verify's in quorumctl/ops/verify.py (modules above this
-# layer, so they register themselves; nothing here imports them). The commands
-# dispatch through handler(); a kind in ORDER without a handler for every role is
-# what missing_handlers() names (tests/test_filekinds_registry.py).
+# kind. A handler is declared where it lives, with `@handles(role, *kinds)`:
+# dump-log's in quorumctl/dumplog.py and quorumctl/dumpfiles.py, verify's in
+# quorumctl/ops/verify.py (modules above this layer, so they register themselves;
+# nothing here imports them). The commands dispatch through handler(); a kind in
+# ORDER without a handler for every role is what missing_handlers() names
+# (tests/test_filekinds_registry.py).
 ROLES = ("dump", "verify")
 _HANDLERS: dict[tuple[str, str], object] = {}
 

@@ -168,7 +168,7 @@ def data_sets(names: list[str], work: Path) -> list[tuple[str, Path]]:
 
 def rows_only(paths: list[str], parquet_dir: str | None) -> None:
     """spark-export's row builder in this one process (the --_rows mode)."""
-    from quorumctl.spark import plan, rows, schema
+    from quorumctl.spark import arrow, plan, rows, schema
     from quorumctl.spark import writer as w
     p = plan.make_plan(paths, split_size=1 << 50)
     sch = schema.arrow_schema()
@@ -177,7 +177,7 @@ def rows_only(paths: list[str], parquet_dir: str | None) -> None:
     if parquet_dir:
         shutil.rmtree(parquet_dir, ignore_errors=True)
         pw = w.PartitionedWriter(w._FileSystem(parquet_dir), "", sch, [], basename="part-0")
-    for batch in rows.arrow_batches([x for part in p.partitions for x in part], sch, stats=stats):
+    for batch in arrow.arrow_batches([x for part in p.partitions for x in part], sch, stats=stats):
         if pw is not None:
             pw.write(batch)
     if pw is not None:
@@ -202,13 +202,13 @@ def profile_rows(work: Path, top: int = 14) -> None:
     f = d / "00000000000000000000.log"
     if not f.exists():
         f.write_bytes(gzip.decompress((PERF / "churn-controller-1.log.gz").read_bytes()))
-    from quorumctl.spark import plan, rows, schema
+    from quorumctl.spark import arrow, plan, schema
     p = plan.make_plan([str(d)], split_size=1 << 50)
     pieces = [x for part in p.partitions for x in part]
     sch = schema.arrow_schema()
 
     def run():
-        for _ in rows.arrow_batches(pieces, sch):
+        for _ in arrow.arrow_batches(pieces, sch):
             pass
     run()      # warm: decoders generated, memos filled as in a long task
     prof = cProfile.Profile()

@@ -19,12 +19,7 @@ from .render import dumplog as render_dumplog
 from .render.dumplog import Sink, header_line
 from .render.output import json_line
 from .logdir import filekinds
-
-
-@dataclass
-class Result:
-    problems: int = 0
-    errors: list[str] = field(default_factory=list)
+from .dumpfiles import Job, Result   # (registers the dumps of the files that are not record batches)
 
 
 def known_record_types() -> list[str]:
@@ -238,8 +233,10 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
     gap_count = 0
     # Kafka 4.3 starts its check from offset -1, so a file whose first record
     # is not offset 0 is reported ("-1 is followed by N"): printed to match,
-    # never counted as a problem (4.1 started from the first record)
-    prev = -1 if opts.kafka == "4.3" and opts.deep and not as_json else None
+    # never counted as a problem (4.1 started from the first record); a dump
+    # cut by offsets or times starts where the cut does, which Kafka cannot do
+    whole = opts.offset_start is None and opts.offset_end is None
+    prev = -1 if opts.kafka == "4.3" and opts.deep and not as_json and whole else None
     for sp in spans:
         result.problems += sp.problems
         if prev is not None and sp.first_offset is not None and sp.first_offset != prev + 1:
@@ -433,9 +430,6 @@ def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_
     return spans
 
 
-BATCH_KINDS = (filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
-
-
 def offsets_for_times(logs: list[str], from_ms: int | None, to_ms: int | None) -> tuple[int | None, int | None]:
     """--from-time/--to-time as offsets of one partition's log segments: the first record
     stamped at or after from_ms, the last stamped at or before to_ms (record timestamps,
@@ -485,7 +479,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         from_time: int | None = None, to_time: int | None = None) -> int:
     """Dump every path; returns the exit code (0 clean, 1 problems seen, 2 bad input).
     kafka: whose kafka-dump-log text (4.3 or 4.1) where the two differ;
-    from_time/to_time (epoch ms) cut one partition's log where its record timestamps say."""
+    from_time/to_time (epoch ms) cut one partition's log where its record timestamps say.
+    Each file is dumped by its kind's handler (filekinds.handler("dump", kind))."""
     from .render.output import Output, resolve
 
     out_mode = resolve(output)
@@ -513,6 +508,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     if out_mode is Output.table:
         from .render.dumplog_table import TableSink
         sink = TableSink(sink, opts)
+    job = Job(sink, opts, out_mode, result, max_bytes=max_bytes, verify_index_only=verify_index_only,
+              index_sanity_check=index_sanity_check, max_message_size=max_message_size)
     for path in files:
         kind = filekinds.kind_of(path)
         gone = filekinds.renamed(path)
@@ -525,12 +522,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
                                  "meaning": filekinds.RENAMED[gone]}))
         try:
             check_regular(path)   # a FIFO, device, dangling link or loop: one line saying what it is
-            if kind in BATCH_KINDS:
-                dump_batches(path, opts, sink, as_json=as_json, max_bytes=max_bytes, result=result)
-            else:
-                dump_other(path, kind, sink, mode=out_mode, result=result, opts=opts,
-                           verify_index_only=verify_index_only, index_sanity_check=index_sanity_check,
-                           max_message_size=max_message_size)
+            filekinds.handler("dump", kind)(path, kind, job)
         except InputError as e:   # a file that is not what its name says: exit 2 unless problems were seen
             result.errors.append(str(e))
             sink.error(f"quorumctl: error: {e}")
@@ -543,81 +535,10 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     return ExitStatus.of(result.problems or result.errors)
 
 
-def _kv(d: dict) -> str:
-    return " ".join(f"{k}: {json_line(v) if isinstance(v, (list, dict)) or v is None else v}" for k, v in d.items())
+# The record-batch kinds' dump; the other kinds' are dumpfiles.py's.
 
-
-def dump_other(path, kind, sink: Sink, *, mode, result, opts, verify_index_only,
-               index_sanity_check, max_message_size) -> None:
-    """The files that are not record batches: Kafka's lines where Kafka has them
-    (indexes, producer state, txn index), `key: value` lines of ours otherwise;
-    for JSON and tables, one object per file (sink.doc)."""
+@filekinds.handles("dump", filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
+def _dump_batch_file(path, kind, job: Job) -> None:
     from .render.output import Output
-    from .logdir import statefiles as state_files
-
-    text = mode is Output.text
-
-    def put(make):
-        if not text:
-            sink.doc(make())
-
-    def emit(lines, errs=()):
-        if text:
-            sink.lines(lines)
-        if mode is not Output.json:   # JSON carries them in the object
-            for e in errs:
-                sink.error(e)
-
-    if kind in (filekinds.INDEX, filekinds.TIMEINDEX):
-        from .logdir import indexes
-        from .logdir import index_dump
-        from .logdir import index_checks
-        if kind == filekinds.INDEX:
-            out, err = index_dump.dump_index_lines(path, verify_only=verify_index_only,
-                                                sanity_check=index_sanity_check, max_message_size=max_message_size)
-        else:
-            out, err = index_dump.dump_timeindex_lines(path, verify_only=verify_index_only,
-                                                    sanity_check=index_sanity_check, kafka=opts.kafka)
-        if not index_sanity_check:   # the sanity check asks less, as Kafka's does
-            err = err + [p.line() for p in index_checks.problems_beyond_dump(path, kind == filekinds.TIMEINDEX)]
-        if mode is Output.table and (verify_index_only or index_sanity_check):
-            text = True   # no entries to show: the verdict lines are the output
-        key = ("offset", "position") if kind == filekinds.INDEX else ("timestamp", "offset")
-        put(lambda: {"kind": kind, "file": path, "entries": [dict(zip(key, e)) for e in (
-            indexes.read_offset_index(path) if kind == filekinds.INDEX else indexes.read_time_index(path))],
-            "mismatches": err})
-        if err:
-            result.problems += 1
-        emit(out, err)
-    elif kind == filekinds.PRODUCER_SNAPSHOT:
-        from .logdir import producer_state
-        put(lambda: {"kind": kind, "file": path,
-                     "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
-        if text:
-            emit(list(producer_state.producer_snapshot_lines(path, opts.kafka)))
-    elif kind == filekinds.TXNINDEX:
-        from .logdir import producer_state
-        out, err = producer_state.txn_index_lines(path)
-        put(lambda: {"kind": kind, "file": path,
-                     "entries": [e.to_json() for e in producer_state.read_txn_index(path)]})
-        if err:
-            result.problems += 1
-        emit(out, err)
-    elif kind == filekinds.QUORUM_STATE:
-        qs = state_files.read_quorum_state(path)
-        put(lambda: {"kind": kind, "file": path, **qs})
-        emit([f"Quorum state (data_version {qs['data_version']}): " + _kv(
-            {k: v for k, v in qs.items() if k != "data_version"})])
-    elif kind == filekinds.EPOCH_CHECKPOINT:
-        entries = state_files.read_epoch_checkpoint(path)
-        put(lambda: {"kind": kind, "file": path, "entries": [{"epoch": e, "startOffset": o} for e, o in entries]})
-        emit([f"Leader epoch checkpoint: {len(entries)} entries"] +
-             [f"epoch: {e} startOffset: {o}" for e, o in entries])
-    elif kind == filekinds.META_PROPERTIES:
-        props = state_files.read_meta_properties(path)
-        put(lambda: {"kind": kind, "file": path, **props})
-        emit([_kv(props)])
-    elif kind == filekinds.PARTITION_METADATA:
-        pm = state_files.read_partition_metadata(path)
-        put(lambda: {"kind": kind, "file": path, **pm})
-        emit([_kv(pm)])
+    dump_batches(path, job.opts, job.sink, as_json=job.mode is Output.json, max_bytes=job.max_bytes,
+                 result=job.result)

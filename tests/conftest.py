@@ -108,9 +108,9 @@ def verify_clean(cli):
 @pytest.fixture(scope="module")
 def spark():
     """A local[2] Spark session for one module (skips without Java)."""
-    from quorumctl.spark import job
-    if job.find_java() is None:
+    from quorumctl.spark.session import find_java, start_session
+    if find_java() is None:
         pytest.skip("Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
-    session = job.start_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
+    session = start_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
     yield session
     session.stop()

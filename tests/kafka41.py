@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
 import subprocess
-import time
+import sys
 from pathlib import Path
 
 import pytest
 
 from samples import SHARED
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import recover_chaos  # noqa: E402  (its skip_reason and free_base_port serve these tests too)
 
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
@@ -32,21 +33,10 @@ RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0"}
 FEATURE_LEVEL = {"4.1": 27, "4.3": 30}   # their metadata.version levels
 
 
-def _java_problem() -> str | None:
-    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
-    if not java or not Path(java).exists():
-        return "java is not on PATH (Kafka 4.1 needs Java 17+)"
-    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60).stderr
-    m = re.search(r'version "(\d+)', out)
-    if not m or int(m.group(1)) < 17:
-        return f"Kafka 4.1 needs Java 17+, found: {out.splitlines()[0] if out else '?'}"
-    return None
-
-
 def skip_reason(home: Path = KAFKA_HOME) -> str | None:
-    if not (home / "bin" / "kafka-run-class.sh").exists():
-        return f"{home} is absent (the real Kafka {home.name.rsplit('-', 1)[-1]} lives in ../shared/kafka)"
-    return _java_problem()
+    """Why the real Kafka in `home` cannot run here (absent, or no Java 17+), or
+    None: tools/recover_chaos.skip_reason, for the version `home` is named after."""
+    return recover_chaos.skip_reason(home.name.rsplit("-", 1)[-1])
 
 
 REASON = skip_reason()
@@ -135,21 +125,14 @@ def storage_runs(runs: list[list[str]], tmp: Path, home: Path = KAFKA_HOME,
 
 def free_base_port(lo: int = 29500, hi: int = 29790, span: int = 5) -> int:
     """A base port P in [lo, hi) with P+1..P+span all free on 127.0.0.1 (the
-    cluster script uses P+1..P+N+M). Parallel workers start at different offsets."""
+    cluster script uses P+1..P+N+M): tools/recover_chaos.py's search, from a
+    start that differs per parallel worker; a skip when no range is free."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     start = lo + 20 * (int(re.sub(r"\D", "", worker) or 0) % ((hi - lo) // 20))
-    for base in list(range(start, hi, 10)) + list(range(lo, start, 10)):
-        ok = True
-        for p in range(base + 1, base + span + 1):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
-    pytest.skip(f"no free port range in {lo}-{hi} for a Kafka cluster")
+    try:
+        return recover_chaos.free_base_port(lo, hi, span, start=start)
+    except RuntimeError as e:
+        pytest.skip(f"{e} for a Kafka cluster")
 
 
 class Cluster:
@@ -319,13 +302,5 @@ def ours(cli, via: list[str], what: str, *args: str) -> str:
     return out
 
 
-def until(what: str, fn, limit_s: float = 90):
-    """Retry fn() until it returns a true value (a condition, not a timing assertion)."""
-    end = time.monotonic() + limit_s
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > end:
-            raise AssertionError(f"{what}: not reached in {limit_s} s")
-        time.sleep(1)
+# retry fn() until it returns a true value (a condition, not a timing assertion)
+until = recover_chaos.until

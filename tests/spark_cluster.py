@@ -28,7 +28,7 @@ def spark_home() -> Path:
 
 
 def java_available() -> bool:
-    from quorumctl.spark.job import find_java
+    from quorumctl.spark.session import find_java
     return find_java() is not None
 
 

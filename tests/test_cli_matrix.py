@@ -323,7 +323,7 @@ def check_output(run: Run, kind_of_output: str, mode: str):
 def test_command(path, kind, mode, output, runs, places):
     table = cases(places)
     if path == ("spark-export",) and kind == "good":
-        from quorumctl.spark.job import find_java
+        from quorumctl.spark.session import find_java
         if find_java() is None:
             pytest.skip("spark-export needs Java 17+ (none found)")
     run = runs[(path, kind, mode, output)]

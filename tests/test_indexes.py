@@ -486,7 +486,7 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
 def test_kafka_lookup_is_abstract_index_search(tmp_path):
     entries = [(10 * i + 5, 100 * i + 7) for i in range(3000)]   # more than the 1024 warm entries
     idx = write_index(tmp_path, entries)
-    lk = index_lookup._KafkaOffsetLookup(idx, 0)
+    lk = index_lookup.KafkaOffsetLookup(idx, 0)
     try:
         for target in (0, 4, 5, 6, 15, 12345, 20000, 29994, 29995, 10 ** 9):
             want = max((p for o, p in entries if o <= target), default=0)
@@ -500,7 +500,7 @@ def test_kafka_lookup_is_abstract_index_search(tmp_path):
 def test_finder_equals_a_fresh_kafka_scan(tmp_path, queries):
     log, bs = make_log(tmp_path, spec_simple(12, per=2), name="finder.log")
     positions = [b[2] for b in bs]
-    f = index_lookup._KafkaFinder(log)
+    f = index_lookup.KafkaFinder(log)
     try:
         for i, off in queries:
             pos = positions[i] if i < len(positions) else os.path.getsize(log)

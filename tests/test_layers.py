@@ -18,7 +18,7 @@ LAYERS = [
     {"ops"},                                      # jobs that judge or change a log dir: verify, format, truncate, recover
     {"protocol"},                                 # the wire
     {"render"},                                   # text, table and JSON views
-    {"dumplog", "testing", "image"},              # the dump-log job; the simulated quorum; the metadata image
+    {"dumplog", "dumpfiles", "testing", "image"},  # dump-log (dumpfiles: its other kinds); the simulated quorum; the image
     {"spark", "schemas", "diagnose"},             # spark-export; the list of every declared schema; doctor, bundle
     {"cli", "__main__"},                          # the commands
 ]

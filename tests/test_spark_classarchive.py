@@ -89,7 +89,7 @@ def test_stale_temporary_archives_are_removed(cache):
 
 
 def _java():
-    from quorumctl.spark.job import find_java
+    from quorumctl.spark.session import find_java
     return find_java()
 
 

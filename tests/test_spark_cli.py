@@ -26,7 +26,7 @@ def run(args, env=None, timeout=600):
 
 
 def java_available():
-    from quorumctl.spark.job import find_java
+    from quorumctl.spark.session import find_java
     return find_java() is not None
 
 
@@ -49,7 +49,8 @@ def log_dir(tmp_path_factory):
 
 def test_importing_the_cli_does_not_import_pyspark():
     code = ("import sys, quorumctl.cli.main, quorumctl.cli.spark_export, quorumctl.spark, "
-            "quorumctl.spark.plan, quorumctl.spark.schema, quorumctl.spark.job; "
+            "quorumctl.spark.plan, quorumctl.spark.schema, quorumctl.spark.job, quorumctl.spark.session, "
+            "quorumctl.spark.progress, quorumctl.spark.follow; "
             "heavy = [m for m in ('pyspark', 'pyarrow', 'numpy', 'py4j') if m in sys.modules]; "
             "print(heavy)")
     r = run([sys.executable, "-c", code])
@@ -91,7 +92,7 @@ def _fake_jdk(root, release: str | None, version_output: str):
 
 
 def test_java_version_from_release_file_or_java_version(tmp_path):
-    from quorumctl.spark.job import java_major
+    from quorumctl.spark.session import java_major
     # the release file wins: no JVM is started to ask (bin/java here would say 8)
     java = _fake_jdk(tmp_path / "jdk21", 'IMPLEMENTOR="X"\nJAVA_RUNTIME_VERSION="21.0.1+12"\n'
                                          'JAVA_VERSION="21.0.1"\n', 'openjdk version "1.8.0_392"')

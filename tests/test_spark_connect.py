@@ -55,9 +55,9 @@ def reference(log_dir):
 
 
 def built_in_process(root: Path):
-    from quorumctl.spark import plan, rows, schema
+    from quorumctl.spark import arrow, plan, rows, schema
     p = plan.make_plan([str(root)])
-    t = pa.Table.from_batches(list(rows.arrow_batches([x for part in p.partitions for x in part],
+    t = pa.Table.from_batches(list(arrow.arrow_batches([x for part in p.partitions for x in part],
                                                       schema.arrow_schema(), 8192, None, rows.Stats())),
                               schema=schema.arrow_schema())
     return t.take(pc.sort_indices(t, sort_keys=SORT))

@@ -20,7 +20,7 @@ from quorumctl.records import compression  # noqa: E402
 from quorumctl.records import metadata as md  # noqa: E402
 from quorumctl.records.batch import BatchReader, encode_batch  # noqa: E402
 from quorumctl.render.output import json_bytes  # noqa: E402
-from quorumctl.spark import plan, rows, schema, synthetic  # noqa: E402
+from quorumctl.spark import arrow, plan, rows, schema, synthetic  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER = "c5M0_9gDSzSKNXLYtZaAnw"
@@ -36,7 +36,7 @@ def arrow_schema():
 
 
 def table_of(pieces, **kw):
-    batches = list(rows.arrow_batches(pieces, arrow_schema(), **kw))
+    batches = list(arrow.arrow_batches(pieces, arrow_schema(), **kw))
     return pa.Table.from_batches(batches, schema=arrow_schema())
 
 

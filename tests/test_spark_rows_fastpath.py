@@ -13,6 +13,7 @@ import pytest
 
 from quorumctl.records import metadata as md
 from quorumctl.records.batch import ATTR_COMPRESSION, ATTR_CONTROL, Batch, BatchReader, encode_batch
+from quorumctl.spark import arrow as A
 from quorumctl.spark import rows as R
 from samples import CORPUS, SHARED
 
@@ -121,7 +122,7 @@ def _table(path, batch_rows):
 
     from quorumctl.spark import plan, schema
     sf = plan.SourceFile(path=str(path), kind="segment", size=os.path.getsize(path))
-    batches = list(R.arrow_batches([plan.Piece(sf, 0, sf.size)], schema.arrow_schema(), batch_rows))
+    batches = list(A.arrow_batches([plan.Piece(sf, 0, sf.size)], schema.arrow_schema(), batch_rows))
     return pa.Table.from_batches(batches, schema=schema.arrow_schema())
 
 

@@ -103,9 +103,9 @@ def log_dir(s3, tmp_path_factory):
 def reference_digest(root: Path, uri_prefix: str) -> str:
     """The rows the export must give, built in this process by the same row
     builder the tasks run, with the files named by their URIs."""
-    from quorumctl.spark import plan, rows, schema
+    from quorumctl.spark import arrow, plan, rows, schema
     p = plan.make_plan([str(root)])
-    t = pa.Table.from_batches(list(rows.arrow_batches([x for part in p.partitions for x in part],
+    t = pa.Table.from_batches(list(arrow.arrow_batches([x for part in p.partitions for x in part],
                                                       schema.arrow_schema(), 8192, None, rows.Stats())),
                               schema=schema.arrow_schema())
     for name in ("source_file", "error"):      # error texts name the file too

@@ -11,7 +11,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("numpy")
 
-from quorumctl.spark import plan, rows, schema, synthetic  # noqa: E402
+from quorumctl.spark import arrow, plan, schema, synthetic  # noqa: E402
 from quorumctl.spark import writer as w  # noqa: E402
 
 
@@ -79,7 +79,7 @@ def test_many_partitions_keep_memory_bounded(tmp_path, segment, monkeypatch):
     target = w._FileSystem(str(tmp_path / "o"))
     pw = w.PartitionedWriter(target, "", schema.arrow_schema(), ["record_type"], basename="p")
     most = 0
-    for batch in rows.arrow_batches([plan.Piece(sf, 0, sf.size)], schema.arrow_schema(), batch_rows=300):
+    for batch in arrow.arrow_batches([plan.Piece(sf, 0, sf.size)], schema.arrow_schema(), batch_rows=300):
         pw.write(batch)
         most = max(most, pw._pending)
         assert len(pw.open) <= 3

@@ -1,12 +1,5 @@
-"""`quorumctl demo`: real `describe` output without a Kafka cluster.
-
-Starts the simulated quorum (`quorumctl.testing`) on 127.0.0.1 in this
-process: controllers 1-3 and broker 4 speaking the Kafka protocol over TCP.
-Then runs describe status, replication and health against it through the
-same client code as the real commands, silences controller 3 (as a paused
-JVM would be), lets 5 s of (virtual) time pass, and describes again.
-With --serve it keeps the quorum up so you can point any command (or
-kafka-metadata-quorum, or kafka-python) at it.
+"""`quorumctl demo`: real `describe` output without a Kafka cluster (the
+scenario is `quorumctl.testing.demo`); --write-examples writes the docs' log dirs.
 """
 
 from __future__ import annotations
@@ -18,12 +11,6 @@ import typer
 
 from ..render.output import Output
 from .options import OutputOpt
-
-
-def _say(out: Output, text: str):
-    if out is not Output.json:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
 
 
 def demo(
@@ -40,58 +27,12 @@ def demo(
 
     Example: quorumctl demo
     """
-    import time
-
     from ..render.output import resolve
     if write_examples is not None:
         _write_examples(write_examples, resolve(output))
         return
-    from ..testing.scenarios import demo_cluster
-    from ..protocol.client import describe_quorum
-    from ..render.quorum import print_health, print_quorum
-
-    out = resolve(output)
-    cluster = demo_cluster()
-    try:
-        broker = cluster.brokers()[0]
-        c1, c2 = cluster.controllers()[0], cluster.controllers()[1]
-        ctl = ",".join(c.address for c in cluster.controllers())
-        _say(out, "# A simulated KRaft quorum on 127.0.0.1 (Kafka protocol over TCP; nothing leaves this machine):")
-        _say(out, f"#   controllers 1, 2, 3 at {ctl}; broker 4 at {broker.address}")
-
-        def describe(kind: str, flag: str, address: str, **kw):
-            _say(out, f"\n$ quorumctl describe {kind} {flag} {address}")
-            mode = {"--bootstrap-server": (address, None), "--bootstrap-controller": (None, address)}[flag]
-            print_quorum(kind, describe_quorum(*mode, None, 10.0), out, **kw)
-
-        def health(timeout: float):
-            from ..config.client import ClientConfig
-            from ..config.addresses import parse_address
-            from ..protocol.health import check_health
-            _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
-            h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)
-            print_health(h, out)
-
-        describe("status", "--bootstrap-server", broker.address)
-        describe("replication", "--bootstrap-controller", c2.address)
-        health(2.0)
-        _say(out, "\n# Controller 3 stops answering (like a SIGSTOPped JVM) and 5 s pass; 60 records are appended.")
-        cluster.silence(3)
-        cluster.advance(ms=5000, records=60)
-        describe("status", "--bootstrap-controller", c1.address)
-        describe("replication", "--bootstrap-controller", c1.address)
-        health(1.0)
-        if serve:
-            cluster.silence(3, False)
-            _say(out, f"\n# Controller 3 is back. Serving until Ctrl-C: try\n"
-                      f"#   quorumctl describe replication --bootstrap-controller {c1.address} --watch 1")
-            try:
-                while True:
-                    time.sleep(3600)
-            except KeyboardInterrupt:
-                pass
-    finally:
-        cluster.stop()
+    from ..testing.demo import run_demo
+    run_demo(resolve(output), serve=serve)
 
 
 def _write_examples(root: str, out: Output) -> None:

@@ -84,21 +84,11 @@ def spark_export(
     fmt = resolve(output)
 
     if follow:
-        from ..spark import fs
         from ..render.spark_export import follow_batch_line
-        from ..spark.follow import follow as run_follow
+        from ..spark.follow import follow_export
         from .main import _state
-        from ..spark.job import check_export_options, finish_sessions, start_session
         if remote:
             raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
-        if interval <= 0:
-            raise InputError(f"--interval must be positive, not {interval}")
-        check_export_options(columns, compression, "pyarrow", "append")
-        fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
-        from ..spark import plan
-        plan.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
-        spark = start_session(master, conf, progress=progress, debug=_state["debug"], class_archive=True,
-                              light_jvm=True)
 
         def report(batch):
             if fmt is Output.json:
@@ -106,17 +96,15 @@ def spark_export(
             else:
                 sys.stdout.write(follow_batch_line(batch) + "\n")
             sys.stdout.flush()
-        try:
-            run_follow(list(paths), out, spark=spark, checkpoint=checkpoint, interval=interval,
-                       split_size=split, partition_by=columns, compression=compression, options=fs_options,
-                       stop_after_idle=stop_after_idle, report=report)
-        except KeyboardInterrupt:
-            pass          # the checkpoint says where the next run starts
-        finish_sessions()
+        follow_export(list(paths), out, master=master, conf=conf, progress=progress, debug=_state["debug"],
+                      checkpoint=checkpoint, interval=interval, split_size=split, partition_by=columns,
+                      compression=compression, fs_options=fs_options, stop_after_idle=stop_after_idle,
+                      report=report)
         raise typer.Exit(ExitStatus.OK)
 
     from ..render.spark_export import summary_line, summary_table
-    from ..spark.job import export, finish_sessions
+    from ..spark.job import export
+    from ..spark.session import finish_sessions
     from .main import _state
     summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,

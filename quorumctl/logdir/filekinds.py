@@ -45,9 +45,48 @@ RENAMED = {
     ".swap": "a cleaned segment about to replace the original",
 }
 
-# the order files of one directory are dumped in
+# the order files of one directory are dumped in; also every kind dump-log and verify read
 ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHECKPOINT,
          LOG, INDEX, TIMEINDEX, TXNINDEX, PRODUCER_SNAPSHOT, SNAPSHOT]
+
+# The registry: what each command that reads every kind does with a file of each
+# kind. A handler is declared where it lives, with `@handles(role, *kinds)`:
+# dump-log's in quorumctl/dumplog.py and quorumctl/dumpfiles.py, verify's in
+# quorumctl/ops/verify.py (modules above this layer, so they register themselves;
+# nothing here imports them). The commands dispatch through handler(); a kind in
+# ORDER without a handler for every role is what missing_handlers() names
+# (tests/test_filekinds_registry.py).
+ROLES = ("dump", "verify")
+_HANDLERS: dict[tuple[str, str], object] = {}
+
+
+def handles(role: str, *kinds: str):
+    """Decorator: the function is `role`'s handler of files of these kinds."""
+    if role not in ROLES:
+        raise ValueError(f"no role {role!r} (one of {', '.join(ROLES)})")
+
+    def register(fn):
+        for kind in kinds:
+            if kind not in ORDER:
+                raise ValueError(f"{fn.__qualname__}: {kind!r} is not a kind of ORDER")
+            if _HANDLERS.get((role, kind), fn) is not fn:
+                raise ValueError(f"{fn.__qualname__}: {role} of {kind!r} is already {_HANDLERS[role, kind].__qualname__}")
+            _HANDLERS[role, kind] = fn
+        return fn
+    return register
+
+
+def handler(role: str, kind: str):
+    """The function registered for `role` on files of `kind` (LookupError if there is none)."""
+    try:
+        return _HANDLERS[role, kind]
+    except KeyError:
+        raise LookupError(f"no {role} handler for files of kind {kind!r}") from None
+
+
+def missing_handlers() -> list[tuple[str, str]]:
+    """(role, kind) pairs of ORDER's kinds that no handler is registered for."""
+    return [(role, kind) for kind in ORDER for role in ROLES if (role, kind) not in _HANDLERS]
 
 
 def name_patterns() -> list[str]:
@@ -207,6 +246,6 @@ def discover(paths: list[str], accept, expected: str, *, listing=local_files, is
 
 
 def log_dir_files(paths: list[str], stray=None) -> list[str]:
-    """discover() for dump-log and verify: every file of a known kind."""
-    return discover(paths, lambda f, named: f if kind_of(f) not in (UNKNOWN, OFFSET_CHECKPOINT) else None,
+    """discover() for dump-log and verify: every file of a kind they read (ORDER's)."""
+    return discover(paths, lambda f, named: f if kind_of(f) in ORDER else None,
                     LOG_DIR_FILES, stray=stray)

@@ -8,8 +8,8 @@ import os
 from ..errors import InputError
 from ..records.batch import (Batch)
 from .problems import Problem
-from .index_lookup import _LogWalker, _last_offset
-from .indexes import IndexScan, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, _base, _entries, sibling
+from .index_lookup import LogWalker, last_offset_of
+from .indexes import IndexScan, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, segment_base, scan_entries, sibling
 
 
 
@@ -25,7 +25,7 @@ def _check(index_path: str, log_path: str | None, base_offset: int | None, time:
     beside one forward walk of the log; a negative relative offset is reported
     here, the rest goes to check_entry(problem, walker, entry byte position,
     position or timestamp, absolute offset)."""
-    base = _base(index_path, base_offset)
+    base = segment_base(index_path, base_offset)
     scan = IndexScan(index_path, TIME_ENTRY_SIZE if time else OFFSET_ENTRY_SIZE, 0)
     log_path = log_path or sibling(index_path, "log")
     if not os.path.isfile(log_path):
@@ -35,9 +35,9 @@ def _check(index_path: str, log_path: str | None, base_offset: int | None, time:
     def problem(pos, off, kind, msg):
         problems.append(Problem(index_path, pos, off, msg, kind))
 
-    walker = _LogWalker(log_path)
+    walker = LogWalker(log_path)
     try:
-        for ip, x, y, _ in _entries(index_path, time, scan, "yield"):
+        for ip, x, y, _ in scan_entries(index_path, time, scan, "yield"):
             rel, value = (y, x) if time else (x, y)
             offset = base + rel
             if rel < 0:
@@ -96,7 +96,7 @@ def check_offset_index(index_path: str, log_path: str | None = None, base_offset
                     f"position {position} is not the start of a batch: batches start at "
                     f"{before} and {b.position}; expected the position of a batch holding offset {offset}")
             return
-        last = _last_offset(b)
+        last = last_offset_of(b)
         if b.base_offset > offset:
             problem(ip, offset, "index-offset-mismatch",
                     f"the batch at position {position} starts at offset {b.base_offset}, after the "
@@ -120,7 +120,7 @@ def check_offset_index(index_path: str, log_path: str | None = None, base_offset
         elif c.base_offset > offset:
             problem(ip, offset, "index-offset-not-found",
                     f"offset {offset} is in no batch: the batch at position {c.position} starts at "
-                    f"{c.base_offset} and the one before ends at {_last_offset(walker.prev)}")
+                    f"{c.base_offset} and the one before ends at {last_offset_of(walker.prev)}")
 
     return _check(index_path, log_path, base_offset, False, notes, entry)
 
@@ -152,7 +152,7 @@ def check_time_index(index_path: str, log_path: str | None = None, base_offset: 
         if c.base_offset > offset:
             problem(ip, offset, "index-offset-not-found",
                     f"offset {offset} is in no batch: the batch at position {c.position} starts at "
-                    f"{c.base_offset}" + (f" and the one before ends at {_last_offset(walker.prev)}"
+                    f"{c.base_offset}" + (f" and the one before ends at {last_offset_of(walker.prev)}"
                                           if walker.prev is not None else ""))
             return
         if isinstance(c, Batch) and c.max_timestamp != ts:

@@ -10,8 +10,9 @@ from ..errors import InputError
 from ..openfile import open_regular
 from ..records.batch import (Batch,
                              BatchError, display_timestamp)
-from .index_lookup import _KafkaFinder, _KafkaOffsetLookup, _first_batch_last_offset, _last_offset
-from .indexes import DEFAULT_MAX_MESSAGE_SIZE, IndexScan, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, _base, _entries, _size_message, sibling
+from .index_lookup import KafkaFinder, KafkaOffsetLookup, first_batch_last_offset, last_offset_of
+from .indexes import (DEFAULT_MAX_MESSAGE_SIZE, IndexScan, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, scan_entries,
+                      segment_base, sibling, size_message)
 
 
 
@@ -43,7 +44,7 @@ class IndexDump:
         self.verify_only = verify_only
         self.sanity_check = sanity_check
         self.max_message_size = max_message_size
-        self.base = _base(path, base_offset)
+        self.base = segment_base(path, base_offset)
         self.log_path = log_path or sibling(path, "log")
         self.index_path = index_path or sibling(path, "index")
         self.abs_path = os.path.abspath(path)
@@ -76,17 +77,17 @@ class IndexDump:
 
     def _note_size(self):
         if self.scan.remainder:
-            self.errors.append(_size_message(self.path, self.time, self.scan.size))
+            self.errors.append(size_message(self.path, self.time, self.scan.size))
 
     def _dump_offsets(self) -> Iterator[str]:
         with self._open_log() as log:
             log_size = os.fstat(log.fileno()).st_size
             mismatches = []
             empty = True
-            for _, rel, position, _ in _entries(self.path, False, self.scan):
+            for _, rel, position, _ in scan_entries(self.path, False, self.scan):
                 empty = False
                 offset = self.base + rel
-                last, why = _first_batch_last_offset(log, log_size, position, self.max_message_size)
+                last, why = first_batch_last_offset(log, log_size, position, self.max_message_size)
                 if last is None:
                     self.invalid.append(f"  Index offset: {offset}, position: {position}: {why}")
                 elif last != offset:
@@ -101,19 +102,19 @@ class IndexDump:
     def _dump_time(self) -> Iterator[str]:
         log = self._open_log()
         log.close()
-        lookup = _KafkaOffsetLookup(self.index_path, self.base)
-        finder = _KafkaFinder(self.log_path)
+        lookup = KafkaOffsetLookup(self.index_path, self.base)
+        finder = KafkaFinder(self.log_path)
         try:
             prev_ts = -1
-            for _, ts, rel, _ in _entries(self.path, True, self.scan):
+            for _, ts, rel, _ in scan_entries(self.path, True, self.scan):
                 offset = self.base + rel
                 batch, err = finder.find(lookup.position(offset), offset)
                 if err is not None:
                     self.invalid.append(f"  Index timestamp: {ts}, offset: {offset}: {err}")
                 elif batch is None:
                     self.not_found.append((offset, -1))
-                elif _last_offset(batch) != offset:
-                    self.not_found.append((offset, _last_offset(batch)))
+                elif last_offset_of(batch) != offset:
+                    self.not_found.append((offset, last_offset_of(batch)))
                 else:
                     max_ts, err = self._max_record_timestamp(batch)
                     if err is not None:
@@ -145,7 +146,7 @@ class IndexDump:
 
     def _sanity(self) -> Iterator[str]:
         first = last = None
-        for _, a, b, _ in _entries(self.path, self.time, self.scan):
+        for _, a, b, _ in scan_entries(self.path, self.time, self.scan):
             if first is None:
                 first = (a, b)
             last = (a, b)
@@ -166,7 +167,7 @@ class IndexDump:
                 msg = (f"Corrupt index found, index file {abs_path} has non-zero size but the last offset is "
                        f"{self.base + last[0]} which is less than the base offset {self.base}")
         if msg is None and self.scan.remainder:
-            msg = _size_message(self.path, self.time, self.scan.size)
+            msg = size_message(self.path, self.time, self.scan.size)
         if msg is None:
             yield f"{self.path} passed sanity check."
         else:

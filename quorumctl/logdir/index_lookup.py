@@ -11,11 +11,12 @@ from ..openfile import open_regular
 from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LAST_OFFSET_DELTA, LAST_OFFSET_DELTA_OFFSET,
                              LENGTH_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD, Batch,
                              BatchReader)
-from .indexes import OFFSET_ENTRY_SIZE, WARM_BYTES, _CHECKPOINT_EVERY, _OFFSET
+from .indexes import CHECKPOINT_EVERY, OFFSET_ENTRY, OFFSET_ENTRY_SIZE, WARM_BYTES
 
 
 
-def _last_offset(b) -> int:
+def last_offset_of(b) -> int:
+    """A batch's last offset (a legacy entry's own offset)."""
     if isinstance(b, Batch):
         return b.last_offset
     if b.magic < 2 or len(b.data) < LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA.size:
@@ -23,7 +24,7 @@ def _last_offset(b) -> int:
     return b.base_offset + LAST_OFFSET_DELTA.unpack_from(b.data, LAST_OFFSET_DELTA_OFFSET)[0]
 
 
-def _first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> tuple[int | None, str]:
+def first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> tuple[int | None, str]:
     """Kafka's `fileRecords.slice(position, maxMessageSize).batches.iterator.next().lastOffset`
     (FileRecords.slice, FileLogInputStream.nextBatch). Where Kafka throws, returns
     (None, why)."""
@@ -53,7 +54,7 @@ def _first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> 
     return base + LAST_OFFSET_DELTA.unpack_from(head, LAST_OFFSET_DELTA_OFFSET)[0], ""
 
 
-class _KafkaOffsetLookup:
+class KafkaOffsetLookup:
     """OffsetIndex.lookup as kafka-dump-log runs it for a time index: over every
     entry of the file (preallocated zeros included), with AbstractIndex's
     warm-section binary search. A missing index behaves as an empty one."""
@@ -76,7 +77,7 @@ class _KafkaOffsetLookup:
     def _entry(self, n: int) -> tuple[int, int]:
         e = self._cache.get(n)
         if e is None:
-            rel, pos = _OFFSET.unpack(os.pread(self._f.fileno(), OFFSET_ENTRY_SIZE, n * OFFSET_ENTRY_SIZE))
+            rel, pos = OFFSET_ENTRY.unpack(os.pread(self._f.fileno(), OFFSET_ENTRY_SIZE, n * OFFSET_ENTRY_SIZE))
             e = (self.base + rel, pos)
             if len(self._cache) > 4096:
                 self._cache.clear()
@@ -109,7 +110,7 @@ class _KafkaOffsetLookup:
         return lo
 
 
-class _KafkaFinder:
+class KafkaFinder:
     """`fileRecords.slice(P, Int.MaxValue).batches.find(_.lastOffset >= offset)`
     for a series of (P, offset) queries. One forward walk from the start of the
     log answers them while they move forward (the normal case, and the active
@@ -125,7 +126,7 @@ class _KafkaFinder:
         self.landed: set[int] = {0} if self.pend is not None and self.pend.position == 0 else set()
 
     def _advance(self):
-        self.max_before = max(self.max_before, _last_offset(self.pend))
+        self.max_before = max(self.max_before, last_offset_of(self.pend))
         self.pend = next(self._it, None)
 
     def _end_error(self, reader) -> str | None:
@@ -150,7 +151,7 @@ class _KafkaFinder:
                 self.pend is None and position >= self._reader.stop.position):
             return self._fresh(position, offset)
         # scanning from `position` is now the same as continuing the walk
-        while self.pend is not None and _last_offset(self.pend) < offset:
+        while self.pend is not None and last_offset_of(self.pend) < offset:
             self._advance()
         if self.pend is None:
             return None, self._end_error(self._reader)
@@ -159,7 +160,7 @@ class _KafkaFinder:
     def _fresh(self, position: int, offset: int):
         reader = BatchReader(self.path, start=position)
         for b in reader:
-            if _last_offset(b) >= offset:
+            if last_offset_of(b) >= offset:
                 reader.close()
                 return b, None
         return None, self._end_error(reader)
@@ -168,7 +169,7 @@ class _KafkaFinder:
         self._reader.close()
 
 
-class _LogWalker:
+class LogWalker:
     """Forward walk over a log's batches for the checks. An entry that points
     backwards restarts the walk from a checkpoint (one every 64 KiB of log),
     so memory stays bounded and a valid index reads the log once."""
@@ -202,10 +203,10 @@ class _LogWalker:
             self.end = s.position
             self.end_note = s.detail if s.reason else ""
             return
-        last = _last_offset(b)
+        last = last_offset_of(b)
         if self.max_last is None or last > self.max_last:
             self.max_last = last
-        if not self._cp_pos or b.position >= self._cp_pos[-1] + _CHECKPOINT_EVERY:
+        if not self._cp_pos or b.position >= self._cp_pos[-1] + CHECKPOINT_EVERY:
             self._cp_pos.append(b.position)
             self._cp_off.append(b.base_offset)
 
@@ -221,13 +222,13 @@ class _LogWalker:
     def to_offset(self, offset: int):
         """Make `cur` the first batch whose last offset is >= `offset`."""
         if self.prev is not None:
-            back = _last_offset(self.prev) >= offset
+            back = last_offset_of(self.prev) >= offset
         else:
             back = self.walk_start > 0 and (self.cur is None or self.cur.base_offset > offset)
         if back:
             i = bisect_right(self._cp_off, offset) - 1
             self._start(self._cp_pos[i] if i >= 0 else 0)
-        while self.cur is not None and _last_offset(self.cur) < offset:
+        while self.cur is not None and last_offset_of(self.cur) < offset:
             self._next()
 
     def close(self):

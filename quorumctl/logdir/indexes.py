@@ -64,10 +64,10 @@ DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024    # kafka-dump-log --max-message-siz
 INDEX_INTERVAL_BYTES = 4096                   # index.interval.bytes default
 WARM_BYTES = 8192                             # AbstractIndex.warmEntries() = 8192 / entrySize
 _CHUNK = 24 * 2730                            # 65520: a multiple of both entry sizes
-_CHECKPOINT_EVERY = 1 << 16                   # log walker restart points, in bytes
+CHECKPOINT_EVERY = 1 << 16                    # log walker restart points, in bytes
 
-_OFFSET = struct.Struct(">ii")
-_TIME = struct.Struct(">qi")
+OFFSET_ENTRY = struct.Struct(">ii")                 # relative offset, position
+TIME_ENTRY = struct.Struct(">qi")                   # timestamp, relative offset
 
 
 # -- reading -------------------------------------------------------------------
@@ -95,7 +95,8 @@ class IndexScan:
         return self.size % self.entry_size
 
 
-def _base(path: str, base_offset: int | None) -> int:
+def segment_base(path: str, base_offset: int | None) -> int:
+    """The base offset of an index's segment: the one given, else its file name's."""
     if base_offset is not None:
         return base_offset
     b = filekinds.base_offset_of(path)
@@ -105,14 +106,14 @@ def _base(path: str, base_offset: int | None) -> int:
     return b
 
 
-def _entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> Iterator[tuple[int, int, int, bool]]:
+def scan_entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> Iterator[tuple[int, int, int, bool]]:
     """(byte position, a, b, after_end) per entry, where (a, b) is (relative
     offset, position) or (timestamp, relative offset). What happens at the
     logical end depends on `rest`: "stop" reads no further; "count" reads the
     rest of the file to count its non-zero entries; "yield" also yields them
     (with after_end=True). All-zero entries after the end are preallocation."""
     es = TIME_ENTRY_SIZE if time else OFFSET_ENTRY_SIZE
-    st = _TIME if time else _OFFSET
+    st = TIME_ENTRY if time else OFFSET_ENTRY
     ri, oi = (1, 0) if time else (0, 1)      # where the relative offset is, and the other field
     zero = bytes(es)
     with open_regular(path, "an index file") as f:
@@ -153,7 +154,7 @@ def _entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> Iter
 def scan_index(path: str, time: bool = False) -> IndexScan:
     """Statistics of a whole index file (entries, non-zero entries, size)."""
     scan = IndexScan(path, TIME_ENTRY_SIZE if time else OFFSET_ENTRY_SIZE, 0)
-    for _ in _entries(path, time, scan, "count"):
+    for _ in scan_entries(path, time, scan, "count"):
         pass
     return scan
 
@@ -161,22 +162,22 @@ def scan_index(path: str, time: bool = False) -> IndexScan:
 def iter_offset_index(path: str, base_offset: int | None = None,
                       scan: IndexScan | None = None) -> Iterator[tuple[int, int]]:
     """(absolute offset, position) for each entry up to the logical end, streaming."""
-    base = _base(path, base_offset)
+    base = segment_base(path, base_offset)
     scan = scan or IndexScan(path, OFFSET_ENTRY_SIZE, 0)
-    for _, rel, position, _ in _entries(path, False, scan):
+    for _, rel, position, _ in scan_entries(path, False, scan):
         yield base + rel, position
 
 
 def iter_time_index(path: str, base_offset: int | None = None,
                     scan: IndexScan | None = None) -> Iterator[tuple[int, int]]:
     """(timestamp, absolute offset) for each entry up to the logical end, streaming."""
-    base = _base(path, base_offset)
+    base = segment_base(path, base_offset)
     scan = scan or IndexScan(path, TIME_ENTRY_SIZE, 0)
-    for _, ts, rel, _ in _entries(path, True, scan):
+    for _, ts, rel, _ in scan_entries(path, True, scan):
         yield ts, base + rel
 
 
-def _size_message(path: str, time: bool, size: int) -> str:
+def size_message(path: str, time: bool, size: int) -> str:
     # AbstractIndex.sanityCheck's texts (OffsetIndex, TimeIndex)
     if time:
         return (f"Time index file {os.path.abspath(path)} is corrupt, found {size} bytes which is neither "
@@ -191,7 +192,7 @@ def read_offset_index(path: str, base_offset: int | None = None) -> list[tuple[i
     scan = IndexScan(path, OFFSET_ENTRY_SIZE, 0)
     out = list(iter_offset_index(path, base_offset, scan))
     if scan.remainder:
-        raise InputError(_size_message(path, False, scan.size))
+        raise InputError(size_message(path, False, scan.size))
     return out
 
 
@@ -201,7 +202,7 @@ def read_time_index(path: str, base_offset: int | None = None) -> list[tuple[int
     scan = IndexScan(path, TIME_ENTRY_SIZE, 0)
     out = list(iter_time_index(path, base_offset, scan))
     if scan.remainder:
-        raise InputError(_size_message(path, True, scan.size))
+        raise InputError(size_message(path, True, scan.size))
     return out
 
 
@@ -209,12 +210,12 @@ def read_time_index(path: str, base_offset: int | None = None) -> list[tuple[int
 
 def offset_index_bytes(entries, base_offset: int) -> bytes:
     """An .index holding (absolute offset, position) entries, trimmed (no preallocation)."""
-    return b"".join(_OFFSET.pack(o - base_offset, p) for o, p in entries)
+    return b"".join(OFFSET_ENTRY.pack(o - base_offset, p) for o, p in entries)
 
 
 def time_index_bytes(entries, base_offset: int) -> bytes:
     """A .timeindex holding (timestamp, absolute offset) entries, trimmed."""
-    return b"".join(_TIME.pack(t, o - base_offset) for t, o in entries)
+    return b"".join(TIME_ENTRY.pack(t, o - base_offset) for t, o in entries)
 
 
 def build_indexes(batches, base_offset: int, interval: int = INDEX_INTERVAL_BYTES) -> tuple[list, list]:

@@ -445,9 +445,21 @@ def _scan_or_report(path: str, **kw) -> FileReport:
         return rep
 
 
+@dataclass
+class DirContext:
+    """What each file of one partition directory is verified against."""
+
+    state: LogState          # what the live log's segments left (their last epoch, epoch starts)
+    has_logs: bool           # the directory has live segments
+    metadata: bool           # its log is a metadata log
+    deep: bool
+
+
 def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileReport]:
     """Verify every file under `paths`, partition directory by partition directory
-    (InputError for a path that is missing or holds nothing verify reads)."""
+    (InputError for a path that is missing or holds nothing verify reads): its live
+    segments first, in offset order, then each file by its kind's handler
+    (filekinds.handler("verify", kind))."""
     files = filekinds.log_dir_files(paths, stray=stray)
     by_dir: dict[str, list[str]] = {}
     for f in files:
@@ -456,78 +468,16 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
     for _key, fs in by_dir.items():
         kinds = {f: filekinds.kind_of(f) for f in fs}
         st = LogState()
-        # segments Kafka renamed on their way out (.deleted, .cleaned, .swap) are not part of
-        # the live log: each is checked on its own, as the segment it was
-        live = [f for f in fs if kinds[f] == filekinds.LOG and not filekinds.renamed(f)]
-        logs = sorted(live, key=lambda f: (filekinds.base_offset_of(f) or 0, f))
+        logs = _live_segments(fs, kinds)
         metadata = is_metadata_log(logs[0]) if logs else any(
             kinds[f] == filekinds.LOG and is_metadata_log(f) for f in fs)
         for f in logs:
             reports.append(_scan_or_report(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
+        ctx = DirContext(st, bool(logs), metadata, deep)
         for f in fs:
-            kind = kinds[f]
-            if kind == filekinds.LOG and filekinds.renamed(f):
-                reports.append(_scan_or_report(f, contiguous=metadata, state=LogState(), metadata=metadata,
-                                               deep=deep))
-                continue
-            if kind == filekinds.LOG:
-                continue
-            if kind in (filekinds.SNAPSHOT, filekinds.BOOTSTRAP):
-                sid = filekinds.snapshot_id(f)
-                rep = _scan_or_report(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=deep)
-                if rep.problems and rep.problems[0].kind == "unreadable":
-                    reports.append(rep)
-                    continue
-                if kind == filekinds.SNAPSHOT and sid is None:
-                    rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
-                                                "epoch>.checkpoint", "snapshot-name"))
-                check_snapshot_frame(rep)
+            rep = filekinds.handler("verify", kinds[f])(f, kinds[f], ctx)
+            if rep is not None:
                 reports.append(rep)
-                continue
-            rep = FileReport(f, kind)
-            try:
-                check_regular(f)   # a FIFO, device, directory or symlink loop: a problem, never read
-                if kind == filekinds.EPOCH_CHECKPOINT:
-                    entries = check_epoch_checkpoint(f, st if logs else LogState(), rep.problems, rep.notes)
-                    rep.stats = {"entries": [list(e) for e in entries]}
-                elif kind == filekinds.QUORUM_STATE:
-                    from ..logdir.statefiles import read_quorum_state
-                    qs = read_quorum_state(f)
-                    rep.stats = qs
-                    if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
-                        rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
-                                                    f"log's last epoch {st.last_epoch}", "quorum-state"))
-                elif kind == filekinds.META_PROPERTIES:
-                    from ..logdir.statefiles import read_meta_properties
-                    rep.stats = read_meta_properties(f)
-                elif kind == filekinds.PARTITION_METADATA:
-                    from ..logdir.statefiles import read_partition_metadata
-                    rep.stats = read_partition_metadata(f)
-                elif kind in (filekinds.INDEX, filekinds.TIMEINDEX):
-                    from ..logdir import indexes
-                    from ..logdir import index_checks
-                    log = indexes.sibling(f, "log")
-                    base = filekinds.base_offset_of(f) or 0
-                    if not os.path.exists(log):
-                        # an orphaned index: Kafka deletes it when it loads the log
-                        rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
-                                                 "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
-                    else:
-                        check = index_checks.check_offset_index if kind == filekinds.INDEX else index_checks.check_time_index
-                        remarks: list[str] = []
-                        rep.problems.extend(check(f, log, base, notes=remarks))
-                        rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)
-                elif kind == filekinds.PRODUCER_SNAPSHOT:
-                    from ..logdir import producer_state
-                    rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
-                elif kind == filekinds.TXNINDEX:
-                    from ..logdir import producer_state
-                    rep.stats = {"entries": len(producer_state.read_txn_index(f))}
-                else:
-                    continue
-            except InputError as e:
-                rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
-            reports.append(rep)
     by_path = {os.path.realpath(rep.path): rep for rep in reports}
     for p in log_matching_problems(paths):
         rep = by_path.get(os.path.realpath(p.path))
@@ -571,3 +521,109 @@ def log_matching_problems(paths: list[str]) -> list[Problem]:
                                    f"epoch {x.epoch}: {x.a.replica}'s batch ({x.a.batch()}) and {x.b.text()} are "
                                    f"different batches; {UNNOTICED}", "log-matching"))
     return out
+
+
+def _live_segments(fs: list[str], kinds: dict) -> list[str]:
+    """The directory's live segments in offset order: those Kafka renamed on their way
+    out (.deleted, .cleaned, .swap) are not part of the live log."""
+    live = [f for f in fs if kinds[f] == filekinds.LOG and not filekinds.renamed(f)]
+    return sorted(live, key=lambda f: (filekinds.base_offset_of(f) or 0, f))
+
+
+# Each kind's verify: a FileReport, or None for a file verified otherwise.
+
+@filekinds.handles("verify", filekinds.LOG)
+def _verify_segment(f, kind, ctx: DirContext) -> FileReport | None:
+    if not filekinds.renamed(f):
+        return None   # verify_paths verified the live log first, in offset order
+    # a renamed segment is checked on its own, as the segment it was
+    return _scan_or_report(f, contiguous=ctx.metadata, state=LogState(), metadata=ctx.metadata, deep=ctx.deep)
+
+
+@filekinds.handles("verify", filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
+def _verify_snapshot(f, kind, ctx: DirContext) -> FileReport:
+    sid = filekinds.snapshot_id(f)
+    rep = _scan_or_report(f, contiguous=True, expect_epoch=(sid[1] if sid else 0), deep=ctx.deep)
+    if rep.problems and rep.problems[0].kind == "unreadable":
+        return rep
+    if kind == filekinds.SNAPSHOT and sid is None:
+        rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
+                                    "epoch>.checkpoint", "snapshot-name"))
+    check_snapshot_frame(rep)
+    return rep
+
+
+def _verifies_file(*kinds: str):
+    """Register check(f, kind, rep, ctx) as verify's handler of these kinds: it fills
+    the file's report; a file that is not a regular one is never read, and one that is
+    not what its name says (InputError) is an `unreadable` problem."""
+    def register(check):
+        @filekinds.handles("verify", *kinds)
+        def verify_file(f, kind, ctx: DirContext) -> FileReport:
+            rep = FileReport(f, kind)
+            try:
+                check_regular(f)   # a FIFO, device, directory or symlink loop: a problem, never read
+                check(f, kind, rep, ctx)
+            except InputError as e:
+                rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
+            return rep
+        return check
+    return register
+
+
+@_verifies_file(filekinds.EPOCH_CHECKPOINT)
+def _verify_epoch_checkpoint(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    entries = check_epoch_checkpoint(f, ctx.state if ctx.has_logs else LogState(), rep.problems, rep.notes)
+    rep.stats = {"entries": [list(e) for e in entries]}
+
+
+@_verifies_file(filekinds.QUORUM_STATE)
+def _verify_quorum_state(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    from ..logdir.statefiles import read_quorum_state
+    qs = read_quorum_state(f)
+    rep.stats = qs
+    st = ctx.state
+    if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
+        rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
+                                    f"log's last epoch {st.last_epoch}", "quorum-state"))
+
+
+@_verifies_file(filekinds.META_PROPERTIES)
+def _verify_meta_properties(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    from ..logdir.statefiles import read_meta_properties
+    rep.stats = read_meta_properties(f)
+
+
+@_verifies_file(filekinds.PARTITION_METADATA)
+def _verify_partition_metadata(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    from ..logdir.statefiles import read_partition_metadata
+    rep.stats = read_partition_metadata(f)
+
+
+@_verifies_file(filekinds.INDEX, filekinds.TIMEINDEX)
+def _verify_index(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    from ..logdir import indexes
+    from ..logdir import index_checks
+    log = indexes.sibling(f, "log")
+    base = filekinds.base_offset_of(f) or 0
+    if not os.path.exists(log):
+        # an orphaned index: Kafka deletes it when it loads the log
+        rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
+                                 "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
+    else:
+        check = index_checks.check_offset_index if kind == filekinds.INDEX else index_checks.check_time_index
+        remarks: list[str] = []
+        rep.problems.extend(check(f, log, base, notes=remarks))
+        rep.notes.extend(Problem(f, None, None, r, "index-note") for r in remarks)
+
+
+@_verifies_file(filekinds.PRODUCER_SNAPSHOT)
+def _verify_producer_snapshot(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    from ..logdir import producer_state
+    rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
+
+
+@_verifies_file(filekinds.TXNINDEX)
+def _verify_txn_index(f, kind, rep: FileReport, ctx: DirContext) -> None:
+    from ..logdir import producer_state
+    rep.stats = {"entries": len(producer_state.read_txn_index(f))}

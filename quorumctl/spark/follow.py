@@ -248,3 +248,29 @@ def follow(paths: list[str], out: str, *, spark, checkpoint: str | None = None, 
                 return done
         time.sleep(max(0.0, interval - (time.monotonic() - t0)))
 
+
+def follow_export(paths: list[str], out: str, *, master: str | None, conf: dict[str, str],
+                  progress: bool | None = None, debug: bool = False, checkpoint: str | None = None,
+                  interval: float = 5.0, split_size: int = planning.DEFAULT_SPLIT_SIZE,
+                  partition_by: list[str] | None = None, compression: str = "zstd",
+                  fs_options: dict | None = None, stop_after_idle: int | None = None, report=None) -> None:
+    """What `spark-export --follow` runs: the options checked and the inputs found
+    before Spark starts, a session with a light JVM (from its class archive), then
+    `follow` until it stops or is interrupted (the checkpoint says where the next
+    run starts); the session's new class archive is kept last."""
+    from .job import check_export_options
+    from .session import finish_sessions, start_session
+    if interval <= 0:
+        raise InputError(f"--interval must be positive, not {interval}")
+    partition_by = list(partition_by or [])
+    check_export_options(partition_by, compression, "pyarrow", "append")
+    fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
+    planning.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
+    spark = start_session(master, conf, progress=progress, debug=debug, class_archive=True, light_jvm=True)
+    try:
+        follow(list(paths), out, spark=spark, checkpoint=checkpoint, interval=interval, split_size=split_size,
+               partition_by=partition_by, compression=compression, options=fs_options,
+               stop_after_idle=stop_after_idle, report=report)
+    except KeyboardInterrupt:
+        pass
+    finish_sessions()

@@ -9,7 +9,7 @@ Planning (`partitions()`) runs once on the driver: it finds the files, reads
 each log dir's meta.properties, walks batch headers of large files to cut them
 at batch boundaries, and packs the pieces into tasks (see `plan.py`). Each
 task then decodes its pieces and hands Spark Arrow record batches directly
-(`rows.py`), so rows never go through Python-side pickling.
+(`rows.py` decodes, `arrow.py` builds), so rows never go through Python-side pickling.
 
 Options (all optional):
   splitSize      largest task, bytes or with k/m/g suffix (default 128m)
@@ -118,11 +118,11 @@ class KraftReader(DataSourceReader):
         return [KraftPartition(i, pieces) for i, pieces in enumerate(plan.partitions)]
 
     def read(self, partition):
-        from . import rows
+        from . import arrow
         arrow_schema = row_schema.arrow_schema(self.schema)
         batch_rows = int(self.options.get("batchrows", 8192))
-        yield from rows.arrow_batches(partition.pieces, arrow_schema, batch_rows,
-                                      options=_fs_options(self.options))
+        yield from arrow.arrow_batches(partition.pieces, arrow_schema, batch_rows,
+                                       options=_fs_options(self.options))
 
 
 def register(spark) -> None:

@@ -241,7 +241,7 @@ def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
              fs_options: dict | None, batch_rows: int = 8192, compression: str = "zstd") -> dict:
     """One Spark task: decode `pieces`, write Parquet under this attempt's
     temporary directory, and report the files and counts."""
-    from . import rows, schema
+    from . import arrow, rows, schema
     try:
         from pyspark import TaskContext
         ctx = TaskContext.get()
@@ -257,7 +257,7 @@ def run_task(index: int, pieces, out: str, job: str, partition_by: list[str],
     c0 = time.process_time()
     writing = 0.0
     try:
-        for batch in rows.arrow_batches(pieces, schema.arrow_schema(), batch_rows, fs_options, stats):
+        for batch in arrow.arrow_batches(pieces, schema.arrow_schema(), batch_rows, fs_options, stats):
             t = time.monotonic()
             writer.write(batch)
             writing += time.monotonic() - t

@@ -36,6 +36,15 @@ class WrongEndpointType(InputError):
     exit_code = ExitStatus.USAGE
 
 
+def wrong_endpoint(name: str, mode: str) -> WrongEndpointType:
+    """The one wording of a bootstrap address of the wrong kind: `mode` is what
+    the option expects ("server": a broker, "controller": a controller)."""
+    if mode == "server":
+        return WrongEndpointType(f"{name} is a KRaft controller, not a broker (it does not serve Metadata): "
+                                 f"use --bootstrap-controller {name}")
+    return WrongEndpointType(f"{name} is a broker, not a controller: use --bootstrap-server {name}")
+
+
 class _Retry(Exception):
     """Internal: a transient condition; `hint` is a leader id to try first."""
 
@@ -138,13 +147,8 @@ class QuorumClient:
         """Controller listeners do not serve Metadata (API 3); brokers always do
         (Kafka 3.7 says "The node does not support METADATA" in that case)."""
         is_broker = conn.supports(messages.METADATA)
-        if self.mode == "server" and not is_broker:
-            raise WrongEndpointType(
-                f"{conn.name} is a KRaft controller, not a broker (it does not serve Metadata): "
-                f"use --bootstrap-controller {conn.name}")
-        if self.mode == "controller" and is_broker:
-            raise WrongEndpointType(
-                f"{conn.name} is a broker, not a controller: use --bootstrap-server {conn.name}")
+        if (self.mode == "server") != is_broker:
+            raise wrong_endpoint(conn.name, self.mode)
 
     # -- retry loop ---------------------------------------------------------------
     def _with_retries(self, what: str, attempt):

@@ -388,6 +388,14 @@ def test_registered_controller_that_is_not_a_voter_is_a_note(cli):
                             "registration? (`quorumctl doctor` says how to clear it): cannot connect to "
                             f"{a5}: connection refused (nothing listens on that port)"]
     assert probes(doc)[5]["reachable"] is False
+    # given by the operator (a monitor's address list that outlived the controller): the same note
+    c = cluster()
+    c.add_controller(5)
+    with c:
+        given = ",".join(n.address for n in c.controllers())
+        c.node_by_id(5).stop()
+        code, doc2 = health(cli, "--bootstrap-controller", given)
+    assert (code, doc2["verdict"], len(doc2["notes"])) == (0, "healthy", 1)
 
 
 # -- --watch: history, stalled, flapping ------------------------------------------------------------

@@ -342,10 +342,10 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     leader = q.leader()
     voter_ids = {r.id for r in q.voters}
     notes: list[str] = []
-    # controllers we learnt of from DescribeCluster's registrations that are not voters:
-    # noted, not judged (a removed controller stays registered, KAFKA-20395)
-    registered = [p for p in unreachable if p.origin == "discovered" and p.node_id is not None
-                  and p.node_id not in voter_ids]
+    # controllers that are not voters (known by id: DescribeCluster's registrations, the
+    # config), given or learnt: noted, not judged (a removed controller stays
+    # registered, KAFKA-20395, and a monitor's list of addresses outlives it)
+    registered = [p for p in unreachable if p.node_id is not None and p.node_id not in voter_ids]
     unreachable = [p for p in unreachable if p not in registered]
     for p in registered:
         notes.append(f"controller {p.node_id} ({p.address}) is registered but not a voter, and does not answer: "

@@ -85,8 +85,8 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch' ;;
         'describe health')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag -o --output -h --help'
-            vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output' ;;
+            opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
+            vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
         'bootstrap')
             subs='random-uuid format info version-mapping feature-dependencies'
             opts='-h --help'

@@ -51,7 +51,7 @@ function __quorumctl_vopts
         case 'describe replication'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe health'
-            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
         case 'bootstrap info'
@@ -250,7 +250,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l bootstrap-c
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).'
+complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -258,7 +258,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l comman
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l human-readable -d 'Text output: times as '\''N ms ago'\'' (on this machine'\''s clock).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).'
+complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -267,6 +267,11 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l command-con
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fail-on-lag -d 'Exit 1 when degraded too, not only when unhealthy.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l can-restart -x -d 'May these nodes be restarted now (together)? Strimzi'\''s rule: the caught-up voters without them must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l exit-when-healthy -d 'With --watch: exit 0 at the first healthy sample.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l samples -x -d 'With --watch: stop after N samples (exit with the last one'\''s status).'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l flapping-epochs -x -d 'With --watch: this many leader epoch changes within a minute is '\''flapping'\''.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'

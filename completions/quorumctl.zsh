@@ -278,7 +278,7 @@ _quorumctl_describe_status() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -290,7 +290,7 @@ _quorumctl_describe_replication() {
     '--human-readable[Text output\: times as '\''N ms ago'\'' (on this machine'\''s clock).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -303,6 +303,11 @@ _quorumctl_describe_health() {
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
     '--fail-on-lag[Exit 1 when degraded too, not only when unhealthy.]' \
+    '*--can-restart=[May these nodes be restarted now (together)? Strimzi'\''s rule\: the caught-up voters without them must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.]:ID\[,ID...\]: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
+    '--exit-when-healthy[With --watch\: exit 0 at the first healthy sample.]' \
+    '--samples=[With --watch\: stop after N samples (exit with the last one'\''s status).]:N: ' \
+    '--flapping-epochs=[With --watch\: this many leader epoch changes within a minute is '\''flapping'\''.]:N: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

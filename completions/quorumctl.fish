@@ -8,9 +8,11 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features bootstrap
         case 'describe'
             printf '%s\n' status replication health
+        case 'features'
+            printf '%s\n' describe
         case 'bootstrap'
             printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
@@ -52,6 +54,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe health'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
+        case 'features describe'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
         case 'bootstrap info'
@@ -113,6 +117,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigu
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe (kafka-features describe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
@@ -274,6 +279,14 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l samples -x 
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l flapping-epochs -x -d 'With --watch: this many leader epoch changes within a minute is '\''flapping'\''.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a describe -d 'Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'

@@ -55,10 +55,11 @@ def tool_env(tmp: Path) -> dict:
     return env
 
 
-def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None) -> subprocess.CompletedProcess:
+def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None,
+               home: Path = KAFKA_HOME) -> subprocess.CompletedProcess:
     """Run bin/<tool>.sh with args; returns the completed process, its streams
     decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
-    p = subprocess.run([str(KAFKA_HOME / "bin" / f"{tool}.sh"), *args], capture_output=True,
+    p = subprocess.run([str(home / "bin" / f"{tool}.sh"), *args], capture_output=True,
                        timeout=timeout, env=tool_env(tmp), cwd=cwd)
     p.stdout, p.stderr = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     return p
@@ -86,8 +87,8 @@ def free_base_port(lo: int = 29500, hi: int = 29790, span: int = 5) -> int:
 class Cluster:
     """A real Kafka 4.1 cluster started by ../shared/kafka/cluster in `d`."""
 
-    def __init__(self, d: Path, base: int, controllers: int = 3):
-        self.d, self.base, self.n = d, base, controllers
+    def __init__(self, d: Path, base: int, controllers: int = 3, home: Path = KAFKA_HOME):
+        self.d, self.base, self.n, self.home = d, base, controllers, home
         self.cluster_id: str | None = None
         self.dir_ids: dict[int, str] = {}      # controller id -> directory id (dynamic quorum)
         self.formatted: dict[str, str] = {}    # node name -> what `bootstrap format` printed
@@ -95,6 +96,7 @@ class Cluster:
     def run(self, *args: str, timeout: float = 150, check: bool = True) -> subprocess.CompletedProcess:
         env = dict(os.environ)
         env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
+        env["KAFKA_HOME"] = str(self.home)    # the script's distribution (4.1 unless told)
         r = subprocess.run([str(CLUSTER), str(self.d), *args], capture_output=True, text=True, timeout=timeout, env=env)
         if check and r.returncode != 0:
             raise AssertionError(f"cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
@@ -137,12 +139,13 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
             f"log.dirs={c.d / 'data' / name}\n{role}\n")
 
 
-def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3) -> Cluster:
+def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3,
+                  home: Path = KAFKA_HOME) -> Cluster:
     """A real 4.1 cluster (N controllers, 1 broker) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are."""
     d = tmp_path_factory.mktemp(name)
-    c = Cluster(d, free_base_port(span=controllers + 1), controllers)
+    c = Cluster(d, free_base_port(span=controllers + 1), controllers, home)
     code, out, err = cli("bootstrap", "random-uuid")
     assert code == 0, err
     cluster_id = out.strip()

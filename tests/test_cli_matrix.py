@@ -97,6 +97,10 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": (conn + ["--timeout", "3"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 3),
             "missing": (["--config", p.missing], 2), "wrong": (["--config", p.empty], 2)},
+        ("features", "describe"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": (conn + ["--command-config", p.missing], 2),
+            "wrong": (conn + ["--command-config", p.empty], 2)},
         ("add-controller",): {
             "good": (conn + ["--command-config", p.controller5, "--dry-run"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--command-config", p.controller5, "--dry-run"], 3),

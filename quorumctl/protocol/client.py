@@ -404,6 +404,27 @@ def registered_controllers(bootstrap_controller: str, timeout: float | None) -> 
         return dict(client.cluster_info().nodes)
 
 
+@dataclass
+class Features:
+    """A node's feature levels, from its ApiVersions answer (as Kafka's
+    Admin.describeFeatures reads them)."""
+    supported: dict[str, tuple[int, int]]
+    finalized: dict[str, int]
+    epoch: int | None           # None: the node has no finalized features epoch (-1)
+    source: str
+
+
+def describe_features(bootstrap_server: str | None, bootstrap_controller: str | None,
+                      command_config: str | None, timeout: float | None) -> Features:
+    """`features describe`: the first bootstrap address that answers (of the kind
+    the option says) gives its supported ranges and finalized levels."""
+    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+        conn = client._with_retries("ApiVersions", lambda _hint: client._bootstrap_conn())
+        epoch = conn.finalized_features_epoch
+        return Features(dict(conn.supported_features), dict(conn.finalized_features),
+                        epoch if epoch is not None and epoch >= 0 else None, conn.name)
+
+
 def fetch_quorum(client: QuorumClient):
     """Cluster id (DescribeCluster, or Metadata on old brokers) + DescribeQuorum."""
     from .quorum import quorum_from_partition

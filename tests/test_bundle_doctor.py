@@ -54,7 +54,8 @@ def test_bundle_has_every_part_and_no_secret(cli, tmp_path):
     names = {n.removeprefix("quorumctl-bundle/") for n in m}
     for part in ("manifest.json", "doctor.txt", "doctor.json", "state.txt", "state.json", "verify.txt",
                  "verify.json", "describe-status.txt", "describe-status.json", "describe-replication.txt",
-                 "describe-replication.json", "listings/01-c1.txt", "listings/02-c2.txt", "listings/03-c3.txt",
+                 "describe-replication.json", "describe-health.txt", "describe-health.json",
+                 "features-describe.txt", "features-describe.json", "listings/01-c1.txt", "listings/02-c2.txt", "listings/03-c3.txt",
                  "configs/01-node1-c1.properties", "configs/03-node3-c3.properties",
                  "logs/01-c1/__cluster_metadata-0/00000000000000000000.log",
                  "logs/03-c3/__cluster_metadata-0/quorum-state"):
@@ -68,6 +69,8 @@ def test_bundle_has_every_part_and_no_secret(cli, tmp_path):
     manifest = json.loads(m["quorumctl-bundle/manifest.json"])
     assert {p["name"] for p in manifest["parts"]} == names - {"manifest.json"}
     assert any(e.startswith("describe-status: exit 3:") for e in manifest["errors"])
+    # a hung node: health says so (nothing answered, exit 3), as status does
+    assert any(e.startswith("describe-health: exit 3:") for e in manifest["errors"])
     assert json.loads(m["quorumctl-bundle/doctor.json"].decode().split("\n[exit")[0])["voter_set"]["ids"] == [1, 2, 3]
     listing = m["quorumctl-bundle/listings/01-c1.txt"].decode()
     meta = (DYN / "c1" / "meta.properties").read_bytes()

@@ -475,3 +475,11 @@ def test_watch_samples_are_bounded_by_the_interval(cli):
 def test_watch_usage_errors(cli, args, message):
     code, out, err = cli("describe", "health", "--bootstrap-controller", "h:1", *args)
     assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")
+
+
+def test_watch_table(cli):
+    with cluster() as c:
+        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "table",
+                             "--watch", "0.2", "--samples", "2", "--can-restart", "3")
+    assert (code, err) == (0, "")
+    assert "Quorum health: HEALTHY" in out and "History" in out and "can restart node 3: allowed" in " ".join(out.split())

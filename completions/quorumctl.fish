@@ -8,9 +8,11 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe topics bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features topics bootstrap
         case 'describe'
             printf '%s\n' status replication health
+        case 'features'
+            printf '%s\n' describe
         case 'topics'
             printf '%s\n' describe
         case 'bootstrap'
@@ -53,7 +55,9 @@ function __quorumctl_vopts
         case 'describe replication'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe health'
-            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms -o --output
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
+        case 'features describe'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'topics describe'
             printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
         case 'bootstrap format'
@@ -117,6 +121,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigu
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe (kafka-features describe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions from a metadata log dir (like kafka-topics, offline).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
@@ -259,7 +264,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l bootstrap-c
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).'
+complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.'
 complete -c quorumctl -n '__quorumctl_at '\''describe status'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -267,7 +272,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l comman
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l human-readable -d 'Text output: times as '\''N ms ago'\'' (on this machine'\''s clock).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).'
+complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.'
 complete -c quorumctl -n '__quorumctl_at '\''describe replication'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -276,8 +281,21 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l command-con
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fail-on-lag -d 'Exit 1 when degraded too, not only when unhealthy.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l can-restart -x -d 'May these nodes be restarted now (together)? Strimzi'\''s rule: the caught-up voters without them must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l watch -x -d 'Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l exit-when-healthy -d 'With --watch: exit 0 at the first healthy sample.'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l samples -x -d 'With --watch: stop after N samples (exit with the last one'\''s status).'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l flapping-epochs -x -d 'With --watch: this many leader epoch changes within a minute is '\''flapping'\''.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a describe -d 'Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -a '(__quorumctl_log_files)'

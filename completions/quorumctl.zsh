@@ -39,6 +39,7 @@ _quorumctl() {
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
+        'features:Feature levels of the cluster: describe (kafka-features describe).'
         'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
@@ -60,6 +61,7 @@ _quorumctl() {
         bundle) _quorumctl_bundle ;;
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
+        features) _quorumctl_features ;;
         topics) _quorumctl_topics ;;
         bootstrap) _quorumctl_bootstrap ;;
       esac ;;
@@ -284,7 +286,7 @@ _quorumctl_describe_status() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -296,7 +298,7 @@ _quorumctl_describe_replication() {
     '--human-readable[Text output\: times as '\''N ms ago'\'' (on this machine'\''s clock).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
-    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, else 0).]:SECONDS: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -309,7 +311,42 @@ _quorumctl_describe_health() {
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
     '--fail-on-lag[Exit 1 when degraded too, not only when unhealthy.]' \
+    '*--can-restart=[May these nodes be restarted now (together)? Strimzi'\''s rule\: the caught-up voters without them must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.]:ID\[,ID...\]: ' \
+    '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
+    '--exit-when-healthy[With --watch\: exit 0 at the first healthy sample.]' \
+    '--samples=[With --watch\: stop after N samples (exit with the last one'\''s status).]:N: ' \
+    '--flapping-epochs=[With --watch\: this many leader epoch changes within a minute is '\''flapping'\''.]:N: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_features() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'describe:Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
+      )
+      _describe -t commands 'quorumctl features command' commands ;;
+    argument)
+      case $words[1] in
+        describe) _quorumctl_features_describe ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_features_describe() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

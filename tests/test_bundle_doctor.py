@@ -54,7 +54,8 @@ def test_bundle_has_every_part_and_no_secret(cli, tmp_path):
     names = {n.removeprefix("quorumctl-bundle/") for n in m}
     for part in ("manifest.json", "doctor.txt", "doctor.json", "state.txt", "state.json", "verify.txt",
                  "verify.json", "describe-status.txt", "describe-status.json", "describe-replication.txt",
-                 "describe-replication.json", "listings/01-c1.txt", "listings/02-c2.txt", "listings/03-c3.txt",
+                 "describe-replication.json", "describe-health.txt", "describe-health.json",
+                 "features-describe.txt", "features-describe.json", "listings/01-c1.txt", "listings/02-c2.txt", "listings/03-c3.txt",
                  "configs/01-node1-c1.properties", "configs/03-node3-c3.properties",
                  "logs/01-c1/__cluster_metadata-0/00000000000000000000.log",
                  "logs/03-c3/__cluster_metadata-0/quorum-state"):
@@ -68,6 +69,8 @@ def test_bundle_has_every_part_and_no_secret(cli, tmp_path):
     manifest = json.loads(m["quorumctl-bundle/manifest.json"])
     assert {p["name"] for p in manifest["parts"]} == names - {"manifest.json"}
     assert any(e.startswith("describe-status: exit 3:") for e in manifest["errors"])
+    # a hung node: health says so (nothing answered, exit 3), as status does
+    assert any(e.startswith("describe-health: exit 3:") for e in manifest["errors"])
     assert json.loads(m["quorumctl-bundle/doctor.json"].decode().split("\n[exit")[0])["voter_set"]["ids"] == [1, 2, 3]
     listing = m["quorumctl-bundle/listings/01-c1.txt"].decode()
     meta = (DYN / "c1" / "meta.properties").read_bytes()
@@ -216,3 +219,50 @@ def test_every_documented_finding_is_produced_by_a_test():
     tests = "".join(p.read_text() for p in (root / "tests").glob("test_*.py"))
     untested = sorted(c for c in documented if f'"{c}"' not in tests)
     assert untested == [], untested
+
+
+def test_doctor_stale_registrations_from_the_image(cli, tmp_path):
+    """A controller registered but not a voter (removed and wiped: KAFKA-20395), and a
+    fenced broker while another runs, from a metadata log's snapshot; a cluster
+    stopped whole (every broker fenced) is not reported."""
+    from quorumctl.logdir import segments
+    from quorumctl.logdir.snapshots import encode_snapshot
+    from quorumctl.testing.synth import B, T0, write_replica
+
+    def write(d, fenced: dict[int, bool]):
+        pdir = write_replica(str(d), [B(1), B(1)], node_id=1)
+        feats = [{"name": "metadata.version", "minSupportedVersion": 7, "maxSupportedVersion": 21}]
+
+        def ep(port):
+            return [{"name": "CONTROLLER", "host": "h", "port": port, "securityProtocol": 0}]
+        recs = [("RegisterControllerRecord", 0, {"controllerId": i, "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                                                 "zkMigrationReady": False, "endPoints": ep(9090 + i),
+                                                 "features": feats}) for i in (1, 2, 3, 7)]
+        recs += [("RegisterBrokerRecord", 2, {"brokerId": b, "incarnationId": "AAAAAAAAAAAAAAAAAAAAAg",
+                                              "brokerEpoch": 10 + b, "endPoints": [], "features": feats,
+                                              "rack": None, "fenced": f}) for b, f in fenced.items()]
+        voters = [{"voterId": i, "voterDirectoryId": f"AAAAAAAAAAAAAAAAAAAAA{c}", "endpoints": [],
+                   "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}}
+                  for i, c in ((1, "w"), (2, "A"), (3, "Q"))]
+        with open(f"{pdir}/{segments.snapshot_name(2, 1)}", "wb") as f:
+            f.write(encode_snapshot(recs, epoch=1, kraft_version=1, voters=voters, timestamp_ms=T0))
+        return pdir
+
+    pdir = write(tmp_path / "c1", {4: False, 5: True})
+    got = _doctor(cli, str(tmp_path / "c1"))
+    where = f"{pdir}: the metadata image"
+    f = got["stale-controller-registration"]
+    assert f["severity"] == "warning" and f["evidence"] == [f"{where}: /controllers/7"]
+    assert f["message"] == ("controller 7 is registered (listeners CONTROLLER://h:9097) but is not a voter (voters "
+                            "1, 2, 3): a removed controller stays registered; it supports metadata.version 7-21 "
+                            "(3.3-IV3 to 3.9-IV0): Kafka refuses any metadata.version upgrade above 3.9-IV0 while it "
+                            "stays registered")
+    assert "KIP-1312, KAFKA-20395" in f["remedy"] and "node.id 7" in f["remedy"]
+    f = got["fenced-broker-registration"]
+    assert f["evidence"] == [f"{where}: /brokers/5"]
+    assert f["message"].startswith("broker 5 is registered but fenced while broker 4 is not: it stopped heartbeating")
+    assert f["remedy"].startswith("if broker 5 is gone for good: kafka-cluster.sh unregister --bootstrap-server "
+                                  "HOST:PORT --id 5")
+    # every broker fenced: a cluster stopped whole, nothing to say about brokers
+    write(tmp_path / "c2", {4: True, 5: True})
+    assert "fenced-broker-registration" not in _doctor(cli, str(tmp_path / "c2"))

@@ -92,11 +92,15 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
             "wrong": (conn + ["--command-config", p.empty], 2)},
-        # health reports unreachable controllers (it works without any): exit 1, unhealthy
+        # health works without a leader, but nothing answering at all is exit 3, as describe status
         ("describe", "health"): {
             "good": (conn + ["--timeout", "3"], 0),
-            "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 1),
+            "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 3),
             "missing": (["--config", p.missing], 2), "wrong": (["--config", p.empty], 2)},
+        ("features", "describe"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": (conn + ["--command-config", p.missing], 2),
+            "wrong": (conn + ["--command-config", p.empty], 2)},
         ("add-controller",): {
             "good": (conn + ["--command-config", p.controller5, "--dry-run"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--command-config", p.controller5, "--dry-run"], 3),

@@ -5,6 +5,7 @@ leader, with a stale view; discovery from answers and from server.properties."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 
 import pytest
@@ -204,13 +205,16 @@ def test_answers_within_its_timeout_when_most_controllers_hang(cli):
             c.silence(i)
         result = {}
         t = threading.Thread(target=lambda: result.update(
-            r=health(cli, "--bootstrap-controller", ",".join(n.address for n in c.controllers()), timeout="0.6")))
+            r=cli("describe", "health", "--bootstrap-controller", ",".join(n.address for n in c.controllers()),
+                  "--timeout", "0.6")))
         t.start()
         t.join(timeout=20)   # a guard against hanging, not a timing assertion
         assert not t.is_alive()
-    code, doc = result["r"]
-    assert code == 1 and doc["verdict"] == "unhealthy"
-    assert [p["error"] for p in doc["probes"]] == ["no answer within the 0.6 s timeout"] * 3
+    code, out, err = result["r"]
+    # nothing answered at all: exit 3, as describe status (issue 26)
+    assert (code, out) == (3, "")
+    assert err == "quorumctl: error: nothing answered: " + "; ".join(
+        f"{a}: no answer within the 0.6 s timeout" for a in (n.address for n in c.controllers())) + "\n"
 
 
 def test_text_output(cli):
@@ -269,3 +273,213 @@ def test_reason_names_an_unreachable_address_once(cli, tmp_path):
         code, doc = health(cli, "--config", str(cfg))
     reason = [r for r in doc["reasons"] if "cannot connect" in r]
     assert reason == [f"controller 3: cannot connect to {gone}: connection refused (nothing listens on that port)"]
+
+
+# -- exit codes (issue 26) ---------------------------------------------------------------
+
+def test_nothing_listening_is_unreachable_exit_3(cli):
+    gone = f"127.0.0.1:{closed_port()}"
+    message = f"quorumctl: error: cannot connect to {gone}: connection refused (nothing listens on that port)\n"
+    for extra in ([], ["--can-restart", "2"], ["-o", "json"]):
+        assert cli("describe", "health", "--bootstrap-controller", gone, *extra) == (3, "", message)
+    assert cli("describe", "status", "--bootstrap-controller", gone) == (3, "", message)
+
+
+def test_watch_goes_on_when_nothing_answers(cli):
+    gone = f"127.0.0.1:{closed_port()}"
+    code, out, err = cli("describe", "health", "--bootstrap-controller", gone, "--watch", "0.2", "--samples", "2")
+    assert (code, out) == (3, "")
+    lines = err.splitlines()
+    assert len(lines) == 2 and all(re.fullmatch(
+        rf"quorumctl: error: cannot connect to {gone}: connection refused \(nothing listens on that port\) "
+        r"\(at \d\d:\d\d:\d\d\)", ln) for ln in lines), err
+
+
+@pytest.mark.parametrize("option,role", [("--bootstrap-server", "controller"), ("--bootstrap-controller", "broker")])
+def test_wrong_kind_of_address_is_the_describe_status_error(cli, option, role):
+    with cluster() as c:
+        addr = c.node_by_id(2 if role == "controller" else 4).address
+        code, out, err = cli("describe", "health", option, addr, "--timeout", "0.8")
+        scode, sout, serr = cli("describe", "status", option, addr, "--timeout", "0.8")
+    assert (code, out) == (2, "") and (code, err) == (scode, serr)
+    want = {"controller": f"{addr} is a KRaft controller, not a broker (it does not serve Metadata): "
+                          f"use --bootstrap-controller {addr}",
+            "broker": f"{addr} is a broker, not a controller: use --bootstrap-server {addr}"}[role]
+    assert err == f"quorumctl: error: {want}\n"
+
+
+# -- --can-restart (Strimzi's rule) -----------------------------------------------------------
+
+def restart(cli, c, *ids, timeout="0.8"):
+    code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "json",
+                         "--timeout", timeout, *[a for i in ids for a in ("--can-restart", str(i))])
+    assert err == ""
+    doc = json.loads(out)
+    return code, doc["canRestart"], doc
+
+
+def test_can_restart_with_one_follower_behind(cli):
+    with cluster(behind_ms={3: 5200}, lag={3: 40}) as c:
+        code2, r2, doc = restart(cli, c, 2)
+        code3, r3, _ = restart(cli, c, 3)
+        code23, r23, _ = restart(cli, c, "2,3")
+        code4, r4, _ = restart(cli, c, 4)
+        tcode, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
+                              "--can-restart", "3", "--can-restart", "1")
+    assert (code2, code3, code23, code4, tcode) == (1, 0, 1, 0, 1)
+    assert r2 == {"nodes": [2], "allowed": False, "checks": [
+        {"id": 2, "voter": True, "caughtUp": True, "allowed": False,
+         "reason": "caught up; without 2 the caught-up voters are 1 (1 of 3), a majority needs 2"}]}
+    assert r3["allowed"] and r3["checks"][0]["reason"] == (
+        "not caught up (5200 ms behind the leader, fetch timeout 2000 ms); without 3 the caught-up voters "
+        "are 1, 2 (2 of 3), a majority needs 2")
+    assert [x["allowed"] for x in r23["checks"]] == [False, False]
+    assert r4["checks"][0] == {"id": 4, "voter": False, "caughtUp": None, "allowed": True,
+                               "reason": "not a voter (voters 1, 2, 3): the quorum's majority does not rest on it"}
+    # the voter table says it for each voter alone
+    assert [(v["id"], v["canRestart"]) for v in doc["voters"]] == [(1, False), (2, False), (3, True)]
+    lines = [ln for ln in out.splitlines() if ln.startswith("CanRestart:")]
+    assert lines == [
+        "CanRestart:             node 3: refused: not caught up (5200 ms behind the leader, fetch timeout 2000 ms); "
+        "without 3, 1 the caught-up voters are 2 (1 of 3), a majority needs 2",
+        "CanRestart:             node 1: refused: caught up (the leader: restarting it starts an election); "
+        "without 3, 1 the caught-up voters are 2 (1 of 3), a majority needs 2"]
+
+
+def test_can_restart_every_voter_when_all_caught_up(cli):
+    with cluster() as c:
+        results = [restart(cli, c, i) for i in (1, 2, 3)]
+        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
+                             "--can-restart", "2", "-o", "table")
+    assert [(code, r["allowed"]) for code, r, _ in results] == [(0, True)] * 3
+    assert results[0][1]["checks"][0]["reason"] == (
+        "caught up (the leader: restarting it starts an election); without 1 the caught-up voters are 2, 3 "
+        "(2 of 3), a majority needs 2")
+    assert [v["canRestart"] for v in results[0][2]["voters"]] == [True, True, True]
+    assert code == 0 and "can restart node 2: allowed: caught up; without 2" in " ".join(out.split())
+
+
+def test_can_restart_without_a_leader_is_refused(cli):
+    with cluster(leader=-1) as c:
+        code, r, _ = restart(cli, c, 3)
+    assert code == 1 and r["checks"][0]["reason"] == (
+        "no controller answered as the leader: a restarted node could not rejoin a quorum")
+
+
+@pytest.mark.parametrize("value,message", [
+    ("x", "invalid --can-restart 'x': expected a node id (an integer)"),
+    ("2,,3", "invalid --can-restart '': expected a node id (an integer)"),
+    ("-1", "invalid --can-restart '-1': a node id is not negative")])
+def test_can_restart_bad_ids(cli, value, message):
+    code, out, err = cli("describe", "health", "--bootstrap-controller", "h:1", "--can-restart", value)
+    assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")
+
+
+# -- stale registrations: noted, not judged ----------------------------------------------------
+
+def test_registered_controller_that_is_not_a_voter_is_a_note(cli):
+    with cluster() as c:
+        c.add_controller(5)
+        c.node_by_id(5).stop()    # removed and wiped: still registered, nothing listens
+        code, doc = health(cli, "--bootstrap-controller", c.node_by_id(1).address)
+    assert (code, doc["verdict"], doc["reasons"]) == (0, "healthy", [])
+    a5 = c.node_by_id(5).address
+    assert doc["notes"] == [f"controller 5 ({a5}) is registered but not a voter, and does not answer: a stale "
+                            "registration? (`quorumctl doctor` says how to clear it): cannot connect to "
+                            f"{a5}: connection refused (nothing listens on that port)"]
+    assert probes(doc)[5]["reachable"] is False
+    # given by the operator (a monitor's address list that outlived the controller): the same note
+    c = cluster()
+    c.add_controller(5)
+    with c:
+        given = ",".join(n.address for n in c.controllers())
+        c.node_by_id(5).stop()
+        code, doc2 = health(cli, "--bootstrap-controller", given)
+    assert (code, doc2["verdict"], len(doc2["notes"])) == (0, "healthy", 1)
+
+
+# -- --watch: history, stalled, flapping ------------------------------------------------------------
+
+def samples(*rows, step=2.0):
+    from quorumctl.protocol.health import History, Sample
+    h = History()
+    for i, (leader, epoch, hw, leo) in enumerate(rows):
+        h.add(Sample(1000.0 + i * step, "healthy" if leader else "unhealthy", leader, epoch, hw, leo))
+    return h
+
+
+def test_stalled_when_the_high_watermark_stays_while_the_log_grows():
+    h = samples((1, 5, 170, 175), (1, 5, 170, 190), (1, 5, 170, 205))
+    assert h.stalled() == ("stalled: the high watermark stayed at 170 for 3 samples (4 s) while the leader's "
+                           "log end offset grew 175 -> 205")
+    assert samples((1, 5, 170, 175), (1, 5, 170, 190)).stalled() is None          # not yet 3 samples
+    assert samples((1, 5, 170, 175), (1, 5, 171, 190), (1, 5, 172, 205)).stalled() is None
+    assert samples((1, 5, 170, 175), (1, 5, 170, 175), (1, 5, 170, 175)).stalled() is None  # idle, not stuck
+
+
+def test_stalled_without_a_leader():
+    assert samples((None, None, None, None),) .stalled() is None
+    assert samples(*[(None, None, None, None)] * 3).stalled() == "stalled: no leader for 3 samples (4 s)"
+    assert samples((1, 5, 170, 175), (None, None, None, None), (None, None, None, None)).stalled() == \
+        "stalled: the high watermark stayed at 170 for 3 samples (4 s) with no leader in 2 of them"
+
+
+def test_flapping_counts_epoch_changes_within_a_minute():
+    h = samples((1, 3, 100, 100), (2, 4, 110, 110), (3, 6, 120, 120), (1, 8, 130, 130), step=6)
+    assert h.epoch_changes()[0] == 5
+    assert h.flapping() == ("flapping: the leader epoch changed 5 times in 18 s (epoch 3 -> 8; 3 or more "
+                            "within a minute is flapping)")
+    assert samples((1, 3, 100, 100), (2, 4, 110, 110), (1, 5, 130, 130), step=6).flapping() is None
+    # older than a minute does not count
+    assert samples((1, 3, 100, 100), (2, 7, 110, 110), (2, 7, 120, 120), step=61).flapping() is None
+
+
+def test_watch_samples_json_lines(cli):
+    with cluster() as c:
+        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "json",
+                             "--watch", "0.3", "--samples", "2")
+    assert (code, err) == (0, "")
+    docs = [json.loads(line) for line in out.splitlines()]
+    assert [d["verdict"] for d in docs] == ["healthy", "healthy"]
+    assert [len(d["history"]) for d in docs] == [1, 2]
+    assert docs[1]["history"][1]["leaderEpoch"] == 5 and docs[1]["history"][1]["highWatermark"] == 490
+
+
+def test_watch_exit_when_healthy_and_text(cli):
+    with cluster() as c:
+        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
+                             "--watch", "0.3", "--exit-when-healthy")
+    assert (code, err) == (0, "")
+    assert out.startswith("Verdict:                healthy\n")
+    assert "Time\t" in out.replace(" ", "") and "LeaderLogEndOffset" in out
+
+
+def test_watch_samples_are_bounded_by_the_interval(cli):
+    import time
+    with cluster() as c:
+        c.silence(2)
+        c.silence(3)
+        t0 = time.monotonic()
+        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "json",
+                             "--watch", "0.5", "--samples", "3")
+        took = time.monotonic() - t0
+    assert code == 1 and took < 5, took    # each sample gives up at the interval, not the 5 s timeout
+    assert all(json.loads(line)["timeoutSeconds"] == 0.5 for line in out.splitlines())
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--exit-when-healthy"], "--exit-when-healthy needs --watch"),
+    (["--samples", "2"], "--samples needs --watch"),
+    (["--watch", "0"], "--watch must be a positive number of seconds, not 0"),
+    (["--watch", "1", "--samples", "0"], "--samples must be positive, not 0")])
+def test_watch_usage_errors(cli, args, message):
+    code, out, err = cli("describe", "health", "--bootstrap-controller", "h:1", *args)
+    assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")
+
+
+def test_watch_table(cli):
+    with cluster() as c:
+        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "table",
+                             "--watch", "0.2", "--samples", "2", "--can-restart", "3")
+    assert (code, err) == (0, "")
+    assert "Quorum health: HEALTHY" in out and "History" in out and "can restart node 3: allowed" in " ".join(out.split())

@@ -8,15 +8,13 @@ commands (Rich only for table output).
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout
-
-WATCH_HELP = ("Refresh every SECONDS until interrupted (Ctrl-C; exit 3 if the last refresh failed, "
-              "else 0).")
+from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout,
+                      Watch)
 
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
@@ -47,7 +45,7 @@ def status(
     command_config: CommandConfig = None,
     timeout: Timeout = None,
     output: OutputOpt = None,
-    watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
+    watch: Watch = None,
     _status: bool = typer.Option(False, "--status", hidden=True),   # Kafka's flag for this view: a no-op
 ):
     """Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.
@@ -65,7 +63,7 @@ def replication(
                                         help="Text output: times as 'N ms ago' (on this machine's clock)."),
     timeout: Timeout = None,
     output: OutputOpt = None,
-    watch: Optional[float] = typer.Option(None, "--watch", metavar="SECONDS", help=WATCH_HELP),
+    watch: Watch = None,
     _replication: bool = typer.Option(False, "--replication", hidden=True),   # Kafka's flag for this view: a no-op
 ):
     """Every replica's log end offset, lag and fetch times: kafka-metadata-quorum describe --replication.
@@ -86,21 +84,57 @@ def health(
                                                    help="Caught-up threshold (default: the config's "
                                                         "controller.quorum.fetch.timeout.ms, else 2000)."),
     fail_on_lag: bool = typer.Option(False, "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy."),
+    can_restart: Optional[List[str]] = typer.Option(
+        None, "--can-restart", metavar="ID[,ID...]",
+        help="May these nodes be restarted now (together)? Strimzi's rule: the caught-up voters without them "
+             "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable."),
+    watch: Watch = None,
+    exit_when_healthy: bool = typer.Option(False, "--exit-when-healthy",
+                                           help="With --watch: exit 0 at the first healthy sample."),
+    samples: Optional[int] = typer.Option(None, "--samples", metavar="N",
+                                          help="With --watch: stop after N samples (exit with the last one's status)."),
+    flapping_epochs: int = typer.Option(3, "--flapping-epochs", metavar="N",
+                                        help="With --watch: this many leader epoch changes within a minute is "
+                                             "'flapping'."),
     output: OutputOpt = None,
 ):
     """Probe every controller on its own and judge the quorum (works without a leader).
 
-    Exit 0 healthy or degraded, 1 unhealthy (also degraded with --fail-on-lag).
+    Exit 0 healthy or degraded, 1 unhealthy (also degraded with --fail-on-lag; with --watch also stalled or
+    flapping), 3 when nothing answered at all. With --can-restart: 0 allowed, 1 refused, 3 nothing answered.
 
-    Example: quorumctl describe health --config /etc/kafka/server.properties
+    Example: quorumctl describe health --config /etc/kafka/server.properties --can-restart 2
     """
-    from ..protocol.health import probe_quorum
-    from ..render.quorum import print_health
+    from ..errors import InputError
+    from ..protocol.health import exit_status, parse_node_ids, probe_quorum
     from ..render.output import resolve
     out = resolve(output)
-    h = probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, timeout, fetch_timeout_ms)
-    print_health(h, out)
-    raise typer.Exit(ExitStatus.of(h.verdict == "unhealthy" or (fail_on_lag and h.verdict == "degraded")))
+    ids = parse_node_ids(can_restart, "--can-restart")
+    if watch is None:
+        for flag, given in (("--exit-when-healthy", exit_when_healthy), ("--samples", samples is not None)):
+            if given:
+                raise InputError(f"{flag} needs --watch")
+    elif watch <= 0:
+        raise InputError(f"--watch must be a positive number of seconds, not {watch:g}")
+    if samples is not None and samples <= 0:
+        raise InputError(f"--samples must be positive, not {samples}")
+    if flapping_epochs <= 0:
+        raise InputError(f"--flapping-epochs must be positive, not {flapping_epochs}")
+
+    def sample(budget: float):
+        return probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, budget,
+                            fetch_timeout_ms, ids)
+
+    if watch is None:
+        h = sample(timeout)
+        from ..render.quorum import print_health
+        print_health(h, out)
+        raise typer.Exit(exit_status(h, fail_on_lag))
+    from ..render.quorum import watch_health
+    # a sample never takes longer than the interval: no leader must not slow the view down
+    raise typer.Exit(watch_health(lambda: sample(min(timeout, watch)), out, watch, fail_on_lag=fail_on_lag,
+                                  exit_when_healthy=exit_when_healthy, samples=samples,
+                                  flapping_epochs=flapping_epochs))
 
 
 def register(app: typer.Typer) -> None:

@@ -30,6 +30,7 @@ _state = {"debug": False}
 # Each module defines `register(app)`; the order is the order of --help.
 COMMAND_MODULES = [
     "describe",
+    "features",
     "controllers",
     "demo",
     "dumplog",

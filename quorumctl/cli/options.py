@@ -34,6 +34,10 @@ Timeout = Annotated[Optional[float], typer.Option(
 Deadline = Annotated[float, typer.Option(
     "--timeout", metavar="SECONDS",
     help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).")]
+Watch = Annotated[Optional[float], typer.Option(
+    "--watch", metavar="SECONDS",
+    help="Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh "
+         "failed, else 0; describe health exits with the last sample's status.")]
 OutputOpt = Annotated[Optional[Output], typer.Option(
     "--output", "-o",
     help="text (Kafka's format where Kafka has one; the default when piped), table (the default on a terminal) "

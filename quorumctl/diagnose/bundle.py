@@ -133,6 +133,11 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
         for what in ("status", "replication"):
             b.command(f"describe-{what}", ["describe", what, *via, "--timeout", str(timeout)],
                       f"quorumctl describe {what}")
+        # health answers without a leader too; the feature levels say what an upgrade needs
+        b.command("describe-health", ["describe", "health", *via, "--timeout", str(timeout)],
+                  "quorumctl describe health")
+        b.command("features-describe", ["features", "describe", *via, "--timeout", str(timeout)],
+                  "quorumctl features describe")
     if include_logs:
         for i, d in enumerate(meta_dirs, 1):
             pdir = os.path.join(d, "__cluster_metadata-0")

@@ -36,6 +36,15 @@ class WrongEndpointType(InputError):
     exit_code = ExitStatus.USAGE
 
 
+def wrong_endpoint(name: str, mode: str) -> WrongEndpointType:
+    """The one wording of a bootstrap address of the wrong kind: `mode` is what
+    the option expects ("server": a broker, "controller": a controller)."""
+    if mode == "server":
+        return WrongEndpointType(f"{name} is a KRaft controller, not a broker (it does not serve Metadata): "
+                                 f"use --bootstrap-controller {name}")
+    return WrongEndpointType(f"{name} is a broker, not a controller: use --bootstrap-server {name}")
+
+
 class _Retry(Exception):
     """Internal: a transient condition; `hint` is a leader id to try first."""
 
@@ -138,13 +147,8 @@ class QuorumClient:
         """Controller listeners do not serve Metadata (API 3); brokers always do
         (Kafka 3.7 says "The node does not support METADATA" in that case)."""
         is_broker = conn.supports(messages.METADATA)
-        if self.mode == "server" and not is_broker:
-            raise WrongEndpointType(
-                f"{conn.name} is a KRaft controller, not a broker (it does not serve Metadata): "
-                f"use --bootstrap-controller {conn.name}")
-        if self.mode == "controller" and is_broker:
-            raise WrongEndpointType(
-                f"{conn.name} is a broker, not a controller: use --bootstrap-server {conn.name}")
+        if (self.mode == "server") != is_broker:
+            raise wrong_endpoint(conn.name, self.mode)
 
     # -- retry loop ---------------------------------------------------------------
     def _with_retries(self, what: str, attempt):
@@ -390,6 +394,35 @@ def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
     if bootstrap_server:
         return QuorumClient(parse_address_list(bootstrap_server, "--bootstrap-server"), "server", cfg, timeout)
     return QuorumClient(parse_address_list(bootstrap_controller, "--bootstrap-controller"), "controller", cfg, timeout)
+
+
+def registered_controllers(bootstrap_controller: str, timeout: float | None) -> dict[int, Address]:
+    """Every registered controller (DescribeCluster with EndpointType=2, what
+    kafka-cluster list-endpoints prints): id -> address. A registration stays
+    after its controller is removed from the voters."""
+    with connect(None, bootstrap_controller, None, timeout) as client:
+        return dict(client.cluster_info().nodes)
+
+
+@dataclass
+class Features:
+    """A node's feature levels, from its ApiVersions answer (as Kafka's
+    Admin.describeFeatures reads them)."""
+    supported: dict[str, tuple[int, int]]
+    finalized: dict[str, int]
+    epoch: int | None           # None: the node has no finalized features epoch (-1)
+    source: str
+
+
+def describe_features(bootstrap_server: str | None, bootstrap_controller: str | None,
+                      command_config: str | None, timeout: float | None) -> Features:
+    """`features describe`: the first bootstrap address that answers (of the kind
+    the option says) gives its supported ranges and finalized levels."""
+    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+        conn = client._with_retries("ApiVersions", lambda _hint: client._bootstrap_conn())
+        epoch = conn.finalized_features_epoch
+        return Features(dict(conn.supported_features), dict(conn.finalized_features),
+                        epoch if epoch is not None and epoch >= 0 else None, conn.name)
 
 
 def fetch_quorum(client: QuorumClient):

@@ -189,6 +189,11 @@ class Connection:
         else:
             raise NodeError(self.name, f"{self.name} kept refusing our ApiVersions versions", "protocol")
         self.api_versions = {k["apiKey"]: (k["minVersion"], k["maxVersion"]) for k in resp["apiKeys"]}
+        # the feature levels (ApiVersions v3+): what kafka-features describe prints
+        self.supported_features = {f["name"]: (f["minVersion"], f["maxVersion"])
+                                   for f in resp.get("supportedFeatures") or ()}
+        self.finalized_features = {f["name"]: f["maxVersionLevel"] for f in resp.get("finalizedFeatures") or ()}
+        self.finalized_features_epoch = resp.get("finalizedFeaturesEpoch", -1)
 
     def _authenticate(self):
         from .sasl import SaslError, client_mechanism

@@ -23,6 +23,15 @@ m = n // 2 + 1 caught up; it can lose (caught up - m) more.
   degraded   a leader answered and a majority is caught up, but a voter lags or
              a controller does not answer from here
   unhealthy  no controller answered as leader, or fewer than m voters caught up
+Nothing answering at all is not a verdict but an error (exit 3), as in
+`describe status`: a typo in an address must not look like a dead quorum.
+
+Only voters are judged: a registered controller that is not a voter (one
+removed with remove-controller and wiped stays registered, KAFKA-20395) is a
+note, never a reason to be degraded.
+
+`can_restart` answers "may I restart these nodes now?" by Strimzi's rule: the
+caught-up voters without them must still be a majority.
 """
 
 from __future__ import annotations
@@ -30,10 +39,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 
-from ..errors import QuorumctlError
+from ..errors import ClusterError, QuorumctlError
 from . import kerrors
 from . import messages
-from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum
+from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum, wrong_endpoint
 from ..config.addresses import Address
 from .connection import Connection, NodeError
 from .quorum import Quorum, quorum_from_partition
@@ -75,6 +84,24 @@ class VoterHealth:
     lag_time_ms: int | None
     address: Address | None
     reachable: bool | None
+    can_restart: bool | None = None   # restarting this voter alone keeps a caught-up majority
+
+
+@dataclass
+class RestartCheck:
+    id: int
+    voter: bool
+    caught_up: bool | None
+    allowed: bool
+    reason: str
+
+
+@dataclass
+class RestartAnswer:
+    """`--can-restart`: may these nodes be restarted now (all of them at once)?"""
+    ids: list[int]
+    allowed: bool
+    nodes: list[RestartCheck]
 
 
 @dataclass
@@ -94,6 +121,8 @@ class Health:
     elapsed_ms: float
     probes: list[Probe]
     quorum: Quorum | None
+    notes: list[str] = field(default_factory=list)   # worth knowing, not a reason to be degraded
+    restart: RestartAnswer | None = None
 
 
 def _probe(p: Probe, cfg, deadline: float) -> Probe:
@@ -251,6 +280,13 @@ def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address]
     for a, p in probes.items():
         if p.node_id is None and a in ids:
             p.node_id = ids[a]
+    # a bootstrap address of the wrong kind: the same error (exit 2) as `describe status`
+    for p in probes.values():
+        if p.origin in ("bootstrap-controller", "bootstrap-server") and p.kind and p.kind != p.expected:
+            raise wrong_endpoint(str(p.address), "server" if p.expected == "broker" else "controller")
+    if not any(p.reachable for p in probes.values()):
+        failed = [_failure(p) for p in probes.values()]
+        raise ClusterError(failed[0] if len(failed) == 1 else "nothing answered: " + "; ".join(failed))
     return judge(list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s,
                  (time.monotonic() - t0) * 1000)
 
@@ -304,6 +340,20 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
 
     q = best.quorum
     leader = q.leader()
+    voter_ids = {r.id for r in q.voters}
+    notes: list[str] = []
+    # controllers that are not voters (known by id: DescribeCluster's registrations, the
+    # config), given or learnt: noted, not judged (a removed controller stays
+    # registered, KAFKA-20395, and a monitor's list of addresses outlives it)
+    registered = [p for p in unreachable if p.node_id is not None and p.node_id not in voter_ids]
+    unreachable = [p for p in unreachable if p not in registered]
+    for p in registered:
+        notes.append(f"controller {p.node_id} ({p.address}) is registered but not a voter, and does not answer: "
+                     f"a stale registration? (`quorumctl doctor` says how to clear it): {p.error}")
+    for p in probes:
+        if (p.ok and p.kind == "controller" and p.node_id is not None and p.node_id not in voter_ids
+                and p.node_id != q.leader_id):
+            notes.append(f"controller {p.node_id} ({p.address}) is registered and answers, but is not a voter")
     voters: list[VoterHealth] = []
     stale: set[int] = set()   # caught up by the leader's answer, silent to our probe since
     for r in q.voters:
@@ -322,6 +372,8 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     m = n // 2 + 1
     k = sum(1 for v in voters if v.caught_up)
     can_lose = max(k - m, 0)
+    for v in voters:
+        v.can_restart = (k - (1 if v.caught_up else 0)) >= m
     if not q.leader_is_voter():
         reasons.append(f"the leader {q.leader_id} is not among the voters")
     if k < m:
@@ -345,7 +397,48 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
             reasons.append(f"{_label(p)} believes the leader is {p.leader_view}, not {q.leader_id}")
     return Health(verdict, reasons, cluster_id or q.cluster_id, q.leader_id, q.leader_epoch,
                   q.high_watermark, voters, m, k, can_lose, fetch_timeout_ms, timeout_s,
-                  elapsed_ms, probes, q)
+                  elapsed_ms, probes, q, notes)
+
+
+def _ids_text(ids) -> str:
+    return ", ".join(str(i) for i in ids) if ids else "none"
+
+
+def can_restart(h: Health, ids: list[int]) -> RestartAnswer:
+    """Strimzi's rule for restarting `ids` now, together: the voters caught up
+    (as judged above: a voter that does not answer is not) without them must
+    still be a majority. A node that is not a voter does not count towards the
+    majority; restarting it is allowed while there is a leader to rejoin."""
+    nodes: list[RestartCheck] = []
+    if h.leader_id is None or h.quorum is None:
+        why = "no controller answered as the leader"
+        for i in ids:
+            nodes.append(RestartCheck(i, any(v.id == i for v in h.voters), None, False,
+                                      f"{why}: a restarted node could not rejoin a quorum"))
+        return RestartAnswer(list(ids), False, nodes)
+    by_id = {v.id: v for v in h.voters}
+    caught = [v.id for v in h.voters if v.caught_up]
+    left = [i for i in caught if i not in ids]
+    ok = len(left) >= h.majority
+    tail = (f"without {_ids_text(ids)} the caught-up voters are {_ids_text(left)} ({len(left)} of {len(h.voters)}), "
+            f"a majority needs {h.majority}")
+    for i in ids:
+        v = by_id.get(i)
+        if v is None:
+            nodes.append(RestartCheck(i, False, None, True,
+                                      f"not a voter (voters {_ids_text(sorted(by_id))}): the quorum's majority "
+                                      "does not rest on it"))
+            continue
+        if v.caught_up:
+            what = "caught up" + (" (the leader: restarting it starts an election)" if i == h.leader_id else "")
+        elif v.reachable is False:
+            what = "not caught up (does not answer)"
+        elif v.lag_time_ms is not None:
+            what = f"not caught up ({v.lag_time_ms} ms behind the leader, fetch timeout {h.fetch_timeout_ms} ms)"
+        else:
+            what = "not caught up"
+        nodes.append(RestartCheck(i, True, v.caught_up, ok, f"{what}; {tail}"))
+    return RestartAnswer(list(ids), all(n.allowed for n in nodes), nodes)
 
 
 def _label(p: Probe) -> str:
@@ -361,10 +454,12 @@ def _failure(p: Probe) -> str:
 
 
 def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None, config: str | None,
-                 command_config: str | None, timeout: float, fetch_timeout_ms: int | None) -> Health:
+                 command_config: str | None, timeout: float, fetch_timeout_ms: int | None,
+                 restart_ids: list[int] | None = None) -> Health:
     """`describe health` from Kafka-style options: the targets come from the
     addresses given and the server config's voters / bootstrap servers; the
-    caught-up threshold from the option, else the config, else Kafka's default."""
+    caught-up threshold from the option, else the config, else Kafka's default.
+    With `restart_ids`, also whether those nodes may be restarted now."""
     from ..errors import InputError
     from .connection import load_client_config
     from ..config.addresses import parse_address_list
@@ -384,5 +479,133 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     fetch = fetch_timeout_ms if fetch_timeout_ms is not None else (cfg_fetch or DEFAULT_FETCH_TIMEOUT_MS)
     if fetch <= 0:
         raise InputError(f"--fetch-timeout-ms must be positive, not {fetch}")
-    return check_health(cfg, controllers=controllers, servers=servers, config_voters=voters,
-                        config_bootstrap=boot, timeout_s=timeout, fetch_timeout_ms=fetch)
+    h = check_health(cfg, controllers=controllers, servers=servers, config_voters=voters,
+                     config_bootstrap=boot, timeout_s=timeout, fetch_timeout_ms=fetch)
+    if restart_ids:
+        h.restart = can_restart(h, restart_ids)
+    return h
+
+
+# -- --watch: a short history and what it shows ------------------------------------------
+
+STALL_SAMPLES = 3          # the high watermark still (or no leader) over this many samples: stalled
+FLAPPING_EPOCHS = 3        # this many epoch changes within a minute: flapping
+FLAP_WINDOW_S = 60.0
+
+
+@dataclass
+class Sample:
+    at: float                 # time.time()
+    verdict: str
+    leader_id: int | None
+    leader_epoch: int | None
+    high_watermark: int | None
+    leader_leo: int | None
+
+
+def sample_of(h: Health, at: float | None = None) -> Sample:
+    leader = h.quorum.leader() if h.quorum is not None else None
+    return Sample(time.time() if at is None else at, h.verdict, h.leader_id, h.leader_epoch,
+                  h.high_watermark, None if leader is None else leader.log_end_offset)
+
+
+def _span(a: Sample, b: Sample) -> str:
+    return f"{b.at - a.at:.0f} s"
+
+
+class History:
+    """The samples of `describe health --watch` and the verdicts only a history
+    shows: `stalled` (the high watermark does not move while the leader's log
+    grows, or no leader, for `stall_samples` samples: a healthy KRaft leader
+    commits a no-op at least every metadata.max.idle.interval.ms, 500 ms) and
+    `flapping` (`flapping_epochs` or more leader epoch changes within a minute)."""
+
+    def __init__(self, stall_samples: int = STALL_SAMPLES, flapping_epochs: int = FLAPPING_EPOCHS,
+                 keep: int = 30):
+        self.stall_samples, self.flapping_epochs, self.keep = stall_samples, flapping_epochs, keep
+        self.samples: list[Sample] = []
+
+    def add(self, s: Sample) -> None:
+        self.samples.append(s)
+        # keep at least a minute's worth for the flapping count
+        while len(self.samples) > self.keep and s.at - self.samples[0].at > FLAP_WINDOW_S:
+            self.samples.pop(0)
+
+    def stalled(self) -> str | None:
+        w = self.samples[-self.stall_samples:]
+        if len(w) < self.stall_samples or w[-1].verdict == "unreachable":
+            return None
+        led = [s for s in w if s.leader_id is not None and s.high_watermark is not None and s.high_watermark >= 0]
+        span = _span(w[0], w[-1])
+        if not led:
+            return f"stalled: no leader for {len(w)} samples ({span})"
+        hw = led[0].high_watermark
+        if any(s.high_watermark > hw for s in led):
+            return None
+        leaderless = len(w) - len(led)
+        grew = (len(led) >= 2 and led[0].leader_leo is not None and led[-1].leader_leo is not None
+                and led[-1].leader_leo > led[0].leader_leo)
+        if not grew and not leaderless:
+            return None
+        what = []
+        if grew:
+            what.append(f"while the leader's log end offset grew {led[0].leader_leo} -> {led[-1].leader_leo}")
+        if leaderless:
+            what.append(f"with no leader in {leaderless} of them")
+        return f"stalled: the high watermark stayed at {hw} for {len(w)} samples ({span}) " + " and ".join(what)
+
+    def epoch_changes(self) -> tuple[int, Sample | None, Sample | None]:
+        """Leader epoch changes within the last minute: (count, first, last sample with an epoch)."""
+        now = self.samples[-1].at if self.samples else 0
+        known = [s for s in self.samples if s.leader_epoch is not None and now - s.at <= FLAP_WINDOW_S]
+        if len(known) < 2:
+            return 0, None, None
+        return max(s.leader_epoch for s in known) - known[0].leader_epoch, known[0], known[-1]
+
+    def flapping(self) -> str | None:
+        n, first, last = self.epoch_changes()
+        if n < self.flapping_epochs:
+            return None
+        return (f"flapping: the leader epoch changed {n} times in {_span(first, last)} "
+                f"(epoch {first.leader_epoch} -> {max(s.leader_epoch for s in self.samples if s.leader_epoch is not None)}; "
+                f"{self.flapping_epochs} or more within a minute is flapping)")
+
+
+def watch_verdict(h: Health, history: History) -> tuple[str, list[str]]:
+    """The verdict with the history taken into account, and the reasons that say why."""
+    stalled, flapping = history.stalled(), history.flapping()
+    extra = [r for r in (stalled, flapping) if r]
+    if stalled:
+        return "stalled", extra
+    if flapping:
+        return "flapping", extra
+    return h.verdict, extra
+
+
+def exit_status(h: Health, fail_on_lag: bool = False, verdict: str | None = None):
+    """0 healthy/degraded (1 degraded with fail_on_lag), 1 unhealthy/stalled/flapping,
+    (nothing answered is an error, exit 3, before any verdict); with --can-restart:
+    0 allowed, 1 refused."""
+    from ..errors import ExitStatus
+    verdict = verdict or h.verdict
+    if h.restart is not None:
+        return ExitStatus.of(not h.restart.allowed)
+    return ExitStatus.of(verdict in ("unhealthy", "stalled", "flapping") or (fail_on_lag and verdict == "degraded"))
+
+
+def parse_node_ids(values, option: str) -> list[int]:
+    """`--can-restart 2 --can-restart 3,4` -> [2, 3, 4] (each id once, in order)."""
+    from ..errors import InputError
+    ids: list[int] = []
+    for v in values or []:
+        for part in str(v).split(","):
+            part = part.strip()
+            try:
+                i = int(part)
+            except ValueError:
+                raise InputError(f"invalid {option} {part!r}: expected a node id (an integer)") from None
+            if i < 0:
+                raise InputError(f"invalid {option} {part!r}: a node id is not negative")
+            if i not in ids:
+                ids.append(i)
+    return ids

@@ -138,13 +138,24 @@ def replication_doc(q: Quorum, now_ms: int) -> dict:
     return doc
 
 
+def restart_doc(r) -> dict:
+    return {"nodes": r.ids, "allowed": r.allowed,
+            "checks": [{"id": n.id, "voter": n.voter, "caughtUp": n.caught_up, "allowed": n.allowed,
+                        "reason": n.reason} for n in r.nodes]}
+
+
+def restart_lines(r) -> list[str]:
+    """One line per node: `node 2: refused: caught up; without 2 ...`."""
+    return [f"node {n.id}: {'allowed' if n.allowed else 'refused'}: {n.reason}" for n in r.nodes]
+
+
 def health_doc(h) -> dict:
-    return {
-        "verdict": h.verdict, "reasons": h.reasons, "clusterId": h.cluster_id,
+    doc = {
+        "verdict": h.verdict, "reasons": h.reasons, "notes": h.notes, "clusterId": h.cluster_id,
         "leaderId": h.leader_id, "leaderEpoch": h.leader_epoch, "highWatermark": h.high_watermark,
         "voters": [{"id": v.id, "directoryId": v.directory_id, "caughtUp": v.caught_up, "lag": v.lag,
                     "lagTimeMs": v.lag_time_ms, "address": None if v.address is None else str(v.address),
-                    "reachable": v.reachable} for v in h.voters],
+                    "reachable": v.reachable, "canRestart": v.can_restart} for v in h.voters],
         "majority": h.majority, "caughtUp": h.caught_up, "canLose": h.can_lose,
         "fetchTimeoutMs": h.fetch_timeout_ms, "timeoutSeconds": h.timeout_s,
         "elapsedMs": round(h.elapsed_ms, 1),
@@ -153,6 +164,9 @@ def health_doc(h) -> dict:
                     "leaderId": p.leader_view, "leaderEpoch": p.leader_epoch, "isLeader": p.is_leader,
                     "clusterId": p.cluster_id, "error": p.error} for p in h.probes],
     }
+    if h.restart is not None:
+        doc["canRestart"] = restart_doc(h.restart)
+    return doc
 
 
 def to_json(doc: dict) -> str:
@@ -175,6 +189,11 @@ def health_text(h) -> str:
                                                    f"{h.can_lose} more voter{'s' if h.can_lose != 1 else ''}"))
     for r in h.reasons:
         lines.append(f"Reason:                 {r}")
+    for r in h.notes:
+        lines.append(f"Note:                   {r}")
+    if h.restart is not None:
+        for r in restart_lines(h.restart):
+            lines.append(f"CanRestart:             {r}")
     headers = ["Address", "NodeId", "Kind", "Reachable", "LatencyMs", "LeaderView", "Epoch", "Error"]
     rows = []
     for p in sorted(h.probes, key=_probe_order):
@@ -190,12 +209,17 @@ def health_text(h) -> str:
                       "-" if v.lag is None else str(v.lag),
                       "-" if v.lag_time_ms is None else str(v.lag_time_ms),
                       "-" if v.address is None else str(v.address),
-                      UNKNOWN if v.reachable is None else ("yes" if v.reachable else "no")])
+                      UNKNOWN if v.reachable is None else ("yes" if v.reachable else "no"),
+                      _yes_no(v.can_restart)])
     out = "\n".join(lines) + "\n\n" + _pretty_table(headers, rows)
     if vrows:
         out += "\n" + _pretty_table(["Voter", "DirectoryId", "CaughtUp", "Lag", "LagTimeMs",
-                                     "Address", "Reachable"], vrows)
+                                     "Address", "Reachable", "CanRestart"], vrows)
     return out
+
+
+def _yes_no(b) -> str:
+    return UNKNOWN if b is None else ("yes" if b else "no")
 
 
 def _probe_order(p):
@@ -275,8 +299,11 @@ def replication_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
 
 def health_table(h):
     from rich.table import Table
-    colour = {"healthy": "green", "degraded": "yellow", "unhealthy": "red"}[h.verdict]
-    t = Table(title=f"Quorum health: [bold {colour}]{h.verdict.upper()}[/]", caption="\n".join(h.reasons) or None,
+    colour = {"healthy": "green", "degraded": "yellow"}.get(h.verdict, "red")
+    caption = h.reasons + [f"note: {n}" for n in h.notes]
+    if h.restart is not None:
+        caption += ["can restart " + r for r in restart_lines(h.restart)]
+    t = Table(title=f"Quorum health: [bold {colour}]{h.verdict.upper()}[/]", caption="\n".join(caption) or None,
               caption_justify="left")
     for col in ("Address", "Node", "Kind", "Reachable", "Latency", "Leader view", "Epoch", "Error"):
         t.add_column(col)
@@ -290,7 +317,8 @@ def health_table(h):
     v = Table(title=(f"Voters: {h.caught_up if h.caught_up is not None else '?'} of {len(h.voters)} caught up, "
                      f"majority {h.majority}, can lose {h.can_lose if h.can_lose is not None else '?'} more"
                      if h.majority is not None else "Voters: unknown"))
-    for col in ("Voter", "Directory id", "Caught up", "Lag", "Behind leader", "Address", "Reachable"):
+    for col in ("Voter", "Directory id", "Caught up", "Lag", "Behind leader", "Address", "Reachable",
+                "Can restart"):
         v.add_column(col)
     for x in h.voters:
         style = "" if x.caught_up else ("red" if x.caught_up is False else "dim")
@@ -299,7 +327,8 @@ def health_table(h):
                   "-" if x.lag is None else str(x.lag),
                   "-" if x.lag_time_ms is None else f"{x.lag_time_ms} ms",
                   "-" if x.address is None else str(x.address),
-                  UNKNOWN if x.reachable is None else ("yes" if x.reachable else "no"), style=style)
+                  UNKNOWN if x.reachable is None else ("yes" if x.reachable else "no"),
+                  _yes_no(x.can_restart), style=style)
     return t, v
 
 
@@ -394,6 +423,106 @@ def watch(kind: str, refresher, out, every: float, human_readable: bool = False)
             sys.stderr.write(f"quorumctl: error: stopped after a failed refresh (at {at}): {error}\n")
             return True
         return False
+
+
+# -- describe health --watch -------------------------------------------------------------
+
+HISTORY_SHOWN = 10
+
+
+def _hms(at: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(at))
+
+
+def history_rows(history) -> list[list[str]]:
+    def n(v):
+        return "-" if v is None else str(v)
+    return [[_hms(s.at), s.verdict, n(s.leader_id), n(s.leader_epoch), n(s.high_watermark), n(s.leader_leo)]
+            for s in history.samples[-HISTORY_SHOWN:]]
+
+
+HISTORY_HEADERS = ["Time", "Verdict", "Leader", "Epoch", "HighWatermark", "LeaderLogEndOffset"]
+
+
+def history_doc(history) -> list[dict]:
+    return [{"time": {"ms": int(s.at * 1000), "iso": iso_utc(int(s.at * 1000))}, "verdict": s.verdict,
+             "leaderId": s.leader_id, "leaderEpoch": s.leader_epoch, "highWatermark": s.high_watermark,
+             "leaderLogEndOffset": s.leader_leo} for s in history.samples[-HISTORY_SHOWN:]]
+
+
+def watch_health(sample, out, every: float, *, fail_on_lag: bool = False, exit_when_healthy: bool = False,
+                 samples: int | None = None, flapping_epochs: int = 3) -> int:
+    """`describe health --watch`: sample every `every` seconds (a sample takes at
+    most that long), keep a short history, and judge it too (stalled, flapping).
+    Returns the exit status: the last sample's, or 0 at the first healthy one
+    with `exit_when_healthy`."""
+    from dataclasses import replace
+
+    from ..errors import ClusterError, ExitStatus
+    from ..protocol.health import History, Sample, exit_status, sample_of, watch_verdict
+    history = History(flapping_epochs=flapping_epochs)
+    status = ExitStatus.INTERRUPTED
+    taken = 0
+    live = None
+    clear = out is Output.text and sys.stdout.isatty()
+    try:
+        if out is Output.table:
+            from rich.live import Live
+            from rich.text import Text
+            live = Live(Text("probing..."), auto_refresh=False, screen=False)
+            live.start()
+        while True:
+            t0 = time.monotonic()
+            try:
+                h = sample()
+            except ClusterError as e:
+                # nothing answered: one line on stderr (the view above stays), and the watch goes on
+                history.add(Sample(time.time(), "unreachable", None, None, None, None))
+                status = ExitStatus.UNREACHABLE
+                sys.stderr.write(f"quorumctl: error: {e} (at {time.strftime('%H:%M:%S')})\n")
+                sys.stderr.flush()
+                taken += 1
+                if samples is not None and taken >= samples:
+                    return status
+                time.sleep(max(0.0, every - (time.monotonic() - t0)))
+                continue
+            history.add(sample_of(h))
+            verdict, extra = watch_verdict(h, history)
+            shown = replace(h, verdict=verdict, reasons=extra + h.reasons)
+            status = exit_status(h, fail_on_lag, verdict)
+            if out is Output.json:
+                doc = health_doc(shown)
+                doc["sampleVerdict"] = h.verdict
+                doc["history"] = history_doc(history)
+                sys.stdout.write(to_json(doc))
+            elif out is Output.table:
+                from rich.console import Group
+                from rich.table import Table
+                ht = Table(title="History")
+                for col in HISTORY_HEADERS:
+                    ht.add_column(col)
+                for row in history_rows(history):
+                    ht.add_row(*row)
+                live.update(Group(*health_table(shown), ht, Text(
+                    f"updated {time.strftime('%H:%M:%S')}; sampling every {every:g} s; Ctrl-C to stop",
+                    style="dim")), refresh=True)
+            else:
+                if clear:
+                    sys.stdout.write("\x1b[H\x1b[2J")
+                sys.stdout.write(health_text(shown) + "\n" + _pretty_table(HISTORY_HEADERS, history_rows(history))
+                                 + ("" if clear else "\n"))
+            sys.stdout.flush()
+            taken += 1
+            if exit_when_healthy and verdict == "healthy":
+                return ExitStatus.OK
+            if samples is not None and taken >= samples:
+                return status
+            time.sleep(max(0.0, every - (time.monotonic() - t0)))
+    except KeyboardInterrupt:
+        return status
+    finally:
+        if live is not None:
+            live.stop()
 
 
 # -- add-controller / remove-controller ------------------------------------------------

@@ -95,6 +95,12 @@ def node(node_id: int, *listeners: tuple[str, str, int]) -> dict:
     return {"nodeId": node_id, "listeners": [{"name": n, "host": h, "port": p} for n, h, p in listeners]}
 
 
+# (feature, supported min, supported max = finalized level) of a Kafka 4.1 node
+SIM_FEATURES = [("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
+                ("metadata.version", 7, 27), ("share.version", 0, 1), ("streams.version", 0, 1),
+                ("transaction.version", 0, 2)]
+
+
 class SimulatedCluster:
     def __init__(self, cluster_id: str, leader_id: int, leader_epoch: int, high_watermark: int,
                  voters: list[dict], observers: list[dict] | None = None, nodes: list[dict] | None = None,
@@ -551,7 +557,14 @@ class SimNode:
             return {"errorCode": kerrors.UNSUPPORTED_VERSION,
                     "apiKeys": [{"apiKey": messages.API_VERSIONS, "minVersion": lo, "maxVersion": hi}]}, 0
         keys = [{"apiKey": k, "minVersion": v[0], "maxVersion": v[1]} for k, v in sorted(self.apis.items())]
-        return {"errorCode": 0, "apiKeys": keys, "throttleTimeMs": 0}, version
+        resp = {"errorCode": 0, "apiKeys": keys, "throttleTimeMs": 0}
+        if version >= 3:
+            # as a Kafka 4.1 node formatted at 4.1-IV1 answers (kafka-features describe reads these)
+            resp["supportedFeatures"] = [{"name": n, "minVersion": lo, "maxVersion": hi} for n, lo, hi in SIM_FEATURES]
+            resp["finalizedFeaturesEpoch"] = self.cluster.high_watermark
+            resp["finalizedFeatures"] = [{"name": n, "maxVersionLevel": hi, "minVersionLevel": hi}
+                                         for n, lo, hi in SIM_FEATURES if hi]
+        return resp, version
 
     def _h17(self, version: int, body: dict, state: dict) -> dict:  # SaslHandshake
         if not self.sasl:

@@ -1,0 +1,33 @@
+"""`quorumctl features describe`: kafka-features describe, byte for byte."""
+
+from __future__ import annotations
+
+import typer
+
+from .options import BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+
+
+def describe(
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
+):
+    """Supported and finalized feature levels: kafka-features describe (its text, byte for byte).
+
+    Example: quorumctl features describe --bootstrap-controller localhost:9093
+    """
+    from ..protocol.client import describe_features
+    from ..render.features import features_doc, features_text
+    from ..render.output import emit
+    f = describe_features(bootstrap_server, bootstrap_controller, command_config, timeout)
+    emit(output, f, text=features_text, json=features_doc)
+
+
+def register(app: typer.Typer) -> None:
+    g = typer.Typer(help="Feature levels of the cluster: describe (kafka-features describe).\n\n"
+                         "Example: quorumctl features describe --bootstrap-server localhost:9092",
+                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    g.command("describe")(describe)
+    app.add_typer(g, name="features")

@@ -1,0 +1,51 @@
+"""`features describe`: Kafka's kafka-features describe text, byte for byte,
+and JSON.
+
+Kafka's tool printed one TAB-separated line per feature up to 4.2; 4.3 pads
+the columns instead (KAFKA-19941). The format follows the release of the node
+that answered, read from its supported metadata.version range: a node that
+supports 4.3-IV0 (level 30) or later gets 4.3's layout, the one its own tool
+prints. Levels print as Kafka's levelToString: metadata.version by name
+("UNKNOWN N" for a level the catalogue does not name), others as numbers; a
+feature not finalized prints 0, an absent epoch "-".
+"""
+
+from __future__ import annotations
+
+from ..versions import METADATA_VERSION, NAME_OF
+
+PADDED_FROM_LEVEL = 30      # 4.3-IV0: the first release whose tool pads the columns
+
+
+def level_text(feature: str, level: int) -> str:
+    if feature == METADATA_VERSION:
+        return NAME_OF.get(level) or f"UNKNOWN {level}"
+    return str(level)
+
+
+def padded(f) -> bool:
+    return f.supported.get(METADATA_VERSION, (0, 0))[1] >= PADDED_FROM_LEVEL
+
+
+def features_text(f) -> str:
+    epoch = "-" if f.epoch is None else str(f.epoch)
+    pad = padded(f)
+    out = []
+    for name in sorted(f.supported):
+        lo, hi = f.supported[name]
+        cells = (name, level_text(name, lo), level_text(name, hi), level_text(name, f.finalized.get(name, 0)))
+        if pad:
+            out.append(f"Feature: {cells[0]:<40}  SupportedMinVersion: {cells[1]:<15}  "
+                       f"SupportedMaxVersion: {cells[2]:<15}  FinalizedVersionLevel: {cells[3]:<15}  Epoch: {epoch}\n")
+        else:
+            out.append(f"Feature: {cells[0]}\tSupportedMinVersion: {cells[1]}\tSupportedMaxVersion: {cells[2]}\t"
+                       f"FinalizedVersionLevel: {cells[3]}\tEpoch: {epoch}\n")
+    return "".join(out)
+
+
+def features_doc(f) -> dict:
+    return {"features": [{"name": n, "supportedMinVersion": f.supported[n][0], "supportedMaxVersion": f.supported[n][1],
+                          "finalizedVersionLevel": f.finalized.get(n, 0),
+                          "finalizedVersionName": level_text(n, f.finalized.get(n, 0))
+                          if n == METADATA_VERSION else None} for n in sorted(f.supported)],
+            "finalizedFeaturesEpoch": f.epoch, "source": f.source}

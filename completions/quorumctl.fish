@@ -57,7 +57,7 @@ function __quorumctl_vopts
         case 'describe health'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
         case 'features describe'
-            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version
         case 'topics describe'
             printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
         case 'bootstrap format'
@@ -164,7 +164,7 @@ complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l record-type -x -a 
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l verify-index-only -d 'Indexes: print only the mismatches with the log.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l index-sanity-check -d 'Indexes: run Kafka'\''s sanity check.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l max-message-size -x -d 'Size limit when verifying an index entry.'
-complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where kafka-dump-log 4.1 and 4.3 print differently, print as this release does (docs/dump-log.md).'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''verify'\''' -a '(__quorumctl_log_files)'
@@ -295,6 +295,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'

@@ -116,7 +116,7 @@ _quorumctl_dump_log() {
     '--verify-index-only[Indexes\: print only the mismatches with the log.]' \
     '--index-sanity-check[Indexes\: run Kafka'\''s sanity check.]' \
     '--max-message-size=[Size limit when verifying an index entry.]:INTEGER: ' \
-    '--kafka-version=[Where kafka-dump-log 4.1 and 4.3 print differently, print as this release does (docs/dump-log.md).]:4.3|4.1:(4.3 4.1)' \
+    '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:FILE_OR_DIR...:_quorumctl_log_files'
@@ -347,6 +347,7 @@ _quorumctl_features_describe() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 

@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import List, Optional
 
 import typer
 
-from .options import OutputOpt
-
-
-class KafkaText(str, Enum):
-    v43 = "4.3"
-    v41 = "4.1"
+from .options import KafkaRelease, KafkaVersion, OutputOpt
 
 
 def record_type_names(incomplete: str) -> list[str]:
@@ -62,9 +56,7 @@ def dump_log(
     verify_index_only: bool = typer.Option(False, "--verify-index-only", help="Indexes: print only the mismatches with the log."),
     index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),
     max_message_size: int = typer.Option(5 * 1024 * 1024, "--max-message-size", help="Size limit when verifying an index entry."),
-    kafka_version: KafkaText = typer.Option(KafkaText.v43, "--kafka-version", metavar="4.3|4.1",
-                                            help="Where kafka-dump-log 4.1 and 4.3 print differently, print as "
-                                                 "this release does (docs/dump-log.md)."),
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     output: OutputOpt = None,
     value_decoder_class: Optional[str] = typer.Option(None, "--value-decoder-class", hidden=True),
     key_decoder_class: Optional[str] = typer.Option(None, "--key-decoder-class", hidden=True),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .options import BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+from .options import BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt, Timeout
 
 
 def describe(
@@ -13,6 +13,7 @@ def describe(
     command_config: CommandConfig = None,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
 ):
     """Supported and finalized feature levels: kafka-features describe (its text, byte for byte).
 
@@ -22,7 +23,7 @@ def describe(
     from ..render.features import features_doc, features_text
     from ..render.output import emit
     f = describe_features(bootstrap_server, bootstrap_controller, command_config, timeout)
-    emit(output, f, text=features_text, json=features_doc)
+    emit(output, f, text=lambda f: features_text(f, kafka_version.value), json=features_doc)
 
 
 def register(app: typer.Typer) -> None:

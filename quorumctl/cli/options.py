@@ -8,6 +8,7 @@ FILE completes files, DIR directories, HOST:PORT,... nothing.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, List, Optional
 
 import typer
@@ -15,6 +16,17 @@ import typer
 from ..render.output import Output, PlainOutput
 
 ADDRS = "HOST:PORT,..."
+
+
+class KafkaRelease(str, Enum):
+    """Whose tool text to print where Kafka 4.1's and 4.3's differ (4.3, the newest, by default)."""
+    v43 = "4.3"
+    v41 = "4.1"
+
+
+KafkaVersion = Annotated[KafkaRelease, typer.Option(
+    "--kafka-version", metavar="4.3|4.1",
+    help="Where Kafka 4.1's and 4.3's tools print differently, print as this release's does.")]
 
 BootstrapServer = Annotated[Optional[str], typer.Option(
     "--bootstrap-server", metavar=ADDRS,

@@ -795,14 +795,19 @@ def _majority(report: Report, timeout: float) -> None:
     voters = _known_voters(report)
     if not voters:
         return
-    h = check_health(load_client_config(None), config_voters=voters, timeout_s=timeout)
-    answering = sorted(p.node_id for p in h.probes if p.ok and p.node_id in voters and p.kind != "broker")
+    from ..errors import ClusterError
+    try:
+        probes = check_health(load_client_config(None), config_voters=voters, timeout_s=timeout).probes
+        failed = None
+    except ClusterError as e:   # not one voter answered
+        probes, failed = [], str(e)
+    answering = sorted(p.node_id for p in probes if p.ok and p.node_id in voters and p.kind != "broker")
     need = len(voters) // 2 + 1
     if len(answering) >= need:
         return
     lost = sorted(set(voters) - set(answering))
-    evidence = [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in h.probes
-                if p.node_id in lost]
+    evidence = [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in probes
+                if p.node_id in lost] if failed is None else [failed]
     evidence += [f"controller {i} ({voters[i]}): answers" for i in answering]
     report.findings.append(Finding(
         "majority-lost", "error",

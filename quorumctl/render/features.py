@@ -2,10 +2,8 @@
 and JSON.
 
 Kafka's tool printed one TAB-separated line per feature up to 4.2; 4.3 pads
-the columns instead (KAFKA-19941). The format follows the release of the node
-that answered, read from its supported metadata.version range: a node that
-supports 4.3-IV0 (level 30) or later gets 4.3's layout, the one its own tool
-prints. Levels print as Kafka's levelToString: metadata.version by name
+the columns instead (KAFKA-19941), whatever release the node runs. The text is
+4.3's, the newest tool's; `--kafka-version 4.1` gives 4.1's. Levels print as Kafka's levelToString: metadata.version by name
 ("UNKNOWN N" for a level the catalogue does not name), others as numbers; a
 feature not finalized prints 0, an absent epoch "-".
 """
@@ -14,22 +12,15 @@ from __future__ import annotations
 
 from ..versions import METADATA_VERSION, NAME_OF
 
-PADDED_FROM_LEVEL = 30      # 4.3-IV0: the first release whose tool pads the columns
-
-
 def level_text(feature: str, level: int) -> str:
     if feature == METADATA_VERSION:
         return NAME_OF.get(level) or f"UNKNOWN {level}"
     return str(level)
 
 
-def padded(f) -> bool:
-    return f.supported.get(METADATA_VERSION, (0, 0))[1] >= PADDED_FROM_LEVEL
-
-
-def features_text(f) -> str:
+def features_text(f, kafka: str = "4.3") -> str:
     epoch = "-" if f.epoch is None else str(f.epoch)
-    pad = padded(f)
+    pad = kafka != "4.1"
     out = []
     for name in sorted(f.supported):
         lo, hi = f.supported[name]

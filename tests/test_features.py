@@ -47,6 +47,13 @@ def test_text_is_kafka_41s_on_request(cli):
                                          f"use --bootstrap-server {a4}\n")
 
 
+def test_kafka_41s_text_does_not_name_43_levels():
+    # Kafka 4.1's tool knows levels up to 4.2-IV1 (29): a 4.3 node's 30 is "UNKNOWN 30" in it
+    f = Features({"metadata.version": (7, 30)}, {"metadata.version": 29}, 5, "h:1")
+    assert features_text(f, "4.1") == ("Feature: metadata.version\tSupportedMinVersion: 3.3-IV3\t"
+                                       "SupportedMaxVersion: UNKNOWN 30\tFinalizedVersionLevel: 4.2-IV1\tEpoch: 5\n")
+
+
 def test_text_is_kafka_43s():
     f = Features({"metadata.version": (7, 30), "kraft.version": (0, 1), "share.version": (0, 1)},
                  {"metadata.version": 27, "kraft.version": 1}, None, "h:1")

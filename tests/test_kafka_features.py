@@ -34,4 +34,6 @@ def test_features_describe_equals_kafka_features(cli, cluster, tmp_path, via, to
     assert (code, err) == (0, "")
     assert epoch_masked(out) == epoch_masked(theirs.stdout)
     line = re.sub(r"\s+", " ", next(x for x in out.splitlines() if "Feature: metadata.version" in x))
-    assert f"FinalizedVersionLevel: {RELEASE_VERSION[cluster.version]} " in line
+    # 4.1's tool does not know 4.3's level 30, and says so
+    named = RELEASE_VERSION[cluster.version] if tool == "4.3" or cluster.version == "4.1" else "UNKNOWN 30"
+    assert f"FinalizedVersionLevel: {named} " in line

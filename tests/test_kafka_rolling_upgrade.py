@@ -67,7 +67,7 @@ def test_rolling_upgrade_from_41_to_43(cli, tmp_path_factory, tmp_path):
                 # the broker still on 4.1 caps the cluster at 4.1-IV1: Kafka's dry run refuses
                 k = kafka_tool("kafka-features", ["--bootstrap-server", c.broker, "upgrade", "--metadata", "4.3-IV0",
                                                   "--dry-run"], tmp_path, home=KAFKA43_HOME)
-                assert k.returncode != 0 and "4.3-IV0" in k.stdout + k.stderr, k.stdout + k.stderr
+                assert k.returncode != 0 and f"Broker {node} only supports versions 7-27" in k.stdout, k.stdout + k.stderr
             c.run("kill-node", str(node))
             c.run("start-node", str(node), home=KAFKA43_HOME, timeout=300)
             line = metadata_line(step(f"node {node} on 4.3"))

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from ..versions import METADATA_VERSION, NAME_OF
 
-def level_text(feature: str, level: int) -> str:
+# the last metadata.version Kafka 4.1.0's MetadataVersion names (4.2-IV1): its tool
+# prints a newer level, such as a 4.3 node's, as "UNKNOWN N"
+KAFKA41_LAST_LEVEL = 29
+
+
+def level_text(feature: str, level: int, kafka: str = "4.3") -> str:
     if feature == METADATA_VERSION:
-        return NAME_OF.get(level) or f"UNKNOWN {level}"
+        known = NAME_OF.get(level) if kafka != "4.1" or level <= KAFKA41_LAST_LEVEL else None
+        return known or f"UNKNOWN {level}"
     return str(level)
 
 
@@ -24,7 +30,8 @@ def features_text(f, kafka: str = "4.3") -> str:
     out = []
     for name in sorted(f.supported):
         lo, hi = f.supported[name]
-        cells = (name, level_text(name, lo), level_text(name, hi), level_text(name, f.finalized.get(name, 0)))
+        cells = (name, level_text(name, lo, kafka), level_text(name, hi, kafka),
+                 level_text(name, f.finalized.get(name, 0), kafka))
         if pad:
             out.append(f"Feature: {cells[0]:<40}  SupportedMinVersion: {cells[1]:<15}  "
                        f"SupportedMaxVersion: {cells[2]:<15}  FinalizedVersionLevel: {cells[3]:<15}  Epoch: {epoch}\n")

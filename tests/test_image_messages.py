@@ -83,3 +83,20 @@ def test_bootstrap_records_are_labelled_bootstrap(cli, tmp_path):
     assert out.splitlines()[1] == ("bootstrap (bootstrap.checkpoint) FEATURE_LEVEL_RECORD /features/metadata.version: "
                                    "created 27")
     assert "snapshot" not in out.splitlines()[1] and "-1" not in out.splitlines()[1]
+
+
+def test_never_existed_in_a_dir_holding_only_a_snapshot(cli, tmp_path):
+    # a snapshot ending at 7295 covers offsets up to 7294, and no record follows:
+    # not "offsets 7295 to 7294"
+    import shutil
+    from samples import CORPUS
+    src = CORPUS / "2024dc04010__UrbanPulse_Stream_Processing_Assignment_Group25" / "kafka-data"
+    if not (src / "__cluster_metadata-0").is_dir():
+        pytest.skip("../shared/corpus is absent")
+    d = tmp_path / "d"
+    shutil.copytree(src / "__cluster_metadata-0", d / "__cluster_metadata-0")
+    code, out, err = cli("history", str(d), "--topic", "nosuch")
+    assert (code, out) == (1, "")
+    assert err == (f"quorumctl: error: topic nosuch never existed in {d} (the snapshot at offset 7294, "
+                   "no records after it)\n")
+

@@ -260,8 +260,7 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
                or any(c["path"] == f"/topics/{entity.name}/{entity.partition}" for c in e["changes"])]
     if not touched and not exists and (until is None or (until.offset is None and until.time_ms is None)):
         raise NeverExisted(f"{entity.describe()} never existed in {src.label} "
-                           f"(offsets {_first_offset(src)} to {img.offset})"
-                           f"{_closest(entity, img)}")
+                           f"({_span_read(src, img.offset)}){_closest(entity, img)}")
     elections = sum(1 for e in watcher.entries for c in e["changes"] if is_election(c))
     return {"entity": {"kind": entity.kind, "name": entity.name, "partition": entity.partition},
             "start": rp.describe_start(),
@@ -278,6 +277,15 @@ class NeverExisted(QuorumctlError):
     """history of an entity no record of the log touched (a typo, or another cluster's): exit 1."""
 
     exit_code = ExitStatus.PROBLEMS
+
+
+def _span_read(src, end: int) -> str:
+    """What the replay read: offsets first..end, or a snapshot with nothing after it
+    (a snapshot ending at N covers offsets below N, and the log starts at N)."""
+    first = _first_offset(src)
+    if first <= end:
+        return f"offsets {first} to {end}"
+    return f"the snapshot at offset {end}, no records after it"
 
 
 def _first_offset(src) -> int:

@@ -497,7 +497,9 @@ def doctor_finds_real_static_misconfigurations(cli, c, root):
     shutil.rmtree(d / "data" / "c3")
     shutil.copytree(d / "data" / "c2", d / "data" / "c3")
     found = {f["code"]: f for f in run_doctor(cli, confs)}
-    assert sorted(found) == ["duplicate-directory-id", "node-id-mismatch"]
+    # both dirs' meta.properties say node 2: node-claimed-twice names them (a copy, the same history)
+    assert sorted(found) == ["duplicate-directory-id", "node-claimed-twice", "node-id-mismatch"]
+    assert "one is a copy of the other" in found["node-claimed-twice"]["message"]
     f = found["duplicate-directory-id"]
     assert f["severity"] == "error" and f["message"].startswith(f"{d / 'data' / 'c3'} and {d / 'data' / 'c2'} have "
                                                                "the same directory.id ")

@@ -125,34 +125,83 @@ def test_verify_is_clean(cli, c43, node):
     assert (code, err) == (0, ""), out[-2000:]
 
 
-def shell(c, *command: str, tmp: Path) -> str:
+def shell_tree(c, end: int, tmp: Path) -> dict:
+    """4.3's metadata shell `tree /image` of the controller's log, as nested dicts.
+    The shell may run its command before its loader has published the last
+    batch (each JVM is a new race): asked again until its provenance says the
+    image is at the log's end."""
     log = c.d / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
-    return k43("kafka-metadata-shell", ["--snapshot", str(log), *command], tmp)
+
+    def once():
+        t = _tree(k43("kafka-metadata-shell", ["--snapshot", str(log), "tree", "/image"], tmp))
+        return t if next(iter(t["provenance"])).startswith(f"offset {end},") else None
+    return until("the metadata shell's image at the log's end", once, 180)
+
+
+def _tree(text: str) -> dict:
+    """The shell's tree: `name:` lines nest by two spaces; a line without the colon is a value."""
+    root: dict = {}
+    stack = [(-1, root)]
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip(" "))
+        while stack[-1][0] >= depth:
+            stack.pop()
+        parent = stack[-1][1]
+        if line.endswith(":"):
+            node: dict = {}
+            parent[line.strip()[:-1]] = node
+            stack.append((depth, node))
+        else:
+            parent[line.strip()] = None
+    return root
+
+
+def _value(node: dict) -> str:
+    (v,) = node
+    return v
 
 
 def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
     code, out, err = cli("image", "-o", "json", str(c43.d / "data" / "c1"))
     assert (code, err) == (0, "")
-    img = json.loads(out)["image"]
-    # features: metadataVersion and every finalized_ level
-    names = shell(c43, "ls", "/image/features", tmp=tmp_path).split()
-    # the shell prints FeaturesImage.metadataVersion(), a java.util.Optional
-    assert shell(c43, "cat", "/image/features/metadataVersion", tmp=tmp_path).strip() == "Optional[4.3-IV0]"
-    assert img["metadataVersion"] == "4.3-IV0"
-    finalized = {n.removeprefix("finalized_"): int(shell(c43, "cat", f"/image/features/{n}", tmp=tmp_path))
-                 for n in names if n.startswith("finalized_")}
-    assert finalized == {k: v for k, v in img["features"].items() if k != "metadata.version"}
-    # topics, partitions and their configs
-    assert sorted(shell(c43, "ls", "/image/topics/byName", tmp=tmp_path).split()) == sorted(img["topics"])
-    for t in ("t1", "compacted"):
-        parts = shell(c43, "ls", f"/image/topics/byName/{t}", tmp=tmp_path).split()
-        assert sorted(p for p in parts if p.isdigit()) == sorted(img["topics"][t]["partitions"])
-        assert shell(c43, "cat", f"/image/topics/byName/{t}/id", tmp=tmp_path).strip() == img["topics"][t]["id"]
-    assert shell(c43, "cat", "/image/configs/TOPIC:t1/retention.ms", tmp=tmp_path).strip() == "3600000"
-    assert img["configs"]["topic"]["t1"]["retention.ms"] == "3600000"
-    assert shell(c43, "cat", "/image/configs/BROKER/log.retention.ms", tmp=tmp_path).strip() == "7200000"
-    # quotas and SCRAM users
-    assert shell(c43, "ls", "/image/clientQuotas", tmp=tmp_path).split() == ["clientId(app1)"]
-    assert len(img["clientQuotas"]) == 1 and "app1" in json.dumps(img["clientQuotas"])
-    scram = shell(c43, "ls", "/image/scram", tmp=tmp_path).split()
-    assert sorted(scram) == ["SCRAM-SHA-256", "SCRAM-SHA-512"] and "alice" in json.dumps(img["scram"]) and "bob" in json.dumps(img["scram"])
+    doc = json.loads(out)
+    img = doc["image"]
+    tree = shell_tree(c43, doc["at"]["offset"], tmp_path)
+    # features: metadataVersion (a java.util.Optional) and every finalized_ level
+    feats = tree["features"]
+    assert _value(feats["metadataVersion"]) == f"Optional[{img['metadataVersion']}]" == "Optional[4.3-IV0]"
+    assert {k.removeprefix("finalized_"): int(_value(v)) for k, v in feats.items() if k.startswith("finalized_")} \
+        == {k: v for k, v in img["features"].items() if k != "metadata.version"}
+    # topics: names, ids, partitions and their replicas, ISR, leader, ELR
+    by_name = tree["topics"]["byName"]
+    assert sorted(by_name) == sorted(img["topics"])
+    for name, t in img["topics"].items():
+        assert _value(by_name[name]["id"]) == t["id"]
+        assert sorted(p for p in by_name[name] if p.isdigit()) == sorted(t["partitions"])
+        for p, part in t["partitions"].items():
+            reg = _value(by_name[name][p])
+            for field, key in (("replicas", "replicas"), ("isr", "isr"), ("elr", "eligibleLeaderReplicas"),
+                               ("lastKnownElr", "lastKnownElr")):
+                assert f"{field}=[{', '.join(map(str, part[key]))}]" in reg, (name, p, field, reg)
+            assert f"leader={part['leader']}," in reg and f"partitionEpoch={part['partitionEpoch']})" in reg
+    # every config, the cluster default (BROKER) and a broker's own (BROKER:2) included
+    configs = {}
+    for key, node in tree["configs"].items():
+        kind, _, name = key.partition(":")
+        configs.setdefault(kind.lower(), {})[name] = {k: _value(v) for k, v in node.items()}
+    assert configs == img["configs"]
+    assert img["configs"]["broker"][str(c43.n + 1)] == {"cordoned.log.dirs": "*"}
+    # quotas, SCRAM users and the broker's cordoned log dirs
+    quotas = {k: {q: float(_value(v)) for q, v in node.items()} for k, node in tree["clientQuotas"].items()}
+    assert quotas == {"clientId(app1)": {"consumer_byte_rate": 2097152.0, "producer_byte_rate": 1048576.0}}
+    assert img["clientQuotas"] == {"client-id=app1": quotas["clientId(app1)"]}
+    assert {m: sorted(users) for m, users in tree["scram"].items()} == {"SCRAM-SHA-256": ["alice"],
+                                                                        "SCRAM-SHA-512": ["bob"]}
+    assert {m: sorted(users) for m, users in img["scram"].items()} == {"SCRAM-SHA-256": ["alice"],
+                                                                       "SCRAM-SHA-512": ["bob"]}
+    broker = img["brokers"][str(c43.n + 1)]
+    reg = _value(tree["cluster"]["brokers"][str(c43.n + 1)])
+    assert broker["cordonedDirectories"] == broker["directories"] and len(broker["directories"]) == 1
+    assert f"cordonedDirectories=[{broker['directories'][0]}]" in reg and f"epoch={broker['epoch']}," in reg

@@ -273,6 +273,8 @@ def _register_broker(img: Image, d, off):
         "isMigratingZkBroker": d.get("isMigratingZkBroker", False),
         "directories": sorted(d.get("logDirs") or ()),
     }
+    if d.get("cordonedLogDirs") is not None:   # KIP-1066 (4.3): absent until the broker says
+        img.brokers[d["brokerId"]]["cordonedDirectories"] = list(d["cordonedLogDirs"])
 
 
 def _broker_for(img: Image, bid: int, epoch: int, action: str, off: int):
@@ -315,6 +317,8 @@ def _broker_change(img: Image, d, off):
         img.problem(off, f"BrokerRegistrationChange with unknown inControlledShutdown value {shutdown}")
     if d.get("logDirs"):
         new["directories"] = sorted(d["logDirs"])
+    if d.get("cordonedLogDirs") is not None:   # null: unchanged; a list (even empty) replaces
+        new["cordonedDirectories"] = list(d["cordonedLogDirs"])
     if new != b:
         img.brokers[d["brokerId"]] = new
 

@@ -14,7 +14,6 @@ import os
 from dataclasses import dataclass
 
 from ..records import metadata as md
-from ..records.batch import Batch, BatchError, BatchReader
 from .statefiles import BOOTSTRAP_CHECKPOINT
 
 FEATURE_LEVEL_KEY = md.API_KEYS["FeatureLevelRecord"]
@@ -34,26 +33,9 @@ class Level:
 
 def _levels_in(path: str, from_offset: int = 0) -> dict[str, Level]:
     """The last FeatureLevelRecord of each feature in one record-batch file (a
-    segment, snapshot or bootstrap.checkpoint), at or after from_offset. Only the
-    record frame's api key is looked at for other records (one byte each)."""
-    out: dict[str, Level] = {}
-    try:
-        with BatchReader(path) as reader:
-            for b in reader:
-                if not isinstance(b, Batch) or b.is_control or b.last_offset < from_offset:
-                    continue
-                for r in b.iter_records():
-                    v = r.value
-                    if v is None or len(v) < 3 or r.offset < from_offset:
-                        continue
-                    if v[0] == md.FRAME_VERSION and v[1] != FEATURE_LEVEL_KEY and v[1] < 128:
-                        continue
-                    d = md.decode_metadata(v)
-                    if d.api_key == FEATURE_LEVEL_KEY and d.data is not None:
-                        out[d.data["name"]] = Level(d.data["name"], d.data["featureLevel"], path, r.offset)
-    except (BatchError, OSError):
-        pass   # what can be read counts; verify reports the damage
-    return out
+    segment, snapshot or bootstrap.checkpoint), at or after from_offset."""
+    return {d.data["name"]: Level(d.data["name"], d.data["featureLevel"], path, offset)
+            for offset, d in md.records_with_keys(path, (FEATURE_LEVEL_KEY,), from_offset)}
 
 
 def finalized_levels(replica=None, log_dir: str | None = None) -> dict[str, Level]:
@@ -61,13 +43,8 @@ def finalized_levels(replica=None, log_dir: str | None = None) -> dict[str, Leve
     it has none or holds no FeatureLevelRecord, the log dir's bootstrap.checkpoint."""
     levels: dict[str, Level] = {}
     if replica is not None:
-        snap = replica.latest_snapshot
-        if snap is not None:
-            levels.update(_levels_in(snap.path))
-        start = snap.end_offset if snap is not None else 0
-        for seg in replica.scan.segments:
-            if seg.batches and seg.batches[-1].last_offset >= start:
-                levels.update(_levels_in(seg.files.log, start))
+        for path, start in replica.snapshot_and_log():
+            levels.update(_levels_in(path, start))
         log_dir = log_dir or replica.log_dir
     if not levels and log_dir is not None:
         boot = os.path.join(log_dir, BOOTSTRAP_CHECKPOINT)

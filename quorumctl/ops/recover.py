@@ -328,29 +328,14 @@ UNREAD_EPOCH_MARGIN = 1000
 
 def registered_brokers(r: Replica) -> list[int]:
     """The brokers registered in a replica's latest snapshot and the log after it
-    (RegisterBrokerRecord, less UnregisterBrokerRecord)."""
-    from ..records.batch import Batch, BatchError, BatchReader
+    (RegisterBrokerRecord, less UnregisterBrokerRecord). A damaged file counts up
+    to where it can be read: the plan refuses damaged logs anyway."""
     register, unregister = md.API_KEYS["RegisterBrokerRecord"], md.API_KEYS["UnregisterBrokerRecord"]
-    snap = r.latest_snapshot
-    # (file, first offset that counts): the snapshot whole, then the log after it
-    files = [(snap.path, 0)] if snap is not None else []
-    files += [(sc.files.log, snap.end_offset if snap is not None else 0) for sc in r.scan.segments]
     brokers: set[int] = set()
-    for path, start in files:
-        try:
-            with BatchReader(path) as reader:
-                for b in reader:
-                    if not isinstance(b, Batch) or b.is_control or b.last_offset < start:
-                        continue
-                    for rec in b.iter_records():
-                        v = rec.value
-                        if v is None or len(v) < 3 or v[1] not in (register, unregister):
-                            continue
-                        d = md.decode_metadata(v)
-                        if d.data is not None and "brokerId" in d.data:
-                            (brokers.add if d.api_key == register else brokers.discard)(d.data["brokerId"])
-        except (BatchError, OSError):
-            continue    # the plan refuses damaged logs; the registrations stop where the file does
+    for path, start in r.snapshot_and_log():
+        for _, d in md.records_with_keys(path, (register, unregister), start):
+            if "brokerId" in d.data:
+                (brokers.add if d.api_key == register else brokers.discard)(d.data["brokerId"])
     return sorted(brokers)
 
 

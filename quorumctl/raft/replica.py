@@ -115,6 +115,15 @@ class Replica:
         snaps = self.snapshots
         return snaps[-1] if snaps else None
 
+    def snapshot_and_log(self) -> list[tuple[str, int]]:
+        """What replaying this replica reads, as (file, first offset that counts):
+        its latest snapshot whole, then the log segments that reach past it."""
+        snap = self.latest_snapshot
+        start = snap.end_offset if snap is not None else 0
+        return ([(snap.path, 0)] if snap is not None else []) + [
+            (seg.files.log, start) for seg in self.scan.segments
+            if seg.batches and seg.batches[-1].last_offset >= start]
+
     @property
     def replaced_by_snapshot(self) -> bool:
         """KafkaMetadataLog.truncateToLatestSnapshot: at start-up a log that ends

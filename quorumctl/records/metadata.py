@@ -220,3 +220,28 @@ def encode_control(ctype: int, data: dict) -> tuple[bytes, bytes]:
     """(key, value) of a control record; the value's version is data['version']."""
     _name, msg = CONTROL_TYPES[ctype]
     return control_key(ctype), codec(msg).encode(data.get("version", 0), data)
+
+
+def records_with_keys(path: str, keys, from_offset: int = 0):
+    """(offset, Decoded) of each metadata record whose api key is in `keys`, in
+    one record-batch file (a segment, snapshot or bootstrap.checkpoint), at or
+    after from_offset. Other records are passed over on their frame's first two
+    bytes, not decoded; control batches are skipped. The walk ends where the
+    file can no longer be read (verify reports the damage)."""
+    from .batch import Batch, BatchError, BatchReader
+    try:
+        with BatchReader(path) as reader:
+            for b in reader:
+                if not isinstance(b, Batch) or b.is_control or b.last_offset < from_offset:
+                    continue
+                for r in b.iter_records():
+                    v = r.value
+                    if v is None or len(v) < 3 or r.offset < from_offset:
+                        continue
+                    if v[0] == FRAME_VERSION and v[1] < 128 and v[1] not in keys:
+                        continue   # another type, told by its one-byte api key
+                    d = decode_metadata(v)
+                    if d.api_key in keys and d.data is not None:
+                        yield r.offset, d
+    except (BatchError, OSError):
+        return

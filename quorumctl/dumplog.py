@@ -231,17 +231,12 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
     gaps = []
     gap_count = 0
-    # Kafka 4.3 starts its check from offset -1, so a file whose first record
-    # is not offset 0 is reported ("-1 is followed by N"): printed to match,
-    # never counted as a problem (4.1 started from the first record); a dump
-    # cut by offsets or times starts where the cut does, which Kafka cannot do
-    whole = opts.offset_start is None and opts.offset_end is None
-    prev = -1 if opts.kafka == "4.3" and opts.deep and not as_json and whole else None
+    prev = None
     for sp in spans:
         result.problems += sp.problems
         if prev is not None and sp.first_offset is not None and sp.first_offset != prev + 1:
             gaps.append((prev, sp.first_offset))
-            gap_count += prev != -1
+            gap_count += 1
         gaps.extend(sp.gaps[:MAX_GAPS - len(gaps)])
         gap_count += sp.gap_count
         if sp.last_offset is not None:
@@ -263,7 +258,14 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
             sink.line(f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}")
     if gap_count:
         result.problems += 1
-    if gaps:
+    # Kafka 4.3 starts its check from offset -1, so a file whose first record is
+    # not offset 0 is reported ("-1 is followed by N"): printed to match, never
+    # counted as a problem nor put in JSON (4.1 started from the first record); a
+    # dump cut by offsets or times starts where the cut does, which Kafka cannot do
+    first = next((sp.first_offset for sp in spans if sp.first_offset is not None), None)
+    whole = opts.offset_start is None and opts.offset_end is None
+    lead = [(-1, first)] if opts.kafka == "4.3" and whole and not as_json and first not in (None, 0) else []
+    if gaps or lead:
         if as_json:
             for a, z in gaps:
                 sink.line(json_line({"kind": "problem", "file": path, "problem": "non-consecutive-offsets",
@@ -273,10 +275,11 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
                                      "more": gap_count - len(gaps)}))
         else:
             sink.error(f"Non-consecutive offsets in {os.path.abspath(path)}")
+            listed = gaps[:MAX_GAPS - len(lead)]
             # 4.3 sorts the pairs by offset; 4.1 printed the last found first
-            for a, z in (reversed(gaps) if opts.kafka == "4.1" else gaps):
+            for a, z in (reversed(listed) if opts.kafka == "4.1" else lead + listed):
                 sink.error(f"  {a} is followed by {z}")
-            unlisted = gap_count - (len(gaps) - (gaps[0][0] == -1))
+            unlisted = gap_count - len(listed)
             if unlisted > 0:
                 sink.error(f"  ... and {unlisted} more")
 

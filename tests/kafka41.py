@@ -61,10 +61,10 @@ def tool_env(tmp: Path) -> dict:
 
 
 def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None,
-               home: Path = KAFKA_HOME) -> subprocess.CompletedProcess:
-    """Run bin/<tool>.sh of `home` (4.1 by default) with args; returns the completed
-    process, its streams decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
-    p = subprocess.run([str(home / "bin" / f"{tool}.sh"), *args], capture_output=True,
+               home: Path = KAFKA_HOME, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """Run bin/<tool>.sh of `home` (4.1 by default) with args (and `stdin`); returns the
+    completed process, its streams decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
+    p = subprocess.run([str(home / "bin" / f"{tool}.sh"), *args], input=stdin, capture_output=True,
                        timeout=timeout, env=tool_env(tmp), cwd=cwd)
     p.stdout, p.stderr = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     return p

@@ -27,14 +27,11 @@ REASON = skip_reason(KAFKA43_HOME)
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 
-def k43(tool: str, args: list[str], tmp: Path, stdin: bytes | None = None):
-    import subprocess
-    from kafka41 import tool_env
-    p = subprocess.run([str(KAFKA43_HOME / "bin" / f"{tool}.sh"), *args], input=stdin, capture_output=True,
-                       timeout=300, env=tool_env(tmp))
-    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
-    assert p.returncode == 0, f"{tool} {' '.join(args)}: {err[-2000:]}"
-    return out
+def k43(tool: str, args: list[str], tmp: Path, stdin: bytes | None = None) -> str:
+    """What a Kafka 4.3 tool printed; it must succeed."""
+    p = kafka_tool(tool, args, tmp, timeout=300, home=KAFKA43_HOME, stdin=stdin)
+    assert p.returncode == 0, f"{tool} {' '.join(args)}: {p.stderr[-2000:]}"
+    return p.stdout
 
 
 @pytest.fixture(scope="module")

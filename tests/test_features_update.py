@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from quorumctl.ops.feature_update import (SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE, Change, Node, blockers,
-                                          command_lines, controller_verdict, failure_line, metadata_changed_between,
-                                          parse_change, range_text)
+from quorumctl.ops.feature_update import (ALL_FAILED, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE, Change, Node,
+                                          blockers, command_lines, controller_verdict, failure_line,
+                                          java_hash_order, metadata_changed_between, parse_change, range_text)
 from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 from samples import FIXTURES
 
@@ -76,30 +76,47 @@ def test_ranges_and_reasons_are_kafkas():
 
 
 def test_the_controllers_other_checks():
-    everyone = [Node("broker", 4, {"metadata.version": (7, 30), "eligible.leader.replicas.version": (0, 1)})]
+    everyone = [Node("broker", 4, {"metadata.version": (7, 30), "eligible.leader.replicas.version": (0, 1),
+                                   "group.version": (0, 1)})]
     at = {"metadata.version": 30, "transaction.version": 2}
 
     def verdict(op, metadata=None, features=None, finalized=at, unsafe=False):
         return controller_verdict(parse_change(op, metadata, features, unsafe), finalized, everyone)
 
-    assert verdict("upgrade", "4.1-IV1") == {"metadata.version": (
+    assert verdict("upgrade", "4.1-IV1") == {"metadata.version": ALL_FAILED + (
         "Invalid update version 27 for feature metadata.version. Can't downgrade the version of this feature "
         "without setting the upgrade type to either safe or unsafe downgrade.")}
     # 4.3-IV0 changed the metadata: going below it loses metadata, safe or not
-    assert verdict("downgrade", "4.1-IV1") == {"metadata.version": (
+    assert verdict("downgrade", "4.1-IV1") == {"metadata.version": ALL_FAILED + (
         "Unsupported metadata.version downgrade from 30 to 27. Refusing to perform the requested downgrade because "
         "it might delete metadata information.")}
     assert verdict("downgrade", "4.1-IV1", unsafe=True)["metadata.version"].endswith(
         "Unsafe metadata downgrade is not supported in this version.")
     assert verdict("downgrade", "4.1-IV1", finalized={"metadata.version": 29}) == {"metadata.version": None}
     assert verdict("downgrade", None, ["metadata.version=29"], finalized={"metadata.version": 27}) == {
-        "metadata.version": "Invalid update version 29 for feature metadata.version. Can't downgrade to a newer "
-                            "version."}
+        "metadata.version": ALL_FAILED + "Invalid update version 29 for feature metadata.version. Can't downgrade "
+                                         "to a newer version."}
     assert verdict("upgrade", None, ["eligible.leader.replicas.version=1"], finalized={"metadata.version": 22}) == {
-        "eligible.leader.replicas.version": "Invalid update version 1 for feature eligible.leader.replicas.version. "
-        "eligible.leader.replicas.version could not be set to 1 because it depends on metadata.version level 23"}
+        "eligible.leader.replicas.version": ALL_FAILED + "Invalid update version 1 for feature "
+        "eligible.leader.replicas.version. eligible.leader.replicas.version could not be set to 1 because it "
+        "depends on metadata.version level 23"}
     assert (metadata_changed_between(29, 27), metadata_changed_between(30, 29), metadata_changed_between(24, 22)) == (
         False, True, True)
+
+
+def test_one_refused_feature_fails_them_all_in_the_controllers_order():
+    # java.util.HashMap's order (checked with jshell on Java 17): the controller stops at the first error
+    assert java_hash_order(["metadata.version", "transaction.version", "group.version", "kraft.version",
+                            "eligible.leader.replicas.version", "share.version", "streams.version"]) == [
+        "group.version", "kraft.version", "metadata.version", "share.version", "streams.version",
+        "transaction.version", "eligible.leader.replicas.version"]
+    nodes = [Node("broker", 4, {"metadata.version": (7, 27), "share.version": (0, 0)})]
+    got = controller_verdict(parse_change("upgrade", "4.3-IV0", ["share.version=1"]), {"metadata.version": 27},
+                             nodes)
+    # metadata.version comes first in the controller's map: its refusal is the one named, for both
+    why = ALL_FAILED + "Invalid update version 30 for feature metadata.version. Broker 4 only supports versions 7-27"
+    assert got == {"metadata.version": why, "share.version": why}
+    assert failure_line(got) == "2 out of 2 operation(s) failed."
 
 
 def test_kafka_features_lines():
@@ -141,8 +158,8 @@ def test_live_names_the_blocking_broker_and_kafkas_verdict(cli, sim):
         "): Broker 4 only supports versions 7-27"), lines[1]
     assert lines[-4:] == [
         "Kafka's verdict (UpdateFeatures with validateOnly):",
-        "Can not upgrade metadata.version to 30. Invalid update version 30 for feature metadata.version. "
-        "Broker 4 only supports versions 7-27",
+        "Can not upgrade metadata.version to 30. The update failed for all features since the following feature "
+        "had an error: Invalid update version 30 for feature metadata.version. Broker 4 only supports versions 7-27",
         "1 out of 1 operation(s) failed.",
         "Dry run: nothing was changed. Run again with --apply to upgrade."]
     assert [(v, b["validateOnly"]) for v, b in sim.update_features_requests] == [(2, True)]
@@ -204,8 +221,8 @@ def test_offline_names_every_registration_that_blocks(cli):
         "Blocker: controller 2 (CONTROLLER://localhost:19092): Controller 2 only supports versions 1-19",
         "Blocker: controller 3 (CONTROLLER://localhost:19093): Controller 3 only supports versions 1-19",
         "Verdict (the active controller's checks, replayed on the image; Kafka's words):",
-        "Can not upgrade metadata.version to 30. Invalid update version 30 for feature metadata.version. "
-        "Broker 4 only supports versions 1-19",
+        "Can not upgrade metadata.version to 30. The update failed for all features since the following feature "
+        "had an error: Invalid update version 30 for feature metadata.version. Broker 4 only supports versions 1-19",
         "1 out of 1 operation(s) failed.",
         "Offline: nothing can be changed from a log dir; run against the cluster with --apply."]
     code, out, _ = cli("features", "upgrade", str(STATIC_C1), "--metadata", "3.7-IV4", "-o", "json")
@@ -214,6 +231,6 @@ def test_offline_names_every_registration_that_blocks(cli):
     assert doc["at"]["offset"] == 853 and doc["mode"] == "offline"
     # 3.7-IV0 (15) changed the metadata: a downgrade below it is refused
     code, out, _ = cli("features", "downgrade", str(STATIC_C1), "--metadata", "3.6-IV2", "-o", "json")
-    assert code == 1 and json.loads(out)["verdict"]["results"] == {"metadata.version": (
+    assert code == 1 and json.loads(out)["verdict"]["results"] == {"metadata.version": ALL_FAILED + (
         "Unsupported metadata.version downgrade from 19 to 14. Refusing to perform the requested downgrade because "
         "it might delete metadata information.")}

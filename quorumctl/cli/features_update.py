@@ -50,7 +50,7 @@ _METADATA = typer.Option(None, "--metadata", metavar="VERSION",
                          help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")
 _FEATURE = typer.Option(None, "--feature", metavar="NAME=LEVEL",
                         help="A feature to change, as feature=level (transaction.version=2). Repeatable.")
-_LOG_DIR = typer.Argument(None, metavar="[LOG_DIR]...",
+_LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
                           help="Check offline against this log dir's image (its registrations) instead of a cluster.")
 
 
@@ -65,9 +65,11 @@ def upgrade(
     apply: Apply = False,
     output: OutputOpt = None,
 ):
-    """Upgrade feature levels (kafka-features upgrade): a dry run that names every registered broker and
-    controller whose supported range excludes the new level, and Kafka's own verdict (UpdateFeatures with
-    validateOnly); --apply upgrades. Offline from a LOG_DIR: the registrations of its image.
+    """Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.
+
+    Names every registered broker and controller whose supported range excludes the new level, and Kafka's
+    own verdict (UpdateFeatures with validateOnly); --apply upgrades when nothing blocks it. Offline from a
+    LOG_DIR: the registrations of its image, the controller's checks replayed.
 
     Example: quorumctl features upgrade --bootstrap-server localhost:9092 --metadata 4.3-IV0
     """
@@ -88,8 +90,11 @@ def downgrade(
     apply: Apply = False,
     output: OutputOpt = None,
 ):
-    """Downgrade feature levels (kafka-features downgrade): a dry run with the nodes that block it and Kafka's
-    verdict; --apply downgrades. Offline from a LOG_DIR: the registrations of its image.
+    """Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.
+
+    Names every registered node whose supported range excludes the new level, and Kafka's verdict
+    (UpdateFeatures with validateOnly); --apply downgrades when nothing blocks it. Offline from a LOG_DIR:
+    the registrations of its image, the controller's checks replayed.
 
     Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
     """

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..versions import FEATURES, LEVEL_OF, METADATA_VERSION, MIN_LEVEL, MAX_LEVEL, NAME_OF, java_short, java_trim
+from ..versions import FEATURES, METADATA_VERSION, MIN_LEVEL, MAX_LEVEL, NAME_OF, java_short, java_trim
 from ..versions import parse_release_version
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
@@ -159,11 +159,38 @@ def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[No
     mv = finalized.get(METADATA_VERSION)
     proposed = dict(finalized)
     proposed.update(change.updates)
-    out: dict[str, str | None] = {}
     found = blockers(nodes, change, mv)
-    for feature, level in change.updates.items():
-        out[feature] = _feature_verdict(change, feature, level, finalized, proposed, found, mv)
-    return out
+    # the controller checks the features in its HashMap's order and stops at the first error,
+    # which then fails every feature of the request (QuorumController.updateFeatures)
+    for feature in java_hash_order(list(change.updates)):
+        why = _feature_verdict(change, feature, change.updates[feature], finalized, proposed, found, mv)
+        if why is not None:
+            return {f: ALL_FAILED + why for f in change.updates}
+    return {f: None for f in change.updates}
+
+
+ALL_FAILED = "The update failed for all features since the following feature had an error: "
+
+
+def _java_string_hash(s: str) -> int:
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_order(keys: list[str]) -> list[str]:
+    """The iteration order of a java.util.HashMap<String, ?> filled with `keys` in
+    this order (its default capacity 16, doubled past 3/4 full): by bucket
+    (hash ^ hash >>> 16, masked), then insertion order within a bucket."""
+    cap = 16
+    while len(keys) > cap * 3 // 4:
+        cap *= 2
+
+    def bucket(k: str) -> int:
+        h = _java_string_hash(k)
+        return (h ^ (h >> 16)) & (cap - 1)
+    return sorted(keys, key=bucket)   # sorted() is stable: insertion order within a bucket
 
 
 def _feature_verdict(change, feature, level, finalized, proposed, found, mv) -> str | None:
@@ -226,5 +253,3 @@ def failure_line(errors: dict[str, str | None]) -> str | None:
     return f"{failed} out of {len(errors)} operation(s) failed." if failed else None
 
 
-__all__ = ["Change", "Node", "parse_change", "blockers", "controller_verdict", "command_lines", "failure_line",
-           "LEVEL_OF"]

@@ -709,7 +709,9 @@ class SimNode:
                 for u in body["featureUpdates"]:
                     self.cluster.finalized[u["feature"]] = u["maxVersionLevel"]
         resp = {"throttleTimeMs": 0, "errorCode": 0 if error is None else kerrors.INVALID_UPDATE_VERSION,
-                "errorMessage": error, "results": []}
+                "errorMessage": None if error is None else
+                "The update failed for all features since the following feature had an error: " + error,
+                "results": []}
         return resp
 
     def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter

@@ -117,6 +117,11 @@ def test_one_refused_feature_fails_them_all_in_the_controllers_order():
     why = ALL_FAILED + "Invalid update version 30 for feature metadata.version. Broker 4 only supports versions 7-27"
     assert got == {"metadata.version": why, "share.version": why}
     assert failure_line(got) == "2 out of 2 operation(s) failed."
+    # the active controller, when known, checks its own range first, as "Local controller N"
+    nodes.append(Node("controller", 1, {"metadata.version": (7, 27)}))
+    got = controller_verdict(parse_change("upgrade", "4.3-IV0", None), {"metadata.version": 27}, nodes, local=1)
+    assert got == {"metadata.version": ALL_FAILED + "Invalid update version 30 for feature metadata.version. "
+                                                    "Local controller 1 only supports versions 7-27"}
 
 
 def test_kafka_features_lines():
@@ -220,9 +225,12 @@ def test_offline_names_every_registration_that_blocks(cli):
         "Blocker: controller 1 (CONTROLLER://localhost:19091): Controller 1 only supports versions 1-19",
         "Blocker: controller 2 (CONTROLLER://localhost:19092): Controller 2 only supports versions 1-19",
         "Blocker: controller 3 (CONTROLLER://localhost:19093): Controller 3 only supports versions 1-19",
+        "Note: the verdict is controller 1's, the leader this log dir last knew",
         "Verdict (the active controller's checks, replayed on the image; Kafka's words):",
+        # the active controller checks its own range first
         "Can not upgrade metadata.version to 30. The update failed for all features since the following feature "
-        "had an error: Invalid update version 30 for feature metadata.version. Broker 4 only supports versions 1-19",
+        "had an error: Invalid update version 30 for feature metadata.version. Local controller 1 only supports "
+        "versions 1-19",
         "1 out of 1 operation(s) failed.",
         "Offline: nothing can be changed from a log dir; run against the cluster with --apply."]
     code, out, _ = cli("features", "upgrade", str(STATIC_C1), "--metadata", "3.7-IV4", "-o", "json")

@@ -41,6 +41,26 @@ def nodes_of(img) -> list[Node]:
     return out
 
 
+def active_controller(src, img) -> int | None:
+    """The active controller the verdict is replayed as (it checks its own range first): the
+    leader in the replica's quorum-state, else the last LeaderChange of the log; only a
+    registered controller."""
+    import os
+    from ..errors import InputError
+    from ..logdir.statefiles import read_quorum_state
+    leader = None
+    files = [p for _, p in src.segments] + [s.path for s in src.snapshots]
+    state = os.path.join(os.path.dirname(files[0]), "quorum-state") if files else None
+    if state and os.path.isfile(state):
+        try:
+            leader = read_quorum_state(state).get("leaderId")
+        except InputError:
+            leader = None
+    if (leader is None or leader < 0) and img.leader:
+        leader = img.leader.get("leaderId")
+    return leader if leader in img.controllers else None
+
+
 def check_offline(paths: list[str], change: Change) -> OfflineCheck:
     from .replay import open_source, replay
     from .view import provenance
@@ -61,5 +81,8 @@ def check_offline(paths: list[str], change: Change) -> OfflineCheck:
     elif finalized.get("metadata.version", 0) < 15:
         notes.append("metadata.version is below 3.7-IV0: controllers do not register, only the active "
                      "controller's own range is checked (not known offline)")
+    local = active_controller(src, img)
+    if local is not None:
+        notes.append(f"the verdict is controller {local}'s, the leader this log dir last knew")
     return OfflineCheck(change, provenance(img), finalized, nodes, found,
-                        controller_verdict(change, finalized, nodes), notes, rp.end_reason)
+                        controller_verdict(change, finalized, nodes, local), notes, rp.end_reason)

@@ -152,14 +152,22 @@ def metadata_changed_between(a: int, b: int) -> bool:
     return any(lvl in METADATA_CHANGED for lvl in range(lo + 1, hi + 1))
 
 
-def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[Node]) -> dict[str, str | None]:
+def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[Node],
+                       local: int | None = None) -> dict[str, str | None]:
     """What the active controller would answer, per feature (FeatureControlManager.updateFeature,
     Kafka 4.3): None where the change is accepted, else Kafka's error message. For the offline
-    mode: the checks of every registration come from `nodes` (the image's registrations)."""
+    mode: the checks of every registration come from `nodes` (the image's registrations).
+    `local` is the active controller's id, when known: it checks its own range first, as
+    "Local controller N", then the brokers, then the other controllers."""
     mv = finalized.get(METADATA_VERSION)
     proposed = dict(finalized)
     proposed.update(change.updates)
     found = blockers(nodes, change, mv)
+    if local is not None:
+        mine = [b for b in blockers([n for n in nodes if n.kind == "controller" and n.id == local], change, None)]
+        for b in mine:
+            b["reason"] = reason_not_supported(b["level"], f"Local controller {local}", b["supported"])
+        found = mine + [b for b in found if not (b["node"].kind == "controller" and b["node"].id == local)]
     # the controller checks the features in its HashMap's order and stops at the first error,
     # which then fails every feature of the request (QuorumController.updateFeatures)
     for feature in java_hash_order(list(change.updates)):

@@ -108,9 +108,10 @@ def update_text(doc: dict) -> str:
 
 def update_table(doc: dict):
     from rich.table import Table
+    from rich.text import Text
     t = Table(title=_header(doc).rstrip())
     features = [u["feature"] for u in doc["updates"]]
-    for col in ("Kind", "Id", "State", "Address", "LastSeen", *features, "Blocks"):
+    for col in ("Kind", "Id", "State", "Address", "LastSeen", *features, "Blocks / error"):
         t.add_column(col)
     for n in doc["nodes"]:
         state = "-" if n["fenced"] is None else ("fenced" if n["fenced"] else "unfenced")
@@ -119,6 +120,9 @@ def update_table(doc: dict):
                   [range_text(*n["supported"][f]) for f in features])
         blocks = ", ".join(n["blocks"])
         t.add_row(n["kind"], str(n["id"]), state, n["address"] or "-", seen, *ranges,
-                  f"[bold red]{blocks}[/]" if blocks else "")
-    lines = doc["verdict"]["lines"] + (doc["applied"]["lines"] if doc["applied"] else [])
-    return [t, "\n".join(lines)]
+                  Text(blocks, style="bold red") if blocks else Text(n["error"] or "", style="yellow"))
+    lines = [f"Note: {n}" for n in doc["notes"]] + doc["verdict"]["lines"]
+    lines += [doc["verdict"]["failure"]] if doc["verdict"]["failure"] else []
+    if doc["applied"]:
+        lines += doc["applied"]["lines"] + ([doc["applied"]["failure"]] if doc["applied"]["failure"] else [])
+    return [t, Text("\n".join(lines))]   # Kafka's words, not Rich markup

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from ..config.addresses import Address
 from ..ops.feature_update import Change, Node, blockers
 from . import kerrors, messages
-from .client import BROKERS, QuorumClient, _Retry, connect, fetch_quorum
+from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
 
 NODE_TIMEOUT_S = 5.0      # at most this long for one node's ApiVersions
@@ -65,7 +65,7 @@ def _ask(addr: Address, cfg, deadline: float) -> tuple[dict | None, str | None]:
 
 
 def _brokers_through_broker(client: QuorumClient, notes: list[str]) -> list[Node]:
-    conn = client._with_retries("ApiVersions", lambda _h: client._bootstrap_conn())
+    conn = client.bootstrap_connection()
     v2 = conn.version_for(messages.DESCRIBE_CLUSTER, lo=2)
     body = {"includeClusterAuthorizedOperations": False, "endpointType": BROKERS, "includeFencedBrokers": True}
     if v2 is None:
@@ -112,43 +112,12 @@ def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, c
             if n.address is not None and n.supported is None and n.error is None:
                 host, _, port = n.address.rpartition(":")
                 n.supported, n.error = _ask(Address(host.strip("[]"), int(port)), client.cfg, client.deadline)
-        conn = client._with_retries("ApiVersions", lambda _h: client._bootstrap_conn())
+        conn = client.bootstrap_connection()
         finalized = dict(conn.finalized_features)
         found = blockers(nodes, change, finalized.get("metadata.version"))
-        verdict = update_features(client, change, validate_only=True)
+        verdict = client.update_features(change.updates, change.upgrade_type, validate_only=True)
         applied = None
         if apply and not found and not any(verdict.values()):
-            applied = update_features(client, change, validate_only=False)
+            applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)
         return LiveCheck(change, client.mode, conn.name, finalized, nodes, found, verdict, applied, notes,
                          int(time.time() * 1000))
-
-
-def update_features(client: QuorumClient, change: Change, validate_only: bool) -> dict[str, str | None]:
-    """Send UpdateFeatures (to the active controller, or a broker that forwards it)
-    and read the answer as Kafka's admin client does: a top-level error fails
-    every feature with its message; v0/v1 answers carry one result per feature."""
-    def body():
-        left = max(int((client.deadline - time.monotonic()) * 1000), 1)
-        return {"timeoutMs": min(left, client.cfg.request_timeout_ms),
-                "featureUpdates": [{"feature": f, "maxVersionLevel": lvl, "upgradeType": change.upgrade_type}
-                                   for f, lvl in change.updates.items()],
-                "validateOnly": validate_only}
-
-    def handle(conn, version, resp):
-        code = resp["errorCode"]
-        if code:
-            err = kerrors.KafkaError(code, resp.get("errorMessage"), conn.name, "UpdateFeatures")
-            if err.retriable:
-                client._leader = None
-                raise _Retry(str(err))
-            if code in kerrors.AUTH_ERRORS:
-                raise err
-            msg = resp.get("errorMessage") or kerrors.error_name(code)
-            return {f: msg for f in change.updates}
-        out: dict[str, str | None] = {f: None for f in change.updates}
-        for r in resp.get("results") or ():
-            if r["feature"] in out and r["errorCode"]:
-                out[r["feature"]] = r.get("errorMessage") or kerrors.error_name(r["errorCode"])
-        return out
-
-    return client._quorum_call("UpdateFeatures", messages.UPDATE_FEATURES, body, handle)

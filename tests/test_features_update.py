@@ -242,3 +242,24 @@ def test_offline_names_every_registration_that_blocks(cli):
     assert code == 1 and json.loads(out)["verdict"]["results"] == {"metadata.version": ALL_FAILED + (
         "Unsupported metadata.version downgrade from 19 to 14. Refusing to perform the requested downgrade because "
         "it might delete metadata information.")}
+
+
+def test_a_fenced_broker_that_is_gone_still_blocks(cli, sim):
+    """Issue 26's stale registration: broker 5 is fenced and down, but its registration (4.1's
+    range) still counts for the controller. Its range cannot be asked: it is listed as unknown,
+    fenced, with its last fetch, and Kafka's verdict names it."""
+    b5 = sim.node_by_id(5)
+    b5.features["metadata.version"] = (7, 27)
+    b5.stop()
+    sim.node_by_id(4).features["metadata.version"] = (7, 30)
+    code, out, err = cli("features", "upgrade", "--metadata", "4.3-IV0", "--bootstrap-server",
+                         sim.node_by_id(4).address, "-o", "json")
+    doc = json.loads(out)
+    assert (code, err, doc["blockers"]) == (1, "", [])
+    five = next(n for n in doc["nodes"] if n["id"] == 5)
+    assert (five["kind"], five["fenced"], five["supported"], five["lastSeen"]["what"]) == (
+        "broker", True, None, "last fetch")
+    assert five["error"] == f"cannot connect to {b5.address}: connection refused (nothing listens on that port)"
+    assert doc["verdict"]["lines"] == [
+        "Can not upgrade metadata.version to 30. The update failed for all features since the following feature "
+        "had an error: Invalid update version 30 for feature metadata.version. Broker 5 only supports versions 7-27"]

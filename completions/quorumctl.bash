@@ -88,13 +88,21 @@ _quorumctl_spec() {
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
         'features')
-            subs='describe'
+            subs='describe upgrade downgrade'
             opts='-h --help'
             vopts='' ;;
         'features describe')
             subs=''
             opts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version' ;;
+        'features upgrade')
+            subs=''
+            opts='--metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
+            vopts='--metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+        'features downgrade')
+            subs=''
+            opts='--metadata --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
+            vopts='--metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'topics')
             subs='describe'
             opts='-h --help'
@@ -136,13 +144,13 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
         'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
-        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'topics describe|-o'|'topics describe|--output')
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'topics describe|-o'|'topics describe|--output')
             words='text table json' ;;
-        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
+        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'features upgrade|'|'features downgrade|'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;
         'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|'|'topics describe|')
             files=log ;;

@@ -12,7 +12,7 @@ function __quorumctl_subs
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
-            printf '%s\n' describe
+            printf '%s\n' describe upgrade downgrade
         case 'topics'
             printf '%s\n' describe
         case 'bootstrap'
@@ -58,6 +58,10 @@ function __quorumctl_vopts
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
         case 'features describe'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version
+        case 'features upgrade'
+            printf '%s\n' -- --metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+        case 'features downgrade'
+            printf '%s\n' -- --metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'topics describe'
             printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
         case 'bootstrap format'
@@ -121,7 +125,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigu
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
-complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe (kafka-features describe).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions from a metadata log dir (like kafka-topics, offline).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
@@ -289,6 +293,8 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l flapping-ep
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a describe -d 'Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a upgrade -d 'Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a downgrade -d 'Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -297,6 +303,27 @@ complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l timeout -
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l feature -x -d 'A feature to change, as feature=level (transaction.version=2). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l feature -x -d 'A feature to change, as feature=level (transaction.version=2). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l unsafe -d 'An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -a '(__quorumctl_log_files)'

@@ -39,7 +39,7 @@ _quorumctl() {
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
-        'features:Feature levels of the cluster: describe (kafka-features describe).'
+        'features:Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
         'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
@@ -331,11 +331,15 @@ _quorumctl_features() {
     command)
       local -a commands=(
         'describe:Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
+        'upgrade:Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
+        'downgrade:Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
       )
       _describe -t commands 'quorumctl features command' commands ;;
     argument)
       case $words[1] in
         describe) _quorumctl_features_describe ;;
+        upgrade) _quorumctl_features_upgrade ;;
+        downgrade) _quorumctl_features_downgrade ;;
       esac ;;
   esac
 }
@@ -349,6 +353,35 @@ _quorumctl_features_describe() {
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_features_upgrade() {
+  _arguments -s -S : \
+    '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
+    '*--feature=[A feature to change, as feature=level (transaction.version=2). Repeatable.]:NAME=LEVEL: ' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_features_downgrade() {
+  _arguments -s -S : \
+    '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
+    '*--feature=[A feature to change, as feature=level (transaction.version=2). Repeatable.]:NAME=LEVEL: ' \
+    '--unsafe[An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.]' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
 }
 
 _quorumctl_topics() {

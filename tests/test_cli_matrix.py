@@ -101,6 +101,18 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
             "wrong": (conn + ["--command-config", p.empty], 2)},
+        # live or offline: a path is a log dir to check against (quorumctl's test data has no
+        # registrations and no metadata.version: nothing blocks)
+        ("features", "upgrade"): {
+            "good": ([f"{d}/c1", "--metadata", "3.7"], 0),
+            "unreachable": (["--bootstrap-controller", p.closed, "--metadata", "3.7"], 3),
+            "missing": ([p.missing, "--metadata", "3.7"], 2), "empty": ([p.empty, "--metadata", "3.7"], 2),
+            "wrong": ([p.wrong, "--metadata", "3.7"], 2)},
+        ("features", "downgrade"): {
+            "good": ([f"{d}/c1", "--feature", "group.version=0"], 0),
+            "unreachable": (["--bootstrap-controller", p.closed, "--metadata", "3.7"], 3),
+            "missing": ([p.missing, "--metadata", "3.7"], 2), "empty": ([p.empty, "--metadata", "3.7"], 2),
+            "wrong": ([p.wrong, "--metadata", "3.7"], 2)},
         ("add-controller",): {
             "good": (conn + ["--command-config", p.controller5, "--dry-run"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--command-config", p.controller5, "--dry-run"], 3),

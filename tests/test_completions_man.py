@@ -313,6 +313,14 @@ def test_man_page_content():
                 assert generate.roff(n) in text, (c.name, n)
     exit_status = text.split(".SH EXIT STATUS\n")[1].split(".SH ")[0]
     assert re.findall(r"^\.TP\n(\d+)$", exit_status, re.M) == ["0", "1", "2", "3", "4", "130"]
+    # issue 26's cases, in the man page's EXIT STATUS as in the README's exit-code table
+    plain_exit = exit_status.replace("\\-", "-").replace("\n", " ")
+    readme = (Path(generate.__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme[readme.index("| code | meaning |"):readme.index("Errors are one\nline on stderr")]
+    for case in ("--can-restart", "--exit-when-healthy", "--watch", "--fail-on-lag", "stalled", "flapping",
+                 "--apply", "metadata.version"):
+        assert case in plain_exit and case in table, case
+    assert "features upgrade/downgrade" in plain_exit and "`upgrade`/`downgrade`" in table
     for tool in ("kafka\\-metadata\\-quorum.sh", "kafka\\-dump\\-log.sh", "kafka\\-storage.sh"):
         assert tool in text.split(".SH SEE ALSO\n")[1]
     assert not [ln for ln in text.splitlines() if ln != ln.rstrip()]

@@ -62,6 +62,13 @@ def c43(cli, tmp_path_factory):
                                              "--max-messages", "5", "--timeout-ms", "30000"], tmp)
         out = k43("kafka-features", ["--bootstrap-server", b, "upgrade", "--metadata", "4.3-IV0"], tmp)
         assert out.endswith("\nmetadata.version was upgraded to 30.\n"), out   # after 4.3's note that --metadata is deprecated
+        # Kafka's own verdicts on two changes it refuses, for the offline check of these files
+        c.kafka_refusals = {}
+        for op, version in (("downgrade", "4.2-IV1"), ("upgrade", "4.4-IV0")):
+            p = kafka_tool("kafka-features", ["--bootstrap-server", b, op, "--metadata", version, "--dry-run"], tmp,
+                           timeout=300, home=KAFKA43_HOME)
+            assert p.returncode == 1, p.stdout + p.stderr
+            c.kafka_refusals[op] = [ln for ln in p.stdout.splitlines() if ln.startswith("Can not ")]
         k43("kafka-configs", ["--bootstrap-server", b, "--alter", "--entity-type", "brokers", "--entity-name",
                               str(c.n + 1), "--add-config", "cordoned.log.dirs=*"], tmp)
         # the broker registers the cordoned dir with the controller (BrokerRegistrationChangeRecord v3)
@@ -202,3 +209,26 @@ def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
     reg = _value(tree["cluster"]["brokers"][str(c43.n + 1)])
     assert broker["cordonedDirectories"] == broker["directories"] and len(broker["directories"]) == 1
     assert f"cordonedDirectories=[{broker['directories'][0]}]" in reg and f"epoch={broker['epoch']}," in reg
+
+
+def test_features_offline_gives_kafkas_verdicts(cli, c43):
+    """features downgrade/upgrade on the controller's log dir (the cluster stopped) gives the
+    lines Kafka 4.3's own dry runs gave on the live cluster: metadata.version 4.3-IV0 changed
+    the metadata, so going back to 4.2-IV1 is refused; 4.4-IV0 is beyond every registration
+    (the nodes run without unstable versions), the active controller 1 first."""
+    log = str(c43.d / "data" / "c1")
+    code, out, err = cli("features", "downgrade", log, "--metadata", "4.2-IV1", "-o", "json")
+    doc = json.loads(out)
+    assert (code, err, doc["blockers"]) == (1, "", [])
+    assert doc["verdict"]["lines"] == c43.kafka_refusals["downgrade"] == [
+        "Can not downgrade metadata.version to 29. The update failed for all features since the following feature "
+        "had an error: Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested "
+        "downgrade because it might delete metadata information."]
+    code, out, err = cli("features", "upgrade", log, "--metadata", "4.4-IV0", "-o", "json")
+    doc = json.loads(out)
+    assert (code, err) == (1, "")
+    assert [(b["kind"], b["id"], b["reason"]) for b in doc["blockers"]] == [
+        ("broker", 2, "Broker 2 only supports versions 7-30"), ("controller", 1, "Controller 1 only supports versions 7-30")]
+    assert doc["verdict"]["lines"] == c43.kafka_refusals["upgrade"], (doc["verdict"], c43.kafka_refusals)
+    code, out, _ = cli("features", "upgrade", log, "--metadata", "4.3-IV0", "-o", "json")
+    assert code == 0 and json.loads(out)["verdict"]["lines"] == ["metadata.version can be upgraded to 30."]

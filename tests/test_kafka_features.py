@@ -6,6 +6,7 @@ controller."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -37,3 +38,31 @@ def test_features_describe_equals_kafka_features(cli, cluster, tmp_path, via, to
     # 4.1's tool does not know 4.3's level 30, and says so
     named = RELEASE_VERSION[cluster.version] if tool == "4.3" or cluster.version == "4.1" else "UNKNOWN 30"
     assert f"FinalizedVersionLevel: {named} " in line
+
+
+@pytest.mark.parametrize("via", ["broker", "controller"])
+def test_features_upgrade_downgrade_give_kafkas_verdict(cli, cluster, tmp_path, via):
+    """features upgrade/downgrade's dry run on a cluster all of one release: Kafka's own
+    verdict, line for line as the release's kafka-features --dry-run prints it; a level no node
+    supports names every node it reaches (through a broker: the broker and the voters)."""
+    opt = ["--bootstrap-server", cluster.broker] if via == "broker" else \
+        ["--bootstrap-controller", ",".join(cluster.controllers)]
+    home = home_of(cluster.version)
+    for op, feature, code_wanted in (("upgrade", "group.version=2", 1), ("downgrade", "transaction.version=1", 0)):
+        theirs = kafka_tool("kafka-features", [*opt, op, "--feature", feature, "--dry-run"], tmp_path, home=home)
+        assert theirs.returncode == code_wanted, theirs.stdout + theirs.stderr
+        code, out, err = cli("features", op, "--feature", feature, *opt, "-o", "json")
+        doc = json.loads(out)
+        assert (code, err) == (code_wanted, ""), out
+        assert doc["verdict"]["by"] == "kafka" and doc["verdict"]["lines"] == theirs.stdout.splitlines(), (
+            doc["verdict"], theirs.stdout)
+        assert doc["dryRun"] and doc["applied"] is None
+    # group.version=2 is beyond every node's 0-1: each node that answered is named
+    code, out, _ = cli("features", "upgrade", "--feature", "group.version=2", *opt, "-o", "json")
+    doc = json.loads(out)
+    named = sorted((b["kind"], b["id"], b["reason"]) for b in doc["blockers"])
+    if via == "broker":
+        assert named == [("broker", 4, "Broker 4 only supports versions 0-1")] + [
+            ("controller", i, f"Controller {i} only supports versions 0-1") for i in (1, 2, 3)]
+    else:
+        assert named == [("controller", i, f"Controller {i} only supports versions 0-1") for i in (1, 2, 3)]

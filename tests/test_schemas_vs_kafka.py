@@ -24,16 +24,20 @@ from quorumctl.protocol import messages
 KAFKA = json.loads((Path(__file__).parent / "kafka_schemas.json").read_text())
 # Which Kafka each declaration follows (what its module's docstring names): the
 # wire messages Kafka 3.9's versions (later versions add fields quorumctl does not
-# negotiate) except AddRaftVoter, Kafka 4.3.0's (v1, AckWhenCommitted); the records
+# negotiate) except KAFKA_43_WIRE's, Kafka 4.3.0's (AddRaftVoter v1: AckWhenCommitted); the records
 # and the quorum-state file Kafka 4.3.0 (KIP-1066's CordonedLogDirs), and the one
 # record 4.3.0 does not have yet, UnregisterControllerRecord (KIP-1312, 4.4), trunk.
 NEWER_THAN_43 = {"UnregisterControllerRecord"}
+# wire messages declared at Kafka 4.3.0's versions: AddRaftVoter v1, DescribeCluster v2
+# (IncludeFencedBrokers, KIP-1073) and UpdateFeatures (features upgrade/downgrade)
+KAFKA_43_WIRE = {"AddRaftVoterRequest", "AddRaftVoterResponse", "DescribeClusterRequest", "DescribeClusterResponse",
+                 "UpdateFeaturesRequest", "UpdateFeaturesResponse"}
 
 
 def release_of(msg: Message) -> str:
     if msg is FEATURE_LEVEL_PRE_3_3:
         return "3.2.0"                 # FeatureLevelRecord as Kafka 3.2 wrote it
-    if msg.name in ("AddRaftVoterRequest", "AddRaftVoterResponse"):
+    if msg.name in KAFKA_43_WIRE:
         return "4.3.0"
     if msg.kind in ("request", "response", "header") or msg.name == "ZkMigrationStateRecord":
         return "3.9.0-rc3"             # ZkMigrationStateRecord: gone from 4.0 on

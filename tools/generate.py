@@ -560,16 +560,26 @@ class Example:
 
 
 EXIT_MEANING = {
-    ExitStatus.OK: "Success: the command did what was asked and found nothing wrong.",
+    ExitStatus.OK: "Success: the command did what was asked and found nothing wrong. describe health: healthy or "
+                   "degraded; --can-restart: restarting every node named keeps a caught-up majority; --watch "
+                   "--exit-when-healthy: the quorum became healthy. features upgrade/downgrade: nothing blocks the "
+                   "change (dry run), or it was made (--apply).",
     ExitStatus.PROBLEMS: "The command worked and found a problem: corruption (verify, dump-log), a log-matching "
-                         "clash (state, verify, doctor), an unhealthy quorum (describe health), a replica with "
-                         "problems (state), a change the quorum refused (add-controller, remove-controller), a "
-                         "refused truncation or recovery, or a misformatted log dir (bootstrap info).",
+                         "clash (state, verify, doctor), an unhealthy quorum (describe health; degraded too with "
+                         "--fail-on-lag; with --watch the last sample's verdict, stalled and flapping included), a "
+                         "restart refused (describe health --can-restart), a replica with problems (state), a "
+                         "change the quorum refused (add-controller, remove-controller), a feature change blocked "
+                         "by a registered node's supported range or refused by Kafka (features upgrade/downgrade), "
+                         "a refused truncation or recovery, or a misformatted log dir (bootstrap info).",
     ExitStatus.USAGE: "Usage or input error: a bad option, a missing or undecodable file (named with the position "
-                      "and what was expected).",
-    ExitStatus.UNREACHABLE: "The cluster could not be reached, or refused the connection or authentication.",
+                      "and what was expected), a broker given as --bootstrap-controller or a controller as "
+                      "--bootstrap-server, an unknown metadata.version or feature=level (features).",
+    ExitStatus.UNREACHABLE: "The cluster could not be reached, or refused the connection or authentication: "
+                            "nothing answered at all (describe, describe health and its --can-restart and --watch, "
+                            "features).",
     ExitStatus.INTERNAL: "An internal error (a bug in quorumctl): one line on stderr; --debug shows the traceback.",
-    ExitStatus.INTERRUPTED: "Interrupted (Ctrl-C).",
+    ExitStatus.INTERRUPTED: "Interrupted (Ctrl-C); describe health --watch exits with the last sample's status "
+                            "instead.",
 }
 
 
@@ -590,7 +600,7 @@ def man_page(tree: Cmd, examples: list[Example]) -> str:
     out += _help_block(tree.help)
     out += [
         ".PP",
-        _fill("Live commands (describe, add-controller, remove-controller) speak the Kafka protocol to "
+        _fill("Live commands (describe, features, add-controller, remove-controller) speak the Kafka protocol to "
               "brokers or controllers, as Kafka's kafka-metadata-quorum.sh does. Offline commands "
               "(dump-log, verify, state, truncate, bootstrap, spark-export) read a log dir's files and "
               "need no running Kafka; truncate and bootstrap format only write with --apply, and "

@@ -27,8 +27,11 @@ def describe(
 
 
 def register(app: typer.Typer) -> None:
-    g = typer.Typer(help="Feature levels of the cluster: describe (kafka-features describe).\n\n"
+    from .features_update import downgrade, upgrade
+    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).\n\n"
                          "Example: quorumctl features describe --bootstrap-server localhost:9092",
                     no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
     g.command("describe")(describe)
+    g.command("upgrade")(upgrade)
+    g.command("downgrade")(downgrade)
     app.add_typer(g, name="features")

@@ -325,6 +325,43 @@ class QuorumClient:
         self._quorum_call("RemoveRaftVoter", messages.REMOVE_RAFT_VOTER, body,
                           self._handle_voter_change("RemoveRaftVoter"))
 
+    # -- feature levels (UpdateFeatures, API 57) -------------------------------------------
+    def update_features(self, updates: dict[str, int], upgrade_type: int,
+                        validate_only: bool) -> dict[str, str | None]:
+        """Send UpdateFeatures (to the active controller, or a broker that forwards it)
+        and read the answer as Kafka's admin client does: feature -> None (accepted) or
+        its error message. A top-level error fails every feature with its message
+        (v2 answers carry nothing else); v0/v1 answers carry one result per feature."""
+        def body():
+            left = max(int((self.deadline - time.monotonic()) * 1000), 1)
+            return {"timeoutMs": min(left, self.cfg.request_timeout_ms),
+                    "featureUpdates": [{"feature": f, "maxVersionLevel": lvl, "upgradeType": upgrade_type}
+                                       for f, lvl in updates.items()],
+                    "validateOnly": validate_only}
+
+        def handle(conn, version, resp):
+            code = resp["errorCode"]
+            if code:
+                err = kerrors.KafkaError(code, resp.get("errorMessage"), conn.name, "UpdateFeatures")
+                if err.retriable:
+                    self._leader = None
+                    raise _Retry(str(err))
+                if code in kerrors.AUTH_ERRORS:
+                    raise err
+                msg = resp.get("errorMessage") or kerrors.error_name(code)
+                return {f: msg for f in updates}
+            out: dict[str, str | None] = {f: None for f in updates}
+            for r in resp.get("results") or ():
+                if r["feature"] in out and r["errorCode"]:
+                    out[r["feature"]] = r.get("errorMessage") or kerrors.error_name(r["errorCode"])
+            return out
+
+        return self._quorum_call("UpdateFeatures", messages.UPDATE_FEATURES, body, handle)
+
+    def bootstrap_connection(self) -> Connection:
+        """A connection to the first bootstrap address that answers, retried until the deadline."""
+        return self._with_retries("ApiVersions", lambda _hint: self._bootstrap_conn())
+
     def _handle_voter_change(self, api: str):
         def handle(conn, version, resp):
             self._raise_for(resp["errorCode"], resp.get("errorMessage"), conn.name, api, None)
@@ -419,7 +456,7 @@ def describe_features(bootstrap_server: str | None, bootstrap_controller: str | 
     """`features describe`: the first bootstrap address that answers (of the kind
     the option says) gives its supported ranges and finalized levels."""
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
-        conn = client._with_retries("ApiVersions", lambda _hint: client._bootstrap_conn())
+        conn = client.bootstrap_connection()
         epoch = conn.finalized_features_epoch
         return Features(dict(conn.supported_features), dict(conn.finalized_features),
                         epoch if epoch is not None and epoch >= 0 else None, conn.name)

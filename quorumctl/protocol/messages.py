@@ -169,13 +169,15 @@ DESCRIBE_QUORUM_RESPONSE = Message("DescribeQuorumResponse", "0-2", [
     ]),
 ], flexible="0+", api_key=55, kind="response")
 
-# -- DescribeCluster (60): v1 adds EndpointType (KIP-919: 1 brokers, 2 controllers)
-DESCRIBE_CLUSTER_REQUEST = Message("DescribeClusterRequest", "0-1", [
+# -- DescribeCluster (60): v1 adds EndpointType (KIP-919: 1 brokers, 2 controllers), v2
+# (Kafka 4.0+, KIP-1073) IncludeFencedBrokers and each broker's IsFenced
+DESCRIBE_CLUSTER_REQUEST = Message("DescribeClusterRequest", "0-2", [
     F("IncludeClusterAuthorizedOperations", "bool"),
     F("EndpointType", "int8", "1+", default=1, about="1 brokers, 2 controllers (KIP-919)"),
+    F("IncludeFencedBrokers", "bool", "2+"),
 ], flexible="0+", api_key=60, kind="request")
 
-DESCRIBE_CLUSTER_RESPONSE = Message("DescribeClusterResponse", "0-1", [
+DESCRIBE_CLUSTER_RESPONSE = Message("DescribeClusterResponse", "0-2", [
     F("ThrottleTimeMs", "int32"),
     F("ErrorCode", "int16"),
     F("ErrorMessage", "string", nullable="0+", default=NULL),
@@ -187,9 +189,35 @@ DESCRIBE_CLUSTER_RESPONSE = Message("DescribeClusterResponse", "0-1", [
         F("Host", "string"),
         F("Port", "int32"),
         F("Rack", "string", nullable="0+", default=NULL),
+        F("IsFenced", "bool", "2+"),
     ]),
     F("ClusterAuthorizedOperations", "int32", default=-2147483648),
 ], flexible="0+", api_key=60, kind="response")
+
+# -- UpdateFeatures (57): v1 adds UpgradeType (1 upgrade, 2 safe downgrade, 3 unsafe
+# downgrade; v0's AllowDowngrade is gone) and ValidateOnly; v2 answers with the top-level
+# error alone (no per-feature Results). Kafka 4.3.0's schema.
+UPDATE_FEATURES_REQUEST = Message("UpdateFeaturesRequest", "0-2", [
+    F("timeoutMs", "int32", default=60000),
+    F("FeatureUpdates", "[]FeatureUpdateKey", fields=[
+        F("Feature", "string"),
+        F("MaxVersionLevel", "int16"),
+        F("AllowDowngrade", "bool", "0"),
+        F("UpgradeType", "int8", "1+", default=1),
+    ]),
+    F("ValidateOnly", "bool", "1+", default=False),
+], flexible="0+", api_key=57, kind="request")
+
+UPDATE_FEATURES_RESPONSE = Message("UpdateFeaturesResponse", "0-2", [
+    F("ThrottleTimeMs", "int32"),
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+    F("Results", "[]UpdatableFeatureResult", "0-1", ignorable=True, fields=[
+        F("Feature", "string"),
+        F("ErrorCode", "int16"),
+        F("ErrorMessage", "string", nullable="0+"),
+    ]),
+], flexible="0+", api_key=57, kind="response")
 
 # -- AddRaftVoter (80) / RemoveRaftVoter (81), KIP-853 ----------------------------
 # AddRaftVoter v1 (Kafka 4.3) adds AckWhenCommitted: true (the default, v0's behaviour) answers
@@ -253,6 +281,7 @@ SASL_HANDSHAKE = 17
 API_VERSIONS = 18
 SASL_AUTHENTICATE = 36
 DESCRIBE_QUORUM = 55
+UPDATE_FEATURES = 57
 DESCRIBE_CLUSTER = 60
 ADD_RAFT_VOTER = 80
 REMOVE_RAFT_VOTER = 81
@@ -263,7 +292,8 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(API_VERSIONS, "ApiVersions", API_VERSIONS_REQUEST, API_VERSIONS_RESPONSE, 0, 4),
     Api(SASL_AUTHENTICATE, "SaslAuthenticate", SASL_AUTHENTICATE_REQUEST, SASL_AUTHENTICATE_RESPONSE, 0, 2),
     Api(DESCRIBE_QUORUM, "DescribeQuorum", DESCRIBE_QUORUM_REQUEST, DESCRIBE_QUORUM_RESPONSE, 0, 2),
-    Api(DESCRIBE_CLUSTER, "DescribeCluster", DESCRIBE_CLUSTER_REQUEST, DESCRIBE_CLUSTER_RESPONSE, 0, 1),
+    Api(UPDATE_FEATURES, "UpdateFeatures", UPDATE_FEATURES_REQUEST, UPDATE_FEATURES_RESPONSE, 1, 2),
+    Api(DESCRIBE_CLUSTER, "DescribeCluster", DESCRIBE_CLUSTER_REQUEST, DESCRIBE_CLUSTER_RESPONSE, 0, 2),
     Api(ADD_RAFT_VOTER, "AddRaftVoter", ADD_RAFT_VOTER_REQUEST, ADD_RAFT_VOTER_RESPONSE, 0, 1),
     Api(REMOVE_RAFT_VOTER, "RemoveRaftVoter", REMOVE_RAFT_VOTER_REQUEST, REMOVE_RAFT_VOTER_RESPONSE, 0, 0),
 )}

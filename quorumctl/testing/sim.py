@@ -51,11 +51,13 @@ _NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error in
 # DescribeCluster v1 in 3.7, AddRaftVoter/RemoveRaftVoter in 3.9, AddRaftVoter v1 in 4.3).
 _COMMON = {messages.SASL_HANDSHAKE: (0, 1), messages.SASL_AUTHENTICATE: (0, 2)}
 PROFILES: dict[str, dict[str, dict[int, tuple[int, int]]]] = {
-    "4.3": {   # AddRaftVoter v1 (AckWhenCommitted) in 4.3
-        "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 1),
-                       messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0)},
+    "4.3": {   # AddRaftVoter v1 (AckWhenCommitted) in 4.3; DescribeCluster v2 and UpdateFeatures v2 since 4.0
+        "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 2),
+                       messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0),
+                       messages.UPDATE_FEATURES: (0, 2)},
         "broker": {messages.API_VERSIONS: (0, 4), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 2),
-                   messages.DESCRIBE_CLUSTER: (0, 1), messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0)},
+                   messages.DESCRIBE_CLUSTER: (0, 2), messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0),
+                   messages.UPDATE_FEATURES: (0, 2)},
     },
     "3.9": {
         "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 1),
@@ -124,6 +126,10 @@ class SimulatedCluster:
         self._growth_carry = 0.0
         self.requests: list[tuple[int, int, int]] = []   # (node id, api key, version), for tests
         self.add_voter_requests: list[tuple[int, dict]] = []   # (version, AddRaftVoter body), for tests
+        # finalized feature levels (ApiVersions; UpdateFeatures changes them) and the registrations'
+        # supported ranges of nodes that have no listener here (a registered broker that is down)
+        self.finalized = {n: hi for n, lo, hi in SIM_FEATURES if hi}
+        self.update_features_requests: list[tuple[int, dict]] = []   # (version, UpdateFeatures body), for tests
 
     # -- clock and live progress ------------------------------------------------------
     def now_ms(self) -> int:
@@ -345,6 +351,9 @@ class SimNode:
         self.sasl = sasl                    # {"mechanisms": [...], "users": {name: password}}
         self.leader_view = leader_view      # who this node believes leads (None: the real leader)
         self.not_leader_hint = not_leader_hint
+        # what this node supports (its ApiVersions and its registration); brokers: fenced or not
+        self.features: dict[str, tuple[int, int]] = {n: (lo, hi) for n, lo, hi in SIM_FEATURES}
+        self.fenced = False
         self.fault: str | None = None
         self.fault_api: int | None = None
         self.fault_error: tuple[int, str | None, bool] | None = None
@@ -560,10 +569,11 @@ class SimNode:
         resp = {"errorCode": 0, "apiKeys": keys, "throttleTimeMs": 0}
         if version >= 3:
             # as a Kafka 4.1 node formatted at 4.1-IV1 answers (kafka-features describe reads these)
-            resp["supportedFeatures"] = [{"name": n, "minVersion": lo, "maxVersion": hi} for n, lo, hi in SIM_FEATURES]
+            resp["supportedFeatures"] = [{"name": n, "minVersion": lo, "maxVersion": hi}
+                                         for n, (lo, hi) in sorted(self.features.items())]
             resp["finalizedFeaturesEpoch"] = self.cluster.high_watermark
-            resp["finalizedFeatures"] = [{"name": n, "maxVersionLevel": hi, "minVersionLevel": hi}
-                                         for n, lo, hi in SIM_FEATURES if hi]
+            resp["finalizedFeatures"] = [{"name": n, "maxVersionLevel": lvl, "minVersionLevel": lvl}
+                                         for n, lvl in sorted(self.cluster.finalized.items())]
         return resp, version
 
     def _h17(self, version: int, body: dict, state: dict) -> dict:  # SaslHandshake
@@ -611,8 +621,10 @@ class SimNode:
                                      f"but we wanted an endpoint of type {names[want]}")
             return base
         peers = self.cluster.controllers() if mine == 2 else self.cluster.brokers()
-        base["brokers"] = [{"brokerId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None}
-                           for e in peers]
+        if mine == 1 and not body.get("includeFencedBrokers"):
+            peers = [e for e in peers if not e.fenced]
+        base["brokers"] = [{"brokerId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None,
+                            "isFenced": e.fenced} for e in peers]
         ids = {e.node_id for e in peers}
         if mine == 2:
             view = self.cluster.leader_id if self.leader_view is None else self.leader_view
@@ -670,6 +682,37 @@ class SimNode:
         else:
             code, msg = change()
         return {"throttleTimeMs": 0, "errorCode": code, "errorMessage": msg}
+
+    def _h57(self, version: int, body: dict, state: dict):  # UpdateFeatures
+        """The active controller's range check (FeatureControlManager.reasonNotSupported's
+        wording, Kafka 4.3): every registered broker, then every controller; the first
+        node whose range excludes a new level refuses the whole request. Brokers forward."""
+        if self.role == "controller" and not self._is_leader():
+            return {"throttleTimeMs": 0, "errorCode": kerrors.NOT_CONTROLLER, "errorMessage": None, "results": []}
+        self.cluster.update_features_requests.append((version, body))
+        error = None
+        for u in body["featureUpdates"]:
+            name, level = u["feature"], u["maxVersionLevel"]
+            for e in sorted(self.cluster.brokers(), key=lambda e: e.node_id) + sorted(
+                    self.cluster.controllers(), key=lambda e: e.node_id):
+                lo, hi = e.features.get(name, (0, 0))
+                if not lo <= level <= hi:
+                    what = f"{e.role.capitalize()} {e.node_id}"
+                    why = f"{what} does not support this feature." if hi == 0 else \
+                        f"{what} only supports versions {lo}-{hi}"
+                    error = f"Invalid update version {level} for feature {name}. {why}"
+                    break
+            if error:
+                break
+        if error is None and not body.get("validateOnly"):
+            with self.cluster.lock:
+                for u in body["featureUpdates"]:
+                    self.cluster.finalized[u["feature"]] = u["maxVersionLevel"]
+        resp = {"throttleTimeMs": 0, "errorCode": 0 if error is None else kerrors.INVALID_UPDATE_VERSION,
+                "errorMessage": None if error is None else
+                "The update failed for all features since the following feature had an error: " + error,
+                "results": []}
+        return resp
 
     def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter
         self.cluster.add_voter_requests.append((version, body))

@@ -1,0 +1,102 @@
+"""`quorumctl features upgrade|downgrade`: kafka-features upgrade/downgrade, a dry
+run by default, naming every registered node that blocks the change.
+
+Thin: the change is read by ops.feature_update, checked live by
+protocol.feature_update (Kafka's verdict: UpdateFeatures with validateOnly) or
+offline by image.feature_update (the registrations of a log dir's image), and
+printed by render.feature_update. Exit codes: 0 the change can be made (or was
+made); 1 a node or Kafka refuses it; 2 bad options (an unknown version ...); 3
+the cluster could not be reached.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..errors import ExitStatus, InputError
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, OutputOpt, Timeout
+
+LogDirs = Optional[List[str]]
+
+
+def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
+         unsafe, apply, output):
+    from ..ops.feature_update import parse_change
+    from ..render.feature_update import update_doc, update_table, update_text
+    from ..render.output import emit
+    change = parse_change(op, metadata, feature, unsafe)
+    if log_dir:
+        if bootstrap_server or bootstrap_controller:
+            raise InputError("give a LOG_DIR (offline) or --bootstrap-server/--bootstrap-controller (live), not both")
+        if apply:
+            raise InputError("--apply needs the cluster (--bootstrap-server or --bootstrap-controller): "
+                             "a log dir is only read")
+        from ..image.feature_update import check_offline
+        check = check_offline(list(log_dir), change)
+    else:
+        if not bootstrap_server and not bootstrap_controller:
+            raise InputError("give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)")
+        from ..protocol.feature_update import check_live
+        check = check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply)
+    doc = update_doc(check, apply)
+    emit(output, doc, text=update_text, table=update_table)
+    if not doc["ok"]:
+        raise typer.Exit(ExitStatus.PROBLEMS)
+
+
+_METADATA = typer.Option(None, "--metadata", metavar="VERSION",
+                         help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")
+_FEATURE = typer.Option(None, "--feature", metavar="NAME=LEVEL",
+                        help="A feature to change, as feature=level (transaction.version=2). Repeatable.")
+_LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
+                          help="Check offline against this log dir's image (its registrations) instead of a cluster.")
+
+
+def upgrade(
+    log_dir: LogDirs = _LOG_DIR,
+    metadata: Optional[str] = _METADATA,
+    feature: Optional[List[str]] = _FEATURE,
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = None,
+    apply: Apply = False,
+    output: OutputOpt = None,
+):
+    """Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.
+
+    Names every registered broker and controller whose supported range excludes the new level, and Kafka's
+    own verdict (UpdateFeatures with validateOnly); --apply upgrades when nothing blocks it. Offline from a
+    LOG_DIR: the registrations of its image, the controller's checks replayed.
+
+    Example: quorumctl features upgrade --bootstrap-server localhost:9092 --metadata 4.3-IV0
+    """
+    _run("upgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
+         False, apply, output)
+
+
+def downgrade(
+    log_dir: LogDirs = _LOG_DIR,
+    metadata: Optional[str] = _METADATA,
+    feature: Optional[List[str]] = _FEATURE,
+    unsafe: bool = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka "
+                                                        "4.3 refuses it for metadata.version."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = None,
+    apply: Apply = False,
+    output: OutputOpt = None,
+):
+    """Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.
+
+    Names every registered node whose supported range excludes the new level, and Kafka's verdict
+    (UpdateFeatures with validateOnly); --apply downgrades when nothing blocks it. Offline from a LOG_DIR:
+    the registrations of its image, the controller's checks replayed.
+
+    Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
+    """
+    _run("downgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
+         unsafe, apply, output)

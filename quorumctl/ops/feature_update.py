@@ -1,0 +1,263 @@
+"""`features upgrade|downgrade`: the change asked for, and which registered
+nodes block it.
+
+The active controller refuses an UpdateFeatures whose new level lies outside the
+supported range of any registered broker (fenced or not: every registration
+counts) or, from metadata.version 3.7-IV0 on, of any registered controller
+(FeatureControlManager.reasonNotSupported, Kafka 4.3). It names only the first
+one it meets; `blockers` names them all, in Kafka's words ("Broker 4 only
+supports versions 7-27"). `controller_verdict` replays the rest of the
+controller's checks for the offline mode, where no controller can be asked:
+the direction of the change, metadata.version downgrades that would lose
+metadata, and feature dependencies (Feature.validateVersion).
+
+Facts from Kafka 4.3.0 (a9ce3221): tools/.../FeatureCommand.java (argument
+parsing and its messages), metadata/.../controller/FeatureControlManager.java
+and QuorumFeatures.java (the checks and their messages),
+server-common/.../MetadataVersion.java (didMetadataChange per level).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..versions import FEATURES, METADATA_VERSION, MIN_LEVEL, MAX_LEVEL, NAME_OF, java_short, java_trim
+from ..versions import parse_release_version
+
+# FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
+UPGRADE_TYPE_NAMES = {UPGRADE: "UPGRADE", SAFE_DOWNGRADE: "SAFE_DOWNGRADE", UNSAFE_DOWNGRADE: "UNSAFE_DOWNGRADE"}
+
+# The metadata.version levels whose didMetadataChange is true in Kafka 4.3's MetadataVersion:
+# a downgrade across one of them would lose metadata, and the controller refuses it
+METADATA_CHANGED = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30})
+# MetadataVersion.isControllerRegistrationSupported: 3.7-IV0; below it the controller
+# checks no controller's range but its own
+CONTROLLER_REGISTRATION_LEVEL = 15
+
+
+class FeatureUpdateError(InputError):
+    """A features upgrade/downgrade request that cannot be built (FeatureCommand's
+    TerseException or argument error): one line, exit 2."""
+
+
+@dataclass
+class Change:
+    """What `features upgrade|downgrade` asks for: feature -> new level, in the order given."""
+    op: str                        # "upgrade" or "downgrade"
+    updates: dict[str, int]
+    upgrade_type: int
+
+    def describe(self) -> str:
+        return ", ".join(f"{n}={lvl}" + (f" ({NAME_OF[lvl]})" if n == METADATA_VERSION and lvl in NAME_OF else "")
+                         for n, lvl in self.updates.items())
+
+
+def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False) -> Change:
+    """FeatureCommand.handleUpgradeOrDowngrade's reading of --metadata and --feature
+    (Kafka 4.3): a metadata.version by name (unstable ones known too, as Kafka's
+    fromVersionString(.., true)), feature=level pairs parsed as Java shorts."""
+    if op not in ("upgrade", "downgrade"):
+        raise ValueError(op)
+    updates: dict[str, int] = {}
+    if metadata is not None:
+        try:
+            _name, level = parse_release_version(metadata, unstable=True)
+        except InputError as e:
+            raise FeatureUpdateError(str(e)) from None
+        updates[METADATA_VERSION] = level
+    for text in features or ():
+        name, level = parse_name_and_level(text)
+        if name in updates:
+            raise FeatureUpdateError(f"Feature {name} was specified more than once.")
+        updates[name] = level
+    if not updates:
+        raise FeatureUpdateError(f"You must specify at least one feature to {op}")
+    kind = UPGRADE if op == "upgrade" else (UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE)
+    return Change(op, updates, kind)
+
+
+def parse_name_and_level(text: str) -> tuple[str, int]:
+    """FeatureCommand.parseNameAndLevel, with its messages."""
+    name, eq, level_text = text.partition("=")
+    if not eq:
+        raise FeatureUpdateError(f"Can't parse feature=level string {text}: equals sign not found.")
+    name, level_text = java_trim(name), java_trim(level_text)
+    level = java_short(level_text)
+    if level is None:
+        raise FeatureUpdateError(f"Can't parse feature=level string {text}: unable to parse {level_text} as a short.")
+    return name, level
+
+
+@dataclass
+class Node:
+    """A registered broker or controller, as far as it is known."""
+    kind: str                                        # "broker" or "controller"
+    id: int
+    supported: dict[str, tuple[int, int]] | None     # None: not known (it did not answer)
+    fenced: bool | None = None                       # brokers; None: not known
+    address: str | None = None
+    last_seen_ms: int | None = None
+    last_seen: str | None = None                     # what last_seen_ms is ("last fetch", "registration changed")
+    error: str | None = None                         # why `supported` is not known
+    extra: dict = field(default_factory=dict)
+
+
+def range_text(lo: int, hi: int) -> str:
+    """VersionRange.toString: "7-27", "1" when min == max, "7+" up to Short.MAX_VALUE."""
+    if lo == hi:
+        return str(lo)
+    if hi == 32767:
+        return f"{lo}+"
+    return f"{lo}-{hi}"
+
+
+def reason_not_supported(level: int, what: str, rng: tuple[int, int]) -> str | None:
+    """QuorumFeatures.reasonNotSupported: Kafka's sentence, or None when `rng` holds `level`."""
+    lo, hi = rng
+    if lo <= level <= hi:
+        return None
+    if hi == 0:
+        return f"{what} does not support this feature."
+    return f"{what} only supports versions {range_text(lo, hi)}"
+
+
+def checked_kinds(metadata_level: int | None) -> tuple[str, ...]:
+    """Whose registrations the controller checks at the current metadata.version."""
+    if metadata_level is not None and metadata_level < CONTROLLER_REGISTRATION_LEVEL:
+        return ("broker",)
+    return ("broker", "controller")
+
+
+def blockers(nodes: list[Node], change: Change, metadata_level: int | None = None) -> list[dict]:
+    """Every (node, feature) whose supported range excludes the new level: brokers
+    first, then controllers, each by id; a feature a node does not list is
+    supported at 0 only (QuorumFeatures.DISABLED)."""
+    kinds = checked_kinds(metadata_level)
+    out = []
+    for kind in kinds:
+        for n in sorted((n for n in nodes if n.kind == kind and n.supported is not None), key=lambda n: n.id):
+            for feature, level in change.updates.items():
+                rng = n.supported.get(feature, (0, 0))
+                why = reason_not_supported(level, f"{kind.capitalize()} {n.id}", rng)
+                if why is not None:
+                    out.append({"node": n, "feature": feature, "level": level, "supported": rng, "reason": why})
+    return out
+
+
+def metadata_changed_between(a: int, b: int) -> bool:
+    """MetadataVersion.checkIfMetadataChanged: a level in (low, high] changed the metadata."""
+    lo, hi = min(a, b), max(a, b)
+    return any(lvl in METADATA_CHANGED for lvl in range(lo + 1, hi + 1))
+
+
+def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[Node],
+                       local: int | None = None) -> dict[str, str | None]:
+    """What the active controller would answer, per feature (FeatureControlManager.updateFeature,
+    Kafka 4.3): None where the change is accepted, else Kafka's error message. For the offline
+    mode: the checks of every registration come from `nodes` (the image's registrations).
+    `local` is the active controller's id, when known: it checks its own range first, as
+    "Local controller N", then the brokers, then the other controllers."""
+    mv = finalized.get(METADATA_VERSION)
+    proposed = dict(finalized)
+    proposed.update(change.updates)
+    found = blockers(nodes, change, mv)
+    if local is not None:
+        mine = [b for b in blockers([n for n in nodes if n.kind == "controller" and n.id == local], change, None)]
+        for b in mine:
+            b["reason"] = reason_not_supported(b["level"], f"Local controller {local}", b["supported"])
+        found = mine + [b for b in found if not (b["node"].kind == "controller" and b["node"].id == local)]
+    # the controller checks the features in its HashMap's order and stops at the first error,
+    # which then fails every feature of the request (QuorumController.updateFeatures)
+    for feature in java_hash_order(list(change.updates)):
+        why = _feature_verdict(change, feature, change.updates[feature], finalized, proposed, found, mv)
+        if why is not None:
+            return {f: ALL_FAILED + why for f in change.updates}
+    return {f: None for f in change.updates}
+
+
+ALL_FAILED = "The update failed for all features since the following feature had an error: "
+
+
+def _java_string_hash(s: str) -> int:
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return h
+
+
+def java_hash_order(keys: list[str]) -> list[str]:
+    """The iteration order of a java.util.HashMap<String, ?> filled with `keys` in
+    this order (its default capacity 16, doubled past 3/4 full): by bucket
+    (hash ^ hash >>> 16, masked), then insertion order within a bucket."""
+    cap = 16
+    while len(keys) > cap * 3 // 4:
+        cap *= 2
+
+    def bucket(k: str) -> int:
+        h = _java_string_hash(k)
+        return (h ^ (h >> 16)) & (cap - 1)
+    return sorted(keys, key=bucket)   # sorted() is stable: insertion order within a bucket
+
+
+def _feature_verdict(change, feature, level, finalized, proposed, found, mv) -> str | None:
+    def invalid(msg):
+        return f"Invalid update version {level} for feature {feature}. {msg}"
+    current = finalized.get(feature, 0)
+    if level < 0:
+        return invalid("A feature version cannot be less than 0.")
+    for b in found:
+        if b["feature"] == feature:
+            return invalid(b["reason"])
+    if level < current and change.upgrade_type == UPGRADE:
+        return invalid("Can't downgrade the version of this feature without setting the upgrade type to either "
+                       "safe or unsafe downgrade.")
+    if level > current and change.upgrade_type != UPGRADE:
+        return invalid("Can't downgrade to a newer version.")
+    if feature == METADATA_VERSION:
+        if level not in NAME_OF:
+            return f"Invalid metadata.version {level}. Valid versions are from {MIN_LEVEL} to {MAX_LEVEL}."
+        if mv is not None and level < mv and metadata_changed_between(mv, level):
+            why = ("Unsafe metadata downgrade is not supported in this version."
+                   if change.upgrade_type == UNSAFE_DOWNGRADE else
+                   "Refusing to perform the requested downgrade because it might delete metadata information.")
+            return f"Unsupported metadata.version downgrade from {mv} to {level}. {why}"
+        return None
+    if feature == "kraft.version":
+        if change.upgrade_type != UPGRADE and level != current:
+            return invalid("Can't downgrade the version of this feature.")
+        return None
+    spec = FEATURES.get(feature)
+    if spec is not None and level >= 1:
+        have = proposed.get(METADATA_VERSION)
+        if have is None or have < MIN_LEVEL:
+            return invalid(f"{feature} could not be set to {level} because it depends on "
+                           f"metadata.version={MIN_LEVEL} ({NAME_OF[MIN_LEVEL]})")
+        for dep, need in (spec.levels.get(level, (0, {}))[1]).items():
+            if proposed.get(dep) is None or proposed[dep] < need:
+                return invalid(f"{feature} could not be set to {level} because it depends on {dep} level {need}")
+    return None
+
+
+def command_lines(change: Change, errors: dict[str, str | None], dry_run: bool) -> list[str]:
+    """FeatureCommand.update's lines, one per feature in name order: "metadata.version was
+    upgraded to 30." / "... can be upgraded to 30." / "Can not upgrade metadata.version to 30. <why>"
+    ("Could not" when not a dry run)."""
+    out = []
+    for feature in sorted(errors):
+        level = change.updates[feature]
+        err = errors[feature]
+        if err is not None:
+            out.append(f"{'Can not' if dry_run else 'Could not'} {change.op} {feature} to {level}. {err}")
+        else:
+            out.append(f"{feature}{' can be ' if dry_run else ' was '}{change.op}d to {level}.")
+    return out
+
+
+def failure_line(errors: dict[str, str | None]) -> str | None:
+    """FeatureCommand's last line when something failed (it goes to stderr there)."""
+    failed = sum(1 for e in errors.values() if e is not None)
+    return f"{failed} out of {len(errors)} operation(s) failed." if failed else None
+
+

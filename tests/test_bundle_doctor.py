@@ -183,14 +183,15 @@ def test_doctor_live_findings(cli):
     tests/test_kafka41_recover.py); an address that accepts and never answers is live-unreachable."""
     from types import SimpleNamespace
 
-    from quorumctl.diagnose import doctor
-    report = doctor.examine([], [str(DYN / "c1"), str(DYN / "c2")])
+    from quorumctl.diagnose.file_checks import examine
+    from quorumctl.diagnose.live_checks import live_findings
+    report = examine([], [str(DYN / "c1"), str(DYN / "c2")])
     assert report.findings == []
     meta = (DYN / "c2" / "meta.properties").read_text()
     did = next(ln.split("=", 1)[1] for ln in meta.splitlines() if ln.startswith("directory.id="))
     q = SimpleNamespace(cluster_id=None, leader_id=-1, leader_epoch=7,
                         voters=[SimpleNamespace(id=2, directory_id="AAAAAAAAAAAAAAAAAAAAAQ")])
-    got = {f.code: f for f in doctor.live_findings(report, q, "h:1")}
+    got = {f.code: f for f in live_findings(report, q, "h:1")}
     assert sorted(got) == ["live-directory-id-differs", "live-no-leader"]
     assert got["live-no-leader"].message == "h:1: the quorum has no leader (epoch 7)"
     assert got["live-directory-id-differs"].message == (
@@ -213,7 +214,7 @@ def test_every_documented_finding_is_produced_by_a_test():
     root = Path(__file__).resolve().parent.parent
     table = [ln for ln in (root / "docs" / "diagnose.md").read_text().splitlines() if ln.startswith("| `")]
     documented = {c for ln in table for c in re.findall(r"`([a-z][a-z0-9-]+)`", ln.split("|")[1])}
-    source = "".join((root / "quorumctl" / "diagnose" / n).read_text() for n in ("doctor.py", "traps.py"))
+    source = "".join(p.read_text() for p in sorted((root / "quorumctl" / "diagnose").glob("*.py")))
     in_code = set(re.findall(r'(?:Finding|Trap)\(\s*"([a-z][a-z0-9-]+)"', source))
     assert documented == in_code, (sorted(documented - in_code), sorted(in_code - documented))
     tests = "".join(p.read_text() for p in (root / "tests").glob("test_*.py"))

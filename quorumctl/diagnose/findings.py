@@ -21,6 +21,7 @@ class Finding:
     message: str
     evidence: list[str]
     remedy: str
+    node_id: int | None = None   # the one node it is about, where another check looks it up (not in the JSON)
 
     def to_json(self) -> dict:
         return {"code": self.code, "severity": self.severity, "message": self.message,

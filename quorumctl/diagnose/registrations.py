@@ -66,7 +66,7 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
             f"controller {cid} is registered (listeners {', '.join(reg['listeners']) or 'none'}) but is not a voter "
             f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
             + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /controllers/{cid}"], STALE_CONTROLLER_REMEDY.format(id=cid)))
+            [f"{where}: /controllers/{cid}"], STALE_CONTROLLER_REMEDY.format(id=cid), node_id=cid))
     running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
     for bid, reg in sorted(img.brokers.items()):
         if not reg.get("fenced") or not running:
@@ -77,7 +77,7 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
             f"{', '.join(map(str, running))} {'are' if len(running) > 1 else 'is'} not: it stopped heartbeating "
             "(stopped, or gone for good), and its replicas are offline while it stays away; "
             + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /brokers/{bid}"], FENCED_BROKER_REMEDY.format(id=bid)))
+            [f"{where}: /brokers/{bid}"], FENCED_BROKER_REMEDY.format(id=bid), node_id=bid))
 
 
 def live_registrations(report: Report, q, source: str, timeout: float) -> list[Finding]:
@@ -90,11 +90,11 @@ def live_registrations(report: Report, q, source: str, timeout: float) -> list[F
         registered = registered_controllers(source, timeout)
     except QuorumctlError:
         return []
-    known = {f.message.split()[1] for f in report.findings if f.code == "stale-controller-registration"}
+    known = {f.node_id for f in report.findings if f.code == "stale-controller-registration"}
     voter_ids = {v.id for v in q.voters}
     out = []
     for cid, addr in sorted(registered.items()):
-        if cid in voter_ids or str(cid) in known:
+        if cid in voter_ids or cid in known:
             continue
         out.append(Finding(
             "stale-controller-registration", "warning",
@@ -102,5 +102,5 @@ def live_registrations(report: Report, q, source: str, timeout: float) -> list[F
             f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
             "range can block a metadata.version upgrade (give its log dirs to see the range)",
             [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-            STALE_CONTROLLER_REMEDY.format(id=cid)))
+            STALE_CONTROLLER_REMEDY.format(id=cid), node_id=cid))
     return out

@@ -1,4 +1,9 @@
-"""A thin Kafka wire-protocol client for the KRaft quorum APIs.
+"""A thin Kafka wire-protocol client for the KRaft quorum APIs, and the live
+jobs built on it (describe, features describe, describe health, add/remove-
+controller, whether a voter still answers). Messages are declared with schema/;
+a server.properties or --command-config is read by config/; what the answers
+look like on screen is render/'s; the simulated cluster that answers the tests
+is testing/. Its modules:
 
 messages        the message descriptions (quorumctl.schema) and the API table
 wire            framing and request/response headers

@@ -14,7 +14,7 @@ client          bootstrap, active-controller discovery, retries (describe, featu
 quorum          the describe model and Kafka's computed values
 voters          add-controller / remove-controller (KIP-853)
 health_probe    describe health: every controller probed on its own, in parallel, within one deadline
-health_verdict  the verdict over the probes, --can-restart (Strimzi's rule), the exit status
+health_verdict  what a probe found, the verdict over the probes, --can-restart (Strimzi's rule), the exit status
 health_watch    describe health --watch: the samples' history, stalled and flapping
 liveness        is a voter really gone? (recover asks before it declares voters lost)
 """

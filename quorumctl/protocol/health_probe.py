@@ -19,7 +19,7 @@ The probes are judged by `health_verdict`; `--watch`'s history is `health_watch`
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from ..errors import ClusterError, QuorumctlError
 from . import kerrors
@@ -27,34 +27,8 @@ from . import messages
 from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum, wrong_endpoint
 from ..config.addresses import Address
 from .connection import Connection, NodeError
-from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, can_restart, failure, judge
-from .quorum import Quorum, quorum_from_partition
-
-
-@dataclass
-class Probe:
-    address: Address
-    origin: str                       # bootstrap-controller | bootstrap-server | config | discovered
-    expected: str                     # controller | broker
-    node_id: int | None = None
-    kind: str | None = None           # what it turned out to be: controller | broker
-    reachable: bool = False
-    answered: bool = False            # finished within the deadline
-    error: str | None = None
-    latency_ms: float | None = None
-    cluster_id: str | None = None
-    leader_view: int | None = None    # who it believes is the active controller
-    leader_epoch: int | None = None
-    is_leader: bool = False
-    quorum: Quorum | None = None
-    listed: dict = field(default_factory=dict)   # id -> Address it told us about
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """Connected and answered every request in time."""
-        return self.reachable and self.answered and self.error is None
-
+from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Probe, can_restart, failure, judge
+from .quorum import quorum_from_partition
 
 
 def probe_one(p: Probe, cfg, deadline: float) -> Probe:

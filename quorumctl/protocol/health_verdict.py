@@ -1,5 +1,5 @@
-"""`describe health`'s judgement of the probes (`health_probe`): the verdict, each
-voter's health, `--can-restart` and the exit status.
+"""`describe health`'s judgement of the probes: what a probe found (`Probe`, filled by
+`health_probe`), the verdict, each voter's health, `--can-restart` and the exit status.
 
 Verdict (caught-up rule as Strimzi's KafkaQuorumCheck): a voter is caught up
 when leader.lastCaughtUpTimestamp - voter.lastCaughtUpTimestamp <
@@ -25,15 +25,36 @@ caught-up voters without them must still be a majority.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..config.addresses import Address
 from .quorum import Quorum
 
-if TYPE_CHECKING:
-    from .health_probe import Probe
-
 DEFAULT_FETCH_TIMEOUT_MS = 2000
+
+
+@dataclass
+class Probe:
+    address: Address
+    origin: str                       # bootstrap-controller | bootstrap-server | config | discovered
+    expected: str                     # controller | broker
+    node_id: int | None = None
+    kind: str | None = None           # what it turned out to be: controller | broker
+    reachable: bool = False
+    answered: bool = False            # finished within the deadline
+    error: str | None = None
+    latency_ms: float | None = None
+    cluster_id: str | None = None
+    leader_view: int | None = None    # who it believes is the active controller
+    leader_epoch: int | None = None
+    is_leader: bool = False
+    quorum: Quorum | None = None
+    listed: dict = field(default_factory=dict)   # id -> Address it told us about
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """Connected and answered every request in time."""
+        return self.reachable and self.answered and self.error is None
 
 
 @dataclass

@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass
 
 from ..config.addresses import Address
-from .health_probe import Probe, probe_one
+from .health_probe import probe_one
+from .health_verdict import Probe
 
 
 @dataclass

@@ -158,8 +158,8 @@ _quorumctl_truncate() {
 
 _quorumctl_image() {
   _arguments -s -S : \
-    '--at-offset=[The image after the record at offset N.]:N: ' \
-    '--at-time=[The image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
+    '--at-offset=[The metadata image after the record at offset N.]:N: ' \
+    '--at-time=[The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '--no-snapshot[Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.]' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -407,8 +407,8 @@ _quorumctl_topics() {
 _quorumctl_topics_describe() {
   _arguments -s -S : \
     '--topic=[Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).]:REGEX: ' \
-    '--at-offset=[As of the record at offset N.]:N: ' \
-    '--at-time=[As of the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
+    '--at-offset=[The metadata image after the record at offset N.]:N: ' \
+    '--at-time=[The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '--unavailable-partitions[Only partitions whose leader is not a live broker.]' \
     '--under-replicated-partitions[Only partitions with fewer ISR than replicas.]' \
     '--under-min-isr-partitions[Only partitions with no live leader or ISR below min.insync.replicas.]' \
@@ -462,7 +462,7 @@ _quorumctl_bootstrap_format() {
     '*-S[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '*--add-scram=[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '(-g --ignore-formatted)'{-g,--ignore-formatted}'[Skip formatted dirs and format the others.]' \
-    '(-r --release-version)'{-r,--release-version=}'[metadata.version to start at (3.3-IV3 .. 4.3-IV0, or a release like 3.9; default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 writes Kafka 4.1'\''s defaults).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).]:TEXT: ' \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '(-s --standalone)'{-s,--standalone}'[Format a controller as a single-voter dynamic quorum (KIP-853).]' \
@@ -485,15 +485,15 @@ _quorumctl_bootstrap_info() {
 
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version or release (default 4.3-IV0).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_bootstrap_feature_dependencies() {
   _arguments -s -S : \
-    '*-f[feature=level to look up (repeatable).]:TEXT: ' \
-    '*--feature=[feature=level to look up (repeatable).]:TEXT: ' \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

@@ -104,6 +104,28 @@ def test_demo_writes_the_readme_example_dirs(cli, tmp_path):
     assert sorted(p.name for p in (root / "diverged").iterdir()) == before
 
 
+def test_help_paragraphs_are_not_broken_mid_sentence(cli, monkeypatch):
+    """Typer's Rich help keeps a docstring's line breaks inside a paragraph, so a docstring
+    wrapped at the source's width broke sentences at any other width (`doctor -h`:
+    "cannot" / "serve"): every command's help has each paragraph on one line, and Rich
+    wraps it to the terminal."""
+    import typer
+
+    from quorumctl.cli.main import app
+
+    def walk(command, path):
+        yield path, command
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            yield from walk(sub, f"{path} {name}")
+    broken = [path for path, c in walk(typer.main.get_command(app), "quorumctl")
+              if any("\n" in p for p in (c.help or "").split("\n\n") if not p.startswith("\b"))]
+    assert broken == []
+    monkeypatch.setenv("COLUMNS", "300")
+    code, out, err = cli("doctor", "-h")
+    assert code == 0 and ("uncommitted voter changes, settings the cluster's metadata.version cannot serve "
+                          "(docs/diagnose.md lists every finding).") in out
+
+
 def test_exit_status_table():
     """One table of exit statuses, in the values the README and the man page give."""
     from quorumctl.errors import ExitStatus

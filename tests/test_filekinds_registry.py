@@ -11,7 +11,7 @@ from quorumctl.ops import verify  # noqa: F401  (registers verify's handlers)
 
 
 def test_every_kind_has_every_handler():
-    assert filekinds.missing_handlers() == []
+    assert filekinds.missing_handlers() == [] and filekinds.missing_parts() == []
     for kind in filekinds.ORDER:
         for role in filekinds.ROLES:
             assert callable(filekinds.handler(role, kind))
@@ -36,3 +36,19 @@ def test_registration_is_checked():
         filekinds.handles("dump", "no-such-kind")(lambda *a: None)
     with pytest.raises(ValueError, match="already"):
         filekinds.handles("dump", filekinds.LOG)(lambda *a: None)
+
+
+def test_a_kind_without_all_its_parts_is_named(monkeypatch):
+    """A kind is four parts: a name kind_of() knows, a place in ORDER, a dump handler
+    and a verify handler (each reading the file with its reader); each one left out is named."""
+    monkeypatch.setattr(filekinds, "ORDER", [*filekinds.ORDER, "new-kind"])
+    assert filekinds.missing_parts() == [("name", "new-kind"), ("dump", "new-kind"), ("verify", "new-kind")]
+    monkeypatch.setitem(filekinds._BY_SUFFIX, "newsuffix", "new-kind")
+    assert filekinds.kind_of("00000000000000000000.newsuffix") == "new-kind"
+    assert filekinds.missing_parts() == [("dump", "new-kind"), ("verify", "new-kind")]
+    monkeypatch.setitem(filekinds._HANDLERS, ("dump", "new-kind"), lambda path, kind, job: None)
+    monkeypatch.setitem(filekinds._HANDLERS, ("verify", "new-kind"), lambda path: None)
+    assert filekinds.missing_parts() == []
+    # named, with its handlers, but not in ORDER: dump-log and verify would never read it
+    monkeypatch.setattr(filekinds, "ORDER", [k for k in filekinds.ORDER if k != "new-kind"])
+    assert filekinds.missing_parts() == [("order", "new-kind")]

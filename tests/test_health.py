@@ -401,7 +401,7 @@ def test_registered_controller_that_is_not_a_voter_is_a_note(cli):
 # -- --watch: history, stalled, flapping ------------------------------------------------------------
 
 def samples(*rows, step=2.0):
-    from quorumctl.protocol.health import History, Sample
+    from quorumctl.protocol.health_watch import History, Sample
     h = History()
     for i, (leader, epoch, hw, leo) in enumerate(rows):
         h.add(Sample(1000.0 + i * step, "healthy" if leader else "unhealthy", leader, epoch, hw, leo))

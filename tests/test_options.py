@@ -1,7 +1,9 @@
 """Each option that several commands take is declared once (cli/options.py): no
 command declares --output, --bootstrap-server/-controller, --command-config,
---timeout, --apply, --backup-dir or --config by hand, and every command that
-takes one shows the same help text for it."""
+--timeout, --apply, --backup-dir, --config, --dry-run, --release-version,
+--at-offset or --at-time by hand, and every command that takes one shows the same
+help text for it; no other flag is declared by hand in two places unless it is a
+different option under the same name."""
 
 from __future__ import annotations
 
@@ -10,7 +12,15 @@ from pathlib import Path
 
 CLI = Path(__file__).resolve().parents[1] / "quorumctl" / "cli"
 SHARED = {"--output", "--bootstrap-server", "--bootstrap-controller", "--command-config", "--timeout", "--apply",
-          "--backup-dir", "--config"}
+          "--backup-dir", "--config", "--dry-run", "--release-version", "--at-offset", "--at-time"}
+# Flags two commands declare by hand because they are different options under one name
+# (a different value or meaning in each), with why.
+SAME_NAME_OTHER_OPTION = {
+    "--topic": "history's --topic NAME (one topic's history) vs topics describe's --topic REGEX (kafka-topics')",
+    "--out": "bundle's --out FILE.tar.gz (the archive) vs spark-export's --out OUT (a directory or URI)",
+    "--log-dir": "bootstrap format's dirs to format instead of the config's vs bootstrap info's dirs to check "
+                 "besides the config's",
+}
 
 
 def test_no_shared_option_is_declared_outside_options_py():
@@ -24,6 +34,27 @@ def test_no_shared_option_is_declared_outside_options_py():
                 if flags & SHARED:
                     by_hand.append(f"{path.name}:{node.lineno}: {sorted(flags & SHARED)}")
     assert by_hand == []
+
+
+def _by_hand() -> dict[str, list[str]]:
+    """flag -> where a typer.Option declares it by hand (file:line)."""
+    out: dict[str, list[str]] = {}
+    for path in sorted(CLI.glob("*.py")):
+        if path.name == "options.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Option":
+                for a in node.args:
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("--"):
+                        out.setdefault(a.value, []).append(f"{path.name}:{node.lineno}")
+    return out
+
+
+def test_no_option_is_declared_by_hand_twice():
+    """An option two commands take is declared once, in options.py; the flags left
+    declared in several places are the listed ones, each a different option per command."""
+    twice = {flag: where for flag, where in _by_hand().items() if len(where) > 1}
+    assert set(twice) == set(SAME_NAME_OTHER_OPTION), twice
 
 
 def test_one_help_text_per_shared_option():

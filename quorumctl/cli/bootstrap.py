@@ -9,7 +9,7 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import Apply, PlainOutputOpt, ServerConfig
+from .options import Apply, FeatureLevels, PlainOutputOpt, ReleaseVersion, ServerConfig
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
@@ -42,12 +42,8 @@ def format_(
                                         "'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable)."),
     ignore_formatted: bool = typer.Option(False, "--ignore-formatted", "-g",
                                           help="Skip formatted dirs and format the others."),
-    release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
-                                                  help="metadata.version to start at (3.3-IV3 .. 4.3-IV0, or a "
-                                                       "release like 3.9; default 4.3-IV0, Kafka 4.3's; "
-                                                       "4.1-IV1 writes Kafka 4.1's defaults)."),
-    feature: List[str] = typer.Option([], "--feature", "-f", help="feature=level (repeatable), e.g. "
-                                      "group.version=1."),
+    release_version: ReleaseVersion = None,
+    feature: FeatureLevels = [],
     standalone: bool = typer.Option(False, "--standalone", "-s",
                                     help="Format a controller as a single-voter dynamic quorum (KIP-853)."),
     no_initial_controllers: bool = typer.Option(False, "--no-initial-controllers", "-N",
@@ -125,8 +121,7 @@ def info(
 
 @app.command("version-mapping")
 def version_mapping(
-    release_version: Optional[str] = typer.Option(None, "--release-version", "-r",
-                                                  help="A metadata.version or release (default 4.3-IV0)."),
+    release_version: ReleaseVersion = None,
     output: PlainOutputOpt = None,
 ):
     """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
@@ -142,7 +137,7 @@ def version_mapping(
 
 @app.command("feature-dependencies")
 def feature_dependencies(
-    feature: List[str] = typer.Option(..., "--feature", "-f", help="feature=level to look up (repeatable)."),
+    feature: FeatureLevels,
     output: PlainOutputOpt = None,
 ):
     """What each feature level depends on, as kafka-storage 4.1 prints it.

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import typer
 
-from .options import BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+from .options import BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout
 
 
 def add_controller(
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
+    dry_run: DryRun = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):
@@ -41,7 +41,7 @@ def remove_controller(
     controller_id: int = typer.Option(..., "--controller-id", "-i", help="The id of the controller to remove."),
     controller_directory_id: str = typer.Option(..., "--controller-directory-id", "-d",
                                                 help="The directory id of the controller to remove."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be done, but do not do it."),
+    dry_run: DryRun = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):

@@ -1,7 +1,7 @@
 """`quorumctl describe status|replication|health`: the live quorum, over the wire.
 
 Thin: parse the options, ask `quorumctl.protocol` (`client.describe_quorum`,
-`health.probe_quorum`), render with `quorumctl.render.quorum` (which also runs
+`health_probe.probe_quorum`), render with `quorumctl.render.quorum` (which also runs
 the --watch view). Everything heavier than typer is imported inside the
 commands (Rich only for table output).
 """
@@ -106,7 +106,8 @@ def health(
     Example: quorumctl describe health --config /etc/kafka/server.properties --can-restart 2
     """
     from ..errors import InputError
-    from ..protocol.health import exit_status, parse_node_ids, probe_quorum
+    from ..protocol.health_probe import probe_quorum
+    from ..protocol.health_verdict import exit_status, parse_node_ids
     from ..render.output import resolve
     out = resolve(output)
     ids = parse_node_ids(can_restart, "--can-restart")

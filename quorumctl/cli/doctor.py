@@ -26,13 +26,14 @@ def doctor(
 
     Example: quorumctl doctor -c /etc/kafka/c1.properties -c /etc/kafka/c2.properties -c /etc/kafka/c3.properties
     """
-    from ..diagnose import doctor
+    from ..diagnose.file_checks import examine
+    from ..diagnose.live_checks import check_live
     from ..render.diagnose import print_doctor
     from ..render.output import resolve
 
-    report = doctor.examine(list(config), list(paths or []))
+    report = examine(list(config), list(paths or []))
     if bootstrap_controller:
-        doctor.check_live(report, bootstrap_controller, timeout)
+        check_live(report, bootstrap_controller, timeout)
     doc = report.to_json()
     print_doctor(doc, resolve(output))
     raise typer.Exit(ExitStatus.of(doc["findings"]))

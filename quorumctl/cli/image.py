@@ -9,7 +9,7 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import OutputOpt
+from .options import AtOffset, AtTime, OutputOpt
 
 
 def _emit(doc: dict, mode, text, table) -> None:
@@ -42,11 +42,8 @@ def image(
                                      help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
                                           "then optionally an image path such as /topics/NAME/0, /brokers/1, "
                                           "/features, /configs/topic/NAME."),
-    at_offset: Optional[int] = typer.Option(None, "--at-offset", metavar="N", min=0,
-                                            help="The image after the record at offset N."),
-    at_time: Optional[str] = typer.Option(None, "--at-time", metavar="TIME",
-                                          help="The image after the last record at or before TIME "
-                                               "(ISO-8601 or epoch ms)."),
+    at_offset: AtOffset = None,
+    at_time: AtTime = None,
     no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
                                                                   "instead of starting from a snapshot."),
     output: OutputOpt = None,

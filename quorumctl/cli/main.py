@@ -9,6 +9,7 @@ codes of `quorumctl.errors`; `--debug` shows the traceback as well.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 
 import typer
@@ -70,6 +71,28 @@ def _root(debug: bool = typer.Option(False, "--debug", help="Show the full trace
 
 for _name in COMMAND_MODULES:
     importlib.import_module(f"quorumctl.cli.{_name}").register(app)
+
+
+def prose(text: str) -> str:
+    """A command's help with each paragraph on one line. The docstrings wrap at
+    the source's width, and Typer's Rich help keeps a paragraph's line breaks
+    (after the first): `doctor -h` broke "cannot" from "serve" wherever the
+    terminal was wider or narrower than the source. A paragraph starting with
+    click's \\b keeps its lines."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(p if p.startswith("\b") else " ".join(p.split()) for p in paragraphs)
+
+
+def _prose_help(group: typer.Typer) -> None:
+    for info in group.registered_commands:
+        text = info.help if info.help is not None else inspect.getdoc(info.callback)
+        if text:
+            info.help = prose(text)
+    for sub in group.registered_groups:
+        _prose_help(sub.typer_instance)
+
+
+_prose_help(app)
 
 
 def usage_line(e) -> str:

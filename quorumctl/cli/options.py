@@ -68,3 +68,16 @@ ServerConfig = Annotated[Optional[str], typer.Option(
 ServerConfigs = Annotated[List[str], typer.Option(
     "--config", "-c", metavar="FILE",
     help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.")]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be done, but do not do it.")]
+ReleaseVersion = Annotated[Optional[str], typer.Option(
+    "--release-version", "-r",
+    help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3's; 4.1-IV1 "
+         "gives Kafka 4.1's defaults).")]
+FeatureLevels = Annotated[List[str], typer.Option(
+    "--feature", "-f", help="feature=level (repeatable), e.g. group.version=1.")]
+# the point of the metadata log a command reads the image at (image, topics describe)
+AtOffset = Annotated[Optional[int], typer.Option(
+    "--at-offset", metavar="N", min=0, help="The metadata image after the record at offset N.")]
+AtTime = Annotated[Optional[str], typer.Option(
+    "--at-time", metavar="TIME",
+    help="The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).")]

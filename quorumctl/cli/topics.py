@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import OutputOpt, ServerConfig
+from .options import AtOffset, AtTime, OutputOpt, ServerConfig
 
 app = typer.Typer(help="Topics and partitions from a metadata log dir (like kafka-topics, offline).\n\n"
                        "Example: quorumctl topics describe /var/lib/kafka/meta --under-replicated-partitions",
@@ -22,10 +22,8 @@ def describe(
     topic: Optional[str] = typer.Option(None, "--topic", metavar="REGEX",
                                         help="Only topics whose whole name matches (a Java regex, as kafka-topics; "
                                              "commas separate alternatives)."),
-    at_offset: Optional[int] = typer.Option(None, "--at-offset", metavar="N", min=0,
-                                            help="As of the record at offset N."),
-    at_time: Optional[str] = typer.Option(None, "--at-time", metavar="TIME",
-                                          help="As of the last record at or before TIME (ISO-8601 or epoch ms)."),
+    at_offset: AtOffset = None,
+    at_time: AtTime = None,
     unavailable: bool = typer.Option(False, "--unavailable-partitions",
                                      help="Only partitions whose leader is not a live broker."),
     under_replicated: bool = typer.Option(False, "--under-replicated-partitions",

@@ -1,3 +1,7 @@
-"""Diagnosing a KRaft quorum from what the operator has: server.properties
-files, log dirs, and optionally the live quorum (`doctor`), and packing it all
-for support (`bundle`)."""
+"""Diagnosing a KRaft quorum from what the operator has, and packing it for
+support. `doctor`'s findings: the report (findings), the checks of configs and
+log dirs (file_checks), of registrations of nodes that are gone
+(registrations), of the live quorum (live_checks), and the known-traps table
+(traps); `bundle` gathers every command's output into one archive. Judging only:
+the readers of files are logdir/ and config/, Raft's logic raft/, the wire
+protocol/, and the text of a report render/diagnose.py."""

@@ -54,7 +54,8 @@ ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHE
 # dump-log's in quorumctl/dumplog.py and quorumctl/dumpfiles.py, verify's in
 # quorumctl/ops/verify.py (modules above this layer, so they register themselves;
 # nothing here imports them). The commands dispatch through handler(); a kind in
-# ORDER without a handler for every role is what missing_handlers() names
+# ORDER without a handler for every role is what missing_handlers() names, and
+# missing_parts() also a kind without a name or a place in ORDER
 # (tests/test_filekinds_registry.py).
 ROLES = ("dump", "verify")
 _HANDLERS: dict[tuple[str, str], object] = {}
@@ -87,6 +88,19 @@ def handler(role: str, kind: str):
 def missing_handlers() -> list[tuple[str, str]]:
     """(role, kind) pairs of ORDER's kinds that no handler is registered for."""
     return [(role, kind) for kind in ORDER for role in ROLES if (role, kind) not in _HANDLERS]
+
+
+def missing_parts() -> list[tuple[str, str]]:
+    """What a kind lacks of its parts (docs/architecture.md, "Adding a file kind"):
+    ("name", kind) for a kind of ORDER that kind_of() never gives (no _BY_NAME or
+    _BY_SUFFIX entry), ("order", kind) for a kind kind_of() gives that is not in
+    ORDER (dump-log and verify would never read it; offset checkpoints are Kafka's
+    housekeeping, skipped on purpose), and (role, kind) for each missing handler.
+    Each handler reads the file with the kind's reader in logdir/."""
+    named = set(_BY_NAME.values()) | set(_BY_SUFFIX.values()) | {SNAPSHOT}
+    return ([("name", kind) for kind in ORDER if kind not in named]
+            + [("order", kind) for kind in sorted(named - set(ORDER))]
+            + missing_handlers())
 
 
 def name_patterns() -> list[str]:

@@ -52,8 +52,9 @@ from ..logdir import statefiles as state_files
 from . import fsutil
 from ..raft import logmatch
 from ..raft.replica import Replica, divergence_json
-from .truncate import (Plan as TruncationPlan, _copy_owner, apply_plan, check_backup_root,
-                       default_backup_root, plan_truncation, real_partition_dir, replace_partition_dir)
+from .backups import (check_backup_root, copy_owner, default_backup_root, real_partition_dir,
+                      replace_partition_dir)
+from .truncate import Plan as TruncationPlan, apply_plan, plan_truncation
 
 
 class RecoverError(InputError):
@@ -598,7 +599,7 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str,
         """From the survivor's own directory (unchanged files hard-linked) or from a copy
         of the base's; the last segment with the control batch appended; the checkpoint
         and quorum-state written new."""
-        _copy_owner(live_stat, staging)
+        copy_owner(live_stat, staging)
         src_dir = base_dir if copy_base else live
         skip = {state_files.QUORUM_STATE} | {os.path.basename(x) for x in plan.base.files.ignored}
         for name in sorted(os.listdir(src_dir)):

@@ -27,7 +27,8 @@ import time
 from dataclasses import dataclass
 
 from ..config.addresses import Address
-from .health import Probe, _probe
+from .health_probe import probe_one
+from .health_verdict import Probe
 
 
 @dataclass
@@ -73,7 +74,7 @@ def _one(voter_id: int, addr: Address, cfg, deadline: float) -> VoterProbe:
     failed = _tcp_accepts(addr, deadline - time.monotonic())
     if failed is not None:
         return VoterProbe(voter_id, addr, *failed)
-    p = _probe(Probe(addr, "lost-voter", "controller", node_id=voter_id), cfg, deadline)
+    p = probe_one(Probe(addr, "lost-voter", "controller", node_id=voter_id), cfg, deadline)
     if not p.reachable:
         return VoterProbe(voter_id, addr, "accepts", "a TCP connection is accepted, but no Kafka answer comes"
                           + (f": {p.error}" if p.error else ""), frozen=p.timed_out or p.error is None)

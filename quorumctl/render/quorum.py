@@ -459,7 +459,8 @@ def watch_health(sample, out, every: float, *, fail_on_lag: bool = False, exit_w
     from dataclasses import replace
 
     from ..errors import ClusterError, ExitStatus
-    from ..protocol.health import History, Sample, exit_status, sample_of, watch_verdict
+    from ..protocol.health_verdict import exit_status
+    from ..protocol.health_watch import History, Sample, sample_of, watch_verdict
     history = History(flapping_epochs=flapping_epochs)
     status = ExitStatus.INTERRUPTED
     taken = 0

@@ -1,4 +1,8 @@
-"""Bulk export of KRaft metadata logs with Spark.
+"""Bulk export of KRaft metadata logs with Spark: planning splits, decoding
+pieces into rows and Arrow batches, writing Parquet, the session and its JVM,
+`--follow`. The decoding itself is records/'s and the files' layout logdir/'s;
+spark/ holds only what runs on Spark or feeds it, and `quorumctl spark-export`'s
+options are cli/spark_export.py's.
 
 Importing this package imports neither PySpark nor pyarrow; the entry points
 below do, when called.

@@ -47,7 +47,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
         def health(timeout: float):
             from ..config.client import ClientConfig
             from ..config.addresses import parse_address
-            from ..protocol.health import check_health
+            from ..protocol.health_probe import check_health
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)
             print_health(h, out)

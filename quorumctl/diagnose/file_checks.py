@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass, field
 
 from ..errors import InputError, at_line
 from ..openfile import open_regular
@@ -24,71 +23,11 @@ from ..config.addresses import parse_quorum_voters
 from ..logdir import statefiles as state_files
 from ..config import properties
 from ..config.server import ServerConfig, load
-from ..versions import KRAFT_V1_MIN_LEVEL, MAX_LEVEL, METADATA_VERSION
+from ..versions import KRAFT_V1_MIN_LEVEL
 from ..versions import version_name as metadata_version_name
+from .findings import Finding, LogDir, Report
+from .registrations import image_registrations
 from .traps import TRAPS
-
-
-@dataclass
-class Finding:
-    code: str
-    severity: str            # error | warning
-    message: str
-    evidence: list[str]
-    remedy: str
-
-    def to_json(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "message": self.message,
-                "evidence": self.evidence, "remedy": self.remedy}
-
-
-@dataclass
-class LogDir:
-    path: str
-    config: ServerConfig | None          # the (first) config naming it, if any
-    also: list = field(default_factory=list)   # other configs naming it (a misconfiguration)
-    meta: dict | None = None
-    meta_lines: dict = field(default_factory=dict)
-    replica: object | None = None        # raft.replica.Replica when it holds the metadata log
-    problem: str | None = None
-
-    @property
-    def meta_path(self) -> str:
-        return os.path.join(self.path, state_files.META_PROPERTIES)
-
-    def meta_at(self, key: str) -> str:
-        line = self.meta_lines.get(key)
-        return f"{self.meta_path}:{line}" if line else self.meta_path
-
-
-@dataclass
-class Report:
-    configs: list[ServerConfig]
-    log_dirs: list[LogDir]
-    voters: dict | None                  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
-    findings: list[Finding]
-    metadata_version: object | None = None   # logdir.features.Level: the cluster's finalized metadata.version
-
-    def to_json(self) -> dict:
-        return {
-            "configs": [{"path": c.path, "node_id": c.node_id, "process_roles": c.process_roles,
-                         "metadata_log_dir": c.metadata_log_dir,
-                         "quorum": "static" if c.quorum_voters else ("dynamic" if c.quorum_bootstrap_servers
-                                                                     else None)} for c in self.configs],
-            "log_dirs": [{"path": d.path, "node_id": (d.meta or {}).get("node.id"),
-                          "cluster_id": (d.meta or {}).get("cluster.id"),
-                          "directory_id": (d.meta or {}).get("directory.id"),
-                          "metadata_log": d.replica is not None,
-                          "kraft_version": getattr(d.replica, "kraft_version", None),
-                          "problem": d.problem} for d in self.log_dirs],
-            "voter_set": ({"ids": self.voters["ids"], "source": self.voters["source"],
-                           "from": self.voters["node"]} if self.voters else None),
-            "metadata_version": ({"level": self.metadata_version.level,
-                                  "name": metadata_version_name(self.metadata_version.level),
-                                  "evidence": self.metadata_version.evidence} if self.metadata_version else None),
-            "findings": [f.to_json() for f in self.findings],
-            "ok": not self.findings,
-        }
 
 
 def _lines(path: str) -> dict[str, int]:
@@ -112,7 +51,7 @@ def _endpoint_text(e: dict) -> str:
     return f"{e['name']}://{e['host']}:{e['port']}"
 
 
-def _parse_static(c: ServerConfig) -> dict[int, tuple[str, int]]:
+def configured_voters(c: ServerConfig) -> dict[int, tuple[str, int]]:
     """{id: (host, port)} of a config's controller.quorum.voters ({} when it does not parse:
     describe and Kafka report that; doctor compares only what it can read)."""
     try:
@@ -189,8 +128,8 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     _static_voters(configs, findings)
     _traps(configs, mv, findings)
     if best is not None:
-        voter_ids = set(voters["ids"]) if voters else {i for c in configs for i in _parse_static(c)}
-        _registrations(best, voter_ids, mv, findings)
+        voter_ids = set(voters["ids"]) if voters else {i for c in configs for i in configured_voters(c)}
+        image_registrations(best, voter_ids, mv, findings)
     for d in ld:
         if d.problem and d.problem != "missing":
             findings.append(Finding("unreadable-meta-properties", "error", d.problem, [d.meta_path],
@@ -206,76 +145,6 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     return Report(configs, ld, voters, findings, mv)
 
 
-# -- registrations: what the metadata image holds for nodes that are gone ------------------
-
-STALE_CONTROLLER_REMEDY = (
-    "Kafka cannot remove a controller registration before metadata.version 4.4 (KIP-1312, KAFKA-20395). If it "
-    "blocks an upgrade: start a controller with node.id {id} on the new release (formatted with "
-    "--no-initial-controllers, controller.quorum.bootstrap.servers pointing at the quorum), let it register "
-    "(it joins as an observer, not a voter), then stop it; its registration then carries the new release's "
-    "supported range. Never reuse the id for a voter without add-controller")
-FENCED_BROKER_REMEDY = (
-    "if broker {id} is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id {id} "
-    "(UnregisterBroker); if it is only stopped, start it again")
-
-
-def _blocks(features: dict, mv) -> str:
-    """What a registration's supported metadata.version range blocks."""
-    rng = features.get(METADATA_VERSION)
-    if not rng:
-        return "it advertises no metadata.version range"
-    lo, hi = rng
-    span = f"metadata.version {lo}-{hi} ({_level_name(lo)} to {_level_name(hi)})"
-    if hi < MAX_LEVEL:
-        return (f"it supports {span}: Kafka refuses any metadata.version upgrade above {_level_name(hi)} "
-                "while it stays registered")
-    return f"it supports {span}: it blocks no metadata.version upgrade quorumctl knows of"
-
-
-def _level_name(level: int) -> str:
-    try:
-        return metadata_version_name(level)
-    except Exception:     # a level this catalogue does not name
-        return f"level {level}"
-
-
-def _registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
-    """Registered controllers that are not voters, and fenced brokers, from the
-    image of the most up-to-date metadata log: both stay registered after the
-    node is gone (a controller removed with remove-controller and wiped, a broker
-    that will not return) and both can block a metadata.version upgrade.
-    A stopped cluster's brokers are all fenced (controlled shutdown fences), so
-    a fenced broker is named only while another broker is not: the cluster
-    runs without it."""
-    if not voter_ids:
-        return
-    from ..errors import QuorumctlError
-    from ..image.replay import replay
-    try:
-        img = replay([best.partition_dir], workers=1).image
-    except (QuorumctlError, OSError):
-        return    # an unreadable log is reported by verify; doctor judges what it can read
-    where = f"{best.partition_dir}: the metadata image"
-    for cid, reg in sorted(img.controllers.items()):
-        if cid in voter_ids:
-            continue
-        out.append(Finding(
-            "stale-controller-registration", "warning",
-            f"controller {cid} is registered (listeners {', '.join(reg['listeners']) or 'none'}) but is not a voter "
-            f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
-            + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /controllers/{cid}"], STALE_CONTROLLER_REMEDY.format(id=cid)))
-    running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
-    for bid, reg in sorted(img.brokers.items()):
-        if not reg.get("fenced") or not running:
-            continue
-        out.append(Finding(
-            "fenced-broker-registration", "warning",
-            f"broker {bid} is registered but fenced while broker{'s' if len(running) > 1 else ''} "
-            f"{', '.join(map(str, running))} {'are' if len(running) > 1 else 'is'} not: it stopped heartbeating "
-            "(stopped, or gone for good), and its replicas are offline while it stays away; "
-            + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /brokers/{bid}"], FENCED_BROKER_REMEDY.format(id=bid)))
 
 
 def _roles_and_listeners(configs: list[ServerConfig], out: list[Finding]) -> None:
@@ -583,7 +452,7 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
     static = [c for c in configs if c.quorum_voters]
     sets = {}
     for c in static:
-        sets.setdefault(tuple(sorted(_parse_static(c).items())), []).append(c)
+        sets.setdefault(tuple(sorted(configured_voters(c).items())), []).append(c)
     if len(sets) > 1:
         out.append(Finding("static-voters-differ", "error",
                            "the configs disagree on controller.quorum.voters",
@@ -592,7 +461,7 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
     for c in static:
         if not c.is_controller or not c.controller_listener_names or c.node_id is None:
             continue
-        mine = _parse_static(c).get(c.node_id)
+        mine = configured_voters(c).get(c.node_id)
         try:
             adv = c.advertised_controller_endpoint()
         except InputError:
@@ -710,135 +579,3 @@ def _traps(configs: list[ServerConfig], mv, out: list[Finding]) -> None:
                                f"{c.path}: {key} needs metadata.version {t.min_version} or newer, but the cluster's "
                                f"is {metadata_version_name(mv.level)}: {t.what} ({t.reference})",
                                [_at(c, key), mv.evidence], t.remedy))
-
-
-def live_findings(report: Report, q, source: str) -> list[Finding]:
-    """The live quorum (DescribeQuorum) against the files: cluster id, and each
-    live voter's directory id against the meta.properties of that node's dirs."""
-    out = []
-    clusters = {(d.meta or {}).get("cluster.id") for d in report.log_dirs} - {None}
-    if q.cluster_id and clusters and q.cluster_id not in clusters:
-        out.append(Finding("live-cluster-id-differs", "error",
-                           f"{source} answers for cluster {q.cluster_id}, the log dirs belong to {sorted(clusters)}",
-                           [f"{source}: DescribeCluster", *[d.meta_at("cluster.id") for d in report.log_dirs if d.meta]],
-                           "the files given are not this cluster's (or were reformatted)"))
-    if q.leader_id < 0:
-        out.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
-                           [f"{source}: DescribeQuorum"], "run `quorumctl describe health` to see which voters "
-                           "answer; if the majority is lost for good, see `quorumctl recover`"))
-    for v in q.voters:
-        if v.directory_id is None:
-            continue
-        for d in report.log_dirs:
-            if d.replica is not None and d.meta and d.meta.get("node.id") == v.id \
-                    and d.meta.get("directory.id") not in (None, v.directory_id):
-                out.append(Finding("live-directory-id-differs", "error",
-                                   f"the live quorum holds voter {v.id} with directory id {v.directory_id}, but "
-                                   f"{d.path} (node {v.id}'s metadata log dir) has {d.meta['directory.id']}",
-                                   [f"{source}: DescribeQuorum voter {v.id}",
-                                    f"{d.meta_at('directory.id')}: directory.id={d.meta['directory.id']}"],
-                                   f"quorumctl remove-controller -i {v.id} -d {v.directory_id}, then add-controller "
-                                   "from the node (KIP-853)"))
-    return out
-
-
-def check_live(report: Report, bootstrap_controller: str, timeout: float) -> None:
-    """Add the live quorum's findings to `report`: DescribeQuorum against the files,
-    or one `live-unreachable` error when the controller does not answer."""
-    from ..errors import QuorumctlError
-    from ..protocol.client import describe_quorum
-    try:
-        q = describe_quorum(None, bootstrap_controller, None, timeout)
-    except QuorumctlError as e:
-        failed = str(getattr(e, "address", "") or "") or bootstrap_controller
-        if failed == bootstrap_controller or failed in bootstrap_controller.split(","):
-            message = f"{bootstrap_controller}: {e}"
-            evidence = [failed]
-        else:
-            # the bootstrap controller answered and named the active controller, which failed
-            message = (f"{bootstrap_controller} answered, but the active controller it named, {failed}, "
-                       f"did not: {e}")
-            evidence = [f"{bootstrap_controller}: answered (DescribeCluster named {failed})", f"{failed}: {e}"]
-        report.findings.append(Finding("live-unreachable", "error", message, evidence,
-                                       "check the address and that a controller runs there; "
-                                       "`quorumctl describe health` probes each one"))
-        _majority(report, timeout)
-        return
-    report.findings.extend(live_findings(report, q, bootstrap_controller))
-    report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout))
-    if q.leader_id < 0:
-        _majority(report, timeout)
-
-
-def _known_voters(report: Report) -> dict:
-    """id -> Address of the voters the files know: the voter set of the most up-to-date
-    metadata log, else the configs' controller.quorum.voters."""
-    from ..config.addresses import Address
-    out = {}
-    if report.voters:
-        for vid, v in report.voters["by_id"].items():
-            eps = v.get("endpoints") or []
-            if eps:
-                out[vid] = Address(eps[0]["host"], eps[0]["port"])
-    if not out:
-        for c in report.configs:
-            for vid, (host, port) in _parse_static(c).items():
-                out.setdefault(vid, Address(host, port))
-    return out
-
-
-def _majority(report: Report, timeout: float) -> None:
-    """With no leader, or no answer: probe every voter the files know; fewer than a
-    majority answering is `majority-lost`, the case `quorumctl recover` exists for."""
-    from ..protocol.connection import load_client_config
-    from ..protocol.health import check_health
-    voters = _known_voters(report)
-    if not voters:
-        return
-    from ..errors import ClusterError
-    try:
-        probes = check_health(load_client_config(None), config_voters=voters, timeout_s=timeout).probes
-        failed = None
-    except ClusterError as e:   # not one voter answered
-        probes, failed = [], str(e)
-    answering = sorted(p.node_id for p in probes if p.ok and p.node_id in voters and p.kind != "broker")
-    need = len(voters) // 2 + 1
-    if len(answering) >= need:
-        return
-    lost = sorted(set(voters) - set(answering))
-    evidence = [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in probes
-                if p.node_id in lost] if failed is None else [failed]
-    evidence += [f"controller {i} ({voters[i]}): answers" for i in answering]
-    report.findings.append(Finding(
-        "majority-lost", "error",
-        f"majority lost: {len(answering)} of {len(voters)} voters answer ({', '.join(map(str, answering)) or 'none'}); "
-        f"the quorum needs {need} to elect a leader, so the metadata log cannot move",
-        evidence,
-        "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
-        f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}"))
-
-
-def live_registrations(report: Report, q, source: str, timeout: float) -> list[Finding]:
-    """Registered controllers (DescribeCluster to the controllers, as
-    kafka-cluster list-endpoints) that are not voters, unless the files already
-    named them."""
-    from ..errors import QuorumctlError
-    from ..protocol.client import registered_controllers
-    try:
-        registered = registered_controllers(source, timeout)
-    except QuorumctlError:
-        return []
-    known = {f.message.split()[1] for f in report.findings if f.code == "stale-controller-registration"}
-    voter_ids = {v.id for v in q.voters}
-    out = []
-    for cid, addr in sorted(registered.items()):
-        if cid in voter_ids or str(cid) in known:
-            continue
-        out.append(Finding(
-            "stale-controller-registration", "warning",
-            f"controller {cid} is registered ({addr}) but is not a voter (voters "
-            f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
-            "range can block a metadata.version upgrade (give its log dirs to see the range)",
-            [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-            STALE_CONTROLLER_REMEDY.format(id=cid)))
-    return out

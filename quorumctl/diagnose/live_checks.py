@@ -1,0 +1,116 @@
+"""doctor's live checks (`--bootstrap-controller`): DescribeQuorum against the files
+(cluster id, each live voter's directory id), the registered controllers that are
+not voters, and, with no leader or no answer, whether a majority of the voters the
+files know still answers (`majority-lost`)."""
+
+from __future__ import annotations
+
+from .file_checks import configured_voters
+from .findings import Finding, Report
+from .registrations import live_registrations
+
+
+def live_findings(report: Report, q, source: str) -> list[Finding]:
+    """The live quorum (DescribeQuorum) against the files: cluster id, and each
+    live voter's directory id against the meta.properties of that node's dirs."""
+    out = []
+    clusters = {(d.meta or {}).get("cluster.id") for d in report.log_dirs} - {None}
+    if q.cluster_id and clusters and q.cluster_id not in clusters:
+        out.append(Finding("live-cluster-id-differs", "error",
+                           f"{source} answers for cluster {q.cluster_id}, the log dirs belong to {sorted(clusters)}",
+                           [f"{source}: DescribeCluster", *[d.meta_at("cluster.id") for d in report.log_dirs if d.meta]],
+                           "the files given are not this cluster's (or were reformatted)"))
+    if q.leader_id < 0:
+        out.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
+                           [f"{source}: DescribeQuorum"], "run `quorumctl describe health` to see which voters "
+                           "answer; if the majority is lost for good, see `quorumctl recover`"))
+    for v in q.voters:
+        if v.directory_id is None:
+            continue
+        for d in report.log_dirs:
+            if d.replica is not None and d.meta and d.meta.get("node.id") == v.id \
+                    and d.meta.get("directory.id") not in (None, v.directory_id):
+                out.append(Finding("live-directory-id-differs", "error",
+                                   f"the live quorum holds voter {v.id} with directory id {v.directory_id}, but "
+                                   f"{d.path} (node {v.id}'s metadata log dir) has {d.meta['directory.id']}",
+                                   [f"{source}: DescribeQuorum voter {v.id}",
+                                    f"{d.meta_at('directory.id')}: directory.id={d.meta['directory.id']}"],
+                                   f"quorumctl remove-controller -i {v.id} -d {v.directory_id}, then add-controller "
+                                   "from the node (KIP-853)"))
+    return out
+
+
+def check_live(report: Report, bootstrap_controller: str, timeout: float) -> None:
+    """Add the live quorum's findings to `report`: DescribeQuorum against the files,
+    or one `live-unreachable` error when the controller does not answer."""
+    from ..errors import QuorumctlError
+    from ..protocol.client import describe_quorum
+    try:
+        q = describe_quorum(None, bootstrap_controller, None, timeout)
+    except QuorumctlError as e:
+        failed = str(getattr(e, "address", "") or "") or bootstrap_controller
+        if failed == bootstrap_controller or failed in bootstrap_controller.split(","):
+            message = f"{bootstrap_controller}: {e}"
+            evidence = [failed]
+        else:
+            # the bootstrap controller answered and named the active controller, which failed
+            message = (f"{bootstrap_controller} answered, but the active controller it named, {failed}, "
+                       f"did not: {e}")
+            evidence = [f"{bootstrap_controller}: answered (DescribeCluster named {failed})", f"{failed}: {e}"]
+        report.findings.append(Finding("live-unreachable", "error", message, evidence,
+                                       "check the address and that a controller runs there; "
+                                       "`quorumctl describe health` probes each one"))
+        _majority(report, timeout)
+        return
+    report.findings.extend(live_findings(report, q, bootstrap_controller))
+    report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout))
+    if q.leader_id < 0:
+        _majority(report, timeout)
+
+
+def _known_voters(report: Report) -> dict:
+    """id -> Address of the voters the files know: the voter set of the most up-to-date
+    metadata log, else the configs' controller.quorum.voters."""
+    from ..config.addresses import Address
+    out = {}
+    if report.voters:
+        for vid, v in report.voters["by_id"].items():
+            eps = v.get("endpoints") or []
+            if eps:
+                out[vid] = Address(eps[0]["host"], eps[0]["port"])
+    if not out:
+        for c in report.configs:
+            for vid, (host, port) in configured_voters(c).items():
+                out.setdefault(vid, Address(host, port))
+    return out
+
+
+def _majority(report: Report, timeout: float) -> None:
+    """With no leader, or no answer: probe every voter the files know; fewer than a
+    majority answering is `majority-lost`, the case `quorumctl recover` exists for."""
+    from ..protocol.connection import load_client_config
+    from ..protocol.health_probe import check_health
+    voters = _known_voters(report)
+    if not voters:
+        return
+    from ..errors import ClusterError
+    try:
+        probes = check_health(load_client_config(None), config_voters=voters, timeout_s=timeout).probes
+        failed = None
+    except ClusterError as e:   # not one voter answered
+        probes, failed = [], str(e)
+    answering = sorted(p.node_id for p in probes if p.ok and p.node_id in voters and p.kind != "broker")
+    need = len(voters) // 2 + 1
+    if len(answering) >= need:
+        return
+    lost = sorted(set(voters) - set(answering))
+    evidence = [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in probes
+                if p.node_id in lost] if failed is None else [failed]
+    evidence += [f"controller {i} ({voters[i]}): answers" for i in answering]
+    report.findings.append(Finding(
+        "majority-lost", "error",
+        f"majority lost: {len(answering)} of {len(voters)} voters answer ({', '.join(map(str, answering)) or 'none'}); "
+        f"the quorum needs {need} to elect a leader, so the metadata log cannot move",
+        evidence,
+        "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
+        f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}"))

@@ -1,0 +1,106 @@
+"""Registered nodes that are gone: controllers registered but not voters (a
+controller removed with remove-controller stays registered, KAFKA-20395) and
+fenced brokers while others run, from the metadata image of the most up-to-date
+log (`image_registrations`) or from the live quorum's DescribeCluster
+(`live_registrations`); both can block a metadata.version upgrade."""
+
+from __future__ import annotations
+
+from ..versions import MAX_LEVEL, METADATA_VERSION
+from ..versions import version_name as metadata_version_name
+from .findings import Finding, Report
+
+STALE_CONTROLLER_REMEDY = (
+    "Kafka cannot remove a controller registration before metadata.version 4.4 (KIP-1312, KAFKA-20395). If it "
+    "blocks an upgrade: start a controller with node.id {id} on the new release (formatted with "
+    "--no-initial-controllers, controller.quorum.bootstrap.servers pointing at the quorum), let it register "
+    "(it joins as an observer, not a voter), then stop it; its registration then carries the new release's "
+    "supported range. Never reuse the id for a voter without add-controller")
+FENCED_BROKER_REMEDY = (
+    "if broker {id} is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id {id} "
+    "(UnregisterBroker); if it is only stopped, start it again")
+
+
+def _blocks(features: dict, mv) -> str:
+    """What a registration's supported metadata.version range blocks."""
+    rng = features.get(METADATA_VERSION)
+    if not rng:
+        return "it advertises no metadata.version range"
+    lo, hi = rng
+    span = f"metadata.version {lo}-{hi} ({_level_name(lo)} to {_level_name(hi)})"
+    if hi < MAX_LEVEL:
+        return (f"it supports {span}: Kafka refuses any metadata.version upgrade above {_level_name(hi)} "
+                "while it stays registered")
+    return f"it supports {span}: it blocks no metadata.version upgrade quorumctl knows of"
+
+
+def _level_name(level: int) -> str:
+    try:
+        return metadata_version_name(level)
+    except Exception:     # a level this catalogue does not name
+        return f"level {level}"
+
+
+def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
+    """Registered controllers that are not voters, and fenced brokers, from the
+    image of the most up-to-date metadata log: both stay registered after the
+    node is gone (a controller removed with remove-controller and wiped, a broker
+    that will not return) and both can block a metadata.version upgrade.
+    A stopped cluster's brokers are all fenced (controlled shutdown fences), so
+    a fenced broker is named only while another broker is not: the cluster
+    runs without it."""
+    if not voter_ids:
+        return
+    from ..errors import QuorumctlError
+    from ..image.replay import replay
+    try:
+        img = replay([best.partition_dir], workers=1).image
+    except (QuorumctlError, OSError):
+        return    # an unreadable log is reported by verify; doctor judges what it can read
+    where = f"{best.partition_dir}: the metadata image"
+    for cid, reg in sorted(img.controllers.items()):
+        if cid in voter_ids:
+            continue
+        out.append(Finding(
+            "stale-controller-registration", "warning",
+            f"controller {cid} is registered (listeners {', '.join(reg['listeners']) or 'none'}) but is not a voter "
+            f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
+            + _blocks(reg["supportedFeatures"], mv),
+            [f"{where}: /controllers/{cid}"], STALE_CONTROLLER_REMEDY.format(id=cid), node_id=cid))
+    running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
+    for bid, reg in sorted(img.brokers.items()):
+        if not reg.get("fenced") or not running:
+            continue
+        out.append(Finding(
+            "fenced-broker-registration", "warning",
+            f"broker {bid} is registered but fenced while broker{'s' if len(running) > 1 else ''} "
+            f"{', '.join(map(str, running))} {'are' if len(running) > 1 else 'is'} not: it stopped heartbeating "
+            "(stopped, or gone for good), and its replicas are offline while it stays away; "
+            + _blocks(reg["supportedFeatures"], mv),
+            [f"{where}: /brokers/{bid}"], FENCED_BROKER_REMEDY.format(id=bid), node_id=bid))
+
+
+def live_registrations(report: Report, q, source: str, timeout: float) -> list[Finding]:
+    """Registered controllers (DescribeCluster to the controllers, as
+    kafka-cluster list-endpoints) that are not voters, unless the files already
+    named them."""
+    from ..errors import QuorumctlError
+    from ..protocol.client import registered_controllers
+    try:
+        registered = registered_controllers(source, timeout)
+    except QuorumctlError:
+        return []
+    known = {f.node_id for f in report.findings if f.code == "stale-controller-registration"}
+    voter_ids = {v.id for v in q.voters}
+    out = []
+    for cid, addr in sorted(registered.items()):
+        if cid in voter_ids or cid in known:
+            continue
+        out.append(Finding(
+            "stale-controller-registration", "warning",
+            f"controller {cid} is registered ({addr}) but is not a voter (voters "
+            f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
+            "range can block a metadata.version upgrade (give its log dirs to see the range)",
+            [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
+            STALE_CONTROLLER_REMEDY.format(id=cid), node_id=cid))
+    return out

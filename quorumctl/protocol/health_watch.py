@@ -1,0 +1,104 @@
+"""`describe health --watch`: a short history of samples and the verdicts only a
+history shows, `stalled` and `flapping`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .health_verdict import Health
+
+
+STALL_SAMPLES = 3          # the high watermark still (or no leader) over this many samples: stalled
+FLAPPING_EPOCHS = 3        # this many epoch changes within a minute: flapping
+FLAP_WINDOW_S = 60.0
+
+
+@dataclass
+class Sample:
+    at: float                 # time.time()
+    verdict: str
+    leader_id: int | None
+    leader_epoch: int | None
+    high_watermark: int | None
+    leader_leo: int | None
+
+
+def sample_of(h: Health, at: float | None = None) -> Sample:
+    leader = h.quorum.leader() if h.quorum is not None else None
+    return Sample(time.time() if at is None else at, h.verdict, h.leader_id, h.leader_epoch,
+                  h.high_watermark, None if leader is None else leader.log_end_offset)
+
+
+def _span(a: Sample, b: Sample) -> str:
+    return f"{b.at - a.at:.0f} s"
+
+
+class History:
+    """The samples of `describe health --watch` and the verdicts only a history
+    shows: `stalled` (the high watermark does not move while the leader's log
+    grows, or no leader, for `stall_samples` samples: a healthy KRaft leader
+    commits a no-op at least every metadata.max.idle.interval.ms, 500 ms) and
+    `flapping` (`flapping_epochs` or more leader epoch changes within a minute)."""
+
+    def __init__(self, stall_samples: int = STALL_SAMPLES, flapping_epochs: int = FLAPPING_EPOCHS,
+                 keep: int = 30):
+        self.stall_samples, self.flapping_epochs, self.keep = stall_samples, flapping_epochs, keep
+        self.samples: list[Sample] = []
+
+    def add(self, s: Sample) -> None:
+        self.samples.append(s)
+        # keep at least a minute's worth for the flapping count
+        while len(self.samples) > self.keep and s.at - self.samples[0].at > FLAP_WINDOW_S:
+            self.samples.pop(0)
+
+    def stalled(self) -> str | None:
+        w = self.samples[-self.stall_samples:]
+        if len(w) < self.stall_samples or w[-1].verdict == "unreachable":
+            return None
+        led = [s for s in w if s.leader_id is not None and s.high_watermark is not None and s.high_watermark >= 0]
+        span = _span(w[0], w[-1])
+        if not led:
+            return f"stalled: no leader for {len(w)} samples ({span})"
+        hw = led[0].high_watermark
+        if any(s.high_watermark > hw for s in led):
+            return None
+        leaderless = len(w) - len(led)
+        grew = (len(led) >= 2 and led[0].leader_leo is not None and led[-1].leader_leo is not None
+                and led[-1].leader_leo > led[0].leader_leo)
+        if not grew and not leaderless:
+            return None
+        what = []
+        if grew:
+            what.append(f"while the leader's log end offset grew {led[0].leader_leo} -> {led[-1].leader_leo}")
+        if leaderless:
+            what.append(f"with no leader in {leaderless} of them")
+        return f"stalled: the high watermark stayed at {hw} for {len(w)} samples ({span}) " + " and ".join(what)
+
+    def epoch_changes(self) -> tuple[int, Sample | None, Sample | None]:
+        """Leader epoch changes within the last minute: (count, first, last sample with an epoch)."""
+        now = self.samples[-1].at if self.samples else 0
+        known = [s for s in self.samples if s.leader_epoch is not None and now - s.at <= FLAP_WINDOW_S]
+        if len(known) < 2:
+            return 0, None, None
+        return max(s.leader_epoch for s in known) - known[0].leader_epoch, known[0], known[-1]
+
+    def flapping(self) -> str | None:
+        n, first, last = self.epoch_changes()
+        if n < self.flapping_epochs:
+            return None
+        return (f"flapping: the leader epoch changed {n} times in {_span(first, last)} "
+                f"(epoch {first.leader_epoch} -> {max(s.leader_epoch for s in self.samples if s.leader_epoch is not None)}; "
+                f"{self.flapping_epochs} or more within a minute is flapping)")
+
+
+def watch_verdict(h: Health, history: History) -> tuple[str, list[str]]:
+    """The verdict with the history taken into account, and the reasons that say why."""
+    stalled, flapping = history.stalled(), history.flapping()
+    extra = [r for r in (stalled, flapping) if r]
+    if stalled:
+        return "stalled", extra
+    if flapping:
+        return "flapping", extra
+    return h.verdict, extra
+

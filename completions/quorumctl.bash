@@ -97,12 +97,12 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version' ;;
         'features upgrade')
             subs=''
-            opts='--metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
-            vopts='--metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+            opts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
+            vopts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'features downgrade')
             subs=''
-            opts='--metadata --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
-            vopts='--metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+            opts='--metadata -f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
+            vopts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'topics')
             subs='describe'
             opts='-h --help'

@@ -59,9 +59,9 @@ function __quorumctl_vopts
         case 'features describe'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version
         case 'features upgrade'
-            printf '%s\n' -- --metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'features downgrade'
-            printf '%s\n' -- --metadata --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'topics describe'
             printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
         case 'bootstrap format'
@@ -305,7 +305,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l kafka-ver
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
-complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l feature -x -d 'A feature to change, as feature=level (transaction.version=2). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
@@ -315,7 +315,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s o -l outpu
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
-complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l feature -x -d 'A feature to change, as feature=level (transaction.version=2). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l unsafe -d 'An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'

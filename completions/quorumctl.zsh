@@ -358,7 +358,8 @@ _quorumctl_features_describe() {
 _quorumctl_features_upgrade() {
   _arguments -s -S : \
     '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
-    '*--feature=[A feature to change, as feature=level (transaction.version=2). Repeatable.]:NAME=LEVEL: ' \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
@@ -372,7 +373,8 @@ _quorumctl_features_upgrade() {
 _quorumctl_features_downgrade() {
   _arguments -s -S : \
     '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
-    '*--feature=[A feature to change, as feature=level (transaction.version=2). Repeatable.]:NAME=LEVEL: ' \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '--unsafe[An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.]' \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
@@ -463,8 +465,8 @@ _quorumctl_bootstrap_format() {
     '*--add-scram=[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '(-g --ignore-formatted)'{-g,--ignore-formatted}'[Skip formatted dirs and format the others.]' \
     '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).]:TEXT: ' \
-    '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
-    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '(-s --standalone)'{-s,--standalone}'[Format a controller as a single-voter dynamic quorum (KIP-853).]' \
     '(-N --no-initial-controllers)'{-N,--no-initial-controllers}'[Format without a dynamic quorum topology.]' \
     '(-I --initial-controllers)'{-I,--initial-controllers=}'[id@host\:port\:directoryId,... \: the initial voters of a dynamic quorum (the same on every node).]:TEXT: ' \
@@ -492,8 +494,8 @@ _quorumctl_bootstrap_version_mapping() {
 
 _quorumctl_bootstrap_feature_dependencies() {
   _arguments -s -S : \
-    '*-f[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
-    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:TEXT: ' \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

@@ -16,7 +16,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus, InputError
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, OutputOpt, Timeout
+from .options import Apply, BootstrapController, FeatureLevels, BootstrapServer, CommandConfig, OutputOpt, Timeout
 
 LogDirs = Optional[List[str]]
 
@@ -48,8 +48,6 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
 
 _METADATA = typer.Option(None, "--metadata", metavar="VERSION",
                          help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")
-_FEATURE = typer.Option(None, "--feature", metavar="NAME=LEVEL",
-                        help="A feature to change, as feature=level (transaction.version=2). Repeatable.")
 _LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
                           help="Check offline against this log dir's image (its registrations) instead of a cluster.")
 
@@ -57,7 +55,7 @@ _LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
 def upgrade(
     log_dir: LogDirs = _LOG_DIR,
     metadata: Optional[str] = _METADATA,
-    feature: Optional[List[str]] = _FEATURE,
+    feature: FeatureLevels = [],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -80,7 +78,7 @@ def upgrade(
 def downgrade(
     log_dir: LogDirs = _LOG_DIR,
     metadata: Optional[str] = _METADATA,
-    feature: Optional[List[str]] = _FEATURE,
+    feature: FeatureLevels = [],
     unsafe: bool = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka "
                                                         "4.3 refuses it for metadata.version."),
     bootstrap_server: BootstrapServer = None,

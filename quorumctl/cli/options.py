@@ -74,7 +74,7 @@ ReleaseVersion = Annotated[Optional[str], typer.Option(
     help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3's; 4.1-IV1 "
          "gives Kafka 4.1's defaults).")]
 FeatureLevels = Annotated[List[str], typer.Option(
-    "--feature", "-f", help="feature=level (repeatable), e.g. group.version=1.")]
+    "--feature", "-f", metavar="NAME=LEVEL", help="feature=level (repeatable), e.g. group.version=1.")]
 # the point of the metadata log a command reads the image at (image, topics describe)
 AtOffset = Annotated[Optional[int], typer.Option(
     "--at-offset", metavar="N", min=0, help="The metadata image after the record at offset N.")]

@@ -85,21 +85,22 @@ def pytest_make_collect_report(collector):
 # end waited for a 4-minute module begun late. So the modules are collected
 # longest first (the costliest first, then by number of tests as xdist would),
 # and the short ones fill the gaps at the end. Seconds of one worker on the
-# 2-core CI machine, rounded; only the order matters. A module missing here
-# that takes minutes belongs here (tests/test_ci_guard.py checks the Kafka and
-# Spark modules are listed).
+# 2-core CI machine, rounded, from the last CI run's durations and single-module
+# runs; only the order matters (refresh them from a full run's --durations=0).
+# A module missing here that takes minutes belongs here (tests/test_ci_guard.py
+# checks the Kafka and Spark modules are listed).
 MODULE_SECONDS = {
     "test_kafka_rolling_upgrade.py": 260,
     "test_kafka_recover_chaos.py": 220,
     "test_kafka_recover_safety.py": 200,
     "test_kafka41_recover.py": 175,
-    "test_kafka_dumplog.py": 170,
     "test_spark_standalone.py": 160,
     "test_kafka41_committed.py": 130,
     "test_kafka41_topics.py": 130,
     "test_kafka43_files.py": 130,
     "test_kafka_health.py": 120,
     "test_kafka_static.py": 110,
+    "test_kafka_dumplog.py": 100,
     "test_kafka_dynamic.py": 100,
     "test_spark_classarchive.py": 90,
     "test_spark_export.py": 90,

@@ -135,44 +135,9 @@ def free_base_port(lo: int = 29500, hi: int = 29790, span: int = 5) -> int:
         pytest.skip(f"{e} for a Kafka cluster")
 
 
-class Cluster:
-    """A real Kafka cluster (4.1 unless `version` says) started by ../shared/kafka/cluster in `d`."""
-
-    def __init__(self, d: Path, base: int, controllers: int = 3, version: str = "4.1"):
-        self.d, self.base, self.n = d, base, controllers
-        self.version, self.home = version, HOMES[version]
-        self.cluster_id: str | None = None
-        self.dir_ids: dict[int, str] = {}      # controller id -> directory id (dynamic quorum)
-        self.formatted: dict[str, str] = {}    # node name -> what `bootstrap format` printed
-
-    def run(self, *args: str, timeout: float = 150, check: bool = True,
-            home: Path | None = None) -> subprocess.CompletedProcess:
-        """The cluster script; `home` starts a node from another release (a rolling upgrade)."""
-        env = dict(os.environ)
-        env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
-        env["KAFKA_HOME"] = str(home or self.home)
-        r = subprocess.run([str(CLUSTER), str(self.d), *args], capture_output=True, text=True, timeout=timeout, env=env)
-        if check and r.returncode != 0:
-            raise AssertionError(f"cluster {' '.join(args)} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-        return r
-
-    @property
-    def controllers(self) -> list[str]:
-        return [f"127.0.0.1:{self.base + i}" for i in range(1, self.n + 1)]
-
-    @property
-    def broker(self) -> str:
-        return f"127.0.0.1:{self.base + self.n + 1}"
-
-    def info(self) -> dict:
-        out = self.run("info").stdout
-        return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-
-    def stop(self):
-        try:
-            self.run("stop", "--timeout", "30", timeout=180, check=False)
-        finally:
-            self.run("stop", "--timeout", "5", timeout=120, check=False)   # whatever the first left behind
+# A real Kafka cluster run by ../shared/kafka/cluster: tools/recover_chaos.Kafka, the one
+# wrapper of the script (the chaos runs and the recover safety tests use it too).
+Cluster = recover_chaos.Kafka
 
 
 def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
@@ -194,15 +159,17 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
 
 
 def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3,
-                  version: str = "4.1", release_version: str | None = None) -> Cluster:
-    """A real cluster of `version` (N controllers, 1 broker) whose storage quorumctl formatted:
+                  version: str = "4.1", release_version: str | None = None, brokers: int = 1,
+                  start_timeout: int = 150) -> Cluster:
+    """A real cluster of `version` (N controllers, M brokers) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are.
     A port taken between choosing it and starting (another test process's
     cluster) means a new cluster on other ports, formatted again."""
     for attempt in (1, 2, 3):
         try:
-            return _start_cluster(cli, tmp_path_factory.mktemp(name), dynamic, controllers, version, release_version)
+            return _start_cluster(cli, tmp_path_factory.mktemp(name), dynamic, controllers, version,
+                                  release_version, brokers, start_timeout)
         except AssertionError as e:
             if attempt == 3 or "is already in use" not in str(e):
                 raise
@@ -210,8 +177,9 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
 
 
 def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
-                   release_version: str | None) -> Cluster:
-    c = Cluster(d, free_base_port(span=controllers + 1), controllers, version)
+                   release_version: str | None, brokers: int, start_timeout: int) -> Cluster:
+    c = Cluster(d, free_base_port(span=controllers + brokers), version, brokers=brokers, controllers=controllers,
+                dynamic=dynamic)
     code, out, err = cli("bootstrap", "random-uuid")
     assert code == 0, err
     cluster_id = out.strip()
@@ -219,12 +187,12 @@ def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
     for _ in range(controllers if dynamic else 0):
         code, out, err = cli("bootstrap", "random-uuid")
         dir_ids.append(out.strip())
-    (d / "cluster.env").write_text(f"MODE={'dynamic' if dynamic else 'static'}\nNC={controllers}\nNB=1\n"
+    (d / "cluster.env").write_text(f"MODE={'dynamic' if dynamic else 'static'}\nNC={controllers}\nNB={brokers}\n"
                                    f"BASE={c.base}\nCLUSTER_ID={cluster_id}\nDIR_IDS='{' '.join(dir_ids)}'\n")
     (d / "conf").mkdir()
     initial = ",".join(f"{i}@{a}:{did}" for i, (a, did) in enumerate(zip(c.controllers, dir_ids), 1))
     c.cluster_id, c.dir_ids, c.formatted = cluster_id, dict(enumerate(dir_ids, 1)), {}
-    for n in [f"c{i}" for i in range(1, controllers + 1)] + [f"b{controllers + 1}"]:
+    for n in [c.name(i) for i in range(1, controllers + 1)] + [c.name(b) for b in c.brokers]:
         conf = d / "conf" / f"{n}.properties"
         conf.write_text(_node_props(c, n, dynamic))
         extra = []
@@ -234,17 +202,7 @@ def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
                              "--release-version", release_version or RELEASE_VERSION[version], "--apply")
         assert code == 0, err
         c.formatted[n] = out
-    for attempt in (1, 2):
-        try:
-            c.run("start", "--timeout", "150", timeout=400)
-            break
-        except BaseException as e:
-            c.stop()
-            # On a starved machine a broker gives up registering after 60 s and exits
-            # ("b4 died during startup"): that is the machine, not the code under test.
-            # One more start on the same data; any other failure, or a second one, fails.
-            if attempt == 2 or "died during startup" not in str(e):
-                raise
+    c.launch(start_timeout=start_timeout)
     return c
 
 

@@ -60,3 +60,27 @@ def test_a_module_level_skip_fails_ci(tmp_path):
     # a collection error: pytest stops with "interrupted" (2)
     assert p.returncode == 2 and "CI=true: tests/test_needs_dep.py was skipped" in p.stdout, p.stdout + p.stderr
     assert "a declared test dependency" in p.stdout
+
+
+def test_the_long_modules_are_scheduled_first():
+    """The suite's wall time on 2 workers is set by when its minutes-long modules
+    start (tests/conftest.py): every real-Kafka and Spark module has a cost there,
+    no cost names a module that is gone, xdist keeps the collection order, and the
+    collection puts the costliest module first."""
+    import tomllib
+
+    import conftest
+    heavy = {p.name for p in TESTS.glob("test_*.py") if p.name.startswith(("test_kafka", "test_spark"))}
+    assert heavy - set(conftest.MODULE_SECONDS) == set()
+    assert set(conftest.MODULE_SECONDS) - {p.name for p in TESTS.glob("test_*.py")} == set()
+    addopts = tomllib.loads((TESTS.parent / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "--dist loadfile" in addopts and "--no-loadscope-reorder" in addopts
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0"],
+                       cwd=TESTS.parent, capture_output=True, text=True, timeout=300)
+    modules = list(dict.fromkeys(line.split("::")[0].removeprefix("tests/") for line in p.stdout.splitlines()
+                                 if "::" in line))
+    longest = max(conftest.MODULE_SECONDS, key=conftest.MODULE_SECONDS.get)
+    assert modules[0] == longest, modules[:5]
+    ranked = [m for m in modules if m in conftest.MODULE_SECONDS]
+    assert ranked == sorted(ranked, key=lambda m: -conftest.MODULE_SECONDS[m])
+    assert modules[:len(ranked)] == ranked     # every costed module before the rest

@@ -1,6 +1,6 @@
 """Where kafka-dump-log 4.1 and 4.3 print differently, dump-log prints 4.3's
 text by default and 4.1's with --kafka-version 4.1 (docs/dump-log.md). The
-real tools' output on real files is compared in test_kafka41_dumplog.py; here
+real tools' output on real files is compared in test_kafka_dumplog.py; here
 the forms are pinned on files written for the purpose, without Java."""
 
 from __future__ import annotations

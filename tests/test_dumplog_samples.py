@@ -1,7 +1,7 @@
 """dump-log text equals kafka-dump-log's own 3.x transcripts (reference/samples,
 kept as regression data), line for line, once turned into what kafka-dump-log
 4.1 prints (LeaderChange decoded), apart from the documented deliberate
-differences (docs/dump-log.md). tests/test_kafka41_dumplog.py compares with
+differences (docs/dump-log.md). tests/test_kafka_dumplog.py compares with
 the real 4.1 tool run on the same files."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`topics describe` against kafka-topics.sh --describe on a real Kafka 4.1
-cluster (3 controllers, 2 brokers): RF2 and RF1 topics, cluster-wide and topic
+cluster (3 controllers, 2 brokers, formatted by quorumctl: kafka41.start_cluster): RF2 and RF1 topics, cluster-wide and topic
 configs, broker 5 killed. A copy of controller 1's log dir must give Kafka's
 lines with every filter, and at a time recorded before the kill, the lines
 Kafka printed then. Kafka 4.3's kafka-topics prints the same text (checked once)."""
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from kafka41 import KAFKA_DIR, Cluster, free_base_port, kafka_tool, needs_kafka, tool_env, until
+from kafka41 import KAFKA_DIR, kafka_tool, needs_kafka, start_cluster, tool_env, until
 
 pytestmark = needs_kafka
 
@@ -29,23 +29,12 @@ def describe(tmp, bs: str, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def seen(tmp_path_factory):
+def seen(cli, tmp_path_factory):
     """Kafka's outputs before and after broker 5 dies, the time between, and a copy of c1's log dir."""
     tmp = tmp_path_factory.mktemp("tools")
-    for attempt in (1, 2, 3):
-        # a starved machine, or a port taken between the check and the start (other suites run
-        # clusters too): a fresh dir and base port, as kafka41.start_cluster retries
-        d = tmp_path_factory.mktemp("topics")
-        c = Cluster(d, free_base_port(span=5), 3)
-        r = c.run("start", "--brokers", "2", "--base-port", str(c.base), "--timeout", "280", timeout=600,
-                  check=False)
-        if r.returncode == 0:
-            break
-        c.stop()
-        c.run("wipe", check=False)
-    else:
-        raise AssertionError(f"cluster start failed 3 times; the last:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
-    bs = f"127.0.0.1:{c.base + 4}"
+    c = start_cluster(cli, tmp_path_factory, "topics", dynamic=False, brokers=2, start_timeout=280)
+    d = c.d
+    bs = c.broker
     try:
         p = kafka_tool("kafka-configs", ["--bootstrap-server", bs, "--alter", "--entity-type", "brokers",
                                          "--entity-default", "--add-config",
@@ -66,7 +55,7 @@ def seen(tmp_path_factory):
                            text=True, timeout=180, env=tool_env(tmp))
         before43 = p.stdout if p.returncode == 0 else p.stderr
         time.sleep(1.5)
-        c.run("kill-node", "5")
+        c.kill(5)
         until("broker 5 fenced", lambda: describe(tmp, bs, "--unavailable-partitions").count("\n") >= 1, 120)
         after = {f: describe(tmp, bs, f) for f in FILTERS}
         after["--topic rf2"] = describe(tmp, bs, "--topic", "rf2")

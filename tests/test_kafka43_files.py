@@ -1,12 +1,15 @@
 """A real Kafka 4.3 cluster's own files (1 controller + 1 broker, formatted by
 quorumctl at 4.2-IV1 and upgraded to 4.3-IV0 with kafka-features): topics with
 configs, a cluster-wide broker config, a client quota, SCRAM users, records
-with keys, a share group that consumed them, and a log dir cordoned
-(KIP-1066, a 4.3-IV0 feature). Once the cluster is stopped:
+with keys, a share group that consumed them, a streams group (KIP-1071,
+streams.version 1) whose member was assigned its tasks and committed, and a log
+dir cordoned (KIP-1066, a 4.3-IV0 feature). Once the cluster is stopped:
 
 - dump-log prints what 4.3's kafka-dump-log prints, byte for byte, stdout and
   stderr, on the controller's and the broker's metadata logs (decoded) and on
   the topic, consumer-offsets and share-state segments and their indexes;
+- the streams group's records are in the consumer-offsets segments, and 4.3's
+  kafka-streams-groups lists it;
 - verify finds nothing wrong in either log dir;
 - `image` agrees with 4.3's kafka-metadata-shell reading the controller's log:
   finalized features, topics and their partitions, configs, quotas, SCRAM
@@ -16,15 +19,82 @@ with keys, a share group that consumed them, and a log dir cordoned
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from kafka41 import KAFKA43_HOME, kafka_tool, skip_reason, start_cluster, until
+from kafka41 import KAFKA43_HOME, kafka_tool, skip_reason, start_cluster, tool_env, until
 
 REASON = skip_reason(KAFKA43_HOME)
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+
+# Our own harness (not Kafka's code): a Kafka Streams group without the Streams library.
+# The shared 4.3 has no kafka-streams jar, but the streams rebalance protocol's client
+# (KIP-1071: StreamsGroupHeartbeat, the member's tasks) is in kafka-clients: Kafka
+# Streams' StreamThread builds an AsyncKafkaConsumer with a StreamsRebalanceData, as
+# here. One member, one subtopology reading TOPIC: it joins GROUP, polls until its tasks
+# are assigned, commits what it read and leaves. Prints "assigned N" and "committed".
+STREAMS_GROUP_JAVA = """\
+import java.time.Duration;
+import java.util.*;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.internals.AsyncKafkaConsumer;
+import org.apache.kafka.clients.consumer.internals.StreamsRebalanceData;
+import org.apache.kafka.clients.consumer.internals.StreamsRebalanceListener;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+public class StreamsGroupMember {
+    public static void main(String[] a) throws Exception {
+        String bootstrap = a[0], group = a[1], topic = a[2];
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cfg.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        cfg.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cfg.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        cfg.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        StreamsRebalanceData data = new StreamsRebalanceData(UUID.randomUUID(), Optional.empty(), Optional.empty(),
+            Map.of("0", new StreamsRebalanceData.Subtopology(Set.of(topic), Set.of(), Map.of(), Map.of(), List.of())),
+            Map.of());
+        try (AsyncKafkaConsumer<byte[], byte[]> c = new AsyncKafkaConsumer<>(new ConsumerConfig(cfg),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer(), Optional.of(data))) {
+            c.subscribe(List.of(topic), new StreamsRebalanceListener() {
+                public void onTasksRevoked(Set<StreamsRebalanceData.TaskId> tasks) { }
+                public void onTasksAssigned(StreamsRebalanceData.Assignment assignment) {
+                    data.setReconciledAssignment(assignment);   // what Kafka Streams' listener does
+                }
+                public void onAllTasksLost() { }
+            });
+            long end = System.currentTimeMillis() + 120_000;
+            int read = 0;
+            while (System.currentTimeMillis() < end
+                   && (data.reconciledAssignment().activeTasks().isEmpty() || read == 0)) {
+                read += c.poll(Duration.ofMillis(500)).count();
+            }
+            System.out.println("assigned " + data.reconciledAssignment().activeTasks().size());
+            c.commitSync();
+            System.out.println("committed");
+        }
+    }
+}
+"""
+
+
+def streams_group_member(bootstrap: str, group: str, topic: str, tmp: Path) -> str:
+    """Run STREAMS_GROUP_JAVA with 4.3's jars; what it printed."""
+    src = tmp / "StreamsGroupMember.java"
+    src.write_text(STREAMS_GROUP_JAVA)
+    java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
+    p = subprocess.run([java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                        f"-Dlog4j2.configurationFile={KAFKA43_HOME / 'config' / 'tools-log4j2.yaml'}",
+                        "-cp", f"{KAFKA43_HOME / 'libs'}/*", str(src), bootstrap, group, topic],
+                       capture_output=True, text=True, timeout=300, env=tool_env(tmp), cwd=tmp)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    return p.stdout
 
 
 def k43(tool: str, args: list[str], tmp: Path, stdin: bytes | None = None) -> str:
@@ -69,6 +139,10 @@ def c43(cli, tmp_path_factory):
                            timeout=300, home=KAFKA43_HOME)
             assert p.returncode == 1, p.stdout + p.stderr
             c.kafka_refusals[op] = [ln for ln in p.stdout.splitlines() if ln.startswith("Can not ")]
+        # a streams group (streams.version 1 at 4.3-IV0): joined, its tasks assigned, offsets committed
+        out = streams_group_member(b, "streams1", "t1", tmp)
+        assert out == "assigned 3\ncommitted\n", out
+        c.streams_groups = k43("kafka-streams-groups", ["--bootstrap-server", b, "--list"], tmp)
         k43("kafka-configs", ["--bootstrap-server", b, "--alter", "--entity-type", "brokers", "--entity-name",
                               str(c.n + 1), "--add-config", "cordoned.log.dirs=*"], tmp)
         # the broker registers the cordoned dir with the controller (BrokerRegistrationChangeRecord v3)
@@ -121,6 +195,21 @@ def test_the_4_3_records_are_there(cli, c43):
     assert '"name":"share.version","featureLevel":1}' in out
     assert '"type":"USER_SCRAM_CREDENTIAL_RECORD"' in out and '"type":"CLIENT_QUOTA_RECORD"' in out
     assert re.search(r'"type":"BROKER_REGISTRATION_CHANGE_RECORD","version":3,.*"cordonedLogDirs":\["', out)
+
+
+def test_the_streams_group_is_there(cli, c43):
+    """Kafka 4.3 lists the streams group, and its records (the group's metadata and
+    topology, its member, its target assignment, its committed offsets) are in the
+    consumer-offsets segments that test_dump_log_equals_kafka_43 compares."""
+    assert c43.streams_groups.split() == ["streams1"], c43.streams_groups
+    code, out, _ = cli("dump-log", "-o", "text", "--deep-iteration", "--print-data-log",
+                       *_files(c43, "b2", "__consumer_offsets-*/*.log"))
+    assert code == 0
+    # the record keys (coordinator-key api keys of group-coordinator's message specs), the group id
+    # after its length: StreamsGroupMetadata 17, -MemberMetadata 19, -TargetAssignmentMetadata 20,
+    # -TargetAssignmentMember 21, -CurrentMemberAssignment 22, -Topology 23
+    keys = {ord(m.group(1)) for m in re.finditer("key: \x00([\x11-\x17])\x00\x08streams1", out)}
+    assert keys == {17, 19, 20, 21, 22, 23}, (keys, out[-3000:])
 
 
 @pytest.mark.parametrize("node", ["c1", "b2"])

@@ -22,7 +22,7 @@ from kafka41 import cluster_fixture, needs_kafka, until
 
 pytestmark = needs_kafka
 
-cluster = cluster_fixture("kafka41-health", dynamic=True)
+cluster = cluster_fixture("kafka-health", dynamic=True)
 ROOT = Path(__file__).resolve().parents[1]
 
 

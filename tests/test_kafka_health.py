@@ -105,7 +105,11 @@ def test_watch_flapping_when_the_leader_is_killed_again_and_again(cli, cluster, 
     with open(out_path, "wb") as out, open(tmp_path / "watch.err", "wb") as err:
         watch = subprocess.Popen([sys.executable, "-m", "quorumctl", "describe", "health", "--bootstrap-controller",
                                   ",".join(cluster.controllers), "-o", "json", "--watch", "1",
-                                  "--flapping-epochs", "2"], stdout=out, stderr=err, env=env)
+                                  "--flapping-epochs", "2"], stdout=out, stderr=err, env=env,
+                                 # Ctrl-C as at a terminal: a runner started in the background (`cmd &`
+                                 # without job control) passes SIGINT on ignored, and Python then
+                                 # installs no KeyboardInterrupt handler, so the watch would never stop
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         for _ in range(3):
             leader = healthy(cli, cluster)["leaderId"]
@@ -119,7 +123,12 @@ def test_watch_flapping_when_the_leader_is_killed_again_and_again(cli, cluster, 
         doc = until("a flapping verdict", flapping, 30)
     finally:
         watch.send_signal(signal.SIGINT)
-        watch.wait(timeout=60)
+        try:
+            watch.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            watch.kill()      # the test fails on the timeout; the watch must not outlive it
+            watch.wait()
+            raise
     reason = next(r for r in doc["reasons"] if r.startswith("flapping: "))
     assert reason.startswith("flapping: the leader epoch changed "), reason
     changes = int(reason.split("changed ")[1].split()[0])

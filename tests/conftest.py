@@ -113,7 +113,7 @@ MODULE_SECONDS = {
     "test_kafka_storage.py": 20,
     "test_spark_writer.py": 20,
     "test_spark_rows_fastpath.py": 20,
-    "test_kafka41_doctor.py": 15,
+    "test_kafka_doctor.py": 30,
     "test_kafka_options.py": 15,
     "test_kafka_dumplog_utf8.py": 10,
     "test_spark_plan.py": 10,

@@ -1,5 +1,5 @@
-"""doctor's known traps (quorumctl/diagnose/traps.py) on storage real Kafka 4.1
-formatted: `kafka-storage.sh format --release-version 3.4` writes a
+"""doctor's known traps (quorumctl/diagnose/traps.py) on storage real Kafka (4.1
+and 4.3) formatted: `kafka-storage.sh format --release-version 3.4` writes a
 bootstrap.checkpoint whose metadata.version (3.4-IV0) is below what the nodes'
 configs use: a JBOD broker, SCRAM, delegation tokens. No cluster is started:
 the nodes would fail or refuse exactly as the findings say, which is the point."""
@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 
-from kafka41 import kafka_tool, needs_kafka
+import pytest
+
+from kafka41 import HOMES, home_of, kafka_tool, needs_kafka
 
 pytestmark = needs_kafka
 
@@ -19,7 +21,9 @@ def line_of(path, key) -> int:
     return 1 + next(i for i, ln in enumerate(path.read_text().splitlines()) if ln.startswith(key + "="))
 
 
-def test_doctor_metadata_version_traps_on_real_format(cli, tmp_path):
+@pytest.mark.parametrize("release", list(HOMES))
+def test_doctor_metadata_version_traps_on_real_format(cli, tmp_path, release):
+    home = home_of(release)
     data = tmp_path / "data"
     c1, b4 = tmp_path / "c1.properties", tmp_path / "b4.properties"
     common = "controller.quorum.voters=1@127.0.0.1:29991\ncontroller.listener.names=CONTROLLER\n"
@@ -29,7 +33,7 @@ def test_doctor_metadata_version_traps_on_real_format(cli, tmp_path):
                   f"log.dirs={data / 'b4a'},{data / 'b4b'}\nsasl.enabled.mechanisms=SCRAM-SHA-512\n")
     for conf in (c1, b4):
         p = kafka_tool("kafka-storage", ["format", "-t", CLUSTER_ID, "-c", str(conf), "--release-version", "3.4"],
-                       tmp_path)
+                       tmp_path, home=home)
         assert p.returncode == 0 and "with metadata.version 3.4-IV0" in p.stdout, p.stdout + p.stderr[-2000:]
 
     code, out, err = cli("doctor", "-c", c1, "-c", b4, "-o", "json")
@@ -69,6 +73,6 @@ def test_doctor_metadata_version_traps_on_real_format(cli, tmp_path):
         (data / d).rmdir()
     for conf in (c1, b4):
         assert kafka_tool("kafka-storage", ["format", "-t", CLUSTER_ID, "-c", str(conf), "--release-version",
-                                            "3.7-IV2"], tmp_path).returncode == 0
+                                            "3.7-IV2"], tmp_path, home=home).returncode == 0
     code, out, err = cli("doctor", "-c", c1, "-c", b4, "-o", "json")
     assert (code, [f["code"] for f in json.loads(out)["findings"]]) == (0, [])

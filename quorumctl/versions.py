@@ -52,6 +52,12 @@ DEFAULT_RELEASE = "4.3-IV0"
 KAFKA41_LATEST_PRODUCTION = 27   # 4.1-IV1: kafka-storage 4.1's default (`-r 4.1-IV1` writes its files)
 SCRAM_MIN_LEVEL = 11             # MetadataVersion.isScramSupported: 3.5-IV2
 KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1's bootstrap metadata.version (Kafka 4.1 also made it a dependency)
+# MetadataVersion.isControllerRegistrationSupported: 3.7-IV0; below it the active controller
+# checks no controller's supported range but its own (features upgrade)
+CONTROLLER_REGISTRATION_LEVEL = 15
+# the levels whose didMetadataChange is true in Kafka 4.3.0's MetadataVersion: a downgrade
+# across one of them would lose metadata, and the controller refuses it (features downgrade)
+METADATA_CHANGED = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30})
 METADATA_VERSION = "metadata.version"
 
 

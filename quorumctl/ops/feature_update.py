@@ -22,19 +22,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..versions import FEATURES, METADATA_VERSION, MIN_LEVEL, MAX_LEVEL, NAME_OF, java_short, java_trim
-from ..versions import parse_release_version
+from ..versions import (CONTROLLER_REGISTRATION_LEVEL, FEATURES, MAX_LEVEL, METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL,
+                        NAME_OF, java_short, java_trim, parse_release_version)
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 UPGRADE_TYPE_NAMES = {UPGRADE: "UPGRADE", SAFE_DOWNGRADE: "SAFE_DOWNGRADE", UNSAFE_DOWNGRADE: "UNSAFE_DOWNGRADE"}
 
-# The metadata.version levels whose didMetadataChange is true in Kafka 4.3's MetadataVersion:
-# a downgrade across one of them would lose metadata, and the controller refuses it
-METADATA_CHANGED = frozenset({7, 8, 11, 13, 14, 15, 17, 23, 30})
-# MetadataVersion.isControllerRegistrationSupported: 3.7-IV0; below it the controller
-# checks no controller's range but its own
-CONTROLLER_REGISTRATION_LEVEL = 15
 
 
 class FeatureUpdateError(InputError):

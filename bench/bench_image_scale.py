@@ -188,6 +188,192 @@ def snapshot_256k(work: Path) -> Path:
     return f
 
 
+SHELL = K43 / "bin" / "kafka-metadata-shell.sh"
+PROMPT = b"\x1b[?2004h"     # what the shell's line editor prints before its prompt on a terminal
+_REG = re.compile(r"PartitionRegistration\(replicas=\[(.*?)\], directories=\[(.*?)\], isr=\[(.*?)\], "
+                  r"removingReplicas=\[(.*?)\], addingReplicas=\[(.*?)\], elr=\[(.*?)\], lastKnownElr=\[(.*?)\], "
+                  r"leader=(-?\d+), leaderRecoveryState=(\w+), leaderEpoch=(-?\d+), partitionEpoch=(-?\d+)\)")
+
+
+def shell_session(snapshot: Path, commands, last: int, heap: str) -> list[str]:
+    """Run commands in one interactive metadata shell (on a pseudo-terminal: given a
+    command line, the shell runs it before its loader has published a big snapshot, and
+    prints an empty image) once `cat /image/provenance` says the image is at offset
+    `last` - 1 (the shell counts a snapshot's records from 0)."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["KAFKA_HEAP_OPTS"] = heap
+        os.execv(str(SHELL), [str(SHELL), "--snapshot", str(snapshot)])
+    buf = b""
+
+    def until_prompt(timeout=600):
+        nonlocal buf
+        end = time.time() + timeout
+        while True:
+            i = buf.find(PROMPT)
+            if i >= 0:
+                out, buf = buf[:i], buf[i + len(PROMPT):]
+                return out.decode("utf-8", "replace")
+            r, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
+            if not r:
+                raise TimeoutError(buf[-300:])
+            buf += os.read(fd, 1 << 16)
+
+    def run(cmd: str) -> str:
+        os.write(fd, cmd.encode() + b"\r")
+        return until_prompt()
+
+    try:
+        until_prompt()
+        while f"offset {last - 1}," not in (prov := run("cat /image/provenance")):
+            if os.environ.get("BENCH_DEBUG"):
+                print(repr(prov[-200:]), file=sys.stderr)
+            time.sleep(1)
+        return [run(c) for c in commands]
+    finally:
+        try:
+            os.write(fd, b"exit\r")
+            time.sleep(1)
+            os.kill(pid, 9)
+        except OSError:
+            pass
+        os.waitpid(pid, 0)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(", ")] if text else []
+
+
+def compare_sample(snapshot: Path, log_dir: Path, sample: int, heap: str) -> str:
+    """Field-by-field: `sample` topics spread over the image, every partition, as the
+    shell's `tree` prints them and as quorumctl's image (the /topics/NAME subtree) holds them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from quorumctl.image.replay import replay
+    from quorumctl.image.view import topic_json
+    img = replay([str(log_dir)]).image
+    names = sorted(img.topic_ids)
+    step = max(1, len(names) // sample)
+    picked = names[::step][:sample]
+    # the shell's provenance counts the snapshot's own records: the last metadata record
+    # is the one before the footer
+    import struct
+    data = snapshot.read_bytes()
+    records, pos = 0, 0
+    while pos + 61 <= len(data):
+        records += struct.unpack_from(">i", data, pos + 57)[0]
+        pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
+    del data
+    outs = shell_session(snapshot, [f"tree /image/topics/byName/{n}" for n in picked], records - 1, heap)
+    checked = 0
+    for name, out in zip(picked, outs):
+        ours = topic_json(img.topics[img.topic_ids[name]])
+        lines = [re.sub(r"^>\.*", "", ln.strip()) for ln in out.replace("\r", "").split("\n")]   # (the prompt's echo)
+        theirs, pid = {}, None
+        for ln in lines:
+            if re.fullmatch(r"\d+:", ln):
+                pid = ln[:-1]
+            elif (m := _REG.fullmatch(ln)) and pid is not None:
+                theirs[pid] = m.groups()
+                pid = None
+        assert ln_id(lines) == ours["id"], (name, ln_id(lines), ours["id"])
+        assert sorted(theirs) == sorted(ours["partitions"]), (name, len(theirs), len(ours["partitions"]))
+        for p, g in theirs.items():
+            o = ours["partitions"][p]
+            want = (o["replicas"], o["directories"], o["isr"], o["removingReplicas"], o["addingReplicas"],
+                    o["eligibleLeaderReplicas"], o["lastKnownElr"], o["leader"], o["leaderRecoveryState"],
+                    o["leaderEpoch"], o["partitionEpoch"])
+            got = (_ints(g[0]), g[1].split(", ") if g[1] else [], _ints(g[2]), _ints(g[3]), _ints(g[4]),
+                   _ints(g[5]), _ints(g[6]), int(g[7]), g[8], int(g[9]), int(g[10]))
+            assert got == want, (name, p, got, want)
+            checked += 1
+    return f"{len(picked)} topics, {checked:,} partitions: every field equal"
+
+
+def ln_id(lines: list[str]) -> str | None:
+    for a, b in zip(lines, lines[1:]):
+        if a == "id:":
+            return b
+    return None
+
+
+def dataset(work: Path, which: str) -> tuple[Path, Path, str]:
+    """(snapshot file, log dir for quorumctl, the shell's heap). The 1 M dir also holds
+    the scaled log the controllers replayed (hard links), for history and diff."""
+    if which == "256k":
+        snap = snapshot_256k(work)
+        return snap, snap.parent, "-Xmx256M"
+    snap = build_million(work)
+    d = work / "m1" / "__cluster_metadata-0"
+    d.mkdir(parents=True, exist_ok=True)
+    for src, name in ((snap, snap.name), (work / f"scaled-{COPIES}x.log", "00000000000000000000.log")):
+        if not (d / name).exists() and src.exists():
+            os.link(src, d / name)
+    return snap, d.parent, "-Xmx2g"   # the shell's default heap (256 MB) runs out at 1 M partitions
+
+
+def run_bench(work: Path, args) -> None:
+    qc = quorumctl()
+    for which in args.only or ["256k", "1m"]:
+        snap, log_dir, heap = dataset(work, which)
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from quorumctl.image.replay import replay
+        img = replay([str(log_dir)]).image
+        names = sorted(img.topic_ids)
+        topic = names[len(names) // 2]
+        parts = img.partition_count()
+        del img
+        print(f"# {which}: {snap.name} ({snap.stat().st_size / 1e6:.1f} MB), {len(names):,} topics, {parts:,} "
+              f"partitions ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}); the shell with KAFKA_HEAP_OPTS={heap}\n")
+        shell_env = {"KAFKA_HEAP_OPTS": heap}
+        rows = [
+            ("kafka-metadata-shell: load, ls /image/topics/byName", [str(SHELL), "--snapshot", str(snap), "ls",
+                                                                     "/image/topics/byName"], shell_env, "shell"),
+            ("quorumctl image DIR -o json (whole image)", qc + ["image", str(log_dir), "-o", "json"], {}, "shell"),
+            ("quorumctl image DIR -o text (whole image)", qc + ["image", str(log_dir), "-o", "text"], {}, "shell"),
+            (f"kafka-metadata-shell: load, tree /image/topics/byName/{topic}",
+             [str(SHELL), "--snapshot", str(snap), "tree", f"/image/topics/byName/{topic}"], shell_env, "shell1"),
+            (f"quorumctl image DIR /topics/{topic} -o json", qc + ["image", str(log_dir), f"/topics/{topic}", "-o",
+                                                                  "json"], {}, "shell1"),
+            ("quorumctl topics describe DIR --unavailable-partitions",
+             qc + ["topics", "describe", str(log_dir), "--unavailable-partitions"], {}, "shell"),
+        ]
+        if which == "1m":
+            rows += [(f"quorumctl history DIR --topic {topic} (the 3.3 M-record log)",
+                      qc + ["history", str(log_dir), "--topic", topic, "-o", "json"], {}, "shell"),
+                     ("quorumctl diff DIR --from 1000000 --to 3000000 (log)",
+                      qc + ["diff", str(log_dir), "--from", "1000000", "--to", "3000000", "-o", "json"], {}, "shell")]
+        results: dict = {}
+        for _ in range(args.repeat):       # interleaved: every row once, then again
+            for label, argv, env, _base in rows:
+                import bench_vs_kafka
+                saved = dict(bench_vs_kafka.ENV)
+                bench_vs_kafka.ENV.update(env)
+                try:
+                    r = best(argv, 1)
+                finally:
+                    bench_vs_kafka.ENV.clear()
+                    bench_vs_kafka.ENV.update(saved)
+                results.setdefault(label, []).append(r)
+        base = {"shell": rows[0][0], "shell1": rows[3][0]}
+        print("| command | wall s (best) | CPU s | peak MB (all processes) | x the shell | all walls | loads |")
+        print("|---|---|---|---|---|---|---|")
+        for label, argv, env, b in rows:
+            runs = results[label]
+            top = min(runs, key=lambda r: r["wall"])
+            peak = max(r["peak_mb"] for r in runs)
+            ref = min(results[base[b]], key=lambda r: r["wall"])["wall"]
+            ratio = "" if label == base[b] else f"{ref / top['wall']:.1f}x"
+            note = "" if top["code"] == 0 else f" (exit {top['code']}: {top['stderr'][-120:]})"
+            print(f"| {label} | {top['wall']:.2f} | {top['cpu']:.2f} | {peak:.0f} | {ratio} | "
+                  f"{[round(r['wall'], 2) for r in runs]} | {[round(r['load'], 1) for r in runs]}{note} |", flush=True)
+        if args.sample:
+            print(f"\nsampled agreement with the shell: {compare_sample(snap, log_dir, args.sample, heap)}\n",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", choices=["build", "run"])

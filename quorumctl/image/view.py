@@ -46,8 +46,10 @@ class LazyTopics:
     """The /topics section of the tree, not built: the topics by name, in to_json's
     order, for a renderer that writes them one at a time (render.image streams JSON
     and text from the partition tuples; a million partitions as dicts would be GBs).
-    `dict()` builds the section as to_json does."""
+    A table takes the built section (image_document without lazy)."""
     __slots__ = ("img",)
+    streams_topics = True            # how render.image knows it (render does not import image)
+    partition_json = staticmethod(partition_json)
 
     def __init__(self, img: Image):
         self.img = img
@@ -60,9 +62,6 @@ class LazyTopics:
         topics, ids = self.img.topics, self.img.topic_ids
         for name in sorted(ids):
             yield name, topics[ids[name]]
-
-    def dict(self) -> dict:
-        return _topics(self.img)
 
 
 def _configs(img: Image) -> dict:
@@ -107,15 +106,6 @@ def to_json(img: Image, only: str | None = None, *, lazy: bool = False) -> dict:
     if only is not None:
         return {only: build[only](img)}
     return {name: fn(img) for name, fn in build.items()}
-
-
-def materialize(node):
-    """A tree with its LazyTopics built (what a renderer that cannot stream takes)."""
-    if isinstance(node, LazyTopics):
-        return node.dict()
-    if isinstance(node, dict) and any(isinstance(v, LazyTopics) for v in node.values()):
-        return {k: materialize(v) for k, v in node.items()}
-    return node
 
 
 def flatten(img: Image) -> dict[str, object]:
@@ -201,7 +191,7 @@ def image_document(paths: list[str], point=None, path: str | None = None, *, use
                    lazy: bool = False) -> dict:
     """`quorumctl image`: the image (or the subtree at PATH) at a point, with where it is.
     `lazy`: the whole topics section, when the subtree holds it, is a LazyTopics
-    (render.image's streaming writers take it; `materialize` builds it)."""
+    (render.image's streaming writers take it)."""
     from .replay import Point, check_inside, open_source, replay
     point = point or Point()
     src = open_source(paths)

@@ -112,13 +112,13 @@ class _Chunks:
 
 
 def _lazy(node) -> bool:
-    from ..image.view import LazyTopics
-    return isinstance(node, LazyTopics)
+    """image.view.LazyTopics (known by its mark: render does not import image)."""
+    return getattr(node, "streams_topics", False)
 
 
 def _json_topics(topics, out: _Chunks) -> None:
-    from ..image.model import partition_json
     from .output import json_bytes
+    partition_json = topics.partition_json
     memo: dict = {}
     out.add(b"{")
     first = True
@@ -163,7 +163,7 @@ def write_image_json(doc: dict, write) -> None:
 
 
 def _text_topics(topics, indent: int, out: _Chunks) -> None:
-    from ..image.model import partition_json
+    partition_json = topics.partition_json
     memo: dict = {}
     pad = "  " * indent
     for name, t in topics.items():
@@ -211,9 +211,7 @@ def write_image_text(doc: dict, write) -> None:
 def image_table(doc: dict):
     """Partitions as a table when the subtree holds topics; other leaves as path/value rows."""
     from rich.table import Table
-
-    from ..image.view import materialize
-    node = materialize(doc["image"])
+    node = doc["image"]    # (built whole: image_document without lazy)
     path = doc["path"].rstrip("/")
     title = f"{at_line(doc)}: {doc['path']}"
     parts = [p for p in path.split("/") if p]

@@ -41,6 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+KAFKA_VERSION = "4.1"    # --kafka 4.3: kafka-dump-log and kafka-metadata-quorum of 4.3 (and a 4.3 cluster)
 KAFKA_BIN = SHARED / "kafka" / "kafka_2.13-4.1.0" / "bin"
 CLUSTER = SHARED / "kafka" / "cluster"
 PERF = SHARED / "perf"
@@ -201,8 +202,8 @@ def bench_logs(which: list[str], work: Path, repeat: int) -> None:
 
 def bench_describe(work: Path, repeat: int) -> None:
     cdir = Path(tempfile.mkdtemp(prefix="qc-bench-cluster-", dir=work))
-    env = dict(ENV)
-    print(f"\n## describe status against a real Kafka 4.1 cluster ({cdir})\n")
+    env = dict(ENV, KAFKA_HOME=str(KAFKA_BIN.parent))
+    print(f"\n## describe status against a real Kafka {KAFKA_VERSION} cluster ({cdir})\n")
     start = subprocess.run([str(CLUSTER), str(cdir), "start", "--base-port", str(BASE_PORT), "--timeout", "300"],
                            capture_output=True, text=True, env=env)
     if start.returncode != 0:
@@ -235,12 +236,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="runs per command (best wall time is shown)")
     ap.add_argument("--no-cluster", action="store_true", help="skip the describe benchmark (no Kafka cluster)")
     ap.add_argument("--only", choices=["real", "generated"], help="one data set only")
+    ap.add_argument("--kafka", choices=["4.1", "4.3"], default="4.1", help="the Kafka release whose tools are measured")
     ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
                     help="where the logs are built and kept between runs")
     a = ap.parse_args()
+    global KAFKA_VERSION, KAFKA_BIN
+    KAFKA_VERSION, KAFKA_BIN = a.kafka, SHARED / "kafka" / f"kafka_2.13-{a.kafka}.0" / "bin"
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    print(f"# quorumctl vs Kafka 4.1 ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
+    print(f"# quorumctl vs Kafka {KAFKA_VERSION} ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
           f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
     bench_logs([a.only] if a.only else ["real", "generated"], work, a.repeat)
     if not a.no_cluster:

@@ -56,8 +56,10 @@ def image(
 
     from ..errors import InputError
     from ..image.replay import Point, parse_time
+    import sys
+
     from ..image.view import image_document
-    from ..render.image import image_table, image_text
+    from ..render.image import image_table, write_image_json, write_image_text
     from ..render.output import resolve
 
     if at_offset is not None and at_time is not None:
@@ -66,8 +68,20 @@ def image(
     if len(args) > 1 and args[-1].startswith("/") and not os.path.exists(args[-1]):
         path, args = args[-1], args[:-1]
     point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
-    doc = image_document(list(args), point, path, use_snapshots=not no_snapshot)
-    _emit(doc, resolve(output), image_text, image_table)
+    mode = resolve(output)
+    doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
+    if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
+        buf = getattr(sys.stdout, "buffer", None)   # (none under a test's captured stdout)
+        if buf is None:
+            write_image_json(doc, lambda b: sys.stdout.write(b.decode("utf-8")))
+        else:
+            sys.stdout.flush()
+            write_image_json(doc, buf.write)
+            buf.flush()
+    elif mode is Output.text:
+        write_image_text(doc, sys.stdout.write)
+    else:
+        _emit(doc, mode, None, image_table)
     _exit_on_log_end(doc, doc["at"]["offset"])
 
 

@@ -34,12 +34,34 @@ def _config_type(t: int) -> str:
     return CONFIG_TYPES.get(t, f"type-{t}")
 
 
+def topic_json(t) -> dict:
+    return {"id": t.id, "partitions": {str(p): partition_json(v) for p, v in sorted(t.partitions.items())}}
+
+
 def _topics(img: Image) -> dict:
-    topics = {}
-    for name in sorted(img.topic_ids):
-        t = img.topics[img.topic_ids[name]]
-        topics[name] = {"id": t.id, "partitions": {str(p): partition_json(v) for p, v in sorted(t.partitions.items())}}
-    return topics
+    return {name: topic_json(img.topics[img.topic_ids[name]]) for name in sorted(img.topic_ids)}
+
+
+class LazyTopics:
+    """The /topics section of the tree, not built: the topics by name, in to_json's
+    order, for a renderer that writes them one at a time (render.image streams JSON
+    and text from the partition tuples; a million partitions as dicts would be GBs).
+    A table takes the built section (image_document without lazy)."""
+    __slots__ = ("img",)
+    streams_topics = True            # how render.image knows it (render does not import image)
+    partition_json = staticmethod(partition_json)
+
+    def __init__(self, img: Image):
+        self.img = img
+
+    def __bool__(self) -> bool:
+        return bool(self.img.topic_ids)
+
+    def items(self):
+        """(name, Topic) by name."""
+        topics, ids = self.img.topics, self.img.topic_ids
+        for name in sorted(ids):
+            yield name, topics[ids[name]]
 
 
 def _configs(img: Image) -> dict:
@@ -76,12 +98,14 @@ _SECTION_JSON = {
 assert tuple(_SECTION_JSON) == SECTIONS
 
 
-def to_json(img: Image, only: str | None = None) -> dict:
+def to_json(img: Image, only: str | None = None, *, lazy: bool = False) -> dict:
     """The whole image as one JSON tree (keys sorted; ids as strings, as JSON keys are),
-    or only its section `only` (a tree with that one key)."""
+    or only its section `only` (a tree with that one key). `lazy`: the topics section
+    is a LazyTopics (for the streaming renderers)."""
+    build = dict(_SECTION_JSON, topics=LazyTopics) if lazy else _SECTION_JSON
     if only is not None:
-        return {only: _SECTION_JSON[only](img)}
-    return {name: build(img) for name, build in _SECTION_JSON.items()}
+        return {only: build[only](img)}
+    return {name: fn(img) for name, fn in build.items()}
 
 
 def flatten(img: Image) -> dict[str, object]:
@@ -152,8 +176,22 @@ def select(doc: dict, path: str | None):
     return node
 
 
-def image_document(paths: list[str], point=None, path: str | None = None, *, use_snapshots: bool = True) -> dict:
-    """`quorumctl image`: the image (or the subtree at PATH) at a point, with where it is."""
+def _topic_subtree(img: Image, path: str | None):
+    """The tree for a path under /topics/NAME with only that topic built (None when
+    the path is not one, or names no topic: select then words the error from all)."""
+    parts = split_path(path) if path else []
+    if len(parts) >= 2 and parts[0] == "topics":
+        tid = img.topic_ids.get(parts[1])
+        if tid is not None:
+            return {"topics": {parts[1]: topic_json(img.topics[tid])}}
+    return None
+
+
+def image_document(paths: list[str], point=None, path: str | None = None, *, use_snapshots: bool = True,
+                   lazy: bool = False) -> dict:
+    """`quorumctl image`: the image (or the subtree at PATH) at a point, with where it is.
+    `lazy`: the whole topics section, when the subtree holds it, is a LazyTopics
+    (render.image's streaming writers take it)."""
     from .replay import Point, check_inside, open_source, replay
     point = point or Point()
     src = open_source(paths)
@@ -162,7 +200,8 @@ def image_document(paths: list[str], point=None, path: str | None = None, *, use
     check_inside(src, point, img, point_option(point))
     note = None
     first = split_path(path)[0] if path and split_path(path) else None
-    doc = to_json(img, only=first if first in _SECTION_JSON else None)
+    lazy = lazy and len(split_path(path or "/")) < 2   # select words a missing topic from the built section
+    doc = _topic_subtree(img, path) or to_json(img, only=first if first in _SECTION_JSON else None, lazy=lazy)
     return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
             "logEnd": rp.end_reason, "path": path or "/", "image": select(doc, path)}
 

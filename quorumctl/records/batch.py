@@ -637,6 +637,10 @@ def plain_value_spans(data: bytes, pos: int, count: int):
                 u = (c & 127) | data[pos + 1] << 7
                 od = (u >> 1) ^ -(u & 1)
                 pos += 2
+            elif data[pos + 2] < 128:         # offsets 8192 and up: snapshots write 100 k+ records a batch
+                u = (c & 127) | (data[pos + 1] & 127) << 7 | data[pos + 2] << 14
+                od = (u >> 1) ^ -(u & 1)
+                pos += 3
             else:
                 od, pos = slow(data, pos)
             if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)

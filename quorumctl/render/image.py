@@ -80,10 +80,138 @@ def image_text(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- streaming: the whole image (or /topics) written topic by topic --------------------------
+#
+# `image_document(..., lazy=True)` leaves the topics section as a LazyTopics (image.view):
+# these write it from the partition tuples, one topic at a time, instead of building a
+# dict per partition and the whole document's text (at a million partitions GBs, and
+# most of the time). Each distinct partition tuple is rendered once (partitions of a big
+# cluster share replicas, ISR, epochs: the tuples repeat) and written as json_line /
+# tree_lines write its dict: the same bytes (tools/compare_outputs.py, tests/test_image*).
+
+_FLUSH = 1 << 20
+
+
+class _Chunks:
+    """Pieces gathered and written in writes of about a MiB."""
+    __slots__ = ("write", "parts", "size")
+
+    def __init__(self, write):
+        self.write, self.parts, self.size = write, [], 0
+
+    def add(self, piece) -> None:
+        self.parts.append(piece)
+        self.size += len(piece)
+        if self.size >= _FLUSH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            self.write(self.parts[0][:0].join(self.parts))
+            self.parts, self.size = [], 0
+
+
+def _lazy(node) -> bool:
+    """image.view.LazyTopics (known by its mark: render does not import image)."""
+    return getattr(node, "streams_topics", False)
+
+
+def _json_topics(topics, out: _Chunks) -> None:
+    from .output import json_bytes
+    partition_json = topics.partition_json
+    memo: dict = {}
+    out.add(b"{")
+    first = True
+    for name, t in topics.items():
+        pieces = []
+        for pid, p in sorted(t.partitions.items()):
+            text = memo.get(p)
+            if text is None:
+                text = memo[p] = json_bytes(partition_json(p))
+            pieces.append(b'"%d":%s' % (pid, text))
+        out.add(b'%s%s:{"id":%s,"partitions":{%s}}' % (b"" if first else b",", json_bytes(name), json_bytes(t.id),
+                                                       b",".join(pieces)))
+        first = False
+    out.add(b"}")
+
+
+def _json_node(node, out: _Chunks) -> None:
+    from .output import json_bytes
+    if _lazy(node):
+        _json_topics(node, out)
+    elif isinstance(node, dict) and any(_lazy(v) for v in node.values()):
+        out.add(b"{")
+        for i, (k, v) in enumerate(node.items()):
+            out.add(b"%s%s:" % (b"," if i else b"", json_bytes(k)))
+            _json_node(v, out)
+        out.add(b"}")
+    else:
+        out.add(json_bytes(node))
+
+
+def write_image_json(doc: dict, write) -> None:
+    """json_line(doc) + newline, written in pieces to `write` (bytes): the image
+    (doc's last key) streamed."""
+    from .output import json_bytes
+    head = json_bytes({**doc, "image": None})
+    assert list(doc)[-1] == "image" and head.endswith(b"null}")
+    out = _Chunks(write)
+    out.add(head[:-5])
+    _json_node(doc["image"], out)
+    out.add(b"}\n")
+    out.flush()
+
+
+def _text_topics(topics, indent: int, out: _Chunks) -> None:
+    partition_json = topics.partition_json
+    memo: dict = {}
+    pad = "  " * indent
+    for name, t in topics.items():
+        out.add(f"{pad}{name}:\n{pad}  id: {t.id}\n")
+        if not t.partitions:
+            out.add(f"{pad}  partitions: (none)\n")
+            continue
+        lines = [f"{pad}  partitions:\n"]
+        for pid, p in sorted(t.partitions.items()):
+            text = memo.get(p)
+            if text is None:
+                text = memo[p] = partition_line(partition_json(p))
+            lines.append(f"{pad}    {pid}: {text}\n")
+        out.add("".join(lines))
+
+
+def _text_node(node, indent: int, out: _Chunks) -> None:
+    """tree_lines(node, indent), each line ending in a newline, topics streamed."""
+    if _lazy(node):
+        _text_topics(node, indent, out)
+        return
+    if isinstance(node, dict) and any(_lazy(v) for v in node.values()):
+        pad = "  " * indent
+        for k, v in node.items():
+            if _lazy(v):
+                if v:
+                    out.add(f"{pad}{k}:\n")
+                    _text_topics(v, indent + 1, out)
+                else:
+                    out.add(f"{pad}{k}: (none)\n")
+            else:
+                out.add("".join(line + "\n" for line in tree_lines({k: v}, indent)))
+        return
+    out.add("".join(line + "\n" for line in tree_lines(node, indent)))
+
+
+def write_image_text(doc: dict, write) -> None:
+    """image_text(doc), written in pieces to `write` (str): the topics streamed."""
+    out = _Chunks(write)
+    out.add("".join(line + "\n" for line in [at_line(doc), *notes(doc), f"{doc['path']}:"]))
+    _text_node(doc["image"], 1, out)
+    out.flush()
+
+
 def image_table(doc: dict):
     """Partitions as a table when the subtree holds topics; other leaves as path/value rows."""
     from rich.table import Table
-    node = doc["image"]
+    node = doc["image"]    # (built whole: image_document without lazy)
     path = doc["path"].rstrip("/")
     title = f"{at_line(doc)}: {doc['path']}"
     parts = [p for p in path.split("/") if p]

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import json
 import os
 import re
 import shutil
@@ -43,7 +42,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_vs_kafka import ENV, PERF, _rss_kb, _tree, quorumctl, real_log  # noqa: E402
+from bench_vs_kafka import ENV, PERF, _rss_kb, _tree, grown_log, quorumctl, real_log  # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 GB = 1 << 30
@@ -121,20 +121,9 @@ def best(argv: list[str], repeat: int, also: list[int] = (), before=None) -> dic
 
 # -- data sets ---------------------------------------------------------------
 
-def grown_log(work: Path, mb: int) -> Path:
-    """The real controller log grown to `mb` MiB by make-perf-log, in a metadata log dir."""
-    out = work / f"perf-{mb}mb" / "__cluster_metadata-0" / "00000000000000000000.log"
-    if out.exists():
-        return out.parent.parent
-    out.parent.mkdir(parents=True, exist_ok=True)
-    src = work / "churn-controller-1.log"
-    src.write_bytes(gzip.decompress((PERF / "churn-controller-1.log.gz").read_bytes()))
-    tmp = out.with_suffix(".tmp")
-    subprocess.run([sys.executable, str(PERF / "make-perf-log"), str(src), str(tmp), str(mb)], check=True,
-                   stdout=subprocess.DEVNULL)
-    os.replace(tmp, out)
-    src.unlink()
-    return out.parent.parent
+def grown_log_dir(work: Path, mb: int) -> Path:
+    """The real controller log grown to `mb` MiB by make-perf-log: its metadata log dir."""
+    return grown_log(work / f"perf-{mb}mb", mb).parent.parent
 
 
 def tiny_log(work: Path) -> Path:
@@ -158,7 +147,7 @@ def data_sets(names: list[str], work: Path) -> list[tuple[str, Path]]:
         elif name == "real":
             out.append(("real 140 MB", real_log(work).parent.parent))
         elif name == "1gb":
-            out.append(("grown 1 GiB", grown_log(work, 1024)))
+            out.append(("grown 1 GiB", grown_log_dir(work, 1024)))
         else:
             raise SystemExit(f"unknown data set {name!r} (corpus, real, 1gb)")
     return out
@@ -215,7 +204,7 @@ def profile_rows(work: Path, top: int = 14) -> None:
     prof.enable()
     run()
     prof.disable()
-    print(f"\n### Row builder profile (cProfile, 12.8 MB real log, 207,027 records, second pass)\n")
+    print("\n### Row builder profile (cProfile, 12.8 MB real log, 207,027 records, second pass)\n")
     print("```")
     st = pstats.Stats(prof, stream=sys.stdout)
     st.sort_stats("tottime").print_stats(top)

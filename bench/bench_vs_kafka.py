@@ -30,7 +30,6 @@ shared, so compare the ratios of one run, not absolute times across runs.
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import shutil
 import subprocess
@@ -39,13 +38,15 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from perfdata import grown_log  # noqa: E402  (the one maker of the perf logs)
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 KAFKA_VERSION = "4.1"    # --kafka 4.3: kafka-dump-log and kafka-metadata-quorum of 4.3 (and a 4.3 cluster)
 KAFKA_BIN = SHARED / "kafka" / "kafka_2.13-4.1.0" / "bin"
 CLUSTER = SHARED / "kafka" / "cluster"
 PERF = SHARED / "perf"
-REAL_SIZE = 140_741_689
 BASE_PORT = 29490
 # as installed: Python may cache bytecode (PYTHONDONTWRITEBYTECODE=1 recompiles every module on every run)
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -129,18 +130,7 @@ def raw_read(path: Path, crc: bool) -> float:
 # -- data sets ---------------------------------------------------------------
 
 def real_log(work: Path) -> Path:
-    out = work / "real" / "__cluster_metadata-0" / "00000000000000000000.log"
-    if out.exists() and out.stat().st_size == REAL_SIZE:
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    src = work / "churn-controller-1.log"
-    src.write_bytes(gzip.decompress((PERF / "churn-controller-1.log.gz").read_bytes()))
-    subprocess.run([sys.executable, str(PERF / "make-perf-log"), str(src), str(out), "128"], check=True,
-                   stdout=subprocess.DEVNULL)
-    src.unlink()
-    if out.stat().st_size != REAL_SIZE:
-        raise SystemExit(f"{out}: {out.stat().st_size} bytes, expected {REAL_SIZE}")
-    return out
+    return grown_log(work / "real")
 
 
 def generated_log(work: Path) -> Path:

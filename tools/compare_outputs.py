@@ -15,18 +15,17 @@ SHA-256 of stdout and stderr and the exit status of each.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from perfdata import grown_log  # tools/ is on the path of a script run from it
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-PERF = SHARED / "perf"
 
 
 def log_dirs(root: Path) -> list[Path]:
@@ -36,13 +35,7 @@ def log_dirs(root: Path) -> list[Path]:
 
 def perf_log(work: Path) -> Path:
     """The 140 MB log of ../shared/perf/README.md, made once."""
-    target = work / "perf" / "__cluster_metadata-0" / "00000000000000000000.log"
-    if not target.exists():
-        churn = work / "churn.log"
-        with gzip.open(PERF / "churn-controller-1.log.gz") as src, open(churn, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        subprocess.run([sys.executable, str(PERF / "make-perf-log"), str(churn), str(target), "128"], check=True)
-    return target
+    return grown_log(work / "perf")
 
 
 def cases(work: Path) -> list[tuple[str, list[str]]]:

@@ -23,7 +23,6 @@ together write a few GB.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import os
 import shutil
@@ -33,11 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from perfdata import grown_log  # tools/ is on the path of a script run from it
+
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 KAFKA43 = SHARED / "kafka" / "kafka_2.13-4.3.0"
-PERF = SHARED / "perf"
-REAL_SIZE = 140_741_689
 
 MODES = {
     "batch": [],
@@ -45,21 +44,6 @@ MODES = {
     "data": ["--deep-iteration", "--print-data-log"],
     "decoder": ["--cluster-metadata-decoder"],
 }
-
-
-def perf_log(work: Path) -> Path:
-    out = work / "__cluster_metadata-0" / "00000000000000000000.log"
-    if out.exists() and out.stat().st_size == REAL_SIZE:
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    src = work / "churn-controller-1.log"
-    src.write_bytes(gzip.decompress((PERF / "churn-controller-1.log.gz").read_bytes()))
-    subprocess.run([sys.executable, str(PERF / "make-perf-log"), str(src), str(out), "128"], check=True,
-                   stdout=subprocess.DEVNULL)
-    src.unlink()
-    if out.stat().st_size != REAL_SIZE:
-        raise SystemExit(f"{out}: {out.stat().st_size} bytes, expected {REAL_SIZE}")
-    return out
 
 
 def kafka_env(work: Path) -> dict:
@@ -114,7 +98,7 @@ def main() -> int:
     env = kafka_env(work)
     failed = 0
     try:
-        log = perf_log(work)
+        log = grown_log(work)
         print(f"perf log: {log} ({log.stat().st_size:,} bytes)")
         for mode in args.mode or list(MODES):
             opts = MODES[mode]

@@ -217,7 +217,7 @@ def cluster_fixture(name: str, dynamic: bool, versions: tuple[str, ...] = ("4.1"
         try:
             yield c
         finally:
-            c.stop()
+            c.discard()
     return cluster
 
 

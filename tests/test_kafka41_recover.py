@@ -52,7 +52,7 @@ def cluster(cli, tmp_path_factory):
     try:
         yield c
     finally:
-        c.stop()
+        c.discard()
 
 
 def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path):
@@ -333,12 +333,12 @@ class Node:
         self.p = subprocess.Popen([str(KAFKA_HOME / "bin" / "kafka-server-start.sh"), str(conf)], env=env,
                                   stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
-    def stop(self):
+    def stop(self, grace: float = 30):
         import subprocess
         if self.p.poll() is None:
             self.p.terminate()
             try:
-                self.p.wait(30)
+                self.p.wait(grace)
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait(30)
@@ -358,8 +358,8 @@ def static_cluster(cli, tmp_path_factory):
         yield c
     finally:
         for n in c.nodes:
-            n.stop()
-        c.stop()
+            n.stop(grace=1)   # teardown: nothing reads these files again
+        c.discard()
 
 
 def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tmp_path):

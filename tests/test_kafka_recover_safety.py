@@ -41,7 +41,7 @@ def kafka(request, tmp_path):
         k.start()
         yield k
     finally:
-        k.stop()
+        k.discard()
 
 
 def recover(k, survivor, *args, replicas=()):

@@ -4,7 +4,7 @@ for history and per change for diff, stable for grep."""
 
 from __future__ import annotations
 
-from .output import json_line
+from .output import Chunks, json_line
 
 
 def _v(v) -> str:
@@ -89,34 +89,12 @@ def image_text(doc: dict) -> str:
 # cluster share replicas, ISR, epochs: the tuples repeat) and written as json_line /
 # tree_lines write its dict: the same bytes (tools/compare_outputs.py, tests/test_image*).
 
-_FLUSH = 1 << 20
-
-
-class _Chunks:
-    """Pieces gathered and written in writes of about a MiB."""
-    __slots__ = ("write", "parts", "size")
-
-    def __init__(self, write):
-        self.write, self.parts, self.size = write, [], 0
-
-    def add(self, piece) -> None:
-        self.parts.append(piece)
-        self.size += len(piece)
-        if self.size >= _FLUSH:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.parts:
-            self.write(self.parts[0][:0].join(self.parts))
-            self.parts, self.size = [], 0
-
-
 def _lazy(node) -> bool:
     """image.view.LazyTopics (known by its mark: render does not import image)."""
     return getattr(node, "streams_topics", False)
 
 
-def _json_topics(topics, out: _Chunks) -> None:
+def _json_topics(topics, out: Chunks) -> None:
     from .output import json_bytes
     partition_json = topics.partition_json
     memo: dict = {}
@@ -135,7 +113,7 @@ def _json_topics(topics, out: _Chunks) -> None:
     out.add(b"}")
 
 
-def _json_node(node, out: _Chunks) -> None:
+def _json_node(node, out: Chunks) -> None:
     from .output import json_bytes
     if _lazy(node):
         _json_topics(node, out)
@@ -155,14 +133,14 @@ def write_image_json(doc: dict, write) -> None:
     from .output import json_bytes
     head = json_bytes({**doc, "image": None})
     assert list(doc)[-1] == "image" and head.endswith(b"null}")
-    out = _Chunks(write)
+    out = Chunks(write)
     out.add(head[:-5])
     _json_node(doc["image"], out)
     out.add(b"}\n")
     out.flush()
 
 
-def _text_topics(topics, indent: int, out: _Chunks) -> None:
+def _text_topics(topics, indent: int, out: Chunks) -> None:
     partition_json = topics.partition_json
     memo: dict = {}
     pad = "  " * indent
@@ -180,7 +158,7 @@ def _text_topics(topics, indent: int, out: _Chunks) -> None:
         out.add("".join(lines))
 
 
-def _text_node(node, indent: int, out: _Chunks) -> None:
+def _text_node(node, indent: int, out: Chunks) -> None:
     """tree_lines(node, indent), each line ending in a newline, topics streamed."""
     if _lazy(node):
         _text_topics(node, indent, out)
@@ -202,7 +180,7 @@ def _text_node(node, indent: int, out: _Chunks) -> None:
 
 def write_image_text(doc: dict, write) -> None:
     """image_text(doc), written in pieces to `write` (str): the topics streamed."""
-    out = _Chunks(write)
+    out = Chunks(write)
     out.add("".join(line + "\n" for line in [at_line(doc), *notes(doc), f"{doc['path']}:"]))
     _text_node(doc["image"], 1, out)
     out.flush()

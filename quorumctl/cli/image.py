@@ -27,6 +27,19 @@ def _emit(doc: dict, mode, text, table) -> None:
         sys.stdout.write(text(doc))
 
 
+def _write_bytes(writer) -> None:
+    """writer(write) with a write of bytes to stdout (its buffer; decoded where there is
+    none, as under a test's captured stdout)."""
+    import sys
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is None:
+        writer(lambda b: sys.stdout.write(b.decode("utf-8")))
+    else:
+        sys.stdout.flush()
+        writer(buf.write)
+        buf.flush()
+
+
 def _exit_on_log_end(doc: dict, offset: int) -> None:
     """A log that ends early (a torn tail, a batch whose CRC fails, a record that does
     not decode) is reported as dump-log and verify report it: the output stands, one
@@ -71,13 +84,7 @@ def image(
     mode = resolve(output)
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
     if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
-        buf = getattr(sys.stdout, "buffer", None)   # (none under a test's captured stdout)
-        if buf is None:
-            write_image_json(doc, lambda b: sys.stdout.write(b.decode("utf-8")))
-        else:
-            sys.stdout.flush()
-            write_image_json(doc, buf.write)
-            buf.flush()
+        _write_bytes(lambda write: write_image_json(doc, write))
     elif mode is Output.text:
         write_image_text(doc, sys.stdout.write)
     else:
@@ -142,13 +149,22 @@ def diff(
 
     Example: quorumctl diff /var/lib/kafka/meta --from 2024-05-01T02:00:00Z --to 2024-05-01T02:15:00Z
     """
+    import sys
+
     from ..image.diff import diff as run_diff
     from ..image.replay import parse_point
-    from ..render.image import diff_table, diff_text
-    from ..render.output import resolve
+    from ..render.image import diff_table, write_diff_json, write_diff_text
+    from ..render.output import Output, resolve
 
-    doc = run_diff(list(log_dir), parse_point(frm), parse_point(to), timeline=timeline)
-    _emit(doc, resolve(output), diff_text, diff_table)
+    mode = resolve(output)
+    # the changes written as they are computed (0.7 M partitions created, built whole, were 1.4 GB)
+    doc = run_diff(list(log_dir), parse_point(frm), parse_point(to), timeline=timeline, lazy=True)
+    if mode is Output.json:
+        _write_bytes(lambda write: write_diff_json(doc, write))
+    elif mode is Output.text:
+        write_diff_text(doc, sys.stdout.write)
+    else:
+        _emit(doc, mode, None, diff_table)
     _exit_on_log_end(doc, doc["to"]["offset"])
 
 

@@ -48,8 +48,8 @@ def describe(
     from ..errors import InputError
     from ..image.replay import Point, parse_time
     from ..image.topics import describe_document
-    from ..render.output import Output, emit, resolve
-    from ..render.topics import describe_table, describe_text, summary_line
+    from ..render.output import Output, resolve
+    from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text
 
     if at_offset is not None and at_time is not None:
         raise InputError("give --at-offset or --at-time, not both")
@@ -60,9 +60,23 @@ def describe(
     filters = tuple(f for f, on in (("unavailable", unavailable), ("under-replicated", under_replicated),
                                     ("under-min-isr", under_min_isr), ("at-min-isr", at_min_isr)) if on)
     point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
-    doc = describe_document(list(log_dir), point, topic=topic, filters=filters, static=static)
-    emit(output, doc, text=describe_text, table=describe_table)
-    if resolve(output) is Output.text:
+    # the topics written as they are computed (a million partitions built whole were a GB)
+    doc = describe_document(list(log_dir), point, topic=topic, filters=filters, static=static, lazy=True)
+    mode = resolve(output)
+    if mode is Output.json:
+        buf = getattr(sys.stdout, "buffer", None)   # (none under a test's captured stdout)
+        if buf is None:
+            write_describe_json(doc, lambda b: sys.stdout.write(b.decode("utf-8")))
+        else:
+            sys.stdout.flush()
+            write_describe_json(doc, buf.write)
+            buf.flush()
+    elif mode is Output.table:
+        from rich.console import Console
+        Console().print(describe_table(doc))
+    else:
+        write_describe_text(doc, sys.stdout.write)
+    if mode is Output.text:
         sys.stderr.write(summary_line(doc) + "\n")
     if doc.get("note"):
         sys.stderr.write(f"quorumctl: note: {doc['note']}\n")

@@ -137,11 +137,105 @@ def _replication_factor(p: tuple) -> int:
     return len(p[REPLICAS])
 
 
+class Listed:
+    """What describe shows of one distinct partition tuple at one min.insync.replicas:
+    its flags and its fields (a partition's JSON without its id). Partitions with the
+    same tuple share one (a big cluster's tuples repeat: the 256 k snapshot has 2), so
+    each is rendered once; `text` and `json` are the renderers' cache of it."""
+    __slots__ = ("why", "fields", "listed", "n", "text", "json")
+
+    def __init__(self, p: tuple, misr: int, live, filters):
+        leader = p[LEADER] if p[LEADER] in live else None
+        rf = _replication_factor(p)
+        reassigning = bool(p[ADDING] or p[REMOVING])
+        why = []
+        if leader is None:
+            why.append("unavailable")
+        if rf - len(p[ISR]) > 0:
+            why.append("under-replicated")
+        if leader is None or len(p[ISR]) < misr:
+            why.append("under-min-isr")
+        if len(p[ISR]) == misr:
+            why.append("at-min-isr")
+        self.why = why
+        self.listed = not filters or any(w in filters for w in why)
+        self.fields = {"leader": leader, "replicas": list(p[REPLICAS]), "isr": list(p[ISR]),
+                       "addingReplicas": list(p[ADDING]) if reassigning else None,
+                       "removingReplicas": list(p[REMOVING]) if reassigning else None,
+                       "elr": list(p[ELR]), "lastKnownElr": list(p[LAST_ELR]), "minIsr": misr, "flags": why}
+        self.n = 0
+        self.text = self.json = None
+
+
+_MEMO_CAP = 1 << 16     # distinct tuples kept at once: the memo stays small when every tuple differs
+
+
+class Described:
+    """describe's topics, computed as they are iterated (for the renderers that write
+    them topic by topic: a million partitions as dicts were a GB): each item is the
+    topic's JSON without its partitions, and its listed partitions as (id, Listed).
+    `summary` is complete once the iteration ends. `streams_topics` marks it for
+    render.topics (render does not import image)."""
+    streams_topics = True
+
+    def __init__(self, img: Image, names: list[str], live: set, static: dict, filters: tuple[str, ...]):
+        self.img, self.names, self.live, self.static, self.filters = img, names, live, static, filters
+        self.summary: dict | None = None
+
+    def __iter__(self):
+        img, live, filters = self.img, self.live, self.filters
+        counts = {f: 0 for f in FILTERS}
+        memos: dict[int, dict] = {}
+        n_topics = total = listed = 0
+
+        def fold(memo: dict) -> None:
+            for info in memo.values():
+                for w in info.why:
+                    counts[w] += info.n
+                info.n = 0
+
+        was = gc.isenabled()
+        gc.disable()     # no cycles made here; a full pass would walk every tuple of the image again
+        try:
+            for name in admin_topic_order(self.names):
+                t = img.topics[img.topic_ids[name]]
+                configs = topic_configs(img, name, self.static)
+                misr = min_isr(configs)
+                memo = memos.get(misr)
+                if memo is None or len(memo) > _MEMO_CAP:
+                    if memo is not None:
+                        fold(memo)
+                    memo = memos[misr] = {}
+                rows = []
+                parts = t.partitions
+                for pid in sorted(parts):
+                    p = parts[pid]
+                    info = memo.get(p)
+                    if info is None:
+                        info = memo[p] = Listed(p, misr, live, filters)
+                    info.n += 1
+                    if info.listed:
+                        rows.append((pid, info))
+                rf = _replication_factor(parts[min(parts)]) if parts else 0
+                n_topics += 1
+                total += len(parts)
+                listed += len(rows)
+                yield ({"topic": name, "topicId": t.id, "partitionCount": len(parts), "replicationFactor": rf,
+                        "configs": [{"name": k, "value": v, "source": s} for k, v, s in configs]}, rows)
+            for memo in memos.values():
+                fold(memo)
+            self.summary = {"topics": n_topics, "partitions": total, "listed": listed, **counts}
+        finally:
+            if was:
+                gc.enable()
+
+
 def describe(img: Image, *, topic: str | None = None, filters: tuple[str, ...] = (),
-             static: dict | None = None) -> dict:
+             static: dict | None = None, lazy: bool = False) -> dict:
     """The topics (all, or those --topic matches) with their partitions as kafka-topics
     --describe shows them; with filters, only the partitions any filter selects (and no
-    topic lines, as Kafka). A --topic that matches nothing is an error, as Kafka's."""
+    topic lines, as Kafka). A --topic that matches nothing is an error, as Kafka's.
+    `lazy`: "topics" is a Described (the renderers stream it and fill "summary")."""
     static = static or {}
     bad = [f for f in filters if f not in FILTERS]
     if bad:
@@ -153,63 +247,18 @@ def describe(img: Image, *, topic: str | None = None, filters: tuple[str, ...] =
         names = [n for n in names if rx.fullmatch(n)]
         if not names and topic:
             raise InputError(f"Topic '{topic}' does not exist as expected")
-    topics, counts = [], {f: 0 for f in FILTERS}
-    was = gc.isenabled()
-    gc.disable()     # a dict and lists per partition, no cycles: at 256 k partitions GC passes cost seconds
-    try:
-        _describe_topics(img, names, live, static, filters, topics, counts)
-    finally:
-        if was:
-            gc.enable()
-    total = sum(t["partitionCount"] for t in topics)
-    listed = sum(len(t["partitions"]) for t in topics)
-    return {"filters": list(filters), "liveBrokers": sorted(live),
-            "registeredBrokers": sorted(img.brokers), "topics": topics,
-            "summary": {"topics": len(topics), "partitions": total, "listed": listed, **counts}}
-
-
-def _describe_topics(img: Image, names, live, static, filters, topics: list, counts: dict) -> None:
-    for name in admin_topic_order(names):
-        t = img.topics[img.topic_ids[name]]
-        configs = topic_configs(img, name, static)
-        misr = min_isr(configs)
-        parts = []
-        for pid in sorted(t.partitions):
-            p = t.partitions[pid]
-            leader = p[LEADER] if p[LEADER] in live else None
-            rf = _replication_factor(p)
-            reassigning = bool(p[ADDING] or p[REMOVING])
-            why = []
-            if leader is None:
-                why.append("unavailable")
-            if rf - len(p[ISR]) > 0:
-                why.append("under-replicated")
-            if leader is None or len(p[ISR]) < misr:
-                why.append("under-min-isr")
-            if len(p[ISR]) == misr:
-                why.append("at-min-isr")
-            for w in why:
-                counts[w] += 1
-            if filters and not any(w in filters for w in why):
-                continue
-            parts.append({"partition": pid, "leader": leader, "replicas": list(p[REPLICAS]), "isr": list(p[ISR]),
-                          "addingReplicas": list(p[ADDING]) if reassigning else None,
-                          "removingReplicas": list(p[REMOVING]) if reassigning else None,
-                          "elr": list(p[ELR]), "lastKnownElr": list(p[LAST_ELR]), "minIsr": misr,
-                          "flags": why})
-        if not t.partitions:
-            rf = 0
-        else:
-            rf = _replication_factor(t.partitions[min(t.partitions)])
-        topics.append({"topic": name, "topicId": t.id, "partitionCount": len(t.partitions),
-                       "replicationFactor": rf,
-                       "configs": [{"name": k, "value": v, "source": s} for k, v, s in configs],
-                       "partitions": parts})
+    stream = Described(img, names, live, static, tuple(filters))
+    head = {"filters": list(filters), "liveBrokers": sorted(live), "registeredBrokers": sorted(img.brokers)}
+    if lazy:
+        return {**head, "topics": stream, "summary": None}
+    topics = [{**t, "partitions": [{"partition": pid, **info.fields} for pid, info in rows]} for t, rows in stream]
+    return {**head, "topics": topics, "summary": stream.summary}
 
 
 def describe_document(paths: list[str], point=None, *, topic: str | None = None, filters: tuple[str, ...] = (),
-                      static: dict | None = None) -> dict:
-    """`topics describe`: replay to the point, then describe; with where the image is."""
+                      static: dict | None = None, lazy: bool = False) -> dict:
+    """`topics describe`: replay to the point, then describe (`lazy`: see describe);
+    with where the image is."""
     from .replay import Point, check_inside, open_source, replay
     from .view import point_option, provenance
     point = point or Point()
@@ -218,6 +267,6 @@ def describe_document(paths: list[str], point=None, *, topic: str | None = None,
     img = rp.image
     check_inside(src, point, img, point_option(point))
     note = None
-    doc = describe(img, topic=topic, filters=filters, static=static)
+    doc = describe(img, topic=topic, filters=filters, static=static, lazy=lazy)
     return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
             "logEnd": rp.end_reason, **doc}

@@ -108,8 +108,9 @@ def to_json(img: Image, only: str | None = None, *, lazy: bool = False) -> dict:
     return {name: fn(img) for name, fn in build.items()}
 
 
-def flatten(img: Image) -> dict[str, object]:
-    """path -> leaf value, one entry per entity: what `diff` compares."""
+def flatten(img: Image, *, topics: bool = True) -> dict[str, object]:
+    """path -> leaf value, one entry per entity: what `diff` compares (without /topics
+    when `topics` is false: diff walks the topics itself, a path per partition was GBs)."""
     out: dict[str, object] = {}
     for k, v in img.features.items():
         out[f"/features/{k}"] = v
@@ -122,7 +123,7 @@ def flatten(img: Image) -> dict[str, object]:
         out[f"/controllers/{k}"] = v
     for k, v in img.brokers.items():
         out[f"/brokers/{k}"] = v
-    for t in img.topics.values():
+    for t in img.topics.values() if topics else ():
         if img.topic_ids.get(t.name) != t.id:
             continue   # a stale id whose name another topic took (not reachable by name)
         out[f"/topics/{t.name}"] = {"id": t.id}

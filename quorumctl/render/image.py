@@ -4,7 +4,7 @@ for history and per change for diff, stable for grep."""
 
 from __future__ import annotations
 
-from .output import json_line
+from .output import Chunks, json_line
 
 
 def _v(v) -> str:
@@ -89,34 +89,12 @@ def image_text(doc: dict) -> str:
 # cluster share replicas, ISR, epochs: the tuples repeat) and written as json_line /
 # tree_lines write its dict: the same bytes (tools/compare_outputs.py, tests/test_image*).
 
-_FLUSH = 1 << 20
-
-
-class _Chunks:
-    """Pieces gathered and written in writes of about a MiB."""
-    __slots__ = ("write", "parts", "size")
-
-    def __init__(self, write):
-        self.write, self.parts, self.size = write, [], 0
-
-    def add(self, piece) -> None:
-        self.parts.append(piece)
-        self.size += len(piece)
-        if self.size >= _FLUSH:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.parts:
-            self.write(self.parts[0][:0].join(self.parts))
-            self.parts, self.size = [], 0
-
-
 def _lazy(node) -> bool:
     """image.view.LazyTopics (known by its mark: render does not import image)."""
     return getattr(node, "streams_topics", False)
 
 
-def _json_topics(topics, out: _Chunks) -> None:
+def _json_topics(topics, out: Chunks) -> None:
     from .output import json_bytes
     partition_json = topics.partition_json
     memo: dict = {}
@@ -135,7 +113,7 @@ def _json_topics(topics, out: _Chunks) -> None:
     out.add(b"}")
 
 
-def _json_node(node, out: _Chunks) -> None:
+def _json_node(node, out: Chunks) -> None:
     from .output import json_bytes
     if _lazy(node):
         _json_topics(node, out)
@@ -155,14 +133,14 @@ def write_image_json(doc: dict, write) -> None:
     from .output import json_bytes
     head = json_bytes({**doc, "image": None})
     assert list(doc)[-1] == "image" and head.endswith(b"null}")
-    out = _Chunks(write)
+    out = Chunks(write)
     out.add(head[:-5])
     _json_node(doc["image"], out)
     out.add(b"}\n")
     out.flush()
 
 
-def _text_topics(topics, indent: int, out: _Chunks) -> None:
+def _text_topics(topics, indent: int, out: Chunks) -> None:
     partition_json = topics.partition_json
     memo: dict = {}
     pad = "  " * indent
@@ -180,7 +158,7 @@ def _text_topics(topics, indent: int, out: _Chunks) -> None:
         out.add("".join(lines))
 
 
-def _text_node(node, indent: int, out: _Chunks) -> None:
+def _text_node(node, indent: int, out: Chunks) -> None:
     """tree_lines(node, indent), each line ending in a newline, topics streamed."""
     if _lazy(node):
         _text_topics(node, indent, out)
@@ -202,7 +180,7 @@ def _text_node(node, indent: int, out: _Chunks) -> None:
 
 def write_image_text(doc: dict, write) -> None:
     """image_text(doc), written in pieces to `write` (str): the topics streamed."""
-    out = _Chunks(write)
+    out = Chunks(write)
     out.add("".join(line + "\n" for line in [at_line(doc), *notes(doc), f"{doc['path']}:"]))
     _text_node(doc["image"], 1, out)
     out.flush()
@@ -365,6 +343,93 @@ def timeline_lines(doc: dict) -> list[str]:
         lines.append(f"transient: {t['path']} created at offset {t['createdAt']} ({t['createdTime']}), "
                      f"removed at offset {t['removedAt']} ({t['removedTime']})")
     return lines
+
+
+# -- diff, streamed: `diff(..., lazy=True)` leaves "changes" as an image.diff.Changes, computed
+# as it is read; these write it change by change, each distinct partition change (the same
+# before and after tuples) rendered once through change_json and change_text: the bytes
+# diff_text and json_line write for the built doc.
+
+_MEMO_CAP = 1 << 16
+_SIGN = {"added": "+", "removed": "-", "changed": "~"}
+
+
+def _streamed_changes(doc: dict) -> bool:
+    return getattr(doc["changes"], "streams_changes", False)
+
+
+def _rendered_changes(changes, render):
+    """(path, render(path, change)[cut:]) per change: a partition's rendering, past its
+    path, memoised by its before and after tuples."""
+    memo: dict = {}
+    change_json = changes.change_json
+    for path, a, b, partition in changes.raw():
+        if not partition:
+            yield path, render(path, change_json(path, a, b))
+            continue
+        key = (a, b)
+        rest = memo.get(key)
+        if rest is None:
+            if len(memo) > _MEMO_CAP:
+                memo.clear()
+            rest = memo[key] = render(path, change_json(path, a, b), cut=True)
+        yield path, rest
+
+
+def _text_change(path: str, c: dict, cut: bool = False):
+    text = change_text(c)
+    sign = _SIGN[c["change"]]
+    return (sign, text[len(path):]) if cut else f"{sign} {text}\n"
+
+
+def write_diff_text(doc: dict, write) -> None:
+    """diff_text(doc), written in pieces to `write` (str)."""
+    if not _streamed_changes(doc):
+        write(diff_text(doc))
+        return
+    out = Chunks(write)
+    lines = [diff_head(doc)]
+    lines += [f"  {k}: {v}" for k, v in doc["summary"].items()] or ["  nothing changed"]
+    if doc.get("logEnd"):
+        lines.append(f"note: the log ends early: {doc['logEnd']}")
+    for k, n in doc["unknownRecords"].items():
+        lines.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
+    out.add("\n".join(lines) + "\n")
+    for path, r in _rendered_changes(doc["changes"], _text_change):
+        out.add(r if isinstance(r, str) else f"{r[0]} {path}{r[1]}\n")
+    if "timeline" in doc:
+        out.add("".join(line + "\n" for line in timeline_lines(doc)))
+    out.flush()
+
+
+def _json_change(path: str, c: dict, cut: bool = False) -> bytes:
+    from .output import json_bytes
+    text = json_bytes(c)
+    return text[len(b'{"path":' + json_bytes(path)):] if cut else text
+
+
+def write_diff_json(doc: dict, write) -> None:
+    """json_line(doc) + newline, written in pieces to `write` (bytes)."""
+    from .output import json_bytes
+    if not _streamed_changes(doc):
+        write(json_bytes(doc) + b"\n")
+        return
+    keys = list(doc)
+    at = keys.index("changes")
+    head = json_bytes({k: doc[k] for k in keys[:at + 1] if k != "changes"} | {"changes": None})
+    tail = json_bytes({k: doc[k] for k in keys[at + 1:]})
+    assert head.endswith(b"null}") and tail.startswith(b"{") and len(tail) > 2
+    out = Chunks(write)
+    out.add(head[:-5] + b"[")
+    first = True
+    for path, r in _rendered_changes(doc["changes"], _json_change):
+        if len(r) and r[:1] == b"{":
+            out.add(r if first else b"," + r)
+        else:
+            out.add(b'%s{"path":%s%s' % (b"" if first else b",", json_bytes(path), r))
+        first = False
+    out.add(b"]," + tail[1:] + b"\n")
+    out.flush()
 
 
 def diff_table(doc: dict):

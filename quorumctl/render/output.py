@@ -69,6 +69,29 @@ def emit(output, doc, *, text, table=None, json=None) -> None:
         sys.stdout.write(text(doc))
 
 
+_FLUSH = 1 << 20
+
+
+class Chunks:
+    """Pieces gathered and written in writes of about a MiB (the streaming writers of
+    image, topics describe and diff: str or bytes, one kind per Chunks)."""
+    __slots__ = ("write", "parts", "size")
+
+    def __init__(self, write):
+        self.write, self.parts, self.size = write, [], 0
+
+    def add(self, piece) -> None:
+        self.parts.append(piece)
+        self.size += len(piece)
+        if self.size >= _FLUSH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            self.write(self.parts[0][:0].join(self.parts))
+            self.parts, self.size = [], 0
+
+
 def json_bytes(obj) -> bytes:
     """Compact JSON (UTF-8); bytes become standard base64 as in Kafka's JSON."""
     return _encode(obj)

@@ -17,7 +17,12 @@ def topic_line(t: dict) -> str:
 
 
 def partition_line(topic: str, p: dict) -> str:
-    s = (f"\tTopic: {topic}\tPartition: {p['partition']}\tLeader: {'none' if p['leader'] is None else p['leader']}"
+    return f"\tTopic: {topic}\tPartition: {p['partition']}" + partition_rest(p)
+
+
+def partition_rest(p: dict) -> str:
+    """A partition line after its id (the same for partitions alike: rendered once)."""
+    s = (f"\tLeader: {'none' if p['leader'] is None else p['leader']}"
          f"\tReplicas: {_ids(p['replicas'])}\tIsr: {_ids(p['isr'])}")
     if p["addingReplicas"] is not None:
         s += f"\tAdding Replicas: {_ids(p['addingReplicas'])}\tRemoving Replicas: {_ids(p['removingReplicas'])}"
@@ -50,13 +55,99 @@ def describe_text(doc: dict) -> str:
 
 
 def describe_table(doc: dict):
+    """The listed partitions as a Rich table (its rows are strings: Rich holds them all);
+    a streamed doc's summary is filled once its topics are read."""
     from rich.table import Table
-    t = Table(title=summary_line(doc))
+    t = Table()
     for col in ("Topic", "Partition", "Leader", "Replicas", "Isr", "Elr", "LastKnownElr", "MinIsr", "Flags"):
         t.add_column(col)
-    for topic in doc["topics"]:
-        for p in topic["partitions"]:
-            t.add_row(topic["topic"], str(p["partition"]), "none" if p["leader"] is None else str(p["leader"]),
-                      _ids(p["replicas"]), _ids(p["isr"]), _ids(p["elr"]), _ids(p["lastKnownElr"]),
-                      str(p["minIsr"]), " ".join(p["flags"]))
+    memo: dict = {}
+    for topic, rows in _topics(doc):
+        for pid, p in rows:
+            cells = memo.get(id(p))
+            if cells is None:
+                cells = memo[id(p)] = ("none" if p["leader"] is None else str(p["leader"]), _ids(p["replicas"]),
+                                       _ids(p["isr"]), _ids(p["elr"]), _ids(p["lastKnownElr"]), str(p["minIsr"]),
+                                       " ".join(p["flags"]), p)
+            t.add_row(topic["topic"], str(pid), *cells[:7])
+    t.title = summary_line(doc)
     return t
+
+
+# -- streaming: text and JSON written topic by topic ------------------------------------------
+#
+# `describe_document(..., lazy=True)` leaves "topics" as an image.topics.Described: these
+# write it as it is computed, each distinct partition (a Listed: its fields and flags)
+# rendered once, with the bytes describe_text and json_line write for the built doc.
+
+def _streamed(doc: dict) -> bool:
+    return getattr(doc["topics"], "streams_topics", False)
+
+
+def _topics(doc: dict):
+    """(topic's JSON without partitions, [(partition id, fields)]) of either form; a
+    streamed doc gets its summary at the end."""
+    topics = doc["topics"]
+    if not _streamed(doc):
+        for t in topics:
+            yield t, [(p["partition"], p) for p in t["partitions"]]
+        return
+    for t, rows in topics:
+        yield t, [(pid, info.fields) for pid, info in rows]
+    doc["summary"] = topics.summary
+
+
+def write_describe_text(doc: dict, write) -> None:
+    """describe_text(doc), written in pieces to `write` (str); fills a streamed doc's summary."""
+    from .output import Chunks
+    if not _streamed(doc):
+        write(describe_text(doc))
+        return
+    out = Chunks(write)
+    heads = not doc["filters"]
+    topics = doc["topics"]
+    for t, rows in topics:
+        if heads and t["partitionCount"]:
+            out.add(topic_line(t) + "\n")
+        if not rows:
+            continue
+        prefix = f"\tTopic: {t['topic']}\tPartition: "
+        lines = []
+        for pid, info in rows:
+            text = info.text
+            if text is None:
+                text = info.text = partition_rest(info.fields) + "\n"
+            lines.append(f"{prefix}{pid}{text}")
+        out.add("".join(lines))
+    out.flush()
+    doc["summary"] = topics.summary
+
+
+def write_describe_json(doc: dict, write) -> None:
+    """json_line(doc) + newline, written in pieces to `write` (bytes); fills a streamed
+    doc's summary (the key after "topics")."""
+    from .output import Chunks, json_bytes
+    if not _streamed(doc):
+        write(json_bytes(doc) + b"\n")
+        return
+    keys = list(doc)
+    assert keys[-2:] == ["topics", "summary"]
+    head = json_bytes({k: doc[k] for k in keys[:-1] if k != "topics"} | {"topics": None})
+    assert head.endswith(b"null}")
+    out = Chunks(write)
+    out.add(head[:-5] + b"[")
+    topics = doc["topics"]
+    first = True
+    for t, rows in topics:
+        pieces = []
+        for pid, info in rows:
+            text = info.json
+            if text is None:
+                text = info.json = json_bytes(info.fields)[1:]
+            pieces.append(b'{"partition":%d,%s' % (pid, text))
+        th = json_bytes({**t, "partitions": None})
+        out.add(b"%s%s[%s]}" % (b"" if first else b",", th[:-5], b",".join(pieces)))
+        first = False
+    doc["summary"] = topics.summary
+    out.add(b'],"summary":' + json_bytes(doc["summary"]) + b"}\n")
+    out.flush()

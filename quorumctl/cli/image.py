@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output
+from ..render.output import Output, write_bytes_to_stdout
 from .options import AtOffset, AtTime, OutputOpt
 
 
@@ -25,19 +25,6 @@ def _emit(doc: dict, mode, text, table) -> None:
             con.print(t)
     else:
         sys.stdout.write(text(doc))
-
-
-def _write_bytes(writer) -> None:
-    """writer(write) with a write of bytes to stdout (its buffer; decoded where there is
-    none, as under a test's captured stdout)."""
-    import sys
-    buf = getattr(sys.stdout, "buffer", None)
-    if buf is None:
-        writer(lambda b: sys.stdout.write(b.decode("utf-8")))
-    else:
-        sys.stdout.flush()
-        writer(buf.write)
-        buf.flush()
 
 
 def _exit_on_log_end(doc: dict, offset: int) -> None:
@@ -84,7 +71,7 @@ def image(
     mode = resolve(output)
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
     if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
-        _write_bytes(lambda write: write_image_json(doc, write))
+        write_bytes_to_stdout(lambda write: write_image_json(doc, write))
     elif mode is Output.text:
         write_image_text(doc, sys.stdout.write)
     else:
@@ -160,7 +147,7 @@ def diff(
     # the changes written as they are computed (0.7 M partitions created, built whole, were 1.4 GB)
     doc = run_diff(list(log_dir), parse_point(frm), parse_point(to), timeline=timeline, lazy=True)
     if mode is Output.json:
-        _write_bytes(lambda write: write_diff_json(doc, write))
+        write_bytes_to_stdout(lambda write: write_diff_json(doc, write))
     elif mode is Output.text:
         write_diff_text(doc, sys.stdout.write)
     else:

@@ -48,7 +48,7 @@ def describe(
     from ..errors import InputError
     from ..image.replay import Point, parse_time
     from ..image.topics import describe_document
-    from ..render.output import Output, resolve
+    from ..render.output import Output, resolve, write_bytes_to_stdout
     from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text
 
     if at_offset is not None and at_time is not None:
@@ -64,13 +64,7 @@ def describe(
     doc = describe_document(list(log_dir), point, topic=topic, filters=filters, static=static, lazy=True)
     mode = resolve(output)
     if mode is Output.json:
-        buf = getattr(sys.stdout, "buffer", None)   # (none under a test's captured stdout)
-        if buf is None:
-            write_describe_json(doc, lambda b: sys.stdout.write(b.decode("utf-8")))
-        else:
-            sys.stdout.flush()
-            write_describe_json(doc, buf.write)
-            buf.flush()
+        write_bytes_to_stdout(lambda write: write_describe_json(doc, write))
     elif mode is Output.table:
         from rich.console import Console
         Console().print(describe_table(doc))

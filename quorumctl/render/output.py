@@ -72,6 +72,18 @@ def emit(output, doc, *, text, table=None, json=None) -> None:
 _FLUSH = 1 << 20
 
 
+def write_bytes_to_stdout(writer) -> None:
+    """writer(write) with a write of bytes to stdout (its buffer; decoded where there is
+    none, as under a test's captured stdout): the streaming JSON writers' way out."""
+    buf = getattr(sys.stdout, "buffer", None)
+    if buf is None:
+        writer(lambda b: sys.stdout.write(b.decode("utf-8")))
+    else:
+        sys.stdout.flush()
+        writer(buf.write)
+        buf.flush()
+
+
 class Chunks:
     """Pieces gathered and written in writes of about a MiB (the streaming writers of
     image, topics describe and diff: str or bytes, one kind per Chunks)."""

@@ -13,7 +13,7 @@ from collections import Counter
 from ..errors import InputError
 from .model import (ELR, ISR, LAST_ELR, LEADER, REPLICAS)
 from .replay import Point, Replay, check_inside, open_source, plan
-from .view import flatten, leaf_json, provenance
+from .view import field_changes, flatten, leaf_json, provenance
 
 
 def changes(before: dict, after: dict) -> dict[str, tuple]:
@@ -73,13 +73,6 @@ def _count(s: Counter, kind: str, a, b) -> None:
         s["configsRemoved" if b is None else "configsSet"] += 1
     else:
         s[f"{kind}Changed"] += 1
-
-
-def field_changes(a, b) -> dict | None:
-    """For two dict leaves: {field: [before, after]} of the fields that differ."""
-    if not isinstance(a, dict) or not isinstance(b, dict):
-        return None
-    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
 
 def change_json(path: str, a, b) -> dict:

@@ -17,8 +17,7 @@ from ..errors import ExitStatus, InputError, QuorumctlError
 from ..records.metadata_schemas import TYPE_NAMES
 from .model import CONFIG_TYPE_IDS, TOPIC_CONFIG, Image, apply_record
 from .replay import Point, Replay, check_inside, open_source, plan
-from .view import flatten, leaf_json
-from .diff import field_changes
+from .view import field_changes, flatten, leaf_json
 
 
 @dataclass

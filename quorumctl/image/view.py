@@ -146,6 +146,13 @@ def flatten(img: Image, *, topics: bool = True) -> dict[str, object]:
     return out
 
 
+def field_changes(a, b) -> dict | None:
+    """For two dict leaves: {field: [before, after]} of the fields that differ."""
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return None
+    return {k: [a.get(k), b.get(k)] for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
 def leaf_json(path: str, value):
     """A flattened leaf as JSON (partitions are tuples inside the image)."""
     if path.startswith("/topics/") and path.count("/") == 3 and isinstance(value, tuple):

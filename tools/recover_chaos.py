@@ -166,9 +166,21 @@ class Kafka:
         self.cluster_id = self.info()["CLUSTER_ID"]
 
     def start(self):
-        """Formatted by the script, started, and serving CreateTopics."""
-        self.launch(*(["--dynamic"] if self.dynamic else []), "--controllers", str(self.n),
-                    "--brokers", str(self.nb), "--base-port", str(self.base))
+        """Formatted by the script, started, and serving CreateTopics. A port taken between
+        choosing the base port and the script's start (another test process's cluster,
+        which listens only once formatted: CI saw two runs refused so) means the layout
+        wiped and a first start on the next free ports, at most twice."""
+        for attempt in (1, 2, 3):
+            try:
+                self.launch(*(["--dynamic"] if self.dynamic else []), "--controllers", str(self.n),
+                            "--brokers", str(self.nb), "--base-port", str(self.base))
+                break
+            except AssertionError as e:
+                if attempt == 3 or "is already in use" not in str(e):
+                    raise
+                self.run("wipe", check=False)
+                lo = 31000 if self.base >= 31000 else 29500
+                self.base = free_base_port(lo, lo + 990, self.n + self.nb, start=self.base + 10)
         self.serves()
 
     def serves(self, limit_s: float = 300):

@@ -3,7 +3,7 @@ simulated endpoint fed the answers behind Kafka's own samples, compared with
 what Kafka 3.9's kafka-metadata-quorum printed, turned into what 4.1's prints
 for the same answer (the 3.x transcripts stay as regression data; the only
 4.1 change is that a voter without a directory id prints as `{"id": 1}`, no
-`"directoryId": null`; tests/test_kafka41_quorum.py compares with a real 4.1).
+`"directoryId": null`; tests/test_kafka_static.py and test_kafka_dynamic.py compare with real 4.1 and 4.3).
 
 Each scenario carries its expected text inline (written from
 ../shared/reference/samples), so the code is covered everywhere; when

@@ -37,7 +37,6 @@ import gzip
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,24 +46,12 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_vs_kafka import ENV, PERF, SHARED, best, quorumctl  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from recover_chaos import free_base_port  # noqa: E402  (the one search for free ports)
+
 K43 = SHARED / "kafka" / "kafka_2.13-4.3.0"
 COPIES = 16
 SNAP_256K = "00000000000000828212-0000000030.checkpoint"
-
-
-def _free_base(n: int) -> int:
-    for base in range(39500, 60000, 10):
-        ok = True
-        for p in range(base, base + n + 1):
-            with socket.socket() as s:
-                try:
-                    s.bind(("127.0.0.1", p))
-                except OSError:
-                    ok = False
-                    break
-        if ok:
-            return base
-    raise SystemExit("no free ports")
 
 
 def _log_end(log: Path) -> int:
@@ -108,7 +95,7 @@ def build_million(work: Path, copies: int = COPIES) -> Path:
     if run.exists():
         shutil.rmtree(run)
     run.mkdir()
-    base = _free_base(3)
+    base = free_base_port(39500, 60000, span=3)   # the controllers listen on base+1..base+3
     voters = ",".join(f"{i}@127.0.0.1:{base + i}" for i in (1, 2, 3))
     cluster_id = subprocess.run([str(K43 / "bin" / "kafka-storage.sh"), "random-uuid"], capture_output=True,
                                 text=True, check=True, env={**ENV, "KAFKA_HEAP_OPTS": "-Xmx128m"}).stdout.strip()

@@ -318,16 +318,24 @@ def diff_head(doc: dict) -> str:
             f"{len(doc['changes'])} change(s)")
 
 
-def diff_text(doc: dict) -> str:
+def _diff_preamble(doc: dict) -> list[str]:
+    """diff's lines before the changes: the head, the summary and the notes."""
     lines = [diff_head(doc)]
     lines += [f"  {k}: {v}" for k, v in doc["summary"].items()] or ["  nothing changed"]
     if doc.get("logEnd"):
         lines.append(f"note: the log ends early: {doc['logEnd']}")
     for k, n in doc["unknownRecords"].items():
         lines.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
-    sign = {"added": "+", "removed": "-", "changed": "~"}
+    return lines
+
+
+_SIGN = {"added": "+", "removed": "-", "changed": "~"}
+
+
+def diff_text(doc: dict) -> str:
+    lines = _diff_preamble(doc)
     for c in doc["changes"]:
-        lines.append(f"{sign[c['change']]} {change_text(c)}")
+        lines.append(f"{_SIGN[c['change']]} {change_text(c)}")
     if "timeline" in doc:
         lines.extend(timeline_lines(doc))
     return "\n".join(lines) + "\n"
@@ -351,7 +359,6 @@ def timeline_lines(doc: dict) -> list[str]:
 # diff_text and json_line write for the built doc.
 
 _MEMO_CAP = 1 << 16
-_SIGN = {"added": "+", "removed": "-", "changed": "~"}
 
 
 def _streamed_changes(doc: dict) -> bool:
@@ -388,13 +395,7 @@ def write_diff_text(doc: dict, write) -> None:
         write(diff_text(doc))
         return
     out = Chunks(write)
-    lines = [diff_head(doc)]
-    lines += [f"  {k}: {v}" for k, v in doc["summary"].items()] or ["  nothing changed"]
-    if doc.get("logEnd"):
-        lines.append(f"note: the log ends early: {doc['logEnd']}")
-    for k, n in doc["unknownRecords"].items():
-        lines.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
-    out.add("\n".join(lines) + "\n")
+    out.add("\n".join(_diff_preamble(doc)) + "\n")
     for path, r in _rendered_changes(doc["changes"], _text_change):
         out.add(r if isinstance(r, str) else f"{r[0]} {path}{r[1]}\n")
     if "timeline" in doc:

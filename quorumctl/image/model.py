@@ -33,7 +33,24 @@ shallow copy of the maps, which `diff` uses to keep the "from" image cheaply.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
+from contextlib import contextmanager
+
+
+@contextmanager
+def cyclic_gc_paused():
+    """Python's cyclic garbage collector off for a while: an image holds millions of
+    small acyclic tuples, and each full collection walks every one of them again (at a
+    million partitions it dominated replay). Replay and topics describe make no cycles."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
 
 # Partition tuple layout (a tuple: 60k partitions cost a few MB, not tens).
 REPLICAS, ISR, REMOVING, ADDING, LEADER, RECOVERY, LEADER_EPOCH, PARTITION_EPOCH, DIRS, ELR, LAST_ELR = range(11)

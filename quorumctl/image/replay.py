@@ -13,7 +13,6 @@ start), else bootstrap.checkpoint and the log from offset 0. `earliest=True`
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import re
@@ -29,8 +28,8 @@ from ..logdir import segments
 from ..logdir.statefiles import BOOTSTRAP_CHECKPOINT
 from ..raft.replica import METADATA_PARTITION
 from .parallel import LOCAL
-from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, merge_partition, partition_from_record, \
-    remove_topic
+from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, cyclic_gc_paused, merge_partition, \
+    partition_from_record, remove_topic
 
 
 @dataclass
@@ -278,13 +277,8 @@ class Replay:
         """Apply records up to the point (inclusive); returns the image. The cyclic
         garbage collector is off meanwhile: replay makes no cycles, and at a million
         partitions each of its full collections walked every tuple of the image again."""
-        was = gc.isenabled()
-        gc.disable()
-        try:
+        with cyclic_gc_paused():
             return self._run(point)
-        finally:
-            if was:
-                gc.enable()
 
     def _run(self, point: Point | None) -> Image:
         img = self.image

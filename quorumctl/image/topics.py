@@ -20,12 +20,12 @@ broker's metadata cache, Kafka 4.1 and 4.3):
 from __future__ import annotations
 
 import functools
-import gc
 import re
 
 from ..config import topic as topic_config
 from ..errors import InputError
-from .model import ADDING, ELR, ISR, LAST_ELR, LEADER, REMOVING, REPLICAS, TOPIC_CONFIG, Image
+from .model import ADDING, ELR, ISR, LAST_ELR, LEADER, REMOVING, REPLICAS, TOPIC_CONFIG, Image, \
+    cyclic_gc_paused
 
 FILTERS = ("unavailable", "under-replicated", "under-min-isr", "at-min-isr")
 BROKER_CONFIG = 4   # ConfigResource.Type.BROKER; the cluster-wide default is the resource named ""
@@ -194,9 +194,7 @@ class Described:
                     counts[w] += info.n
                 info.n = 0
 
-        was = gc.isenabled()
-        gc.disable()     # no cycles made here; a full pass would walk every tuple of the image again
-        try:
+        with cyclic_gc_paused():     # (held while the caller writes each yielded topic)
             for name in admin_topic_order(self.names):
                 t = img.topics[img.topic_ids[name]]
                 configs = topic_configs(img, name, self.static)
@@ -225,9 +223,6 @@ class Described:
             for memo in memos.values():
                 fold(memo)
             self.summary = {"topics": n_topics, "partitions": total, "listed": listed, **counts}
-        finally:
-            if was:
-                gc.enable()
 
 
 def describe(img: Image, *, topic: str | None = None, filters: tuple[str, ...] = (),

@@ -89,6 +89,11 @@ def image_text(doc: dict) -> str:
 # cluster share replicas, ISR, epochs: the tuples repeat) and written as json_line /
 # tree_lines write its dict: the same bytes (tools/compare_outputs.py, tests/test_image*).
 
+# distinct renderings kept at once (image, diff): when every tuple differs, memory stays
+# bounded instead of growing with the output
+_MEMO_CAP = 1 << 16
+
+
 def _lazy(node) -> bool:
     """image.view.LazyTopics (known by its mark: render does not import image)."""
     return getattr(node, "streams_topics", False)
@@ -105,6 +110,8 @@ def _json_topics(topics, out: Chunks) -> None:
         for pid, p in sorted(t.partitions.items()):
             text = memo.get(p)
             if text is None:
+                if len(memo) > _MEMO_CAP:   # every tuple distinct: the memo stays small
+                    memo.clear()
                 text = memo[p] = json_bytes(partition_json(p))
             pieces.append(b'"%d":%s' % (pid, text))
         out.add(b'%s%s:{"id":%s,"partitions":{%s}}' % (b"" if first else b",", json_bytes(name), json_bytes(t.id),
@@ -153,6 +160,8 @@ def _text_topics(topics, indent: int, out: Chunks) -> None:
         for pid, p in sorted(t.partitions.items()):
             text = memo.get(p)
             if text is None:
+                if len(memo) > _MEMO_CAP:
+                    memo.clear()
                 text = memo[p] = partition_line(partition_json(p))
             lines.append(f"{pad}    {pid}: {text}\n")
         out.add("".join(lines))
@@ -357,8 +366,6 @@ def timeline_lines(doc: dict) -> list[str]:
 # as it is read; these write it change by change, each distinct partition change (the same
 # before and after tuples) rendered once through change_json and change_text: the bytes
 # diff_text and json_line write for the built doc.
-
-_MEMO_CAP = 1 << 16
 
 
 def _streamed_changes(doc: dict) -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..config.addresses import Address
+from ..config.addresses import Address, parse_address
 from ..ops.feature_update import Change, Node, blockers
 from . import kerrors, messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
@@ -110,8 +110,7 @@ def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, c
         for n in nodes:
             n.last_seen_ms, n.last_seen = seen.get(n.id), "last fetch"
             if n.address is not None and n.supported is None and n.error is None:
-                host, _, port = n.address.rpartition(":")
-                n.supported, n.error = _ask(Address(host.strip("[]"), int(port)), client.cfg, client.deadline)
+                n.supported, n.error = _ask(parse_address(n.address), client.cfg, client.deadline)
         conn = client.bootstrap_connection()
         finalized = dict(conn.finalized_features)
         found = blockers(nodes, change, finalized.get("metadata.version"))

@@ -43,10 +43,6 @@ class Change:
     updates: dict[str, int]
     upgrade_type: int
 
-    def describe(self) -> str:
-        return ", ".join(f"{n}={lvl}" + (f" ({NAME_OF[lvl]})" if n == METADATA_VERSION and lvl in NAME_OF else "")
-                         for n, lvl in self.updates.items())
-
 
 def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False) -> Change:
     """FeatureCommand.handleUpgradeOrDowngrade's reading of --metadata and --feature

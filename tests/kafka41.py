@@ -25,7 +25,6 @@ import recover_chaos  # noqa: E402  (its skip_reason and free_base_port serve th
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
 KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
-CLUSTER = KAFKA_DIR / "cluster"
 HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
 # the metadata.version a test cluster of each release is formatted with: the
 # release's own newest (quorumctl's default may be newer than an older release runs)

@@ -470,3 +470,34 @@ def test_clear_elr_is_a_merge(tmp_path):
     assert (p0[6], p0[7], p0[9], p0[10]) == (4, 8, (), ())      # leader epoch kept, partition epoch + 1
     assert (p1[6], p1[7]) == (4, 7)                             # nothing to clear: untouched
     assert img.problems == ["offset 4: ClearElr of unknown topic gone (Kafka refuses this record)"]
+
+
+def test_diff_changes_in_the_order_of_the_sorted_flat_image_names_that_tie_included():
+    """image.diff.Changes compares topic by topic; its changes are those of the whole flat
+    images sorted by path, in that order, also for names one sort key ties ("7", "07",
+    "007") and a negative-looking name."""
+    from quorumctl.image.diff import Changes, _sort_key, change_json, changes
+    from quorumctl.image.model import Image, add_topic, partition_from_record
+    from quorumctl.image.view import flatten
+
+    def image(spec):
+        img = Image()
+        for tid, name, leaders in spec:
+            add_topic(img, tid, name)
+            for p, leader in leaders.items():
+                img.topics[tid].partitions[p] = partition_from_record({"replicas": [1, 2], "isr": [1, 2],
+                                                                       "leader": leader})
+        return img
+    a = image([("AAAAAAAAAAAAAAAAAAAAAQ", "7", {0: 1, 1: 1}), ("AAAAAAAAAAAAAAAAAAAAAg", "007", {0: 1}),
+               ("AAAAAAAAAAAAAAAAAAAAAw", "x", {0: 1, 10: 2, 2: 1})])
+    b = image([("AAAAAAAAAAAAAAAAAAAAAQ", "7", {0: 2}), ("AAAAAAAAAAAAAAAAAAAABA", "07", {0: 1, 3: 2}),
+               ("AAAAAAAAAAAAAAAAAAAAAw", "x", {0: 1, 10: 1, 2: 2}), ("AAAAAAAAAAAAAAAAAAAABQ", "-1", {0: 1})])
+    whole = [change_json(p, x, y) for p, (x, y) in
+             sorted(changes(flatten(a), flatten(b)).items(), key=lambda kv: _sort_key(kv[0]))]
+    ch = Changes(a, b)
+    assert list(ch) == whole and len(ch) == 11
+    assert [c["path"] for c in ch] == ["/topics/-1", "/topics/-1/0", "/topics/007", "/topics/07", "/topics/7/0",
+                                       "/topics/007/0", "/topics/07/0", "/topics/7/1", "/topics/07/3",
+                                       "/topics/x/2", "/topics/x/10"]
+    assert ch.summary == {"leaderChanged": 3, "partitionsChanged": 3, "partitionsCreated": 3,
+                          "partitionsDeleted": 2, "topicsCreated": 2, "topicsDeleted": 1}

@@ -155,11 +155,11 @@ class Changes:
 
         def leaves(img) -> dict:
             out: dict = {}
-            for t in img.topics.values():
-                if t.name in names and img.topic_ids.get(t.name) == t.id:
-                    out[f"/topics/{t.name}"] = {"id": t.id}
+            for name, t in _reachable(img).items():
+                if name in names:
+                    out[f"/topics/{name}"] = {"id": t.id}
                     for p, v in t.partitions.items():
-                        out[f"/topics/{t.name}/{p}"] = v
+                        out[f"/topics/{name}/{p}"] = v
             return out
         ch = changes(leaves(self.before), leaves(self.after))
         for path, (a, b) in sorted(ch.items(), key=lambda kv: _sort_key(kv[0])):
@@ -235,4 +235,4 @@ def provenance_brief(img) -> dict:
 
 
 def _sort_key(path: str):
-    return [(0, int(x), "") if x.lstrip("-").isdigit() else (1, 0, x) for x in path.split("/")]
+    return [_name_key(x) for x in path.split("/")]

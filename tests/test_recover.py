@@ -45,9 +45,13 @@ def test_dry_run_changes_nothing_and_explains(cli, verify_clean, dyn):
     lines = out.splitlines()
     assert lines[0] == f"Recovery plan for node 1 ({dyn}/c1/__cluster_metadata-0), dynamic quorum, dry run"
     # nothing listens on the fixture's voter endpoints here
-    assert lines[1:3] == ["  probe: voter 2 at localhost:19192: silent (connection refused)",
-                          "  probe: voter 3 at localhost:19193: silent (connection refused)"]
-    assert lines[3].startswith("  node 1 (survivor, base): last epoch 1, log end offset 315: kept; the recovery "
+    assert lines[1:5] == ["  probe: voter 2 at localhost:19192: silent (connection refused)",
+                          "  probe: voter 3 at localhost:19193: silent (connection refused)",
+                          # every other registered node is asked too (the survivor included); their log dirs
+                          # were read, so a stopped one is no risk
+                          "  asked: broker 4 at localhost:19194: nothing listens (connection refused)",
+                          "  asked: controller 1 at localhost:19191: nothing listens (connection refused)"]
+    assert lines[5].startswith("  node 1 (survivor, base): last epoch 1, log end offset 315: kept; the recovery "
                                "appends to it; the most up-to-date replica given")
     assert "  voters: [1, 2, 3] -> [1] (lost: [2, 3])" in lines
     assert ("  new epoch: 2 (the highest epoch any given replica has seen is 1); the survivor then leads in "
@@ -236,7 +240,7 @@ def test_probe_states_on_real_sockets(sim_static):
         return Address(h, int(p))
     sim_static.silence(3)
     closed = free_port()
-    got = probe_voters({1: [addr(sim_static.node_by_id(1).address)], 2: [addr(sim_static.node_by_id(2).address)],
+    got, _ = probe_voters({1: [addr(sim_static.node_by_id(1).address)], 2: [addr(sim_static.node_by_id(2).address)],
                         3: [addr(sim_static.node_by_id(3).address)], 5: [Address("127.0.0.1", closed)]},
                        load_client_config(None), 1.0)
     by = {p.voter_id: p for p in got}
@@ -485,7 +489,7 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
             c.setblocking(False)
             c.connect_ex(("127.0.0.1", port))
             fillers.append(c)
-        (p,) = probe_voters({2: [Address("127.0.0.1", port)]}, load_client_config(None), 1.0)
+        (p,), _ = probe_voters({2: [Address("127.0.0.1", port)]}, load_client_config(None), 1.0)
         assert p.state in ("unknown", "accepts"), p
         shutil.copytree(STATIC / "c1", tmp_path / "c1")
         shutil.copytree(STATIC / "b4", tmp_path / "b4")

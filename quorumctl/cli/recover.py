@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import Apply, BackupDir, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
+from .options import Apply, BackupDir, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
 
 
 def recover(
@@ -30,6 +30,7 @@ def recover(
                                    help="Declared-lost voters whose address now answers as something else (not a "
                                         "controller of this cluster): proceed anyway. Dangerous if wrong."),
     timeout: Deadline = 5.0,
+    bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     apply: Apply = False,
     backup_dir: BackupDir = None,
@@ -37,7 +38,9 @@ def recover(
 ):
     """Rebuild a quorum that lost its majority from the surviving controller (dry run by default).
 
-    Refuses while a declared-lost voter answers on its endpoint. Starts from
+    Refuses while a declared-lost voter answers on its endpoint, or while any
+    other node that can be asked (the registered brokers and controllers, and
+    --bootstrap-server) sees a leader: a voter may look gone only from here. Starts from
     the most up-to-date replica given (brokers too, with --replica). Dynamic
     quorum (kraft.version 1): appends a VotersRecord holding only the survivor
     in a new epoch and resets quorum-state; static quorum: resets quorum-state
@@ -50,7 +53,7 @@ def recover(
 
     from ..errors import InputError
     from ..protocol.connection import load_client_config
-    from ..config.addresses import Address, parse_quorum_voters
+    from ..config.addresses import Address, parse_address_list, parse_quorum_voters
     from ..protocol.liveness import probe_voters
     from ..render.output import emit
     from ..render.recover import plan_lines
@@ -63,24 +66,46 @@ def recover(
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfgs = [load(c) for c in config]
-    targets = list(paths or []) + [c.metadata_log_dir for c in cfgs]
+    targets = _distinct_dirs(list(paths or []) + [c.metadata_log_dir for c in cfgs])
     if not targets:
         raise InputError("give the surviving controller's log dir (or -c server.properties)")
     static = None
     for c in cfgs:
         if c.quorum_voters:
             static = {i: str(a) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
+    asked = [(f"bootstrap server {a}", None, [(a.host, a.port)])
+             for a in (parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else [])]
     client = load_client_config(command_config)
 
-    def probe(endpoints: dict[int, list]) -> list:
-        return probe_voters({v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}, client, timeout)
+    def probe(endpoints: dict[int, list], witnesses: list, cluster_id: str | None):
+        return probe_voters({v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}, client, timeout,
+                            [(who, nid, [Address(h, p) for h, p in eps]) for who, nid, eps in witnesses], cluster_id)
 
     plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
-                                        probe=probe, force_lost=forced, unread=unread)
+                                        probe=probe, force_lost=forced, unread=unread, witnesses=asked)
     doc = plan.to_json()
     emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
          json=lambda d: {"plan": d, "applied": report, "dry_run": not apply})
     raise typer.Exit(ExitStatus.of(plan.refusal))
+
+
+def _distinct_dirs(targets: list[str]) -> list[str]:
+    """Each metadata log dir once: `LOG_DIR -c its server.properties` (as the static
+    quorum's advice says) names the survivor twice."""
+    import os
+    from ..errors import InputError
+    from ..raft.replica import resolve_partition_dir
+    seen: set[str] = set()
+    out = []
+    for t in targets:
+        try:
+            key = os.path.realpath(resolve_partition_dir(t)[1])
+        except InputError:   # the loader names a bad path in its own words, later
+            key = t
+        if key not in seen:
+            seen.add(key)
+            out.append(t)
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -52,6 +52,10 @@ def check_backup_root(backup_root: str, log_dir: str, partition_dir: str | None 
     probe = br
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
+    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(f"the backup dir {backup_root}: cannot create it in {probe} (permission denied or not a "
+                         "writable directory); nothing was changed: pass --backup-dir a writable directory on the "
+                         "same file system, outside the log dir")
     if os.stat(probe).st_dev != os.stat(real).st_dev:
         raise Refused(f"the backup dir {backup_root} is not on the file system of {real}; the crash-safe swap "
                       "needs both on one file system: pass --backup-dir on it (outside the log dir)")
@@ -80,7 +84,11 @@ def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc
     # a full disk before the exchange: the run directory (ours alone) goes, the partition is untouched
     with fsutil.out_of_space(live, undo=lambda: shutil.rmtree(run, ignore_errors=True)):
         fsutil.step("create backup run directory")
-        os.makedirs(run, exist_ok=False)
+        try:
+            os.makedirs(run, exist_ok=False)
+        except PermissionError as e:
+            raise InputError(f"cannot create the backup dir {run}: {e.strerror}; nothing was changed: pass "
+                             "--backup-dir a writable directory on the same file system") from None
         fsutil.write_synced(os.path.join(run, "plan.json"),
                             json.dumps({"status": "prepared", key: doc}, indent=1).encode())
         fsutil.fsync_dir(run)

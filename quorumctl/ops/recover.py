@@ -107,6 +107,9 @@ class RecoveryPlan:
     changes: list[Change] = field(default_factory=list)     # the survivor's files
     lost_endpoints: dict[int, list] = field(default_factory=dict)   # voter id -> [(host, port)]
     probes: list = field(default_factory=list)              # liveness.VoterProbe
+    witness_endpoints: list = field(default_factory=list)   # [(who, node id, [(host, port)])] to ask
+    witnesses: list = field(default_factory=list)           # liveness.Witness
+    unread: list[int] = field(default_factory=list)         # brokers not read (--no-replica)
     becomes_committed: dict | None = None
     steps: list[str] = field(default_factory=list)
     risks: list[str] = field(default_factory=list)
@@ -121,13 +124,15 @@ class RecoveryPlan:
     def cluster_id(self) -> str | None:
         return self.survivor.meta.get("cluster.id") if self.survivor.meta else None
 
-    def judge_probes(self, probes: list, force_lost: list[int]) -> None:
+    def judge_probes(self, probes: list, force_lost: list[int], witnesses: list = ()) -> None:
         """Refuse unless every declared-lost voter is silent on every endpoint (its host
-        says nothing listens there). `force_lost` waives a voter that gives no answer
-        at all, accepts TCP and says nothing, or answers as something else than a
-        controller of this cluster; never one that answers as a controller of this
-        cluster."""
+        says nothing listens there) and no witness (another node asked: liveness.Witness)
+        sees a leader or an epoch above every given replica's. `force_lost` waives a voter
+        that gives no answer at all, accepts TCP and says nothing, or answers as something
+        else than a controller of this cluster; never one that answers as a controller of
+        this cluster, nor a witness's live quorum."""
         self.probes = list(probes)
+        self.witnesses = list(witnesses)
         # a voter that is alive is the most serious refusal: it is said first, before any other
         earlier, self.refusal = self.refusal, None
         bad_force = [i for i in force_lost if i not in self.lost]
@@ -153,6 +158,7 @@ class RecoveryPlan:
             else:
                 self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
                             f"something else), say so with --force-lost {p.voter_id}")
+        self._judge_witnesses()
         if self.refusal is None:
             self.refusal = earlier
         for vid in self.lost:
@@ -163,6 +169,29 @@ class RecoveryPlan:
                     self.refuse(f"voter {vid} has no known address, so nothing shows it is gone: give the "
                                 "survivor's server.properties with -c (controller.quorum.voters), or --force-lost "
                                 f"{vid} if it is certainly gone")
+
+    def _judge_witnesses(self) -> None:
+        given = {x.replica.node_id for x in self.replicas} | {self.survivor.node_id}
+        for w in self.witnesses:
+            where = f"{w.who} at {w.address}" if w.address else w.who
+            if w.state == "leader" and w.leader_id == self.survivor.node_id:
+                # the survivor still runs and leads, without a majority: the lock refuses --apply until it stops
+                self.risks.append(f"{where} {w.detail}: node {w.leader_id}, the survivor, still runs; --apply "
+                                  "needs it stopped")
+            elif w.state == "leader":
+                alive = sorted(set(self.lost) & set(w.recent_voters or [w.leader_id]))
+                self.refuse(f"{where} {w.detail}: the quorum is alive"
+                            + (f", voter(s) {alive} with it" if alive else "")
+                            + f"; the voters declared lost ({self.lost}) only look gone from here (a firewall or a "
+                            "partition between this host and them can answer as if nothing listened). A recovery "
+                            "now would split the quorum in two: find out why this host cannot reach them")
+            elif w.leader_epoch is not None and w.leader_epoch > self.max_epoch_seen:
+                self.refuse(f"{where} has seen epoch {w.leader_epoch}, above every epoch the given replicas have "
+                            f"seen ({self.max_epoch_seen}): the quorum went on without them; give the most "
+                            "up-to-date replicas (`quorumctl state` compares them)")
+            elif w.state == "unreachable" and not (w.refused and w.node_id in given):
+                self.risks.append(f"{where} could not be asked ({w.detail}): if it still reaches a live quorum, "
+                                  "nothing here shows it; check from its host that it sees no leader")
 
     def to_json(self) -> dict:
         r = self.survivor
@@ -178,6 +207,7 @@ class RecoveryPlan:
             "voters_after": [r.node_id],
             "lost_voters": self.lost,
             "probes": [p.to_json() for p in self.probes],
+            "witnesses": [w.to_json() for w in self.witnesses],
             "max_epoch_seen": self.max_epoch_seen,
             "new_epoch": self.new_epoch,
             "changes": [{"file": c.path, "change": c.what} for c in self.changes],
@@ -327,17 +357,28 @@ def _voter_set(base: Replica, survivor: Replica, static_voters: dict[int, str] |
 UNREAD_EPOCH_MARGIN = 1000
 
 
-def registered_brokers(r: Replica) -> list[int]:
-    """The brokers registered in a replica's latest snapshot and the log after it
-    (RegisterBrokerRecord, less UnregisterBrokerRecord). A damaged file counts up
-    to where it can be read: the plan refuses damaged logs anyway."""
-    register, unregister = md.API_KEYS["RegisterBrokerRecord"], md.API_KEYS["UnregisterBrokerRecord"]
-    brokers: set[int] = set()
+def registrations(r: Replica) -> tuple[dict[int, list], dict[int, list]]:
+    """(brokers, controllers) registered in a replica's latest snapshot and the log
+    after it, each id -> its endpoints [(host, port)] (RegisterBrokerRecord less
+    UnregisterBrokerRecord; RegisterControllerRecord less UnregisterControllerRecord).
+    A damaged file counts up to where it can be read: the plan refuses damaged logs
+    anyway."""
+    keys = {md.API_KEYS[n]: n for n in ("RegisterBrokerRecord", "UnregisterBrokerRecord",
+                                         "RegisterControllerRecord", "UnregisterControllerRecord")}
+    brokers: dict[int, list] = {}
+    controllers: dict[int, list] = {}
     for path, start in r.snapshot_and_log():
-        for _, d in md.records_with_keys(path, (register, unregister), start):
-            if "brokerId" in d.data:
-                (brokers.add if d.api_key == register else brokers.discard)(d.data["brokerId"])
-    return sorted(brokers)
+        for _, d in md.records_with_keys(path, tuple(keys), start):
+            kind = keys[d.api_key]
+            table = brokers if "Broker" in kind else controllers
+            nid = d.data.get("brokerId", d.data.get("controllerId"))
+            if nid is None:
+                continue
+            if kind.startswith("Register"):
+                table[nid] = [(e["host"], e["port"]) for e in d.data.get("endPoints", [])]
+            else:
+                table.pop(nid, None)
+    return dict(sorted(brokers.items())), dict(sorted(controllers.items()))
 
 
 def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict[int, str] | None = None,
@@ -365,7 +406,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     seen = max(highest_epoch_seen(r) for r in every)
     new_epoch = (seen + 1 if mode == "dynamic" else seen) + (UNREAD_EPOCH_MARGIN if unread else 0)
     plan = RecoveryPlan(survivor, base, mode, voters, lost, new_epoch, seen,
-                        lost_endpoints={v: endpoints.get(v, []) for v in lost})
+                        lost_endpoints={v: endpoints.get(v, []) for v in lost}, unread=sorted(unread))
     refuse = plan.refuse
     clashes = logmatch.clashes(every)
     if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly; so
@@ -392,7 +433,12 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     if undeclared:
         refuse(f"voter(s) {undeclared} are neither given (log dir) nor declared lost (--lost-voters): every voter "
                "other than the survivors must be declared permanently lost by the operator")
-    brokers = registered_brokers(base)
+    broker_eps, controller_eps = registrations(base)
+    brokers = sorted(broker_eps)
+    # every other node that may see the quorum is asked too (liveness.probe_voters)
+    plan.witness_endpoints = (
+        [(f"broker {b}", b, eps) for b, eps in broker_eps.items()]
+        + [(f"controller {c}", c, eps) for c, eps in controller_eps.items() if c not in lost])
     unknown = sorted(set(unread) - set(brokers))
     if unknown:
         refuse(f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})")
@@ -404,9 +450,13 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                "Give each broker's metadata log dir with --replica (it may keep running if nothing is done to it), "
                f"or name the ones you cannot read with --no-replica {','.join(map(str, missing))}")
     if unread:
-        plan.risks.append(f"broker(s) {sorted(unread)} not read (--no-replica): entries they hold beyond the base "
-                          f"are lost when they fetch from the new leader; the new epoch jumps to {new_epoch} so "
-                          "that none of their batches can share an (offset, epoch) with the recovery's")
+        plan.risks.append(
+            f"broker(s) {sorted(unread)} not read (--no-replica): what their metadata logs hold beyond offset "
+            f"{base.log_end} is unknown. Kafka never truncates a replica below its high watermark (after a restart, "
+            "its log start offset), so such a broker stops with a fatal error when the new leader asks it to "
+            "truncate: wipe its metadata log as the steps say (it then fetches the recovered log; entries only it "
+            f"held are lost). The new epoch jumps to {new_epoch} so that none of their batches can share an "
+            "(offset, epoch) with the recovery's")
     alive = sorted(r.node_id for r in given_voters)
     if len(alive) > len(voters) // 2:
         refuse(f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
@@ -536,6 +586,12 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
     cid = plan.cluster_id or "<cluster id>"
     s = plan.steps
     brokers = [x for x in plan.replicas if x.role == "replica"]
+    for b in plan.unread:
+        s.append(f"broker {b} (not read, --no-replica): before node {nid} starts, stop broker {b} if it runs, and "
+                 f"delete only the directory __cluster_metadata-0 in its metadata log dir (metadata.log.dir, else the "
+                 "first of log.dirs; meta.properties and the topic partitions stay). Started again, it fetches the "
+                 f"recovered log from node {nid}; left as it is, it stops with a fatal error if its log holds "
+                 "entries past the base it saw committed (Kafka never truncates below the high watermark)")
     if plan.mode == "dynamic":
         s.append(f"start node {nid}: it reads the voter set {{{nid}}} from its log and elects itself leader in epoch "
                  f"{plan.new_epoch + 1}; check with `quorumctl describe status --bootstrap-controller <its address>`")
@@ -583,14 +639,16 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str,
     if plan.refusal:
         raise Refused(plan.refusal)
     report: dict = {"truncated": []}
-    for rp in plan.replicas:
-        if rp.truncation is not None and rp.truncation.changes:
-            root = (backup_roots or {}).get(rp.replica.log_dir) or default_backup_root(rp.replica.log_dir)
-            rep = apply_plan(rp.truncation, root)
-            report["truncated"].append({"node_id": rp.replica.node_id, **rep})
     r = plan.survivor
     live = real_partition_dir(r.partition_dir)
     check_backup_root(backup_root, r.log_dir, live)
+    cuts = [(rp, (backup_roots or {}).get(rp.replica.log_dir) or default_backup_root(rp.replica.log_dir))
+            for rp in plan.replicas if rp.truncation is not None and rp.truncation.changes]
+    for rp, root in cuts:    # every backup dir checked before the first change
+        check_backup_root(root, rp.replica.log_dir, real_partition_dir(rp.replica.partition_dir))
+    for rp, root in cuts:
+        rep = apply_plan(rp.truncation, root)
+        report["truncated"].append({"node_id": rp.replica.node_id, **rep})
     base_dir = real_partition_dir(plan.base.partition_dir)
     copy_base = plan.base is not r
     changed = {os.path.basename(c.path): c for c in plan.changes if c.path != r.partition_dir}
@@ -650,7 +708,8 @@ def _own(dir_stat, path: str) -> None:
 
 def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | None, survivor: int | None,
         apply: bool, backup_dir: str | None, replicas: list[str] = (), probe=None,
-        force_lost: list[int] = (), unread: list[int] = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
+        force_lost: list[int] = (), unread: list[int] = (),
+        witnesses: list = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
     """Plan the recovery from the given log dirs, probe the declared-lost voters with
     `probe(endpoints) -> [VoterProbe]` (protocol/liveness.probe_voters, given by the
     caller: storage does not speak the wire), and, with `apply` and no refusal, carry
@@ -658,7 +717,9 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
     the base, the replicas it truncates; a replica only read may keep running: with
     no leader its log cannot change). Under the locks everything is planned and
     probed again: the plan must come from logs no Kafka can still change, and from
-    voters that are still silent. Returns the plan, the apply report (None on a
+    voters that are still silent. `probe(lost endpoints, witnesses, cluster id) ->
+    ([VoterProbe], [Witness])` asks every other node too: the registered brokers and
+    controllers and `witnesses` ([(who, None, [(host, port)])]: --bootstrap-server). Returns the plan, the apply report (None on a
     dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
     from ..raft.replica import load_replica, resolve_partition_dir
 
@@ -666,7 +727,8 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
         p = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor,
                           replicas=[load_replica(t) for t in replicas], unread=list(unread))
         if probe is not None:
-            p.judge_probes(probe(p.lost_endpoints), list(force_lost))
+            found, seen = probe(p.lost_endpoints, p.witness_endpoints + list(witnesses), p.cluster_id)
+            p.judge_probes(found, list(force_lost), seen)
         return p
 
     plan = make()

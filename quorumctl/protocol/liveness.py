@@ -17,6 +17,13 @@ parallel within one deadline:
   answers   Kafka answers ApiVersions; DescribeCluster and DescribeQuorum then say
             which cluster it serves and what it believes (leader of epoch N,
             follower of leader L in epoch N, or a broker)
+
+The host recover runs on is the worst place to judge "silent" from: it may be the
+one that lost contact (a firewall that resets its connections answers exactly as
+"nothing listens"). So every other node that can be asked is a witness: the
+registered brokers and controllers of the image, and the operator's
+--bootstrap-server. A broker forwards DescribeQuorum to whichever controller leads,
+so a witness that answers with a leader proves the quorum is alive somewhere.
 """
 
 from __future__ import annotations
@@ -92,13 +99,82 @@ def _one(voter_id: int, addr: Address, cfg, deadline: float) -> VoterProbe:
                       p.leader_view, p.leader_epoch)
 
 
-def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float) -> list[VoterProbe]:
-    """Every (voter, endpoint) probed in parallel within `timeout_s`; a probe still
-    running at the deadline counts as `accepts` (it got past connect or is stuck in
-    it: either way not provably silent)."""
+@dataclass
+class Witness:
+    """What one other node (a broker, an observer, a --bootstrap-server) says of the quorum."""
+    who: str                      # "broker 4", "controller 5", "bootstrap server HOST:PORT"
+    node_id: int | None
+    address: Address | None       # the endpoint that gave the answer kept (the first when none did)
+    state: str                    # leader | no-leader | unreachable | other-cluster
+    detail: str
+    leader_id: int | None = None
+    leader_epoch: int | None = None
+    cluster_id: str | None = None
+    recent_voters: list[int] | None = None   # voters the leader heard from lately (DescribeQuorum)
+    refused: bool = False         # unreachable because nothing listens there (from here)
+
+    def to_json(self) -> dict:
+        return {"who": self.who, "node_id": self.node_id, "address": str(self.address) if self.address else None,
+                "state": self.state, "detail": self.detail, "leader_id": self.leader_id,
+                "leader_epoch": self.leader_epoch, "cluster_id": self.cluster_id,
+                "recent_voters": self.recent_voters, "refused": self.refused}
+
+
+RECENT_FETCH_MS = 60_000   # a voter the leader heard from within this long is alive
+
+
+def _asked(who: str, node_id: int | None, addr: Address, cfg, deadline: float, cluster_id: str | None) -> Witness:
+    failed = _tcp_accepts(addr, deadline - time.monotonic())
+    if failed is not None:
+        refused = failed[0] == "silent"
+        return Witness(who, node_id, addr, "unreachable", f"nothing listens ({failed[1]})" if refused else failed[1],
+                       refused=refused)
+    p = probe_one(Probe(addr, "witness", "broker", node_id=node_id), cfg, deadline)
+    if not p.reachable:
+        return Witness(who, node_id, addr, "unreachable", p.error or "no answer")
+    if cluster_id and p.cluster_id and p.cluster_id != cluster_id:
+        return Witness(who, node_id, addr, "other-cluster", f"serves cluster {p.cluster_id}", cluster_id=p.cluster_id)
+    if p.leader_view is not None and p.leader_view >= 0:
+        via = ("DescribeQuorum, forwarded to the active controller" if p.kind == "broker"
+               else "DescribeQuorum" if p.is_leader else "its DescribeQuorum answer names the leader")
+        recent = None
+        if p.quorum is not None:
+            now = int(time.time() * 1000)   # the leader's clock against ours: a hint, not the proof
+            recent = sorted(v.id for v in p.quorum.voters
+                            if v.id == p.leader_view or (v.last_fetch is not None
+                                                         and now - v.last_fetch <= RECENT_FETCH_MS))
+        return Witness(who, node_id, addr, "leader", f"sees leader {p.leader_view} in epoch {p.leader_epoch} ({via})",
+                       p.leader_view, p.leader_epoch, p.cluster_id, recent)
+    why = p.error or "no leader known"
+    if p.timed_out:
+        why = "asked, no answer in time" + (" (a broker waits for an active controller to forward DescribeQuorum to)"
+                                             if p.kind == "broker" else "")
+    return Witness(who, node_id, addr, "no-leader", f"answers, knows no leader: {why}",
+                   leader_epoch=p.leader_epoch, cluster_id=p.cluster_id)
+
+
+def _best(found: list[Witness]) -> Witness:
+    """One node's verdict over its endpoints: a leader seen on any of them wins."""
+    for state in ("leader", "no-leader", "other-cluster", "unreachable"):
+        for w in found:
+            if w.state == state:
+                return w
+    return found[0]
+
+
+def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float,
+                 witnesses: list[tuple[str, int | None, list[Address]]] = (),
+                 cluster_id: str | None = None) -> tuple[list[VoterProbe], list[Witness]]:
+    """Every (voter, endpoint) and every (witness, endpoint) probed in parallel within
+    `timeout_s`. A voter probe still running at the deadline counts as `accepts` (it
+    got past connect or is stuck in it: either way not provably silent); a witness
+    still running as `no-leader` (it answered ApiVersions or is stuck connecting: a
+    broker waits for a controller to forward to)."""
     deadline = time.monotonic() + timeout_s
     jobs = [(vid, a) for vid in sorted(endpoints) for a in endpoints[vid]]
+    wjobs = [(i, who, nid, a) for i, (who, nid, addrs) in enumerate(witnesses) for a in addrs]
     results: dict[int, VoterProbe] = {}
+    asked: dict[int, Witness] = {}
 
     def work(i: int, vid: int, a: Address):
         try:
@@ -106,12 +182,26 @@ def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float) -> 
         except Exception as e:   # a bug must not read as "silent"
             results[i] = VoterProbe(vid, a, "accepts", f"probe failed: {type(e).__name__}: {e}", frozen=True)
 
+    def ask(j: int, who: str, nid: int | None, a: Address):
+        try:
+            asked[j] = _asked(who, nid, a, cfg, deadline, cluster_id)
+        except Exception as e:   # a bug reads as "could not be asked", a stated risk
+            asked[j] = Witness(who, nid, a, "unreachable", f"probe failed: {type(e).__name__}: {e}")
+
     threads = [threading.Thread(target=work, args=(i, vid, a), daemon=True, name=f"probe voter {vid} {a}")
                for i, (vid, a) in enumerate(jobs)]
+    threads += [threading.Thread(target=ask, args=(j, who, nid, a), daemon=True, name=f"ask {who} {a}")
+                for j, (_, who, nid, a) in enumerate(wjobs)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()) + 0.5)
-    return [results.get(i) or VoterProbe(vid, a, "accepts", f"no answer within the {timeout_s:g} s timeout",
-                                         frozen=True)
-            for i, (vid, a) in enumerate(jobs)]
+    probes = [results.get(i) or VoterProbe(vid, a, "accepts", f"no answer within the {timeout_s:g} s timeout",
+                                           frozen=True)
+              for i, (vid, a) in enumerate(jobs)]
+    seen: list[Witness] = []
+    for i, (who, nid, addrs) in enumerate(witnesses):
+        found = [asked.get(j) or Witness(who, nid, a, "no-leader", f"no answer within the {timeout_s:g} s timeout")
+                 for j, (wi, _, _, a) in enumerate(wjobs) if wi == i]
+        seen.append(_best(found) if found else Witness(who, nid, None, "unreachable", "no known address"))
+    return probes, seen

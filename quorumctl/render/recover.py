@@ -29,6 +29,9 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
              + (", dry run" if dry_run else "")]
     for p in doc["probes"]:
         lines.append(f"  probe: voter {p['voter_id']} at {p['address']}: {p['state']} ({p['detail']})")
+    for w in doc.get("witnesses", []):
+        where = f"{w['who']} at {w['address']}" if w["address"] else w["who"]
+        lines.append(f"  asked: {where}: {w['detail']}")
     for x in doc["replicas"]:
         tag = x["role"] + (", base" if x["action"] in ("append", "keep", "base") else "")
         what = {"append": "kept; the recovery appends to it", "keep": "kept; only its quorum-state changes",

@@ -125,9 +125,10 @@ class Kafka:
     with quorumctl first and then launch() it."""
 
     def __init__(self, d: Path, base: int, version: str = "4.1", brokers: int = 1, controllers: int = 3,
-                 dynamic: bool = True):
+                 dynamic: bool = True, extra_conf: str = ""):
         self.d, self.base, self.version, self.nb, self.n = Path(d), base, version, brokers, controllers
         self.dynamic = dynamic
+        self.extra_conf = extra_conf       # "key=value ..." added to every node's config (CLUSTER_EXTRA_CONF)
         self.home = kafka_home(version)
         self.cluster_id: str | None = None
         self.log_marks: dict[str, int] = {}
@@ -138,6 +139,8 @@ class Kafka:
     def env(self, home: Path | None = None) -> dict:
         env = dict(os.environ, KAFKA_HOME=str(home or self.home))
         env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
+        if self.extra_conf:
+            env["CLUSTER_EXTRA_CONF"] = self.extra_conf
         return env
 
     def run(self, *args: str, timeout: float = 200, check: bool = True,
@@ -219,6 +222,33 @@ class Kafka:
     def start_node(self, node: int, timeout: float = 200) -> subprocess.CompletedProcess:
         self.mark_log(node)
         return self.run("start-node", str(node), timeout=timeout + 60, check=False)
+
+    def start_node_with(self, node: int, settings: dict[str, str], timeout: float = 200) -> bool:
+        """Start one node with `settings` changed in its server.properties, as an operator
+        does after editing it (the script's start-node writes the file anew). Launched the
+        way the script launches (same config path, pid file and logs), so stop, kill-node
+        and status still find it. True once it logged "Kafka Server started"."""
+        conf = self.conf(node)
+        lines = [ln for ln in conf.read_text().splitlines() if ln.split("=", 1)[0] not in settings]
+        conf.write_text("\n".join(lines + [f"{k}={v}" for k, v in settings.items()]) + "\n")
+        name = self.name(node)
+        self.mark_log(node)
+        env = self.env()
+        env.update(LOG_DIR=str(self.d / "logs"), EXTRA_ARGS=f"-name {name} -loggc",
+                   KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={self.d / 'conf' / (name + '.log4j2.yaml')}")
+        (self.d / "run").mkdir(exist_ok=True)
+        with open(self.d / "logs" / f"{name}.out", "ab") as out:
+            p = subprocess.Popen([str(self.home / "bin" / "kafka-server-start.sh"), str(conf)], stdout=out,
+                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        (self.d / "run" / f"{name}.pid").write_text(f"{p.pid}\n")
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if "Kafka Server started" in self.log_since_mark(node):
+                return True
+            if p.poll() is not None:
+                return False
+            time.sleep(0.5)
+        return False
 
     # layout
     @property

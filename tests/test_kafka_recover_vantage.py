@@ -239,7 +239,7 @@ def test_static_advice_works_and_no_replica_says_wipe(cluster):
     code, out, err = rc.qc(*args)
     assert code == 0 and "  refused:" not in out, (code, out, err)
     steps = out.split("  then:\n", 1)[1].splitlines()
-    assert steps[0].startswith("    1. broker 4 (not read, --no-replica): before node 3 starts, stop broker 4 if it "
+    assert steps[0].startswith("    1. node 4 (not read, --no-replica): before node 3 starts, stop node 4 if it "
                                "runs, and delete only the directory __cluster_metadata-0 in its metadata log dir"), steps
     assert "stops with a fatal error" in out and "never truncates a replica below its high watermark" in out, out
     assert steps[1] == f"    2. edit node 3's server.properties: controller.quorum.voters=3@{k.addr(3)}", steps

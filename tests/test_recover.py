@@ -326,7 +326,9 @@ def test_every_registered_broker_is_read_or_named(cli, dyn):
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--no-replica", "4", "-o", "json")
     plan = json.loads(out)["plan"]
     assert (code, plan["max_epoch_seen"], plan["new_epoch"]) == (0, 1, 1002)
-    assert any(r.startswith("broker(s) [4] not read (--no-replica)") for r in plan["risks"])
+    assert any(r.startswith("node(s) [4] not read (--no-replica)") for r in plan["risks"])
+    # the plan's first step: the wipe Kafka needs (it never truncates below the high watermark)
+    assert plan["next_steps"][0].startswith("node 4 (not read, --no-replica): before node 1 starts, stop node 4")
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--no-replica", "7")
     assert code == 1 and "refused: --no-replica names [7], which are not registered brokers (registered: [4])" in out
 

@@ -75,11 +75,22 @@ def recover(
             static = {i: str(a) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
     asked = [(f"bootstrap server {a}", None, [(a.host, a.port)])
              for a in (parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else [])]
+    for c in cfgs:   # the controllers a config bootstraps from may include observers
+        boot = c.props.get("controller.quorum.bootstrap.servers", "").strip()
+        asked += [(f"bootstrap controller {a}", None, [(a.host, a.port)])
+                  for a in (parse_address_list(boot, f"{c.path}: controller.quorum.bootstrap.servers") if boot else [])]
     client = load_client_config(command_config)
 
     def probe(endpoints: dict[int, list], witnesses: list, cluster_id: str | None):
-        return probe_voters({v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}, client, timeout,
-                            [(who, nid, [Address(h, p) for h, p in eps]) for who, nid, eps in witnesses], cluster_id)
+        voters = {v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}
+        probed = {a for eps in voters.values() for a in eps}   # each address asked once
+        asking = []
+        for who, nid, eps in witnesses:
+            mine = [a for a in (Address(h, p) for h, p in eps) if a not in probed]
+            probed.update(mine)
+            if mine:
+                asking.append((who, nid, mine))
+        return probe_voters(voters, client, timeout, asking, cluster_id)
 
     plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
                                         probe=probe, force_lost=forced, unread=unread, witnesses=asked)

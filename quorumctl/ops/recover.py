@@ -439,9 +439,18 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     plan.witness_endpoints = (
         [(f"broker {b}", b, eps) for b, eps in broker_eps.items()]
         + [(f"controller {c}", c, eps) for c, eps in controller_eps.items() if c not in lost])
-    unknown = sorted(set(unread) - set(brokers))
+    # observers (registered controllers outside the voter set) replicate the log as brokers do
+    observers = [c for c in controller_eps if c not in voters]
+    unknown = sorted(set(unread) - set(brokers) - set(observers))
     if unknown:
-        refuse(f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})")
+        refuse(f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})"
+               + (f" or observers ({observers})" if observers else ""))
+    missing_obs = [c for c in observers if c not in given_ids and c not in unread]
+    if missing_obs:
+        refuse(f"observer(s) {missing_obs} (registered controllers outside the voter set) not given with "
+               "--replica: an observer fetches the metadata log and may hold acknowledged entries the base lacks. "
+               "Give each one's metadata log dir with --replica, or name the ones you cannot read with --no-replica "
+               + ",".join(map(str, missing_obs)))
     missing = [b for b in brokers if b not in given_ids and b not in unread]
     if missing:
         refuse(f"registered broker(s) {missing} not given with --replica: a broker fetches the metadata log too and "
@@ -451,9 +460,9 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
                f"or name the ones you cannot read with --no-replica {','.join(map(str, missing))}")
     if unread:
         plan.risks.append(
-            f"broker(s) {sorted(unread)} not read (--no-replica): what their metadata logs hold beyond offset "
+            f"node(s) {sorted(unread)} not read (--no-replica): what their metadata logs hold beyond offset "
             f"{base.log_end} is unknown. Kafka never truncates a replica below its high watermark (after a restart, "
-            "its log start offset), so such a broker stops with a fatal error when the new leader asks it to "
+            "its log start offset), so such a node stops with a fatal error when the new leader asks it to "
             "truncate: wipe its metadata log as the steps say (it then fetches the recovered log; entries only it "
             f"held are lost). The new epoch jumps to {new_epoch} so that none of their batches can share an "
             "(offset, epoch) with the recovery's")
@@ -587,7 +596,7 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
     s = plan.steps
     brokers = [x for x in plan.replicas if x.role == "replica"]
     for b in plan.unread:
-        s.append(f"broker {b} (not read, --no-replica): before node {nid} starts, stop broker {b} if it runs, and "
+        s.append(f"node {b} (not read, --no-replica): before node {nid} starts, stop node {b} if it runs, and "
                  f"delete only the directory __cluster_metadata-0 in its metadata log dir (metadata.log.dir, else the "
                  "first of log.dirs; meta.properties and the topic partitions stay). Started again, it fetches the "
                  f"recovered log from node {nid}; left as it is, it stops with a fatal error if its log holds "

@@ -57,8 +57,8 @@ _quorumctl_spec() {
             vopts='--from --to -o --output' ;;
         'recover')
             subs=''
-            opts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --command-config --apply --backup-dir -o --output -h --help'
-            vopts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --command-config --backup-dir -o --output' ;;
+            opts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --apply --backup-dir -o --output -h --help'
+            vopts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output' ;;
         'doctor')
             subs=''
             opts='-c --config --bootstrap-controller --timeout -o --output -h --help'

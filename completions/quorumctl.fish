@@ -43,7 +43,7 @@ function __quorumctl_vopts
         case 'diff'
             printf '%s\n' -- --from --to -o --output
         case 'recover'
-            printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --command-config --backup-dir -o --output
+            printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output
         case 'doctor'
             printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
         case 'bundle'
@@ -221,6 +221,7 @@ complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l no-replica -x -d 'Registered brokers whose metadata log dir cannot be given: their extra entries are lost (the new epoch jumps past theirs).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l force-lost -x -d 'Declared-lost voters whose address now answers as something else (not a controller of this cluster): proceed anyway. Dangerous if wrong.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, on its file system).'

@@ -200,6 +200,7 @@ _quorumctl_recover() {
     '--no-replica=[Registered brokers whose metadata log dir cannot be given\: their extra entries are lost (the new epoch jumps past theirs).]:ID\[,ID...\]: ' \
     '--force-lost=[Declared-lost voters whose address now answers as something else (not a controller of this cluster)\: proceed anyway. Dangerous if wrong.]:ID\[,ID...\]: ' \
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
     '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, on its file system).]:DIR:_files -/' \

@@ -55,7 +55,8 @@ def firewall_reason() -> str | None:
 def cluster(request, tmp_path):
     """A started dynamic 4.3 cluster (3 controllers + 1 broker) with the settings given; always ended."""
     extra, dynamic = request.param
-    k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), "4.3", brokers=1, dynamic=dynamic, extra_conf=extra)
+    k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), "4.3", brokers=1, dynamic=dynamic, extra_conf=extra,
+                 start_timeout=300)
     try:
         k.start()
         yield k

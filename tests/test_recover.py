@@ -266,6 +266,39 @@ def test_a_live_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path)
     assert tree(tmp_path / "c1") == before
 
 
+def test_a_broker_that_sees_a_leader_refuses_though_the_voters_look_gone(cli, sim_static, tmp_path):
+    """From here nothing listens on the lost voters' addresses (as behind a firewall that
+    resets the operator's connections), but a broker forwards DescribeQuorum to their
+    leader: the quorum is alive elsewhere, whatever --force-lost says (issue 32)."""
+    shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    shutil.copytree(STATIC / "b4", tmp_path / "b4")
+    conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
+                         {1: "127.0.0.1:9093", 2: f"127.0.0.1:{free_port()}", 3: f"127.0.0.1:{free_port()}"})
+    sim_static.set_leader(2, 5)      # the lost voters elected one of their own
+    broker = sim_static.node_by_id(4).address
+    args = ["recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2",
+            "--bootstrap-server", broker]
+    before = tree(tmp_path / "c1")
+    seen = f"bootstrap server at {broker} sees leader 2 in epoch 5 (DescribeQuorum, forwarded to the active controller)"
+    for extra in ([], ["--apply"], ["--apply", "--force-lost", "2,3"]):
+        code, out, err = cli(*args, *extra)
+        assert code == 1, (extra, out, err)
+        assert "  probe: voter 2 at 127.0.0.1:" in out and ": silent (connection refused)" in out
+        assert f"  asked: {seen.replace(' sees', ': sees', 1)}" in out, out
+        assert f"  refused: {seen}: the quorum is alive, voter(s) [2, 3] with it; the voters declared lost ([2, 3]) " \
+               "only look gone from here" in out, out
+    assert tree(tmp_path / "c1") == before
+    code, out, err = cli(*args, "-o", "json")
+    (w,) = [w for w in json.loads(out)["plan"]["witnesses"] if w["who"] == "bootstrap server"]
+    assert (w["state"], w["leader_id"], w["leader_epoch"], w["cluster_id"]) == (
+        "leader", 2, 5, "XFBpci3ORzK2hz44Gtmrwg"), w
+    # the leader silent too: the broker has no one to forward to, and nobody sees a leader
+    sim_static.silence(2)
+    code, out, err = cli(*args)
+    assert code == 0 and f"  asked: bootstrap server at {broker}: answers, knows no leader: asked, no answer in " \
+                         "time (a broker waits for an active controller to forward DescribeQuorum to)" in out, out
+
+
 def test_a_frozen_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path):
     """Accepting connections and saying nothing is what a stopped controller does: it may
     wake up and lead the others, so --force-lost does not waive it."""

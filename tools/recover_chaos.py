@@ -125,10 +125,11 @@ class Kafka:
     with quorumctl first and then launch() it."""
 
     def __init__(self, d: Path, base: int, version: str = "4.1", brokers: int = 1, controllers: int = 3,
-                 dynamic: bool = True, extra_conf: str = ""):
+                 dynamic: bool = True, extra_conf: str = "", start_timeout: int = 150):
         self.d, self.base, self.version, self.nb, self.n = Path(d), base, version, brokers, controllers
         self.dynamic = dynamic
         self.extra_conf = extra_conf       # "key=value ..." added to every node's config (CLUSTER_EXTRA_CONF)
+        self.start_timeout = start_timeout
         self.home = kafka_home(version)
         self.cluster_id: str | None = None
         self.log_marks: dict[str, int] = {}
@@ -176,7 +177,8 @@ class Kafka:
         for attempt in (1, 2, 3):
             try:
                 self.launch(*(["--dynamic"] if self.dynamic else []), "--controllers", str(self.n),
-                            "--brokers", str(self.nb), "--base-port", str(self.base))
+                            "--brokers", str(self.nb), "--base-port", str(self.base),
+                            start_timeout=self.start_timeout)
                 break
             except AssertionError as e:
                 if attempt == 3 or "is already in use" not in str(e):

@@ -73,11 +73,11 @@ def recover(
     for c in cfgs:
         if c.quorum_voters:
             static = {i: str(a) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
-    asked = [(f"bootstrap server {a}", None, [(a.host, a.port)])
+    asked = [("bootstrap server", None, [(a.host, a.port)])
              for a in (parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else [])]
     for c in cfgs:   # the controllers a config bootstraps from may include observers
         boot = c.props.get("controller.quorum.bootstrap.servers", "").strip()
-        asked += [(f"bootstrap controller {a}", None, [(a.host, a.port)])
+        asked += [("bootstrap controller", None, [(a.host, a.port)])
                   for a in (parse_address_list(boot, f"{c.path}: controller.quorum.bootstrap.servers") if boot else [])]
     client = load_client_config(command_config)
 

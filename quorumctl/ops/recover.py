@@ -719,16 +719,16 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
         apply: bool, backup_dir: str | None, replicas: list[str] = (), probe=None,
         force_lost: list[int] = (), unread: list[int] = (),
         witnesses: list = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
-    """Plan the recovery from the given log dirs, probe the declared-lost voters with
-    `probe(endpoints) -> [VoterProbe]` (protocol/liveness.probe_voters, given by the
-    caller: storage does not speak the wire), and, with `apply` and no refusal, carry
-    it out holding the .lock of every log dir it writes or copies from (the survivor,
-    the base, the replicas it truncates; a replica only read may keep running: with
-    no leader its log cannot change). Under the locks everything is planned and
-    probed again: the plan must come from logs no Kafka can still change, and from
-    voters that are still silent. `probe(lost endpoints, witnesses, cluster id) ->
-    ([VoterProbe], [Witness])` asks every other node too: the registered brokers and
-    controllers and `witnesses` ([(who, None, [(host, port)])]: --bootstrap-server). Returns the plan, the apply report (None on a
+    """Plan the recovery from the given log dirs, probe the declared-lost voters and ask
+    every other node with `probe(lost endpoints, witnesses, cluster id) -> ([VoterProbe],
+    [Witness])` (protocol/liveness.probe_voters, given by the caller: storage does not
+    speak the wire; the witnesses are the registered brokers and controllers and
+    `witnesses`, [(who, None, [(host, port)])] such as --bootstrap-server), and, with
+    `apply` and no refusal, carry it out holding the .lock of every log dir it writes or
+    copies from (the survivor, the base, the replicas it truncates; a replica only read
+    may keep running: with no leader its log cannot change). Under the locks everything
+    is planned and probed again: the plan must come from logs no Kafka can still change,
+    and from voters that are still silent. Returns the plan, the apply report (None on a
     dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
     from ..raft.replica import load_replica, resolve_partition_dir
 

@@ -102,7 +102,7 @@ def _one(voter_id: int, addr: Address, cfg, deadline: float) -> VoterProbe:
 @dataclass
 class Witness:
     """What one other node (a broker, an observer, a --bootstrap-server) says of the quorum."""
-    who: str                      # "broker 4", "controller 5", "bootstrap server HOST:PORT"
+    who: str                      # "broker 4", "controller 5", "bootstrap server", "bootstrap controller"
     node_id: int | None
     address: Address | None       # the endpoint that gave the answer kept (the first when none did)
     state: str                    # leader | no-leader | unreachable | other-cluster

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
+import socket
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -57,11 +57,14 @@ def cluster(request, tmp_path):
     extra, dynamic = request.param
     k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), "4.3", brokers=1, dynamic=dynamic, extra_conf=extra,
                  start_timeout=300)
+    k.held_ports = []
     try:
         k.start()
         yield k
     finally:
         k.discard()
+        for s in k.held_ports:
+            s.close()
 
 
 def operator(*args, timeout: float = 120) -> tuple[int, str, str]:
@@ -82,6 +85,19 @@ def operator_reset(ports: list[int]):
         yield
     finally:
         subprocess.run(["iptables", "-w", "-D", *rule], capture_output=True)
+
+
+def lose(k, *nodes: int) -> None:
+    """Nodes lost for good: killed, their data gone, and their ports held bound (not
+    listening: a connection is refused, as to a dead host) so that another test's
+    cluster starting meanwhile cannot take them and answer as a controller there."""
+    for n in nodes:
+        k.kill(n)
+        shutil.rmtree(k.data(n))
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", k.base + n))
+        k.held_ports.append(s)     # closed with the cluster
 
 
 def log_start_inside_segment(log_dir: Path) -> bool:
@@ -158,9 +174,7 @@ def test_firewall_refuses_then_a_cleaned_log_recovers(cluster):
     rc.until("3 holds the acknowledged change",
              lambda: ("before-loss", "4242000") in rc.held_changes(k.data(3))["configs"], 60)
     # the plain loss of two controllers
-    for i in (1, 2):
-        k.kill(i)
-        shutil.rmtree(k.data(i))
+    lose(k, 1, 2)
     k.kill(3)
     k.kill(4)
     code, out, err = rc.qc("state", k.data(3), "-o", "json")
@@ -192,9 +206,7 @@ def test_a_broker_whose_log_starts_past_its_snapshots_is_the_base(cluster):
              lambda: ("kept-topic", "4343000") in rc.held_changes(k.data(4))["configs"], 60)
     rc.until("retention moved the broker's log start into a segment",
              lambda: log_start_inside_segment(k.data(4)), 180, every=2)
-    for i in (1, 2):
-        k.kill(i)
-        shutil.rmtree(k.data(i))
+    lose(k, 1, 2)
     k.kill(3)
     k.kill(4)
     (e3, end3), (e4, end4) = rc.state_end(k.data(3)), rc.state_end(k.data(4))
@@ -228,15 +240,14 @@ def test_static_advice_works_and_no_replica_says_wipe(cluster):
     acknowledged(k, "broker-only", "4444000")
     rc.until("the broker holds the change",
              lambda: ("broker-only", "4444000") in rc.held_changes(k.data(4))["configs"], 60)
-    for i in (1, 2):
-        k.kill(i)
-        shutil.rmtree(k.data(i))
+    lose(k, 1, 2)
     k.kill(3)      # the broker keeps running, its high watermark above the survivor's log end
 
     # the refusal's advice, typed as given
     code, out, err = rc.qc("recover", k.data(3), "--lost-voters", "1,2", "--no-replica", "4")
-    assert code == 2 and "give the survivor's server.properties with --config" in err, (code, out, err)
-    args = ["recover", k.data(3), "--config", k.conf(3), "--lost-voters", "1,2", "--no-replica", "4"]
+    assert code == 1 and ("  refused: voter 1 has no known address, so nothing shows it is gone: give the "
+                          "survivor's server.properties with -c (controller.quorum.voters)") in out, (code, out, err)
+    args = ["recover", k.data(3), "-c", k.conf(3), "--lost-voters", "1,2", "--no-replica", "4"]
     code, out, err = rc.qc(*args)
     assert code == 0 and "  refused:" not in out, (code, out, err)
     steps = out.split("  then:\n", 1)[1].splitlines()

@@ -4,11 +4,11 @@ Understood keys (Kafka's names and defaults unless noted):
   security.protocol                      PLAINTEXT | SSL | SASL_PLAINTEXT | SASL_SSL
   sasl.mechanism                         PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512
   sasl.jaas.config                       `... required username="u" password="p";`
-  ssl.truststore.type/location/password  PEM or PKCS12 (JKS is detected and refused with a hint)
+  ssl.truststore.type/location/password  JKS (Kafka's default), PKCS12 or PEM (JKS and PKCS12 told apart by content)
   ssl.truststore.certificates            inline PEM CA certificates
-  ssl.keystore.type/location/password    PEM or PKCS12 client certificate + key (mutual TLS)
+  ssl.keystore.type/location/password    JKS, PKCS12 or PEM client certificate + key (mutual TLS)
   ssl.keystore.certificate.chain         inline PEM chain, with ssl.keystore.key
-  ssl.key.password                       password of an encrypted PEM key
+  ssl.key.password                       password of the key (JKS: else ssl.keystore.password; PEM)
   ssl.endpoint.identification.algorithm  "https" (default) checks the host name; empty disables it
   request.timeout.ms                     per request (quorumctl default 10000; Kafka's 30000)
   socket.connection.setup.timeout.ms     per TCP connect (default 10000)

@@ -195,8 +195,37 @@ class Connection:
         self.finalized_features = {f["name"]: f["maxVersionLevel"] for f in resp.get("finalizedFeatures") or ()}
         self.finalized_features_epoch = resp.get("finalizedFeaturesEpoch", -1)
 
+    def _mechanism(self):
+        """The SASL client of the configured mechanism; logging in (Kerberos,
+        a token) happens here, before the first token is sent."""
+        cfg = self.cfg
+        try:
+            if cfg.sasl_mechanism == "GSSAPI":
+                from .kerberos import GssapiClient
+                return GssapiClient(cfg, self.address.host)
+            if cfg.sasl_mechanism == "OAUTHBEARER":
+                from .oauth import OAuthBearerClient, token_for
+                return OAuthBearerClient(token_for(cfg.oauth, self.deadline), cfg.oauth.extensions)
+        except ClusterError as e:
+            raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
+        from .sasl import client_mechanism
+        return client_mechanism(cfg.sasl_mechanism, cfg.username, cfg.password)
+
+    def _auth_hint(self, mech) -> str:
+        m = self.cfg.sasl_mechanism
+        if m == "OAUTHBEARER":
+            err = getattr(mech, "server_error", None) or {}
+            status = err.get("status") if isinstance(err, dict) else None
+            how = {"unsecured": "the unsecured token (unsecuredLogin* in sasl.jaas.config)",
+                   "file": "the token in sasl.oauthbearer.token.endpoint.url"}.get(
+                self.cfg.oauth.kind, "the token from sasl.oauthbearer.token.endpoint.url")
+            return f" (the broker rejected {how}" + (f": {status}" if status else "") + ")"
+        if m == "GSSAPI":
+            return " (check the principal in sasl.jaas.config)"
+        return " (check sasl.jaas.config username and password)"
+
     def _authenticate(self):
-        from .sasl import SaslError, client_mechanism
+        from .sasl import SaslError
         cfg = self.cfg
         hv = self.version_for(messages.SASL_HANDSHAKE, lo=1)
         av = self.version_for(messages.SASL_AUTHENTICATE)
@@ -210,7 +239,7 @@ class Connection:
         if resp["errorCode"]:
             raise NodeError(self.name, f"SASL handshake with {self.name} failed: "
                                        f"{error_name(resp['errorCode'])}", "auth")
-        mech = client_mechanism(cfg.sasl_mechanism, cfg.username, cfg.password)
+        mech = self._mechanism()
         token = mech.first()
         try:
             for _ in range(8):
@@ -218,7 +247,7 @@ class Connection:
                 if resp["errorCode"]:
                     msg = resp.get("errorMessage") or error_name(resp["errorCode"])
                     if resp["errorCode"] == SASL_AUTHENTICATION_FAILED:
-                        msg = msg.rstrip(".") + " (check sasl.jaas.config username and password)"
+                        msg = msg.rstrip(".") + self._auth_hint(mech)
                     raise NodeError(self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} "
                                                f"failed: {msg}", "auth")
                 if mech.done:
@@ -229,6 +258,10 @@ class Connection:
         except SaslError as e:
             raise NodeError(self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} "
                                        f"failed: {e}", "auth") from None
+        except NodeError:
+            raise
+        except ClusterError as e:   # Kerberos refused us mid-exchange
+            raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
         raise NodeError(self.name, f"SASL exchange with {self.name} did not finish", "auth")
 
     # -- requests ----------------------------------------------------------------

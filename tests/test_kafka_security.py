@@ -467,27 +467,43 @@ def test_gssapi_refusals_are_one_line(cli, krb_env, tmp_path):
 
     base = "security.protocol=SASL_PLAINTEXT\nsasl.kerberos.service.name=kafka\n" \
            "sasl.jaas.config=com.sun.security.auth.module.Krb5LoginModule required "
-    # a keytab that holds another principal's key
+    # a keytab that holds another principal's key only
     msg = refused("wrongkt.properties", base + f'useKeyTab=true keyTab="{e.other_keytab}" principal="{e.admin}";\n')
-    assert msg.startswith(f"{addr}: Kerberos ") and f"keyTab={e.other_keytab} principal={e.admin}" in msg
-    # a principal the KDC does not know
-    kt = tmp_path / "ghost.keytab"
-    shutil.copy(e.client_keytab, kt)
-    msg = refused("ghost.properties", base + f'useKeyTab=true keyTab="{kt}" principal="ghost@{e.kdc.realm}";\n')
-    assert f"principal=ghost@{e.kdc.realm}" in msg
+    assert msg == (f"{addr}: Kerberos login with sasl.jaas.config keyTab={e.other_keytab} principal={e.admin} "
+                   f"failed: the keytab holds no key for {e.admin}; check keyTab and principal")
+    # an outdated keytab: the principal's key changed since (ktadd again)
+    stale = e.d / "krb" / "rotated-old.keytab"
+    rotated = e.kdc.add("rotated", stale)
+    e.kdc._run("kadmin.local", "-r", e.kdc.realm, "-q", f"ktadd -k {e.d / 'krb' / 'rotated-new.keytab'} rotated")
+    msg = refused("stale.properties", base + f'useKeyTab=true keyTab="{stale}" principal="{rotated}";\n')
+    assert msg.startswith(f"{addr}: Kerberos login with sasl.jaas.config keyTab={stale} principal={rotated} failed: ")
+    assert msg.endswith("the keytab's key does not match the KDC's (a wrong or outdated keyTab)")
+    # a principal the KDC no longer knows
+    gone_kt = e.d / "krb" / "gone.keytab"
+    gone = e.kdc.add("gone", gone_kt)
+    e.kdc._run("kadmin.local", "-r", e.kdc.realm, "-q", "delprinc -force gone")
+    msg = refused("gone.properties", base + f'useKeyTab=true keyTab="{gone_kt}" principal="{gone}";\n')
+    assert msg.startswith(f"{addr}: Kerberos login with sasl.jaas.config keyTab={gone_kt} principal={gone} failed: ")
+    assert "not found in Kerberos database" in msg and msg.endswith("check principal)")
     # an empty ticket cache
     msg = refused("nocache.properties", base + f'useTicketCache=true ticketCache="{tmp_path / "none.cc"}";\n')
-    assert "run kinit" in msg
+    assert msg == (f"{addr}: Kerberos login with sasl.jaas.config useTicketCache ({tmp_path / 'none.cc'}) failed: "
+                   "No credentials cache found; no ticket in the cache (run kinit, or set useKeyTab=true with "
+                   "keyTab and principal)")
     # a service name the KDC has no principal for
     msg = refused("svc.properties", base.replace("service.name=kafka", "service.name=kafka2") +
                   f'useKeyTab=true keyTab="{e.client_keytab}" principal="{e.admin}";\n')
-    assert "kafka2/localhost" in msg
+    assert msg.startswith(f"{addr}: Kerberos service ticket for kafka2/localhost with sasl.jaas.config ")
+    assert msg.endswith("failed: Server kafka2/localhost@QUORUMCTL.TEST not found in Kerberos database; the KDC "
+                        "has no service principal kafka2/localhost (check sasl.kerberos.service.name and the "
+                        "broker's host name)")
     # a realm whose KDC does not answer
     conf = tmp_path / "krb5-nokdc.conf"
     conf.write_text(e.kdc.krb5_conf.read_text().replace(f"127.0.0.1:{e.kdc.port}", "127.0.0.1:9"))
-    os.environ["KRB5_CONFIG"] = str(conf)
+    os.environ["KRB5_CONFIG"] = str(conf)    # krb_env's monkeypatch restores it
     msg = refused("nokdc.properties", base + f'useKeyTab=true keyTab="{e.client_keytab}" principal="{e.admin}";\n')
-    assert "KDC" in msg
+    assert msg.endswith("failed: Cannot contact any KDC for realm 'QUORUMCTL.TEST'; no KDC answers for the realm "
+                        "(check krb5.conf / KRB5_CONFIG)")
 
 
 # -- secrets ---------------------------------------------------------------------------------

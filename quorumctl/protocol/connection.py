@@ -240,8 +240,8 @@ class Connection:
             raise NodeError(self.name, f"SASL handshake with {self.name} failed: "
                                        f"{error_name(resp['errorCode'])}", "auth")
         mech = self._mechanism()
-        token = mech.first()
         try:
+            token = mech.first()
             for _ in range(8):
                 resp = self._request(messages.SASL_AUTHENTICATE, av, {"authBytes": token})
                 if resp["errorCode"]:

@@ -23,10 +23,14 @@ GssKrb5Client does the same).
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import os
 import socket
 
 from ..errors import ClusterError
+
+
+_caches = itertools.count()
 
 
 class KerberosError(ClusterError):
@@ -110,7 +114,8 @@ def credentials(cfg):
             creds = None
             errors.append(_minor(e) if isinstance(e, gssapi.exceptions.GSSError) else str(e))
     if creds is None and k.use_keytab:
-        store = {"client_keytab": k.keytab, "ccache": f"MEMORY:quorumctl-{os.getpid()}-{id(cfg)}"}
+        # a private in-memory cache, new for each loaded config
+        store = {"client_keytab": k.keytab, "ccache": f"MEMORY:quorumctl-{os.getpid()}-{next(_caches)}"}
         try:
             creds = gssapi.Credentials(usage="initiate", name=name, store=store)
         except gssapi.exceptions.GSSError as e:
@@ -118,6 +123,10 @@ def credentials(cfg):
     if creds is None:
         msg = errors[-1] if errors else "no credentials"
         hint = _hint(msg)
+        if k.use_keytab and ("no credentials cache" in msg.lower() or "keytab" in msg.lower()):
+            # MIT reports a keytab without the principal's key as a missing cache
+            msg = f"the keytab holds no key for {k.principal}"
+            hint = "check keyTab and principal"
         raise KerberosError(f"Kerberos login with {_who(k)} failed: {msg}" + (f"; {hint}" if hint else ""))
     cfg._gss_creds = creds
     return creds
@@ -144,10 +153,13 @@ class GssapiClient:
         msg = _minor(e)
         hint = _hint(msg)
         m = msg.lower()
+        spn = self.target.replace("@", "/", 1)
         if "server" in m and "not found" in m:
-            hint = (f"the KDC has no service principal for {self.target.replace('@', '/', 1)} "
+            hint = (f"the KDC has no service principal {spn} "
                     "(check sasl.kerberos.service.name and the broker's host name)")
-        raise KerberosError(f"Kerberos {when} for {self.target} with {_who(self.cfg.kerberos)} failed: {msg}"
+        elif hint:      # the client's own login failed (the keytab's tickets are got lazily)
+            raise KerberosError(f"Kerberos login with {_who(self.cfg.kerberos)} failed: {msg}; {hint}") from None
+        raise KerberosError(f"Kerberos {when} for {spn} with {_who(self.cfg.kerberos)} failed: {msg}"
                             + (f"; {hint}" if hint else "")) from None
 
     def first(self) -> bytes:

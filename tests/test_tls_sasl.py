@@ -322,3 +322,25 @@ def test_sasl_ssl_scram_sha512(cli, tmp_path, pki):
         assert code == 0 and json.loads(out)["verdict"] == "healthy"
     finally:
         c.stop()
+
+
+def test_a_write_to_a_closed_connection_is_an_error_not_a_silent_death(tmp_path):
+    """main() leaves SIGPIPE deadly (for `| head`); a write into a socket the
+    peer closed (a listener that refused our certificate) must fail with EPIPE
+    inside connection's guard instead of killing the process without a word."""
+    import subprocess
+    import sys
+    code = (
+        "import signal, socket, time\n"
+        "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\n"
+        "from quorumctl.protocol.connection import _no_sigpipe\n"
+        "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
+        "c = socket.create_connection(srv.getsockname()); a, _ = srv.accept(); a.close(); time.sleep(0.1)\n"
+        "try:\n"
+        "    with _no_sigpipe():\n"
+        "        c.sendall(b'x' * 10); time.sleep(0.1); c.sendall(b'y' * 10)\n"
+        "except OSError as e:\n"
+        "    print('EPIPE' if e.errno == 32 else e.errno)\n"
+        "c.close(); time.sleep(0.05); print('alive')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (0, "EPIPE\nalive\n"), (p.returncode, p.stderr)

@@ -56,6 +56,35 @@ class OutOfTime(NodeError):
 _SIZE = struct.Struct(">i")
 
 
+class _NoSigpipe:
+    """Writing to a socket the peer has closed (a listener that refused our
+    certificate, a TLS hello sent to a plaintext port) raises SIGPIPE, which
+    main() leaves deadly (for `| head`): the process would vanish with no
+    message. So SIGPIPE is blocked in this thread while we write, the write
+    fails with EPIPE (reported as one line), and a pending SIGPIPE is
+    consumed before the mask is restored."""
+
+    def __enter__(self):
+        import signal
+        self._signal = signal
+        try:
+            self._old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
+        except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+            self._old = None
+        return self
+
+    def __exit__(self, *exc):
+        signal = self._signal
+        if self._old is not None:
+            while signal.sigtimedwait({signal.SIGPIPE}, 0) is not None:
+                pass
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._old)
+        return False
+
+
+_no_sigpipe = _NoSigpipe
+
+
 
 def load_client_config(path: str | None):
     """The ClientConfig of `--command-config` (defaults when None), its TLS material
@@ -132,7 +161,8 @@ class Connection:
                                   do_handshake_on_connect=False)
             self.sock = tls
             tls.settimeout(timeout)
-            tls.do_handshake()
+            with _no_sigpipe():
+                tls.do_handshake()
         except ssl.SSLCertVerificationError as e:
             why = e.verify_message or e.reason or str(e)
             hint = ("; set ssl.truststore.* in --command-config to the CA that signed it"
@@ -312,7 +342,8 @@ class Connection:
         try:
             end = time.monotonic() + timeout
             self.sock.settimeout(timeout)
-            self.sock.sendall(frame)
+            with _no_sigpipe():
+                self.sock.sendall(frame)
             head = self._recv_exact(4, what, end, 0)
             (size,) = _SIZE.unpack(head)
             if head[:1] == b"\x15" and head[1:2] == b"\x03":

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import signal
+import tarfile
 import subprocess
 import sys
 import time
@@ -506,11 +507,24 @@ def test_gssapi_refusals_are_one_line(cli, krb_env, tmp_path):
                         "(check krb5.conf / KRB5_CONFIG)")
 
 
+def test_doctor_live_checks_connect_with_the_command_config(cli, env, tmp_path):
+    props = write(tmp_path, "doctor.properties", props_oauth(env))
+    conf = str(env.kafka.d / "server.properties")
+    code, out, err = run(cli, "doctor", "-c", conf, "--bootstrap-controller", env.kafka.address("CSASL"),
+                         "--command-config", props, "-o", "json", "--timeout", "10")
+    doc = json.loads(out)
+    assert "live-unreachable" not in [f["code"] for f in doc["findings"]], out
+    # without it, the SASL listener closes the connection: the live check says so
+    code, out, err = run(cli, "doctor", "-c", conf, "--bootstrap-controller", env.kafka.address("CSASL"),
+                         "-o", "json", "--timeout", "5")
+    assert "live-unreachable" in [f["code"] for f in json.loads(out)["findings"]], out
+
+
 # -- secrets ---------------------------------------------------------------------------------
 
 def test_no_secret_in_any_output(cli, env, tmp_path):
-    """Every output of this module, and --debug and JSON of each secured
-    case, hold none of the secrets."""
+    """Every output of this module, and --debug, JSON and a bundle of each
+    secured case, hold none of the secrets."""
     cases = {"jks": (props_jks_mtls(env), "BSSL"), "oauth": (props_oauth(env), "BSASL"),
              "oauth-wrong": (props_oauth(env, SECRETS["wrong_secret"]), "BSASL")}
     for name, (text, listener) in cases.items():
@@ -523,6 +537,16 @@ def test_no_secret_in_any_output(cli, env, tmp_path):
                     "--timeout", "10")
             else:
                 run(cli, *args, "--bootstrap-server", addr, "--command-config", props, "--timeout", "10")
+        bundle = tmp_path / f"{name}-bundle.tar.gz"
+        code, out, err = run(cli, "bundle", "--out", str(bundle), "--bootstrap-server", addr,
+                             "--command-config", props, "--timeout", "10")
+        assert code == 0, err
+        with tarfile.open(bundle) as t:
+            members = {m.name: t.extractfile(m).read().decode("utf-8", "replace") for m in t.getmembers() if m.isfile()}
+        ALL_OUTPUT.extend(members.values())
+        status = next(v for k, v in members.items() if k.endswith("describe-status.json"))
+        if name != "oauth-wrong":     # the bundle's live parts connected with the secured config
+            assert json.loads(status.splitlines()[0])["leaderId"] == 1, status
     text = "\n".join(ALL_OUTPUT)
     assert text, "nothing was collected"
     leaked = [k for k, v in SECRETS.items() if v in text]

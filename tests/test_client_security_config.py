@@ -183,3 +183,32 @@ def test_kerberos_server_host_is_javas_get_host_name():
     except OSError:
         expected = "127.0.0.1"
     assert server_host("127.0.0.1") == expected                          # an IP: its reverse name
+
+
+def test_an_expired_token_from_a_file_is_one_refusal(tmp_path):
+    """FileJwtRetriever's token, read as ClientJwtValidator reads it: an expired
+    one is refused before it is sent (exit 3 from a command), naming the file."""
+    from quorumctl.protocol.oauth import TokenError, token_for
+
+    def jwt(claims: dict) -> str:
+        enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()  # noqa: E731
+        return f"{enc({'alg': 'RS256'})}.{enc(claims)}.c2ln"
+
+    f = tmp_path / "token.jwt"
+    cfg = config_from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+                                  "sasl.login.callback.handler.class": HANDLER,
+                                  "sasl.oauthbearer.token.endpoint.url": f"file://{f}",
+                                  "sasl.jaas.config": f"{OAUTH_MODULE} required ;"}, "c").oauth
+    f.write_text(jwt({"sub": "ops", "iat": 1000, "exp": 2000}) + "\n")
+    with pytest.raises(TokenError) as e:
+        token_for(cfg, time.monotonic() + 5)
+    assert str(e.value) == (f"the token from sasl.oauthbearer.token.endpoint.url file://{f}: the token has "
+                            "already expired (exp 2000)")
+    f.write_text(jwt({"iat": 1000, "exp": time.time() + 600}))
+    with pytest.raises(TokenError) as e:
+        token_for(cfg, time.monotonic() + 5)
+    assert str(e.value) == (f"the token from sasl.oauthbearer.token.endpoint.url file://{f}: the token has no "
+                            "sub claim (sasl.oauthbearer.sub.claim.name)")
+    good = jwt({"sub": "ops", "iat": 1000, "exp": time.time() + 600})
+    f.write_text(good + "\n")
+    assert token_for(cfg, time.monotonic() + 5) == good

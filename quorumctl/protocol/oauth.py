@@ -214,15 +214,15 @@ def token_for(o, deadline: float) -> str:
             token, got, exp = hit
             if now < got + (exp - got) * o.refresh_window_factor:
                 return token
-        where = "sasl.oauthbearer.token.endpoint.url"
+        where = f"the token from sasl.oauthbearer.token.endpoint.url {o.token_endpoint_url}"
         if o.kind == "unsecured":
             token, exp = _unsecured_token(o)
         elif o.kind == "file":
             token = _read_file_token(o)
-            exp = check_claims(claims_of(token, f"the token in {o.token_endpoint_url}"), o, where)
+            exp = check_claims(claims_of(token, where), o, where)
         else:
             token = _post(o, deadline)
-            exp = check_claims(claims_of(token, f"the token from {o.token_endpoint_url}"), o, where)
+            exp = check_claims(claims_of(token, where), o, where)
         _cache[key] = (token, now, exp)
         return token
 

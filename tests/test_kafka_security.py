@@ -48,9 +48,10 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 # every secret used below: none may appear in any output
 SECRETS = {"store": "store-secret-7", "key": "key-secret-9", "trust": "trust-secret-3",
            "client_secret": "oidc-client-secret-5", "wrong_secret": "not-the-client-secret"}
-LISTENERS = ["CONTROLLER", "INTERNAL", "BSSL", "BSASL", "BSASLSSL", "BUNSEC", "CSSL", "CSASL"]
+LISTENERS = ["CONTROLLER", "INTERNAL", "BSSL", "BSASL", "BSASLSSL", "BUNSEC", "CSSL", "CSASL", "CSASLSSL"]
 PROTOCOLS = {"CONTROLLER": "PLAINTEXT", "INTERNAL": "PLAINTEXT", "BSSL": "SSL", "BSASL": "SASL_PLAINTEXT",
-             "BSASLSSL": "SASL_SSL", "BUNSEC": "SASL_PLAINTEXT", "CSSL": "SSL", "CSASL": "SASL_PLAINTEXT"}
+             "BSASLSSL": "SASL_SSL", "BUNSEC": "SASL_PLAINTEXT", "CSSL": "SSL", "CSASL": "SASL_PLAINTEXT",
+             "CSASLSSL": "SASL_SSL"}
 CLUSTER_ID = "c2VjdXJpdHktdGVzdHMxMQ"
 OAUTH_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 
@@ -134,7 +135,7 @@ class SecureNode:
             "advertised.listeners=" + ",".join(
                 f"{n}://{'127.0.0.1' if n in ('CONTROLLER', 'INTERNAL', 'BUNSEC') else 'localhost'}:{port[n]}"
                 for n in LISTENERS),
-            "controller.listener.names=CONTROLLER,CSSL,CSASL", "inter.broker.listener.name=INTERNAL",
+            "controller.listener.names=CONTROLLER,CSSL,CSASL,CSASLSSL", "inter.broker.listener.name=INTERNAL",
             "listener.security.protocol.map=" + ",".join(f"{n}:{v}" for n, v in PROTOCOLS.items()),
             f"log.dirs={self.d / 'data'}", "num.partitions=1", "offsets.topic.replication.factor=1",
             "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
@@ -146,16 +147,16 @@ class SecureNode:
             f"sasl.oauthbearer.expected.issuer={e.oidc.issuer}",
             "sasl.oauthbearer.clock.skew.seconds=0",
         ]
-        for n in ("BSSL", "CSSL", "BSASLSSL"):
+        for n in ("BSSL", "CSSL", "BSASLSSL", "CSASLSSL"):
             lo = n.lower()
             lines += [f"listener.name.{lo}.ssl.keystore.location={e.server_keystore}",
                       f"listener.name.{lo}.ssl.keystore.password={SECRETS['store']}",
                       f"listener.name.{lo}.ssl.key.password={SECRETS['key']}",
                       f"listener.name.{lo}.ssl.truststore.location={e.truststore}",
                       f"listener.name.{lo}.ssl.truststore.password={SECRETS['trust']}"]
-            if n != "BSASLSSL":
+            if n in ("BSSL", "CSSL"):
                 lines.append(f"listener.name.{lo}.ssl.client.auth=required")
-        for n in ("BSASL", "BSASLSSL", "CSASL"):
+        for n in ("BSASL", "BSASLSSL", "CSASL", "CSASLSSL"):
             lo = n.lower()
             lines += [f"listener.name.{lo}.sasl.enabled.mechanisms=GSSAPI,OAUTHBEARER",
                       f"listener.name.{lo}.gssapi.sasl.jaas.config={krb}",
@@ -445,11 +446,12 @@ def test_gssapi_equals_kafka(cli, krb_env, tmp_path, how):
     same_as_kafka(cli, e, tmp_path, props, "--bootstrap-controller", "CSASL", features=False)
     ssl = write(tmp_path, f"krb-ssl-{how}.properties",
                 props_krb(e, "keytab" if how == "keytab" else "cache", "SASL_SSL"))
-    code, mine, err = run(cli, "describe", "status", "--bootstrap-server", e.kafka.address("BSASLSSL"),
-                          "--command-config", ssl, "-o", "text")
-    assert (code, err) == (0, ""), err
-    assert mask_status(mine) == mask_status(kafka(e, tmp_path, "kafka-metadata-quorum", [
-        "--bootstrap-server", e.kafka.address("BSASLSSL"), "--command-config", ssl, "describe", "--status"]))
+    for via, listener in (("--bootstrap-server", "BSASLSSL"), ("--bootstrap-controller", "CSASLSSL")):
+        code, mine, err = run(cli, "describe", "status", via, e.kafka.address(listener),
+                              "--command-config", ssl, "-o", "text")
+        assert (code, err) == (0, ""), err
+        assert mask_status(mine) == mask_status(kafka(e, tmp_path, "kafka-metadata-quorum", [
+            via, e.kafka.address(listener), "--command-config", ssl, "describe", "--status"]))
 
 
 def test_gssapi_refusals_are_one_line(cli, krb_env, tmp_path):

@@ -188,7 +188,7 @@ class SecureNode:
             out = open(self.d / "server.out", "wb")
             self.proc = subprocess.Popen([str(KAFKA43_HOME / "bin" / "kafka-server-start.sh"), str(conf)],
                                          stdout=out, stderr=subprocess.STDOUT, env=self.env(),
-                                         start_new_session=True)
+                                         start_new_session=True, preexec_fn=kdc_mod.die_with_parent)
             end = time.monotonic() + 150
             while time.monotonic() < end:
                 text = (self.d / "server.out").read_text(errors="replace")

@@ -24,6 +24,17 @@ def missing_tools() -> list[str]:
     return [t for t in TOOLS if _find(t) is None]
 
 
+def die_with_parent() -> None:
+    """preexec_fn: the child gets SIGTERM when the test process dies, even by
+    SIGKILL, so a killed test run leaves no KDC or Kafka node behind (Linux)."""
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -96,7 +107,8 @@ class Kdc:
         (d / "kadm5.acl").write_text("")
         self._run("kdb5_util", "create", "-s", "-r", self.realm, "-P", "quorumctl-master-key")
         self.proc = subprocess.Popen([_find("krb5kdc"), "-n", "-r", self.realm], env=self.env(),
-                                     stdout=open(d / "krb5kdc.out", "wb"), stderr=subprocess.STDOUT)
+                                     stdout=open(d / "krb5kdc.out", "wb"), stderr=subprocess.STDOUT,
+                                     preexec_fn=die_with_parent)
         end = time.monotonic() + 20
         while time.monotonic() < end:
             if self.proc.poll() is not None:

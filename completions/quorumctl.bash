@@ -61,12 +61,12 @@ _quorumctl_spec() {
             vopts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output' ;;
         'doctor')
             subs=''
-            opts='-c --config --bootstrap-controller --timeout -o --output -h --help'
-            vopts='-c --config --bootstrap-controller --timeout -o --output' ;;
+            opts='-c --config --bootstrap-controller --command-config --timeout -o --output -h --help'
+            vopts='-c --config --bootstrap-controller --command-config --timeout -o --output' ;;
         'bundle')
             subs=''
-            opts='--out -c --config --bootstrap-controller --bootstrap-server --include-logs --timeout -o --output -h --help'
-            vopts='--out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output' ;;
+            opts='--out -c --config --bootstrap-controller --bootstrap-server --command-config --include-logs --timeout -o --output -h --help'
+            vopts='--out -c --config --bootstrap-controller --bootstrap-server --command-config --timeout -o --output' ;;
         'spark-export')
             subs=''
             opts='--out --master --mode --partition-by --spark-conf --split-size --writer --compression --no-progress --progress --s3-endpoint --follow --checkpoint --interval --stop-after-idle --remote -o --output -h --help'
@@ -144,7 +144,7 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
         'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;

@@ -45,9 +45,9 @@ function __quorumctl_vopts
         case 'recover'
             printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output
         case 'doctor'
-            printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
+            printf '%s\n' -- -c --config --bootstrap-controller --command-config --timeout -o --output
         case 'bundle'
-            printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output
+            printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --command-config --timeout -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output
         case 'describe status'
@@ -230,6 +230,7 @@ complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s h -l help -d 'Show 
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s h -l help -d 'Show this message and exit.'
@@ -238,6 +239,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l out -x -d 'The archi
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l include-logs -d 'Include the metadata log files themselves.'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'

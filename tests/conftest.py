@@ -93,6 +93,7 @@ MODULE_SECONDS = {
     "test_kafka_recover_safety.py": 500,
     "test_kafka_recover_vantage.py": 480,
     "test_kafka_rolling_upgrade.py": 260,
+    "test_kafka_security.py": 220,
     "test_kafka41_recover.py": 170,
     "test_kafka_lab_recover.py": 150,
     "test_spark_standalone.py": 160,

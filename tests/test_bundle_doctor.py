@@ -282,7 +282,7 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
                                                    ("fenced-broker-registration", 5)]
     assert "node_id" not in regs[0].to_json()
     asked = []
-    monkeypatch.setattr(client, "registered_controllers", lambda source, timeout: asked.append(source) or {
+    monkeypatch.setattr(client, "registered_controllers", lambda source, timeout, command_config=None: asked.append(source) or {
         i: Address("h", 9090 + i) for i in (1, 2, 3, 7, 9)})
     q = SimpleNamespace(voters=[SimpleNamespace(id=i) for i in (1, 2, 3)])
     (live,) = live_registrations(report, q, "h:1", 1.0)

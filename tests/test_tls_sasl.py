@@ -179,16 +179,67 @@ def test_plaintext_client_against_tls_listener(cli, tmp_path, pki):
     assert msg.startswith(c.brokers()[0].address) and "TLS" in msg and "security.protocol" in msg
 
 
-def test_jks_store_is_refused_with_a_hint(cli, tmp_path):
-    jks = tmp_path / "truststore.jks"
-    jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\x00" * 60)
-    cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={jks}\n")
+def _keytool():
+    import shutil
+    if not shutil.which("keytool"):
+        pytest.skip("keytool (a JDK) is needed to write JKS stores")
+
+
+def test_jks_truststore_and_keystore(cli, tmp_path, pki):
+    """JKS stores written by keytool: the truststore (Kafka's default type, so
+    no ssl.truststore.type) and, for mutual TLS, a keystore whose key has its
+    own password (ssl.key.password)."""
+    _keytool()
+    from quorumctl.testing.certs import keytool_jks_keystore, keytool_jks_truststore
+    ts = keytool_jks_truststore(pki["ca"], tmp_path / "truststore.jks", "trust-secret")
+    ks = keytool_jks_keystore(pki["client"], tmp_path / "keystore.jks", "store-secret", "key-secret")
+    assert ts.read_bytes()[:4] == ks.read_bytes()[:4] == b"\xfe\xed\xfe\xed"
+    c = start(tls=pki["ca"].server_context(pki["server"], require_client_cert=True))
+    base = f"security.protocol=SSL\nssl.truststore.location={ts}\nssl.truststore.password=trust-secret\n"
+    try:
+        good = props(tmp_path, base + f"ssl.keystore.location={ks}\nssl.keystore.password=store-secret\n"
+                                      "ssl.key.password=key-secret\n")
+        for via in ("server", "controller"):
+            code, out, err = describe(cli, c, good, "127.0.0.1", via)
+            assert (code, err) == (0, ""), err
+            assert json.loads(out)["clusterId"] == "rTcAzcTXQpG_6c1zYns8Xw"
+        # without a keystore the server refuses the handshake
+        code, out, err = describe(cli, c, props(tmp_path, base, "nokey.properties"))
+        assert code == 3 and error_of(err).startswith(f"127.0.0.1:{c.brokers()[0].port}")
+    finally:
+        c.stop()
+    # wrong passwords: one line naming the setting, no secret
+    cases = {
+        "ssl.truststore.password": (base.replace("trust-secret", "trust-wrong"),
+                                    f"cannot open {{cfg}}: ssl.truststore.location {ts} as JKS: the store was "
+                                    "tampered with, or the password is wrong (check ssl.truststore.password)"),
+        "ssl.key.password": (base + f"ssl.keystore.location={ks}\nssl.keystore.password=store-secret\n"
+                                    "ssl.key.password=key-wrong\n",
+                             f"cannot open {{cfg}}: ssl.keystore.location {ks}: the password of key 'key' is "
+                             "wrong (check ssl.key.password)"),
+        # no ssl.key.password: the key's password is the store's, as in Kafka
+        "ssl.keystore.password": (base + f"ssl.keystore.location={ks}\nssl.keystore.password=store-secret\n",
+                                  f"cannot open {{cfg}}: ssl.keystore.location {ks}: the password of key 'key' "
+                                  "is wrong (check ssl.keystore.password)"),
+    }
+    for name, (text, expected) in cases.items():
+        cfg = props(tmp_path, text, name + ".properties")
+        code, out, err = cli("describe", "status", "--bootstrap-server", "127.0.0.1:1", "--command-config", cfg)
+        assert code == 2, err
+        assert error_of(err) == expected.format(cfg=cfg)
+        assert not [s for s in ("trust-secret", "store-secret", "key-secret", "trust-wrong", "key-wrong")
+                    if s in err]
+
+
+def test_jceks_store_is_refused_with_a_hint(cli, tmp_path):
+    store = tmp_path / "truststore.jceks"
+    store.write_bytes(b"\xce\xce\xce\xce" + b"\x00" * 60)
+    cfg = props(tmp_path, f"security.protocol=SSL\nssl.truststore.location={store}\n")
     code, out, err = cli("describe", "status", "--bootstrap-server", "127.0.0.1:1",
-                             "--command-config", cfg)
+                         "--command-config", cfg)
     assert code == 2
-    assert error_of(err) == (f"{cfg}: ssl.truststore.location {jks} is a Java JKS keystore, which quorumctl cannot "
-                             f"read; convert it: keytool -importkeystore -srckeystore {jks} -destkeystore {jks}.p12 "
-                             "-deststoretype PKCS12, then set its type to PKCS12")
+    assert error_of(err) == (f"{cfg}: ssl.truststore.location {store} is a JCEKS store, which quorumctl "
+                             "cannot read; convert it with keytool -importkeystore -deststoretype PKCS12")
 
 
 # -- SASL ---------------------------------------------------------------------------
@@ -271,3 +322,25 @@ def test_sasl_ssl_scram_sha512(cli, tmp_path, pki):
         assert code == 0 and json.loads(out)["verdict"] == "healthy"
     finally:
         c.stop()
+
+
+def test_a_write_to_a_closed_connection_is_an_error_not_a_silent_death(tmp_path):
+    """main() leaves SIGPIPE deadly (for `| head`); a write into a socket the
+    peer closed (a listener that refused our certificate) must fail with EPIPE
+    inside connection's guard instead of killing the process without a word."""
+    import subprocess
+    import sys
+    code = (
+        "import signal, socket, time\n"
+        "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\n"
+        "from quorumctl.protocol.connection import _no_sigpipe\n"
+        "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
+        "c = socket.create_connection(srv.getsockname()); a, _ = srv.accept(); a.close(); time.sleep(0.1)\n"
+        "try:\n"
+        "    with _no_sigpipe():\n"
+        "        c.sendall(b'x' * 10); time.sleep(0.1); c.sendall(b'y' * 10)\n"
+        "except OSError as e:\n"
+        "    print('EPIPE' if e.errno == 32 else e.errno)\n"
+        "c.close(); time.sleep(0.05); print('alive')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (p.returncode, p.stdout) == (0, "EPIPE\nalive\n"), (p.returncode, p.stderr)

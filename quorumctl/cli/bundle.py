@@ -7,7 +7,7 @@ from typing import List
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, BootstrapServer, Deadline, PlainOutputOpt, ServerConfigs
+from .options import BootstrapController, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
 
 
 def bundle(
@@ -16,6 +16,7 @@ def bundle(
     config: ServerConfigs = [],
     bootstrap_controller: BootstrapController = None,
     bootstrap_server: BootstrapServer = None,
+    command_config: CommandConfig = None,
     include_logs: bool = typer.Option(False, "--include-logs", help="Include the metadata log files themselves."),
     timeout: Deadline = 5.0,
     output: PlainOutputOpt = None,
@@ -40,7 +41,7 @@ def bundle(
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     res = build(out, list(config), list(paths or []), bootstrap_controller, bootstrap_server, include_logs, timeout,
-                run_captured)
+                run_captured, command_config)
     if resolve_plain(output).value == "json":
         sys.stdout.write(json_line({k: v for k, v in res.items() if k != "manifest"}
                                    | {"parts": res["manifest"]["parts"]}) + "\n")

@@ -7,13 +7,14 @@ from typing import List
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, Deadline, OutputOpt, ServerConfigs
+from .options import BootstrapController, CommandConfig, Deadline, OutputOpt, ServerConfigs
 
 
 def doctor(
     paths: List[str] = typer.Argument(None, metavar="LOG_DIR...", help="Log dirs to examine (besides the configs')."),
     config: ServerConfigs = [],
     bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
     timeout: Deadline = 5.0,
     output: OutputOpt = None,
 ):
@@ -33,7 +34,7 @@ def doctor(
 
     report = examine(list(config), list(paths or []))
     if bootstrap_controller:
-        check_live(report, bootstrap_controller, timeout)
+        check_live(report, bootstrap_controller, timeout, command_config)
     doc = report.to_json()
     print_doctor(doc, resolve(output))
     raise typer.Exit(ExitStatus.of(doc["findings"]))

@@ -92,9 +92,12 @@ class Bundle:
 
 
 def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_controller: str | None,
-          bootstrap_server: str | None, include_logs: bool, timeout: float, run) -> dict:
+          bootstrap_server: str | None, include_logs: bool, timeout: float, run,
+          command_config: str | None = None) -> dict:
     """`run(args) -> (exit code, stdout, stderr)` runs one quorumctl command (the
-    CLI passes its own entry point, so the outputs are the commands' own)."""
+    CLI passes its own entry point, so the outputs are the commands' own). The
+    live commands connect with `command_config` (its path is recorded, never
+    its content: it holds the client's secrets)."""
     if os.path.lexists(out_path):
         raise InputError(f"{out_path} exists; choose a new name (a bundle is never overwritten)")
     parent = os.path.dirname(os.path.abspath(out_path))
@@ -129,6 +132,8 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
               f"files of {d}: size, sha256, name")
     via = (["--bootstrap-controller", bootstrap_controller] if bootstrap_controller else
            ["--bootstrap-server", bootstrap_server] if bootstrap_server else [])
+    if via and command_config:
+        via += ["--command-config", command_config]
     if via:
         for what in ("status", "replication"):
             b.command(f"describe-{what}", ["describe", what, *via, "--timeout", str(timeout)],
@@ -149,7 +154,8 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
                               fh.read(), f"{p}")
     manifest = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tool": "quorumctl bundle",
                 "inputs": {"configs": configs, "log_dirs": log_dirs, "bootstrap_controller": bootstrap_controller,
-                           "bootstrap_server": bootstrap_server, "include_logs": include_logs},
+                           "bootstrap_server": bootstrap_server, "include_logs": include_logs,
+                           "command_config": command_config},
                 "parts": [{"name": n, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "what": w}
                           for n, data, w in b.members],
                 "errors": b.errors}

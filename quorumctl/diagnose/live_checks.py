@@ -40,13 +40,13 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
     return out
 
 
-def check_live(report: Report, bootstrap_controller: str, timeout: float) -> None:
+def check_live(report: Report, bootstrap_controller: str, timeout: float, command_config: str | None = None) -> None:
     """Add the live quorum's findings to `report`: DescribeQuorum against the files,
     or one `live-unreachable` error when the controller does not answer."""
     from ..errors import QuorumctlError
     from ..protocol.client import describe_quorum
     try:
-        q = describe_quorum(None, bootstrap_controller, None, timeout)
+        q = describe_quorum(None, bootstrap_controller, command_config, timeout)
     except QuorumctlError as e:
         failed = str(getattr(e, "address", "") or "") or bootstrap_controller
         if failed == bootstrap_controller or failed in bootstrap_controller.split(","):
@@ -60,12 +60,12 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float) -> Non
         report.findings.append(Finding("live-unreachable", "error", message, evidence,
                                        "check the address and that a controller runs there; "
                                        "`quorumctl describe health` probes each one"))
-        _majority(report, timeout)
+        _majority(report, timeout, command_config)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
-    report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout))
+    report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout, command_config))
     if q.leader_id < 0:
-        _majority(report, timeout)
+        _majority(report, timeout, command_config)
 
 
 def _known_voters(report: Report) -> dict:
@@ -85,7 +85,7 @@ def _known_voters(report: Report) -> dict:
     return out
 
 
-def _majority(report: Report, timeout: float) -> None:
+def _majority(report: Report, timeout: float, command_config: str | None = None) -> None:
     """With no leader, or no answer: probe every voter the files know; fewer than a
     majority answering is `majority-lost`, the case `quorumctl recover` exists for."""
     from ..protocol.connection import load_client_config
@@ -95,7 +95,7 @@ def _majority(report: Report, timeout: float) -> None:
         return
     from ..errors import ClusterError
     try:
-        probes = check_health(load_client_config(None), config_voters=voters, timeout_s=timeout).probes
+        probes = check_health(load_client_config(command_config), config_voters=voters, timeout_s=timeout).probes
         failed = None
     except ClusterError as e:   # not one voter answered
         probes, failed = [], str(e)

@@ -80,14 +80,15 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
             [f"{where}: /brokers/{bid}"], FENCED_BROKER_REMEDY.format(id=bid), node_id=bid))
 
 
-def live_registrations(report: Report, q, source: str, timeout: float) -> list[Finding]:
+def live_registrations(report: Report, q, source: str, timeout: float,
+                       command_config: str | None = None) -> list[Finding]:
     """Registered controllers (DescribeCluster to the controllers, as
     kafka-cluster list-endpoints) that are not voters, unless the files already
     named them."""
     from ..errors import QuorumctlError
     from ..protocol.client import registered_controllers
     try:
-        registered = registered_controllers(source, timeout)
+        registered = registered_controllers(source, timeout, command_config)
     except QuorumctlError:
         return []
     known = {f.node_id for f in report.findings if f.code == "stale-controller-registration"}

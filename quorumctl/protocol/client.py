@@ -433,11 +433,12 @@ def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
     return QuorumClient(parse_address_list(bootstrap_controller, "--bootstrap-controller"), "controller", cfg, timeout)
 
 
-def registered_controllers(bootstrap_controller: str, timeout: float | None) -> dict[int, Address]:
+def registered_controllers(bootstrap_controller: str, timeout: float | None,
+                          command_config: str | None = None) -> dict[int, Address]:
     """Every registered controller (DescribeCluster with EndpointType=2, what
     kafka-cluster list-endpoints prints): id -> address. A registration stays
     after its controller is removed from the voters."""
-    with connect(None, bootstrap_controller, None, timeout) as client:
+    with connect(None, bootstrap_controller, command_config, timeout) as client:
         return dict(client.cluster_info().nodes)
 
 

@@ -56,6 +56,35 @@ class OutOfTime(NodeError):
 _SIZE = struct.Struct(">i")
 
 
+class _NoSigpipe:
+    """Writing to a socket the peer has closed (a listener that refused our
+    certificate, a TLS hello sent to a plaintext port) raises SIGPIPE, which
+    main() leaves deadly (for `| head`): the process would vanish with no
+    message. So SIGPIPE is blocked in this thread while we write, the write
+    fails with EPIPE (reported as one line), and a pending SIGPIPE is
+    consumed before the mask is restored."""
+
+    def __enter__(self):
+        import signal
+        self._signal = signal
+        try:
+            self._old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
+        except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+            self._old = None
+        return self
+
+    def __exit__(self, *exc):
+        signal = self._signal
+        if self._old is not None:
+            while signal.sigtimedwait({signal.SIGPIPE}, 0) is not None:
+                pass
+            signal.pthread_sigmask(signal.SIG_SETMASK, self._old)
+        return False
+
+
+_no_sigpipe = _NoSigpipe
+
+
 
 def load_client_config(path: str | None):
     """The ClientConfig of `--command-config` (defaults when None), its TLS material
@@ -132,7 +161,8 @@ class Connection:
                                   do_handshake_on_connect=False)
             self.sock = tls
             tls.settimeout(timeout)
-            tls.do_handshake()
+            with _no_sigpipe():
+                tls.do_handshake()
         except ssl.SSLCertVerificationError as e:
             why = e.verify_message or e.reason or str(e)
             hint = ("; set ssl.truststore.* in --command-config to the CA that signed it"
@@ -195,8 +225,37 @@ class Connection:
         self.finalized_features = {f["name"]: f["maxVersionLevel"] for f in resp.get("finalizedFeatures") or ()}
         self.finalized_features_epoch = resp.get("finalizedFeaturesEpoch", -1)
 
+    def _mechanism(self):
+        """The SASL client of the configured mechanism; logging in (Kerberos,
+        a token) happens here, before the first token is sent."""
+        cfg = self.cfg
+        try:
+            if cfg.sasl_mechanism == "GSSAPI":
+                from .kerberos import GssapiClient
+                return GssapiClient(cfg, self.address.host)
+            if cfg.sasl_mechanism == "OAUTHBEARER":
+                from .oauth import OAuthBearerClient, token_for
+                return OAuthBearerClient(token_for(cfg.oauth, self.deadline), cfg.oauth.extensions)
+        except ClusterError as e:
+            raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
+        from .sasl import client_mechanism
+        return client_mechanism(cfg.sasl_mechanism, cfg.username, cfg.password)
+
+    def _auth_hint(self, mech) -> str:
+        m = self.cfg.sasl_mechanism
+        if m == "OAUTHBEARER":
+            err = getattr(mech, "server_error", None) or {}
+            status = err.get("status") if isinstance(err, dict) else None
+            how = {"unsecured": "the unsecured token (unsecuredLogin* in sasl.jaas.config)",
+                   "file": "the token in sasl.oauthbearer.token.endpoint.url"}.get(
+                self.cfg.oauth.kind, "the token from sasl.oauthbearer.token.endpoint.url")
+            return f" (the broker rejected {how}" + (f": {status}" if status else "") + ")"
+        if m == "GSSAPI":
+            return " (check the principal in sasl.jaas.config)"
+        return " (check sasl.jaas.config username and password)"
+
     def _authenticate(self):
-        from .sasl import SaslError, client_mechanism
+        from .sasl import SaslError
         cfg = self.cfg
         hv = self.version_for(messages.SASL_HANDSHAKE, lo=1)
         av = self.version_for(messages.SASL_AUTHENTICATE)
@@ -210,15 +269,15 @@ class Connection:
         if resp["errorCode"]:
             raise NodeError(self.name, f"SASL handshake with {self.name} failed: "
                                        f"{error_name(resp['errorCode'])}", "auth")
-        mech = client_mechanism(cfg.sasl_mechanism, cfg.username, cfg.password)
-        token = mech.first()
+        mech = self._mechanism()
         try:
+            token = mech.first()
             for _ in range(8):
                 resp = self._request(messages.SASL_AUTHENTICATE, av, {"authBytes": token})
                 if resp["errorCode"]:
                     msg = resp.get("errorMessage") or error_name(resp["errorCode"])
                     if resp["errorCode"] == SASL_AUTHENTICATION_FAILED:
-                        msg = msg.rstrip(".") + " (check sasl.jaas.config username and password)"
+                        msg = msg.rstrip(".") + self._auth_hint(mech)
                     raise NodeError(self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} "
                                                f"failed: {msg}", "auth")
                 if mech.done:
@@ -229,6 +288,10 @@ class Connection:
         except SaslError as e:
             raise NodeError(self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} "
                                        f"failed: {e}", "auth") from None
+        except NodeError:
+            raise
+        except ClusterError as e:   # Kerberos refused us mid-exchange
+            raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
         raise NodeError(self.name, f"SASL exchange with {self.name} did not finish", "auth")
 
     # -- requests ----------------------------------------------------------------
@@ -279,7 +342,8 @@ class Connection:
         try:
             end = time.monotonic() + timeout
             self.sock.settimeout(timeout)
-            self.sock.sendall(frame)
+            with _no_sigpipe():
+                self.sock.sendall(frame)
             head = self._recv_exact(4, what, end, 0)
             (size,) = _SIZE.unpack(head)
             if head[:1] == b"\x15" and head[1:2] == b"\x03":

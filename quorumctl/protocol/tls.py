@@ -2,10 +2,12 @@
 
 Certificates are always verified (Kafka has no "trust all" switch either);
 the host name is checked unless ssl.endpoint.identification.algorithm is
-empty. Trust comes from ssl.truststore.* (PEM file, inline PEM, or PKCS12),
-or the system's CA store when no truststore is given. A client certificate
-(mutual TLS) comes from ssl.keystore.* (PEM file with key and chain, inline
-PEM, or PKCS12). PKCS12 needs the `cryptography` package, imported only then.
+empty. Trust comes from ssl.truststore.* (PEM file, inline PEM, JKS or
+PKCS12), or the system's CA store when no truststore is given. A client
+certificate (mutual TLS) comes from ssl.keystore.* (PEM file with key and
+chain, inline PEM, JKS or PKCS12; a JKS key's password is ssl.key.password,
+else ssl.keystore.password, as in Kafka's DefaultSslEngineFactory). JKS is
+read by `jks` (our reader), PKCS12 by `cryptography`, imported only then.
 """
 
 from __future__ import annotations
@@ -20,20 +22,57 @@ _JKS_MAGIC = b"\xfe\xed\xfe\xed"
 
 
 def _store_kind(declared: str | None, data: bytes, what: str, path: str) -> str:
-    """PEM or PKCS12; Kafka's default type JKS is sniffed, because Java 9+
-    keytool writes PKCS12 files that Kafka reads as 'JKS'."""
+    """JKS, PEM or PKCS12. JKS and PKCS12 are told apart by content, as Java
+    9+ does (keystore.type.compat): keytool writes PKCS12 files that Kafka
+    reads as its default type 'JKS', and the other way round."""
     if declared in (None, "JKS", "PKCS12", "PEM"):
         if data.startswith(_JKS_MAGIC):
-            raise InputError(
-                f"{what} {path} is a Java JKS keystore, which quorumctl cannot read; convert it: "
-                f"keytool -importkeystore -srckeystore {path} -destkeystore {path}.p12 "
-                f"-deststoretype PKCS12, then set its type to PKCS12")
+            if declared == "PEM":
+                raise InputError(f"{what} {path} is a JKS store, not PEM: set its type to JKS")
+            return "JKS"
+        if data.startswith(b"\xce\xce\xce\xce"):
+            raise InputError(f"{what} {path} is a JCEKS store, which quorumctl cannot read; convert it "
+                             "with keytool -importkeystore -deststoretype PKCS12")
         if b"-----BEGIN" in data[:4096]:
             return "PEM"
         if declared == "PEM":
             raise InputError(f"{what} {path} is not PEM (no -----BEGIN line)")
         return "PKCS12"
-    raise InputError(f"{what} type {declared} is not supported (use PEM or PKCS12)")
+    raise InputError(f"{what} type {declared} is not supported (use JKS, PKCS12 or PEM)")
+
+
+def _jks(data: bytes, password: str | None, what: str, path: str):
+    from .jks import JksError, read_jks
+    try:
+        return read_jks(data, password)
+    except JksError as e:
+        pw = what.rsplit(" ", 1)[-1].replace(".location", ".password")
+        hint = f" (check {pw})" if e.wrong_password else ""
+        raise InputError(f"cannot open {what} {path} as JKS: {e}{hint}") from None
+
+
+def _jks_key_pem(store, key_password: str | None, what: str, path: str, setting: str) -> tuple[str, str]:
+    """(chain PEM, unencrypted PKCS8 key PEM) of a JKS keystore's one key entry."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives.serialization import (
+        Encoding, NoEncryption, PrivateFormat, load_der_private_key)
+    from .jks import JksError, decrypt_key
+    if not store.keys:
+        raise InputError(f"{what} {path} has no private key entry (it holds only trusted certificates)")
+    entry = store.keys[0]
+    if key_password is None:
+        raise InputError(f"{what} {path}: a JKS private key needs {setting}")
+    try:
+        der = decrypt_key(entry, key_password)
+    except JksError as e:
+        raise InputError(f"cannot open {what} {path}: {e} (check {setting})") from None
+    try:
+        key = load_der_private_key(der, None)
+        chain = [x509.load_der_x509_certificate(c) for c in entry.chain]
+    except ValueError as e:
+        raise InputError(f"cannot open {what} {path}: key {entry.alias!r} does not decode: {e}") from None
+    key_pem = key.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption()).decode()
+    return "".join(_pem_of(c) for c in chain), key_pem
 
 
 def _read(path: str, what: str) -> bytes:
@@ -97,6 +136,16 @@ def client_context(cfg) -> ssl.SSLContext:
             kind = _store_kind(cfg.truststore_type, data, what, cfg.truststore_location)
             if kind == "PEM":
                 ctx.load_verify_locations(cadata=data.decode("ascii", "replace"))
+            elif kind == "JKS":
+                from cryptography import x509
+                store = _jks(data, cfg.truststore_password, what, cfg.truststore_location)
+                # Java's TrustManagerFactory trusts the trusted-certificate entries
+                # and, of each key entry, its own certificate
+                ders = store.certificates + [k.chain[0] for k in store.keys if k.chain]
+                if not ders:
+                    raise InputError(f"{what} {cfg.truststore_location} holds no certificates")
+                ctx.load_verify_locations(cadata="".join(
+                    _pem_of(x509.load_der_x509_certificate(d)) for d in ders))
             else:
                 p12 = _pkcs12(data, cfg.truststore_password, what, cfg.truststore_location)
                 certs = [c.certificate for c in p12.additional_certs]
@@ -121,6 +170,12 @@ def client_context(cfg) -> ssl.SSLContext:
             kind = _store_kind(cfg.keystore_type, data, what, cfg.keystore_location)
             if kind == "PEM":
                 ctx.load_cert_chain(cfg.keystore_location, password=cfg.key_password or cfg.keystore_password)
+            elif kind == "JKS":
+                store = _jks(data, cfg.keystore_password, what, cfg.keystore_location)
+                setting = "ssl.key.password" if cfg.key_password is not None else "ssl.keystore.password"
+                chain, key_pem = _jks_key_pem(store, cfg.key_password if cfg.key_password is not None
+                                              else cfg.keystore_password, what, cfg.keystore_location, setting)
+                _load_chain_from_memory(ctx, chain, key_pem, None)
             else:
                 from cryptography.hazmat.primitives.serialization import (
                     Encoding, NoEncryption, PrivateFormat)

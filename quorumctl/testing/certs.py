@@ -106,3 +106,25 @@ class TestCA:
             ctx.verify_mode = ssl.CERT_REQUIRED
             ctx.load_verify_locations(cafile=str(self.ca_pem))
         return ctx
+
+
+def keytool_jks_truststore(ca: TestCA, path: Path, password: str) -> Path:
+    """A JKS truststore holding `ca`'s certificate, written by Java's keytool."""
+    import subprocess
+    subprocess.run(["keytool", "-importcert", "-noprompt", "-storetype", "JKS", "-alias", "ca",
+                    "-file", str(ca.ca_pem), "-keystore", str(path), "-storepass", password],
+                   check=True, capture_output=True)
+    return path
+
+
+def keytool_jks_keystore(issued: Issued, path: Path, store_password: str, key_password: str) -> Path:
+    """A JKS keystore holding `issued`'s key and chain (the key under its own
+    password), converted from its PKCS12 file by Java's keytool."""
+    import subprocess
+    subprocess.run(["keytool", "-importkeystore", "-noprompt", "-srckeystore", str(issued.p12),
+                    "-srcstoretype", "PKCS12", "-srcstorepass", issued.password,
+                    "-srcalias", issued.p12.name.split(".")[0], "-destalias", "key",
+                    "-destkeystore", str(path), "-deststoretype", "JKS",
+                    "-deststorepass", store_password, "-destkeypass", key_password],
+                   check=True, capture_output=True)
+    return path

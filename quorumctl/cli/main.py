@@ -45,6 +45,7 @@ COMMAND_MODULES = [
     "bundle",
     "bootstrap",
     "spark_export",
+    "probe",
 ]
 
 

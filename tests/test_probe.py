@@ -116,8 +116,10 @@ def test_without_a_majority_no_node_fails_liveness(cli):
             assert "liveness holds: no controller answered as the leader" in doc["reason"]
             assert probe(cli, c.node_by_id(nid).address, "controller", "ready", *every)[0] == 1
         # nothing answers at all: no verdict on the quorum (3) for readiness; liveness still holds
-        code, doc = probe(cli, c.node_by_id(1).address, "controller", "ready")
-        assert code == 3 and doc["reason"].endswith("(and nothing else answered)")
+        code, out, err = cli("probe", c.node_by_id(1).address, "--role", "controller", "--timeout", "1")
+        assert (code, out) == (3, "") and err == (f"quorumctl: error: controller at {c.node_by_id(1).address} "
+                                                  "is not ready: does not answer: no answer within the 1 s timeout "
+                                                  "(and nothing else answered)\n")
         assert probe(cli, c.node_by_id(1).address, "controller", "live")[0] == 0
 
 

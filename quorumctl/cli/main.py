@@ -46,6 +46,7 @@ COMMAND_MODULES = [
     "bootstrap",
     "spark_export",
     "probe",
+    "wait",
 ]
 
 

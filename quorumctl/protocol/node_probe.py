@@ -33,7 +33,7 @@ The decision (`decide`) is a pure function of those facts (`Facts`):
            see any leader, and a detachment of unknown age all pass: a restart
            would not help there, and every pod crash-looping makes it worse.
 Exit statuses: 0 passes, 1 fails (with the reason), 3 nothing answered at all
-(startup and ready; liveness passes then, saying why).
+(startup and ready: `ClusterError`; liveness passes then, saying why).
 """
 
 from __future__ import annotations
@@ -464,8 +464,8 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
             f.answered_as = "broker" if conn.supports(messages.METADATA) else "controller"
             conn.close()
         v = decide(f, kind, grace_s)
-        if not f.answers:
-            v.status = ExitStatus.UNREACHABLE if kind != "live" else v.status
+        if not f.answers:     # nothing answered: an error (exit 3), as every command says it
+            raise ClusterError(v.reason)
         return v
 
     own: dict | None = None
@@ -498,6 +498,6 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
         f.error = f"no answer within the {timeout:g} s timeout"
     v = decide(f, kind, grace_s)
     if not v.ok and not f.answers and f.peers_answered == 0 and f.leader_id is None:
-        v.status = ExitStatus.UNREACHABLE    # nothing answered at all: no verdict on the quorum
-        v.reason += " (and nothing else answered)"
+        # nothing answered at all: no verdict on the quorum, an error (exit 3) as every command says it
+        raise ClusterError(v.reason + " (and nothing else answered)")
     return v

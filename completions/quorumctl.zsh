@@ -40,6 +40,7 @@ _quorumctl() {
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'probe:Is this node attached to the quorum? Startup, readiness and liveness for one node.'
         'wait:Block until a condition on the quorum holds: a gate for roll scripts.'
+        'serve:Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'features:Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
         'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
@@ -64,6 +65,7 @@ _quorumctl() {
         spark-export) _quorumctl_spark_export ;;
         probe) _quorumctl_probe ;;
         wait) _quorumctl_wait ;;
+        serve) _quorumctl_serve ;;
         describe) _quorumctl_describe ;;
         features) _quorumctl_features ;;
         topics) _quorumctl_topics ;;
@@ -289,6 +291,23 @@ _quorumctl_wait() {
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     ':healthy|leader|can-restart|caught-up: ' \
     '*:\[ID...\]: '
+}
+
+_quorumctl_serve() {
+  _arguments -s -S : \
+    '--listen=[Where to serve /metrics and /probe (0.0.0.0\:9464 for every interface).]:HOST\:PORT: ' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--interval=[Sample the quorum every SECONDS.]:SECONDS: ' \
+    '--timeout=[A sample'\''s deadline (never more than --interval).]:SECONDS: ' \
+    '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
+    '--flapping-epochs=[This many leader epoch changes within a minute is '\''flapping'\''.]:N: ' \
+    '--grace=[/probe?kind=live\: the grace period.]:SECONDS: ' \
+    '--once[Take one sample, print the metrics (Prometheus text format) on stdout and exit\: for node_exporter'\''s textfile collector or a cron job.]' \
+    '--probe-any-address[Let /probe probe any host\:port (default\: only the controllers the exporter knows and the --bootstrap-server addresses).]' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_describe() {

@@ -108,6 +108,10 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": (["leader"] + conn + ["--timeout", "5"], 0),
             "unreachable": (["leader", "--bootstrap-controller", p.closed, "--timeout", "1", "--interval", "0.5"], 1),
             "missing": (["healthy", "--config", p.missing], 2), "wrong": (["healthy", "--config", p.empty], 2)},
+        # serve runs until stopped: only its bad inputs end it (exit 2 before it listens)
+        ("serve",): {
+            "good": (["--once"] + conn, 0),
+            "missing": (["--config", p.missing], 2), "wrong": (["--listen", "nowhere"] + conn, 2)},
         ("features", "describe"): {
             "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),

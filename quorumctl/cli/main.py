@@ -47,6 +47,7 @@ COMMAND_MODULES = [
     "spark_export",
     "probe",
     "wait",
+    "serve",
 ]
 
 

@@ -119,3 +119,24 @@ def test_check_is_a_function_of_one_sample():
                None, None, None, 2000, 1.0, 1.0, [], None)
     assert check(h, "leader", []) == (False, "no leader: no controller answered DescribeQuorum as the leader")
     assert check(h, "caught-up", [2])[0] is False
+
+
+def test_progress_only_on_a_terminal():
+    import io
+
+    from quorumctl.protocol.gates import WaitResult
+    from quorumctl.render.wait import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    r = WaitResult("can-restart", [2], False, "node 2: caught up; without 2 ...", 3, 4.2, 60)
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        p = Progress(stream)
+        p(r)
+        p.done()
+    assert pipe.getvalue() == ""
+    assert tty.getvalue().startswith("\r\x1b[Kwaiting for can-restart 2 (4/60 s): node 2: caught up; without 2")
+    assert tty.getvalue().endswith("\r\x1b[K")

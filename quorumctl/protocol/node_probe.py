@@ -378,7 +378,7 @@ def facts_from(role: str, addr: Address, h: Health | None, own: dict | None, nod
     if role == "controller":
         me = next((p for p in (h.probes if h else []) if p.address == addr), None)
         if me is not None:
-            f.answers = me.reachable and not (me.timed_out and me.kind is None)
+            f.answers = me.reachable          # connected and answered ApiVersions in time
             f.answered_as = me.kind
             f.error = me.error
             f.follows = me.node_id if me.is_leader else me.leader_view

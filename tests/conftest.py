@@ -92,6 +92,7 @@ def pytest_make_collect_report(collector):
 MODULE_SECONDS = {
     "test_kafka_recover_safety.py": 500,
     "test_kafka_rolling_upgrade.py": 260,
+    "test_kafka_automation.py": 240,
     "test_kafka41_recover.py": 170,
     "test_spark_standalone.py": 160,
     "test_kafka41_committed.py": 150,

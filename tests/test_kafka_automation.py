@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka41 import cluster_fixture, needs_kafka, until
+from kafka41 import home_of, needs_kafka, start_cluster, until
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "docs" / "alerts" / "kraft-quorum.rules.yml"
@@ -45,7 +45,19 @@ PROMETHEUS, PROMTOOL = shutil.which("prometheus"), shutil.which("promtool")
 pytestmark = [needs_kafka, pytest.mark.skipif(PROMETHEUS is None or PROMTOOL is None,
                                               reason="no prometheus/promtool on PATH (Debian's `prometheus` package)")]
 
-cluster = cluster_fixture("automation", dynamic=True, versions=("4.3",))
+
+
+@pytest.fixture(scope="module")
+def cluster(cli, tmp_path_factory):
+    """One Kafka 4.3 dynamic quorum for the module (a longer start timeout than the shared
+    fixture's: a broker on a starved machine has taken over 150 s to register)."""
+    home_of("4.3")
+    c = start_cluster(cli, tmp_path_factory, "automation-4.3", dynamic=True, version="4.3", start_timeout=300)
+    try:
+        yield c
+    finally:
+        c.discard()
+
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
 # the series the shipped alerts read (everything else serve exports is checked by the query test)
 ALERT_SERIES = ("kraft_quorum_has_leader", "kraft_quorum_high_watermark_age_seconds",

@@ -415,6 +415,12 @@ def facts_from(role: str, addr: Address, h: Health | None, own: dict | None, nod
     return f
 
 
+def _check_role(addr: Address, role: str, answered_as: str | None) -> None:
+    """A node answering in the other role is bad input (exit 2), not a verdict."""
+    if answered_as is not None and answered_as != role:
+        raise InputError(f"{addr} answers as a {answered_as}, not a {role}: check --role and the addresses")
+
+
 def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str | None = None,
                config: str | None = None, command_config: str | None = None, timeout: float = 5.0,
                grace_s: float = DEFAULT_GRACE_S, fetch_timeout_ms: int | None = None,
@@ -463,6 +469,7 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
             f.answers = True
             f.answered_as = "broker" if conn.supports(messages.METADATA) else "controller"
             conn.close()
+            _check_role(addr, role, f.answered_as)
         v = decide(f, kind, grace_s)
         if not f.answers:     # nothing answered: an error (exit 3), as every command says it
             raise ClusterError(v.reason)
@@ -487,12 +494,15 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
         except ClusterError:
             h = None      # nothing answered: the facts say so
         except WrongEndpointType:
-            what = f"{addr} answers as a broker, not a controller" if role == "controller" else \
-                "a --bootstrap-controller address answers as a broker, not a controller"
-            raise InputError(f"{what}: check --role and the addresses") from None
+            if role == "controller":
+                _check_role(addr, role, "broker")
+            raise InputError("a --bootstrap-controller address answers as a broker, not a controller: "
+                             "check the addresses") from None
     if worker is not None:
         worker.join(max(deadline - time.monotonic(), 0) + 0.5)
         own = dict(box) if box else {"answers": False, "error": f"no answer within the {timeout:g} s timeout"}
+    if own is not None:
+        _check_role(addr, role, own.get("as"))
     f = facts_from(role, addr, h, own, node_id, fetch, ld)
     if role == "controller" and not f.answers and f.error is None:
         f.error = f"no answer within the {timeout:g} s timeout"

@@ -318,6 +318,8 @@ def test_broker_killed_and_restarted_is_not_ready_until_unfenced_and_caught_up(c
     finally:
         started.join(300)
     first = seen[-1]
+    # what the probe saw, for whoever reads the run (the states depend on the machine's speed)
+    (stack.tmp / "broker-restart.json").write_text(json.dumps([d["reason"] for d in seen], indent=1))
     assert (first["own"]["registered"], first["own"]["fenced"], first["leader"]["caughtUp"]) == (True, False, True)
     assert first["leader"]["replica"] == "observer" and first["nodeId"] == b
     assert first["leader"]["logEndOffset"] >= first["leader"]["highWatermark"] - 50

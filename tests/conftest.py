@@ -104,6 +104,7 @@ MODULE_SECONDS = {
     "test_kafka_static.py": 95,
     "test_spark_classarchive.py": 90,
     "test_spark_export.py": 90,
+    "test_lab_probe.py": 90,
     "test_kafka_features.py": 70,
     "test_spark_connect.py": 60,
     "test_spark_follow.py": 50,

@@ -38,6 +38,9 @@ _quorumctl() {
         'doctor:Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.'
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
+        'probe:Is this node attached to the quorum? Startup, readiness and liveness for one node.'
+        'wait:Block until a condition on the quorum holds: a gate for roll scripts.'
+        'serve:Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'features:Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
         'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
@@ -60,6 +63,9 @@ _quorumctl() {
         doctor) _quorumctl_doctor ;;
         bundle) _quorumctl_bundle ;;
         spark-export) _quorumctl_spark_export ;;
+        probe) _quorumctl_probe ;;
+        wait) _quorumctl_wait ;;
+        serve) _quorumctl_serve ;;
         describe) _quorumctl_describe ;;
         features) _quorumctl_features ;;
         topics) _quorumctl_topics ;;
@@ -256,6 +262,55 @@ _quorumctl_spark_export() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:PATH...:_quorumctl_log_files'
+}
+
+_quorumctl_probe() {
+  _arguments -s -S : \
+    '--role=[What the node is.]:controller|broker: ' \
+    '--kind=[startup\: it answers in its role; ready\: attached and caught up; live\: fails only on a wedge a restart fixes (default\: ready).]:startup|ready|live: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--log-dir=[The node'\''s metadata log dir (read-only)\: quorum-state, and how long ago its log end last moved.]:DIR:_files -/' \
+    '--node-id=[The node'\''s id (default\: from --config, --log-dir, or its address among the ones the cluster lists).]:ID: ' \
+    '--grace=[live\: how long a node may be attached to nothing before a restart is called for.]:SECONDS: ' \
+    '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    ':NODE_ADDRESS: '
+}
+
+_quorumctl_wait() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up (exit 1, saying what still blocks) after this many seconds.]:SECONDS: ' \
+    '--interval=[Sample every SECONDS; a sample never takes longer.]:SECONDS: ' \
+    '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    ':healthy|leader|can-restart|caught-up: ' \
+    '*:\[ID...\]: '
+}
+
+_quorumctl_serve() {
+  _arguments -s -S : \
+    '--listen=[Where to serve /metrics and /probe (0.0.0.0\:9464 for every interface).]:HOST\:PORT: ' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--interval=[Sample the quorum every SECONDS.]:SECONDS: ' \
+    '--timeout=[A sample'\''s deadline (never more than --interval).]:SECONDS: ' \
+    '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
+    '--flapping-epochs=[This many leader epoch changes within a minute is '\''flapping'\''.]:N: ' \
+    '--grace=[/probe?kind=live\: the grace period.]:SECONDS: ' \
+    '--once[Take one sample, print the metrics (Prometheus text format) on stdout and exit\: for node_exporter'\''s textfile collector or a cron job.]' \
+    '--probe-any-address[Let /probe probe any host\:port (default\: only the controllers the exporter knows and the --bootstrap-server addresses).]' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_describe() {

@@ -97,6 +97,21 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": (conn + ["--timeout", "3"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 3),
             "missing": (["--config", p.missing], 2), "wrong": (["--config", p.empty], 2)},
+        # probe: the node's own answer decides startup; nothing answering is exit 3
+        ("probe",): {
+            "good": ([p.quorum, "--role", "controller", "--kind", "startup", "--timeout", "3"], 0),
+            "unreachable": ([p.closed, "--role", "controller", "--timeout", "1"], 3),
+            "missing": ([p.quorum, "--role", "controller", "--log-dir", p.missing], 2),
+            "wrong": ([p.quorum, "--role", "controller", "--log-dir", p.empty], 2)},
+        # wait: nothing answering blocks like any other sample, so it ends at the deadline (1)
+        ("wait",): {
+            "good": (["leader"] + conn + ["--timeout", "5"], 0),
+            "unreachable": (["leader", "--bootstrap-controller", p.closed, "--timeout", "1", "--interval", "0.5"], 1),
+            "missing": (["healthy", "--config", p.missing], 2), "wrong": (["healthy", "--config", p.empty], 2)},
+        # serve runs until stopped: only its bad inputs end it (exit 2 before it listens)
+        ("serve",): {
+            "good": (["--once"] + conn, 0),
+            "missing": (["--config", p.missing], 2), "wrong": (["--listen", "nowhere"] + conn, 2)},
         ("features", "describe"): {
             "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),

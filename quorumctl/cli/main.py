@@ -45,6 +45,9 @@ COMMAND_MODULES = [
     "bundle",
     "bootstrap",
     "spark_export",
+    "probe",
+    "wait",
+    "serve",
 ]
 
 

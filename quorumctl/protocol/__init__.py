@@ -17,4 +17,7 @@ health_probe    describe health: every controller probed on its own, in parallel
 health_verdict  what a probe found, the verdict over the probes, --can-restart (Strimzi's rule), the exit status
 health_watch    describe health --watch: the samples' history, stalled and flapping
 liveness        is a voter really gone? (recover asks before it declares voters lost)
+node_probe      probe: one node's own view and the leader's view of it; startup, ready, live
+gates           wait: a condition on the quorum, sampled until it holds or the deadline
+exporter        serve's sampler: the quorum sampled every interval, reduced to a snapshot of plain numbers
 """

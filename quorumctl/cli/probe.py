@@ -1,0 +1,63 @@
+"""`quorumctl probe`: one node's startup, readiness or liveness, for Kubernetes
+probes and roll scripts. Thin: `protocol.node_probe` decides, `render.probe` prints."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from .options import BootstrapController, CommandConfig, Deadline, PlainOutputOpt, ServerConfig
+
+
+def probe(
+    address: str = typer.Argument(..., metavar="NODE_ADDRESS", help="The node's host:port (its controller "
+                                  "listener for a controller, a broker listener for a broker)."),
+    role: str = typer.Option(..., "--role", metavar="controller|broker", help="What the node is."),
+    kind: str = typer.Option("ready", "--kind", metavar="startup|ready|live",
+                             help="startup: it answers in its role; ready: attached and caught up; live: fails "
+                                  "only on a wedge a restart fixes (default: ready)."),
+    bootstrap_controller: BootstrapController = None,
+    config: ServerConfig = None,
+    command_config: CommandConfig = None,
+    log_dir: Optional[str] = typer.Option(None, "--log-dir", metavar="DIR",
+                                          help="The node's metadata log dir (read-only): quorum-state, and how "
+                                               "long ago its log end last moved."),
+    node_id: Optional[int] = typer.Option(None, "--node-id", metavar="ID",
+                                          help="The node's id (default: from --config, --log-dir, or its "
+                                               "address among the ones the cluster lists)."),
+    grace: float = typer.Option(30.0, "--grace", metavar="SECONDS",
+                                help="live: how long a node may be attached to nothing before a restart is "
+                                     "called for."),
+    fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
+                                                   help="Caught-up threshold (default: the config's "
+                                                        "controller.quorum.fetch.timeout.ms, else 2000)."),
+    timeout: Deadline = 5.0,
+    output: PlainOutputOpt = None,
+):
+    """Is this node attached to the quorum? Startup, readiness and liveness for one node.
+
+    Asks the node itself (ApiVersions, DescribeCluster, and its log dir with --log-dir) and the leader
+    (DescribeQuorum: the node's log end, last fetch and last caught-up time). ready: a controller
+    follows the current leader and is caught up (or leads with a caught-up majority); a broker is
+    registered, unfenced and caught up. live fails only when the node has been attached to nothing for
+    longer than --grace while the others have a leader: a quorum that lost its majority never makes
+    every node fail it.
+
+    Exit 0 passes, 1 fails (the reason on one line), 3 nothing answered at all (startup, ready; live
+    passes then, saying why).
+
+    Example: quorumctl probe 127.0.0.1:9093 --role controller --kind live --config /etc/kafka/server.properties
+    """
+    from ..protocol.node_probe import probe_node
+    from ..render.output import emit
+    from ..render.probe import probe_doc, probe_text
+    v = probe_node(address, role, kind, bootstrap_controller=bootstrap_controller, config=config,
+                   command_config=command_config, timeout=timeout, grace_s=grace,
+                   fetch_timeout_ms=fetch_timeout_ms, node_id=node_id, log_dir=log_dir)
+    emit(output, v, text=probe_text, json=probe_doc)
+    raise typer.Exit(int(v.status))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("probe")(probe)

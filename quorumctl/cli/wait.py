@@ -1,0 +1,76 @@
+"""`quorumctl wait`: block until the quorum is healthy, has a leader, may lose
+these nodes, or has them caught up. Thin: `protocol.gates` waits, `render.wait`
+prints."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..errors import ExitStatus
+from .options import BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, ServerConfig
+
+
+def wait(
+    condition: str = typer.Argument(..., metavar="healthy|leader|can-restart|caught-up",
+                                    help="What to wait for."),
+    ids: Optional[List[str]] = typer.Argument(None, metavar="[ID...]",
+                                              help="can-restart, caught-up: the node ids (also 2,3)."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    config: ServerConfig = None,
+    command_config: CommandConfig = None,
+    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS",
+                                  help="Give up (exit 1, saying what still blocks) after this many seconds."),
+    interval: float = typer.Option(2.0, "--interval", metavar="SECONDS",
+                                   help="Sample every SECONDS; a sample never takes longer."),
+    fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
+                                                   help="Caught-up threshold (default: the config's "
+                                                        "controller.quorum.fetch.timeout.ms, else 2000)."),
+    output: PlainOutputOpt = None,
+):
+    """Block until a condition on the quorum holds: a gate for roll scripts.
+
+    healthy: a leader, every voter caught up, every controller answers. leader: some controller leads.
+    can-restart ID...: restarting these nodes together keeps a caught-up majority (Strimzi's rule).
+    caught-up ID...: each node (a voter, or a broker as an observer) is caught up with the leader.
+
+    Exit 0 as soon as it holds, 1 at the deadline (saying what still blocks), 130 on Ctrl-C. A sample
+    where nothing answers blocks like any other. Progress goes to stderr on a terminal only.
+
+    Example: quorumctl wait can-restart 2 --bootstrap-controller c1:9093 --timeout 600
+    """
+    from ..protocol.gates import wait_for
+    from ..protocol.health_probe import probe_quorum
+    from ..protocol.health_verdict import parse_node_ids
+    from ..render.output import emit
+    from ..render.wait import Progress, wait_doc, wait_text
+    node_ids = parse_node_ids(ids, "node id")
+    if condition in ("healthy", "leader") and node_ids:
+        from ..errors import InputError
+        raise InputError(f"wait {condition} takes no node ids (got {', '.join(map(str, node_ids))})")
+    # check the options once, before the first sample (a bad address is exit 2, not a wait)
+    probe_args = (bootstrap_server, bootstrap_controller, config, command_config)
+    progress = Progress()
+
+    def sample(budget: float):
+        return probe_quorum(*probe_args, budget, fetch_timeout_ms)
+
+    from ..protocol.gates import WaitResult
+    import time
+    t0 = time.monotonic()
+    try:
+        r = wait_for(sample, condition, node_ids, timeout, interval, progress)
+    except KeyboardInterrupt:
+        progress.done()
+        r = WaitResult(condition, node_ids, False, "interrupted (Ctrl-C)", 0, time.monotonic() - t0, timeout, True)
+        emit(output, r, text=wait_text, json=wait_doc)
+        raise typer.Exit(ExitStatus.INTERRUPTED)
+    progress.done()
+    emit(output, r, text=wait_text, json=wait_doc)
+    raise typer.Exit(ExitStatus.of(not r.ok))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("wait")(wait)

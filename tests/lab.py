@@ -300,24 +300,22 @@ class Lab:
             etc.mkdir(parents=True, exist_ok=True)
             # no reachable name server: a name missing from the hosts file fails at once
             (etc / "resolv.conf").write_text("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
-            self.names[h.name] = {x.name: None for x in self.hosts.values()}
-        for viewer in self.names:
-            for h in self.hosts.values():
-                self.names[viewer][h.name] = h.ip
+        for viewer in self.hosts:
+            self.names[viewer] = {h.name: h.ip for h in self.hosts.values()}
             self._write_hosts(viewer)
         self._apply_cuts()
 
     def _write_hosts(self, viewer: str) -> None:
         lines = [f"127.0.0.1\tlocalhost {os.uname().nodename}", "::1\tlocalhost ip6-localhost"]
         lines += [f"{ip}\t{name}" for name, ip in sorted(self.names[viewer].items()) if ip]
-        # written in place: a running process's /etc/hosts is a bind mount of this very inode
-        with open(Path("/etc/netns") / self.ns(viewer) / "hosts", "r+" if self._hosts_exist(viewer) else "w") as f:
-            f.seek(0)
-            f.truncate()
-            f.write("\n".join(lines) + "\n")
-
-    def _hosts_exist(self, viewer: str) -> bool:
-        return (Path("/etc/netns") / self.ns(viewer) / "hosts").exists()
+        # written in place, in one write: a running process's /etc/hosts is a bind mount of this inode
+        fd = os.open(Path("/etc/netns") / self.ns(viewer) / "hosts", os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            data = ("\n".join(lines) + "\n").encode()
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        finally:
+            os.close(fd)
 
     def resolve(self, name: str, ip: str | None = "", seen_by=None) -> None:
         """Make `name` resolve to `ip` (None: not at all; "" (default): the host's
@@ -342,8 +340,9 @@ class Lab:
         h = self.host(host)
         old, h.ip = h.ip, ip
         ns = self.ns(h.name)
-        _sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0")
+        # the old one first: deleting a primary address deletes its secondaries too
         _sh("ip", "-n", ns, "addr", "del", f"{old}/24", "dev", "eth0")
+        _sh("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0")
         if names:
             self.resolve(h.name, ip)
         self._apply_cuts()
@@ -561,11 +560,14 @@ class Lab:
                 parts.append(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-lines:]))
         return "\n".join(parts)
 
-    def start(self) -> "Lab":
-        """The network, formatted nodes, every node started, a leader elected."""
+    def start(self, kafka: bool = True) -> "Lab":
+        """The network, formatted nodes, every node started, a leader elected
+        (`kafka=False`: the hosts and their network only)."""
         atexit.register(self.close)
         try:
             self._net_up()
+            if not kafka:
+                return self
             for sub in ("conf", "data", "logs"):
                 (self.d / sub).mkdir(parents=True, exist_ok=True)
             self.cluster_id = self._qc_local("bootstrap", "random-uuid").strip()

@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import functools
 import json
 import os
 import re
@@ -99,13 +100,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "tools") not in sys.path:
     sys.path.insert(0, str(ROOT / "tools"))
 import recover_chaos  # noqa: E402  (Kafka homes, skip_reason, until)
+from kafka41 import RELEASE_VERSION, tool_env  # noqa: E402
 
 OPERATOR = "op"
 SUBNET = "10.33.0"
 OPERATOR_IP = f"{SUBNET}.100"
 CONTROLLER_PORT, BROKER_PORT = 9093, 9092
 NS_PREFIX = "qlab"
-RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0"}
 until = recover_chaos.until
 
 
@@ -120,7 +121,22 @@ def skip_reason(version: str = "4.3") -> str | None:
     missing = _missing_tools()
     if missing:
         return f"the lab needs {', '.join(missing)} (Debian: iproute2, iptables; .ci/run installs them)"
-    return recover_chaos.skip_reason(version)
+    return _netns_works() or recover_chaos.skip_reason(version)
+
+
+@functools.lru_cache(maxsize=None)
+def _netns_works() -> str | None:
+    """None when a network namespace with iptables rules can be made here (a container
+    without CAP_SYS_ADMIN / CAP_NET_ADMIN cannot), else why not."""
+    ns = f"{NS_PREFIX}{os.getpid()}-probe"
+    try:
+        for argv in (["ip", "netns", "add", ns], ["ip", "netns", "exec", ns, "iptables", "-A", "INPUT", "-j", "ACCEPT"]):
+            p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            if p.returncode != 0:
+                return f"the lab cannot make network namespaces here: {' '.join(argv)}: {p.stderr.strip()}"
+        return None
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True, timeout=30)
 
 
 @dataclass
@@ -441,16 +457,9 @@ class Lab:
         p = self.run(host, self.quorumctl_argv(*args), timeout, self.quorumctl_env())
         return p.returncode, p.stdout, p.stderr
 
-    def tool_env(self) -> dict:
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS", "KAFKA_LOG4J_OPTS")}
-        env.update(LOG_DIR=str(self.d / "logs"), KAFKA_HEAP_OPTS="-Xmx192m",
-                   KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
-        return env
-
     def kafka_tool(self, tool: str, args: list, host=OPERATOR, timeout: float = 120) -> subprocess.CompletedProcess:
-        """Kafka's bin/<tool>.sh (of the lab's release) on `host`."""
-        return self.run(host, [self.home / "bin" / f"{tool}.sh", *args], timeout, self.tool_env())
+        """Kafka's bin/<tool>.sh (of the lab's release) on `host`, with the other tests' tool settings."""
+        return self.run(host, [self.home / "bin" / f"{tool}.sh", *args], timeout, tool_env(self.d / "logs"))
 
     # -- the Kafka nodes --------------------------------------------------------------------
     def _props(self, h: Host) -> str:

@@ -213,3 +213,25 @@ def test_one_way_partition_makes_elections_repeat(lab, tmp_path):
     assert doc["sampleVerdict"] in ("unhealthy", "degraded"), doc["sampleVerdict"]
     # every epoch was won by the one controller that can reach the others
     assert {h["leaderId"] for h in doc["history"]} <= {src, None}, doc["history"]
+
+
+def test_follower_restarted_on_a_new_address(lab):
+    """A follower killed, moved to another address (its name follows) and started:
+    the quorum, which knows it by name, is healthy again with it at the new address."""
+    leader = healthy(lab)["leaderId"]
+    moved = followers(lab, leader)[0]
+    old_ip, new_ip = lab.host(moved).ip, lab.spare_ip()
+    lab.kill(moved)
+    try:
+        lab.move(moved, new_ip)
+        lab.start_node(moved)
+    except BaseException:
+        if not lab.alive(moved):
+            lab.move(moved, old_ip)
+            lab.start_node(moved)
+        raise
+    doc = healthy(lab)
+    assert {v["id"]: v["address"] for v in doc["voters"]}[moved] == f"c{moved}:9093"
+    for host in ("op", "b4", f"c{leader}"):
+        assert lab.run(host, ["getent", "hosts", f"c{moved}"]).stdout.split() == [new_ip, f"c{moved}"]
+    assert lab.status(via=f"c{moved}:9093")["leaderId"] == leader

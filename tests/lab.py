@@ -57,7 +57,12 @@ them": `lab.operator_blocked(["c2", "c3"], reject=...)`: c2 and c3 keep their
 links to each other and to c1 and b4, so they run, vote and elect as before;
 only the operator's own connections to them fail (reset or silence). What the
 broker and c1 see of them is unchanged: a check that asks them (a broker
-forwards DescribeQuorum to the leader) still finds them alive.
+forwards DescribeQuorum to the leader) still finds them alive. For `recover`
+on a survivor: `lab.kill(1)`, then `lab.quorumctl("recover", lab.data(1), ...)`
+(namespaces separate networks only: every host sees the same files, so the
+operator on `op` works on c1's log dir as on c1's own host; `host="c1"` runs
+it in c1's network instead, where `lab.cut("c1", ["c2", "c3"], oneway=True,
+reject=True)` is the same firewall seen from there).
 
 Nodes. `freeze(n)` (SIGSTOP), `thaw(n)`, `kill(n)` (SIGKILL), `start_node(n)`
 (and wait for "Kafka Server started"); `start_node(n, new_directory=True)`

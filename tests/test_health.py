@@ -545,3 +545,21 @@ def test_an_old_leader_still_answering_as_leader_is_not_healthy():
     assert h.verdict == "unhealthy"
     assert h.reasons == ["two leaders of epoch 6: controller 2 (c2:9093) and controller 3 (c3:9093) both answer as "
                          "the leader (a Raft safety violation)"]
+
+
+def test_a_voter_back_with_a_new_directory_id_is_named():
+    """A controller whose disk was replaced fetches as an observer with a new directory
+    id; the voter with the old one does not fetch (seen on the lab: test_kafka_lab)."""
+    from quorumctl.config.addresses import Address
+    from quorumctl.protocol.health_verdict import Probe, judge
+    from quorumctl.protocol.quorum import Replica
+    q = _quorum(2, 6, {1: 31343, 2: 0, 3: 0})
+    q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 500, NOW, NOW)]
+    probes = [Probe(Address(f"c{i}", 9093), "bootstrap-controller", "controller", node_id=i, kind="controller",
+                    reachable=True, answered=True, leader_view=2, leader_epoch=6 if i == 2 else None,
+                    is_leader=i == 2, quorum=q if i == 2 else None) for i in (1, 2, 3)]
+    h = judge(probes, {}, 2000, 3.0, 10.0)
+    assert (h.verdict, h.caught_up) == ("degraded", 2)
+    assert h.reasons == [f"voter 1 (directory id {DIRS[1]}) is not fetching: node 1 fetches as an observer with "
+                         "directory id v_4bVSFx__ZesG0jJ7PIRQ (a replaced disk?); the voter set names the old "
+                         f"directory: remove-controller 1 with {DIRS[1]}, then add-controller on node 1"]

@@ -237,3 +237,40 @@ def test_follower_restarted_on_a_new_address(lab):
     for host in ("op", "b4", f"c{leader}"):
         assert lab.run(host, ["getent", "hosts", f"c{moved}"]).stdout.split() == [new_ip, f"c{moved}"]
     assert lab.status(via=f"c{moved}:9093")["leaderId"] == leader
+
+
+def test_controller_back_with_a_new_directory_id(lab):
+    """A follower's disk replaced (wiped, formatted again: a new directory id): it fetches
+    as an observer and health names the voter it no longer is; remove-controller and
+    add-controller make the quorum healthy with the new directory id."""
+    leader = healthy(lab)["leaderId"]
+    f = followers(lab, leader)[0]
+    old = lab.host(f).dir_id
+    lab.kill(f)
+    lab.start_node(f, new_directory=True)
+    new = lab.host(f).dir_id
+    assert new != old
+    opt = ["--bootstrap-controller", lab.controllers]
+    try:
+        def replaced():
+            code, doc = health(lab)
+            return (code, doc) if any(r.startswith(f"voter {f} (directory id {old}) is not fetching")
+                                      for r in doc["reasons"]) else None
+        code, doc = until("health naming the replaced voter", replaced, 90)
+        assert (code, doc["verdict"]) == (0, "degraded"), doc["reasons"]
+        assert f"voter {f} (directory id {old}) is not fetching: node {f} fetches as an observer with directory id " \
+               f"{new} (a replaced disk?); the voter set names the old directory: remove-controller {f} with " \
+               f"{old}, then add-controller on node {f}" in doc["reasons"]
+        v = {x["id"]: x for x in doc["voters"]}[f]
+        assert (v["directoryId"], v["reachable"], v["caughtUp"]) == (old, True, False)
+    finally:
+        code, out, err = lab.quorumctl("remove-controller", *opt, "-i", f, "-d", old)
+        assert code == 0 or "VOTER_NOT_FOUND" in err, err
+
+        def add():
+            code, out, err = lab.quorumctl("add-controller", *opt, "--command-config", lab.conf(f))
+            return code == 0 or "DUPLICATE_VOTER" in err or "already a voter" in err
+        until("add-controller accepted", add, 120, every=2)
+    doc = healthy(lab)
+    assert [(v["id"], v["directoryId"]) for v in doc["voters"]] == \
+        [(i, new if i == f else lab.host(i).dir_id) for i in (1, 2, 3)]

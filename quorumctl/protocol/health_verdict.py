@@ -214,8 +214,18 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         else:
             reasons.append(f"{_label(p)} still answers as the leader of epoch {p.quorum.leader_epoch}: it has not "
                            f"learnt of epoch {q.leader_epoch} (leader {q.leader_id})")
+    # a voter whose node fetches as an observer under another directory id: its disk was
+    # replaced (or wiped and formatted again); the voter set still names the old one
+    observers = {r.id: r for r in q.observers}
     for v in voters:
-        if v.id in stale:
+        o = observers.get(v.id)
+        if (not v.caught_up and o is not None and v.directory_id and o.directory_id
+                and o.directory_id != v.directory_id):
+            reasons.append(f"voter {v.id} (directory id {v.directory_id}) is not fetching: node {v.id} fetches as "
+                           f"an observer with directory id {o.directory_id} (a replaced disk?); the voter set "
+                           f"names the old directory: remove-controller {v.id} with {v.directory_id}, then "
+                           f"add-controller on node {v.id}")
+        elif v.id in stale:
             behind = "" if v.lag_time_ms is None else f" ({v.lag_time_ms} ms behind)"
             reasons.append(f"voter {v.id} does not answer; its last caught-up time from the leader{behind} "
                            "predates the probes")

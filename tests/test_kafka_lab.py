@@ -6,7 +6,8 @@ the operator from the bastion `op`, every address given by host name.
 One lab for the module; every test leaves it healthy again (heal, then wait).
 The partitions: one follower cut off both ways; the leader cut off from both
 followers but not from the broker; a one-way partition that has elections
-repeat (only one controller can open connections to the others).
+repeat (only one controller can open connections to the others). Then a
+follower restarted on a new address, and one back with a new directory id.
 """
 
 from __future__ import annotations

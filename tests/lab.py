@@ -23,6 +23,9 @@ listen on 0.0.0.0 and advertise their names; voters, bootstrap lists and
 every address the tests give are names (`lab.controllers` is
 "c1:9093,c2:9093,c3:9093", `lab.bootstrap` "b4:9092"). The JVMs cache a name
 for 1 s (`-Dsun.net.inetaddr.ttl=1`), so a changed name is seen at once.
+`lab.run(host, argv)` and `lab.spawn(host, argv, stdout)` run anything on a
+host; `lab.leader()` is (leader id, epoch) as the operator sees it;
+`lab.conf(n)`, `lab.data(n)`, `lab.log(n)` are a node's files.
 
 Names. Each host reads its own hosts file (`/etc/netns/<ns>/hosts`, which
 `ip netns exec` mounts over /etc/hosts) and a resolv.conf naming no reachable
@@ -135,7 +138,8 @@ def _netns_works() -> str | None:
     without CAP_SYS_ADMIN / CAP_NET_ADMIN cannot), else why not."""
     ns = f"{NS_PREFIX}{os.getpid()}-probe"
     try:
-        for argv in (["ip", "netns", "add", ns], ["ip", "netns", "exec", ns, "iptables", "-A", "INPUT", "-j", "ACCEPT"]):
+        for argv in (["ip", "netns", "add", ns],
+                     ["ip", "netns", "exec", ns, "iptables", "-A", "INPUT", "-j", "ACCEPT"]):
             p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
             if p.returncode != 0:
                 return f"the lab cannot make network namespaces here: {' '.join(argv)}: {p.stderr.strip()}"

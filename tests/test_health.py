@@ -483,3 +483,83 @@ def test_watch_table(cli):
                              "--watch", "0.2", "--samples", "2", "--can-restart", "3")
     assert (code, err) == (0, "")
     assert "Quorum health: HEALTHY" in out and "History" in out and "can restart node 3: allowed" in " ".join(out.split())
+
+
+def test_stalled_with_a_leader_that_has_no_high_watermark():
+    # a leader elected again and again (a one-way partition, tests/test_lab_quorum.py) answers
+    # with highWatermark -1: it has committed nothing in its epoch, but it is a leader
+    assert samples((1, 16, -1, 80), (1, 17, -1, 81), (1, 18, -1, 82)).stalled() == \
+        "stalled: no high watermark for 3 samples (4 s): leader 1 (epochs 16 -> 18) committed nothing in its epoch"
+    assert samples((1, 16, -1, 80), (None, None, None, None), (2, 17, -1, 81)).stalled() == \
+        ("stalled: no high watermark for 3 samples (4 s): leaders 1, 2 (epochs 16 -> 17) committed nothing in "
+         "its epoch, and no leader in 1 of them")
+    assert samples((1, 5, 170, 175), (1, 6, -1, 176), (1, 6, -1, 177)).stalled() == \
+        "stalled: the high watermark stayed at 170 for 3 samples (4 s) with no high watermark in 2 of them"
+
+
+def test_flapping_is_the_verdict_when_elections_repeat_and_nothing_commits():
+    from dataclasses import replace as dc_replace
+
+    from quorumctl.protocol.health_watch import watch_verdict
+    h = samples((1, 3, -1, 100), (1, 5, -1, 101), (1, 7, -1, 102))
+    verdict, reasons = watch_verdict(dc_replace(_judged(), verdict="unhealthy"), h)
+    assert verdict == "flapping"
+    assert reasons == ["flapping: the leader epoch changed 4 times in 4 s (epoch 3 -> 7; 3 or more within a minute "
+                       "is flapping)",
+                       "stalled: no high watermark for 3 samples (4 s): leader 1 (epochs 3 -> 7) committed nothing "
+                       "in its epoch"]
+
+
+def _quorum(leader: int, epoch: int, caught_up_ms: dict[int, int]):
+    from quorumctl.protocol.quorum import Quorum, Replica
+    return Quorum(leader, epoch, 490, [Replica(i, DIRS[i], 500, NOW - caught_up_ms[i], NOW - caught_up_ms[i])
+                                       for i in (1, 2, 3)], [], version=2)
+
+
+def _judged(*claims):
+    """judge() over three reachable controllers: 2 leads epoch 6 with every voter caught
+    up; `claims`: (node id, epoch) of others that answer DescribeQuorum as the leader too."""
+    from quorumctl.config.addresses import Address
+    from quorumctl.protocol.health_verdict import Probe, judge
+    probes = []
+    for i in (1, 2, 3):
+        p = Probe(Address(f"c{i}", 9093), "bootstrap-controller", "controller", node_id=i, kind="controller",
+                  reachable=True, answered=True, leader_view=2, leader_epoch=6)
+        epoch = 6 if i == 2 else dict(claims).get(i)
+        if epoch is not None:
+            p.quorum = _quorum(i, epoch, {1: 0, 2: 0, 3: 0})
+            p.is_leader, p.leader_view, p.leader_epoch = True, i, epoch
+        probes.append(p)
+    return judge(probes, {}, 2000, 3.0, 10.0)
+
+
+def test_an_old_leader_still_answering_as_leader_is_not_healthy():
+    assert (_judged().verdict, _judged().reasons) == ("healthy", [])
+    # the leader of epoch 5, cut off from its followers, answers as leader until it resigns
+    h = _judged((1, 5))
+    assert (h.verdict, h.leader_id, h.leader_epoch) == ("degraded", 2, 6)
+    assert h.reasons == ["controller 1 (c1:9093) still answers as the leader of epoch 5: it has not learnt of "
+                         "epoch 6 (leader 2)"]
+    # two leaders of one epoch: never healthy
+    h = _judged((3, 6))
+    assert h.verdict == "unhealthy"
+    assert h.reasons == ["two leaders of epoch 6: controller 2 (c2:9093) and controller 3 (c3:9093) both answer as "
+                         "the leader (a Raft safety violation)"]
+
+
+def test_a_voter_back_with_a_new_directory_id_is_named():
+    """A controller whose disk was replaced fetches as an observer with a new directory
+    id; the voter with the old one does not fetch (seen on the lab: test_kafka_lab)."""
+    from quorumctl.config.addresses import Address
+    from quorumctl.protocol.health_verdict import Probe, judge
+    from quorumctl.protocol.quorum import Replica
+    q = _quorum(2, 6, {1: 31343, 2: 0, 3: 0})
+    q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 500, NOW, NOW)]
+    probes = [Probe(Address(f"c{i}", 9093), "bootstrap-controller", "controller", node_id=i, kind="controller",
+                    reachable=True, answered=True, leader_view=2, leader_epoch=6 if i == 2 else None,
+                    is_leader=i == 2, quorum=q if i == 2 else None) for i in (1, 2, 3)]
+    h = judge(probes, {}, 2000, 3.0, 10.0)
+    assert (h.verdict, h.caught_up) == ("degraded", 2)
+    assert h.reasons == [f"voter 1 (directory id {DIRS[1]}) is not fetching: node 1 fetches as an observer with "
+                         "directory id v_4bVSFx__ZesG0jJ7PIRQ (a replaced disk?); the voter set names the old "
+                         f"directory: remove-controller 1 with {DIRS[1]}, then add-controller on node 1"]

@@ -8,9 +8,11 @@ by definition; with a v0 answer (no timestamps) a voter is caught up when its
 log end offset reaches the high watermark. With n voters the quorum needs
 m = n // 2 + 1 caught up; it can lose (caught up - m) more.
   healthy    a leader answered, every voter is caught up, every probe answered
-  degraded   a leader answered and a majority is caught up, but a voter lags or
-             a controller does not answer from here
-  unhealthy  no controller answered as leader, or fewer than m voters caught up
+  degraded   a leader answered and a majority is caught up, but a voter lags,
+             a controller does not answer from here, or another controller
+             still answers as the leader of an older epoch (not resigned yet)
+  unhealthy  no controller answered as leader, fewer than m voters caught up,
+             or two controllers answer as the leader of the same epoch
 Nothing answering at all is not a verdict but an error (exit 3), as in
 `describe status`: a typo in an address must not look like a dead quorum.
 
@@ -191,14 +193,39 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         v.can_restart = (k - (1 if v.caught_up else 0)) >= m
     if not q.leader_is_voter():
         reasons.append(f"the leader {q.leader_id} is not among the voters")
-    if k < m:
+    # other controllers that answer DescribeQuorum as the leader: an old leader cut off from
+    # its followers answers so until it resigns (1.5 fetch timeouts), beside the new one
+    claims = {}
+    for p in answers:
+        if p.kind == "controller" and p.is_leader and p.node_id is not None and p.node_id != q.leader_id:
+            claims.setdefault(p.node_id, p)
+    split = [p for p in claims.values() if p.quorum.leader_epoch == q.leader_epoch]
+    if k < m or split:
         verdict = "unhealthy"
-        reasons.insert(0, f"only {k} of {n} voters are caught up; a majority needs {m}")
+        if k < m:
+            reasons.insert(0, f"only {k} of {n} voters are caught up; a majority needs {m}")
     else:
         lagging = [v for v in voters if not v.caught_up]
-        verdict = "degraded" if lagging or unreachable else "healthy"
+        verdict = "degraded" if lagging or unreachable or claims else "healthy"
+    for p in claims.values():
+        if p in split:
+            reasons.append(f"two leaders of epoch {q.leader_epoch}: {_label(best)} and {_label(p)} both answer "
+                           "as the leader (a Raft safety violation)")
+        else:
+            reasons.append(f"{_label(p)} still answers as the leader of epoch {p.quorum.leader_epoch}: it has not "
+                           f"learnt of epoch {q.leader_epoch} (leader {q.leader_id})")
+    # a voter whose node fetches as an observer under another directory id: its disk was
+    # replaced (or wiped and formatted again); the voter set still names the old one
+    observers = {r.id: r for r in q.observers}
     for v in voters:
-        if v.id in stale:
+        o = observers.get(v.id)
+        if (not v.caught_up and o is not None and v.directory_id and o.directory_id
+                and o.directory_id != v.directory_id):
+            reasons.append(f"voter {v.id} (directory id {v.directory_id}) is not fetching: node {v.id} fetches as "
+                           f"an observer with directory id {o.directory_id} (a replaced disk?); the voter set "
+                           f"names the old directory: remove-controller {v.id} with {v.directory_id}, then "
+                           f"add-controller on node {v.id}")
+        elif v.id in stale:
             behind = "" if v.lag_time_ms is None else f" ({v.lag_time_ms} ms behind)"
             reasons.append(f"voter {v.id} does not answer; its last caught-up time from the leader{behind} "
                            "predates the probes")
@@ -208,7 +235,8 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     for p in unreachable:
         reasons.append(failure(p))
     for p in probes:
-        if p.reachable and p.kind == "controller" and p.leader_view is not None and p.leader_view != q.leader_id:
+        if (p.reachable and p.kind == "controller" and p.leader_view is not None and p.leader_view != q.leader_id
+                and claims.get(p.node_id) is not p):
             reasons.append(f"{_label(p)} believes the leader is {p.leader_view}, not {q.leader_id}")
     return Health(verdict, reasons, cluster_id or q.cluster_id, q.leader_id, q.leader_epoch,
                   q.high_watermark, voters, m, k, can_lose, fetch_timeout_ms, timeout_s,

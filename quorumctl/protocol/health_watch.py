@@ -37,9 +37,10 @@ def _span(a: Sample, b: Sample) -> str:
 class History:
     """The samples of `describe health --watch` and the verdicts only a history
     shows: `stalled` (the high watermark does not move while the leader's log
-    grows, or no leader, for `stall_samples` samples: a healthy KRaft leader
-    commits a no-op at least every metadata.max.idle.interval.ms, 500 ms) and
-    `flapping` (`flapping_epochs` or more leader epoch changes within a minute)."""
+    grows, or no leader or no high watermark, for `stall_samples` samples: a
+    healthy KRaft leader commits a no-op at least every
+    metadata.max.idle.interval.ms, 500 ms) and `flapping` (`flapping_epochs` or
+    more leader epoch changes within a minute; the verdict when both hold)."""
 
     def __init__(self, stall_samples: int = STALL_SAMPLES, flapping_epochs: int = FLAPPING_EPOCHS,
                  keep: int = 30):
@@ -56,23 +57,36 @@ class History:
         w = self.samples[-self.stall_samples:]
         if len(w) < self.stall_samples or w[-1].verdict == "unreachable":
             return None
-        led = [s for s in w if s.leader_id is not None and s.high_watermark is not None and s.high_watermark >= 0]
         span = _span(w[0], w[-1])
+        leaderless = sum(1 for s in w if s.leader_id is None)
+        # a leader that has not committed in its epoch yet answers with no high watermark (-1):
+        # a leader all the same (one elected again and again never gets one)
+        unknown = [s for s in w if s.leader_id is not None and (s.high_watermark is None or s.high_watermark < 0)]
+        led = [s for s in w if s.leader_id is not None and s not in unknown]
         if not led:
-            return f"stalled: no leader for {len(w)} samples ({span})"
+            if not unknown:
+                return f"stalled: no leader for {len(w)} samples ({span})"
+            ids = sorted({s.leader_id for s in unknown})
+            epochs = sorted({s.leader_epoch for s in unknown if s.leader_epoch is not None})
+            who = f"leader {ids[0]}" if len(ids) == 1 else "leaders " + ", ".join(map(str, ids))
+            if epochs:
+                who += f" (epoch {epochs[0]})" if len(epochs) == 1 else f" (epochs {epochs[0]} -> {epochs[-1]})"
+            return (f"stalled: no high watermark for {len(w)} samples ({span}): {who} committed nothing in its "
+                    f"epoch" + (f", and no leader in {leaderless} of them" if leaderless else ""))
         hw = led[0].high_watermark
         if any(s.high_watermark > hw for s in led):
             return None
-        leaderless = len(w) - len(led)
         grew = (len(led) >= 2 and led[0].leader_leo is not None and led[-1].leader_leo is not None
                 and led[-1].leader_leo > led[0].leader_leo)
-        if not grew and not leaderless:
+        if not grew and not leaderless and not unknown:
             return None
         what = []
         if grew:
             what.append(f"while the leader's log end offset grew {led[0].leader_leo} -> {led[-1].leader_leo}")
         if leaderless:
             what.append(f"with no leader in {leaderless} of them")
+        if unknown:
+            what.append(f"with no high watermark in {len(unknown)} of them")
         return f"stalled: the high watermark stayed at {hw} for {len(w)} samples ({span}) " + " and ".join(what)
 
     def epoch_changes(self) -> tuple[int, Sample | None, Sample | None]:
@@ -95,10 +109,12 @@ class History:
 def watch_verdict(h: Health, history: History) -> tuple[str, list[str]]:
     """The verdict with the history taken into account, and the reasons that say why."""
     stalled, flapping = history.stalled(), history.flapping()
-    extra = [r for r in (stalled, flapping) if r]
-    if stalled:
-        return "stalled", extra
+    # flapping first: a quorum whose elections repeat commits nothing (stalled) because of
+    # them, and the repeated elections are what the operator has to find the cause of
+    extra = [r for r in (flapping, stalled) if r]
     if flapping:
         return "flapping", extra
+    if stalled:
+        return "stalled", extra
     return h.verdict, extra
 

@@ -1,0 +1,277 @@
+"""`describe status/replication/health` on the lab (tests/lab.py, issue 33): a real
+Kafka 4.3 dynamic quorum (c1..c3, broker b4), every node on its own host
+(network namespace, address, hosts file), quorumctl and Kafka's tools run by
+the operator from the bastion `op`, every address given by host name.
+
+One lab for the module; every test leaves it healthy again (heal, then wait).
+The partitions: one follower cut off both ways; the leader cut off from both
+followers but not from the broker; a one-way partition that has elections
+repeat (only one controller can open connections to the others). Then a
+follower restarted on a new address, and one back with a new directory id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+from kafka41 import mask_replication, mask_status
+from lab import OPERATOR, lab_fixture, until
+
+lab = lab_fixture("4.3", dynamic=True)
+FETCH_TIMEOUT_MS = 2000        # controller.quorum.fetch.timeout.ms (Kafka's default; the lab keeps it)
+
+
+def health(lab, *args, host=OPERATOR, timeout="3") -> tuple[int, dict]:
+    code, out, err = lab.quorumctl("describe", "health", "--bootstrap-controller", lab.controllers, "-o", "json",
+                                   "--timeout", timeout, *args, host=host)
+    assert code in (0, 1) and err == "", (code, err)
+    return code, json.loads(out)
+
+
+def healthy(lab, limit_s: float = 120) -> dict:
+    return until("a healthy quorum", lambda: (lambda r: r[1] if r[1]["verdict"] == "healthy" else None)(
+        health(lab)), limit_s)
+
+
+def followers(lab, leader: int) -> list[int]:
+    return [h.node_id for h in lab.controller_hosts if h.node_id != leader]
+
+
+class Watch:
+    """`describe health --watch 1 -o json` running on the operator's host."""
+
+    def __init__(self, lab, tmp_path, *args):
+        self.path = tmp_path / "watch.jsonl"
+        self.out = open(self.path, "wb")
+        self.proc = lab.spawn(OPERATOR, lab.quorumctl_argv("describe", "health", "--bootstrap-controller",
+                                                           lab.controllers, "-o", "json", "--watch", "1", *args),
+                              self.out, env=lab.quorumctl_env())
+
+    def docs(self) -> list[dict]:
+        return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
+
+    def stop(self) -> list[dict]:
+        self.proc.terminate()
+        self.proc.wait(30)
+        self.out.close()
+        return self.docs()
+
+
+def leaders_answering(doc: dict) -> set[tuple[int, int]]:
+    """(node id, epoch) of every controller that answered DescribeQuorum as the leader."""
+    return {(p["nodeId"], p["leaderEpoch"]) for p in doc["probes"] if p["isLeader"]}
+
+
+def test_describe_by_name_equals_kafka(lab):
+    """status, replication (Kafka 4.3's kafka-metadata-quorum, the same text) and health,
+    from the bastion by host name; and from inside a node's host."""
+    leader, epoch = lab.leader()
+    via_ctl = ["--bootstrap-controller", lab.controllers]
+    via_srv = ["--bootstrap-server", lab.bootstrap]
+    for via, what in ((via_ctl, "status"), (via_srv, "replication")):
+        theirs = lab.kafka_tool("kafka-metadata-quorum", [*via, "describe", f"--{what}"])
+        assert theirs.returncode == 0, theirs.stderr[-2000:]
+        code, mine, err = lab.quorumctl("describe", what, *via, "-o", "text")
+        assert (code, err) == (0, ""), err
+        if what == "status":
+            assert mask_status(mine) == mask_status(theirs.stdout)
+            for i in (1, 2, 3):   # the voters' endpoints are names
+                assert f'"endpoints": ["CONTROLLER://c{i}:9093"]' in mine, mine
+        else:
+            assert mask_replication(mine) == mask_replication(theirs.stdout)
+            assert sorted(r[0] for r in mask_replication(mine)[1:]) == ["1", "2", "3", "4"]
+
+    code, doc = health(lab)
+    assert (code, doc["verdict"], doc["reasons"], doc["leaderId"]) == (0, "healthy", [], leader)
+    assert (doc["caughtUp"], doc["majority"], doc["canLose"]) == (3, 2, 1)
+    assert sorted((p["address"], p["nodeId"], p["reachable"]) for p in doc["probes"]) == \
+        [(f"c{i}:9093", i, True) for i in (1, 2, 3)]
+    assert [(v["id"], v["address"], v["directoryId"]) for v in doc["voters"]] == \
+        [(i, f"c{i}:9093", lab.host(i).dir_id) for i in (1, 2, 3)]
+    # through the broker by name: the voters are discovered from the answer's endpoints
+    code, out, err = lab.quorumctl("describe", "health", "--bootstrap-server", lab.bootstrap, "-o", "json")
+    doc = json.loads(out)
+    assert (code, doc["verdict"]) == (0, "healthy"), err
+    assert {p["address"] for p in doc["probes"]} == {"b4:9092", "c1:9093", "c2:9093", "c3:9093"}
+
+    # the operator on a node's host: the same quorum, through that host's names
+    code, out, err = lab.quorumctl("describe", "status", "--bootstrap-controller", "c1:9093", "-o", "json",
+                                   host="c2")
+    assert code == 0 and json.loads(out)["leaderId"] == leader, err
+
+
+def test_partitioned_follower(lab):
+    """One follower cut off both ways (the operator too): health names it unreachable
+    from here and behind the leader; restarting the other follower is refused."""
+    leader = healthy(lab)["leaderId"]
+    cut, other = followers(lab, leader)
+    handle = lab.cut(cut)
+    try:
+        def behind():   # the cut one past the fetch timeout, the others caught up (a loaded machine may lag)
+            code, doc = health(lab)
+            v = {x["id"]: x for x in doc["voters"]}
+            return (code, doc) if (v[cut]["lagTimeMs"] or 0) >= FETCH_TIMEOUT_MS and all(
+                v[i]["caughtUp"] for i in (leader, other)) else None
+        code, doc = until("the cut follower behind the leader", behind, 60)
+        assert (code, doc["verdict"], doc["leaderId"]) == (0, "degraded", leader), doc["reasons"]
+        v = {x["id"]: x for x in doc["voters"]}
+        assert (v[cut]["reachable"], v[cut]["caughtUp"], v[cut]["address"]) == (False, False, f"c{cut}:9093")
+        assert all(v[i]["reachable"] and v[i]["caughtUp"] for i in (leader, other))
+        assert doc["reasons"] == [
+            f"voter {cut} is {v[cut]['lagTimeMs']} ms behind the leader (fetch timeout {FETCH_TIMEOUT_MS} ms)",
+            f"controller {cut} (c{cut}:9093): no answer within the 3 s timeout"]
+
+        code, doc = until("the other follower caught up", lambda: (lambda r: r if r[1]["canRestart"]["checks"][0][
+            "caughtUp"] else None)(health(lab, "--can-restart", str(other))), 60)
+        check = doc["canRestart"]["checks"][0]
+        assert (code, check["id"], check["allowed"], check["caughtUp"]) == (1, other, False, True), check
+        assert check["reason"] == (f"caught up; without {other} the caught-up voters are {leader} (1 of 3), "
+                                   "a majority needs 2")
+        code, doc = health(lab, "--can-restart", str(cut))
+        assert (code, doc["canRestart"]["allowed"]) == (0, True)
+        assert doc["canRestart"]["checks"][0]["reason"].startswith("not caught up (does not answer)")
+    finally:
+        lab.heal(handle)
+    doc = healthy(lab)
+    assert doc["reasons"] == [] and all(v["reachable"] and v["caughtUp"] for v in doc["voters"])
+
+
+def test_leader_cut_off_from_its_followers(lab, tmp_path):
+    """The leader loses both followers but keeps the broker: the followers elect a new
+    leader; --watch shows the new leader and epoch, and no sample in which two controllers
+    answer as leader is healthy."""
+    old, old_epoch = (lambda d: (d["leaderId"], d["leaderEpoch"]))(healthy(lab))
+    fs = followers(lab, old)
+    watch = Watch(lab, tmp_path)
+    try:
+        until("the watch's first sample", lambda: watch.docs(), 60, every=0.3)
+        t0 = time.time()
+        handle = lab.cut(old, [f"c{i}" for i in fs])
+        try:
+            def new_leader():
+                return next((d for d in watch.docs() if d["leaderId"] in fs and d["leaderEpoch"] > old_epoch), None)
+            doc = until("a new leader in the watch", new_leader, 60, every=0.3)
+            new, new_epoch = doc["leaderId"], doc["leaderEpoch"]
+            # when it was elected, by its own log (the watch samples once a second)
+            line = next(ln for ln in lab.log_since_start(new).splitlines()
+                        if "Completed transition to Leader" in ln and f", epoch={new_epoch}, epochStartOffset=" in ln)
+            elected = time.mktime(time.strptime(line[1:20], "%Y-%m-%d %H:%M:%S")) + int(line[21:24]) / 1000
+            took_ms = (elected - t0) * 1000
+            # the broker still reaches the old leader: the cut is between the controllers only
+            p = lab.run("b4", ["bash", "-c", f"exec 3<>/dev/tcp/c{old}/9093"], timeout=30)
+            assert p.returncode == 0, p.stderr
+            until("the old leader has resigned", lambda: all(
+                (n, e) != (old, old_epoch) for n, e in leaders_answering(watch.docs()[-1])), 60, every=0.5)
+        finally:
+            lab.heal(handle)
+        healthy(lab)
+        until("a healthy sample in the watch after the heal", lambda: watch.docs()[-1]["sampleVerdict"] == "healthy",
+              60, every=0.5)
+    finally:
+        docs = watch.stop()
+    # within the fetch timeout: a follower's timer runs from its last fetch, before the cut
+    # (measured 1.8 s); one more second for an election on a loaded machine
+    assert 0 < took_ms < FETCH_TIMEOUT_MS + 1000, took_ms
+    assert new_epoch > old_epoch
+    # the change of leader and epoch, as the watch showed it
+    shown = [(d["leaderId"], d["leaderEpoch"]) for d in docs if d["leaderId"] is not None]
+    assert shown[0] == (old, old_epoch) and (new, new_epoch) in shown, shown
+    assert shown.index((new, new_epoch)) > max(i for i, s in enumerate(shown) if s == (old, old_epoch))
+    hist = [(h["leaderId"], h["leaderEpoch"]) for h in docs[-1]["history"]]
+    assert hist[-1][0] is not None and hist[-1][1] >= new_epoch
+    for d in docs:
+        two = leaders_answering(d)
+        if len(two) > 1:
+            assert d["verdict"] != "healthy", d
+            assert any("still answers as the leader of epoch" in r for r in d["reasons"]), d["reasons"]
+        assert len({e for _, e in two}) == len(two), d     # never two leaders of one epoch
+
+
+def test_one_way_partition_makes_elections_repeat(lab, tmp_path):
+    """Only one controller can open connections to the others; the others can open
+    none (to anyone): it wins every election, no follower can fetch from it, it
+    resigns after 1.5 fetch timeouts and is elected again. --watch: flapping."""
+    src = healthy(lab)["leaderId"]
+    others = followers(lab, src)
+    watch = Watch(lab, tmp_path)
+    try:
+        handles = [lab.cut(o, [f"c{i}" for i in (1, 2, 3) if i != o], oneway=True) for o in others]
+        try:
+            doc = until("a flapping verdict", lambda: next(
+                (d for d in watch.docs() if d["verdict"] == "flapping"), None), 90, every=0.5)
+        finally:
+            for h in handles:
+                lab.heal(h)
+        healthy(lab)
+    finally:
+        watch.stop()
+    reason = doc["reasons"][0]
+    m = re.fullmatch(r"flapping: the leader epoch changed (\d+) times in (\d+) s \(epoch (\d+) -> (\d+); "
+                     r"3 or more within a minute is flapping\)", reason)
+    assert m, doc["reasons"]
+    count, first, last = int(m.group(1)), int(m.group(3)), int(m.group(4))
+    assert count >= 3 and count == last - first, reason
+    assert doc["sampleVerdict"] in ("unhealthy", "degraded"), doc["sampleVerdict"]
+    # every epoch was won by the one controller that can reach the others
+    assert {h["leaderId"] for h in doc["history"]} <= {src, None}, doc["history"]
+
+
+def test_follower_restarted_on_a_new_address(lab):
+    """A follower killed, moved to another address (its name follows) and started:
+    the quorum, which knows it by name, is healthy again with it at the new address."""
+    leader = healthy(lab)["leaderId"]
+    moved = followers(lab, leader)[0]
+    old_ip, new_ip = lab.host(moved).ip, lab.spare_ip()
+    lab.kill(moved)
+    try:
+        lab.move(moved, new_ip)
+        lab.start_node(moved)
+    except BaseException:
+        if not lab.alive(moved):
+            lab.move(moved, old_ip)
+            lab.start_node(moved)
+        raise
+    doc = healthy(lab)
+    assert {v["id"]: v["address"] for v in doc["voters"]}[moved] == f"c{moved}:9093"
+    for host in ("op", "b4", f"c{leader}"):
+        assert lab.run(host, ["getent", "hosts", f"c{moved}"]).stdout.split() == [new_ip, f"c{moved}"]
+    assert lab.status(via=f"c{moved}:9093")["leaderId"] == leader
+
+
+def test_controller_back_with_a_new_directory_id(lab):
+    """A follower's disk replaced (wiped, formatted again: a new directory id): it fetches
+    as an observer and health names the voter it no longer is; remove-controller and
+    add-controller make the quorum healthy with the new directory id."""
+    leader = healthy(lab)["leaderId"]
+    f = followers(lab, leader)[0]
+    old = lab.host(f).dir_id
+    lab.kill(f)
+    lab.start_node(f, new_directory=True)
+    new = lab.host(f).dir_id
+    assert new != old
+    opt = ["--bootstrap-controller", lab.controllers]
+    try:
+        def replaced():
+            code, doc = health(lab)
+            return (code, doc) if any(r.startswith(f"voter {f} (directory id {old}) is not fetching")
+                                      for r in doc["reasons"]) else None
+        code, doc = until("health naming the replaced voter", replaced, 90)
+        assert (code, doc["verdict"]) == (0, "degraded"), doc["reasons"]
+        assert f"voter {f} (directory id {old}) is not fetching: node {f} fetches as an observer with directory id " \
+               f"{new} (a replaced disk?); the voter set names the old directory: remove-controller {f} with " \
+               f"{old}, then add-controller on node {f}" in doc["reasons"]
+        v = {x["id"]: x for x in doc["voters"]}[f]
+        assert (v["directoryId"], v["reachable"], v["caughtUp"]) == (old, True, False)
+    finally:
+        code, out, err = lab.quorumctl("remove-controller", *opt, "-i", f, "-d", old)
+        assert code == 0 or "VOTER_NOT_FOUND" in err, err
+
+        def add():
+            code, out, err = lab.quorumctl("add-controller", *opt, "--command-config", lab.conf(f))
+            return code == 0 or "DUPLICATE_VOTER" in err or "already a voter" in err
+        until("add-controller accepted", add, 120, every=2)
+    doc = healthy(lab)
+    assert [(v["id"], v["directoryId"]) for v in doc["voters"]] == \
+        [(i, new if i == f else lab.host(i).dir_id) for i in (1, 2, 3)]

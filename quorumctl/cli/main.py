@@ -40,6 +40,7 @@ COMMAND_MODULES = [
     "truncate",
     "image",
     "topics",
+    "cluster",
     "recover",
     "doctor",
     "bundle",

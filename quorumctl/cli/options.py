@@ -38,6 +38,17 @@ CommandConfig = Annotated[Optional[str], typer.Option(
     "--command-config", metavar="FILE",
     help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
          "ssl.keystore.*, request.timeout.ms, client.id ...")]
+# kafka-cluster's short forms (-b, -C, -c): the same options, for its command lines as written
+BootstrapServerB = Annotated[Optional[str], typer.Option(
+    "--bootstrap-server", "-b", metavar=ADDRS,
+    help="Comma-separated host:port list of brokers (a broker forwards to the active controller).")]
+BootstrapControllerC = Annotated[Optional[str], typer.Option(
+    "--bootstrap-controller", "-C", metavar=ADDRS,
+    help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).")]
+CommandConfigC = Annotated[Optional[str], typer.Option(
+    "--command-config", "-c", metavar="FILE",
+    help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
+         "ssl.keystore.*, request.timeout.ms, client.id ...")]
 # Two kinds of --timeout: a request budget (Kafka's tools' meaning), and a deadline
 # for commands that probe every node in parallel and must answer whatever they do.
 Timeout = Annotated[Optional[float], typer.Option(

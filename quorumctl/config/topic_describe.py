@@ -70,6 +70,14 @@ def hashmap_order(keys, *caps: int) -> list[str]:
     return order
 
 
+def int_hashmap_order(keys, cap: int | None = None) -> list[int]:
+    """The iteration order of Integer keys put in their given order into a HashMap
+    (`Collectors.toMap`: default table, grown; Integer.hashCode is the value)."""
+    keys = list(keys)
+    cap = cap or hashmap_capacity(len(keys))
+    return sorted(keys, key=lambda k: ((k & 0xFFFFFFFF) ^ ((k & 0xFFFFFFFF) >> 16)) & (cap - 1))
+
+
 def admin_topic_order(names: list[str]) -> list[str]:
     """describeTopics(names).allTopicNames(): sorted names into HashMap(n), copied
     into a new HashMap, read into HashMap(n)."""

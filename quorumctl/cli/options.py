@@ -82,8 +82,8 @@ ServerConfigs = Annotated[List[str], typer.Option(
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be done, but do not do it.")]
 ReleaseVersion = Annotated[Optional[str], typer.Option(
     "--release-version", "-r",
-    help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3's; 4.1-IV1 "
-         "gives Kafka 4.1's defaults).")]
+    help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3's; "
+         "4.1-IV1 gives Kafka 4.1's defaults; features: that level with every feature's default at it).")]
 FeatureLevels = Annotated[List[str], typer.Option(
     "--feature", "-f", metavar="NAME=LEVEL", help="feature=level (repeatable), e.g. group.version=1.")]
 # the point of the metadata log a command reads the image at (image, topics describe)

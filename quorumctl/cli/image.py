@@ -46,11 +46,19 @@ def image(
     at_time: AtTime = None,
     no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
                                                                   "instead of starting from a snapshot."),
+    names: bool = typer.Option(False, "--names", help="Only the names of PATH's children, one a line (the metadata "
+                                                      "shell's ls)."),
+    find: Optional[str] = typer.Option(None, "--find", metavar="PATTERN",
+                                       help="Every path under PATH whose name matches the glob PATTERN (a PATTERN "
+                                            "with a / matches the whole path), one a line (the metadata shell's "
+                                            "find)."),
     output: OutputOpt = None,
 ):
     """The cluster's metadata image at any offset or time (default: the end), or one subtree.
 
     Example: quorumctl image /var/lib/kafka/meta /topics/orders --at-time 2024-05-01T02:00:00Z
+
+    Example: quorumctl image /var/lib/kafka/meta /brokers --names
     """
     import os
 
@@ -69,6 +77,9 @@ def image(
         path, args = args[-1], args[:-1]
     point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
     mode = resolve(output)
+    if names or find is not None:
+        _names_or_find(args, point, path, not no_snapshot, names, find, mode)
+        return
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
     if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
         write_bytes_to_stdout(lambda write: write_image_json(doc, write))
@@ -76,6 +87,32 @@ def image(
         write_image_text(doc, sys.stdout.write)
     else:
         _emit(doc, mode, None, image_table)
+    _exit_on_log_end(doc, doc["at"]["offset"])
+
+
+def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mode) -> None:
+    import fnmatch
+    import sys
+
+    from ..errors import InputError
+    from ..image.view import children, image_document, walk_paths
+    from ..render.output import json_line
+    if names and find is not None:
+        raise InputError("give --names or --find, not both")
+    doc = image_document(list(args), point, path, use_snapshots=use_snapshots)
+    base = "" if doc["path"] in ("/", "") else doc["path"].rstrip("/")
+    if names:
+        found = children(doc["image"]) if isinstance(doc["image"], dict) else [base.rsplit("/", 1)[-1]]
+        key = "names"
+    else:
+        whole = "/" in find
+        found = [p for p in walk_paths(doc["image"], base)
+                 if fnmatch.fnmatchcase(p if whole else p.rsplit("/", 1)[-1], find)]
+        key = "paths"
+    if mode is Output.json:
+        sys.stdout.write(json_line({"at": doc["at"], "path": doc["path"], key: found}) + "\n")
+    else:
+        sys.stdout.write("".join(f"{x}\n" for x in found))
     _exit_on_log_end(doc, doc["at"]["offset"])
 
 

@@ -22,6 +22,7 @@ ROOT = typer.main.get_command(app)
     ("dump-log a --debug -- --debug", "--debug dump-log a -- --debug"),
     ("describe status --bootstrap-server X", "describe status --bootstrap-server X"),   # quorumctl's own order
     ("describe -h", "describe -h"),
+    ("topics --bootstrap-server X --topic foo --describe", "topics describe --topic foo --bootstrap-server X"),
 ])
 def test_kafka_order(given, expected):
     assert kafka_order(given.split(), ROOT) == expected.split()

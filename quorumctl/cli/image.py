@@ -38,7 +38,7 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
 
 
 def image(
-    args: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES... [PATH]",
+    args: Optional[List[str]] = typer.Argument(None, metavar="LOG_DIR_OR_FILES... [PATH]",
                                      help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
                                           "then optionally an image path such as /topics/NAME/0, /brokers/1, "
                                           "/features, /configs/topic/NAME."),
@@ -46,6 +46,9 @@ def image(
     at_time: AtTime = None,
     no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
                                                                   "instead of starting from a snapshot."),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", "-s", metavar="FILE",
+                                           help="A snapshot (or log dir) to read, as kafka-metadata-shell's "
+                                                "--snapshot: the same as giving it first."),
     names: bool = typer.Option(False, "--names", help="Only the names of PATH's children, one a line (the metadata "
                                                       "shell's ls)."),
     find: Optional[str] = typer.Option(None, "--find", metavar="PATTERN",
@@ -72,6 +75,9 @@ def image(
 
     if at_offset is not None and at_time is not None:
         raise InputError("give --at-offset or --at-time, not both")
+    args = ([snapshot] if snapshot else []) + list(args or [])
+    if not args:
+        raise InputError("give a log dir, snapshot or log files to read (or --snapshot FILE)")
     path = None
     if len(args) > 1 and args[-1].startswith("/") and not os.path.exists(args[-1]):
         path, args = args[-1], args[:-1]

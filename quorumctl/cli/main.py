@@ -143,6 +143,13 @@ def kafka_order(args: list[str], root) -> list[str]:
             continue
         break
     rest = args[i:]
+    if group is not None and hasattr(group, "commands") and group is not root:
+        # Kafka's action flag after other options (`kafka-topics --topic t --describe`): still the command
+        end = rest.index("--") if "--" in rest else len(rest)
+        flag = next((a for a in rest[:end] if a.startswith("--") and a[2:] in group.commands), None)
+        if flag is not None:
+            rest.remove(flag)
+            path.append(flag[2:])
     if not moved and not path_debug and path == args[:len(path)] and "--debug" not in rest:
         return args
     # --debug is the root's: anywhere before `--`, it moves to the front
@@ -175,7 +182,13 @@ def main() -> None:
         # instead of Rich's boxed panel
         args = sys.argv[1:]
         if any(a.startswith("--") for a in args):
-            args = kafka_order(args, typer.main.get_command(app))
+            from .kafka_compat import refusal
+            root = typer.main.get_command(app)
+            args = kafka_order(args, root)
+            why = refusal(args, root)
+            if why is not None:
+                sys.stderr.write(f"quorumctl: error: {why}\n")
+                sys.exit(ExitStatus.USAGE)
         code = app(args=args, standalone_mode=False, prog_name="quorumctl")
     except click.NoArgsIsHelpError as e:
         # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for

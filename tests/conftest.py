@@ -91,6 +91,7 @@ def pytest_make_collect_report(collector):
 # checks the Kafka and Spark modules are listed).
 MODULE_SECONDS = {
     "test_kafka_recover_safety.py": 500,
+    "test_kafka_live.py": 360,            # 1 controller + 3 brokers of 4.3; measured 353-469 s at load 55-70
     "test_kafka_rolling_upgrade.py": 260,
     "test_kafka41_recover.py": 170,
     "test_spark_standalone.py": 160,
@@ -104,6 +105,7 @@ MODULE_SECONDS = {
     "test_spark_classarchive.py": 90,
     "test_spark_export.py": 90,
     "test_kafka_features.py": 70,
+    "test_kafka_help_parity.py": 70,      # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
     "test_spark_connect.py": 60,
     "test_spark_follow.py": 50,
     "test_spark_s3.py": 50,

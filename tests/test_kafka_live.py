@@ -42,7 +42,8 @@ TOPICS = [          # name, partitions, RF, configs
 @pytest.fixture(scope="module")
 def kc(cli, tmp_path_factory):
     home_of("4.3")
-    c = start_cluster(cli, tmp_path_factory, "live-4.3", dynamic=False, controllers=1, brokers=3, version="4.3")
+    c = start_cluster(cli, tmp_path_factory, "live-4.3", dynamic=False, controllers=1, brokers=3, version="4.3",
+                      start_timeout=240)
     try:
         tmp = tmp_path_factory.mktemp("live-tools")
         for name, parts, rf, configs in TOPICS:

@@ -8,13 +8,15 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features topics bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features topics cluster bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
-            printf '%s\n' describe upgrade downgrade
+            printf '%s\n' describe upgrade downgrade disable version-mapping feature-dependencies
         case 'topics'
             printf '%s\n' describe
+        case 'cluster'
+            printf '%s\n' cluster-id list-endpoints unregister
         case 'bootstrap'
             printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
@@ -37,7 +39,7 @@ function __quorumctl_vopts
         case 'truncate'
             printf '%s\n' -- --reference --diverging-epoch --end-offset --to-offset -c --config --backup-dir -o --output
         case 'image'
-            printf '%s\n' -- --at-offset --at-time -o --output
+            printf '%s\n' -- --at-offset --at-time -s --snapshot --find -o --output
         case 'history'
             printf '%s\n' -- --topic -p --partition --broker --config-resource --feature --voter --until -o --output
         case 'diff'
@@ -57,13 +59,25 @@ function __quorumctl_vopts
         case 'describe health'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
         case 'features describe'
-            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version --node-id
         case 'features upgrade'
-            printf '%s\n' -- --metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'features downgrade'
-            printf '%s\n' -- --metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+        case 'features disable'
+            printf '%s\n' -- -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+        case 'features version-mapping'
+            printf '%s\n' -- -r --release-version -o --output
+        case 'features feature-dependencies'
+            printf '%s\n' -- -f --feature -o --output
         case 'topics describe'
-            printf '%s\n' -- --topic --at-offset --at-time -c --config -o --output
+            printf '%s\n' -- --bootstrap-server --command-config --timeout --topic --topic-id --partition-size-limit-per-response --at-offset --at-time -c --config -o --output
+        case 'cluster cluster-id'
+            printf '%s\n' -- -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
+        case 'cluster list-endpoints'
+            printf '%s\n' -- -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
+        case 'cluster unregister'
+            printf '%s\n' -- -i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
         case 'bootstrap info'
@@ -125,8 +139,9 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigu
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
-complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
-complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions from a metadata log dir (like kafka-topics, offline).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a cluster -d 'The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
@@ -195,6 +210,9 @@ complete -c quorumctl -n '__quorumctl_at '\''image'\''' -a '(__quorumctl_log_fil
 complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l at-offset -x -d 'The metadata image after the record at offset N.'
 complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l at-time -x -d 'The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).'
 complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l no-snapshot -d 'Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -s s -l snapshot -r -d 'A snapshot (or log dir) to read, as kafka-metadata-shell'\''s --snapshot: the same as giving it first.'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l names -d 'Only the names of PATH'\''s children, one a line (the metadata shell'\''s ls).'
+complete -c quorumctl -n '__quorumctl_at '\''image'\''' -l find -x -d 'Every path under PATH whose name matches the glob PATTERN (a PATTERN with a / matches the whole path), one a line (the metadata shell'\''s find).'
 complete -c quorumctl -n '__quorumctl_at '\''image'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''image'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''history'\''' -a '(__quorumctl_log_files)'
@@ -295,6 +313,9 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a describe -d 'Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a upgrade -d 'Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a downgrade -d 'Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a disable -d 'Disable features (kafka-features disable: each to level 0); a dry run that names what blocks it unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a version-mapping -d 'The default level of every feature at a metadata.version, as kafka-features version-mapping prints it (= bootstrap version-mapping).'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a feature-dependencies -d 'What each feature level depends on, as kafka-features feature-dependencies prints it (= bootstrap feature-dependencies).'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -302,32 +323,61 @@ complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l command-c
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l node-id -x -d 'Ask this node (a broker with --bootstrap-server, a controller with --bootstrap-controller) for its supported ranges.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l unsafe -d 'An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s f -l feature -x -d 'A feature to disable (level 0); repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l unsafe -d 'An unsafe downgrade (one that may lose metadata).'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l dry-run -d 'Print what would be done, but do not do it.'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
+complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
+complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, live or from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -a '(__quorumctl_log_files)'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l topic -x -d 'Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l topic-id -x -d 'Only the topic of this id (wins over --topic). As Kafka'\''s tool, its partitions show Elr: N/A.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l exclude-internal -d 'Leave out the internal topics (__consumer_offsets, __transaction_state, __share_group_state).'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l topics-with-overrides -d 'Only the topic lines of topics with a config that is not the default.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l if-exists -d 'A --topic or --topic-id that selects nothing prints nothing instead of failing.'
+complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l partition-size-limit-per-response -x -d 'Live: partitions per DescribeTopicPartitions answer (the broker caps it).'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-offset -x -d 'The metadata image after the record at offset N.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-time -x -d 'The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l unavailable-partitions -d 'Only partitions whose leader is not a live broker.'
@@ -337,6 +387,32 @@ complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l at-min-isr-
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a cluster-id -d 'The cluster'\''s id, as kafka-cluster cluster-id prints it.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a list-endpoints -d 'The brokers'\'' endpoints (--bootstrap-server) or the controllers'\'' (--bootstrap-controller), as kafka-cluster list-endpoints prints them.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister -d 'Unregister a dead broker (KIP-919'\''s UnregisterBroker), as kafka-cluster unregister does, after checking it: a dry run unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s b -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s C -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s c -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -s b -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -s C -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -s c -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -l include-fenced-brokers -d 'Also the fenced brokers (with --bootstrap-server).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster list-endpoints'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s i -l id -x -d 'The broker to unregister.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s b -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s C -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s c -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -l dry-run -d 'Print what would be done, but do not do it.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
@@ -351,7 +427,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l log-dir -x
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l metadata-log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'The metadata log dir (default: metadata.log.dir, else the first log dir).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s S -l add-scram -x -d 'A SCRAM credential, e.g. '\''SCRAM-SHA-256=[name=alice,password=alice-secret]'\'' (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s g -l ignore-formatted -d 'Skip formatted dirs and format the others.'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s s -l standalone -d 'Format a controller as a single-voter dynamic quorum (KIP-853).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s N -l no-initial-controllers -d 'Format without a dynamic quorum topology.'
@@ -365,7 +441,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s c -l config 
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -l log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'A log dir to check (repeatable).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'

@@ -99,15 +99,22 @@ def unregister(bootstrap_server, bootstrap_controller, command_config, timeout, 
         raise InputError("cluster unregister checks the broker's registration through a broker (DescribeCluster "
                          "with fenced brokers, which controllers do not serve): give --bootstrap-server")
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
-        source, _, eps, _ = _describe_cluster(client, include_fenced=True)
+        conn = client.bootstrap_connection()
+        fenced_known = conn.version_for(messages.DESCRIBE_CLUSTER, lo=2) is not None
+        source, _, eps, _ = _describe_cluster(client, include_fenced=fenced_known)
         plan = UnregisterPlan(broker_id, source)
         me = next((e for e in eps if e.id == broker_id), None)
+        if me is None and not fenced_known:
+            # before Kafka 4.0 (DescribeCluster v2) only the unfenced brokers are listed
+            plan.refused = (f"broker {broker_id} is not among the unfenced brokers {source} lists, and it cannot "
+                            "list the fenced ones (DescribeCluster v2, Kafka 4.0+): whether it is registered "
+                            "cannot be checked")
+            return plan
         if me is None:
             plan.refused = f"broker {broker_id} is not registered (registered: " \
                            f"{', '.join(str(e.id) for e in sorted(eps, key=lambda e: e.id)) or 'none'})"
             return plan
         plan.registered, plan.fenced, plan.endpoint = True, me.fenced, f"{me.host}:{me.port}"
-        conn = client.bootstrap_connection()
         if conn.supports(messages.DESCRIBE_TOPIC_PARTITIONS):
             for page in partition_pages(conn):
                 for t in page:

@@ -88,7 +88,7 @@ _quorumctl_spec() {
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
         'features')
-            subs='describe upgrade downgrade disable version-mapping feature-dependencies'
+            subs='describe upgrade downgrade disable'
             opts='-h --help'
             vopts='' ;;
         'features describe')
@@ -107,14 +107,6 @@ _quorumctl_spec() {
             subs=''
             opts='-f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
             vopts='-f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
-        'features version-mapping')
-            subs=''
-            opts='-r --release-version -o --output -h --help'
-            vopts='-r --release-version -o --output' ;;
-        'features feature-dependencies')
-            subs=''
-            opts='-f --feature -o --output -h --help'
-            vopts='-f --feature -o --output' ;;
         'topics')
             subs='describe'
             opts='-h --help'
@@ -174,7 +166,7 @@ _quorumctl_values() {
     case "$1|$2" in
         'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'features version-mapping|-o'|'features version-mapping|--output'|'features feature-dependencies|-o'|'features feature-dependencies|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
         'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'features disable|-o'|'features disable|--output'|'topics describe|-o'|'topics describe|--output')
             words='text table json' ;;

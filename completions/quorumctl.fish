@@ -12,7 +12,7 @@ function __quorumctl_subs
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
-            printf '%s\n' describe upgrade downgrade disable version-mapping feature-dependencies
+            printf '%s\n' describe upgrade downgrade disable
         case 'topics'
             printf '%s\n' describe
         case 'cluster'
@@ -66,10 +66,6 @@ function __quorumctl_vopts
             printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'features disable'
             printf '%s\n' -- -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
-        case 'features version-mapping'
-            printf '%s\n' -- -r --release-version -o --output
-        case 'features feature-dependencies'
-            printf '%s\n' -- -f --feature -o --output
         case 'topics describe'
             printf '%s\n' -- --bootstrap-server --command-config --timeout --topic --topic-id --partition-size-limit-per-response --at-offset --at-time -c --config -o --output
         case 'cluster cluster-id'
@@ -313,9 +309,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s h -l help -
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a describe -d 'Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a upgrade -d 'Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a downgrade -d 'Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
-complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a disable -d 'Disable features (kafka-features disable: each to level 0); a dry run that names what blocks it unless --apply.'
-complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a version-mapping -d 'The default level of every feature at a metadata.version, as kafka-features version-mapping prints it (= bootstrap version-mapping).'
-complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a feature-dependencies -d 'What each feature level depends on, as kafka-features feature-dependencies prints it (= bootstrap feature-dependencies).'
+complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a disable -d 'Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -352,7 +346,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s o -l out
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s f -l feature -x -d 'A feature to disable (level 0); repeatable.'
-complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l unsafe -d 'An unsafe downgrade (one that may lose metadata).'
+complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l unsafe -d 'An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
@@ -361,12 +355,6 @@ complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l apply -d '
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, live or from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
@@ -388,8 +376,8 @@ complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s c -l config
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a cluster-id -d 'The cluster'\''s id, as kafka-cluster cluster-id prints it.'
-complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a list-endpoints -d 'The brokers'\'' endpoints (--bootstrap-server) or the controllers'\'' (--bootstrap-controller), as kafka-cluster list-endpoints prints them.'
-complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister -d 'Unregister a dead broker (KIP-919'\''s UnregisterBroker), as kafka-cluster unregister does, after checking it: a dry run unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a list-endpoints -d 'The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister -d 'Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s b -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s C -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'

@@ -338,9 +338,7 @@ _quorumctl_features() {
         'describe:Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
         'upgrade:Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
         'downgrade:Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
-        'disable:Disable features (kafka-features disable: each to level 0); a dry run that names what blocks it unless --apply.'
-        'version-mapping:The default level of every feature at a metadata.version, as kafka-features version-mapping prints it (= bootstrap version-mapping).'
-        'feature-dependencies:What each feature level depends on, as kafka-features feature-dependencies prints it (= bootstrap feature-dependencies).'
+        'disable:Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.'
       )
       _describe -t commands 'quorumctl features command' commands ;;
     argument)
@@ -349,8 +347,6 @@ _quorumctl_features() {
         upgrade) _quorumctl_features_upgrade ;;
         downgrade) _quorumctl_features_downgrade ;;
         disable) _quorumctl_features_disable ;;
-        version-mapping) _quorumctl_features_version_mapping ;;
-        feature-dependencies) _quorumctl_features_feature_dependencies ;;
       esac ;;
   esac
 }
@@ -406,7 +402,7 @@ _quorumctl_features_disable() {
   _arguments -s -S : \
     '*-f[A feature to disable (level 0); repeatable.]:NAME: ' \
     '*--feature=[A feature to disable (level 0); repeatable.]:NAME: ' \
-    '--unsafe[An unsafe downgrade (one that may lose metadata).]' \
+    '--unsafe[An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.]' \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
@@ -416,21 +412,6 @@ _quorumctl_features_disable() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
-}
-
-_quorumctl_features_version_mapping() {
-  _arguments -s -S : \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
-    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
-    '(-h --help)'{-h,--help}'[Show this message and exit.]'
-}
-
-_quorumctl_features_feature_dependencies() {
-  _arguments -s -S : \
-    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
-    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
-    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
-    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_topics() {
@@ -487,8 +468,8 @@ _quorumctl_cluster() {
     command)
       local -a commands=(
         'cluster-id:The cluster'\''s id, as kafka-cluster cluster-id prints it.'
-        'list-endpoints:The brokers'\'' endpoints (--bootstrap-server) or the controllers'\'' (--bootstrap-controller), as kafka-cluster list-endpoints prints them.'
-        'unregister:Unregister a dead broker (KIP-919'\''s UnregisterBroker), as kafka-cluster unregister does, after checking it: a dry run unless --apply.'
+        'list-endpoints:The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
+        'unregister:Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
       )
       _describe -t commands 'quorumctl cluster command' commands ;;
     argument)

@@ -94,7 +94,7 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
     assert describe == ["status", "replication", "health"]
     assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate",
                    "image", "history", "diff", "recover", "doctor", "bundle", "spark-export", "describe", "features", "topics",
-                   "bootstrap"]
+                   "cluster", "bootstrap"]
     assert debug_des == ["describe"]
     assert boot == ["format"]
 

@@ -35,8 +35,9 @@ MAP = {
     ("kafka-topics", None): [("topics", "describe")],
     ("kafka-features", None): [("features", "describe"), ("features", "upgrade"), ("features", "downgrade"),
                                ("features", "disable")],
-    **{("kafka-features", s): [("features", s)] for s in ("describe", "upgrade", "downgrade", "disable",
-                                                          "version-mapping", "feature-dependencies")},
+    **{("kafka-features", s): [("features", s)] for s in ("describe", "upgrade", "downgrade", "disable")},
+    # kafka-features' catalogue commands are kafka-storage's: quorumctl has them once, under bootstrap
+    **{("kafka-features", s): [("bootstrap", s)] for s in ("version-mapping", "feature-dependencies")},
     ("kafka-cluster", None): [("cluster", "cluster-id"), ("cluster", "list-endpoints"), ("cluster", "unregister")],
     **{("kafka-cluster", s): [("cluster", s)] for s in ("cluster-id", "unregister", "list-endpoints")},
     ("kafka-storage", None): [("bootstrap", "info")],

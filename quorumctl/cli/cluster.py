@@ -46,8 +46,7 @@ def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controll
                    include_fenced: bool = typer.Option(False, "--include-fenced-brokers",
                                                        help="Also the fenced brokers (with --bootstrap-server)."),
                    timeout: Timeout = None, output: PlainOutputOpt = None):
-    """The brokers' endpoints (--bootstrap-server) or the controllers' (--bootstrap-controller),
-    as kafka-cluster list-endpoints prints them.
+    """The brokers' or the controllers' endpoints, as kafka-cluster list-endpoints prints them.
 
     Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers
     """
@@ -66,8 +65,7 @@ def unregister(broker_id: int = typer.Option(..., "--id", "-i", metavar="N", hel
                bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
                command_config: CommandConfigC = None, apply: Apply = False, dry_run: DryRun = False,
                timeout: Timeout = None, output: PlainOutputOpt = None):
-    """Unregister a dead broker (KIP-919's UnregisterBroker), as kafka-cluster unregister does,
-    after checking it: a dry run unless --apply.
+    """Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.
 
     Refused (exit 1) while the broker is unfenced (running and heartbeating) or not
     registered. The plan names what its registration holds: the partitions that list it

@@ -40,12 +40,4 @@ def register(app: typer.Typer) -> None:
     g.command("upgrade")(upgrade)
     g.command("downgrade")(downgrade)
     g.command("disable")(disable)
-    # kafka-features has kafka-storage's two catalogue commands too: the same ones here
-    from .bootstrap import feature_dependencies, version_mapping
-    g.command("version-mapping", help="The default level of every feature at a metadata.version, as "
-                                      "kafka-features version-mapping prints it (= bootstrap version-mapping).")(
-        version_mapping)
-    g.command("feature-dependencies", help="What each feature level depends on, as kafka-features "
-                                           "feature-dependencies prints it (= bootstrap feature-dependencies).")(
-        feature_dependencies)
     app.add_typer(g, name="features")

@@ -51,6 +51,8 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
 
 _METADATA = typer.Option(None, "--metadata", metavar="VERSION",
                          help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")
+_UNSAFE = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 "
+                                                "refuses it for metadata.version.")
 _LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
                           help="Check offline against this log dir's image (its registrations) instead of a cluster.")
 
@@ -85,8 +87,7 @@ def downgrade(
     metadata: Optional[str] = _METADATA,
     feature: FeatureLevels = [],
     release_version: ReleaseVersion = None,
-    unsafe: bool = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka "
-                                                        "4.3 refuses it for metadata.version."),
+    unsafe: bool = _UNSAFE,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -111,7 +112,7 @@ def disable(
     log_dir: LogDirs = _LOG_DIR,
     feature: List[str] = typer.Option([], "--feature", "-f", metavar="NAME",
                                       help="A feature to disable (level 0); repeatable."),
-    unsafe: bool = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata)."),
+    unsafe: bool = _UNSAFE,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -120,8 +121,7 @@ def disable(
     dry_run: DryRun = False,
     output: OutputOpt = None,
 ):
-    """Disable features (kafka-features disable: each to level 0); a dry run that names what blocks it unless
-    --apply.
+    """Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.
 
     Example: quorumctl features disable --bootstrap-server localhost:9092 --feature streams.version
     """

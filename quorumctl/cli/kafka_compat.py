@@ -26,6 +26,7 @@ REFUSED: dict[str, dict[str, str]] = {
                   "-o json lists every topic with its partitions",
         "--version": "quorumctl -V prints quorumctl's version (kafka-topics --version prints Kafka's)",
     },
+    "features": {},
     "cluster": {
         "--config": "kafka-cluster's --config is deprecated in Kafka: use --command-config (-c), the same "
                     "client properties file",

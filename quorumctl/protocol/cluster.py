@@ -75,9 +75,9 @@ class UnregisterPlan:
     registered: bool = False
     fenced: bool | None = None
     endpoint: str | None = None
-    replica_of: int = 0
-    in_isr: int = 0
-    in_elr: int = 0
+    replica_of: int | None = 0      # None: not counted (no DescribeTopicPartitions)
+    in_isr: int | None = 0
+    in_elr: int | None = 0
     partitions: list[str] = field(default_factory=list)
     refused: str | None = None
     applied: bool | None = None
@@ -115,7 +115,9 @@ def unregister(bootstrap_server, bootstrap_controller, command_config, timeout, 
                            f"{', '.join(str(e.id) for e in sorted(eps, key=lambda e: e.id)) or 'none'})"
             return plan
         plan.registered, plan.fenced, plan.endpoint = True, me.fenced, f"{me.host}:{me.port}"
-        if conn.supports(messages.DESCRIBE_TOPIC_PARTITIONS):
+        if not conn.supports(messages.DESCRIBE_TOPIC_PARTITIONS):
+            plan.replica_of = plan.in_isr = plan.in_elr = None     # not counted (Kafka before 3.8)
+        else:
             for page in partition_pages(conn):
                 for t in page:
                     for p in t["partitions"]:

@@ -33,7 +33,11 @@ def plan_text(plan: UnregisterPlan) -> str:
         return f"Refused: {plan.refused}\n"
     lines.append(f"Broker {plan.broker_id}: registered, {'fenced' if plan.fenced else 'unfenced'}, "
                  f"at {plan.endpoint} (asked {plan.source}).")
-    holds = f"{plan.replica_of} partition(s) name it as a replica ({plan.in_isr} in the ISR, {plan.in_elr} in the ELR)"
+    if plan.replica_of is None:
+        holds = "partitions not counted (the broker does not serve DescribeTopicPartitions, Kafka 3.8+)"
+    else:
+        holds = (f"{plan.replica_of} partition(s) name it as a replica ({plan.in_isr} in the ISR, "
+                 f"{plan.in_elr} in the ELR)")
     if plan.partitions:
         more = plan.replica_of - len(plan.partitions)
         holds += ": " + ", ".join(plan.partitions) + (f" and {more} more" if more > 0 else "")

@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features topics bootstrap'
+            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features topics cluster bootstrap'
             opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
@@ -45,8 +45,8 @@ _quorumctl_spec() {
             vopts='--reference --diverging-epoch --end-offset --to-offset -c --config --backup-dir -o --output' ;;
         'image')
             subs=''
-            opts='--at-offset --at-time --no-snapshot -o --output -h --help'
-            vopts='--at-offset --at-time -o --output' ;;
+            opts='--at-offset --at-time --no-snapshot -s --snapshot --names --find -o --output -h --help'
+            vopts='--at-offset --at-time -s --snapshot --find -o --output' ;;
         'history')
             subs=''
             opts='--topic -p --partition --broker --config-resource --feature --voter --until -o --output -h --help'
@@ -71,18 +71,6 @@ _quorumctl_spec() {
             subs=''
             opts='--out --master --mode --partition-by --spark-conf --split-size --writer --compression --no-progress --progress --s3-endpoint --follow --checkpoint --interval --stop-after-idle --remote -o --output -h --help'
             vopts='--out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output' ;;
-        'probe')
-            subs=''
-            opts='--role --kind --bootstrap-controller -c --config --command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output -h --help'
-            vopts='--role --kind --bootstrap-controller -c --config --command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output' ;;
-        'wait')
-            subs=''
-            opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --interval --fetch-timeout-ms -o --output -h --help'
-            vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --interval --fetch-timeout-ms -o --output' ;;
-        'serve')
-            subs=''
-            opts='--listen --bootstrap-server --bootstrap-controller -c --config --command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace --once --probe-any-address -h --help'
-            vopts='--listen --bootstrap-server --bootstrap-controller -c --config --command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace' ;;
         'describe')
             subs='status replication health'
             opts='-h --help'
@@ -100,29 +88,49 @@ _quorumctl_spec() {
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
         'features')
-            subs='describe upgrade downgrade'
+            subs='describe upgrade downgrade disable'
             opts='-h --help'
             vopts='' ;;
         'features describe')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version -h --help'
-            vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version' ;;
+            opts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version --node-id -h --help'
+            vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version --node-id' ;;
         'features upgrade')
             subs=''
-            opts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
-            vopts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+            opts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
+            vopts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'features downgrade')
             subs=''
-            opts='--metadata -f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
-            vopts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+            opts='--metadata -f --feature -r --release-version --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
+            vopts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+        'features disable')
+            subs=''
+            opts='-f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
+            vopts='-f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'topics')
             subs='describe'
             opts='-h --help'
             vopts='' ;;
         'topics describe')
             subs=''
-            opts='--topic --at-offset --at-time --unavailable-partitions --under-replicated-partitions --under-min-isr-partitions --at-min-isr-partitions -c --config -o --output -h --help'
-            vopts='--topic --at-offset --at-time -c --config -o --output' ;;
+            opts='--bootstrap-server --command-config --timeout --topic --topic-id --exclude-internal --topics-with-overrides --if-exists --partition-size-limit-per-response --at-offset --at-time --unavailable-partitions --under-replicated-partitions --under-min-isr-partitions --at-min-isr-partitions -c --config -o --output -h --help'
+            vopts='--bootstrap-server --command-config --timeout --topic --topic-id --partition-size-limit-per-response --at-offset --at-time -c --config -o --output' ;;
+        'cluster')
+            subs='cluster-id list-endpoints unregister'
+            opts='-h --help'
+            vopts='' ;;
+        'cluster cluster-id')
+            subs=''
+            opts='-b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output -h --help'
+            vopts='-b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output' ;;
+        'cluster list-endpoints')
+            subs=''
+            opts='-b --bootstrap-server -C --bootstrap-controller -c --command-config --include-fenced-brokers --timeout -o --output -h --help'
+            vopts='-b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output' ;;
+        'cluster unregister')
+            subs=''
+            opts='-i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --apply --dry-run --timeout -o --output -h --help'
+            vopts='-i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output' ;;
         'bootstrap')
             subs='random-uuid format info version-mapping feature-dependencies'
             opts='-h --help'
@@ -156,15 +164,15 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
-        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'topics describe|-o'|'topics describe|--output')
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'features disable|-o'|'features disable|--output'|'topics describe|-o'|'topics describe|--output')
             words='text table json' ;;
-        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'probe|--log-dir'|'features upgrade|'|'features downgrade|'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
+        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'features upgrade|'|'features downgrade|'|'features disable|'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;
-        'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|'|'topics describe|')
+        'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|')
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;

@@ -42,8 +42,9 @@ _quorumctl() {
         'wait:Block until a condition on the quorum holds: a gate for roll scripts.'
         'serve:Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
         'describe:Describe the live metadata quorum: status, replication, health.'
-        'features:Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
-        'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
+        'features:Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
+        'topics:Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
+        'cluster:The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
       _describe -t commands 'quorumctl command' commands ;;
@@ -69,6 +70,7 @@ _quorumctl() {
         describe) _quorumctl_describe ;;
         features) _quorumctl_features ;;
         topics) _quorumctl_topics ;;
+        cluster) _quorumctl_cluster ;;
         bootstrap) _quorumctl_bootstrap ;;
       esac ;;
   esac
@@ -167,6 +169,9 @@ _quorumctl_image() {
     '--at-offset=[The metadata image after the record at offset N.]:N: ' \
     '--at-time=[The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '--no-snapshot[Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.]' \
+    '(-s --snapshot)'{-s,--snapshot=}'[A snapshot (or log dir) to read, as kafka-metadata-shell'\''s --snapshot\: the same as giving it first.]:FILE:_files' \
+    '--names[Only the names of PATH'\''s children, one a line (the metadata shell'\''s ls).]' \
+    '--find=[Every path under PATH whose name matches the glob PATTERN (a PATTERN with a / matches the whole path), one a line (the metadata shell'\''s find).]:PATTERN: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES... \[PATH\]:_quorumctl_log_files'
@@ -391,6 +396,7 @@ _quorumctl_features() {
         'describe:Supported and finalized feature levels: kafka-features describe (its text, byte for byte).'
         'upgrade:Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
         'downgrade:Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
+        'disable:Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.'
       )
       _describe -t commands 'quorumctl features command' commands ;;
     argument)
@@ -398,6 +404,7 @@ _quorumctl_features() {
         describe) _quorumctl_features_describe ;;
         upgrade) _quorumctl_features_upgrade ;;
         downgrade) _quorumctl_features_downgrade ;;
+        disable) _quorumctl_features_disable ;;
       esac ;;
   esac
 }
@@ -410,6 +417,7 @@ _quorumctl_features_describe() {
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
+    '--node-id=[Ask this node (a broker with --bootstrap-server, a controller with --bootstrap-controller) for its supported ranges.]:N: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -418,11 +426,13 @@ _quorumctl_features_upgrade() {
     '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
@@ -433,12 +443,30 @@ _quorumctl_features_downgrade() {
     '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
     '--unsafe[An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.]' \
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_features_disable() {
+  _arguments -s -S : \
+    '*-f[A feature to disable (level 0); repeatable.]:NAME: ' \
+    '*--feature=[A feature to disable (level 0); repeatable.]:NAME: ' \
+    '--unsafe[An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.]' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
@@ -454,7 +482,7 @@ _quorumctl_topics() {
   case $state in
     command)
       local -a commands=(
-        'describe:The topics'\'' partitions as kafka-topics --describe prints them, from the image.'
+        'describe:The topics'\'' partitions as kafka-topics --describe prints them, live or from the image.'
       )
       _describe -t commands 'quorumctl topics command' commands ;;
     argument)
@@ -466,7 +494,15 @@ _quorumctl_topics() {
 
 _quorumctl_topics_describe() {
   _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '--topic=[Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).]:REGEX: ' \
+    '--topic-id=[Only the topic of this id (wins over --topic). As Kafka'\''s tool, its partitions show Elr\: N/A.]:ID: ' \
+    '--exclude-internal[Leave out the internal topics (__consumer_offsets, __transaction_state, __share_group_state).]' \
+    '--topics-with-overrides[Only the topic lines of topics with a config that is not the default.]' \
+    '--if-exists[A --topic or --topic-id that selects nothing prints nothing instead of failing.]' \
+    '--partition-size-limit-per-response=[Live\: partitions per DescribeTopicPartitions answer (the broker caps it).]:N: ' \
     '--at-offset=[The metadata image after the record at offset N.]:N: ' \
     '--at-time=[The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).]:TIME: ' \
     '--unavailable-partitions[Only partitions whose leader is not a live broker.]' \
@@ -476,7 +512,65 @@ _quorumctl_topics_describe() {
     '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
-    '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
+    '*:\[LOG_DIR_OR_FILES...\]: '
+}
+
+_quorumctl_cluster() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'cluster-id:The cluster'\''s id, as kafka-cluster cluster-id prints it.'
+        'list-endpoints:The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
+        'unregister:Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
+      )
+      _describe -t commands 'quorumctl cluster command' commands ;;
+    argument)
+      case $words[1] in
+        cluster-id) _quorumctl_cluster_cluster_id ;;
+        list-endpoints) _quorumctl_cluster_list_endpoints ;;
+        unregister) _quorumctl_cluster_unregister ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_cluster_cluster_id() {
+  _arguments -s -S : \
+    '(-b --bootstrap-server)'{-b,--bootstrap-server=}'[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '(-C --bootstrap-controller)'{-C,--bootstrap-controller=}'[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --command-config)'{-c,--command-config=}'[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_cluster_list_endpoints() {
+  _arguments -s -S : \
+    '(-b --bootstrap-server)'{-b,--bootstrap-server=}'[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '(-C --bootstrap-controller)'{-C,--bootstrap-controller=}'[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --command-config)'{-c,--command-config=}'[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--include-fenced-brokers[Also the fenced brokers (with --bootstrap-server).]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_cluster_unregister() {
+  _arguments -s -S : \
+    '(-i --id)'{-i,--id=}'[The broker to unregister.]:N: ' \
+    '(-b --bootstrap-server)'{-b,--bootstrap-server=}'[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '(-C --bootstrap-controller)'{-C,--bootstrap-controller=}'[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '(-c --command-config)'{-c,--command-config=}'[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_bootstrap() {
@@ -522,7 +616,7 @@ _quorumctl_bootstrap_format() {
     '*-S[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '*--add-scram=[A SCRAM credential, e.g. '\''SCRAM-SHA-256=\[name=alice,password=alice-secret\]'\'' (repeatable).]:TEXT: ' \
     '(-g --ignore-formatted)'{-g,--ignore-formatted}'[Skip formatted dirs and format the others.]' \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '(-s --standalone)'{-s,--standalone}'[Format a controller as a single-voter dynamic quorum (KIP-853).]' \
@@ -545,7 +639,7 @@ _quorumctl_bootstrap_info() {
 
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).]:TEXT: ' \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

@@ -105,11 +105,13 @@ MODULE_SECONDS = {
     "test_kafka_dynamic.py": 130,
     "test_kafka_lab.py": 130,
     "test_kafka43_files.py": 110,
+    "test_kafka_live.py": 110,            # 1 controller + 3 brokers of 4.3: 105 s at load 5-14 (353-716 s at 55-75)
     "test_kafka_static.py": 95,
     "test_spark_classarchive.py": 90,
     "test_spark_export.py": 90,
     "test_lab_probe.py": 90,
     "test_kafka_features.py": 70,
+    "test_kafka_help_parity.py": 70,      # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
     "test_spark_connect.py": 60,
     "test_spark_follow.py": 50,
     "test_spark_s3.py": 50,

@@ -68,6 +68,7 @@ class Places:
     """Paths and addresses the cases point at (made once per session)."""
     root: Path
     quorum: str          # a controller of the simulated demo quorum
+    broker: str          # its broker (node 4)
     closed: str          # host:port where nothing listens
     missing: str         # a path that does not exist
     empty: str           # an empty directory
@@ -177,6 +178,29 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c1", "--out", "{out}"], 0), "missing": ([p.missing, "--out", "{out}"], 2),
             "wrong": ([p.wrong, "--out", "{out}"], 2)},
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
+        ("features", "disable"): {
+            "good": ([f"{d}/c1", "--feature", "group.version"], 0),
+            "unreachable": (["--bootstrap-controller", p.closed, "--feature", "group.version"], 3),
+            "missing": ([p.missing, "--feature", "group.version"], 2),
+            "empty": ([p.empty, "--feature", "group.version"], 2),
+            "wrong": ([p.wrong, "--feature", "group.version"], 2)},
+        ("features", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},
+        ("features", "feature-dependencies"): {
+            "good": (["-f", "metadata.version=21"], 0), "wrong": (["-f", "bogus=1"], 2)},
+        ("cluster", "cluster-id"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": (conn + ["--command-config", p.missing], 2),
+            "wrong": (conn + ["--command-config", p.empty], 2)},
+        ("cluster", "list-endpoints"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": (conn + ["--command-config", p.missing], 2),
+            "wrong": (conn + ["--command-config", p.empty], 2)},
+        # the simulated quorum's one broker runs: the answer it gets is the refusal, exit 1
+        ("cluster", "unregister"): {
+            "good": (["--bootstrap-server", p.broker, "--id", "4"], 1),
+            "unreachable": (["--bootstrap-server", p.closed, "--id", "4"], 3),
+            "missing": (["--bootstrap-server", p.broker, "--id", "4", "--command-config", p.missing], 2),
+            "wrong": (["--bootstrap-server", p.broker, "--id", "4", "--command-config", p.empty], 2)},
         # no path to get wrong: "wrong" is a value Kafka does not know
         ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},
         ("bootstrap", "feature-dependencies"): {
@@ -209,7 +233,7 @@ SPARK_RUNS = {("pipe", "json"), ("pty", DEFAULT)}
 
 
 def params():
-    table = cases(Places(*(Path("/"),) + ("",) * 6))   # which kinds each command has
+    table = cases(Places(*(Path("/"),) + ("",) * 7))   # which kinds each command has
     out = []
     for path, cmd in leaf_commands().items():
         for kind in KINDS:
@@ -261,7 +285,8 @@ def places(tmp_path_factory):
         f"process.roles=controller\nnode.id=5\ncontroller.listener.names=CONTROLLER\n"
         f"listeners=CONTROLLER://:19095\nlog.dirs={c5 / 'data'}\n")
     cluster = demo_cluster()
-    yield Places(root=root, quorum=cluster.node_by_id(1).address, closed=closed_port(),
+    yield Places(root=root, quorum=cluster.node_by_id(1).address, broker=cluster.node_by_id(4).address,
+                 closed=closed_port(),
                  missing=str(root / "no" / "such" / "path"), empty=str(root / "empty"), wrong=str(root / "README"),
                  controller5=str(c5 / "server.properties"))
     cluster.stop()

@@ -501,3 +501,29 @@ def test_diff_changes_in_the_order_of_the_sorted_flat_image_names_that_tie_inclu
                                        "/topics/x/2", "/topics/x/10"]
     assert ch.summary == {"leaderChanged": 3, "partitionsChanged": 3, "partitionsCreated": 3,
                           "partitionsDeleted": 2, "topicsCreated": 2, "topicsDeleted": 1}
+
+
+def test_image_names_and_find(cli, tmp_path):
+    """--names lists a node's children (the metadata shell's ls); --find every path whose
+    name (or, with a /, whole path) matches a glob (its find)."""
+    tid = "AAAAAAAAAAAAAAAAAAAAAQ"
+    recs = [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 21}),
+            ("TopicRecord", 0, {"name": "orders", "topicId": tid})]
+    recs += [("PartitionRecord", 0, {"partitionId": i, "topicId": tid, "replicas": [1], "isr": [1],
+                                     "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
+                                     "partitionEpoch": 0}) for i in range(2)]
+    d = str(_log(tmp_path, recs))
+    code, out, err = cli("image", d, "/topics/orders", "--names")
+    assert (code, out, err) == (0, "id\n0\n1\n", "")
+    code, out, _ = cli("image", d, "/topics", "--names")
+    assert out == "orders\n"
+    code, out, _ = cli("image", d, "/topics/orders/0/leader", "--names")
+    assert out == "leader\n"                         # a leaf names itself, as ls on a file
+    code, out, _ = cli("image", d, "--find", "isr")
+    assert (code, out) == (0, "/topics/orders/0/isr\n/topics/orders/1/isr\n")
+    code, out, _ = cli("image", d, "/topics", "--find", "/topics/*/1")
+    assert out == "/topics/orders/1\n"
+    code, out, _ = cli("image", d, "--find", "isr", "-o", "json")
+    assert json.loads(out)["paths"] == ["/topics/orders/0/isr", "/topics/orders/1/isr"]
+    code, _, err = cli("image", d, "--find", "x", "--names")
+    assert code == 2 and err == "quorumctl: error: give --names or --find, not both\n"

@@ -18,6 +18,10 @@ SHARED = {"--output", "--bootstrap-server", "--bootstrap-controller", "--command
 SAME_NAME_OTHER_OPTION = {
     "--topic": "history's --topic NAME (one topic's history) vs topics describe's --topic REGEX (kafka-topics')",
     "--out": "bundle's --out FILE.tar.gz (the archive) vs spark-export's --out OUT (a directory or URI)",
+    "--feature": "history's --feature NAME (one feature's history) vs features disable's --feature NAME (a "
+                 "feature to take to level 0; upgrade/downgrade's is the shared NAME=LEVEL)",
+    "--node-id": "bootstrap format's --node-id (the node.id to format with) vs features describe's --node-id (the "
+                 "node to ask, kafka-features')",
     "--log-dir": "bootstrap format's dirs to format instead of the config's vs bootstrap info's dirs to check "
                  "besides the config's",
 }

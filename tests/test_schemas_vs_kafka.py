@@ -31,7 +31,11 @@ NEWER_THAN_43 = {"UnregisterControllerRecord"}
 # wire messages declared at Kafka 4.3.0's versions: AddRaftVoter v1, DescribeCluster v2
 # (IncludeFencedBrokers, KIP-1073) and UpdateFeatures (features upgrade/downgrade)
 KAFKA_43_WIRE = {"AddRaftVoterRequest", "AddRaftVoterResponse", "DescribeClusterRequest", "DescribeClusterResponse",
-                 "UpdateFeaturesRequest", "UpdateFeaturesResponse"}
+                 "UpdateFeaturesRequest", "UpdateFeaturesResponse",
+                 # topics describe, describe health, cluster unregister (issue 36)
+                 "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeTopicPartitionsRequest",
+                 "DescribeTopicPartitionsResponse", "ListPartitionReassignmentsRequest",
+                 "ListPartitionReassignmentsResponse", "UnregisterBrokerRequest", "UnregisterBrokerResponse"}
 
 
 def release_of(msg: Message) -> str:

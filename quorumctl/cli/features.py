@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 from .options import BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt, Timeout
@@ -14,6 +16,9 @@ def describe(
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
     kafka_version: KafkaVersion = KafkaRelease.v43,
+    node_id: Optional[int] = typer.Option(None, "--node-id", metavar="N",
+                                          help="Ask this node (a broker with --bootstrap-server, a controller with "
+                                               "--bootstrap-controller) for its supported ranges."),
 ):
     """Supported and finalized feature levels: kafka-features describe (its text, byte for byte).
 
@@ -22,16 +27,17 @@ def describe(
     from ..protocol.client import describe_features
     from ..render.features import features_doc, features_text
     from ..render.output import emit
-    f = describe_features(bootstrap_server, bootstrap_controller, command_config, timeout)
+    f = describe_features(bootstrap_server, bootstrap_controller, command_config, timeout, node_id)
     emit(output, f, text=lambda f: features_text(f, kafka_version.value), json=features_doc)
 
 
 def register(app: typer.Typer) -> None:
-    from .features_update import downgrade, upgrade
-    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).\n\n"
+    from .features_update import disable, downgrade, upgrade
+    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
                          "Example: quorumctl features describe --bootstrap-server localhost:9092",
                     no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
     g.command("describe")(describe)
     g.command("upgrade")(upgrade)
     g.command("downgrade")(downgrade)
+    g.command("disable")(disable)
     app.add_typer(g, name="features")

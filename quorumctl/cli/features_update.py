@@ -16,17 +16,20 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus, InputError
-from .options import Apply, BootstrapController, FeatureLevels, BootstrapServer, CommandConfig, OutputOpt, Timeout
+from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, FeatureLevels, OutputOpt,
+                      ReleaseVersion, Timeout)
 
 LogDirs = Optional[List[str]]
 
 
 def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         unsafe, apply, output):
+         unsafe, apply, output, release_version=None, dry_run=False):
     from ..ops.feature_update import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
     from ..render.output import emit
-    change = parse_change(op, metadata, feature, unsafe)
+    if apply and dry_run:
+        raise InputError("give --apply or --dry-run, not both (a dry run is the default)")
+    change = parse_change(op, metadata, feature, unsafe, release_version)
     if log_dir:
         if bootstrap_server or bootstrap_controller:
             raise InputError("give a LOG_DIR (offline) or --bootstrap-server/--bootstrap-controller (live), not both")
@@ -48,6 +51,8 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
 
 _METADATA = typer.Option(None, "--metadata", metavar="VERSION",
                          help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")
+_UNSAFE = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 "
+                                                "refuses it for metadata.version.")
 _LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
                           help="Check offline against this log dir's image (its registrations) instead of a cluster.")
 
@@ -56,11 +61,13 @@ def upgrade(
     log_dir: LogDirs = _LOG_DIR,
     metadata: Optional[str] = _METADATA,
     feature: FeatureLevels = [],
+    release_version: ReleaseVersion = None,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     timeout: Timeout = None,
     apply: Apply = False,
+    dry_run: DryRun = False,
     output: OutputOpt = None,
 ):
     """Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.
@@ -69,23 +76,24 @@ def upgrade(
     own verdict (UpdateFeatures with validateOnly); --apply upgrades when nothing blocks it. Offline from a
     LOG_DIR: the registrations of its image, the controller's checks replayed.
 
-    Example: quorumctl features upgrade --bootstrap-server localhost:9092 --metadata 4.3-IV0
+    Example: quorumctl features upgrade --bootstrap-server localhost:9092 --release-version 4.3
     """
     _run("upgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         False, apply, output)
+         False, apply, output, release_version, dry_run)
 
 
 def downgrade(
     log_dir: LogDirs = _LOG_DIR,
     metadata: Optional[str] = _METADATA,
     feature: FeatureLevels = [],
-    unsafe: bool = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka "
-                                                        "4.3 refuses it for metadata.version."),
+    release_version: ReleaseVersion = None,
+    unsafe: bool = _UNSAFE,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     timeout: Timeout = None,
     apply: Apply = False,
+    dry_run: DryRun = False,
     output: OutputOpt = None,
 ):
     """Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.
@@ -97,4 +105,25 @@ def downgrade(
     Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
     """
     _run("downgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         unsafe, apply, output)
+         unsafe, apply, output, release_version, dry_run)
+
+
+def disable(
+    log_dir: LogDirs = _LOG_DIR,
+    feature: List[str] = typer.Option([], "--feature", "-f", metavar="NAME",
+                                      help="A feature to disable (level 0); repeatable."),
+    unsafe: bool = _UNSAFE,
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = None,
+    apply: Apply = False,
+    dry_run: DryRun = False,
+    output: OutputOpt = None,
+):
+    """Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.
+
+    Example: quorumctl features disable --bootstrap-server localhost:9092 --feature streams.version
+    """
+    _run("disable", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, None, feature,
+         unsafe, apply, output, None, dry_run)

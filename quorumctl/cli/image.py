@@ -38,7 +38,7 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
 
 
 def image(
-    args: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES... [PATH]",
+    args: Optional[List[str]] = typer.Argument(None, metavar="LOG_DIR_OR_FILES... [PATH]",
                                      help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
                                           "then optionally an image path such as /topics/NAME/0, /brokers/1, "
                                           "/features, /configs/topic/NAME."),
@@ -46,11 +46,22 @@ def image(
     at_time: AtTime = None,
     no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
                                                                   "instead of starting from a snapshot."),
+    snapshot: Optional[str] = typer.Option(None, "--snapshot", "-s", metavar="FILE",
+                                           help="A snapshot (or log dir) to read, as kafka-metadata-shell's "
+                                                "--snapshot: the same as giving it first."),
+    names: bool = typer.Option(False, "--names", help="Only the names of PATH's children, one a line (the metadata "
+                                                      "shell's ls)."),
+    find: Optional[str] = typer.Option(None, "--find", metavar="PATTERN",
+                                       help="Every path under PATH whose name matches the glob PATTERN (a PATTERN "
+                                            "with a / matches the whole path), one a line (the metadata shell's "
+                                            "find)."),
     output: OutputOpt = None,
 ):
     """The cluster's metadata image at any offset or time (default: the end), or one subtree.
 
     Example: quorumctl image /var/lib/kafka/meta /topics/orders --at-time 2024-05-01T02:00:00Z
+
+    Example: quorumctl image /var/lib/kafka/meta /brokers --names
     """
     import os
 
@@ -64,11 +75,17 @@ def image(
 
     if at_offset is not None and at_time is not None:
         raise InputError("give --at-offset or --at-time, not both")
+    args = ([snapshot] if snapshot else []) + list(args or [])
+    if not args:
+        raise InputError("give a log dir, snapshot or log files to read (or --snapshot FILE)")
     path = None
     if len(args) > 1 and args[-1].startswith("/") and not os.path.exists(args[-1]):
         path, args = args[-1], args[:-1]
     point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
     mode = resolve(output)
+    if names or find is not None:
+        _names_or_find(args, point, path, not no_snapshot, names, find, mode)
+        return
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
     if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
         write_bytes_to_stdout(lambda write: write_image_json(doc, write))
@@ -76,6 +93,32 @@ def image(
         write_image_text(doc, sys.stdout.write)
     else:
         _emit(doc, mode, None, image_table)
+    _exit_on_log_end(doc, doc["at"]["offset"])
+
+
+def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mode) -> None:
+    import fnmatch
+    import sys
+
+    from ..errors import InputError
+    from ..image.view import children, image_document, walk_paths
+    from ..render.output import json_line
+    if names and find is not None:
+        raise InputError("give --names or --find, not both")
+    doc = image_document(list(args), point, path, use_snapshots=use_snapshots)
+    base = "" if doc["path"] in ("/", "") else doc["path"].rstrip("/")
+    if names:
+        found = children(doc["image"]) if isinstance(doc["image"], dict) else [base.rsplit("/", 1)[-1]]
+        key = "names"
+    else:
+        whole = "/" in find
+        found = [p for p in walk_paths(doc["image"], base)
+                 if fnmatch.fnmatchcase(p if whole else p.rsplit("/", 1)[-1], find)]
+        key = "paths"
+    if mode is Output.json:
+        sys.stdout.write(json_line({"at": doc["at"], "path": doc["path"], key: found}) + "\n")
+    else:
+        sys.stdout.write("".join(f"{x}\n" for x in found))
     _exit_on_log_end(doc, doc["at"]["offset"])
 
 

@@ -40,6 +40,7 @@ COMMAND_MODULES = [
     "truncate",
     "image",
     "topics",
+    "cluster",
     "recover",
     "doctor",
     "bundle",
@@ -107,6 +108,65 @@ def usage_line(e) -> str:
     return message
 
 
+# Kafka's tools take the connection options before the subcommand (`kafka-metadata-quorum
+# --bootstrap-server X describe --status`); runbooks are written that way
+CONNECTION_OPTIONS = ("--bootstrap-server", "--bootstrap-controller", "--command-config")
+
+
+def kafka_order(args: list[str], root) -> list[str]:
+    """Kafka's command lines in quorumctl's order: a connection option (and `--debug`)
+    given before or between the command words moves after them, and a `--NAME` where a
+    group expects a command is that command (`describe --status`, `topics --describe`,
+    Kafka's action flags). Everything after the command words stays as it was."""
+    path: list[str] = []
+    moved: list[str] = []
+    path_debug = False
+    group = root
+    i = 0
+    while i < len(args) and group is not None and hasattr(group, "commands"):
+        a = args[i]
+        name, eq, _ = a.partition("=")
+        if a == "--debug":
+            i += 1
+            path_debug = True
+            continue
+        if name in CONNECTION_OPTIONS:
+            if eq:
+                moved.append(a)
+                i += 1
+            else:
+                moved.extend(args[i:i + 2])
+                i += 2
+            continue
+        word = a[2:] if a.startswith("--") and a[2:] in group.commands and group is not root else a
+        if word in group.commands:
+            path.append(word)
+            group = group.commands[word]
+            i += 1
+            continue
+        break
+    rest = args[i:]
+    if group is not None and hasattr(group, "commands") and group is not root:
+        # Kafka's action flag after other options (`kafka-topics --topic t --describe`): still the command
+        end = rest.index("--") if "--" in rest else len(rest)
+        flag = next((a for a in rest[:end] if a.startswith("--") and a[2:] in group.commands), None)
+        if flag is not None:
+            rest.remove(flag)
+            path.append(flag[2:])
+    if not moved and not path_debug and path == args[:len(path)] and "--debug" not in rest:
+        return args
+    # --debug is the root's: anywhere before `--`, it moves to the front
+    end = rest.index("--") if "--" in rest else len(rest)
+    debug = ["--debug"] if path_debug or "--debug" in rest[:end] else []
+    rest = [a for a in rest[:end] if a != "--debug"] + rest[end:]
+    if "--" in rest:
+        cut = rest.index("--")
+        rest = rest[:cut] + moved + rest[cut:]
+    else:
+        rest = rest + moved
+    return debug + path + rest
+
+
 def main() -> None:
     import signal
 
@@ -123,7 +183,16 @@ def main() -> None:
     try:
         # not standalone: click's usage errors reach us, to be printed as one line
         # instead of Rich's boxed panel
-        code = app(standalone_mode=False, prog_name="quorumctl")
+        args = sys.argv[1:]
+        if any(a.startswith("--") for a in args):
+            from .kafka_compat import refusal
+            root = typer.main.get_command(app)
+            args = kafka_order(args, root)
+            why = refusal(args, root)
+            if why is not None:
+                sys.stderr.write(f"quorumctl: error: {why}\n")
+                sys.exit(ExitStatus.USAGE)
+        code = app(args=args, standalone_mode=False, prog_name="quorumctl")
     except click.NoArgsIsHelpError as e:
         # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
         sys.stdout.write(e.format_message() + "\n")

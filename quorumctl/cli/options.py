@@ -38,6 +38,17 @@ CommandConfig = Annotated[Optional[str], typer.Option(
     "--command-config", metavar="FILE",
     help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
          "ssl.keystore.*, request.timeout.ms, client.id ...")]
+# kafka-cluster's short forms (-b, -C, -c): the same options, for its command lines as written
+BootstrapServerB = Annotated[Optional[str], typer.Option(
+    "--bootstrap-server", "-b", metavar=ADDRS,
+    help="Comma-separated host:port list of brokers (a broker forwards to the active controller).")]
+BootstrapControllerC = Annotated[Optional[str], typer.Option(
+    "--bootstrap-controller", "-C", metavar=ADDRS,
+    help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).")]
+CommandConfigC = Annotated[Optional[str], typer.Option(
+    "--command-config", "-c", metavar="FILE",
+    help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
+         "ssl.keystore.*, request.timeout.ms, client.id ...")]
 # Two kinds of --timeout: a request budget (Kafka's tools' meaning), and a deadline
 # for commands that probe every node in parallel and must answer whatever they do.
 Timeout = Annotated[Optional[float], typer.Option(
@@ -71,8 +82,8 @@ ServerConfigs = Annotated[List[str], typer.Option(
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be done, but do not do it.")]
 ReleaseVersion = Annotated[Optional[str], typer.Option(
     "--release-version", "-r",
-    help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3's; 4.1-IV1 "
-         "gives Kafka 4.1's defaults).")]
+    help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3's; "
+         "4.1-IV1 gives Kafka 4.1's defaults; features: that level with every feature's default at it).")]
 FeatureLevels = Annotated[List[str], typer.Option(
     "--feature", "-f", metavar="NAME=LEVEL", help="feature=level (repeatable), e.g. group.version=1.")]
 # the point of the metadata log a command reads the image at (image, topics describe)

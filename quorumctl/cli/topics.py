@@ -1,5 +1,6 @@
-"""`quorumctl topics describe`: kafka-topics --describe computed offline from a
-metadata log dir's image, at its end or any offset or time."""
+"""`quorumctl topics describe`: kafka-topics --describe asked of the brokers
+(--bootstrap-server), or computed offline from a metadata log dir's image, at its
+end or any offset or time."""
 
 from __future__ import annotations
 
@@ -8,20 +9,38 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import AtOffset, AtTime, OutputOpt, ServerConfig
+from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout
 
-app = typer.Typer(help="Topics and partitions from a metadata log dir (like kafka-topics, offline).\n\n"
-                       "Example: quorumctl topics describe /var/lib/kafka/meta --under-replicated-partitions",
-                  no_args_is_help=True)
+app = typer.Typer(help="Topics and partitions, live from the brokers or from a metadata log dir (like "
+                       "kafka-topics --describe).\n\n"
+                       "Example: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions",
+                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @app.command("describe")
 def describe(
-    log_dir: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES...",
-                                        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."),
+    log_dir: Optional[List[str]] = typer.Argument(None, metavar="[LOG_DIR_OR_FILES...]",
+                                                  help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint "
+                                                       "files); none with --bootstrap-server."),
+    bootstrap_server: BootstrapServer = None,
+    command_config: CommandConfig = None,
+    timeout: Timeout = None,
     topic: Optional[str] = typer.Option(None, "--topic", metavar="REGEX",
                                         help="Only topics whose whole name matches (a Java regex, as kafka-topics; "
                                              "commas separate alternatives)."),
+    topic_id: Optional[str] = typer.Option(None, "--topic-id", metavar="ID",
+                                           help="Only the topic of this id (wins over --topic). As Kafka's tool, "
+                                                "its partitions show Elr: N/A."),
+    exclude_internal: bool = typer.Option(False, "--exclude-internal",
+                                          help="Leave out the internal topics (__consumer_offsets, "
+                                               "__transaction_state, __share_group_state)."),
+    overrides: bool = typer.Option(False, "--topics-with-overrides",
+                                   help="Only the topic lines of topics with a config that is not the default."),
+    if_exists: bool = typer.Option(False, "--if-exists",
+                                   help="A --topic or --topic-id that selects nothing prints nothing instead of "
+                                        "failing."),
+    page: int = typer.Option(2000, "--partition-size-limit-per-response", metavar="N",
+                             help="Live: partitions per DescribeTopicPartitions answer (the broker caps it)."),
     at_offset: AtOffset = None,
     at_time: AtTime = None,
     unavailable: bool = typer.Option(False, "--unavailable-partitions",
@@ -35,11 +54,16 @@ def describe(
     config: ServerConfig = None,
     output: OutputOpt = None,
 ):
-    """The topics' partitions as kafka-topics --describe prints them, from the image.
+    """The topics' partitions as kafka-topics --describe prints them, live or from the image.
 
-    Live brokers are the registered, unfenced ones. min.insync.replicas is the topic's,
-    else the cluster's dynamic default, else the -c server.properties' value, else 1.
-    Text is Kafka's lines on stdout and a count summary on stderr.
+    With --bootstrap-server: asked of the brokers as Kafka 4.3's tool asks them
+    (DescribeCluster, DescribeTopicPartitions paged, DescribeConfigs,
+    ListPartitionReassignments). From a log dir: live brokers are the registered,
+    unfenced ones; min.insync.replicas is the topic's, else the cluster's dynamic
+    default, else the -c server.properties' value, else 1. Text is Kafka's lines on
+    stdout and a count summary on stderr.
+
+    Example: quorumctl topics describe --bootstrap-server localhost:9092 --under-min-isr-partitions
 
     Example: quorumctl topics describe /var/lib/kafka/meta --unavailable-partitions --at-time 2024-05-01T02:00:00Z
     """
@@ -51,17 +75,44 @@ def describe(
     from ..render.output import Output, resolve, write_bytes_to_stdout
     from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text
 
-    if at_offset is not None and at_time is not None:
-        raise InputError("give --at-offset or --at-time, not both")
-    static = None
-    if config is not None:
-        from ..config.server import load
-        static = load(config).props
     filters = tuple(f for f, on in (("unavailable", unavailable), ("under-replicated", under_replicated),
                                     ("under-min-isr", under_min_isr), ("at-min-isr", at_min_isr)) if on)
-    point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
-    # the topics written as they are computed (a million partitions built whole were a GB)
-    doc = describe_document(list(log_dir), point, topic=topic, filters=filters, static=static, lazy=True)
+    if overrides and filters:
+        raise InputError(f"--topics-with-overrides cannot be used with --{filters[0]}-partitions "
+                         "(kafka-topics refuses it too)")
+    if if_exists and topic is None and topic_id is None:
+        raise InputError("--if-exists needs --topic or --topic-id (kafka-topics: --topic or --topic-id is "
+                         "required to describe a topic)")
+    options = {"topic": topic, "topic_id": topic_id, "exclude_internal": exclude_internal, "filters": filters,
+               "overrides": overrides, "if_exists": if_exists}
+    if bootstrap_server is not None:
+        if log_dir:
+            raise InputError("give a log dir or --bootstrap-server, not both")
+        for flag, given in (("--at-offset", at_offset is not None), ("--at-time", at_time is not None),
+                            ("--config", config is not None)):
+            if given:
+                raise InputError(f"{flag} reads a log dir's image: it has no meaning with --bootstrap-server")
+        from ..protocol.topics import describe as describe_live
+        doc = describe_live(bootstrap_server, command_config, timeout, page=page, **options)
+    else:
+        if not log_dir:
+            raise InputError("give a metadata log dir (offline) or --bootstrap-server (live)")
+        for flag, given in (("--command-config", command_config is not None), ("--timeout", timeout is not None)):
+            if given:
+                raise InputError(f"{flag} is for --bootstrap-server: a log dir is read offline")
+        if at_offset is not None and at_time is not None:
+            raise InputError("give --at-offset or --at-time, not both")
+        static = None
+        if config is not None:
+            from ..config.server import load
+            static = load(config).props
+        point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
+        # the topics written as they are computed (a million partitions built whole were a GB)
+        doc = describe_document(list(log_dir), point, static=static, lazy=True, **options)
+    if topic is not None and topic_id is not None and if_exists:
+        # kafka-topics says so on stdout in this case (and only this one)
+        sys.stdout.write("Only topic id will be used when both --topic and --topic-id are specified and topicId "
+                         "is not Uuid.ZERO_UUID\n")
     mode = resolve(output)
     if mode is Output.json:
         write_bytes_to_stdout(lambda write: write_describe_json(doc, write))

@@ -184,6 +184,28 @@ def select(doc: dict, path: str | None):
     return node
 
 
+def children(node) -> list[str]:
+    """The names under a node of the tree (the metadata shell's `ls`): a topic's
+    partitions stand beside its id, as its paths (/topics/NAME/P) have them."""
+    if not isinstance(node, dict):
+        return []
+    if set(node) == {"id", "partitions"} and isinstance(node["partitions"], dict):
+        return ["id", *node["partitions"]]
+    return list(node)
+
+
+def walk_paths(node, prefix: str = ""):
+    """Every path of the tree under `node` (at `prefix`), parents before children
+    (the metadata shell's `find`)."""
+    yield prefix or "/"
+    if not isinstance(node, dict):
+        return
+    topic = set(node) == {"id", "partitions"} and isinstance(node["partitions"], dict)
+    for name in children(node):
+        child = node["partitions"][name] if topic and name != "id" else node[name]
+        yield from walk_paths(child, f"{prefix}/{name}")
+
+
 def _topic_subtree(img: Image, path: str | None):
     """The tree for a path under /topics/NAME with only that topic built (None when
     the path is not one, or names no topic: select then words the error from all)."""

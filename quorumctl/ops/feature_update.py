@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..versions import (CONTROLLER_REGISTRATION_LEVEL, FEATURES, MAX_LEVEL, METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL,
-                        NAME_OF, java_short, java_trim, parse_release_version)
+                        NAME_OF, default_level, java_short, java_trim, parse_release_version)
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -44,13 +44,39 @@ class Change:
     upgrade_type: int
 
 
-def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False) -> Change:
-    """FeatureCommand.handleUpgradeOrDowngrade's reading of --metadata and --feature
-    (Kafka 4.3): a metadata.version by name (unstable ones known too, as Kafka's
-    fromVersionString(.., true)), feature=level pairs parsed as Java shorts."""
-    if op not in ("upgrade", "downgrade"):
+def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False,
+                 release_version: str | None = None) -> Change:
+    """FeatureCommand.handleUpgradeOrDowngrade's reading of --release-version, --metadata
+    and --feature (Kafka 4.3): a metadata.version by name (unstable ones known too, as
+    Kafka's fromVersionString(.., true)), feature=level pairs parsed as Java shorts;
+    --release-version alone, with every production feature at its default level for
+    that metadata.version (an upgrade leaves out the features whose default is 0).
+    `disable` (handleDisable): `features` are names, each to level 0, a downgrade."""
+    if op not in ("upgrade", "downgrade", "disable"):
         raise ValueError(op)
+    kind = UPGRADE if op == "upgrade" else (UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE)
     updates: dict[str, int] = {}
+    if op == "disable":
+        for name in features or ():
+            if name in updates:
+                raise FeatureUpdateError(f"Feature {name} was specified more than once.")
+            updates[name] = 0
+        if not updates:
+            raise FeatureUpdateError(f"You must specify at least one feature to {op}")
+        return Change(op, updates, kind)
+    if release_version is not None:
+        if metadata is not None or features:
+            raise FeatureUpdateError("Can not specify `release-version` with other feature flags.")
+        try:
+            _name, mv = parse_release_version(release_version, unstable=True)
+        except InputError as e:
+            raise FeatureUpdateError(str(e)) from None
+        updates[METADATA_VERSION] = mv
+        for name, spec in FEATURES.items():
+            level = default_level(spec, mv)
+            if kind != UPGRADE or level > 0:     # "Don't send a request to upgrade a feature to 0."
+                updates[name] = level
+        return Change(op, updates, kind)
     if metadata is not None:
         try:
             _name, level = parse_release_version(metadata, unstable=True)
@@ -64,7 +90,6 @@ def parse_change(op: str, metadata: str | None, features: list[str] | None, unsa
         updates[name] = level
     if not updates:
         raise FeatureUpdateError(f"You must specify at least one feature to {op}")
-    kind = UPGRADE if op == "upgrade" else (UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE)
     return Change(op, updates, kind)
 
 
@@ -238,10 +263,12 @@ def command_lines(change: Change, errors: dict[str, str | None], dry_run: bool) 
     for feature in sorted(errors):
         level = change.updates[feature]
         err = errors[feature]
+        what = f"disable {feature}" if change.op == "disable" else f"{change.op} {feature} to {level}"
         if err is not None:
-            out.append(f"{'Can not' if dry_run else 'Could not'} {change.op} {feature} to {level}. {err}")
+            out.append(f"{'Can not' if dry_run else 'Could not'} {what}. {err}")
         else:
-            out.append(f"{feature}{' can be ' if dry_run else ' was '}{change.op}d to {level}.")
+            done = "disabled." if change.op == "disable" else f"{change.op}d to {level}."
+            out.append(f"{feature}{' can be ' if dry_run else ' was '}{done}")
     return out
 
 

@@ -453,11 +453,22 @@ class Features:
 
 
 def describe_features(bootstrap_server: str | None, bootstrap_controller: str | None,
-                      command_config: str | None, timeout: float | None) -> Features:
+                      command_config: str | None, timeout: float | None, node_id: int | None = None) -> Features:
     """`features describe`: the first bootstrap address that answers (of the kind
-    the option says) gives its supported ranges and finalized levels."""
+    the option says) gives its supported ranges and finalized levels; with `node_id`
+    (kafka-features describe --node-id), that node, found among the brokers
+    (--bootstrap-server) or the controllers (--bootstrap-controller) DescribeCluster lists."""
+    if node_id is not None and node_id < 0:
+        raise InputError(f"Invalid node id {node_id}: must be non-negative.")
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         conn = client.bootstrap_connection()
+        if node_id is not None:
+            nodes = client.cluster_info().nodes
+            if node_id not in nodes:
+                kind = "brokers" if client.mode == "server" else "controllers"
+                raise ClusterError(f"node {node_id} is not among the {kind} {conn.name} lists "
+                                   f"({', '.join(map(str, sorted(nodes))) or 'none'})")
+            conn = client._conn(nodes[node_id])
         epoch = conn.finalized_features_epoch
         return Features(dict(conn.supported_features), dict(conn.finalized_features),
                         epoch if epoch is not None and epoch >= 0 else None, conn.name)

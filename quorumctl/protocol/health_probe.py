@@ -223,8 +223,26 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     fetch = fetch_timeout_ms if fetch_timeout_ms is not None else (cfg_fetch or DEFAULT_FETCH_TIMEOUT_MS)
     if fetch <= 0:
         raise InputError(f"--fetch-timeout-ms must be positive, not {fetch}")
+    part = None
+    if servers:
+        # the data partitions (health_partitions), asked of a broker while the controllers are probed
+        import threading
+        from .health_partitions import probe_partitions
+        box: list = []
+        def ask():
+            try:
+                box.append(probe_partitions(servers, cfg, time.monotonic() + timeout))
+            except QuorumctlError as e:
+                from .health_partitions import PartitionHealth
+                box.append(PartitionHealth(str(servers[0]), error=str(e)))
+        part = threading.Thread(target=ask, daemon=True)
+        part.start()
     h = check_health(cfg, controllers=controllers, servers=servers, config_voters=voters,
                      config_bootstrap=boot, timeout_s=timeout, fetch_timeout_ms=fetch)
+    if part is not None:
+        from .health_partitions import apply
+        part.join(timeout + 1)
+        apply(h, box[0] if box else None)
     if restart_ids:
         h.restart = can_restart(h, restart_ids)
     return h

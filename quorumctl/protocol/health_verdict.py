@@ -107,6 +107,7 @@ class Health:
     quorum: Quorum | None
     notes: list[str] = field(default_factory=list)   # worth knowing, not a reason to be degraded
     restart: RestartAnswer | None = None
+    partitions: object = None    # health_partitions.PartitionHealth: the data partitions, asked of a broker
 
 def _caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
     if r is leader:

@@ -254,6 +254,111 @@ REMOVE_RAFT_VOTER_RESPONSE = Message("RemoveRaftVoterResponse", "0", _VOTER_CHAN
                                      flexible="0+", api_key=81, kind="response")
 
 
+# -- DescribeConfigs (32), Kafka 4.3.0's v1-4: `topics describe`'s Configs column and
+# min.insync.replicas (ConfigSource 5 = DEFAULT_CONFIG, what kafka-topics leaves out)
+DESCRIBE_CONFIGS_REQUEST = Message("DescribeConfigsRequest", "1-4", [
+    F("Resources", "[]DescribeConfigsResource", fields=[
+        F("ResourceType", "int8"),
+        F("ResourceName", "string"),
+        F("ConfigurationKeys", "[]string", nullable="0+"),
+    ]),
+    F("IncludeSynonyms", "bool", "1+", default=False),
+    F("IncludeDocumentation", "bool", "3+", default=False),
+], flexible="4+", api_key=32, kind="request")
+
+DESCRIBE_CONFIGS_RESPONSE = Message("DescribeConfigsResponse", "1-4", [
+    F("ThrottleTimeMs", "int32"),
+    F("Results", "[]DescribeConfigsResult", fields=[
+        F("ErrorCode", "int16"),
+        F("ErrorMessage", "string", nullable="0+"),
+        F("ResourceType", "int8"),
+        F("ResourceName", "string"),
+        F("Configs", "[]DescribeConfigsResourceResult", fields=[
+            F("Name", "string"),
+            F("Value", "string", nullable="0+"),
+            F("ReadOnly", "bool"),
+            F("ConfigSource", "int8", "1+", default=-1, ignorable=True),
+            F("IsSensitive", "bool"),
+            F("Synonyms", "[]DescribeConfigsSynonym", "1+", ignorable=True, fields=[
+                F("Name", "string", "1+"),
+                F("Value", "string", "1+", nullable="0+"),
+                F("Source", "int8", "1+"),
+            ]),
+            F("ConfigType", "int8", "3+", default=0, ignorable=True),
+            F("Documentation", "string", "3+", nullable="0+", ignorable=True),
+        ]),
+    ]),
+], flexible="4+", api_key=32, kind="response")
+
+# -- ListPartitionReassignments (46), v0: kafka-topics --describe's Adding/Removing Replicas
+LIST_PARTITION_REASSIGNMENTS_REQUEST = Message("ListPartitionReassignmentsRequest", "0", [
+    F("TimeoutMs", "int32", default=60000),
+    F("Topics", "[]ListPartitionReassignmentsTopics", nullable="0+", default=NULL, fields=[
+        F("Name", "string"),
+        F("PartitionIndexes", "[]int32"),
+    ]),
+], flexible="0+", api_key=46, kind="request")
+
+LIST_PARTITION_REASSIGNMENTS_RESPONSE = Message("ListPartitionReassignmentsResponse", "0", [
+    F("ThrottleTimeMs", "int32"),
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+    F("Topics", "[]OngoingTopicReassignment", fields=[
+        F("Name", "string"),
+        F("Partitions", "[]OngoingPartitionReassignment", fields=[
+            F("PartitionIndex", "int32"),
+            F("Replicas", "[]int32"),
+            F("AddingReplicas", "[]int32"),
+            F("RemovingReplicas", "[]int32"),
+        ]),
+    ]),
+], flexible="0+", api_key=46, kind="response")
+
+# -- UnregisterBroker (64), v0 (KIP-919's kafka-cluster unregister) ---------------------------
+UNREGISTER_BROKER_REQUEST = Message("UnregisterBrokerRequest", "0", [
+    F("BrokerId", "int32"),
+], flexible="0+", api_key=64, kind="request")
+
+UNREGISTER_BROKER_RESPONSE = Message("UnregisterBrokerResponse", "0", [
+    F("ThrottleTimeMs", "int32"),
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+], flexible="0+", api_key=64, kind="response")
+
+# -- DescribeTopicPartitions (75), v0 (KIP-966): the partitions of topics, paged by a
+# cursor (ResponsePartitionLimit per answer); an empty topic list means every topic
+_CURSOR = [F("TopicName", "string"), F("PartitionIndex", "int32")]
+
+DESCRIBE_TOPIC_PARTITIONS_REQUEST = Message("DescribeTopicPartitionsRequest", "0", [
+    F("Topics", "[]TopicRequest", fields=[F("Name", "string")]),
+    F("ResponsePartitionLimit", "int32", default=2000),
+    F("Cursor", "Cursor", nullable="0+", default=NULL, fields=_CURSOR),
+], flexible="0+", api_key=75, kind="request")
+
+DESCRIBE_TOPIC_PARTITIONS_RESPONSE = Message("DescribeTopicPartitionsResponse", "0", [
+    F("ThrottleTimeMs", "int32", ignorable=True),
+    F("Topics", "[]DescribeTopicPartitionsResponseTopic", fields=[
+        F("ErrorCode", "int16"),
+        F("Name", "string", nullable="0+"),
+        F("TopicId", "uuid", ignorable=True),
+        F("IsInternal", "bool", default=False, ignorable=True),
+        F("Partitions", "[]DescribeTopicPartitionsResponsePartition", fields=[
+            F("ErrorCode", "int16"),
+            F("PartitionIndex", "int32"),
+            F("LeaderId", "int32"),
+            F("LeaderEpoch", "int32", default=-1, ignorable=True),
+            F("ReplicaNodes", "[]int32"),
+            F("IsrNodes", "[]int32"),
+            F("EligibleLeaderReplicas", "[]int32", nullable="0+", default=NULL),
+            F("LastKnownElr", "[]int32", nullable="0+", default=NULL),
+            F("OfflineReplicas", "[]int32", ignorable=True),
+        ]),
+        F("TopicAuthorizedOperations", "int32", default=-2147483648),
+    ]),
+    F("NextCursor", "Cursor", nullable="0+", default=NULL, fields=_CURSOR),
+], flexible="0+", api_key=75, kind="response")
+
+
 # -- the API table ------------------------------------------------------------------
 
 class Api:
@@ -277,6 +382,10 @@ class Api:
 
 
 METADATA = 3
+DESCRIBE_CONFIGS = 32
+LIST_PARTITION_REASSIGNMENTS = 46
+UNREGISTER_BROKER = 64
+DESCRIBE_TOPIC_PARTITIONS = 75
 SASL_HANDSHAKE = 17
 API_VERSIONS = 18
 SASL_AUTHENTICATE = 36
@@ -296,6 +405,12 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(DESCRIBE_CLUSTER, "DescribeCluster", DESCRIBE_CLUSTER_REQUEST, DESCRIBE_CLUSTER_RESPONSE, 0, 2),
     Api(ADD_RAFT_VOTER, "AddRaftVoter", ADD_RAFT_VOTER_REQUEST, ADD_RAFT_VOTER_RESPONSE, 0, 1),
     Api(REMOVE_RAFT_VOTER, "RemoveRaftVoter", REMOVE_RAFT_VOTER_REQUEST, REMOVE_RAFT_VOTER_RESPONSE, 0, 0),
+    Api(DESCRIBE_CONFIGS, "DescribeConfigs", DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE, 1, 4),
+    Api(LIST_PARTITION_REASSIGNMENTS, "ListPartitionReassignments", LIST_PARTITION_REASSIGNMENTS_REQUEST,
+        LIST_PARTITION_REASSIGNMENTS_RESPONSE, 0, 0),
+    Api(UNREGISTER_BROKER, "UnregisterBroker", UNREGISTER_BROKER_REQUEST, UNREGISTER_BROKER_RESPONSE, 0, 0),
+    Api(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", DESCRIBE_TOPIC_PARTITIONS_REQUEST,
+        DESCRIBE_TOPIC_PARTITIONS_RESPONSE, 0, 0),
 )}
 
 

@@ -166,6 +166,9 @@ def health_doc(h) -> dict:
     }
     if h.restart is not None:
         doc["canRestart"] = restart_doc(h.restart)
+    if getattr(h, "partitions", None) is not None:
+        from ..protocol.health_partitions import partitions_doc
+        doc["partitions"] = partitions_doc(h.partitions)
     return doc
 
 
@@ -174,6 +177,11 @@ def to_json(doc: dict) -> str:
 
 
 # -- health as text --------------------------------------------------------------------
+
+
+def partitions_line(ph) -> str:
+    return (f"{ph.partitions} in {ph.topics} topic(s) from {ph.source}: {ph.leaderless} leaderless, "
+            f"{ph.under_replicated} under-replicated, {ph.under_min_isr} under min ISR")
 
 
 def health_text(h) -> str:
@@ -187,6 +195,9 @@ def health_text(h) -> str:
                      f"fetch timeout {h.fetch_timeout_ms} ms)")
         lines.append("CanLose:                " + (UNKNOWN if h.can_lose is None else
                                                    f"{h.can_lose} more voter{'s' if h.can_lose != 1 else ''}"))
+    ph = getattr(h, "partitions", None)
+    if ph is not None and ph.error is None:
+        lines.append("Partitions:             " + partitions_line(ph))
     for r in h.reasons:
         lines.append(f"Reason:                 {r}")
     for r in h.notes:
@@ -301,6 +312,9 @@ def health_table(h):
     from rich.table import Table
     colour = {"healthy": "green", "degraded": "yellow"}.get(h.verdict, "red")
     caption = h.reasons + [f"note: {n}" for n in h.notes]
+    ph = getattr(h, "partitions", None)
+    if ph is not None and ph.error is None:
+        caption = ["partitions: " + partitions_line(ph)] + caption
     if h.restart is not None:
         caption += ["can restart " + r for r in restart_lines(h.restart)]
     t = Table(title=f"Quorum health: [bold {colour}]{h.verdict.upper()}[/]", caption="\n".join(caption) or None,

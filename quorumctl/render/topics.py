@@ -9,6 +9,11 @@ def _ids(ids) -> str:
     return ",".join(str(i) for i in ids)
 
 
+def _elr(ids) -> str:
+    """ELR lists; None (the admin client's describe by topic id, from Metadata) is N/A."""
+    return "N/A" if ids is None else _ids(ids)
+
+
 def topic_line(t: dict) -> str:
     configs = ",".join(f"{c['name']}={c['value']}" for c in t["configs"])
     tid = "" if t["topicId"] == "AAAAAAAAAAAAAAAAAAAAAA" else f"\tTopicId: {t['topicId']}"
@@ -26,7 +31,7 @@ def partition_rest(p: dict) -> str:
          f"\tReplicas: {_ids(p['replicas'])}\tIsr: {_ids(p['isr'])}")
     if p["addingReplicas"] is not None:
         s += f"\tAdding Replicas: {_ids(p['addingReplicas'])}\tRemoving Replicas: {_ids(p['removingReplicas'])}"
-    return s + f"\tElr: {_ids(p['elr'])}\tLastKnownElr: {_ids(p['lastKnownElr'])}"
+    return s + f"\tElr: {_elr(p['elr'])}\tLastKnownElr: {_elr(p['lastKnownElr'])}"
 
 
 def describe_lines(doc: dict) -> list[str]:
@@ -41,9 +46,12 @@ def describe_lines(doc: dict) -> list[str]:
 
 def summary_line(doc: dict) -> str:
     s = doc["summary"]
-    a = doc["at"]
-    where = f"offset {a['offset']}" + (f", {a['time']}" if a.get("time") else "")
-    return (f"{s['listed']} partition(s) listed of {s['partitions']} in {s['topics']} topic(s) at {where}: "
+    a = doc.get("at")
+    if a is None:   # asked of a broker
+        where = f"from {doc['source']}"
+    else:
+        where = f"at offset {a['offset']}" + (f", {a['time']}" if a.get("time") else "")
+    return (f"{s['listed']} partition(s) listed of {s['partitions']} in {s['topics']} topic(s) {where}: "
             f"{s['unavailable']} unavailable, {s['under-replicated']} under-replicated, "
             f"{s['under-min-isr']} under min ISR, {s['at-min-isr']} at min ISR; "
             f"live brokers: {_ids(doc['liveBrokers']) or 'none'}")
@@ -67,7 +75,7 @@ def describe_table(doc: dict):
             cells = memo.get(id(p))
             if cells is None:
                 cells = memo[id(p)] = ("none" if p["leader"] is None else str(p["leader"]), _ids(p["replicas"]),
-                                       _ids(p["isr"]), _ids(p["elr"]), _ids(p["lastKnownElr"]), str(p["minIsr"]),
+                                       _ids(p["isr"]), _elr(p["elr"]), _elr(p["lastKnownElr"]), str(p["minIsr"]),
                                        " ".join(p["flags"]), p)
             t.add_row(topic["topic"], str(pid), *cells[:7])
     t.title = summary_line(doc)

@@ -1,0 +1,91 @@
+"""`quorumctl cluster cluster-id | list-endpoints | unregister`: kafka-cluster's
+commands (Kafka 4.3), live. Thin: parse, ask `quorumctl.protocol.cluster`, render
+with `quorumctl.render.cluster`."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..errors import ExitStatus
+from .options import Apply, BootstrapControllerC, BootstrapServerB, CommandConfigC, DryRun, PlainOutputOpt, Timeout
+
+app = typer.Typer(help="The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
+                       "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 "
+                       "--include-fenced-brokers",
+                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _json(doc) -> None:
+    from ..render.output import json_bytes
+    sys.stdout.write(json_bytes(doc).decode("utf-8") + "\n")
+
+
+@app.command("cluster-id")
+def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
+               command_config: CommandConfigC = None, timeout: Timeout = None, output: PlainOutputOpt = None):
+    """The cluster's id, as kafka-cluster cluster-id prints it.
+
+    Example: quorumctl cluster cluster-id --bootstrap-controller localhost:9093
+    """
+    from ..protocol.cluster import cluster_id as ask
+    from ..render.output import PlainOutput
+    cid = ask(bootstrap_server, bootstrap_controller, command_config, timeout)
+    if output is PlainOutput.json:
+        _json({"clusterId": cid})
+    elif cid is not None:
+        sys.stdout.write(f"Cluster ID: {cid}\n")
+    else:
+        sys.stdout.write("No cluster ID found. The Kafka version is probably too old.\n")
+
+
+@app.command("list-endpoints")
+def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
+                   command_config: CommandConfigC = None,
+                   include_fenced: bool = typer.Option(False, "--include-fenced-brokers",
+                                                       help="Also the fenced brokers (with --bootstrap-server)."),
+                   timeout: Timeout = None, output: PlainOutputOpt = None):
+    """The brokers' or the controllers' endpoints, as kafka-cluster list-endpoints prints them.
+
+    Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers
+    """
+    from ..protocol.cluster import list_endpoints as ask
+    from ..render.cluster import endpoints_text
+    from ..render.output import PlainOutput
+    doc = ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced)
+    if output is PlainOutput.json:
+        _json(doc)
+    else:
+        sys.stdout.write(endpoints_text(doc))
+
+
+@app.command("unregister")
+def unregister(broker_id: int = typer.Option(..., "--id", "-i", metavar="N", help="The broker to unregister."),
+               bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
+               command_config: CommandConfigC = None, apply: Apply = False, dry_run: DryRun = False,
+               timeout: Timeout = None, output: PlainOutputOpt = None):
+    """Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.
+
+    Refused (exit 1) while the broker is unfenced (running and heartbeating) or not
+    registered. The plan names what its registration holds: the partitions that list it
+    as a replica, in the ISR or ELR, and the feature level checks it takes part in.
+
+    Example: quorumctl cluster unregister --bootstrap-server localhost:9092 --id 6 --apply
+    """
+    from ..errors import InputError
+    from ..protocol.cluster import unregister as plan_for
+    from ..render.cluster import plan_text
+    from ..render.output import PlainOutput
+    if apply and dry_run:
+        raise InputError("give --apply or --dry-run, not both")
+    plan = plan_for(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id, apply)
+    if output is PlainOutput.json:
+        _json(plan.doc())
+    else:
+        sys.stdout.write(plan_text(plan))
+    raise typer.Exit(ExitStatus.of(plan.refused is not None or plan.applied is False))
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="cluster")

@@ -1,0 +1,20 @@
+"""The table of docs/kafka-command-lines.md: Kafka's documented command lines and
+the quorumctl line each runs as (test_kafka_live runs the live rows,
+test_kafka_help_parity the offline ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "kafka-command-lines.md"
+
+
+def doc_rows(kind: str) -> list[dict]:
+    """The rows whose `run` cell is `kind` (live or offline)."""
+    rows = []
+    for line in DOC.read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[3] == kind:
+            rows.append({"kafka": cells[0].strip("`"), "quorumctl": cells[1].strip("`"), "exit": int(cells[2]),
+                         "note": cells[4]})
+    return rows

@@ -15,7 +15,7 @@ import pytest
 from samples import FIXTURES
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
-pytestmark = pytest.mark.skipif(not DYN.exists(), reason=f"the real fixtures are absent ({FIXTURES})")
+pytestmark = pytest.mark.shared("reference/fixtures/kafka-3.9.0-dynamic")
 
 SECRETS = ["hunter2-keystore", "s3cr3t-truststore", "jaas-pw-77", "token-abc-123", "keypass-xyz", "plain-pw-9"]
 

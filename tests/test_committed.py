@@ -15,7 +15,7 @@ from quorumctl.testing.synth import B, write_replica
 from logfiles import tree
 from samples import FIXTURES
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/reference/fixtures is absent")
+needs_fixtures = pytest.mark.shared("reference/fixtures")
 
 
 def state(cli, *dirs, extra=()):

@@ -211,7 +211,7 @@ def test_unreachable_is_exit_3(cli):
 
 # -- offline, on a real Kafka 3.7.0 controller's log dir -------------------------------------
 
-needs_fixtures = pytest.mark.skipif(not STATIC_C1.is_dir(), reason="no ../shared/reference/fixtures")
+needs_fixtures = pytest.mark.shared("reference/fixtures/kafka-3.7.0-static/data/c1")
 
 
 @needs_fixtures

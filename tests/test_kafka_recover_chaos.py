@@ -27,7 +27,7 @@ import recover_chaos as rc  # noqa: E402
 from kafka41 import free_base_port  # noqa: E402  (ports apart per xdist worker, as the other Kafka tests)
 
 
-@pytest.mark.skipif(rc.skip_reason("4.3") is not None, reason=rc.skip_reason("4.3") or "")
+@pytest.mark.kafka("4.3")
 @pytest.mark.timeout(1800)   # a cluster, a workload, a recovery and two controllers added back
 def test_recover_chaos_run_lagging_survivor_and_premature_recover(tmp_path):
     lines = []

@@ -29,8 +29,7 @@ from quorumctl.testing.synth import B, write_replica
 from samples import FIXTURES
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
-needs_fixtures = pytest.mark.skipif(not DYN.is_dir(), reason="../shared/reference/fixtures is absent (the real "
-                                    "Kafka 3.9 replicas the clashing copies are made from)")
+needs_fixtures = pytest.mark.shared("reference/fixtures/kafka-3.9.0-dynamic")   # the clashing copies are made from its replicas
 SEGMENT = "00000000000000000000.log"
 T = 1_800_000_000_000
 

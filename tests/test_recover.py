@@ -25,8 +25,7 @@ from logfiles import tree
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
 STATIC = FIXTURES / "kafka-3.7.0-static" / "data"
-pytestmark = pytest.mark.skipif(not DYN.exists() or not STATIC.exists(),
-                                reason=f"the real fixtures are absent ({FIXTURES})")
+pytestmark = pytest.mark.shared("reference/fixtures")
 C1_DIR = "DfqkWOlJTZ-abG8pUGocIA"
 
 

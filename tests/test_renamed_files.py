@@ -14,7 +14,7 @@ from quorumctl.logdir import filekinds
 from samples import FIXTURES
 
 SNAP1 = FIXTURES / "kafka-3.7.0-static" / "snap1"
-pytestmark = pytest.mark.skipif(not SNAP1.is_dir(), reason="../shared/reference/fixtures is absent")
+pytestmark = pytest.mark.shared("reference/fixtures/kafka-3.7.0-static/snap1")
 SEG = ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"]
 SNAP = "00000000000000000092-0000000002.checkpoint"
 

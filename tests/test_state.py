@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from quorumctl.testing.synth import B, write_replica
 from samples import CORPUS, FIXTURES, SHARED
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (corpus and fixtures live there)")
+needs_shared = pytest.mark.shared
 
 
 def state_json(cli, *dirs):

@@ -76,7 +76,7 @@ def test_timeline_shows_what_the_net_diff_hides(cli, tmp_path):
     assert "timeline" not in json.loads(out)
 
 
-@pytest.mark.skipif(not FLINK.is_dir(), reason="../shared/corpus is absent")
+@pytest.mark.shared("corpus/rjmfernandes__flink-on-prem/data")
 @pytest.mark.parametrize("frm, to", [(2000, 2400), (16800, 17026), (0, 17026)])
 def test_timeline_composes_to_the_net_diff_on_a_real_log(frm, to):
     """Folding each path's first before and last after over the timeline gives the net diff."""

@@ -9,10 +9,12 @@ fixtures and hypothesis tests can use it too."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -276,15 +278,31 @@ def pytest_collection_modifyitems(config, items):
                                  order[item.path.name]))
 
 
-def _run(*args) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `quorumctl ARGS...`."""
+class Result(NamedTuple):
+    """What `quorumctl ARGS` did: unpacks as (code, out, err)."""
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        """stdout read as one JSON document."""
+        return json.loads(self.out)
+
+
+def _run(*args, code: int | None = None) -> Result:
+    """`quorumctl ARGS...`; with `code`, the test fails unless it exits with it."""
     from quorumctl.cli.main import run_captured
-    return run_captured(args)
+    r = Result(*run_captured(args))
+    if code is not None and r.code != code:
+        pytest.fail(f"quorumctl {' '.join(map(str, args))}: exit {r.code}, expected {code}\n"
+                    f"--- stdout\n{r.out[-3000:]}--- stderr\n{r.err[-3000:]}", pytrace=False)
+    return r
 
 
 @pytest.fixture(scope="session")
 def cli():
-    """`cli(*args) -> (exit code, stdout, stderr)`: the real entry point, in process."""
+    """`cli(*args, code=None) -> Result(code, out, err)`: the real entry point, in
+    process. `code=N` fails the test unless quorumctl exits N; `.json()` parses stdout."""
     return _run
 
 
@@ -298,8 +316,7 @@ def verify_clean(cli):
             filekinds.log_dir_files([str(path)])
         except InputError:
             return   # only temporary files (an interrupted write): verify refuses such a dir, nothing to check
-        code, out, err = cli("verify", "-o", "text", str(path))
-        assert code == 0, out + err
+        cli("verify", "-o", "text", str(path), code=0)
     return check
 
 

@@ -17,7 +17,7 @@ from quorumctl import versions
 from quorumctl.ops import formatter as storage_format
 from quorumctl.ops import initial_voters
 from logfiles import decode, tree
-from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
+from samples import CORPUS, FIXTURES, SAMPLES, blocks
 
 needs_shared = pytest.mark.shared
 CID = "rTcAzcTXQpG_6c1zYns8Xw"

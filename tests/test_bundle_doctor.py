@@ -99,7 +99,7 @@ def test_doctor_config_findings(cli, tmp_path):
     nid = next(f for f in doc["findings"] if f["code"] == "node-id-mismatch")
     assert nid["evidence"] == [f"{DYN / 'b4' / 'meta.properties'}:{_line(DYN / 'b4' / 'meta.properties', 'node.id')}"
                                ": node.id=4", f"{b4}:1: node.id=5"]
-    code, out, err = cli("doctor", "-c", c1, "-c", b4)
+    code, out, err = cli("doctor", "-c", c1, "-c", b4, code=1)
     assert out.splitlines()[-1] == "5 finding(s): 3 error(s), 2 warning(s)"
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import generate  # noqa: E402  (tools/generate.py: build-time, outside the package)
+import generate  # tools/generate.py (build-time, outside the package; on pytest's pythonpath)
 from quorumctl.testing.synth import B, write_replica
 
 REPO = Path(__file__).resolve().parents[1]

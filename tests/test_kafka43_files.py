@@ -153,7 +153,8 @@ def c43(cli, tmp_path_factory):
 
 
 def _cordoned(cli, log: Path) -> bool:
-    code, out, _ = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(log))
+    # a live log: any exit status; only whether a record it read so far says so matters
+    out = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(log)).out
     return '"cordonedLogDirs":["' in out
 
 

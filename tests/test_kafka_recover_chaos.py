@@ -17,14 +17,10 @@ test_kafka41_recover.py. The full run (8+ per version) is
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos as rc  # noqa: E402
-from kafka41 import free_base_port  # noqa: E402  (ports apart per xdist worker, as the other Kafka tests)
+import recover_chaos as rc  # tools/recover_chaos.py (on pytest's pythonpath)
+from kafka41 import free_base_port  # ports apart per xdist worker, as the other Kafka tests
 
 
 @pytest.mark.kafka("4.3")

@@ -120,7 +120,7 @@ class Changes:
         for p, a, b in items:
             _count(s, _kind(p), a, b)
         n = len(items)
-        for name, pid, a, b in self._topics():
+        for _name, pid, a, b in self._topics():
             _count(s, "topic" if pid is None else "partition", a, b)
             n += 1
         self.count = n

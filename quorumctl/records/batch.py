@@ -244,7 +244,7 @@ def iter_records(batch: Batch) -> Iterator[Record]:
     try:
         while True:
             try:
-                for done in range(done, count):
+                for done in range(done, count):  # noqa: B007, B020 - resumes at `done`; the except reads it
                     start = pos
                     length, pos = varint(data, pos)
                     end = pos + length

@@ -301,7 +301,7 @@ class SimulatedCluster:
                 obs = replica(vid, lead["logEndOffset"] if lead else 0, now, now, did)
             self.voters.append(obs)
             self.nodes = [n for n in self.nodes if n["nodeId"] != vid]
-            self.nodes.append({"nodeId": vid, "listeners": [dict(l) for l in body["listeners"]]})
+            self.nodes.append({"nodeId": vid, "listeners": [dict(e) for e in body["listeners"]]})
             return 0, None
 
     def remove_voter(self, body: dict) -> tuple[int, str | None]:

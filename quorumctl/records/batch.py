@@ -462,10 +462,6 @@ class LegacyEntry:
         return self.length + LOG_OVERHEAD
 
 
-def iter_batches(source, **kw):
-    return iter(BatchReader(source, **kw))
-
-
 CUT_WINDOW = 64 << 10
 
 

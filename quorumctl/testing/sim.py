@@ -39,7 +39,7 @@ from ..protocol import kerrors
 from ..protocol import messages
 from ..protocol.quorum import ZERO_UUID
 from ..protocol.wire import decode_request, encode_response, frame
-from ..schema.codec import DecodeError, uuid_str
+from ..schema.codec import DecodeError
 from .auth import AuthFailed, server_mechanism
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -720,15 +720,6 @@ class SimNode:
 
     def _h81(self, version: int, body: dict, state: dict):  # RemoveRaftVoter
         return self._voter_change(lambda: self.cluster.remove_voter(body))
-
-
-def new_directory_id() -> str:
-    """A random directory id, never one whose text starts with '-'."""
-    import os
-    while True:
-        s = uuid_str(os.urandom(16))
-        if not s.startswith("-") and s != ZERO_UUID:
-            return s
 
 
 def closed_port() -> int:

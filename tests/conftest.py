@@ -64,7 +64,7 @@ def pytest_runtest_makereport(item, call):
 #   shared("reference/fixtures")  reads ../shared (the argument: the part it reads)
 #   kafka("4.3")                  runs a real Kafka release from ../shared/kafka (4.1 unless
 #                                 named); implies shared
-#   spark                         starts a Spark JVM or imports pyspark; a test using the
+#   spark                         starts a Spark JVM; a test using the
 #                                 `spark` fixture gets it here
 #   java                          starts a JVM of its own (not Spark's, not Kafka's)
 #   root                          needs root
@@ -73,8 +73,8 @@ def pytest_runtest_makereport(item, call):
 # runs everything else, with no skip, in a clone with no ../shared beside it. That a test
 # using one of these is marked is checked while it runs: an audit hook sees every file it
 # opens or lists, every link and every process it starts, and a test that touches
-# ../shared without `shared`, runs Kafka's scripts without `kafka`, imports pyspark
-# without `spark` or starts a JVM with none of kafka, spark, java fails, naming the marker.
+# ../shared without `shared`, runs Kafka's scripts without `kafka`, or starts a JVM
+# (java, spark-submit, ...) with none of kafka, spark, java fails, naming the marker.
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _SHARED_PREFIXES = tuple(dict.fromkeys(str(p) + os.sep for p in (SHARED, SHARED.resolve())))
 _KAFKA_PREFIXES = tuple(p + "kafka" + os.sep for p in _SHARED_PREFIXES)
@@ -116,10 +116,24 @@ def _audit(event: str, args) -> None:
         cwd = args[2] if event == "subprocess.Popen" and len(args) > 2 else None
         _touches([exe, *argv, cwd], "runs")
         program = exe if exe is not None else (argv[0] if argv else None)
-        if isinstance(program, (str, bytes, os.PathLike)) and os.path.basename(os.fsdecode(program)) in _JVM_PROGRAMS:
+        if isinstance(program, (str, bytes, os.PathLike)) and _is_jvm(os.fsdecode(program)):
             _watch["needs"].setdefault("jvm", f"starts {os.fsdecode(program)}")
-    elif event == "import" and (args[0] == "pyspark" or str(args[0]).startswith("pyspark.")):
-        _watch["needs"].setdefault("spark", "imports pyspark")
+
+
+def _is_jvm(program: str) -> bool:
+    """Spark's launch scripts, or a real `java` (a binary: a test's stand-in is a script)."""
+    name = os.path.basename(program)
+    if name != "java":
+        return name in _JVM_PROGRAMS
+    _watch["on"] = False   # reading it is not the test's doing
+    try:
+        path = program if os.sep in program else shutil.which(program)
+        with open(path or program, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+    finally:
+        _watch["on"] = True
 
 
 sys.addaudithook(_audit)
@@ -148,7 +162,7 @@ def _check_needs(item, rep) -> None:
                                  f"(or pytestmark = pytest.mark.{m}; docs/testing.md)" for m, why in missing.items())
 
 
-def _skip_reason(item) -> str | None:
+def _cannot_run(item) -> str | None:
     """Why a marked test cannot run here, or None."""
     for m in item.iter_markers("root"):
         if os.geteuid() != 0:
@@ -194,7 +208,7 @@ def _mark_needs(items) -> None:
 
 
 def pytest_runtest_setup(item):
-    if (why := _skip_reason(item)) is not None:
+    if (why := _cannot_run(item)) is not None:
         pytest.skip(why)
 
 

@@ -21,7 +21,6 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import metadata_log  # noqa: E402
 
 from quorumctl.records.batch import encode_batch  # noqa: E402

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_vs_kafka import best, quorumctl, real_log  # noqa: E402  (the one way this repo measures commands)
 
 RECORDS = 2_277_297

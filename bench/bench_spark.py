@@ -47,7 +47,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from bench_vs_kafka import ENV, PERF, _rss_kb, _tree, grown_log, quorumctl, real_log  # noqa: E402

@@ -80,11 +80,6 @@ def longs(text_or_raw) -> tuple[int, int]:
     return _LONGS.unpack(raw)
 
 
-def is_reserved(text: str) -> bool:
-    """One of Uuid.RESERVED (zero, or the metadata topic id)."""
-    return canonical(text) in RESERVED
-
-
 def is_reserved_directory_id(text_or_raw) -> bool:
     """DirectoryId.reserved(): msb == 0 and lsb < 100 (signed, as in Java)."""
     msb, lsb = longs(text_or_raw)

@@ -8,8 +8,13 @@ fixtures and hypothesis tests can use it too."""
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import shutil
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -45,10 +50,166 @@ def _fail_skip(rep, where: str) -> None:
 def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
+    _check_needs(item, rep)
     if IN_CI and rep.skipped and not hasattr(rep, "wasxfail"):
         _fail_skip(rep, item.nodeid)
     if rep.failed and call.when == "call":
         _add_cluster_state(item, rep)
+
+
+# -- What a test needs: markers -------------------------------------------------------------
+# Each test that needs more than the repository and the test extra says so with a
+# marker (registered in pyproject.toml, described in docs/testing.md), on its module
+# (`pytestmark`), on itself, or on one parameter:
+#   shared("reference/fixtures")  reads ../shared (the argument: the part it reads)
+#   kafka("4.3")                  runs a real Kafka release from ../shared/kafka (4.1 unless
+#                                 named); implies shared
+#   spark                         starts a Spark JVM; a test using the
+#                                 `spark` fixture gets it here
+#   java                          starts a JVM of its own (not Spark's, not Kafka's)
+#   root                          needs root
+# A marked test skips, saying why, where what it needs is absent. So the fast loop,
+#   pytest -m "not kafka and not spark and not shared"
+# runs everything else, with no skip, in a clone with no ../shared beside it. That a test
+# using one of these is marked is checked while it runs: an audit hook sees every file it
+# opens or lists, every link and every process it starts, and a test that touches
+# ../shared without `shared`, runs Kafka's scripts without `kafka`, or starts a JVM
+# (java, spark-submit, ...) with none of kafka, spark, java fails, naming the marker.
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+_SHARED_PREFIXES = tuple(dict.fromkeys(str(p) + os.sep for p in (SHARED, SHARED.resolve())))
+_KAFKA_PREFIXES = tuple(p + "kafka" + os.sep for p in _SHARED_PREFIXES)
+_JVM_PROGRAMS = {"java", "spark-submit", "spark-class", "spark-shell", "pyspark", "start-connect-server.sh"}
+_watch: dict = {"on": False, "needs": {}}   # needs: marker -> the first thing seen that needs it
+
+
+def _as_path(x) -> str | None:
+    if isinstance(x, (str, bytes, os.PathLike)):
+        try:
+            p = os.fsdecode(os.fspath(x))
+        except TypeError:
+            return None
+        return os.path.abspath(p) + (os.sep if os.path.isabs(p) or p else "")
+    return None
+
+
+def _touches(paths, what: str) -> None:
+    for x in paths:
+        p = _as_path(x)
+        if p is None:
+            continue
+        if p.startswith(_KAFKA_PREFIXES) and what == "runs":
+            _watch["needs"].setdefault("kafka", f"runs {p.rstrip(os.sep)}")
+        elif p.startswith(_SHARED_PREFIXES):
+            _watch["needs"].setdefault("shared", f"{what} {p.rstrip(os.sep)}")
+
+
+def _audit(event: str, args) -> None:
+    if not _watch["on"]:
+        return
+    if event == "open" or event in ("os.listdir", "os.scandir", "glob.glob"):
+        _touches(args[:1], "reads")
+    elif event in ("os.symlink", "os.link", "shutil.copytree", "shutil.copyfile"):
+        _touches(args[:1], "links or copies")
+    elif event in ("subprocess.Popen", "os.exec", "os.posix_spawn", "os.spawn"):
+        exe, argv = args[0], args[1]
+        argv = [argv] if isinstance(argv, (str, bytes, os.PathLike)) else list(argv or ())
+        cwd = args[2] if event == "subprocess.Popen" and len(args) > 2 else None
+        _touches([exe, *argv, cwd], "runs")
+        program = exe if exe is not None else (argv[0] if argv else None)
+        if isinstance(program, (str, bytes, os.PathLike)) and _is_jvm(os.fsdecode(program)):
+            _watch["needs"].setdefault("jvm", f"starts {os.fsdecode(program)}")
+
+
+def _is_jvm(program: str) -> bool:
+    """Spark's launch scripts, or a real `java` (a binary: a test's stand-in is a script)."""
+    name = os.path.basename(program)
+    if name != "java":
+        return name in _JVM_PROGRAMS
+    _watch["on"] = False   # reading it is not the test's doing
+    try:
+        path = program if os.sep in program else shutil.which(program)
+        with open(path or program, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+    finally:
+        _watch["on"] = True
+
+
+sys.addaudithook(_audit)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _watch["on"], _watch["needs"] = True, {}
+    try:
+        yield
+    finally:
+        _watch["on"] = False
+
+
+def _check_needs(item, rep) -> None:
+    """Fail a test phase that used what its markers do not declare."""
+    needs, _watch["needs"] = _watch["needs"], {}
+    marks = {m.name for m in item.iter_markers()}
+    if "jvm" in needs and marks & {"spark", "kafka", "java"}:
+        needs.pop("jvm")
+    missing = {("java" if k == "jvm" else k): why for k, why in needs.items()
+               if ("java" if k == "jvm" else k) not in marks}
+    if missing and not rep.failed:
+        rep.outcome = "failed"
+        rep.longrepr = "; ".join(f"{item.nodeid} {why} but is not marked `{m}`: add @pytest.mark.{m} "
+                                 f"(or pytestmark = pytest.mark.{m}; docs/testing.md)" for m, why in missing.items())
+
+
+def _cannot_run(item) -> str | None:
+    """Why a marked test cannot run here, or None."""
+    for m in item.iter_markers("root"):
+        if os.geteuid() != 0:
+            return "needs root"
+    for m in item.iter_markers("shared"):
+        part = SHARED / m.args[0] if m.args else SHARED
+        if not part.exists():
+            return f"../shared/{m.args[0] if m.args else ''} is absent (docs/testing.md says how to provide it)"
+    for m in item.iter_markers("kafka"):
+        if (why := _kafka_reason(m.args[0] if m.args else "4.1")) is not None:
+            return why
+    for m in item.iter_markers("spark"):
+        if (why := _spark_reason()) is not None:
+            return why
+    for m in item.iter_markers("java"):
+        if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+            return "needs Java (none on PATH or in JAVA_HOME)"
+    return None
+
+
+@functools.cache
+def _kafka_reason(release: str) -> str | None:
+    import recover_chaos
+    return recover_chaos.skip_reason(release)
+
+
+@functools.cache
+def _spark_reason() -> str | None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        return "PySpark is not installed (pip install -e '.[test,spark]')"
+    from quorumctl.spark.session import find_java
+    return None if find_java() is not None else "Spark needs Java 17+ (none found on PATH or JAVA_HOME)"
+
+
+def _mark_needs(items) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
+        if item.get_closest_marker("kafka") is not None and item.get_closest_marker("shared") is None:
+            item.add_marker(pytest.mark.shared("kafka"))
+
+
+def pytest_runtest_setup(item):
+    if (why := _cannot_run(item)) is not None:
+        pytest.skip(why)
 
 
 def _add_cluster_state(item, rep) -> None:
@@ -130,6 +291,7 @@ MODULE_SECONDS = {
 
 
 def pytest_collection_modifyitems(config, items):
+    _mark_needs(items)
     counts: dict[str, int] = {}
     for item in items:
         counts[item.path.name] = counts.get(item.path.name, 0) + 1
@@ -139,15 +301,31 @@ def pytest_collection_modifyitems(config, items):
                                  order[item.path.name]))
 
 
-def _run(*args) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `quorumctl ARGS...`."""
+class Result(NamedTuple):
+    """What `quorumctl ARGS` did: unpacks as (code, out, err)."""
+    code: int
+    out: str
+    err: str
+
+    def json(self):
+        """stdout read as one JSON document."""
+        return json.loads(self.out)
+
+
+def _run(*args, code: int | None = None) -> Result:
+    """`quorumctl ARGS...`; with `code`, the test fails unless it exits with it."""
     from quorumctl.cli.main import run_captured
-    return run_captured(args)
+    r = Result(*run_captured(args))
+    if code is not None and r.code != code:
+        pytest.fail(f"quorumctl {' '.join(map(str, args))}: exit {r.code}, expected {code}\n"
+                    f"--- stdout\n{r.out[-3000:]}--- stderr\n{r.err[-3000:]}", pytrace=False)
+    return r
 
 
 @pytest.fixture(scope="session")
 def cli():
-    """`cli(*args) -> (exit code, stdout, stderr)`: the real entry point, in process."""
+    """`cli(*args, code=None) -> Result(code, out, err)`: the real entry point, in
+    process. `code=N` fails the test unless quorumctl exits N; `.json()` parses stdout."""
     return _run
 
 
@@ -161,8 +339,7 @@ def verify_clean(cli):
             filekinds.log_dir_files([str(path)])
         except InputError:
             return   # only temporary files (an interrupted write): verify refuses such a dir, nothing to check
-        code, out, err = cli("verify", "-o", "text", str(path))
-        assert code == 0, out + err
+        cli("verify", "-o", "text", str(path), code=0)
     return check
 
 

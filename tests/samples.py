@@ -18,7 +18,7 @@ SAMPLES = SHARED / "reference" / "samples"
 FIXTURES = SHARED / "reference" / "fixtures"
 CORPUS = SHARED / "corpus"
 
-needs_shared = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/reference is absent (Kafka's transcripts and files live there)")
+needs_shared = pytest.mark.shared("reference")   # Kafka's transcripts and files
 
 
 @dataclass

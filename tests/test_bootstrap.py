@@ -17,9 +17,9 @@ from quorumctl import versions
 from quorumctl.ops import formatter as storage_format
 from quorumctl.ops import initial_voters
 from logfiles import decode, tree
-from samples import CORPUS, FIXTURES, SAMPLES, SHARED, blocks
+from samples import CORPUS, FIXTURES, SAMPLES, blocks
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (Kafka's files live there)")
+needs_shared = pytest.mark.shared
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 SNAP = os.path.join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")
 

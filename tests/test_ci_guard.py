@@ -44,7 +44,7 @@ def test_a_clone_without_shared_fails_ci_and_only_skips_outside_it(tmp_path):
     # every test that skipped outside CI is an error (a skip at setup) under CI
     assert re.match(rf"{skipped} (errors|failed)\b", summary), summary
     assert "CI=true: tests/test_recover.py::" in p.stdout and "was skipped, which CI counts as a failure" in p.stdout
-    assert "the real fixtures are absent" in p.stdout
+    assert "../shared/reference/fixtures is absent" in p.stdout
 
 
 def test_a_module_level_skip_fails_ci(tmp_path):

@@ -243,7 +243,8 @@ def params():
                 for output in output_choices(cmd):
                     if path == ("spark-export",) and kind == "good" and (mode, output) not in SPARK_RUNS:
                         continue
-                    out.append(pytest.param(path, kind, mode, output,
+                    jvm = path == ("spark-export",) and kind == "good"
+                    out.append(pytest.param(path, kind, mode, output, marks=[pytest.mark.spark] if jvm else [],
                                             id=f"{' '.join(path)}-{kind}-{mode}-{output.strip('()')}"))
     return out
 
@@ -378,10 +379,6 @@ def check_output(run: Run, kind_of_output: str, mode: str):
 @pytest.mark.parametrize("path, kind, mode, output", params())
 def test_command(path, kind, mode, output, runs, places):
     table = cases(places)
-    if path == ("spark-export",) and kind == "good":
-        from quorumctl.spark.session import find_java
-        if find_java() is None:
-            pytest.skip("spark-export needs Java 17+ (none found)")
     run = runs[(path, kind, mode, output)]
     _args, expected = table[path][kind]
     where = f"{' '.join(run.argv)} ({mode})"

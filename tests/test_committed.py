@@ -15,7 +15,7 @@ from quorumctl.testing.synth import B, write_replica
 from logfiles import tree
 from samples import FIXTURES
 
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/reference/fixtures is absent")
+needs_fixtures = pytest.mark.shared("reference/fixtures")
 
 
 def state(cli, *dirs, extra=()):
@@ -53,10 +53,10 @@ def test_real_dynamic_quorum_minority_tail(cli, verify_clean, tmp_path):
     assert cm["voters_source"].startswith("VotersRecord: [1, 2, 3] (node 1's snapshot 00000000000000000296-")
     assert split(doc, "node 1") == (300, 300, 315)      # 300..314: only node 1 holds them
     assert split(doc, "node 2") == (300, 300, 300) and split(doc, "node 3") == (300, 300, 300)
-    code, out, _ = cli("state", "-o", "text", tmp_path / "c1", tmp_path / "c2", tmp_path / "c3")
+    code, out, _ = cli("state", "-o", "text", tmp_path / "c1", tmp_path / "c2", tmp_path / "c3", code=0)
     assert "  node 1: committed below 300; provably uncommitted 300..314 (log end offset 315)\n" in out
 
-    code, out, _ = cli("state", "-o", "table", tmp_path / "c1", tmp_path / "c2")   # two columns fit 80
+    code, out, _ = cli("state", "-o", "table", tmp_path / "c1", tmp_path / "c2", code=0)   # two columns fit 80
     rows = [line for line in out.splitlines() if "committed <" in line or "unknown" in line]
     assert rows[0].count("committed < 300") == 2 and "unknown 300..314" in rows[1], out
 
@@ -182,7 +182,7 @@ def test_voters_unknown_then_from_config(cli, tmp_path):
     code, doc = state(cli, tmp_path / "t", tmp_path / "a", tmp_path / "b")
     assert doc["committed"]["voter_sets"] == [] and doc["committed"]["voters_source"].startswith("unknown")
     assert split(doc, "node 1") == (0, 8, 8)
-    code, out, _ = cli("state", "-o", "text", tmp_path / "t", tmp_path / "a", tmp_path / "b")
+    code, out, _ = cli("state", "-o", "text", tmp_path / "t", tmp_path / "a", tmp_path / "b", code=0)
     assert "Committed entries (voters unknown):\n" in out
     assert "  node 1: nothing provably committed; unknown 0..7 (log end offset 8)\n" in out
     code, doc, _ = truncate(cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b")
@@ -205,5 +205,5 @@ def test_one_reference_output_is_unchanged(cli, tmp_path):
         "  reason: diverges from node 2: its Fetch answer is DivergingEpoch(epoch=2, endOffset=6); "
         "truncateToEndOffset gives 6")
     assert "voters:" not in out
-    code, out, _ = cli("state", "-o", "json", tmp_path / "t")
+    code, out, _ = cli("state", "-o", "json", tmp_path / "t", code=0)
     assert "committed" not in json.loads(out)

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import generate  # noqa: E402  (tools/generate.py: build-time, outside the package)
+import generate  # tools/generate.py (build-time, outside the package; on pytest's pythonpath)
 from quorumctl.testing.synth import B, write_replica
 
 REPO = Path(__file__).resolve().parents[1]
@@ -313,9 +312,9 @@ def test_man_page_content():
                 assert generate.roff(n) in text, (c.name, n)
     exit_status = text.split(".SH EXIT STATUS\n")[1].split(".SH ")[0]
     assert re.findall(r"^\.TP\n(\d+)$", exit_status, re.M) == ["0", "1", "2", "3", "4", "130"]
-    # issue 26's cases, in the man page's EXIT STATUS as in the README's exit-code table
+    # issue 26's cases, in the man page's EXIT STATUS as in docs/guide.md's exit-code table
     plain_exit = exit_status.replace("\\-", "-").replace("\n", " ")
-    readme = (Path(generate.__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(generate.__file__).resolve().parents[1] / "docs" / "guide.md").read_text()
     table = readme[readme.index("| code | meaning |"):readme.index("Errors are one\nline on stderr")]
     for case in ("--can-restart", "--exit-when-healthy", "--watch", "--fail-on-lag", "stalled", "flapping",
                  "--apply", "metadata.version"):
@@ -392,12 +391,14 @@ def _parses(args: list[str]):
 
 
 def test_readme_says_how_to_install_them():
-    """Each generated file is named in the README with where to put it, and every
-    completions/ or man/ path the README names exists."""
-    readme = (REPO / "README.md").read_text()
+    """Each generated file is named in docs/guide.md (the README links there) with
+    where to put it, and every completions/ or man/ path either names exists."""
+    readme = (REPO / "docs" / "guide.md").read_text()
+    assert "docs/guide.md#shell-completion-and-the-man-page" in (REPO / "README.md").read_text()
     named = set(re.findall(r"(?<![\w/.~-])((?:completions|man)/[\w.]+)", readme))
     assert set(GENERATED) <= named, set(GENERATED) - named
     assert all((REPO / p).is_file() for p in named), named
     assert "cp completions/quorumctl.zsh ~/.zfunc/_quorumctl" in readme     # zsh wants the _name in $fpath
     assert "man -l man/quorumctl.1" in readme
-    assert ". .venv/bin/activate" in readme and "quorumctl demo --write-examples DIR" in readme
+    first = (REPO / "README.md").read_text()
+    assert ". .venv/bin/activate" in first and "quorumctl demo --write-examples DIR" in first

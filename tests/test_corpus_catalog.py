@@ -12,8 +12,7 @@ from quorumctl.logdir import filekinds
 from quorumctl.ops.verify import scan_batches, verify_paths
 from samples import CORPUS, FIXTURES
 
-pytestmark = pytest.mark.skipif(not (CORPUS / "CATALOG.json").exists(),
-                                reason="../shared/corpus is absent (the real KRaft data lives there)")
+pytestmark = pytest.mark.shared("corpus/CATALOG.json")
 
 BATCH_KINDS = ("snapshot", "bootstrap.checkpoint", "metadata-log", "topic-segment")
 KEYS = ["batches", "records", "first_offset", "last_offset", "epochs", "codecs", "control", "control_batches",

@@ -320,15 +320,15 @@ def test_describe_quorum_v0_server(cli):
                        'CurrentVoters:          [{"id": 1}, {"id": 2}, '
                        '{"id": 3}]\n'
                        'CurrentObservers:       [{"id": 4}]\n')
-        code, out, err = cli("describe", "replication", "--bootstrap-server", a)
+        out = cli("describe", "replication", "--bootstrap-server", a, code=0).out
         assert out.splitlines()[1].split("\t") == ["2     ", "AAAAAAAAAAAAAAAAAAAAAA", "84          ", "0  ",
                                                    "-1                ", "-1                   ", "Leader  ", ""]
-        code, out, err = cli("describe", "replication", "--bootstrap-server", a, "-o", "json")
+        out = cli("describe", "replication", "--bootstrap-server", a, "-o", "json", code=0).out
         doc = json.loads(out)
         assert doc["describeQuorumVersion"] == 0
         assert [(r["nodeId"], r["status"], r["lastFetchTimestamp"]) for r in doc["replicas"]] == \
             [(2, "Leader", None), (1, "Follower", None), (3, "Follower", None), (4, "Observer", None)]
-        code, out, err = cli("describe", "status", "--bootstrap-server", a, "-o", "json")
+        out = cli("describe", "status", "--bootstrap-server", a, "-o", "json", code=0).out
         assert json.loads(out)["maxFollowerLagTimeMs"] is None
     assert {(k, v) for n, k, v in c.requests if k == messages.DESCRIBE_QUORUM} == {(55, 0)}
 

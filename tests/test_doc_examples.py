@@ -12,8 +12,8 @@ documents are checked too.
 
 Examples run in process (the entry point's `main()`, stdout/stderr captured),
 except spark-export, which runs as a subprocess so that its JVM ends with it.
-Documents whose examples read ../shared are skipped, with that reason, when
-it is absent; an example this test cannot run fails it.
+Documents whose examples read ../shared are marked `shared` (skipped, saying
+why, when it is absent); an example this test cannot run fails it.
 
 To see what the examples of a document print now: python tests/test_doc_examples.py docs/NAME.md
 """
@@ -275,8 +275,10 @@ class Quorums:
 
 # -- generated data (the same dirs `quorumctl demo --write-examples` writes) ----------------
 
-def workspace(path: Path) -> Path:
-    if SHARED.is_dir():
+def workspace(path: Path, shared: bool = True) -> Path:
+    """`path` with the generated example dirs, and links to ../shared when `shared`
+    (and it is there)."""
+    if shared and SHARED.is_dir():
         for name, target in SHARED_LINKS.items():
             (path / name).symlink_to(target, target_is_directory=True)
     write_examples(str(path))
@@ -321,16 +323,15 @@ def run_document(cli, doc: Path, cwd: Path, report):
         quorums.stop()
 
 
-def _example_docs() -> list[Path]:
-    return [d for d in DOCS if any(isinstance(x, Example) for x in parse(d))]
+def _example_docs() -> list:
+    """The documents with examples; those whose examples read ../shared marked so."""
+    return [pytest.param(d, marks=[pytest.mark.shared] if needs_shared(parse(d)) else [], id=str(d.relative_to(REPO)))
+            for d in DOCS if any(isinstance(x, Example) for x in parse(d))]
 
 
-@pytest.mark.parametrize("doc", _example_docs(), ids=lambda d: str(d.relative_to(REPO)))
+@pytest.mark.parametrize("doc", _example_docs())
 def test_examples(cli, doc, tmp_path):
-    items = parse(doc)
-    if needs_shared(items) and not SHARED.is_dir():
-        pytest.skip(f"{doc.name}: its examples read ../shared (Kafka's fixtures, the corpus), which is absent")
-    cwd = workspace(tmp_path)
+    cwd = workspace(tmp_path, needs_shared(parse(doc)))
     failures = []
 
     def check(ex: Example, code: int, out: str, err: str):
@@ -344,8 +345,9 @@ def test_examples(cli, doc, tmp_path):
     assert not failures, "\n\n".join(failures)
 
 
-def test_readme_shows_every_command():
-    """One example per command (and per subcommand of a group) in the README."""
+def test_every_command_has_an_example():
+    """One example per command (and per subcommand of a group) in the README or
+    docs/ (docs/guide.md shows them all; the README only an incident's five)."""
     from quorumctl.cli.main import app
     import typer.main
     group = typer.main.get_command(app)
@@ -353,10 +355,11 @@ def test_readme_shows_every_command():
     for name, cmd in group.commands.items():
         subs = getattr(cmd, "commands", None)
         wanted += [f"{name} {s}" for s in subs] if subs else [name]
-    shown = {" ".join(shlex.split(x.command)[1:3]) for x in parse(REPO / "README.md") if isinstance(x, Example)}
-    shown |= {" ".join(shlex.split(x.command)[1:2]) for x in parse(REPO / "README.md") if isinstance(x, Example)}
+    examples = [x for d in DOCS for x in parse(d) if isinstance(x, Example)]
+    shown = {" ".join(shlex.split(x.command)[1:3]) for x in examples}
+    shown |= {" ".join(shlex.split(x.command)[1:2]) for x in examples}
     missing = [w for w in wanted if w not in shown]
-    assert not missing, f"README.md has no example of: {', '.join(missing)}"
+    assert not missing, f"no example in README.md or docs/ of: {', '.join(missing)}"
 
 
 # -- synopses and links ----------------------------------------------------------------

@@ -18,7 +18,7 @@ from quorumctl.testing.synth import B
 
 STATIC = FIXTURES / "kafka-3.7.0-static" / "data"
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
-needs_fixtures = pytest.mark.skipif(not DYN.exists(), reason=f"the real fixtures are absent ({FIXTURES})")
+needs_fixtures = pytest.mark.shared("reference/fixtures/kafka-3.9.0-dynamic")
 
 
 def _doctor(cli, *args) -> tuple[int, dict]:

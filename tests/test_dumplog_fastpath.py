@@ -82,8 +82,7 @@ def corpus_files():
             if f["kind"] in ("snapshot", "bootstrap.checkpoint", "metadata-log")]
 
 
-@pytest.mark.skipif(not (CORPUS / "CATALOG.json").exists(),
-                    reason="../shared/corpus is absent (the real KRaft data lives there)")
+@pytest.mark.shared("corpus/CATALOG.json")
 def test_fast_path_equals_plain_decoder_on_every_corpus_record():
     total: dict = {}
     for path in corpus_files():
@@ -95,7 +94,7 @@ def test_fast_path_equals_plain_decoder_on_every_corpus_record():
     assert total["text_values"] > 0.9 * total["values"], total
 
 
-@pytest.mark.skipif(not PERF_LOG.exists(), reason="../shared/perf (the real controller log) is absent")
+@pytest.mark.shared("perf/churn-controller-1.log.gz")
 def test_fast_path_equals_plain_decoder_on_the_real_controller_log():
     seen = compare_file(gzip.decompress(PERF_LOG.read_bytes()))
     assert seen["records"] == 207_027

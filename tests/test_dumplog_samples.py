@@ -15,7 +15,7 @@ from quorumctl.dumplog import run
 from quorumctl.render.dumplog import Sink
 from samples import FIXTURES, SAMPLES, blocks
 
-pytestmark = pytest.mark.skipif(not SAMPLES.is_dir(), reason="../shared/reference is absent (fixtures and samples live there)")
+pytestmark = pytest.mark.shared("reference")
 
 F37 = FIXTURES / "kafka-3.7.0-static"
 F39 = FIXTURES / "kafka-3.9.0-dynamic"

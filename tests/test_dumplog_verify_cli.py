@@ -18,7 +18,7 @@ from samples import FIXTURES
 QUORUMCTL = str(Path(sys.executable).with_name("quorumctl"))
 STATIC = FIXTURES / "kafka-3.7.0-static"
 E_IDX = STATIC / "corrupt" / "e_idx"
-needs_fixtures = pytest.mark.skipif(not STATIC.is_dir(), reason=f"reference fixtures absent ({STATIC})")
+needs_fixtures = pytest.mark.shared("reference/fixtures/kafka-3.7.0-static")
 
 
 def run(*args, cwd=None) -> subprocess.CompletedProcess:
@@ -67,6 +67,7 @@ def test_directory_with_nothing_readable_is_exit_2(command, tmp_path):
 
 
 @pytest.mark.parametrize("command", ["dump-log", "verify"])
+@needs_fixtures
 def test_one_bad_path_among_good_ones_stops_before_output(command, tmp_path):
     good = STATIC / "data" / "c1" / "__cluster_metadata-0" / "quorum-state"
     if not good.exists():

@@ -313,6 +313,7 @@ CONTROLLER = ("process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.
               "controller.listener.names=CONTROLLER\nlog.dirs={}\n")
 
 
+@pytest.mark.root
 def test_bootstrap_format_on_a_full_disk(tmp_path):
     mnt = tmp_path / "mnt"
     if not _tmpfs(mnt):
@@ -333,6 +334,7 @@ def test_bootstrap_format_on_a_full_disk(tmp_path):
         subprocess.run(["umount", str(mnt)], check=False)
 
 
+@pytest.mark.root
 def test_truncate_apply_on_a_full_disk(tmp_path):
     from quorumctl.testing.synth import B, write_replica
     from logfiles import tree

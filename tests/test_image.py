@@ -39,9 +39,8 @@ DYNAMIC = FIXTURES / "kafka-3.9.0-dynamic"
 CHURN = SHARED / "perf" / "churn-controller-1.log.gz"
 MAKE_PERF_LOG = SHARED / "perf" / "make-perf-log"
 
-needs_shared = pytest.mark.skipif(not CORPUS.is_dir() or not FIXTURES.is_dir(),
-                                  reason=f"../shared corpus or reference fixtures absent ({SHARED})")
-needs_perf = pytest.mark.skipif(not CHURN.is_file(), reason=f"../shared/perf churn log absent ({CHURN})")
+needs_shared = pytest.mark.shared
+needs_perf = pytest.mark.shared("perf/churn-controller-1.log.gz")
 
 
 def metadata_dirs() -> list[Path]:
@@ -344,6 +343,7 @@ def test_refused_records_are_problems_not_crashes(tmp_path):
     assert img.problems[1] == "offset 1: fence of broker 7, which is not registered (Kafka refuses this record)"
 
 
+@pytest.mark.shared("reference/fixtures/kafka-3.7.0-static")
 def test_replay_plan_picks_snapshots(tmp_path):
     """To offset N: the newest snapshot ending at or before N+1, else the log from 0 (with
     bootstrap.checkpoint only when the log holds no metadata record yet, as Kafka); an offset
@@ -384,7 +384,7 @@ def test_bootstrap_checkpoint_applies_only_to_an_empty_log(cli, tmp_path):
     assert (code, out) == (1, "")
     assert err.startswith(f"quorumctl: error: feature transaction.version never existed in {tmp_path / 'c1'} "
                           f"(offsets 0 to 853)"), err
-    code, out, err = cli("history", tmp_path / "c1", "--feature", "metadata.version")
+    code, out, err = cli("history", tmp_path / "c1", "--feature", "metadata.version", code=0)
     assert out.splitlines()[1:] == ["offset 2 epoch 2 2026-11-21T23:52:56.195Z FEATURE_LEVEL_RECORD "
                                     "/features/metadata.version: created 19"], out
     # a log holding only a LeaderChange (control) batch: nothing bootstrapped yet
@@ -398,6 +398,7 @@ def test_bootstrap_checkpoint_applies_only_to_an_empty_log(cli, tmp_path):
                                         "metadata.version": 27, "transaction.version": 2}
 
 
+@pytest.mark.shared("reference/fixtures/kafka-3.7.0-static")
 def test_garbage_inside_valid_batches_never_crashes_replay(tmp_path):
     """Bytes flipped inside records, with each batch's CRC recomputed so the decoders
     see them: replay reports (unknown records, problems, an early log end), never raises."""

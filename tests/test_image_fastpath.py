@@ -25,8 +25,7 @@ CORPUS = SHARED / "corpus"
 FIXTURES = SHARED / "reference" / "fixtures"
 CHURN = SHARED / "perf" / "churn-controller-1.log.gz"
 
-needs_shared = pytest.mark.skipif(not CORPUS.is_dir() or not FIXTURES.is_dir(),
-                                  reason=f"../shared corpus or reference fixtures absent ({SHARED})")
+needs_shared = pytest.mark.shared
 
 
 def _state(rp) -> tuple:
@@ -88,7 +87,7 @@ def test_fast_path_equals_general_path_on_garbage_in_valid_batches(tmp_path, mon
     check()
 
 
-@pytest.mark.skipif(not CHURN.is_file(), reason=f"../shared/perf churn log absent ({CHURN})")
+@pytest.mark.shared("perf/churn-controller-1.log.gz")
 # topic:compacted: a config resource the churn log holds (topic:demo has none: history now
 # refuses a never-existing entity, exit 1, instead of reporting 0 records)
 @pytest.mark.parametrize("entity", [Entity("topic", "demo", 0), Entity("config", "topic:compacted")])

@@ -15,7 +15,7 @@ DYNAMIC = str(FIXTURES / "kafka-3.9.0-dynamic" / "data" / "c1")
 STATIC = str(FIXTURES / "kafka-3.7.0-static" / "data" / "c1")
 FLINK = str(REPO.parent / "shared" / "corpus" / "rjmfernandes__flink-on-prem" / "data")
 
-needs_shared = pytest.mark.skipif(not FIXTURES.is_dir(), reason="../shared/reference/fixtures is absent")
+needs_shared = pytest.mark.shared("reference/fixtures")
 
 SPAN = "it starts at offset 0 (2026-11-22T00:01:01.721Z) and ends at offset 314 (2026-11-22T00:03:31.125Z)"
 
@@ -85,6 +85,7 @@ def test_bootstrap_records_are_labelled_bootstrap(cli, tmp_path):
     assert "snapshot" not in out.splitlines()[1] and "-1" not in out.splitlines()[1]
 
 
+@pytest.mark.shared("corpus")
 def test_never_existed_in_a_dir_holding_only_a_snapshot(cli, tmp_path):
     # a snapshot ending at 7295 covers offsets up to 7294, and no record follows:
     # not "offsets 7295 to 7294"

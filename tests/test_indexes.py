@@ -20,8 +20,8 @@ from quorumctl.logdir import index_checks
 from samples import CORPUS, FIXTURES, blocks
 
 STATIC = FIXTURES / "kafka-3.7.0-static"
-needs_fixtures = pytest.mark.skipif(not STATIC.is_dir(), reason="../shared/reference/fixtures is absent")
-needs_corpus = pytest.mark.skipif(not (CORPUS / "CATALOG.json").exists(), reason="../shared/corpus is absent")
+needs_fixtures = pytest.mark.shared("reference/fixtures/kafka-3.7.0-static")
+needs_corpus = pytest.mark.shared("corpus/CATALOG.json")
 
 BASE = 0
 

@@ -110,6 +110,7 @@ def test_the_rule_without_java():
         assert java_utf8(b) == b.decode("utf-8", "replace"), b
 
 
+@pytest.mark.java
 @pytest.mark.skipif(REASON is not None, reason=REASON or "")
 def test_java_utf8_equals_the_jdk(tmp_path):
     data = inputs()

@@ -34,7 +34,7 @@ def test_leader_tail_that_no_follower_fetched(cli, tmp_path_factory):
         c.stop()
         data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
 
-        code, out, err = cli("state", "-o", "json", *[str(data[i]) for i in (1, 2, 3)])
+        code, out, err = cli("state", "-o", "json", *[str(data[i]) for i in (1, 2, 3)], code=0)
         assert err == "", err
         st = json.loads(out)
         reps = {r["node_id"]: r for r in st["replicas"]}

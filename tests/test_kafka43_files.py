@@ -26,10 +26,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka41 import KAFKA43_HOME, kafka_tool, skip_reason, start_cluster, tool_env, until
+from kafka41 import KAFKA43_HOME, kafka_tool, start_cluster, tool_env, until
 
-REASON = skip_reason(KAFKA43_HOME)
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+pytestmark = pytest.mark.kafka("4.3")
 
 
 # Our own harness (not Kafka's code): a Kafka Streams group without the Streams library.
@@ -154,7 +153,8 @@ def c43(cli, tmp_path_factory):
 
 
 def _cordoned(cli, log: Path) -> bool:
-    code, out, _ = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(log))
+    # a live log: any exit status; only whether a record it read so far says so matters
+    out = cli("dump-log", "-o", "text", "--cluster-metadata-decoder", str(log)).out
     return '"cordonedLogDirs":["' in out
 
 

@@ -63,7 +63,7 @@ def corpus_files(kinds: set[str]) -> list[str]:
 
 
 def fixture_files(*names: str) -> list[str]:
-    return [str(p) for p in (F37 / "snap1", F39) for p in sorted(p.iterdir()) if p.suffix in names]
+    return [str(p) for p in (F37 / "snap1", F39) if p.is_dir() for p in sorted(p.iterdir()) if p.suffix in names]
 
 
 METADATA = sorted(set(fixture_files(".log", ".checkpoint") + corpus_files({"metadata-log", "snapshot", "bootstrap.checkpoint"})))

@@ -24,12 +24,12 @@ from pathlib import Path
 import pytest
 
 from invalid_utf8 import NAMED, in_context, random_strings, truncations
-from kafka41 import KAFKA43_HOME, KAFKA_HOME, skip_reason, tool_env
+from kafka41 import KAFKA43_HOME, KAFKA_HOME, tool_env
 from quorumctl.records.batch import encode_batch
 from quorumctl.records.javatext import java_utf8
 
 RELEASES = [pytest.param(home, id=home.name.rsplit("-", 1)[-1],
-                         marks=pytest.mark.skipif(skip_reason(home) is not None, reason=skip_reason(home) or ""))
+                         marks=pytest.mark.kafka(home.name.rsplit("-", 1)[-1].rsplit(".", 1)[0]))
             for home in (KAFKA_HOME, KAFKA43_HOME)]
 OPTIONS = ["--deep-iteration", "--print-data-log"]
 

@@ -58,7 +58,7 @@ def test_features_upgrade_downgrade_give_kafkas_verdict(cli, cluster, tmp_path, 
             doc["verdict"], theirs.stdout)
         assert doc["dryRun"] and doc["applied"] is None
     # group.version=2 is beyond every node's 0-1: each node that answered is named
-    code, out, _ = cli("features", "upgrade", "--feature", "group.version=2", *opt, "-o", "json")
+    code, out, _ = cli("features", "upgrade", "--feature", "group.version=2", *opt, "-o", "json", code=1)
     doc = json.loads(out)
     named = sorted((b["kind"], b["id"], b["reason"]) for b in doc["blockers"])
     if via == "broker":

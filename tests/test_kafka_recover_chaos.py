@@ -17,17 +17,13 @@ test_kafka41_recover.py. The full run (8+ per version) is
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos as rc  # noqa: E402
-from kafka41 import free_base_port  # noqa: E402  (ports apart per xdist worker, as the other Kafka tests)
+import recover_chaos as rc  # tools/recover_chaos.py (on pytest's pythonpath)
+from kafka41 import free_base_port  # ports apart per xdist worker, as the other Kafka tests
 
 
-@pytest.mark.skipif(rc.skip_reason("4.3") is not None, reason=rc.skip_reason("4.3") or "")
+@pytest.mark.kafka("4.3")
 @pytest.mark.timeout(1800)   # a cluster, a workload, a recovery and two controllers added back
 def test_recover_chaos_run_lagging_survivor_and_premature_recover(tmp_path):
     lines = []

@@ -20,16 +20,14 @@ import json
 import re
 import shutil
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos as rc  # noqa: E402
-from kafka41 import free_base_port  # noqa: E402  (ports apart per xdist worker, as the other Kafka tests)
+import recover_chaos as rc  # tools/recover_chaos.py (on pytest's pythonpath)
+from kafka41 import free_base_port  # ports apart per xdist worker, as the other Kafka tests
 
-VERSIONS = [pytest.param(v, marks=pytest.mark.skipif(rc.skip_reason(v) is not None, reason=rc.skip_reason(v) or ""),
+VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v),
                          id=f"kafka{v}") for v in ("4.1", "4.3")]
 
 

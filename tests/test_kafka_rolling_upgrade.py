@@ -26,11 +26,10 @@ import shutil
 
 import pytest
 
-from kafka41 import (KAFKA43_HOME, kafka_quorum, kafka_tool, mask_status, needs_kafka, ours, skip_reason,
+from kafka41 import (KAFKA43_HOME, kafka_quorum, kafka_tool, mask_status, needs_kafka, ours,
                      start_cluster, until)
 
-REASON = skip_reason(KAFKA43_HOME)
-pytestmark = [needs_kafka, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+pytestmark = [needs_kafka, pytest.mark.kafka("4.3")]
 
 
 def healthy(cli, opt) -> bool:

@@ -28,8 +28,7 @@ from quorumctl import versions
 from quorumctl.logdir import statefiles as state_files
 
 HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
-KAFKAS = [pytest.param(v, id=f"kafka-{v}", marks=pytest.mark.skipif(skip_reason(h) is not None,
-                                                                 reason=skip_reason(h) or ""))
+KAFKAS = [pytest.param(v, id=f"kafka-{v}", marks=pytest.mark.kafka(v))
           for v, h in HOMES.items()]
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
@@ -308,7 +307,7 @@ DIFFERENCES_41 = {   # what Kafka 4.1 does where quorumctl follows 4.3 (docs/sto
 }
 
 
-@pytest.mark.skipif(skip_reason(KAFKA_HOME) is not None, reason=skip_reason(KAFKA_HOME) or "")
+@pytest.mark.kafka("4.1")
 def test_kafka_41_differs_as_documented(cli, tmp_path):
     runs = []
     for rid, (case, args, *_) in DIFFERENCES_41.items():

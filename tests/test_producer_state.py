@@ -63,7 +63,7 @@ def test_first_sequence_wraps_like_decrement_sequence():
     assert entry(last_seq=2147483647, delta=1).first_sequence == 2147483646
 
 
-@pytest.mark.skipif(not STATIC.is_dir(), reason="../shared/reference/fixtures is absent")
+@pytest.mark.shared("reference/fixtures/kafka-3.7.0-static")
 def test_empty_snapshot_prints_nothing_as_in_kafka_transcript(monkeypatch):
     [b] = [b for b in blocks("dumplog-3.7.0-after-clean-shutdown.txt") if b.command.endswith(".snapshot")]
     monkeypatch.chdir(STATIC)
@@ -74,7 +74,7 @@ def test_empty_snapshot_prints_nothing_as_in_kafka_transcript(monkeypatch):
     assert producer_state.check_producer_snapshot(path) == []
 
 
-@pytest.mark.skipif(not (CORPUS / "CATALOG.json").exists(), reason="../shared/corpus is absent")
+@pytest.mark.shared("corpus/CATALOG.json")
 def test_corpus_snapshots_agree_with_their_logs():
     """Every real producer snapshot reads with a valid CRC; each producer's last
     batch (offset, sequence, delta, timestamp, epoch) is a real batch of that

@@ -47,7 +47,7 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SAMPLES = SHARED / "reference" / "samples"
 FIXTURES = SHARED / "reference" / "fixtures"
 CORPUS = SHARED / "corpus"
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared reference data not found at {SHARED}")
+needs_shared = pytest.mark.shared("reference")
 
 ALL_SCHEMAS = [(f"{m.name}", m) for m in METADATA_RECORDS.values()] + \
     [(f"control:{name}", m) for t, (name, m) in CONTROL_TYPES.items() if t != 1]  # COMMIT shares ABORT's
@@ -769,6 +769,7 @@ public class CordonedRecords {
 """
 
 
+@pytest.mark.kafka("4.3")
 def test_cordoned_log_dirs_as_kafka_43_writes_them(tmp_path):
     import os
     import shutil

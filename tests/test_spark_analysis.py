@@ -75,6 +75,7 @@ def distinct(t, record_types, columns):
     return set(zip(*(t.column(c).to_pylist() for c in columns)))
 
 
+@pytest.mark.shared("corpus")
 def test_export_is_zstd_and_partitioned_by_date(corpus):
     summary, out, _ = corpus
     assert summary.records == 709_315 and summary.errors == 0
@@ -86,6 +87,7 @@ def test_export_is_zstd_and_partitioned_by_date(corpus):
     assert {md.row_group(0).column(i).compression for i in range(md.num_columns)} == {"ZSTD"}
 
 
+@pytest.mark.shared("corpus")
 def test_elections_per_partition_per_hour(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["elections_per_partition_per_hour"])
@@ -104,6 +106,7 @@ def test_elections_per_partition_per_hour(spark, corpus):
     assert [r["hour"] for r in got] == sorted(r["hour"] for r in got)
 
 
+@pytest.mark.shared("corpus")
 def test_fencing_timeline(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["fencing_timeline"])
@@ -121,6 +124,7 @@ def test_fencing_timeline(spark, corpus):
     assert Counter(r["record_type"] for r in got)["REGISTER_BROKER_RECORD"] > 0
 
 
+@pytest.mark.shared("corpus")
 def test_topic_count_over_time(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["topic_count_over_time"])
@@ -137,6 +141,7 @@ def test_topic_count_over_time(spark, corpus):
     assert sum(r["created"] for r in got) > 0 and sum(r["deleted"] for r in got) > 0
 
 
+@pytest.mark.shared("corpus")
 def test_config_changes_by_resource(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["config_changes_by_resource"])

@@ -93,7 +93,7 @@ def _java():
     return find_java()
 
 
-@pytest.mark.skipif(_java() is None, reason="Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
+@pytest.mark.spark
 def test_cli_makes_uses_and_survives_a_damaged_archive(tmp_path, cache):
     from quorumctl.spark import synthetic
     log = tmp_path / "in" / "__cluster_metadata-0"

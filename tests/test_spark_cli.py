@@ -129,7 +129,7 @@ def test_input_errors_before_spark_starts(tmp_path, log_dir):
     assert (r.returncode, r.stderr) == (2, "quorumctl: error: --spark-conf expects KEY=VALUE, not 'novalue'\n")
 
 
-@pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found)")
+@pytest.mark.spark
 def test_cli_export_end_to_end(tmp_path, log_dir):
     pq = pytest.importorskip("pyarrow.parquet")
     root, good = log_dir
@@ -153,7 +153,7 @@ def test_cli_export_end_to_end(tmp_path, log_dir):
     assert {x["node_id"] for x in t.to_pylist()} == {2}
 
 
-@pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found)")
+@pytest.mark.spark
 def test_runs_unchanged_under_spark_submit(tmp_path, log_dir):
     submit = shutil.which("spark-submit", path=str(BIN))
     if submit is None:
@@ -173,7 +173,7 @@ def test_runs_unchanged_under_spark_submit(tmp_path, log_dir):
     assert pq.read_table(str(out)).num_rows == good.records + 2
 
 
-@pytest.mark.skipif(not java_available(), reason="Spark needs Java 17+ (none found)")
+@pytest.mark.spark
 def test_terminal_is_not_blank_while_the_jvm_starts(tmp_path, log_dir):
     """On a terminal a spinner says what is happening while the JVM starts, and is
     gone once the summary table is shown; --no-progress prints nothing on stderr."""

@@ -68,6 +68,7 @@ def expected_types(stats) -> Counter:
     return c
 
 
+@pytest.mark.shared("corpus")
 def test_corpus_rows_and_type_tallies_match_the_catalog(corpus_export, spark):
     summary, out = corpus_export
     cat = catalog_files()
@@ -122,6 +123,7 @@ def _decoder_samples(path: str, rnd: random.Random, k: int = 4):
     return out
 
 
+@pytest.mark.shared("corpus")
 def test_corpus_values_match_quorumctls_decoder_in_every_file(corpus_export, spark):
     summary, out = corpus_export
     rnd = random.Random(20240901)
@@ -158,6 +160,7 @@ def test_corpus_values_match_quorumctls_decoder_in_every_file(corpus_export, spa
         assert {k: got_row[k] for k in want} == want
 
 
+@pytest.mark.shared("corpus")
 def test_corpus_log_dir_identity_from_meta_properties(corpus_export):
     _, out = corpus_export
     t = read_table(out, ["source_file", "cluster_id", "node_id"])

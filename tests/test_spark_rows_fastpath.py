@@ -65,8 +65,7 @@ def check(source, b) -> tuple[int, bool]:
     return len(records), True
 
 
-@pytest.mark.skipif(not (CORPUS / "CATALOG.json").exists(),
-                    reason="../shared/corpus is absent (the real KRaft data lives there)")
+@pytest.mark.shared("corpus/CATALOG.json")
 def test_fast_rows_equal_the_general_path_on_every_corpus_batch():
     cat = json.loads((CORPUS / "CATALOG.json").read_text())
     total: dict = {}
@@ -79,7 +78,7 @@ def test_fast_rows_equal_the_general_path_on_every_corpus_batch():
     assert total["fast_records"] > 0.9 * total["records"], total   # the comparison is not vacuous
 
 
-@pytest.mark.skipif(not PERF_LOG.exists(), reason="../shared/perf (the real controller log) is absent")
+@pytest.mark.shared("perf/churn-controller-1.log.gz")
 def test_fast_rows_equal_the_general_path_on_the_real_controller_log():
     seen = compare(gzip.decompress(PERF_LOG.read_bytes()))
     assert seen["records"] == 207_022      # (the other 5 are in control batches)
@@ -126,7 +125,7 @@ def _table(path, batch_rows):
     return pa.Table.from_batches(batches, schema=schema.arrow_schema())
 
 
-@pytest.mark.skipif(not PERF_LOG.exists(), reason="../shared/perf (the real controller log) is absent")
+@pytest.mark.shared("perf/churn-controller-1.log.gz")
 @pytest.mark.parametrize("batch_rows", [8192, 333])
 def test_arrow_columns_from_memoised_entries_equal_the_general_path(tmp_path, monkeypatch, batch_rows):
     """The builder's vectorised columns (distinct typed entries gathered, topic

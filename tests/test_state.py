@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from quorumctl.testing.synth import B, write_replica
 from samples import CORPUS, FIXTURES, SHARED
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (corpus and fixtures live there)")
+needs_shared = pytest.mark.shared
 
 
 def state_json(cli, *dirs):
@@ -189,7 +189,7 @@ def test_state_divergence_scenarios(cli, tmp_path):
     assert (e["kind"], e["diverging_epoch"], e["truncate_to"], e["new_end_offset"]) == \
         ("diverging", {"epoch": 4, "end_offset": 5}, 5, 5)
     assert (f["kind"], f["diverging_epoch"], f["truncate_to"]) == ("diverging", {"epoch": 1, "end_offset": 3}, 3)
-    code, out, _ = cli("state", "-o", "text", tmp_path / "l", tmp_path / "f")
+    code, out, _ = cli("state", "-o", "text", tmp_path / "l", tmp_path / "f", code=0)
     assert "  node 3: diverges from node 1: DivergingEpoch(epoch=1, endOffset=3); truncates to 3\n" in out
 
 
@@ -285,7 +285,7 @@ def test_different_clusters_and_last_write(cli, tmp_path):
     assert doc["comparison"]["cluster_ids"] == ["XFBpci3ORzK2hz44Gtmrwg", "rTcAzcTXQpG_6c1zYns8Xw"]
     t = doc["replicas"][0]["last_batch_time"]
     assert t["ms"] == 1_700_000_000_000 and t["iso"] == "2023-11-14T22:13:20.000Z" and t["age"].endswith("ago")
-    code, out, _ = cli("state", "-o", "text", tmp_path / "a", tmp_path / "b")
+    code, out, _ = cli("state", "-o", "text", tmp_path / "a", tmp_path / "b", code=0)
     assert "warning: these replicas belong to different clusters: XFBpci3ORzK2hz44Gtmrwg, rTcAzcTXQpG_6c1zYns8Xw\n" in out
     assert "  last batch written: 2023-11-14T22:13:20.000Z (" in out
 

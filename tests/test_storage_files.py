@@ -14,7 +14,7 @@ from quorumctl.logdir import statefiles as state_files
 from quorumctl.config import properties
 from samples import CORPUS, FIXTURES, SHARED
 
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared is absent (Kafka's real files live there)")
+needs_shared = pytest.mark.shared
 
 
 def write(tmp_path, name, data):

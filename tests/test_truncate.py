@@ -44,6 +44,9 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
     code, out, _ = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower)
     c = json.loads(out)["comparison"]
     f_label = json.loads(out)["replicas"][1]["replica"]
+    # exit 1 exactly when the document shows a problem (a clash, a replica's own problems)
+    problems = "log_matching" in c or any(r["problems"] for r in json.loads(out)["replicas"])
+    assert code == (1 if problems else 0), out
     if extra:   # the follower holds more than the leader: it is the one Raft would elect
         assert c["winner"] == f_label and c["followers"][0]["kind"] == "none"
     else:
@@ -64,7 +67,7 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
         assert all(o < expect_end for o, _ in idx)
         assert all(o1 < o2 and p1 < p2 for (o1, p1), (o2, p2) in zip(idx, idx[1:]))
     verify_clean(tmp_path / follower)
-    code, out, _ = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower)
+    out = cli("state", "-o", "json", tmp_path / leader, tmp_path / follower, code=0).out
     assert json.loads(out)["comparison"]["followers"][0]["kind"] == "none"
     return doc
 
@@ -132,7 +135,7 @@ def test_to_offset_inside_a_batch_cuts_the_whole_batch(cli, tmp_path):
     code, doc, _ = plan_json(cli, tmp_path / "f", "--to-offset", 12)
     p = doc["plan"]
     assert code == 0 and p["log_end_offset_after"] == 10 and p["cut_segment"]["target_inside_batch"] == [10, 14]
-    code, out, _ = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 12)
+    out = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 12, code=0).out
     assert "  offset 12 is inside batch 10..14: Kafka truncates whole batches\n" in out
     assert "  log end offset: 15 -> 10\n" in out and out.endswith("Run again with --apply to do it.\n")
 

@@ -163,7 +163,7 @@ def test_snapshot_name_does_not_match_content(logdir):
 CORRUPT = FIXTURES / "kafka-3.7.0-static" / "corrupt"
 
 
-@pytest.mark.skipif(not CORRUPT.is_dir(), reason="../shared/reference is absent")
+@pytest.mark.shared("reference/fixtures/kafka-3.7.0-static/corrupt")
 @pytest.mark.parametrize("name,expected", [
     ("a_flip", [("crc-mismatch", 106, 1), ("torn-tail", 2439, None)]),
     ("b_trunc", [("torn-tail", 1935, None)]),
@@ -174,7 +174,7 @@ def test_kafka_corrupt_fixtures(name, expected):
     assert [(p.kind, p.position, p.offset) for p in problems(CORRUPT / name)] == expected
 
 
-@pytest.mark.skipif(not CORRUPT.is_dir(), reason="../shared/reference is absent")
+@pytest.mark.shared("reference/fixtures/kafka-3.7.0-static/corrupt")
 def test_kafka_corrupt_index_fixture():
     # the .index entry (6 -> position 106, a batch ending at 5) is kafka-dump-log's mismatch, and
     # verify's too (one rule; a pre-4.1 follower could write it, KAFKA-806, which the message says)

@@ -55,8 +55,8 @@ COMMAND_MODULES = [
 def _print_version(value: bool) -> None:
     if not value:
         return
-    # importlib.metadata only when asked: the version comes from the installed
-    # distribution, the one place it is written (pyproject.toml)
+    # importlib.metadata only when asked: the installed distribution's version,
+    # which pyproject.toml takes from quorumctl.__version__ (the one place it is written)
     from importlib.metadata import PackageNotFoundError, version
     try:
         v = version("quorumctl")

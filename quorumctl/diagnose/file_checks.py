@@ -220,7 +220,7 @@ def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) ->
                                f"{d.path} is a log dir of several nodes' configs",
                                [_at(x, "log.dirs" if "log.dirs" in x.props else "log.dir") for x in [d.config] + d.also],
                                "every node needs its own log dirs; Kafka's lock lets only one start"))
-    for d, c in [(d, c) for d in dirs for c in [d.config] + d.also]:
+    for d, c in [(x, c) for x in dirs for c in [x.config] + x.also]:
         if c is None or not d.meta or c.node_id is None or d.meta.get("node.id") is None:
             continue
         if d.meta["node.id"] != c.node_id:

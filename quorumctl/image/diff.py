@@ -36,13 +36,6 @@ def _kind(path: str) -> str:
     return parts[1]
 
 
-def summarize(ch: dict[str, tuple]) -> dict:
-    s: Counter = Counter()
-    for path, (a, b) in ch.items():
-        _count(s, _kind(path), a, b)
-    return {k: v for k, v in sorted(s.items()) if v}
-
-
 def _count(s: Counter, kind: str, a, b) -> None:
     """Adds one change of `kind` (a path's kind: _kind) to the summary's counts."""
     if kind == "topic":
@@ -120,7 +113,7 @@ class Changes:
         for p, a, b in items:
             _count(s, _kind(p), a, b)
         n = len(items)
-        for name, pid, a, b in self._topics():
+        for _name, pid, a, b in self._topics():
             _count(s, "topic" if pid is None else "partition", a, b)
             n += 1
         self.count = n

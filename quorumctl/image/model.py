@@ -54,8 +54,6 @@ def cyclic_gc_paused():
 
 # Partition tuple layout (a tuple: 60k partitions cost a few MB, not tens).
 REPLICAS, ISR, REMOVING, ADDING, LEADER, RECOVERY, LEADER_EPOCH, PARTITION_EPOCH, DIRS, ELR, LAST_ELR = range(11)
-PARTITION_FIELDS = ("replicas", "isr", "removingReplicas", "addingReplicas", "leader", "leaderRecoveryState",
-                    "leaderEpoch", "partitionEpoch", "directories", "eligibleLeaderReplicas", "lastKnownElr")
 MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"        # DirectoryId.MIGRATING, Uuid(0, 0)
 NO_LEADER_CHANGE = -2
 

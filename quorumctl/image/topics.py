@@ -78,7 +78,7 @@ class Described:
 
     def __iter__(self):
         img, live, filters = self.img, self.live, self.filters
-        counts = {f: 0 for f in FILTERS}
+        counts = dict.fromkeys(FILTERS, 0)
         memos: dict[int, dict] = {}
         n_topics = total = listed = 0
 

@@ -196,11 +196,6 @@ class IndexDump:
         return out
 
 
-def dump_index(path: str, **kw) -> IndexDump:
-    """A streaming dump of an offset index (see IndexDump for the options)."""
-    return IndexDump(path, False, **kw)
-
-
 def dump_time_index(path: str, **kw) -> IndexDump:
     """A streaming dump of a time index (see IndexDump for the options)."""
     return IndexDump(path, True, **kw)
@@ -221,5 +216,3 @@ def dump_timeindex_lines(path: str, *, verify_only: bool = False, sanity_check: 
     d = IndexDump(path, True, verify_only=verify_only, sanity_check=sanity_check, base_offset=base_offset,
                   kafka=kafka)
     return list(d), d.stderr_lines()
-
-

@@ -68,10 +68,6 @@ class PartitionFiles:
     unknown: list[str] = field(default_factory=list)
     not_regular: list[str] = field(default_factory=list)                 # "<path>: is a FIFO ..." lines
 
-    def state_file(self, name: str) -> str | None:
-        p = os.path.join(self.path, name)
-        return p if os.path.isfile(p) else None
-
 
 def scan_partition(path: str) -> PartitionFiles:
     """List a partition directory (no file is opened)."""

@@ -179,7 +179,7 @@ def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[No
     proposed.update(change.updates)
     found = blockers(nodes, change, mv)
     if local is not None:
-        mine = [b for b in blockers([n for n in nodes if n.kind == "controller" and n.id == local], change, None)]
+        mine = list(blockers([n for n in nodes if n.kind == "controller" and n.id == local], change, None))
         for b in mine:
             b["reason"] = reason_not_supported(b["level"], f"Local controller {local}", b["supported"])
         found = mine + [b for b in found if not (b["node"].kind == "controller" and b["node"].id == local)]
@@ -188,8 +188,8 @@ def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[No
     for feature in java_hash_order(list(change.updates)):
         why = _feature_verdict(change, feature, change.updates[feature], finalized, proposed, found, mv)
         if why is not None:
-            return {f: ALL_FAILED + why for f in change.updates}
-    return {f: None for f in change.updates}
+            return dict.fromkeys(change.updates, ALL_FAILED + why)
+    return dict.fromkeys(change.updates)
 
 
 ALL_FAILED = "The update failed for all features since the following feature had an error: "
@@ -276,5 +276,3 @@ def failure_line(errors: dict[str, str | None]) -> str | None:
     """FeatureCommand's last line when something failed (it goes to stderr there)."""
     failed = sum(1 for e in errors.values() if e is not None)
     return f"{failed} out of {len(errors)} operation(s) failed." if failed else None
-
-

@@ -349,8 +349,8 @@ class QuorumClient:
                 if code in kerrors.AUTH_ERRORS:
                     raise err
                 msg = resp.get("errorMessage") or kerrors.error_name(code)
-                return {f: msg for f in updates}
-            out: dict[str, str | None] = {f: None for f in updates}
+                return dict.fromkeys(updates, msg)
+            out: dict[str, str | None] = dict.fromkeys(updates)
             for r in resp.get("results") or ():
                 if r["feature"] in out and r["errorCode"]:
                     out[r["feature"]] = r.get("errorMessage") or kerrors.error_name(r["errorCode"])

@@ -16,7 +16,7 @@ from ..config.addresses import Address
 from ..errors import ClusterError
 from ..schema.codec import DecodeError, EncodeError
 from . import messages
-from .kerrors import KafkaError, UNSUPPORTED_VERSION, SASL_AUTHENTICATION_FAILED, \
+from .kerrors import UNSUPPORTED_VERSION, SASL_AUTHENTICATION_FAILED, \
     UNSUPPORTED_SASL_MECHANISM, error_name
 from .wire import decode_response, encode_request
 
@@ -418,8 +418,3 @@ class Connection:
 
 def connect(address: Address, cfg, deadline: float) -> Connection:
     return Connection(address, cfg, deadline).open()
-
-
-def check_error(code: int, message: str | None, address: str, api: str):
-    if code:
-        raise KafkaError(code, message, address, api)

@@ -97,7 +97,7 @@ def quorum_from_partition(partition: dict, nodes: list | None = None, version: i
     """A Quorum from decoded DescribeQuorum partition data and Nodes."""
     node_map: dict[int, list[Endpoint]] = {}
     for n in nodes or []:
-        node_map[n["nodeId"]] = [Endpoint(l["name"], l["host"], l["port"]) for l in n["listeners"]]
+        node_map[n["nodeId"]] = [Endpoint(e["name"], e["host"], e["port"]) for e in n["listeners"]]
     return Quorum(partition["leaderId"], partition["leaderEpoch"], partition["highWatermark"],
                   [_replica(r) for r in partition["currentVoters"]],
                   [_replica(r) for r in partition["observers"]],

@@ -244,7 +244,7 @@ def iter_records(batch: Batch) -> Iterator[Record]:
     try:
         while True:
             try:
-                for done in range(done, count):
+                for done in range(done, count):  # noqa: B007, B020 - resumes at `done`; the except reads it
                     start = pos
                     length, pos = varint(data, pos)
                     end = pos + length
@@ -460,10 +460,6 @@ class LegacyEntry:
     @property
     def size(self):
         return self.length + LOG_OVERHEAD
-
-
-def iter_batches(source, **kw):
-    return iter(BatchReader(source, **kw))
 
 
 CUT_WINDOW = 64 << 10

@@ -89,7 +89,7 @@ CONTROL_TYPES: dict[int, tuple[str, Message | None]] = {
 
 # The version Kafka writes and reads each control value with (ControlRecordUtils
 # *_CURRENT_VERSION, EndTransactionMarker.CURRENT_END_TXN_MARKER_VERSION).
-KAFKA_VERSIONS: dict[int, int] = {t: 0 for t in CONTROL_TYPES}
+KAFKA_VERSIONS: dict[int, int] = dict.fromkeys(CONTROL_TYPES, 0)
 
 
 def body_version(ctype: int, version_field: int) -> int | None:

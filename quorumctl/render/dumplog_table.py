@@ -121,7 +121,7 @@ class TableSink:
             try:   # name what a control batch holds even without --deep-iteration (the first few records)
                 summary = ", ".join(dict.fromkeys(_control_summary(r.key, r.value)[0]
                                                   for r in islice(b.iter_records(), CONTROL_SUMMARY_RECORDS)))
-            except Exception as e:   # noqa: BLE001 - shown, and the text/verify paths report it
+            except Exception as e:   # shown, and the text/verify paths report it
                 summary = f"error: {e}"
         elif b.producer_id >= 0:
             summary = f"producerId {b.producer_id} epoch {b.producer_epoch}"

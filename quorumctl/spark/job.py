@@ -241,8 +241,8 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compressi
     for r in results:
         stats.add(r["stats"])
         rows += r["rows"]
-    return dict(batches=stats.batches, records=stats.records, rows=rows, errors=stats.errors,
-                corrupt_records=stats.corrupt_records, decode_errors=stats.decode_errors)
+    return {"batches": stats.batches, "records": stats.records, "rows": rows, "errors": stats.errors,
+            "corrupt_records": stats.corrupt_records, "decode_errors": stats.decode_errors}
 
 
 def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression="zstd") -> dict:

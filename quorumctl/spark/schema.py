@@ -98,11 +98,6 @@ NAMES = [c[0] for c in COLUMNS]
 INDEX = {name: i for i, name in enumerate(NAMES)}
 
 
-def ddl() -> str:
-    """The schema as a Spark DDL string (what the data source declares)."""
-    return ", ".join(f"`{n}` {t}{'' if nullable else ' NOT NULL'}" for n, t, nullable, _ in COLUMNS)
-
-
 def struct_type():
     """The schema as a pyspark StructType (imports PySpark; needs no JVM, so
     Python workers can build it too)."""

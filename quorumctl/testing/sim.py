@@ -39,7 +39,7 @@ from ..protocol import kerrors
 from ..protocol import messages
 from ..protocol.quorum import ZERO_UUID
 from ..protocol.wire import decode_request, encode_response, frame
-from ..schema.codec import DecodeError, uuid_str
+from ..schema.codec import DecodeError
 from .auth import AuthFailed, server_mechanism
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -301,7 +301,7 @@ class SimulatedCluster:
                 obs = replica(vid, lead["logEndOffset"] if lead else 0, now, now, did)
             self.voters.append(obs)
             self.nodes = [n for n in self.nodes if n["nodeId"] != vid]
-            self.nodes.append({"nodeId": vid, "listeners": [dict(l) for l in body["listeners"]]})
+            self.nodes.append({"nodeId": vid, "listeners": [dict(e) for e in body["listeners"]]})
             return 0, None
 
     def remove_voter(self, body: dict) -> tuple[int, str | None]:
@@ -720,15 +720,6 @@ class SimNode:
 
     def _h81(self, version: int, body: dict, state: dict):  # RemoveRaftVoter
         return self._voter_change(lambda: self.cluster.remove_voter(body))
-
-
-def new_directory_id() -> str:
-    """A random directory id, never one whose text starts with '-'."""
-    import os
-    while True:
-        s = uuid_str(os.urandom(16))
-        if not s.startswith("-") and s != ZERO_UUID:
-            return s
 
 
 def closed_port() -> int:

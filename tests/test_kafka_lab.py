@@ -16,10 +16,13 @@ import json
 import re
 import time
 
+import pytest
+
 from kafka41 import mask_replication, mask_status
 from lab import OPERATOR, lab_fixture, until
 
 lab = lab_fixture("4.3", dynamic=True)
+pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
 FETCH_TIMEOUT_MS = 2000        # controller.quorum.fetch.timeout.ms (Kafka's default; the lab keeps it)
 
 

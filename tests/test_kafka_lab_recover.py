@@ -17,6 +17,7 @@ from lab import lab_fixture, until
 import recover_chaos as rc
 
 lab = lab_fixture("4.3", dynamic=True)
+pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
 
 
 @pytest.mark.parametrize("reject", [False, True], ids=["dropped", "reset"])

@@ -28,11 +28,10 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos as rc  # noqa: E402
-from kafka41 import free_base_port  # noqa: E402
+import recover_chaos as rc
+from kafka41 import free_base_port
 
-pytestmark = pytest.mark.skipif(rc.skip_reason("4.3") is not None, reason=rc.skip_reason("4.3") or "")
+pytestmark = pytest.mark.kafka("4.3")
 
 # Snapshots every 5 s, segments rolled every 15 s, snapshots and segments kept 20 s:
 # within a minute Kafka has deleted old segments and moved the log start to a snapshot
@@ -138,6 +137,7 @@ def creates_a_topic(k, name: str) -> None:
     assert p.returncode == 0 and f"Created topic {name}." in p.stdout, p.stdout + p.stderr
 
 
+@pytest.mark.root
 @pytest.mark.skipif(firewall_reason() is not None, reason=firewall_reason() or "")
 @pytest.mark.timeout(1500)
 @pytest.mark.parametrize("cluster", [(RETENTION, True)], indirect=True, ids=["kafka4.3"])

@@ -43,7 +43,8 @@ from quorumctl.testing.certs import TestCA, keytool_jks_keystore, keytool_jks_tr
 from quorumctl.testing.oidc import OidcServer  # noqa: E402
 
 REASON = skip_reason(KAFKA43_HOME)
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.java,
+              pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 # every secret used below: none may appear in any output
 SECRETS = {"store": "store-secret-7", "key": "key-secret-9", "trust": "trust-secret-3",

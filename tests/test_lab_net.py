@@ -15,6 +15,8 @@ import pytest
 
 from lab import OPERATOR, Lab, _netns_names, skip_reason, tidy_leftovers
 
+pytestmark = pytest.mark.root
+
 # every connection: "ok <who answered>", "refused" (a reset), "timeout" (silence), "unresolved"
 CLIENT = r"""
 import socket, sys

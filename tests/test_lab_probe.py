@@ -15,6 +15,7 @@ import pytest
 _lab = pytest.importorskip("lab", reason="tests/lab.py (the network lab, branch `lab`) is not merged yet")
 until = _lab.until
 lab = _lab.lab_fixture()
+pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
 
 
 def probe(lab, node: int, kind: str = "ready", *args: str) -> tuple[int, dict | str]:

@@ -171,6 +171,7 @@ def serve(
                           command_config=command_config, timeout=min(timeout, 10.0), grace_s=grace,
                           fetch_timeout_ms=fetch_timeout_ms)
 
+    assert where is not None      # --once returned above
     try:
         httpd = ThreadingHTTPServer((where.host, where.port), make_handler(registry_for(sampler.snapshot), probe,
                                                                            allowed))

@@ -4,7 +4,7 @@ end or any offset or time."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -83,7 +83,7 @@ def describe(
     if if_exists and topic is None and topic_id is None:
         raise InputError("--if-exists needs --topic or --topic-id (kafka-topics: --topic or --topic-id is "
                          "required to describe a topic)")
-    options = {"topic": topic, "topic_id": topic_id, "exclude_internal": exclude_internal, "filters": filters,
+    options: dict[str, Any] = {"topic": topic, "topic_id": topic_id, "exclude_internal": exclude_internal, "filters": filters,
                "overrides": overrides, "if_exists": if_exists}
     if bootstrap_server is not None:
         if log_dir:

@@ -62,11 +62,11 @@ def wait(
     t0 = time.monotonic()
     try:
         r = wait_for(sample, condition, node_ids, timeout, interval, progress)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:   # exits 130 below, with what was seen so far
         progress.done()
         r = WaitResult(condition, node_ids, False, "interrupted (Ctrl-C)", 0, time.monotonic() - t0, timeout, True)
         emit(output, r, text=wait_text, json=wait_doc)
-        raise typer.Exit(ExitStatus.INTERRUPTED)
+        raise typer.Exit(ExitStatus.INTERRUPTED) from None
     progress.done()
     emit(output, r, text=wait_text, json=wait_doc)
     raise typer.Exit(ExitStatus.of(not r.ok))

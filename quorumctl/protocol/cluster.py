@@ -118,15 +118,17 @@ def unregister(bootstrap_server, bootstrap_controller, command_config, timeout, 
         if not conn.supports(messages.DESCRIBE_TOPIC_PARTITIONS):
             plan.replica_of = plan.in_isr = plan.in_elr = None     # not counted (Kafka before 3.8)
         else:
+            replica_of = in_isr = in_elr = 0
             for page in partition_pages(conn):
                 for t in page:
                     for p in t["partitions"]:
                         hit = broker_id in p["replicaNodes"]
-                        plan.replica_of += hit
-                        plan.in_isr += broker_id in p["isrNodes"]
-                        plan.in_elr += broker_id in (p.get("eligibleLeaderReplicas") or ())
+                        replica_of += hit
+                        in_isr += broker_id in p["isrNodes"]
+                        in_elr += broker_id in (p.get("eligibleLeaderReplicas") or ())
                         if hit and len(plan.partitions) < LISTED:
                             plan.partitions.append(f"{t['name']}-{p['partitionIndex']}")
+            plan.replica_of, plan.in_isr, plan.in_elr = replica_of, in_isr, in_elr
         if not me.fenced:
             plan.refused = (f"broker {broker_id} is registered and unfenced at {plan.endpoint}: it is running and "
                             "heartbeating (the controller would take it back as soon as it heartbeats again); "

@@ -22,6 +22,8 @@ GssKrb5Client does the same).
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import ipaddress
 import itertools
 import os
@@ -63,7 +65,7 @@ def _minor(e) -> str:
     """The most specific line of a GSSError (the Kerberos library's own words)."""
     try:
         msgs = [m for m in (e.get_all_statuses(e.min_code, False) if e.min_code else []) if m]
-    except Exception:  # noqa: BLE001 - fall back to the major message
+    except Exception:  # the major message is the fall-back
         msgs = []
     text = msgs[0] if msgs else getattr(e, "gen_message", lambda: str(e))()
     return " ".join(str(text).split()).rstrip(".")
@@ -149,7 +151,7 @@ class GssapiClient:
         self.done = False
         self._layer = False
 
-    def _fail(self, e, when: str):
+    def _fail(self, e, when: str) -> NoReturn:
         msg = _minor(e)
         hint = _hint(msg)
         m = msg.lower()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config.addresses import Address
@@ -163,7 +164,7 @@ def _best(found: list[Witness]) -> Witness:
 
 
 def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float,
-                 witnesses: list[tuple[str, int | None, list[Address]]] = (),
+                 witnesses: Sequence[tuple[str, int | None, list[Address]]] = (),
                  cluster_id: str | None = None) -> tuple[list[VoterProbe], list[Witness]]:
     """Every (voter, endpoint) and every (witness, endpoint) probed in parallel within
     `timeout_s`. A voter probe still running at the deadline counts as `accepts` (it
@@ -200,7 +201,7 @@ def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float,
                                            frozen=True)
               for i, (vid, a) in enumerate(jobs)]
     seen: list[Witness] = []
-    for i, (who, nid, addrs) in enumerate(witnesses):
+    for i, (who, nid, _) in enumerate(witnesses):
         found = [asked.get(j) or Witness(who, nid, a, "no-leader", f"no answer within the {timeout_s:g} s timeout")
                  for j, (wi, _, _, a) in enumerate(wjobs) if wi == i]
         seen.append(_best(found) if found else Witness(who, nid, None, "unreachable", "no known address"))

@@ -278,9 +278,9 @@ def read_log_dir(path: str, now: float | None = None) -> LogDirView:
     if pf.segments:
         seg = pf.segments[-1]
         if seg.log:
-            st = os.stat(seg.log)
-            v.log_age_s = max(now - st.st_mtime, 0.0)
-            v.log_end_offset = _log_end(seg.log, seg.base_offset, st.st_size)
+            info = os.stat(seg.log)
+            v.log_age_s = max(now - info.st_mtime, 0.0)
+            v.log_end_offset = _log_end(seg.log, seg.base_offset, info.st_size)
     return v
 
 

@@ -203,6 +203,7 @@ def _unsecured_token(o) -> tuple[str, float]:
 def token_for(o, deadline: float) -> str:
     """A token for OAuthSettings `o`: the cached one while it is within its
     refresh window, else a new one."""
+    key: tuple
     if o.kind == "unsecured":
         key = ("unsecured", tuple(sorted(o.unsecured_options.items())))
     else:

@@ -183,7 +183,7 @@ class LiveDescribed:
         self.summary: dict | None = None
 
     def __iter__(self):
-        counts = {f: 0 for f in FILTERS}
+        counts = dict.fromkeys(FILTERS, 0)
         memo: dict = {}
         n_topics = total = listed = 0
         for name in self.order:

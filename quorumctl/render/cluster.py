@@ -3,6 +3,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..protocol.cluster import UnregisterPlan
+
 
 def endpoints_text(doc: dict) -> str:
     """kafka-cluster list-endpoints' table (Java's %-Ns columns)."""
@@ -13,7 +18,7 @@ def endpoints_text(doc: dict) -> str:
     def row(*cells, widths):
         return " ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + "\n"
     if doc["endpointType"] == "controller":
-        widths = (10, host_w, 10, rack_w, 15)
+        widths: tuple[int, ...] = (10, host_w, 10, rack_w, 15)
         out = row("ID", "HOST", "PORT", "RACK", "ENDPOINT_TYPE", widths=widths)
         for e in eps:
             out += row(e["id"], e["host"], e["port"], "null" if e["rack"] is None else e["rack"], "controller",
@@ -39,7 +44,7 @@ def plan_text(plan: UnregisterPlan) -> str:
         holds = (f"{plan.replica_of} partition(s) name it as a replica ({plan.in_isr} in the ISR, "
                  f"{plan.in_elr} in the ELR)")
     if plan.partitions:
-        more = plan.replica_of - len(plan.partitions)
+        more = (plan.replica_of or 0) - len(plan.partitions)
         holds += ": " + ", ".join(plan.partitions) + (f" and {more} more" if more > 0 else "")
     lines.append("Its registration holds: " + holds + "; every feature level change checks its supported "
                  "ranges (a registered broker that lacks a level blocks the upgrade).")

@@ -67,11 +67,11 @@ def families(s: Snapshot):
                            labels=["node"])
     oa = GaugeMetricFamily(P + "observer_last_fetch_age_seconds", "Seconds since the observer last fetched, by "
                                                                   "the leader's clock.", labels=["node"])
-    for r in s.observer_rows:
-        if r.lag_records is not None:
-            ol.add_metric([str(r.id)], r.lag_records)
-        if r.last_fetch_age_seconds is not None:
-            oa.add_metric([str(r.id)], r.last_fetch_age_seconds)
+    for o in s.observer_rows:
+        if o.lag_records is not None:
+            ol.add_metric([str(o.id)], o.lag_records)
+        if o.last_fetch_age_seconds is not None:
+            oa.add_metric([str(o.id)], o.last_fetch_age_seconds)
     yield ol
     yield oa
     yield CounterMetricFamily(P + "leader_epoch_changes", "Leader epoch increases seen since the exporter started.",

@@ -15,13 +15,21 @@ from pathlib import Path
 TOOLS = ("krb5kdc", "kdb5_util", "kadmin.local", "kinit")
 
 
-def _find(tool: str) -> str | None:
+def _where(tool: str) -> str | None:
     return shutil.which(tool) or next((p for p in (f"/usr/sbin/{tool}", f"/sbin/{tool}")
                                        if os.path.exists(p)), None)
 
 
+def _find(tool: str) -> str:
+    """The tool's path; only called once missing_tools() found none missing."""
+    path = _where(tool)
+    if path is None:
+        raise FileNotFoundError(f"{tool}: not installed (the MIT Kerberos KDC packages)")
+    return path
+
+
 def missing_tools() -> list[str]:
-    return [t for t in TOOLS if _find(t) is None]
+    return [t for t in TOOLS if _where(t) is None]
 
 
 def die_with_parent() -> None:
@@ -59,7 +67,7 @@ class Kdc:
         return env
 
     def _run(self, *args: str, stdin: str | None = None):
-        r = subprocess.run([_find(args[0]) or args[0], *args[1:]], input=stdin, capture_output=True,
+        r = subprocess.run([_where(args[0]) or args[0], *args[1:]], input=stdin, capture_output=True,
                            text=True, env=self.env(), timeout=60)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")

@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features topics cluster bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features topics cluster bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
@@ -45,13 +45,19 @@ function __quorumctl_vopts
         case 'diff'
             printf '%s\n' -- --from --to -o --output
         case 'recover'
-            printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --command-config --backup-dir -o --output
+            printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output
         case 'doctor'
-            printf '%s\n' -- -c --config --bootstrap-controller --timeout -o --output
+            printf '%s\n' -- -c --config --bootstrap-controller --command-config --timeout -o --output
         case 'bundle'
-            printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --timeout -o --output
+            printf '%s\n' -- --out -c --config --bootstrap-controller --bootstrap-server --command-config --timeout -o --output
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output
+        case 'probe'
+            printf '%s\n' -- --role --kind --bootstrap-controller -c --config --command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output
+        case 'wait'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --interval --fetch-timeout-ms -o --output
+        case 'serve'
+            printf '%s\n' -- --listen --bootstrap-server --bootstrap-controller -c --config --command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace
         case 'describe status'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe replication'
@@ -134,6 +140,9 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quor
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a spark-export -d 'Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a probe -d 'Is this node attached to the quorum? Startup, readiness and liveness for one node.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a wait -d 'Block until a condition on the quorum holds: a gate for roll scripts.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a serve -d 'Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
@@ -235,6 +244,7 @@ complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l survivor -x -d 'The
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l no-replica -x -d 'Registered brokers whose metadata log dir cannot be given: their extra entries are lost (the new epoch jumps past theirs).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l force-lost -x -d 'Declared-lost voters whose address now answers as something else (not a controller of this cluster): proceed anyway. Dangerous if wrong.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
+complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, on its file system).'
@@ -243,6 +253,7 @@ complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -s h -l help -d 'Show 
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''doctor'\''' -s h -l help -d 'Show this message and exit.'
@@ -251,6 +262,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l out -x -d 'The archi
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l include-logs -d 'Include the metadata log files themselves.'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''bundle'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
@@ -273,6 +285,40 @@ complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l stop-after-idl
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -l remote -x -d 'Run on a Spark Connect server instead of starting Spark (Spark'\''s own Parquet writer, on the server).'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''spark-export'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l role -x -d 'What the node is.'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l kind -x -d 'startup: it answers in its role; ready: attached and caught up; live: fails only on a wedge a restart fixes (default: ready).'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'The node'\''s metadata log dir (read-only): quorum-state, and how long ago its log end last moved.'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l node-id -x -d 'The node'\''s id (default: from --config, --log-dir, or its address among the ones the cluster lists).'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l grace -x -d 'live: how long a node may be attached to nothing before a restart is called for.'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -l timeout -x -d 'Give up (exit 1, saying what still blocks) after this many seconds.'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -l interval -x -d 'Sample every SECONDS; a sample never takes longer.'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''wait'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l listen -x -d 'Where to serve /metrics and /probe (0.0.0.0:9464 for every interface).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l interval -x -d 'Sample the quorum every SECONDS.'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l timeout -x -d 'A sample'\''s deadline (never more than --interval).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l flapping-epochs -x -d 'This many leader epoch changes within a minute is '\''flapping'\''.'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l grace -x -d '/probe?kind=live: the grace period.'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l once -d 'Take one sample, print the metrics (Prometheus text format) on stdout and exit: for node_exporter'\''s textfile collector or a cron job.'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l probe-any-address -d 'Let /probe probe any host:port (default: only the controllers the exporter knows and the --bootstrap-server addresses).'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''describe'\''' -a status -d 'Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.'
 complete -c quorumctl -n '__quorumctl_at '\''describe'\''' -a replication -d 'Every replica'\''s log end offset, lag and fetch times: kafka-metadata-quorum describe --replication.'
 complete -c quorumctl -n '__quorumctl_at '\''describe'\''' -a health -d 'Probe every controller on its own and judge the quorum (works without a leader).'

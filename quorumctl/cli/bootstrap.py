@@ -9,7 +9,13 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import Apply, FeatureLevels, PlainOutputOpt, ReleaseVersion, ServerConfig
+from .options import Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig
+
+
+def _catalogue_of(kafka: KafkaRelease) -> str:
+    """Whose catalogue (metadata.versions, feature levels) and layout: the 4.4 branch's for
+    `--kafka-version 4.4`, else 4.3's (4.1's kafka-storage differs only where Kafka 4.3 fixed it)."""
+    return "4.4" if kafka is KafkaRelease.v44 else "4.3"
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
@@ -122,9 +128,12 @@ def info(
 @app.command("version-mapping")
 def version_mapping(
     release_version: ReleaseVersion = None,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     output: PlainOutputOpt = None,
 ):
-    """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
+    """The default feature levels at a metadata.version, as kafka-storage prints them.
+
+    `--kafka-version 4.4` gives the 4.4 branch's catalogue (4.4-IV1, 4.4-IV2, share.version 2).
 
     Example: quorumctl bootstrap version-mapping -r 3.9
     """
@@ -132,15 +141,16 @@ def version_mapping(
     from ..render.output import emit
     from ..render.bootstrap import version_mapping_text
     from ..versions import version_mapping as mapping
-    emit(output, mapping(release_version), text=version_mapping_text)
+    emit(output, mapping(release_version, _catalogue_of(kafka_version)), text=version_mapping_text)
 
 
 @app.command("feature-dependencies")
 def feature_dependencies(
     feature: FeatureLevels,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     output: PlainOutputOpt = None,
 ):
-    """What each feature level depends on, as kafka-storage 4.1 prints it.
+    """What each feature level depends on, as kafka-storage prints it.
 
     Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
     """
@@ -148,7 +158,7 @@ def feature_dependencies(
     from ..render.output import emit
     from ..render.bootstrap import feature_dependencies_text
     from ..versions import feature_dependencies as dependencies
-    emit(output, dependencies(feature), text=feature_dependencies_text)
+    emit(output, dependencies(feature, _catalogue_of(kafka_version)), text=feature_dependencies_text)
 
 
 def register(parent: typer.Typer) -> None:

@@ -6,7 +6,7 @@ log (`image_registrations`) or from the live quorum's DescribeCluster
 
 from __future__ import annotations
 
-from ..versions import MAX_LEVEL, METADATA_VERSION
+from ..versions import METADATA_VERSION, NAME_OF
 from ..versions import version_name as metadata_version_name
 from .findings import Finding, Report
 
@@ -28,7 +28,7 @@ def _blocks(features: dict, mv) -> str:
         return "it advertises no metadata.version range"
     lo, hi = rng
     span = f"metadata.version {lo}-{hi} ({_level_name(lo)} to {_level_name(hi)})"
-    if hi < MAX_LEVEL:
+    if hi < max(NAME_OF):
         return (f"it supports {span}: Kafka refuses any metadata.version upgrade above {_level_name(hi)} "
                 "while it stays registered")
     return f"it supports {span}: it blocks no metadata.version upgrade quorumctl knows of"

@@ -99,7 +99,9 @@ def info(
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
 
     Mismatched cluster ids, node ids, directory ids or meta.properties versions,
-    in Kafka's wording.
+    in Kafka's wording; then (on stderr, in JSON as starts_on) which Kafka releases
+    can start each dir: its metadata.version's release or newer, and Kafka 4.4 or
+    newer for a dir kafka-storage 4.4 formatted (no bootstrap.checkpoint).
 
     Example: quorumctl bootstrap info -c server.properties
     """
@@ -122,6 +124,12 @@ def info(
     if resolve_plain(output) is not Output.json:
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
+        # which Kafka releases can start each dir: after kafka-storage's text, on stderr, so
+        # stdout stays kafka-storage info's own
+        for d in doc["directories"]:
+            if d.get("starts_on"):
+                sys.stderr.write(f"quorumctl: note: {d['path']} starts on {d['starts_on']['text']}: "
+                                 f"{'; '.join(d['starts_on']['reasons'])}\n")
     raise typer.Exit(ExitStatus.of(doc["problems"]))
 
 

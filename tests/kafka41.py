@@ -25,17 +25,20 @@ import recover_chaos  # noqa: E402  (its skip_reason and free_base_port serve th
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
 KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
-HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
+KAFKA44_HOME = KAFKA_DIR / "kafka_2.13-4.4.0-SNAPSHOT"     # the 4.4 branch (87943b2f), unreleased
+HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME, "4.4": KAFKA44_HOME}
 # the metadata.version a test cluster of each release is formatted with: the
 # release's own newest (quorumctl's default may be newer than an older release runs)
-RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0"}
-FEATURE_LEVEL = {"4.1": 27, "4.3": 30}   # their metadata.version levels
+RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0", "4.4": "4.3-IV0"}   # 4.4's newest production level is 4.3-IV0
+FEATURE_LEVEL = {"4.1": 27, "4.3": 30, "4.4": 30}   # their metadata.version levels
 
 
 def skip_reason(home: Path = KAFKA_HOME) -> str | None:
     """Why the real Kafka in `home` cannot run here (absent, or no Java 17+), or
     None: tools/recover_chaos.skip_reason, for the version `home` is named after."""
-    return recover_chaos.skip_reason(home.name.rsplit("-", 1)[-1])
+    full = home.name.removeprefix("kafka_2.13-")      # "4.3.0", "4.4.0-SNAPSHOT"
+    short = next((k for k, v in recover_chaos.VERSIONS.items() if v == full), full)
+    return recover_chaos.skip_reason(short)
 
 
 REASON = skip_reason()

@@ -63,13 +63,19 @@ def format_(
                                                                 "else CONTROLLER)."),
     allow_non_uuid: bool = typer.Option(False, "--allow-non-uuid",
                                         help="Accept a cluster id that is not a Kafka Uuid (Kafka does)."),
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     apply: Apply = False,
     output: PlainOutputOpt = None,
 ):
     """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).
 
     Also the KIP-853 bootstrap snapshot for --standalone / --initial-controllers;
-    under Kafka's .lock, crash-safely, never over a formatted dir.
+    under Kafka's .lock, crash-safely, never over a formatted dir. The default is
+    Kafka 4.3's layout, which every Kafka from 3.x to 4.4 starts on;
+    --kafka-version 4.4 writes what 4.4's kafka-storage writes (no
+    bootstrap.checkpoint: a controller's bootstrap records go into its
+    00000000000000000000-0000000000.checkpoint, a broker gets only
+    meta.properties), which only Kafka 4.4 or newer starts on.
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
@@ -83,7 +89,7 @@ def format_(
                      ignore_formatted=ignore_formatted, release_version=release_version, features=list(feature),
                      standalone=standalone, no_initial_controllers=no_initial_controllers,
                      initial_controllers=initial_controllers, controller_listener_name=controller_listener_name,
-                     allow_non_uuid=allow_non_uuid, apply=apply)
+                     allow_non_uuid=allow_non_uuid, apply=apply, kafka=_catalogue_of(kafka_version))
     if resolve_plain(output) is Output.json:
         sys.stdout.write(json_line(run.to_json()) + "\n")
     else:

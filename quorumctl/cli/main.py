@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "describe",
     "features",
     "controllers",
+    "cluster_controller",
     "demo",
     "dumplog",
     "verify",

@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features topics bootstrap'
+            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export describe features cluster topics bootstrap'
             opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
@@ -21,7 +21,7 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'remove-controller')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --dry-run --timeout -o --output -h --help'
+            opts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --dry-run --unregister --apply --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --timeout -o --output' ;;
         'demo')
             subs=''
@@ -103,6 +103,14 @@ _quorumctl_spec() {
             subs=''
             opts='--metadata -f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply -o --output -h --help'
             vopts='--metadata -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+        'cluster')
+            subs='unregister-controller'
+            opts='-h --help'
+            vopts='' ;;
+        'cluster unregister-controller')
+            subs=''
+            opts='--bootstrap-server --bootstrap-controller --command-config -i --id --apply --timeout -o --output -h --help'
+            vopts='--bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output' ;;
         'topics')
             subs='describe'
             opts='-h --help'
@@ -121,20 +129,20 @@ _quorumctl_spec() {
             vopts='' ;;
         'bootstrap format')
             subs=''
-            opts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -g --ignore-formatted -r --release-version -f --feature -s --standalone -N --no-initial-controllers -I --initial-controllers --controller-listener-name --allow-non-uuid --apply -o --output -h --help'
-            vopts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output' ;;
+            opts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -g --ignore-formatted -r --release-version -f --feature -s --standalone -N --no-initial-controllers -I --initial-controllers --controller-listener-name --allow-non-uuid --kafka-version --apply -o --output -h --help'
+            vopts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name --kafka-version -o --output' ;;
         'bootstrap info')
             subs=''
             opts='-c --config --log-dir -o --output -h --help'
             vopts='-c --config --log-dir -o --output' ;;
         'bootstrap version-mapping')
             subs=''
-            opts='-r --release-version -o --output -h --help'
-            vopts='-r --release-version -o --output' ;;
+            opts='-r --release-version --kafka-version -o --output -h --help'
+            vopts='-r --release-version --kafka-version -o --output' ;;
         'bootstrap feature-dependencies')
             subs=''
-            opts='-f --feature -o --output -h --help'
-            vopts='-f --feature -o --output' ;;
+            opts='-f --feature --kafka-version -o --output -h --help'
+            vopts='-f --feature --kafka-version -o --output' ;;
         *) subs='' opts='' vopts='' ;;
     esac
 }
@@ -144,9 +152,9 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'bundle|-c'|'bundle|--config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'cluster unregister-controller|--command-config'|'topics describe|-c'|'topics describe|--config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'features describe|-o'|'features describe|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
         'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'topics describe|-o'|'topics describe|--output')
             words='text table json' ;;
@@ -156,8 +164,8 @@ _quorumctl_values() {
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;
-        'dump-log|--kafka-version'|'features describe|--kafka-version')
-            words='4.3 4.1' ;;
+        'dump-log|--kafka-version'|'features describe|--kafka-version'|'bootstrap format|--kafka-version'|'bootstrap version-mapping|--kafka-version'|'bootstrap feature-dependencies|--kafka-version')
+            words='4.3 4.1 4.4' ;;
         *) return 1 ;;
     esac
     if [[ -n $files ]]; then

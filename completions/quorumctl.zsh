@@ -40,6 +40,7 @@ _quorumctl() {
         'spark-export:Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'features:Feature levels of the cluster: describe, upgrade, downgrade (kafka-features).'
+        'cluster:Cluster membership (like kafka-cluster.sh).'
         'topics:Topics and partitions from a metadata log dir (like kafka-topics, offline).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
@@ -62,6 +63,7 @@ _quorumctl() {
         spark-export) _quorumctl_spark_export ;;
         describe) _quorumctl_describe ;;
         features) _quorumctl_features ;;
+        cluster) _quorumctl_cluster ;;
         topics) _quorumctl_topics ;;
         bootstrap) _quorumctl_bootstrap ;;
       esac ;;
@@ -87,6 +89,8 @@ _quorumctl_remove_controller() {
     '(-i --controller-id)'{-i,--controller-id=}'[The id of the controller to remove.]:INTEGER: ' \
     '(-d --controller-directory-id)'{-d,--controller-directory-id=}'[The directory id of the controller to remove.]:TEXT: ' \
     '--dry-run[Print what would be done, but do not do it.]' \
+    '--unregister[Also unregister the controller once removed (Kafka 4.4, metadata.version 4.4-IV2; the controller must be stopped). A dry run unless --apply.]' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -116,7 +120,7 @@ _quorumctl_dump_log() {
     '--verify-index-only[Indexes\: print only the mismatches with the log.]' \
     '--index-sanity-check[Indexes\: run Kafka'\''s sanity check.]' \
     '--max-message-size=[Size limit when verifying an index entry.]:INTEGER: ' \
-    '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:FILE_OR_DIR...:_quorumctl_log_files'
@@ -351,7 +355,7 @@ _quorumctl_features_describe() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
-    '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
@@ -384,6 +388,38 @@ _quorumctl_features_downgrade() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_cluster() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'unregister-controller:Remove a stopped, removed controller'\''s registration (UnregisterController, Kafka 4.4).'
+      )
+      _describe -t commands 'quorumctl cluster command' commands ;;
+    argument)
+      case $words[1] in
+        unregister-controller) _quorumctl_cluster_unregister_controller ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_cluster_unregister_controller() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '(-i --id)'{-i,--id=}'[The id of the controller to unregister.]:INTEGER: ' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_topics() {
@@ -434,8 +470,8 @@ _quorumctl_bootstrap() {
         'random-uuid:Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
         'format:Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
         'info:Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
-        'version-mapping:The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.'
-        'feature-dependencies:What each feature level depends on, as kafka-storage 4.1 prints it.'
+        'version-mapping:The default feature levels at a metadata.version, as kafka-storage prints them.'
+        'feature-dependencies:What each feature level depends on, as kafka-storage prints it.'
       )
       _describe -t commands 'quorumctl bootstrap command' commands ;;
     argument)
@@ -472,6 +508,7 @@ _quorumctl_bootstrap_format() {
     '(-I --initial-controllers)'{-I,--initial-controllers=}'[id@host\:port\:directoryId,... \: the initial voters of a dynamic quorum (the same on every node).]:TEXT: ' \
     '--controller-listener-name=[Listener name for the voters'\'' endpoints (default\: the first of controller.listener.names, else CONTROLLER).]:TEXT: ' \
     '--allow-non-uuid[Accept a cluster id that is not a Kafka Uuid (Kafka does).]' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -488,6 +525,7 @@ _quorumctl_bootstrap_info() {
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
     '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults).]:TEXT: ' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -496,6 +534,7 @@ _quorumctl_bootstrap_feature_dependencies() {
   _arguments -s -S : \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

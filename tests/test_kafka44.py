@@ -163,7 +163,9 @@ def c44(tmp_path_factory):
     try:
         c = Cluster(tmp_path_factory.mktemp("kafka44-cluster"), free_base_port(span=4), "4.4", brokers=1,
                     controllers=3, dynamic=True)
-        c.start()
+        # a first start the script formats with 4.4's kafka-storage (--initial-controllers); a loaded
+        # machine gets the time it needs
+        c.launch("--dynamic", "--controllers", "3", "--brokers", "1", "--base-port", str(c.base), start_timeout=400)
     finally:
         os.environ.pop("CLUSTER_EXTRA_CONF", None)
     try:

@@ -22,7 +22,6 @@ recover read the cluster's 4.4-formatted dirs.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import pytest
 
 from quorumctl.logdir.statefiles import read_meta_properties
 
-from kafka41 import KAFKA44_HOME, Cluster, free_base_port, kafka_tool, skip_reason, storage_runs, until
+from kafka41 import KAFKA44_HOME, kafka_tool, skip_reason, start_cluster, storage_runs, until
 
 REASON = skip_reason(KAFKA44_HOME)
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
@@ -158,16 +157,12 @@ def test_image_equals_metadata_shell_44_on_fresh_dirs(cli, fresh, tmp_path, name
 # -- a real 4.4 cluster: controller unregistration -------------------------------------------
 
 @pytest.fixture(scope="module")
-def c44(tmp_path_factory):
-    os.environ["CLUSTER_EXTRA_CONF"] = "unstable.feature.versions.enable=true"
-    try:
-        c = Cluster(tmp_path_factory.mktemp("kafka44-cluster"), free_base_port(span=4), "4.4", brokers=1,
-                    controllers=3, dynamic=True)
-        # a first start the script formats with 4.4's kafka-storage (--initial-controllers); a loaded
-        # machine gets the time it needs
-        c.launch("--dynamic", "--controllers", "3", "--brokers", "1", "--base-port", str(c.base), start_timeout=400)
-    finally:
-        os.environ.pop("CLUSTER_EXTRA_CONF", None)
+def c44(cli, tmp_path_factory):
+    """Formatted by `quorumctl bootstrap format --kafka-version 4.4` at 4.4-IV1 (unstable levels on):
+    4.4 starts on what quorumctl writes for it."""
+    c = start_cluster(cli, tmp_path_factory, "kafka44-cluster", dynamic=True, version="4.4",
+                      release_version="4.4-IV1", format_args=("--kafka-version", "4.4"),
+                      extra_conf="unstable.feature.versions.enable=true", start_timeout=400)
     try:
         yield c
     finally:
@@ -175,6 +170,7 @@ def c44(tmp_path_factory):
 
 
 def _upgrade(c, tmp, level: str):
+    """kafka-features 4.4's upgrade, as an operator runs it."""
     out = k44("kafka-features", ["--bootstrap-server", c.broker, "upgrade", "--metadata", level], tmp).stdout
     assert out.endswith(f"metadata.version was upgraded to {33 if level == '4.4-IV2' else 32}.\n"), out
 
@@ -197,7 +193,10 @@ def _image_controllers(cli, c) -> list[int]:
 
 def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     c = c44
-    _upgrade(c, tmp_path, "4.4-IV1")
+    # quorumctl formatted it the 4.4 way: no bootstrap.checkpoint, the records in the zero snapshot
+    assert [f for f in c.formatted["c1"].splitlines() if f.startswith("Formatting")] == [
+        f"Formatting dynamic metadata voter directory {c.data(1)} with metadata.version 4.4-IV1."]
+    assert not c.data(1).joinpath("bootstrap.checkpoint").exists()
     # below 4.4-IV2, a voter, running: every reason, nothing sent
     code, out, err = _unregister(cli, c, "--id", "3", "--apply")
     assert code == 1 and out == "", err

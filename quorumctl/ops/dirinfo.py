@@ -156,7 +156,8 @@ def starts_on(log_dir: str) -> dict | None:
       A node that already started has its metadata in the log: the layout no longer
       decides, the metadata.version does.
 
-    None when the dir is not formatted (no meta.properties)."""
+    None when the dir is not formatted (no meta.properties) or holds neither (no
+    metadata.version found, not 4.4's layout): nothing to go by."""
     from ..logdir.features import finalized_levels
     from ..raft.replica import load_replica
     from ..versions import LATEST_PRODUCTION, METADATA_VERSION, NAME_OF, version_name
@@ -204,6 +205,8 @@ def starts_on(log_dir: str) -> dict | None:
                               "quorumctl knows)" if unstable else ""))
             if _release_key(mv_release) > _release_key(release):
                 release = mv_release
+    if not reasons:      # neither a 4.4 layout nor a metadata.version: nothing to say
+        return None
     return {"path": log_dir, "min_release": release, "layout": layout or ("started" if started else "bootstrap.checkpoint"),
             "metadata_version": mv.level if mv else None, "needs_unstable": unstable,
             "text": f"Kafka {release} or newer" + (" (with unstable.feature.versions.enable=true)" if unstable else ""),

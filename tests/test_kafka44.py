@@ -227,7 +227,7 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     assert "checked: controller 3 is registered at " + c.addr(3) in out
     assert _endpoints(c, tmp_path) == [1, 2, 3]
     code, out, err = _unregister(cli, c, "--id", "3", "--apply")
-    assert (code, out, err) == (0, "Controller 3 is no longer registered.\n", "")
+    assert (code, out, err) == (0, "Controller 3 is no longer registered.\n", ""), err
     until("the registration gone", lambda: _endpoints(c, tmp_path) == [1, 2], 60)
     until("the image without controller 3", lambda: _image_controllers(cli, c) == [1, 2], 60)
     code, out, err = _unregister(cli, c, "--id", "3", "--apply")

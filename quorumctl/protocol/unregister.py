@@ -16,7 +16,8 @@ refuses, before sending anything, with every reason that applies:
     OBSERVER_WINDOW_S of now, DescribeQuorum), or it answers (or accepts TCP
     connections but does not answer, a frozen JVM that may wake) on its registered
     endpoint (DescribeCluster with EndpointType 2, through --bootstrap-controller)
-    or an endpoint DescribeQuorum gives for it;
+    or an endpoint DescribeQuorum gives for it (something else answering there, another
+    cluster's node or another protocol, does not count);
   * (through --bootstrap-controller) it is not registered at all.
 
 A dry run (the default) makes every check and sends nothing.
@@ -100,8 +101,12 @@ def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cf
         if a not in endpoints:
             endpoints.append(a)
     if endpoints:
+        cluster_id = client.cluster_info().cluster_id
         for p in probe_voters({controller_id: endpoints}, cfg, PROBE_TIMEOUT_S):
-            if p.state in ("answers", "accepts"):
+            if p.state == "answers" and not p.same_cluster_controller(cluster_id):
+                plan.checked.append(f"checked: {p.address} {p.detail}: not a controller of this cluster "
+                                    "(the address was taken over)")
+            elif p.state == "answers" or (p.state == "accepts" and p.frozen):
                 plan.refusals.append(f"controller {controller_id} still runs: {p.address} {p.detail}; it would "
                                      "register again: stop it first")
             else:

@@ -93,8 +93,8 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
     assert des == ["describe"]
     assert describe == ["status", "replication", "health"]
     assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate",
-                   "image", "history", "diff", "recover", "doctor", "bundle", "spark-export", "describe", "features", "topics",
-                   "bootstrap"]
+                   "image", "history", "diff", "recover", "doctor", "bundle", "spark-export", "describe", "features", "cluster",
+                   "topics", "bootstrap"]
     assert debug_des == ["describe"]
     assert boot == ["format"]
 

@@ -105,9 +105,10 @@ def info(
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
 
     Mismatched cluster ids, node ids, directory ids or meta.properties versions,
-    in Kafka's wording; then (on stderr, in JSON as starts_on) which Kafka releases
-    can start each dir: its metadata.version's release or newer, and Kafka 4.4 or
-    newer for a dir kafka-storage 4.4 formatted (no bootstrap.checkpoint).
+    in Kafka's wording; then (in JSON as starts_on) which Kafka releases can start
+    each dir: its metadata.version's release or newer, and Kafka 4.4 or newer for a
+    dir kafka-storage 4.4 formatted (no bootstrap.checkpoint); a note on stderr
+    when the layout or an unstable level restricts it beyond the metadata.version.
 
     Example: quorumctl bootstrap info -c server.properties
     """
@@ -133,7 +134,7 @@ def info(
         # which Kafka releases can start each dir: after kafka-storage's text, on stderr, so
         # stdout stays kafka-storage info's own
         for d in doc["directories"]:
-            if d.get("starts_on"):
+            if d.get("starts_on") and d["starts_on"]["notable"]:
                 sys.stderr.write(f"quorumctl: note: {d['path']} starts on {d['starts_on']['text']}: "
                                  f"{'; '.join(d['starts_on']['reasons'])}\n")
     raise typer.Exit(ExitStatus.of(doc["problems"]))

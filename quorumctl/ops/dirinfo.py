@@ -207,7 +207,10 @@ def starts_on(log_dir: str) -> dict | None:
                 release = mv_release
     if not reasons:      # neither a 4.4 layout nor a metadata.version: nothing to say
         return None
-    return {"path": log_dir, "min_release": release, "layout": layout or ("started" if started else "bootstrap.checkpoint"),
+    # worth a line of text: what the metadata.version alone does not say (4.4's layout, or an
+    # unstable level); the JSON always has it
+    notable = layout == "4.4" or unstable
+    return {"path": log_dir, "min_release": release, "notable": notable, "layout": layout or ("started" if started else "bootstrap.checkpoint"),
             "metadata_version": mv.level if mv else None, "needs_unstable": unstable,
             "text": f"Kafka {release} or newer" + (" (with unstable.feature.versions.enable=true)" if unstable else ""),
             "reasons": reasons}

@@ -264,7 +264,7 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
     # dump cut by offsets or times starts where the cut does, which Kafka cannot do
     first = next((sp.first_offset for sp in spans if sp.first_offset is not None), None)
     whole = opts.offset_start is None and opts.offset_end is None
-    lead = [(-1, first)] if opts.kafka == "4.3" and whole and not as_json and first not in (None, 0) else []
+    lead = [(-1, first)] if opts.kafka != "4.1" and whole and not as_json and first not in (None, 0) else []
     if gaps or lead:
         if as_json:
             for a, z in gaps:

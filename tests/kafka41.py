@@ -23,17 +23,20 @@ import recover_chaos  # tools/recover_chaos.py, on pytest's pythonpath: its skip
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
 KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
-HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
+KAFKA44_HOME = KAFKA_DIR / "kafka_2.13-4.4.0-SNAPSHOT"     # the 4.4 branch (87943b2f), unreleased
+HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME, "4.4": KAFKA44_HOME}
 # the metadata.version a test cluster of each release is formatted with: the
 # release's own newest (quorumctl's default may be newer than an older release runs)
-RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0"}
-FEATURE_LEVEL = {"4.1": 27, "4.3": 30}   # their metadata.version levels
+RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0", "4.4": "4.3-IV0"}   # 4.4's newest production level is 4.3-IV0
+FEATURE_LEVEL = {"4.1": 27, "4.3": 30, "4.4": 30}   # their metadata.version levels
 
 
 def skip_reason(home: Path = KAFKA_HOME) -> str | None:
     """Why the real Kafka in `home` cannot run here (absent, or no Java 17+), or
     None: tools/recover_chaos.skip_reason, for the version `home` is named after."""
-    return recover_chaos.skip_reason(home.name.rsplit("-", 1)[-1])
+    full = home.name.removeprefix("kafka_2.13-")      # "4.3.0", "4.4.0-SNAPSHOT"
+    short = next((k for k, v in recover_chaos.VERSIONS.items() if v == full), full)
+    return recover_chaos.skip_reason(short)
 
 
 REASON = skip_reason()
@@ -157,16 +160,18 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
 
 def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3,
                   version: str = "4.1", release_version: str | None = None, brokers: int = 1,
-                  start_timeout: int = 150) -> Cluster:
+                  start_timeout: int = 150, format_args: tuple = (), extra_conf: str = "") -> Cluster:
     """A real cluster of `version` (N controllers, M brokers) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are.
     A port taken between choosing it and starting (another test process's
-    cluster) means a new cluster on other ports, formatted again."""
+    cluster) means a new cluster on other ports, formatted again. `format_args`: more `bootstrap
+    format` options (`--kafka-version 4.4`); `extra_conf`: "key=value ..." added to every node's
+    config, for format and start (the script's CLUSTER_EXTRA_CONF)."""
     for attempt in (1, 2, 3):
         try:
             return _start_cluster(cli, tmp_path_factory.mktemp(name), dynamic, controllers, version,
-                                  release_version, brokers, start_timeout)
+                                  release_version, brokers, start_timeout, format_args, extra_conf)
         except AssertionError as e:
             if attempt == 3 or "is already in use" not in str(e):
                 raise
@@ -174,7 +179,8 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
 
 
 def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
-                   release_version: str | None, brokers: int, start_timeout: int) -> Cluster:
+                   release_version: str | None, brokers: int, start_timeout: int, format_args: tuple = (),
+                   extra_conf: str = "") -> Cluster:
     c = Cluster(d, free_base_port(span=controllers + brokers), version, brokers=brokers, controllers=controllers,
                 dynamic=dynamic)
     code, out, err = cli("bootstrap", "random-uuid")
@@ -191,15 +197,20 @@ def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
     c.cluster_id, c.dir_ids, c.formatted = cluster_id, dict(enumerate(dir_ids, 1)), {}
     for n in [c.name(i) for i in range(1, controllers + 1)] + [c.name(b) for b in c.brokers]:
         conf = d / "conf" / f"{n}.properties"
-        conf.write_text(_node_props(c, n, dynamic))
+        conf.write_text(_node_props(c, n, dynamic) + "".join(f"{kv}\n" for kv in extra_conf.split()))
         extra = []
         if dynamic:
             extra = ["--initial-controllers", initial] if n.startswith("c") else ["--no-initial-controllers"]
         code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra,
-                             "--release-version", release_version or RELEASE_VERSION[version], "--apply")
+                             "--release-version", release_version or RELEASE_VERSION[version], *format_args, "--apply")
         assert code == 0, err
         c.formatted[n] = out
-    c.launch(start_timeout=start_timeout)
+    if extra_conf:
+        os.environ["CLUSTER_EXTRA_CONF"] = extra_conf
+    try:
+        c.launch(start_timeout=start_timeout)
+    finally:
+        os.environ.pop("CLUSTER_EXTRA_CONF", None)
     return c
 
 

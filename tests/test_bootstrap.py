@@ -312,6 +312,32 @@ def test_release_strings():
     assert storage_format.effective_features("3.8", {}, True)[2]["kraft.version"] == 1
 
 
+def test_release_strings_of_the_44_branch():
+    """The 4.4 branch's catalogue (MetadataVersion/ShareVersion at 87943b2f): 4.4-IV1 and
+    4.4-IV2 unstable there, unknown to 4.3 even with unstable versions; share.version 2
+    from 4.4-IV0 on in 4.4, absent from 4.3."""
+    assert versions.parse_release_version("4.4-IV2", unstable=True, kafka="4.4") == ("4.4-IV2", 33)
+    assert versions.parse_release_version("4.4-IV1", unstable=True, kafka="4.4") == ("4.4-IV1", 32)
+    with pytest.raises(versions.FormatError, match=r"Supported metadata\.version are: .*4\.3-IV0, 4\.4-IV0$"):
+        versions.parse_release_version("4.4-IV2", unstable=True)
+    with pytest.raises(versions.FormatError, match=r"4\.3-IV0$"):
+        versions.parse_release_version("4.4-IV2", kafka="4.4")          # unstable in 4.4 too
+    assert versions.from_feature_level(33, "4.4") == "4.4-IV2"
+    with pytest.raises(versions.FormatError, match=r"^No MetadataVersion with feature level 33\. Valid feature "
+                                                   r"levels are from 7 to 31\.$"):
+        versions.from_feature_level(33)
+    assert versions.version_mapping("4.4-IV0", "4.4")["features"]["share.version"] == 2
+    assert versions.version_mapping("4.4-IV0")["features"]["share.version"] == 1
+    assert versions.version_mapping(None, "4.4")["features"]["share.version"] == 1   # default 4.3-IV0
+    assert versions.feature_dependencies(["share.version=2"], "4.4") == [
+        {"feature": "share.version", "level": 2, "requires": {}}]
+    with pytest.raises(versions.FormatError, match="^Feature level 2 is not supported for feature share.version$"):
+        versions.feature_dependencies(["share.version=2"])
+    assert versions.CONTROLLER_UNREGISTRATION_LEVEL == versions.LEVEL_OF["4.4-IV2"] == 33
+    assert {32, 33} <= versions.METADATA_CHANGED and 31 not in versions.METADATA_CHANGED
+
+
+
 def test_cluster_id_validation(cli, tmp_path):
     code, out, err = fmt(cli, "--node-id", 1, "--log-dir", tmp_path / "d", "-t", "not-a-uuid", "--apply")
     assert code == 2 and "invalid cluster id 'not-a-uuid'" in err and "--allow-non-uuid" in err

@@ -139,6 +139,13 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "unreachable": (["--bootstrap-controller", p.closed, "-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A"], 3),
             "missing": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.missing], 2),
             "wrong": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.empty], 2)},
+        # the simulated quorum finalizes a metadata.version below 4.4-IV2 and 3 is a voter: the
+        # dry run's answer is a refusal (exit 1, every reason on stderr), nothing sent
+        ("cluster", "unregister-controller"): {
+            "good": (conn + ["--id", "3"], 1),
+            "unreachable": (["--bootstrap-controller", p.closed, "--id", "3"], 3),
+            "missing": (conn + ["--id", "3", "--command-config", p.missing], 2),
+            "wrong": (conn + ["--id", "3", "--command-config", p.empty], 2)},
         ("demo",): {"good": ([], 0), "wrong": (["--write-examples", p.wrong], 2)},
         ("dump-log",): {
             "good": ([p.segment()], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
@@ -391,6 +398,10 @@ def test_command(path, kind, mode, output, runs, places):
         return
     if path == ("spark-export",):    # stderr is a pipe in both modes: the start-up line, not a spinner
         assert run.stderr == "quorumctl: starting Spark (master local[1]); the JVM takes a few seconds\n"
+    elif path == ("cluster", "unregister-controller"):
+        assert run.stderr.startswith("quorumctl: error: refusing to unregister controller 3: ") \
+            and run.stderr.count("\n") == 1 and "is a voter" in run.stderr, where
+        return
     elif path == ("demo",) or path[0] == "bootstrap" and kind != "good":
         pass   # demo: progress notes; info: warnings may go to stderr
     elif path == ("topics", "describe") and (output == "text" or output == DEFAULT and mode == "pipe"):

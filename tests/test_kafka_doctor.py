@@ -7,6 +7,7 @@ the nodes would fail or refuse exactly as the findings say, which is the point."
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -39,7 +40,10 @@ def test_doctor_metadata_version_traps_on_real_format(cli, tmp_path, release):
     code, out, err = cli("doctor", "-c", c1, "-c", b4, "-o", "json")
     assert (code, err) == (1, "")
     doc = json.loads(out)
-    boot = f"{data / 'c1' / 'bootstrap.checkpoint'}@1: FeatureLevelRecord metadata.version=8"
+    # 4.4's kafka-storage writes the bootstrap records into the controller's zero snapshot (KAFKA-19648)
+    where = ("__cluster_metadata-0/00000000000000000000-0000000000.checkpoint" if release == "4.4"
+             else "bootstrap.checkpoint")
+    boot = f"{data / 'c1' / where}@1: FeatureLevelRecord metadata.version=8"
     assert doc["metadata_version"] == {"level": 8, "name": "3.4-IV0", "evidence": boot}
     found = {f["code"]: f for f in doc["findings"]}
     assert sorted(found) == ["delegation-tokens-need-metadata-version", "jbod-needs-metadata-version",
@@ -68,9 +72,7 @@ def test_doctor_metadata_version_traps_on_real_format(cli, tmp_path, release):
 
     # the same configs on storage formatted at 3.7-IV2 (the highest level any of them needs): no finding
     for d in ("c1", "b4a", "b4b"):
-        for f_ in (data / d).iterdir():
-            f_.unlink()
-        (data / d).rmdir()
+        shutil.rmtree(data / d)
     for conf in (c1, b4):
         assert kafka_tool("kafka-storage", ["format", "-t", CLUSTER_ID, "-c", str(conf), "--release-version",
                                             "3.7-IV2"], tmp_path, home=home).returncode == 0

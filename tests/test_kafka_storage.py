@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import pytest
 
-from kafka41 import KAFKA43_HOME, KAFKA_HOME, skip_reason, storage_runs
+from kafka41 import KAFKA43_HOME, KAFKA44_HOME, KAFKA_HOME, skip_reason, storage_runs
 from logfiles import decode
 from quorumctl import versions
 from quorumctl.logdir import statefiles as state_files
 
-HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME}
+HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME, "4.4": KAFKA44_HOME}
 KAFKAS = [pytest.param(v, id=f"kafka-{v}", marks=pytest.mark.kafka(v))
           for v, h in HOMES.items()]
 
@@ -46,6 +46,7 @@ CASES = {
     "release-4.2-IV1": ("static", ["--release-version", "4.2-IV1"]),
     "release-4.1-share.version=1": ("static", ["--release-version", "4.1-IV1", "--feature", "share.version=1"]),
     "scram": ("static", ["--add-scram", SCRAM]),
+    "broker": ("dynamic", ["--no-initial-controllers"]),     # process.roles=broker
 }
 
 
@@ -57,8 +58,9 @@ def config(root, case: str, kafka: str | None = None):
               else "controller.quorum.bootstrap.servers=127.0.0.1:29501")
     extra = "unstable.feature.versions.enable=true\n" if kafka == "4.1" and case == "release-4.2-IV1" else ""
     p = root / f"{case}.properties"
-    p.write_text(f"process.roles=controller\nnode.id=1\ncontroller.listener.names=CONTROLLER\n"
-                 f"listeners=CONTROLLER://127.0.0.1:29501\n{quorum}\nlog.dirs={d}\n{extra}")
+    role = ("process.roles=broker\nnode.id=4\nlisteners=PLAINTEXT://127.0.0.1:29504\n" if case == "broker" else
+            "process.roles=controller\nnode.id=1\nlisteners=CONTROLLER://127.0.0.1:29501\n")
+    p.write_text(f"{role}controller.listener.names=CONTROLLER\n{quorum}\nlog.dirs={d}\n{extra}")
     return p, d
 
 
@@ -67,7 +69,19 @@ def ours_args(kafka: str, case: str) -> list[str]:
     args = CASES[case][1]
     if kafka == "4.1" and "--release-version" not in args:
         args = [*args, "--release-version", "4.1-IV1"]
+    if kafka == "4.4":
+        args = [*args, "--kafka-version", "4.4"]
     return args
+
+
+def expected_files(kafka: str, case: str) -> list[str]:
+    """4.1 and 4.3: meta.properties, bootstrap.checkpoint and, in a dynamic quorum with voters,
+    the voters' snapshot; 4.4 (KAFKA-19648): a controller's zero snapshot holds the bootstrap
+    records, a broker gets only meta.properties."""
+    if kafka == "4.4":
+        return sorted(["meta.properties"] + ([SNAP] if case != "broker" else []))
+    return sorted(["meta.properties", "bootstrap.checkpoint"]
+                  + ([SNAP] if case in ("standalone", "initial-controllers") else []))
 
 
 def files_of(d):
@@ -122,8 +136,10 @@ def test_format_equals_kafka_storage(cli, kafka_formatted, tmp_path, kafka, case
     if kafka == "4.1":     # 4.1 does not print the bootstrap metadata (4.3 does)
         lines = lines[1:]
     assert "".join(lines) == redact_scram_keys(printed)
-    assert files_of(ours) == files_of(theirs) == sorted(
-        ["meta.properties", "bootstrap.checkpoint"] + ([SNAP] if case in ("standalone", "initial-controllers") else []))
+    assert files_of(ours) == files_of(theirs) == expected_files(kafka, case)
+    for name in files_of(theirs):   # the same sizes (the same encoding) and modes (the snapshot 0400)
+        assert [(x / name).stat().st_size for x in (ours, theirs)][0] == (theirs / name).stat().st_size, name
+        assert (ours / name).stat().st_mode & 0o777 == (theirs / name).stat().st_mode & 0o777, name
     for name in files_of(theirs):
         if name == "meta.properties":
             a, b = (state_files.read_meta_properties(str(x / name)) for x in (ours, theirs))
@@ -140,7 +156,7 @@ def test_format_equals_kafka_storage(cli, kafka_formatted, tmp_path, kafka, case
             assert voters[0]["voterDirectoryId"] == state_files.read_meta_properties(str(d / "meta.properties"))["directory.id"]
 
 
-DEFAULTS = {
+DEFAULTS = {  # 4.4: 4.3's (the same LATEST_PRODUCTION); set below
     "4.1": ("4.1-IV1", [{"name": "metadata.version", "featureLevel": 27},
                         {"name": "eligible.leader.replicas.version", "featureLevel": 1},
                         {"name": "group.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2}]),
@@ -149,6 +165,7 @@ DEFAULTS = {
                         {"name": "group.version", "featureLevel": 1}, {"name": "share.version", "featureLevel": 1},
                         {"name": "streams.version", "featureLevel": 1}, {"name": "transaction.version", "featureLevel": 2}]),
 }
+DEFAULTS["4.4"] = DEFAULTS["4.3"]
 
 
 @pytest.mark.parametrize("kafka", KAFKAS)
@@ -157,27 +174,29 @@ def test_the_defaults_of_each_kafka(kafka_formatted, kafka):
     release, records = DEFAULTS[kafka]
     assert kafka_out["static"][1].endswith(f"Formatting metadata directory {root / 'static'} "
                                            f"with metadata.version {release}.\n")
-    assert [data for t, data in decode(root / "static" / "bootstrap.checkpoint")[1][1]] == records
+    name = SNAP if kafka == "4.4" else "bootstrap.checkpoint"
+    assert [data for t, data in decode(root / "static" / name)[1][1]] == records
 
 
 def version_mapping_runs(kafka: str) -> dict:
     """Every metadata.version and release name the Kafka knows (4.1: up to 4.2-IV1, its
     releases up to 4.1), the default and a three-part release: run id -> (Kafka's args, ours)."""
-    top = versions.MAX_LEVEL if kafka == "4.3" else 29
-    prod = versions.LATEST_PRODUCTION if kafka == "4.3" else versions.KAFKA41_LATEST_PRODUCTION
+    top = versions.MAX_LEVEL_OF[kafka]
+    prod = versions.KAFKA41_LATEST_PRODUCTION if kafka == "4.1" else versions.LATEST_PRODUCTION
     names = [n for n, lvl in versions.METADATA_VERSIONS if lvl <= top]
     releases = sorted({n.split("-")[0] for n, lvl in versions.METADATA_VERSIONS if lvl <= prod})
-    runs = {"default": (["version-mapping"], ["version-mapping"] + (["-r", "4.1-IV1"] if kafka == "4.1" else []))}
+    ours = ["--kafka-version", "4.4"] if kafka == "4.4" else []
+    runs = {"default": (["version-mapping"], ["version-mapping", *ours] + (["-r", "4.1-IV1"] if kafka == "4.1" else []))}
     for r in names + releases + ["3.9.1"]:
-        runs[r] = (["version-mapping", "-r", r],) * 2
+        runs[r] = (["version-mapping", "-r", r], ["version-mapping", "-r", r, *ours])
     return runs
 
 
 def all_levels(kafka: str) -> list[str]:
     """Every level of every feature (and one past the last), every metadata.version."""
-    top = versions.MAX_LEVEL if kafka == "4.3" else 29
+    top = versions.MAX_LEVEL_OF[kafka]
     out = [f"metadata.version={lvl}" for lvl in range(versions.MIN_LEVEL, top + 1)]
-    for name, feat in versions.FEATURES.items():
+    for name, feat in versions.catalogue("4.4" if kafka == "4.4" else "4.3").features.items():
         if kafka == "4.1" and name == "kraft.version":
             continue      # 4.1: kraft.version=1 requires metadata.version 21 (the differences test)
         out += [f"{name}={lvl}" for lvl in sorted(feat.levels)]
@@ -187,7 +206,8 @@ def all_levels(kafka: str) -> list[str]:
 @pytest.mark.parametrize("kafka", KAFKAS)
 def test_version_mapping_and_feature_dependencies_equal_kafkas(cli, tmp_path, kafka):
     runs = version_mapping_runs(kafka)
-    runs["deps"] = (["feature-dependencies"] + [x for f in all_levels(kafka) for x in ("-f", f)],) * 2
+    deps = ["feature-dependencies"] + [x for f in all_levels(kafka) for x in ("-f", f)]
+    runs["deps"] = (deps, deps + (["--kafka-version", "4.4"] if kafka == "4.4" else []))
     runs["catalogue"] = (["version-mapping", "-r", "9.9"], None)    # Kafka 4.3's refusal lists every version
     results = dict(zip(runs, storage_runs([k for k, _ in runs.values()], tmp_path, home=HOMES[kafka])))
     for key, (_, args) in runs.items():
@@ -199,17 +219,18 @@ def test_version_mapping_and_feature_dependencies_equal_kafkas(cli, tmp_path, ka
         assert (code, err) == (0, ""), (key, err)
         assert out == printed, key
     rc, printed, err = results["default"]
-    assert printed.startswith({"4.1": "metadata.version=27 (4.1-IV1)\n", "4.3": "metadata.version=30 (4.3-IV0)\n"}[kafka])
-    assert len(runs) == {"4.1": 23 + 9 + 4, "4.3": 25 + 11 + 4}[kafka]
-    if kafka == "4.3":    # the catalogue is Kafka's: every version, in order, 3.3-IV3 to 4.4-IV0
+    assert printed.startswith({"4.1": "metadata.version=27 (4.1-IV1)\n", "4.3": "metadata.version=30 (4.3-IV0)\n",
+                               "4.4": "metadata.version=30 (4.3-IV0)\n"}[kafka])
+    assert len(runs) == {"4.1": 23 + 9 + 4, "4.3": 25 + 11 + 4, "4.4": 27 + 11 + 4}[kafka]
+    if kafka != "4.1":    # the catalogue is Kafka's: every version, in order, 3.3-IV3 to 4.4-IV0 (4.4: 4.4-IV2)
         rc, printed, err = results["catalogue"]
         assert rc == 1
         known = err.split("Supported metadata.version are: ", 1)[1].split(", ")
-        assert known == [n for n, _ in versions.METADATA_VERSIONS]
+        assert known == [n for n, lvl in versions.METADATA_VERSIONS if lvl <= versions.MAX_LEVEL_OF[kafka]]
         assert results["deps"][1].count("\n") == len(all_levels(kafka)) + 1    # one 'requires' (ELR=1): 2 lines
 
 
-SUPPORTED_43 = ", ".join(n for n, _ in versions.METADATA_VERSIONS)
+SUPPORTED_43 = ", ".join(n for n, lvl in versions.METADATA_VERSIONS if lvl <= versions.MAX_LEVEL_OF["4.3"])
 REFUSALS = {   # id -> (config case or None, arguments, Kafka 4.3's message); 4.1 says the same where marked
     "version-mapping -r 4.4": (None, ["version-mapping", "-r", "4.4"],
                                f"Unknown metadata.version '4.4'. Supported metadata.version are: {SUPPORTED_43}"),
@@ -267,7 +288,7 @@ def refusal_args(root, rid: str) -> list[str]:
 def kafka_refusals(tmp_path_factory):
     out = {}
     for v, home in HOMES.items():
-        if skip_reason(home) is not None:
+        if skip_reason(home) is not None or v == "4.4":    # 4.4 refuses in 4.3's words (not rerun)
             continue
         root = tmp_path_factory.mktemp(f"kafka{v}-refusals")
         rids = [r for r in REFUSALS if v == "4.3" or r in SAME_IN_41]
@@ -279,7 +300,7 @@ def kafka_refusals(tmp_path_factory):
 
 # Kafka 4.1 words the others otherwise (test_kafka_41_differs_as_documented)
 REFUSAL_CASES = [pytest.param(k.values[0], rid, id=f"{k.id}-{rid}", marks=k.marks)
-                 for k in KAFKAS for rid in REFUSALS if k.values[0] == "4.3" or rid in SAME_IN_41]
+                 for k in KAFKAS if k.values[0] != "4.4" for rid in REFUSALS if k.values[0] == "4.3" or rid in SAME_IN_41]
 
 
 @pytest.mark.parametrize("kafka,rid", REFUSAL_CASES)

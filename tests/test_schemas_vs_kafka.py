@@ -25,9 +25,10 @@ KAFKA = json.loads((Path(__file__).parent / "kafka_schemas.json").read_text())
 # Which Kafka each declaration follows (what its module's docstring names): the
 # wire messages Kafka 3.9's versions (later versions add fields quorumctl does not
 # negotiate) except KAFKA_43_WIRE's, Kafka 4.3.0's (AddRaftVoter v1: AckWhenCommitted); the records
-# and the quorum-state file Kafka 4.3.0 (KIP-1066's CordonedLogDirs), and the one
-# record 4.3.0 does not have yet, UnregisterControllerRecord (KIP-1312, 4.4), trunk.
-NEWER_THAN_43 = {"UnregisterControllerRecord"}
+# and the quorum-state file Kafka 4.3.0 (KIP-1066's CordonedLogDirs), and what 4.3.0 does
+# not have yet, KIP-1312's UnregisterControllerRecord and UnregisterController (key 94), the
+# 4.4 branch (commit 87943b2f, the build in ../shared/kafka).
+NEWER_THAN_43 = {"UnregisterControllerRecord", "UnregisterControllerRequest", "UnregisterControllerResponse"}
 # wire messages declared at Kafka 4.3.0's versions: AddRaftVoter v1, DescribeCluster v2
 # (IncludeFencedBrokers, KIP-1073) and UpdateFeatures (features upgrade/downgrade)
 KAFKA_43_WIRE = {"AddRaftVoterRequest", "AddRaftVoterResponse", "DescribeClusterRequest", "DescribeClusterResponse",
@@ -41,11 +42,13 @@ KAFKA_43_WIRE = {"AddRaftVoterRequest", "AddRaftVoterResponse", "DescribeCluster
 def release_of(msg: Message) -> str:
     if msg is FEATURE_LEVEL_PRE_3_3:
         return "3.2.0"                 # FeatureLevelRecord as Kafka 3.2 wrote it
+    if msg.name in NEWER_THAN_43:
+        return "4.4"
     if msg.name in KAFKA_43_WIRE:
         return "4.3.0"
     if msg.kind in ("request", "response", "header") or msg.name == "ZkMigrationStateRecord":
         return "3.9.0-rc3"             # ZkMigrationStateRecord: gone from 4.0 on
-    return "trunk" if msg.name in NEWER_THAN_43 else "4.3.0"
+    return "4.3.0"
 
 
 NOT_KAFKAS = {
@@ -167,3 +170,22 @@ def test_every_record_of_kafka_43_is_declared_as_43_has_it():
             assert compare(ours[name], k) == [], name
     assert KAFKA["4.3.0"]["AddRaftVoterRequest"]["validVersions"] == "0-1"
     assert KAFKA["4.3.0"]["RemoveRaftVoterRequest"]["validVersions"] == "0"     # no v1 in 4.3
+
+
+def test_every_record_of_kafka_44_is_declared_as_44_has_it():
+    """Kafka 4.4 (the branch build) adds one metadata record, UnregisterControllerRecord
+    (api key 29, KIP-1312), and changes no other record's versions or fields (CIDR ACLs,
+    KIP-1276, keep AccessControlEntryRecord v0: the host pattern is the same string); the
+    wire API the unregister commands send is UnregisterController, key 94, v0 only."""
+    ours = {m.name: m for m in DECLARED if m.kind not in ("request", "response", "header")}
+    kafka44 = {n: k for n, k in KAFKA["4.4"].items() if not n.endswith(("Request", "Response", "Header"))}
+    assert sorted(set(kafka44) - set(ours)) == []
+    assert sorted(set(kafka44) - set(KAFKA["4.3.0"])) == ["UnregisterControllerRecord"]
+    assert KAFKA["4.4"]["UnregisterControllerRecord"]["apiKey"] == 29
+    assert KAFKA["4.4"]["AccessControlEntryRecord"] == KAFKA["4.3.0"]["AccessControlEntryRecord"]
+    for name, k in kafka44.items():
+        if name != "FeatureLevelRecord" or ours[name] is not FEATURE_LEVEL_PRE_3_3:
+            assert compare(ours[name], k) == [], name
+    assert (KAFKA["4.4"]["UnregisterControllerRequest"]["validVersions"],
+            KAFKA["4.4"]["UnregisterControllerResponse"]["validVersions"]) == ("0", "0")
+    assert messages.APIS[94].name == "UnregisterController"

@@ -53,7 +53,7 @@ if str(ROOT) not in sys.path:
 
 KAFKA_DIR = ROOT.parent / "shared" / "kafka"
 CLUSTER = KAFKA_DIR / "cluster"
-VERSIONS = {"4.1": "4.1.0", "4.3": "4.3.0"}
+VERSIONS = {"4.1": "4.1.0", "4.3": "4.3.0", "4.4": "4.4.0-SNAPSHOT"}
 
 
 def kafka_home(version: str) -> Path:

@@ -9,7 +9,13 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import Apply, FeatureLevels, PlainOutputOpt, ReleaseVersion, ServerConfig
+from .options import Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig
+
+
+def _catalogue_of(kafka: KafkaRelease) -> str:
+    """Whose catalogue (metadata.versions, feature levels) and layout: the 4.4 branch's for
+    `--kafka-version 4.4`, else 4.3's (4.1's kafka-storage differs only where Kafka 4.3 fixed it)."""
+    return "4.4" if kafka is KafkaRelease.v44 else "4.3"
 
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
@@ -57,13 +63,19 @@ def format_(
                                                                 "else CONTROLLER)."),
     allow_non_uuid: bool = typer.Option(False, "--allow-non-uuid",
                                         help="Accept a cluster id that is not a Kafka Uuid (Kafka does)."),
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     apply: Apply = False,
     output: PlainOutputOpt = None,
 ):
     """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).
 
     Also the KIP-853 bootstrap snapshot for --standalone / --initial-controllers;
-    under Kafka's .lock, crash-safely, never over a formatted dir.
+    under Kafka's .lock, crash-safely, never over a formatted dir. The default is
+    Kafka 4.3's layout, which every Kafka from 3.x to 4.4 starts on;
+    --kafka-version 4.4 writes what 4.4's kafka-storage writes (no
+    bootstrap.checkpoint: a controller's bootstrap records go into its
+    00000000000000000000-0000000000.checkpoint, a broker gets only
+    meta.properties), which only Kafka 4.4 or newer starts on.
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
@@ -77,7 +89,7 @@ def format_(
                      ignore_formatted=ignore_formatted, release_version=release_version, features=list(feature),
                      standalone=standalone, no_initial_controllers=no_initial_controllers,
                      initial_controllers=initial_controllers, controller_listener_name=controller_listener_name,
-                     allow_non_uuid=allow_non_uuid, apply=apply)
+                     allow_non_uuid=allow_non_uuid, apply=apply, kafka=_catalogue_of(kafka_version))
     if resolve_plain(output) is Output.json:
         sys.stdout.write(json_line(run.to_json()) + "\n")
     else:
@@ -93,7 +105,10 @@ def info(
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
 
     Mismatched cluster ids, node ids, directory ids or meta.properties versions,
-    in Kafka's wording.
+    in Kafka's wording; then (in JSON as starts_on) which Kafka releases can start
+    each dir: its metadata.version's release or newer, and Kafka 4.4 or newer for a
+    dir kafka-storage 4.4 formatted (no bootstrap.checkpoint); a note on stderr
+    when the layout or an unstable level restricts it beyond the metadata.version.
 
     Example: quorumctl bootstrap info -c server.properties
     """
@@ -116,15 +131,24 @@ def info(
     if resolve_plain(output) is not Output.json:
         for w in doc["warnings"]:
             sys.stderr.write(f"quorumctl: warning: {w}\n")
+        # which Kafka releases can start each dir: after kafka-storage's text, on stderr, so
+        # stdout stays kafka-storage info's own
+        for d in doc["directories"]:
+            if d.get("starts_on") and d["starts_on"]["notable"]:
+                sys.stderr.write(f"quorumctl: note: {d['path']} starts on {d['starts_on']['text']}: "
+                                 f"{'; '.join(d['starts_on']['reasons'])}\n")
     raise typer.Exit(ExitStatus.of(doc["problems"]))
 
 
 @app.command("version-mapping")
 def version_mapping(
     release_version: ReleaseVersion = None,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     output: PlainOutputOpt = None,
 ):
-    """The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.
+    """The default feature levels at a metadata.version, as kafka-storage prints them.
+
+    `--kafka-version 4.4` gives the 4.4 branch's catalogue (4.4-IV1, 4.4-IV2, share.version 2).
 
     Example: quorumctl bootstrap version-mapping -r 3.9
     """
@@ -132,15 +156,16 @@ def version_mapping(
     from ..render.output import emit
     from ..render.bootstrap import version_mapping_text
     from ..versions import version_mapping as mapping
-    emit(output, mapping(release_version), text=version_mapping_text)
+    emit(output, mapping(release_version, _catalogue_of(kafka_version)), text=version_mapping_text)
 
 
 @app.command("feature-dependencies")
 def feature_dependencies(
     feature: FeatureLevels,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
     output: PlainOutputOpt = None,
 ):
-    """What each feature level depends on, as kafka-storage 4.1 prints it.
+    """What each feature level depends on, as kafka-storage prints it.
 
     Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
     """
@@ -148,7 +173,7 @@ def feature_dependencies(
     from ..render.output import emit
     from ..render.bootstrap import feature_dependencies_text
     from ..versions import feature_dependencies as dependencies
-    emit(output, dependencies(feature), text=feature_dependencies_text)
+    emit(output, dependencies(feature, _catalogue_of(kafka_version)), text=feature_dependencies_text)
 
 
 def register(parent: typer.Typer) -> None:

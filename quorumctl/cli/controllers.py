@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import typer
 
-from .options import BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout
 
 
 def add_controller(
@@ -42,17 +42,37 @@ def remove_controller(
     controller_directory_id: str = typer.Option(..., "--controller-directory-id", "-d",
                                                 help="The directory id of the controller to remove."),
     dry_run: DryRun = False,
+    unregister: bool = typer.Option(False, "--unregister",
+                                    help="Also unregister the controller once removed (Kafka 4.4, metadata.version "
+                                         "4.4-IV2; the controller must be stopped). A dry run unless --apply."),
+    apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):
     """Remove a controller from the KRaft voter set (RemoveRaftVoter).
 
+    With --unregister (Kafka 4.4's remove-controller --unregister) it also removes the
+    controller's registration (UnregisterController): a dry run by default, --apply to do
+    both; refused, before anything is sent, while the controller still runs or below
+    metadata.version 4.4-IV2.
+
     Example: quorumctl remove-controller --bootstrap-controller localhost:9093 -i 3 -d eAmx4J3YZ63RPobrVgXBAw
     """
+    from ..errors import InputError
     from ..protocol.voters import remove_controller as remove
     from ..render.output import resolve_plain
     from ..render.quorum import print_voter_change
     out = resolve_plain(output)
+    if apply and not unregister:
+        raise InputError("--apply goes with --unregister (without it remove-controller acts unless --dry-run, "
+                         "as Kafka's does)")
+    if unregister:
+        from ..protocol.unregister import remove_and_unregister
+        from ..render.quorum import print_unregister
+        print_unregister(remove_and_unregister(bootstrap_server, bootstrap_controller, command_config, timeout,
+                                               controller_id, controller_directory_id, apply and not dry_run),
+                         out, "remove-controller")
+        return
     print_voter_change(remove(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
                               controller_directory_id, dry_run), out)
 

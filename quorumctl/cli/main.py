@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "image",
     "topics",
     "cluster",
+    "cluster_controller",     # joins the cluster group registered just before
     "recover",
     "doctor",
     "bundle",

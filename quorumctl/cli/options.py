@@ -19,14 +19,16 @@ ADDRS = "HOST:PORT,..."
 
 
 class KafkaRelease(str, Enum):
-    """Whose tool text to print where Kafka 4.1's and 4.3's differ (4.3, the newest, by default)."""
+    """Whose tool text to print where Kafka 4.1's, 4.3's and the 4.4 branch's differ (4.3, the
+    newest release, by default)."""
     v43 = "4.3"
     v41 = "4.1"
+    v44 = "4.4"
 
 
 KafkaVersion = Annotated[KafkaRelease, typer.Option(
-    "--kafka-version", metavar="4.3|4.1",
-    help="Where Kafka 4.1's and 4.3's tools print differently, print as this release's does.")]
+    "--kafka-version", metavar="4.3|4.1|4.4",
+    help="Where Kafka 4.1's, 4.3's and 4.4's tools print differently, print as this release's does.")]
 
 BootstrapServer = Annotated[Optional[str], typer.Option(
     "--bootstrap-server", metavar=ADDRS,

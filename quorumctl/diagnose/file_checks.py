@@ -93,6 +93,9 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
                 d.problem = str(e)
         if os.path.isdir(os.path.join(d.path, "__cluster_metadata-0")):
             d.replica = load_replica(d.path)
+        if d.meta is not None:
+            from ..ops.dirinfo import starts_on
+            d.starts_on = starts_on(d.path)
     findings: list[Finding] = []
     ld = list(dirs.values())
 

@@ -37,6 +37,7 @@ class LogDir:
     meta_lines: dict = field(default_factory=dict)
     replica: object | None = None        # raft.replica.Replica when it holds the metadata log
     problem: str | None = None
+    starts_on: dict | None = None        # ops.dirinfo.starts_on: which Kafka releases can start it
 
     @property
     def meta_path(self) -> str:
@@ -66,6 +67,7 @@ class Report:
                           "directory_id": (d.meta or {}).get("directory.id"),
                           "metadata_log": d.replica is not None,
                           "kraft_version": getattr(d.replica, "kraft_version", None),
+                          "starts_on": d.starts_on,
                           "problem": d.problem} for d in self.log_dirs],
             "voter_set": ({"ids": self.voters["ids"], "source": self.voters["source"],
                            "from": self.voters["node"]} if self.voters else None),

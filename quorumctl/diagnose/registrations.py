@@ -6,7 +6,7 @@ log (`image_registrations`) or from the live quorum's DescribeCluster
 
 from __future__ import annotations
 
-from ..versions import MAX_LEVEL, METADATA_VERSION
+from ..versions import METADATA_VERSION, NAME_OF
 from ..versions import version_name as metadata_version_name
 from .findings import Finding, Report
 
@@ -16,6 +16,21 @@ STALE_CONTROLLER_REMEDY = (
     "--no-initial-controllers, controller.quorum.bootstrap.servers pointing at the quorum), let it register "
     "(it joins as an observer, not a voter), then stop it; its registration then carries the new release's "
     "supported range. Never reuse the id for a voter without add-controller")
+# metadata.version 4.4-IV2 and later (KIP-1312): the registration can be removed
+UNREGISTER_REMEDY = (
+    "once controller {id} is stopped for good: quorumctl cluster unregister-controller --bootstrap-controller "
+    "HOST:PORT --id {id} (a dry run; --apply sends it; Kafka 4.4's kafka-cluster.sh unregister-controller --id {id})")
+
+
+def stale_remedy(cid: int, mv) -> str:
+    """How to clear a stale controller registration at the cluster's metadata.version."""
+    from ..versions import CONTROLLER_UNREGISTRATION_LEVEL
+    level = getattr(mv, "level", mv)
+    if level is not None and level >= CONTROLLER_UNREGISTRATION_LEVEL:
+        return UNREGISTER_REMEDY.format(id=cid)
+    return STALE_CONTROLLER_REMEDY.format(id=cid)
+
+
 FENCED_BROKER_REMEDY = (
     "if broker {id} is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id {id} "
     "(UnregisterBroker); if it is only stopped, start it again")
@@ -28,7 +43,7 @@ def _blocks(features: dict, mv) -> str:
         return "it advertises no metadata.version range"
     lo, hi = rng
     span = f"metadata.version {lo}-{hi} ({_level_name(lo)} to {_level_name(hi)})"
-    if hi < MAX_LEVEL:
+    if hi < max(NAME_OF):
         return (f"it supports {span}: Kafka refuses any metadata.version upgrade above {_level_name(hi)} "
                 "while it stays registered")
     return f"it supports {span}: it blocks no metadata.version upgrade quorumctl knows of"
@@ -66,7 +81,7 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
             f"controller {cid} is registered (listeners {', '.join(reg['listeners']) or 'none'}) but is not a voter "
             f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
             + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /controllers/{cid}"], STALE_CONTROLLER_REMEDY.format(id=cid), node_id=cid))
+            [f"{where}: /controllers/{cid}"], stale_remedy(cid, mv), node_id=cid))
     running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
     for bid, reg in sorted(img.brokers.items()):
         if not reg.get("fenced") or not running:
@@ -103,5 +118,5 @@ def live_registrations(report: Report, q, source: str, timeout: float,
             f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
             "range can block a metadata.version upgrade (give its log dirs to see the range)",
             [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-            STALE_CONTROLLER_REMEDY.format(id=cid), node_id=cid))
+            stale_remedy(cid, report.metadata_version), node_id=cid))
     return out

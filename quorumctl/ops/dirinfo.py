@@ -129,7 +129,88 @@ def info(dirs: list[str], kraft_mode: bool = True) -> dict:
             problems.append("The kafka configuration file appears to be for a legacy cluster, but "
                             "the directories are formatted for a cluster in KRaft mode.")
     return {"directories": [{"path": s.path, "exists": s.exists, "formatted": s.meta is not None,
-                             "meta_properties": s.meta, "error": s.error} for s in statuses],
+                             "meta_properties": s.meta, "error": s.error,
+                             "starts_on": starts_on(s.path) if s.meta is not None else None} for s in statuses],
             "found": found, "metadata": first, "problems": problems, "warnings": warnings}
 
 
+
+
+# -- which Kafka releases can start a directory ---------------------------------------
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in release.split("."))
+
+
+def starts_on(log_dir: str) -> dict | None:
+    """Which Kafka releases can start a formatted log dir, from what it holds:
+
+    * its metadata.version (the metadata log's, else the bootstrap records'): a Kafka
+      whose MetadataVersion has that level, from the release that introduced it on
+      (a level above LATEST_PRODUCTION needs unstable.feature.versions.enable=true);
+    * its layout: kafka-storage 4.4 (KAFKA-19648) writes no bootstrap.checkpoint, the
+      bootstrap records go into a controller's zero checkpoint and a broker gets only
+      meta.properties; Kafka's own note (4.4's --release-version help): such a
+      directory is not forward-compatible, the node must run the kafka-storage
+      release that formatted it or a newer one, whatever --release-version said.
+      A node that already started has its metadata in the log: the layout no longer
+      decides, the metadata.version does.
+
+    None when the dir is not formatted (no meta.properties) or holds neither (no
+    metadata.version found, not 4.4's layout): nothing to go by."""
+    from ..logdir.features import finalized_levels
+    from ..raft.replica import load_replica
+    from ..versions import LATEST_PRODUCTION, METADATA_VERSION, NAME_OF, version_name
+
+    if not os.path.isfile(os.path.join(log_dir, state_files.META_PROPERTIES)):
+        return None
+    pdir = os.path.join(log_dir, "__cluster_metadata-0")
+    replica = None
+    if os.path.isdir(pdir):
+        try:
+            replica = load_replica(log_dir)
+        except (InputError, OSError):
+            replica = None
+    has_boot = os.path.isfile(os.path.join(log_dir, state_files.BOOTSTRAP_CHECKPOINT))
+    started = replica is not None and (replica.log_end > 0 or replica.quorum_state is not None)
+    reasons: list[str] = []
+    release = "3.3"          # the oldest KRaft release whose levels Kafka 4 still knows
+    layout = None
+    if not has_boot and not started:
+        zero = os.path.join(pdir, "00000000000000000000-0000000000.checkpoint")
+        if os.path.isfile(zero) or replica is None:
+            layout = "4.4"
+            where = (f"{zero} holds the bootstrap records" if os.path.isfile(zero)
+                     else "only meta.properties")
+            reasons.append(f"formatted by kafka-storage 4.4 or newer (no {state_files.BOOTSTRAP_CHECKPOINT}, "
+                           f"{where}; KAFKA-19648): not forward-compatible")
+            release = "4.4"
+    mv = None
+    try:
+        mv = finalized_levels(replica if started else None, log_dir).get(METADATA_VERSION)
+        if mv is None and replica is not None:
+            mv = finalized_levels(replica, log_dir).get(METADATA_VERSION)
+    except (InputError, OSError):
+        mv = None
+    unstable = False
+    if mv is not None:
+        name = NAME_OF.get(mv.level)
+        if name is None:
+            reasons.append(f"metadata.version {version_name(mv.level)} is not one quorumctl knows")
+        else:
+            mv_release = name.split("-")[0]
+            unstable = mv.level > LATEST_PRODUCTION
+            reasons.append(f"metadata.version {name} ({mv.path}@{mv.offset}) needs Kafka {mv_release} or newer"
+                           + (" with unstable.feature.versions.enable=true (unstable in every release "
+                              "quorumctl knows)" if unstable else ""))
+            if _release_key(mv_release) > _release_key(release):
+                release = mv_release
+    if not reasons:      # neither a 4.4 layout nor a metadata.version: nothing to say
+        return None
+    # worth a line of text: what the metadata.version alone does not say (4.4's layout, or an
+    # unstable level); the JSON always has it
+    notable = layout == "4.4" or unstable
+    return {"path": log_dir, "min_release": release, "notable": notable, "layout": layout or ("started" if started else "bootstrap.checkpoint"),
+            "metadata_version": mv.level if mv else None, "needs_unstable": unstable,
+            "text": f"Kafka {release} or newer" + (" (with unstable.feature.versions.enable=true)" if unstable else ""),
+            "reasons": reasons}

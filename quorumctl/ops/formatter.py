@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from .. import ids
 from ..errors import Refused
 from ..logdir import statefiles as state_files
-from ..versions import (FEATURES, LATEST_PRODUCTION, LATEST_PRODUCTION_LEVEL, MAX_LEVEL, METADATA_VERSION,
-                        MIN_LEVEL, NAME_OF, SCRAM_MIN_LEVEL, FormatError, default_level, from_feature_level,
-                        parse_release_version)
+from ..versions import (LATEST_PRODUCTION, METADATA_VERSION, MIN_LEVEL, NAME_OF, SCRAM_MIN_LEVEL, FormatError,
+                        catalogue, default_level, from_feature_level, parse_release_version)
 from . import fsutil
 from .dirinfo import ensemble_problems, read_dir
 from .initial_voters import DynamicVoter, java_string_hashmap_order, parse_dynamic_voters, voters_record
@@ -51,37 +50,39 @@ def parse_feature_args(args: list[str]) -> dict[str, int]:
 
 
 def effective_features(release: str | None, requested: dict[str, int], dynamic: bool,
-                       unstable: bool = False) -> tuple[str, int, dict]:
+                       unstable: bool = False, kafka: str = "4.3") -> tuple[str, int, dict]:
     """Formatter.calculateEffectiveReleaseVersion + calculateEffectiveFeatureLevels
     (Kafka 4.3), honouring --feature (Kafka 3.9 parsed it and then ignored it,
     KAFKA-17868). `dynamic`: Formatter.hasDynamicQuorum (Kafka 4.3: the config has no
     controller.quorum.voters; kraft.version 1 by default, 0 refused); `unstable`: the
-    config's unstable.feature.versions.enable.
+    config's unstable.feature.versions.enable; `kafka`: whose catalogue ("4.3", or "4.4": the
+    4.4 branch's levels and share.version 2).
     Returns (release name, metadata.version level, {feature: level})."""
     requested = dict(requested)
+    cat = catalogue(kafka)
     if METADATA_VERSION in requested:
         if release is not None:
             raise FormatError(f"Use --release-version instead of --feature {METADATA_VERSION}=X to avoid ambiguity.")
         lvl = requested.pop(METADATA_VERSION)
-        name = from_feature_level(lvl)
+        name = from_feature_level(lvl, kafka)
     else:
-        name, lvl = (parse_release_version(release, unstable) if release is not None
-                     else (NAME_OF[MAX_LEVEL if unstable else LATEST_PRODUCTION],
-                           MAX_LEVEL if unstable else LATEST_PRODUCTION))
+        name, lvl = (parse_release_version(release, unstable, kafka) if release is not None
+                     else (NAME_OF[cat.max_level if unstable else LATEST_PRODUCTION],
+                           cat.max_level if unstable else LATEST_PRODUCTION))
     if lvl > LATEST_PRODUCTION and not unstable:
         raise FormatError(f"{METADATA_VERSION} {name} is not yet stable.")
     for f in sorted(requested):
-        if f not in FEATURES:
-            raise FormatError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(FEATURES))}")
+        if f not in cat.features:
+            raise FormatError(f"Unsupported feature: {f}. Supported features are: {', '.join(sorted(cat.features))}")
     levels = {METADATA_VERSION: lvl}
-    for fname, feat in sorted(FEATURES.items()):
+    for fname, feat in sorted(cat.features.items()):
         if fname == "kraft.version":
             levels[fname] = _kraft_level(requested.get(fname), dynamic)
         else:
             levels[fname] = requested.get(fname, default_level(feat, lvl))
-    for fname, feat in sorted(FEATURES.items()):
+    for fname, feat in sorted(cat.features.items()):
         level = levels[fname]
-        if level not in feat.levels or (level > LATEST_PRODUCTION_LEVEL[fname] and not unstable):
+        if level not in feat.levels or (level > cat.latest_production_level[fname] and not unstable):
             raise FormatError(f"No feature:{fname} with feature level {level}")
         if level >= 1 and lvl < MIN_LEVEL:
             raise FormatError(f"{fname} could not be set to {level} because it depends on "
@@ -152,6 +153,7 @@ class FormatPlan:
     records: list
     voters: list[DynamicVoter] | None
     listener_name: str
+    kafka: str = "4.3"      # whose layout: "4.3" (bootstrap.checkpoint) or "4.4" (the zero checkpoint only)
     dirs: list[FormatDir] = field(default_factory=list)
     already_formatted: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -200,7 +202,11 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
                 features: dict[str, int], scram: list[str], voters: list[DynamicVoter] | None,
                 listener_name: str, ignore_formatted: bool, allow_non_uuid: bool,
                 no_initial_controllers: bool = False, unstable: bool = False,
-                dynamic: bool | None = None) -> FormatPlan:
+                dynamic: bool | None = None, kafka: str = "4.3", controller: bool = True) -> FormatPlan:
+    """`kafka` "4.4": the 4.4 branch's catalogue and layout (KAFKA-19648): no
+    bootstrap.checkpoint; a controller's metadata dir (`controller`: process.roles holds
+    controller) gets the zero checkpoint with the bootstrap records (and, in a dynamic
+    quorum, the KRaft version and voters); a broker only meta.properties."""
     if node_id is None or node_id < 0:
         raise FormatError("You must specify a valid non-negative node ID.")
     why = ids.check_cluster_id(cluster_id)
@@ -217,12 +223,12 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
     # as in Kafka 4.1 (--no-initial-controllers writes no voter snapshot)
     if dynamic is None:
         dynamic = voters is not None or no_initial_controllers
-    release_name, mv, levels = effective_features(release, features, dynamic, unstable)
+    release_name, mv, levels = effective_features(release, features, dynamic, unstable, kafka)
     scram_records = [parse_scram(a) for a in scram]
     if scram_records and mv < SCRAM_MIN_LEVEL:
         raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
     records = bootstrap_records(mv, levels, scram_records)
-    plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, listener_name)
+    plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, listener_name, kafka)
     statuses = [read_dir(d) for d in sorted(set(dirs))]
     probs = ensemble_problems(statuses, cluster_id, node_id)
     if probs:
@@ -254,7 +260,8 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
         else:
             did = ids.random_directory_id(taken)
         taken.add(did)
-        plan.dirs.append(FormatDir(s.path, kind, did, kind.startswith("dynamic")))
+        snapshot = kind.startswith("dynamic") if kafka != "4.4" else (kind != "data" and controller)
+        plan.dirs.append(FormatDir(s.path, kind, did, snapshot))
     return plan
 
 
@@ -271,9 +278,24 @@ def _refuse_leftover_log(path: str) -> None:
                                 "refusing to format over it: restore its meta.properties or move the directory away")
 
 
+SNAPSHOT_ZERO = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
+
+
 def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
     """The files one directory gets, relative path -> bytes."""
     from ..logdir.snapshots import encode_snapshot
+    if plan.kafka == "4.4":
+        # Formatter.writeBoostrapSnapshot (4.4): header (+ KRaftVersion and voters when
+        # kraft.version is 1), the bootstrap records, footer; nothing else but meta.properties
+        out = {}
+        if d.write_snapshot:
+            out[SNAPSHOT_ZERO] = encode_snapshot(
+                plan.records, epoch=0, last_contained_log_timestamp=now_ms,
+                kraft_version=plan.features["kraft.version"],
+                voters=voters_record(plan.voters, plan.listener_name) if plan.voters else None, timestamp_ms=now_ms)
+        out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id,
+                                                                            d.directory_id, now_ms / 1000)
+        return out
     out = {state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
                                                    timestamp_ms=now_ms)}
     if d.write_snapshot:
@@ -283,6 +305,12 @@ def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
             voters=voters, timestamp_ms=now_ms)
     out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
     return out
+
+
+def _mode(rel: str) -> int:
+    """The zero snapshot is read-only to its owner, as Kafka leaves it (a snapshot file is
+    created 0600 and frozen with setReadOnly); the other files 0644."""
+    return 0o400 if rel == SNAPSHOT_ZERO else 0o644
 
 
 def _remove_stale_staging(parent: str, prefix: str) -> None:
@@ -337,7 +365,7 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
                 for rel, data in content.items():
                     full = os.path.join(staging, rel)
                     os.makedirs(os.path.dirname(full), exist_ok=True)
-                    fsutil.write_synced(full, data)
+                    fsutil.write_synced(full, data, _mode(rel))
                     fsutil.fsync_dir(os.path.dirname(full))
                 fsutil.fsync_dir(staging)
             fsutil.step(f"move {staging} into place as {path}")
@@ -372,7 +400,7 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
             if not os.path.exists(full):
                 created.append(full)
             created.append(full + tmp)
-            fsutil.atomic_write(full, data, tmp_suffix=tmp)
+            fsutil.atomic_write(full, data, tmp_suffix=tmp, mode=_mode(rel))
             created.remove(full + tmp)
     return "in place"
 
@@ -399,9 +427,11 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
                release_version: str | None = None, features: list[str] = (), standalone: bool = False,
                no_initial_controllers: bool = False, initial_controllers: str | None = None,
                controller_listener_name: str | None = None, allow_non_uuid: bool = False,
-               apply: bool = False) -> FormatRun:
+               apply: bool = False, kafka: str = "4.3") -> FormatRun:
     """Format the log dirs of `config` (or the given ones): plan, then with `apply`
-    write each under Kafka's .lock, in the order Kafka's tool does."""
+    write each under Kafka's .lock, in the order Kafka's tool does. `kafka` "4.4": as the
+    4.4 branch's kafka-storage (plan_format); a node without a config counts as a
+    controller when it is given voters (--standalone, --initial-controllers)."""
     import time
 
     from ..config.server import load as config_load
@@ -460,7 +490,9 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
                            release=release, features=feature_levels, scram=list(add_scram), voters=voters,
                            listener_name=listener, ignore_formatted=ignore_formatted,
                            allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
-                           dynamic=dynamic, unstable=cfg is not None and
+                           dynamic=dynamic, kafka=kafka,
+                           controller=cfg.is_controller if cfg is not None else voters is not None,
+                           unstable=cfg is not None and
                            cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
         out_lines.extend(plan.messages)
         results = {}

@@ -114,11 +114,11 @@ def write_synced(path: str, data: bytes, mode: int = 0o644) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str, data: bytes, tmp_suffix: str = ".tmp") -> None:
+def atomic_write(path: str, data: bytes, tmp_suffix: str = ".tmp", mode: int = 0o644) -> None:
     """Write new, fsync, rename over the old, fsync the directory."""
     tmp = path + tmp_suffix
     step(f"write {tmp}")
-    write_synced(tmp, data)
+    write_synced(tmp, data, mode)
     step(f"rename {tmp} -> {path}")
     os.replace(tmp, path)
     fsync_dir(os.path.dirname(os.path.abspath(path)))

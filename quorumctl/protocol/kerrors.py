@@ -31,6 +31,7 @@ MISMATCHED_ENDPOINT_TYPE = 114
 UNSUPPORTED_ENDPOINT_TYPE = 115
 DUPLICATE_VOTER = 126
 VOTER_NOT_FOUND = 127
+CONTROLLER_ID_NOT_REGISTERED = 136    # Kafka 4.4 (KIP-1312): UnregisterController for an id with no registration
 
 # The codes quorumctl acts on are the constants above; NAMES adds the names of the
 # others it may be answered with (for messages), each code written once.

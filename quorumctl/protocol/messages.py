@@ -253,6 +253,19 @@ REMOVE_RAFT_VOTER_REQUEST = Message("RemoveRaftVoterRequest", "0", [
 REMOVE_RAFT_VOTER_RESPONSE = Message("RemoveRaftVoterResponse", "0", _VOTER_CHANGE_RESPONSE,
                                      flexible="0+", api_key=81, kind="response")
 
+# KIP-1312 (Kafka 4.4): remove a controller's registration (the controller answers
+# with the error; a broker forwards it). Kafka 4.4's kafka-cluster.sh unregister-controller
+# and kafka-metadata-quorum.sh remove-controller --unregister send it.
+UNREGISTER_CONTROLLER_REQUEST = Message("UnregisterControllerRequest", "0", [
+    F("ControllerId", "int32"),
+], flexible="0+", api_key=94, kind="request")
+
+UNREGISTER_CONTROLLER_RESPONSE = Message("UnregisterControllerResponse", "0", [
+    F("ThrottleTimeMs", "int32"),
+    F("ErrorCode", "int16"),
+    F("ErrorMessage", "string", nullable="0+"),
+], flexible="0+", api_key=94, kind="response")
+
 
 # -- DescribeConfigs (32), Kafka 4.3.0's v1-4: `topics describe`'s Configs column and
 # min.insync.replicas (ConfigSource 5 = DEFAULT_CONFIG, what kafka-topics leaves out)
@@ -394,6 +407,7 @@ UPDATE_FEATURES = 57
 DESCRIBE_CLUSTER = 60
 ADD_RAFT_VOTER = 80
 REMOVE_RAFT_VOTER = 81
+UNREGISTER_CONTROLLER = 94
 
 APIS: dict[int, Api] = {a.key: a for a in (
     Api(METADATA, "Metadata", METADATA_REQUEST, METADATA_RESPONSE, 0, 12),
@@ -411,6 +425,8 @@ APIS: dict[int, Api] = {a.key: a for a in (
     Api(UNREGISTER_BROKER, "UnregisterBroker", UNREGISTER_BROKER_REQUEST, UNREGISTER_BROKER_RESPONSE, 0, 0),
     Api(DESCRIBE_TOPIC_PARTITIONS, "DescribeTopicPartitions", DESCRIBE_TOPIC_PARTITIONS_REQUEST,
         DESCRIBE_TOPIC_PARTITIONS_RESPONSE, 0, 0),
+    Api(UNREGISTER_CONTROLLER, "UnregisterController", UNREGISTER_CONTROLLER_REQUEST,
+        UNREGISTER_CONTROLLER_RESPONSE, 0, 0),
 )}
 
 

@@ -16,6 +16,9 @@ def doctor_lines(doc: dict) -> list[str]:
                  + (f" ({missing} missing)" if missing else "")
                  + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set")
                  + (f"; metadata.version {doc['metadata_version']['name']}" if doc.get("metadata_version") else ""))
+    for d in doc["log_dirs"]:
+        if d.get("starts_on") and d["starts_on"].get("notable"):
+            lines.append(f"{d['path']} starts on {d['starts_on']['text']}")
     if not doc["findings"]:
         lines.append("No findings.")
         return lines

@@ -10,16 +10,18 @@ feature not finalized prints 0, an absent epoch "-".
 
 from __future__ import annotations
 
-from ..versions import METADATA_VERSION, NAME_OF
+from ..versions import MAX_LEVEL_OF, METADATA_VERSION, NAME_OF
 
 # the last metadata.version Kafka 4.1.0's MetadataVersion names (4.2-IV1): its tool
 # prints a newer level, such as a 4.3 node's, as "UNKNOWN N"
-KAFKA41_LAST_LEVEL = 29
+KAFKA41_LAST_LEVEL = MAX_LEVEL_OF["4.1"]
 
 
 def level_text(feature: str, level: int, kafka: str = "4.3") -> str:
+    """Each release's tool names the levels its MetadataVersion has (4.1: up to 29, 4.3: 31,
+    the 4.4 branch: 33); a newer node's level prints as "UNKNOWN N"."""
     if feature == METADATA_VERSION:
-        known = NAME_OF.get(level) if kafka != "4.1" or level <= KAFKA41_LAST_LEVEL else None
+        known = NAME_OF.get(level) if level <= MAX_LEVEL_OF[kafka] else None
         return known or f"UNKNOWN {level}"
     return str(level)
 
@@ -44,6 +46,6 @@ def features_text(f, kafka: str = "4.3") -> str:
 def features_doc(f) -> dict:
     return {"features": [{"name": n, "supportedMinVersion": f.supported[n][0], "supportedMaxVersion": f.supported[n][1],
                           "finalizedVersionLevel": f.finalized.get(n, 0),
-                          "finalizedVersionName": level_text(n, f.finalized.get(n, 0))
+                          "finalizedVersionName": level_text(n, f.finalized.get(n, 0), "4.4")
                           if n == METADATA_VERSION else None} for n in sorted(f.supported)],
             "finalizedFeaturesEpoch": f.epoch, "source": f.source}

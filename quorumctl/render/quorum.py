@@ -564,3 +564,24 @@ def voter_change_doc(r) -> dict:
 
 def print_voter_change(r, out) -> None:
     sys.stdout.write(to_json(voter_change_doc(r)) if out is Output.json else voter_change_text(r) + "\n")
+
+
+def unregister_text(plan, how: str) -> str:
+    """Kafka 4.4's lines: kafka-cluster.sh unregister-controller ("Controller N is no longer
+    registered."), kafka-metadata-quorum.sh remove-controller --unregister ("Removed KRaft
+    controller N with directory id D" then "Unregistered KRaft controller N"); a dry run
+    prints what it checked, then Kafka's DRY RUN lines."""
+    n = plan.controller_id
+    lines = [] if plan.apply else list(plan.checked)
+    if how == "remove-controller":
+        lines.append(f"{'Removed' if plan.apply else 'DRY RUN of removing'} KRaft controller {n} "
+                     f"with directory id {plan.removed_voter}")
+        lines.append(f"{'Unregistered' if plan.apply else 'DRY RUN of unregistering'} KRaft controller {n}")
+    else:
+        lines.append(f"Controller {n} is no longer registered." if plan.apply
+                     else f"DRY RUN of unregistering controller {n}: run again with --apply to send it")
+    return "\n".join(lines)
+
+
+def print_unregister(plan, out, how: str) -> None:
+    sys.stdout.write(to_json(plan.to_json()) if out is Output.json else unregister_text(plan, how) + "\n")

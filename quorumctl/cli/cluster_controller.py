@@ -1,0 +1,53 @@
+"""`quorumctl cluster unregister-controller --id N` (KIP-1312, Kafka 4.4's
+kafka-cluster.sh unregister-controller): UnregisterController (API 94), a dry run
+by default, refused (with every reason) while the controller is a voter, still
+runs, or metadata.version is below 4.4-IV2 (`quorumctl.protocol.unregister`).
+
+The `cluster` group: this module adds `unregister-controller` to it, creating the
+group when no other module has (another branch adds list-endpoints, unregister and
+cluster-id to the same group; whichever registers first creates it).
+Exit codes: 0 done or the dry run found nothing against it; 1 refused (by quorumctl
+or the cluster); 2 bad options; 3 cluster unreachable or authentication failed.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+
+
+def unregister_controller(
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    controller_id: int = typer.Option(..., "--id", "-i", help="The id of the controller to unregister."),
+    apply: Apply = False,
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
+):
+    """Remove a stopped, removed controller's registration (UnregisterController, Kafka 4.4).
+
+    Needs metadata.version 4.4-IV2. Refused while the controller is a voter (remove
+    it first: remove-controller), while it still runs (it fetches as an observer, or
+    answers on its endpoint: it would register again), or below 4.4-IV2. Dry run by
+    default; --apply sends it and prints what Kafka's kafka-cluster.sh prints.
+
+    Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4 --apply
+    """
+    from ..protocol.unregister import unregister_controller as unregister
+    from ..render.quorum import print_unregister
+    from ..render.output import resolve_plain
+    print_unregister(unregister(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
+                                apply), resolve_plain(output), "cluster")
+
+
+def register(parent: typer.Typer) -> None:
+    group = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
+    if group is None:
+        group = typer.Typer(help="Cluster membership (like kafka-cluster.sh).\n\n"
+                                 "Example: quorumctl cluster unregister-controller --bootstrap-controller "
+                                 "localhost:9093 --id 4",
+                            no_args_is_help=True)
+        parent.add_typer(group, name="cluster")
+    group.command("unregister-controller")(unregister_controller)

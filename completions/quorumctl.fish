@@ -16,7 +16,7 @@ function __quorumctl_subs
         case 'topics'
             printf '%s\n' describe
         case 'cluster'
-            printf '%s\n' cluster-id list-endpoints unregister
+            printf '%s\n' cluster-id list-endpoints unregister unregister-controller
         case 'bootstrap'
             printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
@@ -80,14 +80,16 @@ function __quorumctl_vopts
             printf '%s\n' -- -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
         case 'cluster unregister'
             printf '%s\n' -- -i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
+        case 'cluster unregister-controller'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output
         case 'bootstrap format'
-            printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name -o --output
+            printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name --kafka-version -o --output
         case 'bootstrap info'
             printf '%s\n' -- -c --config --log-dir -o --output
         case 'bootstrap version-mapping'
-            printf '%s\n' -- -r --release-version -o --output
+            printf '%s\n' -- -r --release-version --kafka-version -o --output
         case 'bootstrap feature-dependencies'
-            printf '%s\n' -- -f --feature -o --output
+            printf '%s\n' -- -f --feature --kafka-version -o --output
     end
 end
 
@@ -166,6 +168,8 @@ complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l command-c
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s i -l controller-id -x -d 'The id of the controller to remove.'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s d -l controller-directory-id -x -d 'The directory id of the controller to remove.'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l dry-run -d 'Print what would be done, but do not do it.'
+complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l unregister -d 'Also unregister the controller once removed (Kafka 4.4, metadata.version 4.4-IV2; the controller must be stopped). A dry run unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s h -l help -d 'Show this message and exit.'
@@ -188,7 +192,7 @@ complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l record-type -x -a 
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l verify-index-only -d 'Indexes: print only the mismatches with the log.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l index-sanity-check -d 'Indexes: run Kafka'\''s sanity check.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l max-message-size -x -d 'Size limit when verifying an index entry.'
-complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.'
+complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''dump-log'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''verify'\''' -a '(__quorumctl_log_files)'
@@ -362,7 +366,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l kafka-version -x -a '4.3 4.1' -d 'Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.'
+complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l node-id -x -d 'Ask this node (a broker with --bootstrap-server, a controller with --bootstrap-controller) for its supported ranges.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
@@ -424,6 +428,7 @@ complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -s h -l help -
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a cluster-id -d 'The cluster'\''s id, as kafka-cluster cluster-id prints it.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a list-endpoints -d 'The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister -d 'Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister-controller -d 'Remove a stopped, removed controller'\''s registration (UnregisterController, Kafka 4.4).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s b -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s C -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -447,11 +452,19 @@ complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -l dry-run 
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s i -l id -x -d 'The id of the controller to unregister.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a version-mapping -d 'The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.'
-complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a feature-dependencies -d 'What each feature level depends on, as kafka-storage 4.1 prints it.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a version-mapping -d 'The default feature levels at a metadata.version, as kafka-storage prints them.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a feature-dependencies -d 'What each feature level depends on, as kafka-storage prints it.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap random-uuid'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
@@ -468,6 +481,7 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s N -l no-in
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s I -l initial-controllers -x -d 'id@host:port:directoryId,... : the initial voters of a dynamic quorum (the same on every node).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l controller-listener-name -x -d 'Listener name for the voters'\'' endpoints (default: the first of controller.listener.names, else CONTROLLER).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l allow-non-uuid -d 'Accept a cluster id that is not a Kafka Uuid (Kafka does).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap format'\''' -s h -l help -d 'Show this message and exit.'
@@ -476,8 +490,10 @@ complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -l log-dir -x -
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap info'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap version-mapping'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
+complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap feature-dependencies'\''' -s h -l help -d 'Show this message and exit.'

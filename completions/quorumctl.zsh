@@ -95,6 +95,8 @@ _quorumctl_remove_controller() {
     '(-i --controller-id)'{-i,--controller-id=}'[The id of the controller to remove.]:INTEGER: ' \
     '(-d --controller-directory-id)'{-d,--controller-directory-id=}'[The directory id of the controller to remove.]:TEXT: ' \
     '--dry-run[Print what would be done, but do not do it.]' \
+    '--unregister[Also unregister the controller once removed (Kafka 4.4, metadata.version 4.4-IV2; the controller must be stopped). A dry run unless --apply.]' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -124,7 +126,7 @@ _quorumctl_dump_log() {
     '--verify-index-only[Indexes\: print only the mismatches with the log.]' \
     '--index-sanity-check[Indexes\: run Kafka'\''s sanity check.]' \
     '--max-message-size=[Size limit when verifying an index entry.]:INTEGER: ' \
-    '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:FILE_OR_DIR...:_quorumctl_log_files'
@@ -416,7 +418,7 @@ _quorumctl_features_describe() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
-    '--kafka-version=[Where Kafka 4.1'\''s and 4.3'\''s tools print differently, print as this release'\''s does.]:4.3|4.1:(4.3 4.1)' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '--node-id=[Ask this node (a broker with --bootstrap-server, a controller with --bootstrap-controller) for its supported ranges.]:N: ' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -528,6 +530,7 @@ _quorumctl_cluster() {
         'cluster-id:The cluster'\''s id, as kafka-cluster cluster-id prints it.'
         'list-endpoints:The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
         'unregister:Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
+        'unregister-controller:Remove a stopped, removed controller'\''s registration (UnregisterController, Kafka 4.4).'
       )
       _describe -t commands 'quorumctl cluster command' commands ;;
     argument)
@@ -535,6 +538,7 @@ _quorumctl_cluster() {
         cluster-id) _quorumctl_cluster_cluster_id ;;
         list-endpoints) _quorumctl_cluster_list_endpoints ;;
         unregister) _quorumctl_cluster_unregister ;;
+        unregister-controller) _quorumctl_cluster_unregister_controller ;;
       esac ;;
   esac
 }
@@ -573,6 +577,18 @@ _quorumctl_cluster_unregister() {
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
+_quorumctl_cluster_unregister_controller() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '(-i --id)'{-i,--id=}'[The id of the controller to unregister.]:INTEGER: ' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
 _quorumctl_bootstrap() {
   local curcontext=$curcontext state state_descr line
   typeset -A opt_args
@@ -586,8 +602,8 @@ _quorumctl_bootstrap() {
         'random-uuid:Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
         'format:Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
         'info:Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'
-        'version-mapping:The default feature levels at a metadata.version, as kafka-storage 4.1 prints them.'
-        'feature-dependencies:What each feature level depends on, as kafka-storage 4.1 prints it.'
+        'version-mapping:The default feature levels at a metadata.version, as kafka-storage prints them.'
+        'feature-dependencies:What each feature level depends on, as kafka-storage prints it.'
       )
       _describe -t commands 'quorumctl bootstrap command' commands ;;
     argument)
@@ -624,6 +640,7 @@ _quorumctl_bootstrap_format() {
     '(-I --initial-controllers)'{-I,--initial-controllers=}'[id@host\:port\:directoryId,... \: the initial voters of a dynamic quorum (the same on every node).]:TEXT: ' \
     '--controller-listener-name=[Listener name for the voters'\'' endpoints (default\: the first of controller.listener.names, else CONTROLLER).]:TEXT: ' \
     '--allow-non-uuid[Accept a cluster id that is not a Kafka Uuid (Kafka does).]' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -640,6 +657,7 @@ _quorumctl_bootstrap_info() {
 _quorumctl_bootstrap_version_mapping() {
   _arguments -s -S : \
     '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -648,6 +666,7 @@ _quorumctl_bootstrap_feature_dependencies() {
   _arguments -s -S : \
     '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
     '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

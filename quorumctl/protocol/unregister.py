@@ -102,7 +102,7 @@ def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cf
             endpoints.append(a)
     if endpoints:
         cluster_id = client.cluster_info().cluster_id
-        for p in probe_voters({controller_id: endpoints}, cfg, PROBE_TIMEOUT_S):
+        for p in probe_voters({controller_id: endpoints}, cfg, PROBE_TIMEOUT_S)[0]:
             if p.state == "answers" and not p.same_cluster_controller(cluster_id):
                 plan.checked.append(f"checked: {p.address} {p.detail}: not a controller of this cluster "
                                     "(the address was taken over)")

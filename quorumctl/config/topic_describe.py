@@ -86,6 +86,22 @@ def admin_topic_order(names: list[str]) -> list[str]:
                          hashmap_capacity(n, sized=n))
 
 
+def checked_options(filters, topic_id: str | None) -> str | None:
+    """The filters known, and --topic-id as a canonical id; None for no id (Kafka takes
+    the zero id for none: the name path)."""
+    from .. import ids
+    bad = [f for f in filters if f not in FILTERS]
+    if bad:
+        raise InputError(f"unknown filter {bad[0]} (one of {', '.join(FILTERS)})")
+    if topic_id is None:
+        return None
+    try:
+        use_id = ids.canonical(topic_id)
+    except ids.InvalidUuid as e:
+        raise InputError(f"--topic-id {topic_id!r}: {e}") from None
+    return None if use_id == ids.ZERO_UUID else use_id
+
+
 def topic_regex(text: str) -> re.Pattern:
     """TopicFilter.IncludeList: trimmed, commas as alternatives, spaces and outer quotes dropped."""
     raw = re.sub(r"[\"']+$", "", re.sub(r"^[\"']+", "", text.strip().replace(",", "|").replace(" ", "")))

@@ -20,7 +20,7 @@ broker's metadata cache, Kafka 4.1 and 4.3):
 from __future__ import annotations
 
 from ..config import topic as topic_config
-from ..config.topic_describe import (FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order,  # noqa: F401
+from ..config.topic_describe import (checked_options, FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order,  # noqa: F401
                                      is_internal, java_hash, replication_factor, topic_regex)
 from ..errors import InputError
 from .model import ADDING, ELR, ISR, LAST_ELR, LEADER, REMOVING, REPLICAS, TOPIC_CONFIG, Image, \
@@ -134,20 +134,10 @@ def describe(img: Image, *, topic: str | None = None, filters: tuple[str, ...] =
     with overrides, only the topic lines of topics with a non-default config. A --topic
     or --topic-id that selects nothing is an error unless if_exists, as Kafka's.
     `lazy`: "topics" is a Described (the renderers stream it and fill "summary")."""
-    from .. import ids
     static = static or {}
-    bad = [f for f in filters if f not in FILTERS]
-    if bad:
-        raise InputError(f"unknown filter {bad[0]} (one of {', '.join(FILTERS)})")
+    use_id = checked_options(filters, topic_id)
     live = {bid for bid, b in img.brokers.items() if not b["fenced"]}
     names = sorted(n for n in img.topic_ids if not (exclude_internal and is_internal(n)))
-    use_id = None
-    if topic_id is not None:
-        try:
-            use_id = ids.canonical(topic_id)
-        except ids.InvalidUuid as e:
-            raise InputError(f"--topic-id {topic_id!r}: {e}") from None
-        use_id = None if use_id == ids.ZERO_UUID else use_id
     if use_id is not None:
         names = [n for n in names if img.topic_ids[n] == use_id]
         if not names and not if_exists:

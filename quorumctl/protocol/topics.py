@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import ids
-from ..config.topic_describe import FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order, \
+from ..config.topic_describe import checked_options, FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order, \
     is_internal, replication_factor, topic_regex
 from ..errors import InputError
 from . import kerrors, messages
@@ -228,17 +227,7 @@ def describe(bootstrap_server: str, command_config: str | None, timeout: float |
              page: int = 2000) -> dict:
     """The document `topics describe` renders (its "topics" a LiveDescribed, its
     "summary" filled once they are read), asked of the brokers."""
-    bad = [f for f in filters if f not in FILTERS]
-    if bad:
-        raise InputError(f"unknown filter {bad[0]} (one of {', '.join(FILTERS)})")
-    use_id = None
-    if topic_id is not None:
-        try:
-            use_id = ids.canonical(topic_id)
-        except ids.InvalidUuid as e:
-            raise InputError(f"--topic-id {topic_id!r}: {e}") from None
-        if use_id == ids.ZERO_UUID:
-            use_id = None       # Kafka: a zero id is no id (the name path)
+    use_id = checked_options(filters, topic_id)
     client = connect(bootstrap_server, None, command_config, timeout)
     with client:
         conn = client.bootstrap_connection()

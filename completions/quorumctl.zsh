@@ -42,7 +42,7 @@ _quorumctl() {
         'wait:Block until a condition on the quorum holds: a gate for roll scripts.'
         'serve:Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
         'describe:Describe the live metadata quorum: status, replication, health.'
-        'features:Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
+        'features:Feature levels of the cluster: describe, upgrade, downgrade, disable, version-mapping, feature-dependencies (kafka-features).'
         'topics:Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
         'cluster:The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -280,7 +280,7 @@ _quorumctl_probe() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--log-dir=[The node'\''s metadata log dir (read-only)\: quorum-state, and how long ago its log end last moved.]:DIR:_files -/' \
     '--node-id=[The node'\''s id (default\: from --config, --log-dir, or its address among the ones the cluster lists).]:ID: ' \
-    '--grace=[live\: how long a node may be attached to nothing before a restart is called for.]:SECONDS: ' \
+    '--grace=[Liveness\: how long a node may be attached to nothing before a restart is called for.]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
@@ -295,7 +295,7 @@ _quorumctl_wait() {
     '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--timeout=[Give up (exit 1, saying what still blocks) after this many seconds.]:SECONDS: ' \
-    '--interval=[Sample every SECONDS; a sample never takes longer.]:SECONDS: ' \
+    '--interval=[Sample the quorum every SECONDS; a sample never takes longer.]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -310,11 +310,11 @@ _quorumctl_serve() {
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
-    '--interval=[Sample the quorum every SECONDS.]:SECONDS: ' \
+    '--interval=[Sample the quorum every SECONDS; a sample never takes longer.]:SECONDS: ' \
     '--timeout=[A sample'\''s deadline (never more than --interval).]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
-    '--flapping-epochs=[This many leader epoch changes within a minute is '\''flapping'\''.]:N: ' \
-    '--grace=[/probe?kind=live\: the grace period.]:SECONDS: ' \
+    '--flapping-epochs=[This many leader epoch changes within a minute is '\''flapping'\'' (with --watch, and for serve).]:N: ' \
+    '--grace=[Liveness\: how long a node may be attached to nothing before a restart is called for.]:SECONDS: ' \
     '--once[Take one sample, print the metrics (Prometheus text format) on stdout and exit\: for node_exporter'\''s textfile collector or a cron job.]' \
     '--probe-any-address[Let /probe probe any host\:port (default\: only the controllers the exporter knows and the --bootstrap-server addresses).]' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -380,7 +380,7 @@ _quorumctl_describe_health() {
     '--watch=[Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh failed, else 0; describe health exits with the last sample'\''s status.]:SECONDS: ' \
     '--exit-when-healthy[With --watch\: exit 0 at the first healthy sample.]' \
     '--samples=[With --watch\: stop after N samples (exit with the last one'\''s status).]:N: ' \
-    '--flapping-epochs=[With --watch\: this many leader epoch changes within a minute is '\''flapping'\''.]:N: ' \
+    '--flapping-epochs=[This many leader epoch changes within a minute is '\''flapping'\'' (with --watch, and for serve).]:N: ' \
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
@@ -399,6 +399,8 @@ _quorumctl_features() {
         'upgrade:Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
         'downgrade:Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
         'disable:Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.'
+        'version-mapping:The default feature levels at a metadata.version, as kafka-storage prints them.'
+        'feature-dependencies:What each feature level depends on, as kafka-storage prints it.'
       )
       _describe -t commands 'quorumctl features command' commands ;;
     argument)
@@ -407,6 +409,8 @@ _quorumctl_features() {
         upgrade) _quorumctl_features_upgrade ;;
         downgrade) _quorumctl_features_downgrade ;;
         disable) _quorumctl_features_disable ;;
+        version-mapping) _quorumctl_features_version_mapping ;;
+        feature-dependencies) _quorumctl_features_feature_dependencies ;;
       esac ;;
   esac
 }
@@ -472,6 +476,23 @@ _quorumctl_features_disable() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_features_version_mapping() {
+  _arguments -s -S : \
+    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_features_feature_dependencies() {
+  _arguments -s -S : \
+    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
+    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_topics() {

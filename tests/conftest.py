@@ -286,6 +286,7 @@ MODULE_SECONDS = {
     "test_spark_writer.py": 20,
     "test_spark_rows_fastpath.py": 20,
     "test_kafka_options.py": 15,
+    "test_kafka_order.py": 6,              # no Kafka: Kafka's option order, on the simulated quorum
     "test_kafka_dumplog_utf8.py": 10,
     "test_spark_plan.py": 10,
 }

@@ -34,7 +34,7 @@ from quorumctl.logdir.statefiles import read_meta_properties
 from kafka41 import KAFKA44_HOME, kafka_tool, skip_reason, start_cluster, storage_runs, until
 
 REASON = skip_reason(KAFKA44_HOME)
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+pytestmark = [pytest.mark.kafka("4.4"), pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 SNAP = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
 DID = ("DfqkWOlJTZ-abG8pUGocIA", "4BuDMaJKttH3vcqDCog2og", "hs4DEpIdQDSZsfcZz0cW3A")

@@ -35,8 +35,8 @@ def test_features_describe_equals_kafka_features(cli, cluster, tmp_path, via, to
     assert (code, err) == (0, "")
     assert epoch_masked(out) == epoch_masked(theirs.stdout)
     line = re.sub(r"\s+", " ", next(x for x in out.splitlines() if "Feature: metadata.version" in x))
-    # 4.1's tool does not know 4.3's level 30, and says so
-    named = RELEASE_VERSION[cluster.version] if tool == "4.3" or cluster.version == "4.1" else "UNKNOWN 30"
+    # 4.1's tool does not know 4.3's level 30, and says so; 4.3's and 4.4's do
+    named = RELEASE_VERSION[cluster.version] if tool != "4.1" or cluster.version == "4.1" else "UNKNOWN 30"
     assert f"FinalizedVersionLevel: {named} " in line
 
 

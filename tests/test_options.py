@@ -24,6 +24,8 @@ SAME_NAME_OTHER_OPTION = {
                  "node to ask, kafka-features')",
     "--log-dir": "bootstrap format's dirs to format instead of the config's vs bootstrap info's dirs to check "
                  "besides the config's",
+    "--id": "cluster unregister's --id (a broker, kafka-cluster unregister's) vs cluster unregister-controller's "
+            "--id (a controller, Kafka 4.4's)",
 }
 
 

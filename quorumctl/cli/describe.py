@@ -13,7 +13,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout,
+from .options import (BootstrapController, FetchTimeoutMs, FlappingEpochs, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout,
                       Watch)
 
 
@@ -80,9 +80,7 @@ def health(
     config: ServerConfig = None,
     command_config: CommandConfig = None,
     timeout: Deadline = 5.0,
-    fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
-                                                   help="Caught-up threshold (default: the config's "
-                                                        "controller.quorum.fetch.timeout.ms, else 2000)."),
+    fetch_timeout_ms: FetchTimeoutMs = None,
     fail_on_lag: bool = typer.Option(False, "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy."),
     can_restart: Optional[List[str]] = typer.Option(
         None, "--can-restart", metavar="ID[,ID...]",
@@ -93,9 +91,7 @@ def health(
                                            help="With --watch: exit 0 at the first healthy sample."),
     samples: Optional[int] = typer.Option(None, "--samples", metavar="N",
                                           help="With --watch: stop after N samples (exit with the last one's status)."),
-    flapping_epochs: int = typer.Option(3, "--flapping-epochs", metavar="N",
-                                        help="With --watch: this many leader epoch changes within a minute is "
-                                             "'flapping'."),
+    flapping_epochs: FlappingEpochs = 3,
     output: OutputOpt = None,
 ):
     """Probe every controller on its own and judge the quorum (works without a leader).

@@ -59,6 +59,21 @@ Timeout = Annotated[Optional[float], typer.Option(
 Deadline = Annotated[float, typer.Option(
     "--timeout", metavar="SECONDS",
     help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).")]
+FetchTimeoutMs = Annotated[Optional[int], typer.Option(
+    "--fetch-timeout-ms",
+    help="Caught-up threshold (default: the config's controller.quorum.fetch.timeout.ms, else 2000).")]
+FlappingEpochs = Annotated[int, typer.Option(
+    "--flapping-epochs", metavar="N",
+    help="This many leader epoch changes within a minute is 'flapping' (with --watch, and for serve).")]
+Grace = Annotated[float, typer.Option(
+    "--grace", metavar="SECONDS",
+    help="Liveness: how long a node may be attached to nothing before a restart is called for.")]
+SampleInterval = Annotated[float, typer.Option(
+    "--interval", metavar="SECONDS", help="Sample the quorum every SECONDS; a sample never takes longer.")]
+SampleTimeout = Annotated[float, typer.Option(
+    "--timeout", metavar="SECONDS", help="A sample's deadline (never more than --interval).")]
+GateTimeout = Annotated[float, typer.Option(
+    "--timeout", metavar="SECONDS", help="Give up (exit 1, saying what still blocks) after this many seconds.")]
 Watch = Annotated[Optional[float], typer.Option(
     "--watch", metavar="SECONDS",
     help="Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh "

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from .options import BootstrapController, CommandConfig, Deadline, PlainOutputOpt, ServerConfig
+from .options import BootstrapController, CommandConfig, Deadline, FetchTimeoutMs, Grace, PlainOutputOpt, ServerConfig
 
 
 def probe(
@@ -26,12 +26,8 @@ def probe(
     node_id: Optional[int] = typer.Option(None, "--node-id", metavar="ID",
                                           help="The node's id (default: from --config, --log-dir, or its "
                                                "address among the ones the cluster lists)."),
-    grace: float = typer.Option(30.0, "--grace", metavar="SECONDS",
-                                help="live: how long a node may be attached to nothing before a restart is "
-                                     "called for."),
-    fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
-                                                   help="Caught-up threshold (default: the config's "
-                                                        "controller.quorum.fetch.timeout.ms, else 2000)."),
+    grace: Grace = 30.0,
+    fetch_timeout_ms: FetchTimeoutMs = None,
     timeout: Deadline = 5.0,
     output: PlainOutputOpt = None,
 ):

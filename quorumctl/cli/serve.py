@@ -7,12 +7,12 @@ server around them."""
 from __future__ import annotations
 
 import threading
-from typing import Optional
 
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, BootstrapServer, CommandConfig, ServerConfig
+from .options import (BootstrapController, BootstrapServer, CommandConfig, FetchTimeoutMs, FlappingEpochs, Grace,
+                      SampleInterval, SampleTimeout, ServerConfig)
 
 PROBE_CONCURRENCY = 4      # /probe requests at once; more get 429 (bounded threads and sockets)
 
@@ -91,15 +91,11 @@ def serve(
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
-    interval: float = typer.Option(5.0, "--interval", metavar="SECONDS", help="Sample the quorum every SECONDS."),
-    timeout: float = typer.Option(5.0, "--timeout", metavar="SECONDS",
-                                  help="A sample's deadline (never more than --interval)."),
-    fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
-                                                   help="Caught-up threshold (default: the config's "
-                                                        "controller.quorum.fetch.timeout.ms, else 2000)."),
-    flapping_epochs: int = typer.Option(3, "--flapping-epochs", metavar="N",
-                                        help="This many leader epoch changes within a minute is 'flapping'."),
-    grace: float = typer.Option(30.0, "--grace", metavar="SECONDS", help="/probe?kind=live: the grace period."),
+    interval: SampleInterval = 5.0,
+    timeout: SampleTimeout = 5.0,
+    fetch_timeout_ms: FetchTimeoutMs = None,
+    flapping_epochs: FlappingEpochs = 3,
+    grace: Grace = 30.0,
     once: bool = typer.Option(False, "--once",
                               help="Take one sample, print the metrics (Prometheus text format) on stdout and "
                                    "exit: for node_exporter's textfile collector or a cron job."),

@@ -9,7 +9,8 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, ServerConfig
+from .options import (BootstrapController, BootstrapServer, CommandConfig, FetchTimeoutMs, GateTimeout, PlainOutputOpt,
+                      SampleInterval, ServerConfig)
 
 
 def wait(
@@ -21,13 +22,9 @@ def wait(
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
-    timeout: float = typer.Option(300.0, "--timeout", metavar="SECONDS",
-                                  help="Give up (exit 1, saying what still blocks) after this many seconds."),
-    interval: float = typer.Option(2.0, "--interval", metavar="SECONDS",
-                                   help="Sample every SECONDS; a sample never takes longer."),
-    fetch_timeout_ms: Optional[int] = typer.Option(None, "--fetch-timeout-ms",
-                                                   help="Caught-up threshold (default: the config's "
-                                                        "controller.quorum.fetch.timeout.ms, else 2000)."),
+    timeout: GateTimeout = 300.0,
+    interval: SampleInterval = 2.0,
+    fetch_timeout_ms: FetchTimeoutMs = None,
     output: PlainOutputOpt = None,
 ):
     """Block until a condition on the quorum holds: a gate for roll scripts.

@@ -100,7 +100,7 @@ _quorumctl_spec() {
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
         'features')
-            subs='describe upgrade downgrade disable version-mapping feature-dependencies'
+            subs='describe upgrade downgrade disable'
             opts='-h --help'
             vopts='' ;;
         'features describe')
@@ -119,14 +119,6 @@ _quorumctl_spec() {
             subs=''
             opts='-f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
             vopts='-f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
-        'features version-mapping')
-            subs=''
-            opts='-r --release-version --kafka-version -o --output -h --help'
-            vopts='-r --release-version --kafka-version -o --output' ;;
-        'features feature-dependencies')
-            subs=''
-            opts='-f --feature --kafka-version -o --output -h --help'
-            vopts='-f --feature --kafka-version -o --output' ;;
         'topics')
             subs='describe'
             opts='-h --help'
@@ -190,7 +182,7 @@ _quorumctl_values() {
     case "$1|$2" in
         'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'features version-mapping|-o'|'features version-mapping|--output'|'features feature-dependencies|-o'|'features feature-dependencies|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
         'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'features disable|-o'|'features disable|--output'|'topics describe|-o'|'topics describe|--output')
             words='text table json' ;;
@@ -200,7 +192,7 @@ _quorumctl_values() {
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;
-        'dump-log|--kafka-version'|'features describe|--kafka-version'|'features version-mapping|--kafka-version'|'features feature-dependencies|--kafka-version'|'bootstrap format|--kafka-version'|'bootstrap version-mapping|--kafka-version'|'bootstrap feature-dependencies|--kafka-version')
+        'dump-log|--kafka-version'|'features describe|--kafka-version'|'bootstrap format|--kafka-version'|'bootstrap version-mapping|--kafka-version'|'bootstrap feature-dependencies|--kafka-version')
             words='4.3 4.1 4.4' ;;
         *) return 1 ;;
     esac

@@ -12,7 +12,7 @@ function __quorumctl_subs
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
-            printf '%s\n' describe upgrade downgrade disable version-mapping feature-dependencies
+            printf '%s\n' describe upgrade downgrade disable
         case 'topics'
             printf '%s\n' describe
         case 'cluster'
@@ -72,10 +72,6 @@ function __quorumctl_vopts
             printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'features disable'
             printf '%s\n' -- -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
-        case 'features version-mapping'
-            printf '%s\n' -- -r --release-version --kafka-version -o --output
-        case 'features feature-dependencies'
-            printf '%s\n' -- -f --feature --kafka-version -o --output
         case 'topics describe'
             printf '%s\n' -- --bootstrap-server --command-config --timeout --topic --topic-id --partition-size-limit-per-response --at-offset --at-time -c --config -o --output
         case 'cluster cluster-id'
@@ -150,7 +146,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a probe -d 'Is this node att
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a wait -d 'Block until a condition on the quorum holds: a gate for roll scripts.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a serve -d 'Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
-complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade, disable, version-mapping, feature-dependencies (kafka-features).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a cluster -d 'The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -364,8 +360,6 @@ complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a describe -d 'Suppo
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a upgrade -d 'Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a downgrade -d 'Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a disable -d 'Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.'
-complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a version-mapping -d 'The default feature levels at a metadata.version, as kafka-storage prints them.'
-complete -c quorumctl -n '__quorumctl_at '\''features'\''' -a feature-dependencies -d 'What each feature level depends on, as kafka-storage prints it.'
 complete -c quorumctl -n '__quorumctl_at '\''features'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''features describe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -411,14 +405,6 @@ complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l apply -d '
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s r -l release-version -x -d 'A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features: that level with every feature'\''s default at it).'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''features version-mapping'\''' -s h -l help -d 'Show this message and exit.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s f -l feature -x -d 'feature=level (repeatable), e.g. group.version=1.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
-complete -c quorumctl -n '__quorumctl_at '\''features feature-dependencies'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, live or from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'

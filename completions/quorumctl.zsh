@@ -42,7 +42,7 @@ _quorumctl() {
         'wait:Block until a condition on the quorum holds: a gate for roll scripts.'
         'serve:Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
         'describe:Describe the live metadata quorum: status, replication, health.'
-        'features:Feature levels of the cluster: describe, upgrade, downgrade, disable, version-mapping, feature-dependencies (kafka-features).'
+        'features:Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
         'topics:Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
         'cluster:The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -399,8 +399,6 @@ _quorumctl_features() {
         'upgrade:Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.'
         'downgrade:Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.'
         'disable:Disable features (kafka-features disable: level 0); a dry run naming what blocks it unless --apply.'
-        'version-mapping:The default feature levels at a metadata.version, as kafka-storage prints them.'
-        'feature-dependencies:What each feature level depends on, as kafka-storage prints it.'
       )
       _describe -t commands 'quorumctl features command' commands ;;
     argument)
@@ -409,8 +407,6 @@ _quorumctl_features() {
         upgrade) _quorumctl_features_upgrade ;;
         downgrade) _quorumctl_features_downgrade ;;
         disable) _quorumctl_features_disable ;;
-        version-mapping) _quorumctl_features_version_mapping ;;
-        feature-dependencies) _quorumctl_features_feature_dependencies ;;
       esac ;;
   esac
 }
@@ -476,23 +472,6 @@ _quorumctl_features_disable() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
-}
-
-_quorumctl_features_version_mapping() {
-  _arguments -s -S : \
-    '(-r --release-version)'{-r,--release-version=}'[A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap\: default 4.3-IV0, Kafka 4.3'\''s; 4.1-IV1 gives Kafka 4.1'\''s defaults; features\: that level with every feature'\''s default at it).]:TEXT: ' \
-    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
-    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
-    '(-h --help)'{-h,--help}'[Show this message and exit.]'
-}
-
-_quorumctl_features_feature_dependencies() {
-  _arguments -s -S : \
-    '*-f[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
-    '*--feature=[feature=level (repeatable), e.g. group.version=1.]:NAME=LEVEL: ' \
-    '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
-    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
-    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_topics() {

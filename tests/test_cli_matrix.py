@@ -191,9 +191,6 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "missing": ([p.missing, "--feature", "group.version"], 2),
             "empty": ([p.empty, "--feature", "group.version"], 2),
             "wrong": ([p.wrong, "--feature", "group.version"], 2)},
-        ("features", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},
-        ("features", "feature-dependencies"): {
-            "good": (["-f", "metadata.version=21"], 0), "wrong": (["-f", "bogus=1"], 2)},
         ("cluster", "cluster-id"): {
             "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),

@@ -32,17 +32,12 @@ def describe(
 
 
 def register(app: typer.Typer) -> None:
-    from .bootstrap import feature_dependencies, version_mapping
     from .features_update import disable, downgrade, upgrade
-    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade, disable, version-mapping, "
-                         "feature-dependencies (kafka-features).\n\n"
+    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
                          "Example: quorumctl features describe --bootstrap-server localhost:9092",
                     no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
     g.command("describe")(describe)
     g.command("upgrade")(upgrade)
     g.command("downgrade")(downgrade)
     g.command("disable")(disable)
-    # kafka-features has them too (the same catalogue as kafka-storage's)
-    g.command("version-mapping")(version_mapping)
-    g.command("feature-dependencies")(feature_dependencies)
     app.add_typer(g, name="features")

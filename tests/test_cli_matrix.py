@@ -139,6 +139,19 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "unreachable": (["--bootstrap-controller", p.closed, "-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A"], 3),
             "missing": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.missing], 2),
             "wrong": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.empty], 2)},
+        # the simulated quorum is dynamic (kraft.version 1): the preflight says so (0), upgrade has
+        # nothing to do (0), configs prints the plan (0); offline, a path is a controller's log dir
+        ("migrate-quorum", "preflight"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": ([p.missing], 2), "empty": ([p.empty], 2), "wrong": ([p.wrong], 2)},
+        ("migrate-quorum", "upgrade"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": (conn + ["--command-config", p.missing], 2),
+            "wrong": (conn + ["--command-config", p.empty], 2)},
+        ("migrate-quorum", "configs"): {
+            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": (conn + ["--command-config", p.missing], 2),
+            "wrong": (conn + ["--command-config", p.empty], 2)},
         # the simulated quorum finalizes a metadata.version below 4.4-IV2 and 3 is a voter: the
         # dry run's answer is a refusal (exit 1, every reason on stderr), nothing sent
         ("cluster", "unregister-controller"): {

@@ -126,7 +126,7 @@ def test_doc_table_is_kafkas_lines_with_the_tool_replaced():
     tools = {"kafka-metadata-quorum": "quorumctl", "kafka-topics": "quorumctl topics",
              "kafka-features": "quorumctl features", "kafka-cluster": "quorumctl cluster",
              "kafka-storage": "quorumctl bootstrap", "kafka-metadata-shell": "quorumctl image"}
-    rows = doc_rows("live") + doc_rows("offline")
+    rows = doc_rows("live") + doc_rows("offline") + doc_rows("dynamic")
     assert len(rows) >= 12
     for r in rows:
         tool, _, rest = r["kafka"].removeprefix("bin/").partition(".sh ")

@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "describe",
     "features",
     "controllers",
+    "migrate",
     "demo",
     "dumplog",
     "verify",

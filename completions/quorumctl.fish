@@ -8,11 +8,13 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features topics cluster bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
             printf '%s\n' describe upgrade downgrade disable
+        case 'migrate-quorum'
+            printf '%s\n' preflight upgrade configs
         case 'topics'
             printf '%s\n' describe
         case 'cluster'
@@ -72,6 +74,12 @@ function __quorumctl_vopts
             printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'features disable'
             printf '%s\n' -- -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+        case 'migrate-quorum preflight'
+            printf '%s\n' -- -c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+        case 'migrate-quorum upgrade'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -c --config --timeout -o --output
+        case 'migrate-quorum configs'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -c --config --timeout -o --output
         case 'topics describe'
             printf '%s\n' -- --bootstrap-server --command-config --timeout --topic --topic-id --partition-size-limit-per-response --at-offset --at-time -c --config -o --output
         case 'cluster cluster-id'
@@ -147,6 +155,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a wait -d 'Block until a con
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a serve -d 'Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a describe -d 'Describe the live metadata quorum: status, replication, health.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a migrate-quorum -d 'A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a cluster -d 'The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
@@ -405,6 +414,35 @@ complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l apply -d '
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum'\''' -a preflight -d 'Check a static quorum before kraft.version 1: versions, directory ids, metadata.version, configs.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum'\''' -a upgrade -d 'Upgrade kraft.version to 1 (UpdateFeatures) once the preflight passes; a dry run unless --apply.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum'\''' -a configs -d 'The config step: controller.quorum.voters replaced by controller.quorum.bootstrap.servers, node by node.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum preflight'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -l dry-run -d 'Print what would be done, but do not do it.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum upgrade'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -l verify -d 'After a roll: every controller a voter with its directory id, none an observer, the settings consistent; names the next node to roll.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''migrate-quorum configs'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -a describe -d 'The topics'\'' partitions as kafka-topics --describe prints them, live or from the image.'
 complete -c quorumctl -n '__quorumctl_at '\''topics'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''topics describe'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'

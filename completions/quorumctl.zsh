@@ -43,6 +43,7 @@ _quorumctl() {
         'serve:Export the quorum'\''s health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).'
         'describe:Describe the live metadata quorum: status, replication, health.'
         'features:Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).'
+        'migrate-quorum:A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.'
         'topics:Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
         'cluster:The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
@@ -69,6 +70,7 @@ _quorumctl() {
         serve) _quorumctl_serve ;;
         describe) _quorumctl_describe ;;
         features) _quorumctl_features ;;
+        migrate-quorum) _quorumctl_migrate_quorum ;;
         topics) _quorumctl_topics ;;
         cluster) _quorumctl_cluster ;;
         bootstrap) _quorumctl_bootstrap ;;
@@ -472,6 +474,70 @@ _quorumctl_features_disable() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_migrate_quorum() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'preflight:Check a static quorum before kraft.version 1: versions, directory ids, metadata.version, configs.'
+        'upgrade:Upgrade kraft.version to 1 (UpdateFeatures) once the preflight passes; a dry run unless --apply.'
+        'configs:The config step: controller.quorum.voters replaced by controller.quorum.bootstrap.servers, node by node.'
+      )
+      _describe -t commands 'quorumctl migrate-quorum command' commands ;;
+    argument)
+      case $words[1] in
+        preflight) _quorumctl_migrate_quorum_preflight ;;
+        upgrade) _quorumctl_migrate_quorum_upgrade ;;
+        configs) _quorumctl_migrate_quorum_configs ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_migrate_quorum_preflight() {
+  _arguments -s -S : \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
+}
+
+_quorumctl_migrate_quorum_upgrade() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_migrate_quorum_configs() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--verify[After a roll\: every controller a voter with its directory id, none an observer, the settings consistent; names the next node to roll.]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }
 
 _quorumctl_topics() {

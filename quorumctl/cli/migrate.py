@@ -159,8 +159,8 @@ def configs(
 
 
 def register(app: typer.Typer) -> None:
-    g = typer.Typer(help="A static quorum (controller.quorum.voters) made dynamic (kraft.version 1), step by step: "
-                         "preflight, upgrade, configs.\n\n"
+    g = typer.Typer(help="A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, "
+                         "configs.\n\n"
                          "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093",
                     no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
     g.command("preflight")(preflight)

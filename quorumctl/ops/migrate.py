@@ -381,7 +381,7 @@ def offline_facts(log_dirs: list[str], configs: list[str], registrations: list |
     for n in nodes.values():
         if n.supported is None:
             n.error = "offline: no registration in the image" if registrations is not None else \
-                "offline: give a controller's log dir to read the registrations"
+                "offline: no registration read (the log dir of a node that has run holds them)"
     fin = finalized if finalized is not None else (levels or {})
     if kv is None and KRAFT in fin:
         kv = fin[KRAFT]

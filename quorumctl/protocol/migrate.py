@@ -26,6 +26,7 @@ from ..ops.migrate import BOOTSTRAP_KEY, KRAFT, MV, VOTERS_KEY, Facts, NodeFacts
 from . import messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
+from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, _caught_up as caught_up_rule
 
 NODE_TIMEOUT_S = 5.0
 BROKER_RESOURCE = 4          # DescribeConfigs ResourceType BROKER
@@ -75,7 +76,6 @@ def gather(bootstrap_server: str | None, bootstrap_controller: str | None, comma
         notes: list[str] = []
         nodes: dict[tuple[str, int], NodeFacts] = {}
         voters: dict[int, list[str]] = {}
-        now = int(time.time() * 1000)
         for r in q.voters:
             eps = q.endpoints(r.id)
             n = nodes.setdefault(("controller", r.id), NodeFacts(r.id, "controller"))
@@ -83,9 +83,7 @@ def gather(bootstrap_server: str | None, bootstrap_controller: str | None, comma
             if eps:
                 n.address = str(Address(eps[0].host, eps[0].port))
                 voters[r.id] = [n.address]
-            # caught up within 10 s (health's rule uses the fetch timeout; a migration step need not be as strict)
-            if r.id != q.leader_id and r.last_caught_up is not None:
-                n.caught_up = now - r.last_caught_up < 10_000
+            n.caught_up = caught_up_rule(q, q.leader(), r, DEFAULT_FETCH_TIMEOUT_MS)[0]    # health's rule
         observers = {r.id: r for r in q.observers}
         if client.mode == "controller":
             for cid, addr in client.cluster_info().nodes.items():

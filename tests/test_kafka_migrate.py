@@ -80,7 +80,9 @@ def preflight_ready(cli, c, tmp: Path) -> None:
     """The preflight of a static quorum whose nodes all run Kafka 4.1+: ready, live and offline."""
     ctl = ["--bootstrap-controller", ",".join(c.controllers)]
     for way in (["--bootstrap-server", c.broker], ctl):
-        d = doc(cli, "migrate-quorum", "preflight", *way, code=0)
+        # ready once every voter is caught up (health's rule: a starved machine may lag a moment)
+        d = until("preflight ready", lambda: (r := cli("migrate-quorum", "preflight", *way, "-o", "json")).code == 0
+                  and json.loads(r.out), 120)
         assert (d["verdict"], d["kraftVersion"], d["ok"]) == ("ready", 0, True), d
         assert d["kafkaVerdict"] == "kraft.version can be upgraded to 1.", d
         assert sorted(d["voters"]) == [str(i) for i in range(1, c.n + 1)]
@@ -143,18 +145,25 @@ def migrate(cli, c, tmp: Path) -> None:
             "static", False, voters_line, f"controller.quorum.bootstrap.servers={value}"), s
 
     set_layout_mode(c, "dynamic")
-    for i, (kind, node) in enumerate(order):
-        roll(c, node)
+    todo = set(order)
 
-        def verified():
-            r = cli("migrate-quorum", "configs", *bs, "--verify", "-o", "json")
-            return json.loads(r.out) if r.code == 0 else None
-        v = until(f"configs --verify passes after rolling {kind} {node}", verified, 120)["verify"]
-        nxt = order[i + 1] if i + 1 < len(order) else None
-        assert (v["next"] and (v["next"]["kind"], v["next"]["id"])) == (nxt or None), v
-        assert v["done"] is (nxt is None), v
-        rolled = {(n["kind"], n["id"]): n["config"] for n in verified()["nodes"]}[(kind, node)]
+    def verified():
+        r = cli("migrate-quorum", "configs", *bs, "--verify", "-o", "json")
+        return json.loads(r.out) if r.code == 0 else None
+    # follow --verify's word, as an operator does: it names the next node until none is left
+    # (the leader may change under load: the order is the plan's, recomputed each time)
+    while todo:
+        v = until("configs --verify passes", verified, 120)["verify"]
+        assert not v["done"] and v["next"] is not None, v
+        nxt = (v["next"]["kind"], v["next"]["id"])
+        assert nxt in todo and {(n["kind"], n["id"]) for n in v["pending"]} == todo, (v, todo)
+        assert nxt[0] == "controller" or not any(k == "controller" for k, _ in todo), "controllers first"
+        roll(c, nxt[1])
+        todo.discard(nxt)
+        rolled = {(n["kind"], n["id"]): n["config"] for n in until("back", verified, 120)["nodes"]}[nxt]
         assert rolled["state"] == "dynamic" and rolled["controller.quorum.bootstrap.servers"] == value, rolled
+    v = until("configs --verify passes", verified, 120)["verify"]
+    assert v["done"] and v["next"] is None and v["pending"] == [] and v["unknown"] == [], v
     text = cli("migrate-quorum", "configs", *bs, "--verify", "-o", "text", code=0).out
     assert text.endswith("Verdict: the migration is complete: every node runs "
                          "controller.quorum.bootstrap.servers.\n"), text

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError, Refused
@@ -190,6 +191,8 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     (parse_endpoints): refused (plan.refusal) when it would not be safe."""
     if not replicas:
         raise EndpointsError("give every voter's log dir")
+    # one timestamp for every copy of the batch: the same bytes at the same (offset, epoch) everywhere
+    now_ms = now_ms if now_ms is not None else int(time.time() * 1000)
     _check_given(replicas)
     base = max(replicas, key=lambda r: r.election_key)
     if base.voters_record is None:

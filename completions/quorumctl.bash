@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features topics cluster bootstrap'
+            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features topics cluster voters bootstrap'
             opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
@@ -147,6 +147,18 @@ _quorumctl_spec() {
             subs=''
             opts='--bootstrap-server --bootstrap-controller --command-config -i --id --apply --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output' ;;
+        'voters')
+            subs='check set-endpoints'
+            opts='-h --help'
+            vopts='' ;;
+        'voters check')
+            subs=''
+            opts='-c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output -h --help'
+            vopts='-c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+        'voters set-endpoints')
+            subs=''
+            opts='-e --endpoint --timeout --command-config --apply --backup-dir -o --output -h --help'
+            vopts='-e --endpoint --timeout --command-config --backup-dir -o --output' ;;
         'bootstrap')
             subs='random-uuid format info version-mapping feature-dependencies'
             opts='-h --help'
@@ -180,13 +192,13 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'voters check|-c'|'voters check|--config'|'voters check|--command-config'|'voters set-endpoints|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'voters set-endpoints|-o'|'voters set-endpoints|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
-        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'features disable|-o'|'features disable|--output'|'topics describe|-o'|'topics describe|--output')
+        'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'features disable|-o'|'features disable|--output'|'topics describe|-o'|'topics describe|--output'|'voters check|-o'|'voters check|--output')
             words='text table json' ;;
-        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'probe|--log-dir'|'features upgrade|'|'features downgrade|'|'features disable|'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
+        'demo|--write-examples'|'state|'|'truncate|'|'truncate|--reference'|'truncate|--backup-dir'|'recover|'|'recover|--replica'|'recover|--backup-dir'|'doctor|'|'bundle|'|'spark-export|--out'|'spark-export|--checkpoint'|'probe|--log-dir'|'features upgrade|'|'features downgrade|'|'features disable|'|'voters set-endpoints|'|'voters set-endpoints|--backup-dir'|'bootstrap format|--log-dir'|'bootstrap format|--metadata-log-dir'|'bootstrap info|--log-dir')
             files=dir ;;
         'dump-log|'|'dump-log|--files'|'verify|'|'image|'|'history|'|'diff|'|'spark-export|')
             files=log ;;

@@ -258,6 +258,7 @@ MODULE_SECONDS = {
     "test_kafka_security.py": 220,
     "test_kafka41_recover.py": 170,
     "test_kafka_lab_recover.py": 150,
+    "test_kafka_lab_voters.py": 65,
     "test_spark_standalone.py": 160,
     "test_kafka41_committed.py": 150,
     "test_kafka_health.py": 150,

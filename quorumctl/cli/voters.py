@@ -23,7 +23,7 @@ def check(
     timeout: Deadline = 5.0,
     output: OutputOpt = None,
 ):
-    """Check every endpoint the voter set stores: does its name resolve, does that voter answer there?
+    """Check every endpoint the voter set stores: resolved, probed, answering as that voter or not.
 
     The voter set comes from the live quorum (DescribeQuorum, with --bootstrap-controller or
     --bootstrap-server) or, offline or with no leader, from the log dirs given (and -c

@@ -61,7 +61,7 @@ def resolve(host: str, port: int) -> tuple[list[str], str | None]:
         return [], f"does not resolve ({e.strerror})"
     except UnicodeError:
         return [], "is not a valid host name"
-    return list(dict.fromkeys(i[4][0] for i in infos)), None
+    return list(dict.fromkeys(str(i[4][0]) for i in infos)), None
 
 
 def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: float) -> list[dict]:
@@ -261,7 +261,7 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
         if q is not None:
             _endpoints(cfgs, voters, findings)
     if q is not None:
-        findings += observer_findings(q, source, bootstrap_controller or bootstrap_server or source)
+        findings += observer_findings(q, str(source), str(bootstrap_controller or bootstrap_server or source))
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
     dirs = [d.path for d in (report.log_dirs if report else []) if d.replica is not None
@@ -284,9 +284,10 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
 
 def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> list[Finding]:
     """doctor's share of the same checks, with a live quorum (`--bootstrap-controller`):
-    the live voter set's stored endpoints probed, observers with a voter's id."""
+    the live voter set's stored endpoints probed, observers with a voter's id, the
+    configs' bootstrap servers against the stored endpoints."""
     voters = voters_from_quorum(q, q.source or bootstrap)
     checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
     dirs = [d.path for d in report.log_dirs if d.replica is not None]
     return (endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs)
-            + observer_findings(q, q.source or bootstrap, bootstrap))
+            + observer_findings(q, q.source or bootstrap, bootstrap) + bootstrap_findings(report.configs, voters))

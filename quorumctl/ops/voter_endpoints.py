@@ -172,7 +172,7 @@ def _voter_json(v: dict) -> dict:
 
 
 def _check_given(replicas: list[Replica]) -> None:
-    clusters = sorted({r.meta.get("cluster.id") for r in replicas if r.meta})
+    clusters = sorted({str(r.meta.get("cluster.id")) for r in replicas if r.meta})
     if len(clusters) > 1:
         raise EndpointsError(f"the log dirs belong to different clusters: {', '.join(map(str, clusters))}")
     for r in replicas:
@@ -217,7 +217,7 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     plan.witness_endpoints = ([(f"broker {b}", b, eps) for b, eps in brokers.items()]
                               + [(f"controller {c}", c, eps) for c, eps in controllers.items() if c not in by_id])
 
-    given = {r.node_id: r for r in replicas}
+    given = {r.node_id: r for r in replicas if r.node_id is not None}   # every one has one (_check_given)
     missing = sorted(set(by_id) - set(given))
     if missing:
         refuse(f"voter(s) {missing} not given: every voter's log dir must be given (each counts: the most "
@@ -243,10 +243,12 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     if base.replaced_by_snapshot:
         refuse(f"{base.partition_dir}: the log ends before its latest snapshot; start the node once so Kafka "
                "restarts the log at the snapshot, stop it, then run this again")
-    if base.files.unknown:
-        refuse(f"{base.partition_dir}: unexpected entries {', '.join(map(os.path.basename, base.files.unknown))}; "
+    files, scan = base.files, base.scan
+    assert files is not None and scan is not None      # a loaded replica has both
+    if files.unknown:
+        refuse(f"{base.partition_dir}: unexpected entries {', '.join(map(os.path.basename, files.unknown))}; "
                "refusing to copy a partition directory with contents quorumctl does not know")
-    if not [s for s in base.scan.segments if s.files.log]:
+    if not [s for s in scan.segments if s.files.log]:
         refuse(f"{base.partition_dir}: no log segment to start from")
     changed = [v["voterId"] for v in after if v != by_id[v["voterId"]]]
     what = "VotersRecord with the same voters, new endpoints for " + "; ".join(
@@ -260,7 +262,7 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
         plan.voters.append(vp)
         if r is not base:
             d = epochs.reconcile(r.view(), view)
-            if d.kind == "diverging":
+            if d.kind == "diverging" and d.new_end is not None:
                 vp.keeps_to = d.new_end
                 vp.losses = summarize_entries(r, d.new_end, r.log_end)
         same = (r.log_end, r.last_epoch) == (base.log_end, base.last_epoch) and not logmatch.clashes([r, base])

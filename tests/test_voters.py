@@ -236,3 +236,18 @@ def test_an_observer_with_a_voters_id_is_a_replaced_directory():
     assert f.message.startswith(f"node 2 runs as an observer with directory id {'N' * 22}, but the voter set holds "
                                 f"voter 2 with directory id {'B' * 22}")
     assert f.remedy.startswith(f"quorumctl remove-controller --bootstrap-controller h:1 -i 2 -d {'B' * 22}, then ")
+
+
+def test_doctor_live_reports_the_same_endpoint_findings(cli, dyn, sim_dyn):
+    """doctor --bootstrap-controller probes the live voter set's endpoints with voters
+    check's code: a voter that accepts and never answers is named, with its fix."""
+    sim_dyn.silence(3)
+    leader = sim_dyn.node_by_id(1).address
+    code, out, err = cli("doctor", dyn / "c1", "--bootstrap-controller", leader, "--timeout", "2", "-o", "json")
+    assert code == 1, out + err
+    (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "stale-voter-endpoint"]
+    three = sim_dyn.node_by_id(3).address
+    assert f["message"].startswith(f"voter 3's stored endpoint CONTROLLER://{three} is stale: nothing answers there "
+                                   "as a controller"), f
+    assert f["evidence"][0].startswith(f"{three}: accepts: a TCP connection is accepted, but no Kafka answer comes")
+    assert f["remedy"].startswith("start voter 3 with advertised.listeners=CONTROLLER://<its new host:port>")

@@ -35,8 +35,7 @@ from .findings import Finding
 VOTER_CODES = ("stale-voter-endpoint", "voter-endpoint-listener-missing", "directory-id-not-in-voter-set",
                "static-config-on-dynamic-storage", "dynamic-config-on-static-storage", "voter-set-differs",
                "uncommitted-voter-change", "static-voters-differ", "static-voter-endpoint-differs",
-               "controller-not-in-static-voters", "cluster-id-mismatch", "node-claimed-twice",
-               "live-directory-id-differs")
+               "controller-not-in-static-voters", "cluster-id-mismatch", "node-claimed-twice")
 
 
 def _ep(e: dict) -> str:
@@ -90,12 +89,13 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
         c["probes"] = [p.to_json() for p in mine]
         good = [p for p in mine if p.same_cluster_controller(cluster_id)
                 and (p.node_id is None or p.node_id == c["voter_id"])]
-        if good and len(good) == len(mine):
+        # something else answering at one of its addresses; an address where nothing listens
+        # beside one that answers is no harm (Kafka's clients try every address of a name)
+        other = [p for p in mine if p.state == "answers" and p not in good]
+        if good and not other:
             c["verdict"] = "ok"
-        elif any(p.state == "answers" for p in mine) and not good:
-            c["verdict"] = "other"
-        elif good:
-            c["verdict"] = "partly"     # some of its addresses answer as the voter, some do not
+        elif other:
+            c["verdict"] = "partly" if good else "other"
         else:
             c["verdict"] = "silent"
     for c in checks:
@@ -148,7 +148,8 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
             elif v == "other":
                 what = f"another node answers there ({c['host']} resolves to {addrs})"
             else:
-                what = f"only some of its addresses answer as voter {vid} ({c['host']} resolves to {addrs})"
+                what = (f"another node answers at some of its addresses, voter {vid} at others ({c['host']} "
+                        f"resolves to {addrs})")
         for cfg in configs:
             if cfg.node_id == vid and cfg.is_controller:
                 try:
@@ -166,7 +167,7 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
     return out
 
 
-def observer_findings(q, source: str, bootstrap: str) -> list[Finding]:
+def observer_findings(q, source: str, bootstrap: str, flag: str = "--bootstrap-controller") -> list[Finding]:
     """An observer with a voter's id but another directory id: that voter's disk was
     replaced (formatted again), so it runs as an observer; the voter set still names the
     old directory, and the quorum is one voter short."""
@@ -183,8 +184,8 @@ def observer_findings(q, source: str, bootstrap: str) -> list[Finding]:
             f"one voter less than it seems ({len(q.voters)} voters, {len(q.voters) - 1} of them can vote)",
             [f"{source}: DescribeQuorum observer {o.id} ({o.directory_id})",
              f"{source}: DescribeQuorum voter {v.id} ({v.directory_id})"],
-            f"quorumctl remove-controller --bootstrap-controller {bootstrap} -i {o.id} -d {v.directory_id}, then "
-            f"quorumctl add-controller --bootstrap-controller {bootstrap} --command-config <node {o.id}'s "
+            f"quorumctl remove-controller {flag} {bootstrap} -i {o.id} -d {v.directory_id}, then "
+            f"quorumctl add-controller {flag} {bootstrap} --command-config <node {o.id}'s "
             "server.properties> (KIP-853)", node_id=o.id))
     return out
 
@@ -259,9 +260,13 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
     if report is not None:
         findings += [f for f in report.findings if f.code in VOTER_CODES]
         if q is not None:
+            from .live_checks import live_findings
             _endpoints(cfgs, voters, findings)
+            # the live voters' directory ids against the log dirs' meta.properties, the cluster id
+            findings += [f for f in live_findings(report, q, str(source)) if f.code != "live-no-leader"]
     if q is not None:
-        findings += observer_findings(q, str(source), str(bootstrap_controller or bootstrap_server or source))
+        findings += observer_findings(q, str(source), str(bootstrap_controller or bootstrap_server),
+                                      "--bootstrap-controller" if bootstrap_controller else "--bootstrap-server")
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
     dirs = [d.path for d in (report.log_dirs if report else []) if d.replica is not None

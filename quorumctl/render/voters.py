@@ -7,7 +7,7 @@ from .recover import entries_text
 
 VERDICTS = {"ok": "answers as that voter", "unresolvable": "STALE: the name does not resolve",
             "silent": "nothing answers as a controller", "other": "STALE: another node answers",
-            "partly": "some addresses answer as another node or not at all"}
+            "partly": "STALE: another node answers at some of its addresses"}
 
 
 def _where(c: dict) -> str:

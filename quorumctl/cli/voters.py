@@ -74,11 +74,10 @@ def set_endpoints(
 
     Example: quorumctl voters set-endpoints /data/c1 /data/c2 /data/c3 -e 1=CONTROLLER://k1:9093 -e 2=CONTROLLER://k2:9093 -e 3=CONTROLLER://k3:9093 --apply
     """
-    from ..config.addresses import Address
     from ..errors import InputError
     from ..ops import voter_endpoints as ve
     from ..protocol.connection import load_client_config
-    from ..protocol.liveness import probe_voters
+    from ..protocol.liveness import probe_voters_and_witnesses
     from ..render.output import emit
     from ..render.voters import plan_lines
 
@@ -88,15 +87,7 @@ def set_endpoints(
     client = load_client_config(command_config)
 
     def probe(stored: dict[int, list], witnesses: list, cluster_id: str | None):
-        voters = {v: [Address(h, p) for h, p in eps] for v, eps in stored.items()}
-        probed = {a for eps in voters.values() for a in eps}
-        asking = []
-        for who, nid, eps in witnesses:
-            mine = [a for a in (Address(h, p) for h, p in eps) if a not in probed]
-            probed.update(mine)
-            if mine:
-                asking.append((who, nid, mine))
-        return probe_voters(voters, client, timeout, asking, cluster_id)
+        return probe_voters_and_witnesses(stored, witnesses, client, timeout, cluster_id)
 
     plan, report = ve.run(list(paths), new, apply, backup_dir, probe)
     doc = plan.to_json()

@@ -211,3 +211,20 @@ def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float,
                  for j, (wi, _, _, a) in enumerate(wjobs) if wi == i]
         seen.append(_best(found) if found else Witness(who, nid, None, "unreachable", "no known address"))
     return probes, seen
+
+
+def probe_voters_and_witnesses(endpoints: dict[int, list[tuple[str, int]]],
+                               witnesses: Sequence[tuple[str, int | None, list]], cfg, timeout_s: float,
+                               cluster_id: str | None) -> tuple[list[VoterProbe], list[Witness]]:
+    """probe_voters over (host, port) lists as ops plans hold them (recover's declared-lost
+    voters, set-endpoints' stored and new endpoints), each address asked once: a witness's
+    address that is also a voter's is probed as the voter's."""
+    voters = {v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}
+    probed = {a for eps in voters.values() for a in eps}
+    asking = []
+    for who, nid, eps in witnesses:
+        mine = [a for a in (Address(h, p) for h, p in eps) if a not in probed]
+        probed.update(mine)
+        if mine:
+            asking.append((who, nid, mine))
+    return probe_voters(voters, cfg, timeout_s, asking, cluster_id)

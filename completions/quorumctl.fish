@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster bootstrap
+            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
@@ -19,6 +19,8 @@ function __quorumctl_subs
             printf '%s\n' describe
         case 'cluster'
             printf '%s\n' cluster-id list-endpoints unregister unregister-controller
+        case 'voters'
+            printf '%s\n' check set-endpoints
         case 'bootstrap'
             printf '%s\n' random-uuid format info version-mapping feature-dependencies
     end
@@ -90,6 +92,10 @@ function __quorumctl_vopts
             printf '%s\n' -- -i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
         case 'cluster unregister-controller'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output
+        case 'voters check'
+            printf '%s\n' -- -c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+        case 'voters set-endpoints'
+            printf '%s\n' -- -e --endpoint --timeout --command-config --backup-dir -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name --kafka-version -o --output
         case 'bootstrap info'
@@ -158,6 +164,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a features -d 'Feature level
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a migrate-quorum -d 'A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a topics -d 'Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a cluster -d 'The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a voters -d 'The voter set: check its endpoints and directory ids, repair stale endpoints.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
@@ -498,6 +505,24 @@ complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' 
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''voters'\''' -a check -d 'Check every endpoint the voter set stores: resolved, probed, answering as that voter or not.'
+complete -c quorumctl -n '__quorumctl_at '\''voters'\''' -a set-endpoints -d 'Change the voters'\'' stored endpoints on the stopped controllers (dry run by default).'
+complete -c quorumctl -n '__quorumctl_at '\''voters'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -a '(__fish_complete_directories (commandline -ct) "")'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -s e -l endpoint -x -d 'A voter'\''s new endpoint; repeat for each voter (and each listener).'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l backup-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, on its file system).'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a random-uuid -d 'Print a random Kafka Uuid (never reserved, never starting with '\''-'\'').'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a format -d 'Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''bootstrap'\''' -a info -d 'Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).'

@@ -46,6 +46,7 @@ _quorumctl() {
         'migrate-quorum:A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.'
         'topics:Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe).'
         'cluster:The cluster'\''s id, endpoints and broker registrations (like kafka-cluster).'
+        'voters:The voter set: check its endpoints and directory ids, repair stale endpoints.'
         'bootstrap:Cluster ids and storage formatting (like kafka-storage).'
       )
       _describe -t commands 'quorumctl command' commands ;;
@@ -73,6 +74,7 @@ _quorumctl() {
         migrate-quorum) _quorumctl_migrate_quorum ;;
         topics) _quorumctl_topics ;;
         cluster) _quorumctl_cluster ;;
+        voters) _quorumctl_voters ;;
         bootstrap) _quorumctl_bootstrap ;;
       esac ;;
   esac
@@ -653,6 +655,54 @@ _quorumctl_cluster_unregister_controller() {
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_voters() {
+  local curcontext=$curcontext state state_descr line
+  typeset -A opt_args
+  _arguments -C -s -S : \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '1:command:->command' \
+    '*::argument:->argument'
+  case $state in
+    command)
+      local -a commands=(
+        'check:Check every endpoint the voter set stores: resolved, probed, answering as that voter or not.'
+        'set-endpoints:Change the voters'\'' stored endpoints on the stopped controllers (dry run by default).'
+      )
+      _describe -t commands 'quorumctl voters command' commands ;;
+    argument)
+      case $words[1] in
+        check) _quorumctl_voters_check ;;
+        set-endpoints) _quorumctl_voters_set_endpoints ;;
+      esac ;;
+  esac
+}
+
+_quorumctl_voters_check() {
+  _arguments -s -S : \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:\[LOG_DIR\]...: '
+}
+
+_quorumctl_voters_set_endpoints() {
+  _arguments -s -S : \
+    '*-e[A voter'\''s new endpoint; repeat for each voter (and each listener).]:ID=LISTENER\://HOST\:PORT: ' \
+    '*--endpoint=[A voter'\''s new endpoint; repeat for each voter (and each listener).]:ID=LISTENER\://HOST\:PORT: ' \
+    '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, on its file system).]:DIR:_files -/' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR...:_files -/'
 }
 
 _quorumctl_bootstrap() {

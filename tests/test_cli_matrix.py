@@ -191,6 +191,16 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "good": ([f"{d}/c1", "--lost-voters", "2,3", "--force-lost", "2,3"], 0),
             "missing": ([p.missing, "--lost-voters", "2"], 2), "empty": ([p.empty, "--lost-voters", "2"], 2),
             "wrong": ([p.wrong, "--lost-voters", "2"], 2)},
+        ("voters", "check"): {
+            "good": (conn + ["--timeout", "3"], 0),
+            "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 3),
+            "missing": ([p.missing], 2), "empty": ([p.empty], 2), "wrong": ([p.wrong], 2)},
+        ("voters", "set-endpoints"): {
+            "good": ([str(p.root / "dynamic" / f"c{n}") for n in (1, 2, 3)]
+                     + ["--endpoint", "1=CONTROLLER://127.0.0.1:1", "--timeout", "1"], 0),
+            "missing": ([p.missing, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2),
+            "empty": ([p.empty, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2),
+            "wrong": ([p.wrong, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2)},
         ("doctor",): {
             "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 1),
             "wrong": ([p.wrong], 2)},
@@ -302,12 +312,41 @@ def places(tmp_path_factory):
     (c5 / "server.properties").write_text(
         f"process.roles=controller\nnode.id=5\ncontroller.listener.names=CONTROLLER\n"
         f"listeners=CONTROLLER://:19095\nlog.dirs={c5 / 'data'}\n")
+    _dynamic_copies(root / "diverged" / "c1", root / "dynamic")
     cluster = demo_cluster()
     yield Places(root=root, quorum=cluster.node_by_id(1).address, broker=cluster.node_by_id(4).address,
                  closed=closed_port(),
                  missing=str(root / "no" / "such" / "path"), empty=str(root / "empty"), wrong=str(root / "README"),
                  controller5=str(c5 / "server.properties"))
     cluster.stop()
+
+
+def _dynamic_copies(src: Path, dst: Path) -> None:
+    """Three voters' log dirs of a dynamic quorum: copies of one replica, each with its
+    own node id and directory id, and a VotersRecord naming them appended in its last
+    epoch (what voters set-endpoints needs)."""
+    import shutil
+
+    from quorumctl import ids
+    from quorumctl.raft.replica import load_replica
+    from quorumctl.records import metadata as md
+    from quorumctl.records.batch import encode_batch
+    r = load_replica(str(src))
+    dirs = {n: ids.random_uuid() for n in (1, 2, 3)}
+    voters = [{"voterId": n, "voterDirectoryId": d, "endpoints": [{"name": "CONTROLLER", "host": "127.0.0.1",
+               "port": int(closed_port().rsplit(":", 1)[1])}],
+               "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}} for n, d in dirs.items()]
+    batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": voters})],
+                         base_offset=r.log_end, leader_epoch=r.last_epoch, base_timestamp=1_700_000_000_000,
+                         control=True)
+    last = sorted((src / "__cluster_metadata-0").glob("*.log"))[-1].name
+    for n, d in dirs.items():
+        shutil.copytree(src, dst / f"c{n}")
+        meta = dst / f"c{n}" / "meta.properties"
+        meta.write_text(re.sub(r"directory.id=.*", f"directory.id={d}",
+                               re.sub(r"node.id=\d+", f"node.id={n}", meta.read_text())))
+        with open(dst / f"c{n}" / "__cluster_metadata-0" / last, "ab") as f:
+            f.write(batch)
 
 
 def _topic_log(pdir: Path) -> None:

@@ -93,7 +93,7 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
     assert describe == ["status", "replication", "health"]
     assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate",
                    "image", "history", "diff", "recover", "doctor", "bundle", "spark-export", "probe", "wait", "serve",
-                   "describe", "features", "migrate-quorum", "topics", "cluster", "bootstrap"]
+                   "describe", "features", "migrate-quorum", "topics", "cluster", "voters", "bootstrap"]
     assert debug_des == ["describe"]
     assert boot == ["format"]
 

@@ -44,6 +44,7 @@ COMMAND_MODULES = [
     "cluster",
     "cluster_controller",     # joins the cluster group registered just before
     "recover",
+    "voters",
     "doctor",
     "bundle",
     "bootstrap",

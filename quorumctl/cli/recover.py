@@ -53,8 +53,8 @@ def recover(
 
     from ..errors import InputError
     from ..protocol.connection import load_client_config
-    from ..config.addresses import Address, parse_address_list, parse_quorum_voters
-    from ..protocol.liveness import probe_voters
+    from ..config.addresses import parse_address_list, parse_quorum_voters
+    from ..protocol.liveness import probe_voters_and_witnesses
     from ..render.output import emit
     from ..render.recover import plan_lines
     from ..ops import recover as recovery
@@ -82,15 +82,7 @@ def recover(
     client = load_client_config(command_config)
 
     def probe(endpoints: dict[int, list], witnesses: list, cluster_id: str | None):
-        voters = {v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}
-        probed = {a for eps in voters.values() for a in eps}   # each address asked once
-        asking = []
-        for who, nid, eps in witnesses:
-            mine = [a for a in (Address(h, p) for h, p in eps) if a not in probed]
-            probed.update(mine)
-            if mine:
-                asking.append((who, nid, mine))
-        return probe_voters(voters, client, timeout, asking, cluster_id)
+        return probe_voters_and_witnesses(endpoints, witnesses, client, timeout, cluster_id)
 
     plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
                                         probe=probe, force_lost=forced, unread=unread, witnesses=asked)

@@ -63,6 +63,11 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
         _majority(report, timeout, command_config)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
+    from ..protocol.connection import load_client_config
+    from .voters import doctor_findings
+    # voters check's findings: the stored endpoints probed, observers holding a voter's id
+    report.findings.extend(doctor_findings(report, q, bootstrap_controller, load_client_config(command_config),
+                                           timeout))
     report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout, command_config))
     if q.leader_id < 0:
         _majority(report, timeout, command_config)

@@ -554,39 +554,56 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
 
 
 def _survivor_changes(plan: RecoveryPlan, me: dict | None, now_ms: int | None) -> None:
-    survivor, base, epoch = plan.survivor, plan.base, plan.new_epoch
-    pdir = survivor.partition_dir
+    survivor = plan.survivor
+    voters = None
+    what = ""
+    if plan.mode == "dynamic":
+        voters = [me]
+        what = (f"VotersRecord with only node {survivor.node_id} ({me.get('voterDirectoryId')}, "
+                + ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in me["endpoints"]) + ")")
+    plan.changes.extend(partition_changes(survivor, plan.base, plan.new_epoch, voters, what, [survivor.node_id],
+                                          now_ms))
+
+
+def partition_changes(target: Replica, base: Replica, epoch: int, voters: list[dict] | None, what: str,
+                      voter_ids: list[int], now_ms: int | None = None) -> list[Change]:
+    """The changes that make `target`'s partition directory the base's log (a copy
+    when it is another replica's), plus, with `voters`, one control batch holding a
+    VotersRecord of them appended at the base's log end in `epoch`, the
+    leader-epoch-checkpoint to match, and quorum-state "no leader, no vote" in
+    `epoch`. recover (one survivor) and voters set-endpoints (every voter, the same
+    batch on each) share it."""
+    pdir = target.partition_dir
+    out: list[Change] = []
     entries = list(base.history.entries)
     last = [s for s in base.scan.segments if s.files.log][-1]
-    if base is not survivor:
-        plan.changes.append(Change(pdir, f"replace every file with a copy of {base.label}'s {base.partition_dir} "
-                                         f"(log {base.log_start}..{base.log_end - 1}, last epoch {base.last_epoch}), "
-                                         "quorum-state excepted"))
-    if plan.mode == "dynamic":
+    if base is not target:
+        out.append(Change(pdir, f"replace every file with a copy of {base.label}'s {base.partition_dir} "
+                                f"(log {base.log_start}..{base.log_end - 1}, last epoch {base.last_epoch}), "
+                                "quorum-state excepted"))
+    if voters is not None:
         from ..records.batch import encode_batch
-        record = {"version": 0, "voters": [me]}
         ts = now_ms if now_ms is not None else int(time.time() * 1000)
-        batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, record)], base_offset=base.log_end,
-                             leader_epoch=epoch, base_timestamp=ts, control=True)
+        batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": voters})],
+                             base_offset=base.log_end, leader_epoch=epoch, base_timestamp=ts, control=True)
         name = os.path.basename(last.files.log)
-        plan.changes.append(Change(os.path.join(pdir, name),
-                                   f"append a control batch at offset {base.log_end} in the new epoch {epoch} "
-                                   f"({len(batch)} bytes at byte {last.valid_bytes}): VotersRecord with only node "
-                                   f"{survivor.node_id} ({me.get('voterDirectoryId')}, "
-                                   + ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in me["endpoints"])
-                                   + ")", batch, append_at=last.valid_bytes))
+        out.append(Change(os.path.join(pdir, name),
+                          f"append a control batch at offset {base.log_end} in the new epoch {epoch} "
+                          f"({len(batch)} bytes at byte {last.valid_bytes}): {what}", batch,
+                          append_at=last.valid_bytes))
         entries.append((epoch, base.log_end))
-    before = survivor.checkpoint if base is survivor else base.checkpoint
+    before = target.checkpoint if base is target else base.checkpoint
     if list(before or []) != entries:
-        plan.changes.append(Change(os.path.join(pdir, state_files.EPOCH_CHECKPOINT),
-                                   "epochs " + ", ".join(f"{e}@{o}" for e, o in entries),
-                                   state_files.epoch_checkpoint_text(entries)))
-    qs = survivor.quorum_state or {}
-    plan.changes.append(Change(os.path.join(pdir, state_files.QUORUM_STATE),
-                               f"rewrite quorum-state: no leader, no vote, epoch {epoch} (was "
-                               + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
-                                  f"{qs.get('leaderEpoch')})" if qs else "missing)"),
-                               quorum_state_unattached(epoch, survivor.quorum_state, [survivor.node_id])))
+        out.append(Change(os.path.join(pdir, state_files.EPOCH_CHECKPOINT),
+                          "epochs " + ", ".join(f"{e}@{o}" for e, o in entries),
+                          state_files.epoch_checkpoint_text(entries)))
+    qs = target.quorum_state or {}
+    out.append(Change(os.path.join(pdir, state_files.QUORUM_STATE),
+                      f"rewrite quorum-state: no leader, no vote, epoch {epoch} (was "
+                      + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
+                         f"{qs.get('leaderEpoch')})" if qs else "missing)"),
+                      quorum_state_unattached(epoch, target.quorum_state, voter_ids)))
+    return out
 
 
 def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> None:
@@ -658,17 +675,26 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str,
     for rp, root in cuts:
         rep = apply_plan(rp.truncation, root)
         report["truncated"].append({"node_id": rp.replica.node_id, **rep})
-    base_dir = real_partition_dir(plan.base.partition_dir)
-    copy_base = plan.base is not r
-    changed = {os.path.basename(c.path): c for c in plan.changes if c.path != r.partition_dir}
+    report.update(rebuild_partition(r, plan.base, plan.changes, backup_root, plan.to_json(), "recover-",
+                                    "recover", "recovery"))
+    return report
+
+
+def rebuild_partition(target: Replica, base: Replica, changes: list[Change], backup_root: str, doc: dict,
+                      label: str, key: str, what: str) -> dict:
+    """`partition_changes` carried out on `target` crash-safely (the caller holds its
+    lock and checked the backup root): the new directory built from the target's own
+    (unchanged files hard-linked) or from a copy of the base's, with the control batch
+    appended and the checkpoint and quorum-state written new, then swapped in."""
+    live = real_partition_dir(target.partition_dir)
+    base_dir = real_partition_dir(base.partition_dir)
+    copy_base = base is not target
+    changed = {os.path.basename(c.path): c for c in changes if c.path != target.partition_dir}
 
     def build(staging: str, live_stat) -> None:
-        """From the survivor's own directory (unchanged files hard-linked) or from a copy
-        of the base's; the last segment with the control batch appended; the checkpoint
-        and quorum-state written new."""
         copy_owner(live_stat, staging)
         src_dir = base_dir if copy_base else live
-        skip = {state_files.QUORUM_STATE} | {os.path.basename(x) for x in plan.base.files.ignored}
+        skip = {state_files.QUORUM_STATE} | {os.path.basename(x) for x in base.files.ignored}
         for name in sorted(os.listdir(src_dir)):
             if name in skip:     # ours is written below; transient files Kafka deletes at start-up
                 continue
@@ -700,9 +726,7 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str,
         fsutil.fsync_dir(staging)
 
     keep = set(os.listdir(live)) if copy_base else set(changed)
-    report.update(replace_partition_dir(live, backup_root, "recover-", "recover", plan.to_json(), build, keep,
-                                        "recovery", {}))
-    return report
+    return replace_partition_dir(live, backup_root, label, key, doc, build, keep, what, {})
 
 
 def _own(dir_stat, path: str) -> None:

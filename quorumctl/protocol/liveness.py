@@ -50,6 +50,7 @@ class VoterProbe:
     leader_id: int | None = None
     leader_epoch: int | None = None
     frozen: bool = False          # accepts: no byte came back at all (not a foreign protocol's answer)
+    node_id: int | None = None    # answers: the node id it answered as, where the wire says (leader, or listed)
 
     def same_cluster_controller(self, cluster_id: str | None) -> bool:
         """A controller of this very cluster (or one that would not say which cluster)."""
@@ -59,7 +60,8 @@ class VoterProbe:
     def to_json(self) -> dict:
         return {"voter_id": self.voter_id, "address": str(self.address), "state": self.state,
                 "detail": self.detail, "cluster_id": self.cluster_id, "kind": self.kind,
-                "leader_id": self.leader_id, "leader_epoch": self.leader_epoch, "frozen": self.frozen}
+                "leader_id": self.leader_id, "leader_epoch": self.leader_epoch, "frozen": self.frozen,
+                "node_id": self.node_id}
 
 
 def _tcp_accepts(addr: Address, timeout: float) -> tuple[str, str] | None:
@@ -96,8 +98,11 @@ def _one(voter_id: int, addr: Address, cfg, deadline: float) -> VoterProbe:
     else:
         role = "a controller that knows no leader"
     cluster = f" of cluster {p.cluster_id}" if p.cluster_id else ""
+    # which node answered: the leader names itself; another controller lists the controllers (DescribeCluster)
+    nid = p.quorum.leader_id if p.is_leader and p.quorum is not None else next(
+        (i for i, a in p.listed.items() if a == addr), None)
     return VoterProbe(voter_id, addr, "answers", f"answers as {role}{cluster}", p.cluster_id, p.kind,
-                      p.leader_view, p.leader_epoch)
+                      p.leader_view, p.leader_epoch, node_id=nid if p.kind == "controller" else None)
 
 
 @dataclass
@@ -206,3 +211,20 @@ def probe_voters(endpoints: dict[int, list[Address]], cfg, timeout_s: float,
                  for j, (wi, _, _, a) in enumerate(wjobs) if wi == i]
         seen.append(_best(found) if found else Witness(who, nid, None, "unreachable", "no known address"))
     return probes, seen
+
+
+def probe_voters_and_witnesses(endpoints: dict[int, list[tuple[str, int]]],
+                               witnesses: Sequence[tuple[str, int | None, list]], cfg, timeout_s: float,
+                               cluster_id: str | None) -> tuple[list[VoterProbe], list[Witness]]:
+    """probe_voters over (host, port) lists as ops plans hold them (recover's declared-lost
+    voters, set-endpoints' stored and new endpoints), each address asked once: a witness's
+    address that is also a voter's is probed as the voter's."""
+    voters = {v: [Address(h, p) for h, p in eps] for v, eps in endpoints.items()}
+    probed = {a for eps in voters.values() for a in eps}
+    asking = []
+    for who, nid, eps in witnesses:
+        mine = [a for a in (Address(h, p) for h, p in eps) if a not in probed]
+        probed.update(mine)
+        if mine:
+            asking.append((who, nid, mine))
+    return probe_voters(voters, cfg, timeout_s, asking, cluster_id)

@@ -22,12 +22,18 @@ def doctor_lines(doc: dict) -> list[str]:
     if not doc["findings"]:
         lines.append("No findings.")
         return lines
-    for f in doc["findings"]:
+    return lines + finding_lines(doc["findings"])
+
+
+def finding_lines(findings: list[dict]) -> list[str]:
+    """Findings (doctor's, voters check's) as text: each with its evidence and remedy, then a count."""
+    lines = []
+    for f in findings:
         lines.append(f"{f['severity'].upper()} {f['code']}: {f['message']}")
         lines.extend(f"  evidence: {e}" for e in f["evidence"])
         lines.append(f"  remedy: {f['remedy']}")
-    errors = sum(1 for f in doc["findings"] if f["severity"] == "error")
-    lines.append(f"{len(doc['findings'])} finding(s): {errors} error(s), {len(doc['findings']) - errors} warning(s)")
+    errors = sum(1 for f in findings if f["severity"] == "error")
+    lines.append(f"{len(findings)} finding(s): {errors} error(s), {len(findings) - errors} warning(s)")
     return lines
 
 

@@ -1,0 +1,298 @@
+"""`voters check` (and doctor's live voter findings): every endpoint the voter set
+stores, each address its name resolves to, whether a controller of this cluster
+answers there as that voter, and the configs against the voter set.
+
+The voter set: live, DescribeQuorum v2's voters with their directory ids and
+`Nodes` endpoints (the leader's view); offline, the last VotersRecord of the most
+up-to-date metadata log given (file_checks.examine). With no leader, the live
+check falls back on the log dirs given (and says so): the stored endpoints are
+exactly what a quorum without a leader cannot correct itself.
+
+Findings (docs/membership.md lists them with their fixes):
+  stale-voter-endpoint       a stored endpoint whose name does not resolve, where
+                             nothing answers, or where another node (or cluster)
+                             answers; with the configs: a node advertising
+                             another endpoint than the stored one (file_checks)
+  voter-directory-replaced   an observer with a voter's id and another directory
+                             id: the voter's disk was replaced, the quorum is one
+                             voter short
+  bootstrap-server-not-a-voter  a config's controller.quorum.bootstrap.servers
+                             entry that no voter's stored endpoint matches
+  and file_checks' findings about the voter set (directory ids, listener names,
+  static settings on dynamic storage, voter sets that differ between logs).
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+
+from ..config.addresses import Address, parse_address_list
+from ..errors import InputError, QuorumctlError
+from .findings import Finding
+
+# file_checks' findings that are about the voter set, its endpoints and directory ids
+VOTER_CODES = ("stale-voter-endpoint", "voter-endpoint-listener-missing", "directory-id-not-in-voter-set",
+               "static-config-on-dynamic-storage", "dynamic-config-on-static-storage", "voter-set-differs",
+               "uncommitted-voter-change", "static-voters-differ", "static-voter-endpoint-differs",
+               "controller-not-in-static-voters", "cluster-id-mismatch", "node-claimed-twice")
+
+
+def _ep(e: dict) -> str:
+    host = f"[{e['host']}]" if ":" in e["host"] else e["host"]
+    return f"{e['name']}://{host}:{e['port']}"
+
+
+def voters_from_quorum(q, source: str) -> dict:
+    """A live quorum's voter set in file_checks' form (by_id: VotersRecord-like voters)."""
+    by_id = {v.id: {"voterId": v.id, "voterDirectoryId": v.directory_id,
+                    "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in q.endpoints(v.id)]}
+             for v in q.voters}
+    return {"ids": sorted(by_id), "source": "DescribeQuorum", "node": source, "partition_dir": source,
+            "by_id": by_id}
+
+
+def resolve(host: str, port: int) -> tuple[list[str], str | None]:
+    """(the addresses `host` resolves to, in the resolver's order, or the error)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        return [], f"does not resolve ({e.strerror})"
+    except UnicodeError:
+        return [], "is not a valid host name"
+    return list(dict.fromkeys(str(i[4][0]) for i in infos)), None
+
+
+def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: float) -> list[dict]:
+    """Each stored endpoint of each voter: its addresses and what answers there (every
+    address probed when a name has several, else the name itself), with a verdict:
+    ok | unresolvable | silent (nothing answers) | other (another node or cluster answers)."""
+    from ..protocol.liveness import probe_voters
+    checks = []
+    jobs: dict[int, list[Address]] = {}
+    for vid, v in sorted(voters["by_id"].items()):
+        for e in v.get("endpoints") or []:
+            addrs, err = resolve(e["host"], e["port"])
+            c = {"voter_id": vid, "directory_id": v.get("voterDirectoryId"), "endpoint": _ep(e),
+                 "host": e["host"], "port": e["port"], "name": e["name"], "addresses": addrs,
+                 "resolve_error": err, "probes": [], "verdict": "unresolvable" if err else None}
+            checks.append(c)
+            if err is None:
+                c["targets"] = [Address(e["host"], e["port"])] if len(addrs) == 1 else \
+                    [Address(a, e["port"]) for a in addrs]
+                jobs.setdefault(vid, []).extend(c["targets"])
+    probes = probe_voters(jobs, client_cfg, timeout, (), cluster_id)[0] if jobs else []
+    for c in checks:
+        if c["verdict"]:
+            continue
+        mine = [p for p in probes if p.voter_id == c["voter_id"] and p.address in c.pop("targets")]
+        c["probes"] = [p.to_json() for p in mine]
+        good = [p for p in mine if p.same_cluster_controller(cluster_id)
+                and (p.node_id is None or p.node_id == c["voter_id"])]
+        # something else answering at one of its addresses; an address where nothing listens
+        # beside one that answers is no harm (Kafka's clients try every address of a name)
+        other = [p for p in mine if p.state == "answers" and p not in good]
+        if good and not other:
+            c["verdict"] = "ok"
+        elif other:
+            c["verdict"] = "partly" if good else "other"
+        else:
+            c["verdict"] = "silent"
+    for c in checks:
+        c.pop("targets", None)
+    return checks
+
+
+def _fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
+    """The command line that fixes a stale endpoint: with a leader, the voter restarted with
+    its new listener updates it; with none (or offline: unknown), set-endpoints."""
+    vid = c["voter_id"]
+    adv = None
+    for cfg in configs:
+        if cfg.node_id == vid and cfg.is_controller:
+            try:
+                host, port = cfg.advertised_controller_endpoint()
+                adv = f"{c['name']}://{host}:{port}"
+            except InputError:
+                pass
+    live = (f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
+            "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
+            "DNS record")
+    dirs = " ".join(shlex.quote(d) for d in log_dirs) or "<every voter's log dir>"
+    offline = (f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
+               f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
+               "docs/membership.md)")
+    if leader:
+        return live
+    if leader is None:
+        return f"while the quorum has a leader: {live}; if no leader can be elected: {offline}"
+    return f"no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or {offline}"
+
+
+def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, log_dirs: list[str]) -> list[Finding]:
+    out = []
+    for c in checks:
+        v, vid = c["verdict"], c["voter_id"]
+        if v == "ok":
+            continue
+        if v == "unresolvable":
+            what = f"its name {c['host']} {c['resolve_error']}"
+            evidence = [f"getaddrinfo({c['host']!r}): {c['resolve_error']}"]
+        else:
+            evidence = [f"{p['address']}: {p['state']}: {p['detail']}"
+                        + (f" (node {p['node_id']})" if p.get("node_id") is not None else "") for p in c["probes"]]
+            addrs = ", ".join(c["addresses"])
+            if v == "silent":
+                what = (f"nothing answers there as a controller ({c['host']} resolves to {addrs}): the voter is down, "
+                        "or it runs elsewhere")
+            elif v == "other":
+                what = f"another node answers there ({c['host']} resolves to {addrs})"
+            else:
+                what = (f"another node answers at some of its addresses, voter {vid} at others ({c['host']} "
+                        f"resolves to {addrs})")
+        for cfg in configs:
+            if cfg.node_id == vid and cfg.is_controller:
+                try:
+                    host, port = cfg.advertised_controller_endpoint()
+                except InputError:
+                    continue
+                mine, _ = resolve(host, port)
+                evidence.append(f"{cfg.path}: node {vid} advertises {host}:{port}"
+                                + (f" ({host} resolves to {', '.join(mine)})" if mine else ""))
+                if mine and c["addresses"] and not set(mine) & set(c["addresses"]):
+                    what += f"; the node's own name resolves elsewhere ({', '.join(mine)})"
+        out.append(Finding("stale-voter-endpoint", "error",
+                           f"voter {vid}'s stored endpoint {c['endpoint']} is stale: {what}",
+                           evidence, _fix(c, leader, configs, log_dirs), node_id=vid))
+    return out
+
+
+def observer_findings(q, source: str, bootstrap: str, flag: str = "--bootstrap-controller") -> list[Finding]:
+    """An observer with a voter's id but another directory id: that voter's disk was
+    replaced (formatted again), so it runs as an observer; the voter set still names the
+    old directory, and the quorum is one voter short."""
+    out = []
+    voters = {v.id: v for v in q.voters}
+    for o in q.observers:
+        v = voters.get(o.id)
+        if v is None or not o.directory_id or o.directory_id == v.directory_id:
+            continue
+        out.append(Finding(
+            "voter-directory-replaced", "error",
+            f"node {o.id} runs as an observer with directory id {o.directory_id}, but the voter set holds voter "
+            f"{o.id} with directory id {v.directory_id}: its disk was replaced (formatted again), the quorum has "
+            f"one voter less than it seems ({len(q.voters)} voters, {len(q.voters) - 1} of them can vote)",
+            [f"{source}: DescribeQuorum observer {o.id} ({o.directory_id})",
+             f"{source}: DescribeQuorum voter {v.id} ({v.directory_id})"],
+            f"quorumctl remove-controller {flag} {bootstrap} -i {o.id} -d {v.directory_id}, then "
+            f"quorumctl add-controller {flag} {bootstrap} --command-config <node {o.id}'s "
+            "server.properties> (KIP-853)", node_id=o.id))
+    return out
+
+
+def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
+    """controller.quorum.bootstrap.servers entries that are no voter's stored endpoint:
+    the node bootstraps from an address the quorum no longer has."""
+    from .file_checks import _at
+    stored = {(e["host"], e["port"]) for v in voters["by_id"].values() for e in v.get("endpoints") or []}
+    out = []
+    for c in configs:
+        if not c.quorum_bootstrap_servers:
+            continue
+        try:
+            boot = parse_address_list(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers")
+        except InputError:
+            continue
+        odd = [str(a) for a in boot if (a.host, a.port) not in stored]
+        if odd:
+            out.append(Finding(
+                "bootstrap-server-not-a-voter", "warning",
+                f"{c.path}: controller.quorum.bootstrap.servers names {', '.join(odd)}, which no voter's stored "
+                "endpoint is" + (": none of its entries is" if len(odd) == len(boot) else ""),
+                [_at(c, "controller.quorum.bootstrap.servers"), f"{voters['partition_dir']}: {voters['source']}: "
+                 + ", ".join(sorted(f"{h}:{p}" for h, p in stored))],
+                "list the voters' endpoints (host:port of each voter) in controller.quorum.bootstrap.servers on "
+                "every node, or fix the voters' endpoints (quorumctl voters check names the stale ones)",
+                node_id=c.node_id))
+    return out
+
+
+def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None, bootstrap_controller: str | None,
+          command_config: str | None, timeout: float) -> dict:
+    """`voters check`: the document (voters, endpoint checks, findings)."""
+    from ..protocol.client import describe_quorum
+    from ..protocol.connection import load_client_config
+    from .file_checks import _endpoints, examine
+
+    client_cfg = load_client_config(command_config)
+    report = examine(configs, log_dirs) if configs or log_dirs else None
+    live = bootstrap_server or bootstrap_controller
+    findings: list[Finding] = []
+    q = None
+    voters = None
+    source = None
+    if live:
+        try:
+            q = describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
+        except QuorumctlError as e:
+            if report is None or report.voters is None or isinstance(e, InputError):
+                raise
+            findings.append(Finding("live-no-leader", "error",
+                                    f"{live}: no answer to DescribeQuorum ({e}): no leader answers; the voter set is "
+                                    f"read from the log dirs given", [f"{live}: {e}"],
+                                    "the findings below say why the voters cannot elect one"))
+        else:
+            source = q.source or live
+            voters = voters_from_quorum(q, source)
+            if q.leader_id < 0:
+                findings.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader "
+                                        f"(epoch {q.leader_epoch})", [f"{source}: DescribeQuorum"],
+                                        "the findings below say why the voters cannot elect one"))
+    if voters is None:
+        if report is None or report.voters is None:
+            raise InputError("no voter set: give --bootstrap-controller/--bootstrap-server, or the controllers' "
+                             "log dirs (or -c server.properties) of a dynamic quorum (kraft.version 1)")
+        voters = report.voters
+        source = f"{voters['partition_dir']} ({voters['source']})"
+    cluster_id = q.cluster_id if q is not None and q.cluster_id else next(
+        (d.meta.get("cluster.id") for d in (report.log_dirs if report else []) if d.meta), None)
+    cfgs = report.configs if report else []
+    if report is not None:
+        findings += [f for f in report.findings if f.code in VOTER_CODES]
+        if q is not None:
+            from .live_checks import live_findings
+            _endpoints(cfgs, voters, findings)
+            # the live voters' directory ids against the log dirs' meta.properties, the cluster id
+            findings += [f for f in live_findings(report, q, str(source)) if f.code != "live-no-leader"]
+    if q is not None:
+        findings += observer_findings(q, str(source), str(bootstrap_controller or bootstrap_server),
+                                      "--bootstrap-controller" if bootstrap_controller else "--bootstrap-server")
+    findings += bootstrap_findings(cfgs, voters)
+    checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
+    dirs = [d.path for d in (report.log_dirs if report else []) if d.replica is not None
+            and (d.meta or {}).get("node.id") in voters["by_id"]]
+    leader = None if not live else (q is not None and q.leader_id >= 0)
+    findings += endpoint_findings(checks, leader, cfgs, dirs)
+    seen, unique = set(), []
+    for f in findings:
+        if (f.code, f.message) not in seen:
+            seen.add((f.code, f.message))
+            unique.append(f)
+    return {"source": source, "live": q is not None, "cluster_id": cluster_id,
+            "leader": {"id": q.leader_id, "epoch": q.leader_epoch} if q is not None else None,
+            "voters": [{"id": vid, "directory_id": v.get("voterDirectoryId"),
+                        "endpoints": [_ep(e) for e in v.get("endpoints") or []]}
+                       for vid, v in sorted(voters["by_id"].items())],
+            "observers": [{"id": o.id, "directory_id": o.directory_id} for o in q.observers] if q is not None else None,
+            "endpoints": checks, "findings": [f.to_json() for f in unique], "ok": not unique}
+
+
+def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> list[Finding]:
+    """doctor's share of the same checks, with a live quorum (`--bootstrap-controller`):
+    the live voter set's stored endpoints probed, observers with a voter's id, the
+    configs' bootstrap servers against the stored endpoints."""
+    voters = voters_from_quorum(q, q.source or bootstrap)
+    checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
+    dirs = [d.path for d in report.log_dirs if d.replica is not None]
+    return (endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs)
+            + observer_findings(q, q.source or bootstrap, bootstrap) + bootstrap_findings(report.configs, voters))

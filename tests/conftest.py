@@ -253,6 +253,9 @@ def pytest_make_collect_report(collector):
 MODULE_SECONDS = {
     "test_kafka_recover_safety.py": 500,
     "test_kafka_recover_vantage.py": 480,
+    # 1 controller + 3 brokers of 4.3, then of 4.1, a broker killed then one frozen: 4.3 alone was
+    # 105 s at load 5-14, 4.1's half 138 s at load 7; both 1214 s at load 24-42
+    "test_kafka_live.py": 270,
     "test_kafka_rolling_upgrade.py": 260,
     "test_kafka_migrate.py": 330,         # 4.1 rolled to 4.3 and migrated ~210 s + 4.3 migrated 116 s at load 20-50 (461 + 175 s at 55)
     "test_kafka_automation.py": 240,
@@ -267,7 +270,6 @@ MODULE_SECONDS = {
     "test_kafka_dynamic.py": 130,
     "test_kafka_lab.py": 130,
     "test_kafka43_files.py": 110,
-    "test_kafka_live.py": 110,            # 1 controller + 3 brokers of 4.3: 105 s at load 5-14 (353-716 s at 55-75)
     "test_kafka_static.py": 95,
     "test_spark_classarchive.py": 90,
     "test_spark_export.py": 90,

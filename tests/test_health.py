@@ -563,3 +563,28 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
     assert h.reasons == [f"voter 1 (directory id {DIRS[1]}) is not fetching: node 1 fetches as an observer with "
                          "directory id v_4bVSFx__ZesG0jJ7PIRQ (a replaced disk?); the voter set names the old "
                          f"directory: remove-controller 1 with {DIRS[1]}, then add-controller on node 1"]
+
+
+def test_brokers_that_do_not_answer_are_named_within_the_deadline():
+    """A frozen broker's kernel still accepts the connection; its ApiVersions goes
+    unanswered: named at the deadline, with a refused one, and never later."""
+    import socket
+    import time
+    from quorumctl.config.addresses import Address
+    from quorumctl.protocol.connection import load_client_config
+    from quorumctl.protocol.health_partitions import silent_brokers
+    frozen = socket.socket()
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(8)            # never accepted, never answered: the frozen JVM's listener
+    gone = closed_port()
+    try:
+        t0 = time.monotonic()
+        out = silent_brokers({3: Address("127.0.0.1", frozen.getsockname()[1]), 4: Address("127.0.0.1", gone)},
+                             load_client_config(None), t0 + 1.0, 1.0)
+        took = time.monotonic() - t0
+    finally:
+        frozen.close()
+    assert sorted(out) == [3, 4]
+    assert out[3] == "no answer within the 1 s timeout"
+    assert out[4] == f"cannot connect to 127.0.0.1:{gone}: connection refused (nothing listens on that port)"
+    assert 0.8 <= took < 2.5

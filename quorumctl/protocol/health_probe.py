@@ -231,7 +231,7 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
         box: list = []
         def ask():
             try:
-                box.append(probe_partitions(servers, cfg, time.monotonic() + timeout))
+                box.append(probe_partitions(servers, cfg, time.monotonic() + timeout, timeout))
             except QuorumctlError as e:
                 from .health_partitions import PartitionHealth
                 box.append(PartitionHealth(str(servers[0]), error=str(e)))

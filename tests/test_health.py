@@ -572,3 +572,9 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
     # the same directory id as an observer (a voter listed twice by a confused leader): nothing replaced
     q.observers = [Replica(1, DIRS[1], 500, NOW, NOW)]
     assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "healthy"
+    # an observer that stopped fetching (the removed old directory id, listed by the leader for
+    # 5 minutes after its last fetch once replace-controller has run): nothing replaced
+    q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 400, NOW - 15_000, NOW - 15_000)]
+    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "healthy"
+    q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 400, NOW - 14_999, NOW - 14_999)]
+    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "degraded"

@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "describe",
     "features",
     "controllers",
+    "membership",             # replace-controller
     "demo",
     "dumplog",
     "verify",
@@ -42,6 +43,7 @@ COMMAND_MODULES = [
     "topics",
     "cluster",
     "cluster_controller",     # joins the cluster group registered just before
+    "cluster_registration",   # clear-registration, in the same group
     "recover",
     "doctor",
     "bundle",

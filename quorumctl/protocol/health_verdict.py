@@ -111,7 +111,8 @@ class Health:
     restart: RestartAnswer | None = None
     partitions: object = None    # health_partitions.PartitionHealth: the data partitions, asked of a broker
 
-def _caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
+def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
+    """(caught up?, lag in ms or None) of replica `r` by the rule above."""
     if r is leader:
         return True, 0
     if q.has_timestamps:
@@ -177,7 +178,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     voters: list[VoterHealth] = []
     stale: set[int] = set()   # caught up by the leader's answer, silent to our probe since
     for r in q.voters:
-        ok, lag_ms = _caught_up(q, leader, r, fetch_timeout_ms)
+        ok, lag_ms = caught_up(q, leader, r, fetch_timeout_ms)
         if ok and r is not leader and reach(r.id) is False:
             # The leader's answer came before the probes timed out: its lastCaughtUp for a
             # voter that has since not answered (frozen, partitioned) is history, and a

@@ -91,12 +91,26 @@ class Replaced:
     observer: Replica
 
 
+# an observer whose last fetch is this much older than the leader's clock has stopped: the
+# leader lists a removed voter's old directory id as an observer for 5 minutes after its
+# last fetch (LeaderState.OBSERVER_SESSION_TIMEOUT_MS)
+FETCHING_MS = 15_000
+
+
+def fetching(q: Quorum, r: Replica) -> bool:
+    """`r` fetched from the leader within FETCHING_MS of the leader's own timestamp
+    (its clock, not ours); unknown timestamps count as fetching."""
+    leader = q.leader()
+    now = leader.last_fetch if leader is not None else None
+    return now is None or r.last_fetch is None or now - r.last_fetch < FETCHING_MS
+
+
 def replaced_voters(q: Quorum) -> list[Replaced]:
     """The voters of `q` whose node id fetches as an observer with another directory id
     (a static quorum, or a v0/v1 answer, has no directory ids: none)."""
     observers: dict[int, Replica] = {}
     for o in q.observers:
-        if o.directory_id is not None:
+        if o.directory_id is not None and fetching(q, o):
             observers.setdefault(o.id, o)
     return [Replaced(v, observers[v.id]) for v in q.voters
             if v.directory_id is not None and v.id in observers and observers[v.id].directory_id != v.directory_id]

@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from ..errors import InputError, QuorumctlError, Refused
 from . import kerrors
 from .client import connect, fetch_quorum
-from .quorum import Endpoint, Quorum, fetching
+from .quorum import FETCHING_MS, Endpoint, Quorum, fetching
 
-OBSERVER_WINDOW_S = 15.0      # a fetch this recent: the observer runs (as protocol/unregister.py)
 PROBE_TIMEOUT_S = 3.0
 ADD_TIMEOUT_S = 60.0          # AddRaftVoter's deadline without --timeout (the observer may be catching up)
 VERIFY_S = 60.0               # how long --apply waits for DescribeQuorum to show the result
@@ -106,24 +105,27 @@ def _plan(client, cfg, plan: ReplacePlan, given: list[Endpoint], fetch_timeout_m
     voters = sorted(v.id for v in q.voters)
     plan.voters_before = voters
     voter = next((v for v in q.voters if v.id == cid), None)
-    observer = next((o for o in q.observers if o.id == cid and o.directory_id is not None
-                     and (voter is None or o.directory_id != voter.directory_id)), None)
+    others = [o for o in q.observers if o.id == cid and o.directory_id is not None
+              and (voter is None or o.directory_id != voter.directory_id)]
+    # the leader lists a removed voter's old directory id as an observer for 5 minutes:
+    # the one that fetches is the node's new disk
+    observer = next((o for o in others if fetching(q, o)), None)
     vtext = ", ".join(map(str, voters))
     if observer is None:
-        if voter is not None:
+        if voter is not None and (not others or fetching(q, voter)):
             return [f"controller {cid} is a voter (directory id {voter.directory_id}) and no observer with id {cid} "
                     "fetches under another directory id: nothing to replace (start the node on its new disk, "
                     "formatted with --no-initial-controllers, and let it fetch first)"]
-        return [f"controller {cid} is not a voter (voters {vtext}) and does not fetch as an observer: "
-                "nothing to replace"]
-    plan.new_directory_id = observer.directory_id
-    now_ms = time.time() * 1000
-    if observer.last_fetch is None or now_ms - observer.last_fetch > OBSERVER_WINDOW_S * 1000:
-        refusals.append(f"controller {cid} (directory id {observer.directory_id}) has not fetched from the leader in "
-                        f"the last {OBSERVER_WINDOW_S:g} s: it must run before it can become a voter")
+        if not others:
+            return [f"controller {cid} is not a voter (voters {vtext}) and does not fetch as an observer: "
+                    "nothing to replace"]
+        observer = others[0]
+        refusals.append(f"controller {cid} (directory id {observer.directory_id}) has not fetched from the leader "
+                        f"in the last {FETCHING_MS // 1000} s: it must run before it can become a voter")
     else:
         plan.checked.append(f"checked: controller {cid} fetches as an observer with directory id "
                             f"{observer.directory_id}")
+    plan.new_directory_id = observer.directory_id
     leo = q.leader().log_end_offset
     behind = max(leo - observer.log_end_offset, 0)
     plan.checked.append(f"checked: it is {behind} offset(s) behind the leader (the leader adds a voter only "

@@ -46,8 +46,8 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
                                    f"{d.path} (node {v.id}'s metadata log dir) has {d.meta['directory.id']}",
                                    [f"{source}: DescribeQuorum voter {v.id}",
                                     f"{d.meta_at('directory.id')}: directory.id={d.meta['directory.id']}"],
-                                   f"quorumctl remove-controller -i {v.id} -d {v.directory_id}, then add-controller "
-                                   "from the node (KIP-853)"))
+                                   f"with the node running on it: quorumctl replace-controller {v.id} "
+                                   f"--bootstrap-controller {source} (docs/membership.md)"))
     return out
 
 

@@ -299,7 +299,7 @@ def test_controller_back_with_a_new_directory_id(lab):
         code, out, err = lab.quorumctl("replace-controller", f, *opt, "--apply", "-o", "json", timeout=240)
         assert (code, err) == (0, ""), err
         doc = json.loads(out)
-        assert (doc["old_directory_id"], doc["new_directory_id"], doc["voters_before"]) == (old, new, [1, 2, 3])
+        assert (doc["oldDirectoryId"], doc["newDirectoryId"], doc["votersBefore"]) == (old, new, [1, 2, 3])
         assert doc["done"] == [f"removed voter {f} directory id {old}", f"added voter {f} directory id {new}"]
         assert doc["verified"][0].startswith("verified: voters 1, 2, 3 (leader ")
         assert doc["verified"][0].endswith(f"controller {f} with directory id {new}; no observer fetches under a "

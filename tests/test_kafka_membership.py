@@ -49,7 +49,7 @@ def test_ghost_controller_registration_cleared_by_re_registering(cli, tmp_path_f
         code, out, err = cli("cluster", "clear-registration", "4", *opt, "--metadata", "4.3-IV0", "-o", "json")
         assert (code, err) == (1, ""), err
         plan = json.loads(out)
-        assert (plan["kind"], plan["method"], plan["metadata_version"], plan["cleared"]) == \
+        assert (plan["kind"], plan["method"], plan["metadataVersion"], plan["cleared"]) == \
             ("controller", "re-register", "4.1-IV1", False)
         assert [s["state"] for s in plan["steps"]] == ["to do"] * 5
         config_text = plan["steps"][0]["what"].split("\n", 1)[1]

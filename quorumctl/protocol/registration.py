@@ -58,8 +58,8 @@ class ClearPlan:
     applied: bool = False
 
     def to_json(self) -> dict:
-        return {"node_id": self.node_id, "apply": self.apply, "kind": self.kind, "method": self.method,
-                "metadata_version": self.metadata_version, "target": self.target, "checked": self.checked,
+        return {"nodeId": self.node_id, "apply": self.apply, "kind": self.kind, "method": self.method,
+                "metadataVersion": self.metadata_version, "target": self.target, "checked": self.checked,
                 "steps": [s.to_json() for s in self.steps], "cleared": self.cleared, "applied": self.applied}
 
 

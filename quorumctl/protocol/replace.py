@@ -54,9 +54,9 @@ class ReplacePlan:
     verified: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"controller_id": self.controller_id, "apply": self.apply,
-                "old_directory_id": self.old_directory_id, "new_directory_id": self.new_directory_id,
-                "endpoints": self.endpoints, "voters_before": self.voters_before, "checked": self.checked,
+        return {"controllerId": self.controller_id, "apply": self.apply,
+                "oldDirectoryId": self.old_directory_id, "newDirectoryId": self.new_directory_id,
+                "endpoints": self.endpoints, "votersBefore": self.voters_before, "checked": self.checked,
                 "steps": self.steps, "done": self.done, "verified": self.verified}
 
 

@@ -183,8 +183,8 @@ def test_clear_registration_re_registering_steps(cli, tmp_path):
         code, out, err = cli("cluster", "clear-registration", "4", *opt)
         assert (code, steps(out)) == (1, ["done", "done", "running", "done", "to do"])
         assert json.loads(out)["steps"][4]["evidence"] == "DescribeQuorum: observer 4 still fetches"
-        # stopped: the leader keeps its last fetch; 15 s later it does not fetch any more
-        c.observers[-1].update(lastFetchTimestamp=now - 16_000, lastCaughtUpTimestamp=now - 16_000)
+        # stopped: the leader keeps its last fetch; 15 s later (by the leader's clock) it does not fetch any more
+        c.observers[-1].update(lastFetchTimestamp=now - 30_000, lastCaughtUpTimestamp=now - 30_000)
         code, out, err = cli("cluster", "clear-registration", "4", *opt)
         assert (code, steps(out)) == (0, ["done"] * 5)
         assert json.loads(out)["cleared"] is True
@@ -209,3 +209,26 @@ def test_clear_registration_other_cases(cli):
         assert (code, doc["method"], doc["cleared"], doc["applied"]) == (0, "unregister-controller", True, False)
         assert doc["steps"][0]["what"] == (f"quorumctl cluster unregister-controller --bootstrap-controller "
                                            f"{c.node_by_id(1).address} --id 4 --apply")
+
+
+def test_replace_controller_addition_refused_after_the_removal(cli):
+    """The leader refuses AddRaftVoter after the removal went through: exit 1 naming the
+    command to run again; the re-run adds it alone."""
+    from quorumctl.protocol import kerrors
+    with replaced() as c:
+        c.advertise_controllers()
+        leader, port3 = c.node_by_id(1), c.node_by_id(3).port
+        opt = ["--bootstrap-controller", leader.address]
+        add = c.add_voter
+        c.add_voter = lambda body: (kerrors.INVALID_REQUEST, "Add voter request refused")
+        code, out, err = cli("replace-controller", "3", *opt, "--apply")
+        assert (code, out) == (1, "")
+        assert err.startswith("quorumctl: error: controller 3 is not a voter: AddRaftVoter failed: ")
+        assert err.endswith(f"; once it fetches and has caught up, run again: quorumctl replace-controller 3 "
+                            f"--bootstrap-controller {leader.address} --endpoint CONTROLLER://127.0.0.1:{port3} "
+                            "--apply\n")
+        assert voters(c) == [(1, D1), (2, D2)]
+        c.add_voter = add
+        code, out, err = cli("replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}",
+                             "--apply")
+        assert (code, err) == (0, "") and voters(c) == [(1, D1), (2, D2), (3, NEW)]

@@ -215,8 +215,10 @@ def replace_controller(bootstrap_server: str | None, bootstrap_controller: str |
             _voter_change(lambda: client.add_raft_voter(cid, new, listeners), lambda: (cid, new) in voter_keys())
     except QuorumctlError as e:
         eps = " ".join(f"--endpoint {t}" for t in plan.endpoints)
-        raise Refused(f"controller {cid} was removed from the voters but not added back: {e}; once it fetches "
-                      f"and has caught up, run again: quorumctl replace-controller {cid} {eps} --apply") from e
+        via = (f"--bootstrap-controller {bootstrap_controller}" if bootstrap_controller
+               else f"--bootstrap-server {bootstrap_server}")
+        raise Refused(f"controller {cid} is not a voter: AddRaftVoter failed: {e}; once it fetches and has caught "
+                      f"up, run again: quorumctl replace-controller {cid} {via} {eps} --apply") from e
     plan.done.append(f"added voter {cid} directory id {new}")
     plan.verified = _verify(lambda: _fresh_quorum(bootstrap_server, bootstrap_controller, command_config, timeout),
                             plan)

@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap'
+            subs='add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap'
             opts='--debug -V --version --install-completion --show-completion -h --help'
             vopts='' ;;
         'add-controller')
@@ -23,6 +23,10 @@ _quorumctl_spec() {
             subs=''
             opts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --dry-run --unregister --apply --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --timeout -o --output' ;;
+        'replace-controller')
+            subs=''
+            opts='--bootstrap-server --bootstrap-controller --command-config --endpoint --apply --timeout -o --output -h --help'
+            vopts='--bootstrap-server --bootstrap-controller --command-config --endpoint --timeout -o --output' ;;
         'demo')
             subs=''
             opts='-o --output --serve --write-examples -h --help'
@@ -144,7 +148,7 @@ _quorumctl_spec() {
             opts='--bootstrap-server --command-config --timeout --topic --topic-id --exclude-internal --topics-with-overrides --if-exists --partition-size-limit-per-response --at-offset --at-time --unavailable-partitions --under-replicated-partitions --under-min-isr-partitions --at-min-isr-partitions -c --config -o --output -h --help'
             vopts='--bootstrap-server --command-config --timeout --topic --topic-id --partition-size-limit-per-response --at-offset --at-time -c --config -o --output' ;;
         'cluster')
-            subs='cluster-id list-endpoints unregister unregister-controller'
+            subs='cluster-id list-endpoints unregister unregister-controller clear-registration'
             opts='-h --help'
             vopts='' ;;
         'cluster cluster-id')
@@ -163,6 +167,10 @@ _quorumctl_spec() {
             subs=''
             opts='--bootstrap-server --bootstrap-controller --command-config -i --id --apply --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output' ;;
+        'cluster clear-registration')
+            subs=''
+            opts='--bootstrap-server --bootstrap-controller --command-config --metadata --node-config --apply --timeout -o --output -h --help'
+            vopts='--bootstrap-server --bootstrap-controller --command-config --metadata --node-config --timeout -o --output' ;;
         'voters')
             subs='check set-endpoints'
             opts='-h --help'
@@ -208,9 +216,9 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'migrate-quorum preflight|-c'|'migrate-quorum preflight|--config'|'migrate-quorum preflight|--command-config'|'migrate-quorum upgrade|--command-config'|'migrate-quorum upgrade|-c'|'migrate-quorum upgrade|--config'|'migrate-quorum configs|--command-config'|'migrate-quorum configs|-c'|'migrate-quorum configs|--config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'voters check|-c'|'voters check|--config'|'voters check|--command-config'|'voters set-endpoints|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'replace-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'migrate-quorum preflight|-c'|'migrate-quorum preflight|--config'|'migrate-quorum preflight|--command-config'|'migrate-quorum upgrade|--command-config'|'migrate-quorum upgrade|-c'|'migrate-quorum upgrade|--config'|'migrate-quorum configs|--command-config'|'migrate-quorum configs|-c'|'migrate-quorum configs|--config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'cluster clear-registration|--command-config'|'cluster clear-registration|--node-config'|'voters check|-c'|'voters check|--config'|'voters check|--command-config'|'voters set-endpoints|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
-        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'migrate-quorum preflight|-o'|'migrate-quorum preflight|--output'|'migrate-quorum upgrade|-o'|'migrate-quorum upgrade|--output'|'migrate-quorum configs|-o'|'migrate-quorum configs|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'voters set-endpoints|-o'|'voters set-endpoints|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
+        'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'replace-controller|-o'|'replace-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'migrate-quorum preflight|-o'|'migrate-quorum preflight|--output'|'migrate-quorum upgrade|-o'|'migrate-quorum upgrade|--output'|'migrate-quorum configs|-o'|'migrate-quorum configs|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'cluster clear-registration|-o'|'cluster clear-registration|--output'|'voters set-endpoints|-o'|'voters set-endpoints|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;
         'demo|-o'|'demo|--output'|'dump-log|-o'|'dump-log|--output'|'verify|-o'|'verify|--output'|'state|-o'|'state|--output'|'image|-o'|'image|--output'|'history|-o'|'history|--output'|'diff|-o'|'diff|--output'|'doctor|-o'|'doctor|--output'|'spark-export|-o'|'spark-export|--output'|'describe status|-o'|'describe status|--output'|'describe replication|-o'|'describe replication|--output'|'describe health|-o'|'describe health|--output'|'features upgrade|-o'|'features upgrade|--output'|'features downgrade|-o'|'features downgrade|--output'|'features disable|-o'|'features disable|--output'|'topics describe|-o'|'topics describe|--output'|'voters check|-o'|'voters check|--output')
             words='text table json' ;;

@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap
+            printf '%s\n' add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
@@ -18,7 +18,7 @@ function __quorumctl_subs
         case 'topics'
             printf '%s\n' describe
         case 'cluster'
-            printf '%s\n' cluster-id list-endpoints unregister unregister-controller
+            printf '%s\n' cluster-id list-endpoints unregister unregister-controller clear-registration
         case 'voters'
             printf '%s\n' check set-endpoints
         case 'bootstrap'
@@ -32,6 +32,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'remove-controller'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --timeout -o --output
+        case 'replace-controller'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --endpoint --timeout -o --output
         case 'demo'
             printf '%s\n' -- -o --output --write-examples
         case 'dump-log'
@@ -92,6 +94,8 @@ function __quorumctl_vopts
             printf '%s\n' -- -i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output
         case 'cluster unregister-controller'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output
+        case 'cluster clear-registration'
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --metadata --node-config --timeout -o --output
         case 'voters check'
             printf '%s\n' -- -c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'voters set-endpoints'
@@ -144,6 +148,7 @@ end
 complete -c quorumctl -f
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a add-controller -d 'Add a controller to the KRaft voter set (AddRaftVoter).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a remove-controller -d 'Remove a controller from the KRaft voter set (RemoveRaftVoter).'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a replace-controller -d 'Make a controller back on a replaced disk a voter again (RemoveRaftVoter, AddRaftVoter).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a demo -d 'Describe a simulated 3-controller quorum (no Kafka needed): status, replication, health, an outage.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a dump-log -d 'Dump segments, snapshots, indexes and the other files of a log dir.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a verify -d 'Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.'
@@ -189,6 +194,14 @@ complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l apply -d 
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''remove-controller'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -l endpoint -x -d 'The controller'\''s endpoint (repeat for each controller listener); default: the ones the voter set stores for it.'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''replace-controller'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -l serve -d 'Keep the simulated quorum running until Ctrl-C.'
 complete -c quorumctl -n '__quorumctl_at '\''demo'\''' -l write-examples -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Instead: write the log dirs the README'\''s examples use (diverged/, damaged/, crashed/) under DIR.'
@@ -474,6 +487,7 @@ complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a cluster-id -d 'The 
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a list-endpoints -d 'The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister -d 'Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a unregister-controller -d 'Remove a stopped, removed controller'\''s registration (UnregisterController, Kafka 4.4).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -a clear-registration -d 'Clear a ghost registration that blocks metadata.version upgrades (strimzi#11039).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s b -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster cluster-id'\''' -s C -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
@@ -505,6 +519,15 @@ complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' 
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''cluster unregister-controller'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l bootstrap-server -x -d 'Comma-separated host:port list of brokers (a broker forwards to the active controller).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l node-config -r -d 'The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -l timeout -x -d 'Give up after this many seconds in total (default: default.api.timeout.ms or 15).'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -s o -l output -x -a 'text json' -d 'text (the default) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''cluster clear-registration'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''voters'\''' -a check -d 'Check every endpoint the voter set stores: resolved, probed, answering as that voter or not.'
 complete -c quorumctl -n '__quorumctl_at '\''voters'\''' -a set-endpoints -d 'Change the voters'\'' stored endpoints on the stopped controllers (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\''voters'\''' -s h -l help -d 'Show this message and exit.'

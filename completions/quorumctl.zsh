@@ -26,6 +26,7 @@ _quorumctl() {
       local -a commands=(
         'add-controller:Add a controller to the KRaft voter set (AddRaftVoter).'
         'remove-controller:Remove a controller from the KRaft voter set (RemoveRaftVoter).'
+        'replace-controller:Make a controller back on a replaced disk a voter again (RemoveRaftVoter, AddRaftVoter).'
         'demo:Describe a simulated 3-controller quorum (no Kafka needed): status, replication, health, an outage.'
         'dump-log:Dump segments, snapshots, indexes and the other files of a log dir.'
         'verify:Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.'
@@ -54,6 +55,7 @@ _quorumctl() {
       case $words[1] in
         add-controller) _quorumctl_add_controller ;;
         remove-controller) _quorumctl_remove_controller ;;
+        replace-controller) _quorumctl_replace_controller ;;
         demo) _quorumctl_demo ;;
         dump-log) _quorumctl_dump_log ;;
         verify) _quorumctl_verify ;;
@@ -104,6 +106,19 @@ _quorumctl_remove_controller() {
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_replace_controller() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '*--endpoint=[The controller'\''s endpoint (repeat for each controller listener); default\: the ones the voter set stores for it.]:NAME\://HOST\:PORT: ' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    ':ID: '
 }
 
 _quorumctl_demo() {
@@ -599,6 +614,7 @@ _quorumctl_cluster() {
         'list-endpoints:The brokers'\'' or the controllers'\'' endpoints, as kafka-cluster list-endpoints prints them.'
         'unregister:Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.'
         'unregister-controller:Remove a stopped, removed controller'\''s registration (UnregisterController, Kafka 4.4).'
+        'clear-registration:Clear a ghost registration that blocks metadata.version upgrades (strimzi#11039).'
       )
       _describe -t commands 'quorumctl cluster command' commands ;;
     argument)
@@ -607,6 +623,7 @@ _quorumctl_cluster() {
         list-endpoints) _quorumctl_cluster_list_endpoints ;;
         unregister) _quorumctl_cluster_unregister ;;
         unregister-controller) _quorumctl_cluster_unregister_controller ;;
+        clear-registration) _quorumctl_cluster_clear_registration ;;
       esac ;;
   esac
 }
@@ -655,6 +672,20 @@ _quorumctl_cluster_unregister_controller() {
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
+}
+
+_quorumctl_cluster_clear_registration() {
+  _arguments -s -S : \
+    '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
+    '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
+    '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
+    '--node-config=[The server.properties of the controller that re-registers (the workaround below 4.4-IV2)\: checked.]:FILE:_files' \
+    '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
+    '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    ':ID: '
 }
 
 _quorumctl_voters() {

@@ -259,6 +259,7 @@ MODULE_SECONDS = {
     "test_kafka_rolling_upgrade.py": 260,
     "test_kafka_migrate.py": 330,         # 4.1 rolled to 4.3 and migrated ~210 s + 4.3 migrated 116 s at load 20-50 (461 + 175 s at 55)
     "test_kafka_automation.py": 240,
+    "test_kafka_membership.py": 205,      # 4.1 -> 4.3 roll of 5 nodes + 1 re-registering controller: 202 s (548 s at load 30)
     "test_kafka_security.py": 220,
     "test_kafka41_recover.py": 170,
     "test_kafka_lab_recover.py": 150,

@@ -190,7 +190,7 @@ def test_doctor_live_findings(cli):
     meta = (DYN / "c2" / "meta.properties").read_text()
     did = next(ln.split("=", 1)[1] for ln in meta.splitlines() if ln.startswith("directory.id="))
     q = SimpleNamespace(cluster_id=None, leader_id=-1, leader_epoch=7,
-                        voters=[SimpleNamespace(id=2, directory_id="AAAAAAAAAAAAAAAAAAAAAQ")])
+                        voters=[SimpleNamespace(id=2, directory_id="AAAAAAAAAAAAAAAAAAAAAQ")], observers=[])
     got = {f.code: f for f in live_findings(report, q, "h:1")}
     assert sorted(got) == ["live-directory-id-differs", "live-no-leader"]
     assert got["live-no-leader"].message == "h:1: the quorum has no leader (epoch 7)"
@@ -205,6 +205,34 @@ def test_doctor_live_findings(cli):
     # the voters the files name (localhost:19191-19193) are probed too: none runs, so the majority is lost
     # (unless something else listens there: only the finding about addr is certain)
     assert set(got) <= {"live-unreachable", "majority-lost"} and got["live-unreachable"]["evidence"] == [addr]
+
+
+def test_doctor_names_a_replaced_disk():
+    """A voter whose node fetches as an observer under a new directory id: one
+    voter-directory-replaced error with the replace-controller fix; the node's new
+    log dir (its directory.id the observer's) is not reported again as
+    live-directory-id-differs."""
+    from quorumctl.diagnose.file_checks import examine
+    from quorumctl.diagnose.live_checks import live_findings
+    from quorumctl.protocol.quorum import Quorum, Replica
+    report = examine([], [str(DYN / "c1"), str(DYN / "c2")])
+    one, new = (next(ln.split("=", 1)[1] for ln in (DYN / c / "meta.properties").read_text().splitlines()
+                     if ln.startswith("directory.id=")) for c in ("c1", "c2"))
+    old = "AAAAAAAAAAAAAAAAAAAAAQ"
+    q = Quorum(1, 4, 90, [Replica(1, one, 100, 1, 1), Replica(2, old, 40, 1, 1),
+                          Replica(3, "CCCCCCCCCCCCCCCCCCCCCQ", 100, 1, 1)],
+               [Replica(2, new, 100, 1, 1)])
+    (f,) = live_findings(report, q, "h:1")
+    assert (f.code, f.severity, f.node_id) == ("voter-directory-replaced", "error", 2)
+    assert f.message == (f"controller 2 runs as an observer with directory id {new}; the voter set names 2 with "
+                         f"directory id {old} (a replaced disk?): the quorum has 2 voters, one fewer than believed")
+    assert f.evidence == [f"h:1: DescribeQuorum voter 2 directory id {old}",
+                          f"h:1: DescribeQuorum observer 2 directory id {new}"]
+    assert f.remedy == ("quorumctl replace-controller 2 --bootstrap-controller h:1 (a dry run; --apply removes the "
+                        "old directory id from the voters, then adds the new one)")
+    # an observer with the voter's own directory id is not a replaced disk (the files still differ)
+    q.observers = [Replica(2, old, 100, 1, 1)]
+    assert [f.code for f in live_findings(report, q, "h:1")] == ["live-directory-id-differs"]
 
 
 def test_every_documented_finding_is_produced_by_a_test():

@@ -159,6 +159,17 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "unreachable": (["--bootstrap-controller", p.closed, "--id", "3"], 3),
             "missing": (conn + ["--id", "3", "--command-config", p.missing], 2),
             "wrong": (conn + ["--id", "3", "--command-config", p.empty], 2)},
+        # a healthy quorum: nothing to replace, the preflight refuses (exit 1, on stderr)
+        ("replace-controller",): {
+            "good": (conn + ["3"], 1),
+            "unreachable": (["--bootstrap-controller", p.closed, "3"], 3),
+            "missing": (conn + ["3", "--command-config", p.missing], 2),
+            "wrong": (conn + ["3", "--command-config", p.empty], 2)},
+        ("cluster", "clear-registration"): {
+            "good": (conn + ["7"], 0),
+            "unreachable": (["--bootstrap-controller", p.closed, "7"], 3),
+            "missing": (conn + ["7", "--command-config", p.missing], 2),
+            "wrong": (conn + ["7", "--command-config", p.empty], 2)},
         ("demo",): {"good": ([], 0), "wrong": (["--write-examples", p.wrong], 2)},
         ("dump-log",): {
             "good": ([p.segment()], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
@@ -450,6 +461,10 @@ def test_command(path, kind, mode, output, runs, places):
     elif path == ("cluster", "unregister-controller"):
         assert run.stderr.startswith("quorumctl: error: refusing to unregister controller 3: ") \
             and run.stderr.count("\n") == 1 and "is a voter" in run.stderr, where
+        return
+    elif path == ("replace-controller",):
+        assert run.stderr.startswith("quorumctl: error: refusing to replace controller 3: ") \
+            and run.stderr.count("\n") == 1 and "nothing to replace" in run.stderr, where
         return
     elif path == ("demo",) or path[0] == "bootstrap" and kind != "good":
         pass   # demo: progress notes; info: warnings may go to stderr

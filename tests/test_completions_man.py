@@ -91,7 +91,7 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
          ["quorumctl", "--debug", "des"], ["quorumctl", "bootstrap", "fo"]], tmp_path)
     assert des == ["describe"]
     assert describe == ["status", "replication", "health"]
-    assert top == ["add-controller", "remove-controller", "demo", "dump-log", "verify", "state", "truncate",
+    assert top == ["add-controller", "remove-controller", "replace-controller", "demo", "dump-log", "verify", "state", "truncate",
                    "image", "history", "diff", "recover", "doctor", "bundle", "spark-export", "probe", "wait", "serve",
                    "describe", "features", "migrate-quorum", "topics", "cluster", "voters", "bootstrap"]
     assert debug_des == ["describe"]

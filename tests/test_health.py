@@ -560,9 +560,24 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
                     is_leader=i == 2, quorum=q if i == 2 else None) for i in (1, 2, 3)]
     h = judge(probes, {}, 2000, 3.0, 10.0)
     assert (h.verdict, h.caught_up) == ("degraded", 2)
-    assert h.reasons == [f"voter 1 (directory id {DIRS[1]}) is not fetching: node 1 fetches as an observer with "
-                         "directory id v_4bVSFx__ZesG0jJ7PIRQ (a replaced disk?); the voter set names the old "
-                         f"directory: remove-controller 1 with {DIRS[1]}, then add-controller on node 1"]
+    assert h.reasons == ["controller 1 runs as an observer with directory id v_4bVSFx__ZesG0jJ7PIRQ; the voter set "
+                         f"names 1 with directory id {DIRS[1]} (a replaced disk?): the quorum has 2 voters, one "
+                         "fewer than believed; fix: quorumctl replace-controller 1 --bootstrap-controller c2:9093 "
+                         "(a dry run; --apply removes the old directory id from the voters, then adds the new one)"]
+    # caught up by the leader's numbers (a stale lastCaughtUp) or not: still named, still degraded
+    q.voters[0] = Replica(1, DIRS[1], 500, NOW, NOW)
+    h = judge(probes, {}, 2000, 3.0, 10.0)
+    assert (h.verdict, len(h.reasons)) == ("degraded", 1)
+    assert h.reasons[0].startswith("controller 1 runs as an observer with directory id v_4bVSFx__ZesG0jJ7PIRQ")
+    # the same directory id as an observer (a voter listed twice by a confused leader): nothing replaced
+    q.observers = [Replica(1, DIRS[1], 500, NOW, NOW)]
+    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "healthy"
+    # an observer that stopped fetching (the removed old directory id, listed by the leader for
+    # 5 minutes after its last fetch once replace-controller has run): nothing replaced
+    q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 400, NOW - 15_000, NOW - 15_000)]
+    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "healthy"
+    q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 400, NOW - 14_999, NOW - 14_999)]
+    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "degraded"
 
 
 def test_brokers_that_do_not_answer_are_named_within_the_deadline():

@@ -16,8 +16,8 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus, InputError
-from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, FeatureLevels, OutputOpt,
-                      ReleaseVersion, Timeout)
+from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, FeatureLevels,
+                      MetadataTarget, OutputOpt, ReleaseVersion, Timeout)
 
 LogDirs = Optional[List[str]]
 
@@ -49,8 +49,6 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
-_METADATA = typer.Option(None, "--metadata", metavar="VERSION",
-                         help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")
 _UNSAFE = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 "
                                                 "refuses it for metadata.version.")
 _LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
@@ -59,7 +57,7 @@ _LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
 
 def upgrade(
     log_dir: LogDirs = _LOG_DIR,
-    metadata: Optional[str] = _METADATA,
+    metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
     release_version: ReleaseVersion = None,
     bootstrap_server: BootstrapServer = None,
@@ -84,7 +82,7 @@ def upgrade(
 
 def downgrade(
     log_dir: LogDirs = _LOG_DIR,
-    metadata: Optional[str] = _METADATA,
+    metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
     release_version: ReleaseVersion = None,
     unsafe: bool = _UNSAFE,

@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "features",
     "controllers",
     "migrate",
+    "membership",             # replace-controller
     "demo",
     "dumplog",
     "verify",
@@ -43,6 +44,7 @@ COMMAND_MODULES = [
     "topics",
     "cluster",
     "cluster_controller",     # joins the cluster group registered just before
+    "cluster_registration",   # clear-registration, in the same group
     "recover",
     "voters",
     "doctor",

@@ -96,6 +96,8 @@ ServerConfig = Annotated[Optional[str], typer.Option(
 ServerConfigs = Annotated[List[str], typer.Option(
     "--config", "-c", metavar="FILE",
     help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.")]
+MetadataTarget = Annotated[Optional[str], typer.Option(
+    "--metadata", metavar="VERSION", help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be done, but do not do it.")]
 ReleaseVersion = Annotated[Optional[str], typer.Option(
     "--release-version", "-r",

@@ -365,8 +365,9 @@ def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None
                            [f"{d.meta_at('directory.id')}: directory.id={did}",
                             f"{voters['partition_dir']}: {voters['source']}: VotersRecord voter {nid} "
                             f"({v['voterDirectoryId']})"],
-                           f"quorumctl remove-controller -i {nid} -d {v['voterDirectoryId']}, then, with the node "
-                           f"running, quorumctl add-controller --command-config <its server.properties> (KIP-853)"))
+                           f"with the node running on it: quorumctl replace-controller {nid} --bootstrap-controller "
+                           "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
+                           "docs/membership.md)"))
 
 
 def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) -> None:

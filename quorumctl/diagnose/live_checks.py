@@ -1,5 +1,6 @@
 """doctor's live checks (`--bootstrap-controller`): DescribeQuorum against the files
-(cluster id, each live voter's directory id), the registered controllers that are
+(cluster id, each live voter's directory id), voters whose node fetches as an
+observer under a new directory id (`voter-directory-replaced`), the registered controllers that are
 not voters, and, with no leader or no answer, whether a majority of the voters the
 files know still answers (`majority-lost`)."""
 
@@ -24,10 +25,20 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
         out.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
                            [f"{source}: DescribeQuorum"], "run `quorumctl describe health` to see which voters "
                            "answer; if the majority is lost for good, see `quorumctl recover`"))
+    from ..protocol.quorum import replaced_fix, replaced_text, replaced_voters
+    replaced = {r.voter.id: r for r in replaced_voters(q)}
+    for r in replaced.values():
+        out.append(Finding("voter-directory-replaced", "error", replaced_text(q, r),
+                           [f"{source}: DescribeQuorum voter {r.voter.id} directory id {r.voter.directory_id}",
+                            f"{source}: DescribeQuorum observer {r.observer.id} directory id "
+                            f"{r.observer.directory_id}"],
+                           replaced_fix(r.voter.id, f"--bootstrap-controller {source}"), node_id=r.voter.id))
     for v in q.voters:
         if v.directory_id is None:
             continue
         for d in report.log_dirs:
+            if v.id in replaced and d.meta and d.meta.get("directory.id") == replaced[v.id].observer.directory_id:
+                continue    # the node's new disk: named by voter-directory-replaced
             if d.replica is not None and d.meta and d.meta.get("node.id") == v.id \
                     and d.meta.get("directory.id") not in (None, v.directory_id):
                 out.append(Finding("live-directory-id-differs", "error",
@@ -35,8 +46,8 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
                                    f"{d.path} (node {v.id}'s metadata log dir) has {d.meta['directory.id']}",
                                    [f"{source}: DescribeQuorum voter {v.id}",
                                     f"{d.meta_at('directory.id')}: directory.id={d.meta['directory.id']}"],
-                                   f"quorumctl remove-controller -i {v.id} -d {v.directory_id}, then add-controller "
-                                   "from the node (KIP-853)"))
+                                   f"with the node running on it: quorumctl replace-controller {v.id} "
+                                   f"--bootstrap-controller {source} (docs/membership.md)"))
     return out
 
 

@@ -9,8 +9,10 @@ log end offset reaches the high watermark. With n voters the quorum needs
 m = n // 2 + 1 caught up; it can lose (caught up - m) more.
   healthy    a leader answered, every voter is caught up, every probe answered
   degraded   a leader answered and a majority is caught up, but a voter lags,
-             a controller does not answer from here, or another controller
-             still answers as the leader of an older epoch (not resigned yet)
+             a controller does not answer from here, another controller
+             still answers as the leader of an older epoch (not resigned yet),
+             or a voter's node fetches as an observer under a new directory id
+             (a replaced disk: the voter set names the old one)
   unhealthy  no controller answered as leader, fewer than m voters caught up,
              or two controllers answer as the leader of the same epoch
 Nothing answering at all is not a verdict but an error (exit 3), as in
@@ -109,7 +111,8 @@ class Health:
     restart: RestartAnswer | None = None
     partitions: object = None    # health_partitions.PartitionHealth: the data partitions, asked of a broker
 
-def _caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
+def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
+    """(caught up?, lag in ms or None) of replica `r` by the rule above."""
     if r is leader:
         return True, 0
     if q.has_timestamps:
@@ -175,7 +178,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     voters: list[VoterHealth] = []
     stale: set[int] = set()   # caught up by the leader's answer, silent to our probe since
     for r in q.voters:
-        ok, lag_ms = _caught_up(q, leader, r, fetch_timeout_ms)
+        ok, lag_ms = caught_up(q, leader, r, fetch_timeout_ms)
         if ok and r is not leader and reach(r.id) is False:
             # The leader's answer came before the probes timed out: its lastCaughtUp for a
             # voter that has since not answered (frozen, partitioned) is history, and a
@@ -217,15 +220,14 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
                            f"learnt of epoch {q.leader_epoch} (leader {q.leader_id})")
     # a voter whose node fetches as an observer under another directory id: its disk was
     # replaced (or wiped and formatted again); the voter set still names the old one
-    observers = {r.id: r for r in q.observers}
+    from .quorum import replaced_fix, replaced_text, replaced_voters
+    replaced = {r.voter.id: r for r in replaced_voters(q)}
+    via = f"--bootstrap-{'controller' if best.kind == 'controller' else 'server'} {best.address}"
+    if replaced and verdict == "healthy":
+        verdict = "degraded"
     for v in voters:
-        o = observers.get(v.id)
-        if (not v.caught_up and o is not None and v.directory_id and o.directory_id
-                and o.directory_id != v.directory_id):
-            reasons.append(f"voter {v.id} (directory id {v.directory_id}) is not fetching: node {v.id} fetches as "
-                           f"an observer with directory id {o.directory_id} (a replaced disk?); the voter set "
-                           f"names the old directory: remove-controller {v.id} with {v.directory_id}, then "
-                           f"add-controller on node {v.id}")
+        if v.id in replaced:
+            reasons.append(f"{replaced_text(q, replaced[v.id])}; fix: {replaced_fix(v.id, via)}")
         elif v.id in stale:
             behind = "" if v.lag_time_ms is None else f" ({v.lag_time_ms} ms behind)"
             reasons.append(f"voter {v.id} does not answer; its last caught-up time from the leader{behind} "

@@ -82,6 +82,56 @@ class Quorum:
         return any(r.id == self.leader_id for r in self.voters)
 
 
+@dataclass
+class Replaced:
+    """A voter whose node fetches as an observer under another directory id: its disk
+    was replaced (or wiped and formatted again) and the voter set still names the old
+    one (KIP-853 keys a voter by id and directory id)."""
+    voter: Replica
+    observer: Replica
+
+
+# an observer whose last fetch is this much older than the leader's clock has stopped: the
+# leader lists a removed voter's old directory id as an observer for 5 minutes after its
+# last fetch (LeaderState.OBSERVER_SESSION_TIMEOUT_MS)
+FETCHING_MS = 15_000
+
+
+def fetching(q: Quorum, r: Replica) -> bool:
+    """`r` fetched from the leader within FETCHING_MS of the leader's own timestamp
+    (its clock, not ours); unknown timestamps count as fetching."""
+    leader = q.leader()
+    now = leader.last_fetch if leader is not None else None
+    return now is None or r.last_fetch is None or now - r.last_fetch < FETCHING_MS
+
+
+def replaced_voters(q: Quorum) -> list[Replaced]:
+    """The voters of `q` whose node id fetches as an observer with another directory id
+    (a static quorum, or a v0/v1 answer, has no directory ids: none)."""
+    observers: dict[int, Replica] = {}
+    for o in q.observers:
+        if o.directory_id is not None and fetching(q, o):
+            observers.setdefault(o.id, o)
+    return [Replaced(v, observers[v.id]) for v in q.voters
+            if v.directory_id is not None and v.id in observers and observers[v.id].directory_id != v.directory_id]
+
+
+def replaced_text(q: Quorum, r: Replaced) -> str:
+    """The replaced-disk finding, as health and doctor say it."""
+    n = len(q.voters)
+    lost = len(replaced_voters(q))
+    fewer = "one fewer" if lost == 1 else f"{lost} fewer"
+    return (f"controller {r.voter.id} runs as an observer with directory id {r.observer.directory_id}; the voter "
+            f"set names {r.voter.id} with directory id {r.voter.directory_id} (a replaced disk?): the quorum has "
+            f"{n - lost} voters, {fewer} than believed")
+
+
+def replaced_fix(node_id: int, bootstrap: str = "--bootstrap-controller HOST:PORT") -> str:
+    """The fix for a replaced disk; `bootstrap` is the option and address to give."""
+    return (f"quorumctl replace-controller {node_id} {bootstrap} (a dry run; --apply removes the old directory id "
+            "from the voters, then adds the new one)")
+
+
 def _ts(v) -> int | None:
     return None if v is None or v == -1 else v
 

@@ -1,0 +1,48 @@
+"""`quorumctl replace-controller ID`: a voter back on a replaced (wiped) disk made a
+voter again under its new directory id, live (`quorumctl.protocol.replace`).
+Exit codes as add-controller's: 0 done (or the dry run found nothing against it);
+1 refused (by quorumctl's preflight or the quorum), or not verified; 2 bad options;
+3 cluster unreachable or authentication failed."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+
+
+def replace_controller(
+    controller_id: int = typer.Argument(..., metavar="ID", help="The id of the controller whose disk was replaced."),
+    bootstrap_server: BootstrapServer = None,
+    bootstrap_controller: BootstrapController = None,
+    command_config: CommandConfig = None,
+    endpoint: Optional[List[str]] = typer.Option(
+        None, "--endpoint", metavar="NAME://HOST:PORT",
+        help="The controller's endpoint (repeat for each controller listener); default: the ones the voter set "
+             "stores for it."),
+    apply: Apply = False,
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
+):
+    """Make a controller back on a replaced disk a voter again (RemoveRaftVoter, AddRaftVoter).
+
+    A controller whose disk was wiped and formatted again fetches as an observer under a
+    new directory id while the voter set still names the old one. This removes the old
+    (id, directory id) from the voters, then adds the new one with the node's endpoints,
+    after add-controller's preflight (the observer runs and has caught up, it answers on
+    its endpoints, the other voters are a majority without it). Dry run by default;
+    --apply acts, then verifies the full voter set.
+
+    Example: quorumctl replace-controller 3 --bootstrap-controller localhost:9093 --apply
+    """
+    from ..protocol.replace import replace_controller as replace
+    from ..render.membership import print_replace
+    from ..render.output import resolve_plain
+    print_replace(replace(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
+                          endpoint or [], apply), resolve_plain(output))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("replace-controller")(replace_controller)

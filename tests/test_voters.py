@@ -228,14 +228,19 @@ def test_check_live_against_the_simulated_quorum(cli, sim_dyn):
 
 def test_an_observer_with_a_voters_id_is_a_replaced_directory():
     from quorumctl.diagnose.voters import observer_findings
-    r = lambda i, d: SimpleNamespace(id=i, directory_id=d)   # noqa: E731
-    q = SimpleNamespace(voters=[r(1, "A" * 22), r(2, "B" * 22), r(3, "C" * 22)],
-                        observers=[r(2, "N" * 22), r(4, "D" * 22)])
+    from quorumctl.protocol.quorum import Quorum, Replica
+    r = lambda i, d: Replica(i, d, 100, 5_000, 5_000)   # noqa: E731
+    q = Quorum(1, 7, 100, voters=[r(1, "A" * 22), r(2, "B" * 22), r(3, "C" * 22)],
+               observers=[r(2, "N" * 22), r(4, "D" * 22)])
     (f,) = observer_findings(q, "h:1", "h:1")
-    assert f.code == "voter-directory-replaced"
-    assert f.message.startswith(f"node 2 runs as an observer with directory id {'N' * 22}, but the voter set holds "
-                                f"voter 2 with directory id {'B' * 22}")
-    assert f.remedy.startswith(f"quorumctl remove-controller --bootstrap-controller h:1 -i 2 -d {'B' * 22}, then ")
+    assert (f.code, f.node_id) == ("voter-directory-replaced", 2)
+    assert f.message == (f"controller 2 runs as an observer with directory id {'N' * 22}; the voter set names 2 "
+                         f"with directory id {'B' * 22} (a replaced disk?): the quorum has 2 voters, one fewer "
+                         "than believed")
+    assert f.remedy.startswith("quorumctl replace-controller 2 --bootstrap-controller h:1 (a dry run;")
+    # the removed old directory id, listed by the leader after its last fetch: no finding
+    q.observers = [Replica(2, "N" * 22, 90, 5_000 - 15_000, None)]
+    assert observer_findings(q, "h:1", "h:1") == []
 
 
 def test_doctor_live_reports_the_same_endpoint_findings(cli, dyn, sim_dyn):

@@ -25,14 +25,10 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
         out.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
                            [f"{source}: DescribeQuorum"], "run `quorumctl describe health` to see which voters "
                            "answer; if the majority is lost for good, see `quorumctl recover`"))
-    from ..protocol.quorum import replaced_fix, replaced_text, replaced_voters
+    from ..protocol.quorum import replaced_voters
+    from .voters import observer_findings
     replaced = {r.voter.id: r for r in replaced_voters(q)}
-    for r in replaced.values():
-        out.append(Finding("voter-directory-replaced", "error", replaced_text(q, r),
-                           [f"{source}: DescribeQuorum voter {r.voter.id} directory id {r.voter.directory_id}",
-                            f"{source}: DescribeQuorum observer {r.observer.id} directory id "
-                            f"{r.observer.directory_id}"],
-                           replaced_fix(r.voter.id, f"--bootstrap-controller {source}"), node_id=r.voter.id))
+    out += observer_findings(q, source, source)
     for v in q.voters:
         if v.directory_id is None:
             continue

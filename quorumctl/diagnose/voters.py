@@ -168,26 +168,16 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
 
 
 def observer_findings(q, source: str, bootstrap: str, flag: str = "--bootstrap-controller") -> list[Finding]:
-    """An observer with a voter's id but another directory id: that voter's disk was
-    replaced (formatted again), so it runs as an observer; the voter set still names the
-    old directory, and the quorum is one voter short."""
-    out = []
-    voters = {v.id: v for v in q.voters}
-    for o in q.observers:
-        v = voters.get(o.id)
-        if v is None or not o.directory_id or o.directory_id == v.directory_id:
-            continue
-        out.append(Finding(
-            "voter-directory-replaced", "error",
-            f"node {o.id} runs as an observer with directory id {o.directory_id}, but the voter set holds voter "
-            f"{o.id} with directory id {v.directory_id}: its disk was replaced (formatted again), the quorum has "
-            f"one voter less than it seems ({len(q.voters)} voters, {len(q.voters) - 1} of them can vote)",
-            [f"{source}: DescribeQuorum observer {o.id} ({o.directory_id})",
-             f"{source}: DescribeQuorum voter {v.id} ({v.directory_id})"],
-            f"quorumctl remove-controller {flag} {bootstrap} -i {o.id} -d {v.directory_id}, then "
-            f"quorumctl add-controller {flag} {bootstrap} --command-config <node {o.id}'s "
-            "server.properties> (KIP-853)", node_id=o.id))
-    return out
+    """An observer fetching with a voter's id but another directory id: that voter's
+    disk was replaced (formatted again), so it runs as an observer; the voter set still
+    names the old directory, and the quorum is one voter short. The same finding for
+    voters check, doctor and (as a reason) describe health: protocol.quorum.replaced_*."""
+    from ..protocol.quorum import replaced_fix, replaced_text, replaced_voters
+    return [Finding("voter-directory-replaced", "error", replaced_text(q, r),
+                    [f"{source}: DescribeQuorum voter {r.voter.id} directory id {r.voter.directory_id}",
+                     f"{source}: DescribeQuorum observer {r.observer.id} directory id {r.observer.directory_id}"],
+                    replaced_fix(r.voter.id, f"{flag} {bootstrap}"), node_id=r.voter.id)
+            for r in replaced_voters(q)]
 
 
 def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
@@ -289,10 +279,10 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
 
 def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> list[Finding]:
     """doctor's share of the same checks, with a live quorum (`--bootstrap-controller`):
-    the live voter set's stored endpoints probed, observers with a voter's id, the
-    configs' bootstrap servers against the stored endpoints."""
+    the live voter set's stored endpoints probed, the configs' bootstrap servers against
+    the stored endpoints (observers with a voter's id: live_checks.live_findings)."""
     voters = voters_from_quorum(q, q.source or bootstrap)
     checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
     dirs = [d.path for d in report.log_dirs if d.replica is not None]
     return (endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs)
-            + observer_findings(q, q.source or bootstrap, bootstrap) + bootstrap_findings(report.configs, voters))
+            + bootstrap_findings(report.configs, voters))

@@ -26,7 +26,7 @@ from ..ops.migrate import BOOTSTRAP_KEY, KRAFT, MV, VOTERS_KEY, Facts, NodeFacts
 from . import messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
-from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, _caught_up as caught_up_rule
+from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, caught_up as caught_up_rule
 
 NODE_TIMEOUT_S = 5.0
 BROKER_RESOURCE = 4          # DescribeConfigs ResourceType BROKER

@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 import time
 
-from ..protocol.quorum import ZERO_UUID, Quorum, Replica, replication_rows, status_values
+from ..ids import ZERO_UUID
+from ..protocol.quorum import Quorum, Replica, replication_rows, status_values
 from .output import Output, age, iso_utc, json_bytes, when_text
 
 UNKNOWN = "unknown"

@@ -9,16 +9,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "quorumctl"
 
 # Lowest first. A module may import from its own layer and the layers below.
 LAYERS = [
-    {"errors", "ids", "openfile", "versions", "__init__"},   # base (versions: the release and feature catalogue)
+    {"errors", "ids", "openfile", "timefmt", "versions", "__init__"},   # base (versions: the release and feature
+                                                                       # catalogue; timefmt: ISO times and ages)
     {"schema"},                                   # the DSL and its codec
     {"records"},                                  # batches, metadata and control records
     {"config"},                                   # .properties, server and client configuration
     {"logdir"},                                   # readers of each file kind of a log dir
     {"raft"},                                     # Raft's logic over replicas' files
     {"ops"},                                      # jobs that judge or change a log dir: verify, format, truncate, recover
+    {"image"},                                    # the metadata image replayed from a log dir, its history and diffs
     {"protocol"},                                 # the wire
     {"render"},                                   # text, table and JSON views
-    {"dumplog", "dumpfiles", "testing", "image"},  # dump-log (dumpfiles: its other kinds); the simulated quorum; the image
+    {"dumplog", "dumpfiles", "testing"},          # dump-log (dumpfiles: its other kinds); the simulated quorum
     {"spark", "schemas", "diagnose"},             # spark-export; the list of every declared schema; doctor, bundle
     {"cli", "__main__"},                          # the commands
 ]

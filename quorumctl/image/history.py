@@ -155,7 +155,7 @@ class Watcher:
             if fields is not None:
                 c["fields"] = fields
             changes.append(c)
-        from ..render.output import iso_utc
+        from ..timefmt import iso_utc
         entry = {"offset": offset, "timestamp": ts, "time": iso_utc(ts), "epoch": epoch, "record": record,
                  "source": "log", "changes": changes}
         step = self.replay.step if self.replay is not None else None

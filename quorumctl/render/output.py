@@ -55,6 +55,28 @@ def resolve_plain(output: "PlainOutput | None") -> Output:
     return Output.text if output is None else resolve(output)
 
 
+# where console() sends what it prints when a test asks (use_console): a file and a width
+_console_target: dict = {}
+
+
+def console(**kw):
+    """The Rich console every table, live view and spinner prints through: stdout,
+    with Rich's own choice of colour and width from the terminal (NO_COLOR,
+    COLUMNS, a pipe), unless `kw` names another file or stderr, or a test set one
+    (use_console), so tables are tested without a terminal at a fixed width."""
+    from rich.console import Console
+    if _console_target and "file" not in kw and not kw.get("stderr"):
+        kw = {**_console_target, **kw}
+    return Console(**kw)
+
+
+def use_console(file=None, width: int = 100):
+    """Send console()'s stdout output to `file` at `width` columns (None: back to stdout)."""
+    _console_target.clear()
+    if file is not None:
+        _console_target.update(file=file, width=width)
+
+
 def emit(output, doc, *, text, table=None, json=None) -> None:
     """The one json/table/text dispatch of a command's result: `doc` as one JSON
     line (or `json(doc)` when the JSON form differs, built only then); `table(doc)`, a Rich renderable
@@ -64,8 +86,7 @@ def emit(output, doc, *, text, table=None, json=None) -> None:
     if mode is Output.json:
         sys.stdout.write(json_line(doc if json is None else json(doc)) + "\n")
     elif mode is Output.table:
-        from rich.console import Console
-        con = Console()
+        con = console()
         shown = table(doc)
         for t in shown if isinstance(shown, list) else [shown]:
             con.print(t)

@@ -5,7 +5,7 @@ loaded machine slows both alike. Prints the median wall and CPU of each and the
 ratio B/A (below 1: B is faster).
 
     git worktree add /tmp/before <commit>      # or any checkout of the old tree
-    python bench/bench_ab.py /tmp/before . --log DIR [--repeat 5]
+    python bench/bench_ab.py /tmp/before . --log DIR [--repeat 5] [--only image]
 
 A tree is put first on PYTHONPATH of each run (`python -m quorumctl`); DIR is a
 log dir holding __cluster_metadata-0 (the 140 MB log of ../shared/perf:
@@ -45,6 +45,7 @@ def main() -> int:
     ap.add_argument("--log", type=Path, required=True, help="a log dir holding __cluster_metadata-0")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--startup-repeat", type=int, default=25)
+    ap.add_argument("--only", default="", help="only the commands whose name contains this")
     o = ap.parse_args()
     from quorumctl.testing.scenarios import demo_cluster
     cluster = demo_cluster()
@@ -60,7 +61,7 @@ def main() -> int:
     print("| command | A wall s | B wall s | B/A wall | A CPU s | B CPU s | B/A CPU |")
     print("|---|---|---|---|---|---|---|")
     try:
-        for name, args, n in cases:
+        for name, args, n in (c for c in cases if o.only in c[0]):
             got: dict[str, list[tuple[float, float]]] = {"a": [], "b": []}
             run(o.a, args)   # warm the page cache and .pyc files of both
             run(o.b, args)

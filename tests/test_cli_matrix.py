@@ -2,12 +2,16 @@
 recursively, so a new command cannot escape) x each --output value it offers
 (and none: the default) x (a pipe, a pseudo-terminal read through a terminal
 emulator) x (good input, a missing path, an empty dir, a file of the wrong
-kind, an unreachable address), run as a subprocess of the installed console
-script. Each run must exit with the documented code, say an error in one line
-on stderr, never show a traceback, and print the documented kind of output.
+kind, an unreachable address), each run as a process of its own. Each run must
+exit with the documented code, say an error in one line on stderr, never show a
+traceback, and print the documented kind of output.
 
-The runs are independent, so they all start at once (a few at a time) when the
-first test needs them; each test then checks one run.
+A run is a child forked from the test process that calls the entry point
+(tests/forkrun.py: its own fds, a real pipe or pseudo-terminal, no interpreter
+start-up); REAL_PROCESS runs, a sample across the command groups, both modes
+and every kind of input, are the installed console script itself. The runs are
+independent, so they all start at once (a few at a time) when the first test
+needs them; each test then checks one run.
 """
 
 from __future__ import annotations
@@ -289,6 +293,17 @@ def params():
 
 # -- running ---------------------------------------------------------------------------
 
+# Runs of the installed console script (the rest are forked: tests/forkrun.py): each
+# command group, both modes, every kind of input, each output, once at least.
+REAL_PROCESS = {
+    (("describe", "status"), "good", "pty", DEFAULT), (("describe", "status"), "unreachable", "pipe", "json"),
+    (("dump-log",), "good", "pipe", DEFAULT), (("dump-log",), "missing", "pty", "text"),
+    (("state",), "good", "pty", "table"), (("verify",), "empty", "pipe", "json"),
+    (("image",), "wrong", "pty", DEFAULT), (("bootstrap", "info"), "good", "pipe", "text"),
+    (("features", "describe"), "good", "pty", "json"), (("topics", "describe"), "good", "pipe", "table"),
+}
+
+
 @dataclass
 class Run:
     argv: list[str]
@@ -296,7 +311,8 @@ class Run:
     stdout: str          # pipe: stdout; pty: the raw bytes the terminal got, decoded
     stderr: str
     screen: str | None   # pty: what the terminal shows at the end
-    seconds: float = 0.0  # wall time (not asserted: for finding what makes the matrix slow)
+    cpu: float = 0.0      # CPU seconds of a forked run, and wall seconds: not asserted, for
+    wall: float = 0.0     # finding what makes the matrix slow
 
 
 def closed_port() -> str:
@@ -375,11 +391,23 @@ def _topic_log(pdir: Path) -> None:
                                                       base_offset=0, leader_epoch=1, base_timestamp=1000))
 
 
-def _run_one(argv: list[str], mode: str, timeout: float) -> Run:
+def _run_one(argv: list[str], mode: str, timeout: float, real: bool) -> Run:
     t0 = time.monotonic()
-    run = _run(argv, mode, timeout)
-    run.seconds = time.monotonic() - t0
+    run = _run(argv, mode, timeout) if real else _fork(argv, mode, timeout)
+    run.wall = time.monotonic() - t0
     return run
+
+
+def _fork(argv: list[str], mode: str, timeout: float) -> Run:
+    import forkrun
+    import pyte
+    r = forkrun.run(argv[1:], tty=mode == "pty", cols=200, rows=100, timeout=timeout)
+    out, err = r.out.decode("utf-8", "replace"), r.err.decode("utf-8", "replace")
+    if mode == "pipe":
+        return Run(argv, r.code, out, err, None, r.cpu)
+    screen = pyte.Screen(200, 100)
+    pyte.ByteStream(screen).feed(r.out)
+    return Run(argv, r.code, out, err, "\n".join(line.rstrip() for line in screen.display).rstrip("\n"), r.cpu)
 
 
 def _run(argv: list[str], mode: str, timeout: float) -> Run:
@@ -408,8 +436,10 @@ def runs(request, places, tmp_path_factory):
         out_dir = str(tmp_path_factory.mktemp("out") / "export")
         args = [a.replace("{out}", out_dir) for a in args]
         argv = [str(QUORUMCTL), *path, *args] + ([] if output == DEFAULT else ["--output", output])
-        wanted[(path, kind, mode, output)] = (argv, mode, 300 if path == ("spark-export",) else 120)
-    with ThreadPoolExecutor(max_workers=6) as pool:
+        # spark-export's good runs start a JVM: the real script, not a fork of the test process
+        real = (path, kind, mode, output) in REAL_PROCESS or path == ("spark-export",) and kind == "good"
+        wanted[(path, kind, mode, output)] = (argv, mode, 300 if path == ("spark-export",) else 120, real)
+    with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {key: pool.submit(_run_one, *spec) for key, spec in wanted.items()}
         return {key: f.result() for key, f in futures.items()}
 
@@ -487,6 +517,9 @@ def test_every_command_has_its_cases(places):
     for path, kinds in table.items():
         assert "good" in kinds, path
         assert set(kinds) <= set(KINDS), path
+    real = {tuple(p.values) for p in params()} & REAL_PROCESS
+    assert real == REAL_PROCESS and {k[1] for k in real} == set(KINDS) and {k[2] for k in real} == {"pipe", "pty"}
+    assert {k[3] for k in real} == {DEFAULT, "text", "table", "json"}
 
 
 def test_every_module_imports():

@@ -1,6 +1,6 @@
 """Hostile files and file systems (issue 13): every offline command on generated
-hostile inputs, as a separate process under a 300 MB address-space limit and a
-time limit. None may hang, print a traceback or an internal error; verify exits
+hostile inputs, as a separate process (forked: tests/forkrun.py) under an
+address-space limit and a time limit. None may hang, print a traceback or an internal error; verify exits
 1 on every corrupted input.
 
 Classes: record-count bombs (every codec), special files where a file is
@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import errno
 import os
-import resource
 import shutil
 import socket
 import subprocess
-import sys
 import time
 
+import forkrun
 import pytest
 
 from hostile import (LAST_OFFSET_DELTA_AT, MAX_TIMESTAMP_AT, PRODUCER_ID_AT, BASE_TIMESTAMP_AT, plain_batch,
@@ -27,50 +26,35 @@ from hostile import (LAST_OFFSET_DELTA_AT, MAX_TIMESTAMP_AT, PRODUCER_ID_AT, BAS
 from quorumctl.records import compression
 from quorumctl.records.batch import encode_batch
 
-MEMORY_LIMIT = 300 << 20
+MEMORY = 256 << 20        # address space a command may add: a process had 300 MB, ~44 MB of it the
+                          # interpreter with the package imported, which a forked child starts with
 TIME_LIMIT = 120          # seconds of CPU and of wall clock per command (a hang fails, it does not block)
-EXE = [sys.executable, "-m", "quorumctl"]
 
 
-def _limits():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-    resource.setrlimit(resource.RLIMIT_CPU, (TIME_LIMIT, TIME_LIMIT))
+def _forked(args, keep_out: bool) -> forkrun.Forked:
+    r = forkrun.run(args, memory=MEMORY, cpu=TIME_LIMIT, timeout=TIME_LIMIT, keep_out=keep_out)
+    if r.code == -9:
+        pytest.fail(f"quorumctl {' '.join(map(str, args))} did not finish in {TIME_LIMIT} s (a hang)")
+    err = r.err.decode("utf-8", "replace")
+    assert "Traceback" not in err and "internal error" not in err and "MemoryError" not in err, \
+        f"quorumctl {' '.join(map(str, args))}: {err[-600:]}"
+    assert r.code in (0, 1, 2), (args, r.code, err[-600:])   # not killed (-9, -24)
+    return r
 
 
 def run(*args) -> subprocess.CompletedProcess:
-    """quorumctl ARGS under the limits; stdout is read and dropped as it comes (its
-    size is not the point, and /dev/null is not relied on)."""
-    import tempfile
-    import threading
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([*EXE, *map(str, args)], stdout=subprocess.PIPE, stderr=err,
-                                stdin=subprocess.DEVNULL, preexec_fn=_limits)
-        timer = threading.Timer(TIME_LIMIT, proc.kill)
-        timer.start()
-        try:
-            while proc.stdout.read(1 << 20):
-                pass
-            proc.wait()
-        finally:
-            timer.cancel()
-            proc.stdout.close()
-        err.seek(0)
-        stderr = err.read().decode("utf-8", "replace")
-    if proc.returncode == -9:
-        pytest.fail(f"quorumctl {' '.join(map(str, args))} did not finish in {TIME_LIMIT} s (a hang)")
-    p = subprocess.CompletedProcess(proc.args, proc.returncode, None, stderr)
-    assert "Traceback" not in p.stderr and "internal error" not in p.stderr and "MemoryError" not in p.stderr, \
-        f"quorumctl {' '.join(map(str, args))}: {p.stderr[-600:]}"
-    assert p.returncode in (0, 1, 2), (args, p.returncode, p.stderr[-600:])   # not killed (-9, -24)
-    return p
+    """quorumctl ARGS as a process of its own (tests/forkrun.py) under the limits; stdout
+    is read and dropped as it comes (its size is not the point)."""
+    r = _forked(args, keep_out=False)
+    return subprocess.CompletedProcess(["quorumctl", *map(str, args)], r.code, None,
+                                       r.err.decode("utf-8", "replace"))
 
 
 def run_out(*args) -> subprocess.CompletedProcess:
     """As run(), keeping stdout (for small outputs)."""
-    p = subprocess.run([*EXE, *map(str, args)], capture_output=True, stdin=subprocess.DEVNULL,
-                       preexec_fn=_limits, timeout=TIME_LIMIT, text=True, errors="replace")
-    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr[-600:]
-    return p
+    r = _forked(args, keep_out=True)
+    return subprocess.CompletedProcess(["quorumctl", *map(str, args)], r.code, r.out.decode("utf-8", "replace"),
+                                       r.err.decode("utf-8", "replace"))
 
 
 def offline_commands(log_dir: str) -> list[tuple]:

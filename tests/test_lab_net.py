@@ -48,7 +48,7 @@ while True:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    reason = skip_reason()
+    reason = skip_reason(None)
     if reason:
         pytest.skip(reason)
     lab = Lab(tmp_path_factory.mktemp("labnet")).start(kafka=False)
@@ -158,8 +158,8 @@ def test_a_moved_host_keeps_its_name_and_its_cuts(lab):
 
 
 def test_close_leaves_nothing_and_a_crashed_run_is_tidied(tmp_path):
-    if skip_reason():
-        pytest.skip(skip_reason())
+    if skip_reason(None):
+        pytest.skip(skip_reason(None))
     other = Lab(tmp_path / "other").start(kafka=False)
     sleeper = other.spawn("c1", ["sleep", "600"], subprocess.DEVNULL)
     mine = [n for n in _netns_names() if n.startswith(other.prefix)]

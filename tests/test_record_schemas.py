@@ -101,6 +101,14 @@ def test_type_names_are_kafkas_enum_names():
     assert enum_name("IBP3Record") == "IBP3_RECORD"
 
 
+def test_named_record_types_are_the_declared_ones():
+    """records/types.py names every declared api key, under its enum name, and nothing else."""
+    from quorumctl.records import types
+    named = {k: v for k, v in vars(types).items() if k.endswith("_RECORD") and isinstance(v, int)}
+    assert named == {name: key for key, name in TYPE_NAMES.items()}
+    assert types.TOPIC_RECORD == 2 and types.UNREGISTER_CONTROLLER_RECORD == 29
+
+
 def test_control_registry():
     assert {t: name for t, (name, _m) in CONTROL_TYPES.items()} == {
         0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",

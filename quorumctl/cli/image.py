@@ -8,23 +8,8 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output, write_bytes_to_stdout
+from ..render.output import Output, emit, write_bytes_to_stdout
 from .options import AtOffset, AtTime, OutputOpt
-
-
-def _emit(doc: dict, mode, text, table) -> None:
-    import sys
-
-    from ..render.output import json_line
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    elif mode is Output.table:
-        from rich.console import Console
-        con = Console()
-        for t in table(doc):
-            con.print(t)
-    else:
-        sys.stdout.write(text(doc))
 
 
 def _exit_on_log_end(doc: dict, offset: int) -> None:
@@ -92,7 +77,7 @@ def image(
     elif mode is Output.text:
         write_image_text(doc, sys.stdout.write)
     else:
-        _emit(doc, mode, None, image_table)
+        emit(mode, doc, text=None, table=image_table)
     _exit_on_log_end(doc, doc["at"]["offset"])
 
 
@@ -149,7 +134,6 @@ def history(
     from ..image.history import history as run_history
     from ..image.replay import parse_point
     from ..render.image import history_table, history_text
-    from ..render.output import resolve
 
     chosen = [(k, v) for k, v in (("topic", topic), ("broker", broker), ("config", config_resource), ("feature", feature),
                                   ("voter", voter)) if v is not None]
@@ -159,7 +143,7 @@ def history(
         raise InputError("--partition needs --topic")
     kind, name = chosen[0]
     doc = run_history(list(log_dir), Entity(kind, str(name), partition), until=parse_point(until))
-    _emit(doc, resolve(output), history_text, history_table)
+    emit(output, doc, text=history_text, table=history_table)
     _exit_on_log_end(doc, doc["end"]["offset"])
 
 
@@ -194,7 +178,7 @@ def diff(
     elif mode is Output.text:
         write_diff_text(doc, sys.stdout.write)
     else:
-        _emit(doc, mode, None, diff_table)
+        emit(mode, doc, text=None, table=diff_table)
     _exit_on_log_end(doc, doc["to"]["offset"])
 
 

@@ -8,6 +8,7 @@ codes of `quorumctl.errors`; `--debug` shows the traceback as well.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import sys
@@ -172,6 +173,13 @@ def kafka_order(args: list[str], root) -> list[str]:
     return debug + path + rest
 
 
+@functools.cache
+def root_command():
+    """The click command tree of `app`, built once a process (Typer takes ~20 ms
+    to build it, and main() needs it for Kafka's option order and to run)."""
+    return typer.main.get_command(app)
+
+
 def main() -> None:
     import signal
 
@@ -191,13 +199,15 @@ def main() -> None:
         args = sys.argv[1:]
         if any(a.startswith("--") for a in args):
             from .kafka_compat import refusal
-            root = typer.main.get_command(app)
+            root = root_command()
             args = kafka_order(args, root)
             why = refusal(args, root)
             if why is not None:
                 sys.stderr.write(f"quorumctl: error: {why}\n")
                 sys.exit(ExitStatus.USAGE)
-        code = app(args=args, standalone_mode=False, prog_name="quorumctl")
+        # the tree Typer would build for app(...) (with pretty exceptions off, Typer's
+        # call adds nothing else a user sees)
+        code = root_command()(args=args, standalone_mode=False, prog_name="quorumctl")
     except click.NoArgsIsHelpError as e:
         # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
         sys.stdout.write(e.format_message() + "\n")

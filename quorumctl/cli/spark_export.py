@@ -113,8 +113,8 @@ def spark_export(
     if fmt is Output.json:
         sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
     elif fmt is Output.table:
-        from rich.console import Console
-        Console().print(summary_table(summary))
+        from ..render.output import console
+        console().print(summary_table(summary))
     else:
         sys.stdout.write(summary_line(summary) + "\n")
     sys.stdout.flush()

@@ -117,8 +117,8 @@ def describe(
     if mode is Output.json:
         write_bytes_to_stdout(lambda write: write_describe_json(doc, write))
     elif mode is Output.table:
-        from rich.console import Console
-        Console().print(describe_table(doc))
+        from ..render.output import console
+        console().print(describe_table(doc))
     else:
         write_describe_text(doc, sys.stdout.write)
     if mode is Output.text:

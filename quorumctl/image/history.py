@@ -14,7 +14,9 @@ import os
 from dataclasses import dataclass
 
 from ..errors import ExitStatus, InputError, QuorumctlError
+from ..records import types as rt
 from ..records.metadata_schemas import TYPE_NAMES
+from ..records.types import CONTROLLER_RECORDS, PARTITION_RECORDS
 from .model import CONFIG_TYPE_IDS, TOPIC_CONFIG, Image, apply_record
 from .replay import Point, Replay, check_inside, open_source, plan
 from .view import field_changes, flatten, leaf_json
@@ -73,45 +75,45 @@ class Watcher:
         """The leaf paths this record may change, if it concerns the entity."""
         e = self.e
         if e.kind == "topic":
-            if api_key == 2 and d["name"] == e.name:
+            if api_key == rt.TOPIC_RECORD and d["name"] == e.name:
                 self.topic_ids.add(d["topicId"])
                 return self._topic_paths(img, d["topicId"]) + [f"/topics/{e.name}"]
-            if api_key in (3, 5) and d["topicId"] in self.topic_ids:
+            if api_key in PARTITION_RECORDS and d["topicId"] in self.topic_ids:
                 pid = d.get("partitionId", -1)
                 if e.partition is None or pid == e.partition:
                     return [f"/topics/{e.name}/{pid}"]
                 return None
-            if api_key == 9 and d["topicId"] in self.topic_ids:
+            if api_key == rt.REMOVE_TOPIC_RECORD and d["topicId"] in self.topic_ids:
                 return self._topic_paths(img, d["topicId"]) + [f"/topics/{e.name}"] + self._config_paths(
                     img, TOPIC_CONFIG, e.name)
-            if api_key == 4 and d["resourceType"] == TOPIC_CONFIG and d["resourceName"] == e.name \
+            if api_key == rt.CONFIG_RECORD and d["resourceType"] == TOPIC_CONFIG and d["resourceName"] == e.name \
                     and e.partition is None:
                 return [f"/configs/topic/{e.name}/{d['name']}"]
-            if api_key == 28 and d.get("topicName", "") in ("", e.name):
+            if api_key == rt.CLEAR_ELR_RECORD and d.get("topicName", "") in ("", e.name):
                 return self._topic_paths(img, img.topic_ids.get(e.name))
             return None
         if e.kind == "broker":
-            bid = d.get("brokerId", d.get("id")) if api_key in (0, 1, 7, 8, 17) else None
+            bid = d.get("brokerId", d.get("id")) if api_key in rt.BROKER_RECORDS else None
             if bid == self.id:
                 return [f"/brokers/{self.id}"]
-            if api_key == 4 and d["resourceType"] == 4 and d["resourceName"] == str(self.id):
+            if api_key == rt.CONFIG_RECORD and d["resourceType"] == CONFIG_TYPE_IDS["broker"] and d["resourceName"] == str(self.id):
                 return [f"/configs/broker/{self.id}/{d['name']}"]
             return None
         if e.kind == "config":
             typ, name = self.config
-            if api_key == 4 and d["resourceType"] == typ and d["resourceName"] == name:
+            if api_key == rt.CONFIG_RECORD and d["resourceType"] == typ and d["resourceName"] == name:
                 return [f"/configs/{e.name.partition(':')[0]}/{name}/{d['name']}"]
-            if api_key == 9 and typ == TOPIC_CONFIG:
+            if api_key == rt.REMOVE_TOPIC_RECORD and typ == TOPIC_CONFIG:
                 t = img.topics.get(d["topicId"])
                 if t is not None and t.name == name:
                     return self._config_paths(img, typ, name)
             return None
         if e.kind == "feature":
-            if api_key == 12 and d["name"] == e.name:
+            if api_key == rt.FEATURE_LEVEL_RECORD and d["name"] == e.name:
                 return [f"/features/{e.name}"]
             return None
         if e.kind == "voter":
-            if api_key in (27, 29) and d["controllerId"] == self.id:
+            if api_key in CONTROLLER_RECORDS and d["controllerId"] == self.id:
                 return [f"/controllers/{self.id}"]
             return None
         return None
@@ -153,7 +155,7 @@ class Watcher:
             if fields is not None:
                 c["fields"] = fields
             changes.append(c)
-        from ..render.output import iso_utc
+        from ..timefmt import iso_utc
         entry = {"offset": offset, "timestamp": ts, "time": iso_utc(ts), "epoch": epoch, "record": record,
                  "source": "log", "changes": changes}
         step = self.replay.step if self.replay is not None else None
@@ -334,40 +336,40 @@ class TimelineWatcher(Watcher):
     def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
         from .view import _config_type
         from .model import SCRAM_MECHANISMS, quota_entity
-        if api_key in (0, 1, 7, 8, 17):
+        if api_key in rt.BROKER_RECORDS:
             return [f"/brokers/{d.get('brokerId', d.get('id'))}"]
-        if api_key == 2:
+        if api_key == rt.TOPIC_RECORD:
             old = img.topics.get(d["topicId"])
             return ([f"/topics/{old.name}"] + self._all_partitions(old) if old else []) + [f"/topics/{d['name']}"]
-        if api_key in (3, 5):
+        if api_key in PARTITION_RECORDS:
             t = img.topics.get(d["topicId"])
             return None if t is None else [f"/topics/{t.name}/{d.get('partitionId', -1)}"]
-        if api_key == 9:
+        if api_key == rt.REMOVE_TOPIC_RECORD:
             t = img.topics.get(d["topicId"])
             if t is None:
                 return None
             return [f"/topics/{t.name}"] + self._all_partitions(t) + self._config_paths(img, TOPIC_CONFIG, t.name)
-        if api_key == 4:
+        if api_key == rt.CONFIG_RECORD:
             return [f"/configs/{_config_type(d['resourceType'])}/{d['resourceName']}/{d['name']}"]
-        if api_key == 12:
+        if api_key == rt.FEATURE_LEVEL_RECORD:
             return [f"/features/{d['name']}"]
-        if api_key in (27, 29):
+        if api_key in CONTROLLER_RECORDS:
             return [f"/controllers/{d['controllerId']}"]
-        if api_key == 28:
+        if api_key == rt.CLEAR_ELR_RECORD:
             name = d.get("topicName") or ""
             topics = list(img.topics.values()) if not name else [t for t in img.topics.values() if t.name == name]
             return [p for t in topics for p in self._all_partitions(t)]
-        if api_key == 14:
+        if api_key == rt.CLIENT_QUOTA_RECORD:
             return [f"/clientQuotas/{quota_entity(d['entity'])}/{d['key']}"]
-        if api_key in (18, 19):
+        if api_key in (rt.ACCESS_CONTROL_ENTRY_RECORD, rt.REMOVE_ACCESS_CONTROL_ENTRY_RECORD):
             return [f"/acls/{d['id']}"]
-        if api_key in (11, 22):
+        if api_key in (rt.USER_SCRAM_CREDENTIAL_RECORD, rt.REMOVE_USER_SCRAM_CREDENTIAL_RECORD):
             return [f"/scram/{SCRAM_MECHANISMS.get(d['mechanism'], 'mechanism-' + str(d['mechanism']))}/{d['name']}"]
-        if api_key in (10, 26):
+        if api_key in (rt.DELEGATION_TOKEN_RECORD, rt.REMOVE_DELEGATION_TOKEN_RECORD):
             return [f"/delegationTokens/{d['tokenId']}"]
-        if api_key == 15:
+        if api_key == rt.PRODUCER_IDS_RECORD:
             return ["/producerIds"]
-        if api_key == 21:
+        if api_key == rt.ZK_MIGRATION_STATE_RECORD:
             return ["/zkMigrationState"]
         return None
 

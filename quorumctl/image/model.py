@@ -37,6 +37,10 @@ import gc
 from collections import Counter
 from contextlib import contextmanager
 
+from ..ids import DIRECTORY_MIGRATING
+from ..records import types as rt
+from ..records.types import TRANSACTION_RECORDS
+
 
 @contextmanager
 def cyclic_gc_paused():
@@ -54,7 +58,7 @@ def cyclic_gc_paused():
 
 # Partition tuple layout (a tuple: 60k partitions cost a few MB, not tens).
 REPLICAS, ISR, REMOVING, ADDING, LEADER, RECOVERY, LEADER_EPOCH, PARTITION_EPOCH, DIRS, ELR, LAST_ELR = range(11)
-MIGRATING = "AAAAAAAAAAAAAAAAAAAAAA"        # DirectoryId.MIGRATING, Uuid(0, 0)
+MIGRATING = DIRECTORY_MIGRATING
 NO_LEADER_CHANGE = -2
 
 # ConfigResource.Type ids (ConfigRecord.ResourceType)
@@ -209,7 +213,7 @@ class Image:
     def replay(self, api_key: int, d: dict, offset: int) -> None:
         """Apply one decoded metadata record (or buffer it in a transaction)."""
         self.records += 1
-        if api_key in (23, 24, 25):   # Begin/End/AbortTransaction
+        if api_key in TRANSACTION_RECORDS:
             self._transaction(api_key, offset)
             return
         if self.pending is not None:
@@ -223,14 +227,15 @@ class Image:
             fn(self, d, offset)
 
     def _transaction(self, api_key: int, offset: int) -> None:
-        if api_key == 23:
+        if api_key == rt.BEGIN_TRANSACTION_RECORD:
             if self.pending is not None:
                 self.problem(offset, f"BeginTransaction inside the transaction begun at offset {self.pending_since}")
                 self._commit()
             self.pending, self.pending_since = [], offset
         elif self.pending is None:
-            self.problem(offset, f"{'End' if api_key == 24 else 'Abort'}Transaction outside a transaction")
-        elif api_key == 24:
+            what = "End" if api_key == rt.END_TRANSACTION_RECORD else "Abort"
+            self.problem(offset, f"{what}Transaction outside a transaction")
+        elif api_key == rt.END_TRANSACTION_RECORD:
             self._commit()
         else:
             self.pending = None

@@ -639,12 +639,12 @@ def check_inside(src: Source, point: Point | None, reached: Image, option: str) 
     if point.offset is not None and reached.offset < point.offset:
         asked = str(point.offset)
     elif point.time_ms is not None and reached.offset < 0 and src.log_start == 0:
-        from ..render.output import iso_utc
+        from ..timefmt import iso_utc
         asked = f"{iso_utc(point.time_ms)}"
     else:
         return
     e = extent(src)
-    from ..render.output import iso_utc
+    from ..timefmt import iso_utc
     if e["first"] is None:
         raise InputError(f"{option} {asked}: {src.label} holds no record")
     raise InputError(f"{option} {asked} is outside the log of {src.label}: it starts at offset {e['first']} "

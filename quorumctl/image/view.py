@@ -21,7 +21,7 @@ def metadata_version_name(level: int | None) -> str | None:
 
 
 def provenance(img: Image) -> dict:
-    from ..render.output import iso_utc
+    from ..timefmt import iso_utc
     return {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp, "time": iso_utc(img.timestamp),
             "records": img.records, "leader": img.leader,
             "openTransaction": None if img.pending is None else {"since": img.pending_since,

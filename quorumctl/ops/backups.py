@@ -139,7 +139,7 @@ def unfinished_runs(backup_root: str) -> list[str]:
     truncation or recovery: the partition directory was left in its old state, or, if the
     exchange happened, in its new one; the run directory is safe to delete
     after checking)."""
-    out = []
+    out: list[str] = []
     if not os.path.isdir(backup_root):
         return out
     for name in sorted(os.listdir(backup_root)):

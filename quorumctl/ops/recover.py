@@ -46,6 +46,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError, Refused
+from ..ids import ZERO_UUID
 from ..records import metadata as md
 from ..raft import epochs
 from ..logdir import statefiles as state_files
@@ -64,7 +65,7 @@ class RecoverError(InputError):
     bad-input error: one line on stderr, exit 2."""
 
 
-NO_DIRECTORY = "AAAAAAAAAAAAAAAAAAAAAA"
+NO_DIRECTORY = ZERO_UUID
 
 
 @dataclass

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
+from ..ids import ZERO_UUID
 
 
 @dataclass

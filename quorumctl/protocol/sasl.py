@@ -27,7 +27,7 @@ def saslname(user: str) -> str:
 
 
 def parse_attrs(msg: str) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for part in msg.split(","):
         if len(part) >= 2 and part[1] == "=":
             out.setdefault(part[0], part[2:])

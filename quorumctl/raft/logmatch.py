@@ -17,9 +17,12 @@ the batch's attributes, timestamps, producer fields and records).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .replica import Replica
 from ..logdir.segments import BatchInfo
+
+if TYPE_CHECKING:   # replica.compare calls this module: Replica is only a type here
+    from .replica import Replica
 
 
 @dataclass

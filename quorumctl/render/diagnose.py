@@ -41,8 +41,9 @@ def print_doctor(doc: dict, mode: Output) -> None:
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")
     elif mode is Output.table:
-        from rich.console import Console
         from rich.table import Table
+
+        from .output import console
         t = Table(title=doctor_lines({**doc, "findings": []})[0])
         for col in ("severity", "finding", "evidence", "remedy"):
             t.add_column(col)
@@ -50,6 +51,6 @@ def print_doctor(doc: dict, mode: Output) -> None:
             t.add_row(f["severity"], f"{f['code']}: {f['message']}", "\n".join(f["evidence"]), f["remedy"])
         if not doc["findings"]:
             t.add_row("-", "No findings.", "", "")
-        Console().print(t)
+        console().print(t)
     else:
         sys.stdout.write("\n".join(doctor_lines(doc)) + "\n")

@@ -217,7 +217,7 @@ def batch_json(path: str, b: Batch, crc_ok: bool) -> dict:
 def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
     """The JSON objects of some of a batch's records (a slice of them at a time)."""
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
-    recs = []
+    recs: list[dict] = []
     app = recs.append
     control = b.attributes & ATTR_CONTROL
     max_ts = b.max_timestamp

@@ -4,6 +4,7 @@ for history and per change for diff, stable for grep."""
 
 from __future__ import annotations
 
+from ..ids import DIRECTORY_MIGRATING
 from .output import Chunks, json_line
 
 
@@ -22,7 +23,7 @@ def partition_line(p: dict) -> str:
             s += f" {k} {_v(p[k])}"
     if p["leaderRecoveryState"] != "RECOVERED":
         s += f" leaderRecoveryState {p['leaderRecoveryState']}"
-    if any(d != "AAAAAAAAAAAAAAAAAAAAAA" for d in p["directories"]):
+    if any(d != DIRECTORY_MIGRATING for d in p["directories"]):
         s += f" directories {_v(p['directories'])}"
     return s
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 import enum
 import sys
 
+# the time formats are a base helper (image and render both use them); named here too
+# for render's many callers
+from ..timefmt import MAX_ISO_MS, age, iso_utc, timestamp, when_text  # noqa: F401
+
 
 def _encoder():
     """msgspec's JSON encoder, made on first use: text output (verify's, describe's)
@@ -51,6 +55,28 @@ def resolve_plain(output: "PlainOutput | None") -> Output:
     return Output.text if output is None else resolve(output)
 
 
+# where console() sends what it prints when a test asks (use_console): a file and a width
+_console_target: dict = {}
+
+
+def console(**kw):
+    """The Rich console every table, live view and spinner prints through: stdout,
+    with Rich's own choice of colour and width from the terminal (NO_COLOR,
+    COLUMNS, a pipe), unless `kw` names another file or stderr, or a test set one
+    (use_console), so tables are tested without a terminal at a fixed width."""
+    from rich.console import Console
+    if _console_target and "file" not in kw and not kw.get("stderr"):
+        kw = {**_console_target, **kw}
+    return Console(**kw)
+
+
+def use_console(file=None, width: int = 100):
+    """Send console()'s stdout output to `file` at `width` columns (None: back to stdout)."""
+    _console_target.clear()
+    if file is not None:
+        _console_target.update(file=file, width=width)
+
+
 def emit(output, doc, *, text, table=None, json=None) -> None:
     """The one json/table/text dispatch of a command's result: `doc` as one JSON
     line (or `json(doc)` when the JSON form differs, built only then); `table(doc)`, a Rich renderable
@@ -60,8 +86,7 @@ def emit(output, doc, *, text, table=None, json=None) -> None:
     if mode is Output.json:
         sys.stdout.write(json_line(doc if json is None else json(doc)) + "\n")
     elif mode is Output.table:
-        from rich.console import Console
-        con = Console()
+        con = console()
         shown = table(doc)
         for t in shown if isinstance(shown, list) else [shown]:
             con.print(t)
@@ -113,49 +138,3 @@ def json_line(obj) -> str:
     return _encode(obj).decode("utf-8")
 
 
-# The last millisecond ISO-8601 (and Python's datetime) can write: 9999-12-31T23:59:59.999Z.
-MAX_ISO_MS = 253402300799999
-
-
-def iso_utc(ms: int | None) -> str | None:
-    """Epoch milliseconds as ISO-8601 UTC with milliseconds; None for None, negative
-    times (-1 is Kafka's "no timestamp") and times after the year 9999 (a file may
-    hold any int64: the raw value is shown beside it)."""
-    if ms is None or not 0 <= ms <= MAX_ISO_MS:
-        return None
-    from datetime import datetime, timedelta, timezone
-    dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)   # exact, no float
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-
-
-def when_text(ms: int, now_ms: int) -> str:
-    """A time for text output: `ISO (age)`, or the raw value and why it is not a time."""
-    iso = iso_utc(ms)
-    if iso is None:
-        if ms == -1:
-            return "-1 (no timestamp)"
-        return f"{ms} ms ({'before 1970' if ms < 0 else 'after the year 9999'}: not a time Kafka writes)"
-    return f"{iso} ({age(ms, now_ms)})"
-
-
-def age(ms: int | None, now_ms: int) -> str | None:
-    """A short relative age ("350 ms ago", "4.2 s ago", "3 min ago"); None if unknown."""
-    if ms is None or ms < 0:
-        return None
-    d = now_ms - ms
-    if d < 0:
-        return f"in {(-d)} ms"
-    if d < 1000:
-        return f"{d} ms ago"
-    if d < 60_000:
-        return f"{d / 1000:.1f} s ago"
-    if d < 3_600_000:
-        return f"{d // 60_000} min ago"
-    if d < 86_400_000:
-        return f"{d / 3_600_000:.1f} h ago"
-    return f"{d / 86_400_000:.1f} d ago"
-
-
-def timestamp(ms: int | None, now_ms: int) -> dict:
-    """The JSON form of a timestamp: raw epoch ms, ISO-8601 UTC, and its age."""
-    return {"ms": ms, "iso": iso_utc(ms), "age": age(ms, now_ms)}

@@ -8,8 +8,10 @@ from __future__ import annotations
 import sys
 import time
 
-from ..protocol.quorum import ZERO_UUID, Quorum, Replica, replication_rows, status_values
+from ..ids import ZERO_UUID
+from ..protocol.quorum import Quorum, Replica, replication_rows, status_values
 from .output import Output, age, iso_utc, json_bytes, when_text
+from .output import console as new_console
 
 UNKNOWN = "unknown"
 
@@ -359,8 +361,7 @@ def print_quorum(kind: str, q: Quorum, out, *, human_readable: bool = False, now
     if out is Output.json:
         sys.stdout.write(to_json(status_doc(q, now) if kind == "status" else replication_doc(q, now)))
     elif out is Output.table:
-        from rich.console import Console
-        console = console or Console()
+        console = console or new_console()
         console.print(status_table(q, now) if kind == "status" else replication_table(q, now))
     else:
         for w in (clock_drift(q, now) if human_readable else []):
@@ -376,8 +377,7 @@ def print_health(h, out, console=None) -> None:
     if out is Output.json:
         sys.stdout.write(to_json(health_doc(h)))
     elif out is Output.table:
-        from rich.console import Console
-        console = console or Console()
+        console = console or new_console()
         for t in health_table(h):
             console.print(t)
     else:
@@ -397,7 +397,7 @@ def watch(kind: str, refresher, out, every: float, human_readable: bool = False)
             from rich.live import Live
             from rich.text import Text
             view = Text("connecting...")
-            with Live(view, auto_refresh=False, screen=False) as live:
+            with Live(view, auto_refresh=False, screen=False, console=new_console()) as live:
                 while True:
                     if refresher.refresh():
                         now = now_ms()
@@ -484,7 +484,7 @@ def watch_health(sample, out, every: float, *, fail_on_lag: bool = False, exit_w
         if out is Output.table:
             from rich.live import Live
             from rich.text import Text
-            live = Live(Text("probing..."), auto_refresh=False, screen=False)
+            live = Live(Text("probing..."), auto_refresh=False, screen=False, console=new_console())
             live.start()
         while True:
             t0 = time.monotonic()

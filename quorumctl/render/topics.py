@@ -4,6 +4,8 @@ table, and the count summary."""
 
 from __future__ import annotations
 
+from ..ids import ZERO_UUID
+
 
 def _ids(ids) -> str:
     return ",".join(str(i) for i in ids)
@@ -16,7 +18,7 @@ def _elr(ids) -> str:
 
 def topic_line(t: dict) -> str:
     configs = ",".join(f"{c['name']}={c['value']}" for c in t["configs"])
-    tid = "" if t["topicId"] == "AAAAAAAAAAAAAAAAAAAAAA" else f"\tTopicId: {t['topicId']}"
+    tid = "" if t["topicId"] == ZERO_UUID else f"\tTopicId: {t['topicId']}"
     return (f"Topic: {t['topic']}{tid}\tPartitionCount: {t['partitionCount']}"
             f"\tReplicationFactor: {t['replicationFactor']}\tConfigs: {configs}")
 

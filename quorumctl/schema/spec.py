@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field as dc_field
 
+from ..ids import ZERO_UUID
+
 
 class _Null:
     """Marks a field whose default is null (Kafka's `"default": "null"`)."""
@@ -101,7 +103,7 @@ class Field:
             return []
         return {
             "bool": False, "string": "", "bytes": b"", "records": None,
-            "uuid": "AAAAAAAAAAAAAAAAAAAAAA", "float64": 0.0,
+            "uuid": ZERO_UUID, "float64": 0.0,
         }.get(self.elem, None if self.is_struct else 0)
 
 

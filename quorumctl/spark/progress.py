@@ -35,13 +35,14 @@ class TaskBar(threading.Thread):
         return completed, active, total
 
     def run(self):
-        from rich.console import Console
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
                                    TextColumn, TimeElapsedColumn)
+
+        from ..render.output import console
         tracker = self.sc.statusTracker()
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                       MofNCompleteColumn(), TextColumn("tasks ({task.fields[active]} running)"),
-                      TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+                      TimeElapsedColumn(), console=console(stderr=True), transient=True) as bar:
             task = bar.add_task(self.description, total=self.total, active=0)
             while True:
                 finished = self.done.wait(0.5)
@@ -72,9 +73,9 @@ class starting:
             return self
         sys.stderr.flush()
         if sys.stderr.isatty():
-            from rich.console import Console
+            from ..render.output import console
             self.file = os.fdopen(os.dup(2), "w", encoding="utf-8", errors="replace")
-            self.status = Console(file=self.file).status(self.what)
+            self.status = console(file=self.file).status(self.what)
             self.status.__enter__()
         else:
             sys.stderr.write(f"quorumctl: {self.what}\n")

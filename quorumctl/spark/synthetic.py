@@ -73,7 +73,7 @@ def _template(name, weight, records, codec=0, control=False) -> Template:
         # keep the uncompressed records to patch; the attributes get the codec
         plain = after[_RECORDS_AT:]
         after = ATTRIBUTES.pack(codec) + after[ATTRIBUTES.size:_RECORDS_AT]
-    types = Counter()
+    types: Counter[str] = Counter()
     for key, value in ((r[0], r[1]) for r in records):
         d = md.decode_control(key, value) if control else md.decode_metadata(value)
         types[d.type_name] += 1
@@ -204,7 +204,7 @@ def write_log_dir(root: str, total_bytes: int, segment_bytes: int = 256 << 20, s
     os.makedirs(part, exist_ok=True)
     with open(os.path.join(root, "meta.properties"), "w") as f:
         f.write(f"#\n#generated\nnode.id={node_id}\nversion=1\ncluster.id={cluster_id}\n")
-    out = []
+    out: list[Written] = []
     offset = 0
     ts = 1_735_689_600_000
     i = 0

@@ -37,7 +37,7 @@ import time
 
 from ..protocol import kerrors
 from ..protocol import messages
-from ..protocol.quorum import ZERO_UUID
+from ..ids import ZERO_UUID
 from ..protocol.wire import decode_request, encode_response, frame
 from ..schema.codec import DecodeError
 from .auth import AuthFailed, server_mechanism

@@ -1,0 +1,156 @@
+"""Run `quorumctl ARGS` as a process of its own without starting an interpreter:
+the test process forks and the child calls the entry point, as the console
+script would, with fds 0-2 of its own (stdout a pipe or a pseudo-terminal,
+stderr a pipe), fresh `sys.std*` over them and the environment a shell would
+give it. What a child does cannot touch the test process (exit codes, signals,
+rlimits, file descriptors, a crash), and a run costs the command's own work,
+not the ~0.4 CPU-s of an interpreter importing Typer and Rich.
+
+What it does not show is the console script itself (its import of the
+package, the interpreter's start-up): the CLI matrix keeps a sample of runs of
+the installed script for that (tests/test_cli_matrix.py, REAL_PROCESS)."""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import io
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class Forked:
+    code: int          # the exit status; -N when killed by signal N
+    out: bytes         # everything written to stdout (pipe or terminal)
+    err: bytes
+    cpu: float = 0.0   # CPU seconds the child used
+
+
+@functools.cache
+def _warm() -> None:
+    """Import what a command imports lazily and build the command tree, once in the
+    test process: each child then starts with them, as copy-on-write pages."""
+    import importlib
+    import pkgutil
+
+    import quorumctl
+    from quorumctl.cli.main import root_command
+    for m in pkgutil.walk_packages(quorumctl.__path__, "quorumctl."):
+        if not (m.name.endswith(".__main__") or m.name.startswith("quorumctl.spark.")):
+            importlib.import_module(m.name)
+    root_command()
+
+
+def _vm_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * resource.getpagesize()
+
+
+def _child(args, out_fd: int, err_fd: int, env: dict, tty: bool, memory: int | None, cpu: int | None) -> None:
+    """In the child: never returns."""
+    code = 70
+    try:
+        os.setsid()
+        os.dup2(os.open(os.devnull, os.O_RDONLY) if not tty else out_fd, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        os.closerange(3, 256)
+        os.environ.clear()
+        os.environ.update(env)
+        for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGALRM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)     # as the interpreter sets it
+        # the streams a fresh interpreter would make (the test's are pytest's captures)
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=sys.__stdin__.encoding,
+                                     errors=sys.__stdin__.errors)
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=sys.__stdout__.encoding,
+                                      errors=sys.__stdout__.errors, line_buffering=tty, write_through=False)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=sys.__stderr__.encoding,
+                                      errors=sys.__stderr__.errors, line_buffering=True)
+        sys.argv = ["quorumctl", *map(str, args)]
+        if memory is not None:    # the command's own growth, over what the test process already maps
+            limit = _vm_bytes() + memory
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if cpu is not None:
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+        from quorumctl.cli.main import main
+        try:
+            main()
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except BrokenPipeError:
+                code = 120    # as the interpreter, failing to flush at exit
+    except BaseException:   # shown to the test as stderr, as an interpreter would
+        import traceback
+        try:
+            os.write(2, traceback.format_exc().encode())
+        except OSError:
+            pass
+    os._exit(code)
+
+
+def run(args, *, tty: bool = False, cols: int = 200, rows: int = 100, env: dict | None = None,
+        memory: int | None = None, cpu: int | None = None, timeout: float = 120, keep_out: bool = True) -> Forked:
+    """`quorumctl ARGS` in a forked child. tty: stdout (and stdin) a pseudo-terminal of
+    cols x rows, TERM=xterm-256color; memory: bytes of address space it may add;
+    cpu: seconds of CPU; a run past `timeout` is killed (-9). keep_out=False reads
+    stdout and drops it."""
+    _warm()
+    env = {k: v for k, v in (os.environ if env is None else env).items()
+           if k not in ("COLUMNS", "LINES", "PYTEST_CURRENT_TEST") and not (tty and k == "NO_COLOR")}
+    if tty:
+        env.setdefault("TERM", "xterm-256color")
+        master, out_w = os.openpty()
+        fcntl.ioctl(out_w, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        out_r = master
+    else:
+        out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    for f in (sys.stdout, sys.stderr):   # nothing buffered in the test may be written twice
+        f.flush()
+    pid = os.fork()
+    if pid == 0:
+        _child(args, out_w, err_w, env, tty, memory, cpu)
+    os.close(out_w)
+    os.close(err_w)
+    out, err = bytearray(), bytearray()
+    open_fds = {out_r, err_r}
+    deadline = time.monotonic() + timeout
+    killed = False
+    try:
+        while open_fds:
+            left = deadline - time.monotonic()
+            if left <= 0 and not killed:
+                os.kill(pid, signal.SIGKILL)
+                killed = True
+            ready, _, _ = select.select(list(open_fds), [], [], max(left, 0.1) if not killed else 1)
+            for fd in ready:
+                try:
+                    data = os.read(fd, 1 << 20)
+                except OSError:   # EIO: the terminal's last writer is gone
+                    data = b""
+                if not data:
+                    open_fds.discard(fd)
+                elif fd == err_r:
+                    err += data
+                elif keep_out:
+                    out += data
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+    _, status, usage = os.wait4(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return Forked(code, bytes(out), bytes(err), usage.ru_utime + usage.ru_stime)

@@ -184,7 +184,7 @@ def test_doctor_live_findings(cli):
     from types import SimpleNamespace
 
     from quorumctl.diagnose.file_checks import examine
-    from quorumctl.diagnose.live_checks import live_findings
+    from quorumctl.diagnose.live_quorum import live_findings
     report = examine([], [str(DYN / "c1"), str(DYN / "c2")])
     assert report.findings == []
     meta = (DYN / "c2" / "meta.properties").read_text()
@@ -213,7 +213,7 @@ def test_doctor_names_a_replaced_disk():
     log dir (its directory.id the observer's) is not reported again as
     live-directory-id-differs."""
     from quorumctl.diagnose.file_checks import examine
-    from quorumctl.diagnose.live_checks import live_findings
+    from quorumctl.diagnose.live_quorum import live_findings
     from quorumctl.protocol.quorum import Quorum, Replica
     report = examine([], [str(DYN / "c1"), str(DYN / "c2")])
     one, new = (next(ln.split("=", 1)[1] for ln in (DYN / c / "meta.properties").read_text().splitlines()

@@ -8,43 +8,8 @@ from __future__ import annotations
 
 from .file_checks import configured_voters
 from .findings import Finding, Report
+from .live_quorum import live_findings
 from .registrations import live_registrations
-
-
-def live_findings(report: Report, q, source: str) -> list[Finding]:
-    """The live quorum (DescribeQuorum) against the files: cluster id, and each
-    live voter's directory id against the meta.properties of that node's dirs."""
-    out = []
-    clusters = {(d.meta or {}).get("cluster.id") for d in report.log_dirs} - {None}
-    if q.cluster_id and clusters and q.cluster_id not in clusters:
-        out.append(Finding("live-cluster-id-differs", "error",
-                           f"{source} answers for cluster {q.cluster_id}, the log dirs belong to {sorted(clusters)}",
-                           [f"{source}: DescribeCluster", *[d.meta_at("cluster.id") for d in report.log_dirs if d.meta]],
-                           "the files given are not this cluster's (or were reformatted)"))
-    if q.leader_id < 0:
-        out.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
-                           [f"{source}: DescribeQuorum"], "run `quorumctl describe health` to see which voters "
-                           "answer; if the majority is lost for good, see `quorumctl recover`"))
-    from ..protocol.quorum import replaced_voters
-    from .voters import observer_findings
-    replaced = {r.voter.id: r for r in replaced_voters(q)}
-    out += observer_findings(q, source, source)
-    for v in q.voters:
-        if v.directory_id is None:
-            continue
-        for d in report.log_dirs:
-            if v.id in replaced and d.meta and d.meta.get("directory.id") == replaced[v.id].observer.directory_id:
-                continue    # the node's new disk: named by voter-directory-replaced
-            if d.replica is not None and d.meta and d.meta.get("node.id") == v.id \
-                    and d.meta.get("directory.id") not in (None, v.directory_id):
-                out.append(Finding("live-directory-id-differs", "error",
-                                   f"the live quorum holds voter {v.id} with directory id {v.directory_id}, but "
-                                   f"{d.path} (node {v.id}'s metadata log dir) has {d.meta['directory.id']}",
-                                   [f"{source}: DescribeQuorum voter {v.id}",
-                                    f"{d.meta_at('directory.id')}: directory.id={d.meta['directory.id']}"],
-                                   f"with the node running on it: quorumctl replace-controller {v.id} "
-                                   f"--bootstrap-controller {source} (docs/membership.md)"))
-    return out
 
 
 def check_live(report: Report, bootstrap_controller: str, timeout: float, command_config: str | None = None) -> None:

@@ -30,6 +30,7 @@ import socket
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
 from .findings import Finding
+from .live_quorum import live_findings, observer_findings
 
 # file_checks' findings that are about the voter set, its endpoints and directory ids
 VOTER_CODES = ("stale-voter-endpoint", "voter-endpoint-listener-missing", "directory-id-not-in-voter-set",
@@ -167,19 +168,6 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
     return out
 
 
-def observer_findings(q, source: str, bootstrap: str, flag: str = "--bootstrap-controller") -> list[Finding]:
-    """An observer fetching with a voter's id but another directory id: that voter's
-    disk was replaced (formatted again), so it runs as an observer; the voter set still
-    names the old directory, and the quorum is one voter short. The same finding for
-    voters check, doctor and (as a reason) describe health: protocol.quorum.replaced_*."""
-    from ..protocol.quorum import replaced_fix, replaced_text, replaced_voters
-    return [Finding("voter-directory-replaced", "error", replaced_text(q, r),
-                    [f"{source}: DescribeQuorum voter {r.voter.id} directory id {r.voter.directory_id}",
-                     f"{source}: DescribeQuorum observer {r.observer.id} directory id {r.observer.directory_id}"],
-                    replaced_fix(r.voter.id, f"{flag} {bootstrap}"), node_id=r.voter.id)
-            for r in replaced_voters(q)]
-
-
 def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
     """controller.quorum.bootstrap.servers entries that are no voter's stored endpoint:
     the node bootstraps from an address the quorum no longer has."""
@@ -250,7 +238,6 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
     if report is not None:
         findings += [f for f in report.findings if f.code in VOTER_CODES]
         if q is not None:
-            from .live_checks import live_findings
             _endpoints(cfgs, voters, findings)
             # the live voters' directory ids against the log dirs' meta.properties, the cluster id
             findings += [f for f in live_findings(report, q, str(source)) if f.code != "live-no-leader"]
@@ -280,7 +267,7 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
 def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> list[Finding]:
     """doctor's share of the same checks, with a live quorum (`--bootstrap-controller`):
     the live voter set's stored endpoints probed, the configs' bootstrap servers against
-    the stored endpoints (observers with a voter's id: live_checks.live_findings)."""
+    the stored endpoints (observers with a voter's id: live_quorum.live_findings)."""
     voters = voters_from_quorum(q, q.source or bootstrap)
     checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
     dirs = [d.path for d in report.log_dirs if d.replica is not None]

@@ -30,6 +30,27 @@ def test_change_is_read_as_kafka_features_reads_it():
     assert parse_change("upgrade", "4.4-IV0", None).updates == {"metadata.version": 31}   # unstable: known
 
 
+def test_kafka_version_44_reads_the_change_as_44s_kafka_features():
+    """4.3's kafka-features knows metadata.version up to 4.4-IV0; the 4.4 branch's up to 4.4-IV2,
+    and its --release-version defaults include share.version 2 (from 4.4-IV0)."""
+    assert parse_change("upgrade", "4.4-IV2", None, kafka="4.4").updates == {"metadata.version": 33}
+    c = parse_change("upgrade", None, None, release_version="4.4-IV0", kafka="4.4")
+    assert (c.updates["metadata.version"], c.updates["share.version"]) == (31, 2)
+    assert parse_change("upgrade", None, None, release_version="4.4-IV0").updates["share.version"] == 1
+
+
+@pytest.mark.parametrize("version, code, message", [
+    ("4.3", 2, "quorumctl: error: Unknown metadata.version '4.4-IV2'. Supported metadata.version are: 3.3-IV3, "),
+    ("4.4", 3, "quorumctl: error: cannot connect to 127.0.0.1:1"),   # read, then the cluster is asked
+])
+def test_kafka_version_decides_which_levels_are_known(cli, version, code, message):
+    code_, out, err = cli("features", "upgrade", "--metadata", "4.4-IV2", "--kafka-version", version,
+                          "--bootstrap-server", "127.0.0.1:1", "--timeout", "2")
+    assert (code_, out) == (code, "") and err.startswith(message), err
+    if version == "4.3":
+        assert err.rstrip("\n").endswith(", 4.3-IV0, 4.4-IV0"), err
+
+
 @pytest.mark.parametrize("args, message", [
     (["--metadata", "4.9-IV9"], "Unknown metadata.version '4.9-IV9'. Supported metadata.version are: 3.3-IV3, "),
     (["--feature", "group.version"], "Can't parse feature=level string group.version: equals sign not found."),

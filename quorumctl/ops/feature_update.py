@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 from ..versions import (CONTROLLER_REGISTRATION_LEVEL, FEATURES, MAX_LEVEL, METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL,
-                        NAME_OF, default_level, java_short, java_trim, parse_release_version)
+                        NAME_OF, catalogue, default_level, java_short, java_trim, parse_release_version)
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -45,13 +45,14 @@ class Change:
 
 
 def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False,
-                 release_version: str | None = None) -> Change:
+                 release_version: str | None = None, kafka: str = "4.3") -> Change:
     """FeatureCommand.handleUpgradeOrDowngrade's reading of --release-version, --metadata
     and --feature (Kafka 4.3): a metadata.version by name (unstable ones known too, as
     Kafka's fromVersionString(.., true)), feature=level pairs parsed as Java shorts;
     --release-version alone, with every production feature at its default level for
     that metadata.version (an upgrade leaves out the features whose default is 0).
-    `disable` (handleDisable): `features` are names, each to level 0, a downgrade."""
+    `disable` (handleDisable): `features` are names, each to level 0, a downgrade.
+    `kafka`: whose catalogue ("4.3", "4.4": the versions known by name, the features' defaults)."""
     if op not in ("upgrade", "downgrade", "disable"):
         raise ValueError(op)
     kind = UPGRADE if op == "upgrade" else (UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE)
@@ -68,18 +69,18 @@ def parse_change(op: str, metadata: str | None, features: list[str] | None, unsa
         if metadata is not None or features:
             raise FeatureUpdateError("Can not specify `release-version` with other feature flags.")
         try:
-            _name, mv = parse_release_version(release_version, unstable=True)
+            _name, mv = parse_release_version(release_version, unstable=True, kafka=kafka)
         except InputError as e:
             raise FeatureUpdateError(str(e)) from None
         updates[METADATA_VERSION] = mv
-        for name, spec in FEATURES.items():
+        for name, spec in catalogue(kafka).features.items():
             level = default_level(spec, mv)
             if kind != UPGRADE or level > 0:     # "Don't send a request to upgrade a feature to 0."
                 updates[name] = level
         return Change(op, updates, kind)
     if metadata is not None:
         try:
-            _name, level = parse_release_version(metadata, unstable=True)
+            _name, level = parse_release_version(metadata, unstable=True, kafka=kafka)
         except InputError as e:
             raise FeatureUpdateError(str(e)) from None
         updates[METADATA_VERSION] = level

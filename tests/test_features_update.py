@@ -13,7 +13,8 @@ import pytest
 
 from quorumctl.ops.feature_update import (ALL_FAILED, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE, Change, Node,
                                           blockers, command_lines, controller_verdict, failure_line,
-                                          java_hash_order, metadata_changed_between, parse_change, range_text)
+                                          java_hash_order, metadata_changed_between, parse_change, range_text,
+                                          settle_advertised)
 from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 from samples import FIXTURES
 
@@ -284,3 +285,28 @@ def test_a_fenced_broker_that_is_gone_still_blocks(cli, sim):
     assert doc["verdict"]["lines"] == [
         "Can not upgrade metadata.version to 30. The update failed for all features since the following feature "
         "had an error: Invalid update version 30 for feature metadata.version. Broker 5 only supports versions 7-27"]
+
+
+def test_a_controller_advertising_the_production_range_blocks_an_unstable_level_only_when_kafka_says_so():
+    """A controller's ApiVersions range follows unstable.api.versions.enable, its registration (what
+    the active controller checks) unstable.feature.versions.enable: seen on a real 4.4 cluster with
+    the latter only, every controller advertising 7-30 and Kafka accepting 4.4-IV2 (tests/test_kafka44_rolling.py)."""
+    nodes = [Node("broker", 4, {"metadata.version": (7, 31)}), Node("controller", 1, {"metadata.version": (7, 30)}),
+             Node("controller", 2, {"metadata.version": (7, 30)}), Node("controller", 3, {"metadata.version": (7, 27)})]
+    found = blockers(nodes, parse_change("upgrade", "4.4-IV2", None, kafka="4.4"), 30)
+    assert [(b["node"].kind, b["node"].id) for b in found] == [("broker", 4), ("controller", 1), ("controller", 2),
+                                                                ("controller", 3)]
+    kafka = {"metadata.version": "The update failed for all features since the following feature had an error: "
+                                 "Invalid update version 33 for feature metadata.version. Local controller 2 only "
+                                 "supports versions 7-31"}
+    keep, notes = settle_advertised(found, kafka)
+    # 4 (a broker) and 3 (below the production range) stay; 2 named by Kafka, with Kafka's range; 1 a note
+    assert [(b["node"].id, list(b["supported"]), b["reason"]) for b in keep] == [
+        (4, [7, 31], "Broker 4 only supports versions 7-31"), (2, [7, 31], "Controller 2 only supports versions 7-31"),
+        (3, [7, 27], "Controller 3 only supports versions 7-27")]
+    assert len(notes) == 1 and notes[0].startswith("controller 1 advertises metadata.version 7-30 (ApiVersions")
+    keep, notes = settle_advertised(found, {"metadata.version": None})
+    assert [b["node"].id for b in keep] == [4, 3] and len(notes) == 2
+    # a production level: the advertised range is the registered one
+    found = blockers(nodes, parse_change("upgrade", "4.3-IV0", None), 27)
+    assert settle_advertised(found, {"metadata.version": None}) == (found, [])

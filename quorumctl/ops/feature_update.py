@@ -19,11 +19,13 @@ server-common/.../MetadataVersion.java (didMetadataChange per level).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..versions import (CONTROLLER_REGISTRATION_LEVEL, FEATURES, MAX_LEVEL, METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL,
-                        NAME_OF, catalogue, default_level, java_short, java_trim, parse_release_version)
+from ..versions import (CATALOGUES, CONTROLLER_REGISTRATION_LEVEL, FEATURES, LATEST_PRODUCTION, MAX_LEVEL,
+                        METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL, NAME_OF, catalogue, default_level, java_short,
+                        java_trim, parse_release_version)
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -160,6 +162,61 @@ def blockers(nodes: list[Node], change: Change, metadata_level: int | None = Non
                 if why is not None:
                     out.append({"node": n, "feature": feature, "level": level, "supported": rng, "reason": why})
     return out
+
+
+def newest_production(feature: str) -> int:
+    """The newest level of `feature` that some release quorumctl knows ships as production."""
+    if feature == METADATA_VERSION:
+        return LATEST_PRODUCTION
+    return max(CATALOGUES[k].latest_production_level.get(feature, 0) for k in CATALOGUES)
+
+
+def advertised_only(b: dict) -> bool:
+    """True when a blocker is only a controller's ApiVersions answer stopping at the production
+    range: a controller advertises unstable levels with unstable.api.versions.enable, but
+    registers them, and the active controller checks them, with unstable.feature.versions.enable
+    (ControllerServer, Kafka 4.3 and the 4.4 branch). That does not prove it refuses an
+    unstable level; brokers advertise what they register."""
+    top = newest_production(b["feature"])
+    return b["node"].kind == "controller" and b["level"] > top and b["supported"][1] == top
+
+
+_NAMED = re.compile(r"(Local controller|Controller|Broker) (\d+) only supports versions (\d+)(?:-(\d+)|(\+))?")
+
+
+def named_by_kafka(verdict: dict[str, str | None]) -> dict[tuple[str, int], tuple[int, int]]:
+    """The nodes Kafka's verdict names as not supporting a level: (kind, id) -> the range it
+    gives (VersionRange's text read back)."""
+    out = {}
+    for msg in verdict.values():
+        for m in _NAMED.finditer(msg or ""):
+            lo = int(m.group(3))
+            hi = 32767 if m.group(5) else int(m.group(4) or lo)
+            out[("broker" if m.group(1) == "Broker" else "controller", int(m.group(2)))] = (lo, hi)
+    return out
+
+
+def settle_advertised(found: list[dict], verdict: dict[str, str | None]) -> tuple[list[dict], list[str]]:
+    """Live blockers once Kafka's verdict is known: a controller whose blocking is
+    `advertised_only` stays a blocker only when the verdict names it (with the range Kafka
+    gives, its registration's); the others become notes."""
+    named = named_by_kafka(verdict)
+    keep, notes = [], []
+    for b in found:
+        n = b["node"]
+        if not advertised_only(b):
+            keep.append(b)
+            continue
+        if (n.kind, n.id) in named:
+            rng = named[(n.kind, n.id)]
+            keep.append(dict(b, supported=rng, reason=reason_not_supported(b["level"], f"Controller {n.id}", rng) or b["reason"]))
+            continue
+        lo, hi = b["supported"]
+        notes.append(f"controller {n.id} advertises {b['feature']} {range_text(lo, hi)} (ApiVersions: the "
+                     f"production range unless unstable.api.versions.enable); the active controller checks its "
+                     f"registration, which has unstable levels with unstable.feature.versions.enable: not counted "
+                     f"as blocking {b['level']}, Kafka's verdict decides")
+    return keep, notes
 
 
 def metadata_changed_between(a: int, b: int) -> bool:

@@ -307,6 +307,9 @@ def test_a_controller_advertising_the_production_range_blocks_an_unstable_level_
     assert len(notes) == 1 and notes[0].startswith("controller 1 advertises metadata.version 7-30 (ApiVersions")
     keep, notes = settle_advertised(found, {"metadata.version": None})
     assert [b["node"].id for b in keep] == [4, 3] and len(notes) == 2
-    # a production level: the advertised range is the registered one
+    # a production level, or one no release defines: the advertised range is the registered one
     found = blockers(nodes, parse_change("upgrade", "4.3-IV0", None), 27)
     assert settle_advertised(found, {"metadata.version": None}) == (found, [])
+    nodes = [Node("controller", 1, {"group.version": (0, 1)}), Node("controller", 2, {"share.version": (0, 1)})]
+    found = blockers(nodes, parse_change("upgrade", None, ["group.version=2", "share.version=2"]), 30)
+    assert len(found) == 4 and settle_advertised(found, {"group.version": None, "share.version": None}) == (found, [])

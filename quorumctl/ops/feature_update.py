@@ -171,14 +171,23 @@ def newest_production(feature: str) -> int:
     return max(CATALOGUES[k].latest_production_level.get(feature, 0) for k in CATALOGUES)
 
 
+def is_unstable_level(feature: str, level: int) -> bool:
+    """A level some release quorumctl knows defines, above every release's production range."""
+    if level <= newest_production(feature):
+        return False
+    if feature == METADATA_VERSION:
+        return level in NAME_OF
+    return any(level in c.features[feature].levels for c in CATALOGUES.values() if feature in c.features)
+
+
 def advertised_only(b: dict) -> bool:
     """True when a blocker is only a controller's ApiVersions answer stopping at the production
-    range: a controller advertises unstable levels with unstable.api.versions.enable, but
-    registers them, and the active controller checks them, with unstable.feature.versions.enable
-    (ControllerServer, Kafka 4.3 and the 4.4 branch). That does not prove it refuses an
-    unstable level; brokers advertise what they register."""
-    top = newest_production(b["feature"])
-    return b["node"].kind == "controller" and b["level"] > top and b["supported"][1] == top
+    range, for an unstable level: a controller advertises unstable levels with
+    unstable.api.versions.enable, but registers them, and the active controller checks them,
+    with unstable.feature.versions.enable (ControllerServer, Kafka 4.3 and the 4.4 branch).
+    That does not prove it refuses the level; brokers advertise what they register."""
+    return (b["node"].kind == "controller" and is_unstable_level(b["feature"], b["level"])
+            and b["supported"][1] == newest_production(b["feature"]))
 
 
 _NAMED = re.compile(r"(Local controller|Controller|Broker) (\d+) only supports versions (\d+)(?:-(\d+)|(\+))?")

@@ -253,9 +253,9 @@ def pytest_make_collect_report(collector):
 MODULE_SECONDS = {
     "test_kafka_recover_safety.py": 500,
     "test_kafka_recover_vantage.py": 480,
-    "test_kafka_rolling_upgrade.py": 260,
     "test_kafka44_recover.py": 380,       # 3+1 of 4.4, two nodes restarted: 379 s at load 14-58 on 2 cores
     "test_kafka44_rolling.py": 310,       # 1+1 and 3+1 rolled 4.3 -> 4.4: 59 s (load 6) + 256 s (load 30)
+    "test_kafka_rolling_upgrade.py": 260,
     "test_kafka_automation.py": 240,
     "test_kafka_security.py": 220,
     "test_kafka41_recover.py": 170,

@@ -266,7 +266,7 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
         code, out, err = cli("verify", "-o", "json", str(c.data(n)))
         assert (code, err) == (0, ""), out[-2000:]
     # the shell once printed an empty /image/cluster/controllers for this very file, which a second
-    # run printed in full (a load of ~30 on 2 cores): asked up to three times
+    # run printed in full (a load of ~30 on 2 cores): asked again while it prints none, for up to 90 s
     shell = until("the metadata shell's controllers", lambda: sorted(
         int(x) for x in shell_image(Path(log[-1]), tmp_path)["cluster"]["controllers"]), 90, every=0)
     assert shell == _image_controllers(cli, c) == [1, 2]

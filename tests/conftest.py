@@ -253,11 +253,10 @@ def pytest_make_collect_report(collector):
 MODULE_SECONDS = {
     "test_kafka_recover_safety.py": 500,
     "test_kafka_recover_vantage.py": 480,
-    "test_kafka44_recover.py": 380,       # 3+1 of 4.4, two nodes restarted: 379 s at load 14-58 on 2 cores
-    "test_kafka44_rolling.py": 310,       # 1+1 and 3+1 rolled 4.3 -> 4.4: 59 s (load 6) + 256 s (load 30)
     "test_kafka_rolling_upgrade.py": 260,
     "test_kafka_automation.py": 240,
     "test_kafka_security.py": 220,
+    "test_kafka44_rolling.py": 175,       # 1+1 and 3+1 rolled 4.3 -> 4.4: 52 + 120 s at load 1-5 (315 s at 30-50)
     "test_kafka41_recover.py": 170,
     "test_kafka_lab_recover.py": 150,
     "test_spark_standalone.py": 160,
@@ -274,6 +273,7 @@ MODULE_SECONDS = {
     "test_spark_export.py": 90,
     "test_lab_probe.py": 90,
     "test_kafka44.py": 90,
+    "test_kafka44_recover.py": 75,        # 3+1 of 4.4, two nodes restarted: 74 s at load 1-5 (379 s at 14-58)
     "test_kafka_features.py": 70,
     "test_kafka_help_parity.py": 70,      # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
     "test_spark_connect.py": 60,

@@ -113,12 +113,12 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version --node-id' ;;
         'features upgrade')
             subs=''
-            opts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
-            vopts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+            opts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output --kafka-version -h --help'
+            vopts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version' ;;
         'features downgrade')
             subs=''
-            opts='--metadata -f --feature -r --release-version --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
-            vopts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
+            opts='--metadata -f --feature -r --release-version --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output --kafka-version -h --help'
+            vopts='--metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version' ;;
         'features disable')
             subs=''
             opts='-f --feature --unsafe --bootstrap-server --bootstrap-controller --command-config --timeout --apply --dry-run -o --output -h --help'
@@ -228,7 +228,7 @@ _quorumctl_values() {
             files=log ;;
         'dump-log|--record-type')
             words='ABORT ABORT_TRANSACTION_RECORD ACCESS_CONTROL_ENTRY_RECORD BEGIN_TRANSACTION_RECORD BROKER_REGISTRATION_CHANGE_RECORD CLEAR_ELR_RECORD CLIENT_QUOTA_RECORD COMMIT CONFIG_RECORD DELEGATION_TOKEN_RECORD END_TRANSACTION_RECORD FEATURE_LEVEL_RECORD FENCE_BROKER_RECORD KRAFT_VERSION KRAFT_VOTERS LEADER_CHANGE NO_OP_RECORD PARTITION_CHANGE_RECORD PARTITION_RECORD PRODUCER_IDS_RECORD REGISTER_BROKER_RECORD REGISTER_CONTROLLER_RECORD REMOVE_ACCESS_CONTROL_ENTRY_RECORD REMOVE_DELEGATION_TOKEN_RECORD REMOVE_TOPIC_RECORD REMOVE_USER_SCRAM_CREDENTIAL_RECORD SNAPSHOT_FOOTER SNAPSHOT_HEADER TOPIC_RECORD UNFENCE_BROKER_RECORD UNREGISTER_BROKER_RECORD UNREGISTER_CONTROLLER_RECORD USER_SCRAM_CREDENTIAL_RECORD ZK_MIGRATION_STATE_RECORD' ;;
-        'dump-log|--kafka-version'|'features describe|--kafka-version'|'bootstrap format|--kafka-version'|'bootstrap version-mapping|--kafka-version'|'bootstrap feature-dependencies|--kafka-version')
+        'dump-log|--kafka-version'|'features describe|--kafka-version'|'features upgrade|--kafka-version'|'features downgrade|--kafka-version'|'bootstrap format|--kafka-version'|'bootstrap version-mapping|--kafka-version'|'bootstrap feature-dependencies|--kafka-version')
             words='4.3 4.1 4.4' ;;
         *) return 1 ;;
     esac

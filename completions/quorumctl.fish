@@ -73,9 +73,9 @@ function __quorumctl_vopts
         case 'features describe'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version --node-id
         case 'features upgrade'
-            printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version
         case 'features downgrade'
-            printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
+            printf '%s\n' -- --metadata -f --feature -r --release-version --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version
         case 'features disable'
             printf '%s\n' -- -f --feature --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'migrate-quorum preflight'
@@ -409,6 +409,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l timeout -x
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''features upgrade'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l metadata -x -d 'The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).'
@@ -422,6 +423,7 @@ complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l timeout 
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l dry-run -d 'Print what would be done, but do not do it.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
+complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -l kafka-version -x -a '4.3 4.1 4.4' -d 'Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.'
 complete -c quorumctl -n '__quorumctl_at '\''features downgrade'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''features disable'\''' -s f -l feature -x -d 'A feature to disable (level 0); repeatable.'

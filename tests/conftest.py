@@ -261,6 +261,7 @@ MODULE_SECONDS = {
     "test_kafka_automation.py": 240,
     "test_kafka_membership.py": 205,      # 4.1 -> 4.3 roll of 5 nodes + 1 re-registering controller: 202 s (548 s at load 30)
     "test_kafka_security.py": 220,
+    "test_kafka44_rolling.py": 175,       # 1+1 and 3+1 rolled 4.3 -> 4.4: 52 + 120 s at load 1-5 (315 s at 30-50)
     "test_kafka41_recover.py": 170,
     "test_kafka_lab_recover.py": 150,
     "test_spark_standalone.py": 160,
@@ -278,6 +279,7 @@ MODULE_SECONDS = {
     "test_kafka44.py": 90,
     "test_kafka_lab_voters.py": 90,          # one lab: 63 s idle, 116 s at load 45
     "test_voters.py": 90,                    # 330 s at load 40-57; the crash-at-every-step test most of it
+    "test_kafka44_recover.py": 75,        # 3+1 of 4.4, two nodes restarted: 74 s at load 1-5 (379 s at 14-58)
     "test_kafka_features.py": 70,
     "test_kafka_help_parity.py": 70,      # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
     "test_spark_connect.py": 60,

@@ -9,6 +9,7 @@ when ../shared/kafka or Java 17+ is absent.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -205,12 +206,8 @@ def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
                              "--release-version", release_version or RELEASE_VERSION[version], *format_args, "--apply")
         assert code == 0, err
         c.formatted[n] = out
-    if extra_conf:
-        os.environ["CLUSTER_EXTRA_CONF"] = extra_conf
-    try:
-        c.launch(start_timeout=start_timeout)
-    finally:
-        os.environ.pop("CLUSTER_EXTRA_CONF", None)
+    c.extra_conf = extra_conf      # the script's CLUSTER_EXTRA_CONF, at start and at every start-node
+    c.launch(start_timeout=start_timeout)
     return c
 
 
@@ -270,3 +267,38 @@ def ours(cli, via: list[str], what: str, *args: str) -> str:
 
 # retry fn() until it returns a true value (a condition, not a timing assertion)
 until = recover_chaos.until
+
+
+# -- a rolling upgrade, observed step by step (test_kafka_rolling_upgrade*.py) ---------------
+
+def healthy(cli, via: list[str]) -> bool:
+    code, out, _ = cli("describe", "health", *via, "-o", "json")
+    return code == 0 and json.loads(out)["verdict"] == "healthy"
+
+
+def features_equal(cli, tmp: Path, via: list[str], release: str = "4.3") -> str:
+    """`features describe --kafka-version RELEASE` through `via` equals kafka-features
+    describe of that release, byte for byte but the epoch (the offset of the metadata the
+    node has applied: it moves between two calls); returns ours."""
+    theirs = kafka_tool("kafka-features", [*via, "describe"], tmp, home=HOMES[release])
+    assert theirs.returncode == 0, theirs.stderr[-2000:]
+    code, out, err = cli("features", "describe", *via, "--kafka-version", release, "-o", "text")
+    assert (code, err) == (0, "")
+    assert epochless(out) == epochless(theirs.stdout), release
+    return out
+
+
+def epochless(text: str) -> str:
+    return re.sub(r"Epoch: \d+$", "Epoch: N", text, flags=re.M)
+
+
+def feature_line(text: str, feature: str = "metadata.version") -> str:
+    """features describe's line of `feature`, its whitespace runs as one space."""
+    return re.sub(r"\s+", " ", next(line for line in text.splitlines() if line.startswith(f"Feature: {feature} ")))
+
+
+def upgrade_check(cli, *args: str) -> tuple[int, dict]:
+    """`features upgrade ARGS -o json`: (exit code, its document)."""
+    code, out, err = cli("features", "upgrade", *args, "-o", "json")
+    assert err == "" and out, (code, out, err)
+    return code, json.loads(out)

@@ -13,7 +13,8 @@ import pytest
 
 from quorumctl.ops.feature_update import (ALL_FAILED, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE, UPGRADE, Change, Node,
                                           blockers, command_lines, controller_verdict, failure_line,
-                                          java_hash_order, metadata_changed_between, parse_change, range_text)
+                                          java_hash_order, metadata_changed_between, parse_change, range_text,
+                                          settle_advertised)
 from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 from samples import FIXTURES
 
@@ -28,6 +29,27 @@ def test_change_is_read_as_kafka_features_reads_it():
     assert parse_change("downgrade", "4.1-IV1", None).upgrade_type == SAFE_DOWNGRADE
     assert parse_change("downgrade", None, ["group.version=0"], unsafe=True).upgrade_type == UNSAFE_DOWNGRADE
     assert parse_change("upgrade", "4.4-IV0", None).updates == {"metadata.version": 31}   # unstable: known
+
+
+def test_kafka_version_44_reads_the_change_as_44s_kafka_features():
+    """4.3's kafka-features knows metadata.version up to 4.4-IV0; the 4.4 branch's up to 4.4-IV2,
+    and its --release-version defaults include share.version 2 (from 4.4-IV0)."""
+    assert parse_change("upgrade", "4.4-IV2", None, kafka="4.4").updates == {"metadata.version": 33}
+    c = parse_change("upgrade", None, None, release_version="4.4-IV0", kafka="4.4")
+    assert (c.updates["metadata.version"], c.updates["share.version"]) == (31, 2)
+    assert parse_change("upgrade", None, None, release_version="4.4-IV0").updates["share.version"] == 1
+
+
+@pytest.mark.parametrize("version, code, message", [
+    ("4.3", 2, "quorumctl: error: Unknown metadata.version '4.4-IV2'. Supported metadata.version are: 3.3-IV3, "),
+    ("4.4", 3, "quorumctl: error: cannot connect to 127.0.0.1:1"),   # read, then the cluster is asked
+])
+def test_kafka_version_decides_which_levels_are_known(cli, version, code, message):
+    code_, out, err = cli("features", "upgrade", "--metadata", "4.4-IV2", "--kafka-version", version,
+                          "--bootstrap-server", "127.0.0.1:1", "--timeout", "2")
+    assert (code_, out) == (code, "") and err.startswith(message), err
+    if version == "4.3":
+        assert err.rstrip("\n").endswith(", 4.3-IV0, 4.4-IV0"), err
 
 
 @pytest.mark.parametrize("args, message", [
@@ -263,3 +285,31 @@ def test_a_fenced_broker_that_is_gone_still_blocks(cli, sim):
     assert doc["verdict"]["lines"] == [
         "Can not upgrade metadata.version to 30. The update failed for all features since the following feature "
         "had an error: Invalid update version 30 for feature metadata.version. Broker 5 only supports versions 7-27"]
+
+
+def test_a_controller_advertising_the_production_range_blocks_an_unstable_level_only_when_kafka_says_so():
+    """A controller's ApiVersions range follows unstable.api.versions.enable, its registration (what
+    the active controller checks) unstable.feature.versions.enable: seen on a real 4.4 cluster with
+    the latter only, every controller advertising 7-30 and Kafka accepting 4.4-IV2 (tests/test_kafka44_rolling.py)."""
+    nodes = [Node("broker", 4, {"metadata.version": (7, 31)}), Node("controller", 1, {"metadata.version": (7, 30)}),
+             Node("controller", 2, {"metadata.version": (7, 30)}), Node("controller", 3, {"metadata.version": (7, 27)})]
+    found = blockers(nodes, parse_change("upgrade", "4.4-IV2", None, kafka="4.4"), 30)
+    assert [(b["node"].kind, b["node"].id) for b in found] == [("broker", 4), ("controller", 1), ("controller", 2),
+                                                                ("controller", 3)]
+    kafka = {"metadata.version": "The update failed for all features since the following feature had an error: "
+                                 "Invalid update version 33 for feature metadata.version. Local controller 2 only "
+                                 "supports versions 7-31"}
+    keep, notes = settle_advertised(found, kafka)
+    # 4 (a broker) and 3 (below the production range) stay; 2 named by Kafka, with Kafka's range; 1 a note
+    assert [(b["node"].id, list(b["supported"]), b["reason"]) for b in keep] == [
+        (4, [7, 31], "Broker 4 only supports versions 7-31"), (2, [7, 31], "Controller 2 only supports versions 7-31"),
+        (3, [7, 27], "Controller 3 only supports versions 7-27")]
+    assert len(notes) == 1 and notes[0].startswith("controller 1 advertises metadata.version 7-30 (ApiVersions")
+    keep, notes = settle_advertised(found, {"metadata.version": None})
+    assert [b["node"].id for b in keep] == [4, 3] and len(notes) == 2
+    # a production level, or one no release defines: the advertised range is the registered one
+    found = blockers(nodes, parse_change("upgrade", "4.3-IV0", None), 27)
+    assert settle_advertised(found, {"metadata.version": None}) == (found, [])
+    nodes = [Node("controller", 1, {"group.version": (0, 1)}), Node("controller", 2, {"share.version": (0, 1)})]
+    found = blockers(nodes, parse_change("upgrade", None, ["group.version=2", "share.version=2"]), 30)
+    assert len(found) == 4 and settle_advertised(found, {"group.version": None, "share.version": None}) == (found, [])

@@ -20,44 +20,28 @@ to 4.3-IV0 with kafka-features. At every step:
 
 from __future__ import annotations
 
-import json
-import re
 import shutil
 
 import pytest
 
-from kafka41 import (KAFKA43_HOME, kafka_quorum, kafka_tool, mask_status, needs_kafka, ours,
-                     start_cluster, until)
+from kafka41 import (KAFKA43_HOME, feature_line, features_equal, healthy, kafka_quorum, kafka_tool, mask_status,
+                     needs_kafka, ours, start_cluster, until)
+from kafka41 import upgrade_check as features_upgrade
 
 pytestmark = [needs_kafka, pytest.mark.kafka("4.3")]
 
 
-def healthy(cli, opt) -> bool:
-    code, out, _ = cli("describe", "health", *opt, "-o", "json")
-    return code == 0 and json.loads(out)["verdict"] == "healthy"
-
-
 def features(cli, c, tmp) -> str:
     """features describe through the broker, checked against 4.3's kafka-features."""
-    opt = ["--bootstrap-server", c.broker]
-    theirs = kafka_tool("kafka-features", [*opt, "describe"], tmp, home=KAFKA43_HOME)
-    assert theirs.returncode == 0, theirs.stderr[-2000:]
-    code, out, err = cli("features", "describe", *opt)
-    assert (code, err) == (0, "")
-    # the epoch is the offset of the metadata the node has applied: it moves between two calls
-    mask = (lambda t: re.sub(r"Epoch: \d+\n", "Epoch: N\n", t))
-    assert mask(out) == mask(theirs.stdout)
-    return out
+    return features_equal(cli, tmp, ["--bootstrap-server", c.broker], "4.3")
 
 
 def metadata_line(text: str) -> str:
-    return re.sub(r"\s+", " ", next(line for line in text.splitlines() if "Feature: metadata.version" in line))
+    return feature_line(text)
 
 
 def upgrade_check(cli, *args: str) -> tuple[int, dict]:
-    code, out, err = cli("features", "upgrade", "--metadata", "4.3-IV0", *args, "-o", "json")
-    assert err == "" and out, (code, out, err)
-    return code, json.loads(out)
+    return features_upgrade(cli, "--metadata", "4.3-IV0", *args)
 
 
 BROKER_4_BLOCKS = [{"kind": "broker", "id": 4, "feature": "metadata.version", "level": 30, "supported": [7, 27],

@@ -11,12 +11,6 @@ from ..errors import ExitStatus
 from ..render.output import Output
 from .options import Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig
 
-
-def _catalogue_of(kafka: KafkaRelease) -> str:
-    """Whose catalogue (metadata.versions, feature levels) and layout: the 4.4 branch's for
-    `--kafka-version 4.4`, else 4.3's (4.1's kafka-storage differs only where Kafka 4.3 fixed it)."""
-    return "4.4" if kafka is KafkaRelease.v44 else "4.3"
-
 app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
                        "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
                   no_args_is_help=True)
@@ -89,7 +83,7 @@ def format_(
                      ignore_formatted=ignore_formatted, release_version=release_version, features=list(feature),
                      standalone=standalone, no_initial_controllers=no_initial_controllers,
                      initial_controllers=initial_controllers, controller_listener_name=controller_listener_name,
-                     allow_non_uuid=allow_non_uuid, apply=apply, kafka=_catalogue_of(kafka_version))
+                     allow_non_uuid=allow_non_uuid, apply=apply, kafka=kafka_version.catalogue)
     if resolve_plain(output) is Output.json:
         sys.stdout.write(json_line(run.to_json()) + "\n")
     else:
@@ -156,7 +150,7 @@ def version_mapping(
     from ..render.output import emit
     from ..render.bootstrap import version_mapping_text
     from ..versions import version_mapping as mapping
-    emit(output, mapping(release_version, _catalogue_of(kafka_version)), text=version_mapping_text)
+    emit(output, mapping(release_version, kafka_version.catalogue), text=version_mapping_text)
 
 
 @app.command("feature-dependencies")
@@ -173,7 +167,7 @@ def feature_dependencies(
     from ..render.output import emit
     from ..render.bootstrap import feature_dependencies_text
     from ..versions import feature_dependencies as dependencies
-    emit(output, dependencies(feature, _catalogue_of(kafka_version)), text=feature_dependencies_text)
+    emit(output, dependencies(feature, kafka_version.catalogue), text=feature_dependencies_text)
 
 
 def register(parent: typer.Typer) -> None:

@@ -16,20 +16,20 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus, InputError
-from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, FeatureLevels,
-                      MetadataTarget, OutputOpt, ReleaseVersion, Timeout)
+from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, FeatureLevels, KafkaRelease,
+                      KafkaVersion, MetadataTarget, OutputOpt, ReleaseVersion, Timeout)
 
 LogDirs = Optional[List[str]]
 
 
 def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         unsafe, apply, output, release_version=None, dry_run=False):
+         unsafe, apply, output, release_version=None, dry_run=False, kafka_version=KafkaRelease.v43):
     from ..ops.feature_update import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
     from ..render.output import emit
     if apply and dry_run:
         raise InputError("give --apply or --dry-run, not both (a dry run is the default)")
-    change = parse_change(op, metadata, feature, unsafe, release_version)
+    change = parse_change(op, metadata, feature, unsafe, release_version, kafka_version.catalogue)
     if log_dir:
         if bootstrap_server or bootstrap_controller:
             raise InputError("give a LOG_DIR (offline) or --bootstrap-server/--bootstrap-controller (live), not both")
@@ -67,17 +67,19 @@ def upgrade(
     apply: Apply = False,
     dry_run: DryRun = False,
     output: OutputOpt = None,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
 ):
     """Upgrade feature levels (kafka-features upgrade); a dry run that names what blocks it unless --apply.
 
     Names every registered broker and controller whose supported range excludes the new level, and Kafka's
     own verdict (UpdateFeatures with validateOnly); --apply upgrades when nothing blocks it. Offline from a
-    LOG_DIR: the registrations of its image, the controller's checks replayed.
+    LOG_DIR: the registrations of its image, the controller's checks replayed. The versions known by name
+    are those of --kafka-version's kafka-features (4.4: 4.4-IV1, 4.4-IV2).
 
     Example: quorumctl features upgrade --bootstrap-server localhost:9092 --release-version 4.3
     """
     _run("upgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         False, apply, output, release_version, dry_run)
+         False, apply, output, release_version, dry_run, kafka_version)
 
 
 def downgrade(
@@ -93,6 +95,7 @@ def downgrade(
     apply: Apply = False,
     dry_run: DryRun = False,
     output: OutputOpt = None,
+    kafka_version: KafkaVersion = KafkaRelease.v43,
 ):
     """Downgrade feature levels (kafka-features downgrade); a dry run that names what blocks it unless --apply.
 
@@ -103,7 +106,7 @@ def downgrade(
     Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
     """
     _run("downgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         unsafe, apply, output, release_version, dry_run)
+         unsafe, apply, output, release_version, dry_run, kafka_version)
 
 
 def disable(

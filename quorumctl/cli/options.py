@@ -25,6 +25,12 @@ class KafkaRelease(str, Enum):
     v41 = "4.1"
     v44 = "4.4"
 
+    @property
+    def catalogue(self) -> str:
+        """Whose catalogue (metadata.versions, feature levels) and storage layout: the 4.4
+        branch's for 4.4, else 4.3's (4.1's tools differ only where Kafka 4.3 fixed them)."""
+        return "4.4" if self is KafkaRelease.v44 else "4.3"
+
 
 KafkaVersion = Annotated[KafkaRelease, typer.Option(
     "--kafka-version", metavar="4.3|4.1|4.4",

@@ -19,11 +19,13 @@ server-common/.../MetadataVersion.java (didMetadataChange per level).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..versions import (CONTROLLER_REGISTRATION_LEVEL, FEATURES, MAX_LEVEL, METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL,
-                        NAME_OF, default_level, java_short, java_trim, parse_release_version)
+from ..versions import (CATALOGUES, CONTROLLER_REGISTRATION_LEVEL, FEATURES, LATEST_PRODUCTION, MAX_LEVEL,
+                        METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL, NAME_OF, catalogue, default_level, java_short,
+                        java_trim, parse_release_version)
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
@@ -45,13 +47,14 @@ class Change:
 
 
 def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False,
-                 release_version: str | None = None) -> Change:
+                 release_version: str | None = None, kafka: str = "4.3") -> Change:
     """FeatureCommand.handleUpgradeOrDowngrade's reading of --release-version, --metadata
     and --feature (Kafka 4.3): a metadata.version by name (unstable ones known too, as
     Kafka's fromVersionString(.., true)), feature=level pairs parsed as Java shorts;
     --release-version alone, with every production feature at its default level for
     that metadata.version (an upgrade leaves out the features whose default is 0).
-    `disable` (handleDisable): `features` are names, each to level 0, a downgrade."""
+    `disable` (handleDisable): `features` are names, each to level 0, a downgrade.
+    `kafka`: whose catalogue ("4.3", "4.4": the versions known by name, the features' defaults)."""
     if op not in ("upgrade", "downgrade", "disable"):
         raise ValueError(op)
     kind = UPGRADE if op == "upgrade" else (UNSAFE_DOWNGRADE if unsafe else SAFE_DOWNGRADE)
@@ -68,18 +71,18 @@ def parse_change(op: str, metadata: str | None, features: list[str] | None, unsa
         if metadata is not None or features:
             raise FeatureUpdateError("Can not specify `release-version` with other feature flags.")
         try:
-            _name, mv = parse_release_version(release_version, unstable=True)
+            _name, mv = parse_release_version(release_version, unstable=True, kafka=kafka)
         except InputError as e:
             raise FeatureUpdateError(str(e)) from None
         updates[METADATA_VERSION] = mv
-        for name, spec in FEATURES.items():
+        for name, spec in catalogue(kafka).features.items():
             level = default_level(spec, mv)
             if kind != UPGRADE or level > 0:     # "Don't send a request to upgrade a feature to 0."
                 updates[name] = level
         return Change(op, updates, kind)
     if metadata is not None:
         try:
-            _name, level = parse_release_version(metadata, unstable=True)
+            _name, level = parse_release_version(metadata, unstable=True, kafka=kafka)
         except InputError as e:
             raise FeatureUpdateError(str(e)) from None
         updates[METADATA_VERSION] = level
@@ -159,6 +162,70 @@ def blockers(nodes: list[Node], change: Change, metadata_level: int | None = Non
                 if why is not None:
                     out.append({"node": n, "feature": feature, "level": level, "supported": rng, "reason": why})
     return out
+
+
+def newest_production(feature: str) -> int:
+    """The newest level of `feature` that some release quorumctl knows ships as production."""
+    if feature == METADATA_VERSION:
+        return LATEST_PRODUCTION
+    return max(CATALOGUES[k].latest_production_level.get(feature, 0) for k in CATALOGUES)
+
+
+def is_unstable_level(feature: str, level: int) -> bool:
+    """A level some release quorumctl knows defines, above every release's production range."""
+    if level <= newest_production(feature):
+        return False
+    if feature == METADATA_VERSION:
+        return level in NAME_OF
+    return any(level in c.features[feature].levels for c in CATALOGUES.values() if feature in c.features)
+
+
+def advertised_only(b: dict) -> bool:
+    """True when a blocker is only a controller's ApiVersions answer stopping at the production
+    range, for an unstable level: a controller advertises unstable levels with
+    unstable.api.versions.enable, but registers them, and the active controller checks them,
+    with unstable.feature.versions.enable (ControllerServer, Kafka 4.3 and the 4.4 branch).
+    That does not prove it refuses the level; brokers advertise what they register."""
+    return (b["node"].kind == "controller" and is_unstable_level(b["feature"], b["level"])
+            and b["supported"][1] == newest_production(b["feature"]))
+
+
+_NAMED = re.compile(r"(Local controller|Controller|Broker) (\d+) only supports versions (\d+)(?:-(\d+)|(\+))?")
+
+
+def named_by_kafka(verdict: dict[str, str | None]) -> dict[tuple[str, int], tuple[int, int]]:
+    """The nodes Kafka's verdict names as not supporting a level: (kind, id) -> the range it
+    gives (VersionRange's text read back)."""
+    out = {}
+    for msg in verdict.values():
+        for m in _NAMED.finditer(msg or ""):
+            lo = int(m.group(3))
+            hi = 32767 if m.group(5) else int(m.group(4) or lo)
+            out[("broker" if m.group(1) == "Broker" else "controller", int(m.group(2)))] = (lo, hi)
+    return out
+
+
+def settle_advertised(found: list[dict], verdict: dict[str, str | None]) -> tuple[list[dict], list[str]]:
+    """Live blockers once Kafka's verdict is known: a controller whose blocking is
+    `advertised_only` stays a blocker only when the verdict names it (with the range Kafka
+    gives, its registration's); the others become notes."""
+    named = named_by_kafka(verdict)
+    keep, notes = [], []
+    for b in found:
+        n = b["node"]
+        if not advertised_only(b):
+            keep.append(b)
+            continue
+        if (n.kind, n.id) in named:
+            rng = named[(n.kind, n.id)]
+            keep.append(dict(b, supported=rng, reason=reason_not_supported(b["level"], f"Controller {n.id}", rng) or b["reason"]))
+            continue
+        lo, hi = b["supported"]
+        notes.append(f"controller {n.id} advertises {b['feature']} {range_text(lo, hi)} (ApiVersions: the "
+                     f"production range unless unstable.api.versions.enable); the active controller checks its "
+                     f"registration, which has unstable levels with unstable.feature.versions.enable: not counted "
+                     f"as blocking {b['level']}, Kafka's verdict decides")
+    return keep, notes
 
 
 def metadata_changed_between(a: int, b: int) -> bool:

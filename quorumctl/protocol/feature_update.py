@@ -6,7 +6,9 @@ this job always asks that first, and sends the real change only with `apply`
 when neither Kafka nor the nodes' ranges refuse it.
 
 What each node supports comes from its own ApiVersions answer (what
-`features describe` reads). The nodes come from where Kafka's tools can see them:
+`features describe` reads); a controller's answer shows unstable levels only
+with unstable.api.versions.enable, so there Kafka's verdict decides
+(ops.feature_update.settle_advertised). The nodes come from where Kafka's tools can see them:
 - through a broker (--bootstrap-server): DescribeCluster v2 with
   IncludeFencedBrokers lists every registered broker with its fenced state (an
   older broker lists the unfenced ones only), DescribeQuorum (forwarded) the
@@ -26,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..config.addresses import Address, parse_address
-from ..ops.feature_update import Change, Node, blockers
+from ..ops.feature_update import Change, Node, blockers, settle_advertised
 from . import kerrors, messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
@@ -113,8 +115,9 @@ def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, c
                 n.supported, n.error = _ask(parse_address(n.address), client.cfg, client.deadline)
         conn = client.bootstrap_connection()
         finalized = dict(conn.finalized_features)
-        found = blockers(nodes, change, finalized.get("metadata.version"))
         verdict = client.update_features(change.updates, change.upgrade_type, validate_only=True)
+        found, doubts = settle_advertised(blockers(nodes, change, finalized.get("metadata.version")), verdict)
+        notes += doubts
         applied = None
         if apply and not found and not any(verdict.values()):
             applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)

@@ -26,6 +26,9 @@ SAME_NAME_OTHER_OPTION = {
                  "besides the config's",
     "--id": "cluster unregister's --id (a broker, kafka-cluster unregister's) vs cluster unregister-controller's "
             "--id (a controller, Kafka 4.4's)",
+    "--endpoint": "replace-controller's --endpoint NAME://HOST:PORT (the one controller's listeners, sent with "
+                  "AddRaftVoter) vs voters set-endpoints' --endpoint ID=LISTENER://HOST:PORT (any voter's new "
+                  "endpoint, written offline)",
 }
 
 

@@ -245,7 +245,7 @@ def test_follower_restarted_on_a_new_address(lab):
 
 def test_controller_back_with_a_new_directory_id(lab):
     """A follower's disk replaced (wiped, formatted again: a new directory id): it fetches
-    as an observer; health (degraded) and doctor name it with the fix; replace-controller's
+    as an observer; health (degraded), doctor and voters check name it with the fix; replace-controller's
     dry run changes nothing, --apply removes the old directory id and adds the new one:
     3 voters again, the new directory id among them, no observer with a voter's id, and
     the topic created before is still there."""
@@ -282,6 +282,15 @@ def test_controller_back_with_a_new_directory_id(lab):
         (d,) = json.loads(out)["findings"]
         assert (d["code"], d["severity"], d["message"]) == ("voter-directory-replaced", "error", finding)
         assert d["remedy"] == fix.format(lab.controllers)
+
+        # voters check: the same finding; the voter set as the leader stores it, the observer beside it
+        code, out, err = lab.quorumctl("voters", "check", *opt, "-o", "json")
+        assert code == 1, err
+        doc = json.loads(out)
+        assert [(x["code"], x["message"]) for x in doc["findings"]] == [("voter-directory-replaced", finding)]
+        assert {(v["id"], v["directory_id"]) for v in doc["voters"]} == \
+            {(i, old if i == f else lab.host(i).dir_id) for i in (1, 2, 3)}
+        assert (f, new) in {(o["id"], o["directory_id"]) for o in doc["observers"]}
 
         code, out, err = lab.quorumctl("replace-controller", f, *opt)
         assert (code, err) == (0, ""), err

@@ -37,20 +37,24 @@ def finding_lines(findings: list[dict]) -> list[str]:
     return lines
 
 
+def findings_table(findings: list[dict], title: str):
+    """The findings (doctor's JSON form) as a Rich table: doctor's and voters check's."""
+    from rich.table import Table
+    t = Table(title=title)
+    for col in ("severity", "finding", "evidence", "remedy"):
+        t.add_column(col)
+    for f in findings:
+        t.add_row(f["severity"], f"{f['code']}: {f['message']}", "\n".join(f["evidence"]), f["remedy"])
+    if not findings:
+        t.add_row("-", "No findings.", "", "")
+    return t
+
+
 def print_doctor(doc: dict, mode: Output) -> None:
     if mode is Output.json:
         sys.stdout.write(json_line(doc) + "\n")
     elif mode is Output.table:
-        from rich.table import Table
-
         from .output import console
-        t = Table(title=doctor_lines({**doc, "findings": []})[0])
-        for col in ("severity", "finding", "evidence", "remedy"):
-            t.add_column(col)
-        for f in doc["findings"]:
-            t.add_row(f["severity"], f"{f['code']}: {f['message']}", "\n".join(f["evidence"]), f["remedy"])
-        if not doc["findings"]:
-            t.add_row("-", "No findings.", "", "")
-        console().print(t)
+        console().print(findings_table(doc["findings"], doctor_lines({**doc, "findings": []})[0]))
     else:
         sys.stdout.write("\n".join(doctor_lines(doc)) + "\n")

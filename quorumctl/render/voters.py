@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .diagnose import finding_lines
+from .diagnose import finding_lines, findings_table
 from .recover import entries_text
 
 VERDICTS = {"ok": "answers as that voter", "unresolvable": "STALE: the name does not resolve",
@@ -44,14 +44,7 @@ def check_table(doc: dict):
         bad = c["verdict"] != "ok"
         t.add_row(str(c["voter_id"]), c["endpoint"], _where(c),
                   f"[red]{VERDICTS[c['verdict']]}[/red]" if bad else VERDICTS[c["verdict"]])
-    f = Table(title="findings")
-    for col in ("severity", "finding", "evidence", "remedy"):
-        f.add_column(col)
-    for x in doc["findings"]:
-        f.add_row(x["severity"], f"{x['code']}: {x['message']}", "\n".join(x["evidence"]), x["remedy"])
-    if not doc["findings"]:
-        f.add_row("-", "No findings.", "", "")
-    return [t, f]
+    return [t, findings_table(doc["findings"], "findings")]
 
 
 def plan_lines(doc: dict, dry_run: bool, report: dict | None) -> list[str]:

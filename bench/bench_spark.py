@@ -175,7 +175,7 @@ def rows_only(paths: list[str], parquet_dir: str | None) -> None:
 
 def dumplog_one_process(argv: list[str]) -> None:
     """dump-log with its two-process split switched off (the --_dumplog1 mode)."""
-    from quorumctl import dumplog
+    from quorumctl.dump import log as dumplog
     from quorumctl.cli.main import main as cli
     dumplog.PARALLEL_MIN_BYTES = 1 << 62
     sys.argv = ["quorumctl", *argv]

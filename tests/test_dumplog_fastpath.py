@@ -129,7 +129,7 @@ def test_one_process_json_holds_one_batch_line_at_a_time(tmp_path):
     """dump-log in one process (stdout not a file, or one core) writes a JSON batch
     line out as soon as it is made: the sink once held up to 4096 of these
     (MBs each: ~1 GB on the 140 MB perf log) before writing."""
-    from quorumctl import dumplog
+    from quorumctl.dump import log as dumplog
 
     d = tmp_path / "__cluster_metadata-0"
     d.mkdir()

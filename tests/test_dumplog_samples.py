@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from quorumctl.dumplog import run
+from quorumctl.dump.log import run
 from quorumctl.render.dumplog import Sink
 from samples import FIXTURES, SAMPLES, blocks
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from quorumctl import dumplog  # noqa: F401  (registers dump-log's handlers)
+from quorumctl.dump import log  # noqa: F401  (registers dump-log's handlers)
 from quorumctl.logdir import filekinds
 from quorumctl.ops import verify  # noqa: F401  (registers verify's handlers)
 

@@ -8,7 +8,7 @@ import tracemalloc
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from quorumctl.dumplog import dump_range
+from quorumctl.dump.log import dump_range
 from quorumctl.render.dumplog import Sink
 from quorumctl.records import metadata as md
 from quorumctl.records.batch import BatchError, BatchReader, encode_batch

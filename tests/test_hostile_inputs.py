@@ -397,7 +397,7 @@ def test_truncate_keeps_a_symlinked_partition_dir(cli, tmp_path):
 def test_streamed_json_batches_are_whole_objects(tmp_path):
     import io
     import json
-    from quorumctl.dumplog import dump_range
+    from quorumctl.dump.log import dump_range
     from quorumctl.render.dumplog import Sink
     from quorumctl.records import batch as RB
     from quorumctl.render.dumplog import Options

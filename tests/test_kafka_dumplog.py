@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from kafka41 import HOMES, home_of, kafka_tool, needs_kafka
-from quorumctl.dumplog import run
+from quorumctl.dump.log import run
 from quorumctl.render.dumplog import Sink
 from samples import CORPUS, FIXTURES
 

@@ -20,7 +20,7 @@ LAYERS = [
     {"image"},                                    # the metadata image replayed from a log dir, its history and diffs
     {"protocol"},                                 # the wire
     {"render"},                                   # text, table and JSON views
-    {"dumplog", "dumpfiles", "testing"},          # dump-log (dumpfiles: its other kinds); the simulated quorum
+    {"dump", "testing"},                          # dump-log's engine (dump/log, dump/files); the simulated quorum
     {"spark", "schemas", "diagnose"},             # spark-export; the list of every declared schema; doctor, bundle
     {"cli", "__main__"},                          # the commands
 ]

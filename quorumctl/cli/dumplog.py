@@ -11,7 +11,7 @@ from .options import KafkaRelease, KafkaVersion, OutputOpt
 
 def record_type_names(incomplete: str) -> list[str]:
     """--record-type completion."""
-    from ..dumplog import record_type_names as names
+    from ..dump.log import record_type_names as names
     return names(incomplete)
 
 
@@ -69,7 +69,7 @@ def dump_log(
 
     Example: quorumctl dump-log --cluster-metadata-decoder /var/lib/kafka/data/__cluster_metadata-0
     """
-    from ..dumplog import run
+    from ..dump.log import run
     from ..errors import InputError
 
     given = {"--value-decoder-class": value_decoder_class is not None, "--key-decoder-class": key_decoder_class is not None,

@@ -51,7 +51,7 @@ ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHE
 
 # The registry: what each command that reads every kind does with a file of each
 # kind. A handler is declared where it lives, with `@handles(role, *kinds)`:
-# dump-log's in quorumctl/dumplog.py and quorumctl/dumpfiles.py, verify's in
+# dump-log's in quorumctl/dump/log.py and quorumctl/dump/files.py, verify's in
 # quorumctl/ops/verify.py (modules above this layer, so they register themselves;
 # nothing here imports them). The commands dispatch through handler(); a kind in
 # ORDER without a handler for every role is what missing_handlers() names, and

@@ -12,20 +12,20 @@ import os
 from itertools import islice
 from dataclasses import dataclass, field
 
-from .errors import ExitStatus, InputError
-from .openfile import check_regular
-from .records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
-from .render import dumplog as render_dumplog
-from .render.dumplog import Sink, header_line
-from .render.output import json_line
-from .logdir import filekinds
-from .dumpfiles import Job, Result   # (registers the dumps of the files that are not record batches)
+from ..errors import ExitStatus, InputError
+from ..openfile import check_regular
+from ..records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
+from ..render import dumplog as render_dumplog
+from ..render.dumplog import Sink, header_line
+from ..render.output import json_line
+from ..logdir import filekinds
+from .files import Job, Result   # (registers the dumps of the files that are not record batches)
 
 
 def known_record_types() -> list[str]:
     """Kafka's metadata and control record type names (its enums' spelling)."""
-    from .records.control_schemas import CONTROL_TYPES
-    from .records.metadata_schemas import TYPE_NAMES
+    from ..records.control_schemas import CONTROL_TYPES
+    from ..records.metadata_schemas import TYPE_NAMES
     return sorted(set(TYPE_NAMES.values()) | {name for name, _msg in CONTROL_TYPES.values()})
 
 
@@ -484,7 +484,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     kafka: whose kafka-dump-log text (4.3 or 4.1) where the two differ;
     from_time/to_time (epoch ms) cut one partition's log where its record timestamps say.
     Each file is dumped by its kind's handler (filekinds.handler("dump", kind))."""
-    from .render.output import Output, resolve
+    from ..render.output import Output, resolve
 
     out_mode = resolve(output)
     types = frozenset(check_record_types(record_types)) if record_types else None   # a typo: exit 2 first
@@ -509,7 +509,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     result = Result()
     as_json = out_mode is Output.json
     if out_mode is Output.table:
-        from .render.dumplog_table import TableSink
+        from ..render.dumplog_table import TableSink
         sink = TableSink(sink, opts)
     job = Job(sink, opts, out_mode, result, max_bytes=max_bytes, verify_index_only=verify_index_only,
               index_sanity_check=index_sanity_check, max_message_size=max_message_size)
@@ -538,10 +538,10 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     return ExitStatus.of(result.problems or result.errors)
 
 
-# The record-batch kinds' dump; the other kinds' are dumpfiles.py's.
+# The record-batch kinds' dump; the other kinds' are files.py's.
 
 @filekinds.handles("dump", filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
 def _dump_batch_file(path, kind, job: Job) -> None:
-    from .render.output import Output
+    from ..render.output import Output
     dump_batches(path, job.opts, job.sink, as_json=job.mode is Output.json, max_bytes=job.max_bytes,
                  result=job.result)

@@ -2,17 +2,17 @@
 with filekinds.handles("dump", ...)): Kafka's lines where Kafka has them
 (indexes, producer state, txn index), `key: value` lines of ours otherwise;
 for JSON and tables, one object per file (Job.put). The record-batch kinds
-are dumped by dumplog.py itself.
+are dumped by log.py itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .logdir import filekinds
-from .render import dumplog as render_dumplog
-from .render.dumplog import Sink
-from .render.output import json_line
+from ..logdir import filekinds
+from ..render import dumplog as render_dumplog
+from ..render.dumplog import Sink
+from ..render.output import json_line
 
 
 @dataclass
@@ -36,7 +36,7 @@ class Job:
 
     @property
     def text(self) -> bool:
-        from .render.output import Output
+        from ..render.output import Output
         return self.mode is Output.text
 
     def put(self, make, *, text: bool | None = None) -> None:
@@ -46,7 +46,7 @@ class Job:
 
     def emit(self, lines, errs=(), *, text: bool | None = None) -> None:
         """For text, the file's lines; its problems on stderr (JSON carries them in the object)."""
-        from .render.output import Output
+        from ..render.output import Output
         if self.text if text is None else text:
             self.sink.lines(lines)
         if self.mode is not Output.json:
@@ -56,10 +56,10 @@ class Job:
 
 @filekinds.handles("dump", filekinds.INDEX, filekinds.TIMEINDEX)
 def _dump_index(path, kind, job: Job) -> None:
-    from .render.output import Output
-    from .logdir import indexes
-    from .logdir import index_dump
-    from .logdir import index_checks
+    from ..render.output import Output
+    from ..logdir import indexes
+    from ..logdir import index_dump
+    from ..logdir import index_checks
     if kind == filekinds.INDEX:
         out, err = index_dump.dump_index_lines(path, verify_only=job.verify_index_only,
                                                sanity_check=job.index_sanity_check,
@@ -83,7 +83,7 @@ def _dump_index(path, kind, job: Job) -> None:
 
 @filekinds.handles("dump", filekinds.PRODUCER_SNAPSHOT)
 def _dump_producer_snapshot(path, kind, job: Job) -> None:
-    from .logdir import producer_state
+    from ..logdir import producer_state
     job.put(lambda: {"kind": kind, "file": path,
                      "producers": [e.to_json() for e in producer_state.read_producer_snapshot(path)]})
     if job.text:
@@ -92,7 +92,7 @@ def _dump_producer_snapshot(path, kind, job: Job) -> None:
 
 @filekinds.handles("dump", filekinds.TXNINDEX)
 def _dump_txn_index(path, kind, job: Job) -> None:
-    from .logdir import producer_state
+    from ..logdir import producer_state
     out, err = producer_state.txn_index_lines(path)
     job.put(lambda: {"kind": kind, "file": path,
                      "entries": [e.to_json() for e in producer_state.read_txn_index(path)]})
@@ -107,7 +107,7 @@ def _kv(d: dict) -> str:
 
 @filekinds.handles("dump", filekinds.QUORUM_STATE)
 def _dump_quorum_state(path, kind, job: Job) -> None:
-    from .logdir import statefiles
+    from ..logdir import statefiles
     qs = statefiles.read_quorum_state(path)
     job.put(lambda: {"kind": kind, "file": path, **qs})
     job.emit([f"Quorum state (data_version {qs['data_version']}): " + _kv(
@@ -116,7 +116,7 @@ def _dump_quorum_state(path, kind, job: Job) -> None:
 
 @filekinds.handles("dump", filekinds.EPOCH_CHECKPOINT)
 def _dump_epoch_checkpoint(path, kind, job: Job) -> None:
-    from .logdir import statefiles
+    from ..logdir import statefiles
     entries = statefiles.read_epoch_checkpoint(path)
     job.put(lambda: {"kind": kind, "file": path, "entries": [{"epoch": e, "startOffset": o} for e, o in entries]})
     job.emit([f"Leader epoch checkpoint: {len(entries)} entries"] +
@@ -125,7 +125,7 @@ def _dump_epoch_checkpoint(path, kind, job: Job) -> None:
 
 @filekinds.handles("dump", filekinds.META_PROPERTIES)
 def _dump_meta_properties(path, kind, job: Job) -> None:
-    from .logdir import statefiles
+    from ..logdir import statefiles
     props = statefiles.read_meta_properties(path)
     job.put(lambda: {"kind": kind, "file": path, **props})
     job.emit([_kv(props)])
@@ -133,7 +133,7 @@ def _dump_meta_properties(path, kind, job: Job) -> None:
 
 @filekinds.handles("dump", filekinds.PARTITION_METADATA)
 def _dump_partition_metadata(path, kind, job: Job) -> None:
-    from .logdir import statefiles
+    from ..logdir import statefiles
     pm = statefiles.read_partition_metadata(path)
     job.put(lambda: {"kind": kind, "file": path, **pm})
     job.emit([_kv(pm)])

@@ -75,7 +75,8 @@ def test_recover_and_truncate_on_a_44_formatted_cluster(cli, tmp_path):
         for apply in ([], ["--apply"]):
             code, out, err = cli("recover", str(k.data(3)), "--lost-voters", "1,2", *apply)
             assert code == 1, (code, out, err)
-            m = re.search(r"^  refused: voter ([12]) at (127\.0\.0\.1:\d+): answers as a controller", out, re.M)
+            m = re.search(r"^  refused: voter ([12]) at (127\.0\.0\.1:\d+): answers as (?:a controller|the leader)",
+                          out, re.M)
             assert m and m.group(2) == k.addr(int(m.group(1))), out
             assert rc.tree_hash(k.data(3)) == before and not backup.exists(), "recover wrote while refusing"
 

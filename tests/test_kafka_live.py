@@ -283,8 +283,12 @@ def test_unregister_dry_run_then_apply(cli, kc):
     code, out, err = cli("cluster", "unregister", "-b", kc.broker, "--id", str(VICTIM), "--apply")
     assert code == 0, out + err
     assert out.endswith(f"Broker {VICTIM} is no longer registered.\n")
-    code, out, _ = cli("cluster", "list-endpoints", "-b", kc.broker, "--include-fenced-brokers", "-o", "json")
-    assert sorted(e["id"] for e in json.loads(out)["endpoints"]) == [2, 3]
+    # the broker asked answers from its metadata cache, which applies the unregistration a moment later
+    def listed():
+        code, out, _ = cli("cluster", "list-endpoints", "-b", kc.broker, "--include-fenced-brokers", "-o", "json")
+        assert code == 0
+        return sorted(e["id"] for e in json.loads(out)["endpoints"])
+    until("the broker's metadata without the unregistered broker", lambda: listed() == [2, 3], 30)
     # the registration is gone from the controller's metadata image too
     def image_brokers():
         code, out, _ = cli("image", str(kc.data(1)), "/brokers", "-o", "json")
@@ -352,7 +356,13 @@ def test_frozen_broker_before_fencing(cli, kc):
     # the frozen broker and wait request.timeout.ms before trying another: 5 s, not 30
     conf = kc.tmp / "short-requests.properties"
     conf.write_text("request.timeout.ms=5000\n")
-    theirs = kafka(kc, "kafka-topics", "--bootstrap-server", kc.broker, "--command-config", str(conf), "--describe")
+    # kafka-topics itself may fail on the frozen broker ("Timed out waiting to send the call:
+    # listPartitionReassignments", seen at load 9 on 2 cores): asked again, up to 3 times
+    for _ in range(3):
+        theirs = kafka(kc, "kafka-topics", "--bootstrap-server", kc.broker, "--command-config", str(conf),
+                       "--describe")
+        if theirs.returncode == 0:
+            break
     after = cli("topics", "describe", "--bootstrap-server", kc.broker)[1]
     assert theirs.returncode == 0, theirs.stderr
     assert theirs.stdout in (described, after)

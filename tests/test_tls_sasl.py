@@ -301,7 +301,7 @@ def test_sasl_mechanism_not_enabled(cli, tmp_path):
 def test_sasl_listener_without_sasl_client(cli):
     c = start(sasl={"mechanisms": ALL_MECHS, "users": USERS})
     try:
-        code, out, err = cli("describe", "status", "--bootstrap-server", c.brokers()[0].address)
+        code, out, err = cli("describe", "status", "--bootstrap-server", c.brokers()[0].address, "--timeout", "3")
     finally:
         c.stop()
     assert code == 3

@@ -138,6 +138,9 @@ def test_unsecured_token_as_kafkas_login_callback_handler():
     c = _claims(token)
     assert (c["sub"], c["scope"], c["n"]) == ("admin", ["a", "b"], 2.0)
     assert t0 - 1 <= c["iat"] <= time.time() and abs(c["exp"] - c["iat"] - 60) < 1e-6
+    # whole milliseconds, never ahead of the broker's own clock read (Kafka's unsecured
+    # validator refuses 1000 * iat > its currentTimeMillis with no skew allowed)
+    assert abs(c["iat"] * 1000 - round(c["iat"] * 1000)) < 1e-3 and c["iat"] * 1000 < int(time.time() * 1000)
     assert token_for(cfg.oauth, time.monotonic() + 5) == token    # cached within its refresh window
 
 

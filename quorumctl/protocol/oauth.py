@@ -173,7 +173,10 @@ def _unsecured_token(o) -> tuple[str, float]:
         lifetime = int(opts.get("unsecuredLoginLifetimeSeconds", "3600"))
     except ValueError:
         raise InputError("sasl.jaas.config: unsecuredLoginLifetimeSeconds must be an integer") from None
-    now = time.time()
+    # whole milliseconds, as Kafka's handler, one back: Kafka's unsecured validator allows
+    # no skew, and a broker validating within the same millisecond would see an iat in
+    # its future (1000 * iat > currentTimeMillis) and answer invalid_token
+    now = (int(time.time() * 1000) - 1) / 1000.0
     claims: dict = {"exp": now + lifetime, "iat": now}
     for key, value in opts.items():
         for prefix, kind in (("unsecuredLoginStringClaim_", "s"), ("unsecuredLoginNumberClaim_", "n"),

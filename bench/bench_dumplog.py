@@ -21,9 +21,9 @@ import sys
 import tempfile
 import time
 
-import metadata_log  # noqa: E402
+import metadata_log
 
-from quorumctl.records.batch import encode_batch  # noqa: E402
+from quorumctl.records.batch import encode_batch
 
 EXE = [sys.executable, "-m", "quorumctl"]
 

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_vs_kafka import best, quorumctl, real_log  # noqa: E402  (the one way this repo measures commands)
+from bench_vs_kafka import best, quorumctl, real_log
 
 RECORDS = 2_277_297
 

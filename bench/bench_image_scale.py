@@ -43,10 +43,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_vs_kafka import ENV, PERF, SHARED, best, quorumctl  # noqa: E402
+from bench_vs_kafka import ENV, PERF, SHARED, best, quorumctl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-from recover_chaos import free_base_port  # noqa: E402  (the one search for free ports)
+from recover_chaos import free_base_port
 
 K43 = SHARED / "kafka" / "kafka_2.13-4.3.0"
 COPIES = 16

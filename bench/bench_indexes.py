@@ -20,7 +20,7 @@ import time
 import tracemalloc
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from quorumctl.records.batch import encode_batch  # noqa: E402
+from quorumctl.records.batch import encode_batch
 from quorumctl.logdir import index_dump
 from quorumctl.logdir import index_checks
 

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_describe import measure  # noqa: E402
+from bench_describe import measure
 
 ROOT = Path(__file__).resolve().parents[1]
 TOLERANCE = 1.05

@@ -27,12 +27,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from quorumctl.protocol.exporter import Sampler  # noqa: E402
-from quorumctl.protocol.health_probe import check_health  # noqa: E402
-from quorumctl.protocol.connection import load_client_config  # noqa: E402
-from quorumctl.config.addresses import parse_address_list  # noqa: E402
-from quorumctl.render.metrics import exposition, registry_for  # noqa: E402
-from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
+from quorumctl.protocol.exporter import Sampler
+from quorumctl.protocol.health_probe import check_health
+from quorumctl.protocol.connection import load_client_config
+from quorumctl.config.addresses import parse_address_list
+from quorumctl.render.metrics import exposition, registry_for
+from quorumctl.testing.sim import SimulatedCluster, replica
 
 
 def rss_kib() -> int:

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from quorumctl.records.batch import HEADER_SIZE, BatchReader, plain_value_spans  # noqa: E402
-from quorumctl.render import dumplog as rd  # noqa: E402
+from quorumctl.records.batch import HEADER_SIZE, BatchReader, plain_value_spans
+from quorumctl.render import dumplog as rd
 
 DEFAULT_LOG = Path(tempfile.gettempdir()) / "quorumctl-bench" / "real" / "__cluster_metadata-0" / \
     "00000000000000000000.log"

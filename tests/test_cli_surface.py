@@ -109,15 +109,13 @@ def test_help_paragraphs_are_not_broken_mid_sentence(cli, monkeypatch):
     wrapped at the source's width broke sentences at any other width (`doctor -h`:
     "cannot" / "serve"): every command's help has each paragraph on one line, and Rich
     wraps it to the terminal."""
-    import typer
-
-    from quorumctl.cli.main import app
+    from quorumctl.cli.main import root_command
 
     def walk(command, path):
         yield path, command
         for name, sub in (getattr(command, "commands", None) or {}).items():
             yield from walk(sub, f"{path} {name}")
-    broken = [path for path, c in walk(typer.main.get_command(app), "quorumctl")
+    broken = [path for path, c in walk(root_command(), "quorumctl")
               if any("\n" in p for p in (c.help or "").split("\n\n") if not p.startswith("\b"))]
     assert broken == []
     monkeypatch.setenv("COLUMNS", "300")

@@ -379,10 +379,8 @@ def paragraphs_first(text: str) -> str:
 def _parses(args: list[str]):
     """Parse an example's arguments as click would: unknown options, missing values
     or required options fail."""
-    import typer.main
-
-    from quorumctl.cli.main import app
-    command, name = typer.main.get_command(app), "quorumctl"
+    from quorumctl.cli.main import root_command
+    command, name = root_command(), "quorumctl"
     while args and hasattr(command, "list_commands") and args[0] in command.list_commands(None):
         name, args = args[0], args[1:]
         command = command.get_command(None, name)

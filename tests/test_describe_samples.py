@@ -358,7 +358,7 @@ def test_conversion_of_37_format_is_what_the_39_tool_printed():
     blocks = sample_blocks(SAMPLES / "quorum-3.9.0-tool-vs-3.7.0-cluster.txt")
     repl39 = blocks[1][1]
     as37 = "".join("\t".join(c for i, c in enumerate(line.split("\t")) if i != 1) for line in repl39.splitlines(True))
-    as37 = _retab([[c.strip() for c in l.rstrip("\n").rstrip("\t").split("\t")] for l in as37.splitlines()])
+    as37 = _retab([[c.strip() for c in row.rstrip("\n").rstrip("\t").split("\t")] for row in as37.splitlines()])
     assert kafka37_to_39(as37) == repl39
 
 

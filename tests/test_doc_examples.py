@@ -348,9 +348,8 @@ def test_examples(cli, doc, tmp_path):
 def test_every_command_has_an_example():
     """One example per command (and per subcommand of a group) in the README or
     docs/ (docs/guide.md shows them all; the README only an incident's five)."""
-    from quorumctl.cli.main import app
-    import typer.main
-    group = typer.main.get_command(app)
+    from quorumctl.cli.main import root_command
+    group = root_command()
     wanted = []
     for name, cmd in group.commands.items():
         subs = getattr(cmd, "commands", None)
@@ -390,9 +389,8 @@ OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w.-]*)")
 @pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO)))
 def test_usage_lines_name_real_commands_and_options(doc):
     """A usage line is not run, but its command and every option it names must exist."""
-    import typer.main
-    from quorumctl.cli.main import app
-    root = typer.main.get_command(app)
+    from quorumctl.cli.main import root_command
+    root = root_command()
     bad = []
     for line, text in synopses(doc):
         words = text.split()[1:]

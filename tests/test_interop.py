@@ -82,7 +82,7 @@ def test_kafka_python_sees_what_quorumctl_shows(cli):
     assert [(r["nodeId"], r["status"], r["lag"]) for r in rep["replicas"]] == \
         [(1, "Leader", 0), (2, "Follower", 0), (3, "Follower", 11), (4, "Observer", 0)]
     assert [p["replica_id"] for p in part["current_voters"]] == [v["id"] for v in st["currentVoters"]]
-    assert {n["node_id"]: [f"{l['name']}://{l['host']}:{l['port']}" for l in n["listeners"]] for n in kq["nodes"]} == \
+    assert {n["node_id"]: [f"{e['name']}://{e['host']}:{e['port']}" for e in n["listeners"]] for n in kq["nodes"]} == \
         {v["id"]: v["endpoints"] for v in st["currentVoters"]}
     assert (st["maxFollowerLag"], st["maxFollowerLagTimeMs"]) == (11, 1795305719757 - 1795305716000)
 

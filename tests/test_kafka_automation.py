@@ -165,7 +165,7 @@ def stack(cluster, tmp_path_factory):
 def fixture_file(name: str, series, window_s: int, expect: list[tuple[int, str, list[dict]]]) -> str:
     """A promtool test file: the recorded series and, per (eval second, alert), the alerts expected
     firing then (their annotations from the rules, the labels put in)."""
-    import yaml  # noqa: PLC0415  (PyYAML: test-only, already installed with the test deps)
+    import yaml
     rules = {r["alert"]: r for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"]}
 
     def exp(alert: str, labels: dict) -> dict:

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import typer
 
 from command_lines import doc_rows
 from kafka41 import home_of, kafka_tool, needs_kafka
@@ -70,8 +69,8 @@ def helps(tmp_path_factory):
 
 
 def command(path):
-    from quorumctl.cli.main import app
-    cmd = typer.main.get_command(app)
+    from quorumctl.cli.main import root_command
+    cmd = root_command()
     parent = None
     for w in path:
         parent, cmd = cmd, cmd.commands[w]

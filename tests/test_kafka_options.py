@@ -45,10 +45,8 @@ def kafka_help(tmp_path_factory, request):
 
 
 def our_options(*command: str) -> set[str]:
-    import typer.main
-
-    from quorumctl.cli.main import app
-    cmd = typer.main.get_command(app)
+    from quorumctl.cli.main import root_command
+    cmd = root_command()
     for name in command:
         cmd = cmd.commands[name]
     return {o for p in cmd.params for o in p.opts + p.secondary_opts if o.startswith("--")}

@@ -4,11 +4,9 @@ subcommand, `describe --status`, `topics --describe` (cli/main.kafka_order)."""
 from __future__ import annotations
 
 import pytest
-import typer
+from quorumctl.cli.main import kafka_order, root_command
 
-from quorumctl.cli.main import app, kafka_order
-
-ROOT = typer.main.get_command(app)
+ROOT = root_command()
 
 
 @pytest.mark.parametrize("given, expected", [

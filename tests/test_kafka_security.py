@@ -34,13 +34,13 @@ import pytest
 from kafka41 import KAFKA43_HOME, mask_replication, mask_status, skip_reason, tool_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos  # noqa: E402
+import recover_chaos
 
 pytest.importorskip("cryptography", reason="the test CA and the OIDC provider need cryptography")
 
-from quorumctl.testing import kdc as kdc_mod  # noqa: E402
-from quorumctl.testing.certs import TestCA, keytool_jks_keystore, keytool_jks_truststore  # noqa: E402
-from quorumctl.testing.oidc import OidcServer  # noqa: E402
+from quorumctl.testing import kdc as kdc_mod
+from quorumctl.testing.certs import TestCA, keytool_jks_keystore, keytool_jks_truststore
+from quorumctl.testing.oidc import OidcServer
 
 REASON = skip_reason(KAFKA43_HOME)
 pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.java,

@@ -68,9 +68,7 @@ def test_no_option_is_declared_by_hand_twice():
 
 def test_one_help_text_per_shared_option():
     """Across the whole command tree, as click sees it (what -h prints)."""
-    import typer.main
-
-    from quorumctl.cli.main import app
+    from quorumctl.cli.main import root_command
     helps: dict[str, set[str]] = {}
 
     def walk(cmd):
@@ -80,7 +78,7 @@ def test_one_help_text_per_shared_option():
                     helps.setdefault(flag, set()).add(p.help)
         for sub in getattr(cmd, "commands", {}).values():
             walk(sub)
-    walk(typer.main.get_command(app))
+    walk(root_command())
     assert set(helps) == SHARED - {"--timeout"}
     many = {f: h for f, h in helps.items() if len(h) > 1}
     # --output: text/table/json where a table exists, text/json elsewhere; --config: one file or several

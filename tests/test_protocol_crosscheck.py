@@ -149,13 +149,14 @@ def test_describe_quorum_response_both_ways(version):
     # and kafka-python's encoding of the same values decodes to the same in ours
     R = DescribeQuorumResponse
     P = R.TopicData.PartitionData
-    rs = lambda d: P.ReplicaState(**{snake(k): (uuid.UUID(bytes=uuid_bytes(x)) if k == "replicaDirectoryId" else x)
-                                     for k, x in d.items()})
+    def rs(d):
+        return P.ReplicaState(**{snake(k): (uuid.UUID(bytes=uuid_bytes(x)) if k == "replicaDirectoryId" else x)
+                                         for k, x in d.items()})
     p = body["topics"][0]["partitions"][0]
     msg = R(version=version, error_code=0, error_message=None, topics=[R.TopicData(topic_name=TOPIC, partitions=[P(
         partition_index=0, error_code=0, error_message=None, leader_id=1, leader_epoch=1, high_watermark=84,
         current_voters=[rs(r) for r in p["currentVoters"]], observers=[rs(r) for r in p["observers"]])])],
-        nodes=[R.Node(node_id=n["nodeId"], listeners=[R.Node.Listener(**l) for l in n["listeners"]])
+        nodes=[R.Node(node_id=n["nodeId"], listeners=[R.Node.Listener(**e) for e in n["listeners"]])
                for n in body["nodes"]])
     _, back = decode_response(messages.APIS[55], version, kp_response(msg, 9)[4:])
     assert back == ours

@@ -22,7 +22,7 @@ from quorumctl.records.batch import BatchReader, display_timestamp, encode_batch
 from quorumctl.records.metadata_schemas import TYPE_NAMES  # noqa: E402
 from quorumctl.render.output import json_bytes  # noqa: E402
 from quorumctl.spark import job as ex  # noqa: E402
-from quorumctl.spark import plan, schema, synthetic  # noqa: E402
+from quorumctl.spark import schema, synthetic  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

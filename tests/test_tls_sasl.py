@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("cryptography", reason="the test CA needs cryptography")
 
-from quorumctl.testing.certs import TestCA  # noqa: E402
-from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
+from quorumctl.testing.certs import TestCA
+from quorumctl.testing.sim import SimulatedCluster, replica
 
 
 USERS = {"alice": "alice-secret", "ops": "pä55 wörd;\"x\""}

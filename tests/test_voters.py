@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-from types import SimpleNamespace
 
 import pytest
 from logfiles import tree

@@ -803,7 +803,7 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
     p = k.start_node(survivor)
     if p.returncode != 0:
         raise AssertionError(f"survivor {survivor} did not start: {(p.stderr or p.stdout)[-600:]}")
-    s = until("the survivor leads alone", lambda: (lambda d: d if d and d.get("leaderId") == survivor else None)(
+    until("the survivor leads alone", lambda: (lambda d: d if d and d.get("leaderId") == survivor else None)(
         k.status(survivor)), 90)
     for b in k.brokers:
         p = k.start_node(b)

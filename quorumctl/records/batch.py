@@ -129,10 +129,6 @@ class Batch:
         return "LogAppendTime" if self.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
 
     @property
-    def delete_horizon_ms(self) -> int | None:
-        return self.base_timestamp if self.attributes & ATTR_DELETE_HORIZON else None
-
-    @property
     def last_sequence(self) -> int:
         if self.base_sequence < 0:
             return -1

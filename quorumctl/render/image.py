@@ -76,11 +76,6 @@ def notes(doc: dict) -> list[str]:
     return out
 
 
-def image_text(doc: dict) -> str:
-    lines = [at_line(doc), *notes(doc), f"{doc['path']}:"] + tree_lines(doc["image"], 1)
-    return "\n".join(lines) + "\n"
-
-
 # -- streaming: the whole image (or /topics) written topic by topic --------------------------
 #
 # `image_document(..., lazy=True)` leaves the topics section as a LazyTopics (image.view):
@@ -189,7 +184,8 @@ def _text_node(node, indent: int, out: Chunks) -> None:
 
 
 def write_image_text(doc: dict, write) -> None:
-    """image_text(doc), written in pieces to `write` (str): the topics streamed."""
+    """The image as text (its header, notes and tree), written in pieces to `write`
+    (str): the topics streamed."""
     out = Chunks(write)
     out.add("".join(line + "\n" for line in [at_line(doc), *notes(doc), f"{doc['path']}:"]))
     _text_node(doc["image"], 1, out)

@@ -1,6 +1,7 @@
-"""Times as quorumctl prints them: epoch milliseconds as ISO-8601 UTC, a short
-relative age, and the JSON form with both. A base helper: the image (history,
-replay) and render use it."""
+"""Times as quorumctl prints and reads them: epoch milliseconds as ISO-8601 UTC,
+a short relative age, the JSON form with both, and a time an operator types
+(--at-time, --from-time). A base helper: the image (history, replay), dump-log
+and render use it."""
 
 from __future__ import annotations
 
@@ -51,3 +52,23 @@ def age(ms: int | None, now_ms: int) -> str | None:
 def timestamp(ms: int | None, now_ms: int) -> dict:
     """The JSON form of a timestamp: raw epoch ms, ISO-8601 UTC, and its age."""
     return {"ms": ms, "iso": iso_utc(ms), "age": age(ms, now_ms)}
+
+
+def parse_time(text: str) -> int:
+    """A time an operator typed (--at-time, --from-time): epoch milliseconds, or
+    ISO-8601 (UTC unless it says otherwise)."""
+    import re
+    from datetime import datetime, timezone
+
+    from .errors import InputError
+    t = text.strip()
+    if re.fullmatch(r"-?\d+", t):
+        return int(t)
+    try:
+        dt = datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{text!r}: expected a time as ISO-8601 (2024-05-01T02:00:00Z) or epoch "
+                         f"milliseconds") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)

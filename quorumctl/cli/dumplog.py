@@ -79,7 +79,7 @@ def dump_log(
     for opt, on in given.items():
         if on:
             raise InputError(f"{opt} (a kafka-dump-log option) is not supported: {REFUSED[opt]}")
-    from ..image.replay import parse_time
+    from ..timefmt import parse_time
     from_ms = None if from_time is None else parse_time(from_time)
     to_ms = None if to_time is None else parse_time(to_time)
     all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])

@@ -51,7 +51,8 @@ def image(
     import os
 
     from ..errors import InputError
-    from ..image.replay import Point, parse_time
+    from ..image.replay import Point
+    from ..timefmt import parse_time
     import sys
 
     from ..image.view import image_document

@@ -70,7 +70,8 @@ def describe(
     import sys
 
     from ..errors import InputError
-    from ..image.replay import Point, parse_time
+    from ..image.replay import Point
+    from ..timefmt import parse_time
     from ..image.topics import describe_document
     from ..render.output import Output, resolve, write_bytes_to_stdout
     from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text

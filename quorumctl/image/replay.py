@@ -17,13 +17,13 @@ import itertools
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 from ..errors import InputError
 from ..records import metadata as md
 from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
     plain_value_spans
 from ..schema.codec import uuid_cached, uuid_str
+from ..timefmt import parse_time
 from ..logdir import segments
 from ..logdir.statefiles import BOOTSTRAP_CHECKPOINT
 from ..raft.replica import METADATA_PARTITION
@@ -65,21 +65,6 @@ class Point:
         if self.time_ms is not None:
             return f"time {self.time_ms}"
         return "the end"
-
-
-def parse_time(text: str) -> int:
-    """--at-time: epoch milliseconds, or ISO-8601 (UTC unless it says otherwise)."""
-    t = text.strip()
-    if re.fullmatch(r"-?\d+", t):
-        return int(t)
-    try:
-        dt = datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        raise InputError(f"{text!r}: expected a time as ISO-8601 (2024-05-01T02:00:00Z) or epoch "
-                         f"milliseconds") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
 
 
 def parse_point(text: str | None) -> Point:

@@ -21,10 +21,10 @@ import pytest
 # The suite's Spark JVMs (in-process sessions, spark-export and spark-submit
 # children, a standalone cluster's daemons, the Connect server) start with the
 # client compiler and the serial GC: CPU-cheaper for short test JVMs on a
-# 2-core CI machine (tests/spark-conf/spark-defaults.conf says why and how much).
+# 2-core CI machine (tests/support/spark-conf/spark-defaults.conf says why and how much).
 # An explicit setting in the environment wins.
 SPARK_TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark-conf"))
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "support" / "spark-conf"))
 os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", SPARK_TEST_JVM)
 
 

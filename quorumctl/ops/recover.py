@@ -53,9 +53,9 @@ from ..logdir import statefiles as state_files
 from . import fsutil
 from ..raft import logmatch
 from ..raft.replica import Replica, divergence_json
-from .plan import RepairPlan, ReplicaStep
 from .backups import (check_backup_root, copy_owner, default_backup_root, real_partition_dir,
                       replace_partition_dir)
+from .plan import RepairPlan, ReplicaStep
 from .truncate import Plan as TruncationPlan, apply_plan, plan_truncation
 
 

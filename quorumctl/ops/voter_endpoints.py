@@ -45,8 +45,8 @@ from ..errors import InputError, Refused
 from ..raft import epochs, logmatch
 from ..raft.replica import Replica
 from . import fsutil
-from .plan import RepairPlan, ReplicaStep
 from .backups import check_backup_root, default_backup_root, real_partition_dir
+from .plan import RepairPlan, ReplicaStep
 from .recover import (Change, highest_epoch_seen, partition_changes, rebuild_partition, registrations,
                       summarize_entries)
 

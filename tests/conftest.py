@@ -1,5 +1,5 @@
 """Fixtures shared by every test module (test modules never import each other:
-what two of them need lives here or in a helper module such as samples.py).
+what two of them need lives here or in a helper module in tests/support/).
 
 `cli` runs the `quorumctl` entry point in process, with the exit-code
 handling of the installed script and without a subprocess per call. It is

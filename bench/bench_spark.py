@@ -19,7 +19,7 @@ Per data set, each a whole process (stdout to /dev/null), best wall of --repeat:
   row builder + Parquet       the same, written as Parquet (the whole export, no Spark)
   spark-export --master M     local[1], local[2], and `standalone`: a standalone cluster
                               of a Master and two one-core Workers on 127.0.0.1
-                              (tests/spark_cluster.py starts it), JVM start included
+                              (tests/support/spark_cluster.py starts it), JVM start included
   start-up                    spark-export of a 1 MiB log on each master: the fixed cost
                               (JVM, Python workers, job set-up) within every figure above;
                               with the JVM class archive a warm-up run makes (as a user's
@@ -47,7 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "support"))
 
 from bench_vs_kafka import ENV, PERF, _rss_kb, _tree, grown_log, quorumctl, real_log  # noqa: E402
 

@@ -1,5 +1,5 @@
 """Fixtures shared by every test module (test modules never import each other:
-what two of them need lives here or in a helper module such as samples.py).
+what two of them need lives here or in a helper module in tests/support/).
 
 `cli` runs the `quorumctl` entry point in process, with the exit-code
 handling of the installed script and without a subprocess per call. It is
@@ -21,10 +21,10 @@ import pytest
 # The suite's Spark JVMs (in-process sessions, spark-export and spark-submit
 # children, a standalone cluster's daemons, the Connect server) start with the
 # client compiler and the serial GC: CPU-cheaper for short test JVMs on a
-# 2-core CI machine (tests/spark-conf/spark-defaults.conf says why and how much).
+# 2-core CI machine (tests/support/spark-conf/spark-defaults.conf says why and how much).
 # An explicit setting in the environment wins.
 SPARK_TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "spark-conf"))
+os.environ.setdefault("SPARK_CONF_DIR", str(Path(__file__).parent / "support" / "spark-conf"))
 os.environ.setdefault("SPARK_DAEMON_JAVA_OPTS", SPARK_TEST_JVM)
 
 

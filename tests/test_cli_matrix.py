@@ -7,7 +7,7 @@ exit with the documented code, say an error in one line on stderr, never show a
 traceback, and print the documented kind of output.
 
 A run is a child forked from the test process that calls the entry point
-(tests/forkrun.py: its own fds, a real pipe or pseudo-terminal, no interpreter
+(tests/support/forkrun.py: its own fds, a real pipe or pseudo-terminal, no interpreter
 start-up); REAL_PROCESS runs, a sample across the command groups, both modes
 and every kind of input, are the installed console script itself. The runs are
 independent, so they all start at once (a few at a time) when the first test
@@ -293,7 +293,7 @@ def params():
 
 # -- running ---------------------------------------------------------------------------
 
-# Runs of the installed console script (the rest are forked: tests/forkrun.py): each
+# Runs of the installed console script (the rest are forked: tests/support/forkrun.py): each
 # command group, both modes, every kind of input, each output, once at least.
 REAL_PROCESS = {
     (("describe", "status"), "good", "pty", DEFAULT), (("describe", "status"), "unreachable", "pipe", "json"),

@@ -3,6 +3,7 @@ current, and working in real shells; every --help has a summary and an example."
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -379,13 +380,24 @@ def paragraphs_first(text: str) -> str:
 def _parses(args: list[str]):
     """Parse an example's arguments as click would: unknown options, missing values
     or required options fail."""
-    from quorumctl.cli.main import root_command
-    command, name = root_command(), "quorumctl"
+    command, name = _own_tree(), "quorumctl"
     while args and hasattr(command, "list_commands") and args[0] in command.list_commands(None):
         name, args = args[0], args[1:]
         command = command.get_command(None, name)
     assert not hasattr(command, "list_commands"), f"{name}: the example names no command"
     command.make_context(name, list(args))
+
+
+@functools.cache
+def _own_tree():
+    """A command tree of this module's own, not the process-wide root_command(): a
+    make_context without a parent caches on the command a help option with only
+    --help (click keeps the first it builds), and every later `-h` run in this
+    process (the cli fixture) would then fail with a usage error."""
+    import typer.main
+
+    from quorumctl.cli.main import app
+    return typer.main.get_command(app)
 
 
 def test_readme_says_how_to_install_them():

@@ -1,5 +1,5 @@
 """Hostile files and file systems (issue 13): every offline command on generated
-hostile inputs, as a separate process (forked: tests/forkrun.py) under an
+hostile inputs, as a separate process (forked: tests/support/forkrun.py) under an
 address-space limit and a time limit. None may hang, print a traceback or an internal error; verify exits
 1 on every corrupted input.
 
@@ -43,7 +43,7 @@ def _forked(args, keep_out: bool) -> forkrun.Forked:
 
 
 def run(*args) -> subprocess.CompletedProcess:
-    """quorumctl ARGS as a process of its own (tests/forkrun.py) under the limits; stdout
+    """quorumctl ARGS as a process of its own (tests/support/forkrun.py) under the limits; stdout
     is read and dropped as it comes (its size is not the point)."""
     r = _forked(args, keep_out=False)
     return subprocess.CompletedProcess(["quorumctl", *map(str, args)], r.code, None,

@@ -1,4 +1,4 @@
-"""`describe status/replication/health` on the lab (tests/lab.py, issue 33): a real
+"""`describe status/replication/health` on the lab (tests/support/lab.py, issue 33): a real
 Kafka 4.3 dynamic quorum (c1..c3, broker b4), every node on its own host
 (network namespace, address, hosts file), quorumctl and Kafka's tools run by
 the operator from the bastion `op`, every address given by host name.

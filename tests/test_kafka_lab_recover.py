@@ -1,4 +1,4 @@
-"""`recover` on the lab of real hosts (tests/lab.py; issues 32 and 33): the voters
+"""`recover` on the lab of real hosts (tests/support/lab.py; issues 32 and 33): the voters
 declared lost are only partitioned from the operator's bastion, still running and
 electing a leader among themselves. Whether the operator's packets to them are
 dropped (a timeout) or answered by a TCP reset (exactly "nothing listens" from

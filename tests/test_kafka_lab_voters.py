@@ -1,4 +1,4 @@
-"""Stale voter endpoints on the lab of real hosts (tests/lab.py; issue 38, KAFKA-20661):
+"""Stale voter endpoints on the lab of real hosts (tests/support/lab.py; issue 38, KAFKA-20661):
 every controller of a dynamic Kafka 4.3 quorum moves to a new name and address at
 once, the old names gone. Restarted there, the controllers read the old endpoints
 from their voter set and elect no leader (quorumctl and Kafka's logs show it);

@@ -31,10 +31,8 @@ from pathlib import Path
 
 import pytest
 
+import recover_chaos  # tools/recover_chaos.py (on pytest's pythonpath)
 from kafka41 import KAFKA43_HOME, mask_replication, mask_status, skip_reason, tool_env
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-import recover_chaos
 
 pytest.importorskip("cryptography", reason="the test CA and the OIDC provider need cryptography")
 

@@ -1,4 +1,4 @@
-"""The lab's network (tests/lab.py) does what its docstring promises, shown with
+"""The lab's network (tests/support/lab.py) does what its docstring promises, shown with
 plain TCP listeners in place of Kafka (no Java, a few seconds): names per
 host, cuts both ways, one way, one link, the operator's connections reset or
 dropped, names moved or gone, addresses moved with the cuts following, and

@@ -1,4 +1,4 @@
-"""`quorumctl probe` in the lab (tests/lab.py, issue 33: every Kafka 4.3 node in
+"""`quorumctl probe` in the lab (tests/support/lab.py, issue 33: every Kafka 4.3 node in
 its own network namespace, names in per-host hosts files), for the two cases a
 single-host cluster cannot make: a controller cut off from its peers is not
 ready while the others are, and a controller started while its peers' names do
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-_lab = pytest.importorskip("lab", reason="tests/lab.py (the network lab, branch `lab`) is not merged yet")
+_lab = pytest.importorskip("lab", reason="tests/support/lab.py (the network lab, branch `lab`) is not merged yet")
 until = _lab.until
 lab = _lab.lab_fixture()
 pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]

@@ -2,7 +2,7 @@
 (as franz-go checks its DSL against Kafka's JSON): valid and flexible versions,
 and per field its type, versions, nullable and tagged versions, tag and default.
 
-Kafka's facts come from tests/kafka_schemas.json, a digest that
+Kafka's facts come from tests/support/kafka_schemas.json, a digest that
 tools/kafka_schema_digest.py writes from Kafka's source (3.2.0 and 3.9.0 from
 apache/kafka's tags; 4.3.0, the release commit a9ce3221, and trunk, a later 2026
 commit, from confluentinc/kafka's history); Kafka's files themselves are not in
@@ -21,7 +21,7 @@ from quorumctl.schemas import declared_messages
 from quorumctl.schema.spec import NULL, Field, Message, Versions
 from quorumctl.protocol import messages
 
-KAFKA = json.loads((Path(__file__).parent / "kafka_schemas.json").read_text())
+KAFKA = json.loads((Path(__file__).parent / "support" / "kafka_schemas.json").read_text())
 # Which Kafka each declaration follows (what its module's docstring names): the
 # wire messages Kafka 3.9's versions (later versions add fields quorumctl does not
 # negotiate) except KAFKA_43_WIRE's, Kafka 4.3.0's (AddRaftVoter v1: AckWhenCommitted); the records

@@ -1,6 +1,6 @@
 """spark-export on a real standalone Spark cluster: a Master and two Workers, each
 its own JVM started with `spark-class` on 127.0.0.1, each Worker with its own
-executor JVM and Python workers (tests/spark_cluster.py). The export goes
+executor JVM and Python workers (tests/support/spark_cluster.py). The export goes
 through `quorumctl spark-export --master spark://...` and through
 `spark-submit --master spark://...`, and must equal the local export row for
 row (a digest over every column). Losing a Worker mid-job (its whole process

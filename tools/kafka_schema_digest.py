@@ -1,4 +1,4 @@
-"""Write tests/kafka_schemas.json: the facts of Kafka's own message schemas that
+"""Write tests/support/kafka_schemas.json: the facts of Kafka's own message schemas that
 quorumctl's declarations must match (tests/test_schemas_vs_kafka.py compares).
 
 Build-time only. Reads Kafka's JSON schema files straight from git directories
@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from quorumctl.schemas import declared_messages  # noqa: E402
 
-OUT = ROOT / "tests" / "kafka_schemas.json"
+OUT = ROOT / "tests" / "support" / "kafka_schemas.json"
 
 
 def _git(gitdir: str, *args: str) -> str:

@@ -121,7 +121,7 @@ class Kafka:
     """A real KRaft cluster run by ../shared/kafka/cluster in `d`: `controllers` controllers
     (ids 1..N), `brokers` brokers (ids N+1..), a dynamic (KIP-853) or static quorum, of the
     Kafka release `version`. The one wrapper of the script: the chaos runs start it with the
-    script's own format (start()); the Kafka tests (tests/kafka41.start_cluster) format it
+    script's own format (start()); the Kafka tests (tests/support/kafka41.start_cluster) format it
     with quorumctl first and then launch() it."""
 
     def __init__(self, d: Path, base: int, version: str = "4.1", brokers: int = 1, controllers: int = 3,

@@ -55,6 +55,7 @@ from ..raft import logmatch
 from ..raft.replica import Replica, divergence_json
 from .backups import (check_backup_root, copy_owner, default_backup_root, real_partition_dir,
                       replace_partition_dir)
+from .plan import RepairPlan, ReplicaStep
 from .truncate import Plan as TruncationPlan, apply_plan, plan_truncation
 
 
@@ -77,14 +78,11 @@ class Change:
 
 
 @dataclass
-class ReplicaPlan:
-    """What the recovery does to one given replica and what that replica loses."""
-    replica: Replica
+class ReplicaPlan(ReplicaStep):
+    """What the recovery does to one given replica (action: append, keep, replace, base,
+    none or truncate) and what that replica loses."""
     role: str                          # survivor | voter | replica (a broker or observer)
-    action: str                        # append | keep | replace | base | none | truncate
-    keeps_to: int                      # offsets below this stay (the log end when nothing is lost)
     reason: str = ""
-    losses: dict | None = None         # summary of the entries it loses (from keeps_to to its log end)
     truncation: TruncationPlan | None = None
 
     def to_json(self) -> dict:
@@ -96,34 +94,18 @@ class ReplicaPlan:
 
 
 @dataclass
-class RecoveryPlan:
+class RecoveryPlan(RepairPlan):
     survivor: Replica
-    base: Replica
     mode: str                         # dynamic | static
     voters_before: list[int]
     lost: list[int]
-    new_epoch: int                    # the epoch of the appended batch (dynamic) / of quorum-state
-    max_epoch_seen: int
+    # new_epoch: the epoch of the appended batch (dynamic) / of quorum-state
     replicas: list[ReplicaPlan] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)     # the survivor's files
     lost_endpoints: dict[int, list] = field(default_factory=dict)   # voter id -> [(host, port)]
-    probes: list = field(default_factory=list)              # liveness.VoterProbe
-    witness_endpoints: list = field(default_factory=list)   # [(who, node id, [(host, port)])] to ask
-    witnesses: list = field(default_factory=list)           # liveness.Witness
     unread: list[int] = field(default_factory=list)         # brokers not read (--no-replica)
     becomes_committed: dict | None = None
-    steps: list[str] = field(default_factory=list)
-    risks: list[str] = field(default_factory=list)
-    refusal: str | None = None
     new_end: int | None = None
-
-    def refuse(self, msg: str) -> None:
-        if self.refusal is None:
-            self.refusal = msg
-
-    @property
-    def cluster_id(self) -> str | None:
-        return self.survivor.meta.get("cluster.id") if self.survivor.meta else None
 
     def judge_probes(self, probes: list, force_lost: list[int], witnesses: list = ()) -> None:
         """Refuse unless every declared-lost voter is silent on every endpoint (its host
@@ -132,36 +114,33 @@ class RecoveryPlan:
         that gives no answer at all, accepts TCP and says nothing, or answers as something
         else than a controller of this cluster; never one that answers as a controller of
         this cluster, nor a witness's live quorum."""
-        self.probes = list(probes)
-        self.witnesses = list(witnesses)
         # a voter that is alive is the most serious refusal: it is said first, before any other
-        earlier, self.refusal = self.refusal, None
-        bad_force = [i for i in force_lost if i not in self.lost]
-        if bad_force:
-            self.refuse(f"--force-lost names {bad_force}, which are not declared lost (--lost-voters {self.lost})")
-        for p in self.probes:
-            if p.state == "silent":
-                continue
-            where = f"voter {p.voter_id} at {p.address}: {p.detail}"
-            if p.same_cluster_controller(self.cluster_id):
-                self.refuse(f"{where}: it is alive; a recovery now would split the quorum in two (two leaders, two "
-                            "histories). Stop it for good, or start the survivors and let Raft elect a leader")
-            elif p.state == "accepts" and p.frozen:
-                self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen (stopped, "
-                            "swapping) controller does, which may wake up and lead the others: kill that process or "
-                            "power its host off first (--force-lost does not waive this)")
-            elif p.voter_id in force_lost:
-                self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. If it "
-                                  "is that voter (a frozen JVM that wakes up), the quorum splits in two")
-            elif p.state == "unknown":
-                self.refuse(f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
-                            f"off for good), say so with --force-lost {p.voter_id}")
-            else:
-                self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
-                            f"something else), say so with --force-lost {p.voter_id}")
-        self._judge_witnesses()
-        if self.refusal is None:
-            self.refusal = earlier
+        with self.live_refusals_first(probes, witnesses):
+            bad_force = [i for i in force_lost if i not in self.lost]
+            if bad_force:
+                self.refuse(f"--force-lost names {bad_force}, which are not declared lost "
+                            f"(--lost-voters {self.lost})")
+            for p in self.probes:
+                if p.state == "silent":
+                    continue
+                where = f"voter {p.voter_id} at {p.address}: {p.detail}"
+                if p.same_cluster_controller(self.cluster_id):
+                    self.refuse(f"{where}: it is alive; a recovery now would split the quorum in two (two leaders, "
+                                "two histories). Stop it for good, or start the survivors and let Raft elect a leader")
+                elif p.state == "accepts" and p.frozen:
+                    self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen "
+                                "(stopped, swapping) controller does, which may wake up and lead the others: kill that "
+                                "process or power its host off first (--force-lost does not waive this)")
+                elif p.voter_id in force_lost:
+                    self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. "
+                                      "If it is that voter (a frozen JVM that wakes up), the quorum splits in two")
+                elif p.state == "unknown":
+                    self.refuse(f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
+                                f"off for good), say so with --force-lost {p.voter_id}")
+                else:
+                    self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
+                                f"something else), say so with --force-lost {p.voter_id}")
+            self._judge_witnesses()
         for vid in self.lost:
             if vid in self.voters_before and not self.lost_endpoints.get(vid):
                 if vid in force_lost:
@@ -200,23 +179,19 @@ class RecoveryPlan:
             "survivor": {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir,
                          "last_epoch": r.last_epoch, "log_end_offset": r.log_end,
                          "directory_id": r.meta.get("directory.id") if r.meta else None},
-            "base": {"node_id": self.base.node_id, "log_dir": self.base.log_dir,
-                     "last_epoch": self.base.last_epoch, "log_end_offset": self.base.log_end},
+            "base": self.base_json(),
             "replicas": [x.to_json() for x in self.replicas],
             "quorum": self.mode,
             "voters_before": self.voters_before,
             "voters_after": [r.node_id],
             "lost_voters": self.lost,
-            "probes": [p.to_json() for p in self.probes],
-            "witnesses": [w.to_json() for w in self.witnesses],
+            **self.answers_json(),
             "max_epoch_seen": self.max_epoch_seen,
             "new_epoch": self.new_epoch,
             "changes": [{"file": c.path, "change": c.what} for c in self.changes],
             "log_end_offset_after": self.new_end,
             "becomes_committed": self.becomes_committed,
-            "risks": self.risks,
-            "next_steps": self.steps,
-            "refused": self.refusal,
+            **self.verdict_json(),
         }
 
 
@@ -406,7 +381,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     mode, voters, endpoints, voters_from = _voter_set(base, survivor, static_voters)
     seen = max(highest_epoch_seen(r) for r in every)
     new_epoch = (seen + 1 if mode == "dynamic" else seen) + (UNREAD_EPOCH_MARGIN if unread else 0)
-    plan = RecoveryPlan(survivor, base, mode, voters, lost, new_epoch, seen,
+    plan = RecoveryPlan(survivor, mode, voters, lost, base=base, new_epoch=new_epoch, max_epoch_seen=seen,
                         lost_endpoints={v: endpoints.get(v, []) for v in lost}, unread=sorted(unread))
     refuse = plan.refuse
     clashes = logmatch.clashes(every)
@@ -472,15 +447,7 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         refuse(f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
                "them and let Raft elect a leader, then remove the lost voters with remove-controller")
     # the base's files are what the cluster restarts from; the survivor's are replaced when it is not the base
-    if base.problems:
-        refuse(f"{base.partition_dir} has problems ({base.problems[0]}); check it with `quorumctl state` and "
-               "`quorumctl verify` first")
-    if base.replaced_by_snapshot:
-        refuse(f"{base.partition_dir}: the log ends before its latest snapshot; start the node once so Kafka "
-               "restarts the log at the snapshot, stop it, then recover")
-    if base.files.unknown:
-        refuse(f"{base.partition_dir}: unexpected entries {', '.join(map(os.path.basename, base.files.unknown))}; "
-               "refusing to copy a partition directory with contents quorumctl does not know")
+    plan.refuse_unusable_base("recover")
 
     # -- the survivor's new log: the base's, plus the VotersRecord batch in the new epoch
     me = None
@@ -490,15 +457,14 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         if me is not None and my_dir is not None and me.get("voterDirectoryId") != my_dir:
             refuse(f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
                    f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's")
-    if not [s for s in base.scan.segments if s.files.log]:
-        refuse(f"{base.partition_dir}: no log segment to start from")
+    plan.refuse_no_segment()
     plan.new_end = base.log_end + (1 if mode == "dynamic" else 0)
 
     # -- each given replica against the result
     view = base.view()
     for r in every:
         role = "survivor" if r is survivor else ("voter" if r.node_id in voters else "replica")
-        rp = ReplicaPlan(r, role, "none", r.log_end)
+        rp = ReplicaPlan(role, replica=r, action="none", keeps_to=r.log_end)
         plan.replicas.append(rp)
         if r is base:
             rp.action = ("append" if mode == "dynamic" else "keep") if r is survivor else "base"

@@ -46,6 +46,7 @@ from ..raft import epochs, logmatch
 from ..raft.replica import Replica
 from . import fsutil
 from .backups import check_backup_root, default_backup_root, real_partition_dir
+from .plan import RepairPlan, ReplicaStep
 from .recover import (Change, highest_epoch_seen, partition_changes, rebuild_partition, registrations,
                       summarize_entries)
 
@@ -85,11 +86,9 @@ def endpoint_text(e: dict) -> str:
 
 
 @dataclass
-class VoterPlan:
-    replica: Replica
-    action: str                        # append (the base) | replace (a copy of the base, then the batch)
-    keeps_to: int
-    losses: dict | None = None
+class VoterPlan(ReplicaStep):
+    """What the change does to one voter (action: append, to the base; replace, by a copy
+    of the base, then the batch) and what that voter loses."""
     changes: list[Change] = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -101,29 +100,12 @@ class VoterPlan:
 
 
 @dataclass
-class EndpointsPlan:
-    base: Replica
+class EndpointsPlan(RepairPlan):
     voters_before: list[dict]           # the base's last VotersRecord's voters
     voters_after: list[dict]
-    new_epoch: int
-    max_epoch_seen: int
     append: bool                        # False: the base already holds the new endpoints (a run interrupted)
     voters: list[VoterPlan] = field(default_factory=list)
     stored: dict[int, list[tuple[str, int]]] = field(default_factory=dict)   # what to probe: old and new
-    witness_endpoints: list = field(default_factory=list)
-    probes: list = field(default_factory=list)
-    witnesses: list = field(default_factory=list)
-    risks: list[str] = field(default_factory=list)
-    steps: list[str] = field(default_factory=list)
-    refusal: str | None = None
-
-    def refuse(self, msg: str) -> None:
-        if self.refusal is None:
-            self.refusal = msg
-
-    @property
-    def cluster_id(self) -> str | None:
-        return self.base.meta.get("cluster.id") if self.base.meta else None
 
     @property
     def nothing_to_do(self) -> bool:
@@ -134,36 +116,29 @@ class EndpointsPlan:
         accepts and stays silent (a frozen controller may wake up), or a witness sees a
         leader. A name that no longer resolves, or an address where nothing answers or
         something else does, is what a stale endpoint looks like: noted."""
-        self.probes, self.witnesses = list(probes), list(witnesses)
-        earlier, self.refusal = self.refusal, None
-        for p in self.probes:
-            where = f"voter {p.voter_id}'s endpoint {p.address}: {p.detail}"
-            if p.same_cluster_controller(self.cluster_id):
-                self.refuse(f"{where}: a controller of this cluster runs there; stop every controller first "
-                            "(set-endpoints changes the logs of stopped controllers only)")
-            elif p.state == "accepts" and p.frozen:
-                self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen "
-                            "controller does: kill that process first")
-            elif p.state != "silent" and not p.detail.startswith("cannot resolve"):   # gone, or a stale name
-                self.risks.append(f"{where}: taken as not being a controller of this cluster")
-        for w in self.witnesses:
-            if w.state == "leader":
-                self.refuse(f"{w.who} at {w.address} {w.detail}: the quorum has a leader, so its endpoints are "
-                            "not stale beyond repair: a voter that restarts with new listeners updates its "
-                            "endpoints itself (UpdateRaftVoter, KIP-853)")
-        if self.refusal is None:
-            self.refusal = earlier
+        with self.live_refusals_first(probes, witnesses):
+            for p in self.probes:
+                where = f"voter {p.voter_id}'s endpoint {p.address}: {p.detail}"
+                if p.same_cluster_controller(self.cluster_id):
+                    self.refuse(f"{where}: a controller of this cluster runs there; stop every controller first "
+                                "(set-endpoints changes the logs of stopped controllers only)")
+                elif p.state == "accepts" and p.frozen:
+                    self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen "
+                                "controller does: kill that process first")
+                elif p.state != "silent" and not p.detail.startswith("cannot resolve"):   # gone, or a stale name
+                    self.risks.append(f"{where}: taken as not being a controller of this cluster")
+            for w in self.witnesses:
+                if w.state == "leader":
+                    self.refuse(f"{w.who} at {w.address} {w.detail}: the quorum has a leader, so its endpoints "
+                                "are not stale beyond repair: a voter that restarts with new listeners updates "
+                                "its endpoints itself (UpdateRaftVoter, KIP-853)")
 
     def to_json(self) -> dict:
-        return {"base": {"node_id": self.base.node_id, "log_dir": self.base.log_dir,
-                         "last_epoch": self.base.last_epoch, "log_end_offset": self.base.log_end},
+        return {"base": self.base_json(),
                 "voters_before": [_voter_json(v) for v in self.voters_before],
                 "voters_after": [_voter_json(v) for v in self.voters_after],
                 "max_epoch_seen": self.max_epoch_seen, "new_epoch": self.new_epoch, "append": self.append,
-                "replicas": [v.to_json() for v in self.voters],
-                "probes": [p.to_json() for p in self.probes],
-                "witnesses": [w.to_json() for w in self.witnesses],
-                "risks": self.risks, "next_steps": self.steps, "refused": self.refusal}
+                "replicas": [v.to_json() for v in self.voters], **self.answers_json(), **self.verdict_json()}
 
 
 def _voter_json(v: dict) -> dict:
@@ -207,7 +182,8 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     after = [{**v, "endpoints": new.get(v["voterId"], v["endpoints"])} for v in before]
     seen = max(highest_epoch_seen(r) for r in replicas)
     append = after != before
-    plan = EndpointsPlan(base, before, after, seen + 1 if append else seen, seen, append)
+    plan = EndpointsPlan(before, after, append, base=base, new_epoch=seen + 1 if append else seen,
+                         max_epoch_seen=seen)
     refuse = plan.refuse
     for v in before:   # every stored endpoint and every new one: nothing may answer as this cluster's controller
         eps = [(e["host"], e["port"]) for e in v["endpoints"]]
@@ -237,19 +213,8 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     if clashes:
         refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
                "(`quorumctl state` names the replica to truncate)")
-    if base.problems:
-        refuse(f"{base.partition_dir} has problems ({base.problems[0]}); check it with `quorumctl state` and "
-               "`quorumctl verify` first")
-    if base.replaced_by_snapshot:
-        refuse(f"{base.partition_dir}: the log ends before its latest snapshot; start the node once so Kafka "
-               "restarts the log at the snapshot, stop it, then run this again")
-    files, scan = base.files, base.scan
-    assert files is not None and scan is not None      # a loaded replica has both
-    if files.unknown:
-        refuse(f"{base.partition_dir}: unexpected entries {', '.join(map(os.path.basename, files.unknown))}; "
-               "refusing to copy a partition directory with contents quorumctl does not know")
-    if not [s for s in scan.segments if s.files.log]:
-        refuse(f"{base.partition_dir}: no log segment to start from")
+    plan.refuse_unusable_base("run this again")
+    plan.refuse_no_segment()
     changed = [v["voterId"] for v in after if v != by_id[v["voterId"]]]
     what = "VotersRecord with the same voters, new endpoints for " + "; ".join(
         f"voter {v['voterId']}: " + ", ".join(endpoint_text(e) for e in v["endpoints"])
@@ -258,7 +223,7 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     for vid, r in sorted(given.items()):
         if vid not in by_id:
             continue
-        vp = VoterPlan(r, "append" if r is base else "replace", r.log_end)
+        vp = VoterPlan(replica=r, action="append" if r is base else "replace", keeps_to=r.log_end)
         plan.voters.append(vp)
         if r is not base:
             d = epochs.reconcile(r.view(), view)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "kafka-command-lines.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "kafka-command-lines.md"
 
 
 def doc_rows(kind: str) -> list[dict]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 SAMPLES = SHARED / "reference" / "samples"
 FIXTURES = SHARED / "reference" / "fixtures"
 CORPUS = SHARED / "corpus"

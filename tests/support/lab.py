@@ -104,11 +104,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "tools") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tools"))
-import recover_chaos  # noqa: E402  (Kafka homes, skip_reason, until)
-from kafka41 import RELEASE_VERSION, tool_env  # noqa: E402
+import recover_chaos  # tools/ is on pytest's pythonpath (Kafka homes, skip_reason, until)
+from kafka41 import RELEASE_VERSION, tool_env
+
+ROOT = Path(__file__).resolve().parents[2]
 
 OPERATOR = "op"
 SUBNET = "10.33.0"
@@ -512,7 +511,7 @@ class Lab:
         return out
 
     def _format(self, h: Host, join: bool = False) -> None:
-        """Format the node's log dir with quorumctl (as tests/kafka41.start_cluster does);
+        """Format the node's log dir with quorumctl (as tests/support/kafka41.start_cluster does);
         `join`: a controller that joins an existing dynamic quorum (--no-initial-controllers)."""
         conf = self.conf(h.name)
         conf.write_text(self._props(h))

@@ -25,11 +25,6 @@ def run(args, env=None, timeout=600):
                           env={**os.environ, **(env or {})})
 
 
-def java_available():
-    from quorumctl.spark.session import find_java
-    return find_java() is not None
-
-
 @pytest.fixture(scope="module")
 def log_dir(tmp_path_factory):
     """A small log dir: one clean segment, one with a CRC-failing batch and a torn tail."""

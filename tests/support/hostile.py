@@ -4,7 +4,6 @@ up) so that the hostile part is what a reader meets."""
 
 from __future__ import annotations
 
-import os
 import struct
 
 import crc32c
@@ -85,15 +84,6 @@ def record_count_bomb(count: int, codec: int, *, base_offset: int = 0, last_offs
     after_crc = struct.pack(">hiqqqhii", attrs, last_offset_delta, 0, 0, -1, -1, -1, count) + block
     head = struct.pack(">qiibI", base_offset, length, leader_epoch, 2, crc32c.crc32c(after_crc))
     return head + after_crc
-
-
-def write_bomb_dir(root: str, count: int, codec: int) -> str:
-    """A log dir whose __cluster_metadata-0 holds one record-count bomb segment."""
-    pdir = os.path.join(root, "__cluster_metadata-0")
-    os.makedirs(pdir, exist_ok=True)
-    with open(os.path.join(pdir, "00000000000000000000.log"), "wb") as f:
-        f.write(record_count_bomb(count, codec))
-    return pdir
 
 
 def plain_batch(n: int = 3, base_offset: int = 0, **kw) -> bytes:

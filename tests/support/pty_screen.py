@@ -96,10 +96,3 @@ class PtyRun:
             self.proc.stderr.close()
         os.close(self.master)
         return code, self._err.decode("utf-8", "replace")
-
-
-def run_on_pty(argv: list[str], timeout: float = 60, **kw) -> tuple[int, str, str]:
-    """(exit code, final screen text, stderr) of a command whose stdout is a terminal."""
-    r = PtyRun(argv, **kw)
-    code, err = r.finish(timeout)
-    return code, r.text(), err

@@ -27,11 +27,6 @@ def spark_home() -> Path:
     return Path(pyspark.__file__).parent
 
 
-def java_available() -> bool:
-    from quorumctl.spark.session import find_java
-    return find_java() is not None
-
-
 QUORUMCTL = str(BIN / "quorumctl")
 # the order that makes two exports' rows comparable
 SORT = [("source_file", "ascending"), ("batch_position", "ascending"), ("record_index", "ascending"),

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
-from .output import Output, json_line
-
 
 def doctor_lines(doc: dict) -> list[str]:
     """doctor's text: what was read, each finding with its evidence and remedy, a count."""
@@ -50,11 +46,10 @@ def findings_table(findings: list[dict], title: str):
     return t
 
 
-def print_doctor(doc: dict, mode: Output) -> None:
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    elif mode is Output.table:
-        from .output import console
-        console().print(findings_table(doc["findings"], doctor_lines({**doc, "findings": []})[0]))
-    else:
-        sys.stdout.write("\n".join(doctor_lines(doc)) + "\n")
+def doctor_text(doc: dict) -> str:
+    return "\n".join(doctor_lines(doc)) + "\n"
+
+
+def doctor_table(doc: dict):
+    """The findings table, titled with the text's first line (what was read)."""
+    return findings_table(doc["findings"], doctor_lines({**doc, "findings": []})[0])

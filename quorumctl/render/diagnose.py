@@ -1,4 +1,5 @@
-"""doctor's views: text (findings with evidence and remedy) and a table, from its JSON document."""
+"""doctor's views: text (findings with evidence and remedy) and a table, from its JSON
+document; bundle's answer (text and JSON)."""
 
 from __future__ import annotations
 
@@ -53,3 +54,16 @@ def doctor_text(doc: dict) -> str:
 def doctor_table(doc: dict):
     """The findings table, titled with the text's first line (what was read)."""
     return findings_table(doc["findings"], doctor_lines({**doc, "findings": []})[0])
+
+
+def bundle_text(res: dict) -> str:
+    """What `bundle` wrote: the archive, its parts, what could not be gathered."""
+    lines = [f"Wrote {res['out']}: {res['parts']} part(s), {res['bytes']} bytes"]
+    lines += [f"  {p['name']}: {p['what']}" for p in res["manifest"]["parts"]]
+    lines += [f"note: {e}" for e in res["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def bundle_doc(res: dict) -> dict:
+    """bundle's JSON: its result without the manifest, but with the manifest's parts."""
+    return {k: v for k, v in res.items() if k != "manifest"} | {"parts": res["manifest"]["parts"]}

@@ -88,6 +88,8 @@ def emit(output, doc, *, text, table=None, json=None, notes=None) -> None:
     else `text(doc)`, a str, after `notes(doc)`'s lines on stderr (what the text
     form does not show: the JSON and the table show it or do not need it)."""
     mode = resolve(output) if table is not None else resolve_plain(output)
+    if mode is Output.table and table is None:   # a streamed line or list: the text is its table
+        mode = Output.text
     if mode is Output.json:
         sys.stdout.write(json_line(doc if json is None else json(doc)) + "\n")
     elif mode is Output.table:

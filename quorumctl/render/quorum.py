@@ -167,9 +167,21 @@ def health_doc(h) -> dict:
     if h.restart is not None:
         doc["canRestart"] = restart_doc(h.restart)
     if getattr(h, "partitions", None) is not None:
-        from ..protocol.health_partitions import partitions_doc
         doc["partitions"] = partitions_doc(h.partitions)
     return doc
+
+
+def partitions_doc(ph):
+    """describe health's partitions section (health_partitions.PartitionHealth), or None."""
+    if ph is None:
+        return None
+    from ..protocol.health_partitions import LISTED
+    return {"source": ph.source, "topics": ph.topics, "partitions": ph.partitions, "leaderless": ph.leaderless,
+            "underReplicated": ph.under_replicated, "underMinIsr": ph.under_min_isr,
+            "listed": ph.lists, "listedAtMost": LISTED, "liveBrokers": ph.live_brokers,
+            "fencedBrokers": ph.fenced_brokers,
+            "brokersNotAnswering": [{"id": nid, **b} for nid, b in ph.silent.items()], "error": ph.error,
+            "elapsedMs": ph.elapsed_ms}
 
 
 # -- health as text --------------------------------------------------------------------

@@ -129,6 +129,34 @@ def live(renderable):
     return Live(renderable, auto_refresh=False, screen=False, console=console())
 
 
+class StatusLine:
+    """One line on stderr (or `stream`), rewritten in place, shown only on a terminal
+    (`wait`'s progress): cut to the terminal's width, erased by done()."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.on = self.stream.isatty()
+        self.shown = False
+
+    def show(self, line: str) -> None:
+        if not self.on:
+            return
+        width = 200
+        try:
+            import shutil
+            width = shutil.get_terminal_size().columns
+        except OSError:
+            pass
+        self.stream.write("\r\x1b[K" + line[:max(width - 1, 20)])
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
 # -- stderr: what is not the result (warnings, notes, summaries, errors of a --watch) --------
 
 def say(line: str) -> None:

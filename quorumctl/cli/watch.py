@@ -33,9 +33,7 @@ def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable
             with output.live(view) as live:
                 while True:
                     if refresher.refresh():
-                        now = now_ms()
-                        q = refresher.last
-                        view = quorum_forms(kind, now)["table"](q)
+                        view = quorum_forms(kind, now_ms())["table"](refresher.last)
                         frame = watch_frame(view, every, updated=time.strftime('%H:%M:%S'))
                     else:
                         frame = watch_frame(view, every, failure=refresher.failure)

@@ -5,9 +5,15 @@ and render use it."""
 
 from __future__ import annotations
 
+import time
 
 # The last millisecond ISO-8601 (and Python's datetime) can write: 9999-12-31T23:59:59.999Z.
 MAX_ISO_MS = 253402300799999
+
+
+def now_ms() -> int:
+    """This machine's clock in epoch milliseconds."""
+    return int(time.time() * 1000)
 
 
 def iso_utc(ms: int | None) -> str | None:

@@ -22,10 +22,9 @@ def random_uuid():
 
     Example: quorumctl bootstrap random-uuid
     """
-    import sys
-
     from .. import ids
-    sys.stdout.write(ids.random_uuid() + "\n")
+    from ..render.output import write
+    write(ids.random_uuid() + "\n")
 
 
 @app.command("format")
@@ -73,9 +72,7 @@ def format_(
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
-    import sys
-
-    from ..render.output import json_line, resolve_plain
+    from ..render.output import emit
     from ..ops.formatter import run_format
 
     run = run_format(config=config, cluster_id=cluster_id, node_id=node_id, log_dirs=list(log_dir),
@@ -84,10 +81,7 @@ def format_(
                      standalone=standalone, no_initial_controllers=no_initial_controllers,
                      initial_controllers=initial_controllers, controller_listener_name=controller_listener_name,
                      allow_non_uuid=allow_non_uuid, apply=apply, kafka=kafka_version.catalogue)
-    if resolve_plain(output) is Output.json:
-        sys.stdout.write(json_line(run.to_json()) + "\n")
-    else:
-        sys.stdout.write("\n".join(run.lines) + "\n")
+    emit(output, run, text=lambda r: "\n".join(r.lines) + "\n", json=lambda r: r.to_json())
 
 
 @app.command("info")
@@ -106,10 +100,8 @@ def info(
 
     Example: quorumctl bootstrap info -c server.properties
     """
-    import sys
-
     from ..errors import InputError
-    from ..render.output import emit, resolve_plain
+    from ..render.output import emit, note, resolve_plain, warning
     from ..config import server as storage_config
     from ..ops.dirinfo import info as check_dirs
     from ..render.bootstrap import info_text
@@ -124,13 +116,12 @@ def info(
     emit(output, doc, text=lambda d: info_text(d, len(dirs)))
     if resolve_plain(output) is not Output.json:
         for w in doc["warnings"]:
-            sys.stderr.write(f"quorumctl: warning: {w}\n")
+            warning(w)
         # which Kafka releases can start each dir: after kafka-storage's text, on stderr, so
         # stdout stays kafka-storage info's own
         for d in doc["directories"]:
             if d.get("starts_on") and d["starts_on"]["notable"]:
-                sys.stderr.write(f"quorumctl: note: {d['path']} starts on {d['starts_on']['text']}: "
-                                 f"{'; '.join(d['starts_on']['reasons'])}\n")
+                note(f"{d['path']} starts on {d['starts_on']['text']}: {'; '.join(d['starts_on']['reasons'])}")
     raise typer.Exit(ExitStatus.of(doc["problems"]))
 
 

@@ -29,11 +29,10 @@ def bundle(
 
     Example: quorumctl bundle --out incident.tar.gz -c /etc/kafka/server.properties --bootstrap-controller c1:9093
     """
-    import sys
-
     from ..diagnose.bundle import build
     from ..errors import InputError
-    from ..render.output import json_line, resolve_plain
+    from ..render.diagnose import bundle_doc, bundle_text
+    from ..render.output import emit
     from .main import run_captured
 
     if not config and not paths and not bootstrap_controller and not bootstrap_server:
@@ -42,14 +41,7 @@ def bundle(
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     res = build(out, list(config), list(paths or []), bootstrap_controller, bootstrap_server, include_logs, timeout,
                 run_captured, command_config)
-    if resolve_plain(output).value == "json":
-        sys.stdout.write(json_line({k: v for k, v in res.items() if k != "manifest"}
-                                   | {"parts": res["manifest"]["parts"]}) + "\n")
-    else:
-        lines = [f"Wrote {res['out']}: {res['parts']} part(s), {res['bytes']} bytes"]
-        lines += [f"  {p['name']}: {p['what']}" for p in res["manifest"]["parts"]]
-        lines += [f"note: {e}" for e in res["errors"]]
-        sys.stdout.write("\n".join(lines) + "\n")
+    emit(output, res, text=bundle_text, json=bundle_doc)
     raise typer.Exit(ExitStatus.OK)
 
 

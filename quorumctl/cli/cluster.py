@@ -4,8 +4,6 @@ with `quorumctl.render.cluster`."""
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from ..errors import ExitStatus
@@ -17,11 +15,6 @@ app = typer.Typer(help="The cluster's id, endpoints and broker registrations (li
                   no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
 
 
-def _json(doc) -> None:
-    from ..render.output import json_bytes
-    sys.stdout.write(json_bytes(doc).decode("utf-8") + "\n")
-
-
 @app.command("cluster-id")
 def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
                command_config: CommandConfigC = None, timeout: Timeout = None, output: PlainOutputOpt = None):
@@ -30,14 +23,10 @@ def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: 
     Example: quorumctl cluster cluster-id --bootstrap-controller localhost:9093
     """
     from ..protocol.cluster import cluster_id as ask
-    from ..render.output import PlainOutput
-    cid = ask(bootstrap_server, bootstrap_controller, command_config, timeout)
-    if output is PlainOutput.json:
-        _json({"clusterId": cid})
-    elif cid is not None:
-        sys.stdout.write(f"Cluster ID: {cid}\n")
-    else:
-        sys.stdout.write("No cluster ID found. The Kafka version is probably too old.\n")
+    from ..render.cluster import cluster_id_doc, cluster_id_text
+    from ..render.output import emit
+    emit(output, ask(bootstrap_server, bootstrap_controller, command_config, timeout), text=cluster_id_text,
+         json=cluster_id_doc)
 
 
 @app.command("list-endpoints")
@@ -52,12 +41,9 @@ def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controll
     """
     from ..protocol.cluster import list_endpoints as ask
     from ..render.cluster import endpoints_text
-    from ..render.output import PlainOutput
-    doc = ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced)
-    if output is PlainOutput.json:
-        _json(doc)
-    else:
-        sys.stdout.write(endpoints_text(doc))
+    from ..render.output import emit
+    emit(output, ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced),
+         text=endpoints_text)
 
 
 @app.command("unregister")
@@ -76,14 +62,11 @@ def unregister(broker_id: int = typer.Option(..., "--id", "-i", metavar="N", hel
     from ..errors import InputError
     from ..protocol.cluster import unregister as plan_for
     from ..render.cluster import plan_text
-    from ..render.output import PlainOutput
+    from ..render.output import emit
     if apply and dry_run:
         raise InputError("give --apply or --dry-run, not both")
     plan = plan_for(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id, apply)
-    if output is PlainOutput.json:
-        _json(plan.doc())
-    else:
-        sys.stdout.write(plan_text(plan))
+    emit(output, plan, text=plan_text, json=lambda p: p.doc())
     raise typer.Exit(ExitStatus.of(plan.refused is not None or plan.applied is False))
 
 

@@ -36,10 +36,10 @@ def unregister_controller(
     Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4 --apply
     """
     from ..protocol.unregister import unregister_controller as unregister
-    from ..render.quorum import print_unregister
-    from ..render.output import resolve_plain
-    print_unregister(unregister(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
-                                apply), resolve_plain(output), "cluster")
+    from ..render.output import emit
+    from ..render.quorum import unregister_text
+    emit(output, unregister(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, apply),
+         text=lambda p: unregister_text(p, "cluster") + "\n", json=lambda p: p.to_json())
 
 
 def register(parent: typer.Typer) -> None:

@@ -42,11 +42,11 @@ def clear_registration(
     Example: quorumctl cluster clear-registration 4 --bootstrap-controller localhost:9093 --metadata 4.3-IV0
     """
     from ..protocol.registration import clear_registration as clear
-    from ..render.membership import print_clear
-    from ..render.output import resolve_plain
+    from ..render.membership import clear_text
+    from ..render.output import emit
     plan = clear(bootstrap_server, bootstrap_controller, command_config, timeout, node_id, metadata, node_config,
                  apply)
-    print_clear(plan, resolve_plain(output))
+    emit(output, plan, text=lambda p: clear_text(p) + "\n", json=lambda p: p.to_json())
     raise typer.Exit(ExitStatus.of(not plan.cleared))
 
 

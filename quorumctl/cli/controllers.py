@@ -2,8 +2,8 @@
 kafka-metadata-quorum): AddRaftVoter (80) / RemoveRaftVoter (81), with --dry-run.
 
 Thin: the options go to `quorumctl.protocol.voters`, which reads the new
-controller's properties, checks and asks; `quorumctl.render.quorum` prints the
-result. Exit codes: 0 done; 1 the quorum refused the change; 2 bad options or
+controller's properties, checks and asks; `quorumctl.render.quorum` renders the
+result, printed through `render.output`. Exit codes: 0 done; 1 the quorum refused the change; 2 bad options or
 properties; 3 cluster unreachable or authentication failed.
 """
 
@@ -28,10 +28,10 @@ def add_controller(
     Example: quorumctl add-controller --bootstrap-controller localhost:9093 --command-config controller.properties
     """
     from ..protocol.voters import add_controller as add
-    from ..render.output import resolve_plain
-    from ..render.quorum import print_voter_change
-    out = resolve_plain(output)
-    print_voter_change(add(bootstrap_server, bootstrap_controller, command_config, timeout, dry_run), out)
+    from ..render.output import emit
+    from ..render.quorum import voter_change_doc, voter_change_text
+    emit(output, add(bootstrap_server, bootstrap_controller, command_config, timeout, dry_run),
+         text=lambda r: voter_change_text(r) + "\n", json=voter_change_doc)
 
 
 def remove_controller(
@@ -60,21 +60,21 @@ def remove_controller(
     """
     from ..errors import InputError
     from ..protocol.voters import remove_controller as remove
-    from ..render.output import resolve_plain
-    from ..render.quorum import print_voter_change
-    out = resolve_plain(output)
+    from ..render.output import emit
+    from ..render.quorum import voter_change_doc, voter_change_text
     if apply and not unregister:
         raise InputError("--apply goes with --unregister (without it remove-controller acts unless --dry-run, "
                          "as Kafka's does)")
     if unregister:
         from ..protocol.unregister import remove_and_unregister
-        from ..render.quorum import print_unregister
-        print_unregister(remove_and_unregister(bootstrap_server, bootstrap_controller, command_config, timeout,
-                                               controller_id, controller_directory_id, apply and not dry_run),
-                         out, "remove-controller")
+        from ..render.quorum import unregister_text
+        emit(output, remove_and_unregister(bootstrap_server, bootstrap_controller, command_config, timeout,
+                                           controller_id, controller_directory_id, apply and not dry_run),
+             text=lambda p: unregister_text(p, "remove-controller") + "\n", json=lambda p: p.to_json())
         return
-    print_voter_change(remove(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
-                              controller_directory_id, dry_run), out)
+    emit(output, remove(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
+                        controller_directory_id, dry_run), text=lambda r: voter_change_text(r) + "\n",
+         json=voter_change_doc)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,6 @@ scenario is `quorumctl.testing.demo`); --write-examples writes the docs' log dir
 
 from __future__ import annotations
 
-import sys
 from typing import Optional
 
 import typer
@@ -36,15 +35,10 @@ def demo(
 
 
 def _write_examples(root: str, out: Output) -> None:
-    from ..render.output import json_line
+    from ..render.demo import examples_doc, examples_text
+    from ..render.output import emit
     from ..testing.examples import write_examples
-    written = write_examples(root)
-    if out is Output.json:
-        sys.stdout.write(json_line({"written": written}) + "\n")
-        return
-    for d in written:
-        sys.stdout.write(f"Wrote {d}\n")
-    sys.stdout.write(f"Run the README's state, truncate and verify examples in {root}.\n")
+    emit(out, write_examples(root), text=lambda w: examples_text(w, root), json=examples_doc)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,8 +1,8 @@
 """`quorumctl describe status|replication|health`: the live quorum, over the wire.
 
 Thin: parse the options, ask `quorumctl.protocol` (`client.describe_quorum`,
-`health_probe.probe_quorum`), render with `quorumctl.render.quorum` (which also runs
-the --watch view). Everything heavier than typer is imported inside the
+`health_probe.probe_quorum`), print `quorumctl.render.quorum`'s views through
+`render.output`; the --watch loops are `cli/watch.py`'s. Everything heavier than typer is imported inside the
 commands (Rich only for table output).
 """
 
@@ -31,11 +31,11 @@ def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, time
 
     if watch is None:
         q = once()
-        from ..render.quorum import print_quorum   # after the answer: a failed run imports no renderer
-        print_quorum(kind, q, out, human_readable=human_readable)
+        from .watch import show_quorum   # after the answer: a failed run imports no renderer
+        show_quorum(kind, q, out, human_readable=human_readable)
         return
-    from ..render.quorum import watch as watch_view
-    if watch_view(kind, Refresher(once), out, watch, human_readable):
+    from .watch import watch_quorum
+    if watch_quorum(kind, Refresher(once), out, watch, human_readable):
         raise typer.Exit(ExitStatus.UNREACHABLE)
 
 
@@ -124,10 +124,11 @@ def health(
 
     if watch is None:
         h = sample(timeout)
-        from ..render.quorum import print_health
-        print_health(h, out)
+        from ..render.output import emit
+        from ..render.quorum import health_doc, health_table, health_text
+        emit(out, h, text=health_text, table=health_table, json=health_doc)
         raise typer.Exit(exit_status(h, fail_on_lag))
-    from ..render.quorum import watch_health
+    from .watch import watch_health
     # a sample never takes longer than the interval: no leader must not slow the view down
     raise typer.Exit(watch_health(lambda: sample(min(timeout, watch)), out, watch, fail_on_lag=fail_on_lag,
                                   exit_when_healthy=exit_when_healthy, samples=samples,

@@ -29,14 +29,14 @@ def doctor(
     """
     from ..diagnose.file_checks import examine
     from ..diagnose.live_checks import check_live
-    from ..render.diagnose import print_doctor
-    from ..render.output import resolve
+    from ..render.diagnose import doctor_table, doctor_text
+    from ..render.output import emit
 
     report = examine(list(config), list(paths or []))
     if bootstrap_controller:
         check_live(report, bootstrap_controller, timeout, command_config)
     doc = report.to_json()
-    print_doctor(doc, resolve(output))
+    emit(output, doc, text=doctor_text, table=doctor_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output, emit, write_bytes_to_stdout
+from ..render.output import Output, emit, write, write_bytes_to_stdout
 from .options import AtOffset, AtTime, OutputOpt
 
 
@@ -17,8 +17,8 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
     not decode) is reported as dump-log and verify report it: the output stands, one
     line on stderr says where replay stopped, and the exit code is 1."""
     if doc.get("logEnd"):
-        import sys
-        sys.stderr.write(f"quorumctl: warning: the log ends early: {doc['logEnd']}; replay stopped at offset {offset}\n")
+        from ..render.output import warning
+        warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {offset}")
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
@@ -53,8 +53,6 @@ def image(
     from ..errors import InputError
     from ..image.replay import Point
     from ..timefmt import parse_time
-    import sys
-
     from ..image.view import image_document
     from ..render.image import image_table, write_image_json, write_image_text
     from ..render.output import resolve
@@ -76,7 +74,7 @@ def image(
     if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
         write_bytes_to_stdout(lambda write: write_image_json(doc, write))
     elif mode is Output.text:
-        write_image_text(doc, sys.stdout.write)
+        write_image_text(doc, write)
     else:
         emit(mode, doc, text=None, table=image_table)
     _exit_on_log_end(doc, doc["at"]["offset"])
@@ -84,11 +82,9 @@ def image(
 
 def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mode) -> None:
     import fnmatch
-    import sys
-
     from ..errors import InputError
     from ..image.view import children, image_document, walk_paths
-    from ..render.output import json_line
+    from ..render.image import names_doc, names_text
     if names and find is not None:
         raise InputError("give --names or --find, not both")
     doc = image_document(list(args), point, path, use_snapshots=use_snapshots)
@@ -101,10 +97,7 @@ def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mo
         found = [p for p in walk_paths(doc["image"], base)
                  if fnmatch.fnmatchcase(p if whole else p.rsplit("/", 1)[-1], find)]
         key = "paths"
-    if mode is Output.json:
-        sys.stdout.write(json_line({"at": doc["at"], "path": doc["path"], key: found}) + "\n")
-    else:
-        sys.stdout.write("".join(f"{x}\n" for x in found))
+    emit(mode, found, text=names_text, json=lambda f: names_doc(doc, key, f))
     _exit_on_log_end(doc, doc["at"]["offset"])
 
 
@@ -164,8 +157,6 @@ def diff(
 
     Example: quorumctl diff /var/lib/kafka/meta --from 2024-05-01T02:00:00Z --to 2024-05-01T02:15:00Z
     """
-    import sys
-
     from ..image.diff import diff as run_diff
     from ..image.replay import parse_point
     from ..render.image import diff_table, write_diff_json, write_diff_text
@@ -177,7 +168,7 @@ def diff(
     if mode is Output.json:
         write_bytes_to_stdout(lambda write: write_diff_json(doc, write))
     elif mode is Output.text:
-        write_diff_text(doc, sys.stdout.write)
+        write_diff_text(doc, write)
     else:
         emit(mode, doc, text=None, table=diff_table)
     _exit_on_log_end(doc, doc["to"]["offset"])

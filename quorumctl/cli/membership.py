@@ -38,10 +38,10 @@ def replace_controller(
     Example: quorumctl replace-controller 3 --bootstrap-controller localhost:9093 --apply
     """
     from ..protocol.replace import replace_controller as replace
-    from ..render.membership import print_replace
-    from ..render.output import resolve_plain
-    print_replace(replace(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
-                          endpoint or [], apply), resolve_plain(output))
+    from ..render.membership import replace_text
+    from ..render.output import emit
+    emit(output, replace(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
+                         endpoint or [], apply), text=lambda p: replace_text(p) + "\n", json=lambda p: p.to_json())
 
 
 def register(app: typer.Typer) -> None:

@@ -56,7 +56,7 @@ def recover(
     from ..config.addresses import parse_address_list, parse_quorum_voters
     from ..protocol.liveness import probe_voters_and_witnesses
     from ..render.output import emit
-    from ..render.recover import plan_lines
+    from ..render.recover import plan_doc, plan_lines
     from ..ops import recover as recovery
     from ..config.server import load
 
@@ -88,7 +88,7 @@ def recover(
                                         probe=probe, force_lost=forced, unread=unread, witnesses=asked)
     doc = plan.to_json()
     emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
-         json=lambda d: {"plan": d, "applied": report, "dry_run": not apply})
+         json=lambda d: plan_doc(d, report, not apply))
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 

@@ -147,10 +147,11 @@ def serve(
                       timeout, flapping_epochs)
 
     if once:
-        import sys
         from prometheus_client.exposition import generate_latest
+
+        from ..render.output import write
         sampler.step()
-        sys.stdout.write(generate_latest(registry_for(sampler.snapshot)).decode("utf-8"))
+        write(generate_latest(registry_for(sampler.snapshot)).decode("utf-8"))
         return
 
     def allowed(node: str) -> bool:
@@ -179,11 +180,9 @@ def serve(
     def on_term(signum, frame):
         threading.Thread(target=httpd.shutdown, daemon=True).start()
     signal.signal(signal.SIGTERM, on_term)
-    import sys
+    from ..render.output import say
     host, port = httpd.server_address[:2]
-    sys.stderr.write(f"quorumctl serve: http://{where.host}:{port}/metrics and /probe; sampling every "
-                     f"{interval:g} s\n")
-    sys.stderr.flush()
+    say(f"quorumctl serve: http://{where.host}:{port}/metrics and /probe; sampling every {interval:g} s")
     sampler.start()
     try:
         httpd.serve_forever(poll_interval=0.5)

@@ -10,7 +10,6 @@ from typing import List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output
 from .options import OutputOpt
 
 
@@ -63,10 +62,8 @@ def spark_export(
 
     Example: quorumctl spark-export /var/lib/kafka/meta --out /tmp/kraft.parquet --partition-by date
     """
-    import sys
-
     from ..errors import InputError
-    from ..render.output import json_line, resolve
+    from ..render.output import emit, resolve
 
     conf = {}
     for item in spark_conf:
@@ -84,25 +81,21 @@ def spark_export(
     fmt = resolve(output)
 
     if follow:
-        from ..render.spark_export import follow_batch_line
+        from ..render.spark_export import follow_batch_doc, follow_batch_line
         from ..spark.follow import follow_export
         from .main import _state
         if remote:
             raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
 
         def report(batch):
-            if fmt is Output.json:
-                sys.stdout.write(json_line({"ok": batch.errors == 0, "batch": batch.to_json()}) + "\n")
-            else:
-                sys.stdout.write(follow_batch_line(batch) + "\n")
-            sys.stdout.flush()
+            emit(fmt, batch, text=lambda b: follow_batch_line(b) + "\n", json=follow_batch_doc)
         follow_export(list(paths), out, master=master, conf=conf, progress=progress, debug=_state["debug"],
                       checkpoint=checkpoint, interval=interval, split_size=split, partition_by=columns,
                       compression=compression, fs_options=fs_options, stop_after_idle=stop_after_idle,
                       report=report)
         raise typer.Exit(ExitStatus.OK)
 
-    from ..render.spark_export import summary_line, summary_table
+    from ..render.spark_export import summary_doc, summary_line, summary_table
     from ..spark.job import export
     from ..spark.session import finish_sessions
     from .main import _state
@@ -110,14 +103,7 @@ def spark_export(
                      spark_conf=conf, split_size=split, writer=writer, progress=progress,
                      fs_options=fs_options, compression=compression, remote=remote,
                      debug=_state["debug"], class_archive=True)
-    if fmt is Output.json:
-        sys.stdout.write(json_line({"ok": summary.errors == 0, "summary": summary.to_json()}) + "\n")
-    elif fmt is Output.table:
-        from ..render.output import console
-        console().print(summary_table(summary))
-    else:
-        sys.stdout.write(summary_line(summary) + "\n")
-    sys.stdout.flush()
+    emit(fmt, summary, text=lambda s: summary_line(s) + "\n", table=summary_table, json=summary_doc)
     finish_sessions()      # after the output: a first run then keeps the JVM's class archive
     raise typer.Exit(summary.exit_code)
 

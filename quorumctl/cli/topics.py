@@ -67,13 +67,11 @@ def describe(
 
     Example: quorumctl topics describe /var/lib/kafka/meta --unavailable-partitions --at-time 2024-05-01T02:00:00Z
     """
-    import sys
-
     from ..errors import InputError
     from ..image.replay import Point
     from ..timefmt import parse_time
     from ..image.topics import describe_document
-    from ..render.output import Output, resolve, write_bytes_to_stdout
+    from ..render.output import Output, emit, note, resolve, say, warning, write, write_bytes_to_stdout
     from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text
 
     filters = tuple(f for f, on in (("unavailable", unavailable), ("under-replicated", under_replicated),
@@ -112,23 +110,21 @@ def describe(
         doc = describe_document(list(log_dir), point, static=static, lazy=True, **options)
     if topic is not None and topic_id is not None and if_exists:
         # kafka-topics says so on stdout in this case (and only this one)
-        sys.stdout.write("Only topic id will be used when both --topic and --topic-id are specified and topicId "
-                         "is not Uuid.ZERO_UUID\n")
+        write("Only topic id will be used when both --topic and --topic-id are specified and topicId "
+              "is not Uuid.ZERO_UUID\n")
     mode = resolve(output)
     if mode is Output.json:
         write_bytes_to_stdout(lambda write: write_describe_json(doc, write))
     elif mode is Output.table:
-        from ..render.output import console
-        console().print(describe_table(doc))
+        emit(mode, doc, text=None, table=describe_table)
     else:
-        write_describe_text(doc, sys.stdout.write)
+        write_describe_text(doc, write)
     if mode is Output.text:
-        sys.stderr.write(summary_line(doc) + "\n")
+        say(summary_line(doc))
     if doc.get("note"):
-        sys.stderr.write(f"quorumctl: note: {doc['note']}\n")
+        note(doc["note"])
     if doc.get("logEnd"):
-        sys.stderr.write(f"quorumctl: warning: the log ends early: {doc['logEnd']}; "
-                         f"replay stopped at offset {doc['at']['offset']}\n")
+        warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {doc['at']['offset']}")
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 

@@ -23,13 +23,11 @@ def verify(
 
     Example: quorumctl verify /var/lib/kafka/data/__cluster_metadata-0
     """
-    import sys
-
     from ..ops.verify import verify_paths
-    from ..render.output import emit
+    from ..render.output import emit, say
     from ..render.verify import verify_json, verify_table, verify_text
 
-    reports = verify_paths(paths, deep=deep, stray=lambda f: sys.stderr.write(f"Ignoring unknown file {f}\n"))
+    reports = verify_paths(paths, deep=deep, stray=lambda f: say(f"Ignoring unknown file {f}"))
     emit(output, reports, text=lambda r: verify_text(r, notes), table=lambda r: verify_table(r, notes),
          json=verify_json)
     raise typer.Exit(ExitStatus.of(any(r.problems for r in reports)))

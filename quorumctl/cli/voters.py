@@ -79,6 +79,7 @@ def set_endpoints(
     from ..protocol.connection import load_client_config
     from ..protocol.liveness import probe_voters_and_witnesses
     from ..render.output import emit
+    from ..render.recover import plan_doc
     from ..render.voters import plan_lines
 
     new = ve.parse_endpoints(list(endpoint))
@@ -92,7 +93,7 @@ def set_endpoints(
     plan, report = ve.run(list(paths), new, apply, backup_dir, probe)
     doc = plan.to_json()
     emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report)) + "\n",
-         json=lambda d: {"plan": d, "applied": report, "dry_run": not apply})
+         json=lambda d: plan_doc(d, report, not apply))
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 

@@ -231,14 +231,3 @@ def apply(h, ph: PartitionHealth | None) -> None:
     if below > 0:
         worse("degraded", f"{below} partition(s) with a leader but fewer in-sync replicas than "
                           f"min.insync.replicas")
-
-
-def partitions_doc(ph: PartitionHealth | None):
-    if ph is None:
-        return None
-    return {"source": ph.source, "topics": ph.topics, "partitions": ph.partitions, "leaderless": ph.leaderless,
-            "underReplicated": ph.under_replicated, "underMinIsr": ph.under_min_isr,
-            "listed": ph.lists, "listedAtMost": LISTED, "liveBrokers": ph.live_brokers,
-            "fencedBrokers": ph.fenced_brokers,
-            "brokersNotAnswering": [{"id": nid, **b} for nid, b in ph.silent.items()], "error": ph.error,
-            "elapsedMs": ph.elapsed_ms}

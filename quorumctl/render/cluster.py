@@ -1,5 +1,5 @@
-"""`cluster list-endpoints`'s table (kafka-cluster 4.3's, byte for byte) and
-`cluster unregister`'s plan as text."""
+"""`cluster cluster-id`'s line, `cluster list-endpoints`'s table (kafka-cluster 4.3's,
+byte for byte) and `cluster unregister`'s plan as text."""
 
 from __future__ import annotations
 
@@ -7,6 +7,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..protocol.cluster import UnregisterPlan
+
+
+def cluster_id_text(cid: str | None) -> str:
+    return (f"Cluster ID: {cid}\n" if cid is not None
+            else "No cluster ID found. The Kafka version is probably too old.\n")
+
+
+def cluster_id_doc(cid: str | None) -> dict:
+    return {"clusterId": cid}
 
 
 def endpoints_text(doc: dict) -> str:

@@ -1,10 +1,7 @@
-"""doctor's views: text (findings with evidence and remedy) and a table, from its JSON document."""
+"""doctor's views: text (findings with evidence and remedy) and a table, from its JSON
+document; bundle's answer (text and JSON)."""
 
 from __future__ import annotations
-
-import sys
-
-from .output import Output, json_line
 
 
 def doctor_lines(doc: dict) -> list[str]:
@@ -50,11 +47,23 @@ def findings_table(findings: list[dict], title: str):
     return t
 
 
-def print_doctor(doc: dict, mode: Output) -> None:
-    if mode is Output.json:
-        sys.stdout.write(json_line(doc) + "\n")
-    elif mode is Output.table:
-        from .output import console
-        console().print(findings_table(doc["findings"], doctor_lines({**doc, "findings": []})[0]))
-    else:
-        sys.stdout.write("\n".join(doctor_lines(doc)) + "\n")
+def doctor_text(doc: dict) -> str:
+    return "\n".join(doctor_lines(doc)) + "\n"
+
+
+def doctor_table(doc: dict):
+    """The findings table, titled with the text's first line (what was read)."""
+    return findings_table(doc["findings"], doctor_lines({**doc, "findings": []})[0])
+
+
+def bundle_text(res: dict) -> str:
+    """What `bundle` wrote: the archive, its parts, what could not be gathered."""
+    lines = [f"Wrote {res['out']}: {res['parts']} part(s), {res['bytes']} bytes"]
+    lines += [f"  {p['name']}: {p['what']}" for p in res["manifest"]["parts"]]
+    lines += [f"note: {e}" for e in res["errors"]]
+    return "\n".join(lines) + "\n"
+
+
+def bundle_doc(res: dict) -> dict:
+    """bundle's JSON: its result without the manifest, but with the manifest's parts."""
+    return {k: v for k, v in res.items() if k != "manifest"} | {"parts": res["manifest"]["parts"]}

@@ -26,6 +26,7 @@ from ..records import metadata as md
 from ..records.batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL
 from ..records.javatext import java_utf8
 from .dumplog import Options, metadata_json
+from .output import console as new_console
 from .output import iso_utc, json_line
 
 CHUNK_ROWS = 200
@@ -83,7 +84,7 @@ class TableSink:
     def __init__(self, sink, opts: Options, console: Console | None = None):
         self.sink = sink
         self.opts = opts
-        self.console = console or Console(file=sink.out, highlight=False, soft_wrap=False)
+        self.console = console or new_console(file=sink.out, highlight=False, soft_wrap=False)
         self.columns: tuple = ()
         self.widths: list[int] = []
         self.rows: list[tuple] = []

@@ -48,6 +48,15 @@ def tree_lines(node, indent: int = 0) -> list[str]:
     return out
 
 
+def names_text(found: list[str]) -> str:
+    """`image --names` / `--find`: one name or path a line."""
+    return "".join(f"{x}\n" for x in found)
+
+
+def names_doc(doc: dict, key: str, found: list[str]) -> dict:
+    return {"at": doc["at"], "path": doc["path"], key: found}
+
+
 def at_line(doc: dict) -> str:
     a = doc["at"]
     start = doc["start"]

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
-from .output import Output
-from .quorum import to_json
-
 
 def replace_text(plan) -> str:
     lines = list(plan.checked)
@@ -19,10 +14,6 @@ def replace_text(plan) -> str:
     lines.append(f"Replaced controller {plan.controller_id}: directory id {plan.old_directory_id or '(removed before)'} "
                  f"-> {plan.new_directory_id}")
     return "\n".join(lines)
-
-
-def print_replace(plan, out) -> None:
-    sys.stdout.write(to_json(plan.to_json()) if out is Output.json else replace_text(plan) + "\n")
 
 
 def clear_text(plan) -> str:
@@ -47,6 +38,3 @@ def clear_text(plan) -> str:
                      "again")
     return "\n".join(lines)
 
-
-def print_clear(plan, out) -> None:
-    sys.stdout.write(to_json(plan.to_json()) if out is Output.json else clear_text(plan) + "\n")

@@ -1,8 +1,12 @@
-"""Shared output plumbing: choosing text/table/json, JSON encoding, timestamps.
+"""The one printer: choosing text/table/json, writing a command's result to stdout,
+warnings and notes to stderr, JSON encoding, timestamps.
 
 `text` is Kafka-compatible plain text (the default when stdout is not a
 terminal), `table` is a Rich table (the default on a terminal), `json` is one
-stable JSON document (or JSON Lines for streams of records).
+stable JSON document (or JSON Lines for streams of records). Commands print
+only through this module (emit, write, the streaming writers, live views and
+the stderr lines below); the other render/ modules only turn values into text,
+Rich renderables and JSON documents.
 """
 
 from __future__ import annotations
@@ -77,21 +81,102 @@ def use_console(file=None, width: int = 100):
         _console_target.update(file=file, width=width)
 
 
-def emit(output, doc, *, text, table=None, json=None) -> None:
+def emit(output, doc, *, text, table=None, json=None, notes=None) -> None:
     """The one json/table/text dispatch of a command's result: `doc` as one JSON
     line (or `json(doc)` when the JSON form differs, built only then); `table(doc)`, a Rich renderable
     or a list of them (a command without one takes PlainOutput: text unless json);
-    else `text(doc)`, a str."""
+    else `text(doc)`, a str, after `notes(doc)`'s lines on stderr (what the text
+    form does not show: the JSON and the table show it or do not need it)."""
     mode = resolve(output) if table is not None else resolve_plain(output)
+    if mode is Output.table and table is None:   # a streamed line or list: the text is its table
+        mode = Output.text
     if mode is Output.json:
         sys.stdout.write(json_line(doc if json is None else json(doc)) + "\n")
     elif mode is Output.table:
         con = console()
         shown = table(doc)
-        for t in shown if isinstance(shown, list) else [shown]:
+        for t in shown if isinstance(shown, (list, tuple)) else [shown]:
             con.print(t)
     else:
+        for line in notes(doc) if notes is not None else ():
+            say(line)
         sys.stdout.write(text(doc))
+    sys.stdout.flush()   # a --watch loop's frame, or a result before the stderr lines that follow it
+
+
+def write(text: str) -> None:
+    """Result text as it is (a streaming writer's pieces, a one-line answer such as an id)."""
+    sys.stdout.write(text)
+
+
+def flush() -> None:
+    sys.stdout.flush()
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def clear_screen() -> None:
+    """Home and clear: a text --watch on a terminal redraws its view in place."""
+    sys.stdout.write("\x1b[H\x1b[2J")
+
+
+def live(renderable):
+    """A Rich Live view on console(), redrawn only on update(..., refresh=True) (the
+    --watch tables); not started: use it in a with block or start()/stop() it."""
+    from rich.live import Live
+    return Live(renderable, auto_refresh=False, screen=False, console=console())
+
+
+class StatusLine:
+    """One line on stderr (or `stream`), rewritten in place, shown only on a terminal
+    (`wait`'s progress): cut to the terminal's width, erased by done()."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.on = self.stream.isatty()
+        self.shown = False
+
+    def show(self, line: str) -> None:
+        if not self.on:
+            return
+        width = 200
+        try:
+            import shutil
+            width = shutil.get_terminal_size().columns
+        except OSError:
+            pass
+        self.stream.write("\r\x1b[K" + line[:max(width - 1, 20)])
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+# -- stderr: what is not the result (warnings, notes, summaries, errors of a --watch) --------
+
+def say(line: str) -> None:
+    """One line on stderr, as it is (Kafka's own wording where a command copies a tool's)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def warning(message: str) -> None:
+    say(f"quorumctl: warning: {message}")
+
+
+def note(message: str) -> None:
+    say(f"quorumctl: note: {message}")
+
+
+def error(message: str) -> None:
+    """An error a command reports and goes on after (a --watch's failed sample); the ones
+    that end a command are raised and reported once, by cli/main."""
+    say(f"quorumctl: error: {message}")
 
 
 _FLUSH = 1 << 20

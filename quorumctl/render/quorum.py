@@ -5,13 +5,11 @@ and JSON (schema in docs/describe.md). Rich is imported only for tables.
 
 from __future__ import annotations
 
-import sys
 import time
 
 from ..ids import ZERO_UUID
 from ..protocol.quorum import Quorum, Replica, replication_rows, status_values
-from .output import Output, age, iso_utc, json_bytes, when_text
-from .output import console as new_console
+from .output import age, iso_utc, when_text
 
 UNKNOWN = "unknown"
 
@@ -169,13 +167,21 @@ def health_doc(h) -> dict:
     if h.restart is not None:
         doc["canRestart"] = restart_doc(h.restart)
     if getattr(h, "partitions", None) is not None:
-        from ..protocol.health_partitions import partitions_doc
         doc["partitions"] = partitions_doc(h.partitions)
     return doc
 
 
-def to_json(doc: dict) -> str:
-    return json_bytes(doc).decode("utf-8") + "\n"
+def partitions_doc(ph):
+    """describe health's partitions section (health_partitions.PartitionHealth), or None."""
+    if ph is None:
+        return None
+    from ..protocol.health_partitions import LISTED
+    return {"source": ph.source, "topics": ph.topics, "partitions": ph.partitions, "leaderless": ph.leaderless,
+            "underReplicated": ph.under_replicated, "underMinIsr": ph.under_min_isr,
+            "listed": ph.lists, "listedAtMost": LISTED, "liveBrokers": ph.live_brokers,
+            "fencedBrokers": ph.fenced_brokers,
+            "brokersNotAnswering": [{"id": nid, **b} for nid, b in ph.silent.items()], "error": ph.error,
+            "elapsedMs": ph.elapsed_ms}
 
 
 # -- health as text --------------------------------------------------------------------
@@ -348,95 +354,45 @@ def health_table(h):
     return t, v
 
 
-# -- printing a view: what `describe` and `demo` write to stdout -----------------------
+# -- one view of describe status|replication: what `describe`, its --watch and `demo` print --
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def print_quorum(kind: str, q: Quorum, out, *, human_readable: bool = False, now: int | None = None,
-                 console=None) -> None:
-    """Print one status/replication view of `q` to stdout (warnings to stderr)."""
-    now = now_ms() if now is None else now
-    if out is Output.json:
-        sys.stdout.write(to_json(status_doc(q, now) if kind == "status" else replication_doc(q, now)))
-    elif out is Output.table:
-        console = console or new_console()
-        console.print(status_table(q, now) if kind == "status" else replication_table(q, now))
+def quorum_forms(kind: str, now: int, human_readable: bool = False) -> dict:
+    """output.emit's renderers of a `describe status|replication` view at `now`: text,
+    table, json, and the warnings on stderr that go with the text."""
+    if kind == "status":
+        forms = {"text": status_text, "table": lambda q: status_table(q, now), "json": lambda q: status_doc(q, now)}
     else:
-        for w in (clock_drift(q, now) if human_readable else []):
-            sys.stderr.write(w + "\n")
-        if q.leader() is None:
-            sys.stderr.write(f"warning: leader {q.leader_id} is not among the voters or observers; "
-                             "lag values are unknown\n")
-        sys.stdout.write(status_text(q) if kind == "status" else replication_text(q, human_readable, now))
-    sys.stdout.flush()
+        forms = {"text": lambda q: replication_text(q, human_readable, now),
+                 "table": lambda q: replication_table(q, now), "json": lambda q: replication_doc(q, now)}
+    return {**forms, "notes": lambda q: quorum_warnings(q, now, human_readable)}
 
 
-def print_health(h, out, console=None) -> None:
-    if out is Output.json:
-        sys.stdout.write(to_json(health_doc(h)))
-    elif out is Output.table:
-        console = console or new_console()
-        for t in health_table(h):
-            console.print(t)
-    else:
-        sys.stdout.write(health_text(h))
-    sys.stdout.flush()
+def quorum_warnings(q: Quorum, now: int, human_readable: bool = False) -> list[str]:
+    """What the text view does not say: clock drift (--human-readable, where Kafka's tool
+    fails) and a leader outside the voters and observers."""
+    lines = clock_drift(q, now) if human_readable else []
+    if q.leader() is None:
+        lines.append(f"warning: leader {q.leader_id} is not among the voters or observers; lag values are unknown")
+    return lines
 
 
-def watch(kind: str, refresher, out, every: float, human_readable: bool = False) -> bool:
-    """A live view, refreshed every `every` seconds by `refresher`
-    (protocol.client.Refresher) until Ctrl-C. A failed refresh keeps the last
-    good view on screen with the error and its time beneath it. Returns True
-    when stopped after a failed refresh (the quorum was unreachable when the
-    operator stopped watching), after saying so on stderr."""
-    try:
-        if out is Output.table:
-            from rich.console import Group
-            from rich.live import Live
-            from rich.text import Text
-            view = Text("connecting...")
-            with Live(view, auto_refresh=False, screen=False, console=new_console()) as live:
-                while True:
-                    if refresher.refresh():
-                        now = now_ms()
-                        q = refresher.last
-                        view = status_table(q, now) if kind == "status" else replication_table(q, now)
-                        shown = [view, Text(f"updated {time.strftime('%H:%M:%S')}; refreshing every {every:g} s; "
-                                            "Ctrl-C to stop", style="dim")]
-                    else:
-                        at, error = refresher.failure
-                        shown = [view, Text(f"{at} error: {error}", style="red"),
-                                 Text(f"the view above is the last good one; retrying every {every:g} s; "
-                                      "Ctrl-C to stop", style="dim")]
-                    live.update(Group(*shown), refresh=True)
-                    time.sleep(every)
-        else:
-            clear = out is Output.text and sys.stdout.isatty()
-            while True:
-                if refresher.refresh():
-                    if clear:
-                        sys.stdout.write("\x1b[H\x1b[2J")
-                    print_quorum(kind, refresher.last, out, human_readable=human_readable)
-                    if out is Output.text and not clear:
-                        sys.stdout.write("\n")
-                else:
-                    if clear and refresher.last is not None:
-                        # redraw the last good view so the error sits beneath it, not below old errors
-                        sys.stdout.write("\x1b[H\x1b[2J")
-                        print_quorum(kind, refresher.last, out, human_readable=human_readable)
-                    sys.stdout.flush()
-                    at, error = refresher.failure
-                    sys.stderr.write(f"quorumctl: error: {error} (at {at})\n")
-                sys.stdout.flush()
-                time.sleep(every)
-    except KeyboardInterrupt:
-        if refresher.failure:
-            at, error = refresher.failure
-            sys.stderr.write(f"quorumctl: error: stopped after a failed refresh (at {at}): {error}\n")
-            return True
-        return False
+def waiting(what: str):
+    """A live view's first frame, before the first answer ("connecting...")."""
+    from rich.text import Text
+    return Text(what)
+
+
+def watch_frame(view, every: float, *, updated: str = "", failure: tuple[str, str] | None = None):
+    """One frame of `describe status|replication --watch -o table`: the last good view
+    (`view`, a table), then when it was updated, or the failed refresh (at, error) beneath it."""
+    from rich.console import Group
+    from rich.text import Text
+    if failure is None:
+        return Group(view, Text(f"updated {updated}; refreshing every {every:g} s; Ctrl-C to stop", style="dim"))
+    at, error = failure
+    return Group(view, Text(f"{at} error: {error}", style="red"),
+                 Text(f"the view above is the last good one; retrying every {every:g} s; Ctrl-C to stop",
+                      style="dim"))
 
 
 # -- describe health --watch -------------------------------------------------------------
@@ -464,80 +420,34 @@ def history_doc(history) -> list[dict]:
              "leaderLogEndOffset": s.leader_leo} for s in history.samples[-HISTORY_SHOWN:]]
 
 
-def watch_health(sample, out, every: float, *, fail_on_lag: bool = False, exit_when_healthy: bool = False,
-                 samples: int | None = None, flapping_epochs: int = 3) -> int:
-    """`describe health --watch`: sample every `every` seconds (a sample takes at
-    most that long), keep a short history, and judge it too (stalled, flapping).
-    Returns the exit status: the last sample's, or 0 at the first healthy one
-    with `exit_when_healthy`."""
-    from dataclasses import replace
+def health_watch_doc(shown, sample_verdict: str, history) -> dict:
+    """One JSON line of `describe health --watch`: the judged sample (`shown`, its verdict
+    the history's), the sample's own verdict and the recent history."""
+    doc = health_doc(shown)
+    doc["sampleVerdict"] = sample_verdict
+    doc["history"] = history_doc(history)
+    return doc
 
-    from ..errors import ClusterError, ExitStatus
-    from ..protocol.health_verdict import exit_status
-    from ..protocol.health_watch import History, Sample, sample_of, watch_verdict
-    history = History(flapping_epochs=flapping_epochs)
-    status = ExitStatus.INTERRUPTED
-    taken = 0
-    live = None
-    clear = out is Output.text and sys.stdout.isatty()
-    try:
-        if out is Output.table:
-            from rich.live import Live
-            from rich.text import Text
-            live = Live(Text("probing..."), auto_refresh=False, screen=False, console=new_console())
-            live.start()
-        while True:
-            t0 = time.monotonic()
-            try:
-                h = sample()
-            except ClusterError as e:
-                # nothing answered: one line on stderr (the view above stays), and the watch goes on
-                history.add(Sample(time.time(), "unreachable", None, None, None, None))
-                status = ExitStatus.UNREACHABLE
-                sys.stderr.write(f"quorumctl: error: {e} (at {time.strftime('%H:%M:%S')})\n")
-                sys.stderr.flush()
-                taken += 1
-                if samples is not None and taken >= samples:
-                    return status
-                time.sleep(max(0.0, every - (time.monotonic() - t0)))
-                continue
-            history.add(sample_of(h))
-            verdict, extra = watch_verdict(h, history)
-            shown = replace(h, verdict=verdict, reasons=extra + h.reasons)
-            status = exit_status(h, fail_on_lag, verdict)
-            if out is Output.json:
-                doc = health_doc(shown)
-                doc["sampleVerdict"] = h.verdict
-                doc["history"] = history_doc(history)
-                sys.stdout.write(to_json(doc))
-            elif out is Output.table:
-                from rich.console import Group
-                from rich.table import Table
-                ht = Table(title="History")
-                for col in HISTORY_HEADERS:
-                    ht.add_column(col)
-                for row in history_rows(history):
-                    ht.add_row(*row)
-                live.update(Group(*health_table(shown), ht, Text(
-                    f"updated {time.strftime('%H:%M:%S')}; sampling every {every:g} s; Ctrl-C to stop",
-                    style="dim")), refresh=True)
-            else:
-                if clear:
-                    sys.stdout.write("\x1b[H\x1b[2J")
-                sys.stdout.write(health_text(shown) + "\n" + _pretty_table(HISTORY_HEADERS, history_rows(history))
-                                 + ("" if clear else "\n"))
-            sys.stdout.flush()
-            taken += 1
-            if exit_when_healthy and verdict == "healthy":
-                return ExitStatus.OK
-            if samples is not None and taken >= samples:
-                return status
-            time.sleep(max(0.0, every - (time.monotonic() - t0)))
-    except KeyboardInterrupt:
-        return status
-    finally:
-        if live is not None:
-            live.stop()
+
+def health_watch_text(shown, history, cleared: bool) -> str:
+    """One text frame: the health view, then the history (a blank line after it unless
+    the screen is cleared before each frame)."""
+    return (health_text(shown) + "\n" + _pretty_table(HISTORY_HEADERS, history_rows(history))
+            + ("" if cleared else "\n"))
+
+
+def health_watch_frame(shown, history, every: float, updated: str):
+    """One frame of `describe health --watch -o table`: the health tables, the history, when."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+    ht = Table(title="History")
+    for col in HISTORY_HEADERS:
+        ht.add_column(col)
+    for row in history_rows(history):
+        ht.add_row(*row)
+    return Group(*health_table(shown), ht, Text(
+        f"updated {updated}; sampling every {every:g} s; Ctrl-C to stop", style="dim"))
 
 
 # -- add-controller / remove-controller ------------------------------------------------
@@ -562,10 +472,6 @@ def voter_change_doc(r) -> dict:
     return doc
 
 
-def print_voter_change(r, out) -> None:
-    sys.stdout.write(to_json(voter_change_doc(r)) if out is Output.json else voter_change_text(r) + "\n")
-
-
 def unregister_text(plan, how: str) -> str:
     """Kafka 4.4's lines: kafka-cluster.sh unregister-controller ("Controller N is no longer
     registered."), kafka-metadata-quorum.sh remove-controller --unregister ("Removed KRaft
@@ -582,6 +488,3 @@ def unregister_text(plan, how: str) -> str:
                      else f"DRY RUN of unregistering controller {n}: run again with --apply to send it")
     return "\n".join(lines)
 
-
-def print_unregister(plan, out, how: str) -> None:
-    sys.stdout.write(to_json(plan.to_json()) if out is Output.json else unregister_text(plan, how) + "\n")

@@ -23,6 +23,12 @@ def entries_text(s: dict) -> str:
     return "; ".join(parts)
 
 
+def plan_doc(plan: dict, report: dict | None, dry_run: bool) -> dict:
+    """The JSON of a writer run under recover's rules (recover, voters set-endpoints):
+    the plan, what was applied (None on a dry run), whether it was one."""
+    return {"plan": plan, "applied": report, "dry_run": dry_run}
+
+
 def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int | None = None) -> list[str]:
     s = doc["survivor"]
     lines = [f"Recovery plan for node {s['node_id']} ({s['partition_dir']}), {doc['quorum']} quorum"

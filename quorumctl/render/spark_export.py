@@ -1,5 +1,6 @@
-"""spark-export's summary: one text line, or a Rich table (JSON is the summary's own
-to_json). Rich is imported only when a table is asked for."""
+"""spark-export's summary: one text line, a Rich table or a JSON line (around the
+summary's own to_json); --follow's line per micro-batch. Rich is imported only when
+a table is asked for."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ def summary_line(s) -> str:
     return (f"Exported {s.files} file(s), {s.bytes} bytes: {s.batches} batch(es), {s.records} record(s), "
             f"{s.decode_errors} undecodable value(s), {verdict}; {s.rows} row(s) in {s.seconds:.1f} s "
             f"({s.records_per_second:,.0f} records/s) to {s.out}")
+
+
+def summary_doc(s) -> dict:
+    return {"ok": s.errors == 0, "summary": s.to_json()}
 
 
 def summary_table(summary):
@@ -36,3 +41,7 @@ def follow_batch_line(b) -> str:
     cut = f"; {len(b.truncated)} segment(s) truncated under us" if b.truncated else ""
     return (f"batch {b.batch}{again}: {b.files} file(s), {b.bytes} bytes, {b.records} "
             f"record(s), {b.errors} error(s), {b.rows} row(s) in {b.seconds:.1f} s{cut}")
+
+
+def follow_batch_doc(b) -> dict:
+    return {"ok": b.errors == 0, "batch": b.to_json()}

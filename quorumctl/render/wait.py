@@ -3,7 +3,7 @@ line on a terminal's stderr (nothing when stderr is not a terminal)."""
 
 from __future__ import annotations
 
-import sys
+from .output import StatusLine
 
 
 def _what(r) -> str:
@@ -25,29 +25,8 @@ def wait_doc(r) -> dict:
             "samples": r.samples, "elapsedSeconds": round(r.elapsed_s, 2), "timeoutSeconds": r.timeout_s}
 
 
-class Progress:
+class Progress(StatusLine):
     """One line on stderr, rewritten per sample, when stderr is a terminal."""
 
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.on = self.stream.isatty()
-        self.shown = False
-
     def __call__(self, r) -> None:
-        if not self.on:
-            return
-        width = 200
-        try:
-            import shutil
-            width = shutil.get_terminal_size().columns
-        except OSError:
-            pass
-        line = f"waiting for {_what(r)} ({r.elapsed_s:.0f}/{r.timeout_s:g} s): {r.reason}"
-        self.stream.write("\r\x1b[K" + line[:max(width - 1, 20)])
-        self.stream.flush()
-        self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+        self.show(f"waiting for {_what(r)} ({r.elapsed_s:.0f}/{r.timeout_s:g} s): {r.reason}")

@@ -11,16 +11,16 @@ kafka-metadata-quorum, or kafka-python) at it.
 
 from __future__ import annotations
 
-import sys
 import time
 
+from ..render import output
 from ..render.output import Output
 
 
 def _say(out: Output, text: str):
     if out is not Output.json:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        output.write(text + "\n")
+        output.flush()
 
 
 def run_demo(out: Output, serve: bool = False) -> None:
@@ -28,7 +28,8 @@ def run_demo(out: Output, serve: bool = False) -> None:
     `serve`, keep it up (controller 3 back) until Ctrl-C. Prints as `out` says
     (JSON: the describe documents only, no narration)."""
     from ..protocol.client import describe_quorum
-    from ..render.quorum import print_health, print_quorum
+    from ..render.quorum import health_doc, health_table, health_text, quorum_forms
+    from ..timefmt import now_ms
     from .scenarios import demo_cluster
 
     cluster = demo_cluster()
@@ -39,10 +40,10 @@ def run_demo(out: Output, serve: bool = False) -> None:
         _say(out, "# A simulated KRaft quorum on 127.0.0.1 (Kafka protocol over TCP; nothing leaves this machine):")
         _say(out, f"#   controllers 1, 2, 3 at {ctl}; broker 4 at {broker.address}")
 
-        def describe(kind: str, flag: str, address: str, **kw):
+        def describe(kind: str, flag: str, address: str):
             _say(out, f"\n$ quorumctl describe {kind} {flag} {address}")
             mode = {"--bootstrap-server": (address, None), "--bootstrap-controller": (None, address)}[flag]
-            print_quorum(kind, describe_quorum(*mode, None, 10.0), out, **kw)
+            output.emit(out, describe_quorum(*mode, None, 10.0), **quorum_forms(kind, now_ms()))
 
         def health(timeout: float):
             from ..config.client import ClientConfig
@@ -50,7 +51,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
             from ..protocol.health_probe import check_health
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)
-            print_health(h, out)
+            output.emit(out, h, text=health_text, table=health_table, json=health_doc)
 
         describe("status", "--bootstrap-server", broker.address)
         describe("replication", "--bootstrap-controller", c2.address)

@@ -230,18 +230,19 @@ class Image:
         if api_key == rt.BEGIN_TRANSACTION_RECORD:
             if self.pending is not None:
                 self.problem(offset, f"BeginTransaction inside the transaction begun at offset {self.pending_since}")
-                self._commit()
+                self._commit(self.pending)
             self.pending, self.pending_since = [], offset
         elif self.pending is None:
             what = "End" if api_key == rt.END_TRANSACTION_RECORD else "Abort"
             self.problem(offset, f"{what}Transaction outside a transaction")
         elif api_key == rt.END_TRANSACTION_RECORD:
-            self._commit()
+            self._commit(self.pending)
         else:
             self.pending = None
 
-    def _commit(self) -> None:
-        pending, self.pending = self.pending, None
+    def _commit(self, pending: list) -> None:
+        """Apply the transaction's buffered records (`pending`, which it ends)."""
+        self.pending = None
         for api_key, d, offset, ts, epoch in pending:
             if self.observer is not None:
                 self.observer(self, api_key, d, offset, ts, epoch)
@@ -391,7 +392,7 @@ def _partition_change(img: Image, d, off):
     t = img.topics.get(d["topicId"])
     pid = d.get("partitionId", -1)
     p = None if t is None else t.partitions.get(pid)
-    if p is None:
+    if t is None or p is None:
         img.problem(off, f"PartitionChangeRecord for unknown partition {d['topicId']}:{pid}")
         return
     t.partitions[pid] = merge_partition(p, d)
@@ -402,10 +403,11 @@ def _clear_elr(img: Image, d, off):
     with an ELR or last known ELR is merged with both empty (TopicDelta.maybeClearElr:
     a merge, so its partition epoch goes up)."""
     name = d.get("topicName") or ""
-    if name and img.topic(name) is None:
+    topic = img.topic(name) if name else None
+    if name and topic is None:
         img.problem(off, f"ClearElr of unknown topic {name} (Kafka refuses this record)")
         return
-    topics = list(img.topics.values()) if not name else [img.topic(name)]
+    topics = list(img.topics.values()) if topic is None else [topic]
     for t in topics:
         for pid, p in t.partitions.items():
             if p[ELR] or p[LAST_ELR]:

@@ -74,7 +74,7 @@ def listing(path: str) -> str:
 
 
 class Bundle:
-    def __init__(self, run):
+    def __init__(self, run) -> None:
         self.run = run                  # args -> (exit code, stdout, stderr): a quorumctl command
         self.members: list[tuple[str, bytes, str]] = []   # name, bytes, what
         self.errors: list[str] = []

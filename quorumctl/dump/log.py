@@ -300,7 +300,7 @@ def _write_all(fd: int, data: bytes) -> None:
 class _Collect:
     """A Sink's stream that keeps what is written (one chunk's output, encoded at its turn)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.parts: list[str] = []
         self.write = self.parts.append
 

@@ -36,10 +36,14 @@ from __future__ import annotations
 import gc
 from collections import Counter
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..ids import DIRECTORY_MIGRATING
 from ..records import types as rt
 from ..records.types import TRANSACTION_RECORDS
+
+if TYPE_CHECKING:   # history imports this module
+    from .history import Watcher
 
 
 @contextmanager
@@ -156,7 +160,7 @@ def quota_entity(entity) -> str:
 class Image:
     """One cluster metadata image plus where it is (provenance) and what was odd."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.topics: dict[str, Topic] = {}          # topic id -> Topic
         self.topic_ids: dict[str, str] = {}         # name -> topic id
         self.brokers: dict[int, dict] = {}
@@ -184,7 +188,7 @@ class Image:
         self.pending_since = -1
         # history's hook: called instead of applying, as observer(image, api_key, data, offset,
         # timestamp, epoch); it applies the record with apply_record and compares before/after
-        self.observer = None
+        self.observer: Watcher | None = None
 
     # -- bookkeeping ----------------------------------------------------------------
 

@@ -23,7 +23,7 @@ BOOTSTRAP_SNAPSHOT_ID = (0, 0)   # (end offset, epoch) of Snapshots.BOOTSTRAP_SN
 class EpochHistory:
     """Ordered (epoch, start offset) entries with LeaderEpochFileCache semantics."""
 
-    def __init__(self, entries=()):
+    def __init__(self, entries=()) -> None:
         self.entries: list[tuple[int, int]] = []
         for e, o in entries:
             self.entries.append((int(e), int(o)))

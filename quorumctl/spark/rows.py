@@ -340,7 +340,7 @@ def _row_fn(api_key: int, version: int):
 _ROW_FNS: dict = {}
 
 
-def _plain_body(batch, data, decode):
+def _plain_body(batch, data, decode) -> tuple | None:
     """`_body_columns` of an uncompressed metadata batch whose records are as
     Kafka writes them (see plain_value_spans), without Record objects; None
     for any other batch."""

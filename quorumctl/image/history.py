@@ -46,6 +46,8 @@ class Watcher:
     """The observer plugged into Image.replay: applies each record, and for those
     touching the entity records the leaf paths' values before and after."""
 
+    observes_every_record = False   # True: replay's fast path must not skip any record
+
     def __init__(self, entity: Entity):
         self.e = entity
         self.topic_ids: set[str] = set()
@@ -334,9 +336,7 @@ class TimelineWatcher(Watcher):
     """Every record's changes, whatever the entity (diff --timeline): the leaf paths a
     record may change come from its type and ids, then the same before/after compare."""
 
-    # every record is observed: replay's fast path must not skip any (replay tests
-    # hot_filter for None; mypy has no way to say a subclass removes a method)
-    hot_filter = None   # type: ignore[assignment]
+    observes_every_record = True
 
     def __init__(self):
         super().__init__(Entity("timeline", ""))

@@ -438,7 +438,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     before a record history's observer wants to see (the caller goes on record by
     record); None when the batch is not plain."""
     watch = img.observer
-    if b.attributes & ATTR_CONTROL or (watch is not None and getattr(watch, "hot_filter", None) is None):
+    if b.attributes & ATTR_CONTROL or (watch is not None and watch.observes_every_record):
         return None
     # records the observer must see: their topic id in `ids`, a TopicRecord named `name`,
     # every RemoveTopicRecord when `removes`

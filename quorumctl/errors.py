@@ -30,7 +30,7 @@ def at_line(path, line: int, message: str) -> str:
 class QuorumctlError(Exception):
     """A failure to report as one line; `exit_code` is what the process exits with."""
 
-    exit_code = ExitStatus.USAGE
+    exit_code: int = ExitStatus.USAGE
 
     def __init__(self, message: str, exit_code: int | None = None):
         super().__init__(message)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import overload
 
 from ..errors import InputError
 
@@ -129,7 +130,12 @@ class ClientConfig:
         return self.security_protocol in ("SASL_PLAINTEXT", "SASL_SSL")
 
 
+@overload
+def _int(props: dict, key: str, default: int, source: str, minimum: int = 0) -> int: ...
+@overload
+def _int(props: dict, key: str, default: None, source: str, minimum: int = 0) -> int | None: ...
 def _int(props: dict, key: str, default: int | None, source: str, minimum: int = 0) -> int | None:
+    """An integer setting of at least `minimum`; `default` when it is absent or empty."""
     raw = props.get(key)
     if raw is None or raw.strip() == "":
         return default

@@ -74,7 +74,7 @@ def listing(path: str) -> str:
 
 
 class Bundle:
-    def __init__(self, run):
+    def __init__(self, run) -> None:
         self.run = run                  # args -> (exit code, stdout, stderr): a quorumctl command
         self.members: list[tuple[str, bytes, str]] = []   # name, bytes, what
         self.errors: list[str] = []
@@ -115,7 +115,7 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
             text, hidden = redact_properties(f.read(1 << 22))
         b.add(f"configs/{i:02d}-node{c.node_id}-{os.path.basename(c.path)}", text,
               f"{c.path}, secrets redacted ({', '.join(hidden) or 'none found'})")
-    dirs = []
+    dirs: list[str] = []
     for d in [x for c in cfgs for x in c.all_dirs()] + list(log_dirs):
         if os.path.isdir(d) and os.path.abspath(d) not in [os.path.abspath(x) for x in dirs]:
             dirs.append(d)
@@ -146,11 +146,11 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
     if include_logs:
         for i, d in enumerate(meta_dirs, 1):
             pdir = os.path.join(d, "__cluster_metadata-0")
-            for f in sorted(os.listdir(pdir)):
-                p = os.path.join(pdir, f)
+            for name in sorted(os.listdir(pdir)):
+                p = os.path.join(pdir, name)
                 if os.path.isfile(p) and not os.path.islink(p):
                     with open(p, "rb") as fh:
-                        b.add(f"logs/{i:02d}-{os.path.basename(os.path.normpath(d))}/__cluster_metadata-0/{f}",
+                        b.add(f"logs/{i:02d}-{os.path.basename(os.path.normpath(d))}/__cluster_metadata-0/{name}",
                               fh.read(), f"{p}")
     manifest = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tool": "quorumctl bundle",
                 "inputs": {"configs": configs, "log_dirs": log_dirs, "bootstrap_controller": bootstrap_controller,

@@ -66,10 +66,10 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     configs = [load(p) for p in config_paths]
     dirs: dict[str, LogDir] = {}
     for c in configs:
-        for d in c.all_dirs():
-            ld = dirs.setdefault(os.path.abspath(d), LogDir(d, c))
-            if ld.config is not c:
-                ld.also.append(c)
+        for path in c.all_dirs():
+            entry = dirs.setdefault(os.path.abspath(path), LogDir(path, c))
+            if entry.config is not c:
+                entry.also.append(c)
     for p in log_dir_paths:
         if not os.path.exists(p):
             raise InputError(f"{p}: no such file or directory")
@@ -108,7 +108,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         cmp = compare(replicas) if len(replicas) > 1 else None
         best = replicas[cmp["winner_index"]] if cmp else replicas[0]
         followers = {f["replica"]: f for f in cmp["followers"]} if cmp else {}
-    if best is not None and best.voters_record is not None:
+    if best is not None and best.voters_record is not None and best.voters is not None:   # both, or neither
         voters = {"ids": sorted(v["voterId"] for v in best.voters_record), "source": best.voters["source"],
                   "node": best.label, "partition_dir": best.partition_dir,
                   "by_id": {v["voterId"]: v for v in best.voters_record}}
@@ -436,7 +436,8 @@ def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding], s
     the logs an uncommitted-voter-change or log-matching finding already names."""
     for d in dirs:
         r = d.replica
-        if r is None or r.voters_record is None or r.partition_dir == voters["partition_dir"] \
+        # (a log with a VotersRecord has its voters set)
+        if r is None or r.voters_record is None or r.voters is None or r.partition_dir == voters["partition_dir"] \
                 or r.partition_dir in skip:
             continue
         ids = sorted(v["voterId"] for v in r.voters_record)
@@ -454,7 +455,7 @@ def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding], s
 
 def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
     static = [c for c in configs if c.quorum_voters]
-    sets = {}
+    sets: dict[tuple, list[ServerConfig]] = {}
     for c in static:
         sets.setdefault(tuple(sorted(configured_voters(c).items())), []).append(c)
     if len(sets) > 1:

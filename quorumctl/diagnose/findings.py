@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..config.server import ServerConfig
 from ..logdir import statefiles as state_files
 from ..versions import version_name as metadata_version_name
+
+if TYPE_CHECKING:   # types only: doctor loads the metadata logs lazily
+    from ..logdir.features import Level
+    from ..raft.replica import Replica
 
 
 @dataclass
@@ -35,7 +40,7 @@ class LogDir:
     also: list = field(default_factory=list)   # other configs naming it (a misconfiguration)
     meta: dict | None = None
     meta_lines: dict = field(default_factory=dict)
-    replica: object | None = None        # raft.replica.Replica when it holds the metadata log
+    replica: Replica | None = None       # when it holds the metadata log
     problem: str | None = None
     starts_on: dict | None = None        # ops.dirinfo.starts_on: which Kafka releases can start it
 
@@ -54,7 +59,7 @@ class Report:
     log_dirs: list[LogDir]
     voters: dict | None                  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
     findings: list[Finding]
-    metadata_version: object | None = None   # logdir.features.Level: the cluster's finalized metadata.version
+    metadata_version: Level | None = None    # the cluster's finalized metadata.version
 
     def to_json(self) -> dict:
         return {

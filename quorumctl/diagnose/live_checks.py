@@ -49,7 +49,7 @@ def _known_voters(report: Report) -> dict:
     """id -> Address of the voters the files know: the voter set of the most up-to-date
     metadata log, else the configs' controller.quorum.voters."""
     from ..config.addresses import Address
-    out = {}
+    out: dict[int, Address] = {}
     if report.voters:
         for vid, v in report.voters["by_id"].items():
             eps = v.get("endpoints") or []
@@ -76,7 +76,8 @@ def _majority(report: Report, timeout: float, command_config: str | None = None)
         failed = None
     except ClusterError as e:   # not one voter answered
         probes, failed = [], str(e)
-    answering = sorted(p.node_id for p in probes if p.ok and p.node_id in voters and p.kind != "broker")
+    answering = sorted(p.node_id for p in probes
+                       if p.ok and p.node_id is not None and p.node_id in voters and p.kind != "broker")
     need = len(voters) // 2 + 1
     if len(answering) >= need:
         return

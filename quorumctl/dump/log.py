@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ExitStatus, InputError
 from ..openfile import check_regular
-from ..records.batch import BatchError, BatchReader, LegacyEntry, batch_cuts
+from ..records.batch import BatchError, BatchReader, LegacyEntry, Stop, batch_cuts
 from ..render import dumplog as render_dumplog
 from ..render.dumplog import Sink, header_line
 from ..render.output import json_line
@@ -63,7 +63,7 @@ class Span:
     gaps: list = field(default_factory=list)   # the first MAX_GAPS (offset, next offset) pairs
     gap_count: int = 0
     problems: int = 0
-    stop: object = None
+    stop: Stop | None = None     # where and why reading ended (BatchReader.stop)
 
 
 def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: bool, decode_json: bool,
@@ -229,7 +229,7 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
         spans = None
     if spans is None:
         spans = [dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, max_bytes=max_bytes)]
-    gaps = []
+    gaps: list[tuple[int, int]] = []
     gap_count = 0
     prev = None
     for sp in spans:
@@ -300,7 +300,7 @@ def _write_all(fd: int, data: bytes) -> None:
 class _Collect:
     """A Sink's stream that keeps what is written (one chunk's output, encoded at its turn)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.parts: list[str] = []
         self.write = self.parts.append
 
@@ -372,8 +372,8 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
             signal.raise_signal(signal.SIGPIPE)   # `| head`: end quietly as the child did
     if any(st != 0 for st in statuses) or not all(data):
         raise OSError(f"a worker process dumping {path} failed")
-    for got in data:
-        spans.extend(pickle.loads(got))
+    for blob in data:
+        spans.extend(pickle.loads(blob))
     spans.sort(key=lambda ks: ks[0])
     return [sp for _k, sp in spans]
 

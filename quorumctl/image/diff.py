@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import InputError
-from .model import (ELR, ISR, LAST_ELR, LEADER, REPLICAS)
+from .model import (ELR, ISR, LAST_ELR, LEADER, REPLICAS, Image)
 from .replay import Point, Replay, check_inside, open_source, plan
 from .view import field_changes, flatten, leaf_json, provenance
 
@@ -98,7 +98,7 @@ class Changes:
     streams_changes = True           # how render.image knows it (render does not import image)
     change_json = staticmethod(change_json)
 
-    def __init__(self, before, after):
+    def __init__(self, before: Image, after: Image) -> None:
         self.before, self.after = before, after
         rest = changes(flatten(before, topics=False), flatten(after, topics=False))
         items = [(p, a, b) for p, (a, b) in sorted(rest.items(), key=lambda kv: _sort_key(kv[0]))]

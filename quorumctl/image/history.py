@@ -46,6 +46,8 @@ class Watcher:
     """The observer plugged into Image.replay: applies each record, and for those
     touching the entity records the leaf paths' values before and after."""
 
+    observes_every_record = False   # True: replay's fast path must not skip any record
+
     def __init__(self, entity: Entity):
         self.e = entity
         self.topic_ids: set[str] = set()
@@ -199,7 +201,7 @@ def _leaves(img: Image, paths: list[str]) -> dict:
 
 def _lookup(img: Image, paths: list[str]) -> dict:
     """The leaves at these paths (a targeted flatten: no walk over the whole image)."""
-    out = {}
+    out: dict[str, object] = {}
     for p in paths:
         parts = p.split("/")
         sec = parts[1]
@@ -220,7 +222,7 @@ def _lookup(img: Image, paths: list[str]) -> dict:
                 out[p] = v
         elif sec == "configs":
             typ = CONFIG_TYPE_IDS.get(parts[2])
-            kv = img.configs.get((typ, parts[3]), {})
+            kv = img.configs.get((typ, parts[3]), {}) if typ is not None else {}
             if parts[4] in kv:
                 out[p] = kv[parts[4]]
         elif sec == "features":
@@ -249,9 +251,14 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
         rp.close()
     img.observer = None
     check_inside(src, until, img, "--until")
+    def topic_exists() -> bool:
+        if entity.name not in img.topic_ids:
+            return False
+        t = img.topic(entity.name)
+        return entity.partition is None or (t is not None and entity.partition in t.partitions)
+
     exists = {
-        "topic": lambda: entity.name in img.topic_ids and (
-            entity.partition is None or entity.partition in img.topic(entity.name).partitions),
+        "topic": topic_exists,
         "broker": lambda: watcher.id in img.brokers,
         "config": lambda: watcher.config in img.configs,
         "feature": lambda: entity.name in img.features,
@@ -298,8 +305,9 @@ def _first_offset(src) -> int:
 def _closest(entity: Entity, img: Image) -> str:
     """The names of that kind the image has that are closest to the one asked for."""
     if entity.kind == "topic":
-        if entity.partition is not None and entity.name in img.topic_ids:
-            have = sorted(img.topic(entity.name).partitions)
+        t = img.topic(entity.name)
+        if entity.partition is not None and entity.name in img.topic_ids and t is not None:
+            have = sorted(t.partitions)
             return f"; topic {entity.name} has partitions {_span(have)}" if have else ""
         names = list(img.topic_ids)
     elif entity.kind == "broker":
@@ -328,7 +336,7 @@ class TimelineWatcher(Watcher):
     """Every record's changes, whatever the entity (diff --timeline): the leaf paths a
     record may change come from its type and ids, then the same before/after compare."""
 
-    hot_filter = None   # every record is observed: replay's fast path must not skip any
+    observes_every_record = True
 
     def __init__(self):
         super().__init__(Entity("timeline", ""))

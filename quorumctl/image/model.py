@@ -36,10 +36,14 @@ from __future__ import annotations
 import gc
 from collections import Counter
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from ..ids import DIRECTORY_MIGRATING
 from ..records import types as rt
 from ..records.types import TRANSACTION_RECORDS
+
+if TYPE_CHECKING:   # history imports this module
+    from .history import Watcher
 
 
 @contextmanager
@@ -156,7 +160,7 @@ def quota_entity(entity) -> str:
 class Image:
     """One cluster metadata image plus where it is (provenance) and what was odd."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.topics: dict[str, Topic] = {}          # topic id -> Topic
         self.topic_ids: dict[str, str] = {}         # name -> topic id
         self.brokers: dict[int, dict] = {}
@@ -184,7 +188,7 @@ class Image:
         self.pending_since = -1
         # history's hook: called instead of applying, as observer(image, api_key, data, offset,
         # timestamp, epoch); it applies the record with apply_record and compares before/after
-        self.observer = None
+        self.observer: Watcher | None = None
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -230,18 +234,19 @@ class Image:
         if api_key == rt.BEGIN_TRANSACTION_RECORD:
             if self.pending is not None:
                 self.problem(offset, f"BeginTransaction inside the transaction begun at offset {self.pending_since}")
-                self._commit()
+                self._commit(self.pending)
             self.pending, self.pending_since = [], offset
         elif self.pending is None:
             what = "End" if api_key == rt.END_TRANSACTION_RECORD else "Abort"
             self.problem(offset, f"{what}Transaction outside a transaction")
         elif api_key == rt.END_TRANSACTION_RECORD:
-            self._commit()
+            self._commit(self.pending)
         else:
             self.pending = None
 
-    def _commit(self) -> None:
-        pending, self.pending = self.pending, None
+    def _commit(self, pending: list) -> None:
+        """Apply the transaction's buffered records (`pending`, which it ends)."""
+        self.pending = None
         for api_key, d, offset, ts, epoch in pending:
             if self.observer is not None:
                 self.observer(self, api_key, d, offset, ts, epoch)
@@ -391,7 +396,7 @@ def _partition_change(img: Image, d, off):
     t = img.topics.get(d["topicId"])
     pid = d.get("partitionId", -1)
     p = None if t is None else t.partitions.get(pid)
-    if p is None:
+    if t is None or p is None:
         img.problem(off, f"PartitionChangeRecord for unknown partition {d['topicId']}:{pid}")
         return
     t.partitions[pid] = merge_partition(p, d)
@@ -402,10 +407,11 @@ def _clear_elr(img: Image, d, off):
     with an ELR or last known ELR is merged with both empty (TopicDelta.maybeClearElr:
     a merge, so its partition epoch goes up)."""
     name = d.get("topicName") or ""
-    if name and img.topic(name) is None:
+    topic = img.topic(name) if name else None
+    if name and topic is None:
         img.problem(off, f"ClearElr of unknown topic {name} (Kafka refuses this record)")
         return
-    topics = list(img.topics.values()) if not name else [img.topic(name)]
+    topics = list(img.topics.values()) if topic is None else [topic]
     for t in topics:
         for pid, p in t.partitions.items():
             if p[ELR] or p[LAST_ELR]:

@@ -17,6 +17,7 @@ import itertools
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from ..errors import InputError
 from ..records import metadata as md
@@ -27,7 +28,7 @@ from ..timefmt import parse_time
 from ..logdir import segments
 from ..logdir.statefiles import BOOTSTRAP_CHECKPOINT
 from ..raft.replica import METADATA_PARTITION
-from .parallel import LOCAL
+from .parallel import LOCAL, SpanFeed
 from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, cyclic_gc_paused, merge_partition, \
     partition_from_record, remove_topic
 
@@ -197,10 +198,11 @@ class Replay:
         self.end_reason: str | None = None  # why the log ended early (torn tail, bad CRC)
         self.batches = 0
         self._gen = self._batches()
-        self._held = None                    # a (batch, record) read past the stop point
-        self.on_control = None               # history's hook: on_control(image, type, voters before, offset)
+        self._held: tuple | None = None      # a (step, batch, records) read past the stop point
+        # history's hook: on_control(image, type, voters before, offset)
+        self.on_control: Callable[[Image, str, Any, int], None] | None = None
         self.walked: set = set()             # log paths whose frames a worker walks (image.parallel)
-        self._feed = None                    # the SpanFeed of the segment being read
+        self._feed: SpanFeed | None = None   # the SpanFeed of the segment being read
         self.step: Step | None = None        # the step whose batches are being applied
 
     def describe_start(self) -> dict:
@@ -325,7 +327,6 @@ class Replay:
             return self._feed
         self.close()
         if path in self.walked:
-            from .parallel import SpanFeed
             self._feed = SpanFeed(path)
         return self._feed
 
@@ -437,7 +438,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     before a record history's observer wants to see (the caller goes on record by
     record); None when the batch is not plain."""
     watch = img.observer
-    if b.attributes & ATTR_CONTROL or (watch is not None and getattr(watch, "hot_filter", None) is None):
+    if b.attributes & ATTR_CONTROL or (watch is not None and watch.observes_every_record):
         return None
     # records the observer must see: their topic id in `ids`, a TopicRecord named `name`,
     # every RemoveTopicRecord when `removes`
@@ -479,7 +480,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                         last_raw = None
                         continue
                 n += 1
-                if t is None:
+                if parts is None:   # (no topic t)
                     img.problem(_offset(base, spans, vs), f"PartitionRecord for unknown topic id {tid}")
                 else:
                     parts[pid] = p
@@ -492,8 +493,8 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                     last_raw = None
                     continue
             n += 1
-            p = None if t is None else parts.get(pid)
-            if p is None:
+            p = None if parts is None else parts.get(pid)
+            if parts is None or p is None:
                 img.problem(_offset(base, spans, vs), f"PartitionChangeRecord for unknown partition {tid}:{pid}")
                 continue
             hit = mmemo.get((id(p), tail))

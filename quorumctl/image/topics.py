@@ -19,6 +19,8 @@ broker's metadata cache, Kafka 4.1 and 4.3):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..config import topic as topic_config
 from ..config.topic_describe import (checked_options, FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order,  # noqa: F401
                                      is_internal, java_hash, replication_factor, topic_regex)
@@ -76,7 +78,7 @@ class Described:
         self.overrides, self.by_id = overrides, by_id
         self.summary: dict | None = None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[dict, list]]:
         img, live, filters = self.img, self.live, self.filters
         counts = dict.fromkeys(FILTERS, 0)
         memos: dict[int, dict] = {}
@@ -114,7 +116,7 @@ class Described:
                     if info.listed and not self.overrides:
                         rows.append((pid, info))
                 first = parts[min(parts)] if parts else None
-                rf = replication_factor(first[REPLICAS], first[ADDING], first[REMOVING]) if parts else 0
+                rf = replication_factor(first[REPLICAS], first[ADDING], first[REMOVING]) if first is not None else 0
                 n_topics += 1
                 total += len(parts)
                 listed += len(rows)

@@ -112,17 +112,13 @@ def flatten(img: Image, *, topics: bool = True) -> dict[str, object]:
     """path -> leaf value, one entry per entity: what `diff` compares (without /topics
     when `topics` is false: diff walks the topics itself, a path per partition was GBs)."""
     out: dict[str, object] = {}
-    for k, v in img.features.items():
-        out[f"/features/{k}"] = v
+    out.update((f"/features/{k}", v) for k, v in img.features.items())
     out["/zkMigrationState"] = ZK_MIGRATION_STATES.get(img.zk_migration_state, img.zk_migration_state)
     if img.kraft_version is not None:
         out["/kraftVersion"] = img.kraft_version
-    for k, v in (img.voters or {}).items():
-        out[f"/voters/{k}"] = v
-    for k, v in img.controllers.items():
-        out[f"/controllers/{k}"] = v
-    for k, v in img.brokers.items():
-        out[f"/brokers/{k}"] = v
+    out.update((f"/voters/{k}", v) for k, v in (img.voters or {}).items())
+    out.update((f"/controllers/{k}", v) for k, v in img.controllers.items())
+    out.update((f"/brokers/{k}", v) for k, v in img.brokers.items())
     for t in img.topics.values() if topics else ():
         if img.topic_ids.get(t.name) != t.id:
             continue   # a stale id whose name another topic took (not reachable by name)
@@ -135,12 +131,9 @@ def flatten(img: Image, *, topics: bool = True) -> dict[str, object]:
     for ent, kv in img.quotas.items():
         for k, v in kv.items():
             out[f"/clientQuotas/{ent}/{k}"] = v
-    for k, v in img.acls.items():
-        out[f"/acls/{k}"] = v
-    for (mech, user), v in img.scram.items():
-        out[f"/scram/{mech}/{user}"] = v
-    for k, v in img.tokens.items():
-        out[f"/delegationTokens/{k}"] = v
+    out.update((f"/acls/{k}", v) for k, v in img.acls.items())
+    out.update((f"/scram/{mech}/{user}", v) for (mech, user), v in img.scram.items())
+    out.update((f"/delegationTokens/{k}", v) for k, v in img.tokens.items())
     if img.producer_ids is not None:
         out["/producerIds"] = img.producer_ids
     return out

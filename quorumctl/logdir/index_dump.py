@@ -153,7 +153,7 @@ class IndexDump:
         abs_path = self.abs_path
         msg = None
         if self.time:
-            if last is not None and last[0] < first[0]:
+            if last is not None and first is not None and last[0] < first[0]:   # (set together)
                 msg = (f"Corrupt time index found, time index file ({abs_path}) has non-zero size but the last "
                        f"timestamp is {last[0]} which is less than the first timestamp {first[0]}")
             elif last is not None and last[1] < 0:

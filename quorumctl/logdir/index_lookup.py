@@ -77,7 +77,9 @@ class KafkaOffsetLookup:
     def _entry(self, n: int) -> tuple[int, int]:
         e = self._cache.get(n)
         if e is None:
-            rel, pos = OFFSET_ENTRY.unpack(os.pread(self._f.fileno(), OFFSET_ENTRY_SIZE, n * OFFSET_ENTRY_SIZE))
+            f = self._f
+            assert f is not None   # without the file there are no entries to read
+            rel, pos = OFFSET_ENTRY.unpack(os.pread(f.fileno(), OFFSET_ENTRY_SIZE, n * OFFSET_ENTRY_SIZE))
             e = (self.base + rel, pos)
             if len(self._cache) > 4096:
                 self._cache.clear()
@@ -148,7 +150,7 @@ class KafkaFinder:
                 return self._fresh(position, offset)
             self.landed.add(position)
         elif position not in self.landed or offset <= self.max_before or (
-                self.pend is None and position >= self._reader.stop.position):
+                self.pend is None and (stop := self._reader.stop) is not None and position >= stop.position):
             return self._fresh(position, offset)
         # scanning from `position` is now the same as continuing the walk
         while self.pend is not None and last_offset_of(self.pend) < offset:
@@ -173,6 +175,8 @@ class LogWalker:
     """Forward walk over a log's batches for the checks. An entry that points
     backwards restarts the walk from a checkpoint (one every 64 KiB of log),
     so memory stays bounded and a valid index reads the log once."""
+
+    _reader: BatchReader    # the walk's reader, (re)made by _start
 
     def __init__(self, log_path: str):
         self.path = log_path

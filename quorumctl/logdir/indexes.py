@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Generator, Iterator
 
 from ..errors import InputError
 from ..openfile import open_regular
@@ -160,7 +160,7 @@ def scan_index(path: str, time: bool = False) -> IndexScan:
 
 
 def iter_offset_index(path: str, base_offset: int | None = None,
-                      scan: IndexScan | None = None) -> Iterator[tuple[int, int]]:
+                      scan: IndexScan | None = None) -> Generator[tuple[int, int], None, None]:
     """(absolute offset, position) for each entry up to the logical end, streaming."""
     base = segment_base(path, base_offset)
     scan = scan or IndexScan(path, OFFSET_ENTRY_SIZE, 0)
@@ -169,7 +169,7 @@ def iter_offset_index(path: str, base_offset: int | None = None,
 
 
 def iter_time_index(path: str, base_offset: int | None = None,
-                    scan: IndexScan | None = None) -> Iterator[tuple[int, int]]:
+                    scan: IndexScan | None = None) -> Generator[tuple[int, int], None, None]:
     """(timestamp, absolute offset) for each entry up to the logical end, streaming."""
     base = segment_base(path, base_offset)
     scan = scan or IndexScan(path, TIME_ENTRY_SIZE, 0)

@@ -209,7 +209,8 @@ def iter_txn_index(path: str, remainder: list | None = None) -> Iterator[Aborted
                 if e[0] != TXN_VERSION:
                     raise FormatError(path, pos + i * TXN_ENTRY.size, f"unexpected aborted transaction version "
                                                                       f"{e[0]} (expected {TXN_VERSION})")
-                yield AbortedTxn(*e, position=pos + i * TXN_ENTRY.size)
+                version, producer_id, first, last, lso = e
+                yield AbortedTxn(version, producer_id, first, last, lso, position=pos + i * TXN_ENTRY.size)
             if whole < len(chunk):
                 if remainder is not None:
                     remainder.append(len(chunk) - whole)

@@ -45,7 +45,8 @@ def encode_snapshot(records, *, epoch: int = 0, last_contained_log_timestamp: in
 
     def batch_time(i):
         return times[min(i, len(times) - 1)] if times else ts
-    head = [(md.SNAPSHOT_HEADER, {"version": 0, "lastContainedLogTimestamp": last_contained_log_timestamp})]
+    head: list[tuple[int, dict]] = [
+        (md.SNAPSHOT_HEADER, {"version": 0, "lastContainedLogTimestamp": last_contained_log_timestamp})]
     if kraft_version:
         head.append((md.KRAFT_VERSION, {"version": 0, "kRaftVersion": kraft_version}))
         if voters is not None:

@@ -174,7 +174,7 @@ def _check_quorum_state_field(path: str, f: Field, v) -> None:
         except ids.InvalidUuid as e:
             raise InputError(f"{path}: field '{name}': {e}") from None
     elif f.is_array and f.is_struct:   # currentVoters: [{"voterId": <int>}, ...]
-        keys = [m.key for m in f.fields]
+        keys = [m.key for m in f.members]
         if not isinstance(v, list) or not all(
                 isinstance(x, dict) and all(isinstance(x.get(k), int) and not isinstance(x.get(k), bool)
                                             for k in keys) for x in v):

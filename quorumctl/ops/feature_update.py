@@ -155,9 +155,12 @@ def blockers(nodes: list[Node], change: Change, metadata_level: int | None = Non
     kinds = checked_kinds(metadata_level)
     out = []
     for kind in kinds:
-        for n in sorted((n for n in nodes if n.kind == kind and n.supported is not None), key=lambda n: n.id):
+        for n in sorted((n for n in nodes if n.kind == kind), key=lambda n: n.id):
+            supported = n.supported
+            if supported is None:
+                continue
             for feature, level in change.updates.items():
-                rng = n.supported.get(feature, (0, 0))
+                rng = supported.get(feature, (0, 0))
                 why = reason_not_supported(level, f"{kind.capitalize()} {n.id}", rng)
                 if why is not None:
                     out.append({"node": n, "feature": feature, "level": level, "supported": rng, "reason": why})

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import ids
@@ -30,7 +31,7 @@ from .initial_voters import DynamicVoter, java_string_hashmap_order, parse_dynam
 from .scram import parse_scram
 
 
-def parse_feature_args(args: list[str]) -> dict[str, int]:
+def parse_feature_args(args: Sequence[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for a in args:
         name, eq, level = a.partition("=")
@@ -244,7 +245,7 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
     empty = [s for s in statuses if s.meta is None and s.error is None]
     if errors and not empty and not formatted:
         raise FormatRefused("No available log directories to format.")
-    taken = {s.meta["directory.id"] for s in formatted if s.meta.get("directory.id")}
+    taken = {s.meta["directory.id"] for s in formatted if s.meta is not None and s.meta.get("directory.id")}
     for s in empty:
         _refuse_leftover_log(s.path)
         if s.path != metadata_dir:
@@ -255,7 +256,7 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
             kind = "dynamic-metadata-voter"
         else:
             kind = "dynamic-metadata"
-        if kind == "dynamic-metadata-voter":
+        if kind == "dynamic-metadata-voter" and voters is not None:   # (a voter's kind needs voters)
             did = next(v.directory_id for v in voters if v.node_id == node_id)
         else:
             did = ids.random_directory_id(taken)
@@ -299,6 +300,7 @@ def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
     out = {state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
                                                    timestamp_ms=now_ms)}
     if d.write_snapshot:
+        assert plan.voters is not None   # before 4.4 only a dynamic quorum's metadata dir gets a snapshot
         voters = voters_record(plan.voters, plan.listener_name)
         out["__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"] = encode_snapshot(
             [], epoch=0, last_contained_log_timestamp=now_ms, kraft_version=plan.features["kraft.version"],
@@ -422,9 +424,9 @@ class FormatRun:
         return doc
 
 
-def run_format(*, config: str | None, cluster_id: str, node_id: int | None = None, log_dirs: list[str] = (),
-               metadata_log_dir: str | None = None, add_scram: list[str] = (), ignore_formatted: bool = False,
-               release_version: str | None = None, features: list[str] = (), standalone: bool = False,
+def run_format(*, config: str | None, cluster_id: str, node_id: int | None = None, log_dirs: Sequence[str] = (),
+               metadata_log_dir: str | None = None, add_scram: Sequence[str] = (), ignore_formatted: bool = False,
+               release_version: str | None = None, features: Sequence[str] = (), standalone: bool = False,
                no_initial_controllers: bool = False, initial_controllers: str | None = None,
                controller_listener_name: str | None = None, allow_non_uuid: bool = False,
                apply: bool = False, kafka: str = "4.3") -> FormatRun:
@@ -483,9 +485,9 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
     out_lines: list[str] = []
     try:
         if apply:
-            for d in all_dirs:
-                if os.path.isdir(d):
-                    locks.append(fsutil.LogDirLock(d).acquire())
+            for path in all_dirs:
+                if os.path.isdir(path):
+                    locks.append(fsutil.LogDirLock(path).acquire())
         plan = plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
                            release=release, features=feature_levels, scram=list(add_scram), voters=voters,
                            listener_name=listener, ignore_formatted=ignore_formatted,

@@ -23,6 +23,7 @@ import contextlib
 import errno
 import fcntl
 import os
+from typing import Callable, TypedDict
 
 from ..errors import QuorumctlError, Refused
 from ..openfile import open_regular
@@ -30,7 +31,13 @@ from ..openfile import open_regular
 CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
 CRASH_EXIT = 86
 
-_steps = {"n": 0, "hook": None, "log": []}
+class _Steps(TypedDict):
+    n: int                                        # steps taken since the hook was set
+    hook: Callable[[int, str], None] | None
+    log: list[str]                                # their names
+
+
+_steps: _Steps = {"n": 0, "hook": None, "log": []}
 
 
 def set_fault_hook(hook) -> None:

@@ -157,26 +157,29 @@ def target_from_reference(r: Replica, ref: Replica) -> tuple[int | None, str, di
         below = (f"its log clashes with {ref.label}'s (log matching broken): {clash.what()}; cut below the clash, "
                  f"at its batch's base offset {clash.b.base_offset}")
     if d.kind == "none":
-        if below is not None:
+        if clash is not None and below is not None:   # both, or neither
             return clash.b.base_offset, below, dj, None
         return None, (f"the log (end offset {r.log_end}, last epoch {r.last_epoch}) is already a prefix of "
                       f"{ref.label}'s (end offset {ref.log_end}, last epoch {ref.last_epoch})"), dj, None
     if d.kind == "snapshot":
+        snap = d.snapshot
+        assert snap is not None   # reconcile's "snapshot" names the leader's snapshot
         return None, "", dj, (
-            f"{ref.label} would answer with its snapshot {d.snapshot[0]}-{d.snapshot[1]}: this replica is behind "
+            f"{ref.label} would answer with its snapshot {snap[0]}-{snap[1]}: this replica is behind "
             f"the reference's log start offset {ref.log_start} and must fetch that snapshot, which an offline "
             f"truncation cannot do. Stop the node and move its {os.path.basename(r.partition_dir)} away so it "
             "re-replicates from the leader.")
     if d.kind == "stuck":
         return None, "", dj, (f"the Fetch exchange with {ref.label} does not converge (the leader keeps asking "
                               f"for a truncation to {d.truncate_to}); compare the two logs by hand")
-    de = d.first_diverging
+    de, new_end = d.first_diverging, d.new_end
+    assert de is not None and new_end is not None   # "diverging": reconcile sets both
     reason = (f"diverges from {ref.label}: its Fetch answer is DivergingEpoch(epoch={de[1]}, endOffset={de[0]})"
               + (f" after {len(d.rounds) - 1} round(s)" if len(d.rounds) > 2 else "")
               + f"; truncateToEndOffset gives {d.truncate_to}")
-    if below is not None and clash.b.base_offset < d.new_end:
+    if clash is not None and below is not None and clash.b.base_offset < new_end:
         return clash.b.base_offset, f"{reason}; {below}", dj, None
-    return d.new_end, reason, dj, None
+    return new_end, reason, dj, None
 
 
 def target_from_diverging_epoch(r: Replica, epoch: int, end_offset: int) -> tuple[int, str]:
@@ -185,7 +188,7 @@ def target_from_diverging_epoch(r: Replica, epoch: int, end_offset: int) -> tupl
     view = r.view()
     local = view.end_offset_for_epoch(epoch) if epoch != 0 else None
     target = view.truncation_offset((end_offset, epoch))
-    if epoch == 0:
+    if local is None:   # epoch 0
         how = f"epoch 0: min(end offset {end_offset}, log end {r.log_end})"
     elif local[1] == epoch:
         how = f"the local end of epoch {epoch} is {local[0]}: min({local[0]}, {end_offset})"
@@ -211,8 +214,9 @@ def plan_truncation(r: Replica, *, mode: str, target: int | None, reason: str,
         p.refusal = (f"{r.partition_dir}: the log is damaged ({r.scan.problem}); Kafka repairs that at start-up. "
                      "Run `quorumctl verify` and let Kafka recover the log (or repair it) before truncating")
         return p
-    if r.replaced_by_snapshot:
-        p.refusal = (f"{r.partition_dir}: its latest snapshot {os.path.basename(r.latest_snapshot.path)} is ahead of "
+    latest = r.latest_snapshot
+    if latest is not None and r.replaced_by_snapshot:
+        p.refusal = (f"{r.partition_dir}: its latest snapshot {os.path.basename(latest.path)} is ahead of "
                      "the log; Kafka replaces the whole log by it at start-up, so there is nothing to truncate offline")
         return p
     if r.files.unknown:
@@ -375,7 +379,7 @@ def _build(p: Plan, live: str, staging: str, live_stat, removed: set, replaced: 
         if src in removed:
             continue
         st = os.stat(src)
-        if src == cut_log:
+        if src == cut_log and p.cut_segment is not None:   # cut_log is set only with cut_segment
             fsutil.step(f"write the cut segment {name}")
             fsutil.copy_prefix(src, dst, p.cut_segment["position"])
             copy_owner(st, dst)
@@ -466,10 +470,11 @@ def run(log_dir: str, *, reference: str | list[str] | None = None, diverging_epo
                 committed = classify([r] + loaded, static_voters, static_source)
                 reason = f"{ref.label} is the most up to date of the references; " + reason if reason else reason
             mode = "reference"
-        elif diverging_epoch is not None:
+        elif diverging_epoch is not None and end_offset is not None:   # given together (checked above)
             target, reason = target_from_diverging_epoch(r, diverging_epoch, end_offset)
             mode = "diverging-epoch"
         else:
+            assert to_offset is not None   # exactly one mode is given (checked above)
             if to_offset < 0:
                 raise TruncateError(f"--to-offset must not be negative (got {to_offset})")
             target, reason, mode = to_offset, f"explicit offset {to_offset}", "to-offset"

@@ -110,8 +110,9 @@ class _Scan:
         self.crc_bad: list = []
         self.min_ts = self.max_ts = None
         self.first_offset = self.last_offset = None
-        self.first_ctl = self.last_ctl = None
-        self.torn = None
+        self.first_ctl: str | None = None    # the control type of the first / last batch
+        self.last_ctl: str | None = None
+        self.torn: dict | None = None
 
     def problem(self, position, offset, message: str, slug: str) -> None:
         self.probs.append(Problem(self.path, position, offset, message, slug))
@@ -382,7 +383,7 @@ def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes:
                                  f"entry {i + 1} ({epoch} {start}) does not follow ({prev[0]} {prev[1]}): epochs must "
                                  "increase and start offsets must not decrease", "epoch-checkpoint"))
         prev = (epoch, start)
-    if st.first_offset is None:
+    if st.first_offset is None or st.last_offset is None:   # both, or neither
         return entries
     log_end = st.last_offset + 1
     by_epoch = dict(entries)

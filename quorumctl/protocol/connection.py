@@ -108,10 +108,10 @@ class Connection:
         self.name = str(address)
         self.cfg = cfg
         self.deadline = deadline
-        self.sock = None
+        self.sock: socket.socket | None = None   # (an ssl.SSLSocket once TLS is up)
         self.api_versions: dict[int, tuple[int, int]] = {}
         self._corr = 0
-        self.connect_ms = None
+        self.connect_ms: float | None = None
 
     # -- timing ------------------------------------------------------------------
     def _budget(self, per_op_ms: int) -> float:
@@ -344,7 +344,7 @@ class Connection:
             self.sock.settimeout(timeout)
             with _no_sigpipe():
                 self.sock.sendall(frame)
-            head = self._recv_exact(4, what, end, 0)
+            head = self._recv_exact(self.sock, 4, what, end, 0)
             (size,) = _SIZE.unpack(head)
             if head[:1] == b"\x15" and head[1:2] == b"\x03":
                 raise NodeError(self.name, f"{self.name} answered {what} with a TLS alert: the listener "
@@ -354,7 +354,7 @@ class Connection:
                 raise NodeError(self.name, f"{self.name} sent {_a(what)} response claiming {size} bytes "
                                            f"(limit {limit} MiB, minimum 4): not a Kafka listener, or a "
                                            "TLS/PLAINTEXT mismatch", "protocol")
-            payload = self._recv_exact(size, what, end, 4)
+            payload = self._recv_exact(self.sock, size, what, end, 4)
         except NodeError:
             self.close()
             raise
@@ -376,7 +376,7 @@ class Connection:
                                        f"expected {corr}: not a Kafka listener?", "protocol")
         return payload
 
-    def _recv_exact(self, n: int, what: str, end: float, already: int) -> bytes:
+    def _recv_exact(self, sock: socket.socket, n: int, what: str, end: float, already: int) -> bytes:
         buf = bytearray(n)
         view = memoryview(buf)
         got = 0
@@ -384,8 +384,8 @@ class Connection:
             left = end - time.monotonic()
             if left <= 0:
                 raise socket.timeout()
-            self.sock.settimeout(left)
-            k = self.sock.recv_into(view[got:], min(n - got, 1 << 20))
+            sock.settimeout(left)
+            k = sock.recv_into(view[got:], min(n - got, 1 << 20))
             if k == 0:
                 if got == 0 and already == 0:
                     hint = ""

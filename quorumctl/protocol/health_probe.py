@@ -19,6 +19,7 @@ The probes are judged by `health_verdict`; `--watch`'s history is `health_watch`
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ..errors import ClusterError, QuorumctlError
@@ -70,7 +71,7 @@ def probe_one(p: Probe, cfg, deadline: float) -> Probe:
                 part = getattr(err, "partition", None)
                 if err.code == kerrors.NOT_LEADER_OR_FOLLOWER:
                     hint = leader_hint(part)
-                    if hint is not None:
+                    if hint is not None and part is not None:   # a hint comes from a partition
                         p.leader_view, p.leader_epoch = hint, part["leaderEpoch"]
                 else:
                     p.error = str(err)
@@ -109,9 +110,9 @@ def targets_from_server_config(props: dict[str, str], source: str):
     return voters, boot, fetch_ms
 
 
-def check_health(cfg, *, controllers: list[Address] = (), servers: list[Address] = (),
+def check_health(cfg, *, controllers: Sequence[Address] = (), servers: Sequence[Address] = (),
                  config_voters: dict[int, Address] | None = None,
-                 config_bootstrap: list[Address] = (), timeout_s: float = 5.0,
+                 config_bootstrap: Sequence[Address] = (), timeout_s: float = 5.0,
                  fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS, max_probes: int = 64) -> Health:
     import queue
     import threading

@@ -29,6 +29,7 @@ caught-up voters without them must still be a majority.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..config.addresses import Address
 from .quorum import Quorum
@@ -126,8 +127,8 @@ def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
 def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_ms: int,
           timeout_s: float, elapsed_ms: float) -> Health:
     reasons: list[str] = []
-    answers = [p for p in probes if p.quorum is not None]
-    best = max(answers, key=lambda p: (p.quorum.leader_epoch, p.kind == "controller"), default=None)
+    answers = [(p, p.quorum) for p in probes if p.quorum is not None]   # (probe, its DescribeQuorum answer)
+    best, q = max(answers, key=lambda a: (a[1].leader_epoch, a[0].kind == "controller"), default=(None, None))
     by_id: dict[int, Probe] = {}
     for p in probes:
         if p.node_id is not None and (p.node_id not in by_id or p.reachable):
@@ -139,10 +140,10 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         return None if p is None else p.ok
 
     unreachable = [p for p in probes if p.expected == "controller" and not p.ok]
-    if best is None:
+    if best is None or q is None:   # both None, or both set
         voters = [VoterHealth(nid, None, None, None, None, a, reach(nid))
                   for nid, a in sorted(config_voters.items())]
-        views = {}
+        views: dict[int, list[Probe]] = {}
         for p in probes:
             if p.reachable and p.leader_view is not None:
                 views.setdefault(p.leader_view, []).append(p)
@@ -159,7 +160,6 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
                       (n // 2 + 1) if n else None, None, None, fetch_timeout_ms, timeout_s,
                       elapsed_ms, probes, None)
 
-    q = best.quorum
     leader = q.leader()
     voter_ids = {r.id for r in q.voters}
     notes: list[str] = []
@@ -175,7 +175,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         if (p.ok and p.kind == "controller" and p.node_id is not None and p.node_id not in voter_ids
                 and p.node_id != q.leader_id):
             notes.append(f"controller {p.node_id} ({p.address}) is registered and answers, but is not a voter")
-    voters: list[VoterHealth] = []
+    voters = []
     stale: set[int] = set()   # caught up by the leader's answer, silent to our probe since
     for r in q.voters:
         ok, lag_ms = caught_up(q, leader, r, fetch_timeout_ms)
@@ -199,11 +199,11 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         reasons.append(f"the leader {q.leader_id} is not among the voters")
     # other controllers that answer DescribeQuorum as the leader: an old leader cut off from
     # its followers answers so until it resigns (1.5 fetch timeouts), beside the new one
-    claims = {}
-    for p in answers:
+    claims: dict[int, tuple[Probe, Quorum]] = {}   # node id -> (probe, its answer)
+    for p, pq in answers:
         if p.kind == "controller" and p.is_leader and p.node_id is not None and p.node_id != q.leader_id:
-            claims.setdefault(p.node_id, p)
-    split = [p for p in claims.values() if p.quorum.leader_epoch == q.leader_epoch]
+            claims.setdefault(p.node_id, (p, pq))
+    split = [p for p, pq in claims.values() if pq.leader_epoch == q.leader_epoch]
     if k < m or split:
         verdict = "unhealthy"
         if k < m:
@@ -211,12 +211,12 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     else:
         lagging = [v for v in voters if not v.caught_up]
         verdict = "degraded" if lagging or unreachable or claims else "healthy"
-    for p in claims.values():
+    for p, pq in claims.values():
         if p in split:
             reasons.append(f"two leaders of epoch {q.leader_epoch}: {_label(best)} and {_label(p)} both answer "
                            "as the leader (a Raft safety violation)")
         else:
-            reasons.append(f"{_label(p)} still answers as the leader of epoch {p.quorum.leader_epoch}: it has not "
+            reasons.append(f"{_label(p)} still answers as the leader of epoch {pq.leader_epoch}: it has not "
                            f"learnt of epoch {q.leader_epoch} (leader {q.leader_id})")
     # a voter whose node fetches as an observer under another directory id: its disk was
     # replaced (or wiped and formatted again); the voter set still names the old one
@@ -239,7 +239,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         reasons.append(failure(p))
     for p in probes:
         if (p.reachable and p.kind == "controller" and p.leader_view is not None and p.leader_view != q.leader_id
-                and claims.get(p.node_id) is not p):
+                and (p.node_id not in claims or claims[p.node_id][0] is not p)):
             reasons.append(f"{_label(p)} believes the leader is {p.leader_view}, not {q.leader_id}")
     return Health(verdict, reasons, cluster_id or q.cluster_id, q.leader_id, q.leader_epoch,
                   q.high_watermark, voters, m, k, can_lose, fetch_timeout_ms, timeout_s,
@@ -256,7 +256,7 @@ def can_restart(h: Health, ids: list[int]) -> RestartAnswer:
     still be a majority. A node that is not a voter does not count towards the
     majority; restarting it is allowed while there is a leader to rejoin."""
     nodes: list[RestartCheck] = []
-    if h.leader_id is None or h.quorum is None:
+    if h.leader_id is None or h.quorum is None or h.majority is None:   # a leader's health has its majority
         why = "no controller answered as the leader"
         for i in ids:
             nodes.append(RestartCheck(i, any(v.id == i for v in h.voters), None, False,
@@ -294,9 +294,10 @@ def _label(p: Probe) -> str:
 def failure(p: Probe) -> str:
     """A probe's error as a reason, naming its address once (connection errors
     already start with it: "cannot connect to HOST:PORT: ...")."""
-    if str(p.address) not in p.error:
-        return f"{_label(p)}: {p.error}"
-    return f"controller {p.node_id}: {p.error}" if p.node_id is not None else p.error
+    error = cast(str, p.error)   # only a probe that is not ok fails, and that one has its error (Probe.ok)
+    if str(p.address) not in error:
+        return f"{_label(p)}: {error}"
+    return f"controller {p.node_id}: {error}" if p.node_id is not None else error
 
 
 

@@ -62,19 +62,22 @@ class History:
         # a leader that has not committed in its epoch yet answers with no high watermark (-1):
         # a leader all the same (one elected again and again never gets one)
         unknown = [s for s in w if s.leader_id is not None and (s.high_watermark is None or s.high_watermark < 0)]
-        led = [s for s in w if s.leader_id is not None and s not in unknown]
+        # the others that have a leader, with their high watermark
+        led_hw = [(s, s.high_watermark) for s in w if s.leader_id is not None and s not in unknown
+                  and s.high_watermark is not None]
+        led = [s for s, _ in led_hw]
         if not led:
             if not unknown:
                 return f"stalled: no leader for {len(w)} samples ({span})"
-            ids = sorted({s.leader_id for s in unknown})
+            ids = sorted({s.leader_id for s in unknown if s.leader_id is not None})   # (each has one)
             epochs = sorted({s.leader_epoch for s in unknown if s.leader_epoch is not None})
             who = f"leader {ids[0]}" if len(ids) == 1 else "leaders " + ", ".join(map(str, ids))
             if epochs:
                 who += f" (epoch {epochs[0]})" if len(epochs) == 1 else f" (epochs {epochs[0]} -> {epochs[-1]})"
             return (f"stalled: no high watermark for {len(w)} samples ({span}): {who} committed nothing in its "
                     f"epoch" + (f", and no leader in {leaderless} of them" if leaderless else ""))
-        hw = led[0].high_watermark
-        if any(s.high_watermark > hw for s in led):
+        hw = led_hw[0][1]
+        if any(h > hw for _, h in led_hw):
             return None
         grew = (len(led) >= 2 and led[0].leader_leo is not None and led[-1].leader_leo is not None
                 and led[-1].leader_leo > led[0].leader_leo)
@@ -92,14 +95,14 @@ class History:
     def epoch_changes(self) -> tuple[int, Sample | None, Sample | None]:
         """Leader epoch changes within the last minute: (count, first, last sample with an epoch)."""
         now = self.samples[-1].at if self.samples else 0
-        known = [s for s in self.samples if s.leader_epoch is not None and now - s.at <= FLAP_WINDOW_S]
+        known = [(s, s.leader_epoch) for s in self.samples if s.leader_epoch is not None and now - s.at <= FLAP_WINDOW_S]
         if len(known) < 2:
             return 0, None, None
-        return max(s.leader_epoch for s in known) - known[0].leader_epoch, known[0], known[-1]
+        return max(e for _, e in known) - known[0][1], known[0][0], known[-1][0]
 
     def flapping(self) -> str | None:
         n, first, last = self.epoch_changes()
-        if n < self.flapping_epochs:
+        if n < self.flapping_epochs or first is None or last is None:   # n > 0: both set
             return None
         return (f"flapping: the leader epoch changed {n} times in {_span(first, last)} "
                 f"(epoch {first.leader_epoch} -> {max(s.leader_epoch for s in self.samples if s.leader_epoch is not None)}; "

@@ -20,6 +20,8 @@ never holds more than a page.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from dataclasses import dataclass
 
 from ..config.topic_describe import checked_options, FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order, \
@@ -176,12 +178,12 @@ class LiveDescribed:
     `summary` is complete once the iteration ends."""
     streams_topics = True
 
-    def __init__(self, order, found, configs, moving, live, filters, overrides):
+    def __init__(self, order, found, configs, moving, live, filters, overrides) -> None:
         self.order, self.found, self.configs, self.moving = order, found, configs, moving
         self.live, self.filters, self.overrides = live, filters, overrides
         self.summary: dict | None = None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[dict, list]]:
         counts = dict.fromkeys(FILTERS, 0)
         memo: dict = {}
         n_topics = total = listed = 0

@@ -131,7 +131,7 @@ def _classify_one(i: int, ks: list[Known], ids: list[int | None], cur: list[int 
     n = len(ks)
     maj = majority(len(voters))
     vset = set(voters)
-    given = {ids[z]: z for z in range(n) if ids[z] in vset}
+    given = {node: z for z, node in enumerate(ids) if node is not None and node in vset}   # node id -> index
     everyone = set(given) == vset
 
     def safe(y: int, p: int) -> bool:
@@ -144,8 +144,9 @@ def _classify_one(i: int, ks: list[Known], ids: list[int | None], cur: list[int 
         # since could have been elected without them, nor can one be now
         same: dict[int, int] = {}
         for z in holders:
-            if cur[z] is not None and cur[z] == last[z]:
-                same[cur[z]] = same.get(cur[z], 0) + 1
+            epoch = cur[z]
+            if epoch is not None and epoch == last[z]:
+                same[epoch] = same.get(epoch, 0) + 1
         if any(c >= maj for c in same.values()):
             return True
         # every voter given: one without the prefix can win no holder's vote

@@ -23,7 +23,7 @@ BOOTSTRAP_SNAPSHOT_ID = (0, 0)   # (end offset, epoch) of Snapshots.BOOTSTRAP_SN
 class EpochHistory:
     """Ordered (epoch, start offset) entries with LeaderEpochFileCache semantics."""
 
-    def __init__(self, entries=()):
+    def __init__(self, entries=()) -> None:
         self.entries: list[tuple[int, int]] = []
         for e, o in entries:
             self.entries.append((int(e), int(o)))
@@ -184,11 +184,10 @@ class LogView:
         | "snapshot", (offset, epoch))."""
         if self.log_start == 0 and offset == 0:
             return "valid", (0, 0)
-        earliest = self.earliest_snapshot
-        if earliest is not None and (offset < self.log_start
-                                     or (offset == self.log_start and epoch != earliest[1])
-                                     or epoch < earliest[1]):
-            latest = self.latest_snapshot
+        earliest, latest = self.earliest_snapshot, self.latest_snapshot   # both None or both set
+        if earliest is not None and latest is not None and (offset < self.log_start
+                                                            or (offset == self.log_start and epoch != earliest[1])
+                                                            or epoch < earliest[1]):
             return "snapshot", latest
         end = self.end_offset_for_epoch(epoch)
         if end[1] != epoch or end[0] < offset:

@@ -89,7 +89,8 @@ def _batches(r: Replica) -> list[tuple[BatchInfo, str]]:
     the whole log (Replica.replaced_by_snapshot), else every valid batch."""
     if r.replaced_by_snapshot:
         return []
-    return [(b, sc.files.log) for sc in r.scan.segments for b in sc.batches]
+    # a scanned segment always has its .log (scan_log skips the others)
+    return [(b, sc.files.log) for sc in r.scan.segments if sc.files.log is not None for b in sc.batches]
 
 
 def _side(r: Replica, b: BatchInfo, path: str) -> Side:

@@ -81,10 +81,6 @@ class Replica:
     quorum_state: dict | None = None
     checkpoint: list | None = None
     partition_metadata: dict | None = None
-    files: segments.PartitionFiles | None = None
-    scan: segments.LogScan | None = None
-    history: epochs.EpochHistory | None = None          # what Kafka holds after loading the log
-    log_history: epochs.EpochHistory | None = None      # implied by the batches alone
     voters: dict | None = None
     voters_record: list | None = None              # the last VotersRecord's voters, as decoded
     kraft_version: int | None = None
@@ -92,6 +88,11 @@ class Replica:
     last_leader_change: dict | None = None
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)    # worth knowing, not wrong (Kafka copes)
+    # set by load_replica (the only constructor) before anything reads them
+    files: segments.PartitionFiles = field(init=False)
+    scan: segments.LogScan = field(init=False)
+    history: epochs.EpochHistory = field(init=False)          # what Kafka holds after loading the log
+    log_history: epochs.EpochHistory = field(init=False)      # implied by the batches alone
 
     @property
     def node_id(self) -> int | None:
@@ -121,8 +122,9 @@ class Replica:
         snap = self.latest_snapshot
         start = snap.end_offset if snap is not None else 0
         return ([(snap.path, 0)] if snap is not None else []) + [
+            # a scanned segment always has its .log (scan_log skips the others)
             (seg.files.log, start) for seg in self.scan.segments
-            if seg.batches and seg.batches[-1].last_offset >= start]
+            if seg.files.log is not None and seg.batches and seg.batches[-1].last_offset >= start]
 
     @property
     def replaced_by_snapshot(self) -> bool:
@@ -134,8 +136,8 @@ class Replica:
 
     def view(self) -> epochs.LogView:
         """The log as Kafka's Raft layer sees it after start-up."""
-        if self.replaced_by_snapshot:
-            snap = self.latest_snapshot
+        snap = self.latest_snapshot
+        if snap is not None and self.replaced_by_snapshot:
             return epochs.LogView(epochs.EpochHistory(), snap.end_offset, snap.end_offset, [snap.id], [])
         return epochs.LogView(self.history.copy(), self.log_start, self.log_end,
                          [s.id for s in self.snapshots], self.scan.boundaries())
@@ -247,8 +249,8 @@ def _snapshot_checks(r: Replica) -> None:
     if r.log_start > 0 and not any(s.end_offset >= r.log_start for s in r.files.snapshots):
         r.problems.append(f"{r.partition_dir}: the log starts at {r.log_start} but no snapshot reaches it "
                           "(Kafka refuses to start: Inconsistent snapshot state)")
-    if r.replaced_by_snapshot:
-        latest = r.latest_snapshot
+    latest = r.latest_snapshot
+    if latest is not None and r.replaced_by_snapshot:
         r.problems.append(f"{latest.path}: is ahead of the log (end offset {r.log_end}, last epoch "
                           f"{r.history.latest_epoch}); Kafka drops the log at start-up and restarts it at the snapshot")
 

@@ -264,10 +264,11 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                         value = data[pos:pos + vlen]
                         pos += vlen
                     hcount, pos = varint(data, pos)
+                    headers: list[tuple[str, bytes | None]] | tuple[()]   # () when none
                     if hcount:
                         if hcount < 0 or hcount > end - pos:
                             raise BatchError(f"record claims {hcount} headers", pos)
-                        headers = []
+                        hlist: list[tuple[str, bytes | None]] = []
                         for _ in range(hcount):
                             hk, pos = varint(data, pos)
                             if hk < 0:
@@ -280,7 +281,8 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                             else:
                                 hval = data[pos:pos + hv]
                                 pos += hv
-                            headers.append((hkey, hval))
+                            hlist.append((hkey, hval))
+                        headers = hlist
                     else:
                         headers = ()
                     if pos != end:
@@ -357,6 +359,7 @@ class BatchReader:
 
     def __init__(self, source, start: int = 0, end: int | None = None, max_bytes: int | None = None):
         self._close = False
+        size: int | None
         if isinstance(source, (bytes, bytearray, memoryview)):
             self._f = io.BytesIO(bytes(source))
             size = len(source)

@@ -40,7 +40,7 @@ def _check(bound: int, cap: int) -> None:
         raise CompressionError(f"decompressed size would exceed {cap} bytes")
 
 
-def _snappy_decompress(data: bytes, cap: int) -> bytes:
+def _snappy_decompress(data: bytes, cap: int) -> bytes | cramjam.Buffer:
     if data.startswith(XERIAL_MAGIC) and len(data) >= 16:
         blocks = []
         pos, n, total = 16, len(data), 0

@@ -77,7 +77,7 @@ ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, K
 
 # Kafka's ControlRecordType enum: type id -> (name, value schema). Any other id is
 # Kafka's UNKNOWN (-1), which consumers ignore.
-CONTROL_TYPES: dict[int, tuple[str, Message | None]] = {
+CONTROL_TYPES: dict[int, tuple[str, Message]] = {
     ABORT: ("ABORT", END_TXN_MARKER),
     COMMIT: ("COMMIT", END_TXN_MARKER),
     LEADER_CHANGE: ("LEADER_CHANGE", LEADER_CHANGE_MESSAGE),

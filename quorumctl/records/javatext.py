@@ -21,10 +21,12 @@ import codecs
 import re
 
 
-def _java_replace(exc: UnicodeDecodeError):
+def _java_replace(exc: UnicodeError) -> tuple[str, int]:
     """Error handler for Python's UTF-8 decoder: Python's replacement (one
     U+FFFD per maximal ill-formed subpart, exc.start..exc.end), but an encoded
     surrogate (ED A0..BF [80..BF]) is one U+FFFD, as the JDK's decoder has it."""
+    if not isinstance(exc, UnicodeDecodeError):   # (only decoders are given it)
+        raise exc
     b = exc.object
     i = exc.start
     n = len(b)

@@ -131,7 +131,7 @@ def decode_metadata(value) -> Decoded:
                        f"unsupported frame version {frame} (expected {FRAME_VERSION})")
     fn = _body_decoder(api_key, version)
     msg = METADATA_RECORDS.get(api_key)
-    if fn is None:
+    if fn is None or msg is None:   # (a decoder is found only for a known type)
         if msg is None:
             return Decoded("metadata", api_key, version, f"UnknownRecord{api_key}",
                            f"UNKNOWN_RECORD_{api_key}", None, f"unknown metadata record type {api_key}")

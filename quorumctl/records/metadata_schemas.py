@@ -263,7 +263,7 @@ METADATA_RECORDS: dict[int, Message] = {m.api_key: m for m in (
     ACCESS_CONTROL_ENTRY, REMOVE_ACCESS_CONTROL_ENTRY, NO_OP, ZK_MIGRATION_STATE,
     REMOVE_USER_SCRAM_CREDENTIAL, BEGIN_TRANSACTION, END_TRANSACTION, ABORT_TRANSACTION,
     REMOVE_DELEGATION_TOKEN, REGISTER_CONTROLLER, CLEAR_ELR, UNREGISTER_CONTROLLER,
-)}
+) if m.api_key is not None}   # (every one has its api key)
 
 # Class-style names ("PartitionRecord"), as used in statistics ("PartitionRecord v1").
 CLASS_NAMES: dict[int, str] = {k: m.name for k, m in METADATA_RECORDS.items()}

@@ -382,7 +382,7 @@ class _Gen:
                 inner.append("pos += 16 * n")
             elif f.is_struct:
                 sub = self.name("_d")
-                self.dec_struct(f.fields, sub)
+                self.dec_struct(f.members, sub)
                 inner.append(f"{var} = []")
                 inner.append(f"app = {var}.append")
                 inner.append("for _ in range(n):")
@@ -397,7 +397,7 @@ class _Gen:
             return L
         if f.is_struct:
             sub = self.name("_d")
-            self.dec_struct(f.fields, sub)
+            self.dec_struct(f.members, sub)
             if nullable:
                 sn = self.const(struct.Struct(">b").unpack_from, "_S")
                 return [f"m, = {sn}(buf, pos)", "pos += 1",
@@ -433,7 +433,7 @@ class _Gen:
         v = self.v
         body: list[str] = []
         present = [f for f in fields if f.present_in(v)]
-        tagged = sorted((f for f in present if f.tagged_in(v)), key=lambda f: f.tag)
+        tagged = sorted((f for f in present if f.tagged_in(v)), key=lambda f: -1 if f.tag is None else f.tag)
         for f in present:
             if f.tagged_in(v):
                 continue
@@ -480,7 +480,7 @@ class _Gen:
             L += ["    " + line for line in self.enc_len(f"len({x})", "array", out)]
             if f.is_struct:
                 sub = self.name("_e")
-                self.enc_struct(f.fields, sub)
+                self.enc_struct(f.members, sub)
                 L.append(f"    for y in {x}: {sub}(y, {out})")
             elif f.elem in FIXED and f.elem != "uuid":
                 c = FIXED[f.elem]
@@ -491,7 +491,7 @@ class _Gen:
             return L
         if f.is_struct:
             sub = self.name("_e")
-            self.enc_struct(f.fields, sub)
+            self.enc_struct(f.members, sub)
             if nullable:
                 return [f"if {x} is None: {out} += b'\\xff'",
                         "else:", f"    {out} += b'\\x01'", f"    {sub}({x}, {out})"]

@@ -84,6 +84,13 @@ class Field:
         if self.is_struct and self.fields is None:
             raise ValueError(f"field {self.name}: struct type {elem} needs fields")
 
+    @property
+    def members(self) -> list[Field]:
+        """A struct field's own fields (__post_init__ refuses a struct without them)."""
+        if self.fields is None:
+            raise ValueError(f"field {self.name}: {self.type} is not a struct")
+        return self.fields
+
     def present_in(self, v: int) -> bool:
         return self._versions is not None and v in self._versions
 
@@ -127,7 +134,10 @@ class Message:
 
     @property
     def versions(self) -> range:
-        return range(self._valid.lo, self._valid.hi + 1)
+        hi = self._valid.hi
+        if hi is None:   # validVersions is a closed range in every schema ("0-3", "0")
+            raise ValueError(f"{self.name}: open-ended validVersions {self.valid!r}")
+        return range(self._valid.lo, hi + 1)
 
     def flexible_in(self, v: int) -> bool:
         return self._flexible is not None and v in self._flexible

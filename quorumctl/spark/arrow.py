@@ -152,9 +152,9 @@ class ArrowBuilder:
         def rowwise(arr):
             return arr if spread is None else arr.take(pa.array(spread))
 
-        for name, values in (("row_kind", rows.kind), ("corrupt", rows.corrupt), ("error", rows.error),
-                             ("batch_position", rows.position), ("batch_crc_valid", rows.crc_ok)):
-            cols[name] = rowwise(self._column(values, name))
+        for name, entry_values in (("row_kind", rows.kind), ("corrupt", rows.corrupt), ("error", rows.error),
+                                   ("batch_position", rows.position), ("batch_crc_valid", rows.crc_ok)):
+            cols[name] = rowwise(self._column(entry_values, name))
 
         h = np.frombuffer(bytes(rows.headers), dtype=self.header_dtype)
         valid = np.asarray(rows.valid, dtype=bool)

@@ -79,11 +79,12 @@ class Checkpoint:
             names = os.listdir(d) if os.path.isdir(d) else []
         return sorted(int(n.split(".")[0]) for n in names if n.split(".")[0].isdigit())
 
-    def latest(self) -> tuple[int | None, dict | None, bool]:
-        """(batch, its offsets, whether it was committed) of the newest batch."""
+    def latest(self) -> tuple[int | None, dict, bool]:
+        """(batch, its offsets, whether it was committed) of the newest batch
+        ((None, {}, True) before the first)."""
         batches = self._batches("offsets")
         if not batches:
-            return None, None, True
+            return None, {}, True
         n = batches[-1]
         with fs.open_input(self.target.path("offsets", f"{n}.json"), self.options) as f:
             doc = json.loads(f.read())

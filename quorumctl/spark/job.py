@@ -121,6 +121,7 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         spark = (connect_session(remote, spark_conf or {}, progress) if remote
                  else start_session(master, spark_conf or {}, progress=progress, debug=debug,
                                     class_archive=class_archive, light_jvm=writer == "pyarrow"))
+    plan: planning.Plan | None
     if remote:
         plan = planning.plan_files(files, split_size=split_size, min_partitions=min_partitions,
                                    slots=os.cpu_count() or 1, options=fs_options)

@@ -195,7 +195,7 @@ def _parse_meta(raw: bytes, path: str) -> dict:
         return files.parse_meta_properties(props, path)
     except InputError:
         # an odd file still tells what it says; the export only labels rows with it
-        out = {k: props[k] for k in ("cluster.id", "directory.id") if k in props}
+        out: dict[str, str | int] = {k: props[k] for k in ("cluster.id", "directory.id") if k in props}
         node = props.get("node.id", props.get("broker.id", "")).strip()
         if re.fullmatch(r"-?\d+", node) and -(1 << 31) <= int(node) < (1 << 31):
             out["node.id"] = int(node)

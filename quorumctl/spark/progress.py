@@ -89,7 +89,7 @@ class starting:
             self.file.close()
 
 
-def human_bytes(n: int) -> str:
+def human_bytes(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
         if n < 1024 or unit == "TiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"

@@ -61,8 +61,8 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
 # other families get nulls. The hot path's entries are memoised and shared by
 # many rows (see `_row_fn`), so the Arrow builder converts each distinct entry
 # once and gathers.
-FAMILIES = [
-    None,
+FAMILIES: list[tuple[str, ...]] = [
+    (),                 # 0: no typed entry (NO_TYPED)
     ("topic_name", "topic_id", "partition_id", "leader", "leader_epoch", "replicas", "isr"),
     ("broker_id", "broker_epoch", "fenced"),
     ("feature_name", "feature_level"),
@@ -282,24 +282,24 @@ def _row_fn(api_key: int, version: int):
     head = _head("metadata", md.TYPE_NAMES[api_key], api_key, version, None)
     extract = TYPED_METADATA.get(api_key)
     if extract is None:
-        def row(data, s, e):
+        def untyped_row(data, s, e):
             try:
                 body, p = text(data, s + 3, e)
             except Exception:   # any failure: the general path reports it precisely
                 return None
             return (head, prefix + body + "}", NO_TYPED) if p == e else None
-        return row
+        return untyped_row
     from ..schema.codec import codec
     lead = codec(md.METADATA_RECORDS[api_key]).lead(version) if extract in LEAD_AS_IS else None
     if lead is None:
-        def row(data, s, e):
+        def typed_row(data, s, e):
             try:
                 body, p = text(data, s + 3, e)
             except Exception:
                 return None
             hit = md.decode_metadata_fast(data[s:e]) if p == e else None
             return None if hit is None else (head, prefix + body + "}", extract(hit[2]))
-        return row
+        return typed_row
 
     # the typed entry of the value's tail (all but the leading fields), memoised by
     # its bytes: (family, values, layout), whose leading fields the builder fills in
@@ -340,7 +340,7 @@ def _row_fn(api_key: int, version: int):
 _ROW_FNS: dict = {}
 
 
-def _plain_body(batch, data, decode):
+def _plain_body(batch, data, decode) -> tuple | None:
     """`_body_columns` of an uncompressed metadata batch whose records are as
     Kafka writes them (see plain_value_spans), without Record objects; None
     for any other batch."""
@@ -442,6 +442,22 @@ class Rows:
 
     __slots__ = ("headers", "valid", "position", "kind", "corrupt", "error", "crc_ok", "count",
                  "offset", "ts", "key", "value", "rheaders", "decoded")
+    headers: bytearray
+    # per batch entry
+    valid: list[bool]
+    position: list[int | None]
+    kind: list[str]
+    corrupt: list[bool]
+    error: list[str | None]
+    crc_ok: list[bool | None]
+    count: list[int]
+    # per row
+    offset: list[int | None]
+    ts: list[int | None]
+    key: list[bytes | None]
+    value: list[bytes | None]
+    rheaders: list
+    decoded: list[tuple]
 
     def __init__(self):
         self.headers = bytearray()

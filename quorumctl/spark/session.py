@@ -180,7 +180,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
                         spark = builder.getOrCreate()
                 break
             except Exception:
-                if not retry:
+                if not retry or archive is None or archive_options is None:   # a retry has both
                     raise
                 # a JVM that cannot map the archive aborts (its report is in the cache
                 # directory): start again without it

@@ -154,7 +154,7 @@ class PartitionedWriter:
         self._serial = 0
         self._pending = 0                        # rows buffered in all open files
 
-    def write(self, batch):
+    def write(self, batch) -> None:
         if batch.num_rows == 0:
             return
         self.rows += batch.num_rows

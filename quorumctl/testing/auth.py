@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hmac
 import secrets
+from typing import NoReturn
 
 from ..protocol.sasl import SCRAM_HASHES, hi, hmac_, parse_attrs, scram_keys
 
@@ -21,7 +22,7 @@ class PlainServer:
     def __init__(self, users: dict[str, str]):
         self.users = users
         self.done = False
-        self.user = None
+        self.user: str | None = None
 
     def step(self, token: bytes) -> bytes:
         parts = token.split(b"\x00")
@@ -42,9 +43,9 @@ class ScramServer:
         self.iterations = iterations
         self.state = 0
         self.done = False
-        self.user = None
+        self.user: str | None = None
 
-    def _fail(self):
+    def _fail(self) -> NoReturn:
         raise AuthFailed("Authentication failed during authentication due to invalid credentials "
                          f"with SASL mechanism {self.mechanism}")
 
@@ -72,7 +73,7 @@ class ScramServer:
             if attrs.get("r") != self.nonce or "p" not in attrs:
                 raise AuthFailed("Invalid SCRAM client final message")
             without_proof = msg[:msg.rindex(",p=")]
-            password = self.users.get(self.user)
+            password = self.users.get(self.user) if self.user is not None else None   # (set in state 0)
             if password is None:
                 self._fail()
             salted = hi(self.hash, password, self.salt, self.iterations)

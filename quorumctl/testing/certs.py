@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,7 @@ class TestCA:
                                                      BestAvailableEncryption(password.encode()))
         path.write_bytes(data)
 
-    def issue(self, name: str, dns: list[str] = (), ips: list[str] = (), client: bool = False,
+    def issue(self, name: str, dns: Sequence[str] = (), ips: Sequence[str] = (), client: bool = False,
               password: str = "changeit") -> Issued:
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes

@@ -34,6 +34,7 @@ import socket
 import struct
 import threading
 import time
+from typing import Any
 
 from ..protocol import kerrors
 from ..protocol import messages
@@ -327,7 +328,11 @@ def _key(vid: int, did: str) -> str:
 
 
 _SIZE = struct.Struct(">i")
-_HANG = object()
+class _Hang:
+    """A handler's answer that never comes (the node holds the connection)."""
+
+
+_HANG = _Hang()
 
 
 class SimNode:
@@ -358,7 +363,7 @@ class SimNode:
         self.fault_api: int | None = None
         self.fault_error: tuple[int, str | None, bool] | None = None
         self.running = False
-        self._sock = None
+        self._sock: socket.socket | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._clients: set[socket.socket] = set()
@@ -540,7 +545,7 @@ class SimNode:
                 self._hold(c)
                 return False
             if fault == "error" and self.fault_error:
-                self._inject_error(key, resp)
+                self._inject_error(key, resp, self.fault_error)
         data = encode_response(api, version, corr, resp)
         if fault == "truncate":
             c.sendall(data[:max(len(data) // 2, 6)])
@@ -548,8 +553,8 @@ class SimNode:
         c.sendall(data)
         return not state.get("close")
 
-    def _inject_error(self, key: int, resp: dict):
-        code, message, top = self.fault_error
+    def _inject_error(self, key: int, resp: dict, error: tuple[int, str | None, bool]):
+        code, message, top = error
         if key == messages.DESCRIBE_QUORUM and not top:
             p = resp["topics"][0]["partitions"][0]
             p["errorCode"], p["errorMessage"] = code, message
@@ -607,7 +612,7 @@ class SimNode:
     def _h60(self, version: int, body: dict, state: dict) -> dict:  # DescribeCluster
         want = body.get("endpointType", 1)
         mine = 2 if self.role == "controller" else 1
-        base = {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "endpointType": mine,
+        base: dict[str, Any] = {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "endpointType": mine,
                 "clusterId": self.cluster.cluster_id, "controllerId": -1, "brokers": [],
                 "clusterAuthorizedOperations": -2147483648}
         if want not in (1, 2):
@@ -674,7 +679,7 @@ class SimNode:
             return self._not_leader()
         return self.cluster.quorum_answer()
 
-    def _voter_change(self, change) -> dict:
+    def _voter_change(self, change) -> dict | _Hang:
         if self.role == "broker" and not self.cluster.leader_reachable():
             return _HANG
         if self.role == "controller" and not self._is_leader():
@@ -708,7 +713,7 @@ class SimNode:
             with self.cluster.lock:
                 for u in body["featureUpdates"]:
                     self.cluster.finalized[u["feature"]] = u["maxVersionLevel"]
-        resp = {"throttleTimeMs": 0, "errorCode": 0 if error is None else kerrors.INVALID_UPDATE_VERSION,
+        resp: dict[str, Any] = {"throttleTimeMs": 0, "errorCode": 0 if error is None else kerrors.INVALID_UPDATE_VERSION,
                 "errorMessage": None if error is None else
                 "The update failed for all features since the following feature had an error: " + error,
                 "results": []}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import List
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -11,13 +11,16 @@ from .options import BootstrapController, BootstrapServer, CommandConfig, Deadli
 
 
 def bundle(
-    paths: List[str] = typer.Argument(None, metavar="LOG_DIR...", help="Log dirs to include (besides the configs')."),
-    out: str = typer.Option(..., "--out", metavar="FILE.tar.gz", help="The archive to write (never overwritten)."),
+    *,  # keyword-only: a required option below keeps its place in --help
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="LOG_DIR...", help="Log dirs to include (besides the configs').")] = None,
+    out: Annotated[str, typer.Option("--out", metavar="FILE.tar.gz", help="The archive to write (never overwritten).")],
     config: ServerConfigs = [],
     bootstrap_controller: BootstrapController = None,
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
-    include_logs: bool = typer.Option(False, "--include-logs", help="Include the metadata log files themselves."),
+    include_logs: Annotated[bool, typer.Option(
+        "--include-logs", help="Include the metadata log files themselves.")] = False,
     timeout: Deadline = 5.0,
     output: PlainOutputOpt = None,
 ):

@@ -5,6 +5,7 @@ with `quorumctl.render.cluster`."""
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -43,8 +44,9 @@ def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: 
 @app.command("list-endpoints")
 def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
                    command_config: CommandConfigC = None,
-                   include_fenced: bool = typer.Option(False, "--include-fenced-brokers",
-                                                       help="Also the fenced brokers (with --bootstrap-server)."),
+                   include_fenced: Annotated[bool, typer.Option(
+                       "--include-fenced-brokers",
+                       help="Also the fenced brokers (with --bootstrap-server).")] = False,
                    timeout: Timeout = None, output: PlainOutputOpt = None):
     """The brokers' or the controllers' endpoints, as kafka-cluster list-endpoints prints them.
 
@@ -61,7 +63,7 @@ def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controll
 
 
 @app.command("unregister")
-def unregister(broker_id: int = typer.Option(..., "--id", "-i", metavar="N", help="The broker to unregister."),
+def unregister(broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N", help="The broker to unregister.")],
                bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
                command_config: CommandConfigC = None, apply: Apply = False, dry_run: DryRun = False,
                timeout: Timeout = None, output: PlainOutputOpt = None):

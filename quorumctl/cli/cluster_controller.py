@@ -12,16 +12,19 @@ or the cluster); 2 bad options; 3 cluster unreachable or authentication failed.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
 
 
 def unregister_controller(
+    *,  # keyword-only: a required option below keeps its place in --help
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    controller_id: int = typer.Option(..., "--id", "-i", help="The id of the controller to unregister."),
+    controller_id: Annotated[int, typer.Option("--id", "-i", help="The id of the controller to unregister.")],
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,

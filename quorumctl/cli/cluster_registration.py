@@ -7,7 +7,7 @@ checks); 1 steps remain, or refused; 2 bad options; 3 cluster unreachable."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -17,14 +17,14 @@ from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig
 
 
 def clear_registration(
-    node_id: int = typer.Argument(..., metavar="ID", help="The node whose registration to clear."),
+    node_id: Annotated[int, typer.Argument(metavar="ID", help="The node whose registration to clear.")],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     metadata: MetadataTarget = None,
-    node_config: Optional[str] = typer.Option(
-        None, "--node-config", metavar="FILE",
-        help="The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked."),
+    node_config: Annotated[Optional[str], typer.Option(
+        "--node-config", metavar="FILE",
+        help="The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked.")] = None,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,

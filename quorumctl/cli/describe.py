@@ -8,7 +8,7 @@ commands (Rich only for table output).
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -46,7 +46,7 @@ def status(
     timeout: Timeout = None,
     output: OutputOpt = None,
     watch: Watch = None,
-    _status: bool = typer.Option(False, "--status", hidden=True),   # Kafka's flag for this view: a no-op
+    _status: Annotated[bool, typer.Option("--status", hidden=True)] = False,   # Kafka's flag for this view: a no-op
 ):
     """Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.
 
@@ -59,12 +59,13 @@ def replication(
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    human_readable: bool = typer.Option(False, "--human-readable",
-                                        help="Text output: times as 'N ms ago' (on this machine's clock)."),
+    human_readable: Annotated[bool, typer.Option(
+        "--human-readable",
+        help="Text output: times as 'N ms ago' (on this machine's clock).")] = False,
     timeout: Timeout = None,
     output: OutputOpt = None,
     watch: Watch = None,
-    _replication: bool = typer.Option(False, "--replication", hidden=True),   # Kafka's flag for this view: a no-op
+    _replication: Annotated[bool, typer.Option("--replication", hidden=True)] = False,   # Kafka's flag for this view: a no-op
 ):
     """Every replica's log end offset, lag and fetch times: kafka-metadata-quorum describe --replication.
 
@@ -81,16 +82,19 @@ def health(
     command_config: CommandConfig = None,
     timeout: Deadline = 5.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
-    fail_on_lag: bool = typer.Option(False, "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy."),
-    can_restart: Optional[List[str]] = typer.Option(
-        None, "--can-restart", metavar="ID[,ID...]",
+    fail_on_lag: Annotated[bool, typer.Option(
+        "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy.")] = False,
+    can_restart: Annotated[Optional[List[str]], typer.Option(
+        "--can-restart", metavar="ID[,ID...]",
         help="May these nodes be restarted now (together)? Strimzi's rule: the caught-up voters without them "
-             "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable."),
+             "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.")] = None,
     watch: Watch = None,
-    exit_when_healthy: bool = typer.Option(False, "--exit-when-healthy",
-                                           help="With --watch: exit 0 at the first healthy sample."),
-    samples: Optional[int] = typer.Option(None, "--samples", metavar="N",
-                                          help="With --watch: stop after N samples (exit with the last one's status)."),
+    exit_when_healthy: Annotated[bool, typer.Option(
+        "--exit-when-healthy",
+        help="With --watch: exit 0 at the first healthy sample.")] = False,
+    samples: Annotated[Optional[int], typer.Option(
+        "--samples", metavar="N",
+        help="With --watch: stop after N samples (exit with the last one's status).")] = None,
     flapping_epochs: FlappingEpochs = 3,
     output: OutputOpt = None,
 ):

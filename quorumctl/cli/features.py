@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -16,9 +16,10 @@ def describe(
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
     kafka_version: KafkaVersion = KafkaRelease.v43,
-    node_id: Optional[int] = typer.Option(None, "--node-id", metavar="N",
-                                          help="Ask this node (a broker with --bootstrap-server, a controller with "
-                                               "--bootstrap-controller) for its supported ranges."),
+    node_id: Annotated[Optional[int], typer.Option(
+        "--node-id", metavar="N",
+        help="Ask this node (a broker with --bootstrap-server, a controller with "
+             "--bootstrap-controller) for its supported ranges.")] = None,
 ):
     """Supported and finalized feature levels: kafka-features describe (its text, byte for byte).
 

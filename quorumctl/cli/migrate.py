@@ -12,7 +12,7 @@ input; 3 the cluster could not be reached.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -20,9 +20,9 @@ from ..errors import ExitStatus, InputError
 from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt,
                       ServerConfigs, Timeout)
 
-_LOG_DIRS = typer.Argument(None, metavar="LOG_DIR...",
-                           help="Controllers' metadata log dirs: check offline (node and directory ids, the "
-                                "KRaft version, the image's registrations) instead of asking a cluster.")
+_LogDirs = Annotated[Optional[List[str]], typer.Argument(
+    metavar="LOG_DIR...", help="Controllers' metadata log dirs: check offline (node and directory ids, the "
+                               "KRaft version, the image's registrations) instead of asking a cluster.")]
 
 
 def _live(bootstrap_server, bootstrap_controller):
@@ -48,7 +48,7 @@ def _with_files(f, configs: list[str]):
 
 
 def preflight(
-    log_dir: Optional[List[str]] = _LOG_DIRS,
+    log_dir: _LogDirs = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -131,9 +131,10 @@ def configs(
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     config: ServerConfigs = [],
-    verify: bool = typer.Option(False, "--verify",
-                                help="After a roll: every controller a voter with its directory id, none an "
-                                     "observer, the settings consistent; names the next node to roll."),
+    verify: Annotated[bool, typer.Option(
+        "--verify",
+        help="After a roll: every controller a voter with its directory id, none an "
+             "observer, the settings consistent; names the next node to roll.")] = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):

@@ -4,7 +4,7 @@ voter set against what answers and what the configs say) and `voters set-endpoin
 
 from __future__ import annotations
 
-from typing import List
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -14,8 +14,9 @@ from .options import (Apply, BackupDir, BootstrapController, BootstrapServer, Co
 
 
 def check(
-    paths: List[str] = typer.Argument(None, metavar="[LOG_DIR]...",
-                                      help="Controllers' log dirs: the voter set of the most up-to-date one."),
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="[LOG_DIR]...",
+        help="Controllers' log dirs: the voter set of the most up-to-date one.")] = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -51,10 +52,11 @@ def check(
 
 
 def set_endpoints(
-    paths: List[str] = typer.Argument(..., metavar="LOG_DIR...", help="Every voter's log dir (the controllers "
-                                      "stopped)."),
-    endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="ID=LISTENER://HOST:PORT",
-                                       help="A voter's new endpoint; repeat for each voter (and each listener)."),
+    paths: Annotated[List[str], typer.Argument(
+        metavar="LOG_DIR...", help="Every voter's log dir (the controllers stopped).")],
+    endpoint: Annotated[List[str], typer.Option(
+        "--endpoint", "-e", metavar="ID=LISTENER://HOST:PORT",
+        help="A voter's new endpoint; repeat for each voter (and each listener).")] = [],
     timeout: Deadline = 5.0,
     command_config: CommandConfig = None,
     apply: Apply = False,

@@ -4,7 +4,7 @@ prints."""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -14,10 +14,12 @@ from .options import (BootstrapController, BootstrapServer, CommandConfig, Fetch
 
 
 def wait(
-    condition: str = typer.Argument(..., metavar="healthy|leader|can-restart|caught-up",
-                                    help="What to wait for."),
-    ids: Optional[List[str]] = typer.Argument(None, metavar="[ID...]",
-                                              help="can-restart, caught-up: the node ids (also 2,3)."),
+    condition: Annotated[str, typer.Argument(
+        metavar="healthy|leader|can-restart|caught-up",
+        help="What to wait for.")],
+    ids: Annotated[Optional[List[str]], typer.Argument(
+        metavar="[ID...]",
+        help="can-restart, caught-up: the node ids (also 2,3).")] = None,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,

@@ -9,11 +9,11 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig
+from .options import (Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig,
+                      group)
 
-app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
-                       "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
-                  no_args_is_help=True)
+app = group("Cluster ids and storage formatting (like kafka-storage).\n\n"
+            "Example: quorumctl bootstrap info -c /etc/kafka/server.properties")
 
 
 @app.command("random-uuid")

@@ -10,12 +10,11 @@ from typing import Annotated
 import typer
 
 from ..errors import ExitStatus
-from .options import Apply, BootstrapControllerC, BootstrapServerB, CommandConfigC, DryRun, PlainOutputOpt, Timeout
+from .options import (Apply, BootstrapControllerC, BootstrapServerB, CommandConfigC, DryRun, PlainOutputOpt, Timeout,
+                      group)
 
-app = typer.Typer(help="The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
-                       "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 "
-                       "--include-fenced-brokers",
-                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+app = group("The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
+            "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers")
 
 
 def _json(doc) -> None:

@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout, group
 
 
 def unregister_controller(
@@ -46,11 +46,9 @@ def unregister_controller(
 
 
 def register(parent: typer.Typer) -> None:
-    group = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
-    if group is None:
-        group = typer.Typer(help="Cluster membership (like kafka-cluster.sh).\n\n"
-                                 "Example: quorumctl cluster unregister-controller --bootstrap-controller "
-                                 "localhost:9093 --id 4",
-                            no_args_is_help=True)
-        parent.add_typer(group, name="cluster")
-    group.command("unregister-controller")(unregister_controller)
+    cluster = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
+    if cluster is None:
+        cluster = group("Cluster membership (like kafka-cluster.sh).\n\n"
+                        "Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4")
+        parent.add_typer(cluster, name="cluster")
+    cluster.command("unregister-controller")(unregister_controller)

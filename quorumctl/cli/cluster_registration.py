@@ -13,7 +13,7 @@ import typer
 
 from ..errors import ExitStatus
 from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, MetadataTarget, PlainOutputOpt,
-                      Timeout)
+                      Timeout, group)
 
 
 def clear_registration(
@@ -51,8 +51,8 @@ def clear_registration(
 
 
 def register(parent: typer.Typer) -> None:
-    group = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
-    if group is None:
-        group = typer.Typer(help="Cluster membership (like kafka-cluster.sh).", no_args_is_help=True)
-        parent.add_typer(group, name="cluster")
-    group.command("clear-registration")(clear_registration)
+    cluster = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
+    if cluster is None:
+        cluster = group("Cluster membership (like kafka-cluster.sh).")
+        parent.add_typer(cluster, name="cluster")
+    cluster.command("clear-registration")(clear_registration)

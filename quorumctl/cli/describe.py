@@ -13,8 +13,8 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (BootstrapController, FetchTimeoutMs, FlappingEpochs, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout,
-                      Watch)
+from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, FetchTimeoutMs, FlappingEpochs,
+                      OutputOpt, ServerConfig, Timeout, Watch, group)
 
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
@@ -139,9 +139,8 @@ def health(
 
 
 def register(app: typer.Typer) -> None:
-    d = typer.Typer(help="Describe the live metadata quorum: status, replication, health.\n\n"
-                         "Example: quorumctl describe replication --bootstrap-controller localhost:9093",
-                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    d = group("Describe the live metadata quorum: status, replication, health.\n\n"
+              "Example: quorumctl describe replication --bootstrap-controller localhost:9093")
     d.command("status")(status)
     d.command("replication")(replication)
     d.command("health")(health)

@@ -6,7 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt, Timeout
+from .options import (BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt,
+                      Timeout, group)
 
 
 def describe(
@@ -34,9 +35,8 @@ def describe(
 
 def register(app: typer.Typer) -> None:
     from .features_update import disable, downgrade, upgrade
-    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
-                         "Example: quorumctl features describe --bootstrap-server localhost:9092",
-                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    g = group("Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
+              "Example: quorumctl features describe --bootstrap-server localhost:9092")
     g.command("describe")(describe)
     g.command("upgrade")(upgrade)
     g.command("downgrade")(downgrade)

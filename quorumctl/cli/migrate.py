@@ -18,7 +18,7 @@ import typer
 
 from ..errors import ExitStatus, InputError
 from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt,
-                      ServerConfigs, Timeout)
+                      ServerConfigs, Timeout, group)
 
 _LogDirs = Annotated[Optional[List[str]], typer.Argument(
     metavar="LOG_DIR...", help="Controllers' metadata log dirs: check offline (node and directory ids, the "
@@ -160,10 +160,8 @@ def configs(
 
 
 def register(app: typer.Typer) -> None:
-    g = typer.Typer(help="A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, "
-                         "configs.\n\n"
-                         "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093",
-                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    g = group("A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.\n\n"
+              "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093")
     g.command("preflight")(preflight)
     g.command("upgrade")(upgrade)
     g.command("configs")(configs)

@@ -2,6 +2,8 @@
 help text. A command annotates its parameter with the alias and gives its own
 default: `output: OutputOpt = None`, `timeout: Deadline = 5.0`.
 
+Also declared once: the way a command group is built (`group`).
+
 Metavars also choose what the shell completions offer (tools/generate.py):
 FILE completes files, DIR directories, HOST:PORT,... nothing.
 """
@@ -16,6 +18,11 @@ import typer
 from ..render.output import Output, PlainOutput
 
 ADDRS = "HOST:PORT,..."
+
+
+def group(help: str) -> typer.Typer:
+    """A command group: -h as well as --help, and its help when given no command."""
+    return typer.Typer(help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 class KafkaRelease(str, Enum):

@@ -9,12 +9,10 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout
+from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout, group
 
-app = typer.Typer(help="Topics and partitions, live from the brokers or from a metadata log dir (like "
-                       "kafka-topics --describe).\n\n"
-                       "Example: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions",
-                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+app = group("Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe)."
+            "\n\nExample: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions")
 
 
 @app.command("describe")

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import ExitStatus
 from .options import (Apply, BackupDir, BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt,
-                      PlainOutputOpt, ServerConfigs)
+                      PlainOutputOpt, ServerConfigs, group)
 
 
 def check(
@@ -99,9 +99,8 @@ def set_endpoints(
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="The voter set: check its endpoints and directory ids, repair stale endpoints.\n\n"
-                             "Example: quorumctl voters check --bootstrap-controller c1:9093",
-                        no_args_is_help=True)
-    group.command("check")(check)
-    group.command("set-endpoints")(set_endpoints)
-    app.add_typer(group, name="voters")
+    g = group("The voter set: check its endpoints and directory ids, repair stale endpoints.\n\n"
+              "Example: quorumctl voters check --bootstrap-controller c1:9093")
+    g.command("check")(check)
+    g.command("set-endpoints")(set_endpoints)
+    app.add_typer(g, name="voters")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 CLI = Path(__file__).resolve().parents[1] / "quorumctl" / "cli"
 SHARED = {"--output", "--bootstrap-server", "--bootstrap-controller", "--command-config", "--timeout", "--apply",
           "--backup-dir", "--config", "--dry-run", "--release-version", "--at-offset", "--at-time"}
@@ -83,3 +85,26 @@ def test_one_help_text_per_shared_option():
     many = {f: h for f, h in helps.items() if len(h) > 1}
     # --output: text/table/json where a table exists, text/json elsewhere; --config: one file or several
     assert set(many) <= {"--output", "--config"} and all(len(h) == 2 for h in many.values()), many
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["describe", "health", "--can-restart"], "--can-restart"),
+    (["wait", "can-restart", "--"], "node id"),
+    (["recover", "/nonexistent", "--lost-voters"], "--lost-voters"),
+    (["recover", "/nonexistent", "--lost-voters", "2", "--force-lost"], "--force-lost"),
+    (["recover", "/nonexistent", "--lost-voters", "2", "--no-replica"], "--no-replica")])
+@pytest.mark.parametrize("value,why", [
+    ("2,x", "'x': expected a node id (an integer)"),
+    ("2,,3", "'': expected a node id (an integer)"),
+    ("-1", "'-1': a node id is not negative")])
+def test_node_id_lists_are_parsed_one_way(cli, args, flag, value, why):
+    """One parser of node-id lists (options.parse_node_ids) for every option that takes one."""
+    r = cli(*args, value, code=2)
+    assert r.err == f"quorumctl: error: invalid {flag} {why}\n"
+
+
+def test_parse_node_ids_keeps_the_order_given_and_drops_repeats():
+    from quorumctl.cli.options import parse_node_ids
+    assert parse_node_ids(["3,1", "2", " 1 "], "--can-restart") == [3, 1, 2]
+    assert parse_node_ids("4, 2,4", "--lost-voters") == [4, 2]
+    assert parse_node_ids(None, "--can-restart") == []

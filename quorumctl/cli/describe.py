@@ -14,7 +14,7 @@ import typer
 
 from ..errors import ExitStatus
 from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, FetchTimeoutMs, FlappingEpochs,
-                      OutputOpt, ServerConfig, Timeout, Watch, group)
+                      OutputOpt, ServerConfig, Timeout, Watch, group, parse_node_ids)
 
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
@@ -107,7 +107,7 @@ def health(
     """
     from ..errors import InputError
     from ..protocol.health_probe import probe_quorum
-    from ..protocol.health_verdict import exit_status, parse_node_ids
+    from ..protocol.health_verdict import exit_status
     from ..render.output import resolve
     out = resolve(output)
     ids = parse_node_ids(can_restart, "--can-restart")

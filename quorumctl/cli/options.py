@@ -2,7 +2,8 @@
 help text. A command annotates its parameter with the alias and gives its own
 default: `output: OutputOpt = None`, `timeout: Deadline = 5.0`.
 
-Also declared once: the way a command group is built (`group`).
+Also declared once: the parsing of node-id lists (`parse_node_ids`) and the way a
+command group is built (`group`).
 
 Metavars also choose what the shell completions offer (tools/generate.py):
 FILE completes files, DIR directories, HOST:PORT,... nothing.
@@ -15,6 +16,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from ..errors import InputError
 from ..render.output import Output, PlainOutput
 
 ADDRS = "HOST:PORT,..."
@@ -23,6 +25,24 @@ ADDRS = "HOST:PORT,..."
 def group(help: str) -> typer.Typer:
     """A command group: -h as well as --help, and its help when given no command."""
     return typer.Typer(help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def parse_node_ids(values, option: str) -> list[int]:
+    """`--can-restart 2 --can-restart 3,4` (or `--lost-voters 2,3`) -> [2, 3, 4]: each
+    id once, in the order given; `values` is a string or a list of them."""
+    ids: list[int] = []
+    for v in [values] if isinstance(values, str) else values or []:
+        for part in str(v).split(","):
+            part = part.strip()
+            try:
+                i = int(part)
+            except ValueError:
+                raise InputError(f"invalid {option} {part!r}: expected a node id (an integer)") from None
+            if i < 0:
+                raise InputError(f"invalid {option} {part!r}: a node id is not negative")
+            if i not in ids:
+                ids.append(i)
+    return ids
 
 
 class KafkaRelease(str, Enum):

@@ -8,7 +8,8 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import Apply, BackupDir, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
+from .options import (Apply, BackupDir, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs,
+                      parse_node_ids)
 
 
 def recover(
@@ -67,9 +68,9 @@ def recover(
     from ..ops import recover as recovery
     from ..config.server import load
 
-    lost = recovery.parse_ids(lost_voters)
-    forced = recovery.parse_ids(force_lost, "--force-lost") if force_lost.strip() else []
-    unread = recovery.parse_ids(no_replica, "--no-replica") if no_replica.strip() else []
+    lost = sorted(parse_node_ids(lost_voters, "--lost-voters"))
+    forced = sorted(parse_node_ids(force_lost, "--force-lost")) if force_lost.strip() else []
+    unread = sorted(parse_node_ids(no_replica, "--no-replica")) if no_replica.strip() else []
     if timeout <= 0:
         raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfgs = [load(c) for c in config]

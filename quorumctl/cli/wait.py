@@ -10,7 +10,7 @@ import typer
 
 from ..errors import ExitStatus
 from .options import (BootstrapController, BootstrapServer, CommandConfig, FetchTimeoutMs, GateTimeout, PlainOutputOpt,
-                      SampleInterval, ServerConfig)
+                      SampleInterval, ServerConfig, parse_node_ids)
 
 
 def wait(
@@ -42,7 +42,6 @@ def wait(
     """
     from ..protocol.gates import wait_for
     from ..protocol.health_probe import probe_quorum
-    from ..protocol.health_verdict import parse_node_ids
     from ..render.output import emit
     from ..render.wait import Progress, wait_doc, wait_text
     node_ids = parse_node_ids(ids, "node id")

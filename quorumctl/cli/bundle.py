@@ -41,8 +41,6 @@ def bundle(
 
     if not config and not paths and not bootstrap_controller and not bootstrap_server:
         raise InputError("nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     res = build(out, list(config), list(paths or []), bootstrap_controller, bootstrap_server, include_logs, timeout,
                 run_captured, command_config)
     if resolve_plain(output).value == "json":

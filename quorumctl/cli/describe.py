@@ -14,17 +14,14 @@ import typer
 
 from ..errors import ExitStatus
 from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, FetchTimeoutMs, FlappingEpochs,
-                      OutputOpt, ServerConfig, Timeout, Watch, group, parse_node_ids)
+                      OutputOpt, ServerConfig, Timeout, Watch, group, parse_node_ids, positive)
 
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
          watch, human_readable=False):
-    from ..errors import InputError
     from ..protocol.client import Refresher, describe_quorum
     from ..render.output import resolve
     out = resolve(output)
-    if watch is not None and watch <= 0:
-        raise InputError(f"--watch must be a positive number of seconds, not {watch:g}")
 
     def once():
         return describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
@@ -93,7 +90,7 @@ def health(
         "--exit-when-healthy",
         help="With --watch: exit 0 at the first healthy sample.")] = False,
     samples: Annotated[Optional[int], typer.Option(
-        "--samples", metavar="N",
+        "--samples", callback=positive, metavar="N",
         help="With --watch: stop after N samples (exit with the last one's status).")] = None,
     flapping_epochs: FlappingEpochs = 3,
     output: OutputOpt = None,
@@ -115,12 +112,6 @@ def health(
         for flag, given in (("--exit-when-healthy", exit_when_healthy), ("--samples", samples is not None)):
             if given:
                 raise InputError(f"{flag} needs --watch")
-    elif watch <= 0:
-        raise InputError(f"--watch must be a positive number of seconds, not {watch:g}")
-    if samples is not None and samples <= 0:
-        raise InputError(f"--samples must be positive, not {samples}")
-    if flapping_epochs <= 0:
-        raise InputError(f"--flapping-epochs must be positive, not {flapping_epochs}")
 
     def sample(budget: float):
         return probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, budget,

@@ -2,8 +2,9 @@
 help text. A command annotates its parameter with the alias and gives its own
 default: `output: OutputOpt = None`, `timeout: Deadline = 5.0`.
 
-Also declared once: the parsing of node-id lists (`parse_node_ids`) and the way a
-command group is built (`group`).
+Also declared once: the bounds of numeric options (`positive`, `positive_seconds`,
+`non_negative`: callbacks, so a bad value is refused as it is parsed), the parsing
+of node-id lists (`parse_node_ids`) and the way a command group is built (`group`).
 
 Metavars also choose what the shell completions offer (tools/generate.py):
 FILE completes files, DIR directories, HOST:PORT,... nothing.
@@ -25,6 +26,23 @@ ADDRS = "HOST:PORT,..."
 def group(help: str) -> typer.Typer:
     """A command group: -h as well as --help, and its help when given no command."""
     return typer.Typer(help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _bound(least: float, inclusive: bool, rule: str):
+    """An option's callback that refuses a number (seconds, a count) below `least`
+    (or equal to it unless `inclusive`): `--timeout must be positive, not 0`. It runs
+    while the command line is parsed: a bad value is one line, exit 2, before any work."""
+    def check(param: typer.CallbackParam, value):
+        if value is not None and (value < least or (value == least and not inclusive)):
+            shown = f"{value:g}" if isinstance(value, float) else value
+            raise InputError(f"{param.opts[0]} {rule}, not {shown}")
+        return value
+    return check
+
+
+positive = _bound(0, False, "must be positive")
+positive_seconds = _bound(0, False, "must be a positive number of seconds")   # --watch's wording
+non_negative = _bound(0, True, "must not be negative")
 
 
 def parse_node_ids(values, option: str) -> list[int]:
@@ -87,28 +105,30 @@ CommandConfigC = Annotated[Optional[str], typer.Option(
 # Two kinds of --timeout: a request budget (Kafka's tools' meaning), and a deadline
 # for commands that probe every node in parallel and must answer whatever they do.
 Timeout = Annotated[Optional[float], typer.Option(
-    "--timeout", metavar="SECONDS",
+    "--timeout", callback=positive, metavar="SECONDS",
     help="Give up after this many seconds in total (default: default.api.timeout.ms or 15).")]
 Deadline = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS",
+    "--timeout", callback=positive, metavar="SECONDS",
     help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).")]
 FetchTimeoutMs = Annotated[Optional[int], typer.Option(
-    "--fetch-timeout-ms",
+    "--fetch-timeout-ms", callback=positive,
     help="Caught-up threshold (default: the config's controller.quorum.fetch.timeout.ms, else 2000).")]
 FlappingEpochs = Annotated[int, typer.Option(
-    "--flapping-epochs", metavar="N",
+    "--flapping-epochs", callback=positive, metavar="N",
     help="This many leader epoch changes within a minute is 'flapping' (with --watch, and for serve).")]
 Grace = Annotated[float, typer.Option(
-    "--grace", metavar="SECONDS",
+    "--grace", callback=non_negative, metavar="SECONDS",
     help="Liveness: how long a node may be attached to nothing before a restart is called for.")]
 SampleInterval = Annotated[float, typer.Option(
-    "--interval", metavar="SECONDS", help="Sample the quorum every SECONDS; a sample never takes longer.")]
+    "--interval", callback=positive, metavar="SECONDS",
+    help="Sample the quorum every SECONDS; a sample never takes longer.")]
 SampleTimeout = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS", help="A sample's deadline (never more than --interval).")]
+    "--timeout", callback=positive, metavar="SECONDS", help="A sample's deadline (never more than --interval).")]
 GateTimeout = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS", help="Give up (exit 1, saying what still blocks) after this many seconds.")]
+    "--timeout", callback=positive, metavar="SECONDS",
+    help="Give up (exit 1, saying what still blocks) after this many seconds.")]
 Watch = Annotated[Optional[float], typer.Option(
-    "--watch", metavar="SECONDS",
+    "--watch", callback=positive_seconds, metavar="SECONDS",
     help="Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh "
          "failed, else 0; describe health exits with the last sample's status.")]
 OutputOpt = Annotated[Optional[Output], typer.Option(

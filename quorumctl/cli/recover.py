@@ -71,8 +71,6 @@ def recover(
     lost = sorted(parse_node_ids(lost_voters, "--lost-voters"))
     forced = sorted(parse_node_ids(force_lost, "--force-lost")) if force_lost.strip() else []
     unread = sorted(parse_node_ids(no_replica, "--no-replica")) if no_replica.strip() else []
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfgs = [load(c) for c in config]
     targets = _distinct_dirs(list(paths or []) + [c.metadata_log_dir for c in cfgs])
     if not targets:

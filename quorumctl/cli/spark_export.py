@@ -11,7 +11,7 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import OutputOpt
+from .options import OutputOpt, positive
 
 
 def spark_export(
@@ -58,7 +58,7 @@ def spark_export(
         "--checkpoint", metavar="DIR",
         help="--follow's progress (default: OUT/_checkpoint).")] = None,
     interval: Annotated[float, typer.Option(
-        "--interval", metavar="SECONDS",
+        "--interval", callback=positive, metavar="SECONDS",
         help="--follow: seconds between micro-batches.")] = 5.0,
     stop_after_idle: Annotated[Optional[int], typer.Option(
         "--stop-after-idle", metavar="N",

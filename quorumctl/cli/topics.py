@@ -9,7 +9,7 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout, group
+from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout, group, positive
 
 app = group("Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe)."
             "\n\nExample: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions")
@@ -44,7 +44,7 @@ def describe(
         help="A --topic or --topic-id that selects nothing prints nothing instead of "
              "failing.")] = False,
     page: Annotated[int, typer.Option(
-        "--partition-size-limit-per-response", metavar="N",
+        "--partition-size-limit-per-response", callback=positive, metavar="N",
         help="Live: partitions per DescribeTopicPartitions answer (the broker caps it).")] = 2000,
     at_offset: AtOffset = None,
     at_time: AtTime = None,

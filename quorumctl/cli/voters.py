@@ -41,8 +41,6 @@ def check(
     from ..render.output import emit
     from ..render.voters import check_lines, check_table
 
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     if not (paths or config or bootstrap_server or bootstrap_controller):
         raise InputError("give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
                          "or -c server.properties (offline)")
@@ -76,7 +74,6 @@ def set_endpoints(
 
     Example: quorumctl voters set-endpoints /data/c1 /data/c2 /data/c3 -e 1=CONTROLLER://k1:9093 -e 2=CONTROLLER://k2:9093 -e 3=CONTROLLER://k3:9093 --apply
     """
-    from ..errors import InputError
     from ..ops import voter_endpoints as ve
     from ..protocol.connection import load_client_config
     from ..protocol.liveness import probe_voters_and_witnesses
@@ -84,8 +81,6 @@ def set_endpoints(
     from ..render.voters import plan_lines
 
     new = ve.parse_endpoints(list(endpoint))
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     client = load_client_config(command_config)
 
     def probe(stored: dict[int, list], witnesses: list, cluster_id: str | None):

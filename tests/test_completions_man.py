@@ -381,11 +381,17 @@ def _parses(args: list[str]):
     or required options fail."""
     from quorumctl.cli.main import root_command
     command, name = root_command(), "quorumctl"
-    while args and hasattr(command, "list_commands") and args[0] in command.list_commands(None):
+    # each command's context under its parents', as click builds it: a command's context
+    # made alone lacks the root's -h, and click keeps the help option it first saw on
+    # the command, which the process's one command tree shares with later tests
+    ctx = command.make_context(name, [], resilient_parsing=True)
+    while args and hasattr(command, "list_commands") and args[0] in command.list_commands(ctx):
         name, args = args[0], args[1:]
-        command = command.get_command(None, name)
+        command = command.get_command(ctx, name)
+        if hasattr(command, "list_commands"):
+            ctx = command.make_context(name, [], parent=ctx, resilient_parsing=True)
     assert not hasattr(command, "list_commands"), f"{name}: the example names no command"
-    command.make_context(name, list(args))
+    command.make_context(name, list(args), parent=ctx)
 
 
 def test_readme_says_how_to_install_them():

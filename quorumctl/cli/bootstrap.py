@@ -35,15 +35,14 @@ def format_(
     cluster_id: Annotated[str, typer.Option("--cluster-id", "-t", help="The cluster id (see random-uuid).")],
     node_id: Annotated[Optional[int], typer.Option("--node-id", help="Node id (default: node.id of --config).")] = None,
     log_dir: Annotated[List[str], typer.Option(
-        "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs "
-        "of --config).")] = [],
+        "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs of --config).")] = [],
     metadata_log_dir: Annotated[Optional[str], typer.Option(
         "--metadata-log-dir", metavar="DIR",
         help="The metadata log dir (default: metadata.log.dir, else "
              "the first log dir).")] = None,
     add_scram: Annotated[List[str], typer.Option(
-        "--add-scram", "-S", help="A SCRAM credential, e.g. "
-        "'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable).")] = [],
+        "--add-scram", "-S",
+        help="A SCRAM credential, e.g. 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable).")] = [],
     ignore_formatted: Annotated[bool, typer.Option(
         "--ignore-formatted", "-g",
         help="Skip formatted dirs and format the others.")] = False,

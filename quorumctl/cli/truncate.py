@@ -29,9 +29,9 @@ def truncate(
         help="Truncate to this offset (whole batches: a batch holding it goes).")] = None,
     apply: Apply = False,
     force: Annotated[bool, typer.Option(
-        "--force", help="Allow cutting below the latest snapshot's end offset, "
-        "entries the references prove committed, or a replica more up to date than "
-        "the reference.")] = False,
+        "--force",
+        help="Allow cutting below the latest snapshot's end offset, entries the references prove committed, "
+             "or a replica more up to date than the reference.")] = False,
     config: ServerConfigs = [],
     backup_dir: BackupDir = None,
     output: PlainOutputOpt = None,

@@ -1,8 +1,6 @@
 """`quorumctl bootstrap random-uuid | format | info | version-mapping |
 feature-dependencies`: Kafka 4.1's kafka-storage, with valid ids only and dry runs."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

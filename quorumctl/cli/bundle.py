@@ -1,7 +1,5 @@
 """`quorumctl bundle`: one archive with everything support needs."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

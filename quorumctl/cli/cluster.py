@@ -2,8 +2,6 @@
 commands (Kafka 4.3), live. Thin: parse, ask `quorumctl.protocol.cluster`, render
 with `quorumctl.render.cluster`."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated
 

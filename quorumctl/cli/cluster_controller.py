@@ -10,8 +10,6 @@ Exit codes: 0 done or the dry run found nothing against it; 1 refused (by quorum
 or the cluster); 2 bad options; 3 cluster unreachable or authentication failed.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

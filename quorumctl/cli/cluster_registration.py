@@ -5,8 +5,6 @@ a dead broker) cleared by the way the cluster's version allows
 Exit codes: 0 nothing blocks any more (or a dry run of a request quorumctl sends passed its
 checks); 1 steps remain, or refused; 2 bad options; 3 cluster unreachable."""
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 import typer

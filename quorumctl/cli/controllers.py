@@ -7,8 +7,6 @@ result. Exit codes: 0 done; 1 the quorum refused the change; 2 bad options or
 properties; 3 cluster unreachable or authentication failed.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -2,8 +2,6 @@
 scenario is `quorumctl.testing.demo`); --write-examples writes the docs' log dirs.
 """
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Optional
 

@@ -6,8 +6,6 @@ the --watch view). Everything heavier than typer is imported inside the
 commands (Rich only for table output).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

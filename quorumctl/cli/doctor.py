@@ -1,7 +1,5 @@
 """`quorumctl doctor`: misconfigurations of a KRaft quorum found from its files."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

@@ -1,7 +1,5 @@
 """`quorumctl dump-log`: kafka-dump-log for every file of a KRaft log dir."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

@@ -1,7 +1,5 @@
 """`quorumctl features describe`: kafka-features describe, byte for byte."""
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 import typer

@@ -9,8 +9,6 @@ made); 1 a node or Kafka refuses it; 2 bad options (an unknown version ...); 3
 the cluster could not be reached.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

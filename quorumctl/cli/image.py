@@ -1,8 +1,6 @@
 """`quorumctl image`, `history`, `diff`: the cluster's metadata image at any
 point of a log dir, the history of one entity, the changes between two points."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

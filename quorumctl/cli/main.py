@@ -6,8 +6,6 @@ dependencies inside the command functions, so `quorumctl --help` and
 codes of `quorumctl.errors`; `--debug` shows the traceback as well.
 """
 
-from __future__ import annotations
-
 import functools
 import importlib
 import inspect

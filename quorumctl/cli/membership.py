@@ -4,8 +4,6 @@ Exit codes as add-controller's: 0 done (or the dry run found nothing against it)
 1 refused (by quorumctl's preflight or the quorum), or not verified; 2 bad options;
 3 cluster unreachable or authentication failed."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

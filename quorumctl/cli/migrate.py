@@ -10,8 +10,6 @@ consistent; 1 a check found a problem or a step is out of order; 2 bad
 input; 3 the cluster could not be reached.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

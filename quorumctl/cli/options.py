@@ -8,9 +8,11 @@ of node-id lists (`parse_node_ids`) and the way a command group is built (`group
 
 Metavars also choose what the shell completions offer (tools/generate.py):
 FILE completes files, DIR directories, HOST:PORT,... nothing.
-"""
 
-from __future__ import annotations
+The cli modules do without `from __future__ import annotations`: Typer reads each
+parameter's annotation, and as strings they would be compiled again each time the
+command tree is built (20 ms more at every start).
+"""
 
 from enum import Enum
 from typing import Annotated, List, Optional

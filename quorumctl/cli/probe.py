@@ -1,8 +1,6 @@
 """`quorumctl probe`: one node's startup, readiness or liveness, for Kubernetes
 probes and roll scripts. Thin: `protocol.node_probe` decides, `render.probe` prints."""
 
-from __future__ import annotations
-
 from typing import Annotated, Optional
 
 import typer

@@ -1,8 +1,6 @@
 """`quorumctl recover`: make a surviving controller the only voter after the
 majority of the quorum is permanently lost."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

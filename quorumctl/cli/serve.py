@@ -4,8 +4,6 @@ Prometheus (/metrics) and HTTP probes (/probe). The sampler is
 prometheus_client), the probe `protocol.node_probe`; this module is the HTTP
 server around them."""
 
-from __future__ import annotations
-
 import threading
 from typing import Annotated
 

@@ -3,8 +3,6 @@
 PySpark is imported only when the command runs (never by `quorumctl --help`).
 """
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

@@ -1,7 +1,5 @@
 """`quorumctl state`: offline view of one or more replicas' metadata logs."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

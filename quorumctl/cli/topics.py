@@ -2,8 +2,6 @@
 (--bootstrap-server), or computed offline from a metadata log dir's image, at its
 end or any offset or time."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, List, Optional
 
 import typer

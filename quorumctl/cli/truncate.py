@@ -1,7 +1,5 @@
 """`quorumctl truncate`: cut a replica's metadata log back to where it diverges."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

@@ -1,7 +1,5 @@
 """`quorumctl verify`: check files without printing their records."""
 
-from __future__ import annotations
-
 from typing import Annotated, List
 
 import typer

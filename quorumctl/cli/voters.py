@@ -2,8 +2,6 @@
 voter set against what answers and what the configs say) and `voters set-endpoints`
 (the offline repair of stale endpoints, KAFKA-20661)."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

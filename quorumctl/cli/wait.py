@@ -2,8 +2,6 @@
 these nodes, or has them caught up. Thin: `protocol.gates` waits, `render.wait`
 prints."""
 
-from __future__ import annotations
-
 from typing import Annotated, List, Optional
 
 import typer

@@ -3,7 +3,6 @@ current, and working in real shells; every --help has a summary and an example."
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shlex
@@ -380,24 +379,19 @@ def paragraphs_first(text: str) -> str:
 def _parses(args: list[str]):
     """Parse an example's arguments as click would: unknown options, missing values
     or required options fail."""
-    command, name = _own_tree(), "quorumctl"
-    while args and hasattr(command, "list_commands") and args[0] in command.list_commands(None):
+    from quorumctl.cli.main import root_command
+    command, name = root_command(), "quorumctl"
+    # each command's context under its parents', as click builds it: a command's context
+    # made alone lacks the root's -h, and click keeps the help option it first saw on
+    # the command, which the process's one command tree shares with later tests
+    ctx = command.make_context(name, [], resilient_parsing=True)
+    while args and hasattr(command, "list_commands") and args[0] in command.list_commands(ctx):
         name, args = args[0], args[1:]
-        command = command.get_command(None, name)
+        command = command.get_command(ctx, name)
+        if hasattr(command, "list_commands"):
+            ctx = command.make_context(name, [], parent=ctx, resilient_parsing=True)
     assert not hasattr(command, "list_commands"), f"{name}: the example names no command"
-    command.make_context(name, list(args))
-
-
-@functools.cache
-def _own_tree():
-    """A command tree of this module's own, not the process-wide root_command(): a
-    make_context without a parent caches on the command a help option with only
-    --help (click keeps the first it builds), and every later `-h` run in this
-    process (the cli fixture) would then fail with a usage error."""
-    import typer.main
-
-    from quorumctl.cli.main import app
-    return typer.main.get_command(app)
+    command.make_context(name, list(args), parent=ctx)
 
 
 def test_readme_says_how_to_install_them():

@@ -1,19 +1,17 @@
 """`quorumctl bootstrap random-uuid | format | info | version-mapping |
 feature-dependencies`: Kafka 4.1's kafka-storage, with valid ids only and dry runs."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig
+from .options import (Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig,
+                      group)
 
-app = typer.Typer(help="Cluster ids and storage formatting (like kafka-storage).\n\n"
-                       "Example: quorumctl bootstrap info -c /etc/kafka/server.properties",
-                  no_args_is_help=True)
+app = group("Cluster ids and storage formatting (like kafka-storage).\n\n"
+            "Example: quorumctl bootstrap info -c /etc/kafka/server.properties")
 
 
 @app.command("random-uuid")
@@ -29,33 +27,42 @@ def random_uuid():
 
 @app.command("format")
 def format_(
+    *,  # keyword-only: a required option below keeps its place in --help
     config: ServerConfig = None,
-    cluster_id: str = typer.Option(..., "--cluster-id", "-t", help="The cluster id (see random-uuid)."),
-    node_id: Optional[int] = typer.Option(None, "--node-id", help="Node id (default: node.id of --config)."),
-    log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs "
-                                      "of --config)."),
-    metadata_log_dir: Optional[str] = typer.Option(None, "--metadata-log-dir", metavar="DIR",
-                                                   help="The metadata log dir (default: metadata.log.dir, else "
-                                                        "the first log dir)."),
-    add_scram: List[str] = typer.Option([], "--add-scram", "-S", help="A SCRAM credential, e.g. "
-                                        "'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable)."),
-    ignore_formatted: bool = typer.Option(False, "--ignore-formatted", "-g",
-                                          help="Skip formatted dirs and format the others."),
+    cluster_id: Annotated[str, typer.Option("--cluster-id", "-t", help="The cluster id (see random-uuid).")],
+    node_id: Annotated[Optional[int], typer.Option("--node-id", help="Node id (default: node.id of --config).")] = None,
+    log_dir: Annotated[List[str], typer.Option(
+        "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs of --config).")] = [],
+    metadata_log_dir: Annotated[Optional[str], typer.Option(
+        "--metadata-log-dir", metavar="DIR",
+        help="The metadata log dir (default: metadata.log.dir, else "
+             "the first log dir).")] = None,
+    add_scram: Annotated[List[str], typer.Option(
+        "--add-scram", "-S",
+        help="A SCRAM credential, e.g. 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable).")] = [],
+    ignore_formatted: Annotated[bool, typer.Option(
+        "--ignore-formatted", "-g",
+        help="Skip formatted dirs and format the others.")] = False,
     release_version: ReleaseVersion = None,
     feature: FeatureLevels = [],
-    standalone: bool = typer.Option(False, "--standalone", "-s",
-                                    help="Format a controller as a single-voter dynamic quorum (KIP-853)."),
-    no_initial_controllers: bool = typer.Option(False, "--no-initial-controllers", "-N",
-                                                help="Format without a dynamic quorum topology."),
-    initial_controllers: Optional[str] = typer.Option(None, "--initial-controllers", "-I",
-                                                      help="id@host:port:directoryId,... : the initial voters of a "
-                                                           "dynamic quorum (the same on every node)."),
-    controller_listener_name: Optional[str] = typer.Option(None, "--controller-listener-name",
-                                                           help="Listener name for the voters' endpoints "
-                                                                "(default: the first of controller.listener.names, "
-                                                                "else CONTROLLER)."),
-    allow_non_uuid: bool = typer.Option(False, "--allow-non-uuid",
-                                        help="Accept a cluster id that is not a Kafka Uuid (Kafka does)."),
+    standalone: Annotated[bool, typer.Option(
+        "--standalone", "-s",
+        help="Format a controller as a single-voter dynamic quorum (KIP-853).")] = False,
+    no_initial_controllers: Annotated[bool, typer.Option(
+        "--no-initial-controllers", "-N",
+        help="Format without a dynamic quorum topology.")] = False,
+    initial_controllers: Annotated[Optional[str], typer.Option(
+        "--initial-controllers", "-I",
+        help="id@host:port:directoryId,... : the initial voters of a "
+             "dynamic quorum (the same on every node).")] = None,
+    controller_listener_name: Annotated[Optional[str], typer.Option(
+        "--controller-listener-name",
+        help="Listener name for the voters' endpoints "
+             "(default: the first of controller.listener.names, "
+             "else CONTROLLER).")] = None,
+    allow_non_uuid: Annotated[bool, typer.Option(
+        "--allow-non-uuid",
+        help="Accept a cluster id that is not a Kafka Uuid (Kafka does).")] = False,
     kafka_version: KafkaVersion = KafkaRelease.v43,
     apply: Apply = False,
     output: PlainOutputOpt = None,
@@ -87,7 +94,8 @@ def format_(
 @app.command("info")
 def info(
     config: ServerConfig = None,
-    log_dir: List[str] = typer.Option([], "--log-dir", metavar="DIR", help="A log dir to check (repeatable)."),
+    log_dir: Annotated[List[str], typer.Option(
+        "--log-dir", metavar="DIR", help="A log dir to check (repeatable).")] = [],
     output: PlainOutputOpt = None,
 ):
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).

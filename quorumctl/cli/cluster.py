@@ -2,17 +2,16 @@
 commands (Kafka 4.3), live. Thin: parse, ask `quorumctl.protocol.cluster`, render
 with `quorumctl.render.cluster`."""
 
-from __future__ import annotations
+from typing import Annotated
 
 import typer
 
 from ..errors import ExitStatus
-from .options import Apply, BootstrapControllerC, BootstrapServerB, CommandConfigC, DryRun, PlainOutputOpt, Timeout
+from .options import (Apply, BootstrapControllerC, BootstrapServerB, CommandConfigC, DryRun, PlainOutputOpt, Timeout,
+                      group)
 
-app = typer.Typer(help="The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
-                       "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 "
-                       "--include-fenced-brokers",
-                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+app = group("The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
+            "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers")
 
 
 @app.command("cluster-id")
@@ -32,8 +31,9 @@ def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: 
 @app.command("list-endpoints")
 def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
                    command_config: CommandConfigC = None,
-                   include_fenced: bool = typer.Option(False, "--include-fenced-brokers",
-                                                       help="Also the fenced brokers (with --bootstrap-server)."),
+                   include_fenced: Annotated[bool, typer.Option(
+                       "--include-fenced-brokers",
+                       help="Also the fenced brokers (with --bootstrap-server).")] = False,
                    timeout: Timeout = None, output: PlainOutputOpt = None):
     """The brokers' or the controllers' endpoints, as kafka-cluster list-endpoints prints them.
 
@@ -47,7 +47,7 @@ def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controll
 
 
 @app.command("unregister")
-def unregister(broker_id: int = typer.Option(..., "--id", "-i", metavar="N", help="The broker to unregister."),
+def unregister(broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N", help="The broker to unregister.")],
                bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
                command_config: CommandConfigC = None, apply: Apply = False, dry_run: DryRun = False,
                timeout: Timeout = None, output: PlainOutputOpt = None):

@@ -10,18 +10,19 @@ Exit codes: 0 done or the dry run found nothing against it; 1 refused (by quorum
 or the cluster); 2 bad options; 3 cluster unreachable or authentication failed.
 """
 
-from __future__ import annotations
+from typing import Annotated
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout, group
 
 
 def unregister_controller(
+    *,  # keyword-only: a required option below keeps its place in --help
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    controller_id: int = typer.Option(..., "--id", "-i", help="The id of the controller to unregister."),
+    controller_id: Annotated[int, typer.Option("--id", "-i", help="The id of the controller to unregister.")],
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
@@ -43,11 +44,9 @@ def unregister_controller(
 
 
 def register(parent: typer.Typer) -> None:
-    group = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
-    if group is None:
-        group = typer.Typer(help="Cluster membership (like kafka-cluster.sh).\n\n"
-                                 "Example: quorumctl cluster unregister-controller --bootstrap-controller "
-                                 "localhost:9093 --id 4",
-                            no_args_is_help=True)
-        parent.add_typer(group, name="cluster")
-    group.command("unregister-controller")(unregister_controller)
+    cluster = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
+    if cluster is None:
+        cluster = group("Cluster membership (like kafka-cluster.sh).\n\n"
+                        "Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4")
+        parent.add_typer(cluster, name="cluster")
+    cluster.command("unregister-controller")(unregister_controller)

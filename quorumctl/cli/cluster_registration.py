@@ -5,26 +5,24 @@ a dead broker) cleared by the way the cluster's version allows
 Exit codes: 0 nothing blocks any more (or a dry run of a request quorumctl sends passed its
 checks); 1 steps remain, or refused; 2 bad options; 3 cluster unreachable."""
 
-from __future__ import annotations
-
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
 from ..errors import ExitStatus
 from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, MetadataTarget, PlainOutputOpt,
-                      Timeout)
+                      Timeout, group)
 
 
 def clear_registration(
-    node_id: int = typer.Argument(..., metavar="ID", help="The node whose registration to clear."),
+    node_id: Annotated[int, typer.Argument(metavar="ID", help="The node whose registration to clear.")],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     metadata: MetadataTarget = None,
-    node_config: Optional[str] = typer.Option(
-        None, "--node-config", metavar="FILE",
-        help="The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked."),
+    node_config: Annotated[Optional[str], typer.Option(
+        "--node-config", metavar="FILE",
+        help="The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked.")] = None,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
@@ -51,8 +49,8 @@ def clear_registration(
 
 
 def register(parent: typer.Typer) -> None:
-    group = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
-    if group is None:
-        group = typer.Typer(help="Cluster membership (like kafka-cluster.sh).", no_args_is_help=True)
-        parent.add_typer(group, name="cluster")
-    group.command("clear-registration")(clear_registration)
+    cluster = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
+    if cluster is None:
+        cluster = group("Cluster membership (like kafka-cluster.sh).")
+        parent.add_typer(cluster, name="cluster")
+    cluster.command("clear-registration")(clear_registration)

@@ -7,8 +7,7 @@ result, printed through `render.output`. Exit codes: 0 done; 1 the quorum refuse
 properties; 3 cluster unreachable or authentication failed.
 """
 
-from __future__ import annotations
-
+from typing import Annotated
 
 import typer
 
@@ -35,16 +34,19 @@ def add_controller(
 
 
 def remove_controller(
+    *,  # keyword-only: a required option below keeps its place in --help
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    controller_id: int = typer.Option(..., "--controller-id", "-i", help="The id of the controller to remove."),
-    controller_directory_id: str = typer.Option(..., "--controller-directory-id", "-d",
-                                                help="The directory id of the controller to remove."),
+    controller_id: Annotated[int, typer.Option("--controller-id", "-i", help="The id of the controller to remove.")],
+    controller_directory_id: Annotated[str, typer.Option(
+        "--controller-directory-id", "-d",
+        help="The directory id of the controller to remove.")],
     dry_run: DryRun = False,
-    unregister: bool = typer.Option(False, "--unregister",
-                                    help="Also unregister the controller once removed (Kafka 4.4, metadata.version "
-                                         "4.4-IV2; the controller must be stopped). A dry run unless --apply."),
+    unregister: Annotated[bool, typer.Option(
+        "--unregister",
+        help="Also unregister the controller once removed (Kafka 4.4, metadata.version "
+             "4.4-IV2; the controller must be stopped). A dry run unless --apply.")] = False,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,

@@ -2,9 +2,7 @@
 scenario is `quorumctl.testing.demo`); --write-examples writes the docs' log dirs.
 """
 
-from __future__ import annotations
-
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -14,10 +12,10 @@ from .options import OutputOpt
 
 def demo(
     output: OutputOpt = None,
-    serve: bool = typer.Option(False, "--serve", help="Keep the simulated quorum running until Ctrl-C."),
-    write_examples: Optional[str] = typer.Option(
-        None, "--write-examples", metavar="DIR",
-        help="Instead: write the log dirs the README's examples use (diverged/, damaged/, crashed/) under DIR."),
+    serve: Annotated[bool, typer.Option("--serve", help="Keep the simulated quorum running until Ctrl-C.")] = False,
+    write_examples: Annotated[Optional[str], typer.Option(
+        "--write-examples", metavar="DIR",
+        help="Instead: write the log dirs the README's examples use (diverged/, damaged/, crashed/) under DIR.")] = None,
 ):
     """Describe a simulated 3-controller quorum (no Kafka needed): status, replication, health, an outage.
 

@@ -6,25 +6,20 @@ Thin: parse the options, ask `quorumctl.protocol` (`client.describe_quorum`,
 commands (Rich only for table output).
 """
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
-from .options import (BootstrapController, FetchTimeoutMs, FlappingEpochs, BootstrapServer, CommandConfig, Deadline, OutputOpt, ServerConfig, Timeout,
-                      Watch)
+from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, FetchTimeoutMs, FlappingEpochs,
+                      OutputOpt, ServerConfig, Timeout, Watch, group, parse_node_ids, positive)
 
 
 def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
          watch, human_readable=False):
-    from ..errors import InputError
     from ..protocol.client import Refresher, describe_quorum
     from ..render.output import resolve
     out = resolve(output)
-    if watch is not None and watch <= 0:
-        raise InputError(f"--watch must be a positive number of seconds, not {watch:g}")
 
     def once():
         return describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
@@ -46,7 +41,7 @@ def status(
     timeout: Timeout = None,
     output: OutputOpt = None,
     watch: Watch = None,
-    _status: bool = typer.Option(False, "--status", hidden=True),   # Kafka's flag for this view: a no-op
+    _status: Annotated[bool, typer.Option("--status", hidden=True)] = False,   # Kafka's flag for this view: a no-op
 ):
     """Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.
 
@@ -59,12 +54,13 @@ def replication(
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    human_readable: bool = typer.Option(False, "--human-readable",
-                                        help="Text output: times as 'N ms ago' (on this machine's clock)."),
+    human_readable: Annotated[bool, typer.Option(
+        "--human-readable",
+        help="Text output: times as 'N ms ago' (on this machine's clock).")] = False,
     timeout: Timeout = None,
     output: OutputOpt = None,
     watch: Watch = None,
-    _replication: bool = typer.Option(False, "--replication", hidden=True),   # Kafka's flag for this view: a no-op
+    _replication: Annotated[bool, typer.Option("--replication", hidden=True)] = False,   # Kafka's flag for this view: a no-op
 ):
     """Every replica's log end offset, lag and fetch times: kafka-metadata-quorum describe --replication.
 
@@ -81,16 +77,19 @@ def health(
     command_config: CommandConfig = None,
     timeout: Deadline = 5.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
-    fail_on_lag: bool = typer.Option(False, "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy."),
-    can_restart: Optional[List[str]] = typer.Option(
-        None, "--can-restart", metavar="ID[,ID...]",
+    fail_on_lag: Annotated[bool, typer.Option(
+        "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy.")] = False,
+    can_restart: Annotated[Optional[List[str]], typer.Option(
+        "--can-restart", metavar="ID[,ID...]",
         help="May these nodes be restarted now (together)? Strimzi's rule: the caught-up voters without them "
-             "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable."),
+             "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.")] = None,
     watch: Watch = None,
-    exit_when_healthy: bool = typer.Option(False, "--exit-when-healthy",
-                                           help="With --watch: exit 0 at the first healthy sample."),
-    samples: Optional[int] = typer.Option(None, "--samples", metavar="N",
-                                          help="With --watch: stop after N samples (exit with the last one's status)."),
+    exit_when_healthy: Annotated[bool, typer.Option(
+        "--exit-when-healthy",
+        help="With --watch: exit 0 at the first healthy sample.")] = False,
+    samples: Annotated[Optional[int], typer.Option(
+        "--samples", callback=positive, metavar="N",
+        help="With --watch: stop after N samples (exit with the last one's status).")] = None,
     flapping_epochs: FlappingEpochs = 3,
     output: OutputOpt = None,
 ):
@@ -103,7 +102,7 @@ def health(
     """
     from ..errors import InputError
     from ..protocol.health_probe import probe_quorum
-    from ..protocol.health_verdict import exit_status, parse_node_ids
+    from ..protocol.health_verdict import exit_status
     from ..render.output import resolve
     out = resolve(output)
     ids = parse_node_ids(can_restart, "--can-restart")
@@ -111,12 +110,6 @@ def health(
         for flag, given in (("--exit-when-healthy", exit_when_healthy), ("--samples", samples is not None)):
             if given:
                 raise InputError(f"{flag} needs --watch")
-    elif watch <= 0:
-        raise InputError(f"--watch must be a positive number of seconds, not {watch:g}")
-    if samples is not None and samples <= 0:
-        raise InputError(f"--samples must be positive, not {samples}")
-    if flapping_epochs <= 0:
-        raise InputError(f"--flapping-epochs must be positive, not {flapping_epochs}")
 
     def sample(budget: float):
         return probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, budget,
@@ -136,9 +129,8 @@ def health(
 
 
 def register(app: typer.Typer) -> None:
-    d = typer.Typer(help="Describe the live metadata quorum: status, replication, health.\n\n"
-                         "Example: quorumctl describe replication --bootstrap-controller localhost:9093",
-                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    d = group("Describe the live metadata quorum: status, replication, health.\n\n"
+              "Example: quorumctl describe replication --bootstrap-controller localhost:9093")
     d.command("status")(status)
     d.command("replication")(replication)
     d.command("health")(health)

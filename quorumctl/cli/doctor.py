@@ -1,8 +1,6 @@
 """`quorumctl doctor`: misconfigurations of a KRaft quorum found from its files."""
 
-from __future__ import annotations
-
-from typing import List
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -11,7 +9,8 @@ from .options import BootstrapController, CommandConfig, Deadline, OutputOpt, Se
 
 
 def doctor(
-    paths: List[str] = typer.Argument(None, metavar="LOG_DIR...", help="Log dirs to examine (besides the configs')."),
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="LOG_DIR...", help="Log dirs to examine (besides the configs').")] = None,
     config: ServerConfigs = [],
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,

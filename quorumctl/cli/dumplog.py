@@ -1,8 +1,6 @@
 """`quorumctl dump-log`: kafka-dump-log for every file of a KRaft log dir."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -34,36 +32,50 @@ REFUSED = {
 
 
 def dump_log(
-    paths: Optional[List[str]] = typer.Argument(None, metavar="FILE_OR_DIR...",
-                                                help="Files or directories (a directory means all of its files, in order)."),
-    files: Optional[str] = typer.Option(None, "--files", metavar="FILE,...", help="Comma-separated files, as kafka-dump-log takes them."),
-    deep_iteration: bool = typer.Option(False, "--deep-iteration", help="One line per record."),
-    print_data_log: bool = typer.Option(False, "--print-data-log", help="Print record keys and payloads (implies --deep-iteration)."),
-    cluster_metadata_decoder: bool = typer.Option(False, "--cluster-metadata-decoder",
-                                                  help="Decode KRaft metadata records as JSON (implies --print-data-log)."),
-    skip_record_metadata: bool = typer.Option(False, "--skip-record-metadata", help="Drop the per-record metadata prefix."),
-    max_bytes: Optional[int] = typer.Option(None, "--max-bytes", metavar="N", min=0, help="Read only the first N bytes of each log or snapshot."),
-    offset_start: Optional[int] = typer.Option(None, "--offset-start", metavar="N", help="Only records (and batches) with offset >= N."),
-    offset_end: Optional[int] = typer.Option(None, "--offset-end", metavar="N", help="Only records (and batches) with offset <= N."),
-    from_time: Optional[str] = typer.Option(None, "--from-time", metavar="TIME",
-                                            help="Only records stamped at or after TIME (ISO-8601 or epoch ms): "
-                                                 "one partition's log, e.g. the metadata log."),
-    to_time: Optional[str] = typer.Option(None, "--to-time", metavar="TIME",
-                                          help="Only records stamped at or before TIME (ISO-8601 or epoch ms)."),
-    record_type: Optional[List[str]] = typer.Option(None, "--record-type", metavar="TYPE",
-                                                    autocompletion=record_type_names,
-                                                    help="Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable)."),
-    verify_index_only: bool = typer.Option(False, "--verify-index-only", help="Indexes: print only the mismatches with the log."),
-    index_sanity_check: bool = typer.Option(False, "--index-sanity-check", help="Indexes: run Kafka's sanity check."),
-    max_message_size: int = typer.Option(5 * 1024 * 1024, "--max-message-size", help="Size limit when verifying an index entry."),
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="FILE_OR_DIR...",
+        help="Files or directories (a directory means all of its files, in order).")] = None,
+    files: Annotated[Optional[str], typer.Option(
+        "--files", metavar="FILE,...", help="Comma-separated files, as kafka-dump-log takes them.")] = None,
+    deep_iteration: Annotated[bool, typer.Option("--deep-iteration", help="One line per record.")] = False,
+    print_data_log: Annotated[bool, typer.Option(
+        "--print-data-log", help="Print record keys and payloads (implies --deep-iteration).")] = False,
+    cluster_metadata_decoder: Annotated[bool, typer.Option(
+        "--cluster-metadata-decoder",
+        help="Decode KRaft metadata records as JSON (implies --print-data-log).")] = False,
+    skip_record_metadata: Annotated[bool, typer.Option(
+        "--skip-record-metadata", help="Drop the per-record metadata prefix.")] = False,
+    max_bytes: Annotated[Optional[int], typer.Option(
+        "--max-bytes", metavar="N", min=0, help="Read only the first N bytes of each log or snapshot.")] = None,
+    offset_start: Annotated[Optional[int], typer.Option(
+        "--offset-start", metavar="N", help="Only records (and batches) with offset >= N.")] = None,
+    offset_end: Annotated[Optional[int], typer.Option(
+        "--offset-end", metavar="N", help="Only records (and batches) with offset <= N.")] = None,
+    from_time: Annotated[Optional[str], typer.Option(
+        "--from-time", metavar="TIME",
+        help="Only records stamped at or after TIME (ISO-8601 or epoch ms): "
+             "one partition's log, e.g. the metadata log.")] = None,
+    to_time: Annotated[Optional[str], typer.Option(
+        "--to-time", metavar="TIME",
+        help="Only records stamped at or before TIME (ISO-8601 or epoch ms).")] = None,
+    record_type: Annotated[Optional[List[str]], typer.Option(
+        "--record-type", metavar="TYPE",
+        autocompletion=record_type_names,
+        help="Only records of this type, e.g. PARTITION_CHANGE_RECORD or LEADER_CHANGE (repeatable).")] = None,
+    verify_index_only: Annotated[bool, typer.Option(
+        "--verify-index-only", help="Indexes: print only the mismatches with the log.")] = False,
+    index_sanity_check: Annotated[bool, typer.Option(
+        "--index-sanity-check", help="Indexes: run Kafka's sanity check.")] = False,
+    max_message_size: Annotated[int, typer.Option(
+        "--max-message-size", help="Size limit when verifying an index entry.")] = 5 * 1024 * 1024,
     kafka_version: KafkaVersion = KafkaRelease.v43,
     output: OutputOpt = None,
-    value_decoder_class: Optional[str] = typer.Option(None, "--value-decoder-class", hidden=True),
-    key_decoder_class: Optional[str] = typer.Option(None, "--key-decoder-class", hidden=True),
-    offsets_decoder: bool = typer.Option(False, "--offsets-decoder", hidden=True),
-    transaction_log_decoder: bool = typer.Option(False, "--transaction-log-decoder", hidden=True),
-    remote_log_metadata_decoder: bool = typer.Option(False, "--remote-log-metadata-decoder", hidden=True),
-    share_group_state_decoder: bool = typer.Option(False, "--share-group-state-decoder", hidden=True),
+    value_decoder_class: Annotated[Optional[str], typer.Option("--value-decoder-class", hidden=True)] = None,
+    key_decoder_class: Annotated[Optional[str], typer.Option("--key-decoder-class", hidden=True)] = None,
+    offsets_decoder: Annotated[bool, typer.Option("--offsets-decoder", hidden=True)] = False,
+    transaction_log_decoder: Annotated[bool, typer.Option("--transaction-log-decoder", hidden=True)] = False,
+    remote_log_metadata_decoder: Annotated[bool, typer.Option("--remote-log-metadata-decoder", hidden=True)] = False,
+    share_group_state_decoder: Annotated[bool, typer.Option("--share-group-state-decoder", hidden=True)] = False,
 ):
     """Dump segments, snapshots, indexes and the other files of a log dir.
 

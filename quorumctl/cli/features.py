@@ -1,12 +1,11 @@
 """`quorumctl features describe`: kafka-features describe, byte for byte."""
 
-from __future__ import annotations
-
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
-from .options import BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt, Timeout
+from .options import (BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt,
+                      Timeout, group)
 
 
 def describe(
@@ -16,9 +15,10 @@ def describe(
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
     kafka_version: KafkaVersion = KafkaRelease.v43,
-    node_id: Optional[int] = typer.Option(None, "--node-id", metavar="N",
-                                          help="Ask this node (a broker with --bootstrap-server, a controller with "
-                                               "--bootstrap-controller) for its supported ranges."),
+    node_id: Annotated[Optional[int], typer.Option(
+        "--node-id", metavar="N",
+        help="Ask this node (a broker with --bootstrap-server, a controller with "
+             "--bootstrap-controller) for its supported ranges.")] = None,
 ):
     """Supported and finalized feature levels: kafka-features describe (its text, byte for byte).
 
@@ -33,9 +33,8 @@ def describe(
 
 def register(app: typer.Typer) -> None:
     from .features_update import disable, downgrade, upgrade
-    g = typer.Typer(help="Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
-                         "Example: quorumctl features describe --bootstrap-server localhost:9092",
-                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    g = group("Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
+              "Example: quorumctl features describe --bootstrap-server localhost:9092")
     g.command("describe")(describe)
     g.command("upgrade")(upgrade)
     g.command("downgrade")(downgrade)

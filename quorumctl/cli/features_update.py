@@ -9,9 +9,7 @@ made); 1 a node or Kafka refuses it; 2 bad options (an unknown version ...); 3
 the cluster could not be reached.
 """
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -49,14 +47,14 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
-_UNSAFE = typer.Option(False, "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 "
-                                                "refuses it for metadata.version.")
-_LOG_DIR = typer.Argument(None, metavar="LOG_DIR...",
-                          help="Check offline against this log dir's image (its registrations) instead of a cluster.")
+_Unsafe = Annotated[bool, typer.Option(
+    "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.")]
+_LogDir = Annotated[LogDirs, typer.Argument(
+    metavar="LOG_DIR...", help="Check offline against this log dir's image (its registrations) instead of a cluster.")]
 
 
 def upgrade(
-    log_dir: LogDirs = _LOG_DIR,
+    log_dir: _LogDir = None,
     metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
     release_version: ReleaseVersion = None,
@@ -83,11 +81,11 @@ def upgrade(
 
 
 def downgrade(
-    log_dir: LogDirs = _LOG_DIR,
+    log_dir: _LogDir = None,
     metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
     release_version: ReleaseVersion = None,
-    unsafe: bool = _UNSAFE,
+    unsafe: _Unsafe = False,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -110,10 +108,11 @@ def downgrade(
 
 
 def disable(
-    log_dir: LogDirs = _LOG_DIR,
-    feature: List[str] = typer.Option([], "--feature", "-f", metavar="NAME",
-                                      help="A feature to disable (level 0); repeatable."),
-    unsafe: bool = _UNSAFE,
+    log_dir: _LogDir = None,
+    feature: Annotated[List[str], typer.Option(
+        "--feature", "-f", metavar="NAME",
+        help="A feature to disable (level 0); repeatable.")] = [],
+    unsafe: _Unsafe = False,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,

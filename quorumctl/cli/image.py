@@ -1,9 +1,7 @@
 """`quorumctl image`, `history`, `diff`: the cluster's metadata image at any
 point of a log dir, the history of one entity, the changes between two points."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -23,23 +21,27 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
 
 
 def image(
-    args: Optional[List[str]] = typer.Argument(None, metavar="LOG_DIR_OR_FILES... [PATH]",
-                                     help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
-                                          "then optionally an image path such as /topics/NAME/0, /brokers/1, "
-                                          "/features, /configs/topic/NAME."),
+    args: Annotated[Optional[List[str]], typer.Argument(
+        metavar="LOG_DIR_OR_FILES... [PATH]",
+        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
+             "then optionally an image path such as /topics/NAME/0, /brokers/1, "
+             "/features, /configs/topic/NAME.")] = None,
     at_offset: AtOffset = None,
     at_time: AtTime = None,
-    no_snapshot: bool = typer.Option(False, "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log "
-                                                                  "instead of starting from a snapshot."),
-    snapshot: Optional[str] = typer.Option(None, "--snapshot", "-s", metavar="FILE",
-                                           help="A snapshot (or log dir) to read, as kafka-metadata-shell's "
-                                                "--snapshot: the same as giving it first."),
-    names: bool = typer.Option(False, "--names", help="Only the names of PATH's children, one a line (the metadata "
-                                                      "shell's ls)."),
-    find: Optional[str] = typer.Option(None, "--find", metavar="PATTERN",
-                                       help="Every path under PATH whose name matches the glob PATTERN (a PATTERN "
-                                            "with a / matches the whole path), one a line (the metadata shell's "
-                                            "find)."),
+    no_snapshot: Annotated[bool, typer.Option(
+        "--no-snapshot",
+        help="Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.")] = False,
+    snapshot: Annotated[Optional[str], typer.Option(
+        "--snapshot", "-s", metavar="FILE",
+        help="A snapshot (or log dir) to read, as kafka-metadata-shell's "
+             "--snapshot: the same as giving it first.")] = None,
+    names: Annotated[bool, typer.Option(
+        "--names", help="Only the names of PATH's children, one a line (the metadata shell's ls).")] = False,
+    find: Annotated[Optional[str], typer.Option(
+        "--find", metavar="PATTERN",
+        help="Every path under PATH whose name matches the glob PATTERN (a PATTERN "
+             "with a / matches the whole path), one a line (the metadata shell's "
+             "find).")] = None,
     output: OutputOpt = None,
 ):
     """The cluster's metadata image at any offset or time (default: the end), or one subtree.
@@ -102,19 +104,27 @@ def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mo
 
 
 def history(
-    log_dir: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES...",
-                                        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."),
-    topic: Optional[str] = typer.Option(None, "--topic", metavar="NAME", help="A topic (all its partitions)."),
-    partition: Optional[int] = typer.Option(None, "--partition", "-p", metavar="P", min=0,
-                                            help="With --topic: one partition."),
-    broker: Optional[int] = typer.Option(None, "--broker", metavar="ID", help="A broker's registration and configs."),
-    config_resource: Optional[str] = typer.Option(None, "--config-resource", metavar="TYPE:NAME",
-                                                  help="A config resource, e.g. topic:orders, broker:1 (every "
-                                                       "other --config names a server.properties)."),
-    feature: Optional[str] = typer.Option(None, "--feature", metavar="NAME", help="A feature, e.g. metadata.version."),
-    voter: Optional[int] = typer.Option(None, "--voter", metavar="ID",
-                                        help="A controller: its voter entry (KIP-853) and registration."),
-    until: Optional[str] = typer.Option(None, "--until", metavar="OFFSET|TIME", help="Stop at this offset or time."),
+    log_dir: Annotated[List[str], typer.Argument(
+        metavar="LOG_DIR_OR_FILES...",
+        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files).")],
+    topic: Annotated[Optional[str], typer.Option(
+        "--topic", metavar="NAME", help="A topic (all its partitions).")] = None,
+    partition: Annotated[Optional[int], typer.Option(
+        "--partition", "-p", metavar="P", min=0,
+        help="With --topic: one partition.")] = None,
+    broker: Annotated[Optional[int], typer.Option(
+        "--broker", metavar="ID", help="A broker's registration and configs.")] = None,
+    config_resource: Annotated[Optional[str], typer.Option(
+        "--config-resource", metavar="TYPE:NAME",
+        help="A config resource, e.g. topic:orders, broker:1 (every "
+             "other --config names a server.properties).")] = None,
+    feature: Annotated[Optional[str], typer.Option(
+        "--feature", metavar="NAME", help="A feature, e.g. metadata.version.")] = None,
+    voter: Annotated[Optional[int], typer.Option(
+        "--voter", metavar="ID",
+        help="A controller: its voter entry (KIP-853) and registration.")] = None,
+    until: Annotated[Optional[str], typer.Option(
+        "--until", metavar="OFFSET|TIME", help="Stop at this offset or time.")] = None,
     output: OutputOpt = None,
 ):
     """Every record that touched one topic, partition, broker, config, feature or voter.
@@ -142,15 +152,19 @@ def history(
 
 
 def diff(
-    log_dir: List[str] = typer.Argument(..., metavar="LOG_DIR_OR_FILES...",
-                                        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."),
-    frm: str = typer.Option(..., "--from", metavar="OFFSET|TIME",
-                            help="The first point: an offset, or a time (ISO-8601 or epoch ms)."),
-    to: Optional[str] = typer.Option(None, "--to", metavar="OFFSET|TIME", help="The second point (default: the end)."),
-    timeline: bool = typer.Option(False, "--timeline",
-                                  help="Also every change in between, in log order with offset and time "
-                                       "(what the net diff hides: objects created and deleted inside the window, "
-                                       "a feature downgraded and upgraded back)."),
+    log_dir: Annotated[List[str], typer.Argument(
+        metavar="LOG_DIR_OR_FILES...",
+        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files).")],
+    frm: Annotated[str, typer.Option(
+        "--from", metavar="OFFSET|TIME",
+        help="The first point: an offset, or a time (ISO-8601 or epoch ms).")],
+    to: Annotated[Optional[str], typer.Option(
+        "--to", metavar="OFFSET|TIME", help="The second point (default: the end).")] = None,
+    timeline: Annotated[bool, typer.Option(
+        "--timeline",
+        help="Also every change in between, in log order with offset and time "
+             "(what the net diff hides: objects created and deleted inside the window, "
+             "a feature downgraded and upgraded back).")] = False,
     output: OutputOpt = None,
 ):
     """What changed between two points of a metadata log: a summary, then each change.

@@ -6,8 +6,6 @@ option". tests/test_kafka_help_parity.py holds every option of Kafka 4.3's
 --help to this table or to an option quorumctl accepts.
 """
 
-from __future__ import annotations
-
 _WRITE = ("quorumctl does not {what} topics (it reads them: topics describe); use kafka-topics.sh {flag}")
 
 # first command word -> Kafka option -> why not, and what to use instead

@@ -6,12 +6,11 @@ dependencies inside the command functions, so `quorumctl --help` and
 codes of `quorumctl.errors`; `--debug` shows the traceback as well.
 """
 
-from __future__ import annotations
-
 import functools
 import importlib
 import inspect
 import sys
+from typing import Annotated
 
 import typer
 
@@ -73,9 +72,10 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(debug: bool = typer.Option(False, "--debug", help="Show the full traceback on errors."),
-          _version: bool = typer.Option(False, "--version", "-V", is_eager=True, expose_value=False,
-                                        callback=_print_version, help="Print quorumctl's version and exit.")):
+def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback on errors.")] = False,
+          _version: Annotated[bool, typer.Option(
+              "--version", "-V", is_eager=True, expose_value=False,
+              callback=_print_version, help="Print quorumctl's version and exit.")] = False):
     _state["debug"] = debug
 
 

@@ -4,9 +4,7 @@ Exit codes as add-controller's: 0 done (or the dry run found nothing against it)
 1 refused (by quorumctl's preflight or the quorum), or not verified; 2 bad options;
 3 cluster unreachable or authentication failed."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -14,14 +12,15 @@ from .options import Apply, BootstrapController, BootstrapServer, CommandConfig,
 
 
 def replace_controller(
-    controller_id: int = typer.Argument(..., metavar="ID", help="The id of the controller whose disk was replaced."),
+    controller_id: Annotated[int, typer.Argument(
+        metavar="ID", help="The id of the controller whose disk was replaced.")],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    endpoint: Optional[List[str]] = typer.Option(
-        None, "--endpoint", metavar="NAME://HOST:PORT",
+    endpoint: Annotated[Optional[List[str]], typer.Option(
+        "--endpoint", metavar="NAME://HOST:PORT",
         help="The controller's endpoint (repeat for each controller listener); default: the ones the voter set "
-             "stores for it."),
+             "stores for it.")] = None,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,

@@ -10,19 +10,17 @@ consistent; 1 a check found a problem or a step is out of order; 2 bad
 input; 3 the cluster could not be reached.
 """
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus, InputError
 from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt,
-                      ServerConfigs, Timeout)
+                      ServerConfigs, Timeout, group)
 
-_LOG_DIRS = typer.Argument(None, metavar="LOG_DIR...",
-                           help="Controllers' metadata log dirs: check offline (node and directory ids, the "
-                                "KRaft version, the image's registrations) instead of asking a cluster.")
+_LogDirs = Annotated[Optional[List[str]], typer.Argument(
+    metavar="LOG_DIR...", help="Controllers' metadata log dirs: check offline (node and directory ids, the "
+                               "KRaft version, the image's registrations) instead of asking a cluster.")]
 
 
 def _live(bootstrap_server, bootstrap_controller):
@@ -48,7 +46,7 @@ def _with_files(f, configs: list[str]):
 
 
 def preflight(
-    log_dir: Optional[List[str]] = _LOG_DIRS,
+    log_dir: _LogDirs = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -131,9 +129,10 @@ def configs(
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     config: ServerConfigs = [],
-    verify: bool = typer.Option(False, "--verify",
-                                help="After a roll: every controller a voter with its directory id, none an "
-                                     "observer, the settings consistent; names the next node to roll."),
+    verify: Annotated[bool, typer.Option(
+        "--verify",
+        help="After a roll: every controller a voter with its directory id, none an "
+             "observer, the settings consistent; names the next node to roll.")] = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):
@@ -159,10 +158,8 @@ def configs(
 
 
 def register(app: typer.Typer) -> None:
-    g = typer.Typer(help="A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, "
-                         "configs.\n\n"
-                         "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093",
-                    no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+    g = group("A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.\n\n"
+              "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093")
     g.command("preflight")(preflight)
     g.command("upgrade")(upgrade)
     g.command("configs")(configs)

@@ -2,20 +2,67 @@
 help text. A command annotates its parameter with the alias and gives its own
 default: `output: OutputOpt = None`, `timeout: Deadline = 5.0`.
 
+Also declared once: the bounds of numeric options (`positive`, `positive_seconds`,
+`non_negative`: callbacks, so a bad value is refused as it is parsed), the parsing
+of node-id lists (`parse_node_ids`) and the way a command group is built (`group`).
+
 Metavars also choose what the shell completions offer (tools/generate.py):
 FILE completes files, DIR directories, HOST:PORT,... nothing.
-"""
 
-from __future__ import annotations
+The cli modules do without `from __future__ import annotations`: Typer reads each
+parameter's annotation, and as strings they would be compiled again each time the
+command tree is built (20 ms more at every start).
+"""
 
 from enum import Enum
 from typing import Annotated, List, Optional
 
 import typer
 
+from ..errors import InputError
 from ..render.output import Output, PlainOutput
 
 ADDRS = "HOST:PORT,..."
+
+
+def group(help: str) -> typer.Typer:
+    """A command group: -h as well as --help, and its help when given no command."""
+    return typer.Typer(help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def _bound(least: float, inclusive: bool, rule: str):
+    """An option's callback that refuses a number (seconds, a count) below `least`
+    (or equal to it unless `inclusive`): `--timeout must be positive, not 0`. It runs
+    while the command line is parsed: a bad value is one line, exit 2, before any work."""
+    def check(param: typer.CallbackParam, value):
+        if value is not None and (value < least or (value == least and not inclusive)):
+            shown = f"{value:g}" if isinstance(value, float) else value
+            raise InputError(f"{param.opts[0]} {rule}, not {shown}")
+        return value
+    return check
+
+
+positive = _bound(0, False, "must be positive")
+positive_seconds = _bound(0, False, "must be a positive number of seconds")   # --watch's wording
+non_negative = _bound(0, True, "must not be negative")
+
+
+def parse_node_ids(values, option: str) -> list[int]:
+    """`--can-restart 2 --can-restart 3,4` (or `--lost-voters 2,3`) -> [2, 3, 4]: each
+    id once, in the order given; `values` is a string or a list of them."""
+    ids: list[int] = []
+    for v in [values] if isinstance(values, str) else values or []:
+        for part in str(v).split(","):
+            part = part.strip()
+            try:
+                i = int(part)
+            except ValueError:
+                raise InputError(f"invalid {option} {part!r}: expected a node id (an integer)") from None
+            if i < 0:
+                raise InputError(f"invalid {option} {part!r}: a node id is not negative")
+            if i not in ids:
+                ids.append(i)
+    return ids
 
 
 class KafkaRelease(str, Enum):
@@ -60,28 +107,30 @@ CommandConfigC = Annotated[Optional[str], typer.Option(
 # Two kinds of --timeout: a request budget (Kafka's tools' meaning), and a deadline
 # for commands that probe every node in parallel and must answer whatever they do.
 Timeout = Annotated[Optional[float], typer.Option(
-    "--timeout", metavar="SECONDS",
+    "--timeout", callback=positive, metavar="SECONDS",
     help="Give up after this many seconds in total (default: default.api.timeout.ms or 15).")]
 Deadline = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS",
+    "--timeout", callback=positive, metavar="SECONDS",
     help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).")]
 FetchTimeoutMs = Annotated[Optional[int], typer.Option(
-    "--fetch-timeout-ms",
+    "--fetch-timeout-ms", callback=positive,
     help="Caught-up threshold (default: the config's controller.quorum.fetch.timeout.ms, else 2000).")]
 FlappingEpochs = Annotated[int, typer.Option(
-    "--flapping-epochs", metavar="N",
+    "--flapping-epochs", callback=positive, metavar="N",
     help="This many leader epoch changes within a minute is 'flapping' (with --watch, and for serve).")]
 Grace = Annotated[float, typer.Option(
-    "--grace", metavar="SECONDS",
+    "--grace", callback=non_negative, metavar="SECONDS",
     help="Liveness: how long a node may be attached to nothing before a restart is called for.")]
 SampleInterval = Annotated[float, typer.Option(
-    "--interval", metavar="SECONDS", help="Sample the quorum every SECONDS; a sample never takes longer.")]
+    "--interval", callback=positive, metavar="SECONDS",
+    help="Sample the quorum every SECONDS; a sample never takes longer.")]
 SampleTimeout = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS", help="A sample's deadline (never more than --interval).")]
+    "--timeout", callback=positive, metavar="SECONDS", help="A sample's deadline (never more than --interval).")]
 GateTimeout = Annotated[float, typer.Option(
-    "--timeout", metavar="SECONDS", help="Give up (exit 1, saying what still blocks) after this many seconds.")]
+    "--timeout", callback=positive, metavar="SECONDS",
+    help="Give up (exit 1, saying what still blocks) after this many seconds.")]
 Watch = Annotated[Optional[float], typer.Option(
-    "--watch", metavar="SECONDS",
+    "--watch", callback=positive_seconds, metavar="SECONDS",
     help="Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh "
          "failed, else 0; describe health exits with the last sample's status.")]
 OutputOpt = Annotated[Optional[Output], typer.Option(

@@ -1,9 +1,7 @@
 """`quorumctl probe`: one node's startup, readiness or liveness, for Kubernetes
 probes and roll scripts. Thin: `protocol.node_probe` decides, `render.probe` prints."""
 
-from __future__ import annotations
-
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -11,21 +9,25 @@ from .options import BootstrapController, CommandConfig, Deadline, FetchTimeoutM
 
 
 def probe(
-    address: str = typer.Argument(..., metavar="NODE_ADDRESS", help="The node's host:port (its controller "
-                                  "listener for a controller, a broker listener for a broker)."),
-    role: str = typer.Option(..., "--role", metavar="controller|broker", help="What the node is."),
-    kind: str = typer.Option("ready", "--kind", metavar="startup|ready|live",
-                             help="startup: it answers in its role; ready: attached and caught up; live: fails "
-                                  "only on a wedge a restart fixes (default: ready)."),
+    address: Annotated[str, typer.Argument(
+        metavar="NODE_ADDRESS", help="The node's host:port (its controller "
+                                     "listener for a controller, a broker listener for a broker).")],
+    role: Annotated[str, typer.Option("--role", metavar="controller|broker", help="What the node is.")],
+    kind: Annotated[str, typer.Option(
+        "--kind", metavar="startup|ready|live",
+        help="startup: it answers in its role; ready: attached and caught up; live: fails "
+             "only on a wedge a restart fixes (default: ready).")] = "ready",
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
-    log_dir: Optional[str] = typer.Option(None, "--log-dir", metavar="DIR",
-                                          help="The node's metadata log dir (read-only): quorum-state, and how "
-                                               "long ago its log end last moved."),
-    node_id: Optional[int] = typer.Option(None, "--node-id", metavar="ID",
-                                          help="The node's id (default: from --config, --log-dir, or its "
-                                               "address among the ones the cluster lists)."),
+    log_dir: Annotated[Optional[str], typer.Option(
+        "--log-dir", metavar="DIR",
+        help="The node's metadata log dir (read-only): quorum-state, and how "
+             "long ago its log end last moved.")] = None,
+    node_id: Annotated[Optional[int], typer.Option(
+        "--node-id", metavar="ID",
+        help="The node's id (default: from --config, --log-dir, or its "
+             "address among the ones the cluster lists).")] = None,
     grace: Grace = 30.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
     timeout: Deadline = 5.0,

@@ -1,34 +1,40 @@
 """`quorumctl recover`: make a surviving controller the only voter after the
 majority of the quorum is permanently lost."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
-from .options import Apply, BackupDir, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
+from .options import (Apply, BackupDir, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs,
+                      parse_node_ids)
 
 
 def recover(
-    paths: List[str] = typer.Argument(None, metavar="LOG_DIR...",
-                                      help="The surviving controllers' log dirs (or __cluster_metadata-0 dirs)."),
-    lost_voters: str = typer.Option(..., "--lost-voters", metavar="ID[,ID...]",
-                                    help="The voters permanently lost (every voter not given must be named)."),
-    replica: List[str] = typer.Option([], "--replica", metavar="DIR",
-                                      help="Another replica of the metadata log: a broker's or observer's log dir. "
-                                           "The recovery starts from the most up-to-date replica given. Repeatable."),
+    *,  # keyword-only: a required option below keeps its place in --help
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="LOG_DIR...",
+        help="The surviving controllers' log dirs (or __cluster_metadata-0 dirs).")] = None,
+    lost_voters: Annotated[str, typer.Option(
+        "--lost-voters", metavar="ID[,ID...]",
+        help="The voters permanently lost (every voter not given must be named).")],
+    replica: Annotated[List[str], typer.Option(
+        "--replica", metavar="DIR",
+        help="Another replica of the metadata log: a broker's or observer's log dir. "
+             "The recovery starts from the most up-to-date replica given. Repeatable.")] = [],
     config: ServerConfigs = [],
-    survivor: Optional[int] = typer.Option(None, "--survivor", metavar="NODE_ID",
-                                           help="The controller to keep as the only voter (default: the most "
-                                                "up-to-date one given)."),
-    no_replica: str = typer.Option("", "--no-replica", metavar="ID[,ID...]",
-                                   help="Registered brokers whose metadata log dir cannot be given: their extra "
-                                        "entries are lost (the new epoch jumps past theirs)."),
-    force_lost: str = typer.Option("", "--force-lost", metavar="ID[,ID...]",
-                                   help="Declared-lost voters whose address now answers as something else (not a "
-                                        "controller of this cluster): proceed anyway. Dangerous if wrong."),
+    survivor: Annotated[Optional[int], typer.Option(
+        "--survivor", metavar="NODE_ID",
+        help="The controller to keep as the only voter (default: the most "
+             "up-to-date one given).")] = None,
+    no_replica: Annotated[str, typer.Option(
+        "--no-replica", metavar="ID[,ID...]",
+        help="Registered brokers whose metadata log dir cannot be given: their extra "
+             "entries are lost (the new epoch jumps past theirs).")] = "",
+    force_lost: Annotated[str, typer.Option(
+        "--force-lost", metavar="ID[,ID...]",
+        help="Declared-lost voters whose address now answers as something else (not a "
+             "controller of this cluster): proceed anyway. Dangerous if wrong.")] = "",
     timeout: Deadline = 5.0,
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
@@ -60,11 +66,9 @@ def recover(
     from ..ops import recover as recovery
     from ..config.server import load
 
-    lost = recovery.parse_ids(lost_voters)
-    forced = recovery.parse_ids(force_lost, "--force-lost") if force_lost.strip() else []
-    unread = recovery.parse_ids(no_replica, "--no-replica") if no_replica.strip() else []
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
+    lost = sorted(parse_node_ids(lost_voters, "--lost-voters"))
+    forced = sorted(parse_node_ids(force_lost, "--force-lost")) if force_lost.strip() else []
+    unread = sorted(parse_node_ids(no_replica, "--no-replica")) if no_replica.strip() else []
     cfgs = [load(c) for c in config]
     targets = _distinct_dirs(list(paths or []) + [c.metadata_log_dir for c in cfgs])
     if not targets:

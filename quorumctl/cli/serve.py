@@ -4,9 +4,8 @@ Prometheus (/metrics) and HTTP probes (/probe). The sampler is
 prometheus_client), the probe `protocol.node_probe`; this module is the HTTP
 server around them."""
 
-from __future__ import annotations
-
 import threading
+from typing import Annotated
 
 import typer
 
@@ -85,8 +84,9 @@ def make_handler(registry, probe, allowed):
 
 
 def serve(
-    listen: str = typer.Option("127.0.0.1:9464", "--listen", metavar="HOST:PORT",
-                               help="Where to serve /metrics and /probe (0.0.0.0:9464 for every interface)."),
+    listen: Annotated[str, typer.Option(
+        "--listen", metavar="HOST:PORT",
+        help="Where to serve /metrics and /probe (0.0.0.0:9464 for every interface).")] = "127.0.0.1:9464",
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
@@ -96,12 +96,14 @@ def serve(
     fetch_timeout_ms: FetchTimeoutMs = None,
     flapping_epochs: FlappingEpochs = 3,
     grace: Grace = 30.0,
-    once: bool = typer.Option(False, "--once",
-                              help="Take one sample, print the metrics (Prometheus text format) on stdout and "
-                                   "exit: for node_exporter's textfile collector or a cron job."),
-    probe_any_address: bool = typer.Option(False, "--probe-any-address",
-                                           help="Let /probe probe any host:port (default: only the controllers "
-                                                "the exporter knows and the --bootstrap-server addresses)."),
+    once: Annotated[bool, typer.Option(
+        "--once",
+        help="Take one sample, print the metrics (Prometheus text format) on stdout and "
+             "exit: for node_exporter's textfile collector or a cron job.")] = False,
+    probe_any_address: Annotated[bool, typer.Option(
+        "--probe-any-address",
+        help="Let /probe probe any host:port (default: only the controllers "
+             "the exporter knows and the --bootstrap-server addresses).")] = False,
 ):
     """Export the quorum's health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).
 
@@ -124,11 +126,6 @@ def serve(
     from ..protocol.health_probe import probe_quorum
     from ..protocol.node_probe import probe_node
     from ..render.metrics import registry_for
-    for name, val in (("--interval", interval), ("--timeout", timeout)):
-        if val <= 0:
-            raise InputError(f"{name} must be positive, not {val:g}")
-    if flapping_epochs <= 0:
-        raise InputError(f"--flapping-epochs must be positive, not {flapping_epochs}")
     where = None if once else parse_address(listen, "--listen")
     args = (bootstrap_server, bootstrap_controller, config, command_config)
     # bad options are exit 2 now, not a sample error forever: one probe of the arguments' shape

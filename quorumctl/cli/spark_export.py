@@ -3,56 +3,68 @@
 PySpark is imported only when the command runs (never by `quorumctl --help`).
 """
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
-from .options import OutputOpt
+from .options import OutputOpt, positive
 
 
 def spark_export(
-    paths: List[str] = typer.Argument(..., metavar="PATH...",
-                                      help="Files, log dirs (searched recursively), globs, or URIs "
-                                           "(hdfs://, s3a://, file://)."),
-    out: str = typer.Option(..., "--out", metavar="OUT", help="Output directory (local path or URI)."),
-    master: str = typer.Option("local[*]", "--master",
-                               help="Spark master (ignored under spark-submit, which sets it)."),
-    mode: str = typer.Option("error", "--mode", help="error (OUT must not exist), overwrite or append."),
-    partition_by: List[str] = typer.Option([], "--partition-by", metavar="COLUMN",
-                                           help="Partition the output by a column, e.g. cluster_id, "
-                                                "record_type, date (repeat or comma-separate)."),
-    spark_conf: List[str] = typer.Option([], "--spark-conf", metavar="KEY=VALUE",
-                                         help="Spark setting passed through (repeatable)."),
-    split_size: str = typer.Option("128m", "--split-size",
-                                   help="Largest byte range one task decodes (big files are cut at "
-                                        "batch boundaries)."),
-    writer: str = typer.Option("pyarrow", "--writer",
-                               help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
-                                    "Spark's own Parquet writer through the kraft data source."),
-    compression: str = typer.Option("zstd", "--compression",
-                                    help="Parquet codec: zstd (default), snappy, gzip or none."),
-    progress: Optional[bool] = typer.Option(None, "--progress/--no-progress",
-                                            help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
-                                                 "tasks (default: when stderr is a terminal; otherwise one line "
-                                                 "at start; --no-progress: nothing)."),
-    s3_endpoint: Optional[str] = typer.Option(None, "--s3-endpoint",
-                                              help="S3 endpoint for s3a:// input/output read by pyarrow."),
-    follow: bool = typer.Option(False, "--follow",
-                                help="Keep tailing the inputs (live log dirs), appending new records to OUT in "
-                                     "micro-batches; resumes exactly where it stopped (see --checkpoint)."),
-    checkpoint: Optional[str] = typer.Option(None, "--checkpoint", metavar="DIR",
-                                             help="--follow's progress (default: OUT/_checkpoint)."),
-    interval: float = typer.Option(5.0, "--interval", metavar="SECONDS",
-                                   help="--follow: seconds between micro-batches."),
-    stop_after_idle: Optional[int] = typer.Option(None, "--stop-after-idle", metavar="N",
-                                                  help="--follow: stop after N rounds in a row found nothing "
-                                                       "new (default: run until interrupted)."),
-    remote: Optional[str] = typer.Option(None, "--remote", metavar="sc://HOST:PORT",
-                                         help="Run on a Spark Connect server instead of starting Spark "
-                                              "(Spark's own Parquet writer, on the server)."),
+    paths: Annotated[List[str], typer.Argument(
+        metavar="PATH...",
+        help="Files, log dirs (searched recursively), globs, or URIs "
+             "(hdfs://, s3a://, file://).")],
+    out: Annotated[str, typer.Option("--out", metavar="OUT", help="Output directory (local path or URI).")],
+    master: Annotated[str, typer.Option(
+        "--master",
+        help="Spark master (ignored under spark-submit, which sets it).")] = "local[*]",
+    mode: Annotated[str, typer.Option("--mode", help="error (OUT must not exist), overwrite or append.")] = "error",
+    partition_by: Annotated[List[str], typer.Option(
+        "--partition-by", metavar="COLUMN",
+        help="Partition the output by a column, e.g. cluster_id, "
+             "record_type, date (repeat or comma-separate).")] = [],
+    spark_conf: Annotated[List[str], typer.Option(
+        "--spark-conf", metavar="KEY=VALUE",
+        help="Spark setting passed through (repeatable).")] = [],
+    split_size: Annotated[str, typer.Option(
+        "--split-size",
+        help="Largest byte range one task decodes (big files are cut at "
+             "batch boundaries).")] = "128m",
+    writer: Annotated[str, typer.Option(
+        "--writer",
+        help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
+             "Spark's own Parquet writer through the kraft data source.")] = "pyarrow",
+    compression: Annotated[str, typer.Option(
+        "--compression",
+        help="Parquet codec: zstd (default), snappy, gzip or none.")] = "zstd",
+    progress: Annotated[Optional[bool], typer.Option(
+        "--progress/--no-progress",
+        help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
+             "tasks (default: when stderr is a terminal; otherwise one line "
+             "at start; --no-progress: nothing).")] = None,
+    s3_endpoint: Annotated[Optional[str], typer.Option(
+        "--s3-endpoint",
+        help="S3 endpoint for s3a:// input/output read by pyarrow.")] = None,
+    follow: Annotated[bool, typer.Option(
+        "--follow",
+        help="Keep tailing the inputs (live log dirs), appending new records to OUT in "
+             "micro-batches; resumes exactly where it stopped (see --checkpoint).")] = False,
+    checkpoint: Annotated[Optional[str], typer.Option(
+        "--checkpoint", metavar="DIR",
+        help="--follow's progress (default: OUT/_checkpoint).")] = None,
+    interval: Annotated[float, typer.Option(
+        "--interval", callback=positive, metavar="SECONDS",
+        help="--follow: seconds between micro-batches.")] = 5.0,
+    stop_after_idle: Annotated[Optional[int], typer.Option(
+        "--stop-after-idle", metavar="N",
+        help="--follow: stop after N rounds in a row found nothing "
+             "new (default: run until interrupted).")] = None,
+    remote: Annotated[Optional[str], typer.Option(
+        "--remote", metavar="sc://HOST:PORT",
+        help="Run on a Spark Connect server instead of starting Spark "
+             "(Spark's own Parquet writer, on the server).")] = None,
     output: OutputOpt = None,
 ):
     """Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.

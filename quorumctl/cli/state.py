@@ -1,8 +1,6 @@
 """`quorumctl state`: offline view of one or more replicas' metadata logs."""
 
-from __future__ import annotations
-
-from typing import List
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -10,8 +8,9 @@ from .options import OutputOpt, ServerConfigs
 
 
 def state(
-    paths: List[str] = typer.Argument(None, metavar="LOG_DIR...",
-                                      help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum)."),
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="LOG_DIR...",
+        help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum).")] = None,
     config: ServerConfigs = [],
     output: OutputOpt = None,
 ):

@@ -2,55 +2,62 @@
 (--bootstrap-server), or computed offline from a metadata log dir's image, at its
 end or any offset or time."""
 
-from __future__ import annotations
-
-from typing import Any, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
-from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout
+from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout, group, positive
 
-app = typer.Typer(help="Topics and partitions, live from the brokers or from a metadata log dir (like "
-                       "kafka-topics --describe).\n\n"
-                       "Example: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions",
-                  no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+app = group("Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe)."
+            "\n\nExample: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions")
 
 
 @app.command("describe")
 def describe(
-    log_dir: Optional[List[str]] = typer.Argument(None, metavar="[LOG_DIR_OR_FILES...]",
-                                                  help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint "
-                                                       "files); none with --bootstrap-server."),
+    log_dir: Annotated[Optional[List[str]], typer.Argument(
+        metavar="[LOG_DIR_OR_FILES...]",
+        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint "
+             "files); none with --bootstrap-server.")] = None,
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = None,
-    topic: Optional[str] = typer.Option(None, "--topic", metavar="REGEX",
-                                        help="Only topics whose whole name matches (a Java regex, as kafka-topics; "
-                                             "commas separate alternatives)."),
-    topic_id: Optional[str] = typer.Option(None, "--topic-id", metavar="ID",
-                                           help="Only the topic of this id (wins over --topic). As Kafka's tool, "
-                                                "its partitions show Elr: N/A."),
-    exclude_internal: bool = typer.Option(False, "--exclude-internal",
-                                          help="Leave out the internal topics (__consumer_offsets, "
-                                               "__transaction_state, __share_group_state)."),
-    overrides: bool = typer.Option(False, "--topics-with-overrides",
-                                   help="Only the topic lines of topics with a config that is not the default."),
-    if_exists: bool = typer.Option(False, "--if-exists",
-                                   help="A --topic or --topic-id that selects nothing prints nothing instead of "
-                                        "failing."),
-    page: int = typer.Option(2000, "--partition-size-limit-per-response", metavar="N",
-                             help="Live: partitions per DescribeTopicPartitions answer (the broker caps it)."),
+    topic: Annotated[Optional[str], typer.Option(
+        "--topic", metavar="REGEX",
+        help="Only topics whose whole name matches (a Java regex, as kafka-topics; "
+             "commas separate alternatives).")] = None,
+    topic_id: Annotated[Optional[str], typer.Option(
+        "--topic-id", metavar="ID",
+        help="Only the topic of this id (wins over --topic). As Kafka's tool, "
+             "its partitions show Elr: N/A.")] = None,
+    exclude_internal: Annotated[bool, typer.Option(
+        "--exclude-internal",
+        help="Leave out the internal topics (__consumer_offsets, "
+             "__transaction_state, __share_group_state).")] = False,
+    overrides: Annotated[bool, typer.Option(
+        "--topics-with-overrides",
+        help="Only the topic lines of topics with a config that is not the default.")] = False,
+    if_exists: Annotated[bool, typer.Option(
+        "--if-exists",
+        help="A --topic or --topic-id that selects nothing prints nothing instead of "
+             "failing.")] = False,
+    page: Annotated[int, typer.Option(
+        "--partition-size-limit-per-response", callback=positive, metavar="N",
+        help="Live: partitions per DescribeTopicPartitions answer (the broker caps it).")] = 2000,
     at_offset: AtOffset = None,
     at_time: AtTime = None,
-    unavailable: bool = typer.Option(False, "--unavailable-partitions",
-                                     help="Only partitions whose leader is not a live broker."),
-    under_replicated: bool = typer.Option(False, "--under-replicated-partitions",
-                                          help="Only partitions with fewer ISR than replicas."),
-    under_min_isr: bool = typer.Option(False, "--under-min-isr-partitions",
-                                       help="Only partitions with no live leader or ISR below min.insync.replicas."),
-    at_min_isr: bool = typer.Option(False, "--at-min-isr-partitions",
-                                    help="Only partitions whose ISR equals min.insync.replicas."),
+    unavailable: Annotated[bool, typer.Option(
+        "--unavailable-partitions",
+        help="Only partitions whose leader is not a live broker.")] = False,
+    under_replicated: Annotated[bool, typer.Option(
+        "--under-replicated-partitions",
+        help="Only partitions with fewer ISR than replicas.")] = False,
+    under_min_isr: Annotated[bool, typer.Option(
+        "--under-min-isr-partitions",
+        help="Only partitions with no live leader or ISR below min.insync.replicas.")] = False,
+    at_min_isr: Annotated[bool, typer.Option(
+        "--at-min-isr-partitions",
+        help="Only partitions whose ISR equals min.insync.replicas.")] = False,
     config: ServerConfig = None,
     output: OutputOpt = None,
 ):

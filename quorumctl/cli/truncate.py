@@ -1,8 +1,6 @@
 """`quorumctl truncate`: cut a replica's metadata log back to where it diverges."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -10,22 +8,28 @@ from .options import Apply, BackupDir, PlainOutputOpt, ServerConfigs
 
 
 def truncate(
-    log_dir: str = typer.Argument(..., metavar="LOG_DIR", help="The replica's log dir or its __cluster_metadata-0."),
-    reference: List[str] = typer.Option([], "--reference", metavar="OTHER_DIR",
-                                        help="A healthier replica's log dir: truncate to where this one "
-                                             "diverges from it, as the Fetch protocol would. Repeatable: the most "
-                                             "up to date reference is used, and all of them decide which entries "
-                                             "are committed (dropping provably uncommitted ones needs no --force)."),
-    diverging_epoch: Optional[int] = typer.Option(None, "--diverging-epoch", metavar="EPOCH",
-                                                  help="The epoch of a leader's DivergingEpoch (with --end-offset)."),
-    end_offset: Optional[int] = typer.Option(None, "--end-offset", metavar="OFFSET",
-                                             help="The end offset of a leader's DivergingEpoch."),
-    to_offset: Optional[int] = typer.Option(None, "--to-offset", metavar="OFFSET",
-                                            help="Truncate to this offset (whole batches: a batch holding it goes)."),
+    log_dir: Annotated[str, typer.Argument(
+        metavar="LOG_DIR", help="The replica's log dir or its __cluster_metadata-0.")],
+    reference: Annotated[List[str], typer.Option(
+        "--reference", metavar="OTHER_DIR",
+        help="A healthier replica's log dir: truncate to where this one "
+             "diverges from it, as the Fetch protocol would. Repeatable: the most "
+             "up to date reference is used, and all of them decide which entries "
+             "are committed (dropping provably uncommitted ones needs no --force).")] = [],
+    diverging_epoch: Annotated[Optional[int], typer.Option(
+        "--diverging-epoch", metavar="EPOCH",
+        help="The epoch of a leader's DivergingEpoch (with --end-offset).")] = None,
+    end_offset: Annotated[Optional[int], typer.Option(
+        "--end-offset", metavar="OFFSET",
+        help="The end offset of a leader's DivergingEpoch.")] = None,
+    to_offset: Annotated[Optional[int], typer.Option(
+        "--to-offset", metavar="OFFSET",
+        help="Truncate to this offset (whole batches: a batch holding it goes).")] = None,
     apply: Apply = False,
-    force: bool = typer.Option(False, "--force", help="Allow cutting below the latest snapshot's end offset, "
-                               "entries the references prove committed, or a replica more up to date than "
-                               "the reference."),
+    force: Annotated[bool, typer.Option(
+        "--force",
+        help="Allow cutting below the latest snapshot's end offset, entries the references prove committed, "
+             "or a replica more up to date than the reference.")] = False,
     config: ServerConfigs = [],
     backup_dir: BackupDir = None,
     output: PlainOutputOpt = None,

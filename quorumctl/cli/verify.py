@@ -1,8 +1,6 @@
 """`quorumctl verify`: check files without printing their records."""
 
-from __future__ import annotations
-
-from typing import List
+from typing import Annotated, List
 
 import typer
 
@@ -11,10 +9,12 @@ from .options import OutputOpt
 
 
 def verify(
-    paths: List[str] = typer.Argument(..., metavar="PATH...", help="Files or log dirs (directories are walked)."),
+    paths: Annotated[List[str], typer.Argument(metavar="PATH...", help="Files or log dirs (directories are walked).")],
     output: OutputOpt = None,
-    notes: bool = typer.Option(False, "--notes", help="Also list findings Kafka repairs by itself at startup."),
-    deep: bool = typer.Option(False, "--deep", help="Also decode every record (and metadata record), not only batch headers and CRCs."),
+    notes: Annotated[bool, typer.Option(
+        "--notes", help="Also list findings Kafka repairs by itself at startup.")] = False,
+    deep: Annotated[bool, typer.Option(
+        "--deep", help="Also decode every record (and metadata record), not only batch headers and CRCs.")] = False,
 ):
     """Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.
 

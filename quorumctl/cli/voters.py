@@ -2,20 +2,19 @@
 voter set against what answers and what the configs say) and `voters set-endpoints`
 (the offline repair of stale endpoints, KAFKA-20661)."""
 
-from __future__ import annotations
-
-from typing import List
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
 from .options import (Apply, BackupDir, BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt,
-                      PlainOutputOpt, ServerConfigs)
+                      PlainOutputOpt, ServerConfigs, group)
 
 
 def check(
-    paths: List[str] = typer.Argument(None, metavar="[LOG_DIR]...",
-                                      help="Controllers' log dirs: the voter set of the most up-to-date one."),
+    paths: Annotated[Optional[List[str]], typer.Argument(
+        metavar="[LOG_DIR]...",
+        help="Controllers' log dirs: the voter set of the most up-to-date one.")] = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -40,8 +39,6 @@ def check(
     from ..render.output import emit
     from ..render.voters import check_lines, check_table
 
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     if not (paths or config or bootstrap_server or bootstrap_controller):
         raise InputError("give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
                          "or -c server.properties (offline)")
@@ -51,10 +48,11 @@ def check(
 
 
 def set_endpoints(
-    paths: List[str] = typer.Argument(..., metavar="LOG_DIR...", help="Every voter's log dir (the controllers "
-                                      "stopped)."),
-    endpoint: List[str] = typer.Option([], "--endpoint", "-e", metavar="ID=LISTENER://HOST:PORT",
-                                       help="A voter's new endpoint; repeat for each voter (and each listener)."),
+    paths: Annotated[List[str], typer.Argument(
+        metavar="LOG_DIR...", help="Every voter's log dir (the controllers stopped).")],
+    endpoint: Annotated[List[str], typer.Option(
+        "--endpoint", "-e", metavar="ID=LISTENER://HOST:PORT",
+        help="A voter's new endpoint; repeat for each voter (and each listener).")] = [],
     timeout: Deadline = 5.0,
     command_config: CommandConfig = None,
     apply: Apply = False,
@@ -74,7 +72,6 @@ def set_endpoints(
 
     Example: quorumctl voters set-endpoints /data/c1 /data/c2 /data/c3 -e 1=CONTROLLER://k1:9093 -e 2=CONTROLLER://k2:9093 -e 3=CONTROLLER://k3:9093 --apply
     """
-    from ..errors import InputError
     from ..ops import voter_endpoints as ve
     from ..protocol.connection import load_client_config
     from ..protocol.liveness import probe_voters_and_witnesses
@@ -83,8 +80,6 @@ def set_endpoints(
     from ..render.voters import plan_lines
 
     new = ve.parse_endpoints(list(endpoint))
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     client = load_client_config(command_config)
 
     def probe(stored: dict[int, list], witnesses: list, cluster_id: str | None):
@@ -98,9 +93,8 @@ def set_endpoints(
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="The voter set: check its endpoints and directory ids, repair stale endpoints.\n\n"
-                             "Example: quorumctl voters check --bootstrap-controller c1:9093",
-                        no_args_is_help=True)
-    group.command("check")(check)
-    group.command("set-endpoints")(set_endpoints)
-    app.add_typer(group, name="voters")
+    g = group("The voter set: check its endpoints and directory ids, repair stale endpoints.\n\n"
+              "Example: quorumctl voters check --bootstrap-controller c1:9093")
+    g.command("check")(check)
+    g.command("set-endpoints")(set_endpoints)
+    app.add_typer(g, name="voters")

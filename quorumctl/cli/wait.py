@@ -2,22 +2,22 @@
 these nodes, or has them caught up. Thin: `protocol.gates` waits, `render.wait`
 prints."""
 
-from __future__ import annotations
-
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..errors import ExitStatus
 from .options import (BootstrapController, BootstrapServer, CommandConfig, FetchTimeoutMs, GateTimeout, PlainOutputOpt,
-                      SampleInterval, ServerConfig)
+                      SampleInterval, ServerConfig, parse_node_ids)
 
 
 def wait(
-    condition: str = typer.Argument(..., metavar="healthy|leader|can-restart|caught-up",
-                                    help="What to wait for."),
-    ids: Optional[List[str]] = typer.Argument(None, metavar="[ID...]",
-                                              help="can-restart, caught-up: the node ids (also 2,3)."),
+    condition: Annotated[str, typer.Argument(
+        metavar="healthy|leader|can-restart|caught-up",
+        help="What to wait for.")],
+    ids: Annotated[Optional[List[str]], typer.Argument(
+        metavar="[ID...]",
+        help="can-restart, caught-up: the node ids (also 2,3).")] = None,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
@@ -40,7 +40,6 @@ def wait(
     """
     from ..protocol.gates import wait_for
     from ..protocol.health_probe import probe_quorum
-    from ..protocol.health_verdict import parse_node_ids
     from ..render.output import emit
     from ..render.wait import Progress, wait_doc, wait_text
     node_ids = parse_node_ids(ids, "node id")

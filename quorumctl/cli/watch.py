@@ -5,8 +5,6 @@ The frames are render/quorum's; sampling and judging a history are protocol/'s
 (`client.Refresher`, `health_watch`). Not a command: `describe` calls these.
 """
 
-from __future__ import annotations
-
 import time
 
 from ..errors import ExitStatus

@@ -195,21 +195,6 @@ class RecoveryPlan(RepairPlan):
         }
 
 
-def parse_ids(text: str, option: str = "--lost-voters") -> list[int]:
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        try:
-            out.append(int(part))
-        except ValueError:
-            raise RecoverError(f"{option}: {part!r} is not a node id (expected ID[,ID...])") from None
-    if not out:
-        raise RecoverError(f"{option}: no node id given (expected ID[,ID...])")
-    return sorted(set(out))
-
-
 def quorum_state_unattached(epoch: int, old: dict | None, voters: list[int]) -> bytes:
     """FileQuorumStateStore's line: no leader, no vote, in `epoch`, in the file's own
     data_version. Version 0 (Kafka before 3.9) also lists the voters, and Kafka

@@ -425,8 +425,6 @@ def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
         raise InputError("--bootstrap-server and --bootstrap-controller cannot be used together")
     if not bootstrap_server and not bootstrap_controller:
         raise InputError("one of --bootstrap-server or --bootstrap-controller is required")
-    if timeout is not None and timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfg = load_client_config(command_config)
     if bootstrap_server:
         return QuorumClient(parse_address_list(bootstrap_server, "--bootstrap-server"), "server", cfg, timeout)

@@ -209,8 +209,6 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     from .connection import load_client_config
     from ..config.addresses import parse_address_list
 
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
     cfg = load_client_config(command_config)
     voters, boot, cfg_fetch = {}, [], None
     if config:
@@ -222,6 +220,7 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
         raise InputError("nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config "
                          "with controller.quorum.voters / controller.quorum.bootstrap.servers")
     fetch = fetch_timeout_ms if fetch_timeout_ms is not None else (cfg_fetch or DEFAULT_FETCH_TIMEOUT_MS)
+    # the option is checked where it is parsed (cli/options.py), but this may be the config's value
     if fetch <= 0:
         raise InputError(f"--fetch-timeout-ms must be positive, not {fetch}")
     part = None

@@ -310,21 +310,3 @@ def exit_status(h: Health, fail_on_lag: bool = False, verdict: str | None = None
     if h.restart is not None:
         return ExitStatus.of(not h.restart.allowed)
     return ExitStatus.of(verdict in ("unhealthy", "stalled", "flapping") or (fail_on_lag and verdict == "degraded"))
-
-
-def parse_node_ids(values, option: str) -> list[int]:
-    """`--can-restart 2 --can-restart 3,4` -> [2, 3, 4] (each id once, in order)."""
-    from ..errors import InputError
-    ids: list[int] = []
-    for v in values or []:
-        for part in str(v).split(","):
-            part = part.strip()
-            try:
-                i = int(part)
-            except ValueError:
-                raise InputError(f"invalid {option} {part!r}: expected a node id (an integer)") from None
-            if i < 0:
-                raise InputError(f"invalid {option} {part!r}: a node id is not negative")
-            if i not in ids:
-                ids.append(i)
-    return ids

@@ -435,10 +435,6 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
         raise InputError(f"invalid --role {role!r}: expected one of {', '.join(ROLES)}")
     if kind not in KINDS:
         raise InputError(f"invalid --kind {kind!r}: expected one of {', '.join(KINDS)}")
-    if timeout <= 0:
-        raise InputError(f"--timeout must be positive, not {timeout:g}")
-    if grace_s < 0:
-        raise InputError(f"--grace must not be negative, not {grace_s:g}")
     addr = parse_address(address, "NODE_ADDRESS")
     cfg = load_client_config(command_config)
     voters: dict[int, Address] = {}
@@ -451,6 +447,7 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
         if node_id is None and props.get("node.id", "").strip().isdigit():
             node_id = int(props["node.id"].strip())
     fetch = fetch_timeout_ms if fetch_timeout_ms is not None else (cfg_fetch or DEFAULT_FETCH_TIMEOUT_MS)
+    # the option is checked where it is parsed (cli/options.py), but this may be the config's value
     if fetch <= 0:
         raise InputError(f"--fetch-timeout-ms must be positive, not {fetch}")
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []

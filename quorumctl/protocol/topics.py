@@ -61,8 +61,6 @@ def partition_pages(conn, names: list[str] | None = None, limit: int = 2000):
     """DescribeTopicPartitions, page by page: yields each answer's topics (dicts as
     decoded) in name order; `names` None means every topic. A topic cut by the page
     limit continues in the next page (the cursor names it and its next partition)."""
-    if limit <= 0:
-        raise InputError(f"--partition-size-limit-per-response must be positive, not {limit}")
     topics = [] if names is None else [{"name": n} for n in sorted(names)]
     cursor = None
     while True:

@@ -261,8 +261,6 @@ def follow_export(paths: list[str], out: str, *, master: str | None, conf: dict[
     run starts); the session's new class archive is kept last."""
     from .job import check_export_options
     from .session import finish_sessions, start_session
-    if interval <= 0:
-        raise InputError(f"--interval must be positive, not {interval}")
     partition_by = list(partition_by or [])
     check_export_options(partition_by, compression, "pyarrow", "append")
     fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None

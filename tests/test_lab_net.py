@@ -82,9 +82,9 @@ def test_names_are_per_host(lab):
         lab.resolve("c2", lab.host("c3").ip)                   # c2 now means c3's address, everywhere
         assert reach(lab, OPERATOR, "c2") == reach(lab, "b4", "c2") == ["ok c3"]
         lab.resolve("c2", None)
-        lab.resolve_later("c2", 1.0)                           # back to its own address, late
-        assert reach(lab, OPERATOR, "c2") == ["unresolved"]
-        time.sleep(1.5)
+        timer = lab.resolve_later("c2", 4.0)                   # back to its own address, late
+        assert reach(lab, OPERATOR, "c2") == ["unresolved"]    # (a run takes well under 4 s, even loaded)
+        timer.join(30)
         assert reach(lab, OPERATOR, "c2") == ["ok c2"]
     finally:
         lab.resolve("c2")
@@ -176,7 +176,10 @@ def test_close_leaves_nothing_and_a_crashed_run_is_tidied(tmp_path):
     Path(f"/etc/netns/{ns}").mkdir(parents=True, exist_ok=True)
     left = subprocess.Popen(["ip", "netns", "exec", ns, "sleep", "600"])
     try:
-        time.sleep(0.3)
+        deadline = time.monotonic() + 20     # until the process is in the namespace (slow when loaded)
+        while not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.strip():
+            assert time.monotonic() < deadline and left.poll() is None, "sleep never entered the namespace"
+            time.sleep(0.1)
         assert ns in tidy_leftovers()
         assert left.wait(10) is not None
         assert ns not in _netns_names() and not Path(f"/etc/netns/{ns}").exists()

@@ -204,9 +204,17 @@ def test_features_apply_equals_kafka_features(cli, kc):
                          "--apply", "-o", "json")
     assert code == 0, out + err
     assert json.loads(out)["applied"]["lines"] == theirs.stdout.splitlines()
-    code, out, _ = cli("features", "describe", "--bootstrap-server", kc.broker)
-    assert re.search(rf"Feature: {feature} +SupportedMinVersion: 0 +SupportedMaxVersion: {level} +"
-                     rf"FinalizedVersionLevel: {level} ", out), out
+    # the broker answers describe from its metadata cache, which follows the controller's commit
+    # a moment later (Kafka's tool does not wait either): ask until it shows the change, bounded
+    want = re.compile(rf"Feature: {feature} +SupportedMinVersion: 0 +SupportedMaxVersion: {level} +"
+                      rf"FinalizedVersionLevel: {level} ")
+    deadline = time.monotonic() + 20
+    while True:
+        code, out, _ = cli("features", "describe", "--bootstrap-server", kc.broker)
+        if (code == 0 and want.search(out)) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert code == 0 and want.search(out), out
 
 
 def test_kafka_documented_command_lines_run(cli, kc):

@@ -65,7 +65,7 @@ def measure(argv: list[str], runs: int, warmup: int = 2) -> tuple[list[float], l
         if int(code) != 0:
             raise SystemExit(f"{' '.join(argv)} failed ({code}): {p.stderr.strip()}")
         walls.append(float(wall))
-        peaks.append(int(rss_kib) / 1024)   # KiB on Linux
+        peaks.append(int(rss_kib) / 1024)  # KiB on Linux
     return walls, peaks
 
 
@@ -74,7 +74,7 @@ def slowest_imports(argv: list[str], top: int = 8) -> list[tuple[int, str]]:
     rows = []
     for line in p.stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
-            _, cum, name = [x.strip() for x in line[len("import time:"):].split("|")]
+            _, cum, name = [x.strip() for x in line[len("import time:") :].split("|")]
             if cum.isdigit() and not name.startswith(" "):
                 rows.append((int(cum), name.strip()))
     return sorted(rows, reverse=True)[:top]
@@ -99,13 +99,17 @@ def main():
     print(f"{runs} runs each, against the simulated quorum at {target}\n")
     print(f"{'command':40} {'median s':>9} {'min s':>7} {'peak MB':>8} {'x baseline':>11}")
     print(f"{'python -c pass (baseline)':40} {med(base_w):9.3f} {min(base_w):7.3f} {max(base_m):8.1f} {1:11.1f}")
-    print(f"{'quorumctl describe status':40} {med(q_w):9.3f} {min(q_w):7.3f} {max(q_m):8.1f} "
-          f"{med(q_w) / med(base_w):11.1f}")
+    print(
+        f"{'quorumctl describe status':40} {med(q_w):9.3f} {min(q_w):7.3f} {max(q_m):8.1f} "
+        f"{med(q_w) / med(base_w):11.1f}"
+    )
     ok_t = med(q_w) <= BUDGET_S
     ok_m = max(q_m) <= BUDGET_MB
-    print(f"\nbudget: <= {BUDGET_S:.3f} s ({'met' if ok_t else 'MISSED'}), <= {BUDGET_MB:.1f} MB "
-          f"({'met' if ok_m else 'MISSED'}); Kafka 3.7: 0.87 s, 86 MB "
-          f"(quorumctl: {0.87 / med(q_w):.1f}x faster, {86 / max(q_m):.1f}x less memory)")
+    print(
+        f"\nbudget: <= {BUDGET_S:.3f} s ({'met' if ok_t else 'MISSED'}), <= {BUDGET_MB:.1f} MB "
+        f"({'met' if ok_m else 'MISSED'}); Kafka 3.7: 0.87 s, 86 MB "
+        f"(quorumctl: {0.87 / med(q_w):.1f}x faster, {86 / max(q_m):.1f}x less memory)"
+    )
     print("\nslowest imports on the describe path (cumulative ms):")
     for us, name in imports:
         print(f"  {us / 1000:7.1f}  {name}")

@@ -54,21 +54,33 @@ def main():
         rows = [("raw read (baseline)", raw, None, n)]
         # each measured in a fresh process group so max RSS is per command
         for label, argv, count in [
-                ("verify", EXE + ["verify", "-o", "text", path], n),
-                ("dump-log text --cluster-metadata-decoder",
-                 EXE + ["dump-log", "-o", "text", "--cluster-metadata-decoder", path], n),
-                ("dump-log --output json", EXE + ["dump-log", "-o", "json", path], n),
-                ("dump-log text --print-data-log (metadata)",
-                 EXE + ["dump-log", "-o", "text", "--print-data-log", path], n),
-                ("dump-log text --print-data-log (UTF-8 text)",
-                 EXE + ["dump-log", "-o", "text", "--print-data-log", text_path], text_n)]:
+            ("verify", EXE + ["verify", "-o", "text", path], n),
+            (
+                "dump-log text --cluster-metadata-decoder",
+                EXE + ["dump-log", "-o", "text", "--cluster-metadata-decoder", path],
+                n,
+            ),
+            ("dump-log --output json", EXE + ["dump-log", "-o", "json", path], n),
+            (
+                "dump-log text --print-data-log (metadata)",
+                EXE + ["dump-log", "-o", "text", "--print-data-log", path],
+                n,
+            ),
+            (
+                "dump-log text --print-data-log (UTF-8 text)",
+                EXE + ["dump-log", "-o", "text", "--print-data-log", text_path],
+                text_n,
+            ),
+        ]:
             wall, _ = run(argv)
             peak = peak_rss(argv)
             rows.append((label, wall, peak, count))
         print(f"\n{'command':44} {'wall s':>8} {'x raw':>8} {'records/s':>12} {'peak MiB':>9}")
         for label, wall, peak, count in rows:
-            print(f"{label:44} {wall:8.2f} {wall / raw:8.1f} {count / wall:12,.0f} "
-                  f"{'' if peak is None else f'{peak:9.0f}'}")
+            print(
+                f"{label:44} {wall:8.2f} {wall / raw:8.1f} {count / wall:12,.0f} "
+                f"{'' if peak is None else f'{peak:9.0f}'}"
+            )
     finally:
         if "--keep" not in sys.argv:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -82,19 +94,25 @@ def write_text_segment(out_dir: str, n: int) -> str:
     path = os.path.join(out_dir, "00000000000000000000.log")
     with open(path, "wb") as f:
         for base in range(0, n, 500):
-            recs = [(f"order-{i}".encode(),
-                     f'{{"id":{i},"customer":"Zoë Ångström {i % 97}","total":{i % 1000}.{i % 100:02d},'
-                     f'"note":"deliver before 10:00, gate {i % 7}"}}'.encode(),
-                     [("trace-id", f"{i:016x}".encode())])
-                    for i in range(base, min(base + 500, n))]
+            recs = [
+                (
+                    f"order-{i}".encode(),
+                    f'{{"id":{i},"customer":"Zoë Ångström {i % 97}","total":{i % 1000}.{i % 100:02d},'
+                    f'"note":"deliver before 10:00, gate {i % 7}"}}'.encode(),
+                    [("trace-id", f"{i:016x}".encode())],
+                )
+                for i in range(base, min(base + 500, n))
+            ]
             f.write(encode_batch(recs, base_offset=base, base_timestamp=1_700_000_000_000 + base))
     return path
 
 
 def peak_rss(argv) -> float:
     """Max RSS of one run, measured with a wrapper process so runs do not mix."""
-    code = ("import resource,subprocess,sys;subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    code = (
+        "import resource,subprocess,sys;subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
     out = subprocess.run([sys.executable, "-c", code] + argv, capture_output=True, text=True).stdout
     return int(out.strip() or 0) / 1024
 

@@ -31,34 +31,46 @@ RECORDS = 2_277_297
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="runs per command (best wall time is shown)")
-    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
-                    help="where the log is built and kept between runs")
+    ap.add_argument(
+        "--work",
+        default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
+        help="where the log is built and kept between runs",
+    )
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     path = real_log(work)
     log_dir = str(path.parent)
     qc = quorumctl()
-    print(f"# image/history/diff ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, {os.cpu_count()} CPUs, "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    print(
+        f"# image/history/diff ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, {os.cpu_count()} CPUs, "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})"
+    )
     print(f"log: {path}, {path.stat().st_size / 1e6:.1f} MB, {RECORDS:,} records\n")
     rows = [
         ("verify (batch-level pass)", qc + ["verify", str(path)]),
-        ("dump-log --cluster-metadata-decoder -o json", qc + ["dump-log", "--cluster-metadata-decoder", "-o", "json",
-                                                             str(path)]),
+        (
+            "dump-log --cluster-metadata-decoder -o json",
+            qc + ["dump-log", "--cluster-metadata-decoder", "-o", "json", str(path)],
+        ),
         ("image LOG /features (replay all)", qc + ["image", log_dir, "/features", "-o", "json"]),
         ("image LOG -o json (whole image)", qc + ["image", log_dir, "-o", "json"]),
         ("history LOG --topic demo", qc + ["history", log_dir, "--topic", "demo", "-o", "json"]),
-        ("diff LOG --from 1000000 --to 2000000", qc + ["diff", log_dir, "--from", "1000000", "--to", "2000000",
-                                                      "-o", "json"]),
+        (
+            "diff LOG --from 1000000 --to 2000000",
+            qc + ["diff", log_dir, "--from", "1000000", "--to", "2000000", "-o", "json"],
+        ),
     ]
     print("| command | wall s (best) | CPU s | records/s (wall) | peak MB (all processes) | load | all walls |")
     print("|---|---|---|---|---|---|---|")
     for label, argv in rows:
         r = best(argv, args.repeat)
         note = "" if r["code"] == 0 else f" (exit {r['code']}: {r['stderr']})"
-        print(f"| {label} | {r['wall']:.2f} | {r['cpu']:.2f} | {RECORDS / r['wall']:,.0f} | {r['peak_mb']:.0f} "
-              f"| {r['load']:.1f} | {r['walls']}{note} |", flush=True)
+        print(
+            f"| {label} | {r['wall']:.2f} | {r['cpu']:.2f} | {RECORDS / r['wall']:,.0f} | {r['peak_mb']:.0f} "
+            f"| {r['load']:.1f} | {r['walls']}{note} |",
+            flush=True,
+        )
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

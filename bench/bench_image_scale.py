@@ -56,6 +56,7 @@ SNAP_256K = "00000000000000828212-0000000030.checkpoint"
 def _log_end(log: Path) -> int:
     """The offset after the last batch of a segment (its base offset + last offset delta + 1)."""
     import struct
+
     end = 0
     with open(log, "rb") as f:
         data = f.read()
@@ -85,8 +86,9 @@ def build_million(work: Path, copies: int = COPIES) -> Path:
             shutil.copyfileobj(src, dst)
     scaled = work / f"scaled-{copies}x.log"
     if not scaled.exists():
-        subprocess.run([sys.executable, str(PERF / "make-scaled-log"), str(churn), str(scaled) + ".tmp",
-                        str(copies)], check=True)
+        subprocess.run(
+            [sys.executable, str(PERF / "make-scaled-log"), str(churn), str(scaled) + ".tmp", str(copies)], check=True
+        )
         os.replace(str(scaled) + ".tmp", scaled)
     end = _log_end(scaled)
     print(f"scaled log {scaled}: {scaled.stat().st_size / 1e6:.1f} MB, log end offset {end:,}", flush=True)
@@ -94,23 +96,44 @@ def build_million(work: Path, copies: int = COPIES) -> Path:
     if run.exists():
         shutil.rmtree(run)
     run.mkdir()
-    base = free_base_port(39500, 60000, span=3)   # the controllers listen on base+1..base+3
+    base = free_base_port(39500, 60000, span=3)  # the controllers listen on base+1..base+3
     voters = ",".join(f"{i}@127.0.0.1:{base + i}" for i in (1, 2, 3))
-    cluster_id = subprocess.run([str(K43 / "bin" / "kafka-storage.sh"), "random-uuid"], capture_output=True,
-                                text=True, check=True, env={**ENV, "KAFKA_HEAP_OPTS": "-Xmx128m"}).stdout.strip()
+    cluster_id = subprocess.run(
+        [str(K43 / "bin" / "kafka-storage.sh"), "random-uuid"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**ENV, "KAFKA_HEAP_OPTS": "-Xmx128m"},
+    ).stdout.strip()
     procs = []
     try:
         for i in (1, 2, 3):
             data = run / f"c{i}"
             conf = run / f"c{i}.properties"
-            conf.write_text("\n".join([
-                f"node.id={i}", "process.roles=controller", f"controller.quorum.voters={voters}",
-                "controller.listener.names=CONTROLLER", "listener.security.protocol.map=CONTROLLER:PLAINTEXT",
-                f"listeners=CONTROLLER://127.0.0.1:{base + i}", f"log.dirs={data}",
-                "metadata.log.max.snapshot.interval.ms=5000", "num.network.threads=2", "num.io.threads=2",
-                "background.threads=2", ""]))
-            subprocess.run([str(K43 / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(conf)],
-                           check=True, capture_output=True, env={**ENV, "KAFKA_HEAP_OPTS": "-Xmx128m"})
+            conf.write_text(
+                "\n".join(
+                    [
+                        f"node.id={i}",
+                        "process.roles=controller",
+                        f"controller.quorum.voters={voters}",
+                        "controller.listener.names=CONTROLLER",
+                        "listener.security.protocol.map=CONTROLLER:PLAINTEXT",
+                        f"listeners=CONTROLLER://127.0.0.1:{base + i}",
+                        f"log.dirs={data}",
+                        "metadata.log.max.snapshot.interval.ms=5000",
+                        "num.network.threads=2",
+                        "num.io.threads=2",
+                        "background.threads=2",
+                        "",
+                    ]
+                )
+            )
+            subprocess.run(
+                [str(K43 / "bin" / "kafka-storage.sh"), "format", "-t", cluster_id, "-c", str(conf)],
+                check=True,
+                capture_output=True,
+                env={**ENV, "KAFKA_HEAP_OPTS": "-Xmx128m"},
+            )
             md = data / "__cluster_metadata-0"  # (format writes it only for a dynamic quorum)
             md.mkdir(exist_ok=True)
             for f in md.iterdir():
@@ -120,8 +143,15 @@ def build_million(work: Path, copies: int = COPIES) -> Path:
         for i in (1, 2, 3):
             env = {**ENV, "KAFKA_HEAP_OPTS": "-Xmx2g -Xms512m", "LOG_DIR": str(run / f"logs-c{i}")}
             with open(run / f"c{i}.out", "wb") as o:
-                procs.append(subprocess.Popen([str(K43 / "bin" / "kafka-server-start.sh"), str(run / f"c{i}.properties")],
-                                              stdout=o, stderr=subprocess.STDOUT, env=env, start_new_session=True))
+                procs.append(
+                    subprocess.Popen(
+                        [str(K43 / "bin" / "kafka-server-start.sh"), str(run / f"c{i}.properties")],
+                        stdout=o,
+                        stderr=subprocess.STDOUT,
+                        env=env,
+                        start_new_session=True,
+                    )
+                )
             print(f"controller {i} pid {procs[-1].pid}", flush=True)
         t0 = time.time()
         best_cp = None
@@ -130,8 +160,12 @@ def build_million(work: Path, copies: int = COPIES) -> Path:
             for p in procs:
                 if p.poll() is not None:
                     raise SystemExit(f"controller pid {p.pid} exited {p.returncode}; see {run}")
-            cps = [c for i in (1, 2, 3) for c in _checkpoints(run / f"c{i}" / "__cluster_metadata-0")
-                   if int(c.name.split("-")[0]) >= end]
+            cps = [
+                c
+                for i in (1, 2, 3)
+                for c in _checkpoints(run / f"c{i}" / "__cluster_metadata-0")
+                if int(c.name.split("-")[0]) >= end
+            ]
             if cps:
                 best_cp = max(cps, key=lambda c: int(c.name.split("-")[0]))
                 time.sleep(2)  # let its writer rename and fsync it
@@ -139,12 +173,17 @@ def build_million(work: Path, copies: int = COPIES) -> Path:
                 tmp = out / (best_cp.name + ".tmp")
                 shutil.copyfile(best_cp, tmp)
                 os.replace(tmp, out / best_cp.name)
-                print(f"snapshot {best_cp.name} after {time.time() - t0:.0f} s, "
-                      f"{(out / best_cp.name).stat().st_size / 1e6:.1f} MB", flush=True)
+                print(
+                    f"snapshot {best_cp.name} after {time.time() - t0:.0f} s, "
+                    f"{(out / best_cp.name).stat().st_size / 1e6:.1f} MB",
+                    flush=True,
+                )
                 break
-            print(f"  {time.time() - t0:.0f} s: no checkpoint past {end:,} yet "
-                  f"({[c.name for i in (1, 2, 3) for c in _checkpoints(run / f'c{i}' / '__cluster_metadata-0')][-2:]})",
-                  flush=True)
+            print(
+                f"  {time.time() - t0:.0f} s: no checkpoint past {end:,} yet "
+                f"({[c.name for i in (1, 2, 3) for c in _checkpoints(run / f'c{i}' / '__cluster_metadata-0')][-2:]})",
+                flush=True,
+            )
         if best_cp is None:
             raise SystemExit("no snapshot past the log's end within an hour")
     finally:
@@ -173,10 +212,12 @@ def snapshot_256k(work: Path) -> Path:
 
 
 SHELL = K43 / "bin" / "kafka-metadata-shell.sh"
-PROMPT = b"\x1b[?2004h"     # what the shell's line editor prints before its prompt on a terminal
-_REG = re.compile(r"PartitionRegistration\(replicas=\[(.*?)\], directories=\[(.*?)\], isr=\[(.*?)\], "
-                  r"removingReplicas=\[(.*?)\], addingReplicas=\[(.*?)\], elr=\[(.*?)\], lastKnownElr=\[(.*?)\], "
-                  r"leader=(-?\d+), leaderRecoveryState=(\w+), leaderEpoch=(-?\d+), partitionEpoch=(-?\d+)\)")
+PROMPT = b"\x1b[?2004h"  # what the shell's line editor prints before its prompt on a terminal
+_REG = re.compile(
+    r"PartitionRegistration\(replicas=\[(.*?)\], directories=\[(.*?)\], isr=\[(.*?)\], "
+    r"removingReplicas=\[(.*?)\], addingReplicas=\[(.*?)\], elr=\[(.*?)\], lastKnownElr=\[(.*?)\], "
+    r"leader=(-?\d+), leaderRecoveryState=(\w+), leaderEpoch=(-?\d+), partitionEpoch=(-?\d+)\)"
+)
 
 
 def shell_session(snapshot: Path, commands, last: int, heap: str) -> list[str]:
@@ -186,6 +227,7 @@ def shell_session(snapshot: Path, commands, last: int, heap: str) -> list[str]:
     `last` - 1 (the shell counts a snapshot's records from 0)."""
     import pty
     import select
+
     pid, fd = pty.fork()
     if pid == 0:
         os.environ["KAFKA_HEAP_OPTS"] = heap
@@ -198,7 +240,7 @@ def shell_session(snapshot: Path, commands, last: int, heap: str) -> list[str]:
         while True:
             i = buf.find(PROMPT)
             if i >= 0:
-                out, buf = buf[:i], buf[i + len(PROMPT):]
+                out, buf = buf[:i], buf[i + len(PROMPT) :]
                 return out.decode("utf-8", "replace")
             r, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
             if not r:
@@ -236,6 +278,7 @@ def compare_sample(snapshot: Path, log_dir: Path, sample: int, heap: str) -> str
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from quorumctl.image.replay import replay
     from quorumctl.image.view import topic_json
+
     img = replay([str(log_dir)]).image
     names = sorted(img.topic_ids)
     step = max(1, len(names) // sample)
@@ -243,6 +286,7 @@ def compare_sample(snapshot: Path, log_dir: Path, sample: int, heap: str) -> str
     # the shell's provenance counts the snapshot's own records: the last metadata record
     # is the one before the footer
     import struct
+
     data = snapshot.read_bytes()
     records, pos = 0, 0
     while pos + 61 <= len(data):
@@ -253,7 +297,7 @@ def compare_sample(snapshot: Path, log_dir: Path, sample: int, heap: str) -> str
     checked = 0
     for name, out in zip(picked, outs):
         ours = topic_json(img.topics[img.topic_ids[name]])
-        lines = [re.sub(r"^>\.*", "", ln.strip()) for ln in out.replace("\r", "").split("\n")]   # (the prompt's echo)
+        lines = [re.sub(r"^>\.*", "", ln.strip()) for ln in out.replace("\r", "").split("\n")]  # (the prompt's echo)
         theirs, pid = {}, None
         for ln in lines:
             if re.fullmatch(r"\d+:", ln):
@@ -265,11 +309,32 @@ def compare_sample(snapshot: Path, log_dir: Path, sample: int, heap: str) -> str
         assert sorted(theirs) == sorted(ours["partitions"]), (name, len(theirs), len(ours["partitions"]))
         for p, g in theirs.items():
             o = ours["partitions"][p]
-            want = (o["replicas"], o["directories"], o["isr"], o["removingReplicas"], o["addingReplicas"],
-                    o["eligibleLeaderReplicas"], o["lastKnownElr"], o["leader"], o["leaderRecoveryState"],
-                    o["leaderEpoch"], o["partitionEpoch"])
-            got = (_ints(g[0]), g[1].split(", ") if g[1] else [], _ints(g[2]), _ints(g[3]), _ints(g[4]),
-                   _ints(g[5]), _ints(g[6]), int(g[7]), g[8], int(g[9]), int(g[10]))
+            want = (
+                o["replicas"],
+                o["directories"],
+                o["isr"],
+                o["removingReplicas"],
+                o["addingReplicas"],
+                o["eligibleLeaderReplicas"],
+                o["lastKnownElr"],
+                o["leader"],
+                o["leaderRecoveryState"],
+                o["leaderEpoch"],
+                o["partitionEpoch"],
+            )
+            got = (
+                _ints(g[0]),
+                g[1].split(", ") if g[1] else [],
+                _ints(g[2]),
+                _ints(g[3]),
+                _ints(g[4]),
+                _ints(g[5]),
+                _ints(g[6]),
+                int(g[7]),
+                g[8],
+                int(g[9]),
+                int(g[10]),
+            )
             assert got == want, (name, p, got, want)
             checked += 1
     return f"{len(picked)} topics, {checked:,} partitions: every field equal"
@@ -294,7 +359,7 @@ def dataset(work: Path, which: str) -> tuple[Path, Path, str]:
     for src, name in ((snap, snap.name), (work / f"scaled-{COPIES}x.log", "00000000000000000000.log")):
         if not (d / name).exists() and src.exists():
             os.link(src, d / name)
-    return snap, d.parent, "-Xmx2g"   # the shell's default heap (256 MB) runs out at 1 M partitions
+    return snap, d.parent, "-Xmx2g"  # the shell's default heap (256 MB) runs out at 1 M partitions
 
 
 def run_bench(work: Path, args) -> None:
@@ -303,36 +368,66 @@ def run_bench(work: Path, args) -> None:
         snap, log_dir, heap = dataset(work, which)
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from quorumctl.image.replay import replay
+
         img = replay([str(log_dir)]).image
         names = sorted(img.topic_ids)
         topic = names[len(names) // 2]
         parts = img.partition_count()
         del img
-        print(f"# {which}: {snap.name} ({snap.stat().st_size / 1e6:.1f} MB), {len(names):,} topics, {parts:,} "
-              f"partitions ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}); the shell with KAFKA_HEAP_OPTS={heap}\n")
+        print(
+            f"# {which}: {snap.name} ({snap.stat().st_size / 1e6:.1f} MB), {len(names):,} topics, {parts:,} "
+            f"partitions ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, load "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}); the shell with KAFKA_HEAP_OPTS={heap}\n"
+        )
         shell_env = {"KAFKA_HEAP_OPTS": heap}
         rows = [
-            ("kafka-metadata-shell: load, ls /image/topics/byName", [str(SHELL), "--snapshot", str(snap), "ls",
-                                                                     "/image/topics/byName"], shell_env, "shell"),
+            (
+                "kafka-metadata-shell: load, ls /image/topics/byName",
+                [str(SHELL), "--snapshot", str(snap), "ls", "/image/topics/byName"],
+                shell_env,
+                "shell",
+            ),
             ("quorumctl image DIR -o json (whole image)", qc + ["image", str(log_dir), "-o", "json"], {}, "shell"),
             ("quorumctl image DIR -o text (whole image)", qc + ["image", str(log_dir), "-o", "text"], {}, "shell"),
-            (f"kafka-metadata-shell: load, tree /image/topics/byName/{topic}",
-             [str(SHELL), "--snapshot", str(snap), "tree", f"/image/topics/byName/{topic}"], shell_env, "shell1"),
-            (f"quorumctl image DIR /topics/{topic} -o json", qc + ["image", str(log_dir), f"/topics/{topic}", "-o",
-                                                                  "json"], {}, "shell1"),
-            ("quorumctl topics describe DIR --unavailable-partitions",
-             qc + ["topics", "describe", str(log_dir), "--unavailable-partitions"], {}, "shell"),
+            (
+                f"kafka-metadata-shell: load, tree /image/topics/byName/{topic}",
+                [str(SHELL), "--snapshot", str(snap), "tree", f"/image/topics/byName/{topic}"],
+                shell_env,
+                "shell1",
+            ),
+            (
+                f"quorumctl image DIR /topics/{topic} -o json",
+                qc + ["image", str(log_dir), f"/topics/{topic}", "-o", "json"],
+                {},
+                "shell1",
+            ),
+            (
+                "quorumctl topics describe DIR --unavailable-partitions",
+                qc + ["topics", "describe", str(log_dir), "--unavailable-partitions"],
+                {},
+                "shell",
+            ),
         ]
         if which == "1m":
-            rows += [(f"quorumctl history DIR --topic {topic} (the 3.3 M-record log)",
-                      qc + ["history", str(log_dir), "--topic", topic, "-o", "json"], {}, "shell"),
-                     ("quorumctl diff DIR --from 1000000 --to 3000000 (log)",
-                      qc + ["diff", str(log_dir), "--from", "1000000", "--to", "3000000", "-o", "json"], {}, "shell")]
+            rows += [
+                (
+                    f"quorumctl history DIR --topic {topic} (the 3.3 M-record log)",
+                    qc + ["history", str(log_dir), "--topic", topic, "-o", "json"],
+                    {},
+                    "shell",
+                ),
+                (
+                    "quorumctl diff DIR --from 1000000 --to 3000000 (log)",
+                    qc + ["diff", str(log_dir), "--from", "1000000", "--to", "3000000", "-o", "json"],
+                    {},
+                    "shell",
+                ),
+            ]
         results: dict = {}
-        for _ in range(args.repeat):       # interleaved: every row once, then again
+        for _ in range(args.repeat):  # interleaved: every row once, then again
             for label, argv, env, _base in rows:
                 import bench_vs_kafka
+
                 saved = dict(bench_vs_kafka.ENV)
                 bench_vs_kafka.ENV.update(env)
                 try:
@@ -351,11 +446,15 @@ def run_bench(work: Path, args) -> None:
             ref = min(results[base[b]], key=lambda r: r["wall"])["wall"]
             ratio = "" if label == base[b] else f"{ref / top['wall']:.1f}x"
             note = "" if top["code"] == 0 else f" (exit {top['code']}: {top['stderr'][-120:]})"
-            print(f"| {label} | {top['wall']:.2f} | {top['cpu']:.2f} | {peak:.0f} | {ratio} | "
-                  f"{[round(r['wall'], 2) for r in runs]} | {[round(r['load'], 1) for r in runs]}{note} |", flush=True)
+            print(
+                f"| {label} | {top['wall']:.2f} | {top['cpu']:.2f} | {peak:.0f} | {ratio} | "
+                f"{[round(r['wall'], 2) for r in runs]} | {[round(r['load'], 1) for r in runs]}{note} |",
+                flush=True,
+            )
         if args.sample:
-            print(f"\nsampled agreement with the shell: {compare_sample(snap, log_dir, args.sample, heap)}\n",
-                  flush=True)
+            print(
+                f"\nsampled agreement with the shell: {compare_sample(snap, log_dir, args.sample, heap)}\n", flush=True
+            )
 
 
 def main() -> None:

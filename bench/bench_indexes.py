@@ -33,7 +33,7 @@ def write_segment(d: str, n: int, preallocate: bool) -> tuple[str, str, str]:
     with open(log, "wb") as f:
         for i in range(n):
             b = encode_batch([(None, b"x" * 30)], base_offset=i, base_timestamp=1_700_000_000_000 + i)
-            if since > 4096:                      # LogSegment.append: entry once past index.interval.bytes
+            if since > 4096:  # LogSegment.append: entry once past index.interval.bytes
                 oidx += struct.pack(">ii", i, pos)
                 tidx += struct.pack(">qi", 1_700_000_000_000 + i, i)
                 since = 0
@@ -74,8 +74,10 @@ def main():
         closed = write_segment(os.path.join(tmp, "closed"), n, False)
         active = write_segment(os.path.join(tmp, "active"), n, True)
         size = os.path.getsize(closed[0])
-        print(f"wrote {n} batches, {size / 1e6:.1f} MB, {os.path.getsize(closed[1]) // 8} index entries "
-              f"in {time.perf_counter() - t:.1f} s")
+        print(
+            f"wrote {n} batches, {size / 1e6:.1f} MB, {os.path.getsize(closed[1]) // 8} index entries "
+            f"in {time.perf_counter() - t:.1f} s"
+        )
 
         def raw():
             with open(closed[0], "rb") as f:

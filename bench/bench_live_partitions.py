@@ -40,8 +40,9 @@ def timed(cmd: list[str], out: Path, env=None) -> tuple[float, int, int]:
     """(wall seconds, peak RSS KiB, exit code) of one run, stdout to `out`."""
     t0 = time.monotonic()
     with open(out, "wb") as f, tempfile.NamedTemporaryFile("r") as tf:
-        p = subprocess.run(["/usr/bin/time", "-o", tf.name, "-f", "%M", *cmd], stdout=f, stderr=subprocess.PIPE,
-                           env=env)
+        p = subprocess.run(
+            ["/usr/bin/time", "-o", tf.name, "-f", "%M", *cmd], stdout=f, stderr=subprocess.PIPE, env=env
+        )
         wall = time.monotonic() - t0
         rss = int((tf.read().strip().splitlines() or ["0"])[-1] or 0)
     return wall, rss, p.returncode
@@ -62,6 +63,7 @@ def main() -> int:
         print(f"skipped: {why}")
         return 0
     import resource
+
     # a broker holds ~1 file per partition open: past ~19.8 k partitions a broker hit this machine's
     # 20 k limit ("Too many open files"), hence 3 brokers; the brokers inherit our (raised) soft limit
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -78,9 +80,24 @@ def main() -> int:
         k.launch("--controllers", "1", "--brokers", "3", "--base-port", str(base), start_timeout=400)
         k.serves()
         for i in range(a.topics):
-            subprocess.run([str(tools / "kafka-topics.sh"), "--bootstrap-server", k.bootstrap, "--create",
-                            "--topic", f"bench-{i:03d}", "--partitions", str(a.partitions),
-                            "--replication-factor", "1"], check=True, capture_output=True, env=env, timeout=600)
+            subprocess.run(
+                [
+                    str(tools / "kafka-topics.sh"),
+                    "--bootstrap-server",
+                    k.bootstrap,
+                    "--create",
+                    "--topic",
+                    f"bench-{i:03d}",
+                    "--partitions",
+                    str(a.partitions),
+                    "--replication-factor",
+                    "1",
+                ],
+                check=True,
+                capture_output=True,
+                env=env,
+                timeout=600,
+            )
         total = a.topics * a.partitions
         print(f"cluster with {total:,} partitions ready in {time.monotonic() - t0:.0f} s (load {load()})")
         k.kill(k.brokers[-1])
@@ -88,20 +105,40 @@ def main() -> int:
         # wait until the controller has fenced the dead broker (its partitions lose their leader)
         until = time.monotonic() + 120
         while time.monotonic() < until:
-            r = subprocess.run([*QUORUMCTL, "cluster", "list-endpoints", "-b", broker, "--include-fenced-brokers"],
-                               capture_output=True, text=True)
+            r = subprocess.run(
+                [*QUORUMCTL, "cluster", "list-endpoints", "-b", broker, "--include-fenced-brokers"],
+                capture_output=True,
+                text=True,
+            )
             if " fenced " in r.stdout:
                 break
             time.sleep(2)
         time.sleep(5)
         runs = {
-            "kafka-topics.sh --describe --unavailable-partitions":
-                [str(tools / "kafka-topics.sh"), "--bootstrap-server", broker, "--describe",
-                 "--unavailable-partitions"],
-            "quorumctl topics describe --bootstrap-server --unavailable-partitions":
-                [*QUORUMCTL, "topics", "describe", "--bootstrap-server", broker, "--unavailable-partitions"],
-            "quorumctl describe health --bootstrap-server (quorum + every partition)":
-                [*QUORUMCTL, "describe", "health", "--bootstrap-server", broker, "--timeout", "120"],
+            "kafka-topics.sh --describe --unavailable-partitions": [
+                str(tools / "kafka-topics.sh"),
+                "--bootstrap-server",
+                broker,
+                "--describe",
+                "--unavailable-partitions",
+            ],
+            "quorumctl topics describe --bootstrap-server --unavailable-partitions": [
+                *QUORUMCTL,
+                "topics",
+                "describe",
+                "--bootstrap-server",
+                broker,
+                "--unavailable-partitions",
+            ],
+            "quorumctl describe health --bootstrap-server (quorum + every partition)": [
+                *QUORUMCTL,
+                "describe",
+                "health",
+                "--bootstrap-server",
+                broker,
+                "--timeout",
+                "120",
+            ],
         }
         outs = {}
         rows = []

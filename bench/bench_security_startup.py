@@ -35,16 +35,22 @@ def export_tree(commit: str, dest: Path) -> Path:
 
 
 def runner(tree: Path) -> list[str]:
-    code = f"import sys; sys.path.insert(0, {str(tree)!r}); sys.argv[0] = 'quorumctl'; " \
-           "from quorumctl.cli.main import main; main()"
+    code = (
+        f"import sys; sys.path.insert(0, {str(tree)!r}); sys.argv[0] = 'quorumctl'; "
+        "from quorumctl.cli.main import main; main()"
+    )
     return [sys.executable, "-c", code]
 
 
 def main():
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 21
-    base = sys.argv[2] if len(sys.argv) > 2 else subprocess.run(
-        ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True,
-        check=True).stdout.strip()
+    base = (
+        sys.argv[2]
+        if len(sys.argv) > 2
+        else subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     sys.path.insert(0, str(ROOT))
     from quorumctl.testing.scenarios import demo_cluster
 
@@ -55,13 +61,21 @@ def main():
         cluster = demo_cluster()
         try:
             target = cluster.brokers()[0].address
-            cases = {"no --command-config": ["describe", "status", "--bootstrap-server", target],
-                     "PLAINTEXT --command-config": ["describe", "status", "--bootstrap-server", target,
-                                                    "--command-config", str(plain)]}
+            cases = {
+                "no --command-config": ["describe", "status", "--bootstrap-server", target],
+                "PLAINTEXT --command-config": [
+                    "describe",
+                    "status",
+                    "--bootstrap-server",
+                    target,
+                    "--command-config",
+                    str(plain),
+                ],
+            }
             results = {}
             for name, args in cases.items():
                 new_w, old_w = [], []
-                for _ in range(runs):      # alternate, so load on the machine hits both alike
+                for _ in range(runs):  # alternate, so load on the machine hits both alike
                     new_w += measure(runner(ROOT) + args, 1, warmup=0)[0]
                     old_w += measure(runner(old) + args, 1, warmup=0)[0]
                 results[name] = (statistics.median(new_w), statistics.median(old_w))

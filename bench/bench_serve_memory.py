@@ -50,17 +50,28 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=0.2, help="a sample's deadline (a frozen node costs it)")
     a = ap.parse_args()
     now = int(time.time() * 1000)
-    c = SimulatedCluster("rTcAzcTXQpG_6c1zYns8Xw", 1, 5, 500,
-                         [replica(i, 500, now, now) for i in (1, 2, 3)],
-                         [replica(4, 500, now, now)], live=True, growth_per_s=2.0)
+    c = SimulatedCluster(
+        "rTcAzcTXQpG_6c1zYns8Xw",
+        1,
+        5,
+        500,
+        [replica(i, 500, now, now) for i in (1, 2, 3)],
+        [replica(4, 500, now, now)],
+        live=True,
+        growth_per_s=2.0,
+    )
     c.add_nodes(profile="4.3")
     c.start()
     c.advertise_controllers()
     cfg = load_client_config(None)
     boot = parse_address_list(",".join(e.address for e in c.controllers()), "bench")
     sim_t = [time.time()]
-    sampler = Sampler(lambda budget: check_health(cfg, controllers=boot, timeout_s=budget), a.interval, a.budget,
-                      clock=lambda: sim_t[0])
+    sampler = Sampler(
+        lambda budget: check_health(cfg, controllers=boot, timeout_s=budget),
+        a.interval,
+        a.budget,
+        clock=lambda: sim_t[0],
+    )
     registry = registry_for(sampler.snapshot)
     per_hour = int(3600 / a.interval)
     total = int(a.hours * per_hour)
@@ -87,13 +98,13 @@ def main() -> None:
                 elif within == int(60 / a.interval) and hour % 6 == 5:
                     c.silence(e.node_id, False)
             if within == 0:
-                with c.lock:   # a broker joins for the odd 3-hour blocks: a new observer label, then gone
+                with c.lock:  # a broker joins for the odd 3-hour blocks: a new observer label, then gone
                     if hour // 3 % 2:
                         c.observers = [replica(4, 500, now, now), replica(100 + hour, 400, now, now)]
                     else:
                         c.observers = [replica(4, 500, now, now)]
             sampler.step()
-            c.requests.clear()     # the simulator's own request log (for tests), not the exporter's memory
+            c.requests.clear()  # the simulator's own request log (for tests), not the exporter's memory
             sim_t[0] += a.interval
             c.advance(int(a.interval * 1000))
             if i % 3 == 0:
@@ -107,18 +118,27 @@ def main() -> None:
                     base = row
                     first = tracemalloc.take_snapshot()
                 rows.append(row)
-                print(f"hour {hour + 1:>3}: RSS {row[1] / 1024:6.1f} MiB ({row[1] / base[1]:.2f}x hour 1), "
-                      f"python heap {cur / 1024:7.0f} KiB ({cur / base[2]:.2f}x), history {row[3]} samples, "
-                      f"/metrics {row[4]} bytes; {time.monotonic() - wall0:.0f} s wall", flush=True)
+                print(
+                    f"hour {hour + 1:>3}: RSS {row[1] / 1024:6.1f} MiB ({row[1] / base[1]:.2f}x hour 1), "
+                    f"python heap {cur / 1024:7.0f} KiB ({cur / base[2]:.2f}x), history {row[3]} samples, "
+                    f"/metrics {row[4]} bytes; {time.monotonic() - wall0:.0f} s wall",
+                    flush=True,
+                )
     finally:
         c.stop()
     grown = tracemalloc.take_snapshot().compare_to(first, "lineno")[:3]
-    print("largest heap growth since hour 1:", "; ".join(f"{st.traceback[0].filename.rsplit('/', 2)[-1]}:"
-                                                         f"{st.traceback[0].lineno} {st.size_diff:+d} B"
-                                                         for st in grown))
+    print(
+        "largest heap growth since hour 1:",
+        "; ".join(
+            f"{st.traceback[0].filename.rsplit('/', 2)[-1]}:{st.traceback[0].lineno} {st.size_diff:+d} B"
+            for st in grown
+        ),
+    )
     s = sampler.snapshot()
-    print(f"{total} samples ({s.samples} counted, errors {s.sample_errors}), {scraped} scrapes, "
-          f"{s.epoch_changes} epoch changes, in {time.monotonic() - wall0:.0f} s wall")
+    print(
+        f"{total} samples ({s.samples} counted, errors {s.sample_errors}), {scraped} scrapes, "
+        f"{s.epoch_changes} epoch changes, in {time.monotonic() - wall0:.0f} s wall"
+    )
 
 
 if __name__ == "__main__":

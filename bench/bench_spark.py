@@ -57,6 +57,7 @@ GB = 1 << 30
 
 # -- measuring ---------------------------------------------------------------
 
+
 def _cpu_s(pid: int) -> float:
     """utime + stime of one process so far, in seconds."""
     try:
@@ -75,6 +76,7 @@ def run_once(argv: list[str], also: list[int] = (), env: dict | None = None) -> 
     the `also` processes had used before), since a JVM that PySpark started is
     never reaped into anyone's child times; a process living under 50 ms is missed."""
     import threading
+
     load = os.getloadavg()[0]
     before = {q: _cpu_s(q) for root in also for q in _tree(root)}
     cpu: dict[int, float] = {}
@@ -94,16 +96,23 @@ def run_once(argv: list[str], also: list[int] = (), env: dict | None = None) -> 
                 if c:
                     cpu[q] = max(cpu.get(q, 0.0), c)
         return rss
+
     while p.poll() is None:
         peak = max(peak, sample())
         time.sleep(0.05)
     wall = time.perf_counter() - t0
     reader.join(10)
     time.sleep(0.3)
-    sample()       # the daemons' share, after the job's last tasks
+    sample()  # the daemons' share, after the job's last tasks
     used = sum(c - before.get(q, 0.0) for q, c in cpu.items())
-    return {"wall": wall, "cpu": used, "peak_mb": peak / 1024, "code": p.returncode, "load": load,
-            "stderr": (err[0] if err else b"").decode(errors="replace").strip()[-400:]}
+    return {
+        "wall": wall,
+        "cpu": used,
+        "peak_mb": peak / 1024,
+        "code": p.returncode,
+        "load": load,
+        "stderr": (err[0] if err else b"").decode(errors="replace").strip()[-400:],
+    }
 
 
 def best(argv: list[str], repeat: int, also: list[int] = (), before=None) -> dict:
@@ -120,6 +129,7 @@ def best(argv: list[str], repeat: int, also: list[int] = (), before=None) -> dic
 
 # -- data sets ---------------------------------------------------------------
 
+
 def grown_log_dir(work: Path, mb: int) -> Path:
     """The real controller log grown to `mb` MiB by make-perf-log: its metadata log dir."""
     return grown_log(work / f"perf-{mb}mb", mb).parent.parent
@@ -130,6 +140,7 @@ def tiny_log(work: Path) -> Path:
     if not (root / ".complete").exists():
         shutil.rmtree(root, ignore_errors=True)
         from quorumctl.spark import synthetic
+
         synthetic.write_log_dir(str(root), 1 << 20, segment_bytes=1 << 20, seed=3)
         (root / ".complete").touch()
     return root
@@ -154,10 +165,12 @@ def data_sets(names: list[str], work: Path) -> list[tuple[str, Path]]:
 
 # -- the single-process pieces (this script runs itself for them) --------------
 
+
 def rows_only(paths: list[str], parquet_dir: str | None) -> None:
     """spark-export's row builder in this one process (the --_rows mode)."""
     from quorumctl.spark import arrow, plan, rows, schema
     from quorumctl.spark import writer as w
+
     p = plan.make_plan(paths, split_size=1 << 50)
     sch = schema.arrow_schema()
     stats = rows.Stats()
@@ -177,6 +190,7 @@ def dumplog_one_process(argv: list[str]) -> None:
     """dump-log with its two-process split switched off (the --_dumplog1 mode)."""
     from quorumctl.dump import log as dumplog
     from quorumctl.cli.main import main as cli
+
     dumplog.PARALLEL_MIN_BYTES = 1 << 62
     sys.argv = ["quorumctl", *argv]
     cli()
@@ -185,12 +199,14 @@ def dumplog_one_process(argv: list[str]) -> None:
 def profile_rows(work: Path, top: int = 14) -> None:
     import cProfile
     import pstats
+
     d = work / "churn-12mb" / "__cluster_metadata-0"
     d.mkdir(parents=True, exist_ok=True)
     f = d / "00000000000000000000.log"
     if not f.exists():
         f.write_bytes(gzip.decompress((PERF / "churn-controller-1.log.gz").read_bytes()))
     from quorumctl.spark import arrow, plan, schema
+
     p = plan.make_plan([str(d)], split_size=1 << 50)
     pieces = [x for part in p.partitions for x in part]
     sch = schema.arrow_schema()
@@ -198,7 +214,8 @@ def profile_rows(work: Path, top: int = 14) -> None:
     def run():
         for _ in arrow.arrow_batches(pieces, sch):
             pass
-    run()      # warm: decoders generated, memos filled as in a long task
+
+    run()  # warm: decoders generated, memos filled as in a long task
     prof = cProfile.Profile()
     prof.enable()
     run()
@@ -212,16 +229,20 @@ def profile_rows(work: Path, top: int = 14) -> None:
 
 # -- the run -----------------------------------------------------------------
 
-HEAD = ("| data | command | wall s | CPU s | peak MB | records/s (wall) | × dump-log json 1 proc (wall) | load |\n"
-        "|---|---|---:|---:|---:|---:|---:|---:|")
+HEAD = (
+    "| data | command | wall s | CPU s | peak MB | records/s (wall) | × dump-log json 1 proc (wall) | load |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|"
+)
 
 
 def line(data: str, label: str, r: dict, records: int | None, base: dict | None) -> str:
     rate = f"{records / r['wall']:,.0f}" if records else ""
     ratio = f"{base['wall'] / r['wall']:.2f}" if base else ""
     note = "" if r["code"] in (0, 1) else f" (exit {r['code']}: {r['stderr'][-160:]})"
-    return (f"| {data} | {label}{note} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['peak_mb']:.0f} | {rate} | "
-            f"{ratio} | {r['load']:.1f} |")
+    return (
+        f"| {data} | {label}{note} | {r['wall']:.2f} | {r['cpu']:.2f} | {r['peak_mb']:.0f} | {rate} | "
+        f"{ratio} | {r['load']:.1f} |"
+    )
 
 
 class Shown(list):
@@ -241,6 +262,7 @@ def count_records(path: Path) -> int:
     """Records of every file the export reads, from the batch headers (no decoding)."""
     from quorumctl.records.batch import Batch, BatchReader
     from quorumctl.spark import plan
+
     n = 0
     for f in plan.source_files([str(path)]):
         with BatchReader(f.path) as reader:
@@ -252,15 +274,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="corpus,real,1gb", help="data sets: corpus, real, 1gb (comma-separated)")
     ap.add_argument("--skip-1gb", action="store_true", help="leave out the 1 GiB set")
-    ap.add_argument("--masters", default="local[1],local[2],standalone",
-                    help="Spark masters (comma-separated; `standalone`: a 2-worker cluster started here)")
+    ap.add_argument(
+        "--masters",
+        default="local[1],local[2],standalone",
+        help="Spark masters (comma-separated; `standalone`: a 2-worker cluster started here)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per command (best wall is shown)")
-    ap.add_argument("--skip", default="", help="leave out some of: dumplog1 (then no ratios), dumplog2 "
-                    "(dump-log as shipped), rows, "
-                    "parquet (row builder + Parquet), startup (comma-separated)")
+    ap.add_argument(
+        "--skip",
+        default="",
+        help="leave out some of: dumplog1 (then no ratios), dumplog2 "
+        "(dump-log as shipped), rows, "
+        "parquet (row builder + Parquet), startup (comma-separated)",
+    )
     ap.add_argument("--profile", action="store_true", help="also profile the row builder")
-    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
-                    help="where the data sets are built and kept between runs")
+    ap.add_argument(
+        "--work",
+        default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
+        help="where the data sets are built and kept between runs",
+    )
     ap.add_argument("--_rows", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--_parquet", help=argparse.SUPPRESS)
     ap.add_argument("--_dumplog1", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
@@ -283,24 +315,38 @@ def main() -> None:
     masters = [m for m in a.masters.split(",") if m]
     qc = quorumctl()
     out = work / "spark-out"
-    print(f"# spark-export benchmark ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
-          f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
-          f"repeat {a.repeat}, best wall shown)")
+    print(
+        f"# spark-export benchmark ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
+        f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+        f"repeat {a.repeat}, best wall shown)"
+    )
 
     cluster = None
     rows_out: list[str] = []
     try:
         if "standalone" in masters:
             from spark_cluster import Standalone
+
             cdir = Path(tempfile.mkdtemp(prefix="qc-bench-spark-", dir=work))
             t = time.perf_counter()
             cluster = Standalone(cdir, workers=2, worker_memory="2g")
-            print(f"# standalone cluster (Master + 2 one-core Workers) up in {time.perf_counter() - t:.1f} s",
-                  file=sys.stderr)
+            print(
+                f"# standalone cluster (Master + 2 one-core Workers) up in {time.perf_counter() - t:.1f} s",
+                file=sys.stderr,
+            )
 
         def spark_argv(master: str, path: Path) -> tuple[list[str], list[int]]:
-            argv = qc + ["spark-export", str(path), "--out", str(out), "--mode", "overwrite", "--no-progress",
-                         "--spark-conf", "spark.ui.enabled=false"]
+            argv = qc + [
+                "spark-export",
+                str(path),
+                "--out",
+                str(out),
+                "--mode",
+                "overwrite",
+                "--no-progress",
+                "--spark-conf",
+                "spark.ui.enabled=false",
+            ]
             if master == "standalone":
                 argv += ["--master", cluster.url]
                 for c in cluster.driver_conf() + ["spark.executor.memory=1g"]:
@@ -316,10 +362,9 @@ def main() -> None:
         for master in masters:
             argv, also = spark_argv(master, tiny)
             clean()
-            warm = run_once(argv, also)       # makes the class archive if there is none
-            print(f"# warm-up on {master} (makes the JVM class archive once): {warm['wall']:.1f} s",
-                  file=sys.stderr)
-        for master in ([] if "startup" in skip else masters):
+            warm = run_once(argv, also)  # makes the class archive if there is none
+            print(f"# warm-up on {master} (makes the JVM class archive once): {warm['wall']:.1f} s", file=sys.stderr)
+        for master in [] if "startup" in skip else masters:
             argv, also = spark_argv(master, tiny)
             r = best(argv, a.repeat, also, clean)
             rows_out.append(line("1 MiB", f"start-up: spark-export --master {master}", r, None, None))
@@ -327,8 +372,7 @@ def main() -> None:
             ENV["QUORUMCTL_SPARK_CLASS_ARCHIVE"] = "off"
             r = best(argv, a.repeat, also, clean)
             del ENV["QUORUMCTL_SPARK_CLASS_ARCHIVE"]
-            rows_out.append(line("1 MiB", f"start-up without the class archive, --master {master}", r,
-                                 None, None))
+            rows_out.append(line("1 MiB", f"start-up without the class archive, --master {master}", r, None, None))
             print(rows_out[-1], file=sys.stderr)
 
         for name, path in sets:
@@ -337,21 +381,35 @@ def main() -> None:
             print(f"# {name}: {path}, {size / 2**20:,.0f} MiB, {records:,} records", file=sys.stderr)
             base = None
             if "dumplog1" not in skip:
-                base = best([sys.executable, __file__, "--_dumplog1", "dump-log", "-o", "json", str(path)],
-                            a.repeat)
+                base = best([sys.executable, __file__, "--_dumplog1", "dump-log", "-o", "json", str(path)], a.repeat)
             results = Shown(name, records, base, rows_out)
             if base is not None:
                 results.append(("dump-log -o json, 1 process", base))
             if "dumplog2" not in skip:
-                results.append(("dump-log -o json (as shipped: 2 processes on big files)",
-                                best(qc + ["dump-log", "-o", "json", str(path)], a.repeat)))
+                results.append(
+                    (
+                        "dump-log -o json (as shipped: 2 processes on big files)",
+                        best(qc + ["dump-log", "-o", "json", str(path)], a.repeat),
+                    )
+                )
             if "rows" not in skip:
-                results.append(("row builder, 1 process (no Spark, no Parquet)",
-                                best([sys.executable, __file__, "--_rows", str(path)], a.repeat)))
+                results.append(
+                    (
+                        "row builder, 1 process (no Spark, no Parquet)",
+                        best([sys.executable, __file__, "--_rows", str(path)], a.repeat),
+                    )
+                )
             if "parquet" not in skip:
-                results.append(("row builder + Parquet, 1 process (no Spark)",
-                                best([sys.executable, __file__, "--_rows", str(path), "--_parquet", str(out)],
-                                     a.repeat, before=clean)))
+                results.append(
+                    (
+                        "row builder + Parquet, 1 process (no Spark)",
+                        best(
+                            [sys.executable, __file__, "--_rows", str(path), "--_parquet", str(out)],
+                            a.repeat,
+                            before=clean,
+                        ),
+                    )
+                )
             for master in masters:
                 argv, also = spark_argv(master, path)
                 results.append((f"spark-export --master {master}", best(argv, a.repeat, also, clean)))

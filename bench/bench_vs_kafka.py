@@ -43,7 +43,7 @@ from perfdata import grown_log
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-KAFKA_VERSION = "4.1"    # --kafka 4.3: kafka-dump-log and kafka-metadata-quorum of 4.3 (and a 4.3 cluster)
+KAFKA_VERSION = "4.1"  # --kafka 4.3: kafka-dump-log and kafka-metadata-quorum of 4.3 (and a 4.3 cluster)
 KAFKA_BIN = SHARED / "kafka" / "kafka_2.13-4.1.0" / "bin"
 CLUSTER = SHARED / "kafka" / "cluster"
 PERF = SHARED / "perf"
@@ -58,6 +58,7 @@ def quorumctl() -> list[str]:
 
 
 # -- measuring ---------------------------------------------------------------
+
 
 def _tree(pid: int) -> list[int]:
     """pid and all its descendants (via /proc/PID/task/TID/children)."""
@@ -101,6 +102,7 @@ def run_once(argv: list[str]) -> dict:
 
 def best(argv: list[str], repeat: int) -> dict:
     import resource
+
     runs = []
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -118,6 +120,7 @@ def best(argv: list[str], repeat: int) -> dict:
 
 def raw_read(path: Path, crc: bool) -> float:
     import crc32c
+
     t0 = time.perf_counter()
     c = 0
     with open(path, "rb", buffering=0) as f:
@@ -129,6 +132,7 @@ def raw_read(path: Path, crc: bool) -> float:
 
 # -- data sets ---------------------------------------------------------------
 
+
 def real_log(work: Path) -> Path:
     return grown_log(work / "real")
 
@@ -139,22 +143,31 @@ def generated_log(work: Path) -> Path:
     if logs:
         return logs[0]
     d.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, str(ROOT / "bench" / "metadata_log.py"), str(d), "2300000"], check=True,
-                   stdout=subprocess.DEVNULL, env=ENV)
+    subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "metadata_log.py"), str(d), "2300000"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=ENV,
+    )
     return sorted(d.glob("*.log"))[0]
 
 
 # -- the run -----------------------------------------------------------------
 
+
 def row(label: str, r: dict, base: dict | None = None, records: int | None = None) -> str:
     ratio = f"{base['wall'] / r['wall']:.1f}x" if base else ""
     rate = f"{records / r['wall']:,.0f}" if records else ""
-    return (f"| {label} | {r['wall']:.2f} | {r.get('cpu', 0):.2f} | {r['peak_mb']:.0f} | {ratio} | {rate} "
-            f"| {r.get('load', 0):.1f} |")
+    return (
+        f"| {label} | {r['wall']:.2f} | {r.get('cpu', 0):.2f} | {r['peak_mb']:.0f} | {ratio} | {rate} "
+        f"| {r.get('load', 0):.1f} |"
+    )
 
 
-HEAD = ("| command | wall s (best) | CPU s | peak MB (all processes) | x Kafka | records/s | load |\n"
-        "|---|---|---|---|---|---|---|")
+HEAD = (
+    "| command | wall s (best) | CPU s | peak MB (all processes) | x Kafka | records/s | load |\n"
+    "|---|---|---|---|---|---|---|"
+)
 
 
 def bench_logs(which: list[str], work: Path, repeat: int) -> None:
@@ -162,17 +175,21 @@ def bench_logs(which: list[str], work: Path, repeat: int) -> None:
     for name in which:
         path = real_log(work) if name == "real" else generated_log(work)
         from quorumctl.records.batch import BatchReader
+
         records = batches = 0
         for b in BatchReader(str(path)):
             batches += 1
             records += getattr(b, "record_count", 1)
         size = path.stat().st_size
         print(f"\n## {name}: {path} ({size:,} bytes, {records:,} records, {batches:,} batches)\n")
-        print(f"raw read {raw_read(path, False):.3f} s, read + CRC-32C {raw_read(path, True):.3f} s "
-              f"(in this process, page cache warm)\n")
+        print(
+            f"raw read {raw_read(path, False):.3f} s, read + CRC-32C {raw_read(path, True):.3f} s "
+            f"(in this process, page cache warm)\n"
+        )
         print(HEAD)
-        kafka_text = best([str(KAFKA_BIN / "kafka-dump-log.sh"), "--cluster-metadata-decoder", "--files",
-                           str(path)], repeat)
+        kafka_text = best(
+            [str(KAFKA_BIN / "kafka-dump-log.sh"), "--cluster-metadata-decoder", "--files", str(path)], repeat
+        )
         ours_text = best(qc + ["dump-log", "--cluster-metadata-decoder", str(path)], repeat)
         ours_json = best(qc + ["dump-log", "-o", "json", str(path)], repeat)
         kafka_batch = best([str(KAFKA_BIN / "kafka-dump-log.sh"), "--files", str(path)], repeat)
@@ -182,20 +199,31 @@ def bench_logs(which: list[str], work: Path, repeat: int) -> None:
         print(row("quorumctl dump-log -o json (vs Kafka's text)", ours_json, kafka_text, records))
         print(row("kafka-dump-log (batch-level pass)", kafka_batch, None))
         print(row("quorumctl verify", ours_verify, kafka_batch))
-        for label, r in [("kafka text", kafka_text), ("quorumctl text", ours_text), ("quorumctl json", ours_json),
-                         ("kafka batch", kafka_batch), ("quorumctl verify", ours_verify)]:
+        for label, r in [
+            ("kafka text", kafka_text),
+            ("quorumctl text", ours_text),
+            ("quorumctl json", ours_json),
+            ("kafka batch", kafka_batch),
+            ("quorumctl verify", ours_verify),
+        ]:
             if r["code"] not in (0,):
                 print(f"  note: {label} exited {r['code']}: {r['stderr']}")
-        print(f"\nall runs (wall s): kafka text {kafka_text['walls']}, text {ours_text['walls']}, "
-              f"json {ours_json['walls']}, kafka batch {kafka_batch['walls']}, verify {ours_verify['walls']}")
+        print(
+            f"\nall runs (wall s): kafka text {kafka_text['walls']}, text {ours_text['walls']}, "
+            f"json {ours_json['walls']}, kafka batch {kafka_batch['walls']}, verify {ours_verify['walls']}"
+        )
 
 
 def bench_describe(work: Path, repeat: int) -> None:
     cdir = Path(tempfile.mkdtemp(prefix="qc-bench-cluster-", dir=work))
     env = dict(ENV, KAFKA_HOME=str(KAFKA_BIN.parent))
     print(f"\n## describe status against a real Kafka {KAFKA_VERSION} cluster ({cdir})\n")
-    start = subprocess.run([str(CLUSTER), str(cdir), "start", "--base-port", str(BASE_PORT), "--timeout", "300"],
-                           capture_output=True, text=True, env=env)
+    start = subprocess.run(
+        [str(CLUSTER), str(cdir), "start", "--base-port", str(BASE_PORT), "--timeout", "300"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     if start.returncode != 0:
         print(f"cluster did not start: {start.stdout[-500:]} {start.stderr[-500:]}")
         shutil.rmtree(cdir, ignore_errors=True)
@@ -204,7 +232,7 @@ def bench_describe(work: Path, repeat: int) -> None:
         ctl = f"127.0.0.1:{BASE_PORT + 1}"
         kafka = [str(KAFKA_BIN / "kafka-metadata-quorum.sh"), "--bootstrap-controller", ctl, "describe", "--status"]
         ours = quorumctl() + ["describe", "status", "--bootstrap-controller", ctl, "-o", "text"]
-        run_once(ours)    # writes the bytecode caches
+        run_once(ours)  # writes the bytecode caches
         n = max(repeat, 5)
         k = best(kafka, n)
         q = best(ours, n)
@@ -227,15 +255,20 @@ def main() -> None:
     ap.add_argument("--no-cluster", action="store_true", help="skip the describe benchmark (no Kafka cluster)")
     ap.add_argument("--only", choices=["real", "generated"], help="one data set only")
     ap.add_argument("--kafka", choices=["4.1", "4.3"], default="4.1", help="the Kafka release whose tools are measured")
-    ap.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
-                    help="where the logs are built and kept between runs")
+    ap.add_argument(
+        "--work",
+        default=os.path.join(tempfile.gettempdir(), "quorumctl-bench"),
+        help="where the logs are built and kept between runs",
+    )
     a = ap.parse_args()
     global KAFKA_VERSION, KAFKA_BIN
     KAFKA_VERSION, KAFKA_BIN = a.kafka, SHARED / "kafka" / f"kafka_2.13-{a.kafka}.0" / "bin"
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    print(f"# quorumctl vs Kafka {KAFKA_VERSION} ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
-          f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    print(
+        f"# quorumctl vs Kafka {KAFKA_VERSION} ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
+        f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})"
+    )
     bench_logs([a.only] if a.only else ["real", "generated"], work, a.repeat)
     if not a.no_cluster:
         bench_describe(work, a.repeat)

@@ -34,11 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from quorumctl.records.batch import HEADER_SIZE, BatchReader, plain_value_spans
 from quorumctl.render import dumplog as rd
 
-DEFAULT_LOG = Path(tempfile.gettempdir()) / "quorumctl-bench" / "real" / "__cluster_metadata-0" / \
-    "00000000000000000000.log"
+DEFAULT_LOG = (
+    Path(tempfile.gettempdir()) / "quorumctl-bench" / "real" / "__cluster_metadata-0" / "00000000000000000000.log"
+)
 
 DECODE = "body, p = hit[1](data, pos + 3, vend)"
-TEXT_LINE = 'app(f"| offset: {base_off + i} {ts_name}'   # the first text line's call, to its closing ")
+TEXT_LINE = 'app(f"| offset: {base_off + i} {ts_name}'  # the first text line's call, to its closing ")
 
 
 def variant(src: str, *replacements: tuple[str, str]):
@@ -65,8 +66,8 @@ def main() -> None:
         raise SystemExit(f"dumplog_floor: {args.log} is absent (bench/bench_vs_kafka.py --only real builds it)")
     batches = []
     for b in BatchReader(str(args.log), end=args.bytes):
-        b.data = bytes(b.data)   # held: the reader's buffer moves on
-        if rd.fast_metadata_lines(b, False) is not None:   # control batches take the general path
+        b.data = bytes(b.data)  # held: the reader's buffer moves on
+        if rd.fast_metadata_lines(b, False) is not None:  # control batches take the general path
             batches.append(b)
     records = sum(b.record_count for b in batches)
     src = textwrap.dedent(inspect.getsource(rd.fast_metadata_lines))
@@ -76,8 +77,10 @@ def main() -> None:
         "loop-only": variant(src, (DECODE, "body, p = '', vend"), (TEXT_LINE, "app(body)")),
         "walk": lambda b, _json: plain_value_spans(bytes(b.data[HEADER_SIZE:]), 0, b.record_count),
     }
-    print(f"{len(batches)} batches, {records} records of {args.log} (first {args.bytes} bytes); "
-          f"load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{len(batches)} batches, {records} records of {args.log} (first {args.bytes} bytes); "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     per = {}
     for name, fn in variants.items():
         best = float("inf")

@@ -7,12 +7,12 @@ from enum import IntEnum
 class ExitStatus(IntEnum):
     """Every status a quorumctl process exits with."""
 
-    OK = 0                # did what was asked, found nothing wrong
-    PROBLEMS = 1          # worked and found a problem (corruption, lag, a refused change)
-    USAGE = 2             # usage or input error (a bad option, an undecodable file)
-    UNREACHABLE = 3       # the cluster could not be reached, or refused us
-    INTERNAL = 4          # a bug in quorumctl (--debug shows the traceback)
-    INTERRUPTED = 130     # Ctrl-C (128 + SIGINT, as shells report it)
+    OK = 0  # did what was asked, found nothing wrong
+    PROBLEMS = 1  # worked and found a problem (corruption, lag, a refused change)
+    USAGE = 2  # usage or input error (a bad option, an undecodable file)
+    UNREACHABLE = 3  # the cluster could not be reached, or refused us
+    INTERNAL = 4  # a bug in quorumctl (--debug shows the traceback)
+    INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
     @classmethod
     def of(cls, problems) -> "ExitStatus":

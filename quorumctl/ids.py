@@ -63,8 +63,10 @@ def parse(text: str) -> bytes:
     except (binascii.Error, ValueError) as e:  # pragma: no cover - guarded above
         raise InvalidUuid(f"Input string `{text}` is not valid base64: {e}") from None
     if len(raw) != 16:
-        raise InvalidUuid(f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to "
-                          "the expected 16 bytes of a base64-encoded UUID")
+        raise InvalidUuid(
+            f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to "
+            "the expected 16 bytes of a base64-encoded UUID"
+        )
     return raw
 
 
@@ -91,8 +93,8 @@ def random_uuid(randbytes=os.urandom) -> str:
     (Java uses a type-4 UUID: version and variant bits set; so do we.)"""
     while True:
         raw = bytearray(randbytes(16))
-        raw[6] = (raw[6] & 0x0F) | 0x40   # version 4
-        raw[8] = (raw[8] & 0x3F) | 0x80   # IETF variant
+        raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+        raw[8] = (raw[8] & 0x3F) | 0x80  # IETF variant
         text = to_str(bytes(raw))
         if text not in RESERVED and not text.startswith("-"):
             return text

@@ -17,9 +17,13 @@ import stat
 
 from .errors import InputError
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 def what_is(mode: int) -> str:
@@ -31,8 +35,9 @@ def what_is(mode: int) -> str:
 
 
 def _refuse(path: str, mode: int, expected: str) -> InputError:
-    return InputError(f"{path}: is {what_is(mode)}, not a regular file"
-                      + ("" if expected == "a file" else f" (expected {expected})"))
+    return InputError(
+        f"{path}: is {what_is(mode)}, not a regular file" + ("" if expected == "a file" else f" (expected {expected})")
+    )
 
 
 def _os_error(path: str, e: OSError) -> InputError:

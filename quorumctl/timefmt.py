@@ -23,7 +23,8 @@ def iso_utc(ms: int | None) -> str | None:
     if ms is None or not 0 <= ms <= MAX_ISO_MS:
         return None
     from datetime import datetime, timedelta, timezone
-    dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)   # exact, no float
+
+    dt = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=ms)  # exact, no float
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -67,14 +68,16 @@ def parse_time(text: str) -> int:
     from datetime import datetime, timezone
 
     from .errors import InputError
+
     t = text.strip()
     if re.fullmatch(r"-?\d+", t):
         return int(t)
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise InputError(f"{text!r}: expected a time as ISO-8601 (2024-05-01T02:00:00Z) or epoch "
-                         f"milliseconds") from None
+        raise InputError(
+            f"{text!r}: expected a time as ISO-8601 (2024-05-01T02:00:00Z) or epoch milliseconds"
+        ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=timezone.utc)
     return int(dt.timestamp() * 1000)

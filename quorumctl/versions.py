@@ -38,26 +38,48 @@ class FormatError(InputError):
 # unregistration, KIP-1312), all three still unstable there (its LATEST_PRODUCTION is 4.3-IV0):
 # known only with unstable.feature.versions.enable=true, as kafka-storage does.
 METADATA_VERSIONS = [
-    ("3.3-IV3", 7), ("3.4-IV0", 8), ("3.5-IV0", 9), ("3.5-IV1", 10), ("3.5-IV2", 11),
-    ("3.6-IV0", 12), ("3.6-IV1", 13), ("3.6-IV2", 14), ("3.7-IV0", 15), ("3.7-IV1", 16),
-    ("3.7-IV2", 17), ("3.7-IV3", 18), ("3.7-IV4", 19), ("3.8-IV0", 20), ("3.9-IV0", 21),
-    ("4.0-IV0", 22), ("4.0-IV1", 23), ("4.0-IV2", 24), ("4.0-IV3", 25), ("4.1-IV0", 26), ("4.1-IV1", 27),
-    ("4.2-IV0", 28), ("4.2-IV1", 29), ("4.3-IV0", 30), ("4.4-IV0", 31), ("4.4-IV1", 32), ("4.4-IV2", 33),
+    ("3.3-IV3", 7),
+    ("3.4-IV0", 8),
+    ("3.5-IV0", 9),
+    ("3.5-IV1", 10),
+    ("3.5-IV2", 11),
+    ("3.6-IV0", 12),
+    ("3.6-IV1", 13),
+    ("3.6-IV2", 14),
+    ("3.7-IV0", 15),
+    ("3.7-IV1", 16),
+    ("3.7-IV2", 17),
+    ("3.7-IV3", 18),
+    ("3.7-IV4", 19),
+    ("3.8-IV0", 20),
+    ("3.9-IV0", 21),
+    ("4.0-IV0", 22),
+    ("4.0-IV1", 23),
+    ("4.0-IV2", 24),
+    ("4.0-IV3", 25),
+    ("4.1-IV0", 26),
+    ("4.1-IV1", 27),
+    ("4.2-IV0", 28),
+    ("4.2-IV1", 29),
+    ("4.3-IV0", 30),
+    ("4.4-IV0", 31),
+    ("4.4-IV1", 32),
+    ("4.4-IV2", 33),
 ]
 # versions Kafka 3 knew but Kafka 4 does not (below its minimum 3.3-IV3): names for old files only
 _OLDER = {"3.0-IV1": 1, "3.1-IV0": 2, "3.2-IV0": 3, "3.3-IV0": 4, "3.3-IV1": 5, "3.3-IV2": 6}
 LEVEL_OF = dict(METADATA_VERSIONS)
 NAME_OF = {lvl: name for name, lvl in METADATA_VERSIONS}
 MIN_LEVEL = 7
-MAX_LEVEL = 31                   # MetadataVersion.latestTesting() of Kafka 4.3 (the newest release)
+MAX_LEVEL = 31  # MetadataVersion.latestTesting() of Kafka 4.3 (the newest release)
 # MetadataVersion.latestTesting() of each Kafka whose kafka-storage quorumctl can follow
 # (4.1: 4.2-IV1; 4.3: 4.4-IV0; the 4.4 branch: 4.4-IV2)
 MAX_LEVEL_OF = {"4.1": 29, "4.3": 31, "4.4": 33}
-LATEST_PRODUCTION = 30           # 4.3-IV0: what kafka-storage 4.3 (and the 4.4 branch) formats with by default
+LATEST_PRODUCTION = 30  # 4.3-IV0: what kafka-storage 4.3 (and the 4.4 branch) formats with by default
 DEFAULT_RELEASE = "4.3-IV0"
-KAFKA41_LATEST_PRODUCTION = 27   # 4.1-IV1: kafka-storage 4.1's default (`-r 4.1-IV1` writes its files)
-SCRAM_MIN_LEVEL = 11             # MetadataVersion.isScramSupported: 3.5-IV2
-KRAFT_V1_MIN_LEVEL = 21          # KRaftVersion 1's bootstrap metadata.version (Kafka 4.1 also made it a dependency)
+KAFKA41_LATEST_PRODUCTION = 27  # 4.1-IV1: kafka-storage 4.1's default (`-r 4.1-IV1` writes its files)
+SCRAM_MIN_LEVEL = 11  # MetadataVersion.isScramSupported: 3.5-IV2
+KRAFT_V1_MIN_LEVEL = 21  # KRaftVersion 1's bootstrap metadata.version (Kafka 4.1 also made it a dependency)
 # MetadataVersion.isControllerRegistrationSupported: 3.7-IV0; below it the active controller
 # checks no controller's supported range but its own (features upgrade)
 CONTROLLER_REGISTRATION_LEVEL = 15
@@ -77,7 +99,7 @@ def version_name(level: int) -> str:
 
 
 def release_by_name() -> dict[str, str]:
-    """"3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
+    """ "3.7" -> "3.7-IV4": the last production version of each release (IBP_VERSIONS:
     an unstable one such as "4.4" is known only by its full name, "4.4-IV0")."""
     out = {}
     for name, lvl in METADATA_VERSIONS:
@@ -100,20 +122,25 @@ def parse_release_version(text: str, unstable: bool = False, kafka: str = "4.3")
     key = text if len(segs) <= 2 else ".".join(segs[:2])
     name = key if key in LEVEL_OF else release_by_name().get(key)
     if name is None or (LEVEL_OF[name] > LATEST_PRODUCTION and not unstable) or LEVEL_OF[name] > MAX_LEVEL_OF[kafka]:
-        raise FormatError(f"Unknown metadata.version '{text}'. Supported metadata.version are: "
-                          f"{supported_versions_text(unstable, kafka)}")
+        raise FormatError(
+            f"Unknown metadata.version '{text}'. Supported metadata.version are: "
+            f"{supported_versions_text(unstable, kafka)}"
+        )
     return name, LEVEL_OF[name]
 
 
 def from_feature_level(level: int, kafka: str = "4.3") -> str:
     """MetadataVersion.fromFeatureLevel: the version's name, or Kafka's refusal."""
     if level not in NAME_OF or level > MAX_LEVEL_OF[kafka]:
-        raise FormatError(f"No MetadataVersion with feature level {level}. Valid feature levels are from "
-                          f"{MIN_LEVEL} to {MAX_LEVEL_OF[kafka]}.")
+        raise FormatError(
+            f"No MetadataVersion with feature level {level}. Valid feature levels are from "
+            f"{MIN_LEVEL} to {MAX_LEVEL_OF[kafka]}."
+        )
     return NAME_OF[level]
 
 
 # -- other features ---------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Feature:
@@ -127,15 +154,22 @@ FEATURES = {
     "kraft.version": Feature("kraft.version", {0: (1, {}), 1: (21, {})}),
     "transaction.version": Feature("transaction.version", {0: (1, {}), 1: (24, {}), 2: (24, {})}),
     "group.version": Feature("group.version", {0: (1, {}), 1: (22, {})}),
-    "eligible.leader.replicas.version": Feature("eligible.leader.replicas.version",
-                                                {0: (1, {}), 1: (26, {METADATA_VERSION: 23})}),
+    "eligible.leader.replicas.version": Feature(
+        "eligible.leader.replicas.version", {0: (1, {}), 1: (26, {METADATA_VERSION: 23})}
+    ),
     "share.version": Feature("share.version", {0: (1, {}), 1: (28, {})}),
     "streams.version": Feature("streams.version", {0: (1, {}), 1: (29, {})}),
 }
 # Each feature's LATEST_PRODUCTION in Kafka 4.3 (4.1: streams.version 0): a higher level needs
 # unstable.feature.versions.enable
-LATEST_PRODUCTION_LEVEL = {"kraft.version": 1, "transaction.version": 2, "group.version": 1,
-                           "eligible.leader.replicas.version": 1, "share.version": 1, "streams.version": 1}
+LATEST_PRODUCTION_LEVEL = {
+    "kraft.version": 1,
+    "transaction.version": 2,
+    "group.version": 1,
+    "eligible.leader.replicas.version": 1,
+    "share.version": 1,
+    "streams.version": 1,
+}
 
 # The 4.4 branch (ShareVersion.java at 87943b2f): share.version 2 (the share groups' dead-letter
 # queue, KIP-1191), the default from 4.4-IV0 (31) on, no dependency, and its LATEST_PRODUCTION
@@ -149,6 +183,7 @@ LATEST_PRODUCTION_LEVEL_44 = dict(LATEST_PRODUCTION_LEVEL, **{"share.version": 2
 class Catalogue:
     """What one Kafka release's kafka-storage knows: its newest (testing) metadata.version,
     its features with their levels, and each feature's latest production level."""
+
     kafka: str
     max_level: int
     features: dict
@@ -180,14 +215,18 @@ def default_level(feature: Feature, mv_level: int) -> int:
 
 # -- version-mapping / feature-dependencies (kafka-storage 4.3) -----------------------
 
+
 def version_mapping(release: str | None, kafka: str = "4.3") -> dict:
     """StorageTool.runVersionMappingCommand: the default level of every feature at a
     metadata.version (the latest production one by default; unstable ones known too, as
     Kafka 4.3 looks them up). `release` is echoed as given."""
     given = release if release is not None else DEFAULT_RELEASE
     _name, lvl = parse_release_version(given, unstable=True, kafka=kafka)
-    return {"release": given, METADATA_VERSION: lvl,
-            "features": {name: default_level(f, lvl) for name, f in catalogue(kafka).features.items()}}
+    return {
+        "release": given,
+        METADATA_VERSION: lvl,
+        "features": {name: default_level(f, lvl) for name, f in catalogue(kafka).features.items()},
+    }
 
 
 def feature_dependencies(args: list[str], kafka: str = "4.3") -> list[dict]:
@@ -197,8 +236,9 @@ def feature_dependencies(args: list[str], kafka: str = "4.3") -> list[dict]:
     for a in args:
         name, eq, text = a.partition("=")
         if not eq:
-            raise FormatError(f"Invalid feature format: {a}. Expected format: 'feature=version' "
-                              "(e.g. 'group.version=1')")
+            raise FormatError(
+                f"Invalid feature format: {a}. Expected format: 'feature=version' (e.g. 'group.version=1')"
+            )
         name, text = java_trim(name), java_trim(text)
         lvl = java_short(text)
         if lvl is None:
@@ -231,6 +271,7 @@ def java_short(text: str) -> int | None:
     """Short.parseShort: an optional sign and decimal digits, in range; else None
     (Python's int() would also take "1_0", spaces and other forms)."""
     import re
+
     if not re.fullmatch(r"[+-]?[0-9]+", text):
         return None
     v = int(text)

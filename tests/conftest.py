@@ -79,7 +79,7 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _SHARED_PREFIXES = tuple(dict.fromkeys(str(p) + os.sep for p in (SHARED, SHARED.resolve())))
 _KAFKA_PREFIXES = tuple(p + "kafka" + os.sep for p in _SHARED_PREFIXES)
 _JVM_PROGRAMS = {"java", "spark-submit", "spark-class", "spark-shell", "pyspark", "start-connect-server.sh"}
-_watch: dict = {"on": False, "needs": {}}   # needs: marker -> the first thing seen that needs it
+_watch: dict = {"on": False, "needs": {}}  # needs: marker -> the first thing seen that needs it
 
 
 def _as_path(x) -> str | None:
@@ -125,7 +125,7 @@ def _is_jvm(program: str) -> bool:
     name = os.path.basename(program)
     if name != "java":
         return name in _JVM_PROGRAMS
-    _watch["on"] = False   # reading it is not the test's doing
+    _watch["on"] = False  # reading it is not the test's doing
     try:
         path = program if os.sep in program else shutil.which(program)
         with open(path or program, "rb") as f:
@@ -154,12 +154,16 @@ def _check_needs(item, rep) -> None:
     marks = {m.name for m in item.iter_markers()}
     if "jvm" in needs and marks & {"spark", "kafka", "java"}:
         needs.pop("jvm")
-    missing = {("java" if k == "jvm" else k): why for k, why in needs.items()
-               if ("java" if k == "jvm" else k) not in marks}
+    missing = {
+        ("java" if k == "jvm" else k): why for k, why in needs.items() if ("java" if k == "jvm" else k) not in marks
+    }
     if missing and not rep.failed:
         rep.outcome = "failed"
-        rep.longrepr = "; ".join(f"{item.nodeid} {why} but is not marked `{m}`: add @pytest.mark.{m} "
-                                 f"(or pytestmark = pytest.mark.{m}; docs/testing.md)" for m, why in missing.items())
+        rep.longrepr = "; ".join(
+            f"{item.nodeid} {why} but is not marked `{m}`: add @pytest.mark.{m} "
+            f"(or pytestmark = pytest.mark.{m}; docs/testing.md)"
+            for m, why in missing.items()
+        )
 
 
 def _cannot_run(item) -> str | None:
@@ -186,6 +190,7 @@ def _cannot_run(item) -> str | None:
 @functools.cache
 def _kafka_reason(release: str) -> str | None:
     import recover_chaos
+
     return recover_chaos.skip_reason(release)
 
 
@@ -196,6 +201,7 @@ def _spark_reason() -> str | None:
     except ImportError:
         return "PySpark is not installed (pip install -e '.[test,spark]')"
     from quorumctl.spark.session import find_java
+
     return None if find_java() is not None else "Spark needs Java 17+ (none found on PATH or JAVA_HOME)"
 
 
@@ -227,7 +233,7 @@ def _add_cluster_state(item, rep) -> None:
                     tail = log.read_text(errors="replace").splitlines()[-20:]
                     lines.append(f"--- tail of {log.name}\n" + "\n".join(tail))
         rep.sections.append(("kafka cluster state", "\n".join(lines)))
-    except Exception as e:   # diagnostics must never hide the failure itself
+    except Exception as e:  # diagnostics must never hide the failure itself
         rep.sections.append(("kafka cluster state", f"could not read it: {e}"))
 
 
@@ -257,11 +263,11 @@ MODULE_SECONDS = {
     # 105 s at load 5-14, 4.1's half 138 s at load 7; both 1214 s at load 24-42
     "test_kafka_live.py": 270,
     "test_kafka_rolling_upgrade.py": 260,
-    "test_kafka_migrate.py": 330,         # 4.1 rolled to 4.3 and migrated ~210 s + 4.3 migrated 116 s at load 20-50 (461 + 175 s at 55)
+    "test_kafka_migrate.py": 330,  # 4.1 rolled to 4.3 and migrated ~210 s + 4.3 migrated 116 s at load 20-50 (461 + 175 s at 55)
     "test_kafka_automation.py": 240,
-    "test_kafka_membership.py": 205,      # 4.1 -> 4.3 roll of 5 nodes + 1 re-registering controller: 202 s (548 s at load 30)
+    "test_kafka_membership.py": 205,  # 4.1 -> 4.3 roll of 5 nodes + 1 re-registering controller: 202 s (548 s at load 30)
     "test_kafka_security.py": 220,
-    "test_kafka44_rolling.py": 175,       # 1+1 and 3+1 rolled 4.3 -> 4.4: 52 + 120 s at load 1-5 (315 s at 30-50)
+    "test_kafka44_rolling.py": 175,  # 1+1 and 3+1 rolled 4.3 -> 4.4: 52 + 120 s at load 1-5 (315 s at 30-50)
     "test_kafka41_recover.py": 170,
     "test_kafka_lab_recover.py": 150,
     "test_spark_standalone.py": 160,
@@ -277,11 +283,11 @@ MODULE_SECONDS = {
     "test_spark_export.py": 90,
     "test_lab_probe.py": 90,
     "test_kafka44.py": 90,
-    "test_kafka_lab_voters.py": 90,          # one lab: 63 s idle, 116 s at load 45
-    "test_voters.py": 90,                    # 330 s at load 40-57; the crash-at-every-step test most of it
-    "test_kafka44_recover.py": 75,        # 3+1 of 4.4, two nodes restarted: 74 s at load 1-5 (379 s at 14-58)
+    "test_kafka_lab_voters.py": 90,  # one lab: 63 s idle, 116 s at load 45
+    "test_voters.py": 90,  # 330 s at load 40-57; the crash-at-every-step test most of it
+    "test_kafka44_recover.py": 75,  # 3+1 of 4.4, two nodes restarted: 74 s at load 1-5 (379 s at 14-58)
     "test_kafka_features.py": 70,
-    "test_kafka_help_parity.py": 70,      # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
+    "test_kafka_help_parity.py": 70,  # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
     "test_spark_connect.py": 60,
     "test_spark_follow.py": 50,
     "test_spark_s3.py": 50,
@@ -294,7 +300,7 @@ MODULE_SECONDS = {
     "test_spark_writer.py": 20,
     "test_spark_rows_fastpath.py": 20,
     "test_kafka_options.py": 15,
-    "test_kafka_order.py": 6,              # no Kafka: Kafka's option order, on the simulated quorum
+    "test_kafka_order.py": 6,  # no Kafka: Kafka's option order, on the simulated quorum
     "test_kafka_dumplog_utf8.py": 10,
     "test_spark_plan.py": 10,
 }
@@ -307,12 +313,14 @@ def pytest_collection_modifyitems(config, items):
         counts[item.path.name] = counts.get(item.path.name, 0) + 1
     order = {name: i for i, name in enumerate(dict.fromkeys(item.path.name for item in items))}
     # stable: a module's own tests keep their order
-    items.sort(key=lambda item: (-MODULE_SECONDS.get(item.path.name, 0), -counts[item.path.name],
-                                 order[item.path.name]))
+    items.sort(
+        key=lambda item: (-MODULE_SECONDS.get(item.path.name, 0), -counts[item.path.name], order[item.path.name])
+    )
 
 
 class Result(NamedTuple):
     """What `quorumctl ARGS` did: unpacks as (code, out, err)."""
+
     code: int
     out: str
     err: str
@@ -325,10 +333,14 @@ class Result(NamedTuple):
 def _run(*args, code: int | None = None) -> Result:
     """`quorumctl ARGS...`; with `code`, the test fails unless it exits with it."""
     from quorumctl.cli.main import run_captured
+
     r = Result(*run_captured(args))
     if code is not None and r.code != code:
-        pytest.fail(f"quorumctl {' '.join(map(str, args))}: exit {r.code}, expected {code}\n"
-                    f"--- stdout\n{r.out[-3000:]}--- stderr\n{r.err[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"quorumctl {' '.join(map(str, args))}: exit {r.code}, expected {code}\n"
+            f"--- stdout\n{r.out[-3000:]}--- stderr\n{r.err[-3000:]}",
+            pytrace=False,
+        )
     return r
 
 
@@ -342,14 +354,17 @@ def cli():
 @pytest.fixture(scope="session")
 def verify_clean(cli):
     """`verify_clean(path)`: `quorumctl verify PATH` exits 0."""
+
     def check(path) -> None:
         from quorumctl.errors import InputError
         from quorumctl.logdir import filekinds
+
         try:
             filekinds.log_dir_files([str(path)])
         except InputError:
-            return   # only temporary files (an interrupted write): verify refuses such a dir, nothing to check
+            return  # only temporary files (an interrupted write): verify refuses such a dir, nothing to check
         cli("verify", "-o", "text", str(path), code=0)
+
     return check
 
 
@@ -357,6 +372,7 @@ def verify_clean(cli):
 def spark():
     """A local[2] Spark session for one module (skips without Java)."""
     from quorumctl.spark.session import find_java, start_session
+
     if find_java() is None:
         pytest.skip("Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
     session = start_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})

@@ -36,8 +36,9 @@ def test_promtool_checks_the_rules():
 @needs_promtool
 @pytest.mark.parametrize("fixture", fixtures(), ids=lambda p: p.stem)
 def test_promtool_fixture_passes(fixture):
-    p = subprocess.run([PROMTOOL, "test", "rules", str(fixture)], capture_output=True, text=True, timeout=120,
-                       cwd=fixture.parent)
+    p = subprocess.run(
+        [PROMTOOL, "test", "rules", str(fixture)], capture_output=True, text=True, timeout=120, cwd=fixture.parent
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
 
 
@@ -56,16 +57,33 @@ def test_every_alert_is_proven_firing_by_a_fixture():
     assert fired["KRaftQuorumFlapping"] == {"flapping-leader"}
     assert fired["KRaftQuorumCanLoseNoVoters"] == fired["KRaftQuorumVoterBehind"] == {"frozen-follower"}
     for name in RECORDED:
-        assert (ALERTS / "tests" / f"{name}.yml").read_text().startswith(
-            "# Recorded by tests/test_kafka_automation.py from a real Kafka 4.3 quorum")
+        assert (
+            (ALERTS / "tests" / f"{name}.yml")
+            .read_text()
+            .startswith("# Recorded by tests/test_kafka_automation.py from a real Kafka 4.3 quorum")
+        )
 
 
 def test_metrics_doc_names_every_exported_metric():
     from quorumctl.protocol.exporter import ObserverRow, Snapshot, VoterRow
     from quorumctl.render.metrics import families
-    s = Snapshot(at=1.0, up=True, verdict="healthy", has_leader=True, leader_id=1, leader_epoch=3,
-                 high_watermark=10, high_watermark_age_seconds=0.5, voters=3, caught_up=3, majority=2, can_lose=1,
-                 voter_rows=[VoterRow(1, True, 0, 0.0, 0.0, True)], observer_rows=[ObserverRow(4, 0, 0.1)])
+
+    s = Snapshot(
+        at=1.0,
+        up=True,
+        verdict="healthy",
+        has_leader=True,
+        leader_id=1,
+        leader_epoch=3,
+        high_watermark=10,
+        high_watermark_age_seconds=0.5,
+        voters=3,
+        caught_up=3,
+        majority=2,
+        can_lose=1,
+        voter_rows=[VoterRow(1, True, 0, 0.0, 0.0, True)],
+        observer_rows=[ObserverRow(4, 0, 0.1)],
+    )
     exported = set()
     for fam in families(s):
         exported.add(fam.name + ("_total" if fam.type == "counter" else ""))

@@ -14,8 +14,11 @@ from logfiles import tree
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
 VOTERS = "1@localhost:19191:DfqkWOlJTZ-abG8pUGocIA,2@localhost:19192:4BuDMaJKttH3vcqDCog2og"
-NEW_FILES = {"meta.properties", "bootstrap.checkpoint",
-             os.path.join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")}
+NEW_FILES = {
+    "meta.properties",
+    "bootstrap.checkpoint",
+    os.path.join("__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint"),
+}
 
 
 def prepare(root, kind):
@@ -23,15 +26,26 @@ def prepare(root, kind):
     if kind == "with-lock-only":
         d.mkdir(parents=True)
         (d / ".lock").write_bytes(b"")
-    elif kind == "with-other-files":   # e.g. a mount point's lost+found: formatted in place
+    elif kind == "with-other-files":  # e.g. a mount point's lost+found: formatted in place
         (d / "lost+found").mkdir(parents=True)
         (d / "notes.txt").write_text("keep me")
     return d
 
 
 def args(d):
-    return ["bootstrap", "format", "--node-id", "1", "--log-dir", str(d), "-t", CID,
-            "--initial-controllers", VOTERS, "--apply"]
+    return [
+        "bootstrap",
+        "format",
+        "--node-id",
+        "1",
+        "--log-dir",
+        str(d),
+        "-t",
+        CID,
+        "--initial-controllers",
+        VOTERS,
+        "--apply",
+    ]
 
 
 def classify(verify_clean, d, before):
@@ -78,9 +92,11 @@ def test_format_interrupted_at_every_step(verify_clean, cli, tmp_path, kind):
             d = prepare(root, kind)
             before = tree(d) if os.path.exists(d) else None
             if how == "inject":
+
                 def hook(n, name, k=k):
                     if n == k:
                         raise OSError(28, f"injected failure at step {k}: {name}")
+
                 fsutil.set_fault_hook(hook)
                 try:
                     code, out, err = cli(*args(d))

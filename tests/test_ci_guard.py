@@ -28,13 +28,19 @@ def _pytest(clone: Path, ci: bool, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci:
         env["CI"] = "true"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args],
-                          cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *args],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_a_clone_without_shared_fails_ci_and_only_skips_outside_it(tmp_path):
     clone = _clone_without_shared(tmp_path)
-    module = "tests/test_recover.py"      # every test needs ../shared's real fixtures
+    module = "tests/test_recover.py"  # every test needs ../shared's real fixtures
     p = _pytest(clone, False, module)
     assert p.returncode == 0 and " failed" not in p.stdout, p.stdout + p.stderr
     skipped = int(re.search(r"(\d+) skipped", p.stdout).group(1))
@@ -52,7 +58,8 @@ def test_a_module_level_skip_fails_ci(tmp_path):
     clone = _clone_without_shared(tmp_path)
     (clone / "tests" / "test_needs_dep.py").write_text(
         "import pytest\npytest.importorskip('quorumctl_no_such_module', reason='a declared test dependency')\n\n"
-        "def test_x():\n    pass\n")
+        "def test_x():\n    pass\n"
+    )
     p = _pytest(clone, False, "tests/test_needs_dep.py")
     # a lone skipped module: pytest says "no tests ran" (5), not a failure (1)
     assert p.returncode == 5 and "1 skipped" in p.stdout, p.stdout + p.stderr
@@ -70,6 +77,7 @@ def test_the_long_modules_are_scheduled_first():
     import tomllib
 
     import conftest
+
     heavy = {p.name for p in TESTS.glob("test_*.py") if p.name.startswith(("test_kafka", "test_spark"))}
     assert heavy - set(conftest.MODULE_SECONDS) == set()
     assert set(conftest.MODULE_SECONDS) - {p.name for p in TESTS.glob("test_*.py")} == set()
@@ -78,13 +86,19 @@ def test_the_long_modules_are_scheduled_first():
     # the costed modules and two that are not, named in the wrong order: collecting the
     # whole suite (2,500 tests) would cost twice as much and show nothing more
     named = ["tests/test_layers.py", *(f"tests/{m}" for m in sorted(conftest.MODULE_SECONDS)), "tests/test_ids.py"]
-    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0",
-                        *named], cwd=TESTS.parent, capture_output=True, text=True, timeout=300)
-    modules = list(dict.fromkeys(line.split("::")[0].removeprefix("tests/") for line in p.stdout.splitlines()
-                                 if "::" in line))
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-n", "0", *named],
+        cwd=TESTS.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    modules = list(
+        dict.fromkeys(line.split("::")[0].removeprefix("tests/") for line in p.stdout.splitlines() if "::" in line)
+    )
     longest = max(conftest.MODULE_SECONDS, key=conftest.MODULE_SECONDS.get)
     assert modules[0] == longest, modules[:5]
     ranked = [m for m in modules if m in conftest.MODULE_SECONDS]
     assert ranked == sorted(ranked, key=lambda m: -conftest.MODULE_SECONDS[m])
-    assert modules[:len(ranked)] == ranked     # every costed module before the rest
+    assert modules[: len(ranked)] == ranked  # every costed module before the rest
     assert set(modules) == {n.removeprefix("tests/") for n in named}

@@ -33,14 +33,15 @@ import pytest
 QUORUMCTL = Path(sys.executable).parent / "quorumctl"
 pytestmark = pytest.mark.skipif(not QUORUMCTL.exists(), reason=f"no quorumctl console script beside {sys.executable}")
 
-CLUSTER_ID = "xScPa4HuQdHtNJ_0TeOP8g"     # the demo quorum's
-DEFAULT = "(default)"                      # no --output: what a person types first
+CLUSTER_ID = "xScPa4HuQdHtNJ_0TeOP8g"  # the demo quorum's
+DEFAULT = "(default)"  # no --output: what a person types first
 
 
 @functools.cache
 def leaf_commands() -> dict[tuple[str, ...], object]:
     """path -> click command, for every command of the app (groups walked)."""
     from quorumctl.cli.main import root_command
+
     out = {}
 
     def walk(cmd, path):
@@ -50,6 +51,7 @@ def leaf_commands() -> dict[tuple[str, ...], object]:
                 walk(sub, path + (name,))
         else:
             out[path] = cmd
+
     walk(root_command(), ())
     return out
 
@@ -67,17 +69,19 @@ def has_table(cmd) -> bool:
 
 # -- the inputs ------------------------------------------------------------------------
 
+
 @dataclass
 class Places:
     """Paths and addresses the cases point at (made once per session)."""
+
     root: Path
-    quorum: str          # a controller of the simulated demo quorum
-    broker: str          # its broker (node 4)
-    closed: str          # host:port where nothing listens
-    missing: str         # a path that does not exist
-    empty: str           # an empty directory
-    wrong: str           # a regular file that is no Kafka file
-    controller5: str     # server.properties of a formatted controller 5 of the demo cluster
+    quorum: str  # a controller of the simulated demo quorum
+    broker: str  # its broker (node 4)
+    closed: str  # host:port where nothing listens
+    missing: str  # a path that does not exist
+    empty: str  # an empty directory
+    wrong: str  # a regular file that is no Kafka file
+    controller5: str  # server.properties of a formatted controller 5 of the demo cluster
 
     def segment(self) -> str:
         return str(self.root / "diverged" / "c1" / "__cluster_metadata-0" / f"{0:020d}.log")
@@ -90,176 +94,257 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
     conn = ["--bootstrap-controller", p.quorum]
     return {
         ("describe", "status"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         ("describe", "replication"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         # health works without a leader, but nothing answering at all is exit 3, as describe status
         ("describe", "health"): {
             "good": (conn + ["--timeout", "3"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 3),
-            "missing": (["--config", p.missing], 2), "wrong": (["--config", p.empty], 2)},
+            "missing": (["--config", p.missing], 2),
+            "wrong": (["--config", p.empty], 2),
+        },
         # probe: the node's own answer decides startup; nothing answering is exit 3
         ("probe",): {
             "good": ([p.quorum, "--role", "controller", "--kind", "startup", "--timeout", "3"], 0),
             "unreachable": ([p.closed, "--role", "controller", "--timeout", "1"], 3),
             "missing": ([p.quorum, "--role", "controller", "--log-dir", p.missing], 2),
-            "wrong": ([p.quorum, "--role", "controller", "--log-dir", p.empty], 2)},
+            "wrong": ([p.quorum, "--role", "controller", "--log-dir", p.empty], 2),
+        },
         # wait: nothing answering blocks like any other sample, so it ends at the deadline (1)
         ("wait",): {
             "good": (["leader"] + conn + ["--timeout", "5"], 0),
             "unreachable": (["leader", "--bootstrap-controller", p.closed, "--timeout", "1", "--interval", "0.5"], 1),
-            "missing": (["healthy", "--config", p.missing], 2), "wrong": (["healthy", "--config", p.empty], 2)},
+            "missing": (["healthy", "--config", p.missing], 2),
+            "wrong": (["healthy", "--config", p.empty], 2),
+        },
         # serve runs until stopped: only its bad inputs end it (exit 2 before it listens)
         ("serve",): {
             "good": (["--once"] + conn, 0),
-            "missing": (["--config", p.missing], 2), "wrong": (["--listen", "nowhere"] + conn, 2)},
+            "missing": (["--config", p.missing], 2),
+            "wrong": (["--listen", "nowhere"] + conn, 2),
+        },
         ("features", "describe"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         # live or offline: a path is a log dir to check against (quorumctl's test data has no
         # registrations and no metadata.version: nothing blocks)
         ("features", "upgrade"): {
             "good": ([f"{d}/c1", "--metadata", "3.7"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--metadata", "3.7"], 3),
-            "missing": ([p.missing, "--metadata", "3.7"], 2), "empty": ([p.empty, "--metadata", "3.7"], 2),
-            "wrong": ([p.wrong, "--metadata", "3.7"], 2)},
+            "missing": ([p.missing, "--metadata", "3.7"], 2),
+            "empty": ([p.empty, "--metadata", "3.7"], 2),
+            "wrong": ([p.wrong, "--metadata", "3.7"], 2),
+        },
         ("features", "downgrade"): {
             "good": ([f"{d}/c1", "--feature", "group.version=0"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--metadata", "3.7"], 3),
-            "missing": ([p.missing, "--metadata", "3.7"], 2), "empty": ([p.empty, "--metadata", "3.7"], 2),
-            "wrong": ([p.wrong, "--metadata", "3.7"], 2)},
+            "missing": ([p.missing, "--metadata", "3.7"], 2),
+            "empty": ([p.empty, "--metadata", "3.7"], 2),
+            "wrong": ([p.wrong, "--metadata", "3.7"], 2),
+        },
         ("add-controller",): {
             "good": (conn + ["--command-config", p.controller5, "--dry-run"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--command-config", p.controller5, "--dry-run"], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         ("remove-controller",): {
             "good": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--dry-run"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A"], 3),
             "missing": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.missing], 2),
-            "wrong": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.empty], 2)},
+            "wrong": (conn + ["-i", "3", "-d", "lwoe0T371QW1ZZOn9NBD_A", "--command-config", p.empty], 2),
+        },
         # the simulated quorum is dynamic (kraft.version 1): the preflight says so (0), upgrade has
         # nothing to do (0), configs prints the plan (0); offline, a path is a controller's log dir
         ("migrate-quorum", "preflight"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
-            "missing": ([p.missing], 2), "empty": ([p.empty], 2), "wrong": ([p.wrong], 2)},
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("migrate-quorum", "upgrade"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         ("migrate-quorum", "configs"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         # the simulated quorum finalizes a metadata.version below 4.4-IV2 and 3 is a voter: the
         # dry run's answer is a refusal (exit 1, every reason on stderr), nothing sent
         ("cluster", "unregister-controller"): {
             "good": (conn + ["--id", "3"], 1),
             "unreachable": (["--bootstrap-controller", p.closed, "--id", "3"], 3),
             "missing": (conn + ["--id", "3", "--command-config", p.missing], 2),
-            "wrong": (conn + ["--id", "3", "--command-config", p.empty], 2)},
+            "wrong": (conn + ["--id", "3", "--command-config", p.empty], 2),
+        },
         # a healthy quorum: nothing to replace, the preflight refuses (exit 1, on stderr)
         ("replace-controller",): {
             "good": (conn + ["3"], 1),
             "unreachable": (["--bootstrap-controller", p.closed, "3"], 3),
             "missing": (conn + ["3", "--command-config", p.missing], 2),
-            "wrong": (conn + ["3", "--command-config", p.empty], 2)},
+            "wrong": (conn + ["3", "--command-config", p.empty], 2),
+        },
         ("cluster", "clear-registration"): {
             "good": (conn + ["7"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "7"], 3),
             "missing": (conn + ["7", "--command-config", p.missing], 2),
-            "wrong": (conn + ["7", "--command-config", p.empty], 2)},
+            "wrong": (conn + ["7", "--command-config", p.empty], 2),
+        },
         ("demo",): {"good": ([], 0), "wrong": (["--write-examples", p.wrong], 2)},
         ("dump-log",): {
-            "good": ([p.segment()], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
-            "wrong": ([p.wrong], 2)},
+            "good": ([p.segment()], 0),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("verify",): {
-            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
-            "wrong": ([p.wrong], 2)},
+            "good": ([f"{d}/c1"], 0),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("state",): {
-            "good": ([f"{d}/c1", f"{d}/c2", f"{d}/c3"], 0), "missing": ([p.missing], 2),
-            "empty": ([p.empty], 2), "wrong": ([p.wrong], 2)},
+            "good": ([f"{d}/c1", f"{d}/c2", f"{d}/c3"], 0),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("truncate",): {
             "good": ([f"{d}/c3", "--reference", f"{d}/c1"], 0),
-            "missing": ([p.missing, "--to-offset", "0"], 2), "empty": ([p.empty, "--to-offset", "0"], 2),
-            "wrong": ([p.wrong, "--to-offset", "0"], 2)},
+            "missing": ([p.missing, "--to-offset", "0"], 2),
+            "empty": ([p.empty, "--to-offset", "0"], 2),
+            "wrong": ([p.wrong, "--to-offset", "0"], 2),
+        },
         ("image",): {
-            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
-            "wrong": ([p.wrong], 2)},
+            "good": ([f"{d}/c1"], 0),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("history",): {
             "good": ([f"{d}/c1", "--config-resource", "topic:quorumctl-test"], 0),
             "missing": ([p.missing, "--feature", "metadata.version"], 2),
             "empty": ([p.empty, "--feature", "metadata.version"], 2),
-            "wrong": ([p.wrong, "--feature", "metadata.version"], 2)},
+            "wrong": ([p.wrong, "--feature", "metadata.version"], 2),
+        },
         ("topics", "describe"): {
-            "good": ([str(p.root / "topics")], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 2),
-            "wrong": ([p.wrong], 2)},
+            "good": ([str(p.root / "topics")], 0),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("diff",): {
-            "good": ([f"{d}/c1", "--from", "0"], 0), "missing": ([p.missing, "--from", "0"], 2),
-            "empty": ([p.empty, "--from", "0"], 2), "wrong": ([p.wrong, "--from", "0"], 2)},
+            "good": ([f"{d}/c1", "--from", "0"], 0),
+            "missing": ([p.missing, "--from", "0"], 2),
+            "empty": ([p.empty, "--from", "0"], 2),
+            "wrong": ([p.wrong, "--from", "0"], 2),
+        },
         ("recover",): {
             "good": ([f"{d}/c1", "--lost-voters", "2,3", "--force-lost", "2,3"], 0),
-            "missing": ([p.missing, "--lost-voters", "2"], 2), "empty": ([p.empty, "--lost-voters", "2"], 2),
-            "wrong": ([p.wrong, "--lost-voters", "2"], 2)},
+            "missing": ([p.missing, "--lost-voters", "2"], 2),
+            "empty": ([p.empty, "--lost-voters", "2"], 2),
+            "wrong": ([p.wrong, "--lost-voters", "2"], 2),
+        },
         ("voters", "check"): {
             "good": (conn + ["--timeout", "3"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--timeout", "1"], 3),
-            "missing": ([p.missing], 2), "empty": ([p.empty], 2), "wrong": ([p.wrong], 2)},
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 2),
+            "wrong": ([p.wrong], 2),
+        },
         ("voters", "set-endpoints"): {
-            "good": ([str(p.root / "dynamic" / f"c{n}") for n in (1, 2, 3)]
-                     + ["--endpoint", "1=CONTROLLER://127.0.0.1:1", "--timeout", "1"], 0),
+            "good": (
+                [str(p.root / "dynamic" / f"c{n}") for n in (1, 2, 3)]
+                + ["--endpoint", "1=CONTROLLER://127.0.0.1:1", "--timeout", "1"],
+                0,
+            ),
             "missing": ([p.missing, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2),
             "empty": ([p.empty, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2),
-            "wrong": ([p.wrong, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2)},
+            "wrong": ([p.wrong, "--endpoint", "1=CONTROLLER://127.0.0.1:1"], 2),
+        },
         ("doctor",): {
-            "good": ([f"{d}/c1"], 0), "missing": ([p.missing], 2), "empty": ([p.empty], 1),
-            "wrong": ([p.wrong], 2)},
+            "good": ([f"{d}/c1"], 0),
+            "missing": ([p.missing], 2),
+            "empty": ([p.empty], 1),
+            "wrong": ([p.wrong], 2),
+        },
         ("bundle",): {
-            "good": ([f"{d}/c1", "--out", "{out}"], 0), "missing": ([p.missing, "--out", "{out}"], 2),
-            "wrong": ([p.wrong, "--out", "{out}"], 2)},
+            "good": ([f"{d}/c1", "--out", "{out}"], 0),
+            "missing": ([p.missing, "--out", "{out}"], 2),
+            "wrong": ([p.wrong, "--out", "{out}"], 2),
+        },
         ("bootstrap", "random-uuid"): {"good": ([], 0)},
         ("features", "disable"): {
             "good": ([f"{d}/c1", "--feature", "group.version"], 0),
             "unreachable": (["--bootstrap-controller", p.closed, "--feature", "group.version"], 3),
             "missing": ([p.missing, "--feature", "group.version"], 2),
             "empty": ([p.empty, "--feature", "group.version"], 2),
-            "wrong": ([p.wrong, "--feature", "group.version"], 2)},
+            "wrong": ([p.wrong, "--feature", "group.version"], 2),
+        },
         ("cluster", "cluster-id"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         ("cluster", "list-endpoints"): {
-            "good": (conn, 0), "unreachable": (["--bootstrap-controller", p.closed], 3),
+            "good": (conn, 0),
+            "unreachable": (["--bootstrap-controller", p.closed], 3),
             "missing": (conn + ["--command-config", p.missing], 2),
-            "wrong": (conn + ["--command-config", p.empty], 2)},
+            "wrong": (conn + ["--command-config", p.empty], 2),
+        },
         # the simulated quorum's one broker runs: the answer it gets is the refusal, exit 1
         ("cluster", "unregister"): {
             "good": (["--bootstrap-server", p.broker, "--id", "4"], 1),
             "unreachable": (["--bootstrap-server", p.closed, "--id", "4"], 3),
             "missing": (["--bootstrap-server", p.broker, "--id", "4", "--command-config", p.missing], 2),
-            "wrong": (["--bootstrap-server", p.broker, "--id", "4", "--command-config", p.empty], 2)},
+            "wrong": (["--bootstrap-server", p.broker, "--id", "4", "--command-config", p.empty], 2),
+        },
         # no path to get wrong: "wrong" is a value Kafka does not know
         ("bootstrap", "version-mapping"): {"good": (["-r", "3.9"], 0), "wrong": (["-r", "9.9"], 2)},
         ("bootstrap", "feature-dependencies"): {
-            "good": (["-f", "metadata.version=21"], 0), "wrong": (["-f", "bogus=1"], 2)},
+            "good": (["-f", "metadata.version=21"], 0),
+            "wrong": (["-f", "bogus=1"], 2),
+        },
         ("bootstrap", "format"): {
             "good": (["--log-dir", str(p.root / "unformatted"), "--node-id", "1", "-t", CLUSTER_ID], 0),
             "missing": (["-c", p.missing, "-t", CLUSTER_ID], 2),
-            "wrong": (["-c", p.empty, "-t", CLUSTER_ID], 2)},
+            "wrong": (["-c", p.empty, "-t", CLUSTER_ID], 2),
+        },
         # info's job is to find these (as kafka-storage info): a problem on stdout, exit 1
         ("bootstrap", "info"): {
-            "good": (["--log-dir", f"{d}/c1"], 0), "missing": (["--log-dir", p.missing], 1),
-            "empty": (["--log-dir", p.empty], 1), "wrong": (["--log-dir", p.wrong], 1)},
+            "good": (["--log-dir", f"{d}/c1"], 0),
+            "missing": (["--log-dir", p.missing], 1),
+            "empty": (["--log-dir", p.empty], 1),
+            "wrong": (["--log-dir", p.wrong], 1),
+        },
         ("spark-export",): {
-            "good": ([f"{d}/c1", "--out", "{out}", "--master", "local[1]",
-                      "--spark-conf", "spark.ui.enabled=false"], 0),
-            "missing": ([p.missing, "--out", "{out}"], 2), "empty": ([p.empty, "--out", "{out}"], 2),
-            "wrong": ([p.wrong, "--out", "{out}"], 2)},
+            "good": (
+                [f"{d}/c1", "--out", "{out}", "--master", "local[1]", "--spark-conf", "spark.ui.enabled=false"],
+                0,
+            ),
+            "missing": ([p.missing, "--out", "{out}"], 2),
+            "empty": ([p.empty, "--out", "{out}"], 2),
+            "wrong": ([p.wrong, "--out", "{out}"], 2),
+        },
     }
 
 
@@ -275,7 +360,7 @@ SPARK_RUNS = {("pipe", "json"), ("pty", DEFAULT)}
 
 
 def params():
-    table = cases(Places(*(Path("/"),) + ("",) * 7))   # which kinds each command has
+    table = cases(Places(*(Path("/"),) + ("",) * 7))  # which kinds each command has
     out = []
     for path, cmd in leaf_commands().items():
         for kind in KINDS:
@@ -286,8 +371,16 @@ def params():
                     if path == ("spark-export",) and kind == "good" and (mode, output) not in SPARK_RUNS:
                         continue
                     jvm = path == ("spark-export",) and kind == "good"
-                    out.append(pytest.param(path, kind, mode, output, marks=[pytest.mark.spark] if jvm else [],
-                                            id=f"{' '.join(path)}-{kind}-{mode}-{output.strip('()')}"))
+                    out.append(
+                        pytest.param(
+                            path,
+                            kind,
+                            mode,
+                            output,
+                            marks=[pytest.mark.spark] if jvm else [],
+                            id=f"{' '.join(path)}-{kind}-{mode}-{output.strip('()')}",
+                        )
+                    )
     return out
 
 
@@ -296,11 +389,16 @@ def params():
 # Runs of the installed console script (the rest are forked: tests/support/forkrun.py): each
 # command group, both modes, every kind of input, each output, once at least.
 REAL_PROCESS = {
-    (("describe", "status"), "good", "pty", DEFAULT), (("describe", "status"), "unreachable", "pipe", "json"),
-    (("dump-log",), "good", "pipe", DEFAULT), (("dump-log",), "missing", "pty", "text"),
-    (("state",), "good", "pty", "table"), (("verify",), "empty", "pipe", "json"),
-    (("image",), "wrong", "pty", DEFAULT), (("bootstrap", "info"), "good", "pipe", "text"),
-    (("features", "describe"), "good", "pty", "json"), (("topics", "describe"), "good", "pipe", "table"),
+    (("describe", "status"), "good", "pty", DEFAULT),
+    (("describe", "status"), "unreachable", "pipe", "json"),
+    (("dump-log",), "good", "pipe", DEFAULT),
+    (("dump-log",), "missing", "pty", "text"),
+    (("state",), "good", "pty", "table"),
+    (("verify",), "empty", "pipe", "json"),
+    (("image",), "wrong", "pty", DEFAULT),
+    (("bootstrap", "info"), "good", "pipe", "text"),
+    (("features", "describe"), "good", "pty", "json"),
+    (("topics", "describe"), "good", "pipe", "table"),
 }
 
 
@@ -308,11 +406,11 @@ REAL_PROCESS = {
 class Run:
     argv: list[str]
     code: int
-    stdout: str          # pipe: stdout; pty: the raw bytes the terminal got, decoded
+    stdout: str  # pipe: stdout; pty: the raw bytes the terminal got, decoded
     stderr: str
-    screen: str | None   # pty: what the terminal shows at the end
-    cpu: float = 0.0      # CPU seconds of a forked run, and wall seconds: not asserted, for
-    wall: float = 0.0     # finding what makes the matrix slow
+    screen: str | None  # pty: what the terminal shows at the end
+    cpu: float = 0.0  # CPU seconds of a forked run, and wall seconds: not asserted, for
+    wall: float = 0.0  # finding what makes the matrix slow
 
 
 def closed_port() -> str:
@@ -327,6 +425,7 @@ def closed_port() -> str:
 def places(tmp_path_factory):
     from quorumctl.testing.examples import write_examples
     from quorumctl.testing.scenarios import DEMO_CLUSTER_ID, demo_cluster
+
     root = tmp_path_factory.mktemp("matrix")
     write_examples(str(root))
     (root / "empty").mkdir()
@@ -334,17 +433,25 @@ def places(tmp_path_factory):
     _topic_log(root / "topics" / "__cluster_metadata-0")
     c5 = root / "c5"
     (c5 / "data").mkdir(parents=True)
-    (c5 / "data" / "meta.properties").write_text(f"node.id=5\ndirectory.id=Ft5irZuen_hAwkaw5_cxsg\nversion=1\n"
-                                                 f"cluster.id={DEMO_CLUSTER_ID}\n")
+    (c5 / "data" / "meta.properties").write_text(
+        f"node.id=5\ndirectory.id=Ft5irZuen_hAwkaw5_cxsg\nversion=1\ncluster.id={DEMO_CLUSTER_ID}\n"
+    )
     (c5 / "server.properties").write_text(
         f"process.roles=controller\nnode.id=5\ncontroller.listener.names=CONTROLLER\n"
-        f"listeners=CONTROLLER://:19095\nlog.dirs={c5 / 'data'}\n")
+        f"listeners=CONTROLLER://:19095\nlog.dirs={c5 / 'data'}\n"
+    )
     _dynamic_copies(root / "diverged" / "c1", root / "dynamic")
     cluster = demo_cluster()
-    yield Places(root=root, quorum=cluster.node_by_id(1).address, broker=cluster.node_by_id(4).address,
-                 closed=closed_port(),
-                 missing=str(root / "no" / "such" / "path"), empty=str(root / "empty"), wrong=str(root / "README"),
-                 controller5=str(c5 / "server.properties"))
+    yield Places(
+        root=root,
+        quorum=cluster.node_by_id(1).address,
+        broker=cluster.node_by_id(4).address,
+        closed=closed_port(),
+        missing=str(root / "no" / "such" / "path"),
+        empty=str(root / "empty"),
+        wrong=str(root / "README"),
+        controller5=str(c5 / "server.properties"),
+    )
     cluster.stop()
 
 
@@ -358,20 +465,32 @@ def _dynamic_copies(src: Path, dst: Path) -> None:
     from quorumctl.raft.replica import load_replica
     from quorumctl.records import metadata as md
     from quorumctl.records.batch import encode_batch
+
     r = load_replica(str(src))
     dirs = {n: ids.random_uuid() for n in (1, 2, 3)}
-    voters = [{"voterId": n, "voterDirectoryId": d, "endpoints": [{"name": "CONTROLLER", "host": "127.0.0.1",
-               "port": int(closed_port().rsplit(":", 1)[1])}],
-               "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}} for n, d in dirs.items()]
-    batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": voters})],
-                         base_offset=r.log_end, leader_epoch=r.last_epoch, base_timestamp=1_700_000_000_000,
-                         control=True)
+    voters = [
+        {
+            "voterId": n,
+            "voterDirectoryId": d,
+            "endpoints": [{"name": "CONTROLLER", "host": "127.0.0.1", "port": int(closed_port().rsplit(":", 1)[1])}],
+            "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
+        }
+        for n, d in dirs.items()
+    ]
+    batch = encode_batch(
+        [md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": voters})],
+        base_offset=r.log_end,
+        leader_epoch=r.last_epoch,
+        base_timestamp=1_700_000_000_000,
+        control=True,
+    )
     last = sorted((src / "__cluster_metadata-0").glob("*.log"))[-1].name
     for n, d in dirs.items():
         shutil.copytree(src, dst / f"c{n}")
         meta = dst / f"c{n}" / "meta.properties"
-        meta.write_text(re.sub(r"directory.id=.*", f"directory.id={d}",
-                               re.sub(r"node.id=\d+", f"node.id={n}", meta.read_text())))
+        meta.write_text(
+            re.sub(r"directory.id=.*", f"directory.id={d}", re.sub(r"node.id=\d+", f"node.id={n}", meta.read_text()))
+        )
         with open(dst / f"c{n}" / "__cluster_metadata-0" / last, "ab") as f:
             f.write(batch)
 
@@ -381,14 +500,35 @@ def _topic_log(pdir: Path) -> None:
     prints nothing for a cluster without topics, as kafka-topics does)."""
     from quorumctl.records import metadata as md
     from quorumctl.records.batch import encode_batch
+
     tid = "AAAAAAAAAAAAAAAAAAAAAQ"
-    recs = [("TopicRecord", 0, {"name": "orders", "topicId": tid}),
-            ("PartitionRecord", 0, {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
-                                    "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
-                                    "partitionEpoch": 0})]
+    recs = [
+        ("TopicRecord", 0, {"name": "orders", "topicId": tid}),
+        (
+            "PartitionRecord",
+            0,
+            {
+                "partitionId": 0,
+                "topicId": tid,
+                "replicas": [1],
+                "isr": [1],
+                "removingReplicas": [],
+                "addingReplicas": [],
+                "leader": 1,
+                "leaderEpoch": 0,
+                "partitionEpoch": 0,
+            },
+        ),
+    ]
     pdir.mkdir(parents=True)
-    (pdir / f"{0:020d}.log").write_bytes(encode_batch([(None, md.encode_metadata(k, v, x)) for k, v, x in recs],
-                                                      base_offset=0, leader_epoch=1, base_timestamp=1000))
+    (pdir / f"{0:020d}.log").write_bytes(
+        encode_batch(
+            [(None, md.encode_metadata(k, v, x)) for k, v, x in recs],
+            base_offset=0,
+            leader_epoch=1,
+            base_timestamp=1000,
+        )
+    )
 
 
 def _run_one(argv: list[str], mode: str, timeout: float, real: bool) -> Run:
@@ -401,6 +541,7 @@ def _run_one(argv: list[str], mode: str, timeout: float, real: bool) -> Run:
 def _fork(argv: list[str], mode: str, timeout: float) -> Run:
     import forkrun
     import pyte
+
     r = forkrun.run(argv[1:], tty=mode == "pty", cols=200, rows=100, timeout=timeout)
     out, err = r.out.decode("utf-8", "replace"), r.err.decode("utf-8", "replace")
     if mode == "pipe":
@@ -413,10 +554,10 @@ def _fork(argv: list[str], mode: str, timeout: float) -> Run:
 def _run(argv: list[str], mode: str, timeout: float) -> Run:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     if mode == "pipe":
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env,
-                           stdin=subprocess.DEVNULL)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
         return Run(argv, r.returncode, r.stdout, r.stderr, None)
     from pty_screen import PtyRun
+
     pr = PtyRun(argv, cols=200, rows=100, env=env)
     code, err = pr.finish(timeout)
     return Run(argv, code, pr.raw.decode("utf-8", "replace"), err, pr.text())
@@ -486,18 +627,24 @@ def test_command(path, kind, mode, output, runs, places):
         assert len(lines) == 1 and lines[0].startswith("quorumctl: error: "), f"{where}: stderr {run.stderr!r}"
         assert not (run.screen if mode == "pty" else run.stdout).strip(), f"{where}: output on error"
         return
-    if path == ("spark-export",):    # stderr is a pipe in both modes: the start-up line, not a spinner
+    if path == ("spark-export",):  # stderr is a pipe in both modes: the start-up line, not a spinner
         assert run.stderr == "quorumctl: starting Spark (master local[1]); the JVM takes a few seconds\n"
     elif path == ("cluster", "unregister-controller"):
-        assert run.stderr.startswith("quorumctl: error: refusing to unregister controller 3: ") \
-            and run.stderr.count("\n") == 1 and "is a voter" in run.stderr, where
+        assert (
+            run.stderr.startswith("quorumctl: error: refusing to unregister controller 3: ")
+            and run.stderr.count("\n") == 1
+            and "is a voter" in run.stderr
+        ), where
         return
     elif path == ("replace-controller",):
-        assert run.stderr.startswith("quorumctl: error: refusing to replace controller 3: ") \
-            and run.stderr.count("\n") == 1 and "nothing to replace" in run.stderr, where
+        assert (
+            run.stderr.startswith("quorumctl: error: refusing to replace controller 3: ")
+            and run.stderr.count("\n") == 1
+            and "nothing to replace" in run.stderr
+        ), where
         return
     elif path == ("demo",) or path[0] == "bootstrap" and kind != "good":
-        pass   # demo: progress notes; info: warnings may go to stderr
+        pass  # demo: progress notes; info: warnings may go to stderr
     elif path == ("topics", "describe") and (output == "text" or output == DEFAULT and mode == "pipe"):
         # stdout is kafka-topics' lines exactly; the count summary is one line on stderr
         assert run.stderr.count("\n") == 1 and " partition(s) listed of " in run.stderr, where
@@ -529,8 +676,10 @@ def test_every_module_imports():
     import pkgutil
 
     import quorumctl
+
     try:
         import pyspark  # noqa: F401
+
         spark = True
     except ImportError:
         spark = False
@@ -539,7 +688,7 @@ def test_every_module_imports():
     failed = {}
     for name in names:
         if name.endswith(".__main__") or (not spark and name.startswith("quorumctl.spark.")):
-            continue    # __main__ runs the CLI when imported
+            continue  # __main__ runs the CLI when imported
         try:
             importlib.import_module(name)
         except Exception as e:
@@ -551,6 +700,7 @@ def _imports(path: Path, package: str) -> set[tuple[str, str | None]]:
     """(module, name or None) for each quorumctl import of a source file, at any
     depth (function bodies too: commands import lazily)."""
     import ast
+
     out = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -558,7 +708,7 @@ def _imports(path: Path, package: str) -> set[tuple[str, str | None]]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 parts = package.split(".")
-                mod = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                mod = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
             if mod.split(".")[0] == "quorumctl":
@@ -573,6 +723,7 @@ def test_every_module_named_in_an_import_exists():
     import importlib
 
     import quorumctl
+
     root = Path(quorumctl.__file__).parent
     missing = {}
     for f in sorted(root.rglob("*.py")):

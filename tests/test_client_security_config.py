@@ -32,62 +32,111 @@ def refused(props: dict) -> str:
 def test_gssapi_is_the_default_mechanism(tmp_path):
     kt = tmp_path / "ops.keytab"
     kt.write_bytes(b"\x05\x02")
-    cfg = config_from_properties({"security.protocol": "SASL_SSL", "sasl.kerberos.service.name": "kafka",
-                                  "sasl.jaas.config": f'{KRB} required useKeyTab=true keyTab="{kt}" '
-                                                      'principal="ops@EXAMPLE.COM";'}, "c.properties")
+    cfg = config_from_properties(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.kerberos.service.name": "kafka",
+            "sasl.jaas.config": f'{KRB} required useKeyTab=true keyTab="{kt}" principal="ops@EXAMPLE.COM";',
+        },
+        "c.properties",
+    )
     assert cfg.sasl_mechanism == "GSSAPI"
     k = cfg.kerberos
-    assert (k.service_name, k.use_keytab, k.keytab, k.principal, k.use_ticket_cache) == \
-        ("kafka", True, str(kt), "ops@EXAMPLE.COM", False)
+    assert (k.service_name, k.use_keytab, k.keytab, k.principal, k.use_ticket_cache) == (
+        "kafka",
+        True,
+        str(kt),
+        "ops@EXAMPLE.COM",
+        False,
+    )
 
 
 def test_kerberos_service_name_as_kafkas_kerberos_login():
     base = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI"}
     # the JAAS serviceName alone
-    cfg = config_from_properties({**base, "sasl.jaas.config": f"{KRB} required useTicketCache=true "
-                                                              "serviceName=kafka;"}, "c")
+    cfg = config_from_properties(
+        {**base, "sasl.jaas.config": f"{KRB} required useTicketCache=true serviceName=kafka;"}, "c"
+    )
     assert cfg.kerberos.service_name == "kafka"
     assert refused({**base, "sasl.jaas.config": f"{KRB} required useTicketCache=true;"}) == (
         "c.properties: sasl.mechanism GSSAPI needs sasl.kerberos.service.name (the brokers' Kerberos service, "
-        "often kafka): no serviceName in sasl.jaas.config either")
-    assert refused({**base, "sasl.kerberos.service.name": "kafka",
-                    "sasl.jaas.config": f"{KRB} required useTicketCache=true serviceName=other;"}) == (
+        "often kafka): no serviceName in sasl.jaas.config either"
+    )
+    assert refused(
+        {
+            **base,
+            "sasl.kerberos.service.name": "kafka",
+            "sasl.jaas.config": f"{KRB} required useTicketCache=true serviceName=other;",
+        }
+    ) == (
         "c.properties: conflicting serviceName values in sasl.jaas.config (other) and "
-        "sasl.kerberos.service.name (kafka)")
-    assert refused({**base, "sasl.kerberos.service.name": "kafka",
-                    "sasl.jaas.config": f"{KRB} required useKeyTab=true keyTab=/nonexistent principal=p;"}) == (
-        "c.properties: sasl.jaas.config keyTab /nonexistent does not exist")
-    assert "quorumctl cannot prompt" in refused({**base, "sasl.kerberos.service.name": "kafka",
-                                                 "sasl.jaas.config": f"{KRB} required;"})
-    assert refused({**base, "sasl.kerberos.service.name": "kafka",
-                    "sasl.jaas.config": 'org.apache.kafka.common.security.plain.PlainLoginModule required '
-                                        'username="u" password="p";'}).startswith(
-        f"c.properties: sasl.mechanism GSSAPI needs sasl.jaas.config with {KRB}")
+        "sasl.kerberos.service.name (kafka)"
+    )
+    assert refused(
+        {
+            **base,
+            "sasl.kerberos.service.name": "kafka",
+            "sasl.jaas.config": f"{KRB} required useKeyTab=true keyTab=/nonexistent principal=p;",
+        }
+    ) == ("c.properties: sasl.jaas.config keyTab /nonexistent does not exist")
+    assert "quorumctl cannot prompt" in refused(
+        {**base, "sasl.kerberos.service.name": "kafka", "sasl.jaas.config": f"{KRB} required;"}
+    )
+    assert refused(
+        {
+            **base,
+            "sasl.kerberos.service.name": "kafka",
+            "sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+            'username="u" password="p";',
+        }
+    ).startswith(f"c.properties: sasl.mechanism GSSAPI needs sasl.jaas.config with {KRB}")
 
 
 def oauth(**extra):
-    props = {"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
-             "sasl.login.callback.handler.class": HANDLER,
-             "sasl.oauthbearer.token.endpoint.url": "https://idp.example.com/token",
-             "sasl.jaas.config": f'{OAUTH_MODULE} required clientId="jaas-id" clientSecret="jaas-secret" '
-                                 'scope="jaas-scope" extension_logicalCluster="lkc-1";'}
+    props = {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.login.callback.handler.class": HANDLER,
+        "sasl.oauthbearer.token.endpoint.url": "https://idp.example.com/token",
+        "sasl.jaas.config": f'{OAUTH_MODULE} required clientId="jaas-id" clientSecret="jaas-secret" '
+        'scope="jaas-scope" extension_logicalCluster="lkc-1";',
+    }
     props.update(extra)
     return config_from_properties(props, "c.properties")
 
 
 def test_oauth_settings_come_before_jaas_options():
     o = oauth().oauth
-    assert (o.kind, o.client_id, o.client_secret, o.scope, o.client_secret_setting, o.extensions) == \
-        ("client_credentials", "jaas-id", "jaas-secret", "jaas-scope", "sasl.jaas.config clientSecret",
-         {"logicalCluster": "lkc-1"})
-    o = oauth(**{"sasl.oauthbearer.client.credentials.client.id": "cfg-id",
-                 "sasl.oauthbearer.client.credentials.client.secret": "cfg-secret",
-                 "sasl.oauthbearer.scope": "cfg-scope"}).oauth
-    assert (o.client_id, o.client_secret, o.scope, o.client_secret_setting) == \
-        ("cfg-id", "cfg-secret", "cfg-scope", "sasl.oauthbearer.client.credentials.client.secret")
+    assert (o.kind, o.client_id, o.client_secret, o.scope, o.client_secret_setting, o.extensions) == (
+        "client_credentials",
+        "jaas-id",
+        "jaas-secret",
+        "jaas-scope",
+        "sasl.jaas.config clientSecret",
+        {"logicalCluster": "lkc-1"},
+    )
+    o = oauth(
+        **{
+            "sasl.oauthbearer.client.credentials.client.id": "cfg-id",
+            "sasl.oauthbearer.client.credentials.client.secret": "cfg-secret",
+            "sasl.oauthbearer.scope": "cfg-scope",
+        }
+    ).oauth
+    assert (o.client_id, o.client_secret, o.scope, o.client_secret_setting) == (
+        "cfg-id",
+        "cfg-secret",
+        "cfg-scope",
+        "sasl.oauthbearer.client.credentials.client.secret",
+    )
     # defaults as Kafka's SaslConfigs
-    assert (o.retry_backoff_ms, o.retry_backoff_max_ms, o.refresh_window_factor, o.header_urlencode,
-            o.sub_claim_name, o.scope_claim_name) == (100, 10_000, 0.8, False, "sub", "scope")
+    assert (
+        o.retry_backoff_ms,
+        o.retry_backoff_max_ms,
+        o.refresh_window_factor,
+        o.header_urlencode,
+        o.sub_claim_name,
+        o.scope_claim_name,
+    ) == (100, 10_000, 0.8, False, "sub", "scope")
     # secrets stay out of the repr
     text = repr(oauth())
     assert "jaas-secret" not in text and "lkc-1" not in text
@@ -95,28 +144,55 @@ def test_oauth_settings_come_before_jaas_options():
 
 def test_oauth_retrievers_and_the_unsecured_default():
     assert oauth(**{"sasl.oauthbearer.token.endpoint.url": "file:///run/token.jwt"}).oauth.kind == "file"
-    assert oauth(**{"sasl.oauthbearer.jwt.retriever.class":
-                    "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever"}).oauth.kind == \
-        "client_credentials"
-    assert "not supported by quorumctl" in refused({
-        "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER", "sasl.login.callback.handler.class": HANDLER,
-        "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
-        "sasl.oauthbearer.jwt.retriever.class": "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever",
-        "sasl.jaas.config": f"{OAUTH_MODULE} required clientId=a clientSecret=b;"})
+    assert (
+        oauth(
+            **{
+                "sasl.oauthbearer.jwt.retriever.class": "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever"
+            }
+        ).oauth.kind
+        == "client_credentials"
+    )
+    assert "not supported by quorumctl" in refused(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": HANDLER,
+            "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
+            "sasl.oauthbearer.jwt.retriever.class": "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever",
+            "sasl.jaas.config": f"{OAUTH_MODULE} required clientId=a clientSecret=b;",
+        }
+    )
     # no login callback handler: Kafka's LoginManager default, the unsecured login
-    cfg = config_from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-                                  "sasl.jaas.config": f'{OAUTH_MODULE} required unsecuredLoginStringClaim_sub="admin";'},
-                                 "c")
+    cfg = config_from_properties(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": f'{OAUTH_MODULE} required unsecuredLoginStringClaim_sub="admin";',
+        },
+        "c",
+    )
     assert cfg.oauth.kind == "unsecured"
-    msg = refused({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-                   "sasl.jaas.config": f"{OAUTH_MODULE} required ;"})
+    msg = refused(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": f"{OAUTH_MODULE} required ;",
+        }
+    )
     assert msg.startswith("c.properties: sasl.jaas.config (OAuthBearerLoginModule) gives no token")
-    msg = refused({"security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
-                   "sasl.login.callback.handler.class": HANDLER,
-                   "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
-                   "sasl.jaas.config": f"{OAUTH_MODULE} required clientId=a;"})
-    assert msg == ("c.properties: the OAUTHBEARER client credentials login needs "
-                   "sasl.oauthbearer.client.credentials.client.secret (or clientSecret in sasl.jaas.config)")
+    msg = refused(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": HANDLER,
+            "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
+            "sasl.jaas.config": f"{OAUTH_MODULE} required clientId=a;",
+        }
+    )
+    assert msg == (
+        "c.properties: the OAUTHBEARER client credentials login needs "
+        "sasl.oauthbearer.client.credentials.client.secret (or clientSecret in sasl.jaas.config)"
+    )
 
 
 def _claims(token: str) -> dict:
@@ -126,11 +202,18 @@ def _claims(token: str) -> dict:
 
 def test_unsecured_token_as_kafkas_login_callback_handler():
     from quorumctl.protocol.oauth import token_for
-    cfg = config_from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-                                  "sasl.jaas.config": f'{OAUTH_MODULE} required unsecuredLoginStringClaim_sub="admin" '
-                                                      'unsecuredLoginListClaim_scope=",a,b" '
-                                                      'unsecuredLoginNumberClaim_n="2" '
-                                                      'unsecuredLoginLifetimeSeconds="60";'}, "c")
+
+    cfg = config_from_properties(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.jaas.config": f'{OAUTH_MODULE} required unsecuredLoginStringClaim_sub="admin" '
+            'unsecuredLoginListClaim_scope=",a,b" '
+            'unsecuredLoginNumberClaim_n="2" '
+            'unsecuredLoginLifetimeSeconds="60";',
+        },
+        "c",
+    )
     t0 = time.time()
     token = token_for(cfg.oauth, time.monotonic() + 5)
     header, _, sig = token.split(".")
@@ -141,7 +224,7 @@ def test_unsecured_token_as_kafkas_login_callback_handler():
     # whole milliseconds, never ahead of the broker's own clock read (Kafka's unsecured
     # validator refuses 1000 * iat > its currentTimeMillis with no skew allowed)
     assert abs(c["iat"] * 1000 - round(c["iat"] * 1000)) < 1e-3 and c["iat"] * 1000 < int(time.time() * 1000)
-    assert token_for(cfg.oauth, time.monotonic() + 5) == token    # cached within its refresh window
+    assert token_for(cfg.oauth, time.monotonic() + 5) == token  # cached within its refresh window
 
 
 def test_token_endpoint_refusal_and_renewal():
@@ -151,27 +234,38 @@ def test_token_endpoint_refusal_and_renewal():
     pytest.importorskip("cryptography")
     from quorumctl.protocol.oauth import TokenError, token_for
     from quorumctl.testing.oidc import OidcServer
+
     srv = OidcServer({"ops": "pä55:wörd"}, lifetime_s=2).start()
     try:
+
         def cfg(secret):
-            return config_from_properties({
-                "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-                "sasl.login.callback.handler.class": HANDLER, "sasl.oauthbearer.token.endpoint.url": srv.token_url,
-                "sasl.oauthbearer.client.credentials.client.id": "ops",
-                "sasl.oauthbearer.client.credentials.client.secret": secret,
-                "sasl.jaas.config": f"{OAUTH_MODULE} required ;"}, "c").oauth
+            return config_from_properties(
+                {
+                    "security.protocol": "SASL_PLAINTEXT",
+                    "sasl.mechanism": "OAUTHBEARER",
+                    "sasl.login.callback.handler.class": HANDLER,
+                    "sasl.oauthbearer.token.endpoint.url": srv.token_url,
+                    "sasl.oauthbearer.client.credentials.client.id": "ops",
+                    "sasl.oauthbearer.client.credentials.client.secret": secret,
+                    "sasl.jaas.config": f"{OAUTH_MODULE} required ;",
+                },
+                "c",
+            ).oauth
+
         good = cfg("pä55:wörd")
         t1 = token_for(good, time.monotonic() + 5)
         assert _claims(t1)["sub"] == "ops" and len(srv.issued) == 1
         assert token_for(good, time.monotonic() + 5) == t1
-        time.sleep(1.7)     # past 0.8 of a 2 s life
+        time.sleep(1.7)  # past 0.8 of a 2 s life
         t2 = token_for(good, time.monotonic() + 5)
         assert t2 != t1 and len(srv.issued) == 2
         with pytest.raises(TokenError) as e:
             token_for(cfg("wrong-secret-x"), time.monotonic() + 5)
-        assert str(e.value) == (f"token endpoint {srv.token_url} refused client 'ops' (HTTP 401, invalid_client: "
-                                "Invalid client credentials): check sasl.oauthbearer.client.credentials.client.secret "
-                                "and the client id")
+        assert str(e.value) == (
+            f"token endpoint {srv.token_url} refused client 'ops' (HTTP 401, invalid_client: "
+            "Invalid client credentials): check sasl.oauthbearer.client.credentials.client.secret "
+            "and the client id"
+        )
         assert srv.refused == 1
     finally:
         srv.stop()
@@ -180,12 +274,13 @@ def test_token_endpoint_refusal_and_renewal():
 def test_kerberos_server_host_is_javas_get_host_name():
     from quorumctl.protocol.kerberos import server_host
     import socket
-    assert server_host("kafka-1.example.com") == "kafka-1.example.com"   # a name stays as given
+
+    assert server_host("kafka-1.example.com") == "kafka-1.example.com"  # a name stays as given
     try:
         expected = socket.gethostbyaddr("127.0.0.1")[0]
     except OSError:
         expected = "127.0.0.1"
-    assert server_host("127.0.0.1") == expected                          # an IP: its reverse name
+    assert server_host("127.0.0.1") == expected  # an IP: its reverse name
 
 
 def test_an_expired_token_from_a_file_is_one_refusal(tmp_path):
@@ -198,20 +293,29 @@ def test_an_expired_token_from_a_file_is_one_refusal(tmp_path):
         return f"{enc({'alg': 'RS256'})}.{enc(claims)}.c2ln"
 
     f = tmp_path / "token.jwt"
-    cfg = config_from_properties({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
-                                  "sasl.login.callback.handler.class": HANDLER,
-                                  "sasl.oauthbearer.token.endpoint.url": f"file://{f}",
-                                  "sasl.jaas.config": f"{OAUTH_MODULE} required ;"}, "c").oauth
+    cfg = config_from_properties(
+        {
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class": HANDLER,
+            "sasl.oauthbearer.token.endpoint.url": f"file://{f}",
+            "sasl.jaas.config": f"{OAUTH_MODULE} required ;",
+        },
+        "c",
+    ).oauth
     f.write_text(jwt({"sub": "ops", "iat": 1000, "exp": 2000}) + "\n")
     with pytest.raises(TokenError) as e:
         token_for(cfg, time.monotonic() + 5)
-    assert str(e.value) == (f"the token from sasl.oauthbearer.token.endpoint.url file://{f}: the token has "
-                            "already expired (exp 2000)")
+    assert str(e.value) == (
+        f"the token from sasl.oauthbearer.token.endpoint.url file://{f}: the token has already expired (exp 2000)"
+    )
     f.write_text(jwt({"iat": 1000, "exp": time.time() + 600}))
     with pytest.raises(TokenError) as e:
         token_for(cfg, time.monotonic() + 5)
-    assert str(e.value) == (f"the token from sasl.oauthbearer.token.endpoint.url file://{f}: the token has no "
-                            "sub claim (sasl.oauthbearer.sub.claim.name)")
+    assert str(e.value) == (
+        f"the token from sasl.oauthbearer.token.endpoint.url file://{f}: the token has no "
+        "sub claim (sasl.oauthbearer.sub.claim.name)"
+    )
     good = jwt({"sub": "ops", "iat": 1000, "exp": time.time() + 600})
     f.write_text(good + "\n")
     assert token_for(cfg, time.monotonic() + 5) == good

@@ -51,12 +51,12 @@ def test_real_dynamic_quorum_minority_tail(cli, verify_clean, tmp_path):
     cm = doc["committed"]
     assert cm["voter_sets"] == [[1, 2, 3]] and cm["majority"] == [2]
     assert cm["voters_source"].startswith("VotersRecord: [1, 2, 3] (node 1's snapshot 00000000000000000296-")
-    assert split(doc, "node 1") == (300, 300, 315)      # 300..314: only node 1 holds them
+    assert split(doc, "node 1") == (300, 300, 315)  # 300..314: only node 1 holds them
     assert split(doc, "node 2") == (300, 300, 300) and split(doc, "node 3") == (300, 300, 300)
     code, out, _ = cli("state", "-o", "text", tmp_path / "c1", tmp_path / "c2", tmp_path / "c3", code=0)
     assert "  node 1: committed below 300; provably uncommitted 300..314 (log end offset 315)\n" in out
 
-    code, out, _ = cli("state", "-o", "table", tmp_path / "c1", tmp_path / "c2", code=0)   # two columns fit 80
+    code, out, _ = cli("state", "-o", "table", tmp_path / "c1", tmp_path / "c2", code=0)  # two columns fit 80
     rows = [line for line in out.splitlines() if "committed <" in line or "unknown" in line]
     assert rows[0].count("committed < 300") == 2 and "unknown 300..314" in rows[1], out
 
@@ -77,9 +77,10 @@ def test_real_dynamic_quorum_minority_tail(cli, verify_clean, tmp_path):
     assert code == 0 and p["refused"] is None and p["needs_force"] is None, err
     assert (p["log_end_offset_before"], p["log_end_offset_after"]) == (315, 300)
     assert "offsets 300..314 are provably uncommitted" in p["reason"]
-    assert tree(tmp_path / "c1") == before                 # a dry run
-    code, doc, err = truncate(cli, tmp_path / "c1", "--reference", tmp_path / "c2", "--reference", tmp_path / "c3",
-                              "--apply")
+    assert tree(tmp_path / "c1") == before  # a dry run
+    code, doc, err = truncate(
+        cli, tmp_path / "c1", "--reference", tmp_path / "c2", "--reference", tmp_path / "c3", "--apply"
+    )
     assert code == 0 and doc["applied"]["applied"] and doc["applied"]["verify"]["ok"], err
     verify_clean(tmp_path / "c1")
     code, doc = state(cli, tmp_path / "c1", tmp_path / "c2", tmp_path / "c3")
@@ -116,12 +117,15 @@ def test_references_that_disagree(cli, verify_clean, tmp_path):
     write_replica(str(tmp_path / "b"), [B(1)] * 3 + [B(2, tag="t")] * 3 + [B(3, tag="b")] * 2, node_id=3)
     code, doc = state(cli, tmp_path / "t", tmp_path / "a", tmp_path / "b")
     assert [split(doc, f"node {i}") for i in (1, 2, 3)] == [(6, 6, 8), (6, 6, 6), (6, 6, 8)]
-    code, doc, err = truncate(cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b",
-                              "--apply")
+    code, doc, err = truncate(
+        cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b", "--apply"
+    )
     p = doc["plan"]
     assert code == 0 and p["log_end_offset_after"] == 6, err
-    assert p["reason"].startswith("node 3 is the most up to date of the references; diverges from node 3: "
-                                  "its Fetch answer is DivergingEpoch(epoch=2, endOffset=6)")
+    assert p["reason"].startswith(
+        "node 3 is the most up to date of the references; diverges from node 3: "
+        "its Fetch answer is DivergingEpoch(epoch=2, endOffset=6)"
+    )
     verify_clean(tmp_path / "t")
 
 
@@ -139,8 +143,9 @@ def test_dropping_committed_entries_needs_force(cli, tmp_path):
     args = (tmp_path / "t", "--reference", tmp_path / "c", "--reference", tmp_path / "a", "--reference", tmp_path / "b")
     before = tree(tmp_path / "t")
     code, doc, _ = truncate(cli, *args, "--apply")
-    assert code == 1 and doc["plan"]["refused"] == ("offsets 3..7 are committed (held by a majority of the voters): "
-                                                    "cutting committed entries needs --force")
+    assert code == 1 and doc["plan"]["refused"] == (
+        "offsets 3..7 are committed (held by a majority of the voters): cutting committed entries needs --force"
+    )
     assert tree(tmp_path / "t") == before
     code, doc, err = truncate(cli, *args, "--apply", "--force")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 3, err
@@ -157,11 +162,13 @@ def test_five_voters(cli, tmp_path):
     assert split(doc, "node 1") == (6, 8, 8)
     code, doc, _ = truncate(cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b")
     assert code == 1 and doc["plan"]["refused"].endswith(
-        "that needs --force (the references do not prove the entries it drops uncommitted)")
+        "that needs --force (the references do not prove the entries it drops uncommitted)"
+    )
     code, doc = state(cli, tmp_path / "t", tmp_path / "a", tmp_path / "b", tmp_path / "c")
     assert split(doc, "node 1") == (6, 6, 8)
-    code, doc, err = truncate(cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b",
-                              "--reference", tmp_path / "c")
+    code, doc, err = truncate(
+        cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b", "--reference", tmp_path / "c"
+    )
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 6 and doc["plan"]["refused"] is None, err
 
 
@@ -169,15 +176,26 @@ def test_voters_unknown_then_from_config(cli, tmp_path):
     """A static quorum whose quorum-state is data_version 1 (Kafka 3.9+) names no
     voters: nothing is claimed until -c gives controller.quorum.voters."""
     cfgs = []
-    for name, nid, batches in (("t", 1, [B(1)] * 3 + [B(2)] * 5), ("a", 2, [B(1)] * 3 + [B(2)] * 3),
-                               ("b", 3, [B(1)] * 3 + [B(2)] * 3)):
-        qs = {"clusterId": "", "leaderId": -1, "leaderEpoch": 2, "votedId": -1,
-              "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA", "data_version": 1}
+    for name, nid, batches in (
+        ("t", 1, [B(1)] * 3 + [B(2)] * 5),
+        ("a", 2, [B(1)] * 3 + [B(2)] * 3),
+        ("b", 3, [B(1)] * 3 + [B(2)] * 3),
+    ):
+        qs = {
+            "clusterId": "",
+            "leaderId": -1,
+            "leaderEpoch": 2,
+            "votedId": -1,
+            "votedDirectoryId": "AAAAAAAAAAAAAAAAAAAAAA",
+            "data_version": 1,
+        }
         write_replica(str(tmp_path / name), batches, node_id=nid, quorum_state=qs)
         cfg = tmp_path / f"{name}.properties"
-        cfg.write_text(f"process.roles=controller\nnode.id={nid}\nlog.dirs={tmp_path / name}\n"
-                       "controller.listener.names=CONTROLLER\n"
-                       "controller.quorum.voters=1@localhost:9093,2@localhost:9094,3@localhost:9095\n")
+        cfg.write_text(
+            f"process.roles=controller\nnode.id={nid}\nlog.dirs={tmp_path / name}\n"
+            "controller.listener.names=CONTROLLER\n"
+            "controller.quorum.voters=1@localhost:9093,2@localhost:9094,3@localhost:9095\n"
+        )
         cfgs.append(cfg)
     code, doc = state(cli, tmp_path / "t", tmp_path / "a", tmp_path / "b")
     assert doc["committed"]["voter_sets"] == [] and doc["committed"]["voters_source"].startswith("unknown")
@@ -190,10 +208,12 @@ def test_voters_unknown_then_from_config(cli, tmp_path):
 
     code, doc = state(cli, extra=[x for c in cfgs for x in ("-c", str(c))])
     assert doc["committed"]["voters_source"] == (
-        f"static: [1, 2, 3] (controller.quorum.voters in {cfgs[0]}, {cfgs[1]}, {cfgs[2]})")
+        f"static: [1, 2, 3] (controller.quorum.voters in {cfgs[0]}, {cfgs[1]}, {cfgs[2]})"
+    )
     assert split(doc, "node 1") == (6, 6, 8)
-    code, doc, err = truncate(cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b",
-                              "-c", cfgs[0])
+    code, doc, err = truncate(
+        cli, tmp_path / "t", "--reference", tmp_path / "a", "--reference", tmp_path / "b", "-c", cfgs[0]
+    )
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 6, err
 
 
@@ -203,7 +223,8 @@ def test_one_reference_output_is_unchanged(cli, tmp_path):
     code, out, _ = cli("truncate", tmp_path / "t", "--reference", tmp_path / "a", "--force")
     assert code == 0 and out.splitlines()[1] == (
         "  reason: diverges from node 2: its Fetch answer is DivergingEpoch(epoch=2, endOffset=6); "
-        "truncateToEndOffset gives 6")
+        "truncateToEndOffset gives 6"
+    )
     assert "voters:" not in out
     code, out, _ = cli("state", "-o", "json", tmp_path / "t", code=0)
     assert "committed" not in json.loads(out)

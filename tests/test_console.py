@@ -24,6 +24,7 @@ def table_out():
 
 def test_a_table_goes_to_the_injected_console_at_its_width(cli, tmp_path, table_out):
     from quorumctl.testing.examples import write_examples
+
     write_examples(str(tmp_path))
     d = tmp_path / "diverged"
     r = cli("state", d / "c1", d / "c2", "-o", "table", code=0)
@@ -33,11 +34,12 @@ def test_a_table_goes_to_the_injected_console_at_its_width(cli, tmp_path, table_
     assert re.search(r"│ log end +│ 50 +│ 46 +│", table_out.getvalue())
     assert re.search(r"│ vs\. most up to date +│ most up to date +│ prefix: ok +│", table_out.getvalue())
     assert max(map(len, lines)) <= 100
-    assert "\x1b[" not in table_out.getvalue()     # a file, not a terminal: no styles
+    assert "\x1b[" not in table_out.getvalue()  # a file, not a terminal: no styles
 
 
 def test_json_and_text_do_not_go_to_the_console(cli, tmp_path, table_out):
     from quorumctl.testing.examples import write_examples
+
     write_examples(str(tmp_path))
     r = cli("state", tmp_path / "diverged" / "c1", "-o", "json", code=0)
     assert r.json()["replicas"][0]["log_end_offset"] == 50 and table_out.getvalue() == ""

@@ -15,11 +15,36 @@ from samples import CORPUS, FIXTURES
 pytestmark = pytest.mark.shared("corpus/CATALOG.json")
 
 BATCH_KINDS = ("snapshot", "bootstrap.checkpoint", "metadata-log", "topic-segment")
-KEYS = ["batches", "records", "first_offset", "last_offset", "epochs", "codecs", "control", "control_batches",
-        "txn_batches", "delete_horizon_batches", "metadata_types", "metadata_versions", "feature_levels",
-        "leader_change", "kraft_version", "voters_records", "producer_ids", "broker_mv_ranges", "frame_versions",
-        "ts_types", "min_ts", "max_ts", "crc_bad", "crc_bad_offsets", "first_batch_ctl", "last_batch_ctl",
-        "size", "torn_tail"]
+KEYS = [
+    "batches",
+    "records",
+    "first_offset",
+    "last_offset",
+    "epochs",
+    "codecs",
+    "control",
+    "control_batches",
+    "txn_batches",
+    "delete_horizon_batches",
+    "metadata_types",
+    "metadata_versions",
+    "feature_levels",
+    "leader_change",
+    "kraft_version",
+    "voters_records",
+    "producer_ids",
+    "broker_mv_ranges",
+    "frame_versions",
+    "ts_types",
+    "min_ts",
+    "max_ts",
+    "crc_bad",
+    "crc_bad_offsets",
+    "first_batch_ctl",
+    "last_batch_ctl",
+    "size",
+    "torn_tail",
+]
 
 
 def catalog_files():

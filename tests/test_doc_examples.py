@@ -91,7 +91,7 @@ def parse(path: Path) -> list:
             c = FENCE.match(lines[i])
             if c and c.group(2)[0] == fence[0] and len(c.group(2)) >= len(fence) and not c.group(3).strip():
                 break
-            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
+            body.append(lines[i][len(indent) :] if lines[i].startswith(indent) else lines[i].lstrip())
             i += 1
         i += 1
         fm = re.search(r"(?:^|\s)file=(\S+)", info)
@@ -121,12 +121,16 @@ def parse(path: Path) -> list:
 def argv_of(ex: Example) -> list[str]:
     """The arguments after `quorumctl`, or a failure saying why the example cannot run."""
     if re.search(r"(^|\s)(\||>|<|;|&&|\|\|)(\s|$)|\$\(|`", ex.command):
-        pytest.fail(f"{ex.where}: cannot run `{ex.command}`: pipes, redirections and $(...) are not "
-                    "examples this test can check")
+        pytest.fail(
+            f"{ex.where}: cannot run `{ex.command}`: pipes, redirections and $(...) are not "
+            "examples this test can check"
+        )
     argv = shlex.split(ex.command)
     if not argv or argv[0] != "quorumctl":
-        pytest.fail(f"{ex.where}: `$ {ex.command}` is not a quorumctl command; only `$ quorumctl ...` "
-                    "lines may appear in examples")
+        pytest.fail(
+            f"{ex.where}: `$ {ex.command}` is not a quorumctl command; only `$ quorumctl ...` "
+            "lines may appear in examples"
+        )
     return argv[1:]
 
 
@@ -145,7 +149,7 @@ PLACEHOLDER = re.compile(r"\{\{([^{}]*)\}\}( *)")
 def line_pattern(expected: str, cwd: str) -> re.Pattern:
     out, pos = [], 0
     for m in PLACEHOLDER.finditer(expected):
-        out.append(re.escape(expected[pos:m.start()]))
+        out.append(re.escape(expected[pos : m.start()]))
         name = m.group(1)
         if name == "cwd":
             out.append(re.escape(cwd))
@@ -178,7 +182,7 @@ def matches(expected: list[str], actual: list[str], cwd: str = "") -> bool:
     if not at(first, 0):
         return False
     k = len(first)
-    for chunk in chunks[1:-1]:      # leftmost placement leaves the most room for the rest
+    for chunk in chunks[1:-1]:  # leftmost placement leaves the most room for the rest
         while k + len(chunk) <= len(actual) and not at(chunk, k):
             k += 1
         if not at(chunk, k):
@@ -196,7 +200,7 @@ def output_lines(text: str) -> list[str]:
 
 # -- simulated quorums ------------------------------------------------------------------
 
-NOW = 1795305697638          # the simulated quorums' clock: 2026-11-22T00:01:37.638Z
+NOW = 1795305697638  # the simulated quorums' clock: 2026-11-22T00:01:37.638Z
 DOC_PORT = re.compile(r"127\.0\.0\.1:(19[0-2]9[1-4])\b")
 
 
@@ -210,9 +214,10 @@ def _demo_state(c, lag_ms: dict[int, int], leo: dict[int, int]):
 def healthy():
     """`quorumctl demo`'s quorum (ids, directory ids, log end offset), with a fixed clock."""
     from quorumctl.testing.scenarios import demo_cluster
+
     c = demo_cluster(start=False)
     c.live = False
-    c.now_ms = lambda: NOW       # what the quorum stamps (a voter added later, say) is fixed too
+    c.now_ms = lambda: NOW  # what the quorum stamps (a voter added later, say) is fixed too
     _demo_state(c, {1: 0, 2: 143, 3: 171, 4: 208}, {1: 1207, 2: 1207, 3: 1207, 4: 1207})
     return c
 
@@ -242,12 +247,13 @@ class Quorums:
 
     def __init__(self):
         self.running: dict[int, object] = {}
-        self.back: dict[str, str] = {}       # real address -> documented address
+        self.back: dict[str, str] = {}  # real address -> documented address
 
     def real(self, text: str) -> str:
         def sub(m):
             port = int(m.group(1))
             return self._address(port - port % 10, port % 10)
+
         return DOC_PORT.sub(sub, text)
 
     def _address(self, base: int, node_id: int) -> str:
@@ -275,6 +281,7 @@ class Quorums:
 
 # -- generated data (the same dirs `quorumctl demo --write-examples` writes) ----------------
 
+
 def workspace(path: Path, shared: bool = True) -> Path:
     """`path` with the generated example dirs, and links to ../shared when `shared`
     (and it is there)."""
@@ -287,11 +294,13 @@ def workspace(path: Path, shared: bool = True) -> Path:
 
 # -- running ----------------------------------------------------------------------------
 
+
 def run(cli, argv: list[str], cwd: Path) -> tuple[int, str, str]:
     """(exit code, stdout, stderr) of `quorumctl ARGV` run in `cwd`."""
     if argv and argv[0] == "spark-export":
-        r = subprocess.run([sys.executable, "-m", "quorumctl", *argv], cwd=cwd, capture_output=True,
-                           text=True, timeout=300)
+        r = subprocess.run(
+            [sys.executable, "-m", "quorumctl", *argv], cwd=cwd, capture_output=True, text=True, timeout=300
+        )
         return r.returncode, r.stdout, r.stderr
     old_cwd = os.getcwd()
     try:
@@ -325,8 +334,11 @@ def run_document(cli, doc: Path, cwd: Path, report):
 
 def _example_docs() -> list:
     """The documents with examples; those whose examples read ../shared marked so."""
-    return [pytest.param(d, marks=[pytest.mark.shared] if needs_shared(parse(d)) else [], id=str(d.relative_to(REPO)))
-            for d in DOCS if any(isinstance(x, Example) for x in parse(d))]
+    return [
+        pytest.param(d, marks=[pytest.mark.shared] if needs_shared(parse(d)) else [], id=str(d.relative_to(REPO)))
+        for d in DOCS
+        if any(isinstance(x, Example) for x in parse(d))
+    ]
 
 
 @pytest.mark.parametrize("doc", _example_docs())
@@ -349,6 +361,7 @@ def test_every_command_has_an_example():
     """One example per command (and per subcommand of a group) in the README or
     docs/ (docs/guide.md shows them all; the README only an incident's five)."""
     from quorumctl.cli.main import root_command
+
     group = root_command()
     wanted = []
     for name, cmd in group.commands.items():
@@ -363,6 +376,7 @@ def test_every_command_has_an_example():
 
 # -- synopses and links ----------------------------------------------------------------
 
+
 def synopses(path: Path) -> list[tuple[int, str]]:
     """`quorumctl ...` lines without `$` in fenced blocks (usage lines), with
     their indented continuation lines joined."""
@@ -375,8 +389,13 @@ def synopses(path: Path) -> list[tuple[int, str]]:
             continue
         if fenced and line.strip().startswith("quorumctl "):
             text, j = line.strip(), i + 1
-            while j < len(lines) and lines[j][:1] in (" ", "\t") and lines[j].strip() \
-                    and not lines[j].strip().startswith("quorumctl ") and not FENCE.match(lines[j]):
+            while (
+                j < len(lines)
+                and lines[j][:1] in (" ", "\t")
+                and lines[j].strip()
+                and not lines[j].strip().startswith("quorumctl ")
+                and not FENCE.match(lines[j])
+            ):
                 text += " " + lines[j].strip()
                 j += 1
             out.append((i + 1, text))
@@ -390,6 +409,7 @@ OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w.-]*)")
 def test_usage_lines_name_real_commands_and_options(doc):
     """A usage line is not run, but its command and every option it names must exist."""
     from quorumctl.cli.main import root_command
+
     root = root_command()
     bad = []
     for line, text in synopses(doc):
@@ -446,6 +466,7 @@ def test_links_between_documents_resolve(doc):
 
 # -- the convention itself ----------------------------------------------------------------
 
+
 def test_matching_convention():
     assert matches(["a", "b"], ["a", "b"])
     assert not matches(["a", "b"], ["a", "b", "c"])
@@ -471,9 +492,11 @@ def test_matching_convention():
 
 def test_parsing_convention(tmp_path):
     md = tmp_path / "x.md"
-    md.write_text("text\n$ quorumctl not-in-a-block\n```\n$ quorumctl verify a \\\n    b\nline 1\n[exit 1]\n"
-                  "$ quorumctl state c\n```\n\n```properties file=d/e.properties\nk=v\n```\n"
-                  "  ```console\n  $ quorumctl demo\n  ...\n  ```\n")
+    md.write_text(
+        "text\n$ quorumctl not-in-a-block\n```\n$ quorumctl verify a \\\n    b\nline 1\n[exit 1]\n"
+        "$ quorumctl state c\n```\n\n```properties file=d/e.properties\nk=v\n```\n"
+        "  ```console\n  $ quorumctl demo\n  ...\n  ```\n"
+    )
     global REPO
     saved, REPO = REPO, tmp_path
     try:
@@ -482,8 +505,10 @@ def test_parsing_convention(tmp_path):
         REPO = saved
     ex = [x for x in items if isinstance(x, Example)]
     assert [(x.command, x.expected, x.exit, x.line) for x in ex] == [
-        ("quorumctl verify a b", ["line 1"], 1, 4), ("quorumctl state c", [], 0, 8),
-        ("quorumctl demo", ["..."], 0, 15)]
+        ("quorumctl verify a b", ["line 1"], 1, 4),
+        ("quorumctl state c", [], 0, 8),
+        ("quorumctl demo", ["..."], 0, 15),
+    ]
     assert [(f.path, f.text) for f in items if isinstance(f, FileBlock)] == [("d/e.properties", "k=v\n")]
     with pytest.raises(pytest.fail.Exception):
         argv_of(Example("x.md", 1, "quorumctl bootstrap format -t $(quorumctl bootstrap random-uuid)"))
@@ -498,12 +523,15 @@ def test_parsing_convention(tmp_path):
 if __name__ == "__main__":
     import tempfile
 
-    from conftest import _run as cli   # authoring runs outside pytest: the fixture's function
+    from conftest import _run as cli  # authoring runs outside pytest: the fixture's function
+
     for arg in sys.argv[1:]:
         with tempfile.TemporaryDirectory() as d:
+
             def show(ex, code, out, err, d=d):
                 print(f"--- {ex.where}\n$ {ex.command}")
                 sys.stdout.write((out + err).replace(d, "{{cwd}}"))
                 if code:
                     print(f"[exit {code}]")
+
             run_document(cli, Path(arg).resolve(), workspace(Path(d)), show)

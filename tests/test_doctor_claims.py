@@ -50,14 +50,17 @@ def test_two_dirs_claiming_one_node_on_real_dirs(cli, tmp_path, fixture):
     assert code == 1 and f["severity"] == "error"
     assert f["message"].startswith(f"{fixture / 'c1'} and {other} both claim node 1 (directory.id ")
     assert re.search(r"(holds a prefix of|are the same)", f["message"]), f["message"]
-    assert f["evidence"] == [f"{fixture / 'c1' / 'meta.properties'}:{_line(fixture / 'c1', 'node.id')}: node.id=1",
-                             f"{other}/meta.properties:{_line(tmp_path / 'c1-restored', 'node.id')}: node.id=1"]
+    assert f["evidence"] == [
+        f"{fixture / 'c1' / 'meta.properties'}:{_line(fixture / 'c1', 'node.id')}: node.id=1",
+        f"{other}/meta.properties:{_line(tmp_path / 'c1-restored', 'node.id')}: node.id=1",
+    ]
     assert "only one dir can be node 1" in f["remedy"]
 
 
 def _line(d, key) -> int:
-    return 1 + next(i for i, ln in enumerate((d / "meta.properties").read_text().splitlines())
-                    if ln.startswith(key + "="))
+    return 1 + next(
+        i for i, ln in enumerate((d / "meta.properties").read_text().splitlines()) if ln.startswith(key + "=")
+    )
 
 
 def test_two_dirs_claiming_one_node_with_diverged_histories(cli, tmp_path):
@@ -68,15 +71,20 @@ def test_two_dirs_claiming_one_node_with_diverged_histories(cli, tmp_path):
     synth.write_replica(str(b), [B(1, 5), B(2, 3), B(3, 2, tag="b")], node_id=1, directory_id="AAAAAAAAAAAAAAAAAAAAAQ")
     code, got = _doctor(cli, str(a), str(b))
     f = got["node-claimed-twice"]
-    assert f["message"] == (f"{a} and {b} both claim node 1 (the same directory.id AAAAAAAAAAAAAAAAAAAAAQ): their "
-                            f"histories differ from offset 8: both hold a batch of epoch 3 there, different ones "
-                            f"({a} ends at offset 12 in epoch 3, {b} ends at offset 10 in epoch 3)")
-    synth.write_replica(str(c), [B(1, 5), B(2, 2, tag="c"), B(4, 2, tag="c")], node_id=1,
-                        directory_id="AAAAAAAAAAAAAAAAAAAAAg")
+    assert f["message"] == (
+        f"{a} and {b} both claim node 1 (the same directory.id AAAAAAAAAAAAAAAAAAAAAQ): their "
+        f"histories differ from offset 8: both hold a batch of epoch 3 there, different ones "
+        f"({a} ends at offset 12 in epoch 3, {b} ends at offset 10 in epoch 3)"
+    )
+    synth.write_replica(
+        str(c), [B(1, 5), B(2, 2, tag="c"), B(4, 2, tag="c")], node_id=1, directory_id="AAAAAAAAAAAAAAAAAAAAAg"
+    )
     code, got = _doctor(cli, str(a), str(c))
     f = got["node-claimed-twice"]
-    assert f["message"].startswith(f"{a} and {c} both claim node 1 (directory.id AAAAAAAAAAAAAAAAAAAAAQ and "
-                                   f"AAAAAAAAAAAAAAAAAAAAAg): their histories differ from offset ")
+    assert f["message"].startswith(
+        f"{a} and {c} both claim node 1 (directory.id AAAAAAAAAAAAAAAAAAAAAQ and "
+        f"AAAAAAAAAAAAAAAAAAAAAg): their histories differ from offset "
+    )
     # one node id in one dir each is no finding
     code, got = _doctor(cli, str(a))
     assert "node-claimed-twice" not in got
@@ -84,9 +92,11 @@ def test_two_dirs_claiming_one_node_with_diverged_histories(cli, tmp_path):
 
 def test_a_missing_dir_is_not_counted_as_read(cli, tmp_path):
     conf = tmp_path / "c.properties"
-    conf.write_text("node.id=1\nprocess.roles=controller\ncontroller.quorum.voters=1@127.0.0.1:1\n"
-                    "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:1\n"
-                    f"log.dirs={tmp_path / 'gone'}\n")
+    conf.write_text(
+        "node.id=1\nprocess.roles=controller\ncontroller.quorum.voters=1@127.0.0.1:1\n"
+        "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:1\n"
+        f"log.dirs={tmp_path / 'gone'}\n"
+    )
     code, out, err = cli("doctor", "-c", str(conf), "-o", "text")
     assert code == 1
     assert out.splitlines()[0] == "Read 1 config(s), 0 log dir(s) (1 missing); no dynamic voter set"
@@ -95,9 +105,11 @@ def test_a_missing_dir_is_not_counted_as_read(cli, tmp_path):
 
 def _sim(silent: tuple[int, ...]):
     from quorumctl.testing.sim import SimulatedCluster, replica
+
     voters = [replica(i, 500, 1_700_000_000_000, 1_700_000_000_000, None) for i in (1, 2, 3)]
-    c = SimulatedCluster("rTcAzcTXQpG_6c1zYns8Xw", leader_id=1, leader_epoch=5, high_watermark=490, voters=voters,
-                         dynamic=False)
+    c = SimulatedCluster(
+        "rTcAzcTXQpG_6c1zYns8Xw", leader_id=1, leader_epoch=5, high_watermark=490, voters=voters, dynamic=False
+    )
     c.add_nodes(brokers=())
     c.start()
     c.advertise_controllers()
@@ -109,15 +121,17 @@ def _sim(silent: tuple[int, ...]):
 def _static_conf(tmp_path, c) -> str:
     voters = ",".join(f"{e.node_id}@{e.address}" for e in c.controllers())
     conf = tmp_path / "c3.properties"
-    conf.write_text(f"node.id=3\nprocess.roles=controller\ncontroller.quorum.voters={voters}\n"
-                    "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:1\n"
-                    f"log.dirs={tmp_path / 'c3'}\n")
+    conf.write_text(
+        f"node.id=3\nprocess.roles=controller\ncontroller.quorum.voters={voters}\n"
+        "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:1\n"
+        f"log.dirs={tmp_path / 'c3'}\n"
+    )
     synth.write_replica(str(tmp_path / "c3"), [B(1, 5)], node_id=3)
     return str(conf)
 
 
 def test_live_unreachable_names_the_address_that_failed_and_the_majority_lost(cli, tmp_path):
-    c = _sim(silent=(1, 2))   # the leader (1) and 2 accept and never answer; 3 answers
+    c = _sim(silent=(1, 2))  # the leader (1) and 2 accept and never answer; 3 answers
     try:
         conf = _static_conf(tmp_path, c)
         boot, leader = c.node_by_id(3).address, c.node_by_id(1).address
@@ -129,13 +143,17 @@ def test_live_unreachable_names_the_address_that_failed_and_the_majority_lost(cl
     assert f["evidence"][0] == f"{boot}: answered (DescribeCluster named {leader})"
     assert f["evidence"][1].startswith(f"{leader}: ")
     m = got["majority-lost"]
-    assert m["message"] == ("majority lost: 1 of 3 voters answer (3); the quorum needs 2 to elect a leader, "
-                            "so the metadata log cannot move")
-    assert [e.split(": ")[0] for e in m["evidence"]] == [f"controller 1 ({leader})",
-                                                         f"controller 2 ({c.node_by_id(2).address})",
-                                                         f"controller 3 ({boot})"]
-    assert m["remedy"].endswith("see `quorumctl recover` (docs/recovery.md): quorumctl recover "
-                                "<a surviving voter's log dir> --lost-voters 1,2")
+    assert m["message"] == (
+        "majority lost: 1 of 3 voters answer (3); the quorum needs 2 to elect a leader, so the metadata log cannot move"
+    )
+    assert [e.split(": ")[0] for e in m["evidence"]] == [
+        f"controller 1 ({leader})",
+        f"controller 2 ({c.node_by_id(2).address})",
+        f"controller 3 ({boot})",
+    ]
+    assert m["remedy"].endswith(
+        "see `quorumctl recover` (docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters 1,2"
+    )
 
 
 def test_no_majority_lost_when_a_majority_answers(cli, tmp_path):

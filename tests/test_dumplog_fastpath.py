@@ -39,7 +39,7 @@ def compare_file(source) -> dict:
         seen["batches"] += 1
         try:
             records = b.records()
-        except Exception:   # an undecodable batch: the fast path must decline it
+        except Exception:  # an undecodable batch: the fast path must decline it
             assert R.fast_metadata_lines(b, False) is None
             continue
         seen["records"] += len(records)
@@ -52,7 +52,7 @@ def compare_file(source) -> dict:
                     seen["fast_records"] += len(fast)
         if b.is_control:
             continue
-        for r in records:   # compressed batches too: each value through the text decoder
+        for r in records:  # compressed batches too: each value through the text decoder
             v = r.value
             seen["values"] += 1
             if v is None or len(v) < 3 or v[0] != 1 or v[1] >= 128 or v[2] >= 128:
@@ -78,8 +78,12 @@ def corpus_files():
     if not (CORPUS / "CATALOG.json").exists():
         return []
     cat = json.loads((CORPUS / "CATALOG.json").read_text())
-    return [CORPUS / f["local"] for repo in cat.values() for f in repo["files"]
-            if f["kind"] in ("snapshot", "bootstrap.checkpoint", "metadata-log")]
+    return [
+        CORPUS / f["local"]
+        for repo in cat.values()
+        for f in repo["files"]
+        if f["kind"] in ("snapshot", "bootstrap.checkpoint", "metadata-log")
+    ]
 
 
 @pytest.mark.shared("corpus/CATALOG.json")
@@ -106,12 +110,13 @@ def test_fast_path_equals_plain_decoder_on_the_real_controller_log():
 def test_fast_path_declines_what_it_does_not_render():
     """Keys, headers, control and compressed batches, and broken values go the plain way;
     an undecodable value inside an otherwise plain batch still renders like the plain path."""
-    value = md.encode_metadata("TopicRecord", 0, {"name": "t\u00e9\"x", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
+    value = md.encode_metadata("TopicRecord", 0, {"name": 't\u00e9"x', "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
     plain = BatchReader(encode_batch([(None, value)], base_offset=5))
     b = next(iter(plain))
     assert R.fast_metadata_lines(b, False) == plain_lines(b, False)
     assert R.fast_metadata_lines(b, False)[0].endswith(
-        'payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":"t\u00e9\\"x","topicId":"AAAAAAAAAAAAAAAAAAAAAQ"}}')
+        'payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":"t\u00e9\\"x","topicId":"AAAAAAAAAAAAAAAAAAAAAQ"}}'
+    )
     keyed = next(iter(BatchReader(encode_batch([(b"k", value)], base_offset=5))))
     assert R.fast_metadata_lines(keyed, False) is None
     headed = next(iter(BatchReader(encode_batch([(None, value, [("h", b"v")])], base_offset=5))))
@@ -122,7 +127,6 @@ def test_fast_path_declines_what_it_does_not_render():
     assert R.fast_metadata_lines(broken, False) == plain_lines(broken, False)
     assert R.fast_metadata_lines(broken, True) == plain_lines(broken, True)
     assert '"error"' in R.fast_metadata_lines(broken, True)[1]
-
 
 
 def test_one_process_json_holds_one_batch_line_at_a_time(tmp_path):
@@ -149,8 +153,10 @@ def test_one_process_json_holds_one_batch_line_at_a_time(tmp_path):
 
     out, err = Writes(), Writes()
     assert dumplog.run([str(d)], output="json", sink=R.Sink(out, err)) == 0
-    line = 2000 * len('{"offset":0,"timestamp":0,"keySize":-1,"valueSize":4,"sequence":-1,"headers":[],'
-                      '"payload":{"type":"NO_OP_RECORD","version":0,"data":{}}},')
-    assert sum(out.sizes) > 12 * line            # every batch's line was written ...
-    assert max(out.sizes) < 2 * line             # ... one at a time, not all 12 together
+    line = 2000 * len(
+        '{"offset":0,"timestamp":0,"keySize":-1,"valueSize":4,"sequence":-1,"headers":[],'
+        '"payload":{"type":"NO_OP_RECORD","version":0,"data":{}}},'
+    )
+    assert sum(out.sizes) > 12 * line  # every batch's line was written ...
+    assert max(out.sizes) < 2 * line  # ... one at a time, not all 12 together
     assert err.sizes == []

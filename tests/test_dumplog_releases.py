@@ -19,8 +19,13 @@ def segment(d, base: int, offsets_per_batch: list[list[int]], key: bytes | None 
     path = os.path.join(d, f"{base:020d}.log")
     with open(path, "wb") as f:
         for offs in offsets_per_batch:
-            f.write(encode_batch([(key, b"v%d" % o) for o in range(offs[0], offs[-1] + 1)],
-                                 base_offset=offs[0], base_timestamp=1_700_000_000_000))
+            f.write(
+                encode_batch(
+                    [(key, b"v%d" % o) for o in range(offs[0], offs[-1] + 1)],
+                    base_offset=offs[0],
+                    base_timestamp=1_700_000_000_000,
+                )
+            )
     return path
 
 
@@ -43,8 +48,10 @@ def test_a_segment_not_starting_at_zero(cli, tmp_path):
 def test_real_gaps_order_and_exit_code(cli, tmp_path):
     path = segment(tmp_path, 0, [[0, 1], [5, 6], [9, 9]])
     code, _, err = stderr_lines(cli, "--deep-iteration", path)
-    assert (code, err) == (1, [f"Non-consecutive offsets in {os.path.abspath(path)}",
-                               "  1 is followed by 5", "  6 is followed by 9"])
+    assert (code, err) == (
+        1,
+        [f"Non-consecutive offsets in {os.path.abspath(path)}", "  1 is followed by 5", "  6 is followed by 9"],
+    )
     code, _, err = stderr_lines(cli, "--deep-iteration", "--kafka-version", "4.1", path)
     assert (code, err[1:]) == (1, ["  6 is followed by 9", "  1 is followed by 5"])
     # JSON names the real gaps only, never 4.3's -1 pair
@@ -54,16 +61,20 @@ def test_real_gaps_order_and_exit_code(cli, tmp_path):
     assert '"problem":"non-consecutive-offsets","offset":100,"next":102' in out and '"offset":-1' not in out
 
 
-@pytest.mark.parametrize("key,release,expected", [
-    (None, "4.3", "| payload: v0"),
-    (None, "4.1", " payload: v0"),
-    (b"k", "4.3", "| key: k payload: v0"),
-    (b"k", "4.1", "| key: k payload: v0"),
-])
+@pytest.mark.parametrize(
+    "key,release,expected",
+    [
+        (None, "4.3", "| payload: v0"),
+        (None, "4.1", " payload: v0"),
+        (b"k", "4.3", "| key: k payload: v0"),
+        (b"k", "4.1", "| key: k payload: v0"),
+    ],
+)
 def test_skip_record_metadata_payload_prefix(cli, tmp_path, key, release, expected):
     path = segment(tmp_path, 0, [[0, 0]], key=key)
-    code, out, err = cli("dump-log", "-o", "text", "--print-data-log", "--skip-record-metadata",
-                         "--kafka-version", release, path)
+    code, out, err = cli(
+        "dump-log", "-o", "text", "--print-data-log", "--skip-record-metadata", "--kafka-version", release, path
+    )
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == expected
 
@@ -77,8 +88,10 @@ def test_producer_entry_without_batch_metadata(cli, tmp_path):
         code, out, err = cli("dump-log", "-o", "text", "--kafka-version", release, str(path))
         assert (code, err) == (0, ""), err
         lines[release] = out.splitlines()[-1]
-    assert lines["4.3"] == ("producerId: 7 producerEpoch: 0 coordinatorEpoch: 0 currentTxnFirstOffset: "
-                            "OptionalLong.empty lastTimestamp: 1700000000000")
+    assert lines["4.3"] == (
+        "producerId: 7 producerEpoch: 0 coordinatorEpoch: 0 currentTxnFirstOffset: "
+        "OptionalLong.empty lastTimestamp: 1700000000000"
+    )
     assert lines["4.1"] == lines["4.3"] + " "
 
 

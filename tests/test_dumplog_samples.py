@@ -28,11 +28,25 @@ CWD = {
     "dumplog-3.7.0-after-clean-shutdown.txt": F37,
 }
 # Lines Kafka writes to stderr (the transcripts interleave both streams).
-STDERR_PREFIXES = ("Non-consecutive", "Mismatches in", "Found timestamp mismatch", "Found out of order",
-                   "Ignoring unknown file", "Exception in thread", "\tat ", "  ", "The following indexed")
-FLAGS = {"--deep-iteration": "deep", "--print-data-log": "print_data",
-         "--cluster-metadata-decoder": "metadata_decoder", "--skip-record-metadata": "skip_record_metadata",
-         "--verify-index-only": "verify_index_only", "--index-sanity-check": "index_sanity_check"}
+STDERR_PREFIXES = (
+    "Non-consecutive",
+    "Mismatches in",
+    "Found timestamp mismatch",
+    "Found out of order",
+    "Ignoring unknown file",
+    "Exception in thread",
+    "\tat ",
+    "  ",
+    "The following indexed",
+)
+FLAGS = {
+    "--deep-iteration": "deep",
+    "--print-data-log": "print_data",
+    "--cluster-metadata-decoder": "metadata_decoder",
+    "--skip-record-metadata": "skip_record_metadata",
+    "--verify-index-only": "verify_index_only",
+    "--index-sanity-check": "index_sanity_check",
+}
 
 
 def parse_kafka_args(argv):
@@ -81,8 +95,13 @@ def leader_change_as_kafka3(line: str) -> str:
     return line if i < 0 else line[:i] + " controlType: LEADER_CHANGE(2)"
 
 
-CASES = [(name, i, b) for name in CWD if (SAMPLES / name).exists()
-         for i, b in enumerate(blocks(name)) if "--help" not in b.argv]
+CASES = [
+    (name, i, b)
+    for name in CWD
+    if (SAMPLES / name).exists()
+    for i, b in enumerate(blocks(name))
+    if "--help" not in b.argv
+]
 
 
 def _covered(b):
@@ -91,8 +110,9 @@ def _covered(b):
     return not any(line.startswith(("Exception in thread", "Ignoring unknown file")) for line in b.lines)
 
 
-@pytest.mark.parametrize("name,i,block", [c for c in CASES if _covered(c[2])],
-                         ids=lambda v: v if isinstance(v, (str, int)) else "")
+@pytest.mark.parametrize(
+    "name,i,block", [c for c in CASES if _covered(c[2])], ids=lambda v: v if isinstance(v, (str, int)) else ""
+)
 def test_matches_kafka_dump_log(name, i, block):
     rc, out, err = ours(block.argv, cwd_for(name, block.argv))
     expected_out = [line for line in block.lines if not line.startswith(STDERR_PREFIXES)]
@@ -101,33 +121,45 @@ def test_matches_kafka_dump_log(name, i, block):
     # Kafka prints the absolute path where it ran; ours is this machine's
     assert [e.replace(str(CWD[name]), "/var/lib/kafka/corrupt") for e in err] == expected_err
     # Kafka exits 0 on corruption; we exit 1 when the dump saw a problem
-    problems = any(line.startswith(("Found ", "Non-consecutive", "Mismatches")) or "isvalid: false" in line
-                   for line in block.lines) or block.exit == 1
+    problems = (
+        any(
+            line.startswith(("Found ", "Non-consecutive", "Mismatches")) or "isvalid: false" in line
+            for line in block.lines
+        )
+        or block.exit == 1
+    )
     assert rc == (1 if problems else 0)
 
 
 def test_leader_change_is_decoded():
-    rc, out, _ = ours(["x", "--files", "00000000000000000000.log", "--deep-iteration", "--max-bytes", "200"], F37 / "snap1")
+    rc, out, _ = ours(
+        ["x", "--files", "00000000000000000000.log", "--deep-iteration", "--max-bytes", "200"], F37 / "snap1"
+    )
     assert rc == 0
-    assert out[3] == ("| offset: 0 CreateTime: 1795305175621 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] "
-                      'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],'
-                      '"grantingVoters":[{"voterId":1},{"voterId":3}]}')
+    assert out[3] == (
+        "| offset: 0 CreateTime: 1795305175621 keySize: 4 valueSize: 34 sequence: -1 headerKeys: [] "
+        'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1},{"voterId":2},{"voterId":3}],'
+        '"grantingVoters":[{"voterId":1},{"voterId":3}]}'
+    )
 
 
 def test_zero_tail_is_one_line_error_not_a_crash():
     rc, out, err = ours(["x", "--files", "c_zeros/00000000000000000000.log"], F37 / "corrupt")
     assert rc == 1
-    assert err == ["quorumctl: c_zeros/00000000000000000000.log: position 1156: batch length 0 is smaller than "
-                   "the minimum record overhead (14)"] or err[0].startswith("quorumctl: c_zeros/00000000000000000000.log: position ")
+    assert err == [
+        "quorumctl: c_zeros/00000000000000000000.log: position 1156: batch length 0 is smaller than "
+        "the minimum record overhead (14)"
+    ] or err[0].startswith("quorumctl: c_zeros/00000000000000000000.log: position ")
 
 
 def test_where_kafka_crashes_we_decode():
     rc, out, err = ours(["x", "--files", "quorum-state"], F37 / "snap1")
     assert (rc, err) == (0, [])
-    assert out == ["Dumping quorum-state",
-                   "Quorum state (data_version 0): clusterId:  leaderId: 1 leaderEpoch: 2 votedId: -1 "
-                   "appliedOffset: 0 currentVoters: [{\"voterId\":1},{\"voterId\":2},{\"voterId\":3}]"]
+    assert out == [
+        "Dumping quorum-state",
+        "Quorum state (data_version 0): clusterId:  leaderId: 1 leaderEpoch: 2 votedId: -1 "
+        'appliedOffset: 0 currentVoters: [{"voterId":1},{"voterId":2},{"voterId":3}]',
+    ]
     rc, out, err = ours(["x", "--files", "00000000000000000000.timeindex", "--index-sanity-check"], F37 / "snap1")
     assert rc == 0
-    assert out == ["Dumping 00000000000000000000.timeindex",
-                   "00000000000000000000.timeindex passed sanity check."]
+    assert out == ["Dumping 00000000000000000000.timeindex", "00000000000000000000.timeindex passed sanity check."]

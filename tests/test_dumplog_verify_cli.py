@@ -84,7 +84,7 @@ def test_stray_files_in_a_log_dir_are_a_note_not_an_error(command, tmp_path):
     for housekeeping in (".lock", "recovery-point-offset-checkpoint", "00000000000000000000.log.deleted"):
         (d / housekeeping).write_bytes(b"")
     r = run(command, "-o", "json", d)
-    assert r.returncode == 1     # e_idx's indexes are damaged: the files were read
+    assert r.returncode == 1  # e_idx's indexes are damaged: the files were read
     assert r.stderr.splitlines()[0] == f"Ignoring unknown file {d / 'README'}"
     assert "checkpoint" not in r.stderr and ".lock" not in r.stderr and ".deleted" not in r.stderr
     assert "Traceback" not in r.stderr
@@ -98,14 +98,21 @@ C1_LOG = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000
 @needs_fixtures
 def test_unknown_record_type_is_refused_with_the_valid_names():
     r = run("dump-log", "--record-type", "PARTITION_CHANGE_RECORD", "--record-type", "BOGUS", C1_LOG)
-    one_line_error(r, "--record-type: no record type 'BOGUS'", "PARTITION_CHANGE_RECORD,", "LEADER_CHANGE,",
-                   "TOPIC_RECORD,", "REGISTER_BROKER_RECORD,")
+    one_line_error(
+        r,
+        "--record-type: no record type 'BOGUS'",
+        "PARTITION_CHANGE_RECORD,",
+        "LEADER_CHANGE,",
+        "TOPIC_RECORD,",
+        "REGISTER_BROKER_RECORD,",
+    )
 
 
 @needs_fixtures
 def test_record_type_is_case_insensitive_and_the_suffix_optional():
-    canonical = run("dump-log", "-o", "json", "--record-type", "REGISTER_BROKER_RECORD",
-                    "--record-type", "LEADER_CHANGE", C1_LOG)
+    canonical = run(
+        "dump-log", "-o", "json", "--record-type", "REGISTER_BROKER_RECORD", "--record-type", "LEADER_CHANGE", C1_LOG
+    )
     assert canonical.returncode == 0
     lines = canonical.stdout.splitlines()
     assert len(lines) > 3 and all('"REGISTER_BROKER_RECORD"' in ln or '"LEADER_CHANGE"' in ln for ln in lines)
@@ -115,12 +122,13 @@ def test_record_type_is_case_insensitive_and_the_suffix_optional():
 
 # -- the table view, on a terminal (issue 10, item 1) ------------------------------
 
+
 def on_terminal(*args, columns=120, lines=400, cwd=None) -> tuple[int, list[str]]:
     """(exit code, screen lines) of the console script on a pseudo-terminal, the
     screen rendered by a terminal emulator as a person would see it."""
     pyte = pytest.importorskip("pyte")
     pid, fd = pty.fork()
-    if pid == 0:   # the child: stdout/stderr are the terminal
+    if pid == 0:  # the child: stdout/stderr are the terminal
         env = dict(os.environ, COLUMNS=str(columns), LINES=str(lines), TERM="xterm")
         if cwd is not None:
             os.chdir(cwd)
@@ -132,7 +140,7 @@ def on_terminal(*args, columns=120, lines=400, cwd=None) -> tuple[int, list[str]
         assert ready, "no output for 60 s"
         try:
             data = os.read(fd, 65536)
-        except OSError:   # EIO: the child closed the terminal
+        except OSError:  # EIO: the child closed the terminal
             break
         if not data:
             break
@@ -145,14 +153,35 @@ def on_terminal(*args, columns=120, lines=400, cwd=None) -> tuple[int, list[str]
 @needs_fixtures
 def test_dump_log_on_a_terminal_is_a_table_of_batches():
     code, screen = on_terminal("dump-log", STATIC / "corrupt" / "a_flip" / "00000000000000000000.log")
-    assert code == 1, screen   # batch 1..5 fails its CRC
+    assert code == 1, screen  # batch 1..5 fails its CRC
     assert screen[0].startswith("Dumping ") and screen[1] == "Log starting offset: 0"
-    assert screen[2].split() == ["offset", "position", "time", "(UTC)", "epoch", "type", "records", "size",
-                                 "codec", "crc", "summary"]
+    assert screen[2].split() == [
+        "offset",
+        "position",
+        "time",
+        "(UTC)",
+        "epoch",
+        "type",
+        "records",
+        "size",
+        "codec",
+        "crc",
+        "summary",
+    ]
     assert set(screen[3]) == {"─"}
     rows = {ln.split()[0]: ln.split() for ln in screen[4:] if ln.split()[0][0].isdigit()}
-    assert rows["0"] == ["0", "0", "2026-11-21T23:52:55.621Z", "2", "control", "1", "106", "none", "ok",
-                         "LEADER_CHANGE"]
+    assert rows["0"] == [
+        "0",
+        "0",
+        "2026-11-21T23:52:55.621Z",
+        "2",
+        "control",
+        "1",
+        "106",
+        "none",
+        "ok",
+        "LEADER_CHANGE",
+    ]
     assert rows["1..5"] == ["1..5", "106", "2026-11-21T23:52:56.195Z", "2", "data", "5", "258", "none", "INVALID"]
     assert rows["6"][-1] == "ok" and len(rows) == 26
     assert "Traceback" not in "\n".join(screen) and "internal error" not in "\n".join(screen)
@@ -161,9 +190,18 @@ def test_dump_log_on_a_terminal_is_a_table_of_batches():
 @needs_fixtures
 def test_table_records_and_other_file_kinds_on_a_narrow_terminal():
     d = STATIC / "data" / "c1" / "__cluster_metadata-0"
-    code, screen = on_terminal("dump-log", "--deep-iteration", "--offset-end", "3", "00000000000000000000.log",
-                               "leader-epoch-checkpoint", "quorum-state", "00000000000000000000.index",
-                               columns=80, cwd=d)
+    code, screen = on_terminal(
+        "dump-log",
+        "--deep-iteration",
+        "--offset-end",
+        "3",
+        "00000000000000000000.log",
+        "leader-epoch-checkpoint",
+        "quorum-state",
+        "00000000000000000000.index",
+        columns=80,
+        cwd=d,
+    )
     assert code == 0, screen
     text = "\n".join(screen)
     # 80 columns with record types: position, records, codec, size and epoch give way;
@@ -174,41 +212,57 @@ def test_table_records_and_other_file_kinds_on_a_narrow_terminal():
     assert any(ln.split()[:4] == ["↳", "2", "2026-11-21T23:52:56.195Z", "FEATURE_LEVEL"] for ln in screen)
     # leader-epoch-checkpoint, quorum-state, index: tables of their entries and fields
     i = screen.index("Dumping leader-epoch-checkpoint")
-    assert [ln.split() for ln in screen[i + 1:i + 6]] == [["epoch", "startOffset"], ["─" * 80], ["2", "0"],
-                                                          ["7", "335"], ["20", "408"]]
+    assert [ln.split() for ln in screen[i + 1 : i + 6]] == [
+        ["epoch", "startOffset"],
+        ["─" * 80],
+        ["2", "0"],
+        ["7", "335"],
+        ["20", "408"],
+    ]
     assert any(ln.split() == ["leaderEpoch", "20"] for ln in screen)
     j = screen.index("Dumping 00000000000000000000.index")
     assert screen[j + 1].split() == ["offset", "position"] and screen[j + 3].split() == ["55", "4167"]
-    assert all(len(ln) <= 80 for ln in screen) and "…" in text   # payloads cut to the screen
+    assert all(len(ln) <= 80 for ln in screen) and "…" in text  # payloads cut to the screen
 
 
 @needs_fixtures
 def test_table_is_streamed_in_chunks_that_line_up(tmp_path):
     """More batches than one chunk: one header, and every row's CRC cell in one column."""
     from quorumctl.render.dumplog_table import CHUNK_ROWS
+
     log = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
-    r = subprocess.run([QUORUMCTL, "dump-log", "-o", "table", log], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, COLUMNS="160"))
+    r = subprocess.run(
+        [QUORUMCTL, "dump-log", "-o", "table", log],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, COLUMNS="160"),
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     rows = [ln for ln in lines[4:] if ln.strip()]
     assert len(rows) == 849 > 4 * CHUNK_ROWS
     assert sum(1 for ln in lines if ln.split()[:2] == ["offset", "position"]) == 1
     crc_at = lines[2].index("crc")
-    assert all(ln[crc_at:crc_at + 2] == "ok" for ln in rows)
+    assert all(ln[crc_at : crc_at + 2] == "ok" for ln in rows)
 
 
 @needs_fixtures
 def test_table_through_head_ends_like_cat():
     """A closed pipe ends the dump as it ends `cat` (SIGPIPE), not with an error or 0."""
     log = STATIC / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
-    r = subprocess.run(["bash", "-o", "pipefail", "-c", f"'{QUORUMCTL}' dump-log -o table '{log}' | head -n 3"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", f"'{QUORUMCTL}' dump-log -o table '{log}' | head -n 3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.stdout.splitlines()[0] == f"Dumping {log}" and len(r.stdout.splitlines()) == 3
     assert (r.returncode, r.stderr) == (141, "")
 
 
 # -- one rule for index consistency (issue 10, item 8) -----------------------------
+
 
 @needs_fixtures
 def test_verify_and_dump_log_give_one_answer_for_e_idx():
@@ -216,6 +270,7 @@ def test_verify_and_dump_log_give_one_answer_for_e_idx():
     v = run("verify", "-o", "json", idx.parent)
     assert v.returncode == 1
     import json
+
     doc = json.loads(v.stdout)
     [rep] = [f for f in doc["files"] if f["file"] == str(idx)]
     assert [(p["kind"], p["position"], p["offset"]) for p in rep["problems"]] == [("index-offset-mismatch", 0, 6)]
@@ -230,6 +285,7 @@ def test_index_out_of_order_is_a_problem_for_dump_log_too(tmp_path):
     """Entries that each point at their batch but go backwards: kafka-dump-log sees
     nothing wrong, verify does (lookups binary-search the index): dump-log says so too."""
     import struct
+
     d = tmp_path / "seg"
     d.mkdir()
     shutil.copy(E_IDX / "00000000000000000000.log", d)
@@ -246,16 +302,20 @@ def test_index_out_of_order_is_a_problem_for_dump_log_too(tmp_path):
 
 # -- smaller items (issue 10, item 11) --------------------------------------------
 
+
 @needs_fixtures
 def test_crc_mismatch_names_both_crcs():
     import crc32c
+
     log = STATIC / "corrupt" / "a_flip" / "00000000000000000000.log"
     data = log.read_bytes()
-    computed = crc32c.crc32c(data[106 + 21:106 + 258])   # batch 1..5: 258 bytes at 106, CRC over byte 21 on
+    computed = crc32c.crc32c(data[106 + 21 : 106 + 258])  # batch 1..5: 258 bytes at 106, CRC over byte 21 on
     r = run("verify", log)
     assert r.returncode == 1
-    assert (f"{log}: position 106: offset 1: crc-mismatch: CRC-32C mismatch: header says 2485404383, "
-            f"the batch's bytes give {computed}\n") in r.stdout
+    assert (
+        f"{log}: position 106: offset 1: crc-mismatch: CRC-32C mismatch: header says 2485404383, "
+        f"the batch's bytes give {computed}\n"
+    ) in r.stdout
     assert computed != 2485404383
 
 
@@ -264,8 +324,8 @@ def test_verify_table_keeps_the_end_of_file_names():
     d = STATIC / "data" / "c1"
     code, screen = on_terminal("verify", d, columns=100)
     assert code == 0, screen
-    assert str(d) in screen[0]   # the shared directory is the title, the cells name what differs
+    assert str(d) in screen[0]  # the shared directory is the title, the cells name what differs
     text = "".join(ln.split("│")[1].strip() for ln in screen if ln.count("│") > 2)
     for snap in sorted((d / "__cluster_metadata-0").glob("*.checkpoint")):
-        assert f"__cluster_metadata-0/{snap.name}" in text   # folded across lines, never cut
+        assert f"__cluster_metadata-0/{snap.name}" in text  # folded across lines, never cut
     assert "…" not in "\n".join(screen)

@@ -18,14 +18,33 @@ from quorumctl.ops.verify import scan_batches
 
 def sample_segment() -> bytes:
     """A small realistic segment: a LeaderChange, then metadata batches, one gzip'd."""
-    key, value = md.encode_control(md.LEADER_CHANGE, {"version": 0, "leaderId": 1,
-                                   "voters": [{"voterId": 1}], "grantingVoters": [{"voterId": 1}]})
+    key, value = md.encode_control(
+        md.LEADER_CHANGE, {"version": 0, "leaderId": 1, "voters": [{"voterId": 1}], "grantingVoters": [{"voterId": 1}]}
+    )
     out = [encode_batch([(key, value)], base_offset=0, leader_epoch=1, control=True)]
     recs = [(None, md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAg"}))]
-    recs += [(None, md.encode_metadata("PartitionRecord", 0, {
-        "partitionId": p, "topicId": "AAAAAAAAAAAAAAAAAAAAAg", "replicas": [1], "isr": [1], "removingReplicas": [],
-        "addingReplicas": [], "leader": 1, "leaderRecoveryState": 0, "leaderEpoch": 0, "partitionEpoch": 0}))
-        for p in range(5)]
+    recs += [
+        (
+            None,
+            md.encode_metadata(
+                "PartitionRecord",
+                0,
+                {
+                    "partitionId": p,
+                    "topicId": "AAAAAAAAAAAAAAAAAAAAAg",
+                    "replicas": [1],
+                    "isr": [1],
+                    "removingReplicas": [],
+                    "addingReplicas": [],
+                    "leader": 1,
+                    "leaderRecoveryState": 0,
+                    "leaderEpoch": 0,
+                    "partitionEpoch": 0,
+                },
+            ),
+        )
+        for p in range(5)
+    ]
     out.append(encode_batch(recs, base_offset=1, leader_epoch=1))
     out.append(encode_batch(recs, base_offset=7, leader_epoch=1, compression_codec=1))
     return b"".join(out)
@@ -49,8 +68,13 @@ def exercise(data: bytes, tmp_path) -> None:
                     pass
         scan_batches(str(path), contiguous=True, deep=True)
         for as_json in (False, True):
-            dump_range(str(path), Options(deep=True, print_data=True, metadata_decoder=True),
-                       Sink(io.StringIO(), io.StringIO()), as_json=as_json, decode_json=True)
+            dump_range(
+                str(path),
+                Options(deep=True, print_data=True, metadata_decoder=True),
+                Sink(io.StringIO(), io.StringIO()),
+                as_json=as_json,
+                decode_json=True,
+            )
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -65,8 +89,10 @@ def test_random_bytes(tmp_path, data):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, len(SEGMENT) - 1), st.integers(0, 255)), min_size=1, max_size=6),
-       st.integers(0, len(SEGMENT)))
+@given(
+    st.lists(st.tuples(st.integers(0, len(SEGMENT) - 1), st.integers(0, 255)), min_size=1, max_size=6),
+    st.integers(0, len(SEGMENT)),
+)
 def test_mutated_segment(tmp_path, flips, cut):
     data = bytearray(SEGMENT)
     for pos, val in flips:
@@ -86,6 +112,7 @@ def test_metadata_and_control_values(value):
 def test_huge_claimed_lengths_do_not_allocate(tmp_path):
     # a batch header claiming 2 GiB, and a record claiming 2^31 headers
     import struct
+
     bad = struct.pack(">qi", 0, 0x7FFFFFF0) + b"\x00" * 100
     exercise(bad, tmp_path)
     body = bytearray(SEGMENT)
@@ -98,19 +125,24 @@ _VALUE = md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": "AAAAAAAA
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(deltas=st.lists(st.integers(-3, 12), min_size=1, max_size=8), count_shift=st.integers(-9, 9),
-       last_shift=st.integers(-3, 3), codec=st.sampled_from([0, 1, 2, 3, 4]), data=st.data())
+@given(
+    deltas=st.lists(st.integers(-3, 12), min_size=1, max_size=8),
+    count_shift=st.integers(-9, 9),
+    last_shift=st.integers(-3, 3),
+    codec=st.sampled_from([0, 1, 2, 3, 4]),
+    data=st.data(),
+)
 def test_record_count_and_offset_delta_mutations(tmp_path, deltas, count_shift, last_shift, codec, data):
     """A metadata log batch is clean only with recordCount == lastOffsetDelta + 1 and
     offset deltas 0, 1, 2, ...: any other combination (the CRC still valid) is a
     problem verify reports, at the batch's position and offset, and no reader
     crashes or grows beyond its bound."""
     from hostile import batch_with_deltas
+
     n = len(deltas)
     count = max(-1, n + count_shift) if data.draw(st.booleans()) else n
     last = max(deltas) + last_shift
-    batch = batch_with_deltas([_VALUE] * n, deltas, count=count, last_offset_delta=last, codec=codec,
-                              base_offset=100)
+    batch = batch_with_deltas([_VALUE] * n, deltas, count=count, last_offset_delta=last, codec=codec, base_offset=100)
     seg = encode_batch([(None, _VALUE)] * 100, base_offset=0) + batch
     exercise(seg, tmp_path)
     path = tmp_path / "00000000000000000000.log"
@@ -119,8 +151,10 @@ def test_record_count_and_offset_delta_mutations(tmp_path, deltas, count_shift, 
         rep = scan_batches(str(path), contiguous=True, deep=deep)
         if legal:
             assert rep.problems == []
-        elif count != last + 1 and last >= 0:   # seen without decoding the records
-            assert any(p.kind == "record-count" and p.position == len(seg) - len(batch) and p.offset == 100
-                       for p in rep.problems), rep.problems
+        elif count != last + 1 and last >= 0:  # seen without decoding the records
+            assert any(
+                p.kind == "record-count" and p.position == len(seg) - len(batch) and p.offset == 100
+                for p in rep.problems
+            ), rep.problems
         elif deep:
             assert rep.problems, (deltas, count, last)

@@ -14,23 +14,36 @@ from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 
 
 NOW = 1795305697138
-DIRS = {1: "DfqkWOlJTZ-abG8pUGocIA", 2: "4BuDMaJKttH3vcqDCog2og", 3: "eAmx4J3YZ63RPobrVgXBAw",
-        4: "Ft5irZuen_hAwkaw5_cxsg"}
+DIRS = {
+    1: "DfqkWOlJTZ-abG8pUGocIA",
+    2: "4BuDMaJKttH3vcqDCog2og",
+    3: "eAmx4J3YZ63RPobrVgXBAw",
+    4: "Ft5irZuen_hAwkaw5_cxsg",
+}
 
 
-def cluster(behind_ms: dict[int, int] | None = None, leader=1, lag: dict[int, int] | None = None,
-            profile="3.9", **kw) -> SimulatedCluster:
+def cluster(
+    behind_ms: dict[int, int] | None = None, leader=1, lag: dict[int, int] | None = None, profile="3.9", **kw
+) -> SimulatedCluster:
     """Voters 1-3, broker 4; `behind_ms[i]`: how far voter i's lastCaughtUp
     is behind the leader's; `lag[i]`: how many offsets behind it is."""
     behind_ms = {1: 0, 2: 120, 3: 140, **(behind_ms or {})}
     lag = lag or {}
     lead_ts = NOW
-    voters = [replica(i, 500 - lag.get(i, 0), lead_ts - behind_ms[i], lead_ts - behind_ms[i], DIRS[i])
-              for i in (1, 2, 3)]
+    voters = [
+        replica(i, 500 - lag.get(i, 0), lead_ts - behind_ms[i], lead_ts - behind_ms[i], DIRS[i]) for i in (1, 2, 3)
+    ]
     if leader in (1, 2, 3):
         voters[leader - 1].update(lastFetchTimestamp=lead_ts, lastCaughtUpTimestamp=lead_ts)
-    c = SimulatedCluster("rTcAzcTXQpG_6c1zYns8Xw", leader_id=leader, leader_epoch=5, high_watermark=490,
-                         voters=voters, observers=[replica(4, 500, lead_ts - 90, lead_ts - 90, DIRS[4])], **kw)
+    c = SimulatedCluster(
+        "rTcAzcTXQpG_6c1zYns8Xw",
+        leader_id=leader,
+        leader_epoch=5,
+        high_watermark=490,
+        voters=voters,
+        observers=[replica(4, 500, lead_ts - 90, lead_ts - 90, DIRS[4])],
+        **kw,
+    )
     c.add_nodes(profile=profile)
     return c
 
@@ -49,16 +62,25 @@ def test_healthy_quorum_discovers_every_controller_from_one(cli):
     with cluster() as c:
         code, doc = health(cli, "--bootstrap-controller", c.node_by_id(2).address)
     assert code == 0
-    assert (doc["verdict"], doc["leaderId"], doc["leaderEpoch"], doc["caughtUp"], doc["majority"], doc["canLose"]) == \
-        ("healthy", 1, 5, 3, 2, 1)
+    assert (doc["verdict"], doc["leaderId"], doc["leaderEpoch"], doc["caughtUp"], doc["majority"], doc["canLose"]) == (
+        "healthy",
+        1,
+        5,
+        3,
+        2,
+        1,
+    )
     assert doc["reasons"] == []
     p = probes(doc)
     assert sorted(p) == [1, 2, 3]
     assert p[2]["origin"] == "bootstrap-controller" and p[1]["origin"] == p[3]["origin"] == "discovered"
     assert all(x["reachable"] and x["leaderId"] == 1 and x["kind"] == "controller" for x in p.values())
     assert p[1]["isLeader"] and not p[2]["isLeader"] and p[1]["leaderEpoch"] == 5
-    assert [(v["id"], v["caughtUp"], v["lagTimeMs"], v["reachable"]) for v in doc["voters"]] == \
-        [(1, True, 0, True), (2, True, 120, True), (3, True, 140, True)]
+    assert [(v["id"], v["caughtUp"], v["lagTimeMs"], v["reachable"]) for v in doc["voters"]] == [
+        (1, True, 0, True),
+        (2, True, 120, True),
+        (3, True, 140, True),
+    ]
     assert doc["clusterId"] == "rTcAzcTXQpG_6c1zYns8Xw"
 
 
@@ -97,24 +119,28 @@ def test_two_silent_followers_are_not_caught_up_even_when_the_leaders_data_says_
         c.silence(2)
         c.silence(3)
         code, doc = health(cli, "--bootstrap-controller", c.node_by_id(1).address)
-        tcode, out, _ = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
-                                "--timeout", "0.5")
+        tcode, out, _ = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "--timeout", "0.5")
     assert (code, tcode) == (1, 1)
     assert (doc["verdict"], doc["caughtUp"], doc["majority"], doc["canLose"]) == ("unhealthy", 1, 2, 0)
-    assert [(v["id"], v["caughtUp"], v["lagTimeMs"], v["reachable"]) for v in doc["voters"]] == \
-        [(1, True, 0, True), (2, False, 120, False), (3, False, 140, False)]
-    assert doc["reasons"][:3] == ["only 1 of 3 voters are caught up; a majority needs 2",
-                                  "voter 2 does not answer; its last caught-up time from the leader (120 ms behind) "
-                                  "predates the probes",
-                                  "voter 3 does not answer; its last caught-up time from the leader (140 ms behind) "
-                                  "predates the probes"]
+    assert [(v["id"], v["caughtUp"], v["lagTimeMs"], v["reachable"]) for v in doc["voters"]] == [
+        (1, True, 0, True),
+        (2, False, 120, False),
+        (3, False, 140, False),
+    ]
+    assert doc["reasons"][:3] == [
+        "only 1 of 3 voters are caught up; a majority needs 2",
+        "voter 2 does not answer; its last caught-up time from the leader (120 ms behind) predates the probes",
+        "voter 3 does not answer; its last caught-up time from the leader (140 ms behind) predates the probes",
+    ]
     head = out.split("\n\n")[0].splitlines()
-    assert head[:6] == ["Verdict:                unhealthy",
-                        "ClusterId:              rTcAzcTXQpG_6c1zYns8Xw",
-                        "LeaderId:               1",
-                        "LeaderEpoch:            5",
-                        "CaughtUpVoters:         1 of 3 (majority 2, fetch timeout 2000 ms)",
-                        "CanLose:                0 more voters"]
+    assert head[:6] == [
+        "Verdict:                unhealthy",
+        "ClusterId:              rTcAzcTXQpG_6c1zYns8Xw",
+        "LeaderId:               1",
+        "LeaderEpoch:            5",
+        "CaughtUpVoters:         1 of 3 (majority 2, fetch timeout 2000 ms)",
+        "CanLose:                0 more voters",
+    ]
 
 
 def test_one_silent_follower_is_not_caught_up(cli):
@@ -173,8 +199,10 @@ def test_server_properties_voters_and_fetch_timeout(cli, tmp_path):
     with cluster(behind_ms={3: 5200}) as c:
         voters = ",".join(f"{n.node_id}@{n.address}" for n in c.controllers())
         cfg = tmp_path / "server.properties"
-        cfg.write_text(f"process.roles=broker\nnode.id=4\ncontroller.quorum.voters={voters}\n"
-                       "controller.quorum.fetch.timeout.ms=10000\n")
+        cfg.write_text(
+            f"process.roles=broker\nnode.id=4\ncontroller.quorum.voters={voters}\n"
+            "controller.quorum.fetch.timeout.ms=10000\n"
+        )
         code, doc = health(cli, "--config", str(cfg))
         code2, doc2 = health(cli, "--config", str(cfg), "--fetch-timeout-ms", "3000")
     assert code == 0 and doc["verdict"] == "healthy" and doc["fetchTimeoutMs"] == 10000
@@ -194,8 +222,11 @@ def test_describe_quorum_v0_leader_uses_offsets(cli):
     with cluster(profile="3.0", lag={3: 25}) as c:
         code, doc = health(cli, "--bootstrap-controller", ",".join(n.address for n in c.controllers()))
     # v0 has no timestamps: caught up means LEO >= high watermark (490); voter 3 is at 475
-    assert [(v["id"], v["caughtUp"], v["lagTimeMs"]) for v in doc["voters"]] == \
-        [(1, True, 0), (2, True, None), (3, False, None)]
+    assert [(v["id"], v["caughtUp"], v["lagTimeMs"]) for v in doc["voters"]] == [
+        (1, True, 0),
+        (2, True, None),
+        (3, False, None),
+    ]
     assert doc["verdict"] == "degraded" and code == 0
 
 
@@ -204,34 +235,50 @@ def test_answers_within_its_timeout_when_most_controllers_hang(cli):
         for i in (1, 2, 3):
             c.silence(i)
         result = {}
-        t = threading.Thread(target=lambda: result.update(
-            r=cli("describe", "health", "--bootstrap-controller", ",".join(n.address for n in c.controllers()),
-                  "--timeout", "0.6")))
+        t = threading.Thread(
+            target=lambda: result.update(
+                r=cli(
+                    "describe",
+                    "health",
+                    "--bootstrap-controller",
+                    ",".join(n.address for n in c.controllers()),
+                    "--timeout",
+                    "0.6",
+                )
+            )
+        )
         t.start()
-        t.join(timeout=20)   # a guard against hanging, not a timing assertion
+        t.join(timeout=20)  # a guard against hanging, not a timing assertion
         assert not t.is_alive()
     code, out, err = result["r"]
     # nothing answered at all: exit 3, as describe status (issue 26)
     assert (code, out) == (3, "")
-    assert err == "quorumctl: error: nothing answered: " + "; ".join(
-        f"{a}: no answer within the 0.6 s timeout" for a in (n.address for n in c.controllers())) + "\n"
+    assert (
+        err
+        == "quorumctl: error: nothing answered: "
+        + "; ".join(f"{a}: no answer within the 0.6 s timeout" for a in (n.address for n in c.controllers()))
+        + "\n"
+    )
 
 
 def test_text_output(cli):
     with cluster(behind_ms={3: 5200}, lag={3: 40}) as c:
         c.silence(3)
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
-                                 "--timeout", "0.5")
+        code, out, err = cli(
+            "describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "--timeout", "0.5"
+        )
     assert code == 0 and err == ""
     head = out.split("\n\n")[0].splitlines()
-    assert head == ["Verdict:                degraded",
-                    "ClusterId:              rTcAzcTXQpG_6c1zYns8Xw",
-                    "LeaderId:               1",
-                    "LeaderEpoch:            5",
-                    "CaughtUpVoters:         2 of 3 (majority 2, fetch timeout 2000 ms)",
-                    "CanLose:                0 more voters",
-                    "Reason:                 voter 3 is 5200 ms behind the leader (fetch timeout 2000 ms)",
-                    f"Reason:                 controller 3 ({c.node_by_id(3).address}): no answer within the 0.5 s timeout"]
+    assert head == [
+        "Verdict:                degraded",
+        "ClusterId:              rTcAzcTXQpG_6c1zYns8Xw",
+        "LeaderId:               1",
+        "LeaderEpoch:            5",
+        "CaughtUpVoters:         2 of 3 (majority 2, fetch timeout 2000 ms)",
+        "CanLose:                0 more voters",
+        "Reason:                 voter 3 is 5200 ms behind the leader (fetch timeout 2000 ms)",
+        f"Reason:                 controller 3 ({c.node_by_id(3).address}): no answer within the 0.5 s timeout",
+    ]
     voters = out.split("\n\n")[2].splitlines()
     assert [line.split("\t")[0].strip() for line in voters] == ["Voter", "1", "2", "3"]
     assert [line.split("\t")[2].strip() for line in voters] == ["CaughtUp", "yes", "yes", "no"]
@@ -239,16 +286,23 @@ def test_text_output(cli):
 
 def test_table_output(cli):
     with cluster() as c:
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
-                                 "--output", "table")
+        code, out, err = cli(
+            "describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "--output", "table"
+        )
     assert code == 0 and "Quorum health: HEALTHY" in out and "Voters: 3 of 3 caught up, majority 2, can lose 1" in out
 
 
-@pytest.mark.parametrize("args,message", [
-    ([], "nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config with "
-         "controller.quorum.voters / controller.quorum.bootstrap.servers"),
-    (["--bootstrap-controller", "h:1", "--timeout", "-1"], "--timeout must be positive, not -1"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            [],
+            "nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config with "
+            "controller.quorum.voters / controller.quorum.bootstrap.servers",
+        ),
+        (["--bootstrap-controller", "h:1", "--timeout", "-1"], "--timeout must be positive, not -1"),
+    ],
+)
 def test_health_usage_errors(cli, args, message):
     code, out, err = cli("describe", "health", *args)
     assert code == 2 and err == f"quorumctl: error: {message}\n"
@@ -268,14 +322,17 @@ def test_reason_names_an_unreachable_address_once(cli, tmp_path):
     with cluster() as c:
         gone = f"127.0.0.1:{closed_port()}"
         cfg = tmp_path / "server.properties"
-        cfg.write_text(f"process.roles=broker\nnode.id=4\ncontroller.quorum.voters=1@{c.node_by_id(1).address},"
-                       f"2@{c.node_by_id(2).address},3@{gone}\n")
+        cfg.write_text(
+            f"process.roles=broker\nnode.id=4\ncontroller.quorum.voters=1@{c.node_by_id(1).address},"
+            f"2@{c.node_by_id(2).address},3@{gone}\n"
+        )
         code, doc = health(cli, "--config", str(cfg))
     reason = [r for r in doc["reasons"] if "cannot connect" in r]
     assert reason == [f"controller 3: cannot connect to {gone}: connection refused (nothing listens on that port)"]
 
 
 # -- exit codes (issue 26) ---------------------------------------------------------------
+
 
 def test_nothing_listening_is_unreachable_exit_3(cli):
     gone = f"127.0.0.1:{closed_port()}"
@@ -290,9 +347,14 @@ def test_watch_goes_on_when_nothing_answers(cli):
     code, out, err = cli("describe", "health", "--bootstrap-controller", gone, "--watch", "0.2", "--samples", "2")
     assert (code, out) == (3, "")
     lines = err.splitlines()
-    assert len(lines) == 2 and all(re.fullmatch(
-        rf"quorumctl: error: cannot connect to {gone}: connection refused \(nothing listens on that port\) "
-        r"\(at \d\d:\d\d:\d\d\)", ln) for ln in lines), err
+    assert len(lines) == 2 and all(
+        re.fullmatch(
+            rf"quorumctl: error: cannot connect to {gone}: connection refused \(nothing listens on that port\) "
+            r"\(at \d\d:\d\d:\d\d\)",
+            ln,
+        )
+        for ln in lines
+    ), err
 
 
 @pytest.mark.parametrize("option,role", [("--bootstrap-server", "controller"), ("--bootstrap-controller", "broker")])
@@ -302,17 +364,29 @@ def test_wrong_kind_of_address_is_the_describe_status_error(cli, option, role):
         code, out, err = cli("describe", "health", option, addr, "--timeout", "0.8")
         scode, sout, serr = cli("describe", "status", option, addr, "--timeout", "0.8")
     assert (code, out) == (2, "") and (code, err) == (scode, serr)
-    want = {"controller": f"{addr} is a KRaft controller, not a broker (it does not serve Metadata): "
-                          f"use --bootstrap-controller {addr}",
-            "broker": f"{addr} is a broker, not a controller: use --bootstrap-server {addr}"}[role]
+    want = {
+        "controller": f"{addr} is a KRaft controller, not a broker (it does not serve Metadata): "
+        f"use --bootstrap-controller {addr}",
+        "broker": f"{addr} is a broker, not a controller: use --bootstrap-server {addr}",
+    }[role]
     assert err == f"quorumctl: error: {want}\n"
 
 
 # -- --can-restart (Strimzi's rule) -----------------------------------------------------------
 
+
 def restart(cli, c, *ids, timeout="0.8"):
-    code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "json",
-                         "--timeout", timeout, *[a for i in ids for a in ("--can-restart", str(i))])
+    code, out, err = cli(
+        "describe",
+        "health",
+        "--bootstrap-controller",
+        c.node_by_id(1).address,
+        "-o",
+        "json",
+        "--timeout",
+        timeout,
+        *[a for i in ids for a in ("--can-restart", str(i))],
+    )
     assert err == ""
     doc = json.loads(out)
     return code, doc["canRestart"], doc
@@ -324,18 +398,42 @@ def test_can_restart_with_one_follower_behind(cli):
         code3, r3, _ = restart(cli, c, 3)
         code23, r23, _ = restart(cli, c, "2,3")
         code4, r4, _ = restart(cli, c, 4)
-        tcode, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
-                              "--can-restart", "3", "--can-restart", "1")
+        tcode, out, err = cli(
+            "describe",
+            "health",
+            "--bootstrap-controller",
+            c.node_by_id(1).address,
+            "--can-restart",
+            "3",
+            "--can-restart",
+            "1",
+        )
     assert (code2, code3, code23, code4, tcode) == (1, 0, 1, 0, 1)
-    assert r2 == {"nodes": [2], "allowed": False, "checks": [
-        {"id": 2, "voter": True, "caughtUp": True, "allowed": False,
-         "reason": "caught up; without 2 the caught-up voters are 1 (1 of 3), a majority needs 2"}]}
+    assert r2 == {
+        "nodes": [2],
+        "allowed": False,
+        "checks": [
+            {
+                "id": 2,
+                "voter": True,
+                "caughtUp": True,
+                "allowed": False,
+                "reason": "caught up; without 2 the caught-up voters are 1 (1 of 3), a majority needs 2",
+            }
+        ],
+    }
     assert r3["allowed"] and r3["checks"][0]["reason"] == (
         "not caught up (5200 ms behind the leader, fetch timeout 2000 ms); without 3 the caught-up voters "
-        "are 1, 2 (2 of 3), a majority needs 2")
+        "are 1, 2 (2 of 3), a majority needs 2"
+    )
     assert [x["allowed"] for x in r23["checks"]] == [False, False]
-    assert r4["checks"][0] == {"id": 4, "voter": False, "caughtUp": None, "allowed": True,
-                               "reason": "not a voter (voters 1, 2, 3): the quorum's majority does not rest on it"}
+    assert r4["checks"][0] == {
+        "id": 4,
+        "voter": False,
+        "caughtUp": None,
+        "allowed": True,
+        "reason": "not a voter (voters 1, 2, 3): the quorum's majority does not rest on it",
+    }
     # the voter table says it for each voter alone
     assert [(v["id"], v["canRestart"]) for v in doc["voters"]] == [(1, False), (2, False), (3, True)]
     lines = [ln for ln in out.splitlines() if ln.startswith("CanRestart:")]
@@ -343,18 +441,21 @@ def test_can_restart_with_one_follower_behind(cli):
         "CanRestart:             node 3: refused: not caught up (5200 ms behind the leader, fetch timeout 2000 ms); "
         "without 3, 1 the caught-up voters are 2 (1 of 3), a majority needs 2",
         "CanRestart:             node 1: refused: caught up (the leader: restarting it starts an election); "
-        "without 3, 1 the caught-up voters are 2 (1 of 3), a majority needs 2"]
+        "without 3, 1 the caught-up voters are 2 (1 of 3), a majority needs 2",
+    ]
 
 
 def test_can_restart_every_voter_when_all_caught_up(cli):
     with cluster() as c:
         results = [restart(cli, c, i) for i in (1, 2, 3)]
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
-                             "--can-restart", "2", "-o", "table")
+        code, out, err = cli(
+            "describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "--can-restart", "2", "-o", "table"
+        )
     assert [(code, r["allowed"]) for code, r, _ in results] == [(0, True)] * 3
     assert results[0][1]["checks"][0]["reason"] == (
         "caught up (the leader: restarting it starts an election); without 1 the caught-up voters are 2, 3 "
-        "(2 of 3), a majority needs 2")
+        "(2 of 3), a majority needs 2"
+    )
     assert [v["canRestart"] for v in results[0][2]["voters"]] == [True, True, True]
     assert code == 0 and "can restart node 2: allowed: caught up; without 2" in " ".join(out.split())
 
@@ -363,13 +464,18 @@ def test_can_restart_without_a_leader_is_refused(cli):
     with cluster(leader=-1) as c:
         code, r, _ = restart(cli, c, 3)
     assert code == 1 and r["checks"][0]["reason"] == (
-        "no controller answered as the leader: a restarted node could not rejoin a quorum")
+        "no controller answered as the leader: a restarted node could not rejoin a quorum"
+    )
 
 
-@pytest.mark.parametrize("value,message", [
-    ("x", "invalid --can-restart 'x': expected a node id (an integer)"),
-    ("2,,3", "invalid --can-restart '': expected a node id (an integer)"),
-    ("-1", "invalid --can-restart '-1': a node id is not negative")])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("x", "invalid --can-restart 'x': expected a node id (an integer)"),
+        ("2,,3", "invalid --can-restart '': expected a node id (an integer)"),
+        ("-1", "invalid --can-restart '-1': a node id is not negative"),
+    ],
+)
 def test_can_restart_bad_ids(cli, value, message):
     code, out, err = cli("describe", "health", "--bootstrap-controller", "h:1", "--can-restart", value)
     assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")
@@ -377,16 +483,19 @@ def test_can_restart_bad_ids(cli, value, message):
 
 # -- stale registrations: noted, not judged ----------------------------------------------------
 
+
 def test_registered_controller_that_is_not_a_voter_is_a_note(cli):
     with cluster() as c:
         c.add_controller(5)
-        c.node_by_id(5).stop()    # removed and wiped: still registered, nothing listens
+        c.node_by_id(5).stop()  # removed and wiped: still registered, nothing listens
         code, doc = health(cli, "--bootstrap-controller", c.node_by_id(1).address)
     assert (code, doc["verdict"], doc["reasons"]) == (0, "healthy", [])
     a5 = c.node_by_id(5).address
-    assert doc["notes"] == [f"controller 5 ({a5}) is registered but not a voter, and does not answer: a stale "
-                            "registration? (`quorumctl doctor` says how to clear it): cannot connect to "
-                            f"{a5}: connection refused (nothing listens on that port)"]
+    assert doc["notes"] == [
+        f"controller 5 ({a5}) is registered but not a voter, and does not answer: a stale "
+        "registration? (`quorumctl doctor` says how to clear it): cannot connect to "
+        f"{a5}: connection refused (nothing listens on that port)"
+    ]
     assert probes(doc)[5]["reachable"] is False
     # given by the operator (a monitor's address list that outlived the controller): the same note
     c = cluster()
@@ -400,8 +509,10 @@ def test_registered_controller_that_is_not_a_voter_is_a_note(cli):
 
 # -- --watch: history, stalled, flapping ------------------------------------------------------------
 
+
 def samples(*rows, step=2.0):
     from quorumctl.protocol.health_watch import History, Sample
+
     h = History()
     for i, (leader, epoch, hw, leo) in enumerate(rows):
         h.add(Sample(1000.0 + i * step, "healthy" if leader else "unhealthy", leader, epoch, hw, leo))
@@ -410,25 +521,35 @@ def samples(*rows, step=2.0):
 
 def test_stalled_when_the_high_watermark_stays_while_the_log_grows():
     h = samples((1, 5, 170, 175), (1, 5, 170, 190), (1, 5, 170, 205))
-    assert h.stalled() == ("stalled: the high watermark stayed at 170 for 3 samples (4 s) while the leader's "
-                           "log end offset grew 175 -> 205")
-    assert samples((1, 5, 170, 175), (1, 5, 170, 190)).stalled() is None          # not yet 3 samples
+    assert h.stalled() == (
+        "stalled: the high watermark stayed at 170 for 3 samples (4 s) while the leader's "
+        "log end offset grew 175 -> 205"
+    )
+    assert samples((1, 5, 170, 175), (1, 5, 170, 190)).stalled() is None  # not yet 3 samples
     assert samples((1, 5, 170, 175), (1, 5, 171, 190), (1, 5, 172, 205)).stalled() is None
     assert samples((1, 5, 170, 175), (1, 5, 170, 175), (1, 5, 170, 175)).stalled() is None  # idle, not stuck
 
 
 def test_stalled_without_a_leader():
-    assert samples((None, None, None, None),) .stalled() is None
+    assert (
+        samples(
+            (None, None, None, None),
+        ).stalled()
+        is None
+    )
     assert samples(*[(None, None, None, None)] * 3).stalled() == "stalled: no leader for 3 samples (4 s)"
-    assert samples((1, 5, 170, 175), (None, None, None, None), (None, None, None, None)).stalled() == \
-        "stalled: the high watermark stayed at 170 for 3 samples (4 s) with no leader in 2 of them"
+    assert (
+        samples((1, 5, 170, 175), (None, None, None, None), (None, None, None, None)).stalled()
+        == "stalled: the high watermark stayed at 170 for 3 samples (4 s) with no leader in 2 of them"
+    )
 
 
 def test_flapping_counts_epoch_changes_within_a_minute():
     h = samples((1, 3, 100, 100), (2, 4, 110, 110), (3, 6, 120, 120), (1, 8, 130, 130), step=6)
     assert h.epoch_changes()[0] == 5
-    assert h.flapping() == ("flapping: the leader epoch changed 5 times in 18 s (epoch 3 -> 8; 3 or more "
-                            "within a minute is flapping)")
+    assert h.flapping() == (
+        "flapping: the leader epoch changed 5 times in 18 s (epoch 3 -> 8; 3 or more within a minute is flapping)"
+    )
     assert samples((1, 3, 100, 100), (2, 4, 110, 110), (1, 5, 130, 130), step=6).flapping() is None
     # older than a minute does not count
     assert samples((1, 3, 100, 100), (2, 7, 110, 110), (2, 7, 120, 120), step=61).flapping() is None
@@ -436,8 +557,18 @@ def test_flapping_counts_epoch_changes_within_a_minute():
 
 def test_watch_samples_json_lines(cli):
     with cluster() as c:
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "json",
-                             "--watch", "0.3", "--samples", "2")
+        code, out, err = cli(
+            "describe",
+            "health",
+            "--bootstrap-controller",
+            c.node_by_id(1).address,
+            "-o",
+            "json",
+            "--watch",
+            "0.3",
+            "--samples",
+            "2",
+        )
     assert (code, err) == (0, "")
     docs = [json.loads(line) for line in out.splitlines()]
     assert [d["verdict"] for d in docs] == ["healthy", "healthy"]
@@ -447,8 +578,15 @@ def test_watch_samples_json_lines(cli):
 
 def test_watch_exit_when_healthy_and_text(cli):
     with cluster() as c:
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address,
-                             "--watch", "0.3", "--exit-when-healthy")
+        code, out, err = cli(
+            "describe",
+            "health",
+            "--bootstrap-controller",
+            c.node_by_id(1).address,
+            "--watch",
+            "0.3",
+            "--exit-when-healthy",
+        )
     assert (code, err) == (0, "")
     assert out.startswith("Verdict:                healthy\n")
     assert "Time\t" in out.replace(" ", "") and "LeaderLogEndOffset" in out
@@ -456,22 +594,37 @@ def test_watch_exit_when_healthy_and_text(cli):
 
 def test_watch_samples_are_bounded_by_the_interval(cli):
     import time
+
     with cluster() as c:
         c.silence(2)
         c.silence(3)
         t0 = time.monotonic()
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "json",
-                             "--watch", "0.5", "--samples", "3")
+        code, out, err = cli(
+            "describe",
+            "health",
+            "--bootstrap-controller",
+            c.node_by_id(1).address,
+            "-o",
+            "json",
+            "--watch",
+            "0.5",
+            "--samples",
+            "3",
+        )
         took = time.monotonic() - t0
-    assert code == 1 and took < 5, took    # each sample gives up at the interval, not the 5 s timeout
+    assert code == 1 and took < 5, took  # each sample gives up at the interval, not the 5 s timeout
     assert all(json.loads(line)["timeoutSeconds"] == 0.5 for line in out.splitlines())
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--exit-when-healthy"], "--exit-when-healthy needs --watch"),
-    (["--samples", "2"], "--samples needs --watch"),
-    (["--watch", "0"], "--watch must be a positive number of seconds, not 0"),
-    (["--watch", "1", "--samples", "0"], "--samples must be positive, not 0")])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--exit-when-healthy"], "--exit-when-healthy needs --watch"),
+        (["--samples", "2"], "--samples needs --watch"),
+        (["--watch", "0"], "--watch must be a positive number of seconds, not 0"),
+        (["--watch", "1", "--samples", "0"], "--samples must be positive, not 0"),
+    ],
+)
 def test_watch_usage_errors(cli, args, message):
     code, out, err = cli("describe", "health", "--bootstrap-controller", "h:1", *args)
     assert (code, out, err) == (2, "", f"quorumctl: error: {message}\n")
@@ -479,41 +632,68 @@ def test_watch_usage_errors(cli, args, message):
 
 def test_watch_table(cli):
     with cluster() as c:
-        code, out, err = cli("describe", "health", "--bootstrap-controller", c.node_by_id(1).address, "-o", "table",
-                             "--watch", "0.2", "--samples", "2", "--can-restart", "3")
+        code, out, err = cli(
+            "describe",
+            "health",
+            "--bootstrap-controller",
+            c.node_by_id(1).address,
+            "-o",
+            "table",
+            "--watch",
+            "0.2",
+            "--samples",
+            "2",
+            "--can-restart",
+            "3",
+        )
     assert (code, err) == (0, "")
-    assert "Quorum health: HEALTHY" in out and "History" in out and "can restart node 3: allowed" in " ".join(out.split())
+    assert (
+        "Quorum health: HEALTHY" in out and "History" in out and "can restart node 3: allowed" in " ".join(out.split())
+    )
 
 
 def test_stalled_with_a_leader_that_has_no_high_watermark():
     # a leader elected again and again (a one-way partition, tests/test_lab_quorum.py) answers
     # with highWatermark -1: it has committed nothing in its epoch, but it is a leader
-    assert samples((1, 16, -1, 80), (1, 17, -1, 81), (1, 18, -1, 82)).stalled() == \
-        "stalled: no high watermark for 3 samples (4 s): leader 1 (epochs 16 -> 18) committed nothing in its epoch"
-    assert samples((1, 16, -1, 80), (None, None, None, None), (2, 17, -1, 81)).stalled() == \
-        ("stalled: no high watermark for 3 samples (4 s): leaders 1, 2 (epochs 16 -> 17) committed nothing in "
-         "its epoch, and no leader in 1 of them")
-    assert samples((1, 5, 170, 175), (1, 6, -1, 176), (1, 6, -1, 177)).stalled() == \
-        "stalled: the high watermark stayed at 170 for 3 samples (4 s) with no high watermark in 2 of them"
+    assert (
+        samples((1, 16, -1, 80), (1, 17, -1, 81), (1, 18, -1, 82)).stalled()
+        == "stalled: no high watermark for 3 samples (4 s): leader 1 (epochs 16 -> 18) committed nothing in its epoch"
+    )
+    assert samples((1, 16, -1, 80), (None, None, None, None), (2, 17, -1, 81)).stalled() == (
+        "stalled: no high watermark for 3 samples (4 s): leaders 1, 2 (epochs 16 -> 17) committed nothing in "
+        "its epoch, and no leader in 1 of them"
+    )
+    assert (
+        samples((1, 5, 170, 175), (1, 6, -1, 176), (1, 6, -1, 177)).stalled()
+        == "stalled: the high watermark stayed at 170 for 3 samples (4 s) with no high watermark in 2 of them"
+    )
 
 
 def test_flapping_is_the_verdict_when_elections_repeat_and_nothing_commits():
     from dataclasses import replace as dc_replace
 
     from quorumctl.protocol.health_watch import watch_verdict
+
     h = samples((1, 3, -1, 100), (1, 5, -1, 101), (1, 7, -1, 102))
     verdict, reasons = watch_verdict(dc_replace(_judged(), verdict="unhealthy"), h)
     assert verdict == "flapping"
-    assert reasons == ["flapping: the leader epoch changed 4 times in 4 s (epoch 3 -> 7; 3 or more within a minute "
-                       "is flapping)",
-                       "stalled: no high watermark for 3 samples (4 s): leader 1 (epochs 3 -> 7) committed nothing "
-                       "in its epoch"]
+    assert reasons == [
+        "flapping: the leader epoch changed 4 times in 4 s (epoch 3 -> 7; 3 or more within a minute is flapping)",
+        "stalled: no high watermark for 3 samples (4 s): leader 1 (epochs 3 -> 7) committed nothing in its epoch",
+    ]
 
 
 def _quorum(leader: int, epoch: int, caught_up_ms: dict[int, int]):
     from quorumctl.protocol.quorum import Quorum, Replica
-    return Quorum(leader, epoch, 490, [Replica(i, DIRS[i], 500, NOW - caught_up_ms[i], NOW - caught_up_ms[i])
-                                       for i in (1, 2, 3)], [], version=2)
+
+    return Quorum(
+        leader,
+        epoch,
+        490,
+        [Replica(i, DIRS[i], 500, NOW - caught_up_ms[i], NOW - caught_up_ms[i]) for i in (1, 2, 3)],
+        [],
+        version=2,
+    )
 
 
 def _judged(*claims):
@@ -521,10 +701,20 @@ def _judged(*claims):
     up; `claims`: (node id, epoch) of others that answer DescribeQuorum as the leader too."""
     from quorumctl.config.addresses import Address
     from quorumctl.protocol.health_verdict import Probe, judge
+
     probes = []
     for i in (1, 2, 3):
-        p = Probe(Address(f"c{i}", 9093), "bootstrap-controller", "controller", node_id=i, kind="controller",
-                  reachable=True, answered=True, leader_view=2, leader_epoch=6)
+        p = Probe(
+            Address(f"c{i}", 9093),
+            "bootstrap-controller",
+            "controller",
+            node_id=i,
+            kind="controller",
+            reachable=True,
+            answered=True,
+            leader_view=2,
+            leader_epoch=6,
+        )
         epoch = 6 if i == 2 else dict(claims).get(i)
         if epoch is not None:
             p.quorum = _quorum(i, epoch, {1: 0, 2: 0, 3: 0})
@@ -538,13 +728,16 @@ def test_an_old_leader_still_answering_as_leader_is_not_healthy():
     # the leader of epoch 5, cut off from its followers, answers as leader until it resigns
     h = _judged((1, 5))
     assert (h.verdict, h.leader_id, h.leader_epoch) == ("degraded", 2, 6)
-    assert h.reasons == ["controller 1 (c1:9093) still answers as the leader of epoch 5: it has not learnt of "
-                         "epoch 6 (leader 2)"]
+    assert h.reasons == [
+        "controller 1 (c1:9093) still answers as the leader of epoch 5: it has not learnt of epoch 6 (leader 2)"
+    ]
     # two leaders of one epoch: never healthy
     h = _judged((3, 6))
     assert h.verdict == "unhealthy"
-    assert h.reasons == ["two leaders of epoch 6: controller 2 (c2:9093) and controller 3 (c3:9093) both answer as "
-                         "the leader (a Raft safety violation)"]
+    assert h.reasons == [
+        "two leaders of epoch 6: controller 2 (c2:9093) and controller 3 (c3:9093) both answer as "
+        "the leader (a Raft safety violation)"
+    ]
 
 
 def test_a_voter_back_with_a_new_directory_id_is_named():
@@ -553,17 +746,33 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
     from quorumctl.config.addresses import Address
     from quorumctl.protocol.health_verdict import Probe, judge
     from quorumctl.protocol.quorum import Replica
+
     q = _quorum(2, 6, {1: 31343, 2: 0, 3: 0})
     q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 500, NOW, NOW)]
-    probes = [Probe(Address(f"c{i}", 9093), "bootstrap-controller", "controller", node_id=i, kind="controller",
-                    reachable=True, answered=True, leader_view=2, leader_epoch=6 if i == 2 else None,
-                    is_leader=i == 2, quorum=q if i == 2 else None) for i in (1, 2, 3)]
+    probes = [
+        Probe(
+            Address(f"c{i}", 9093),
+            "bootstrap-controller",
+            "controller",
+            node_id=i,
+            kind="controller",
+            reachable=True,
+            answered=True,
+            leader_view=2,
+            leader_epoch=6 if i == 2 else None,
+            is_leader=i == 2,
+            quorum=q if i == 2 else None,
+        )
+        for i in (1, 2, 3)
+    ]
     h = judge(probes, {}, 2000, 3.0, 10.0)
     assert (h.verdict, h.caught_up) == ("degraded", 2)
-    assert h.reasons == ["controller 1 runs as an observer with directory id v_4bVSFx__ZesG0jJ7PIRQ; the voter set "
-                         f"names 1 with directory id {DIRS[1]} (a replaced disk?): the quorum has 2 voters, one "
-                         "fewer than believed; fix: quorumctl replace-controller 1 --bootstrap-controller c2:9093 "
-                         "(a dry run; --apply removes the old directory id from the voters, then adds the new one)"]
+    assert h.reasons == [
+        "controller 1 runs as an observer with directory id v_4bVSFx__ZesG0jJ7PIRQ; the voter set "
+        f"names 1 with directory id {DIRS[1]} (a replaced disk?): the quorum has 2 voters, one "
+        "fewer than believed; fix: quorumctl replace-controller 1 --bootstrap-controller c2:9093 "
+        "(a dry run; --apply removes the old directory id from the voters, then adds the new one)"
+    ]
     # caught up by the leader's numbers (a stale lastCaughtUp) or not: still named, still degraded
     q.voters[0] = Replica(1, DIRS[1], 500, NOW, NOW)
     h = judge(probes, {}, 2000, 3.0, 10.0)
@@ -588,14 +797,19 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
     from quorumctl.config.addresses import Address
     from quorumctl.protocol.connection import load_client_config
     from quorumctl.protocol.health_partitions import silent_brokers
+
     frozen = socket.socket()
     frozen.bind(("127.0.0.1", 0))
-    frozen.listen(8)            # never accepted, never answered: the frozen JVM's listener
+    frozen.listen(8)  # never accepted, never answered: the frozen JVM's listener
     gone = closed_port()
     try:
         t0 = time.monotonic()
-        out = silent_brokers({3: Address("127.0.0.1", frozen.getsockname()[1]), 4: Address("127.0.0.1", gone)},
-                             load_client_config(None), t0 + 1.0, 1.0)
+        out = silent_brokers(
+            {3: Address("127.0.0.1", frozen.getsockname()[1]), 4: Address("127.0.0.1", gone)},
+            load_client_config(None),
+            t0 + 1.0,
+            1.0,
+        )
         took = time.monotonic() - t0
     finally:
         frozen.close()

@@ -22,7 +22,7 @@ def test_random_uuid_shape():
         assert not u.startswith("-")
         assert u not in ids.RESERVED
         raw = ids.parse(u)
-        assert raw[6] >> 4 == 4            # type-4 UUID, as java.util.UUID.randomUUID()
+        assert raw[6] >> 4 == 4  # type-4 UUID, as java.util.UUID.randomUUID()
         assert raw[8] >> 6 == 0b10
         assert ids.to_str(raw) == u
         seen.add(u)
@@ -41,10 +41,12 @@ def test_random_uuid_rerolls_dash():
 
 def test_random_directory_id_never_reserved_or_taken():
     taken = "AQIDBAUGBwgJCgsMDQ4PEA"
-    rolls = [bytes(15) + b"\x05",             # msb 0, lsb 5: reserved
-             bytes(8) + b"\xff" * 8,          # msb 0, lsb -1: reserved (signed comparison, as Java)
-             bytes(range(1, 17)),             # == taken
-             bytes(range(2, 18))]
+    rolls = [
+        bytes(15) + b"\x05",  # msb 0, lsb 5: reserved
+        bytes(8) + b"\xff" * 8,  # msb 0, lsb -1: reserved (signed comparison, as Java)
+        bytes(range(1, 17)),  # == taken
+        bytes(range(2, 18)),
+    ]
     out = ids.random_directory_id({taken}, randbytes=lambda n: rolls.pop(0))
     assert not rolls
     assert out == ids.to_str(bytes(range(2, 18)))
@@ -62,8 +64,11 @@ def test_reserved_directory_ids():
 
 
 def test_parse_messages_are_kafkas():
-    with pytest.raises(ids.InvalidUuid, match=r"^Input string `bad` decoded as 2 bytes, which is not equal to the "
-                                              r"expected 16 bytes of a base64-encoded UUID$"):
+    with pytest.raises(
+        ids.InvalidUuid,
+        match=r"^Input string `bad` decoded as 2 bytes, which is not equal to the "
+        r"expected 16 bytes of a base64-encoded UUID$",
+    ):
         ids.parse("bad")
     with pytest.raises(ids.InvalidUuid, match=r"^Input string with prefix `AAAAAAAAAAAAAAAAAAAAAAAA` is too long"):
         ids.parse("A" * 25)

@@ -43,8 +43,12 @@ def _both(monkeypatch, fn):
 
 
 def _metadata_dirs() -> list[Path]:
-    return sorted(p for root in (CORPUS, FIXTURES) for p in root.rglob("__cluster_metadata-0")
-                  if p.is_dir() and any(q.suffix == ".log" for q in p.iterdir()))
+    return sorted(
+        p
+        for root in (CORPUS, FIXTURES)
+        for p in root.rglob("__cluster_metadata-0")
+        if p.is_dir() and any(q.suffix == ".log" for q in p.iterdir())
+    )
 
 
 @needs_shared
@@ -56,7 +60,7 @@ def test_fast_path_equals_general_path_on_every_real_log(monkeypatch):
         for point in (Point(),):
             try:
                 fast, slow = _both(monkeypatch, lambda: _state(replay([str(d)], point, use_snapshots=False)))
-            except InputError as e:   # a dir replay refuses is refused by both paths
+            except InputError as e:  # a dir replay refuses is refused by both paths
                 with monkeypatch.context() as m:
                     m.setattr(replay_mod, "_apply_plain", lambda *a, **k: None)
                     with pytest.raises(type(e)):
@@ -74,8 +78,10 @@ def test_fast_path_equals_general_path_on_garbage_in_valid_batches(tmp_path, mon
     from hypothesis import HealthCheck, given, settings
 
     from hostile import garbage_in_batches
-    write, flips = garbage_in_batches(FIXTURES / "kafka-3.7.0-static" / "data" / "c1" / "__cluster_metadata-0" /
-                                      "00000000000000000000.log")
+
+    write, flips = garbage_in_batches(
+        FIXTURES / "kafka-3.7.0-static" / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
+    )
 
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(flips)
@@ -106,18 +112,45 @@ def test_short_and_odd_values_take_the_general_path(tmp_path, monkeypatch):
     decoded and reported by the general path, with the same result."""
     from quorumctl.records import metadata as md
     from quorumctl.records.batch import encode_batch
+
     tid = "WTRHkgRrTX2dlTr_lrq9Ag"
     topic = md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": tid})
-    part = md.encode_metadata("PartitionRecord", 1, {"partitionId": 0, "topicId": tid, "replicas": [1], "isr": [1],
-                                                     "removingReplicas": [], "addingReplicas": [], "leader": 1,
-                                                     "leaderEpoch": 0, "partitionEpoch": 0,
-                                                     "directories": ["AAAAAAAAAAAAAAAAAAAAAA"]})
+    part = md.encode_metadata(
+        "PartitionRecord",
+        1,
+        {
+            "partitionId": 0,
+            "topicId": tid,
+            "replicas": [1],
+            "isr": [1],
+            "removingReplicas": [],
+            "addingReplicas": [],
+            "leader": 1,
+            "leaderEpoch": 0,
+            "partitionEpoch": 0,
+            "directories": ["AAAAAAAAAAAAAAAAAAAAAA"],
+        },
+    )
     change = md.encode_metadata("PartitionChangeRecord", 0, {"partitionId": 0, "topicId": tid, "leader": 2})
-    odd = [b"", b"\x01", b"\x01\x03", b"\x01\x03\x01", part[:22], part[:23], part[:24], b"\x02" + part[1:],
-           part[:2] + b"\x07" + part[3:], part + b"\x00", topic[:-1] + b"\x01\x05\x00",
-           change[:2] + b"\x05" + change[3:], b"\x01\x09\x00" + bytes(16)]
-    batches = [encode_batch([(None, topic), (None, part), (None, v), (None, change)], base_offset=4 * i)
-               for i, v in enumerate(odd)]
+    odd = [
+        b"",
+        b"\x01",
+        b"\x01\x03",
+        b"\x01\x03\x01",
+        part[:22],
+        part[:23],
+        part[:24],
+        b"\x02" + part[1:],
+        part[:2] + b"\x07" + part[3:],
+        part + b"\x00",
+        topic[:-1] + b"\x01\x05\x00",
+        change[:2] + b"\x05" + change[3:],
+        b"\x01\x09\x00" + bytes(16),
+    ]
+    batches = [
+        encode_batch([(None, topic), (None, part), (None, v), (None, change)], base_offset=4 * i)
+        for i, v in enumerate(odd)
+    ]
     batches += [encode_batch([(None, part), (None, v)], base_offset=4 * len(odd) + 2 * i) for i, v in enumerate(odd)]
     batches.append(encode_batch([(None, None), (None, change)], base_offset=6 * len(odd)))
     d = tmp_path / "__cluster_metadata-0"

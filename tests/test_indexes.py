@@ -28,6 +28,7 @@ BASE = 0
 
 # -- generated segments ----------------------------------------------------------
 
+
 def make_log(tmp_path, spec, base=BASE, name=None, tail=b""):
     """spec: list of (record count, timestamps) per batch; returns (log path, batches as
     (base offset, last offset, position, size, max timestamp))."""
@@ -35,8 +36,11 @@ def make_log(tmp_path, spec, base=BASE, name=None, tail=b""):
     out = []
     off = base
     for count, ts in spec:
-        b = encode_batch([(None, b"v" * 40, (), t) for t in ts] if ts else [(None, b"v" * 40)] * count,
-                         base_offset=off, base_timestamp=min(ts) if ts else 0)
+        b = encode_batch(
+            [(None, b"v" * 40, (), t) for t in ts] if ts else [(None, b"v" * 40)] * count,
+            base_offset=off,
+            base_timestamp=min(ts) if ts else 0,
+        )
         out.append((off, off + count - 1, len(data), len(b), max(ts) if ts else 0))
         data += b
         off += count
@@ -67,6 +71,7 @@ def kinds(problems):
 
 # -- reading ---------------------------------------------------------------------
 
+
 def test_logical_end_stops_at_preallocated_zeros(tmp_path):
     log, bs = make_log(tmp_path, spec_simple())
     idx = write_index(tmp_path, [(bs[3][1], bs[3][2]), (bs[7][1], bs[7][2])], extra=bytes(1 << 20))
@@ -83,7 +88,7 @@ def test_all_zero_index_is_empty_and_base_offset_from_name(tmp_path):
     p.write_bytes(bytes(8 * 100))
     assert indexes.read_offset_index(str(p)) == []
     p2 = tmp_path / "00000000000000000500.timeindex"
-    p2.write_bytes(struct.pack(">qi", 77, 0) + bytes(24))   # a first entry at the base offset is real
+    p2.write_bytes(struct.pack(">qi", 77, 0) + bytes(24))  # a first entry at the base offset is real
     assert indexes.read_time_index(str(p2)) == [(77, 500)]
     with pytest.raises(InputError, match="base offset"):
         indexes.read_offset_index(str(tmp_path / "x.index"))
@@ -93,7 +98,10 @@ def test_read_rejects_partial_entry_with_kafkas_text(tmp_path):
     p = write_index(tmp_path, [(5, 100)], extra=b"\x00\x01\x02")
     with pytest.raises(InputError) as e:
         indexes.read_offset_index(p)
-    assert str(e.value) == f"Index file {os.path.abspath(p)} is corrupt, found 11 bytes which is neither positive nor a multiple of 8"
+    assert (
+        str(e.value)
+        == f"Index file {os.path.abspath(p)} is corrupt, found 11 bytes which is neither positive nor a multiple of 8"
+    )
     t = write_timeindex(tmp_path, [(1, 5)], extra=b"\x01")
     with pytest.raises(InputError, match=r"Time index file .* found 13 bytes .* multiple of 12$"):
         indexes.read_time_index(t)
@@ -106,12 +114,16 @@ def test_missing_file_is_input_error(tmp_path):
 
 # -- real fixtures and Kafka's transcripts -----------------------------------------
 
+
 def _transcript_cases():
     """(transcript, cwd relative to STATIC, block) for every index/timeindex dump."""
     if not STATIC.is_dir():
         return []
-    cwd = {"dumplog-3.7.0.txt": "snap1", "dumplog-corruption-3.7.0.txt": "corrupt",
-           "dumplog-3.7.0-after-clean-shutdown.txt": "."}
+    cwd = {
+        "dumplog-3.7.0.txt": "snap1",
+        "dumplog-corruption-3.7.0.txt": "corrupt",
+        "dumplog-3.7.0-after-clean-shutdown.txt": ".",
+    }
     out = []
     for name, where in cwd.items():
         for b in blocks(name):
@@ -161,8 +173,9 @@ def test_snap1_preallocated_indexes_read_to_logical_end():
 
 @needs_fixtures
 def test_c3_trimmed_index_has_the_14_entries_of_the_transcript():
-    b = [b for b in blocks("dumplog-3.7.0-after-clean-shutdown.txt")
-         if b.command.endswith("00000000000000000000.index")][0]
+    b = [
+        b for b in blocks("dumplog-3.7.0-after-clean-shutdown.txt") if b.command.endswith("00000000000000000000.index")
+    ][0]
     got = indexes.read_offset_index(str(STATIC / "data/c3/__cluster_metadata-0/00000000000000000000.index"))
     assert len(got) == 14 and [f"offset: {o} position: {p}" for o, p in got] == b.lines[1:]
 
@@ -185,14 +198,17 @@ def test_e_idx_checks():
     # pre-4.1 follower's two-batch append wrote (KAFKA-806): a mismatch, as kafka-dump-log says
     [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.position, p.offset) == ("index-offset-mismatch", 0, 6)
-    assert "holds offsets 1..5, not ending at the entry's offset 6 (kafka-dump-log: Index offset: 6, " \
-           "log offset: 5); offset 6 is in the batch at 364: Kafka before 4.1" in p.message
+    assert (
+        "holds offsets 1..5, not ending at the entry's offset 6 (kafka-dump-log: Index offset: 6, "
+        "log offset: 5); offset 6 is in the batch at 364: Kafka before 4.1" in p.message
+    )
     probs = index_checks.check_time_index(tix)
     assert kinds(probs) == [("timeindex-out-of-order", 12, 6), ("timeindex-timestamp-mismatch", 12, 6)]
     assert "expected 1795305176413" in probs[1].message
 
 
 # -- the corpus -------------------------------------------------------------------
+
 
 def _corpus_index_files():
     if not (CORPUS / "CATALOG.json").exists():
@@ -212,14 +228,20 @@ def test_corpus_indexes_match_catalog_and_check_clean():
         s = indexes.scan_index(path, time)
         st_ = f["stats"]
         assert (s.file_entries, s.nonzero_entries, s.remainder) == (
-            st_["entries"], st_["nonzero_entries"], st_["remainder"]), path
+            st_["entries"],
+            st_["nonzero_entries"],
+            st_["remainder"],
+        ), path
         read = (indexes.read_time_index if time else indexes.read_offset_index)(path)
         assert len(read) == s.entries
         if not os.path.exists(indexes.sibling(path, "log")):
             continue
         notes = []
-        probs = (index_checks.check_time_index(path, notes=notes) if time
-                 else index_checks.check_offset_index(path, notes=notes))
+        probs = (
+            index_checks.check_time_index(path, notes=notes)
+            if time
+            else index_checks.check_offset_index(path, notes=notes)
+        )
         assert probs == [], path
         if s.after_end:
             # a zero gap in a trimmed index (lost writes): not the end Kafka's dump shows
@@ -259,9 +281,10 @@ def test_corpus_dump_reports_are_kafkas_algorithm():
 
 # -- one generated segment per problem kind ----------------------------------------------
 
+
 @pytest.fixture
 def seg(tmp_path):
-    log, bs = make_log(tmp_path, spec_simple(12, per=2))   # 24 offsets, batches of 2
+    log, bs = make_log(tmp_path, spec_simple(12, per=2))  # 24 offsets, batches of 2
     return tmp_path, log, bs
 
 
@@ -283,9 +306,10 @@ def test_index_entry_past_end_of_log(seg):
     assert f"the log has {size} bytes" in p.message
     out, err = index_dump.dump_index_lines(idx)
     assert out == ["offset: 5 position: %d" % bs[2][2], f"offset: 23 position: {size + 100}"]
-    assert err == [f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
-                   f"  Index offset: 23, position: {size + 100}: position {size + 100} is past the end of the "
-                   f"log ({size} bytes)"]
+    assert err == [
+        f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
+        f"  Index offset: 23, position: {size + 100}: position {size + 100} is past the end of the log ({size} bytes)",
+    ]
 
 
 def test_index_entry_into_torn_tail(tmp_path):
@@ -314,8 +338,10 @@ def test_index_entry_inside_the_last_batch(seg):
 def test_decreasing_entries(seg):
     tmp, log, bs = seg
     idx = write_index(tmp, [(bs[6][1], bs[6][2]), (bs[3][1], bs[3][2])])
-    assert kinds(index_checks.check_offset_index(idx)) == [("index-offset-decreasing", 8, 7),
-                                                ("index-position-decreasing", 8, 7)]
+    assert kinds(index_checks.check_offset_index(idx)) == [
+        ("index-offset-decreasing", 8, 7),
+        ("index-position-decreasing", 8, 7),
+    ]
     # the walk goes back for the second entry, which itself points at the right batch
     out, err = index_dump.dump_index_lines(idx)
     assert err == []
@@ -325,16 +351,22 @@ def test_offset_mismatch_and_not_found(seg):
     tmp, log, bs = seg
     # batch 5 (offsets 10-11) at its position, but the entry claims offset 9
     idx = write_index(tmp, [(9, bs[5][2]), (40, bs[8][2])])
-    assert kinds(index_checks.check_offset_index(idx)) == [("index-offset-mismatch", 0, 9), ("index-offset-not-found", 8, 40)]
+    assert kinds(index_checks.check_offset_index(idx)) == [
+        ("index-offset-mismatch", 0, 9),
+        ("index-offset-not-found", 8, 40),
+    ]
     out, err = index_dump.dump_index_lines(idx, verify_only=True)
     # Kafka prepends mismatches to a list: the last entry's comes first
-    assert err == [f"Mismatches in :{os.path.abspath(idx)}", "  Index offset: 40, log offset: 17",
-                   "  Index offset: 9, log offset: 11"]
+    assert err == [
+        f"Mismatches in :{os.path.abspath(idx)}",
+        "  Index offset: 40, log offset: 17",
+        "  Index offset: 9, log offset: 11",
+    ]
 
 
 def test_multi_batch_append_entry_is_a_mismatch_for_both_commands(seg):
     tmp, log, bs = seg
-    idx = write_index(tmp, [(bs[5][1], bs[4][2])])      # a pre-4.1 follower appending batches 4 and 5 together
+    idx = write_index(tmp, [(bs[5][1], bs[4][2])])  # a pre-4.1 follower appending batches 4 and 5 together
     assert kinds(index_checks.check_offset_index(idx)) == [("index-offset-mismatch", 0, 11)]
     assert index_dump.dump_index_lines(idx, verify_only=True)[1][1:] == ["  Index offset: 11, log offset: 9"]
 
@@ -345,8 +377,10 @@ def test_offset_below_base(tmp_path):
     [p] = index_checks.check_offset_index(idx)
     assert (p.kind, p.offset) == ("index-offset-below-base", 99)
     out, err = index_dump.dump_index_lines(idx, sanity_check=True)
-    assert out == [] and err == [f"Corrupt index found, index file {os.path.abspath(idx)} has non-zero size but "
-                                 f"the last offset is 99 which is less than the base offset 100"]
+    assert out == [] and err == [
+        f"Corrupt index found, index file {os.path.abspath(idx)} has non-zero size but "
+        f"the last offset is 99 which is less than the base offset 100"
+    ]
 
 
 def test_size_not_multiple_of_entry(seg):
@@ -355,13 +389,15 @@ def test_size_not_multiple_of_entry(seg):
     assert kinds(index_checks.check_offset_index(idx)) == [("index-size", 8, None)]
     out, err = index_dump.dump_index_lines(idx)
     assert out == [f"offset: 7 position: {bs[3][2]}"]
-    assert err == [f"Index file {os.path.abspath(idx)} is corrupt, found 11 bytes which is neither positive nor "
-                   f"a multiple of 8"]
+    assert err == [
+        f"Index file {os.path.abspath(idx)} is corrupt, found 11 bytes which is neither positive nor a multiple of 8"
+    ]
     tix = write_timeindex(tmp, [(bs[3][4], 7)], extra=b"\x01" * 5)
     assert kinds(index_checks.check_time_index(tix)) == [("index-size", 12, None)]
     assert index_dump.dump_timeindex_lines(tix, sanity_check=True)[1] == [
         f"Time index file {os.path.abspath(tix)} is corrupt, found 17 bytes which is neither positive nor a "
-        f"multiple of 12"]
+        f"multiple of 12"
+    ]
 
 
 def test_time_index_out_of_order_and_mismatch(tmp_path):
@@ -371,28 +407,36 @@ def test_time_index_out_of_order_and_mismatch(tmp_path):
     spec[6] = (1, [1500])
     log, bs = make_log(tmp_path, spec)
     tix = write_timeindex(tmp_path, [(2000, 3), (1500, 6), (1234, 8)])
-    assert kinds(index_checks.check_time_index(tix)) == [("timeindex-out-of-order", 12, 6),
-                                              ("timeindex-out-of-order", 24, 8),
-                                              ("timeindex-timestamp-mismatch", 24, 8)]
+    assert kinds(index_checks.check_time_index(tix)) == [
+        ("timeindex-out-of-order", 12, 6),
+        ("timeindex-out-of-order", 24, 8),
+        ("timeindex-timestamp-mismatch", 24, 8),
+    ]
     out, err = index_dump.dump_timeindex_lines(tix)
     a = os.path.abspath(tix)
     assert out == ["timestamp: 2000 offset: 3", "timestamp: 1500 offset: 6", "timestamp: 1234 offset: 8"]
-    assert err == [f"Found timestamp mismatch in :{a}", "  Index timestamp: 1234, log timestamp: 1008",
-                   f"Found out of order timestamp in :{a}",
-                   "  Index timestamp: 1500, Previously indexed timestamp: 2000",
-                   "  Index timestamp: 1234, Previously indexed timestamp: 1500"]
+    assert err == [
+        f"Found timestamp mismatch in :{a}",
+        "  Index timestamp: 1234, log timestamp: 1008",
+        f"Found out of order timestamp in :{a}",
+        "  Index timestamp: 1500, Previously indexed timestamp: 2000",
+        "  Index timestamp: 1234, Previously indexed timestamp: 1500",
+    ]
 
 
 def test_time_index_offsets_not_found(seg):
     tmp, log, bs = seg
-    tix = write_timeindex(tmp, [(bs[2][4], 4), (bs[3][4], 7), (99_999, 60)])   # 4: first of batch 4-5
+    tix = write_timeindex(tmp, [(bs[2][4], 4), (bs[3][4], 7), (99_999, 60)])  # 4: first of batch 4-5
     probs = index_checks.check_time_index(tix)
     assert kinds(probs) == [("index-offset-not-found", 24, 60)]
     assert "past the last offset in the log (23)" in probs[0].message
     d = index_dump.dump_time_index(tix, verify_only=True)
     assert list(d) == []
-    assert d.stderr_lines() == [f"The following indexed offsets are not found in :{os.path.abspath(tix)}",
-                                "Indexed offset: 4, found log offset: 5", "Indexed offset: 60, found log offset: -1"]
+    assert d.stderr_lines() == [
+        f"The following indexed offsets are not found in :{os.path.abspath(tix)}",
+        "Indexed offset: 4, found log offset: 5",
+        "Indexed offset: 60, found log offset: -1",
+    ]
     # Kafka 4.1 did not name the file
     out, err = index_dump.dump_timeindex_lines(tix, verify_only=True, kafka="4.1")
     assert err[0] == "The following indexed offsets are not found in the log."
@@ -401,8 +445,10 @@ def test_time_index_offsets_not_found(seg):
 def test_time_index_decreasing_offset_and_below_base(seg):
     tmp, log, bs = seg
     tix = write_timeindex(tmp, [(bs[5][4], 11), (bs[5][4] + 1, 9)])
-    assert kinds(index_checks.check_time_index(tix)) == [("index-offset-decreasing", 12, 9),
-                                              ("timeindex-timestamp-mismatch", 12, 9)]
+    assert kinds(index_checks.check_time_index(tix)) == [
+        ("index-offset-decreasing", 12, 9),
+        ("timeindex-timestamp-mismatch", 12, 9),
+    ]
     tix = write_timeindex(tmp, [(5, -3)])
     assert kinds(index_checks.check_time_index(tix)) == [("index-offset-below-base", 0, -3)]
 
@@ -414,9 +460,11 @@ def test_zero_gap_in_trimmed_index_is_a_note_and_later_entries_are_checked(seg):
     idx = write_index(tmp, raw)
     notes = []
     assert kinds(index_checks.check_offset_index(idx, notes=notes)) == [("index-past-end", 40, 30)]
-    assert notes == [f"{idx}: the index ends at byte 16 (an entry with relative offset 0), but 2 non-zero entries "
-                     f"follow from byte 32: writes were lost; Kafka still uses them, so they were checked too"]
-    assert indexes.read_offset_index(idx) == raw[:2]           # what kafka-dump-log shows
+    assert notes == [
+        f"{idx}: the index ends at byte 16 (an entry with relative offset 0), but 2 non-zero entries "
+        f"follow from byte 32: writes were lost; Kafka still uses them, so they were checked too"
+    ]
+    assert indexes.read_offset_index(idx) == raw[:2]  # what kafka-dump-log shows
     assert index_dump.dump_index_lines(idx, verify_only=True) == ([], [])
 
 
@@ -429,23 +477,27 @@ def test_empty_and_sanity_messages(tmp_path):
     out, err = index_dump.dump_timeindex_lines(tix, sanity_check=True)
     assert out == [] and err == [
         f"Corrupt time index found, time index file ({os.path.abspath(tix)}) has non-zero size but the last "
-        f"timestamp is 1000 which is less than the first timestamp 1020"]
+        f"timestamp is 1000 which is less than the first timestamp 1020"
+    ]
     tix = write_timeindex(tmp_path, [(1020, 2), (1030, -1)])
     assert index_dump.dump_timeindex_lines(tix, sanity_check=True)[1] == [
         f"Corrupt time index found, time index file ({os.path.abspath(tix)}) has non-zero size but the last "
-        f"offset is -1 which is less than the first offset 0"]
+        f"offset is -1 which is less than the first offset 0"
+    ]
     tix = write_timeindex(tmp_path, [(bs[1][4], 1)], extra=bytes(1200))
     assert index_dump.dump_timeindex_lines(tix, sanity_check=True) == ([f"{tix} passed sanity check."], [])
 
 
 def test_max_message_size_limits_the_dump_check(tmp_path):
-    log, bs = make_log(tmp_path, [(30, list(range(30)))] * 2)         # two batches of ~1.6 KB
+    log, bs = make_log(tmp_path, [(30, list(range(30)))] * 2)  # two batches of ~1.6 KB
     idx = write_index(tmp_path, [(59, bs[1][2])])
     assert index_dump.dump_index_lines(idx, verify_only=True) == ([], [])
     out, err = index_dump.dump_index_lines(idx, verify_only=True, max_message_size=1000)
-    assert err == [f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
-                   f"  Index offset: 59, position: {bs[1][2]}: the batch at position {bs[1][2]} ({bs[1][3]} bytes) "
-                   f"is larger than --max-message-size 1000"]
+    assert err == [
+        f"Index entries that point at no readable batch in :{os.path.abspath(idx)}",
+        f"  Index offset: 59, position: {bs[1][2]}: the batch at position {bs[1][2]} ({bs[1][3]} bytes) "
+        f"is larger than --max-message-size 1000",
+    ]
 
 
 def test_missing_log_is_input_error(tmp_path):
@@ -464,8 +516,8 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
     .index, or with none."""
     tmp, log, bs = seg
     entries = [(b[4], b[1]) for b in bs[1::2]]
-    entries[3] = (entries[3][0] - 1, entries[3][1])              # one mismatch
-    entries[4] = (entries[4][0], entries[4][1] - 1)              # one offset in mid-batch
+    entries[3] = (entries[3][0] - 1, entries[3][1])  # one mismatch
+    entries[4] = (entries[4][0], entries[4][1] - 1)  # one offset in mid-batch
     tix = write_timeindex(tmp, entries)
     results = []
     for extra in (b"", bytes(8 * 5000), None):
@@ -476,19 +528,21 @@ def test_time_dump_uses_kafkas_lookup_over_a_preallocated_index(seg):
             idx.write_bytes(b"".join(struct.pack(">ii", b[1], b[2]) for b in bs[1::4]) + extra)
         results.append(index_dump.dump_timeindex_lines(tix))
     assert results[0] == results[1] == results[2]
-    assert results[0][1] == [f"Found timestamp mismatch in :{os.path.abspath(tix)}",
-                             f"  Index timestamp: {bs[7][4] - 1}, log timestamp: {bs[7][4]}",
-                             f"The following indexed offsets are not found in :{os.path.abspath(tix)}",
-                             "Indexed offset: 18, found log offset: 19"]
-    assert not (tmp / "00000000000000000000.index").exists()    # never created
+    assert results[0][1] == [
+        f"Found timestamp mismatch in :{os.path.abspath(tix)}",
+        f"  Index timestamp: {bs[7][4] - 1}, log timestamp: {bs[7][4]}",
+        f"The following indexed offsets are not found in :{os.path.abspath(tix)}",
+        "Indexed offset: 18, found log offset: 19",
+    ]
+    assert not (tmp / "00000000000000000000.index").exists()  # never created
 
 
 def test_kafka_lookup_is_abstract_index_search(tmp_path):
-    entries = [(10 * i + 5, 100 * i + 7) for i in range(3000)]   # more than the 1024 warm entries
+    entries = [(10 * i + 5, 100 * i + 7) for i in range(3000)]  # more than the 1024 warm entries
     idx = write_index(tmp_path, entries)
     lk = index_lookup.KafkaOffsetLookup(idx, 0)
     try:
-        for target in (0, 4, 5, 6, 15, 12345, 20000, 29994, 29995, 10 ** 9):
+        for target in (0, 4, 5, 6, 15, 12345, 20000, 29994, 29995, 10**9):
             want = max((p for o, p in entries if o <= target), default=0)
             assert lk.position(target) == want
     finally:
@@ -514,13 +568,20 @@ def test_finder_equals_a_fresh_kafka_scan(tmp_path, queries):
 
 # -- random bytes: only InputError, never a hang -------------------------------------
 
+
 def _run_all(idx, tix):
-    for fn in (lambda: index_dump.dump_index_lines(idx), lambda: index_dump.dump_index_lines(idx, sanity_check=True),
-               lambda: index_dump.dump_index_lines(idx, max_message_size=64),
-               lambda: index_dump.dump_timeindex_lines(tix), lambda: index_dump.dump_timeindex_lines(tix, sanity_check=True),
-               lambda: index_checks.check_offset_index(idx, notes=[]), lambda: index_checks.check_time_index(tix, notes=[]),
-               lambda: indexes.read_offset_index(idx), lambda: indexes.read_time_index(tix),
-               lambda: indexes.scan_index(tix, True)):
+    for fn in (
+        lambda: index_dump.dump_index_lines(idx),
+        lambda: index_dump.dump_index_lines(idx, sanity_check=True),
+        lambda: index_dump.dump_index_lines(idx, max_message_size=64),
+        lambda: index_dump.dump_timeindex_lines(tix),
+        lambda: index_dump.dump_timeindex_lines(tix, sanity_check=True),
+        lambda: index_checks.check_offset_index(idx, notes=[]),
+        lambda: index_checks.check_time_index(tix, notes=[]),
+        lambda: indexes.read_offset_index(idx),
+        lambda: indexes.read_time_index(tix),
+        lambda: indexes.scan_index(tix, True),
+    ):
         try:
             fn()
         except InputError:
@@ -539,9 +600,11 @@ def test_random_bytes_everywhere(tmp_path, idx_bytes, tix_bytes, log_bytes):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(-5, 40), st.integers(-10, 3000)), max_size=30),
-       st.lists(st.tuples(st.integers(-2, 2000), st.integers(-5, 40)), max_size=30),
-       st.binary(max_size=24))
+@given(
+    st.lists(st.tuples(st.integers(-5, 40), st.integers(-10, 3000)), max_size=30),
+    st.lists(st.tuples(st.integers(-2, 2000), st.integers(-5, 40)), max_size=30),
+    st.binary(max_size=24),
+)
 def test_random_entries_over_a_real_log(tmp_path, oentries, tentries, junk):
     d = tmp_path / "g"
     d.mkdir(exist_ok=True)

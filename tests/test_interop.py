@@ -29,11 +29,18 @@ def hexid(did: str) -> str:
 
 
 def start(**node_kw) -> SimulatedCluster:
-    c = SimulatedCluster(CID, 1, 1, 131,
-                         [replica(1, 131, 1795305719757, 1795305719757, D[1]),
-                          replica(2, 131, 1795305719521, 1795305719521, D[2]),
-                          replica(3, 120, 1795305719517, 1795305716000, D[3])],
-                         [replica(4, 131, 1795305719513, 1795305719513, D[4])])
+    c = SimulatedCluster(
+        CID,
+        1,
+        1,
+        131,
+        [
+            replica(1, 131, 1795305719757, 1795305719757, D[1]),
+            replica(2, 131, 1795305719521, 1795305719521, D[2]),
+            replica(3, 120, 1795305719517, 1795305716000, D[3]),
+        ],
+        [replica(4, 131, 1795305719513, 1795305719513, D[4])],
+    )
     c.add_nodes(**node_kw)
     c.start()
     c.advertise_controllers()
@@ -62,13 +69,18 @@ def test_kafka_python_sees_what_quorumctl_shows(cli):
     finally:
         c.stop()
     # kafka-python negotiated the latest versions of everything with the simulated broker
-    assert {(k, v) for n, k, v in c.requests if k in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER)} >= \
-        {(messages.DESCRIBE_QUORUM, 2), (messages.DESCRIBE_CLUSTER, 1)}
+    assert {(k, v) for n, k, v in c.requests if k in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER)} >= {
+        (messages.DESCRIBE_QUORUM, 2),
+        (messages.DESCRIBE_CLUSTER, 1),
+    }
 
     part = kq["topics"][0]["partitions"][0]
     assert kq["topics"][0]["topic_name"] == "__cluster_metadata" and part["error"] is None
-    assert (part["leader_id"], part["leader_epoch"], part["high_watermark"]) == \
-        (rep["leaderId"], rep["leaderEpoch"], rep["highWatermark"]) == (1, 1, 131)
+    assert (
+        (part["leader_id"], part["leader_epoch"], part["high_watermark"])
+        == (rep["leaderId"], rep["leaderEpoch"], rep["highWatermark"])
+        == (1, 1, 131)
+    )
     theirs = {r["replica_id"]: r for r in part["current_voters"] + part["observers"]}
     ours = {r["nodeId"]: r for r in rep["replicas"]}
     assert sorted(theirs) == sorted(ours) == [1, 2, 3, 4]
@@ -79,11 +91,16 @@ def test_kafka_python_sees_what_quorumctl_shows(cli):
         assert t["last_fetch_timestamp"] == r["lastFetchTimestamp"]["ms"]
         assert t["last_caught_up_timestamp"] == r["lastCaughtUpTimestamp"]["ms"]
     # quorumctl adds what kafka-python leaves to the reader: roles and lag
-    assert [(r["nodeId"], r["status"], r["lag"]) for r in rep["replicas"]] == \
-        [(1, "Leader", 0), (2, "Follower", 0), (3, "Follower", 11), (4, "Observer", 0)]
+    assert [(r["nodeId"], r["status"], r["lag"]) for r in rep["replicas"]] == [
+        (1, "Leader", 0),
+        (2, "Follower", 0),
+        (3, "Follower", 11),
+        (4, "Observer", 0),
+    ]
     assert [p["replica_id"] for p in part["current_voters"]] == [v["id"] for v in st["currentVoters"]]
-    assert {n["node_id"]: [f"{e['name']}://{e['host']}:{e['port']}" for e in n["listeners"]] for n in kq["nodes"]} == \
-        {v["id"]: v["endpoints"] for v in st["currentVoters"]}
+    assert {n["node_id"]: [f"{e['name']}://{e['host']}:{e['port']}" for e in n["listeners"]] for n in kq["nodes"]} == {
+        v["id"]: v["endpoints"] for v in st["currentVoters"]
+    }
     assert (st["maxFollowerLag"], st["maxFollowerLagTimeMs"]) == (11, 1795305719757 - 1795305716000)
 
     assert kc["cluster_id"] == st["clusterId"] == CID
@@ -94,8 +111,13 @@ def test_kafka_python_sees_what_quorumctl_shows(cli):
 def test_kafka_python_authenticates_against_the_simulated_server(mech):
     c = start(sasl={"mechanisms": ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"], "users": {"alice": "alice-secret"}})
     try:
-        admin = admin_for(c.brokers()[0].address, security_protocol="SASL_PLAINTEXT", sasl_mechanism=mech,
-                          sasl_plain_username="alice", sasl_plain_password="alice-secret")
+        admin = admin_for(
+            c.brokers()[0].address,
+            security_protocol="SASL_PLAINTEXT",
+            sasl_mechanism=mech,
+            sasl_plain_username="alice",
+            sasl_plain_password="alice-secret",
+        )
         try:
             q = admin.describe_metadata_quorum()
         finally:
@@ -110,8 +132,14 @@ def test_kafka_python_is_refused_a_wrong_password():
     c = start(sasl={"mechanisms": ["SCRAM-SHA-256"], "users": {"alice": "alice-secret"}})
     try:
         with pytest.raises(Exception) as e:
-            admin_for(c.brokers()[0].address, security_protocol="SASL_PLAINTEXT", sasl_mechanism="SCRAM-SHA-256",
-                      sasl_plain_username="alice", sasl_plain_password="wrong", bootstrap_timeout_ms=1500)
+            admin_for(
+                c.brokers()[0].address,
+                security_protocol="SASL_PLAINTEXT",
+                sasl_mechanism="SCRAM-SHA-256",
+                sasl_plain_username="alice",
+                sasl_plain_password="wrong",
+                bootstrap_timeout_ms=1500,
+            )
     finally:
         c.stop()
     assert "alice-secret" not in str(e.value)

@@ -69,8 +69,28 @@ JAVA, REASON = _java()
 
 # following bytes that stand for every class: ASCII, NUL, DEL, continuation bytes at
 # the ends of the ranges E0/ED/F0/F4 allow, lead bytes of each length, invalid leads
-REPS = [0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
-        0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF]
+REPS = [
+    0x00,
+    0x41,
+    0x7F,
+    0x80,
+    0x8F,
+    0x90,
+    0x9F,
+    0xA0,
+    0xBF,
+    0xC0,
+    0xC1,
+    0xC2,
+    0xDF,
+    0xE0,
+    0xED,
+    0xEF,
+    0xF0,
+    0xF4,
+    0xF5,
+    0xFF,
+]
 REPS4 = [0x41, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC2, 0xE0, 0xF0]
 
 
@@ -87,9 +107,12 @@ def inputs() -> list[bytes]:
 def java_strings(java: str, data: list[bytes], tmp: Path) -> list[str]:
     src = tmp / "JavaUtf8.java"
     src.write_text(JAVA_SOURCE)
-    p = subprocess.run([java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", str(src)],
-                       input="".join(b.hex() + "\n" for b in data).encode("ascii"),
-                       capture_output=True, timeout=300)
+    p = subprocess.run(
+        [java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", str(src)],
+        input="".join(b.hex() + "\n" for b in data).encode("ascii"),
+        capture_output=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-2000:]
     lines = p.stdout.decode("ascii").split("\n")
     assert lines[-1] == "" and len(lines) == len(data) + 1, (len(lines), len(data))
@@ -98,15 +121,24 @@ def java_strings(java: str, data: list[bytes], tmp: Path) -> list[str]:
 
 def test_the_rule_without_java():
     # what Java does where Python's errors="replace" differs: an encoded surrogate
-    assert java_utf8(b"\xed\xa0\x80") == "\ufffd"               # Python: three U+FFFD
+    assert java_utf8(b"\xed\xa0\x80") == "\ufffd"  # Python: three U+FFFD
     assert java_utf8(b"a\xed\xbf\xbfb") == "a\ufffdb"
-    assert java_utf8(b"\xed\xa0A") == "\ufffdA"                  # Python: two
-    assert java_utf8(b"\xed\xa0") == "\ufffd"                    # cut short at the end
-    assert java_utf8(b"\xed\x9f\xbf") == "\ud7ff"                # the last code point before them
-    assert java_utf8(b"\xed\x80A") == "\ufffdA"                  # ED 80..9F cut short: as Python
+    assert java_utf8(b"\xed\xa0A") == "\ufffdA"  # Python: two
+    assert java_utf8(b"\xed\xa0") == "\ufffd"  # cut short at the end
+    assert java_utf8(b"\xed\x9f\xbf") == "\ud7ff"  # the last code point before them
+    assert java_utf8(b"\xed\x80A") == "\ufffdA"  # ED 80..9F cut short: as Python
     # elsewhere the same as Python
-    for b in (b"\xc0\x80", b"\xe0\x80\x80", b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80", b"\xe1\x80A",
-              b"\xf0\x90\x80", b"\xff\xfe", b"\x80\x80", "Zoë €".encode()):
+    for b in (
+        b"\xc0\x80",
+        b"\xe0\x80\x80",
+        b"\xf0\x80\x80\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xe1\x80A",
+        b"\xf0\x90\x80",
+        b"\xff\xfe",
+        b"\x80\x80",
+        "Zoë €".encode(),
+    ):
         assert java_utf8(b) == b.decode("utf-8", "replace"), b
 
 
@@ -115,14 +147,15 @@ def test_the_rule_without_java():
 def test_java_utf8_equals_the_jdk(tmp_path):
     data = inputs()
     expected = java_strings(JAVA, data, tmp_path)
-    for binary in (False, True):   # whichever decode java_utf8 tries first (it follows the last value)
+    for binary in (False, True):  # whichever decode java_utf8 tries first (it follows the last value)
         wrong = []
         for b, e in zip(data, expected):
             javatext._binary = binary
             if (o := java_utf8(b)) != e:
                 wrong.append((b, e, o))
-        show = "\n".join(f"{b.hex(' ')}: java {[hex(ord(c)) for c in e]} ours {[hex(ord(c)) for c in o]}"
-                         for b, e, o in wrong[:20])
+        show = "\n".join(
+            f"{b.hex(' ')}: java {[hex(ord(c)) for c in e]} ours {[hex(ord(c)) for c in o]}" for b, e, o in wrong[:20]
+        )
         assert not wrong, f"{len(wrong)} of {len(data)} byte strings differ (binary={binary}):\n{show}"
     # not vacuous: the inputs hold many strings where Python's own rule gives another text
     assert sum(b.decode("utf-8", "replace") != e for b, e in zip(data, expected)) > 300

@@ -24,13 +24,19 @@ def status(cli, addr: str) -> dict | None:
 def test_leader_tail_that_no_follower_fetched(cli, tmp_path_factory):
     c = start_cluster(cli, tmp_path_factory, "kafka41-committed", dynamic=True)
     try:
-        doc = until("a leader", lambda: status(cli, c.controllers[0]) if (status(cli, c.controllers[0]) or {})
-                    .get("leaderId", -1) >= 0 else None)
+        doc = until(
+            "a leader",
+            lambda: (
+                status(cli, c.controllers[0])
+                if (status(cli, c.controllers[0]) or {}).get("leaderId", -1) >= 0
+                else None
+            ),
+        )
         leader = doc["leaderId"]
         followers = [i for i in (1, 2, 3) if i != leader]
         for f in followers:
             c.run("kill-node", str(f))
-        time.sleep(3)   # the leader appends a NoOpRecord every 500 ms until it gives up leading
+        time.sleep(3)  # the leader appends a NoOpRecord every 500 ms until it gives up leading
         c.stop()
         data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
 
@@ -43,7 +49,7 @@ def test_leader_tail_that_no_follower_fetched(cli, tmp_path_factory):
         assert st["committed"]["voters_source"].startswith("VotersRecord: [1, 2, 3]")
         ends = sorted(reps[f]["log_end_offset"] for f in followers)
         lead_end = reps[leader]["log_end_offset"]
-        assert lead_end > ends[1], (lead_end, ends)        # the tail nobody fetched
+        assert lead_end > ends[1], (lead_end, ends)  # the tail nobody fetched
         # the followers never took part in a later epoch: what both hold is committed; what one
         # holds with the leader is too when the leader's quorum-state epoch is still its last
         # entry's (it only resigned, KIP-996 pre-vote did not bump the epoch)
@@ -54,12 +60,22 @@ def test_leader_tail_that_no_follower_fetched(cli, tmp_path_factory):
             assert cm[f]["uncommitted_from_offset"] == cm[f]["log_end_offset"] == reps[f]["log_end_offset"]
 
         # one reference cannot prove the tail uncommitted
-        code, out, err = cli("truncate", "-o", "json", str(data[leader]), "--reference", str(data[followers[0]]),
-                             "--apply")
+        code, out, err = cli(
+            "truncate", "-o", "json", str(data[leader]), "--reference", str(data[followers[0]]), "--apply"
+        )
         assert code == 1 and "more up to date than node" in json.loads(out)["plan"]["refused"]
         # both can: no --force
-        code, out, err = cli("truncate", "-o", "json", str(data[leader]), "--reference", str(data[followers[0]]),
-                             "--reference", str(data[followers[1]]), "--apply")
+        code, out, err = cli(
+            "truncate",
+            "-o",
+            "json",
+            str(data[leader]),
+            "--reference",
+            str(data[followers[0]]),
+            "--reference",
+            str(data[followers[1]]),
+            "--apply",
+        )
         res = json.loads(out)
         assert code == 0, out + err
         assert res["plan"]["log_end_offset_after"] == ends[1] and res["plan"]["needs_force"] is None
@@ -81,6 +97,7 @@ def test_leader_tail_that_no_follower_fetched(cli, tmp_path_factory):
             rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
             e = {r["nodeId"]: r["logEndOffset"] for r in rows}
             return e if sorted(e) == [1, 2, 3] and len(set(e.values())) == 1 and min(e.values()) > ends[1] else None
+
         until("three voters with equal end offsets past the cut", caught_up, 120)
     finally:
         c.stop()

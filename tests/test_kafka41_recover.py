@@ -58,8 +58,11 @@ def cluster(cli, tmp_path_factory):
 def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path):
     c = cluster
     for topic, parts in (("orders", 3), ("audit", 1)):
-        p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", topic,
-                                        "--partitions", str(parts)], tmp_path)
+        p = kafka_tool(
+            "kafka-topics",
+            ["--bootstrap-server", c.broker, "--create", "--topic", topic, "--partitions", str(parts)],
+            tmp_path,
+        )
         assert p.returncode == 0, p.stderr[-2000:]
     before = topics_described(c.broker, tmp_path)
     assert sum(1 for line in before if line.startswith("Topic: orders\tTopicId")) == 1
@@ -76,32 +79,50 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     assert (code, err) == (0, ""), out
     assert out.endswith("No findings.\n") and out.startswith("Read 4 config(s), 4 log dir(s); voter set [1, 2, 3]")
     # bundle of the live cluster: describe through the real quorum, state/verify of the real logs
-    code, out, err = cli("bundle", "--out", tmp_path / "live.tar.gz", *[a for f in confs for a in ("-c", f)],
-                         "--bootstrap-controller", c.controllers[0], "--timeout", "10")
+    code, out, err = cli(
+        "bundle",
+        "--out",
+        tmp_path / "live.tar.gz",
+        *[a for f in confs for a in ("-c", f)],
+        "--bootstrap-controller",
+        c.controllers[0],
+        "--timeout",
+        "10",
+    )
     assert (code, err) == (0, "") and "note:" not in out, out
     import tarfile
+
     with tarfile.open(tmp_path / "live.tar.gz") as tar:
         got = {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode() for m in tar.getmembers()}
     assert re.search(rf"^LeaderId:\s+{leader}$", got["describe-status.txt"], re.M)
     assert got["state.txt"].count("Replica node ") == 4 and got["verify.txt"].endswith(": OK\n\n[exit 0]\n")
 
     # refused while the "lost" voters answer (the whole quorum runs): they are followers of the leader
-    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli(
+        "recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply"
+    )
     assert code == 1 and err == "", (out, err)
-    assert re.search(rf"refused: voter {lost[0]} at 127\.0\.0\.1:\d+: answers as a controller following leader "
-                     rf"{leader}( in epoch \d+)? of cluster {c.cluster_id}: it is alive", out), out
+    assert re.search(
+        rf"refused: voter {lost[0]} at 127\.0\.0\.1:\d+: answers as a controller following leader "
+        rf"{leader}( in epoch \d+)? of cluster {c.cluster_id}: it is alive",
+        out,
+    ), out
 
     for i in lost:
         c.run("kill-node", str(i))
     # refused while Kafka holds the survivor's lock (nothing changes)
-    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli(
+        "recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply"
+    )
     assert code == 1 and "Failed to acquire lock on file .lock in" in err and str(data[leader]) in err, (out, err)
     code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)))
     assert code == 0 and "note: process " in out and "holds" in out and "--apply will refuse" in out, out
 
     c.run("kill-node", str(leader))
     # refused: two of three survive (the quorum still has a majority)
-    code, out, err = cli("recover", data[leader], data[lost[0]], "--replica", broker_dir(c), "--lost-voters", str(lost[1]))
+    code, out, err = cli(
+        "recover", data[leader], data[lost[0]], "--replica", broker_dir(c), "--lost-voters", str(lost[1])
+    )
     assert code == 1 and "refused: the quorum still has a majority: 2 of 3 voters" in out, out
     # refused: a voter neither given nor declared lost
     code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", str(lost[0]))
@@ -110,18 +131,38 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     behind = tmp_path / "behind"
     shutil.copytree(data[lost[0]], behind)
     st = json.loads(cli("state", behind, "-o", "json")[1])["replicas"][0]
-    code, out, err = cli("truncate", behind, "--to-offset", str(st["log_end_offset"] - 1), "--apply", "--force",
-                         "--backup-dir", tmp_path / "bk")
+    code, out, err = cli(
+        "truncate",
+        behind,
+        "--to-offset",
+        str(st["log_end_offset"] - 1),
+        "--apply",
+        "--force",
+        "--backup-dir",
+        tmp_path / "bk",
+    )
     assert code == 0, (out, err)
-    code, out, err = cli("recover", data[leader], behind, "--replica", broker_dir(c), "--survivor", str(lost[0]), "--lost-voters", str(lost[1]))
+    code, out, err = cli(
+        "recover",
+        data[leader],
+        behind,
+        "--replica",
+        broker_dir(c),
+        "--survivor",
+        str(lost[0]),
+        "--lost-voters",
+        str(lost[1]),
+    )
     assert code == 1 and "refused: the quorum still has a majority: 2 of 3 voters" in out, out
 
     doctor_finds_real_misconfigurations(cli, c, tmp_path / "doctor")
 
-    for i in lost:   # the disks are gone for good
+    for i in lost:  # the disks are gone for good
         shutil.rmtree(data[i])
 
-    code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli(
+        "recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply"
+    )
     assert (code, err) == (0, ""), out
     assert f"voters: [1, 2, 3] -> [{leader}] (lost: {lost})" in out
     assert "VotersRecord with only node %d" % leader in out and "applied; replaced files kept in" in out
@@ -131,19 +172,34 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     # real Kafka: the survivor starts as the only voter and leads
     c.run("start-node", str(leader), timeout=200)
     addr = c.controllers[leader - 1]
-    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)))
+    doc = until(
+        "the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr))
+    )
     assert voters_of(doc) == [leader]
     # the broker serves again: the topics are unchanged, and a new one can be created
     assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
-    p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "after-recovery",
-                                    "--partitions", "2"], tmp_path)
+    p = kafka_tool(
+        "kafka-topics",
+        ["--bootstrap-server", c.broker, "--create", "--topic", "after-recovery", "--partitions", "2"],
+        tmp_path,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
 
     # grow back: fresh controllers formatted as observers, added with quorumctl add-controller
     for i in lost:
         conf = c.d / "conf" / f"c{i}.properties"
-        code, out, err = cli("bootstrap", "format", "-c", conf, "-t", c.cluster_id, "--no-initial-controllers",
-                             "--release-version", "4.1-IV1", "--apply")
+        code, out, err = cli(
+            "bootstrap",
+            "format",
+            "-c",
+            conf,
+            "-t",
+            c.cluster_id,
+            "--no-initial-controllers",
+            "--release-version",
+            "4.1-IV1",
+            "--apply",
+        )
         assert code == 0, err
         c.run("start-node", str(i), timeout=200)
 
@@ -153,6 +209,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
                 return out
             assert code == 1, err
             return None
+
         out = until(f"add-controller {i} accepted", add, 120)
         assert out.startswith(f"Added controller {i} with directory id ")
         until(f"controller {i} is a voter", lambda: i in voters_of(status(cli, addr)))
@@ -163,17 +220,19 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
             return None
         code, out, err = cli("describe", "replication", "--bootstrap-controller", addr, "-o", "json")
         if code != 0:
-            return None   # not answering yet
+            return None  # not answering yet
         rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
         ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
         return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+
     ends = until("three voters with equal end offsets", caught_up, 120)
     assert len(set(ends.values())) == 1
     theirs = kafka_tool("kafka-metadata-quorum", ["--bootstrap-controller", addr, "describe", "--status"], tmp_path)
     assert theirs.returncode == 0
     assert re.search(rf"^LeaderId:\s+{leader}$", theirs.stdout, re.M)
-    assert sorted(int(x) for x in re.findall(r'\{"id": (\d+)', theirs.stdout.split("CurrentVoters:")[1]
-                                            .split("\n")[0])) == [1, 2, 3]
+    assert sorted(
+        int(x) for x in re.findall(r'\{"id": (\d+)', theirs.stdout.split("CurrentVoters:")[1].split("\n")[0])
+    ) == [1, 2, 3]
     code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", addr)
     assert (code, out.splitlines()[-1]) == (0, "No findings."), out
     after = topics_described(c.broker, tmp_path)
@@ -188,6 +247,7 @@ def doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, root):
     followers' copies: cut from one, a majority still holds it (voter-set-differs);
     cut from both, only the leader holds it (uncommitted-voter-change)."""
     from quorumctl.raft.replica import load_replica
+
     d, confs = copies(c, root / "probe")
     r = load_replica(str(d / "data" / f"c{leader}"))
     assert r.voters["ids"] == [1, 2, 3] and r.voters["source"].startswith("log offset "), r.voters
@@ -195,8 +255,9 @@ def doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, root):
     prev = sorted([leader, lost[0]])
 
     def cut(d, i):
-        code, out, err = cli("truncate", d / "data" / f"c{i}", "--to-offset", str(x), "--apply", "--force",
-                             "--backup-dir", d / f"bk{i}")
+        code, out, err = cli(
+            "truncate", d / "data" / f"c{i}", "--to-offset", str(x), "--apply", "--force", "--backup-dir", d / f"bk{i}"
+        )
         assert code == 0, (out, err)
 
     d, confs = copies(c, root / "one-behind")
@@ -204,8 +265,11 @@ def doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, root):
     (f,) = run_doctor(cli, confs)
     assert (f["code"], f["severity"]) == ("voter-set-differs", "warning")
     # the leader's and lost[0]'s logs are equal now: either is "the most up-to-date"
-    m = re.match(rf"node {lost[1]}'s log holds voters \[(\d), (\d)\], the most up-to-date log \(node (\d)\) "
-                 r"\[1, 2, 3\]: a voter change not yet replicated to it, or not committed$", f["message"])
+    m = re.match(
+        rf"node {lost[1]}'s log holds voters \[(\d), (\d)\], the most up-to-date log \(node (\d)\) "
+        r"\[1, 2, 3\]: a voter change not yet replicated to it, or not committed$",
+        f["message"],
+    )
     assert m and sorted(map(int, m.group(1, 2))) == prev and int(m.group(3)) in prev, f["message"]
     assert f["evidence"][0].startswith(f"{d / 'data' / f'c{lost[1]}' / '__cluster_metadata-0'}: ")
 
@@ -214,13 +278,16 @@ def doctor_finds_voter_changes_not_replicated(cli, c, leader, lost, root):
     cut(d, lost[1])
     (f,) = run_doctor(cli, confs)
     assert (f["code"], f["severity"]) == ("uncommitted-voter-change", "error")
-    assert f["message"] == (f"node {leader}'s log holds a voter change at offset {x} (voters {prev} -> [1, 2, 3]) "
-                            f"that only node(s) [{leader}] hold: fewer than a majority of either voter set, so it is "
-                            "uncommitted; the next leader elected without it drops it")
+    assert f["message"] == (
+        f"node {leader}'s log holds a voter change at offset {x} (voters {prev} -> [1, 2, 3]) "
+        f"that only node(s) [{leader}] hold: fewer than a majority of either voter set, so it is "
+        "uncommitted; the next leader elected without it drops it"
+    )
     pdir = d / "data" / f"c{leader}" / "__cluster_metadata-0"
     assert f["evidence"][0] == f"{pdir}@{x}: VotersRecord voters [1, 2, 3]"
-    assert [e.split(":")[0] for e in f["evidence"][1:]] == [str(d / "data" / f"c{i}" / "__cluster_metadata-0")
-                                                           for i in sorted(lost)]
+    assert [e.split(":")[0] for e in f["evidence"][1:]] == [
+        str(d / "data" / f"c{i}" / "__cluster_metadata-0") for i in sorted(lost)
+    ]
     assert all(": log ends at offset " in e for e in f["evidence"][1:])
     assert "add-controller/remove-controller again" in f["remedy"]
 
@@ -253,6 +320,7 @@ def line_of(path, key) -> int:
 def doctor_finds_real_misconfigurations(cli, c, root):
     """Each finding class from a real misconfiguration of the stopped cluster's real
     files (copies: the nodes' configs pointed at copied log dirs)."""
+
     def setup(name):
         return copies(c, root / name)
 
@@ -264,27 +332,58 @@ def doctor_finds_real_misconfigurations(cli, c, root):
 
     # a reformatted disk: node 3's log dir wiped and formatted again (a new directory.id)
     d, confs = setup("reformatted")
-    old_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
-                   if x.startswith("directory.id="))
+    old_dir = next(
+        x.split("=", 1)[1]
+        for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
+        if x.startswith("directory.id=")
+    )
     shutil.rmtree(d / "data" / "c3")
-    code, out, err = cli("bootstrap", "format", "-c", confs["c3"], "-t", c.cluster_id, "--no-initial-controllers",
-                         "--release-version", "4.1-IV1", "--apply")
+    code, out, err = cli(
+        "bootstrap",
+        "format",
+        "-c",
+        confs["c3"],
+        "-t",
+        c.cluster_id,
+        "--no-initial-controllers",
+        "--release-version",
+        "4.1-IV1",
+        "--apply",
+    )
     assert code == 0, err
     (f,) = doctor(confs)
-    new_dir = next(x.split("=", 1)[1] for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
-                   if x.startswith("directory.id="))
+    new_dir = next(
+        x.split("=", 1)[1]
+        for x in (d / "data" / "c3" / "meta.properties").read_text().splitlines()
+        if x.startswith("directory.id=")
+    )
     assert (f["code"], f["severity"]) == ("directory-id-not-in-voter-set", "error")
     assert f"has directory.id {new_dir}, but the voter set holds node 3 with directory id {old_dir}" in f["message"]
     assert f["evidence"][0].startswith(f"{d / 'data' / 'c3' / 'meta.properties'}:") and new_dir in f["evidence"][0]
-    assert f["remedy"] == ("with the node running on it: quorumctl replace-controller 3 --bootstrap-controller "
-                           "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
-                           "docs/membership.md)")
+    assert f["remedy"] == (
+        "with the node running on it: quorumctl replace-controller 3 --bootstrap-controller "
+        "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
+        "docs/membership.md)"
+    )
 
     # formatted with the wrong cluster id
     d, confs = setup("wrong-cluster")
     shutil.rmtree(d / "data" / "c3")
-    assert cli("bootstrap", "format", "-c", confs["c3"], "-t", "MkU3OEVBNTcwNTJENDM2Qg", "--no-initial-controllers",
-               "--release-version", "4.1-IV1", "--apply")[0] == 0
+    assert (
+        cli(
+            "bootstrap",
+            "format",
+            "-c",
+            confs["c3"],
+            "-t",
+            "MkU3OEVBNTcwNTJENDM2Qg",
+            "--no-initial-controllers",
+            "--release-version",
+            "4.1-IV1",
+            "--apply",
+        )[0]
+        == 0
+    )
     codes = sorted(f["code"] for f in doctor(confs))
     assert codes == ["cluster-id-mismatch", "directory-id-not-in-voter-set"]
 
@@ -292,12 +391,18 @@ def doctor_finds_real_misconfigurations(cli, c, root):
     d, confs = setup("static-config")
     text = confs["c2"].read_text()
     voters = ",".join(f"{i}@{a}" for i, a in enumerate(c.controllers, 1))
-    confs["c2"].write_text("\n".join(ln if not ln.startswith("controller.quorum.bootstrap.servers=") else
-                                     f"controller.quorum.voters={voters}" for ln in text.splitlines()) + "\n")
+    confs["c2"].write_text(
+        "\n".join(
+            ln if not ln.startswith("controller.quorum.bootstrap.servers=") else f"controller.quorum.voters={voters}"
+            for ln in text.splitlines()
+        )
+        + "\n"
+    )
     (f,) = doctor(confs)
     assert (f["code"], f["severity"]) == ("static-config-on-dynamic-storage", "warning")
-    line = 1 + next(i for i, ln in enumerate(confs["c2"].read_text().splitlines())
-                    if ln.startswith("controller.quorum.voters="))
+    line = 1 + next(
+        i for i, ln in enumerate(confs["c2"].read_text().splitlines()) if ln.startswith("controller.quorum.voters=")
+    )
     assert f["evidence"][0] == f"{confs['c2']}:{line}: controller.quorum.voters={voters}"
 
     # a controller moved to another port: the voter set's endpoint is stale
@@ -306,8 +411,9 @@ def doctor_finds_real_misconfigurations(cli, c, root):
     confs["c1"].write_text(confs["c1"].read_text().replace(f"127.0.0.1:{port}\n", f"127.0.0.1:{port + 50}\n"))
     (f,) = doctor(confs)
     assert f["code"] == "stale-voter-endpoint"
-    assert f["message"].startswith(f"node 1 advertises CONTROLLER://127.0.0.1:{port + 50}, but the voter set holds "
-                                   f"CONTROLLER://127.0.0.1:{port}")
+    assert f["message"].startswith(
+        f"node 1 advertises CONTROLLER://127.0.0.1:{port + 50}, but the voter set holds CONTROLLER://127.0.0.1:{port}"
+    )
 
     # a config pointed at another node's log dir
     d, confs = setup("swapped")
@@ -318,6 +424,7 @@ def doctor_finds_real_misconfigurations(cli, c, root):
 
 # -- static quorum: the survivor's configuration changes too ---------------------------------
 
+
 class Node:
     """A Kafka JVM started here from a config of ours (the cluster script rewrites its
     own configs from its layout at every start, and its layout is the old static one)."""
@@ -327,18 +434,28 @@ class Node:
         import subprocess
 
         from kafka41 import KAFKA_HOME
+
         env = dict(os.environ)
-        env.update(LOG_DIR=str(c.d / "logs"), KAFKA_HEAP_OPTS="-Xmx256m -Xms64m",
-                   KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={c.d / 'conf' / (name + '.log4j2.yaml')}")
+        env.update(
+            LOG_DIR=str(c.d / "logs"),
+            KAFKA_HEAP_OPTS="-Xmx256m -Xms64m",
+            KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={c.d / 'conf' / (name + '.log4j2.yaml')}",
+        )
         for k in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS"):
             env.pop(k, None)
         self.out = open(c.d / "logs" / f"{name}.recover.out", "ab")
         # kafka-server-start.sh execs java: this pid is the JVM's
-        self.p = subprocess.Popen([str(KAFKA_HOME / "bin" / "kafka-server-start.sh"), str(conf)], env=env,
-                                  stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.p = subprocess.Popen(
+            [str(KAFKA_HOME / "bin" / "kafka-server-start.sh"), str(conf)],
+            env=env,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
 
     def stop(self, grace: float = 30):
         import subprocess
+
         if self.p.poll() is None:
             self.p.terminate()
             try:
@@ -362,17 +479,20 @@ def static_cluster(cli, tmp_path_factory):
         yield c
     finally:
         for n in c.nodes:
-            n.stop(grace=1)   # teardown: nothing reads these files again
+            n.stop(grace=1)  # teardown: nothing reads these files again
         c.discard()
 
 
 def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tmp_path):
     c = static_cluster
-    p = kafka_tool("kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "orders",
-                                    "--partitions", "3"], tmp_path)
+    p = kafka_tool(
+        "kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "orders", "--partitions", "3"], tmp_path
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     before = topics_described(c.broker, tmp_path)
-    leader = leader_of(until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(cli, c.controllers[0]))))
+    leader = leader_of(
+        until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(cli, c.controllers[0])))
+    )
     lost = [i for i in (1, 2, 3) if i != leader]
     data = {i: c.d / "data" / f"c{i}" for i in (1, 2, 3)}
     conf = c.d / "conf" / f"c{leader}.properties"
@@ -382,16 +502,33 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     assert run_doctor(cli, confs, "--bootstrap-controller", c.controllers[0]) == []
     other = tmp_path / "other"
     other.mkdir()
-    (other / "o.properties").write_text((c.d / "conf" / "c1.properties").read_text()
-                                        .replace(str(c.d / "data" / "c1"), str(other / "data")))
-    assert cli("bootstrap", "format", "-c", other / "o.properties", "-t", "MkU3OEVBNTcwNTJENDM2Qg",
-               "--release-version", "4.1-IV1", "--apply")[0] == 0
+    (other / "o.properties").write_text(
+        (c.d / "conf" / "c1.properties").read_text().replace(str(c.d / "data" / "c1"), str(other / "data"))
+    )
+    assert (
+        cli(
+            "bootstrap",
+            "format",
+            "-c",
+            other / "o.properties",
+            "-t",
+            "MkU3OEVBNTcwNTJENDM2Qg",
+            "--release-version",
+            "4.1-IV1",
+            "--apply",
+        )[0]
+        == 0
+    )
     code, out, err = cli("doctor", other / "data", "--bootstrap-controller", c.controllers[0], "-o", "json")
     (f,) = json.loads(out)["findings"]
     assert (code, f["code"], f["severity"]) == (1, "live-cluster-id-differs", "error")
-    assert f["message"] == (f"{c.controllers[0]} answers for cluster {c.cluster_id}, the log dirs belong to "
-                            "['MkU3OEVBNTcwNTJENDM2Qg']")
-    assert f["evidence"][1] == f"{other / 'data' / 'meta.properties'}:{line_of(other / 'data' / 'meta.properties', 'cluster.id')}"
+    assert f["message"] == (
+        f"{c.controllers[0]} answers for cluster {c.cluster_id}, the log dirs belong to ['MkU3OEVBNTcwNTJENDM2Qg']"
+    )
+    assert (
+        f["evidence"][1]
+        == f"{other / 'data' / 'meta.properties'}:{line_of(other / 'data' / 'meta.properties', 'cluster.id')}"
+    )
 
     for i in lost + [leader]:
         c.run("kill-node", str(i))
@@ -402,11 +539,15 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     # the log holds no voter set; Kafka 4.1 at kraft.version 0 writes quorum-state data_version 0, which
     # lists the voters but not their addresses: with nothing to probe, nothing shows they are gone
     code, out, err = cli("recover", data[leader], "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)))
-    assert (code, err) == (1, "") and (f"refused: voter {lost[0]} has no known address, so nothing shows it is "
-                                       "gone: give the survivor's server.properties with -c") in out, out
+    assert (code, err) == (1, "") and (
+        f"refused: voter {lost[0]} has no known address, so nothing shows it is "
+        "gone: give the survivor's server.properties with -c"
+    ) in out, out
     # --config gives controller.quorum.voters: the lost voters are probed (killed: connection refused)
     addr = c.controllers[leader - 1]
-    code, out, err = cli("recover", "-c", conf, "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply")
+    code, out, err = cli(
+        "recover", "-c", conf, "--replica", broker_dir(c), "--lost-voters", ",".join(map(str, lost)), "--apply"
+    )
     assert (code, err) == (0, ""), out
     assert all(f"  probe: voter {i} at {c.controllers[i - 1]}: silent (connection refused)" in out for i in lost), out
     assert "static quorum" in out and f"controller.quorum.voters={leader}@{addr}" in out
@@ -416,27 +557,43 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     mine = c.d / "conf" / f"c{leader}.recovered.properties"
     mine.write_text(with_quorum(conf.read_text(), controller_quorum_voters=f"{leader}@{addr}"))
     c.nodes.append(Node(c, f"c{leader}", mine))
-    doc = until("the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)), 120)
+    doc = until(
+        "the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)), 120
+    )
     assert voters_of(doc) == [leader]
     assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
 
     # grow back through a dynamic quorum: kraft.version 1, then add-controller
-    p = kafka_tool("kafka-features", ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"],
-                   tmp_path)
+    p = kafka_tool(
+        "kafka-features", ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"], tmp_path
+    )
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     for i in lost:
         nconf = c.d / "conf" / f"c{i}.recovered.properties"
-        nconf.write_text(with_quorum((c.d / "conf" / f"c{i}.properties").read_text(),
-                                     controller_quorum_bootstrap_servers=addr)
-                         .replace("controller.quorum.voters=", "#controller.quorum.voters="))
-        code, out, err = cli("bootstrap", "format", "-c", nconf, "-t", c.cluster_id, "--no-initial-controllers",
-                             "--release-version", "4.1-IV1", "--apply")
+        nconf.write_text(
+            with_quorum(
+                (c.d / "conf" / f"c{i}.properties").read_text(), controller_quorum_bootstrap_servers=addr
+            ).replace("controller.quorum.voters=", "#controller.quorum.voters=")
+        )
+        code, out, err = cli(
+            "bootstrap",
+            "format",
+            "-c",
+            nconf,
+            "-t",
+            c.cluster_id,
+            "--no-initial-controllers",
+            "--release-version",
+            "4.1-IV1",
+            "--apply",
+        )
         assert code == 0, err
         c.nodes.append(Node(c, f"c{i}", nconf))
 
         def add():
             code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", nconf)
             return out if code == 0 else None
+
         out = until(f"add-controller {i} accepted", add, 150)
         assert out.startswith(f"Added controller {i} with directory id ")
         until(f"controller {i} is a voter", lambda: i in voters_of(status(cli, addr)))
@@ -448,6 +605,7 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
         rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
         ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
         return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+
     until("three voters with equal end offsets", caught_up, 120)
     assert voters_of(status(cli, addr)) == [1, 2, 3]
     assert topics_described(c.broker, tmp_path) == before
@@ -462,38 +620,49 @@ def doctor_finds_real_static_misconfigurations(cli, c, root):
     d, confs = copies(c, root / "standalone")
     shutil.rmtree(d / "data" / "c3")
     dyn = d / "c3-dynamic.properties"
-    dyn.write_text("\n".join(ln for ln in confs["c3"].read_text().splitlines()
-                             if not ln.startswith("controller.quorum.voters="))
-                   + f"\ncontroller.quorum.bootstrap.servers={c.controllers[2]}\n")
-    code, out, err = cli("bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone",
-                         "--release-version", "4.1-IV1", "--apply")
+    dyn.write_text(
+        "\n".join(ln for ln in confs["c3"].read_text().splitlines() if not ln.startswith("controller.quorum.voters="))
+        + f"\ncontroller.quorum.bootstrap.servers={c.controllers[2]}\n"
+    )
+    code, out, err = cli(
+        "bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone", "--release-version", "4.1-IV1", "--apply"
+    )
     assert code == 0, err
     found = {f["code"]: f for f in run_doctor(cli, confs)}
     assert sorted(found) == ["kraft-version-differs", "static-config-on-dynamic-storage"]
     f = found["kraft-version-differs"]
     assert f["severity"] == "error"
-    m = re.fullmatch(r"node 3's metadata log has kraft.version 1, but the most up-to-date log \(node ([12])\) has 0: "
-                     r"it was formatted for another \(dynamic\) quorum, e.g. with --standalone or "
-                     r"--initial-controllers, and does not follow this one's voter set", f["message"])
+    m = re.fullmatch(
+        r"node 3's metadata log has kraft.version 1, but the most up-to-date log \(node ([12])\) has 0: "
+        r"it was formatted for another \(dynamic\) quorum, e.g. with --standalone or "
+        r"--initial-controllers, and does not follow this one's voter set",
+        f["message"],
+    )
     assert m, f["message"]
     p3 = d / "data" / "c3" / "__cluster_metadata-0"
-    assert f["evidence"] == [f"{p3} (snapshot 00000000000000000000-0000000000.checkpoint): KRaftVersionRecord "
-                             "kraft.version=1",
-                             f"{d / 'data' / f'c{m.group(1)}' / '__cluster_metadata-0'}: no KRaftVersionRecord "
-                             "(kraft.version 0)"]
-    assert f["remedy"].startswith(f"wipe {d / 'data' / 'c3'} and format it like the others (without "
-                                  "--standalone/--initial-controllers")
+    assert f["evidence"] == [
+        f"{p3} (snapshot 00000000000000000000-0000000000.checkpoint): KRaftVersionRecord kraft.version=1",
+        f"{d / 'data' / f'c{m.group(1)}' / '__cluster_metadata-0'}: no KRaftVersionRecord (kraft.version 0)",
+    ]
+    assert f["remedy"].startswith(
+        f"wipe {d / 'data' / 'c3'} and format it like the others (without --standalone/--initial-controllers"
+    )
 
     # node 2's config turned dynamic on its static storage
     d, confs = copies(c, root / "dynamic-config")
-    confs["c2"].write_text("\n".join(ln for ln in confs["c2"].read_text().splitlines()
-                                     if not ln.startswith("controller.quorum.voters="))
-                           + "\ncontroller.quorum.bootstrap.servers=" + ",".join(c.controllers) + "\n")
+    confs["c2"].write_text(
+        "\n".join(ln for ln in confs["c2"].read_text().splitlines() if not ln.startswith("controller.quorum.voters="))
+        + "\ncontroller.quorum.bootstrap.servers="
+        + ",".join(c.controllers)
+        + "\n"
+    )
     (f,) = run_doctor(cli, confs)
     assert (f["code"], f["severity"]) == ("dynamic-config-on-static-storage", "error")
-    assert f["evidence"] == [f"{confs['c2']}:{line_of(confs['c2'], 'controller.quorum.bootstrap.servers')}: "
-                             "controller.quorum.bootstrap.servers=" + ",".join(c.controllers),
-                             str(d / "data" / "c2" / "__cluster_metadata-0")]
+    assert f["evidence"] == [
+        f"{confs['c2']}:{line_of(confs['c2'], 'controller.quorum.bootstrap.servers')}: "
+        "controller.quorum.bootstrap.servers=" + ",".join(c.controllers),
+        str(d / "data" / "c2" / "__cluster_metadata-0"),
+    ]
     assert "has no VotersRecord (kraft.version 0" in f["message"] and "KAFKA-16538" in f["remedy"]
 
     # node 3's disk restored from node 2's backup: one directory.id twice, and the wrong node id
@@ -505,7 +674,8 @@ def doctor_finds_real_static_misconfigurations(cli, c, root):
     assert sorted(found) == ["duplicate-directory-id", "node-claimed-twice", "node-id-mismatch"]
     assert "one is a copy of the other" in found["node-claimed-twice"]["message"]
     f = found["duplicate-directory-id"]
-    assert f["severity"] == "error" and f["message"].startswith(f"{d / 'data' / 'c3'} and {d / 'data' / 'c2'} have "
-                                                               "the same directory.id ")
+    assert f["severity"] == "error" and f["message"].startswith(
+        f"{d / 'data' / 'c3'} and {d / 'data' / 'c2'} have the same directory.id "
+    )
     meta = d / "data" / "c3" / "meta.properties"
     assert f["evidence"][0] == f"{meta}:{line_of(meta, 'directory.id')}"

@@ -17,8 +17,13 @@ from kafka41 import KAFKA_DIR, kafka_tool, needs_kafka, start_cluster, tool_env,
 
 pytestmark = needs_kafka
 
-FILTERS = ("", "--unavailable-partitions", "--under-replicated-partitions", "--under-min-isr-partitions",
-           "--at-min-isr-partitions")
+FILTERS = (
+    "",
+    "--unavailable-partitions",
+    "--under-replicated-partitions",
+    "--under-min-isr-partitions",
+    "--at-min-isr-partitions",
+)
 KAFKA43_TOPICS = KAFKA_DIR / "kafka_2.13-4.3.0" / "bin" / "kafka-topics.sh"
 
 
@@ -36,30 +41,59 @@ def seen(cli, tmp_path_factory):
     d = c.d
     bs = c.broker
     try:
-        p = kafka_tool("kafka-configs", ["--bootstrap-server", bs, "--alter", "--entity-type", "brokers",
-                                         "--entity-default", "--add-config",
-                                         "log.segment.bytes=104857600,log.retention.ms=7200000"], tmp)
+        p = kafka_tool(
+            "kafka-configs",
+            [
+                "--bootstrap-server",
+                bs,
+                "--alter",
+                "--entity-type",
+                "brokers",
+                "--entity-default",
+                "--add-config",
+                "log.segment.bytes=104857600,log.retention.ms=7200000",
+            ],
+            tmp,
+        )
         assert p.returncode == 0, p.stderr[-2000:]
-        for name, parts, rf, configs in (("rf2", 6, 2, ["min.insync.replicas=2", "retention.ms=3600000"]),
-                                         ("rf1", 4, 1, []), ("orders", 2, 2, ["cleanup.policy=compact"]),
-                                         ("payments", 3, 1, ["max.message.bytes=2000000"]), ("zeta", 1, 2, [])):
-            args = ["--bootstrap-server", bs, "--create", "--topic", name, "--partitions", str(parts),
-                    "--replication-factor", str(rf)]
+        for name, parts, rf, configs in (
+            ("rf2", 6, 2, ["min.insync.replicas=2", "retention.ms=3600000"]),
+            ("rf1", 4, 1, []),
+            ("orders", 2, 2, ["cleanup.policy=compact"]),
+            ("payments", 3, 1, ["max.message.bytes=2000000"]),
+            ("zeta", 1, 2, []),
+        ):
+            args = [
+                "--bootstrap-server",
+                bs,
+                "--create",
+                "--topic",
+                name,
+                "--partitions",
+                str(parts),
+                "--replication-factor",
+                str(rf),
+            ]
             for kv in configs:
                 args += ["--config", kv]
             p = kafka_tool("kafka-topics", args, tmp)
             assert p.returncode == 0, p.stderr[-2000:]
         before = describe(tmp, bs)
         before_ms = int(time.time() * 1000)
-        p = subprocess.run([str(KAFKA43_TOPICS), "--bootstrap-server", bs, "--describe"], capture_output=True,
-                           text=True, timeout=180, env=tool_env(tmp))
+        p = subprocess.run(
+            [str(KAFKA43_TOPICS), "--bootstrap-server", bs, "--describe"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=tool_env(tmp),
+        )
         before43 = p.stdout if p.returncode == 0 else p.stderr
         time.sleep(1.5)
         c.kill(5)
         until("broker 5 fenced", lambda: describe(tmp, bs, "--unavailable-partitions").count("\n") >= 1, 120)
         after = {f: describe(tmp, bs, f) for f in FILTERS}
         after["--topic rf2"] = describe(tmp, bs, "--topic", "rf2")
-        time.sleep(2)   # the controllers' followers fetch what the leader wrote
+        time.sleep(2)  # the controllers' followers fetch what the leader wrote
         shutil.copytree(d / "data" / "c1", d / "c1copy")
     finally:
         c.stop()

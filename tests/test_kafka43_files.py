@@ -88,10 +88,26 @@ def streams_group_member(bootstrap: str, group: str, topic: str, tmp: Path) -> s
     src = tmp / "StreamsGroupMember.java"
     src.write_text(STREAMS_GROUP_JAVA)
     java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
-    p = subprocess.run([java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                        f"-Dlog4j2.configurationFile={KAFKA43_HOME / 'config' / 'tools-log4j2.yaml'}",
-                        "-cp", f"{KAFKA43_HOME / 'libs'}/*", str(src), bootstrap, group, topic],
-                       capture_output=True, text=True, timeout=300, env=tool_env(tmp), cwd=tmp)
+    p = subprocess.run(
+        [
+            java,
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dlog4j2.configurationFile={KAFKA43_HOME / 'config' / 'tools-log4j2.yaml'}",
+            "-cp",
+            f"{KAFKA43_HOME / 'libs'}/*",
+            str(src),
+            bootstrap,
+            group,
+            topic,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=tool_env(tmp),
+        cwd=tmp,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
     return p.stdout
 
@@ -105,45 +121,142 @@ def k43(tool: str, args: list[str], tmp: Path, stdin: bytes | None = None) -> st
 
 @pytest.fixture(scope="module")
 def c43(cli, tmp_path_factory):
-    c = start_cluster(cli, tmp_path_factory, "kafka43-files", dynamic=False, controllers=1, version="4.3",
-                      release_version="4.2-IV1")
+    c = start_cluster(
+        cli, tmp_path_factory, "kafka43-files", dynamic=False, controllers=1, version="4.3", release_version="4.2-IV1"
+    )
     tmp, b = c.d, c.broker
     try:
-        for topic, extra in (("t1", ["--partitions", "3", "--config", "retention.ms=3600000"]),
-                             ("compacted", ["--partitions", "1", "--config", "cleanup.policy=compact"])):
-            k43("kafka-topics", ["--bootstrap-server", b, "--create", "--topic", topic, "--replication-factor", "1",
-                                 *extra], tmp)
-        k43("kafka-configs", ["--bootstrap-server", b, "--alter", "--entity-type", "brokers", "--entity-default",
-                              "--add-config", "log.retention.ms=7200000"], tmp)
-        k43("kafka-configs", ["--bootstrap-server", b, "--alter", "--entity-type", "clients", "--entity-name", "app1",
-                              "--add-config", "producer_byte_rate=1048576,consumer_byte_rate=2097152"], tmp)
+        for topic, extra in (
+            ("t1", ["--partitions", "3", "--config", "retention.ms=3600000"]),
+            ("compacted", ["--partitions", "1", "--config", "cleanup.policy=compact"]),
+        ):
+            k43(
+                "kafka-topics",
+                ["--bootstrap-server", b, "--create", "--topic", topic, "--replication-factor", "1", *extra],
+                tmp,
+            )
+        k43(
+            "kafka-configs",
+            [
+                "--bootstrap-server",
+                b,
+                "--alter",
+                "--entity-type",
+                "brokers",
+                "--entity-default",
+                "--add-config",
+                "log.retention.ms=7200000",
+            ],
+            tmp,
+        )
+        k43(
+            "kafka-configs",
+            [
+                "--bootstrap-server",
+                b,
+                "--alter",
+                "--entity-type",
+                "clients",
+                "--entity-name",
+                "app1",
+                "--add-config",
+                "producer_byte_rate=1048576,consumer_byte_rate=2097152",
+            ],
+            tmp,
+        )
         # one mechanism per user and request (Kafka refuses two changes to one user at once)
-        for user, mech in (("alice", "SCRAM-SHA-256=[iterations=8192,password=alice-secret]"),
-                           ("bob", "SCRAM-SHA-512=[password=bob-secret]")):
-            k43("kafka-configs", ["--bootstrap-server", b, "--alter", "--entity-type", "users", "--entity-name", user,
-                                  "--add-config", mech], tmp)
+        for user, mech in (
+            ("alice", "SCRAM-SHA-256=[iterations=8192,password=alice-secret]"),
+            ("bob", "SCRAM-SHA-512=[password=bob-secret]"),
+        ):
+            k43(
+                "kafka-configs",
+                [
+                    "--bootstrap-server",
+                    b,
+                    "--alter",
+                    "--entity-type",
+                    "users",
+                    "--entity-name",
+                    user,
+                    "--add-config",
+                    mech,
+                ],
+                tmp,
+            )
         lines = b"".join(b"k%d:value %d \xc3\xa9\n" % (i, i) for i in range(20))
-        k43("kafka-console-producer", ["--bootstrap-server", b, "--topic", "t1", "--property", "parse.key=true",
-                                       "--property", "key.separator=:"], tmp, stdin=lines)
-        k43("kafka-console-producer", ["--bootstrap-server", b, "--topic", "compacted", "--property", "parse.key=true",
-                                       "--property", "key.separator=:"], tmp, stdin=lines)
-        k43("kafka-console-share-consumer", ["--bootstrap-server", b, "--topic", "t1", "--group", "sg1",
-                                             "--max-messages", "5", "--timeout-ms", "30000"], tmp)
+        k43(
+            "kafka-console-producer",
+            ["--bootstrap-server", b, "--topic", "t1", "--property", "parse.key=true", "--property", "key.separator=:"],
+            tmp,
+            stdin=lines,
+        )
+        k43(
+            "kafka-console-producer",
+            [
+                "--bootstrap-server",
+                b,
+                "--topic",
+                "compacted",
+                "--property",
+                "parse.key=true",
+                "--property",
+                "key.separator=:",
+            ],
+            tmp,
+            stdin=lines,
+        )
+        k43(
+            "kafka-console-share-consumer",
+            [
+                "--bootstrap-server",
+                b,
+                "--topic",
+                "t1",
+                "--group",
+                "sg1",
+                "--max-messages",
+                "5",
+                "--timeout-ms",
+                "30000",
+            ],
+            tmp,
+        )
         out = k43("kafka-features", ["--bootstrap-server", b, "upgrade", "--metadata", "4.3-IV0"], tmp)
-        assert out.endswith("\nmetadata.version was upgraded to 30.\n"), out   # after 4.3's note that --metadata is deprecated
+        assert out.endswith("\nmetadata.version was upgraded to 30.\n"), (
+            out
+        )  # after 4.3's note that --metadata is deprecated
         # Kafka's own verdicts on two changes it refuses, for the offline check of these files
         c.kafka_refusals = {}
         for op, version in (("downgrade", "4.2-IV1"), ("upgrade", "4.4-IV0")):
-            p = kafka_tool("kafka-features", ["--bootstrap-server", b, op, "--metadata", version, "--dry-run"], tmp,
-                           timeout=300, home=KAFKA43_HOME)
+            p = kafka_tool(
+                "kafka-features",
+                ["--bootstrap-server", b, op, "--metadata", version, "--dry-run"],
+                tmp,
+                timeout=300,
+                home=KAFKA43_HOME,
+            )
             assert p.returncode == 1, p.stdout + p.stderr
             c.kafka_refusals[op] = [ln for ln in p.stdout.splitlines() if ln.startswith("Can not ")]
         # a streams group (streams.version 1 at 4.3-IV0): joined, its tasks assigned, offsets committed
         out = streams_group_member(b, "streams1", "t1", tmp)
         assert out == "assigned 3\ncommitted\n", out
         c.streams_groups = k43("kafka-streams-groups", ["--bootstrap-server", b, "--list"], tmp)
-        k43("kafka-configs", ["--bootstrap-server", b, "--alter", "--entity-type", "brokers", "--entity-name",
-                              str(c.n + 1), "--add-config", "cordoned.log.dirs=*"], tmp)
+        k43(
+            "kafka-configs",
+            [
+                "--bootstrap-server",
+                b,
+                "--alter",
+                "--entity-type",
+                "brokers",
+                "--entity-name",
+                str(c.n + 1),
+                "--add-config",
+                "cordoned.log.dirs=*",
+            ],
+            tmp,
+        )
         # the broker registers the cordoned dir with the controller (BrokerRegistrationChangeRecord v3)
         log = c.d / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
         until("the cordoned log dir in the controller's log", lambda: _cordoned(cli, log))
@@ -164,14 +277,21 @@ def _files(c, name: str, pattern: str) -> list[str]:
 
 def test_dump_log_equals_kafka_43(cli, c43, tmp_path):
     meta = _files(c43, "c1", "__cluster_metadata-0/*.log") + _files(c43, "b2", "__cluster_metadata-0/*.log")
-    topics = (_files(c43, "b2", "t1-*/*.log") + _files(c43, "b2", "compacted-0/*.log")
-              + _files(c43, "b2", "__consumer_offsets-*/*.log") + _files(c43, "b2", "__share_group_state-*/*.log"))
+    topics = (
+        _files(c43, "b2", "t1-*/*.log")
+        + _files(c43, "b2", "compacted-0/*.log")
+        + _files(c43, "b2", "__consumer_offsets-*/*.log")
+        + _files(c43, "b2", "__share_group_state-*/*.log")
+    )
     indexes = _files(c43, "b2", "t1-*/*.index") + _files(c43, "b2", "t1-*/*.timeindex")
     assert len(meta) == 2 and len(topics) >= 5 and indexes
-    for args, files in ((["--cluster-metadata-decoder"], meta), (["--deep-iteration", "--print-data-log"], topics),
-                        ([], indexes), (["--skip-record-metadata", "--print-data-log"], topics[:3])):
-        k = kafka_tool("kafka-dump-log", [*args, "--files", ",".join(files)], tmp_path, home=KAFKA43_HOME,
-                       timeout=600)
+    for args, files in (
+        (["--cluster-metadata-decoder"], meta),
+        (["--deep-iteration", "--print-data-log"], topics),
+        ([], indexes),
+        (["--skip-record-metadata", "--print-data-log"], topics[:3]),
+    ):
+        k = kafka_tool("kafka-dump-log", [*args, "--files", ",".join(files)], tmp_path, home=KAFKA43_HOME, timeout=600)
         assert k.returncode == 0, k.stderr[-2000:]
         code, out, err = cli("dump-log", "-o", "text", *args, "--files", ",".join(files))
         assert out == k.stdout, _first_difference(k.stdout, out)
@@ -188,8 +308,9 @@ def _first_difference(a: str, b: str) -> str:
 
 def test_the_4_3_records_are_there(cli, c43):
     # what makes these files 4.3's: the upgrade, the share group, SCRAM and the cordoned dir
-    code, out, _ = cli("dump-log", "-o", "text", "--cluster-metadata-decoder",
-                       *_files(c43, "c1", "__cluster_metadata-0/*.log"))
+    code, out, _ = cli(
+        "dump-log", "-o", "text", "--cluster-metadata-decoder", *_files(c43, "c1", "__cluster_metadata-0/*.log")
+    )
     assert code == 0
     assert '"name":"metadata.version","featureLevel":30}' in out
     assert '"name":"share.version","featureLevel":1}' in out
@@ -202,8 +323,14 @@ def test_the_streams_group_is_there(cli, c43):
     topology, its member, its target assignment, its committed offsets) are in the
     consumer-offsets segments that test_dump_log_equals_kafka_43 compares."""
     assert c43.streams_groups.split() == ["streams1"], c43.streams_groups
-    code, out, _ = cli("dump-log", "-o", "text", "--deep-iteration", "--print-data-log",
-                       *_files(c43, "b2", "__consumer_offsets-*/*.log"))
+    code, out, _ = cli(
+        "dump-log",
+        "-o",
+        "text",
+        "--deep-iteration",
+        "--print-data-log",
+        *_files(c43, "b2", "__consumer_offsets-*/*.log"),
+    )
     assert code == 0
     # the record keys (coordinator-key api keys of group-coordinator's message specs), the group id
     # after its length: StreamsGroupMetadata 17, -MemberMetadata 19, -TargetAssignmentMetadata 20,
@@ -228,6 +355,7 @@ def shell_tree(c, end: int, tmp: Path) -> dict:
     def once():
         t = _tree(k43("kafka-metadata-shell", ["--snapshot", str(log), "tree", "/image"], tmp))
         return t if next(iter(t["provenance"])).startswith(f"offset {end},") else None
+
     return until("the metadata shell's image at the log's end", once, 180)
 
 
@@ -265,8 +393,9 @@ def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
     # features: metadataVersion (a java.util.Optional) and every finalized_ level
     feats = tree["features"]
     assert _value(feats["metadataVersion"]) == f"Optional[{img['metadataVersion']}]" == "Optional[4.3-IV0]"
-    assert {k.removeprefix("finalized_"): int(_value(v)) for k, v in feats.items() if k.startswith("finalized_")} \
-        == {k: v for k, v in img["features"].items() if k != "metadata.version"}
+    assert {k.removeprefix("finalized_"): int(_value(v)) for k, v in feats.items() if k.startswith("finalized_")} == {
+        k: v for k, v in img["features"].items() if k != "metadata.version"
+    }
     # topics: names, ids, partitions and their replicas, ISR, leader, ELR
     by_name = tree["topics"]["byName"]
     assert sorted(by_name) == sorted(img["topics"])
@@ -275,8 +404,12 @@ def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
         assert sorted(p for p in by_name[name] if p.isdigit()) == sorted(t["partitions"])
         for p, part in t["partitions"].items():
             reg = _value(by_name[name][p])
-            for field, key in (("replicas", "replicas"), ("isr", "isr"), ("elr", "eligibleLeaderReplicas"),
-                               ("lastKnownElr", "lastKnownElr")):
+            for field, key in (
+                ("replicas", "replicas"),
+                ("isr", "isr"),
+                ("elr", "eligibleLeaderReplicas"),
+                ("lastKnownElr", "lastKnownElr"),
+            ):
                 assert f"{field}=[{', '.join(map(str, part[key]))}]" in reg, (name, p, field, reg)
             assert f"leader={part['leader']}," in reg and f"partitionEpoch={part['partitionEpoch']})" in reg
     # every config, the cluster default (BROKER) and a broker's own (BROKER:2) included
@@ -290,10 +423,14 @@ def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
     quotas = {k: {q: float(_value(v)) for q, v in node.items()} for k, node in tree["clientQuotas"].items()}
     assert quotas == {"clientId(app1)": {"consumer_byte_rate": 2097152.0, "producer_byte_rate": 1048576.0}}
     assert img["clientQuotas"] == {"client-id=app1": quotas["clientId(app1)"]}
-    assert {m: sorted(users) for m, users in tree["scram"].items()} == {"SCRAM-SHA-256": ["alice"],
-                                                                        "SCRAM-SHA-512": ["bob"]}
-    assert {m: sorted(users) for m, users in img["scram"].items()} == {"SCRAM-SHA-256": ["alice"],
-                                                                       "SCRAM-SHA-512": ["bob"]}
+    assert {m: sorted(users) for m, users in tree["scram"].items()} == {
+        "SCRAM-SHA-256": ["alice"],
+        "SCRAM-SHA-512": ["bob"],
+    }
+    assert {m: sorted(users) for m, users in img["scram"].items()} == {
+        "SCRAM-SHA-256": ["alice"],
+        "SCRAM-SHA-512": ["bob"],
+    }
     broker = img["brokers"][str(c43.n + 1)]
     reg = _value(tree["cluster"]["brokers"][str(c43.n + 1)])
     assert broker["cordonedDirectories"] == broker["directories"] and len(broker["directories"]) == 1
@@ -309,15 +446,22 @@ def test_features_offline_gives_kafkas_verdicts(cli, c43):
     code, out, err = cli("features", "downgrade", log, "--metadata", "4.2-IV1", "-o", "json")
     doc = json.loads(out)
     assert (code, err, doc["blockers"]) == (1, "", [])
-    assert doc["verdict"]["lines"] == c43.kafka_refusals["downgrade"] == [
-        "Can not downgrade metadata.version to 29. The update failed for all features since the following feature "
-        "had an error: Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested "
-        "downgrade because it might delete metadata information."]
+    assert (
+        doc["verdict"]["lines"]
+        == c43.kafka_refusals["downgrade"]
+        == [
+            "Can not downgrade metadata.version to 29. The update failed for all features since the following feature "
+            "had an error: Unsupported metadata.version downgrade from 30 to 29. Refusing to perform the requested "
+            "downgrade because it might delete metadata information."
+        ]
+    )
     code, out, err = cli("features", "upgrade", log, "--metadata", "4.4-IV0", "-o", "json")
     doc = json.loads(out)
     assert (code, err) == (1, "")
     assert [(b["kind"], b["id"], b["reason"]) for b in doc["blockers"]] == [
-        ("broker", 2, "Broker 2 only supports versions 7-30"), ("controller", 1, "Controller 1 only supports versions 7-30")]
+        ("broker", 2, "Broker 2 only supports versions 7-30"),
+        ("controller", 1, "Controller 1 only supports versions 7-30"),
+    ]
     assert doc["verdict"]["lines"] == c43.kafka_refusals["upgrade"], (doc["verdict"], c43.kafka_refusals)
     code, out, _ = cli("features", "upgrade", log, "--metadata", "4.3-IV0", "-o", "json")
     assert code == 0 and json.loads(out)["verdict"]["lines"] == ["metadata.version can be upgraded to 30."]

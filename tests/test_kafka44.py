@@ -50,17 +50,27 @@ def k44(tool: str, args: list, tmp: Path, ok: bool = True, timeout: float = 300)
 
 # -- directories 4.4's kafka-storage formatted ----------------------------------------------
 
-CASES = {   # name -> (config lines, kafka-storage arguments)
-    "static": ("process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:29601\n"
-               "listeners=CONTROLLER://127.0.0.1:29601\n", []),
-    "standalone": ("process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
-                   "listeners=CONTROLLER://127.0.0.1:29601\nunstable.feature.versions.enable=true\n",
-                   ["--standalone", "--release-version", "4.4-IV2"]),
-    "initial": ("process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
-                "listeners=CONTROLLER://127.0.0.1:29601\n",
-                ["--initial-controllers", ",".join(f"{i}@127.0.0.1:{29600 + i}:{d}" for i, d in enumerate(DID, 1))]),
-    "broker": ("process.roles=broker\nnode.id=4\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
-               "listeners=PLAINTEXT://127.0.0.1:29604\n", ["--no-initial-controllers"]),
+CASES = {  # name -> (config lines, kafka-storage arguments)
+    "static": (
+        "process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:29601\n"
+        "listeners=CONTROLLER://127.0.0.1:29601\n",
+        [],
+    ),
+    "standalone": (
+        "process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
+        "listeners=CONTROLLER://127.0.0.1:29601\nunstable.feature.versions.enable=true\n",
+        ["--standalone", "--release-version", "4.4-IV2"],
+    ),
+    "initial": (
+        "process.roles=controller\nnode.id=1\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
+        "listeners=CONTROLLER://127.0.0.1:29601\n",
+        ["--initial-controllers", ",".join(f"{i}@127.0.0.1:{29600 + i}:{d}" for i, d in enumerate(DID, 1))],
+    ),
+    "broker": (
+        "process.roles=broker\nnode.id=4\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
+        "listeners=PLAINTEXT://127.0.0.1:29604\n",
+        ["--no-initial-controllers"],
+    ),
 }
 
 
@@ -70,8 +80,9 @@ def fresh(cli, tmp_path_factory):
     code, cid, _ = cli("bootstrap", "random-uuid")
     runs = []
     for name, (conf, args) in CASES.items():
-        (root / f"{name}.properties").write_text(f"{conf}controller.listener.names=CONTROLLER\n"
-                                                  f"log.dirs={root / name}\n")
+        (root / f"{name}.properties").write_text(
+            f"{conf}controller.listener.names=CONTROLLER\nlog.dirs={root / name}\n"
+        )
         runs.append(["format", "-t", cid.strip(), "-c", str(root / f"{name}.properties"), *args])
     for rc, printed, err in storage_runs(runs, root, home=KAFKA44_HOME):
         assert (rc, err) == (0, ""), err
@@ -80,8 +91,12 @@ def fresh(cli, tmp_path_factory):
 
 def test_the_fresh_dirs_are_44s_layout(fresh):
     files = {n: sorted(str(p.relative_to(fresh / n)) for p in (fresh / n).rglob("*") if p.is_file()) for n in CASES}
-    assert files == {"static": sorted(["meta.properties", SNAP]), "standalone": sorted(["meta.properties", SNAP]),
-                     "initial": sorted(["meta.properties", SNAP]), "broker": ["meta.properties"]}
+    assert files == {
+        "static": sorted(["meta.properties", SNAP]),
+        "standalone": sorted(["meta.properties", SNAP]),
+        "initial": sorted(["meta.properties", SNAP]),
+        "broker": ["meta.properties"],
+    }
 
 
 def test_dump_log_equals_kafka_44_on_fresh_dirs(cli, fresh, tmp_path):
@@ -150,6 +165,7 @@ def test_image_equals_metadata_shell_44_on_fresh_dirs(cli, fresh, tmp_path, name
     code, out, err = cli("image", "-o", "json", str(fresh / name))
     assert (code, err) == (0, "")
     img = json.loads(out)["image"]
+
     # the shell printed /image/features without a metadata.version once, at load 9 on 2 cores
     # (as it once printed no controllers, below): asked again while it prints none, for up to 90 s
     # and it once never exited (a CI run at load 5: killed after 300 s; a run takes 5-10 s):
@@ -160,22 +176,36 @@ def test_image_equals_metadata_shell_44_on_fresh_dirs(cli, fresh, tmp_path, name
         except subprocess.TimeoutExpired:
             return None
         return f if "metadataVersion" in f and _value(f["metadataVersion"]) != "Optional.empty" else None
+
     feats = until("the metadata shell's features", features, 300, every=0)
-    assert _value(feats["metadataVersion"]) == f"Optional[{img['metadataVersion']}]" == \
-        {"static": "Optional[4.3-IV0]", "standalone": "Optional[4.4-IV2]"}[name]
-    assert {k.removeprefix("finalized_"): int(_value(v)) for k, v in feats.items() if k.startswith("finalized_")} \
-        == {k: v for k, v in img["features"].items() if k != "metadata.version"}
+    assert (
+        _value(feats["metadataVersion"])
+        == f"Optional[{img['metadataVersion']}]"
+        == {"static": "Optional[4.3-IV0]", "standalone": "Optional[4.4-IV2]"}[name]
+    )
+    assert {k.removeprefix("finalized_"): int(_value(v)) for k, v in feats.items() if k.startswith("finalized_")} == {
+        k: v for k, v in img["features"].items() if k != "metadata.version"
+    }
 
 
 # -- a real 4.4 cluster: controller unregistration -------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def c44(cli, tmp_path_factory):
     """Formatted by `quorumctl bootstrap format --kafka-version 4.4` at 4.4-IV1 (unstable levels on):
     4.4 starts on what quorumctl writes for it."""
-    c = start_cluster(cli, tmp_path_factory, "kafka44-cluster", dynamic=True, version="4.4",
-                      release_version="4.4-IV1", format_args=("--kafka-version", "4.4"),
-                      extra_conf="unstable.feature.versions.enable=true", start_timeout=400)
+    c = start_cluster(
+        cli,
+        tmp_path_factory,
+        "kafka44-cluster",
+        dynamic=True,
+        version="4.4",
+        release_version="4.4-IV1",
+        format_args=("--kafka-version", "4.4"),
+        extra_conf="unstable.feature.versions.enable=true",
+        start_timeout=400,
+    )
     try:
         yield c
     finally:
@@ -198,8 +228,15 @@ def _upgrade(c, tmp, level: str):
 
 
 def _unregister(cli, c, *args):
-    return cli("cluster", "unregister-controller", "--bootstrap-controller", ",".join(c.controllers[:2]),
-               "--timeout", "30", *args)
+    return cli(
+        "cluster",
+        "unregister-controller",
+        "--bootstrap-controller",
+        ",".join(c.controllers[:2]),
+        "--timeout",
+        "30",
+        *args,
+    )
 
 
 def _endpoints(c, tmp) -> list[int]:
@@ -217,12 +254,13 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     c = c44
     # quorumctl formatted it the 4.4 way: no bootstrap.checkpoint, the records in the zero snapshot
     assert [f for f in c.formatted["c1"].splitlines() if f.startswith("Formatting")] == [
-        f"Formatting dynamic metadata voter directory {c.data(1)} with metadata.version 4.4-IV1."]
+        f"Formatting dynamic metadata voter directory {c.data(1)} with metadata.version 4.4-IV1."
+    ]
     assert not c.data(1).joinpath("bootstrap.checkpoint").exists()
     # features describe is 4.4's kafka-features describe, 4.4-IV1 and 4.4-IV2 named as it names them
     k = k44("kafka-features", ["--bootstrap-server", c.broker, "describe"], tmp_path).stdout
     code, out, err = cli("features", "describe", "--bootstrap-server", c.broker, "--kafka-version", "4.4", "-o", "text")
-    epochless = functools.partial(re.sub, r"Epoch: \d+$", "Epoch: N", flags=re.M)   # the epoch moves on
+    epochless = functools.partial(re.sub, r"Epoch: \d+$", "Epoch: N", flags=re.M)  # the epoch moves on
     assert (code, epochless(out), err) == (0, epochless(k), "")
     assert "SupportedMaxVersion: 4.4-IV2 " in out and "FinalizedVersionLevel: 4.4-IV1 " in out
     # below 4.4-IV2, a voter, running: every reason, nothing sent
@@ -234,23 +272,38 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     _upgrade(c, tmp_path, "4.4-IV2")
     dir3 = read_meta_properties(str(c.data(3) / "meta.properties"))["directory.id"]
     # remove-controller --unregister while 3 runs: refused before anything is sent
-    code, out, err = cli("remove-controller", "--bootstrap-controller", c.controllers[0], "-i", "3", "-d", dir3,
-                         "--unregister", "--apply", "--timeout", "30")
+    code, out, err = cli(
+        "remove-controller",
+        "--bootstrap-controller",
+        c.controllers[0],
+        "-i",
+        "3",
+        "-d",
+        dir3,
+        "--unregister",
+        "--apply",
+        "--timeout",
+        "30",
+    )
     assert code == 1 and "controller 3 still runs" in err and "is a voter" not in err, err
     # removed from the voters, still running: refused (it fetches as an observer, answers on its endpoint)
-    code, out, err = cli("remove-controller", "--bootstrap-controller", c.controllers[0], "-i", "3", "-d", dir3,
-                         "--timeout", "30")
+    code, out, err = cli(
+        "remove-controller", "--bootstrap-controller", c.controllers[0], "-i", "3", "-d", dir3, "--timeout", "30"
+    )
     assert (code, out) == (0, f"Removed KRaft controller 3 with directory id {dir3}\n"), err
     # a removed leader first resigns, then fetches from the new leader as an observer
-    code, err = until("3 fetching as an observer", lambda: (lambda r: (r.code, r.err) if "as an observer" in r.err
-                                                            else None)(_unregister(cli, c, "--id", "3")), 60)
+    code, err = until(
+        "3 fetching as an observer",
+        lambda: (lambda r: (r.code, r.err) if "as an observer" in r.err else None)(_unregister(cli, c, "--id", "3")),
+        60,
+    )
     assert code == 1 and "is a voter" not in err and "metadata.version" not in err, err
     assert "still runs: it fetched from the leader as an observer" in err
     assert f"still runs: {c.addr(3)} answers as a controller" in err
     assert _endpoints(c, tmp_path) == [1, 2, 3]
     # stopped: the dry run plans it, --apply sends it; Kafka's list-endpoints and the image agree
     c.kill(3)
-    time.sleep(16)     # the leader's last fetch of 3 ages past the observer window
+    time.sleep(16)  # the leader's last fetch of 3 ages past the observer window
     code, out, err = _unregister(cli, c, "--id", "3")
     assert (code, err) == (0, ""), err
     assert out.splitlines()[-1] == "DRY RUN of unregistering controller 3: run again with --apply to send it"
@@ -263,14 +316,19 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     code, out, err = _unregister(cli, c, "--id", "3", "--apply")
     assert code == 1 and "controller 3 is not registered (registered controllers: 1, 2)" in err, err
     # Kafka's own tool agrees it is gone: CONTROLLER_ID_NOT_REGISTERED (136)
-    p = k44("kafka-cluster", ["unregister-controller", "--bootstrap-controller", c.controllers[0], "--id", "3"],
-            tmp_path, ok=False)
+    p = k44(
+        "kafka-cluster",
+        ["unregister-controller", "--bootstrap-controller", c.controllers[0], "--id", "3"],
+        tmp_path,
+        ok=False,
+    )
     assert p.returncode != 0 and "Controller ID 3 is not currently registered." in p.stderr + p.stdout
     c.stop()
     log = sorted(str(p) for p in (c.data(1) / "__cluster_metadata-0").glob("*.log"))
     k = k44("kafka-dump-log", ["--cluster-metadata-decoder", "--files", ",".join(log)], tmp_path)
-    code, out, err = cli("dump-log", "-o", "text", "--kafka-version", "4.4", "--cluster-metadata-decoder",
-                         "--files", ",".join(log))
+    code, out, err = cli(
+        "dump-log", "-o", "text", "--kafka-version", "4.4", "--cluster-metadata-decoder", "--files", ",".join(log)
+    )
     assert (code, out, err) == (0, k.stdout, k.stderr)
     assert '"type":"UNREGISTER_CONTROLLER_RECORD","version":0,"data":{"controllerId":3}}' in out
     for n in (1, 2, 4):
@@ -278,8 +336,12 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
         assert (code, err) == (0, ""), out[-2000:]
     # the shell once printed an empty /image/cluster/controllers for this very file, which a second
     # run printed in full (a load of ~30 on 2 cores): asked again while it prints none, for up to 90 s
-    shell = until("the metadata shell's controllers", lambda: sorted(
-        int(x) for x in shell_image(Path(log[-1]), tmp_path)["cluster"]["controllers"]), 90, every=0)
+    shell = until(
+        "the metadata shell's controllers",
+        lambda: sorted(int(x) for x in shell_image(Path(log[-1]), tmp_path)["cluster"]["controllers"]),
+        90,
+        every=0,
+    )
     assert shell == _image_controllers(cli, c) == [1, 2]
     # the other readers on the cluster's 4.4-formatted dirs (no bootstrap.checkpoint anywhere)
     assert not any(c.data(n).joinpath("bootstrap.checkpoint").exists() for n in (1, 2, 3, 4))

@@ -65,9 +65,22 @@ def test_recover_and_truncate_on_a_44_formatted_cluster(cli, tmp_path):
         # 1. controller 3 stops; 1 and 2 go on without it
         k.kill(3)
         until("1 and 2 lead", lambda: (k.status(1) or {}).get("leaderId") in (1, 2), 90)
-        p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", k.admin_config(),
-                                    "--create", "--topic", "kept-topic", "--partitions", "1",
-                                    "--replication-factor", "1"])
+        p = k.tool(
+            "kafka-topics",
+            [
+                "--bootstrap-server",
+                k.bootstrap,
+                "--command-config",
+                k.admin_config(),
+                "--create",
+                "--topic",
+                "kept-topic",
+                "--partitions",
+                "1",
+                "--replication-factor",
+                "1",
+            ],
+        )
         assert p.returncode == 0, p.stdout + p.stderr
         until("the broker holds the topic", lambda: "kept-topic" in rc.held_changes(k.data(4))["created"], 60)
         before = rc.tree_hash(k.data(3))
@@ -75,8 +88,9 @@ def test_recover_and_truncate_on_a_44_formatted_cluster(cli, tmp_path):
         for apply in ([], ["--apply"]):
             code, out, err = cli("recover", str(k.data(3)), "--lost-voters", "1,2", *apply)
             assert code == 1, (code, out, err)
-            m = re.search(r"^  refused: voter ([12]) at (127\.0\.0\.1:\d+): answers as (?:a controller|the leader)",
-                          out, re.M)
+            m = re.search(
+                r"^  refused: voter ([12]) at (127\.0\.0\.1:\d+): answers as (?:a controller|the leader)", out, re.M
+            )
             assert m and m.group(2) == k.addr(int(m.group(1))), out
             assert rc.tree_hash(k.data(3)) == before and not backup.exists(), "recover wrote while refusing"
 
@@ -93,16 +107,36 @@ def test_recover_and_truncate_on_a_44_formatted_cluster(cli, tmp_path):
         assert rc.tree_hash(k.data(4)) == b4
         copy = tmp_path / "b4-copy"
         shutil.copytree(k.data(4), copy, ignore=shutil.ignore_patterns(".lock"))
-        code, out, err = cli("truncate", "-o", "json", str(copy), "--reference", str(k.data(3)), "--force", "--apply",
-                             "--backup-dir", str(tmp_path / "bk"))
+        code, out, err = cli(
+            "truncate",
+            "-o",
+            "json",
+            str(copy),
+            "--reference",
+            str(k.data(3)),
+            "--force",
+            "--apply",
+            "--backup-dir",
+            str(tmp_path / "bk"),
+        )
         res = json.loads(out)
         assert code == 0 and res["applied"]["verify"]["ok"], out + err
         assert res["plan"]["log_end_offset_after"] == end3, res["plan"]
         assert end_of(cli, copy)[1] == end3
         c3 = tmp_path / "c3-copy"
         shutil.copytree(k.data(3), c3, ignore=shutil.ignore_patterns(".lock"))
-        code, out, err = cli("truncate", "-o", "json", str(c3), "--to-offset", str(end3 // 2), "--force", "--apply",
-                             "--backup-dir", str(tmp_path / "bk3"))
+        code, out, err = cli(
+            "truncate",
+            "-o",
+            "json",
+            str(c3),
+            "--to-offset",
+            str(end3 // 2),
+            "--force",
+            "--apply",
+            "--backup-dir",
+            str(tmp_path / "bk3"),
+        )
         assert code == 0 and json.loads(out)["applied"]["verify"]["ok"], out + err
         assert c3.joinpath(SNAP).exists() and end_of(cli, c3)[1] <= end3 // 2
         for d in (copy, c3):
@@ -120,8 +154,12 @@ def test_recover_and_truncate_on_a_44_formatted_cluster(cli, tmp_path):
         until("3 leads alone", lambda: (k.status(3) or {}).get("leaderId") == 3, 120)
         p = k.start_node(4)
         assert p.returncode == 0, p.stderr[-2000:]
-        until("the topic the broker held, through the broker",
-              lambda: (seen := rc.observed_state(k)) is not None and "kept-topic" in seen[0], 120, every=2)
+        until(
+            "the topic the broker held, through the broker",
+            lambda: (seen := rc.observed_state(k)) is not None and "kept-topic" in seen[0],
+            120,
+            every=2,
+        )
         assert finalized(cli, k) == levels
         k.serves(120)
         k.stop()

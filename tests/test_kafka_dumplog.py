@@ -66,24 +66,34 @@ def fixture_files(*names: str) -> list[str]:
     return [str(p) for p in (F37 / "snap1", F39) if p.is_dir() for p in sorted(p.iterdir()) if p.suffix in names]
 
 
-METADATA = sorted(set(fixture_files(".log", ".checkpoint") + corpus_files({"metadata-log", "snapshot", "bootstrap.checkpoint"})))
+METADATA = sorted(
+    set(fixture_files(".log", ".checkpoint") + corpus_files({"metadata-log", "snapshot", "bootstrap.checkpoint"}))
+)
 SEGMENTS = corpus_files({"topic-segment"})
 # Kafka reads an index's segment (and a time index's offset index) beside it,
 # and throws when one is absent
-INDEXES = [f for f in fixture_files(".index", ".timeindex", ".snapshot") + corpus_files({"index", "timeindex"})
-           if f.endswith(".snapshot") or all(Path(f).with_suffix(x).exists() for x in (".log", ".index"))]
+INDEXES = [
+    f
+    for f in fixture_files(".index", ".timeindex", ".snapshot") + corpus_files({"index", "timeindex"})
+    if f.endswith(".snapshot") or all(Path(f).with_suffix(x).exists() for x in (".log", ".index"))
+]
 
 # Kafka 4.3's time-index dump is quadratic in the segment (above): the larger ones are 4.1's alone
 BIG_SEGMENT = 3 * 512 * 1024
-INDEXES_43 = [f for f in INDEXES if not (f.endswith(".timeindex")
-                                         and Path(f).with_suffix(".log").stat().st_size > BIG_SEGMENT)]
+INDEXES_43 = [
+    f for f in INDEXES if not (f.endswith(".timeindex") and Path(f).with_suffix(".log").stat().st_size > BIG_SEGMENT)
+]
 
 # (name, Kafka's options, ours, files); a name ending in "-data" prints raw payloads
 RUNS = [
     ("metadata-decoded", ["--cluster-metadata-decoder"], {"metadata_decoder": True}, METADATA),
     ("metadata-shallow", [], {}, METADATA),
-    ("metadata-skip-record-metadata", ["--cluster-metadata-decoder", "--skip-record-metadata"],
-     {"metadata_decoder": True, "skip_record_metadata": True}, METADATA[:12]),
+    (
+        "metadata-skip-record-metadata",
+        ["--cluster-metadata-decoder", "--skip-record-metadata"],
+        {"metadata_decoder": True, "skip_record_metadata": True},
+        METADATA[:12],
+    ),
     ("segments-deep", ["--deep-iteration"], {"deep": True}, SEGMENTS),
     ("segments-data", ["--print-data-log"], {"print_data": True}, SEGMENTS),
     ("indexes", [], {}, INDEXES),
@@ -97,8 +107,7 @@ def files_of(name: str, release: str) -> list[str]:
     return INDEXES_43 if (name, release) == ("indexes", "4.3") else files
 
 
-CASES = [(release, name) for release in HOMES for name, *_ in RUNS
-         if not (release == "4.1" and name in SAME_IN_41)]
+CASES = [(release, name) for release in HOMES for name, *_ in RUNS if not (release == "4.1" and name in SAME_IN_41)]
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +125,7 @@ def kafka_output(tmp_path_factory, request):
             assert p.returncode == 0, p.stderr[-2000:]
             cache[name] = (p.stdout, p.stderr)
         return cache[name]
+
     get.version = request.param
     return get
 
@@ -136,7 +146,11 @@ def first_difference(a: str, b: str) -> str:
 
 def test_selection_covers_every_kind():
     # the comparison below is only as good as what it runs on
-    assert len(METADATA) >= 30 and len(SEGMENTS) >= 20 and len(INDEXES) >= 20, (len(METADATA), len(SEGMENTS), len(INDEXES))
+    assert len(METADATA) >= 30 and len(SEGMENTS) >= 20 and len(INDEXES) >= 20, (
+        len(METADATA),
+        len(SEGMENTS),
+        len(INDEXES),
+    )
     # 4.3 reads every index but the time indexes of the few biggest segments
     assert len(INDEXES) - 3 <= len(INDEXES_43) < len(INDEXES), (len(INDEXES), len(INDEXES_43))
     assert {Path(f).suffix for f in INDEXES_43} == {".index", ".timeindex", ".snapshot"}
@@ -167,12 +181,12 @@ def test_release_forms_are_covered(kafka_output):
     # the lines where releases differ are really in what we compared (4.4 prints as 4.3)
     if kafka_output.version in ("4.3", "4.4"):
         _, err = kafka_output("segments-deep")
-        assert "  -1 is followed by " in err          # 4.3 checks the first record against -1
+        assert "  -1 is followed by " in err  # 4.3 checks the first record against -1
         out, _ = kafka_output("metadata-skip-record-metadata")
-        assert "\n| payload: {" in out               # 4.1: " payload: {"
+        assert "\n| payload: {" in out  # 4.1: " payload: {"
         # (4.1 prints the decoded dump alike: test_41_form_is_the_43_form)
         out, _ = kafka_output("metadata-decoded")
-        assert " LeaderChange: {\"version\":0,\"leaderId\":" in out
+        assert ' LeaderChange: {"version":0,"leaderId":' in out
         assert " deleteHorizonMs: OptionalLong.empty position: " in out
         assert "controlType: LEADER_CHANGE" not in out
     else:

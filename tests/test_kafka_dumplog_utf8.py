@@ -28,9 +28,12 @@ from kafka41 import KAFKA43_HOME, KAFKA_HOME, tool_env
 from quorumctl.records.batch import encode_batch
 from quorumctl.records.javatext import java_utf8
 
-RELEASES = [pytest.param(home, id=home.name.rsplit("-", 1)[-1],
-                         marks=pytest.mark.kafka(home.name.rsplit("-", 1)[-1].rsplit(".", 1)[0]))
-            for home in (KAFKA_HOME, KAFKA43_HOME)]
+RELEASES = [
+    pytest.param(
+        home, id=home.name.rsplit("-", 1)[-1], marks=pytest.mark.kafka(home.name.rsplit("-", 1)[-1].rsplit(".", 1)[0])
+    )
+    for home in (KAFKA_HOME, KAFKA43_HOME)
+]
 OPTIONS = ["--deep-iteration", "--print-data-log"]
 
 
@@ -50,7 +53,7 @@ def segment(tmp_path_factory) -> Path:
     path = d / "00000000000000000000.log"
     with open(path, "wb") as f:
         for base in range(0, len(recs), 100):
-            f.write(encode_batch(recs[base:base + 100], base_offset=base, base_timestamp=1_795_000_000_000 + base))
+            f.write(encode_batch(recs[base : base + 100], base_offset=base, base_timestamp=1_795_000_000_000 + base))
     return path
 
 
@@ -58,15 +61,23 @@ def kafka_dump_log(home: Path, path: Path, tmp: Path) -> bytes:
     env = tool_env(tmp)
     # the JVM's stdout in UTF-8 whatever the locale (as quorumctl's below), so bytes compare
     env["KAFKA_OPTS"] = "-Dfile.encoding=UTF-8 -Dsun.stdout.encoding=UTF-8"
-    p = subprocess.run([str(home / "bin" / "kafka-dump-log.sh"), "--files", str(path), *OPTIONS],
-                       capture_output=True, env=env, timeout=300)
+    p = subprocess.run(
+        [str(home / "bin" / "kafka-dump-log.sh"), "--files", str(path), *OPTIONS],
+        capture_output=True,
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-2000:]
     return p.stdout
 
 
 def quorumctl_dump_log(path: Path) -> bytes:
-    p = subprocess.run([sys.executable, "-m", "quorumctl", "dump-log", "--files", str(path), *OPTIONS],
-                       capture_output=True, env={**os.environ, "PYTHONUTF8": "1"}, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "quorumctl", "dump-log", "--files", str(path), *OPTIONS],
+        capture_output=True,
+        env={**os.environ, "PYTHONUTF8": "1"},
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr.decode(errors="replace")[-2000:]
     return p.stdout
 

@@ -27,8 +27,11 @@ def epoch_masked(text: str) -> str:
 @pytest.mark.parametrize("tool", list(HOMES))
 @pytest.mark.parametrize("via", ["broker", "controller"])
 def test_features_describe_equals_kafka_features(cli, cluster, tmp_path, via, tool):
-    opt = ["--bootstrap-server", cluster.broker] if via == "broker" else \
-        ["--bootstrap-controller", cluster.controllers[0]]
+    opt = (
+        ["--bootstrap-server", cluster.broker]
+        if via == "broker"
+        else ["--bootstrap-controller", cluster.controllers[0]]
+    )
     theirs = kafka_tool("kafka-features", [*opt, "describe"], tmp_path, home=home_of(tool))
     assert theirs.returncode == 0, theirs.stderr[-2000:]
     code, out, err = cli("features", "describe", *opt, *(["--kafka-version", "4.1"] if tool == "4.1" else []))
@@ -45,8 +48,11 @@ def test_features_upgrade_downgrade_give_kafkas_verdict(cli, cluster, tmp_path, 
     """features upgrade/downgrade's dry run on a cluster all of one release: Kafka's own
     verdict, line for line as the release's kafka-features --dry-run prints it; a level no node
     supports names every node it reaches (through a broker: the broker and the voters)."""
-    opt = ["--bootstrap-server", cluster.broker] if via == "broker" else \
-        ["--bootstrap-controller", ",".join(cluster.controllers)]
+    opt = (
+        ["--bootstrap-server", cluster.broker]
+        if via == "broker"
+        else ["--bootstrap-controller", ",".join(cluster.controllers)]
+    )
     home = home_of(cluster.version)
     for op, feature, code_wanted in (("upgrade", "group.version=2", 1), ("downgrade", "transaction.version=1", 0)):
         theirs = kafka_tool("kafka-features", [*opt, op, "--feature", feature, "--dry-run"], tmp_path, home=home)
@@ -55,7 +61,9 @@ def test_features_upgrade_downgrade_give_kafkas_verdict(cli, cluster, tmp_path, 
         doc = json.loads(out)
         assert (code, err) == (code_wanted, ""), out
         assert doc["verdict"]["by"] == "kafka" and doc["verdict"]["lines"] == theirs.stdout.splitlines(), (
-            doc["verdict"], theirs.stdout)
+            doc["verdict"],
+            theirs.stdout,
+        )
         assert doc["dryRun"] and doc["applied"] is None
     # group.version=2 is beyond every node's 0-1: each node that answered is named
     code, out, _ = cli("features", "upgrade", "--feature", "group.version=2", *opt, "-o", "json", code=1)
@@ -63,6 +71,7 @@ def test_features_upgrade_downgrade_give_kafkas_verdict(cli, cluster, tmp_path, 
     named = sorted((b["kind"], b["id"], b["reason"]) for b in doc["blockers"])
     if via == "broker":
         assert named == [("broker", 4, "Broker 4 only supports versions 0-1")] + [
-            ("controller", i, f"Controller {i} only supports versions 0-1") for i in (1, 2, 3)]
+            ("controller", i, f"Controller {i} only supports versions 0-1") for i in (1, 2, 3)
+        ]
     else:
         assert named == [("controller", i, f"Controller {i} only supports versions 0-1") for i in (1, 2, 3)]

@@ -26,29 +26,39 @@ pytestmark = needs_kafka
 # (Kafka tool, its subcommand or None) -> the quorumctl commands it maps to. The options a
 # tool's own help lists before its subcommands must be taken by every one of them.
 MAP = {
-    ("kafka-metadata-quorum", None): [("describe", "status"), ("describe", "replication"), ("add-controller",),
-                                      ("remove-controller",)],
+    ("kafka-metadata-quorum", None): [
+        ("describe", "status"),
+        ("describe", "replication"),
+        ("add-controller",),
+        ("remove-controller",),
+    ],
     ("kafka-metadata-quorum", "describe"): [("describe", "status"), ("describe", "replication")],
     ("kafka-metadata-quorum", "add-controller"): [("add-controller",)],
     ("kafka-metadata-quorum", "remove-controller"): [("remove-controller",)],
     ("kafka-topics", None): [("topics", "describe")],
-    ("kafka-features", None): [("features", "describe"), ("features", "upgrade"), ("features", "downgrade"),
-                               ("features", "disable")],
+    ("kafka-features", None): [
+        ("features", "describe"),
+        ("features", "upgrade"),
+        ("features", "downgrade"),
+        ("features", "disable"),
+    ],
     **{("kafka-features", s): [("features", s)] for s in ("describe", "upgrade", "downgrade", "disable")},
     # kafka-features' catalogue commands are kafka-storage's: quorumctl has them once, under bootstrap
     **{("kafka-features", s): [("bootstrap", s)] for s in ("version-mapping", "feature-dependencies")},
     ("kafka-cluster", None): [("cluster", "cluster-id"), ("cluster", "list-endpoints"), ("cluster", "unregister")],
     **{("kafka-cluster", s): [("cluster", s)] for s in ("cluster-id", "unregister", "list-endpoints")},
     ("kafka-storage", None): [("bootstrap", "info")],
-    **{("kafka-storage", s): [("bootstrap", s)] for s in ("info", "format", "random-uuid", "version-mapping",
-                                                          "feature-dependencies")},
+    **{
+        ("kafka-storage", s): [("bootstrap", s)]
+        for s in ("info", "format", "random-uuid", "version-mapping", "feature-dependencies")
+    },
     ("kafka-metadata-shell", None): [("image",)],
 }
 # Kafka options quorumctl takes under the same name with another meaning, and why that is right
 OTHER_MEANING = {
     ("kafka-topics", "--config"): "kafka-topics refuses --config with --describe (it sets a created topic's "
-                                  "config); topics describe's -c/--config is the server.properties of its "
-                                  "offline form",
+    "config); topics describe's -c/--config is the server.properties of its "
+    "offline form",
 }
 OPTION = re.compile(r"(?:^|[\s,\[{(])(--[a-z][a-z0-9-]*)")
 
@@ -70,6 +80,7 @@ def helps(tmp_path_factory):
 
 def command(path):
     from quorumctl.cli.main import root_command
+
     cmd = root_command()
     parent = None
     for w in path:
@@ -89,8 +100,11 @@ def test_every_kafka_option_is_taken_or_refused_with_a_reason(cli, helps):
     for (tool, sub), paths in MAP.items():
         text = helps[(tool, sub)]
         options = sorted(set(OPTION.findall(text)) - {"--help"})
-        assert options or (tool, sub) in {("kafka-cluster", None), ("kafka-storage", None),
-                                          ("kafka-storage", "random-uuid")}, (tool, sub, text)
+        assert options or (tool, sub) in {
+            ("kafka-cluster", None),
+            ("kafka-storage", None),
+            ("kafka-storage", "random-uuid"),
+        }, (tool, sub, text)
         for opt in options:
             seen += 1
             if (tool, opt) in OTHER_MEANING:
@@ -104,27 +118,41 @@ def test_every_kafka_option_is_taken_or_refused_with_a_reason(cli, helps):
                     continue
                 code, out, err = cli(*p, opt, "x")
                 lines = err.splitlines()
-                if not (code == 2 and out == "" and len(lines) == 1 and lines[0].startswith("quorumctl: error: ")
-                        and "No such option" not in err and ("use " in err or "quorumctl" in err[18:])):
+                if not (
+                    code == 2
+                    and out == ""
+                    and len(lines) == 1
+                    and lines[0].startswith("quorumctl: error: ")
+                    and "No such option" not in err
+                    and ("use " in err or "quorumctl" in err[18:])
+                ):
                     problems.append(f"{tool} {sub or ''} {opt} -> quorumctl {' '.join(p)}: {code} {err.strip()}")
     assert problems == []
-    assert seen > 60        # every help was read (4.3 lists 90 option mentions across these)
+    assert seen > 60  # every help was read (4.3 lists 90 option mentions across these)
 
 
 def test_refusals_name_the_way(cli):
     code, out, err = cli("topics", "--bootstrap-server", "localhost:9092", "--create", "--topic", "t")
     assert (code, out) == (2, "")
-    assert err == ("quorumctl: error: quorumctl does not create topics (it reads them: topics describe); "
-                   "use kafka-topics.sh --create\n")
+    assert err == (
+        "quorumctl: error: quorumctl does not create topics (it reads them: topics describe); "
+        "use kafka-topics.sh --create\n"
+    )
 
 
 # -- Kafka's documented command lines, offline rows ------------------------------------------
 
+
 def test_doc_table_is_kafkas_lines_with_the_tool_replaced():
     """Each quorumctl line is Kafka's with only `bin/kafka-X.sh` replaced."""
-    tools = {"kafka-metadata-quorum": "quorumctl", "kafka-topics": "quorumctl topics",
-             "kafka-features": "quorumctl features", "kafka-cluster": "quorumctl cluster",
-             "kafka-storage": "quorumctl bootstrap", "kafka-metadata-shell": "quorumctl image"}
+    tools = {
+        "kafka-metadata-quorum": "quorumctl",
+        "kafka-topics": "quorumctl topics",
+        "kafka-features": "quorumctl features",
+        "kafka-cluster": "quorumctl cluster",
+        "kafka-storage": "quorumctl bootstrap",
+        "kafka-metadata-shell": "quorumctl image",
+    }
     rows = doc_rows("live") + doc_rows("offline") + doc_rows("dynamic")
     assert len(rows) >= 12
     for r in rows:
@@ -134,17 +162,23 @@ def test_doc_table_is_kafkas_lines_with_the_tool_replaced():
 
 def test_doc_offline_rows_run(cli, tmp_path):
     from samples import SHARED
+
     snapshots = sorted((SHARED / "reference" / "fixtures").rglob("*.checkpoint"))
     snapshots = [s for s in snapshots if s.parent.name == "__cluster_metadata-0"]
     if not snapshots:
         pytest.skip(f"no snapshot under {SHARED / 'reference' / 'fixtures'}")
     conf = tmp_path / "config" / "server.properties"
     conf.parent.mkdir()
-    conf.write_text(f"process.roles=controller\nnode.id=1\ncontroller.listener.names=CONTROLLER\n"
-                    f"listeners=CONTROLLER://localhost:9093\nlog.dirs={tmp_path / 'data'}\n")
+    conf.write_text(
+        f"process.roles=controller\nnode.id=1\ncontroller.listener.names=CONTROLLER\n"
+        f"listeners=CONTROLLER://localhost:9093\nlog.dirs={tmp_path / 'data'}\n"
+    )
     code, uuid, _ = cli("bootstrap", "random-uuid")
-    subst = {"$KAFKA_CLUSTER_ID": uuid.strip(), "config/server.properties": str(conf),
-             "metadata_log_dir/__cluster_metadata-0/00000000000000007228-0000000001.checkpoint": str(snapshots[0])}
+    subst = {
+        "$KAFKA_CLUSTER_ID": uuid.strip(),
+        "config/server.properties": str(conf),
+        "metadata_log_dir/__cluster_metadata-0/00000000000000007228-0000000001.checkpoint": str(snapshots[0]),
+    }
     for r in doc_rows("offline"):
         line = r["quorumctl"]
         for k, v in subst.items():

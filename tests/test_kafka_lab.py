@@ -23,20 +23,31 @@ from lab import OPERATOR, lab_fixture, until
 
 lab = lab_fixture("4.3", dynamic=True)
 pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
-FETCH_TIMEOUT_MS = 2000        # controller.quorum.fetch.timeout.ms (Kafka's default; the lab keeps it)
-ELECTION_TIMEOUT_MS = 1000     # controller.quorum.election.timeout.ms (Kafka's default)
+FETCH_TIMEOUT_MS = 2000  # controller.quorum.fetch.timeout.ms (Kafka's default; the lab keeps it)
+ELECTION_TIMEOUT_MS = 1000  # controller.quorum.election.timeout.ms (Kafka's default)
 
 
 def health(lab, *args, host=OPERATOR, timeout="3") -> tuple[int, dict]:
-    code, out, err = lab.quorumctl("describe", "health", "--bootstrap-controller", lab.controllers, "-o", "json",
-                                   "--timeout", timeout, *args, host=host)
+    code, out, err = lab.quorumctl(
+        "describe",
+        "health",
+        "--bootstrap-controller",
+        lab.controllers,
+        "-o",
+        "json",
+        "--timeout",
+        timeout,
+        *args,
+        host=host,
+    )
     assert code in (0, 1) and err == "", (code, err)
     return code, json.loads(out)
 
 
 def healthy(lab, limit_s: float = 120) -> dict:
-    return until("a healthy quorum", lambda: (lambda r: r[1] if r[1]["verdict"] == "healthy" else None)(
-        health(lab)), limit_s)
+    return until(
+        "a healthy quorum", lambda: (lambda r: r[1] if r[1]["verdict"] == "healthy" else None)(health(lab)), limit_s
+    )
 
 
 def followers(lab, leader: int) -> list[int]:
@@ -49,9 +60,14 @@ class Watch:
     def __init__(self, lab, tmp_path, *args):
         self.path = tmp_path / "watch.jsonl"
         self.out = open(self.path, "wb")
-        self.proc = lab.spawn(OPERATOR, lab.quorumctl_argv("describe", "health", "--bootstrap-controller",
-                                                           lab.controllers, "-o", "json", "--watch", "1", *args),
-                              self.out, env=lab.quorumctl_env())
+        self.proc = lab.spawn(
+            OPERATOR,
+            lab.quorumctl_argv(
+                "describe", "health", "--bootstrap-controller", lab.controllers, "-o", "json", "--watch", "1", *args
+            ),
+            self.out,
+            env=lab.quorumctl_env(),
+        )
 
     def docs(self) -> list[dict]:
         return [json.loads(line) for line in self.path.read_text().splitlines() if line.strip()]
@@ -81,7 +97,7 @@ def test_describe_by_name_equals_kafka(lab):
         assert (code, err) == (0, ""), err
         if what == "status":
             assert mask_status(mine) == mask_status(theirs.stdout)
-            for i in (1, 2, 3):   # the voters' endpoints are names
+            for i in (1, 2, 3):  # the voters' endpoints are names
                 assert f'"endpoints": ["CONTROLLER://c{i}:9093"]' in mine, mine
         else:
             assert mask_replication(mine) == mask_replication(theirs.stdout)
@@ -90,10 +106,12 @@ def test_describe_by_name_equals_kafka(lab):
     code, doc = health(lab)
     assert (code, doc["verdict"], doc["reasons"], doc["leaderId"]) == (0, "healthy", [], leader)
     assert (doc["caughtUp"], doc["majority"], doc["canLose"]) == (3, 2, 1)
-    assert sorted((p["address"], p["nodeId"], p["reachable"]) for p in doc["probes"]) == \
-        [(f"c{i}:9093", i, True) for i in (1, 2, 3)]
-    assert [(v["id"], v["address"], v["directoryId"]) for v in doc["voters"]] == \
-        [(i, f"c{i}:9093", lab.host(i).dir_id) for i in (1, 2, 3)]
+    assert sorted((p["address"], p["nodeId"], p["reachable"]) for p in doc["probes"]) == [
+        (f"c{i}:9093", i, True) for i in (1, 2, 3)
+    ]
+    assert [(v["id"], v["address"], v["directoryId"]) for v in doc["voters"]] == [
+        (i, f"c{i}:9093", lab.host(i).dir_id) for i in (1, 2, 3)
+    ]
     # through the broker by name: the voters are discovered from the answer's endpoints
     code, out, err = lab.quorumctl("describe", "health", "--bootstrap-server", lab.bootstrap, "-o", "json")
     doc = json.loads(out)
@@ -101,8 +119,7 @@ def test_describe_by_name_equals_kafka(lab):
     assert {p["address"] for p in doc["probes"]} == {"b4:9092", "c1:9093", "c2:9093", "c3:9093"}
 
     # the operator on a node's host: the same quorum, through that host's names
-    code, out, err = lab.quorumctl("describe", "status", "--bootstrap-controller", "c1:9093", "-o", "json",
-                                   host="c2")
+    code, out, err = lab.quorumctl("describe", "status", "--bootstrap-controller", "c1:9093", "-o", "json", host="c2")
     assert code == 0 and json.loads(out)["leaderId"] == leader, err
 
 
@@ -113,11 +130,16 @@ def test_partitioned_follower(lab):
     cut, other = followers(lab, leader)
     handle = lab.cut(cut)
     try:
-        def behind():   # the cut one past the fetch timeout, the others caught up (a loaded machine may lag)
+
+        def behind():  # the cut one past the fetch timeout, the others caught up (a loaded machine may lag)
             code, doc = health(lab)
             v = {x["id"]: x for x in doc["voters"]}
-            return (code, doc) if (v[cut]["lagTimeMs"] or 0) >= FETCH_TIMEOUT_MS and all(
-                v[i]["caughtUp"] for i in (leader, other)) else None
+            return (
+                (code, doc)
+                if (v[cut]["lagTimeMs"] or 0) >= FETCH_TIMEOUT_MS and all(v[i]["caughtUp"] for i in (leader, other))
+                else None
+            )
+
         code, doc = until("the cut follower behind the leader", behind, 60)
         assert (code, doc["verdict"], doc["leaderId"]) == (0, "degraded", leader), doc["reasons"]
         v = {x["id"]: x for x in doc["voters"]}
@@ -125,14 +147,21 @@ def test_partitioned_follower(lab):
         assert all(v[i]["reachable"] and v[i]["caughtUp"] for i in (leader, other))
         assert doc["reasons"] == [
             f"voter {cut} is {v[cut]['lagTimeMs']} ms behind the leader (fetch timeout {FETCH_TIMEOUT_MS} ms)",
-            f"controller {cut} (c{cut}:9093): no answer within the 3 s timeout"]
+            f"controller {cut} (c{cut}:9093): no answer within the 3 s timeout",
+        ]
 
-        code, doc = until("the other follower caught up", lambda: (lambda r: r if r[1]["canRestart"]["checks"][0][
-            "caughtUp"] else None)(health(lab, "--can-restart", str(other))), 60)
+        code, doc = until(
+            "the other follower caught up",
+            lambda: (lambda r: r if r[1]["canRestart"]["checks"][0]["caughtUp"] else None)(
+                health(lab, "--can-restart", str(other))
+            ),
+            60,
+        )
         check = doc["canRestart"]["checks"][0]
         assert (code, check["id"], check["allowed"], check["caughtUp"]) == (1, other, False, True), check
-        assert check["reason"] == (f"caught up; without {other} the caught-up voters are {leader} (1 of 3), "
-                                   "a majority needs 2")
+        assert check["reason"] == (
+            f"caught up; without {other} the caught-up voters are {leader} (1 of 3), a majority needs 2"
+        )
         code, doc = health(lab, "--can-restart", str(cut))
         assert (code, doc["canRestart"]["allowed"]) == (0, True)
         assert doc["canRestart"]["checks"][0]["reason"].startswith("not caught up (does not answer)")
@@ -154,25 +183,38 @@ def test_leader_cut_off_from_its_followers(lab, tmp_path):
         t0 = time.time()
         handle = lab.cut(old, [f"c{i}" for i in fs])
         try:
+
             def new_leader():
                 return next((d for d in watch.docs() if d["leaderId"] in fs and d["leaderEpoch"] > old_epoch), None)
+
             doc = until("a new leader in the watch", new_leader, 60, every=0.3)
             new, new_epoch = doc["leaderId"], doc["leaderEpoch"]
             # when it was elected, by its own log (the watch samples once a second)
-            line = next(ln for ln in lab.log_since_start(new).splitlines()
-                        if "Completed transition to Leader" in ln and f", epoch={new_epoch}, epochStartOffset=" in ln)
+            line = next(
+                ln
+                for ln in lab.log_since_start(new).splitlines()
+                if "Completed transition to Leader" in ln and f", epoch={new_epoch}, epochStartOffset=" in ln
+            )
             elected = time.mktime(time.strptime(line[1:20], "%Y-%m-%d %H:%M:%S")) + int(line[21:24]) / 1000
             took_ms = (elected - t0) * 1000
             # the broker still reaches the old leader: the cut is between the controllers only
             p = lab.run("b4", ["bash", "-c", f"exec 3<>/dev/tcp/c{old}/9093"], timeout=30)
             assert p.returncode == 0, p.stderr
-            until("the old leader has resigned", lambda: all(
-                (n, e) != (old, old_epoch) for n, e in leaders_answering(watch.docs()[-1])), 60, every=0.5)
+            until(
+                "the old leader has resigned",
+                lambda: all((n, e) != (old, old_epoch) for n, e in leaders_answering(watch.docs()[-1])),
+                60,
+                every=0.5,
+            )
         finally:
             lab.heal(handle)
         healthy(lab)
-        until("a healthy sample in the watch after the heal", lambda: watch.docs()[-1]["sampleVerdict"] == "healthy",
-              60, every=0.5)
+        until(
+            "a healthy sample in the watch after the heal",
+            lambda: watch.docs()[-1]["sampleVerdict"] == "healthy",
+            60,
+            every=0.5,
+        )
     finally:
         docs = watch.stop()
     # by the fetch timeout: a follower's timer runs from its last fetch, before the cut
@@ -191,7 +233,7 @@ def test_leader_cut_off_from_its_followers(lab, tmp_path):
         if len(two) > 1:
             assert d["verdict"] != "healthy", d
             assert any("still answers as the leader of epoch" in r for r in d["reasons"]), d["reasons"]
-        assert len({e for _, e in two}) == len(two), d     # never two leaders of one epoch
+        assert len({e for _, e in two}) == len(two), d  # never two leaders of one epoch
 
 
 def test_one_way_partition_makes_elections_repeat(lab, tmp_path):
@@ -204,8 +246,12 @@ def test_one_way_partition_makes_elections_repeat(lab, tmp_path):
     try:
         handles = [lab.cut(o, [f"c{i}" for i in (1, 2, 3) if i != o], oneway=True) for o in others]
         try:
-            doc = until("a flapping verdict", lambda: next(
-                (d for d in watch.docs() if d["verdict"] == "flapping"), None), 90, every=0.5)
+            doc = until(
+                "a flapping verdict",
+                lambda: next((d for d in watch.docs() if d["verdict"] == "flapping"), None),
+                90,
+                every=0.5,
+            )
         finally:
             for h in handles:
                 lab.heal(h)
@@ -213,8 +259,11 @@ def test_one_way_partition_makes_elections_repeat(lab, tmp_path):
     finally:
         watch.stop()
     reason = doc["reasons"][0]
-    m = re.fullmatch(r"flapping: the leader epoch changed (\d+) times in (\d+) s \(epoch (\d+) -> (\d+); "
-                     r"3 or more within a minute is flapping\)", reason)
+    m = re.fullmatch(
+        r"flapping: the leader epoch changed (\d+) times in (\d+) s \(epoch (\d+) -> (\d+); "
+        r"3 or more within a minute is flapping\)",
+        reason,
+    )
     assert m, doc["reasons"]
     count, first, last = int(m.group(1)), int(m.group(3)), int(m.group(4))
     assert count >= 3 and count == last - first, reason
@@ -255,21 +304,40 @@ def test_controller_back_with_a_new_directory_id(lab):
     f = followers(lab, leader)[0]
     old = lab.host(f).dir_id
     opt = ["--bootstrap-controller", lab.controllers]
-    p = lab.kafka_tool("kafka-topics", ["--bootstrap-server", lab.bootstrap, "--create", "--topic", "kept",
-                                        "--partitions", "2", "--replication-factor", "1"], timeout=180)
+    p = lab.kafka_tool(
+        "kafka-topics",
+        [
+            "--bootstrap-server",
+            lab.bootstrap,
+            "--create",
+            "--topic",
+            "kept",
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+        ],
+        timeout=180,
+    )
     assert p.returncode == 0, p.stderr
     lab.kill(f)
     lab.start_node(f, new_directory=True)
     new = lab.host(f).dir_id
     assert new != old
-    finding = (f"controller {f} runs as an observer with directory id {new}; the voter set names {f} with directory "
-               f"id {old} (a replaced disk?): the quorum has 2 voters, one fewer than believed")
-    fix = (f"quorumctl replace-controller {f} --bootstrap-controller {{}} (a dry run; --apply removes the old "
-           "directory id from the voters, then adds the new one)")
+    finding = (
+        f"controller {f} runs as an observer with directory id {new}; the voter set names {f} with directory "
+        f"id {old} (a replaced disk?): the quorum has 2 voters, one fewer than believed"
+    )
+    fix = (
+        f"quorumctl replace-controller {f} --bootstrap-controller {{}} (a dry run; --apply removes the old "
+        "directory id from the voters, then adds the new one)"
+    )
     try:
+
         def replaced():
             code, doc = health(lab)
             return (code, doc) if any(r.startswith(finding) for r in doc["reasons"]) else None
+
         code, doc = until("health naming the replaced voter", replaced, 90)
         assert (code, doc["verdict"]) == (0, "degraded"), doc["reasons"]
         (reason,) = [r for r in doc["reasons"] if r.startswith(finding)]
@@ -290,8 +358,9 @@ def test_controller_back_with_a_new_directory_id(lab):
         assert code == 1, err
         doc = json.loads(out)
         assert [(x["code"], x["message"]) for x in doc["findings"]] == [("voter-directory-replaced", finding)]
-        assert {(v["id"], v["directory_id"]) for v in doc["voters"]} == \
-            {(i, old if i == f else lab.host(i).dir_id) for i in (1, 2, 3)}
+        assert {(v["id"], v["directory_id"]) for v in doc["voters"]} == {
+            (i, old if i == f else lab.host(i).dir_id) for i in (1, 2, 3)
+        }
         assert (f, new) in {(o["id"], o["directory_id"]) for o in doc["observers"]}
 
         code, out, err = lab.quorumctl("replace-controller", f, *opt)
@@ -301,10 +370,12 @@ def test_controller_back_with_a_new_directory_id(lab):
         assert f"checked: controller {f} fetches as an observer with directory id {new}" in out
         assert f"checked: endpoints CONTROLLER://c{f}:9093 (as the voter set stores them)" in out
         assert f"checked: c{f}:9093 answers as a controller of cluster {lab.cluster_id}" in out
-        assert out.endswith(f"step 1: RemoveRaftVoter controller {f} directory id {old}: the voter set becomes "
-                            f"{others}\nstep 2: AddRaftVoter controller {f} directory id {new} endpoints "
-                            f"CONTROLLER://c{f}:9093: the voter set becomes 1, 2, 3\n"
-                            f"DRY RUN of replacing controller {f}: run again with --apply to make these changes\n")
+        assert out.endswith(
+            f"step 1: RemoveRaftVoter controller {f} directory id {old}: the voter set becomes "
+            f"{others}\nstep 2: AddRaftVoter controller {f} directory id {new} endpoints "
+            f"CONTROLLER://c{f}:9093: the voter set becomes 1, 2, 3\n"
+            f"DRY RUN of replacing controller {f}: run again with --apply to make these changes\n"
+        )
         assert {(v["id"], v["directoryId"]) for v in health(lab)[1]["voters"]} >= {(f, old)}
 
         code, out, err = lab.quorumctl("replace-controller", f, *opt, "--apply", "-o", "json", timeout=240)
@@ -313,8 +384,9 @@ def test_controller_back_with_a_new_directory_id(lab):
         assert (doc["oldDirectoryId"], doc["newDirectoryId"], doc["votersBefore"]) == (old, new, [1, 2, 3])
         assert doc["done"] == [f"removed voter {f} directory id {old}", f"added voter {f} directory id {new}"]
         assert doc["verified"][0].startswith("verified: voters 1, 2, 3 (leader ")
-        assert doc["verified"][0].endswith(f"controller {f} with directory id {new}; no observer fetches under a "
-                                           "voter's id")
+        assert doc["verified"][0].endswith(
+            f"controller {f} with directory id {new}; no observer fetches under a voter's id"
+        )
     finally:
         # whatever failed above, leave the module's lab whole for the tests after
         code, out, err = lab.quorumctl("remove-controller", *opt, "-i", f, "-d", old)
@@ -323,15 +395,19 @@ def test_controller_back_with_a_new_directory_id(lab):
         def add():
             code, out, err = lab.quorumctl("add-controller", *opt, "--command-config", lab.conf(f))
             return code == 0 or "DUPLICATE_VOTER" in err or "already a voter" in err
+
         until("add-controller accepted", add, 120, every=2)
     status = lab.status()
-    assert sorted((v["id"], v["directoryId"]) for v in status["currentVoters"]) == \
-        [(i, new if i == f else lab.host(i).dir_id) for i in (1, 2, 3)]
+    assert sorted((v["id"], v["directoryId"]) for v in status["currentVoters"]) == [
+        (i, new if i == f else lab.host(i).dir_id) for i in (1, 2, 3)
+    ]
     # the leader lists the removed (f, old) as an observer until 5 minutes after its last fetch
     assert {(o["id"], o["directoryId"]) for o in status["currentObservers"] if o["id"] in (1, 2, 3)} <= {(f, old)}
     doc = healthy(lab)
-    assert [(v["id"], v["directoryId"]) for v in doc["voters"]] == \
-        [(i, new if i == f else lab.host(i).dir_id) for i in (1, 2, 3)]
-    p = lab.kafka_tool("kafka-topics", ["--bootstrap-server", lab.bootstrap, "--describe", "--topic", "kept"],
-                       timeout=180)
+    assert [(v["id"], v["directoryId"]) for v in doc["voters"]] == [
+        (i, new if i == f else lab.host(i).dir_id) for i in (1, 2, 3)
+    ]
+    p = lab.kafka_tool(
+        "kafka-topics", ["--bootstrap-server", lab.bootstrap, "--describe", "--topic", "kept"], timeout=180
+    )
     assert p.returncode == 0 and p.stdout.count("Topic: kept\tPartition:") == 2, p.stdout + p.stderr

@@ -23,15 +23,21 @@ pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
 @pytest.mark.parametrize("reject", [False, True], ids=["dropped", "reset"])
 def test_recover_refuses_lost_voters_only_cut_off_from_the_operator(lab, reject):
     if lab.alive(1):
-        lab.kill(1)     # the survivor is stopped, as recover needs; 2 and 3 keep a majority
-    leader, epoch = until("2 and 3 lead", lambda: (
-        lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (2, 3) else None)(lab.status()), 90)
+        lab.kill(1)  # the survivor is stopped, as recover needs; 2 and 3 keep a majority
+    leader, epoch = until(
+        "2 and 3 lead",
+        lambda: (lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (2, 3) else None)(
+            lab.status()
+        ),
+        90,
+    )
     before = rc.tree_hash(lab.data(1))
     backup = Path(str(lab.data(1)) + ".quorumctl-backup")
     cut = lab.operator_blocked(["c2", "c3"], reject=reject)
     try:
-        code, out, err = lab.quorumctl("recover", lab.data(1), "--lost-voters", "2,3", "--replica", lab.data(4),
-                                       "--timeout", "3", "--apply")
+        code, out, err = lab.quorumctl(
+            "recover", lab.data(1), "--lost-voters", "2,3", "--replica", lab.data(4), "--timeout", "3", "--apply"
+        )
         assert code == 1 and err == "", (code, out, err)
         lines = out.splitlines()
         # from the bastion the lost voters look gone (reset) or unknown (dropped) ...
@@ -42,11 +48,12 @@ def test_recover_refuses_lost_voters_only_cut_off_from_the_operator(lab, reject)
         assert asked and asked[0].startswith(f"  asked: broker 4 at b4:9092: sees leader {leader} in epoch "), out
         refused = [ln for ln in lines if ln.startswith("  refused: ")]
         assert refused, out
-        if reject:   # nothing else stands in the way: the broker's word refuses it
+        if reject:  # nothing else stands in the way: the broker's word refuses it
             assert refused[0].startswith(f"  refused: broker 4 at b4:9092 sees leader {leader} in epoch "), out
         assert rc.tree_hash(lab.data(1)) == before and not backup.exists(), "recover wrote while refusing"
-        code, out, err = lab.quorumctl("recover", lab.data(1), "--lost-voters", "2,3", "--replica", lab.data(4),
-                                       "--timeout", "3", "-o", "json")
+        code, out, err = lab.quorumctl(
+            "recover", lab.data(1), "--lost-voters", "2,3", "--replica", lab.data(4), "--timeout", "3", "-o", "json"
+        )
         (w,) = [w for w in json.loads(out)["plan"]["witnesses"] if w["who"] == "broker 4"]
         assert (w["state"], w["leader_id"]) == ("leader", leader) and w["leader_epoch"] >= epoch, w
     finally:

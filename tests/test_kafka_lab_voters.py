@@ -21,13 +21,14 @@ import recover_chaos as rc
 pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
 
 CONTROLLERS = (1, 2, 3)
-NEW = {f"c{n}": f"k{n}" for n in CONTROLLERS}        # each controller's new name
+NEW = {f"c{n}": f"k{n}" for n in CONTROLLERS}  # each controller's new name
 NEW_BOOTSTRAP = ",".join(f"k{n}:9093" for n in CONTROLLERS)
 
 
 class MovedLab(Lab):
     """The lab, with the controllers' names in every node's configuration replaced by
     `renamed` (old -> new) once they move."""
+
     renamed: dict[str, str] = {}
 
     def _props(self, h) -> str:
@@ -82,13 +83,27 @@ def test_every_controller_moved_no_leader_then_set_endpoints_brings_it_back(lab)
     data = [str(lab.data(n)) for n in CONTROLLERS]
     confs = [a for n in CONTROLLERS for a in ("-c", str(lab.conf(n)))]
     # before: an acknowledged topic with a config; voters check is clean, live
-    out = tool_ok(lab, "kafka-topics", ["--create", "--topic", "acked", "--partitions", "1",
-                                        "--replication-factor", "1", "--config", "retention.ms=123456"])
+    out = tool_ok(
+        lab,
+        "kafka-topics",
+        [
+            "--create",
+            "--topic",
+            "acked",
+            "--partitions",
+            "1",
+            "--replication-factor",
+            "1",
+            "--config",
+            "retention.ms=123456",
+        ],
+    )
     assert "Created topic acked." in out
     code, doc, _ = check(lab, "--bootstrap-controller", lab.controllers)
     assert code == 0 and doc["findings"] == [], doc
     assert sorted((c["voter_id"], c["endpoint"], c["verdict"]) for c in doc["endpoints"]) == [
-        (n, f"CONTROLLER://c{n}:9093", "ok") for n in CONTROLLERS]
+        (n, f"CONTROLLER://c{n}:9093", "ok") for n in CONTROLLERS
+    ]
     assert [c["addresses"] for c in doc["endpoints"]] == [[f"10.33.0.{n}"] for n in CONTROLLERS]
 
     # every node stopped; each controller moves to a new address under a new name, the old names gone
@@ -103,47 +118,64 @@ def test_every_controller_moved_no_leader_then_set_endpoints_brings_it_back(lab)
     start(lab, CONTROLLERS)
     # Kafka reads the old endpoints from its voter set and cannot reach any other voter
     for n in CONTROLLERS:
-        log = until(f"c{n} fails to reach the old names", lambda n=n: (lambda t: t if re.search(
-            r"Error connecting to node c\d:9093.*\n.*UnknownHostException", t) else None)(lab.log_since_start(n)), 120)
+        log = until(
+            f"c{n} fails to reach the old names",
+            lambda n=n: (
+                lambda t: t if re.search(r"Error connecting to node c\d:9093.*\n.*UnknownHostException", t) else None
+            )(lab.log_since_start(n)),
+            120,
+        )
         voters = re.findall(r"Starting voters are (.*)", log)
         assert voters and all(re.search(rf"\bc{i}\b", voters[-1]) for i in CONTROLLERS), voters
     code, out, err = lab.quorumctl("describe", "status", "--bootstrap-controller", NEW_BOOTSTRAP, "--timeout", "10")
     assert code == 3, (code, out, err)
-    code, out, err = lab.quorumctl("describe", "health", "--bootstrap-controller", NEW_BOOTSTRAP, "--timeout", "5",
-                                   "-o", "json")
+    code, out, err = lab.quorumctl(
+        "describe", "health", "--bootstrap-controller", NEW_BOOTSTRAP, "--timeout", "5", "-o", "json"
+    )
     health = json.loads(out)
     assert health["verdict"] == "unhealthy" and health["leaderId"] in (None, -1), out
     # every controller answers on its new name, none as a leader
-    assert sorted(p["address"] for p in health["probes"] if p["reachable"] and p["kind"] == "controller") == \
-        [f"k{n}:9093" for n in CONTROLLERS] and not any(p["isLeader"] for p in health["probes"]), out
+    assert sorted(p["address"] for p in health["probes"] if p["reachable"] and p["kind"] == "controller") == [
+        f"k{n}:9093" for n in CONTROLLERS
+    ] and not any(p["isLeader"] for p in health["probes"]), out
     for n in CONTROLLERS:
         assert "Completed transition to Leader(" not in lab.log_since_start(n)
 
     # voters check, live (no leader: the voter set from the log dirs) and offline, names every stale endpoint
     code, doc, _ = check(lab, "--bootstrap-controller", NEW_BOOTSTRAP, *data, *confs)
     assert code == 1
-    assert {f["code"] for f in doc["findings"]} >= {"live-no-leader", "stale-voter-endpoint",
-                                                    "bootstrap-server-not-a-voter"}, doc["findings"]
+    assert {f["code"] for f in doc["findings"]} >= {
+        "live-no-leader",
+        "stale-voter-endpoint",
+        "bootstrap-server-not-a-voter",
+    }, doc["findings"]
     for n in CONTROLLERS:
         msgs = stale(doc)[n]
         assert any(m.startswith(f"CONTROLLER://c{n}:9093: its name c{n} does not resolve") for m in msgs), msgs
         # and the config finding: the node advertises its new name, the voter set holds the old one
-        assert any(f["message"] == f"node {n} advertises CONTROLLER://k{n}:9093, but the voter set holds "
-                   f"CONTROLLER://c{n}:9093: the other voters and the brokers reach it at the old address"
-                   for f in doc["findings"]), doc["findings"]
+        assert any(
+            f["message"] == f"node {n} advertises CONTROLLER://k{n}:9093, but the voter set holds "
+            f"CONTROLLER://c{n}:9093: the other voters and the brokers reach it at the old address"
+            for f in doc["findings"]
+        ), doc["findings"]
     fixes = [f["remedy"] for f in doc["findings"] if f["code"] == "stale-voter-endpoint" and "resolve" in f["message"]]
-    assert any(f"quorumctl voters set-endpoints {' '.join(data)} --endpoint 1=CONTROLLER://k1:9093" in r
-               for r in fixes), fixes
+    assert any(
+        f"quorumctl voters set-endpoints {' '.join(data)} --endpoint 1=CONTROLLER://k1:9093" in r for r in fixes
+    ), fixes
     code, doc, _ = check(lab, *data)
     assert code == 1 and sorted(stale(doc)) == list(CONTROLLERS), doc["findings"]
 
     # the repair refuses while the controllers run, then (stopped) a dry run, then --apply
     eps = [a for n in CONTROLLERS for a in ("--endpoint", f"{n}=CONTROLLER://k{n}:9093")]
+
     def files_but_votes():
         # a leaderless quorum keeps electing: each running controller rewrites its own
         # quorum-state (epoch, vote) while we watch; every other file must stay as it is
-        return {n: {f: h for f, h in rc.tree_hash(lab.data(n)).items() if not f.endswith("/quorum-state")}
-                for n in CONTROLLERS}
+        return {
+            n: {f: h for f, h in rc.tree_hash(lab.data(n)).items() if not f.endswith("/quorum-state")}
+            for n in CONTROLLERS
+        }
+
     running = files_but_votes()
     code, out, err = lab.quorumctl("voters", "set-endpoints", *data, *eps, "--timeout", "3", "--apply")
     assert code == 1 and "  refused: voter 1's endpoint k1:9093: answers as a controller" in out, out + err
@@ -164,15 +196,19 @@ def test_every_controller_moved_no_leader_then_set_endpoints_brings_it_back(lab)
 
     # the quorum comes back on the new names: a leader, in the epoch after the batch's
     start(lab, CONTROLLERS)
-    s = until("a leader on the new names", lambda: (lambda x: x if x and x.get("leaderId", -1) > 0 else None)(
-        lab.status(via=NEW_BOOTSTRAP)), 180)
+    s = until(
+        "a leader on the new names",
+        lambda: (lambda x: x if x and x.get("leaderId", -1) > 0 else None)(lab.status(via=NEW_BOOTSTRAP)),
+        180,
+    )
     assert s["leaderEpoch"] > new_epoch
     assert "Completed transition to Leader(" in lab.log_since_start(s["leaderId"])
     start(lab, [4])
     out = tool_ok(lab, "kafka-configs", ["--describe", "--entity-type", "topics", "--entity-name", "acked"])
     assert "retention.ms=123456" in out, out
-    out = tool_ok(lab, "kafka-topics", ["--create", "--topic", "after-repair", "--partitions", "1",
-                                        "--replication-factor", "1"])
+    out = tool_ok(
+        lab, "kafka-topics", ["--create", "--topic", "after-repair", "--partitions", "1", "--replication-factor", "1"]
+    )
     assert "Created topic after-repair." in out
     assert {"acked", "after-repair"} <= set(tool_ok(lab, "kafka-topics", ["--list"]).split())
     code, doc, _ = check(lab, "--bootstrap-controller", NEW_BOOTSTRAP, *confs)

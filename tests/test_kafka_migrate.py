@@ -81,8 +81,11 @@ def preflight_ready(cli, c, tmp: Path) -> None:
     ctl = ["--bootstrap-controller", ",".join(c.controllers)]
     for way in (["--bootstrap-server", c.broker], ctl):
         # ready once every voter is caught up (health's rule: a starved machine may lag a moment)
-        d = until("preflight ready", lambda: (r := cli("migrate-quorum", "preflight", *way, "-o", "json")).code == 0
-                  and json.loads(r.out), 120)
+        d = until(
+            "preflight ready",
+            lambda: (r := cli("migrate-quorum", "preflight", *way, "-o", "json")).code == 0 and json.loads(r.out),
+            120,
+        )
         assert (d["verdict"], d["kraftVersion"], d["ok"]) == ("ready", 0, True), d
         assert d["kafkaVerdict"] == "kraft.version can be upgraded to 1.", d
         assert sorted(d["voters"]) == [str(i) for i in range(1, c.n + 1)]
@@ -114,14 +117,17 @@ def migrate(cli, c, tmp: Path) -> None:
     ctl = ["--bootstrap-controller", ",".join(c.controllers)]
     r = cli("migrate-quorum", "configs", *ctl)
     assert (r.code, r.out) == (1, "") and r.err.startswith(
-        "quorumctl: error: kraft.version is 0: run `quorumctl migrate-quorum upgrade --apply` first."), r.err
+        "quorumctl: error: kraft.version is 0: run `quorumctl migrate-quorum upgrade --apply` first."
+    ), r.err
 
     d = doc(cli, "migrate-quorum", "upgrade", *bs, code=0)
     assert (d["dryRun"], d["applied"], d["kafkaVerdict"]) == (True, None, "kraft.version can be upgraded to 1."), d
     text = cli("migrate-quorum", "upgrade", *bs, "-o", "text", code=0).out
-    assert text.endswith("kraft.version can be upgraded to 1.\n"
-                         "Dry run: nothing was changed. Run again with --apply to upgrade kraft.version to 1.\n"), text
-    assert doc(cli, "migrate-quorum", "preflight", *ctl, code=0)["kraftVersion"] == 0   # nothing changed
+    assert text.endswith(
+        "kraft.version can be upgraded to 1.\n"
+        "Dry run: nothing was changed. Run again with --apply to upgrade kraft.version to 1.\n"
+    ), text
+    assert doc(cli, "migrate-quorum", "preflight", *ctl, code=0)["kraftVersion"] == 0  # nothing changed
 
     d = doc(cli, "migrate-quorum", "upgrade", *ctl, "--apply", code=0)
     assert d["applied"] == {"ok": True, "line": "kraft.version was upgraded to 1."}, d
@@ -130,19 +136,26 @@ def migrate(cli, c, tmp: Path) -> None:
     voters = {n["id"]: n["directoryId"] for n in after["nodes"] if n["voter"]}
     assert voters == {i: meta_dir_id(c, i) for i in range(1, c.n + 1)}, after["nodes"]
     assert {v["id"]: v["directoryId"] for v in kafka_voters(tmp, c)} == voters
-    assert doc(cli, "migrate-quorum", "upgrade", *ctl, code=0)["verdict"] == "dynamic"   # once only
+    assert doc(cli, "migrate-quorum", "upgrade", *ctl, code=0)["verdict"] == "dynamic"  # once only
 
     d = doc(cli, "migrate-quorum", "configs", *bs, code=0)
     value = ",".join(c.controllers)
     assert d["bootstrapServers"] == value
     leader = d["leader"]
-    order = [("controller", i) for i in range(1, c.n + 1) if i != leader] + [("controller", leader)] + \
-        [("broker", b) for b in c.brokers]
+    order = (
+        [("controller", i) for i in range(1, c.n + 1) if i != leader]
+        + [("controller", leader)]
+        + [("broker", b) for b in c.brokers]
+    )
     assert [(s["kind"], s["id"]) for s in d["plan"]] == order, d["plan"]
     voters_line = "controller.quorum.voters=" + ",".join(f"{i}@{a}" for i, a in enumerate(c.controllers, 1))
     for s in d["plan"]:
         assert (s["state"], s["done"], s["remove"], s["add"]) == (
-            "static", False, voters_line, f"controller.quorum.bootstrap.servers={value}"), s
+            "static",
+            False,
+            voters_line,
+            f"controller.quorum.bootstrap.servers={value}",
+        ), s
 
     set_layout_mode(c, "dynamic")
     todo = set(order)
@@ -150,6 +163,7 @@ def migrate(cli, c, tmp: Path) -> None:
     def verified():
         r = cli("migrate-quorum", "configs", *bs, "--verify", "-o", "json")
         return json.loads(r.out) if r.code == 0 else None
+
     # follow --verify's word, as an operator does: it names the next node until none is left
     # (the leader may change under load: the order is the plan's, recomputed each time)
     while todo:
@@ -165,8 +179,9 @@ def migrate(cli, c, tmp: Path) -> None:
     v = until("configs --verify passes", verified, 120)["verify"]
     assert v["done"] and v["next"] is None and v["pending"] == [] and v["unknown"] == [], v
     text = cli("migrate-quorum", "configs", *bs, "--verify", "-o", "text", code=0).out
-    assert text.endswith("Verdict: the migration is complete: every node runs "
-                         "controller.quorum.bootstrap.servers.\n"), text
+    assert text.endswith(
+        "Verdict: the migration is complete: every node runs controller.quorum.bootstrap.servers.\n"
+    ), text
 
 
 def free_port() -> int:
@@ -179,26 +194,38 @@ def new_controller(cli, c, nid: int) -> tuple[Path, subprocess.Popen]:
     """A controller that is not in the quorum yet, formatted --no-initial-controllers, started."""
     port, name = free_port(), f"c{nid}"
     conf = c.d / "conf" / f"{name}.properties"
-    conf.write_text(f"node.id={nid}\nprocess.roles=controller\n"
-                    f"controller.quorum.bootstrap.servers={','.join(c.controllers)}\n"
-                    "controller.listener.names=CONTROLLER\n"
-                    "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
-                    f"listeners=CONTROLLER://127.0.0.1:{port}\nadvertised.listeners=CONTROLLER://127.0.0.1:{port}\n"
-                    f"log.dirs={c.d / 'data' / name}\nnum.network.threads=2\nnum.io.threads=2\n")
+    conf.write_text(
+        f"node.id={nid}\nprocess.roles=controller\n"
+        f"controller.quorum.bootstrap.servers={','.join(c.controllers)}\n"
+        "controller.listener.names=CONTROLLER\n"
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+        f"listeners=CONTROLLER://127.0.0.1:{port}\nadvertised.listeners=CONTROLLER://127.0.0.1:{port}\n"
+        f"log.dirs={c.d / 'data' / name}\nnum.network.threads=2\nnum.io.threads=2\n"
+    )
     cli("bootstrap", "format", "-c", str(conf), "-t", c.cluster_id, "--no-initial-controllers", "--apply", code=0)
     log4j = c.d / "conf" / f"{name}.log4j2.yaml"
     log4j.write_text((c.d / "conf" / "c1.log4j2.yaml").read_text().replace("c1.log", f"{name}.log"))
     env = c.env(KAFKA43_HOME)
-    env.update(LOG_DIR=str(c.d / "logs"), EXTRA_ARGS=f"-name {name} -loggc",
-               KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={log4j}")
+    env.update(
+        LOG_DIR=str(c.d / "logs"),
+        EXTRA_ARGS=f"-name {name} -loggc",
+        KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={log4j}",
+    )
     with open(c.d / "logs" / f"{name}.out", "ab") as out:
-        p = subprocess.Popen([str(KAFKA43_HOME / "bin" / "kafka-server-start.sh"), str(conf)], stdout=out,
-                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+        p = subprocess.Popen(
+            [str(KAFKA43_HOME / "bin" / "kafka-server-start.sh"), str(conf)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
     log = c.d / "logs" / f"{name}.log"
 
     def started() -> bool:
         assert p.poll() is None, f"controller {nid} exited: {log.read_text()[-3000:] if log.exists() else ''}"
         return log.exists() and "Kafka Server started" in log.read_text()
+
     until(f"controller {nid} started", started, 300)
     return conf, p
 
@@ -213,9 +240,18 @@ def add_and_remove_with_kafkas_lines(cli, c, tmp: Path) -> None:
         did = re.search(r"^directory\.id=(\S+)$", did, re.M).group(1)
         rows = doc_rows("dynamic")
         assert [("add-controller" in r["kafka"], "--bootstrap-server" in r["kafka"]) for r in rows] == [
-            (True, True), (False, True), (True, False), (False, False)], rows
-        subst = {"localhost:9092": c.broker, "localhost:9093": c.controllers[0],
-                 "config/controller.properties": str(conf), "<id>": str(nid), "<directory-id>": did}
+            (True, True),
+            (False, True),
+            (True, False),
+            (False, False),
+        ], rows
+        subst = {
+            "localhost:9092": c.broker,
+            "localhost:9093": c.controllers[0],
+            "config/controller.properties": str(conf),
+            "<id>": str(nid),
+            "<directory-id>": did,
+        }
         for r in rows:
             line = r["quorumctl"]
             for k, v in subst.items():
@@ -230,9 +266,11 @@ def add_and_remove_with_kafkas_lines(cli, c, tmp: Path) -> None:
                 # a new controller is refused until it has caught up as an observer
                 assert adding and code == 1, (line, code, out, err)
                 return None
+
             out = until(line, ran, 120)
-            assert out.startswith(("Added controller 5" if adding else "Removed KRaft controller 5")
-                                  + f" with directory id {did}"), out
+            assert out.startswith(
+                ("Added controller 5" if adding else "Removed KRaft controller 5") + f" with directory id {did}"
+            ), out
             assert r["exit"] == 0
             want = {1, 2, 3, 5} if adding else {1, 2, 3}
             until(f"the voters after {line}", lambda: {v["id"] for v in kafka_voters(tmp, c)} == want, 60)
@@ -245,7 +283,7 @@ def test_static_41_rolled_to_43_then_migrated(cli, tmp_path_factory, tmp_path):
     home_of("4.3")
     c = start_cluster(cli, tmp_path_factory, "migrate-41", dynamic=False, version="4.1", start_timeout=300)
     try:
-        for node in range(1, c.n + 2):     # controllers, then the broker
+        for node in range(1, c.n + 2):  # controllers, then the broker
             roll(c, node, KAFKA43_HOME)
         c.home = KAFKA43_HOME
         preflight_ready(cli, c, tmp_path)
@@ -257,8 +295,9 @@ def test_static_41_rolled_to_43_then_migrated(cli, tmp_path_factory, tmp_path):
 
 def test_static_43_migrated(cli, tmp_path_factory, tmp_path):
     home_of("4.3")
-    c = start_cluster(cli, tmp_path_factory, "migrate-43", dynamic=False, version="4.3", controllers=1,
-                      start_timeout=300)
+    c = start_cluster(
+        cli, tmp_path_factory, "migrate-43", dynamic=False, version="4.3", controllers=1, start_timeout=300
+    )
     try:
         preflight_ready(cli, c, tmp_path)
         migrate(cli, c, tmp_path)

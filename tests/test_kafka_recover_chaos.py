@@ -24,11 +24,10 @@ from kafka41 import free_base_port  # ports apart per xdist worker, as the other
 
 
 @pytest.mark.kafka("4.3")
-@pytest.mark.timeout(1800)   # a cluster, a workload, a recovery and two controllers added back
+@pytest.mark.timeout(1800)  # a cluster, a workload, a recovery and two controllers added back
 def test_recover_chaos_run_lagging_survivor_and_premature_recover(tmp_path):
     lines = []
-    r = rc.run_once(tmp_path, 1, 43001, "4.3", "lagging-premature", 2, log=lines.append,
-                    base=free_base_port(span=5))
+    r = rc.run_once(tmp_path, 1, 43001, "4.3", "lagging-premature", 2, log=lines.append, base=free_base_port(span=5))
     assert r.ok and r.grade == "recovered", "\n".join(lines)
     assert any(n.startswith("refused while ") for n in r.notes), r.notes
     # the lagging half really happened: the brokers, not the survivor, were the most up to date

@@ -27,8 +27,7 @@ import pytest
 import recover_chaos as rc  # tools/recover_chaos.py (on pytest's pythonpath)
 from kafka41 import free_base_port  # ports apart per xdist worker, as the other Kafka tests
 
-VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v),
-                         id=f"kafka{v}") for v in ("4.1", "4.3")]
+VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v), id=f"kafka{v}") for v in ("4.1", "4.3")]
 
 
 @pytest.fixture
@@ -62,9 +61,13 @@ def refusal_line(out: str) -> str:
 def test_recover_refuses_while_a_lost_voter_answers(kafka):
     k = kafka
     k.kill(3)
-    leader, epoch = rc.until("1 and 2 elect a leader",
-                             lambda: (lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (1, 2)
-                                      else None)(k.status(1)), 90)
+    leader, epoch = rc.until(
+        "1 and 2 elect a leader",
+        lambda: (lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (1, 2) else None)(
+            k.status(1)
+        ),
+        90,
+    )
     before = rc.tree_hash(k.data(3))
     backup = Path(str(k.data(3)) + ".quorumctl-backup")
 
@@ -142,16 +145,17 @@ def test_recover_refuses_while_a_lost_voter_answers(kafka):
 def test_recover_keeps_what_the_broker_holds_and_log_matching(kafka, tmp_path):
     k = kafka
     leader, epoch = k.leader()
-    k.freeze(3)   # controller 3 lags from here on
+    k.freeze(3)  # controller 3 lags from here on
     rc.until("1 and 2 lead", lambda: (lambda s: s if s and s.get("leaderId") in (1, 2) else None)(k.status(1)), 90)
     wl = rc.Workload(k, None)
     create = wl.do(rc.Op(1, "create", "kept-topic"))
     assert create.acked, create.error
     change = wl.do(rc.Op(2, "config", "kept-topic", "4242000"))
-    assert change.acked, change.error          # acknowledged (kafka-configs: "Completed updating config")
+    assert change.acked, change.error  # acknowledged (kafka-configs: "Completed updating config")
     # the broker has fetched both (its own files say so)
-    rc.until("the broker holds the change",
-             lambda: ("kept-topic", "4242000") in rc.held_changes(k.data(4))["configs"], 60)
+    rc.until(
+        "the broker holds the change", lambda: ("kept-topic", "4242000") in rc.held_changes(k.data(4))["configs"], 60
+    )
     for i in (1, 2):
         k.kill(i)
         shutil.rmtree(k.data(i))
@@ -173,16 +177,22 @@ def test_recover_keeps_what_the_broker_holds_and_log_matching(kafka, tmp_path):
     rc.until("3 leads alone", lambda: (lambda s: s if s and s.get("leaderId") == 3 else None)(k.status(3)), 90)
     p = k.start_node(4)
     broker_log = k.log_since_mark(4)
-    bad = [ln for ln in broker_log.splitlines()
-           if re.search(r"\] (ERROR|FATAL) ", ln) and re.search(r"truncation|high watermark", ln, re.I)]
+    bad = [
+        ln
+        for ln in broker_log.splitlines()
+        if re.search(r"\] (ERROR|FATAL) ", ln) and re.search(r"truncation|high watermark", ln, re.I)
+    ]
     assert p.returncode == 0 and not bad, (bad, p.stderr[-1500:])
 
     def described():
         seen = rc.observed_state(k)
         return seen if seen and "kept-topic" in seen[0] and seen[1].get("kept-topic") == "4242000" else None
+
     rc.until("the topic and its acknowledged config, through the broker", described, 90, every=2)
-    p = k.tool("kafka-configs", ["--bootstrap-server", k.bootstrap, "--describe", "--entity-type", "topics",
-                                 "--entity-name", "kept-topic"])
+    p = k.tool(
+        "kafka-configs",
+        ["--bootstrap-server", k.bootstrap, "--describe", "--entity-type", "topics", "--entity-name", "kept-topic"],
+    )
     assert "retention.ms=4242000" in p.stdout, p.stdout + p.stderr
     k.stop()
 

@@ -36,9 +36,11 @@ pytestmark = pytest.mark.kafka("4.3")
 # Snapshots every 5 s, segments rolled every 15 s, snapshots and segments kept 20 s:
 # within a minute Kafka has deleted old segments and moved the log start to a snapshot
 # inside the first segment left, the state of every long-lived controller.
-RETENTION = ("metadata.log.segment.ms=15000 metadata.log.max.snapshot.interval.ms=5000 "
-             "metadata.max.retention.ms=20000 internal.metadata.delete.delay.millis=1000")
-OPERATOR_GID = 4242     # the operator's processes; the firewall rule matches this group
+RETENTION = (
+    "metadata.log.segment.ms=15000 metadata.log.max.snapshot.interval.ms=5000 "
+    "metadata.max.retention.ms=20000 internal.metadata.delete.delay.millis=1000"
+)
+OPERATOR_GID = 4242  # the operator's processes; the firewall rule matches this group
 
 
 def firewall_reason() -> str | None:
@@ -54,8 +56,9 @@ def firewall_reason() -> str | None:
 def cluster(request, tmp_path):
     """A started dynamic 4.3 cluster (3 controllers + 1 broker) with the settings given; always ended."""
     extra, dynamic = request.param
-    k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), "4.3", brokers=1, dynamic=dynamic, extra_conf=extra,
-                 start_timeout=300)
+    k = rc.Kafka(
+        tmp_path / "kc", free_base_port(span=4), "4.3", brokers=1, dynamic=dynamic, extra_conf=extra, start_timeout=300
+    )
     k.held_ports = []
     try:
         k.start()
@@ -69,16 +72,38 @@ def cluster(request, tmp_path):
 def operator(*args, timeout: float = 120) -> tuple[int, str, str]:
     """quorumctl run as the operator whose connections the firewall resets (group OPERATOR_GID)."""
     env = dict(os.environ, PYTHONPATH=str(rc.ROOT))
-    p = subprocess.run(["setpriv", f"--regid={OPERATOR_GID}", "--clear-groups", sys.executable, "-m", "quorumctl",
-                        *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env)
+    p = subprocess.run(
+        ["setpriv", f"--regid={OPERATOR_GID}", "--clear-groups", sys.executable, "-m", "quorumctl", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     return p.returncode, p.stdout, p.stderr
 
 
 @contextmanager
 def operator_reset(ports: list[int]):
     """iptables: the operator's connections to `ports` answered with a TCP reset (REJECT)."""
-    rule = ["OUTPUT", "-o", "lo", "-p", "tcp", "-m", "owner", "--gid-owner", str(OPERATOR_GID),
-            "-m", "multiport", "--dports", ",".join(map(str, ports)), "-j", "REJECT", "--reject-with", "tcp-reset"]
+    rule = [
+        "OUTPUT",
+        "-o",
+        "lo",
+        "-p",
+        "tcp",
+        "-m",
+        "owner",
+        "--gid-owner",
+        str(OPERATOR_GID),
+        "-m",
+        "multiport",
+        "--dports",
+        ",".join(map(str, ports)),
+        "-j",
+        "REJECT",
+        "--reject-with",
+        "tcp-reset",
+    ]
     subprocess.run(["iptables", "-w", "-A", *rule], check=True, capture_output=True)
     try:
         yield
@@ -96,7 +121,7 @@ def lose(k, *nodes: int) -> None:
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", k.base + n))
-        k.held_ports.append(s)     # closed with the cluster
+        k.held_ports.append(s)  # closed with the cluster
 
 
 def log_start_inside_segment(log_dir: Path) -> bool:
@@ -148,8 +173,23 @@ def works_after_recovery(k, topic: str, retention: str) -> None:
 
 
 def creates_a_topic(k, name: str) -> None:
-    p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", k.admin_config(),
-                                "--create", "--topic", name, "--partitions", "1", "--replication-factor", "1"], 90)
+    p = k.tool(
+        "kafka-topics",
+        [
+            "--bootstrap-server",
+            k.bootstrap,
+            "--command-config",
+            k.admin_config(),
+            "--create",
+            "--topic",
+            name,
+            "--partitions",
+            "1",
+            "--replication-factor",
+            "1",
+        ],
+        90,
+    )
     assert p.returncode == 0 and f"Created topic {name}." in p.stdout, p.stdout + p.stderr
 
 
@@ -161,8 +201,13 @@ def test_firewall_refuses_then_a_cleaned_log_recovers(cluster):
     k = cluster
     acknowledged(k, "before-loss", "4242000")
     k.kill(3)
-    leader, epoch = rc.until("1 and 2 lead without 3", lambda: (
-        lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (1, 2) else None)(k.status(1)), 90)
+    leader, epoch = rc.until(
+        "1 and 2 lead without 3",
+        lambda: (lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (1, 2) else None)(
+            k.status(1)
+        ),
+        90,
+    )
     before = rc.tree_hash(k.data(3))
     backup = Path(str(k.data(3)) + ".quorumctl-backup")
     with operator_reset([k.base + 1, k.base + 2]):
@@ -175,7 +220,8 @@ def test_firewall_refuses_then_a_cleaned_log_recovers(cluster):
             # ... but the broker sees them lead
             refused = [ln for ln in out.splitlines() if ln.startswith("  refused: ")]
             assert refused and refused[0].startswith(
-                f"  refused: broker 4 at {k.addr(4)} sees leader {leader} in epoch "), out
+                f"  refused: broker 4 at {k.addr(4)} sees leader {leader} in epoch "
+            ), out
             assert "the quorum is alive, voter(s) [1, 2] with it" in refused[0], refused
             assert rc.tree_hash(k.data(3)) == before and not backup.exists(), "recover wrote while refusing"
         code, out, err = operator("recover", k.data(3), "--lost-voters", "1,2", "--replica", k.data(4), "-o", "json")
@@ -185,10 +231,17 @@ def test_firewall_refuses_then_a_cleaned_log_recovers(cluster):
 
     # healed: controller 3 back and caught up, then Kafka's retention cleans every log
     starts_clean(k, 3)
-    rc.until("retention moved the log start into a segment on 3 and 4",
-             lambda: log_start_inside_segment(k.data(3)) and log_start_inside_segment(k.data(4)), 180, every=2)
-    rc.until("3 holds the acknowledged change",
-             lambda: ("before-loss", "4242000") in rc.held_changes(k.data(3))["configs"], 60)
+    rc.until(
+        "retention moved the log start into a segment on 3 and 4",
+        lambda: log_start_inside_segment(k.data(3)) and log_start_inside_segment(k.data(4)),
+        180,
+        every=2,
+    )
+    rc.until(
+        "3 holds the acknowledged change",
+        lambda: ("before-loss", "4242000") in rc.held_changes(k.data(3))["configs"],
+        60,
+    )
     # the plain loss of two controllers
     lose(k, 1, 2)
     k.kill(3)
@@ -206,13 +259,18 @@ def test_firewall_refuses_then_a_cleaned_log_recovers(cluster):
 @pytest.mark.parametrize("cluster", [(RETENTION, True)], indirect=True, ids=["kafka4.3"])
 def test_a_broker_whose_log_starts_past_its_snapshots_is_the_base(cluster):
     k = cluster
-    k.freeze(3)     # the survivor lags from here on
+    k.freeze(3)  # the survivor lags from here on
     rc.until("1 and 2 lead", lambda: (lambda s: s if s and s.get("leaderId") in (1, 2) else None)(k.status(1)), 90)
     acknowledged(k, "kept-topic", "4343000")
-    rc.until("the broker holds the change",
-             lambda: ("kept-topic", "4343000") in rc.held_changes(k.data(4))["configs"], 60)
-    rc.until("retention moved the broker's log start into a segment",
-             lambda: log_start_inside_segment(k.data(4)), 180, every=2)
+    rc.until(
+        "the broker holds the change", lambda: ("kept-topic", "4343000") in rc.held_changes(k.data(4))["configs"], 60
+    )
+    rc.until(
+        "retention moved the broker's log start into a segment",
+        lambda: log_start_inside_segment(k.data(4)),
+        180,
+        every=2,
+    )
     lose(k, 1, 2)
     k.kill(3)
     k.kill(4)
@@ -220,8 +278,9 @@ def test_a_broker_whose_log_starts_past_its_snapshots_is_the_base(cluster):
     assert (e4, end4) > (e3, end3), "the broker must be ahead of the lagging survivor"
     code, out, err = rc.qc("verify", k.data(4))
     assert code == 0, out + err
-    code, out, err = rc.qc("recover", k.data(3), "--lost-voters", "1,2", "--replica", k.data(4), "--apply",
-                           "-o", "json")
+    code, out, err = rc.qc(
+        "recover", k.data(3), "--lost-voters", "1,2", "--replica", k.data(4), "--apply", "-o", "json"
+    )
     assert code == 0, (code, out, err)
     plan = json.loads(out)["plan"]
     assert plan["base"]["node_id"] == 4 and plan["refused"] is None, plan
@@ -235,21 +294,30 @@ def test_static_advice_works_and_no_replica_says_wipe(cluster):
     k.freeze(3)
     rc.until("1 and 2 lead", lambda: (lambda s: s if s and s.get("leaderId") in (1, 2) else None)(k.status(1)), 90)
     acknowledged(k, "broker-only", "4444000")
-    rc.until("the broker holds the change",
-             lambda: ("broker-only", "4444000") in rc.held_changes(k.data(4))["configs"], 60)
+    rc.until(
+        "the broker holds the change", lambda: ("broker-only", "4444000") in rc.held_changes(k.data(4))["configs"], 60
+    )
     lose(k, 1, 2)
-    k.kill(3)      # the broker keeps running, its high watermark above the survivor's log end
+    k.kill(3)  # the broker keeps running, its high watermark above the survivor's log end
 
     # the refusal's advice, typed as given
     code, out, err = rc.qc("recover", k.data(3), "--lost-voters", "1,2", "--no-replica", "4")
-    assert code == 1 and ("  refused: voter 1 has no known address, so nothing shows it is gone: give the "
-                          "survivor's server.properties with -c (controller.quorum.voters)") in out, (code, out, err)
+    assert (
+        code == 1
+        and (
+            "  refused: voter 1 has no known address, so nothing shows it is gone: give the "
+            "survivor's server.properties with -c (controller.quorum.voters)"
+        )
+        in out
+    ), (code, out, err)
     args = ["recover", k.data(3), "-c", k.conf(3), "--lost-voters", "1,2", "--no-replica", "4"]
     code, out, err = rc.qc(*args)
     assert code == 0 and "  refused:" not in out, (code, out, err)
     steps = out.split("  then:\n", 1)[1].splitlines()
-    assert steps[0].startswith("    1. node 4 (not read, --no-replica): before node 3 starts, stop node 4 if it "
-                               "runs, and delete only the directory __cluster_metadata-0 in its metadata log dir"), steps
+    assert steps[0].startswith(
+        "    1. node 4 (not read, --no-replica): before node 3 starts, stop node 4 if it "
+        "runs, and delete only the directory __cluster_metadata-0 in its metadata log dir"
+    ), steps
     assert "stops with a fatal error" in out and "never truncates a replica below its high watermark" in out, out
     assert steps[1] == f"    2. edit node 3's server.properties: controller.quorum.voters=3@{k.addr(3)}", steps
 

@@ -24,8 +24,19 @@ import shutil
 
 import pytest
 
-from kafka41 import (KAFKA43_HOME, feature_line, features_equal, healthy, kafka_quorum, kafka_tool, mask_status,
-                     needs_kafka, ours, start_cluster, until)
+from kafka41 import (
+    KAFKA43_HOME,
+    feature_line,
+    features_equal,
+    healthy,
+    kafka_quorum,
+    kafka_tool,
+    mask_status,
+    needs_kafka,
+    ours,
+    start_cluster,
+    until,
+)
 from kafka41 import upgrade_check as features_upgrade
 
 pytestmark = [needs_kafka, pytest.mark.kafka("4.3")]
@@ -44,8 +55,16 @@ def upgrade_check(cli, *args: str) -> tuple[int, dict]:
     return features_upgrade(cli, "--metadata", "4.3-IV0", *args)
 
 
-BROKER_4_BLOCKS = [{"kind": "broker", "id": 4, "feature": "metadata.version", "level": 30, "supported": [7, 27],
-                    "reason": "Broker 4 only supports versions 7-27"}]
+BROKER_4_BLOCKS = [
+    {
+        "kind": "broker",
+        "id": 4,
+        "feature": "metadata.version",
+        "level": 30,
+        "supported": [7, 27],
+        "reason": "Broker 4 only supports versions 7-27",
+    }
+]
 
 
 def blocked_by_broker_4(cli, c, tmp, kafka_line: str) -> None:
@@ -62,7 +81,8 @@ def blocked_by_broker_4(cli, c, tmp, kafka_line: str) -> None:
     # controllers do not list brokers' addresses: broker 4's range is Kafka's to judge there
     assert code == 1 and doc["verdict"]["lines"] == [kafka_line], doc
     assert [(n["kind"], n["id"], n["supported"]) for n in doc["nodes"] if n["kind"] == "broker"] == [
-        ("broker", 4, None)]
+        ("broker", 4, None)
+    ]
 
     copy = tmp / "c1-copy"
     shutil.copytree(c.d / "data" / "c1", copy, ignore=shutil.ignore_patterns(".lock"))
@@ -70,13 +90,18 @@ def blocked_by_broker_4(cli, c, tmp, kafka_line: str) -> None:
     assert code == 1 and doc["mode"] == "offline" and doc["blockers"] == BROKER_4_BLOCKS, doc
     assert doc["verdict"]["by"] == "quorumctl" and doc["verdict"]["lines"] == [kafka_line], doc["verdict"]
     assert [(n["kind"], n["id"], n["fenced"]) for n in doc["nodes"]] == [
-        ("broker", 4, False), ("controller", 1, None), ("controller", 2, None), ("controller", 3, None)]
+        ("broker", 4, False),
+        ("controller", 1, None),
+        ("controller", 2, None),
+        ("controller", 3, None),
+    ]
 
 
 def test_rolling_upgrade_from_41_to_43(cli, tmp_path_factory, tmp_path):
     c = start_cluster(cli, tmp_path_factory, "rolling", dynamic=True, version="4.1")
     ctl = ["--bootstrap-controller", ",".join(c.controllers)]
     try:
+
         def step(what: str):
             until(f"healthy after {what}", lambda: healthy(cli, ctl), 120)
             theirs = kafka_quorum(tmp_path, ctl, "--status", home=KAFKA43_HOME)
@@ -85,12 +110,18 @@ def test_rolling_upgrade_from_41_to_43(cli, tmp_path_factory, tmp_path):
 
         before = metadata_line(step("the start on 4.1"))
         assert "SupportedMaxVersion: 4.1-IV1 FinalizedVersionLevel: 4.1-IV1" in before
-        for node in range(1, c.n + 2):   # the controllers, then the broker
+        for node in range(1, c.n + 2):  # the controllers, then the broker
             if node == c.n + 1:
                 # the broker still on 4.1 caps the cluster at 4.1-IV1: Kafka's dry run refuses
-                k = kafka_tool("kafka-features", ["--bootstrap-server", c.broker, "upgrade", "--metadata", "4.3-IV0",
-                                                  "--dry-run"], tmp_path, home=KAFKA43_HOME)
-                assert k.returncode != 0 and f"Broker {node} only supports versions 7-27" in k.stdout, k.stdout + k.stderr
+                k = kafka_tool(
+                    "kafka-features",
+                    ["--bootstrap-server", c.broker, "upgrade", "--metadata", "4.3-IV0", "--dry-run"],
+                    tmp_path,
+                    home=KAFKA43_HOME,
+                )
+                assert k.returncode != 0 and f"Broker {node} only supports versions 7-27" in k.stdout, (
+                    k.stdout + k.stderr
+                )
                 kafka_line = next(ln for ln in k.stdout.splitlines() if ln.startswith("Can not upgrade"))
                 blocked_by_broker_4(cli, c, tmp_path, kafka_line)
             c.run("kill-node", str(node))
@@ -99,8 +130,12 @@ def test_rolling_upgrade_from_41_to_43(cli, tmp_path_factory, tmp_path):
             assert "FinalizedVersionLevel: 4.1-IV1" in line, line
         assert "SupportedMaxVersion: 4.3-IV0" in metadata_line(features(cli, c, tmp_path))
 
-        k = kafka_tool("kafka-features", ["--bootstrap-server", c.broker, "upgrade", "--metadata", "4.3-IV0",
-                                          "--dry-run"], tmp_path, home=KAFKA43_HOME)
+        k = kafka_tool(
+            "kafka-features",
+            ["--bootstrap-server", c.broker, "upgrade", "--metadata", "4.3-IV0", "--dry-run"],
+            tmp_path,
+            home=KAFKA43_HOME,
+        )
         assert k.returncode == 0 and k.stdout.endswith("metadata.version can be upgraded to 30.\n"), k.stdout + k.stderr
         for way in (["--bootstrap-server", c.broker], ["--bootstrap-controller", ",".join(c.controllers)]):
             code, doc = upgrade_check(cli, *way)
@@ -108,8 +143,11 @@ def test_rolling_upgrade_from_41_to_43(cli, tmp_path_factory, tmp_path):
             assert doc["verdict"]["lines"] == ["metadata.version can be upgraded to 30."], doc
         code, doc = upgrade_check(cli, "--bootstrap-server", c.broker, "--apply")
         assert code == 0 and doc["applied"]["lines"] == ["metadata.version was upgraded to 30."], doc
-        until("the broker sees 4.3-IV0 finalized",
-              lambda: "FinalizedVersionLevel: 4.3-IV0" in metadata_line(features(cli, c, tmp_path)), 60)
+        until(
+            "the broker sees 4.3-IV0 finalized",
+            lambda: "FinalizedVersionLevel: 4.3-IV0" in metadata_line(features(cli, c, tmp_path)),
+            60,
+        )
         step("the metadata.version upgrade")
     finally:
         c.stop()

@@ -15,8 +15,17 @@ import time
 
 import pytest
 
-from kafka41 import (FEATURE_LEVEL, RELEASE_VERSION, cluster_fixture, kafka_quorum, mask_replication, mask_status,
-                     needs_kafka, ours, table_rows)
+from kafka41 import (
+    FEATURE_LEVEL,
+    RELEASE_VERSION,
+    cluster_fixture,
+    kafka_quorum,
+    mask_replication,
+    mask_status,
+    needs_kafka,
+    ours,
+    table_rows,
+)
 
 pytestmark = needs_kafka
 
@@ -27,24 +36,32 @@ cluster = cluster_fixture("kafka-static", dynamic=False)
 def test_storage_was_formatted_by_quorumctl(cli, cluster):
     for n in ("c1", "c2", "c3", "b4"):
         head, line = cluster.formatted[n].splitlines()
-        assert head.startswith("Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
-                               f"name='metadata.version', featureLevel={FEATURE_LEVEL[cluster.version]}) at version 0), ")
-        assert line == (f"Formatting metadata directory {cluster.d / 'data' / n} "
-                        f"with metadata.version {RELEASE_VERSION[cluster.version]}.")
+        assert head.startswith(
+            "Bootstrap metadata: BootstrapMetadata(records=[ApiMessageAndVersion(FeatureLevelRecord("
+            f"name='metadata.version', featureLevel={FEATURE_LEVEL[cluster.version]}) at version 0), "
+        )
+        assert line == (
+            f"Formatting metadata directory {cluster.d / 'data' / n} "
+            f"with metadata.version {RELEASE_VERSION[cluster.version]}."
+        )
     code, out, err = cli("bootstrap", "info", "--log-dir", str(cluster.d / "data" / "c1"))
     assert code == 0 and f"cluster.id={cluster.cluster_id}" in out
 
 
 @pytest.mark.parametrize("via", ["controller", "broker"])
 def test_status_equals_kafka(cli, cluster, tmp_path, via):
-    opt = (["--bootstrap-controller", cluster.controllers[1]] if via == "controller"
-           else ["--bootstrap-server", cluster.broker])
+    opt = (
+        ["--bootstrap-controller", cluster.controllers[1]]
+        if via == "controller"
+        else ["--bootstrap-server", cluster.broker]
+    )
     theirs = kafka_quorum(tmp_path, opt, "--status", home=cluster.home)
     mine = ours(cli, opt, "status")
     assert mask_status(mine) == mask_status(theirs)
     # a static quorum: voters without a directory id print as {"id": N, "endpoints": [...]}
-    assert re.search(r'^CurrentVoters: +\[\{"id": \d+, "endpoints": \["CONTROLLER://127\.0\.0\.1:\d+"\]\}',
-                     mine, re.M), mine
+    assert re.search(
+        r'^CurrentVoters: +\[\{"id": \d+, "endpoints": \["CONTROLLER://127\.0\.0\.1:\d+"\]\}', mine, re.M
+    ), mine
     assert f"ClusterId:              {cluster.cluster_id}\n" in mine
 
 
@@ -65,9 +82,18 @@ def test_replication_equals_kafka(cli, cluster, tmp_path, human):
 
 # -- describe health with controllers frozen -------------------------------------------------
 
+
 def health(cli, cluster, timeout="3") -> tuple[int, dict]:
-    code, out, err = cli("describe", "health", "--bootstrap-controller", ",".join(cluster.controllers),
-                         "-o", "json", "--timeout", timeout)
+    code, out, err = cli(
+        "describe",
+        "health",
+        "--bootstrap-controller",
+        ",".join(cluster.controllers),
+        "-o",
+        "json",
+        "--timeout",
+        timeout,
+    )
     assert err == "", err
     return code, json.loads(out)
 
@@ -109,8 +135,12 @@ def test_health_with_controllers_frozen(cli, cluster, case):
     assert (code, doc["caughtUp"], doc["canLose"]) == (0, 3, 1)
     leader = doc["leaderId"]
     followers = [i for i in (1, 2, 3) if i != leader]
-    frozen = {"one-follower": [followers[0]], "two-followers": followers, "leader": [leader],
-              "leader-and-follower": [leader, followers[0]]}[case]
+    frozen = {
+        "one-follower": [followers[0]],
+        "two-followers": followers,
+        "leader": [leader],
+        "leader-and-follower": [leader, followers[0]],
+    }[case]
     freeze(cluster, *frozen)
     try:
         if case == "one-follower":

@@ -65,7 +65,7 @@ def lab(tmp_path_factory):
 def reach(lab, frm, *to, wait=False) -> list[str]:
     """What `frm` gets connecting to each of `to` by name."""
     targets = [f"{t}:{lab.host(t).port}" for t in to]
-    for _ in range(40 if wait else 1):    # wait: the listeners are starting
+    for _ in range(40 if wait else 1):  # wait: the listeners are starting
         out = lab.run(frm, [sys.executable, "-c", CLIENT, *targets], timeout=60).stdout.split("\n")[:-1]
         if not wait or all(x.startswith("ok") for x in out):
             break
@@ -78,12 +78,12 @@ def test_names_are_per_host(lab):
     lab.resolve("c2", None, seen_by=[OPERATOR])
     try:
         assert reach(lab, OPERATOR, "c2", "c3") == ["unresolved", "ok c3"]
-        assert reach(lab, "c1", "c2") == ["ok c2"]             # c1's hosts file still has it
-        lab.resolve("c2", lab.host("c3").ip)                   # c2 now means c3's address, everywhere
+        assert reach(lab, "c1", "c2") == ["ok c2"]  # c1's hosts file still has it
+        lab.resolve("c2", lab.host("c3").ip)  # c2 now means c3's address, everywhere
         assert reach(lab, OPERATOR, "c2") == reach(lab, "b4", "c2") == ["ok c3"]
         lab.resolve("c2", None)
-        timer = lab.resolve_later("c2", 4.0)                   # back to its own address, late
-        assert reach(lab, OPERATOR, "c2") == ["unresolved"]    # (a run takes well under 4 s, even loaded)
+        timer = lab.resolve_later("c2", 4.0)  # back to its own address, late
+        assert reach(lab, OPERATOR, "c2") == ["unresolved"]  # (a run takes well under 4 s, even loaded)
         timer.join(30)
         assert reach(lab, OPERATOR, "c2") == ["ok c2"]
     finally:
@@ -110,7 +110,7 @@ def test_one_link_and_one_way(lab):
     lab.heal(h)
     h = lab.cut("c1", "c2", oneway=True)
     assert reach(lab, "c1", "c2") == ["timeout"]
-    assert reach(lab, "c2", "c1") == ["ok c1"]                  # the other way still opens connections
+    assert reach(lab, "c2", "c1") == ["ok c1"]  # the other way still opens connections
     lab.heal(h)
     h = lab.cut("c1", "c2", oneway=True, reject=True)
     assert reach(lab, "c1", "c2") == ["refused"]
@@ -149,8 +149,8 @@ def test_a_moved_host_keeps_its_name_and_its_cuts(lab):
     try:
         lab.move("c3", new)
         assert lab.run(OPERATOR, ["getent", "hosts", "c3"]).stdout.split() == [new, "c3"]
-        assert reach(lab, OPERATOR, "c3") == ["timeout"]            # the cut followed it
-        assert reach(lab, "c1", "c3") == ["ok c3"]                  # the listener on 0.0.0.0 answers there
+        assert reach(lab, OPERATOR, "c3") == ["timeout"]  # the cut followed it
+        assert reach(lab, "c1", "c3") == ["ok c3"]  # the listener on 0.0.0.0 answers there
     finally:
         lab.heal(h)
         lab.move("c3", old)
@@ -163,20 +163,20 @@ def test_close_leaves_nothing_and_a_crashed_run_is_tidied(tmp_path):
     other = Lab(tmp_path / "other").start(kafka=False)
     sleeper = other.spawn("c1", ["sleep", "600"], subprocess.DEVNULL)
     mine = [n for n in _netns_names() if n.startswith(other.prefix)]
-    assert len(mine) == 6     # the switch, c1..c3, b4, op
+    assert len(mine) == 6  # the switch, c1..c3, b4, op
     other.close()
     assert sleeper.poll() is not None
     assert not [n for n in _netns_names() if n.startswith(other.prefix)]
     assert not [d for d in Path("/etc/netns").iterdir() if d.name.startswith(other.prefix)]
 
     # a lab whose process died without closing it: its namespace, files and processes
-    dead = 4_000_000 + 1    # above the kernel's pid_max: never a live process
+    dead = 4_000_000 + 1  # above the kernel's pid_max: never a live process
     ns = f"qlab{dead}-c1"
     subprocess.run(["ip", "netns", "add", ns], check=True)
     Path(f"/etc/netns/{ns}").mkdir(parents=True, exist_ok=True)
     left = subprocess.Popen(["ip", "netns", "exec", ns, "sleep", "600"])
     try:
-        deadline = time.monotonic() + 20     # until the process is in the namespace (slow when loaded)
+        deadline = time.monotonic() + 20  # until the process is in the namespace (slow when loaded)
         while not subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.strip():
             assert time.monotonic() < deadline and left.poll() is None, "sleep never entered the namespace"
             time.sleep(0.1)

@@ -19,8 +19,22 @@ pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.root]
 
 
 def probe(lab, node: int, kind: str = "ready", *args: str) -> tuple[int, dict | str]:
-    code, out, err = lab.quorumctl("probe", f"c{node}:9093", "--role", "controller", "--kind", kind, "-o", "json",
-                                   "--timeout", "3", "--bootstrap-controller", lab.controllers, *args, timeout=60)
+    code, out, err = lab.quorumctl(
+        "probe",
+        f"c{node}:9093",
+        "--role",
+        "controller",
+        "--kind",
+        kind,
+        "-o",
+        "json",
+        "--timeout",
+        "3",
+        "--bootstrap-controller",
+        lab.controllers,
+        *args,
+        timeout=60,
+    )
     return code, (json.loads(out) if out.strip() else err)
 
 
@@ -28,7 +42,7 @@ def test_a_controller_cut_off_from_its_peers_is_not_ready_the_others_are(lab):
     leader, epoch = lab.leader()
     x = next(i for i in (1, 2, 3) if i != leader)
     others = [i for i in (1, 2, 3) if i != x]
-    cut = lab.cut(f"c{x}", [f"c{i}" for i in others] + ["b4"])     # the operator still reaches it
+    cut = lab.cut(f"c{x}", [f"c{i}" for i in others] + ["b4"])  # the operator still reaches it
     try:
         until(f"c{x} not ready", lambda: probe(lab, x)[0] == 1, 90)
         code, d = probe(lab, x)
@@ -60,7 +74,7 @@ def test_a_controller_whose_peers_do_not_resolve_is_not_ready_until_it_attaches(
         while time.monotonic() < end:
             code, d = probe(lab, x)
             seen.append((code, d["reason"] if isinstance(d, dict) else d))
-            assert code == 1, seen        # never ready while it cannot reach its peers
+            assert code == 1, seen  # never ready while it cannot reach its peers
             time.sleep(2)
         # live rests on how long it has been detached (the leader's last fetch of it, before the kill):
         # within the grace it holds; past it, a restart is called for (it resolves the names again)

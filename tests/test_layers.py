@@ -9,20 +9,20 @@ PACKAGE = Path(__file__).resolve().parents[1] / "quorumctl"
 
 # Lowest first. A module may import from its own layer and the layers below.
 LAYERS = [
-    {"errors", "ids", "openfile", "timefmt", "versions", "__init__"},   # base (versions: the release and feature
-                                                                       # catalogue; timefmt: ISO times and ages)
-    {"schema"},                                   # the DSL and its codec
-    {"records"},                                  # batches, metadata and control records
-    {"config"},                                   # .properties, server and client configuration
-    {"logdir"},                                   # readers of each file kind of a log dir
-    {"raft"},                                     # Raft's logic over replicas' files
-    {"ops"},                                      # jobs that judge or change a log dir: verify, format, truncate, recover
-    {"image"},                                    # the metadata image replayed from a log dir, its history and diffs
-    {"protocol"},                                 # the wire
-    {"render"},                                   # text, table and JSON views
-    {"dump", "testing"},                          # dump-log's engine (dump/log, dump/files); the simulated quorum
-    {"spark", "schemas", "diagnose"},             # spark-export; the list of every declared schema; doctor, bundle
-    {"cli", "__main__"},                          # the commands
+    {"errors", "ids", "openfile", "timefmt", "versions", "__init__"},  # base (versions: the release and feature
+    # catalogue; timefmt: ISO times and ages)
+    {"schema"},  # the DSL and its codec
+    {"records"},  # batches, metadata and control records
+    {"config"},  # .properties, server and client configuration
+    {"logdir"},  # readers of each file kind of a log dir
+    {"raft"},  # Raft's logic over replicas' files
+    {"ops"},  # jobs that judge or change a log dir: verify, format, truncate, recover
+    {"image"},  # the metadata image replayed from a log dir, its history and diffs
+    {"protocol"},  # the wire
+    {"render"},  # text, table and JSON views
+    {"dump", "testing"},  # dump-log's engine (dump/log, dump/files); the simulated quorum
+    {"spark", "schemas", "diagnose"},  # spark-export; the list of every declared schema; doctor, bundle
+    {"cli", "__main__"},  # the commands
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 # spark-submit runs the job through quorumctl's own entry point: an entry point, not a library import
@@ -40,7 +40,7 @@ def imports(path: Path, text: str | None = None) -> set[str]:
                     continue
                 parts = node.module.split(".")[1:]
             else:
-                parts = list(rel[:len(rel) - node.level]) + (node.module.split(".") if node.module else [])
+                parts = list(rel[: len(rel) - node.level]) + (node.module.split(".") if node.module else [])
                 if not parts:
                     parts = [a.name for a in node.names]
         elif isinstance(node, ast.Import):
@@ -78,10 +78,12 @@ def test_the_check_sees_an_upward_import():
 
 def test_every_top_level_folder_says_what_belongs_there():
     """Each package's __init__ has a docstring of at least a paragraph (docs/architecture.md's layout)."""
-    bare = [p.parent.name for p in sorted(PACKAGE.glob("*/__init__.py"))
-            if len((ast.get_docstring(ast.parse(p.read_text())) or "").split()) < 25]
+    bare = [
+        p.parent.name
+        for p in sorted(PACKAGE.glob("*/__init__.py"))
+        if len((ast.get_docstring(ast.parse(p.read_text())) or "").split()) < 25
+    ]
     assert bare == []
-
 
 
 def _module_imports(path: Path) -> set[str]:
@@ -90,22 +92,24 @@ def _module_imports(path: Path) -> set[str]:
     rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
     package = rel[:-1]
     tree = ast.parse(path.read_text())
-    typing_only = {id(x) for node in ast.walk(tree)
-                   if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
-                   for x in ast.walk(node)}
+    typing_only = {
+        id(x)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+        for x in ast.walk(node)
+    }
     out = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.ImportFrom):
-            base = list(package[:len(package) - node.level + 1]) if node.level else []
+            base = list(package[: len(package) - node.level + 1]) if node.level else []
             mod = base + (node.module.split(".") if node.module else [])
             if not mod or mod[0] != "quorumctl":
                 continue
-            for a in node.names:   # `from . import x` imports the module x where there is one
+            for a in node.names:  # `from . import x` imports the module x where there is one
                 sub = PACKAGE.parent.joinpath(*mod, a.name)
-                out.add(".".join(mod + [a.name]) if sub.with_suffix(".py").exists() or sub.is_dir()
-                        else ".".join(mod))
+                out.add(".".join(mod + [a.name]) if sub.with_suffix(".py").exists() or sub.is_dir() else ".".join(mod))
         elif isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("quorumctl.")}
     return out
@@ -120,10 +124,11 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
         state[n] = 1
         for m in sorted(graph.get(n, ())):
             if state.get(m) == 1:
-                circles.append(stack[stack.index(m):] + [m])
+                circles.append(stack[stack.index(m) :] + [m])
             elif m not in state and m in graph:
                 visit(m, stack + [m])
         state[n] = 2
+
     for n in sorted(graph):
         if n not in state:
             visit(n, [n])
@@ -141,7 +146,7 @@ def test_no_import_circle():
         graph[name] = _module_imports(path) - {name}
     assert import_circles(graph) == []
     # not vacuous: the circle there was
-    assert import_circles({"quorumctl.raft.replica": {"quorumctl.raft.logmatch"},
-                           "quorumctl.raft.logmatch": {"quorumctl.raft.replica"}}) \
-        == [["quorumctl.raft.logmatch", "quorumctl.raft.replica", "quorumctl.raft.logmatch"]]
+    assert import_circles(
+        {"quorumctl.raft.replica": {"quorumctl.raft.logmatch"}, "quorumctl.raft.logmatch": {"quorumctl.raft.replica"}}
+    ) == [["quorumctl.raft.logmatch", "quorumctl.raft.replica", "quorumctl.raft.logmatch"]]
     assert _module_imports(PACKAGE / "raft" / "replica.py") >= {"quorumctl.raft.logmatch"}

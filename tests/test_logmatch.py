@@ -29,7 +29,9 @@ from quorumctl.testing.synth import B, write_replica
 from samples import FIXTURES
 
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
-needs_fixtures = pytest.mark.shared("reference/fixtures/kafka-3.9.0-dynamic")   # the clashing copies are made from its replicas
+needs_fixtures = pytest.mark.shared(
+    "reference/fixtures/kafka-3.9.0-dynamic"
+)  # the clashing copies are made from its replicas
 SEGMENT = "00000000000000000000.log"
 T = 1_800_000_000_000
 
@@ -51,13 +53,19 @@ def _voters_batch(log_dir) -> bytes:
     log end (315), in its last epoch (1)."""
     r = load_replica(str(log_dir))
     me = next(v for v in r.voters_record if v["voterId"] == r.node_id)
-    return encode_batch([md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": [me]})],
-                        base_offset=r.log_end, leader_epoch=1, base_timestamp=T, control=True)
+    return encode_batch(
+        [md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": [me]})],
+        base_offset=r.log_end,
+        leader_epoch=1,
+        base_timestamp=T,
+        control=True,
+    )
 
 
 def _noop_batch(ts: int = T) -> bytes:
-    return encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))], base_offset=315, leader_epoch=1,
-                        base_timestamp=ts)
+    return encode_batch(
+        [(None, md.encode_metadata("NoOpRecord", 0, {}))], base_offset=315, leader_epoch=1, base_timestamp=ts
+    )
 
 
 @pytest.fixture
@@ -77,8 +85,10 @@ def clashed(copies):
     c2 and b4 end at 315. Returns (root, {name: (position, crc)})."""
     root = copies
     assert load_replica(str(root / "c3")).log_end == 315 and load_replica(str(root / "c1")).last_epoch == 1
-    got = {"c3": _append(_segment(root, "c3"), _voters_batch(root / "c3")),
-           "c1": _append(_segment(root, "c1"), _noop_batch())}
+    got = {
+        "c3": _append(_segment(root, "c3"), _voters_batch(root / "c3")),
+        "c1": _append(_segment(root, "c1"), _noop_batch()),
+    }
     return root, got
 
 
@@ -90,22 +100,24 @@ def _json(cli, *args):
 
 # -- state ------------------------------------------------------------------------
 
+
 @needs_fixtures
 def test_state_reports_the_clash_not_a_prefix(cli, clashed):
     root, at = clashed
-    pos = os.path.getsize(DYN / "c1" / "__cluster_metadata-0" / SEGMENT)   # the appended batches start there
+    pos = os.path.getsize(DYN / "c1" / "__cluster_metadata-0" / SEGMENT)  # the appended batches start there
     assert at["c1"][0] == at["c3"][0] == pos == 23456
     code, out, err = cli("state", "-o", "text", str(root / "c1"), str(root / "c2"), str(root / "c3"))
     assert code == 1, out + err
     assert "node 3: its log is a prefix" not in out
-    assert "node 2: its log is a prefix of node 1's; nothing to truncate" in out    # c2 really is one
+    assert "node 2: its log is a prefix of node 1's; nothing to truncate" in out  # c2 really is one
     line = next(ln for ln in out.splitlines() if ln.startswith("  node 3:"))
     assert line == (
         f"  node 3: its log clashes with node 1's (log matching broken): offset 315, epoch 1: node 1 "
         f"{_segment(root, 'c1')} position {pos} (offsets 315..315, crc {at['c1'][1]}) and node 3 "
         f"{_segment(root, 'c3')} position {pos} (offsets 315..315, crc {at['c3'][1]}) are different batches; "
         "Raft assumes one entry per (offset, epoch), so neither replica's Fetch will ever notice; truncate node 3 "
-        f"below the clash, to offset 315: quorumctl truncate {root / 'c3'} --reference {root / 'c1'}")
+        f"below the clash, to offset 315: quorumctl truncate {root / 'c3'} --reference {root / 'c1'}"
+    )
     # what is committed ends below the clash: node 1's and node 3's offset 315 are not one entry
     assert "  node 3: committed below 315; unknown 315..315 (log end offset 316)" in out
 
@@ -117,11 +129,26 @@ def test_state_json_log_matching(cli, clashed):
     assert code == 1
     c = doc["comparison"]
     assert c["winner"] == "node 3" and c["tied"] == ["node 3", "node 1"]
-    clash = {"offset": 315, "epoch": 1,
-             "a": {"replica": "node 3", "file": _segment(root, "c3"), "position": 23456, "base_offset": 315,
-                   "last_offset": 315, "crc": at["c3"][1]},
-             "b": {"replica": "node 1", "file": _segment(root, "c1"), "position": 23456, "base_offset": 315,
-                   "last_offset": 315, "crc": at["c1"][1]}}
+    clash = {
+        "offset": 315,
+        "epoch": 1,
+        "a": {
+            "replica": "node 3",
+            "file": _segment(root, "c3"),
+            "position": 23456,
+            "base_offset": 315,
+            "last_offset": 315,
+            "crc": at["c3"][1],
+        },
+        "b": {
+            "replica": "node 1",
+            "file": _segment(root, "c1"),
+            "position": 23456,
+            "base_offset": 315,
+            "last_offset": 315,
+            "crc": at["c1"][1],
+        },
+    }
     assert c["log_matching"] == [clash]
     f1, f2 = c["followers"]
     assert (f1["replica"], f1["kind"], f1["common_prefix_end"], f1["log_matching"]) == ("node 1", "none", 315, [clash])
@@ -150,13 +177,16 @@ def test_a_clash_between_two_followers(cli, clashed):
     line = next(ln for ln in out.splitlines() if ln.startswith("  node 3 and node 4:"))
     assert f"offset 315, epoch 1: node 3 {_segment(root, 'c3')} position 23456" in line
     assert f"node 4 {_segment(root, 'b4')} position 23456 (offsets 315..315, crc {at['c1'][1]})" in line
-    assert line.endswith(f"truncate both against node 1: quorumctl truncate {root / 'c3'} --reference {root / 'c1'}; "
-                         f"quorumctl truncate {root / 'b4'} --reference {root / 'c1'}")
+    assert line.endswith(
+        f"truncate both against node 1: quorumctl truncate {root / 'c3'} --reference {root / 'c1'}; "
+        f"quorumctl truncate {root / 'b4'} --reference {root / 'c1'}"
+    )
     code, doc = _json(cli, "doctor", *(str(root / n) for n in ("c1", "c3", "b4")))
     found = [f for f in doc["findings"] if f["code"] == "log-matching"]
     assert [f["message"].split(":")[0] for f in found] == [
         "node 1 and node 3 hold different batches at offset 315, epoch 1",
-        "node 3 and node 4 hold different batches at offset 315, epoch 1"]
+        "node 3 and node 4 hold different batches at offset 315, epoch 1",
+    ]
     assert found[1]["remedy"].startswith("truncate both against the most up-to-date replica (node 1)")
 
 
@@ -177,18 +207,20 @@ def test_untouched_replicas_do_not_clash(cli, copies):
 
 def test_committed_prefix_ends_at_the_clash(tmp_path):
     from quorumctl.raft.committed import classify, common_prefix, known
+
     write_replica(str(tmp_path / "a"), [B(1)] * 6, node_id=1)
     write_replica(str(tmp_path / "b"), [B(1)] * 4 + [B(1, tag="b")] * 2, node_id=2)
     a, b = load_replica(str(tmp_path / "a")), load_replica(str(tmp_path / "b"))
     x = logmatch.first_clash(a, b)
     assert (x.offset, x.epoch, x.prefix_end) == (4, 1, 4)
-    assert common_prefix(known(a), known(b)) == 6        # epochs alone
+    assert common_prefix(known(a), known(b)) == 6  # epochs alone
     assert common_prefix(known(a), known(b), x) == 4
     # two of three voters, both in their last epoch, hold 0..3 alike; 4 and 5 are two entries each
     assert [r["committed_end_offset"] for r in classify([a, b])["replicas"]] == [4, 4]
 
 
 # -- doctor -----------------------------------------------------------------------
+
 
 @needs_fixtures
 @pytest.mark.parametrize("first", ["c1", "c3"])
@@ -205,15 +237,20 @@ def test_doctor_log_matching_finding(cli, clashed, first):
     assert len(found) == 1
     f = found[0]
     assert f["severity"] == "error"
-    assert f["message"] == (f"{node[first]} and {node[other]} hold different batches at offset 315, epoch 1: log "
-                            "matching is broken (a log was written outside Raft); Raft assumes one entry per "
-                            "(offset, epoch), so neither replica's Fetch will ever notice")
+    assert f["message"] == (
+        f"{node[first]} and {node[other]} hold different batches at offset 315, epoch 1: log "
+        "matching is broken (a log was written outside Raft); Raft assumes one entry per "
+        "(offset, epoch), so neither replica's Fetch will ever notice"
+    )
     assert f["evidence"] == [
         f"{_segment(root, n)} position 23456: {node[n]}'s batch, epoch 1, offsets 315..315, crc {at[n][1]}"
-        for n in (first, other)]
-    assert f["remedy"] == (f"truncate {node[other]} below the clash (to offset 315): it is not the most up-to-date "
-                           f"replica ({node[first]}): quorumctl truncate {root / other} --reference {root / first} "
-                           "(a dry run; add --apply with the node stopped)")
+        for n in (first, other)
+    ]
+    assert f["remedy"] == (
+        f"truncate {node[other]} below the clash (to offset 315): it is not the most up-to-date "
+        f"replica ({node[first]}): quorumctl truncate {root / other} --reference {root / first} "
+        "(a dry run; add --apply with the node stopped)"
+    )
     differs = [x for x in doc["findings"] if x["code"] == "voter-set-differs"]
     assert not any(x["message"].startswith(f"{node[other]}'s log") for x in differs), differs
     code, out, _err = cli("doctor", "-o", "text", str(root / first), str(root / "c2"), str(root / other))
@@ -222,18 +259,21 @@ def test_doctor_log_matching_finding(cli, clashed, first):
 
 # -- verify -----------------------------------------------------------------------
 
+
 @needs_fixtures
 def test_verify_compares_several_log_dirs(cli, clashed):
     root, at = clashed
-    code, out, err = cli("verify", "-o", "text", str(root / "c1"), str(root / "c2"),
-                         str(root / "c3" / "__cluster_metadata-0"))
+    code, out, err = cli(
+        "verify", "-o", "text", str(root / "c1"), str(root / "c2"), str(root / "c3" / "__cluster_metadata-0")
+    )
     assert code == 1, out + err
     lines = [ln for ln in out.splitlines() if "log-matching" in ln]
     assert lines == [
         f"{_segment(root, 'c1')}: position 23456: offset 315: log-matching: epoch 1: node 1's batch (offsets "
         f"315..315, crc {at['c1'][1]}) and node 3 {_segment(root, 'c3')} position 23456 (offsets 315..315, crc "
         f"{at['c3'][1]}) are different batches; Raft assumes one entry per (offset, epoch), so neither replica's "
-        "Fetch will ever notice"]
+        "Fetch will ever notice"
+    ]
     assert out.splitlines()[-1].endswith(": 1 problem(s) found")
     code, doc = _json(cli, "verify", str(root / "c3"), str(root / "c1"))
     assert code == 1 and doc["summary"]["problems"] == 1
@@ -254,6 +294,7 @@ def test_verify_does_not_compare_two_clusters(cli, clashed):
 
 
 # -- truncate ---------------------------------------------------------------------
+
 
 @needs_fixtures
 def test_truncate_reference_cuts_below_the_clash(cli, clashed):
@@ -289,11 +330,14 @@ def test_truncate_a_diverging_replica_below_its_clash(cli, tmp_path):
     assert "truncate node 1 below the clash, to offset 3: quorumctl truncate" in out
     code, doc = _json(cli, "truncate", str(tmp_path / "a"), "--reference", str(tmp_path / "b"))
     assert code == 0 and doc["plan"]["target_offset"] == 3
-    assert doc["plan"]["reason"].startswith("diverges from node 2: its Fetch answer is DivergingEpoch(epoch=2, "
-                                            "endOffset=4); truncateToEndOffset gives 4; its log clashes with node 2's")
+    assert doc["plan"]["reason"].startswith(
+        "diverges from node 2: its Fetch answer is DivergingEpoch(epoch=2, "
+        "endOffset=4); truncateToEndOffset gives 4; its log clashes with node 2's"
+    )
 
 
 # -- the pure function --------------------------------------------------------------
+
 
 def _log(label: str, batches: list[tuple[int, int, int, int]], cuts: set[int]):
     """A stand-in Replica: (base, last, epoch, crc) batches, a new segment before each index in `cuts`."""
@@ -331,7 +375,7 @@ def test_same_batches_other_segments_never_clash(case):
     batches, cuts_a, cuts_b, _k = case
     assert logmatch.first_clash(_log("a", batches, cuts_a), _log("b", batches, cuts_b)) is None
     # a prefix of the log (a follower behind) neither
-    assert logmatch.first_clash(_log("a", batches, cuts_a), _log("b", batches[:len(batches) // 2], cuts_b)) is None
+    assert logmatch.first_clash(_log("a", batches, cuts_a), _log("b", batches[: len(batches) // 2], cuts_b)) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -343,11 +387,19 @@ def test_one_crc_changed_clashes_there(case):
     other[k] = (base, last, epoch, crc ^ 1)
     x = logmatch.first_clash(_log("a", batches, cuts_a), _log("b", other, cuts_b))
     assert x is not None
-    assert (x.offset, x.epoch, x.a.base_offset, x.b.base_offset, x.a.crc, x.b.crc) == (base, epoch, base, base, crc,
-                                                                                       crc ^ 1)
+    assert (x.offset, x.epoch, x.a.base_offset, x.b.base_offset, x.a.crc, x.b.crc) == (
+        base,
+        epoch,
+        base,
+        base,
+        crc,
+        crc ^ 1,
+    )
     assert x.prefix_end == base
-    assert [c.offset for c in logmatch.clashes([_log("a", batches, cuts_a), _log("b", batches, cuts_b),
-                                                _log("c", other, cuts_a)])] == [base, base]
+    assert [
+        c.offset
+        for c in logmatch.clashes([_log("a", batches, cuts_a), _log("b", batches, cuts_b), _log("c", other, cuts_a)])
+    ] == [base, base]
 
 
 def test_other_batch_boundaries_in_one_epoch_clash():

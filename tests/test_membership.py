@@ -19,11 +19,20 @@ def replaced(behind2_ms: int = 0, observer_fetch_ms: int = 0) -> SimulatedCluste
     """Voters 1 (leader), 2, 3; node 3 back on a new disk: the voter (3, D3) has not
     fetched for a minute, node 3 fetches as the observer (3, NEW)."""
     import time
+
     now = int(time.time() * 1000)
-    c = SimulatedCluster(CID, 1, 7, 500, [replica(1, 500, now, now, D1),
-                                          replica(2, 500, now - behind2_ms, now - behind2_ms, D2),
-                                          replica(3, 310, now - 60_000, now - 60_000, D3)],
-                         [replica(3, 500, now - observer_fetch_ms, now - observer_fetch_ms, NEW)])
+    c = SimulatedCluster(
+        CID,
+        1,
+        7,
+        500,
+        [
+            replica(1, 500, now, now, D1),
+            replica(2, 500, now - behind2_ms, now - behind2_ms, D2),
+            replica(3, 310, now - 60_000, now - 60_000, D3),
+        ],
+        [replica(3, 500, now - observer_fetch_ms, now - observer_fetch_ms, NEW)],
+    )
     c.add_nodes(controllers=(1, 2, 3), brokers=(), profile="4.3")
     return c
 
@@ -51,7 +60,8 @@ def test_replace_controller_dry_run_then_apply(cli):
             f"step 1: RemoveRaftVoter controller 3 directory id {D3}: the voter set becomes 1, 2",
             f"step 2: AddRaftVoter controller 3 directory id {NEW} endpoints CONTROLLER://127.0.0.1:{port3}: "
             "the voter set becomes 1, 2, 3",
-            "DRY RUN of replacing controller 3: run again with --apply to make these changes"]
+            "DRY RUN of replacing controller 3: run again with --apply to make these changes",
+        ]
         assert voters(c) == [(1, D1), (2, D2), (3, D3)]
         assert not any(k in (messages.ADD_RAFT_VOTER, messages.REMOVE_RAFT_VOTER) for _n, k, _v in c.requests)
 
@@ -62,15 +72,15 @@ def test_replace_controller_dry_run_then_apply(cli):
         # removal first (the leader refuses to add an id already in the voter set), then the addition
         changes = [k for _n, k, _v in c.requests if k in (messages.ADD_RAFT_VOTER, messages.REMOVE_RAFT_VOTER)]
         assert changes == [messages.REMOVE_RAFT_VOTER, messages.ADD_RAFT_VOTER]
-        assert c.add_voter_requests[-1][1]["listeners"] == [{"name": "CONTROLLER", "host": "127.0.0.1",
-                                                              "port": port3}]
+        assert c.add_voter_requests[-1][1]["listeners"] == [{"name": "CONTROLLER", "host": "127.0.0.1", "port": port3}]
         assert doc["done"] == [f"removed voter 3 directory id {D3}", f"added voter 3 directory id {NEW}"]
         # the removed (3, D3) is listed as an observer that does not fetch (as Kafka's leader does)
         assert doc["verified"] == [
             f"verified: voters 1, 2, 3 (leader 1, epoch 7), controller 3 with directory id {NEW}; no observer "
             "fetches under a voter's id",
             f"note: the leader lists the old directory id {D3} as an observer that does not fetch, until 5 minutes "
-            "after its last fetch (Kafka's observer session timeout)"]
+            "after its last fetch (Kafka's observer session timeout)",
+        ]
         # nothing left to replace, and health is no longer naming it
         code, out, err = cli("replace-controller", "3", *opt)
         assert code == 1 and "nothing to replace" in err
@@ -82,15 +92,21 @@ def test_replace_controller_refusals(cli):
         c.advertise_controllers()
         code, out, err = cli("replace-controller", "3", "--bootstrap-controller", c.node_by_id(1).address)
         assert (code, out) == (1, "")
-        assert err == (f"quorumctl: error: refusing to replace controller 3: controller 3 (directory id {NEW}) has "
-                       "not fetched from the leader in the last 15 s: it must run before it can become a voter; "
-                       "without controller 3 the voter set has 2 voters and needs 2, but only 1 are caught up (1): "
-                       "removing 3 first would stall the quorum; bring the others back first\n")
+        assert err == (
+            f"quorumctl: error: refusing to replace controller 3: controller 3 (directory id {NEW}) has "
+            "not fetched from the leader in the last 15 s: it must run before it can become a voter; "
+            "without controller 3 the voter set has 2 voters and needs 2, but only 1 are caught up (1): "
+            "removing 3 first would stall the quorum; bring the others back first\n"
+        )
         assert voters(c) == [(1, D1), (2, D2), (3, D3)]
-        code, out, err = cli("replace-controller", "3", "--bootstrap-controller", c.node_by_id(1).address,
-                             "--endpoint", "CONTROLLER:/x")
-        assert (code, err) == (2, "quorumctl: error: invalid --endpoint 'CONTROLLER:/x': expected NAME://HOST:PORT, "
-                                  "e.g. CONTROLLER://c3:9093\n")
+        code, out, err = cli(
+            "replace-controller", "3", "--bootstrap-controller", c.node_by_id(1).address, "--endpoint", "CONTROLLER:/x"
+        )
+        assert (code, err) == (
+            2,
+            "quorumctl: error: invalid --endpoint 'CONTROLLER:/x': expected NAME://HOST:PORT, "
+            "e.g. CONTROLLER://c3:9093\n",
+        )
 
 
 def test_replace_controller_resumes_after_the_removal(cli):
@@ -103,17 +119,24 @@ def test_replace_controller_resumes_after_the_removal(cli):
         opt = ["--bootstrap-controller", c.node_by_id(1).address]
         code, out, err = cli("replace-controller", "3", *opt)
         assert (code, out) == (2, "")
-        assert err == ("quorumctl: error: controller 3's endpoints are not in the voter set any more: give them with "
-                       "--endpoint NAME://HOST:PORT (its controller.listener.names as advertised)\n")
-        code, out, err = cli("replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}",
-                             "--apply")
+        assert err == (
+            "quorumctl: error: controller 3's endpoints are not in the voter set any more: give them with "
+            "--endpoint NAME://HOST:PORT (its controller.listener.names as advertised)\n"
+        )
+        code, out, err = cli(
+            "replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}", "--apply"
+        )
         assert (code, err) == (0, "")
-        assert "checked: controller 3 is not a voter (voters 1, 2): the old directory id was removed already; " \
-               "only the addition remains" in out
+        assert (
+            "checked: controller 3 is not a voter (voters 1, 2): the old directory id was removed already; "
+            "only the addition remains" in out
+        )
         lines = out.splitlines()
         i = lines.index(f"done: added voter 3 directory id {NEW}")
-        assert lines[i + 1] == (f"verified: voters 1, 2, 3 (leader 1, epoch 7), controller 3 with directory id {NEW}; "
-                                "no observer fetches under a voter's id")
+        assert lines[i + 1] == (
+            f"verified: voters 1, 2, 3 (leader 1, epoch 7), controller 3 with directory id {NEW}; "
+            "no observer fetches under a voter's id"
+        )
         assert out.endswith(f"Replaced controller 3: directory id (removed before) -> {NEW}\n")
         assert voters(c) == [(1, D1), (2, D2), (3, NEW)]
 
@@ -122,6 +145,7 @@ def ghost() -> SimulatedCluster:
     """Voters 1-3 on 4.3 (metadata.version up to 30) at 4.1-IV1; controller 4 removed
     earlier, still registered with 4.1's range (7-27)."""
     import time
+
     now = int(time.time() * 1000)
     c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
     c.add_nodes(controllers=(1, 2, 3, 4), brokers=(), profile="4.3")
@@ -136,6 +160,7 @@ def steps(out: str) -> list[str]:
 
 def test_clear_registration_re_registering_steps(cli, tmp_path):
     import time
+
     with ghost() as c:
         c.advertise_controllers()
         c.node_by_id(4).stop()
@@ -149,29 +174,40 @@ def test_clear_registration_re_registering_steps(cli, tmp_path):
             "checked: Kafka's verdict on metadata.version 4.3-IV0 (UpdateFeatures, validateOnly): The update failed "
             "for all features since the following feature had an error: Invalid update version 30 for feature "
             "metadata.version. Controller 4 only supports versions 7-27",
-            "method: re-register"]
-        assert lines[4] == "step 1 [to do] (operator): write controller-4.properties on a host with the new release " \
-                           "(its address may be another's):"
+            "method: re-register",
+        ]
+        assert (
+            lines[4] == "step 1 [to do] (operator): write controller-4.properties on a host with the new release "
+            "(its address may be another's):"
+        )
         assert lines[5:13] == [
-            "    node.id=4", "    process.roles=controller",
+            "    node.id=4",
+            "    process.roles=controller",
             "    controller.quorum.bootstrap.servers=" + ",".join(n.address for n in c.controllers()[:3]),
-            "    controller.quorum.auto.join.enable=false", "    controller.listener.names=CONTROLLER",
+            "    controller.quorum.auto.join.enable=false",
+            "    controller.listener.names=CONTROLLER",
             f"    listeners=CONTROLLER://{c.node_by_id(4).address}",
             f"    advertised.listeners=CONTROLLER://{c.node_by_id(4).address}",
-            "    log.dirs=/var/lib/kafka/reregister-4"]
+            "    log.dirs=/var/lib/kafka/reregister-4",
+        ]
         assert lines[-1] == "node 4's registration still blocks: do the steps marked [to do], then run this again"
 
         conf = tmp_path / "c4.properties"
-        conf.write_text("node.id=4\nprocess.roles=controller\ncontroller.quorum.voters=1@h:1\n"
-                        "controller.quorum.auto.join.enable=true\n")
+        conf.write_text(
+            "node.id=4\nprocess.roles=controller\ncontroller.quorum.voters=1@h:1\n"
+            "controller.quorum.auto.join.enable=true\n"
+        )
         code, out, err = cli("cluster", "clear-registration", "4", *opt, "--node-config", str(conf))
         assert (code, out) == (2, "")
-        assert err == (f"quorumctl: error: {conf}: controller.quorum.voters is set: a static voter list names it a "
-                       f"voter; use controller.quorum.bootstrap.servers; {conf}: controller.quorum.bootstrap.servers "
-                       f"is not set; {conf}: controller.quorum.auto.join.enable is true: it would add itself to the "
-                       "voters\n")
-        conf.write_text(f"node.id=4\nprocess.roles=controller\ncontroller.quorum.bootstrap.servers=h:1\n"
-                        f"log.dirs={tmp_path / 'd'}\n")
+        assert err == (
+            f"quorumctl: error: {conf}: controller.quorum.voters is set: a static voter list names it a "
+            f"voter; use controller.quorum.bootstrap.servers; {conf}: controller.quorum.bootstrap.servers "
+            f"is not set; {conf}: controller.quorum.auto.join.enable is true: it would add itself to the "
+            "voters\n"
+        )
+        conf.write_text(
+            f"node.id=4\nprocess.roles=controller\ncontroller.quorum.bootstrap.servers=h:1\nlog.dirs={tmp_path / 'd'}\n"
+        )
         opt += ["--node-config", str(conf), "-o", "json"]
         code, out, err = cli("cluster", "clear-registration", "4", *opt)
         assert (code, steps(out)) == (1, ["done", "to do", "to do", "to do", "to do"])
@@ -195,8 +231,11 @@ def test_clear_registration_other_cases(cli):
         c.advertise_controllers()
         opt = ["--bootstrap-controller", c.node_by_id(1).address]
         code, out, err = cli("cluster", "clear-registration", "2", *opt)
-        assert (code, err) == (1, "quorumctl: error: node 2 is a voter (voters 1, 2, 3): not a ghost; remove it from "
-                                  "the voters first (quorumctl remove-controller) if it is gone\n")
+        assert (code, err) == (
+            1,
+            "quorumctl: error: node 2 is a voter (voters 1, 2, 3): not a ghost; remove it from "
+            "the voters first (quorumctl remove-controller) if it is gone\n",
+        )
         code, out, err = cli("cluster", "clear-registration", "9", *opt)
         assert (code, out.splitlines()[-1]) == (0, "node 9 is not a registered controller: nothing to clear")
         # at 4.4-IV2 (33) Kafka can unregister it: the unregistration's checks, then the request
@@ -207,14 +246,16 @@ def test_clear_registration_other_cases(cli):
         code, out, err = cli("cluster", "clear-registration", "4", *opt, "-o", "json")
         doc = json.loads(out)
         assert (code, doc["method"], doc["cleared"], doc["applied"]) == (0, "unregister-controller", True, False)
-        assert doc["steps"][0]["what"] == (f"quorumctl cluster unregister-controller --bootstrap-controller "
-                                           f"{c.node_by_id(1).address} --id 4 --apply")
+        assert doc["steps"][0]["what"] == (
+            f"quorumctl cluster unregister-controller --bootstrap-controller {c.node_by_id(1).address} --id 4 --apply"
+        )
 
 
 def test_replace_controller_addition_refused_after_the_removal(cli):
     """The leader refuses AddRaftVoter after the removal went through: exit 1 naming the
     command to run again; the re-run adds it alone."""
     from quorumctl.protocol import kerrors
+
     with replaced() as c:
         c.advertise_controllers()
         leader, port3 = c.node_by_id(1), c.node_by_id(3).port
@@ -224,11 +265,14 @@ def test_replace_controller_addition_refused_after_the_removal(cli):
         code, out, err = cli("replace-controller", "3", *opt, "--apply")
         assert (code, out) == (1, "")
         assert err.startswith("quorumctl: error: controller 3 is not a voter: AddRaftVoter failed: ")
-        assert err.endswith(f"; once it fetches and has caught up, run again: quorumctl replace-controller 3 "
-                            f"--bootstrap-controller {leader.address} --endpoint CONTROLLER://127.0.0.1:{port3} "
-                            "--apply\n")
+        assert err.endswith(
+            f"; once it fetches and has caught up, run again: quorumctl replace-controller 3 "
+            f"--bootstrap-controller {leader.address} --endpoint CONTROLLER://127.0.0.1:{port3} "
+            "--apply\n"
+        )
         assert voters(c) == [(1, D1), (2, D2)]
         c.add_voter = add
-        code, out, err = cli("replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}",
-                             "--apply")
+        code, out, err = cli(
+            "replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}", "--apply"
+        )
         assert (code, err) == (0, "") and voters(c) == [(1, D1), (2, D2), (3, NEW)]

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from quorumctl.errors import ExitStatus
-from quorumctl.ops.migrate import (Facts, MigrateRefused, NodeFacts, config_plan, parse_voters, preflight,
-                                   verify_roll)
+from quorumctl.ops.migrate import Facts, MigrateRefused, NodeFacts, config_plan, parse_voters, preflight, verify_roll
 
 VOTERS = "1@c1:9093,2@c2:9093,3@c3:9093"
 R43 = {"kraft.version": (0, 1), "metadata.version": (7, 31)}
@@ -16,11 +15,16 @@ R40 = {"kraft.version": (0, 1), "metadata.version": (7, 25)}
 
 
 def static(**over) -> Facts:
-    nodes = [NodeFacts(i, "controller", f"c{i}:9093", voter=True, supported=dict(R43), voters_conf=VOTERS,
-                       conf_source="running") for i in (1, 2, 3)]
+    nodes = [
+        NodeFacts(
+            i, "controller", f"c{i}:9093", voter=True, supported=dict(R43), voters_conf=VOTERS, conf_source="running"
+        )
+        for i in (1, 2, 3)
+    ]
     nodes.append(NodeFacts(4, "broker", "b4:9092", supported=dict(R43), voters_conf=VOTERS, conf_source="running"))
-    f = Facts("live", "c1:9093", 0, 30, 2, parse_voters(VOTERS, "t"), nodes,
-              "kraft.version can be upgraded to 1.", True)
+    f = Facts(
+        "live", "c1:9093", 0, 30, 2, parse_voters(VOTERS, "t"), nodes, "kraft.version can be upgraded to 1.", True
+    )
     for k, v in over.items():
         setattr(f, k, v)
     return f
@@ -79,9 +83,14 @@ def test_the_plan_rolls_followers_then_the_leader_then_brokers():
     plan = config_plan(static(kraft_version=1))
     assert plan["bootstrap"] == "c1:9093,c2:9093,c3:9093"
     assert [(s["node"].kind, s["node"].id) for s in plan["steps"]] == [
-        ("controller", 1), ("controller", 3), ("controller", 2), ("broker", 4)]
+        ("controller", 1),
+        ("controller", 3),
+        ("controller", 2),
+        ("broker", 4),
+    ]
     assert {(s["remove"], s["add"], s["done"]) for s in plan["steps"]} == {
-        (f"controller.quorum.voters={VOTERS}", "controller.quorum.bootstrap.servers=c1:9093,c2:9093,c3:9093", False)}
+        (f"controller.quorum.voters={VOTERS}", "controller.quorum.bootstrap.servers=c1:9093,c2:9093,c3:9093", False)
+    }
 
 
 def dynamic_after(rolled: list[int]) -> Facts:
@@ -108,9 +117,15 @@ def test_verify_flags_an_observer_controller_and_partial_servers():
     v = verify_roll(f)
     assert not v["ok"]
     bad = [(c.name, c.node, c.detail) for c in v["checks"] if c.status == "problem"]
-    assert bad == [("voters", 3, "controller 3 is an observer, not a voter"),
-                   ("config", 1, "controller 1 (running): controller.quorum.bootstrap.servers=c1:9093 does not "
-                                 "list every voter (c1:9093,c2:9093,c3:9093)")]
+    assert bad == [
+        ("voters", 3, "controller 3 is an observer, not a voter"),
+        (
+            "config",
+            1,
+            "controller 1 (running): controller.quorum.bootstrap.servers=c1:9093 does not "
+            "list every voter (c1:9093,c2:9093,c3:9093)",
+        ),
+    ]
 
 
 def test_offline_preflight_of_formatted_static_controllers(cli, tmp_path):
@@ -119,9 +134,11 @@ def test_offline_preflight_of_formatted_static_controllers(cli, tmp_path):
     confs = []
     for i in (1, 2, 3):
         conf = tmp_path / f"c{i}.properties"
-        conf.write_text(f"node.id={i}\nprocess.roles=controller\ncontroller.quorum.voters={voters}\n"
-                        f"controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://localhost:{9090 + i}\n"
-                        f"log.dirs={tmp_path / f'c{i}'}\n")
+        conf.write_text(
+            f"node.id={i}\nprocess.roles=controller\ncontroller.quorum.voters={voters}\n"
+            f"controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://localhost:{9090 + i}\n"
+            f"log.dirs={tmp_path / f'c{i}'}\n"
+        )
         cli("bootstrap", "format", "-c", str(conf), "-t", cid, "--release-version", "4.1-IV1", "--apply", code=0)
         confs += ["-c", str(conf)]
     d = cli("migrate-quorum", "preflight", str(tmp_path / "c1"), *confs, "-o", "json", code=0).json()
@@ -131,11 +148,16 @@ def test_offline_preflight_of_formatted_static_controllers(cli, tmp_path):
     assert all(len(metas[i]) == 22 for i in (1, 2, 3)) and len(set(metas.values())) == 3
     # bootstrap only: no registrations yet, the software is not known offline (not a problem)
     assert {(c["check"], c["status"]) for c in d["checks"]} == {
-        ("kraft.version", "ok"), ("software", "unknown"), ("metadata.version", "ok"), ("directory id", "ok"),
-        ("config", "ok")}
+        ("kraft.version", "ok"),
+        ("software", "unknown"),
+        ("metadata.version", "ok"),
+        ("directory id", "ok"),
+        ("config", "ok"),
+    }
     # a controller's config naming other voters blocks
-    (tmp_path / "c3.properties").write_text((tmp_path / "c3.properties").read_text().replace(
-        ",3@localhost:9093", ""))
+    (tmp_path / "c3.properties").write_text((tmp_path / "c3.properties").read_text().replace(",3@localhost:9093", ""))
     r = cli("migrate-quorum", "preflight", str(tmp_path / "c1"), *confs, "-o", "text")
-    assert r.code == 1 and "Verdict: blocked.\nFirst: make controller.quorum.voters the same on every node first\n" \
-        in r.out, r.out
+    assert (
+        r.code == 1
+        and "Verdict: blocked.\nFirst: make controller.quorum.voters the same on every node first\n" in r.out
+    ), r.out

@@ -32,28 +32,41 @@ def printing(source: str) -> list[str]:
 
 def test_the_scan_sees_printing():
     """Not vacuous: what the two tests below must catch is caught."""
-    src = ("import sys, time\ndef f():\n    sys.stdout.write('x')\n    while True:\n        time.sleep(1)\n"
-           "    print('y')\n    sys.stderr.write('z')\n")
-    assert sorted(printing(src)) == ["print at line 6", "sys.stderr.write at line 7", "sys.stdout.write at line 3",
-                                     "time.sleep at line 5", "while True at line 4"]
+    src = (
+        "import sys, time\ndef f():\n    sys.stdout.write('x')\n    while True:\n        time.sleep(1)\n"
+        "    print('y')\n    sys.stderr.write('z')\n"
+    )
+    assert sorted(printing(src)) == [
+        "print at line 6",
+        "sys.stderr.write at line 7",
+        "sys.stdout.write at line 3",
+        "time.sleep at line 5",
+        "while True at line 4",
+    ]
     assert printing("def f(out):\n    out.write('x')\n") == []
 
 
 def test_render_only_renders():
     """render/ turns values into text, renderables and JSON; only output.py writes."""
-    found = {str(p.relative_to(PACKAGE)): printing(p.read_text()) for p in sorted((PACKAGE / "render").glob("*.py"))
-             if p.name != "output.py"}
+    found = {
+        str(p.relative_to(PACKAGE)): printing(p.read_text())
+        for p in sorted((PACKAGE / "render").glob("*.py"))
+        if p.name != "output.py"
+    }
     assert {k: v for k, v in found.items() if v} == {}
 
 
 def test_commands_print_through_output():
-    found = {str(p.relative_to(PACKAGE)): [x for x in printing(p.read_text()) if "sleep" not in x and "while" not in x]
-             for p in sorted((PACKAGE / "cli").glob("*.py")) + [PACKAGE / "testing" / "demo.py"]}
+    found = {
+        str(p.relative_to(PACKAGE)): [x for x in printing(p.read_text()) if "sleep" not in x and "while" not in x]
+        for p in sorted((PACKAGE / "cli").glob("*.py")) + [PACKAGE / "testing" / "demo.py"]
+    }
     assert {k: v for k, v in found.items() if v and k not in PRINTS_ITSELF} == {}
 
 
 def _table(doc):
     from rich.table import Table
+
     t = Table(title="T")
     t.add_column("k")
     t.add_column("v")
@@ -70,18 +83,41 @@ def test_emit_table_to_an_injected_console(capsys):
     finally:
         use_console(None)
     assert capsys.readouterr().out == ""
-    assert buf.getvalue().splitlines() == ["     T     ", "┏━━━━┳━━━━┓", "┃ k  ┃ v  ┃", "┡━━━━╇━━━━┩",
-                                           "│ a  │ 1  │", "│ bb │ 22 │", "└────┴────┘",
-                                           "    T    ", "┏━━━┳━━━┓", "┃ k ┃ v ┃", "┡━━━╇━━━┩", "└───┴───┘"]
+    assert buf.getvalue().splitlines() == [
+        "     T     ",
+        "┏━━━━┳━━━━┓",
+        "┃ k  ┃ v  ┃",
+        "┡━━━━╇━━━━┩",
+        "│ a  │ 1  │",
+        "│ bb │ 22 │",
+        "└────┴────┘",
+        "    T    ",
+        "┏━━━┳━━━┓",
+        "┃ k ┃ v ┃",
+        "┡━━━╇━━━┩",
+        "└───┴───┘",
+    ]
 
 
 def test_emit_text_json_and_notes(capsys):
     doc = {"a": 1}
-    emit(Output.text, doc, text=lambda d: f"a={d['a']}\n", table=_table, json=lambda d: {"A": d["a"]},
-         notes=lambda d: ["warning: one", "warning: two"])
+    emit(
+        Output.text,
+        doc,
+        text=lambda d: f"a={d['a']}\n",
+        table=_table,
+        json=lambda d: {"A": d["a"]},
+        notes=lambda d: ["warning: one", "warning: two"],
+    )
     assert capsys.readouterr() == ("a=1\n", "warning: one\nwarning: two\n")
-    emit(Output.json, doc, text=lambda d: "never\n", table=_table, json=lambda d: {"A": d["a"]},
-         notes=lambda d: ["not with json"])
+    emit(
+        Output.json,
+        doc,
+        text=lambda d: "never\n",
+        table=_table,
+        json=lambda d: {"A": d["a"]},
+        notes=lambda d: ["not with json"],
+    )
     assert capsys.readouterr() == ('{"A":1}\n', "")
     emit(Output.json, doc, text=lambda d: "never\n")
     assert capsys.readouterr() == ('{"a":1}\n', "")
@@ -111,12 +147,22 @@ def test_health_watch_frame_renders_without_a_terminal():
     rows = history_rows(h)
     assert [r[1:] for r in rows] == [["healthy", "1", "4", "200", "210"], ["unreachable", "-", "-", "-", "-"]]
 
-    class Shown:   # health_doc reads these fields
-        verdict, reasons, notes, cluster_id, leader_id, leader_epoch, high_watermark = \
-            "stalled", ["r"], [], "c", 1, 4, 200
+    class Shown:  # health_doc reads these fields
+        verdict, reasons, notes, cluster_id, leader_id, leader_epoch, high_watermark = (
+            "stalled",
+            ["r"],
+            [],
+            "c",
+            1,
+            4,
+            200,
+        )
         voters, majority, caught_up, can_lose, fetch_timeout_ms, timeout_s, elapsed_ms = [], 2, 3, 1, 2000, 5.0, 1.26
         probes, restart, partitions = [], None, None
+
     doc = health_watch_doc(Shown(), "healthy", h)
     assert (doc["verdict"], doc["sampleVerdict"], doc["elapsedMs"]) == ("stalled", "healthy", 1.3)
-    assert [(x["verdict"], x["time"]["ms"], x["highWatermark"]) for x in doc["history"]] == \
-        [("healthy", 1_700_000_000_000, 200), ("unreachable", 1_700_000_002_000, None)]
+    assert [(x["verdict"], x["time"]["ms"], x["highWatermark"]) for x in doc["history"]] == [
+        ("healthy", 1_700_000_000_000, 200),
+        ("unreachable", 1_700_000_002_000, None),
+    ]

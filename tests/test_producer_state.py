@@ -33,6 +33,7 @@ def write(tmp_path, data: bytes, name="00000000000000000801.snapshot") -> str:
 
 # -- snapshots: layout and lines -----------------------------------------------------
 
+
 def test_hand_built_snapshot_bytes_and_line(tmp_path):
     body = struct.pack(">i", 1) + struct.pack(">qhiqiqiq", 7, 2, 14, 120, 4, 1_700_000_000_123, -1, -1)
     data = struct.pack(">hI", 1, crc32c.crc32c(body)) + body
@@ -43,15 +44,18 @@ def test_hand_built_snapshot_bytes_and_line(tmp_path):
     assert list(producer_state.producer_snapshot_lines(path)) == [
         "producerId: 7 producerEpoch: 2 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty "
         "lastTimestamp: 1700000000123 firstSequence: 10 lastSequence: 14 lastOffset: 120 offsetDelta: 4 "
-        "timestamp: 1700000000123"]
+        "timestamp: 1700000000123"
+    ]
 
 
 def test_line_without_batch_metadata_and_with_ongoing_txn(tmp_path):
     path = write(tmp_path, producer_state.snapshot_bytes([entry(last_offset=-1, txn=500, coord=3, epoch=0)]))
     # Kafka keeps no batch metadata when last_offset < 0: the line ends after lastTimestamp
     # (and, in Kafka 4.1, a space)
-    line = ("producerId: 7 producerEpoch: 0 coordinatorEpoch: 3 currentTxnFirstOffset: OptionalLong[500] "
-            "lastTimestamp: 1700000000123")
+    line = (
+        "producerId: 7 producerEpoch: 0 coordinatorEpoch: 3 currentTxnFirstOffset: OptionalLong[500] "
+        "lastTimestamp: 1700000000123"
+    )
     assert list(producer_state.producer_snapshot_lines(path)) == [line]
     assert list(producer_state.producer_snapshot_lines(path, "4.1")) == [line + " "]
 
@@ -98,7 +102,11 @@ def test_corpus_snapshots_agree_with_their_logs():
             if b is None:
                 continue
             assert (b.producer_epoch, b.last_sequence, b.last_offset_delta, b.max_timestamp) == (
-                e.producer_epoch, e.last_sequence, e.offset_delta, e.timestamp), path
+                e.producer_epoch,
+                e.last_sequence,
+                e.offset_delta,
+                e.timestamp,
+            ), path
             assert e.first_sequence == b.base_sequence
             matched += 1
     assert (producers, matched) == (81, 79)
@@ -112,6 +120,7 @@ def test_snapshot_of_many_producers_streams(tmp_path):
 
 # -- snapshots: bad input ----------------------------------------------------------------
 
+
 def test_bad_crc(tmp_path):
     data = bytearray(producer_state.snapshot_bytes([entry()]))
     data[30] ^= 1
@@ -120,19 +129,29 @@ def test_bad_crc(tmp_path):
     computed = crc32c.crc32c(bytes(data[6:]))
     with pytest.raises(InputError) as e:
         producer_state.read_producer_snapshot(path)
-    assert str(e.value) == (f"{path}: byte 2: producer snapshot CRC-32C mismatch: stored {stored}, "
-                            f"computed {computed} over bytes 6..56")
+    assert str(e.value) == (
+        f"{path}: byte 2: producer snapshot CRC-32C mismatch: stored {stored}, computed {computed} over bytes 6..56"
+    )
     [p] = producer_state.check_producer_snapshot(path)
     assert (p.kind, p.position, p.path) == ("producer-snapshot", 2, path)
 
 
-@pytest.mark.parametrize("data,pos,text", [
-    (b"\x00\x01\x00\x00\x00", 0, "expected a producer snapshot header of 10 bytes (version, crc, entry count), "
-                                 "found 5 bytes"),
-    (struct.pack(">hIi", 1, 0, -1), 6, "producer entry count -1 is negative"),
-    (struct.pack(">hIi", 1, 0, 2) + bytes(50), 10, "expected 2 producer entries of 46 bytes (a file of 102 "
-                                                   "bytes), found a file of 60 bytes"),
-])
+@pytest.mark.parametrize(
+    "data,pos,text",
+    [
+        (
+            b"\x00\x01\x00\x00\x00",
+            0,
+            "expected a producer snapshot header of 10 bytes (version, crc, entry count), found 5 bytes",
+        ),
+        (struct.pack(">hIi", 1, 0, -1), 6, "producer entry count -1 is negative"),
+        (
+            struct.pack(">hIi", 1, 0, 2) + bytes(50),
+            10,
+            "expected 2 producer entries of 46 bytes (a file of 102 bytes), found a file of 60 bytes",
+        ),
+    ],
+)
 def test_short_or_bad_layout(tmp_path, data, pos, text):
     path = write(tmp_path, data)
     with pytest.raises(InputError) as e:
@@ -161,6 +180,7 @@ def test_missing_snapshot(tmp_path):
 
 # -- transaction index ----------------------------------------------------------------
 
+
 def test_txn_index_lines(tmp_path):
     p = tmp_path / "00000000000000000100.txnindex"
     raw = struct.pack(">hqqqq", 0, 7, 110, 130, 105) + struct.pack(">hqqqq", 0, 9, 131, 140, 131)
@@ -168,8 +188,10 @@ def test_txn_index_lines(tmp_path):
     p.write_bytes(raw)
     assert producer_state.txn_index_bytes([(7, 110, 130, 105), (9, 131, 140, 131)]) == raw
     out, err = producer_state.txn_index_lines(str(p))
-    assert out == ["version: 0 producerId: 7 firstOffset: 110 lastOffset: 130 lastStableOffset: 105",
-                   "version: 0 producerId: 9 firstOffset: 131 lastOffset: 140 lastStableOffset: 131"]
+    assert out == [
+        "version: 0 producerId: 7 firstOffset: 110 lastOffset: 130 lastStableOffset: 105",
+        "version: 0 producerId: 9 firstOffset: 131 lastOffset: 140 lastStableOffset: 131",
+    ]
     assert err == []
     assert [t.position for t in producer_state.read_txn_index(str(p))] == [0, 34]
     assert producer_state.check_txn_index(str(p), 100) == []
@@ -193,10 +215,14 @@ def test_txn_index_checks(tmp_path):
     p.write_bytes(producer_state.txn_index_bytes([(1, 90, 95, 90), (2, 120, 110, 100), (3, 100, 108, 100)]))
     probs = producer_state.check_txn_index(str(p), 100)
     assert [(x.kind, x.position, x.offset) for x in probs] == [
-        ("txnindex-below-base", 0, 95), ("txnindex-range", 34, 120), ("txnindex-decreasing", 68, 108)]
+        ("txnindex-below-base", 0, 95),
+        ("txnindex-range", 34, 120),
+        ("txnindex-decreasing", 68, 108),
+    ]
 
 
 # -- random bytes -------------------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=200))
@@ -218,10 +244,21 @@ def test_random_bytes_only_input_error(tmp_path, data):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(-2**15, 2**15 - 1),
-                          st.integers(-2**31, 2**31 - 1), st.integers(-2**63, 2**63 - 1),
-                          st.integers(-2**31, 2**31 - 1), st.integers(-2**63, 2**63 - 1),
-                          st.integers(-2**31, 2**31 - 1), st.integers(-2**63, 2**63 - 1)), max_size=20))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-(2**15), 2**15 - 1),
+            st.integers(-(2**31), 2**31 - 1),
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-(2**31), 2**31 - 1),
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-(2**31), 2**31 - 1),
+            st.integers(-(2**63), 2**63 - 1),
+        ),
+        max_size=20,
+    )
+)
 def test_round_trip(tmp_path, rows):
     path = write(tmp_path, producer_state.snapshot_bytes(rows))
     got = producer_state.read_producer_snapshot(path)

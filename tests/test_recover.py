@@ -31,7 +31,7 @@ C1_DIR = "DfqkWOlJTZ-abG8pUGocIA"
 
 @pytest.fixture
 def dyn(tmp_path):
-    for n in ("c1", "c2", "c3", "b4"):     # b4: the broker, registered in the log (recover needs it read)
+    for n in ("c1", "c2", "c3", "b4"):  # b4: the broker, registered in the log (recover needs it read)
         shutil.copytree(DYN / n, tmp_path / n)
     return tmp_path
 
@@ -44,58 +44,79 @@ def test_dry_run_changes_nothing_and_explains(cli, verify_clean, dyn):
     lines = out.splitlines()
     assert lines[0] == f"Recovery plan for node 1 ({dyn}/c1/__cluster_metadata-0), dynamic quorum, dry run"
     # nothing listens on the fixture's voter endpoints here
-    assert lines[1:5] == ["  probe: voter 2 at localhost:19192: silent (connection refused)",
-                          "  probe: voter 3 at localhost:19193: silent (connection refused)",
-                          # every other registered node is asked too (the survivor included); their log dirs
-                          # were read, so a stopped one is no risk
-                          "  asked: broker 4 at localhost:19194: nothing listens (connection refused)",
-                          "  asked: controller 1 at localhost:19191: nothing listens (connection refused)"]
-    assert lines[5].startswith("  node 1 (survivor, base): last epoch 1, log end offset 315: kept; the recovery "
-                               "appends to it; the most up-to-date replica given")
+    assert lines[1:5] == [
+        "  probe: voter 2 at localhost:19192: silent (connection refused)",
+        "  probe: voter 3 at localhost:19193: silent (connection refused)",
+        # every other registered node is asked too (the survivor included); their log dirs
+        # were read, so a stopped one is no risk
+        "  asked: broker 4 at localhost:19194: nothing listens (connection refused)",
+        "  asked: controller 1 at localhost:19191: nothing listens (connection refused)",
+    ]
+    assert lines[5].startswith(
+        "  node 1 (survivor, base): last epoch 1, log end offset 315: kept; the recovery "
+        "appends to it; the most up-to-date replica given"
+    )
     assert "  voters: [1, 2, 3] -> [1] (lost: [2, 3])" in lines
-    assert ("  new epoch: 2 (the highest epoch any given replica has seen is 1); the survivor then leads in "
-            "epoch 3") in lines
-    assert (f"    - {dyn}/c1/__cluster_metadata-0/00000000000000000000.log: append a control batch at offset 315 "
-            f"in the new epoch 2 (128 bytes at byte 23456): VotersRecord with only node 1 ({C1_DIR}, "
-            "CONTROLLER://localhost:19191)") in lines
+    assert (
+        "  new epoch: 2 (the highest epoch any given replica has seen is 1); the survivor then leads in epoch 3"
+    ) in lines
+    assert (
+        f"    - {dyn}/c1/__cluster_metadata-0/00000000000000000000.log: append a control batch at offset 315 "
+        f"in the new epoch 2 (128 bytes at byte 23456): VotersRecord with only node 1 ({C1_DIR}, "
+        "CONTROLLER://localhost:19191)"
+    ) in lines
     assert f"    - {dyn}/c1/__cluster_metadata-0/leader-epoch-checkpoint: epochs 1@0, 2@315" in lines
     # the newest snapshot is 296-1: what follows it is not provably committed
-    assert ("  not provably committed, committed from now on: offsets 296..314: 19 record(s) (18 NO_OP_RECORD, "
-            "1 BROKER_REGISTRATION_CHANGE_RECORD)") in lines
+    assert (
+        "  not provably committed, committed from now on: offsets 296..314: 19 record(s) (18 NO_OP_RECORD, "
+        "1 BROKER_REGISTRATION_CHANGE_RECORD)"
+    ) in lines
     assert lines[-1] == "Run again with --apply to do it (every node given must be stopped)."
 
 
 def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clean, dyn):
     seg = dyn / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
     old = seg.read_bytes()
-    code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply", "-o", "json")
+    code, out, err = cli(
+        "recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply", "-o", "json"
+    )
     assert (code, err) == (0, "")
     doc = json.loads(out)
     assert doc["plan"]["voters_after"] == [1] and doc["applied"]["backed_up"] == [
-        "00000000000000000000.log", "leader-epoch-checkpoint", "quorum-state"]
+        "00000000000000000000.log",
+        "leader-epoch-checkpoint",
+        "quorum-state",
+    ]
     assert (doc["plan"]["max_epoch_seen"], doc["plan"]["new_epoch"]) == (1, 2)
     assert [p["state"] for p in doc["plan"]["probes"]] == ["silent", "silent"]
     new = seg.read_bytes()
-    assert new[:len(old)] == old and len(new) == len(old) + 128
+    assert new[: len(old)] == old and len(new) == len(old) + 128
     with BatchReader(str(seg), start=len(old)) as r:
         batches = list(r)
     assert len(batches) == 1
     b = batches[0]
     # in a new epoch: no replica can hold another batch at (315, 2)
-    assert (b.base_offset, b.last_offset, b.leader_epoch, b.is_control, b.crc_valid()) == (315, 315, 2,
-                                                                                                    True, True)
+    assert (b.base_offset, b.last_offset, b.leader_epoch, b.is_control, b.crc_valid()) == (315, 315, 2, True, True)
     (rec,) = b.records()
     assert md.control_type(rec.key) == md.KRAFT_VOTERS
     assert md.decode_control(rec.key, rec.value).data == {
-        "version": 0, "voters": [{"voterId": 1, "voterDirectoryId": C1_DIR,
-                                  "endpoints": [{"name": "CONTROLLER", "host": "localhost", "port": 19191}],
-                                  "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}}]}
+        "version": 0,
+        "voters": [
+            {
+                "voterId": 1,
+                "voterDirectoryId": C1_DIR,
+                "endpoints": [{"name": "CONTROLLER", "host": "localhost", "port": 19191}],
+                "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
+            }
+        ],
+    }
     qs = (dyn / "c1" / "__cluster_metadata-0" / "quorum-state").read_text()
-    assert qs == ('{"leaderId":-1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
-                  '"data_version":1}')
+    assert qs == (
+        '{"leaderId":-1,"leaderEpoch":2,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}'
+    )
     assert (dyn / "c1" / "__cluster_metadata-0" / "leader-epoch-checkpoint").read_text() == "0\n2\n1 0\n2 315\n"
     backup = doc["applied"]["backup_dir"]
-    assert (open(f"{backup}/__cluster_metadata-0/00000000000000000000.log", "rb").read() == old)
+    assert open(f"{backup}/__cluster_metadata-0/00000000000000000000.log", "rb").read() == old
     st = json.loads(cli("state", dyn / "c1", "-o", "json")[1])["replicas"][0]
     assert (st["voters"]["ids"], st["voters"]["source"], st["log_end_offset"]) == ([1], "log offset 315", 316)
     verify_clean(dyn / "c1")
@@ -104,16 +125,23 @@ def test_apply_writes_one_voters_record_and_resets_quorum_state(cli, verify_clea
     assert code == 1 and "refused: --lost-voters names [2, 3], which are not voters (voters [1])" in out
 
 
-@pytest.mark.parametrize("args, refusal", [
-    (["c1", "--lost-voters", "2"], "refused: voter(s) [3] are neither given (log dir) nor declared lost"),
-    (["c1", "--lost-voters", "2,3,7"], "refused: --lost-voters names [7], which are not voters (voters [1, 2, 3])"),
-    (["c1", "c2", "--lost-voters", "2,3"], "refused: --lost-voters names [2], whose log dirs were given"),
-    (["c1", "c2", "--lost-voters", "3"], "refused: the quorum still has a majority: 2 of 3 voters ([1, 2]) survive"),
-])
+@pytest.mark.parametrize(
+    "args, refusal",
+    [
+        (["c1", "--lost-voters", "2"], "refused: voter(s) [3] are neither given (log dir) nor declared lost"),
+        (["c1", "--lost-voters", "2,3,7"], "refused: --lost-voters names [7], which are not voters (voters [1, 2, 3])"),
+        (["c1", "c2", "--lost-voters", "2,3"], "refused: --lost-voters names [2], whose log dirs were given"),
+        (
+            ["c1", "c2", "--lost-voters", "3"],
+            "refused: the quorum still has a majority: 2 of 3 voters ([1, 2]) survive",
+        ),
+    ],
+)
 def test_refusals_change_nothing(cli, verify_clean, dyn, args, refusal):
     before = tree(dyn)
-    code, out, err = cli("recover", *[str(dyn / a) if a.startswith("c") else a for a in args],
-                         "--replica", dyn / "b4", "--apply")
+    code, out, err = cli(
+        "recover", *[str(dyn / a) if a.startswith("c") else a for a in args], "--replica", dyn / "b4", "--apply"
+    )
     assert (code, err) == (1, "") and refusal in out, out
     assert tree(dyn) == before
 
@@ -126,9 +154,11 @@ def free_port() -> int:
 
 
 def static_config(path, node_id: int, log_dir, voters: dict[int, str]):
-    path.write_text(f"node.id={node_id}\nprocess.roles=controller\nlog.dirs={log_dir}\n"
-                    "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:9093\n"
-                    "controller.quorum.voters=" + ",".join(f"{i}@{a}" for i, a in sorted(voters.items())) + "\n")
+    path.write_text(
+        f"node.id={node_id}\nprocess.roles=controller\nlog.dirs={log_dir}\n"
+        "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://127.0.0.1:9093\n"
+        "controller.quorum.voters=" + ",".join(f"{i}@{a}" for i, a in sorted(voters.items())) + "\n"
+    )
     return path
 
 
@@ -145,6 +175,7 @@ def diverged(tmp_path):
     """The example quorum: node 1 (epochs 1@0 2@10 4@40, end 50), node 2 (a prefix, end 46),
     node 3 (1@0 2@10 3@30, end 40: diverges at 30). Static, cluster XFBpci3ORzK2hz44Gtmrwg."""
     from quorumctl.testing.examples import write_examples
+
     write_examples(str(tmp_path))
     return tmp_path / "diverged"
 
@@ -153,8 +184,12 @@ def test_the_most_up_to_date_replica_is_the_base_even_a_broker(cli, verify_clean
     """Node 3 survives, behind and diverged; a broker holds node 1's log: the recovered
     log is the broker's, node 3's entries 30..39 (which no chosen replica keeps) are listed."""
     b4 = as_broker(diverged / "c1", tmp_path / "b4", 4)
-    conf = static_config(tmp_path / "c3.properties", 3, diverged / "c3",
-                         {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"})
+    conf = static_config(
+        tmp_path / "c3.properties",
+        3,
+        diverged / "c3",
+        {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"},
+    )
     code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "1,2", "-o", "json")
     assert (code, err) == (0, ""), out
     plan = json.loads(out)["plan"]
@@ -170,7 +205,7 @@ def test_the_most_up_to_date_replica_is_the_base_even_a_broker(cli, verify_clean
     before_b4 = tree(b4)
     code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "1,2", "--apply")
     assert (code, err) == (0, ""), out
-    assert tree(b4) == before_b4          # the base is read, never written
+    assert tree(b4) == before_b4  # the base is read, never written
     c3 = diverged / "c3" / "__cluster_metadata-0"
     for name in ("00000000000000000000.log", "00000000000000000030.log", "leader-epoch-checkpoint"):
         assert (c3 / name).read_bytes() == (b4 / "__cluster_metadata-0" / name).read_bytes(), name
@@ -185,13 +220,17 @@ def test_a_replica_that_diverges_from_the_result_is_truncated(cli, verify_clean,
     """Node 1 survives (the base); a broker holds node 3's diverged log: it is cut back
     to 30 in the same run, under its own lock, with a backup."""
     b4 = as_broker(diverged / "c3", tmp_path / "b4", 4)
-    conf = static_config(tmp_path / "c1.properties", 1, diverged / "c1",
-                         {1: "127.0.0.1:9093", 2: f"127.0.0.1:{free_port()}", 3: f"127.0.0.1:{free_port()}"})
+    conf = static_config(
+        tmp_path / "c1.properties",
+        1,
+        diverged / "c1",
+        {1: "127.0.0.1:9093", 2: f"127.0.0.1:{free_port()}", 3: f"127.0.0.1:{free_port()}"},
+    )
     code, out, err = cli("recover", "-c", conf, "--replica", b4, "--lost-voters", "2,3", "--apply", "-o", "json")
     assert (code, err) == (0, ""), out
     doc = json.loads(out)
     rows = {r["node_id"]: r for r in doc["plan"]["replicas"]}
-    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("keep", "truncate", 30)   # static: no batch
+    assert (rows[1]["action"], rows[4]["action"], rows[4]["keeps_to"]) == ("keep", "truncate", 30)  # static: no batch
     assert rows[4]["reason"].startswith("diverges from node 1: DivergingEpoch(epoch=2, endOffset=30)")
     assert [t["node_id"] for t in doc["applied"]["truncated"]] == [4]
     st = json.loads(cli("state", b4, "-o", "json")[1])["replicas"][0]
@@ -204,7 +243,8 @@ def test_replicas_that_already_break_log_matching_are_refused(cli, dyn, tmp_path
     """Two replicas holding different batches at one (offset, epoch), as the old recover left
     them: no base can be trusted, nothing is written."""
     from quorumctl.records.batch import encode_batch
-    for node, ts in (("c1", 1), ("b4", 2)):   # two NoOpRecords at (315, 1): other timestamps, other CRCs
+
+    for node, ts in (("c1", 1), ("b4", 2)):  # two NoOpRecords at (315, 1): other timestamps, other CRCs
         rec = (None, md.encode_metadata(20, 0, {}))
         with open(dyn / node / "__cluster_metadata-0" / "00000000000000000000.log", "ab") as f:
             f.write(encode_batch([rec], base_offset=315, leader_epoch=1, base_timestamp=ts))
@@ -219,6 +259,7 @@ def test_replicas_that_already_break_log_matching_are_refused(cli, dyn, tmp_path
 def sim_static():
     """The simulated quorum answering as the 3.7 static cluster (same cluster id)."""
     from quorumctl.testing.scenarios import demo_cluster
+
     c = demo_cluster(start=False)
     c.cluster_id = "XFBpci3ORzK2hz44Gtmrwg"
     c.start()
@@ -237,31 +278,47 @@ def test_probe_states_on_real_sockets(sim_static):
     def addr(a: str) -> Address:
         h, p = a.rsplit(":", 1)
         return Address(h, int(p))
+
     sim_static.silence(3)
     closed = free_port()
-    got, _ = probe_voters({1: [addr(sim_static.node_by_id(1).address)], 2: [addr(sim_static.node_by_id(2).address)],
-                        3: [addr(sim_static.node_by_id(3).address)], 5: [Address("127.0.0.1", closed)]},
-                       load_client_config(None), 1.0)
+    got, _ = probe_voters(
+        {
+            1: [addr(sim_static.node_by_id(1).address)],
+            2: [addr(sim_static.node_by_id(2).address)],
+            3: [addr(sim_static.node_by_id(3).address)],
+            5: [Address("127.0.0.1", closed)],
+        },
+        load_client_config(None),
+        1.0,
+    )
     by = {p.voter_id: p for p in got}
     assert (by[1].state, by[1].kind, by[1].cluster_id) == ("answers", "controller", "XFBpci3ORzK2hz44Gtmrwg")
     assert by[1].detail == "answers as the leader of epoch 3 of cluster XFBpci3ORzK2hz44Gtmrwg"
     assert by[2].detail == "answers as a controller following leader 1 of cluster XFBpci3ORzK2hz44Gtmrwg"
-    assert by[3].state == "accepts"       # a frozen process: the kernel accepts, nobody answers
+    assert by[3].state == "accepts"  # a frozen process: the kernel accepts, nobody answers
     assert (by[5].state, by[5].detail) == ("silent", "connection refused")
 
 
 def test_a_live_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path):
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
     shutil.copytree(STATIC / "b4", tmp_path / "b4")
-    conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
-                         {1: "127.0.0.1:9093", 2: sim_static.node_by_id(2).address, 3: f"127.0.0.1:{free_port()}"})
+    conf = static_config(
+        tmp_path / "c1.properties",
+        1,
+        tmp_path / "c1",
+        {1: "127.0.0.1:9093", 2: sim_static.node_by_id(2).address, 3: f"127.0.0.1:{free_port()}"},
+    )
     before = tree(tmp_path / "c1")
     for extra in ([], ["--force-lost", "2"], ["--apply"], ["--apply", "--force-lost", "2"]):
-        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2", *extra)
+        code, out, err = cli(
+            "recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2", *extra
+        )
         assert code == 1, (extra, out, err)
-        assert (f"  refused: voter 2 at {sim_static.node_by_id(2).address}: answers as a controller following "
-                "leader 1 of cluster XFBpci3ORzK2hz44Gtmrwg: it is alive; a recovery now would split the "
-                "quorum in two") in out, out
+        assert (
+            f"  refused: voter 2 at {sim_static.node_by_id(2).address}: answers as a controller following "
+            "leader 1 of cluster XFBpci3ORzK2hz44Gtmrwg: it is alive; a recovery now would split the "
+            "quorum in two"
+        ) in out, out
     assert tree(tmp_path / "c1") == before
 
 
@@ -271,12 +328,27 @@ def test_a_broker_that_sees_a_leader_refuses_though_the_voters_look_gone(cli, si
     leader: the quorum is alive elsewhere, whatever --force-lost says (issue 32)."""
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
     shutil.copytree(STATIC / "b4", tmp_path / "b4")
-    conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
-                         {1: "127.0.0.1:9093", 2: f"127.0.0.1:{free_port()}", 3: f"127.0.0.1:{free_port()}"})
-    sim_static.set_leader(2, 5)      # the lost voters elected one of their own
+    conf = static_config(
+        tmp_path / "c1.properties",
+        1,
+        tmp_path / "c1",
+        {1: "127.0.0.1:9093", 2: f"127.0.0.1:{free_port()}", 3: f"127.0.0.1:{free_port()}"},
+    )
+    sim_static.set_leader(2, 5)  # the lost voters elected one of their own
     broker = sim_static.node_by_id(4).address
-    args = ["recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2",
-            "--bootstrap-server", broker]
+    args = [
+        "recover",
+        "-c",
+        conf,
+        "--replica",
+        tmp_path / "b4",
+        "--lost-voters",
+        "2,3",
+        "--timeout",
+        "2",
+        "--bootstrap-server",
+        broker,
+    ]
     before = tree(tmp_path / "c1")
     seen = f"bootstrap server at {broker} sees leader 2 in epoch 5 (DescribeQuorum, forwarded to the active controller)"
     for extra in ([], ["--apply"], ["--apply", "--force-lost", "2,3"]):
@@ -284,18 +356,28 @@ def test_a_broker_that_sees_a_leader_refuses_though_the_voters_look_gone(cli, si
         assert code == 1, (extra, out, err)
         assert "  probe: voter 2 at 127.0.0.1:" in out and ": silent (connection refused)" in out
         assert f"  asked: {seen.replace(' sees', ': sees', 1)}" in out, out
-        assert f"  refused: {seen}: the quorum is alive, voter(s) [2, 3] with it; the voters declared lost ([2, 3]) " \
-               "only look gone from here" in out, out
+        assert (
+            f"  refused: {seen}: the quorum is alive, voter(s) [2, 3] with it; the voters declared lost ([2, 3]) "
+            "only look gone from here" in out
+        ), out
     assert tree(tmp_path / "c1") == before
     code, out, err = cli(*args, "-o", "json")
     (w,) = [w for w in json.loads(out)["plan"]["witnesses"] if w["who"] == "bootstrap server"]
     assert (w["state"], w["leader_id"], w["leader_epoch"], w["cluster_id"]) == (
-        "leader", 2, 5, "XFBpci3ORzK2hz44Gtmrwg"), w
+        "leader",
+        2,
+        5,
+        "XFBpci3ORzK2hz44Gtmrwg",
+    ), w
     # the leader silent too: the broker has no one to forward to, and nobody sees a leader
     sim_static.silence(2)
     code, out, err = cli(*args)
-    assert code == 0 and f"  asked: bootstrap server at {broker}: answers, knows no leader: asked, no answer in " \
-                         "time (a broker waits for an active controller to forward DescribeQuorum to)" in out, out
+    assert (
+        code == 0
+        and f"  asked: bootstrap server at {broker}: answers, knows no leader: asked, no answer in "
+        "time (a broker waits for an active controller to forward DescribeQuorum to)"
+        in out
+    ), out
 
 
 def test_a_frozen_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_path):
@@ -305,12 +387,24 @@ def test_a_frozen_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_pat
     shutil.copytree(STATIC / "b4", tmp_path / "b4")
     sim_static.silence(2)
     a2 = sim_static.node_by_id(2).address
-    conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
-                         {1: "127.0.0.1:9093", 2: a2, 3: f"127.0.0.1:{free_port()}"})
+    conf = static_config(
+        tmp_path / "c1.properties", 1, tmp_path / "c1", {1: "127.0.0.1:9093", 2: a2, 3: f"127.0.0.1:{free_port()}"}
+    )
     before = tree(tmp_path / "c1")
     for extra in ([], ["--force-lost", "2"]):
-        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3",
-                             "--timeout", "1", "--apply", *extra)
+        code, out, err = cli(
+            "recover",
+            "-c",
+            conf,
+            "--replica",
+            tmp_path / "b4",
+            "--lost-voters",
+            "2,3",
+            "--timeout",
+            "1",
+            "--apply",
+            *extra,
+        )
         assert code == 1 and f"  refused: voter 2 at {a2}: a TCP connection is accepted, but no Kafka answer" in out
         assert "as a frozen (stopped, swapping) controller does" in out and "--force-lost does not waive" in out
     assert tree(tmp_path / "c1") == before
@@ -319,6 +413,7 @@ def test_a_frozen_lost_voter_is_refused_even_with_force(cli, sim_static, tmp_pat
 def test_an_address_now_answering_another_protocol_is_waived_only_with_force(cli, tmp_path):
     """Voter 2's address now belongs to an HTTP server: refused, unless --force-lost says so."""
     import threading
+
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(8)
@@ -332,18 +427,35 @@ def test_an_address_now_answering_another_protocol_is_waived_only_with_force(cli
                 return
             c.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
             c.close()
+
     threading.Thread(target=serve, daemon=True).start()
     try:
         shutil.copytree(STATIC / "c1", tmp_path / "c1")
         shutil.copytree(STATIC / "b4", tmp_path / "b4")
-        conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
-                             {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"})
-        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3",
-                             "--timeout", "2")
+        conf = static_config(
+            tmp_path / "c1.properties",
+            1,
+            tmp_path / "c1",
+            {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"},
+        )
+        code, out, err = cli(
+            "recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2"
+        )
         assert code == 1 and f"  refused: voter 2 at 127.0.0.1:{port}: a TCP connection is accepted" in out, out
         assert "say so with --force-lost 2" in out
-        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3",
-                             "--timeout", "2", "--force-lost", "2")
+        code, out, err = cli(
+            "recover",
+            "-c",
+            conf,
+            "--replica",
+            tmp_path / "b4",
+            "--lost-voters",
+            "2,3",
+            "--timeout",
+            "2",
+            "--force-lost",
+            "2",
+        )
         assert code == 0 and f"    - --force-lost 2: voter 2 at 127.0.0.1:{port}: a TCP connection is accepted" in out
     finally:
         srv.close()
@@ -353,8 +465,11 @@ def test_every_registered_broker_is_read_or_named(cli, dyn):
     """Broker 4 is registered in the log: recover without its log dir is refused; with
     --no-replica 4 the new epoch jumps past any its unread log can hold."""
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3")
-    assert code == 1 and ("refused: registered broker(s) [4] not given with --replica: a broker fetches the "
-                          "metadata log too") in out and "--no-replica 4" in out
+    assert (
+        code == 1
+        and ("refused: registered broker(s) [4] not given with --replica: a broker fetches the metadata log too") in out
+        and "--no-replica 4" in out
+    )
     code, out, err = cli("recover", dyn / "c1", "--lost-voters", "2,3", "--no-replica", "4", "-o", "json")
     plan = json.loads(out)["plan"]
     assert (code, plan["max_epoch_seen"], plan["new_epoch"]) == (0, 1, 1002)
@@ -367,16 +482,31 @@ def test_every_registered_broker_is_read_or_named(cli, dyn):
 
 def test_a_static_voter_with_no_address_is_refused_unless_forced(cli, diverged):
     code, out, err = cli("recover", diverged / "c1", "--lost-voters", "2,3")
-    assert code == 1 and ("refused: voter 2 has no known address, so nothing shows it is gone: give the survivor's "
-                          "server.properties with -c (controller.quorum.voters), or --force-lost 2") in out
+    assert (
+        code == 1
+        and (
+            "refused: voter 2 has no known address, so nothing shows it is gone: give the survivor's "
+            "server.properties with -c (controller.quorum.voters), or --force-lost 2"
+        )
+        in out
+    )
     code, out, err = cli("recover", diverged / "c1", "--lost-voters", "2,3", "--force-lost", "2,3")
     assert code == 0 and "    - --force-lost 3: voter 3 has no known address; it was not probed" in out
 
 
 def test_refused_while_kafka_holds_the_lock(cli, verify_clean, dyn):
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl,os,sys,time; fd=os.open(sys.argv[1], "
-                               "os.O_RDWR|os.O_CREAT); fcntl.lockf(fd, fcntl.LOCK_EX); print('locked', flush=True);"
-                               " time.sleep(60)", str(dyn / "c1" / ".lock")], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl,os,sys,time; fd=os.open(sys.argv[1], "
+            "os.O_RDWR|os.O_CREAT); fcntl.lockf(fd, fcntl.LOCK_EX); print('locked', flush=True);"
+            " time.sleep(60)",
+            str(dyn / "c1" / ".lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline() == "locked\n"
         before = tree(dyn)
@@ -384,8 +514,10 @@ def test_refused_while_kafka_holds_the_lock(cli, verify_clean, dyn):
         assert code == 1 and err.startswith(f"quorumctl: error: Failed to acquire lock on file .lock in {dyn}/c1.")
         assert tree(dyn) == before
         code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3")
-        assert code == 0 and f"note: process {holder.pid} holds {dyn}/c1/.lock (a running Kafka); --apply will " \
-                             "refuse" in out
+        assert (
+            code == 0
+            and f"note: process {holder.pid} holds {dyn}/c1/.lock (a running Kafka); --apply will refuse" in out
+        )
     finally:
         holder.kill()
         holder.wait()
@@ -395,16 +527,19 @@ def test_static_quorum_keeps_quorum_state_version_0(cli, verify_clean, tmp_path)
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
     shutil.copytree(STATIC / "b4", tmp_path / "b4")
     conf = tmp_path / "c1.properties"
-    conf.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={tmp_path / 'c1'}\n"
-                    "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://10.0.0.1:9093\n"
-                    f"controller.quorum.voters=1@10.0.0.1:9093,2@127.0.0.1:{free_port()},3@127.0.0.1:{free_port()}\n")
+    conf.write_text(
+        f"node.id=1\nprocess.roles=controller\nlog.dirs={tmp_path / 'c1'}\n"
+        "controller.listener.names=CONTROLLER\nlisteners=CONTROLLER://10.0.0.1:9093\n"
+        f"controller.quorum.voters=1@10.0.0.1:9093,2@127.0.0.1:{free_port()},3@127.0.0.1:{free_port()}\n"
+    )
     code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--apply")
     assert (code, err) == (0, "")
     assert "    1. edit node 1's server.properties: controller.quorum.voters=1@10.0.0.1:9093" in out
     # Kafka 3.7 refuses a v0 quorum-state whose voters differ from controller.quorum.voters
     assert (tmp_path / "c1" / "__cluster_metadata-0" / "quorum-state").read_text() == (
         '{"clusterId":"","leaderId":-1,"leaderEpoch":20,"votedId":-1,"appliedOffset":0,'
-        '"currentVoters":[{"voterId":1}],"data_version":0}')
+        '"currentVoters":[{"voterId":1}],"data_version":0}'
+    )
     verify_clean(tmp_path / "c1")
 
 
@@ -412,11 +547,16 @@ def test_static_quorum_without_config_or_voters_is_an_input_error(cli, verify_cl
     shutil.copytree(STATIC / "c1", tmp_path / "c1")
     shutil.copytree(STATIC / "b4", tmp_path / "b4")
     qs = tmp_path / "c1" / "__cluster_metadata-0" / "quorum-state"
-    qs.write_text('{"leaderId":1,"leaderEpoch":20,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA",'
-                  '"data_version":1}')
+    qs.write_text(
+        '{"leaderId":1,"leaderEpoch":20,"votedId":-1,"votedDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA","data_version":1}'
+    )
     code, out, err = cli("recover", tmp_path / "c1", "--lost-voters", "2,3")
-    assert code == 2 and "holds no VotersRecord (a static quorum, kraft.version 0): give the survivor's " \
-                         "server.properties with --config" in err
+    assert (
+        code == 2
+        and "holds no VotersRecord (a static quorum, kraft.version 0): give the survivor's "
+        "server.properties with --config"
+        in err
+    )
 
 
 def state(pdir):
@@ -447,8 +587,23 @@ def test_interrupted_at_every_step_is_wholly_old_or_new(cli, verify_clean, dyn, 
         shutil.rmtree(dyn / "c1.quorumctl-backup", ignore_errors=True)
         shutil.copytree(pristine, dyn / "c1")
         env = {"QUORUMCTL_TEST_CRASH_AT_STEP": str(n)}
-        p = subprocess.run([sys.executable, "-m", "quorumctl", "recover", str(dyn / "c1"), "--replica", str(dyn / "b4"),
-                            "--lost-voters", "2,3", "--apply"], capture_output=True, text=True, env={**os.environ, **env})
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "quorumctl",
+                "recover",
+                str(dyn / "c1"),
+                "--replica",
+                str(dyn / "b4"),
+                "--lost-voters",
+                "2,3",
+                "--apply",
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env},
+        )
         assert p.returncode == fsutil.CRASH_EXIT, (n, steps[n - 1], p.stderr)
         now = state(pdir)
         assert now in (old, new), (n, steps[n - 1])
@@ -463,14 +618,17 @@ def test_interrupted_with_a_copy_and_a_truncation_every_dir_is_wholly_old_or_new
     second run finishes the job: the same result as one uninterrupted run."""
     b4 = as_broker(diverged / "c1", tmp_path / "b4", 4)
     b5 = as_broker(diverged / "c3", tmp_path / "b5", 5)
-    conf = static_config(tmp_path / "c3.properties", 3, diverged / "c3",
-                         {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"})
+    conf = static_config(
+        tmp_path / "c3.properties",
+        3,
+        diverged / "c3",
+        {1: f"127.0.0.1:{free_port()}", 2: f"127.0.0.1:{free_port()}", 3: "127.0.0.1:9093"},
+    )
     dirs = {"c3": diverged / "c3", "b4": b4, "b5": b5}
     pristine = tmp_path / "pristine"
     for n, d in dirs.items():
         shutil.copytree(d, pristine / n)
-    argv = ["recover", "-c", str(conf), "--replica", str(b4), "--replica", str(b5), "--lost-voters", "1,2",
-            "--apply"]
+    argv = ["recover", "-c", str(conf), "--replica", str(b4), "--replica", str(b5), "--lost-voters", "1,2", "--apply"]
 
     def snapshot():
         return {n: tree(d / "__cluster_metadata-0") for n, d in dirs.items()}
@@ -494,8 +652,12 @@ def test_interrupted_with_a_copy_and_a_truncation_every_dir_is_wholly_old_or_new
     assert any(s.startswith("copy ") for s in steps) and len(steps) >= 10
     for n in range(1, len(steps) + 1):
         reset()
-        p = subprocess.run([sys.executable, "-m", "quorumctl", *argv], capture_output=True, text=True,
-                           env={**os.environ, "QUORUMCTL_TEST_CRASH_AT_STEP": str(n)})
+        p = subprocess.run(
+            [sys.executable, "-m", "quorumctl", *argv],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "QUORUMCTL_TEST_CRASH_AT_STEP": str(n)},
+        )
         assert p.returncode == fsutil.CRASH_EXIT, (n, steps[n - 1], p.stdout, p.stderr)
         now = snapshot()
         for name in dirs:
@@ -512,13 +674,14 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
     from quorumctl.config.addresses import Address
     from quorumctl.protocol.connection import load_client_config
     from quorumctl.protocol.liveness import probe_voters
+
     frozen = socket.socket()
     frozen.bind(("127.0.0.1", 0))
-    frozen.listen(0)                     # never accepts: the queue holds what the kernel allows
+    frozen.listen(0)  # never accepts: the queue holds what the kernel allows
     port = frozen.getsockname()[1]
     fillers = []
     try:
-        for _ in range(8):               # fill the accept queue (and the SYN backlog behind it)
+        for _ in range(8):  # fill the accept queue (and the SYN backlog behind it)
             c = socket.socket()
             c.setblocking(False)
             c.connect_ex(("127.0.0.1", port))
@@ -527,10 +690,16 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
         assert p.state in ("unknown", "accepts"), p
         shutil.copytree(STATIC / "c1", tmp_path / "c1")
         shutil.copytree(STATIC / "b4", tmp_path / "b4")
-        conf = static_config(tmp_path / "c1.properties", 1, tmp_path / "c1",
-                             {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"})
+        conf = static_config(
+            tmp_path / "c1.properties",
+            1,
+            tmp_path / "c1",
+            {1: "127.0.0.1:9093", 2: f"127.0.0.1:{port}", 3: f"127.0.0.1:{free_port()}"},
+        )
         before = tree(tmp_path / "c1")
-        code, out, err = cli("recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "1", "--apply")
+        code, out, err = cli(
+            "recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "1", "--apply"
+        )
         assert code == 1 and f"  refused: voter 2 at 127.0.0.1:{port}: " in out, out
         assert "--force-lost 2" in out and tree(tmp_path / "c1") == before
     finally:

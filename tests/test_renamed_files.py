@@ -20,11 +20,17 @@ SNAP = "00000000000000000092-0000000002.checkpoint"
 
 
 def test_kind_and_name_of_renamed_files():
-    assert [filekinds.kind_of(f"00000000000000000000.{x}") for x in ("log.deleted", "index.cleaned", "timeindex.swap")] == \
-        [filekinds.LOG, filekinds.INDEX, filekinds.TIMEINDEX]
-    assert filekinds.kind_of(SNAP + ".deleted") == filekinds.SNAPSHOT and filekinds.snapshot_id(SNAP + ".deleted") == (92, 2)
-    assert (filekinds.renamed("a/00000000000000000000.log.swap"), filekinds.original_name("a/00000000000000000000.log.swap")) == \
-        (".swap", "00000000000000000000.log")
+    assert [
+        filekinds.kind_of(f"00000000000000000000.{x}") for x in ("log.deleted", "index.cleaned", "timeindex.swap")
+    ] == [filekinds.LOG, filekinds.INDEX, filekinds.TIMEINDEX]
+    assert filekinds.kind_of(SNAP + ".deleted") == filekinds.SNAPSHOT and filekinds.snapshot_id(SNAP + ".deleted") == (
+        92,
+        2,
+    )
+    assert (
+        filekinds.renamed("a/00000000000000000000.log.swap"),
+        filekinds.original_name("a/00000000000000000000.log.swap"),
+    ) == (".swap", "00000000000000000000.log")
     assert filekinds.renamed("00000000000000000000.log") is None and filekinds.kind_of(".deleted") == filekinds.UNKNOWN
     # spark-export reads a renamed segment only when it is named: in a directory it is a duplicate
     assert export_kind("x/__cluster_metadata-0/00000000000000000000.log.deleted") is None
@@ -48,16 +54,22 @@ def test_dump_log_decodes_and_labels_them(cli, renamed_dir, tmp_path):
     code, out, err = cli("dump-log", "-o", "text", "--deep-iteration", str(renamed_dir / (SNAP + ".deleted")))
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[:3] == [f"Dumping {renamed_dir / (SNAP + '.deleted')}",
-                         "Renamed .deleted: scheduled for deletion (retention, truncation or a replaced snapshot); "
-                         f"read as {SNAP}",
-                         "Snapshot end offset: 92, epoch: 2"]
+    assert lines[:3] == [
+        f"Dumping {renamed_dir / (SNAP + '.deleted')}",
+        f"Renamed .deleted: scheduled for deletion (retention, truncation or a replaced snapshot); read as {SNAP}",
+        "Snapshot end offset: 92, epoch: 2",
+    ]
     code, plain, _ = cli("dump-log", "-o", "text", "--deep-iteration", str(SNAP1 / SNAP), code=0)
-    assert lines[2:] == plain.splitlines()[1:]       # the same records as the snapshot it was
+    assert lines[2:] == plain.splitlines()[1:]  # the same records as the snapshot it was
     code, out, err = cli("dump-log", "-o", "json", str(renamed_dir / (SNAP + ".deleted")), code=0)
     docs = [json.loads(x) for x in out.splitlines()]
-    assert docs[0] == {"kind": "renamed", "file": str(renamed_dir / (SNAP + ".deleted")), "suffix": ".deleted",
-                       "as": SNAP, "meaning": "scheduled for deletion (retention, truncation or a replaced snapshot)"}
+    assert docs[0] == {
+        "kind": "renamed",
+        "file": str(renamed_dir / (SNAP + ".deleted")),
+        "suffix": ".deleted",
+        "as": SNAP,
+        "meaning": "scheduled for deletion (retention, truncation or a replaced snapshot)",
+    }
     assert [d["kind"] for d in docs[1:]] == ["batch"] * 3
     # a directory: the renamed files are dumped too
     code, out, err = cli("dump-log", "-o", "text", str(renamed_dir), code=0)
@@ -72,12 +84,21 @@ def test_verify_checks_them_apart_from_the_live_log(cli, renamed_dir):
     by_name = {f["file"].split("/")[-1]: f for f in doc["files"]}
     assert sorted(by_name) == sorted(SEG + [f + ".deleted" for f in SEG] + [SNAP + ".deleted"])
     gone = by_name["00000000000000000000.log.deleted"]
-    assert (gone["kind"], gone["stats"]["renamed"], gone["stats"]["first_offset"], gone["stats"]["last_offset"]) == \
-        ("log", ".deleted", 0, 97)
+    assert (gone["kind"], gone["stats"]["renamed"], gone["stats"]["first_offset"], gone["stats"]["last_offset"]) == (
+        "log",
+        ".deleted",
+        0,
+        97,
+    )
     assert gone["notes"][0]["kind"] == "renamed"
-    assert gone["notes"][0]["message"] == (".deleted: scheduled for deletion (retention, truncation or a replaced "
-                                           "snapshot); verified as 00000000000000000000.log")
-    assert by_name[SNAP + ".deleted"]["stats"]["renamed"] == ".deleted" and by_name[SNAP + ".deleted"]["kind"] == "snapshot"
+    assert gone["notes"][0]["message"] == (
+        ".deleted: scheduled for deletion (retention, truncation or a replaced "
+        "snapshot); verified as 00000000000000000000.log"
+    )
+    assert (
+        by_name[SNAP + ".deleted"]["stats"]["renamed"] == ".deleted"
+        and by_name[SNAP + ".deleted"]["kind"] == "snapshot"
+    )
     assert "renamed" not in by_name["00000000000000000000.log"]["stats"]
 
 

@@ -31,23 +31,34 @@ KAFKA = json.loads((Path(__file__).parent / "support" / "kafka_schemas.json").re
 NEWER_THAN_43 = {"UnregisterControllerRecord", "UnregisterControllerRequest", "UnregisterControllerResponse"}
 # wire messages declared at Kafka 4.3.0's versions: AddRaftVoter v1, DescribeCluster v2
 # (IncludeFencedBrokers, KIP-1073) and UpdateFeatures (features upgrade/downgrade)
-KAFKA_43_WIRE = {"AddRaftVoterRequest", "AddRaftVoterResponse", "DescribeClusterRequest", "DescribeClusterResponse",
-                 "UpdateFeaturesRequest", "UpdateFeaturesResponse",
-                 # topics describe, describe health, cluster unregister (issue 36)
-                 "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeTopicPartitionsRequest",
-                 "DescribeTopicPartitionsResponse", "ListPartitionReassignmentsRequest",
-                 "ListPartitionReassignmentsResponse", "UnregisterBrokerRequest", "UnregisterBrokerResponse"}
+KAFKA_43_WIRE = {
+    "AddRaftVoterRequest",
+    "AddRaftVoterResponse",
+    "DescribeClusterRequest",
+    "DescribeClusterResponse",
+    "UpdateFeaturesRequest",
+    "UpdateFeaturesResponse",
+    # topics describe, describe health, cluster unregister (issue 36)
+    "DescribeConfigsRequest",
+    "DescribeConfigsResponse",
+    "DescribeTopicPartitionsRequest",
+    "DescribeTopicPartitionsResponse",
+    "ListPartitionReassignmentsRequest",
+    "ListPartitionReassignmentsResponse",
+    "UnregisterBrokerRequest",
+    "UnregisterBrokerResponse",
+}
 
 
 def release_of(msg: Message) -> str:
     if msg is FEATURE_LEVEL_PRE_3_3:
-        return "3.2.0"                 # FeatureLevelRecord as Kafka 3.2 wrote it
+        return "3.2.0"  # FeatureLevelRecord as Kafka 3.2 wrote it
     if msg.name in NEWER_THAN_43:
         return "4.4"
     if msg.name in KAFKA_43_WIRE:
         return "4.3.0"
     if msg.kind in ("request", "response", "header") or msg.name == "ZkMigrationStateRecord":
-        return "3.9.0-rc3"             # ZkMigrationStateRecord: gone from 4.0 on
+        return "3.9.0-rc3"  # ZkMigrationStateRecord: gone from 4.0 on
     return "4.3.0"
 
 
@@ -99,9 +110,11 @@ def compare_fields(path: str, ours: list[Field], kafka: list[dict], problems: li
         where = f"{path}.{f.name}"
         if f.type != k["type"]:
             problems.append(f"{where}: type {f.type} != Kafka's {k['type']}")
-        for label, mine, theirs in (("versions", f.versions, k["versions"]),
-                                    ("nullableVersions", f.nullable, k.get("nullableVersions")),
-                                    ("taggedVersions", f.tagged, k.get("taggedVersions"))):
+        for label, mine, theirs in (
+            ("versions", f.versions, k["versions"]),
+            ("nullableVersions", f.nullable, k.get("nullableVersions")),
+            ("taggedVersions", f.tagged, k.get("taggedVersions")),
+        ):
             if _versions(mine) != _versions(theirs):
                 problems.append(f"{where}: {label} {mine} != Kafka's {theirs}")
         if f.tag != k.get("tag"):
@@ -137,7 +150,7 @@ DECLARED = [m for m in declared_messages() if id(m) not in NOT_KAFKAS]
 def test_every_declaration_has_a_kafka_schema():
     missing = [m.name for m in DECLARED if m.name not in KAFKA[release_of(m)]]
     assert missing == []
-    assert len(DECLARED) >= 50    # wire messages, metadata and control records, quorum-state
+    assert len(DECLARED) >= 50  # wire messages, metadata and control records, quorum-state
 
 
 @pytest.mark.parametrize("msg", DECLARED, ids=[f"{m.name}-{release_of(m)}" for m in DECLARED])
@@ -148,13 +161,15 @@ def test_declaration_matches_kafka(msg):
 def test_a_field_version_changed_by_hand_is_caught():
     """The check is not vacuous: a declaration edited away from Kafka fails it."""
     import copy
+
     edited = copy.deepcopy(messages.DESCRIBE_QUORUM_RESPONSE)
     topics = next(f for f in edited.fields if f.name == "Topics")
     partitions = next(f for f in topics.fields if f.name == "Partitions")
     hw = next(f for f in partitions.fields if f.name == "HighWatermark")
     hw.versions = "1+"
     assert compare(edited, KAFKA["3.9.0-rc3"]["DescribeQuorumResponse"]) == [
-        "DescribeQuorumResponse.Topics.Partitions.HighWatermark: versions 1+ != Kafka's 0+"]
+        "DescribeQuorumResponse.Topics.Partitions.HighWatermark: versions 1+ != Kafka's 0+"
+    ]
 
 
 def test_every_record_of_kafka_43_is_declared_as_43_has_it():
@@ -164,12 +179,14 @@ def test_every_record_of_kafka_43_is_declared_as_43_has_it():
     kafka43 = {n: k for n, k in KAFKA["4.3.0"].items() if not n.endswith(("Request", "Response", "Header"))}
     assert sorted(set(kafka43) - set(ours)) == []
     assert {n: kafka43[n]["validVersions"] for n in ("RegisterBrokerRecord", "BrokerRegistrationChangeRecord")} == {
-        "RegisterBrokerRecord": "0-4", "BrokerRegistrationChangeRecord": "0-3"}
+        "RegisterBrokerRecord": "0-4",
+        "BrokerRegistrationChangeRecord": "0-3",
+    }
     for name, k in kafka43.items():
         if name != "FeatureLevelRecord" or ours[name] is not FEATURE_LEVEL_PRE_3_3:
             assert compare(ours[name], k) == [], name
     assert KAFKA["4.3.0"]["AddRaftVoterRequest"]["validVersions"] == "0-1"
-    assert KAFKA["4.3.0"]["RemoveRaftVoterRequest"]["validVersions"] == "0"     # no v1 in 4.3
+    assert KAFKA["4.3.0"]["RemoveRaftVoterRequest"]["validVersions"] == "0"  # no v1 in 4.3
 
 
 def test_every_record_of_kafka_44_is_declared_as_44_has_it():
@@ -186,6 +203,8 @@ def test_every_record_of_kafka_44_is_declared_as_44_has_it():
     for name, k in kafka44.items():
         if name != "FeatureLevelRecord" or ours[name] is not FEATURE_LEVEL_PRE_3_3:
             assert compare(ours[name], k) == [], name
-    assert (KAFKA["4.4"]["UnregisterControllerRequest"]["validVersions"],
-            KAFKA["4.4"]["UnregisterControllerResponse"]["validVersions"]) == ("0", "0")
+    assert (
+        KAFKA["4.4"]["UnregisterControllerRequest"]["validVersions"],
+        KAFKA["4.4"]["UnregisterControllerResponse"]["validVersions"],
+    ) == ("0", "0")
     assert messages.APIS[94].name == "UnregisterController"

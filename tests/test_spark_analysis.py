@@ -32,7 +32,7 @@ def doc_queries() -> dict[str, str]:
     for block in re.findall(r"```sql\n(.*?)```", DOC.read_text(), re.S):
         m = re.match(r"-- name: (\w+)\n", block)
         if m:
-            out[m.group(1)] = block[m.end():].strip()
+            out[m.group(1)] = block[m.end() :].strip()
     return out
 
 
@@ -43,9 +43,23 @@ def corpus(spark, tmp_path_factory):
     out = tmp_path_factory.mktemp("analysis") / "kraft"
     summary = ex.export([str(CORPUS)], str(out), spark=spark, partition_by=["date"], progress=False)
     spark.read.parquet(str(out)).createOrReplaceTempView("kraft")
-    cols = ["cluster_id", "offset", "timestamp", "file_kind", "record_type", "topic_id", "partition_id",
-            "leader", "broker_id", "broker_epoch", "fenced", "config_resource_type",
-            "config_resource_name", "config_key", "config_value"]
+    cols = [
+        "cluster_id",
+        "offset",
+        "timestamp",
+        "file_kind",
+        "record_type",
+        "topic_id",
+        "partition_id",
+        "leader",
+        "broker_id",
+        "broker_epoch",
+        "fenced",
+        "config_resource_type",
+        "config_resource_name",
+        "config_key",
+        "config_value",
+    ]
     t = pq.read_table(str(out), columns=cols)
     t = t.filter(pc.equal(t.column("file_kind"), "segment"))
     return summary, out, t
@@ -92,16 +106,18 @@ def test_elections_per_partition_per_hour(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["elections_per_partition_per_hour"])
     t = t.filter(pc.is_valid(t.column("leader")))
-    events = distinct(t, ["PARTITION_CHANGE_RECORD"],
-                      ["cluster_id", "offset", "timestamp", "topic_id", "partition_id", "leader"])
+    events = distinct(
+        t, ["PARTITION_CHANGE_RECORD"], ["cluster_id", "offset", "timestamp", "topic_id", "partition_id", "leader"]
+    )
     want = defaultdict(lambda: [0, 0])
     for cluster, _, ts, topic, part, leader in events:
         w = want[(cluster, topic, part, hour(ts))]
         w[0] += 1
         w[1] += leader == -1
-    assert sorted(((r["cluster_id"], r["topic_id"], r["partition_id"], r["hour"], r["elections"],
-                    r["leaderless"]) for r in got), key=nulls_first) == \
-        sorted(((*k, *v) for k, v in want.items()), key=nulls_first)
+    assert sorted(
+        ((r["cluster_id"], r["topic_id"], r["partition_id"], r["hour"], r["elections"], r["leaderless"]) for r in got),
+        key=nulls_first,
+    ) == sorted(((*k, *v) for k, v in want.items()), key=nulls_first)
     assert sum(r["elections"] for r in got) == len(events) > 0
     assert [r["hour"] for r in got] == sorted(r["hour"] for r in got)
 
@@ -111,15 +127,25 @@ def test_fencing_timeline(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["fencing_timeline"])
     t = t.filter(pc.is_valid(t.column("fenced")))
-    kinds = ["REGISTER_BROKER_RECORD", "FENCE_BROKER_RECORD", "UNFENCE_BROKER_RECORD",
-             "BROKER_REGISTRATION_CHANGE_RECORD"]
-    events = distinct(t, kinds, ["cluster_id", "offset", "timestamp", "broker_id", "broker_epoch",
-                                 "record_type", "fenced"])
-    want = sorted(((c, o, ts.strftime("%Y-%m-%dT%H:%M"), b, e, k, "fenced" if f else "unfenced")
-                   for c, o, ts, b, e, k, f in events), key=nulls_first)
+    kinds = [
+        "REGISTER_BROKER_RECORD",
+        "FENCE_BROKER_RECORD",
+        "UNFENCE_BROKER_RECORD",
+        "BROKER_REGISTRATION_CHANGE_RECORD",
+    ]
+    events = distinct(
+        t, kinds, ["cluster_id", "offset", "timestamp", "broker_id", "broker_epoch", "record_type", "fenced"]
+    )
+    want = sorted(
+        (
+            (c, o, ts.strftime("%Y-%m-%dT%H:%M"), b, e, k, "fenced" if f else "unfenced")
+            for c, o, ts, b, e, k, f in events
+        ),
+        key=nulls_first,
+    )
     assert sorted((tuple(r.values()) for r in got), key=nulls_first) == want
     keys = [nulls_first((r["cluster_id"], r["offset"])) for r in got]
-    assert keys == sorted(keys)                                # ORDER BY cluster_id, offset
+    assert keys == sorted(keys)  # ORDER BY cluster_id, offset
     assert {r["state"] for r in got} == {"fenced", "unfenced"}
     assert Counter(r["record_type"] for r in got)["REGISTER_BROKER_RECORD"] > 0
 
@@ -128,8 +154,7 @@ def test_fencing_timeline(spark, corpus):
 def test_topic_count_over_time(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["topic_count_over_time"])
-    events = distinct(t, ["TOPIC_RECORD", "REMOVE_TOPIC_RECORD"], ["cluster_id", "offset", "timestamp",
-                                                                  "record_type"])
+    events = distinct(t, ["TOPIC_RECORD", "REMOVE_TOPIC_RECORD"], ["cluster_id", "offset", "timestamp", "record_type"])
     per = defaultdict(lambda: [0, 0])
     for cluster, _, ts, kind in events:
         per[(cluster, hour(ts))][kind == "REMOVE_TOPIC_RECORD"] += 1
@@ -145,15 +170,36 @@ def test_topic_count_over_time(spark, corpus):
 def test_config_changes_by_resource(spark, corpus):
     _, _, t = corpus
     got = spark_rows(spark, doc_queries()["config_changes_by_resource"])
-    events = distinct(t, ["CONFIG_RECORD"], ["cluster_id", "offset", "timestamp", "config_resource_type",
-                                             "config_resource_name", "config_key", "config_value"])
+    events = distinct(
+        t,
+        ["CONFIG_RECORD"],
+        [
+            "cluster_id",
+            "offset",
+            "timestamp",
+            "config_resource_type",
+            "config_resource_name",
+            "config_key",
+            "config_value",
+        ],
+    )
     groups = defaultdict(list)
     for c, _, ts, rtype, rname, key, value in events:
         groups[(c, rtype, rname)].append((ts, key, value))
-    want = sorted(((*k, len(v), sum(x[2] is None for x in v), len({x[1] for x in v}),
-                    min(x[0] for x in v).strftime("%Y-%m-%dT%H:%M"),
-                    max(x[0] for x in v).strftime("%Y-%m-%dT%H:%M")) for k, v in groups.items()),
-                  key=lambda r: ((-r[3],), *nulls_first(r[:3])))
+    want = sorted(
+        (
+            (
+                *k,
+                len(v),
+                sum(x[2] is None for x in v),
+                len({x[1] for x in v}),
+                min(x[0] for x in v).strftime("%Y-%m-%dT%H:%M"),
+                max(x[0] for x in v).strftime("%Y-%m-%dT%H:%M"),
+            )
+            for k, v in groups.items()
+        ),
+        key=lambda r: ((-r[3],), *nulls_first(r[:3])),
+    )
     assert [tuple(r.values()) for r in got] == want
     assert {r["config_resource_type"] for r in got} >= {"BROKER", "TOPIC"}
 
@@ -165,15 +211,15 @@ def small_dir(tmp_path_factory):
     return root
 
 
-@pytest.mark.parametrize("codec,suffix,parquet_name", [("snappy", ".snappy.parquet", "SNAPPY"),
-                                                       ("gzip", ".gzip.parquet", "GZIP"),
-                                                       ("none", ".parquet", "UNCOMPRESSED")])
+@pytest.mark.parametrize(
+    "codec,suffix,parquet_name",
+    [("snappy", ".snappy.parquet", "SNAPPY"), ("gzip", ".gzip.parquet", "GZIP"), ("none", ".parquet", "UNCOMPRESSED")],
+)
 def test_compression_choices(spark, small_dir, tmp_path, codec, suffix, parquet_name):
     out = tmp_path / codec
     s = ex.export([str(small_dir)], str(out), spark=spark, progress=False, compression=codec)
     files = list(out.glob("*.parquet"))
-    assert files and all(f.name.endswith(suffix) and f.name.count(".") == (1 if codec == "none" else 2)
-                         for f in files)
+    assert files and all(f.name.endswith(suffix) and f.name.count(".") == (1 if codec == "none" else 2) for f in files)
     md = pq.ParquetFile(files[0]).metadata
     assert md.row_group(0).column(0).compression == parquet_name
     assert pq.read_table(str(out)).num_rows == s.rows
@@ -181,6 +227,7 @@ def test_compression_choices(spark, small_dir, tmp_path, codec, suffix, parquet_
 
 def test_bad_compression_is_an_input_error(spark, small_dir, tmp_path):
     from quorumctl.errors import InputError
+
     with pytest.raises(InputError, match="--compression must be one of zstd, snappy, gzip, none, not 'lz7'"):
         ex.export([str(small_dir)], str(tmp_path / "x"), spark=spark, progress=False, compression="lz7")
 
@@ -192,8 +239,8 @@ def test_schema_evolution_old_and_new_exports_read_with_merge_schema(spark, smal
     out = tmp_path / "evolving"
     first = ex.export([str(small_dir)], str(out), spark=spark, progress=False)
     full = schema.arrow_schema()
-    newer = [f.name for f in full][-4:]           # the config_* columns stand in for "added later"
-    for f in out.glob("*.parquet"):               # rewrite the first export as the older release wrote it
+    newer = [f.name for f in full][-4:]  # the config_* columns stand in for "added later"
+    for f in out.glob("*.parquet"):  # rewrite the first export as the older release wrote it
         old = pq.read_table(f).drop_columns(newer)
         pq.write_table(old, f, compression="zstd")
     assert pq.read_schema(next(out.glob("*.parquet"))).names == [n for n in full.names if n not in newer]

@@ -16,7 +16,7 @@ import pytest
 from quorumctl.spark.classarchive import ClassArchive
 
 QUORUMCTL = str(Path(sys.executable).parent / "quorumctl")
-JAVA = "/usr/bin/java"     # only named, never run, by the option tests
+JAVA = "/usr/bin/java"  # only named, never run, by the option tests
 
 
 @pytest.fixture
@@ -38,8 +38,10 @@ def test_first_run_makes_an_archive_later_runs_use_it_while_unchanged(cache):
     a.keep(a.tmp)
     b = ClassArchive.for_java(JAVA, {})
     assert b.path == a.path and b.valid()
-    assert b.java_options() == (f"-XX:SharedArchiveFile={a.path} -Xlog:cds*=off -XX:+DisplayVMOutputToStderr "
-                                f"-XX:ErrorFile={cache}/hs_err_pid%p.log")
+    assert b.java_options() == (
+        f"-XX:SharedArchiveFile={a.path} -Xlog:cds*=off -XX:+DisplayVMOutputToStderr "
+        f"-XX:ErrorFile={cache}/hs_err_pid%p.log"
+    )
     assert b.used and b.tmp is None
     # cut short (or rewritten) since: not used, made again
     with open(a.path, "r+b") as f:
@@ -55,7 +57,7 @@ def test_archive_names_follow_the_class_path_and_can_be_switched_off(cache, monk
     plain = ClassArchive.for_java(JAVA, {"spark.ui.enabled": "false"}).path
     assert ClassArchive.for_java(JAVA, {}).path == plain
     assert ClassArchive.for_java(JAVA, {"spark.jars": "/x/hadoop-aws.jar"}).path != plain
-    monkeypatch.setenv("SPARK_CONF_DIR", "/etc/spark")      # on the launcher's class path
+    monkeypatch.setenv("SPARK_CONF_DIR", "/etc/spark")  # on the launcher's class path
     assert ClassArchive.for_java(JAVA, {}).path != plain
     assert ClassArchive.for_java(None, {}) is None
     monkeypatch.setenv("QUORUMCTL_SPARK_CLASS_ARCHIVE", "off")
@@ -90,12 +92,14 @@ def test_stale_temporary_archives_are_removed(cache):
 
 def _java():
     from quorumctl.spark.session import find_java
+
     return find_java()
 
 
 @pytest.mark.spark
 def test_cli_makes_uses_and_survives_a_damaged_archive(tmp_path, cache):
     from quorumctl.spark import synthetic
+
     log = tmp_path / "in" / "__cluster_metadata-0"
     log.mkdir(parents=True)
     synthetic.write_segment(str(log / f"{0:020d}.log"), 200_000, seed=3)
@@ -105,11 +109,28 @@ def test_cli_makes_uses_and_survives_a_damaged_archive(tmp_path, cache):
     work.mkdir()
 
     def export(n):
-        r = subprocess.run([QUORUMCTL, "spark-export", str(tmp_path / "in"), "--out", str(tmp_path / f"o{n}"),
-                            "--master", "local[2]", "--spark-conf", "spark.ui.enabled=false", "-o", "json"],
-                           capture_output=True, text=True, timeout=600, env=env, cwd=work)
+        r = subprocess.run(
+            [
+                QUORUMCTL,
+                "spark-export",
+                str(tmp_path / "in"),
+                "--out",
+                str(tmp_path / f"o{n}"),
+                "--master",
+                "local[2]",
+                "--spark-conf",
+                "spark.ui.enabled=false",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=env,
+            cwd=work,
+        )
         assert r.returncode == 0, r.stderr
-        doc = json.loads(r.stdout)       # stdout is the one JSON line, nothing from the JVM
+        doc = json.loads(r.stdout)  # stdout is the one JSON line, nothing from the JVM
         assert doc["ok"] and doc["summary"]["rows"] > 100
         assert "Traceback" not in r.stderr and "fatal error" not in r.stderr, r.stderr
         return doc, r.stderr
@@ -119,15 +140,16 @@ def test_cli_makes_uses_and_survives_a_damaged_archive(tmp_path, cache):
     assert archive.valid() and os.path.getsize(archive.path) > 10 << 20
     assert [p.name for p in cache.iterdir() if p.name.endswith(".tmp")] == []
     seal = Path(archive.seal).read_text()
-    assert export(2)[0]["summary"]["rows"] == first["summary"]["rows"]    # with the archive
-    assert Path(archive.seal).read_text() == seal                     # used, not made again
+    assert export(2)[0]["summary"]["rows"] == first["summary"]["rows"]  # with the archive
+    assert Path(archive.seal).read_text() == seal  # used, not made again
     # damage the archive behind the seal's back: its JVM dies; the export starts again without
     with open(archive.path, "r+b") as f:
         f.truncate(os.path.getsize(archive.path) // 2)
     Path(archive.seal).write_text(archive._stamp())
     third, stderr = export(3)
     assert third["summary"]["rows"] == first["summary"]["rows"]
-    assert (f"quorumctl: the JVM could not start from its class archive {archive.path}; removed it, "
-            f"starting without\n") in stderr
-    assert not os.path.exists(archive.path)                           # the damaged one is gone
-    assert list(work.iterdir()) == []                                 # no hs_err file left here
+    assert (
+        f"quorumctl: the JVM could not start from its class archive {archive.path}; removed it, starting without\n"
+    ) in stderr
+    assert not os.path.exists(archive.path)  # the damaged one is gone
+    assert list(work.iterdir()) == []  # no hs_err file left here

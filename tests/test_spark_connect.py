@@ -29,6 +29,7 @@ def classic_spark_after():
     once a Connect session is made in it, and later local sessions then fail with
     CONNECT_URL_NOT_SET: undo that, for the tests that share this process."""
     import os
+
     yield
     os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
 
@@ -43,8 +44,9 @@ def server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def log_dir(tmp_path_factory):
     from quorumctl.spark import synthetic
+
     root = tmp_path_factory.mktemp("connect-in") / "node7"
-    synthetic.write_log_dir(str(root), 3 << 19, segment_bytes=1 << 19, seed=17, node_id=7)   # 3 segments
+    synthetic.write_log_dir(str(root), 3 << 19, segment_bytes=1 << 19, seed=17, node_id=7)  # 3 segments
     return root
 
 
@@ -56,10 +58,16 @@ def reference(log_dir):
 
 def built_in_process(root: Path):
     from quorumctl.spark import arrow, plan, rows, schema
+
     p = plan.make_plan([str(root)])
-    t = pa.Table.from_batches(list(arrow.arrow_batches([x for part in p.partitions for x in part],
-                                                      schema.arrow_schema(), 8192, None, rows.Stats())),
-                              schema=schema.arrow_schema())
+    t = pa.Table.from_batches(
+        list(
+            arrow.arrow_batches(
+                [x for part in p.partitions for x in part], schema.arrow_schema(), 8192, None, rows.Stats()
+            )
+        ),
+        schema=schema.arrow_schema(),
+    )
     return t.take(pc.sort_indices(t, sort_keys=SORT))
 
 
@@ -67,21 +75,27 @@ def test_kraft_source_from_a_connect_session(server, log_dir, reference):
     from pyspark.sql import SparkSession
 
     from quorumctl.spark import read_kraft, register
+
     spark = SparkSession.builder.remote(server.url).getOrCreate()
     try:
         assert type(spark).__module__.startswith("pyspark.sql.connect")
         register(spark)
         df = spark.read.format("kraft").option("minPartitions", "3").load(str(log_dir))
         ref = reference
-        got = df.toArrow()      # one job for the rows, their count and node ids
+        got = df.toArrow()  # one job for the rows, their count and node ids
         assert got.num_rows == ref.num_rows
         got = got.take(pc.sort_indices(got, sort_keys=SORT))
         assert got.column_names == ref.column_names
-        for name in ref.column_names:     # Arrow through Connect: same values, column by column
+        for name in ref.column_names:  # Arrow through Connect: same values, column by column
             assert got.column(name).to_pylist() == ref.column(name).to_pylist(), name
-        types = {r["record_type"]: r["n"] for r in
-                 read_kraft(spark, str(log_dir)).groupBy("record_type").count()
-                 .withColumnRenamed("count", "n").collect()}
+        types = {
+            r["record_type"]: r["n"]
+            for r in read_kraft(spark, str(log_dir))
+            .groupBy("record_type")
+            .count()
+            .withColumnRenamed("count", "n")
+            .collect()
+        }
         want = pc.value_counts(ref.column("record_type")).to_pylist()
         assert types == {x["values"]: x["counts"] for x in want}
         assert set(got.column("node_id").to_pylist()) == {7}
@@ -91,9 +105,27 @@ def test_kraft_source_from_a_connect_session(server, log_dir, reference):
 
 def test_spark_export_remote(server, log_dir, reference, tmp_path):
     out = tmp_path / "remote"
-    r = subprocess.run(["nice", "-n", "10", QUORUMCTL, "spark-export", str(log_dir), "--out", str(out),
-                        "--remote", server.url, "--no-progress", "-o", "json"], capture_output=True, text=True,
-                       timeout=600, env=daemon_env(tmp_path))
+    r = subprocess.run(
+        [
+            "nice",
+            "-n",
+            "10",
+            QUORUMCTL,
+            "spark-export",
+            str(log_dir),
+            "--out",
+            str(out),
+            "--remote",
+            server.url,
+            "--no-progress",
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=daemon_env(tmp_path),
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stderr == ""
     ref = reference
@@ -103,5 +135,6 @@ def test_spark_export_remote(server, log_dir, reference, tmp_path):
     got = got.take(pc.sort_indices(got, sort_keys=SORT))
     assert got.num_rows == ref.num_rows
     assert got.select(["offset", "record_type", "payload_json", "timestamp"]).equals(
-        ref.select(["offset", "record_type", "payload_json", "timestamp"]))
+        ref.select(["offset", "record_type", "payload_json", "timestamp"])
+    )
     assert all(f.name.endswith(".zstd.parquet") for f in out.glob("*.parquet"))

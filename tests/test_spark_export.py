@@ -40,6 +40,7 @@ def meta(name, version, data):
 
 # -- the corpus ----------------------------------------------------------------------
 
+
 def catalog_files():
     cat = json.loads((CORPUS / "CATALOG.json").read_text())
     out = {}
@@ -110,15 +111,26 @@ def _decoder_samples(path: str, rnd: random.Random, k: int = 4):
         batch, i, r = entries[j]
         d = md.decode_control(r.key, r.value) if batch.is_control else md.decode_metadata(r.value)
         out[r.offset] = {
-            "offset": r.offset, "record_index": i, "timestamp_ms": display_timestamp(batch, r),
-            "key": r.key, "value": r.value, "headers": [{"key": k_, "value": v} for k_, v in r.headers],
-            "record_kind": d.kind, "record_type": d.type_name, "record_version": d.version,
+            "offset": r.offset,
+            "record_index": i,
+            "timestamp_ms": display_timestamp(batch, r),
+            "key": r.key,
+            "value": r.value,
+            "headers": [{"key": k_, "value": v} for k_, v in r.headers],
+            "record_kind": d.kind,
+            "record_type": d.type_name,
+            "record_version": d.version,
             "payload_json": json_bytes(d.to_json()).decode(),
-            "batch_position": batch.position, "batch_base_offset": batch.base_offset,
-            "batch_leader_epoch": batch.leader_epoch, "batch_codec": batch.compression_name,
-            "batch_is_control": batch.is_control, "batch_is_transactional": batch.is_transactional,
-            "batch_timestamp_type": batch.timestamp_type, "batch_crc_valid": batch.crc_valid(),
-            "batch_crc": batch.crc, "producer_id": batch.producer_id,
+            "batch_position": batch.position,
+            "batch_base_offset": batch.base_offset,
+            "batch_leader_epoch": batch.leader_epoch,
+            "batch_codec": batch.compression_name,
+            "batch_is_control": batch.is_control,
+            "batch_is_transactional": batch.is_transactional,
+            "batch_timestamp_type": batch.timestamp_type,
+            "batch_crc_valid": batch.crc_valid(),
+            "batch_crc": batch.crc,
+            "producer_id": batch.producer_id,
         }
     return out
 
@@ -131,9 +143,11 @@ def test_corpus_values_match_quorumctls_decoder_in_every_file(corpus_export, spa
     for path in sorted(catalog_files()):
         for off, row in _decoder_samples(path, rnd).items():
             expected[(path, off)] = row
-    cols = ["source_file"] + list(next(iter(expected.values())).keys()) + ["cluster_id", "node_id",
-                                                                         "segment_base_offset",
-                                                                         "snapshot_end_offset"]
+    cols = (
+        ["source_file"]
+        + list(next(iter(expected.values())).keys())
+        + ["cluster_id", "node_id", "segment_base_offset", "snapshot_end_offset"]
+    )
     # pyarrow
     t = read_table(out, cols)
     keys = list(zip(t.column("source_file").to_pylist(), t.column("offset").to_pylist()))
@@ -173,8 +187,11 @@ def test_corpus_log_dir_identity_from_meta_properties(corpus_export):
             d = os.path.dirname(d)
         props = os.path.join(d, "meta.properties")
         if os.path.exists(props):
-            text = dict(line.split("=", 1) for line in open(props).read().splitlines()
-                        if "=" in line and not line.startswith("#"))
+            text = dict(
+                line.split("=", 1)
+                for line in open(props).read().splitlines()
+                if "=" in line and not line.startswith("#")
+            )
             assert cluster == text.get("cluster.id") and node == int(text.get("node.id", text.get("broker.id")))
         else:
             assert (cluster, node) == (None, None)
@@ -182,6 +199,7 @@ def test_corpus_log_dir_identity_from_meta_properties(corpus_export):
 
 
 # -- corrupt input, both writers ------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def damaged_dir(tmp_path_factory):
@@ -193,7 +211,7 @@ def damaged_dir(tmp_path_factory):
     base = good.last_offset + 1
     ok = [encode_batch([meta("NoOpRecord", 0, {})], base_offset=base + i) for i in range(3)]
     crc_bad = bytearray(encode_batch([meta("NoOpRecord", 0, {})], base_offset=base + 3))
-    crc_bad[30] ^= 0x01                                # a baseTimestamp bit: CRC fails, records decode
+    crc_bad[30] ^= 0x01  # a baseTimestamp bit: CRC fails, records decode
     undecodable = bytearray(encode_batch([meta("NoOpRecord", 0, {})], base_offset=base + 4))
     struct.pack_into(">i", undecodable, 57, 5)
     torn = encode_batch([meta("NoOpRecord", 0, {})], base_offset=base + 5)[:30]
@@ -214,7 +232,10 @@ def test_corrupt_file_gives_flagged_rows_and_the_rest_completes(spark, damaged_d
     t = read_table(out).sort_by([("source_file", "ascending"), ("batch_position", "ascending")])
     flagged = [r for r in t.to_pylist() if r["corrupt"]]
     assert [(r["row_kind"], r["offset"]) for r in flagged] == [
-        ("record", good.last_offset + 4), ("batch_error", None), ("tail_error", None)]
+        ("record", good.last_offset + 4),
+        ("batch_error", None),
+        ("tail_error", None),
+    ]
     assert "CRC-32C mismatch" in flagged[0]["error"] and "record data cut short" in flagged[1]["error"]
     assert flagged[2]["error"].startswith("torn tail")
     good_rows = [r for r in t.to_pylist() if r["source_file"].endswith(f"{0:020d}.log")]
@@ -234,6 +255,7 @@ def test_both_writers_and_the_data_source_give_the_same_rows(spark, damaged_dir,
     assert ta.to_pylist() == tb.to_pylist()
     # analysts' entry point: spark.read.format("kraft")
     from quorumctl.spark import read_kraft
+
     df = read_kraft(spark, str(root), splitSize="256k")
     assert df.count() == ta.num_rows
     segments = sorted(str(p) for p in (root / "__cluster_metadata-0").glob("*.log"))
@@ -246,13 +268,14 @@ def test_partitioned_output_reads_back_with_spark_and_pyarrow(spark, damaged_dir
     root, good = damaged_dir
     for writer in ("pyarrow", "spark"):
         out = tmp_path / writer
-        ex.export([str(root)], str(out), spark=spark, writer=writer, partition_by=["record_type", "date"],
-                  progress=False)
+        ex.export(
+            [str(root)], str(out), spark=spark, writer=writer, partition_by=["record_type", "date"], progress=False
+        )
         dirs = sorted(p.name for p in out.iterdir() if p.is_dir())
         assert "record_type=NO_OP_RECORD" in dirs and "record_type=__HIVE_DEFAULT_PARTITION__" in dirs
         df = spark.read.parquet(str(out))
         tallies = {r["record_type"]: r["count"] for r in df.groupBy("record_type").count().collect()}
-        assert tallies.pop(None) == 2                 # the batch_error and tail_error rows
+        assert tallies.pop(None) == 2  # the batch_error and tail_error rows
         assert tallies == {k: v + (4 if k == "NO_OP_RECORD" else 0) for k, v in good.types.items()}
         assert df.where("date = DATE'2025-01-01'").count() > 0
         t = pq.read_table(str(out), partitioning="hive")
@@ -274,16 +297,17 @@ def test_modes(spark, damaged_dir, tmp_path):
 
 # -- splitting a large segment --------------------------------------------------------
 
+
 def test_300mb_segment_split_by_byte_ranges_gives_exactly_the_single_task_rows(spark, tmp_path):
     from pyspark.sql import functions as F
+
     part = tmp_path / "big" / "__cluster_metadata-0"
     part.mkdir(parents=True)
     w = synthetic.write_segment(str(part / f"{0:020d}.log"), 300 << 20, seed=42, mix=synthetic.BULKY)
     assert w.bytes > 290 << 20 and w.records > 100_000
 
     one, many = tmp_path / "one", tmp_path / "many"
-    s1 = ex.export([str(part)], str(one), spark=spark, split_size=1 << 40, min_partitions=1,
-                   progress=False)
+    s1 = ex.export([str(part)], str(one), spark=spark, split_size=1 << 40, min_partitions=1, progress=False)
     s2 = ex.export([str(part)], str(many), spark=spark, split_size=8 << 20, progress=False)
     assert s1.tasks == 1 and s2.tasks >= 30
     for s in (s1, s2):
@@ -292,13 +316,13 @@ def test_300mb_segment_split_by_byte_ranges_gives_exactly_the_single_task_rows(s
     def fingerprint(out):
         df = spark.read.parquet(str(out))
         cols = [F.col(c) for c in schema.NAMES]
-        return (df.select("offset", "batch_position", F.xxhash64(*cols).alias("h"))
-                  .orderBy("offset").collect())
+        return df.select("offset", "batch_position", F.xxhash64(*cols).alias("h")).orderBy("offset").collect()
 
     a, b = fingerprint(one), fingerprint(many)
     assert len(a) == len(b) == w.records
-    assert [r["offset"] for r in a] == list(range(w.records))      # none lost, none twice
-    assert a == b                                                  # and every column equal
-    tallies = Counter({r["record_type"]: r["count"] for r in
-                       spark.read.parquet(str(many)).groupBy("record_type").count().collect()})
+    assert [r["offset"] for r in a] == list(range(w.records))  # none lost, none twice
+    assert a == b  # and every column equal
+    tallies = Counter(
+        {r["record_type"]: r["count"] for r in spark.read.parquet(str(many)).groupBy("record_type").count().collect()}
+    )
     assert tallies == w.types

@@ -40,7 +40,7 @@ class Log:
         self.active = self.part / f"{0:020d}.log"
         self.active.touch()
         self.pending = b""
-        self.torn = 0            # bytes of the half-written batch at the end of the active segment
+        self.torn = 0  # bytes of the half-written batch at the end of the active segment
 
     def batch(self) -> bytes:
         n = 1 + self.next % 4
@@ -59,8 +59,8 @@ class Log:
         if half:
             extra = self.batch()
             self.torn = len(extra) // 2
-            data += extra[:self.torn]
-            self.pending = extra[self.torn:]
+            data += extra[: self.torn]
+            self.pending = extra[self.torn :]
         with open(self.active, "ab") as f:
             f.write(data)
 
@@ -71,8 +71,13 @@ class Log:
 
 
 def start(args, env):
-    return subprocess.Popen(["nice", "-n", "10", QUORUMCTL, "spark-export", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    return subprocess.Popen(
+        ["nice", "-n", "10", QUORUMCTL, "spark-export", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
 
 
 def committed(checkpoint: Path) -> dict:
@@ -87,8 +92,7 @@ def wait_caught_up(checkpoint: Path, log: Log, proc, timeout=240):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         pos = committed(checkpoint)
-        sizes = {str(p): p.stat().st_size - (log.torn if p == log.active else 0)
-                 for p in log.part.glob("*.log")}
+        sizes = {str(p): p.stat().st_size - (log.torn if p == log.active else 0) for p in log.part.glob("*.log")}
         if sizes and all(pos.get(k) == v for k, v in sizes.items()):
             return
         assert proc.poll() is None, proc.stderr.read()[-3000:]
@@ -101,8 +105,23 @@ def test_follow_appends_exactly_once_across_two_restarts(tmp_path):
     out = tmp_path / "out"
     cp = out / "_checkpoint"
     env = daemon_env(tmp_path)
-    args = [str(tmp_path / "node1"), "--out", str(out), "--follow", "--interval", "0.5", "--master", "local[2]",
-            "--split-size", "64k", "--spark-conf", "spark.ui.enabled=false", "--no-progress", "-o", "json"]
+    args = [
+        str(tmp_path / "node1"),
+        "--out",
+        str(out),
+        "--follow",
+        "--interval",
+        "0.5",
+        "--master",
+        "local[2]",
+        "--split-size",
+        "64k",
+        "--spark-conf",
+        "spark.ui.enabled=false",
+        "--no-progress",
+        "-o",
+        "json",
+    ]
     log.append(400)
 
     # run 1: catches up, follows appends (half a batch left at the end), killed while a batch runs
@@ -132,13 +151,12 @@ def test_follow_appends_exactly_once_across_two_restarts(tmp_path):
     p2 = start(args, env)
     try:
         wait_caught_up(cp, log, p2)
-        log.append(10)                      # completes the half batch too
+        log.append(10)  # completes the half batch too
         log.roll()
         log.append(150)
         snap = log.part / f"{log.next:020d}-{1:010d}.checkpoint"
         snap_records = 3
-        snap.write_bytes(encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))] * snap_records,
-                                      base_offset=0))
+        snap.write_bytes(encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))] * snap_records, base_offset=0))
         wait_caught_up(cp, log, p2)
         p2.send_signal(signal.SIGTERM)
         p2.wait(60)
@@ -165,14 +183,13 @@ def test_follow_appends_exactly_once_across_two_restarts(tmp_path):
 
     t = pq.read_table(str(out), columns=["file_kind", "row_kind", "offset", "source_file"])
     rows = t.to_pylist()
-    assert all(r["row_kind"] == "record" for r in rows)       # no torn-tail rows from the live end
+    assert all(r["row_kind"] == "record" for r in rows)  # no torn-tail rows from the live end
     seg = Counter(r["offset"] for r in rows if r["file_kind"] == "segment")
-    assert sorted(seg) == log.offsets                         # no gaps
-    assert set(seg.values()) == {1}                           # no duplicates
+    assert sorted(seg) == log.offsets  # no gaps
+    assert set(seg.values()) == {1}  # no duplicates
     assert sum(1 for r in rows if r["file_kind"] == "snapshot") == snap_records
     # every output file belongs to a committed batch; nothing left in _temporary
     assert not (out / "_temporary").exists()
     batches = {p.name for p in (cp / "commits").iterdir()}
-    assert {f.name.split("-follow-")[1].split("-")[0].lstrip("0") or "0" for f in out.glob("*.parquet")} <= \
-        batches
+    assert {f.name.split("-follow-")[1].split("-")[0].lstrip("0") or "0" for f in out.glob("*.parquet")} <= batches
     assert os.path.exists(out / "_SUCCESS")

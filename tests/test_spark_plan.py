@@ -65,6 +65,7 @@ def log_dir(tmp_path, node_id=3, directory_id=None):
 
 # -- discovery ---------------------------------------------------------------------
 
+
 def test_discovery_picks_metadata_files_and_log_dir_identity(tmp_path):
     root, part = log_dir(tmp_path, node_id=7, directory_id="OY1jR23lhEln5djMDNyeIQ")
     batch = encode_batch([meta("NoOpRecord", 0, {})], base_offset=0)
@@ -73,17 +74,24 @@ def test_discovery_picks_metadata_files_and_log_dir_identity(tmp_path):
     write(part / "00000000000000000000.index", b"\0" * 8)
     write(part / "quorum-state", b"{}")
     write(root / "bootstrap.checkpoint", batch)
-    write(root / "topic-0" / "00000000000000000000.log", batch)   # a topic partition: skipped
+    write(root / "topic-0" / "00000000000000000000.log", batch)  # a topic partition: skipped
     write(root / "cleaner-offset-checkpoint", b"0\n0\n")
 
     files = {os.path.basename(f.path): f for f in plan.source_files([str(tmp_path)])}
-    assert sorted(files) == ["00000000000000000000.log", "00000000000000000042-0000000003.checkpoint",
-                             "bootstrap.checkpoint"]
+    assert sorted(files) == [
+        "00000000000000000000.log",
+        "00000000000000000042-0000000003.checkpoint",
+        "bootstrap.checkpoint",
+    ]
     seg = files["00000000000000000000.log"]
     assert (seg.kind, seg.segment_base_offset, seg.snapshot_end_offset) == ("segment", 0, None)
     snap = files["00000000000000000042-0000000003.checkpoint"]
-    assert (snap.kind, snap.snapshot_end_offset, snap.snapshot_epoch, snap.segment_base_offset) == \
-        ("snapshot", 42, 3, None)
+    assert (snap.kind, snap.snapshot_end_offset, snap.snapshot_epoch, snap.segment_base_offset) == (
+        "snapshot",
+        42,
+        3,
+        None,
+    )
     boot = files["bootstrap.checkpoint"]
     assert boot.kind == "bootstrap"
     for f in files.values():
@@ -101,8 +109,9 @@ def test_discovery_errors_and_explicit_files(tmp_path):
     with pytest.raises(InputError, match="not a file this command reads .expected a metadata log segment"):
         plan.source_files([str(idx)])
     # a .log named directly is read even outside a metadata log dir; no meta.properties: no identity
-    seg = write(tmp_path / "copy" / "00000000000000000100.log",
-                encode_batch([meta("NoOpRecord", 0, {})], base_offset=100))
+    seg = write(
+        tmp_path / "copy" / "00000000000000000100.log", encode_batch([meta("NoOpRecord", 0, {})], base_offset=100)
+    )
     (f,) = plan.source_files([str(seg)])
     assert (f.kind, f.segment_base_offset, f.cluster_id, f.node_id) == ("segment", 100, None, None)
     # globs
@@ -115,20 +124,25 @@ def test_discovery_errors_and_explicit_files(tmp_path):
 
 def test_file_uris_go_through_pyarrow_fs(tmp_path):
     root, part = log_dir(tmp_path, node_id=11)
-    write(part / "00000000000000000000.log", encode_batch([meta("NoOpRecord", 0, {})], base_offset=0),
-          encode_batch([meta("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 21})],
-                       base_offset=1))
+    write(
+        part / "00000000000000000000.log",
+        encode_batch([meta("NoOpRecord", 0, {})], base_offset=0),
+        encode_batch([meta("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 21})], base_offset=1),
+    )
     uri = "file://" + str(root)
     (f,) = plan.source_files([uri])
     assert f.path == "file://" + str(part / "00000000000000000000.log")
     assert (f.cluster_id, f.node_id) == (CLUSTER, 11)
     t = table_of([plan.Piece(f, 0, f.size)]).to_pylist()
-    assert [(r["offset"], r["record_type"], r["feature_level"]) for r in t] == \
-        [(0, "NO_OP_RECORD", None), (1, "FEATURE_LEVEL_RECORD", 21)]
+    assert [(r["offset"], r["record_type"], r["feature_level"]) for r in t] == [
+        (0, "NO_OP_RECORD", None),
+        (1, "FEATURE_LEVEL_RECORD", 21),
+    ]
     assert t[0]["source_file"] == f.path
 
 
 # -- splitting ------------------------------------------------------------------------
+
 
 def test_cuts_are_batch_starts_and_pieces_tile_the_file(tmp_path):
     path = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
@@ -161,7 +175,7 @@ def test_cuts_are_batch_starts_and_pieces_tile_the_file(tmp_path):
 
 def test_cut_walk_stops_at_a_bad_length(tmp_path):
     good = b"".join(encode_batch([meta("NoOpRecord", 0, {})], base_offset=i) for i in range(50))
-    bad = struct.pack(">qi", 50, 3) + b"\x01" * 200      # length 3 < 14: nothing after it can be trusted
+    bad = struct.pack(">qi", 50, 3) + b"\x01" * 200  # length 3 < 14: nothing after it can be trusted
     path = write(tmp_path / "x.log", good, bad)
     with open(path, "rb") as f:
         cuts = plan.batch_cuts(f, path.stat().st_size, 100)
@@ -169,8 +183,10 @@ def test_cut_walk_stops_at_a_bad_length(tmp_path):
 
 
 def test_packing_balances_tasks():
-    files = [plan.SourceFile(f"/f{i}", "segment", size) for i, size in
-             enumerate([40 << 20, 10 << 20, 10 << 20] + [1 << 10] * 100)]
+    files = [
+        plan.SourceFile(f"/f{i}", "segment", size)
+        for i, size in enumerate([40 << 20, 10 << 20, 10 << 20] + [1 << 10] * 100)
+    ]
     cost = plan.DEFAULT_OPEN_COST
     total = sum(f.size + cost for f in files)
     split = plan.choose_split_bytes(files, plan.DEFAULT_SPLIT_SIZE, 6, cost)
@@ -192,53 +208,104 @@ def test_packing_balances_tasks():
 
 # -- rows -------------------------------------------------------------------------------
 
+
 def test_typed_columns_and_payload_of_every_kind(tmp_path):
-    lc_key, lc_value = md.encode_control(md.LEADER_CHANGE, {
-        "version": 0, "leaderId": 2, "voters": [{"voterId": 1}, {"voterId": 2}],
-        "grantingVoters": [{"voterId": 2}]})
+    lc_key, lc_value = md.encode_control(
+        md.LEADER_CHANGE,
+        {"version": 0, "leaderId": 2, "voters": [{"voterId": 1}, {"voterId": 2}], "grantingVoters": [{"voterId": 2}]},
+    )
     recs = [
         meta("TopicRecord", 0, {"name": "orders", "topicId": TOPIC_ID}),
-        meta("PartitionRecord", 1, {"partitionId": 4, "topicId": TOPIC_ID, "replicas": [1, 2, 3],
-                                    "isr": [1, 2], "removingReplicas": [], "addingReplicas": [],
-                                    "leader": 2, "leaderEpoch": 9, "partitionEpoch": 3,
-                                    "directories": []}),
+        meta(
+            "PartitionRecord",
+            1,
+            {
+                "partitionId": 4,
+                "topicId": TOPIC_ID,
+                "replicas": [1, 2, 3],
+                "isr": [1, 2],
+                "removingReplicas": [],
+                "addingReplicas": [],
+                "leader": 2,
+                "leaderEpoch": 9,
+                "partitionEpoch": 3,
+                "directories": [],
+            },
+        ),
         meta("PartitionChangeRecord", 0, {"partitionId": 4, "topicId": TOPIC_ID, "isr": [2], "leader": 2}),
         meta("PartitionChangeRecord", 0, {"partitionId": 5, "topicId": TOPIC_ID, "isr": [1, 3]}),
         meta("RemoveTopicRecord", 0, {"topicId": TOPIC_ID}),
-        meta("RegisterBrokerRecord", 2, {"brokerId": 3, "incarnationId": TOPIC_ID, "brokerEpoch": 77,
-                                         "endPoints": [], "features": [], "rack": None, "fenced": True}),
+        meta(
+            "RegisterBrokerRecord",
+            2,
+            {
+                "brokerId": 3,
+                "incarnationId": TOPIC_ID,
+                "brokerEpoch": 77,
+                "endPoints": [],
+                "features": [],
+                "rack": None,
+                "fenced": True,
+            },
+        ),
         meta("FenceBrokerRecord", 0, {"id": 3, "epoch": 77}),
         meta("UnfenceBrokerRecord", 0, {"id": 3, "epoch": 77}),
         meta("BrokerRegistrationChangeRecord", 0, {"brokerId": 3, "brokerEpoch": 78, "fenced": 1}),
         meta("BrokerRegistrationChangeRecord", 0, {"brokerId": 3, "brokerEpoch": 79, "fenced": -1}),
-        meta("BrokerRegistrationChangeRecord", 1, {"brokerId": 3, "brokerEpoch": 80,
-                                                   "inControlledShutdown": 1}),
+        meta("BrokerRegistrationChangeRecord", 1, {"brokerId": 3, "brokerEpoch": 80, "inControlledShutdown": 1}),
         meta("UnregisterBrokerRecord", 0, {"brokerId": 3, "brokerEpoch": 80}),
         meta("ProducerIdsRecord", 0, {"brokerId": 1, "brokerEpoch": 5, "nextProducerId": 1000}),
         meta("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 21}),
-        meta("ConfigRecord", 0, {"resourceType": 2, "resourceName": "orders", "name": "retention.ms",
-                                 "value": "1000"}),
+        meta("ConfigRecord", 0, {"resourceType": 2, "resourceName": "orders", "name": "retention.ms", "value": "1000"}),
         meta("ConfigRecord", 0, {"resourceType": 4, "resourceName": "", "name": "x", "value": None}),
         meta("ConfigRecord", 0, {"resourceType": 99, "resourceName": "?", "name": "y", "value": "z"}),
     ]
-    path = write(tmp_path / "t.log",
-                 encode_batch(recs, base_offset=100, leader_epoch=6, base_timestamp=1_700_000_000_000),
-                 encode_batch([(lc_key, lc_value)], base_offset=100 + len(recs), leader_epoch=7,
-                              control=True, base_timestamp=1_700_000_000_500))
+    path = write(
+        tmp_path / "t.log",
+        encode_batch(recs, base_offset=100, leader_epoch=6, base_timestamp=1_700_000_000_000),
+        encode_batch(
+            [(lc_key, lc_value)],
+            base_offset=100 + len(recs),
+            leader_epoch=7,
+            control=True,
+            base_timestamp=1_700_000_000_500,
+        ),
+    )
     got = rows_of(path)
     assert len(got) == len(recs) + 1
-    typed = ["topic_name", "topic_id", "partition_id", "leader", "leader_epoch", "replicas", "isr",
-             "broker_id", "broker_epoch", "fenced", "feature_name", "feature_level",
-             "config_resource_type", "config_resource_name", "config_key", "config_value"]
+    typed = [
+        "topic_name",
+        "topic_id",
+        "partition_id",
+        "leader",
+        "leader_epoch",
+        "replicas",
+        "isr",
+        "broker_id",
+        "broker_epoch",
+        "fenced",
+        "feature_name",
+        "feature_level",
+        "config_resource_type",
+        "config_resource_name",
+        "config_key",
+        "config_value",
+    ]
 
     def t(row):
         return {k: row[k] for k in typed if row[k] is not None}
 
     assert t(got[0]) == {"topic_name": "orders", "topic_id": TOPIC_ID}
-    assert t(got[1]) == {"topic_id": TOPIC_ID, "partition_id": 4, "leader": 2, "leader_epoch": 9,
-                         "replicas": [1, 2, 3], "isr": [1, 2]}
+    assert t(got[1]) == {
+        "topic_id": TOPIC_ID,
+        "partition_id": 4,
+        "leader": 2,
+        "leader_epoch": 9,
+        "replicas": [1, 2, 3],
+        "isr": [1, 2],
+    }
     assert t(got[2]) == {"topic_id": TOPIC_ID, "partition_id": 4, "leader": 2, "isr": [2]}
-    assert t(got[3]) == {"topic_id": TOPIC_ID, "partition_id": 5, "isr": [1, 3]}   # leader unchanged
+    assert t(got[3]) == {"topic_id": TOPIC_ID, "partition_id": 5, "isr": [1, 3]}  # leader unchanged
     assert t(got[4]) == {"topic_id": TOPIC_ID}
     assert t(got[5]) == {"broker_id": 3, "broker_epoch": 77, "fenced": True}
     assert t(got[6]) == {"broker_id": 3, "broker_epoch": 77, "fenced": True}
@@ -249,8 +316,12 @@ def test_typed_columns_and_payload_of_every_kind(tmp_path):
     assert t(got[11]) == {"broker_id": 3, "broker_epoch": 80}
     assert t(got[12]) == {"broker_id": 1, "broker_epoch": 5}
     assert t(got[13]) == {"feature_name": "metadata.version", "feature_level": 21}
-    assert t(got[14]) == {"config_resource_type": "TOPIC", "config_resource_name": "orders",
-                          "config_key": "retention.ms", "config_value": "1000"}
+    assert t(got[14]) == {
+        "config_resource_type": "TOPIC",
+        "config_resource_name": "orders",
+        "config_key": "retention.ms",
+        "config_value": "1000",
+    }
     assert t(got[15]) == {"config_resource_type": "BROKER", "config_resource_name": "", "config_key": "x"}
     assert t(got[16])["config_resource_type"] == "99"
     assert t(got[-1]) == {"leader": 2, "leader_epoch": 7}
@@ -261,74 +332,101 @@ def test_typed_columns_and_payload_of_every_kind(tmp_path):
     for (key, value), row in zip(recs, got):
         d = md.decode_metadata(value)
         assert row["payload_json"] == json_bytes(d.to_json()).decode()
-        assert (row["record_kind"], row["record_type"], row["record_api_key"], row["record_version"]) == \
-            ("metadata", d.type_name, d.api_key, d.version)
+        assert (row["record_kind"], row["record_type"], row["record_api_key"], row["record_version"]) == (
+            "metadata",
+            d.type_name,
+            d.api_key,
+            d.version,
+        )
         assert row["value"] == value and row["key"] is None and row["headers"] == []
         assert row["decode_error"] is None
-    assert json.loads(got[-1]["payload_json"]) == {"type": "LEADER_CHANGE", "version": 0, "data": {
-        "version": 0, "leaderId": 2, "voters": [{"voterId": 1}, {"voterId": 2}],
-        "grantingVoters": [{"voterId": 2}]}}
+    assert json.loads(got[-1]["payload_json"]) == {
+        "type": "LEADER_CHANGE",
+        "version": 0,
+        "data": {
+            "version": 0,
+            "leaderId": 2,
+            "voters": [{"voterId": 1}, {"voterId": 2}],
+            "grantingVoters": [{"voterId": 2}],
+        },
+    }
     first = got[0]
-    assert (first["offset"], first["record_index"], first["batch_base_offset"], first["batch_last_offset"],
-            first["batch_record_count"], first["batch_leader_epoch"], first["batch_codec"],
-            first["batch_crc_valid"], first["batch_position"], first["row_kind"], first["corrupt"]) == \
-        (100, 0, 100, 100 + len(recs) - 1, len(recs), 6, "none", True, 0, "record", False)
-    assert [r["record_index"] for r in got[:len(recs)]] == list(range(len(recs)))
+    assert (
+        first["offset"],
+        first["record_index"],
+        first["batch_base_offset"],
+        first["batch_last_offset"],
+        first["batch_record_count"],
+        first["batch_leader_epoch"],
+        first["batch_codec"],
+        first["batch_crc_valid"],
+        first["batch_position"],
+        first["row_kind"],
+        first["corrupt"],
+    ) == (100, 0, 100, 100 + len(recs) - 1, len(recs), 6, "none", True, 0, "record", False)
+    assert [r["record_index"] for r in got[: len(recs)]] == list(range(len(recs)))
     assert first["timestamp_ms"] == 1_700_000_000_000
     assert first["timestamp"].isoformat() == "2023-11-14T22:13:20+00:00"
     assert first["date"].isoformat() == "2023-11-14"
 
 
 def test_codecs_headers_log_append_time_and_odd_timestamps(tmp_path):
-    recs = [meta("NoOpRecord", 0, {}), meta("FeatureLevelRecord", 0, {"name": "kraft.version",
-                                                                      "featureLevel": 1})]
-    batches = [encode_batch(recs, base_offset=i * 2, compression_codec=codec, base_timestamp=1000)
-               for i, codec in enumerate([compression.GZIP, compression.SNAPPY, compression.LZ4,
-                                          compression.ZSTD])]
+    recs = [meta("NoOpRecord", 0, {}), meta("FeatureLevelRecord", 0, {"name": "kraft.version", "featureLevel": 1})]
+    batches = [
+        encode_batch(recs, base_offset=i * 2, compression_codec=codec, base_timestamp=1000)
+        for i, codec in enumerate([compression.GZIP, compression.SNAPPY, compression.LZ4, compression.ZSTD])
+    ]
     hdr = [(b"k", md.encode_metadata("NoOpRecord", 0, {}), [("h1", b"v1"), ("h2", None)], 5000)]
-    batches.append(encode_batch(hdr, base_offset=8, base_timestamp=4000, max_timestamp=9000,
-                                log_append_time=True))
+    batches.append(encode_batch(hdr, base_offset=8, base_timestamp=4000, max_timestamp=9000, log_append_time=True))
     batches.append(encode_batch([meta("NoOpRecord", 0, {})], base_offset=9, base_timestamp=-1))
     got = rows_of(write(tmp_path / "c.log", *batches))
     assert [r["batch_codec"] for r in got[:8:2]] == ["gzip", "snappy", "lz4", "zstd"]
     assert [r["feature_name"] for r in got[1:8:2]] == ["kraft.version"] * 4
     h = got[8]
     assert h["key"] == b"k" and h["headers"] == [{"key": "h1", "value": b"v1"}, {"key": "h2", "value": None}]
-    assert (h["batch_timestamp_type"], h["timestamp_ms"], h["batch_max_timestamp"]) == \
-        ("LogAppendTime", 9000, 9000)    # Kafka reports maxTimestamp under LogAppendTime
+    assert (h["batch_timestamp_type"], h["timestamp_ms"], h["batch_max_timestamp"]) == (
+        "LogAppendTime",
+        9000,
+        9000,
+    )  # Kafka reports maxTimestamp under LogAppendTime
     neg = got[9]
     assert neg["timestamp_ms"] == -1 and neg["timestamp"] is None and neg["date"] is None
 
 
 def test_corruption_becomes_flagged_rows(tmp_path):
     good = [encode_batch([meta("NoOpRecord", 0, {})], base_offset=i) for i in range(3)]
-    crc_bad = bytearray(encode_batch([meta("FeatureLevelRecord", 0, {"name": "a", "featureLevel": 1})],
-                                     base_offset=3))
-    crc_bad[-3] ^= 0x02                           # featureLevel 1 -> 3: the CRC fails, the record decodes
+    crc_bad = bytearray(encode_batch([meta("FeatureLevelRecord", 0, {"name": "a", "featureLevel": 1})], base_offset=3))
+    crc_bad[-3] ^= 0x02  # featureLevel 1 -> 3: the CRC fails, the record decodes
     undecodable = bytearray(encode_batch([meta("NoOpRecord", 0, {})], base_offset=4))
-    struct.pack_into(">i", undecodable, 57, 5)    # claims 5 records, holds 1
+    struct.pack_into(">i", undecodable, 57, 5)  # claims 5 records, holds 1
     torn = encode_batch([meta("NoOpRecord", 0, {})], base_offset=5)[:40]
     path = write(tmp_path / "bad.log", *good, bytes(crc_bad), bytes(undecodable), torn)
     stats = rows.Stats()
     got = rows_of(path, stats=stats)
     kinds = [(r["row_kind"], r["corrupt"], r["offset"]) for r in got]
-    assert kinds == [("record", False, 0), ("record", False, 1), ("record", False, 2),
-                     ("record", True, 3), ("batch_error", True, None), ("tail_error", True, None)]
+    assert kinds == [
+        ("record", False, 0),
+        ("record", False, 1),
+        ("record", False, 2),
+        ("record", True, 3),
+        ("batch_error", True, None),
+        ("tail_error", True, None),
+    ]
     crc_row, batch_row, tail_row = got[3], got[4], got[5]
     assert crc_row["batch_crc_valid"] is False and "CRC-32C mismatch" in crc_row["error"]
     assert crc_row["decode_error"] is None and crc_row["feature_level"] == 3
     assert batch_row["batch_base_offset"] == 4 and batch_row["batch_position"] == sum(map(len, good)) + len(crc_bad)
-    assert batch_row["batch_crc_valid"] is False     # the record count is CRC-covered too
+    assert batch_row["batch_crc_valid"] is False  # the record count is CRC-covered too
     pos = sum(map(len, good)) + len(crc_bad)
     (stored,) = struct.unpack_from(">I", undecodable, 17)
     assert batch_row["error"] == (
         f"CRC-32C mismatch in batch at byte {pos} (offset 4): stored {stored:#010x}, computed "
         f"{crc32c.crc32c(bytes(undecodable[21:])):#010x}; batch at offset 4: record data cut short "
-        f"(at byte {pos + 61})")
+        f"(at byte {pos + 61})"
+    )
     assert tail_row["batch_position"] == path.stat().st_size - 40
     assert tail_row["error"].startswith(f"torn tail at byte {path.stat().st_size - 40}")
-    assert stats.as_dict() == {"batches": 5, "records": 4, "errors": 3, "decode_errors": 0,
-                               "corrupt_records": 1}
+    assert stats.as_dict() == {"batches": 5, "records": 4, "errors": 3, "decode_errors": 0, "corrupt_records": 1}
 
 
 def test_zero_tail_is_the_end_and_unreadable_file_is_a_row(tmp_path):
@@ -354,11 +452,11 @@ def test_small_arrow_batches_and_repeated_values_match_one_big_batch(tmp_path):
 def test_body_memo_keeps_a_body_from_its_second_sighting():
     cache = rows.BodyCache(limit=2)
     cache.remember(b"a", "rel-a")
-    assert cache.get(b"a") is None            # seen once: a body that never repeats costs no memo
+    assert cache.get(b"a") is None  # seen once: a body that never repeats costs no memo
     cache.remember(b"a", "rel-a")
     assert cache.get(b"a") == "rel-a"
     cache.remember(b"b", "rel-b"), cache.remember(b"b", "rel-b")
-    cache.remember(b"c", "rel-c"), cache.remember(b"c", "rel-c")   # full: starts over
+    cache.remember(b"c", "rel-c"), cache.remember(b"c", "rel-c")  # full: starts over
     assert (cache.get(b"a"), cache.get(b"b"), cache.get(b"c")) == (None, None, "rel-c")
 
 
@@ -372,7 +470,7 @@ def test_memoised_bodies_give_the_rows_a_fresh_decode_gives(tmp_path, monkeypatc
     monkeypatch.setattr(rows.BodyCache, "get", lambda self, key: hits.append(get(self, key)) or hits[-1])
     memo = rows_of(path)
     assert sum(h is not None for h in hits) > 100
-    monkeypatch.setattr(rows, "SMALL_BATCH", 0)     # no body is small: nothing memoised
+    monkeypatch.setattr(rows, "SMALL_BATCH", 0)  # no body is small: nothing memoised
     fresh = rows_of(path)
     assert memo == fresh and len(memo) > 1000
 
@@ -382,7 +480,6 @@ def test_docs_schema_table_matches_the_code():
     documented = []
     for line in doc.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 3 and cells[0].startswith("`") and cells[0].endswith("`") and \
-                cells[1].startswith("`"):
+        if len(cells) >= 3 and cells[0].startswith("`") and cells[0].endswith("`") and cells[1].startswith("`"):
             documented.append((cells[0].strip("`"), cells[1].strip("`")))
     assert documented == [(n, t) for n, t, _, _ in schema.COLUMNS]

@@ -25,11 +25,16 @@ def same(fast, general) -> bool:
     the general path gives bytes, the fast path str; Arrow takes both alike;
     typed entries memoised by value tail resolved for their own value, as the
     Arrow builder does for whole columns)."""
+
     def text(col, values):
-        return [(h, p.decode() if isinstance(p, bytes) else p, R.resolve_typed(t, v))
-                for (h, p, t), v in zip(col, values)]
-    return (list(fast[0]),) + fast[1:5] + (text(fast[5], fast[3]), fast[6]) == \
-        general[:5] + (text(general[5], general[3]), general[6])
+        return [
+            (h, p.decode() if isinstance(p, bytes) else p, R.resolve_typed(t, v)) for (h, p, t), v in zip(col, values)
+        ]
+
+    return (list(fast[0]),) + fast[1:5] + (text(fast[5], fast[3]), fast[6]) == general[:5] + (
+        text(general[5], general[3]),
+        general[6],
+    )
 
 
 def compare(source) -> dict:
@@ -40,7 +45,7 @@ def compare(source) -> dict:
         if not isinstance(b, Batch) or b.attributes & (ATTR_CONTROL | ATTR_COMPRESSION):
             continue
         seen["batches"] += 1
-        key = (b.record_count, bytes(b.data[R.HEADER_SIZE:]))
+        key = (b.record_count, bytes(b.data[R.HEADER_SIZE :]))
         if key not in done:
             done[key] = check(source, b)
         records, fast = done[key]
@@ -56,7 +61,7 @@ def check(source, b) -> tuple[int, bool]:
     fast = R._plain_body(b, b.data, R.decode_value)
     try:
         records = b.records()
-    except Exception:   # an undecodable batch: the fast path must decline it
+    except Exception:  # an undecodable batch: the fast path must decline it
         assert fast is None, (source, b.position)
         return 0, False
     if fast is None:
@@ -75,28 +80,54 @@ def test_fast_rows_equal_the_general_path_on_every_corpus_batch():
                 for k, v in compare(str(CORPUS / f["local"])).items():
                     total[k] = total.get(k, 0) + v
     assert total["records"] > 500_000, total
-    assert total["fast_records"] > 0.9 * total["records"], total   # the comparison is not vacuous
+    assert total["fast_records"] > 0.9 * total["records"], total  # the comparison is not vacuous
 
 
 @pytest.mark.shared("perf/churn-controller-1.log.gz")
 def test_fast_rows_equal_the_general_path_on_the_real_controller_log():
     seen = compare(gzip.decompress(PERF_LOG.read_bytes()))
-    assert seen["records"] == 207_022      # (the other 5 are in control batches)
+    assert seen["records"] == 207_022  # (the other 5 are in control batches)
     assert seen["fast_records"] == seen["records"], seen
 
 
 def test_fast_rows_decline_or_match_what_is_not_plain():
     """Keys and headers decline; an undecodable value inside a plain batch, an
     unknown type and a record with typed columns all match the general path."""
-    topic = md.encode_metadata("TopicRecord", 0, {"name": "t\u00e9\"x", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
-    part = md.encode_metadata("PartitionRecord", 0, {
-        "partitionId": 3, "topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "replicas": [1, 2], "isr": [2],
-        "removingReplicas": [], "addingReplicas": [], "leader": 2, "leaderEpoch": 7, "partitionEpoch": 1})
-    part2 = md.encode_metadata("PartitionRecord", 0, {
-        "partitionId": 4, "topicId": "AAAAAAAAAAAAAAAAAAAAAg", "replicas": [1, 2], "isr": [2],
-        "removingReplicas": [], "addingReplicas": [], "leader": 2, "leaderEpoch": 7, "partitionEpoch": 1})
-    for records in ([(None, topic), (None, part), (None, part2), (None, part)],
-                    [(None, part[:-1]), (None, b"\x01\x63\x00"), (None, part2)]):
+    topic = md.encode_metadata("TopicRecord", 0, {"name": 't\u00e9"x', "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
+    part = md.encode_metadata(
+        "PartitionRecord",
+        0,
+        {
+            "partitionId": 3,
+            "topicId": "AAAAAAAAAAAAAAAAAAAAAQ",
+            "replicas": [1, 2],
+            "isr": [2],
+            "removingReplicas": [],
+            "addingReplicas": [],
+            "leader": 2,
+            "leaderEpoch": 7,
+            "partitionEpoch": 1,
+        },
+    )
+    part2 = md.encode_metadata(
+        "PartitionRecord",
+        0,
+        {
+            "partitionId": 4,
+            "topicId": "AAAAAAAAAAAAAAAAAAAAAg",
+            "replicas": [1, 2],
+            "isr": [2],
+            "removingReplicas": [],
+            "addingReplicas": [],
+            "leader": 2,
+            "leaderEpoch": 7,
+            "partitionEpoch": 1,
+        },
+    )
+    for records in (
+        [(None, topic), (None, part), (None, part2), (None, part)],
+        [(None, part[:-1]), (None, b"\x01\x63\x00"), (None, part2)],
+    ):
         b = next(iter(BatchReader(encode_batch(records, base_offset=5))))
         fast = R._plain_body(b, b.data, R.decode_value)
         assert fast is not None
@@ -104,8 +135,7 @@ def test_fast_rows_decline_or_match_what_is_not_plain():
     body = R._plain_body(b, b.data, R.decode_value)
     head, _payload, entry = body[5][2]
     assert head == R._head("metadata", "PARTITION_RECORD", 3, 0, None)
-    assert R.resolve_typed(entry, body[3][2]) == \
-        (R.TOPIC, (None, "AAAAAAAAAAAAAAAAAAAAAg", 4, 2, 7, [1, 2], [2]))
+    assert R.resolve_typed(entry, body[3][2]) == (R.TOPIC, (None, "AAAAAAAAAAAAAAAAAAAAAg", 4, 2, 7, [1, 2], [2]))
     # the entry is memoised by the value's tail, which partition 3 of topic ...AQ (above)
     # shares: it holds that record's leading fields; each row's own come from its value
     assert len(entry) == 3 and entry[1][1:3] == ("AAAAAAAAAAAAAAAAAAAAAQ", 3)
@@ -120,6 +150,7 @@ def _table(path, batch_rows):
     import pyarrow as pa
 
     from quorumctl.spark import plan, schema
+
     sf = plan.SourceFile(path=str(path), kind="segment", size=os.path.getsize(path))
     batches = list(A.arrow_batches([plan.Piece(sf, 0, sf.size)], schema.arrow_schema(), batch_rows))
     return pa.Table.from_batches(batches, schema=schema.arrow_schema())
@@ -148,4 +179,5 @@ def test_arrow_columns_from_memoised_entries_equal_the_general_path(tmp_path, mo
 
 def pa_compute():
     import pyarrow.compute as pc
+
     return pc

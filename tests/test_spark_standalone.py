@@ -31,13 +31,12 @@ pytestmark = needs_java()
 
 
 def nice_run(args, env, timeout=600):
-    return subprocess.run(["nice", "-n", "10", *args], capture_output=True, text=True, timeout=timeout,
-                          env=env)
+    return subprocess.run(["nice", "-n", "10", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def sorted_table(out: Path):
     t = pq.read_table(str(out))
-    return t.take(pc.sort_indices(t, sort_keys=SORT))   # nulls last (the default)
+    return t.take(pc.sort_indices(t, sort_keys=SORT))  # nulls last (the default)
 
 
 def digest(out: Path) -> str:
@@ -76,6 +75,7 @@ def inputs(tmp_path_factory):
     from quorumctl.records import metadata as md
     from quorumctl.records.batch import encode_batch
     from quorumctl.spark import synthetic
+
     base = tmp_path_factory.mktemp("inputs")
     small = base / "node1"
     part = small / "__cluster_metadata-0"
@@ -99,6 +99,7 @@ def local_export(spark, inputs, tmp_path_factory):
     from an earlier module on this worker, where a spark-export child would
     start one more)."""
     from quorumctl.spark import job
+
     small, good, _ = inputs
     out = tmp_path_factory.mktemp("local") / "small"
     s = job.export([str(small)], str(out), spark=spark, split_size=512 << 10, progress=False)
@@ -111,26 +112,46 @@ def built_in_process(root: Path):
     builder the tasks run (a second local Spark export of the big input would
     cost a JVM start and as much CPU as the job itself)."""
     from quorumctl.spark import arrow, plan, rows, schema
+
     p = plan.make_plan([str(root)])
-    t = pa.Table.from_batches(list(arrow.arrow_batches([x for part in p.partitions for x in part],
-                                                      schema.arrow_schema(), 8192, None, rows.Stats())),
-                              schema=schema.arrow_schema())
+    t = pa.Table.from_batches(
+        list(
+            arrow.arrow_batches(
+                [x for part in p.partitions for x in part], schema.arrow_schema(), 8192, None, rows.Stats()
+            )
+        ),
+        schema=schema.arrow_schema(),
+    )
     return t.take(pc.sort_indices(t, sort_keys=SORT))
 
 
-def test_quorumctl_and_spark_submit_on_standalone_equal_the_local_export(two_workers, inputs, local_export,
-                                                                        tmp_path):
+def test_quorumctl_and_spark_submit_on_standalone_equal_the_local_export(two_workers, inputs, local_export, tmp_path):
     cluster = two_workers
     small, good, _ = inputs
     env = daemon_env(tmp_path)
     conf = [x for c in cluster.driver_conf() for x in ("--spark-conf", c)]
     out = tmp_path / "cli"
-    r = nice_run([QUORUMCTL, "spark-export", str(small), "--out", str(out), "--master", cluster.url,
-                  "--split-size", "512k", *conf, "-o", "json"], env)
-    assert r.returncode == 1, r.stderr[-3000:]            # the corrupt batch: exit 1, rows written
+    r = nice_run(
+        [
+            QUORUMCTL,
+            "spark-export",
+            str(small),
+            "--out",
+            str(out),
+            "--master",
+            cluster.url,
+            "--split-size",
+            "512k",
+            *conf,
+            "-o",
+            "json",
+        ],
+        env,
+    )
+    assert r.returncode == 1, r.stderr[-3000:]  # the corrupt batch: exit 1, rows written
     s = json.loads(r.stdout)["summary"]
     assert (s["files"], s["records"], s["errors"], s["corrupt_records"]) == (2, good.records + 1, 2, 1)
-    assert s["tasks"] >= 4                                  # spread over both Workers
+    assert s["tasks"] >= 4  # spread over both Workers
     assert r.stderr == f"quorumctl: starting Spark (master {cluster.url}); the JVM takes a few seconds\n"
     assert (out / "_SUCCESS").exists() and not (out / "_temporary").exists()
 
@@ -141,12 +162,30 @@ def test_quorumctl_and_spark_submit_on_standalone_equal_the_local_export(two_wor
     submit = which_submit()
     if submit is None:
         pytest.skip("spark-submit not installed next to this Python")
-    app = subprocess.run([sys.executable, "-m", "quorumctl.spark.submit", "--path"], capture_output=True,
-                         text=True).stdout.strip()
+    app = subprocess.run(
+        [sys.executable, "-m", "quorumctl.spark.submit", "--path"], capture_output=True, text=True
+    ).stdout.strip()
     out2 = tmp_path / "submitted"
-    r2 = nice_run([submit, "--master", cluster.url, "--conf", "spark.ui.enabled=false",
-                   "--conf", "spark.executor.memory=512m", app, str(small), "--out", str(out2),
-                   "--split-size", "512k", "-o", "json"], env)
+    r2 = nice_run(
+        [
+            submit,
+            "--master",
+            cluster.url,
+            "--conf",
+            "spark.ui.enabled=false",
+            "--conf",
+            "spark.executor.memory=512m",
+            app,
+            str(small),
+            "--out",
+            str(out2),
+            "--split-size",
+            "512k",
+            "-o",
+            "json",
+        ],
+        env,
+    )
     assert r2.returncode == 1, r2.stderr[-3000:]
     assert json.loads(r2.stdout.strip().splitlines()[-1])["summary"]["records"] == good.records + 1
 
@@ -161,9 +200,29 @@ def test_losing_a_worker_mid_job_completes_or_fails_cleanly(cluster, inputs, tmp
     env = daemon_env(tmp_path)
     out = tmp_path / "lost"
     conf = [x for c in cluster.driver_conf() for x in ("--spark-conf", c)]
-    proc = subprocess.Popen(["nice", "-n", "10", QUORUMCTL, "spark-export", str(big), "--out", str(out),
-                             "--master", cluster.url, "--split-size", "1m", *conf, "-o", "json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [
+            "nice",
+            "-n",
+            "10",
+            QUORUMCTL,
+            "spark-export",
+            str(big),
+            "--out",
+            str(out),
+            "--master",
+            cluster.url,
+            "--split-size",
+            "1m",
+            *conf,
+            "-o",
+            "json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     killed = threading.Event()
     state = {}
 

@@ -22,6 +22,7 @@ def test_partition_values_are_escaped_as_spark_does():
     assert w.escape_partition_value("PARTITION_RECORD") == "PARTITION_RECORD"
     assert w.escape_partition_value(True) == "true" and w.escape_partition_value(7) == "7"
     import datetime
+
     assert w.escape_partition_value(datetime.date(2025, 1, 2)) == "2025-01-02"
 
 
@@ -87,8 +88,9 @@ def test_many_partitions_keep_memory_bounded(tmp_path, segment, monkeypatch):
     assert most < 2 * 500 + 300 and pw._pending == 0
     t = pq.read_table(str(tmp_path / "o"), partitioning="hive")
     assert t.num_rows == written.records and len(files) > len(written.types)
-    assert all(md.num_row_groups >= 1 for md in
-               (pq.ParquetFile(os.path.join(tmp_path, "o", f)).metadata for f in files))
+    assert all(
+        md.num_row_groups >= 1 for md in (pq.ParquetFile(os.path.join(tmp_path, "o", f)).metadata for f in files)
+    )
 
 
 def test_uri_output_goes_through_pyarrow_fs(tmp_path, segment):
@@ -105,13 +107,16 @@ def test_uri_output_goes_through_pyarrow_fs(tmp_path, segment):
 
 def test_failed_jobs_are_reported_by_their_python_cause():
     from quorumctl.spark.job import _one_line
-    text = ("An error occurred while calling o51.collectToPython.\n"
-            ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed\n"
-            "org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] An exception was thrown "
-            "from the Python worker: Traceback (most recent call last):\n"
-            '  File "/x/writer.py", line 76, in makedirs\n'
-            "    os.makedirs(path, exist_ok=True)\n"
-            "PermissionError: [Errno 13] Permission denied: '/data/out' SQLSTATE: 38000\n"
-            "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1097)\n")
+
+    text = (
+        "An error occurred while calling o51.collectToPython.\n"
+        ": org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 failed\n"
+        "org.apache.spark.api.python.PythonException: [PYTHON_EXCEPTION] An exception was thrown "
+        "from the Python worker: Traceback (most recent call last):\n"
+        '  File "/x/writer.py", line 76, in makedirs\n'
+        "    os.makedirs(path, exist_ok=True)\n"
+        "PermissionError: [Errno 13] Permission denied: '/data/out' SQLSTATE: 38000\n"
+        "\tat org.apache.spark.api.python.BasePythonRunner.handlePythonException(PythonRunner.scala:1097)\n"
+    )
     assert _one_line(RuntimeError(text)) == "PermissionError: [Errno 13] Permission denied: '/data/out'"
     assert _one_line(RuntimeError("\n  plain trouble\nmore")) == "plain trouble"

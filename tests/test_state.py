@@ -26,23 +26,40 @@ def state_json(cli, *dirs):
 
 CLUSTERS = {
     # name: ([replica dirs], per replica (node, leader, leader epoch, log end, epochs, snapshots), winner, tied)
-    "hiage__kafka-raft": (["data/kafka1", "data/kafka2", "data/kafka3"],
-                          [(1, 1, 1, 2982, [[1, 0]], []), (2, 1, 1, 2986, [[1, 0]], []),
-                           (3, 1, 1, 2989, [[1, 0]], [])], "node 3", []),
-    "Viso-Lake__kafka_service": (["kafka1/data", "kafka2/data", "kafka3/data"],
-                                 [(n, 1, 1, 1193, [[1, 0]], []) for n in (1, 2, 3)],
-                                 "node 1", ["node 1", "node 2", "node 3"]),
+    "hiage__kafka-raft": (
+        ["data/kafka1", "data/kafka2", "data/kafka3"],
+        [(1, 1, 1, 2982, [[1, 0]], []), (2, 1, 1, 2986, [[1, 0]], []), (3, 1, 1, 2989, [[1, 0]], [])],
+        "node 3",
+        [],
+    ),
+    "Viso-Lake__kafka_service": (
+        ["kafka1/data", "kafka2/data", "kafka3/data"],
+        [(n, 1, 1, 1193, [[1, 0]], []) for n in (1, 2, 3)],
+        "node 1",
+        ["node 1", "node 2", "node 3"],
+    ),
     "ftmhxp__real-time-data-streaming-pipeline": (
         ["kafka1/data", "kafka2/data", "kafka3/data"],
-        [(1, 3, 5, 13057, [[1, 0], [2, 12143]], [[7268, 1]]), (2, 3, 5, 13057, [[1, 0], [2, 12143]], [[7269, 1]]),
-         (3, 3, 5, 13057, [[1, 0], [2, 12143]], [[7268, 1]])], "node 1", ["node 1", "node 2", "node 3"]),
+        [
+            (1, 3, 5, 13057, [[1, 0], [2, 12143]], [[7268, 1]]),
+            (2, 3, 5, 13057, [[1, 0], [2, 12143]], [[7269, 1]]),
+            (3, 3, 5, 13057, [[1, 0], [2, 12143]], [[7268, 1]]),
+        ],
+        "node 1",
+        ["node 1", "node 2", "node 3"],
+    ),
     "nurlan-abdullazada__Docker-compose": (
         ["data/kafka1", "data/kafka2", "data/kafka3"],
-        [(n, 1, 3, 188, [[1, 0], [2, 69], [3, 70]], []) for n in (1, 2, 3)], "node 1",
-        ["node 1", "node 2", "node 3"]),
+        [(n, 1, 3, 188, [[1, 0], [2, 69], [3, 70]], []) for n in (1, 2, 3)],
+        "node 1",
+        ["node 1", "node 2", "node 3"],
+    ),
     "mavila01-prog__kafka_tutorial": (
         ["kafka1/data", "kafka2/data", "kafka3/data"],
-        [(n, 3, 9, 3088, [[2, 0], [9, 84]], []) for n in (1, 2, 3)], "node 1", ["node 1", "node 2", "node 3"]),
+        [(n, 3, 9, 3088, [[2, 0], [9, 84]], []) for n in (1, 2, 3)],
+        "node 1",
+        ["node 1", "node 2", "node 3"],
+    ),
 }
 
 
@@ -81,7 +98,7 @@ def test_corpus_agrees_with_the_catalog(cli):
             parts = f["local"].split("/")
             if "_history" in parts or "__cluster_metadata-0" not in parts:
                 continue
-            pd = "/".join(parts[:parts.index("__cluster_metadata-0") + 1])
+            pd = "/".join(parts[: parts.index("__cluster_metadata-0") + 1])
             pdirs.setdefault(pd, []).append(f)
         if len(pdirs) < 2:
             continue
@@ -94,8 +111,11 @@ def test_corpus_agrees_with_the_catalog(cli):
             assert j["log_end_offset"] == max(f["stats"]["last_offset"] for f in logs) + 1, pd
             assert {e for e, _ in j["epochs_in_log"]} == set().union(*(f["stats"]["epochs"] for f in logs)), pd
             qs = next(f["stats"] for f in fs if f["kind"] == "quorum-state")
-            assert (j["leader_id"], j["leader_epoch"], j["voted_id"]) == \
-                (qs["leaderId"], qs["leaderEpoch"], qs["votedId"]), pd
+            assert (j["leader_id"], j["leader_epoch"], j["voted_id"]) == (
+                qs["leaderId"],
+                qs["leaderEpoch"],
+                qs["votedId"],
+            ), pd
             lec = next(f["stats"]["lines"] for f in fs if f["kind"] == "leader-epoch-checkpoint")
             assert j["epoch_checkpoint"] == [[int(x) for x in ln.split()] for ln in lec[2:]], pd
             checked += 1
@@ -103,6 +123,7 @@ def test_corpus_agrees_with_the_catalog(cli):
 
 
 # -- Kafka's own fixtures -----------------------------------------------------------
+
 
 @needs_shared
 def test_fixture_37_static(cli):
@@ -176,6 +197,7 @@ def test_state_text_and_table(cli):
 
 # -- generated divergence: state names the winner and the divergence point ---------
 
+
 def test_state_divergence_scenarios(cli, tmp_path):
     leader = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
     write_replica(str(tmp_path / "l"), leader, node_id=1)
@@ -186,8 +208,12 @@ def test_state_divergence_scenarios(cli, tmp_path):
     c = doc["comparison"]
     assert c["winner"] == "node 1" and c["election_key"] == {"last_epoch": 6, "end_offset": 10}
     e, f = c["followers"]
-    assert (e["kind"], e["diverging_epoch"], e["truncate_to"], e["new_end_offset"]) == \
-        ("diverging", {"epoch": 4, "end_offset": 5}, 5, 5)
+    assert (e["kind"], e["diverging_epoch"], e["truncate_to"], e["new_end_offset"]) == (
+        "diverging",
+        {"epoch": 4, "end_offset": 5},
+        5,
+        5,
+    )
     assert (f["kind"], f["diverging_epoch"], f["truncate_to"]) == ("diverging", {"epoch": 1, "end_offset": 3}, 3)
     code, out, _ = cli("state", "-o", "text", tmp_path / "l", tmp_path / "f", code=0)
     assert "  node 3: diverges from node 1: DivergingEpoch(epoch=1, endOffset=3); truncates to 3\n" in out
@@ -196,7 +222,7 @@ def test_state_divergence_scenarios(cli, tmp_path):
 def test_state_reports_problems(cli, tmp_path):
     pdir = write_replica(str(tmp_path / "r"), [B(1, 3), B(2, 2)], checkpoint=[(1, 0), (2, 4)])
     with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as fh:
-        fh.write(b"\x00" * 7)   # a torn tail
+        fh.write(b"\x00" * 7)  # a torn tail
     code, doc = state_json(cli, tmp_path / "r")
     assert code == 1
     probs = doc["replicas"][0]["problems"]
@@ -224,36 +250,39 @@ def test_a_log_behind_its_latest_snapshot(cli, tmp_path):
     assert code == 1
     f = doc["replicas"][1]
     assert f["last_epoch"] == 2 and any("Kafka drops the log at start-up" in p for p in f["problems"])
-    assert doc["comparison"]["followers"][0]["kind"] == "none"   # it fetches on from offset 12 in epoch 2
+    assert doc["comparison"]["followers"][0]["kind"] == "none"  # it fetches on from offset 12 in epoch 2
     code, out, err = cli("truncate", "-o", "json", tmp_path / "f", "--to-offset", "2")
     assert code == 1 and "nothing to truncate offline" in json.loads(out)["plan"]["refused"]
 
 
 @needs_shared
-@pytest.mark.parametrize("name,problem", [
-    ("a_flip", "CRC mismatch in the batch at offset"),
-    ("b_trunc", "needs"),
-    ("c_zeros", "smaller than the minimum record overhead"),
-    ("d_gap", None),
-    ("e_idx", None),
-])
+@pytest.mark.parametrize(
+    "name,problem",
+    [
+        ("a_flip", "CRC mismatch in the batch at offset"),
+        ("b_trunc", "needs"),
+        ("c_zeros", "smaller than the minimum record overhead"),
+        ("d_gap", None),
+        ("e_idx", None),
+    ],
+)
 def test_kafka_corrupted_segments(cli, tmp_path, name, problem):
     pdir = tmp_path / "r" / "__cluster_metadata-0"
     pdir.mkdir(parents=True)
     for f in os.listdir(FIXTURES / "kafka-3.7.0-static" / "corrupt" / name):
         (pdir / f).write_bytes((FIXTURES / "kafka-3.7.0-static" / "corrupt" / name / f).read_bytes())
     code, out, err = cli("state", "-o", "json", tmp_path / "r")
-    assert err == "" and code == 1          # missing meta.properties etc. are reported, never a traceback
+    assert err == "" and code == 1  # missing meta.properties etc. are reported, never a traceback
     probs = json.loads(out)["replicas"][0]["problems"]
     if problem:
         assert any(problem in p and "Kafka truncates the log there at start-up" in p for p in probs), probs
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(log=st.binary(max_size=400), qs=st.binary(max_size=60), cp=st.binary(max_size=40),
-       meta=st.binary(max_size=80))
+@given(log=st.binary(max_size=400), qs=st.binary(max_size=60), cp=st.binary(max_size=40), meta=st.binary(max_size=80))
 def test_hostile_files_never_crash(cli, tmp_path, log, qs, cp, meta):
     import shutil
+
     r = tmp_path / "h"
     shutil.rmtree(r, ignore_errors=True)
     pdir = write_replica(str(r), [B(1, 2), B(2, 1)])
@@ -286,18 +315,31 @@ def test_different_clusters_and_last_write(cli, tmp_path):
     t = doc["replicas"][0]["last_batch_time"]
     assert t["ms"] == 1_700_000_000_000 and t["iso"] == "2023-11-14T22:13:20.000Z" and t["age"].endswith("ago")
     code, out, _ = cli("state", "-o", "text", tmp_path / "a", tmp_path / "b", code=0)
-    assert "warning: these replicas belong to different clusters: XFBpci3ORzK2hz44Gtmrwg, rTcAzcTXQpG_6c1zYns8Xw\n" in out
+    assert (
+        "warning: these replicas belong to different clusters: XFBpci3ORzK2hz44Gtmrwg, rTcAzcTXQpG_6c1zYns8Xw\n" in out
+    )
     assert "  last batch written: 2023-11-14T22:13:20.000Z (" in out
 
 
 def test_freshly_formatted_node(cli, tmp_path):
-    code, out, err = cli("bootstrap", "format", "--node-id", "1", "--log-dir", tmp_path / "c1", "-t",
-                         "rTcAzcTXQpG_6c1zYns8Xw", "--initial-controllers", "1@localhost:9093:DfqkWOlJTZ-abG8pUGocIA",
-                         "--apply")
+    code, out, err = cli(
+        "bootstrap",
+        "format",
+        "--node-id",
+        "1",
+        "--log-dir",
+        tmp_path / "c1",
+        "-t",
+        "rTcAzcTXQpG_6c1zYns8Xw",
+        "--initial-controllers",
+        "1@localhost:9093:DfqkWOlJTZ-abG8pUGocIA",
+        "--apply",
+    )
     assert code == 0, err
     code, doc = state_json(cli, tmp_path / "c1")
     j = doc["replicas"][0]
     assert code == 0 and j["problems"] == [] and len(j["notes"]) == 2
     assert (j["log_end_offset"], j["last_epoch"], j["kraft_version"]) == (0, 0, 1)
-    assert j["voters"]["voters"] == [{"id": 1, "directory_id": "DfqkWOlJTZ-abG8pUGocIA",
-                                      "endpoints": ["CONTROLLER://localhost:9093"]}]
+    assert j["voters"]["voters"] == [
+        {"id": 1, "directory_id": "DfqkWOlJTZ-abG8pUGocIA", "endpoints": ["CONTROLLER://localhost:9093"]}
+    ]

@@ -17,7 +17,7 @@ def view(epochs_per_offset, *, start=0, snapshots=(), batch_sizes=None):
     i = 0
     for n in sizes:
         e = epochs_per_offset[i]
-        assert all(x == e for x in epochs_per_offset[i:i + n])
+        assert all(x == e for x in epochs_per_offset[i : i + n])
         h.assign(e, off)
         bounds.append(off)
         off += n
@@ -27,24 +27,25 @@ def view(epochs_per_offset, *, start=0, snapshots=(), batch_sizes=None):
 
 # -- LeaderEpochFileCache semantics (cases of Kafka's LeaderEpochFileCacheTest) -------
 
+
 def test_assign_and_non_monotonic_truncation():
     h = EpochHistory()
     assert h.assign(2, 6)
-    assert not h.assign(2, 7)           # same epoch, later start: no update
+    assert not h.assign(2, 7)  # same epoch, later start: no update
     assert h.assign(3, 8)
     assert h.assign(4, 9)
-    assert h.assign(3, 10) and h.entries == [(2, 6), (3, 10)]    # lower epoch: later entries dropped
-    assert h.assign(5, 7) and h.entries == [(2, 6), (5, 7)]      # earlier start: later entries dropped
-    assert h.assign(5, 4) and h.entries == [(5, 4)]              # same epoch, earlier start
+    assert h.assign(3, 10) and h.entries == [(2, 6), (3, 10)]  # lower epoch: later entries dropped
+    assert h.assign(5, 7) and h.entries == [(2, 6), (5, 7)]  # earlier start: later entries dropped
+    assert h.assign(5, 4) and h.entries == [(5, 4)]  # same epoch, earlier start
 
 
 def test_end_offset_for():
     h = EpochHistory([(2, 6), (3, 8), (5, 12)])
-    assert h.end_offset_for(5, 20) == (5, 20)      # latest epoch: the log end
+    assert h.end_offset_for(5, 20) == (5, 20)  # latest epoch: the log end
     assert h.end_offset_for(3, 20) == (3, 12)
-    assert h.end_offset_for(4, 20) == (3, 12)      # unknown epoch between: floor epoch, next start
-    assert h.end_offset_for(1, 20) == (1, 6)       # below every epoch: the requested one, first start
-    assert h.end_offset_for(6, 20) == (-1, -1)     # above every epoch
+    assert h.end_offset_for(4, 20) == (3, 12)  # unknown epoch between: floor epoch, next start
+    assert h.end_offset_for(1, 20) == (1, 6)  # below every epoch: the requested one, first start
+    assert h.end_offset_for(6, 20) == (-1, -1)  # above every epoch
     assert h.end_offset_for(-1, 20) == (-1, -1)
     assert EpochHistory().end_offset_for(1, 0) == (-1, -1)
 
@@ -125,6 +126,7 @@ def test_snapshot_answer():
 
 
 # -- property: under Log Matching, the exchange finds exactly the common prefix ------
+
 
 @st.composite
 def scenarios(draw):

@@ -23,17 +23,33 @@ def _window_log(tmp_path) -> str:
     metadata.version 27 -> 25 -> 27 inside it, one record after it."""
     from quorumctl.records import metadata as md
     from quorumctl.records.batch import encode_batch
+
     batches = [
-        [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 27})],              # 0
-        [("TopicRecord", 0, {"name": "blip", "topicId": TID}),                                      # 1
-         ("PartitionRecord", 0, {"partitionId": 0, "topicId": TID, "replicas": [1], "isr": [1],
-                                 "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
-                                 "partitionEpoch": 0})],                                            # 2
-        [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 25})],              # 3
-        [("RemoveTopicRecord", 0, {"topicId": TID})],                                               # 4
-        [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 27})],              # 5
-        [("ConfigRecord", 0, {"resourceType": 4, "resourceName": "", "name": "min.insync.replicas",
-                              "value": "2"})],                                                      # 6
+        [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 27})],  # 0
+        [
+            ("TopicRecord", 0, {"name": "blip", "topicId": TID}),  # 1
+            (
+                "PartitionRecord",
+                0,
+                {
+                    "partitionId": 0,
+                    "topicId": TID,
+                    "replicas": [1],
+                    "isr": [1],
+                    "removingReplicas": [],
+                    "addingReplicas": [],
+                    "leader": 1,
+                    "leaderEpoch": 0,
+                    "partitionEpoch": 0,
+                },
+            ),
+        ],  # 2
+        [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 25})],  # 3
+        [("RemoveTopicRecord", 0, {"topicId": TID})],  # 4
+        [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 27})],  # 5
+        [
+            ("ConfigRecord", 0, {"resourceType": 4, "resourceName": "", "name": "min.insync.replicas", "value": "2"})
+        ],  # 6
     ]
     d = tmp_path / "__cluster_metadata-0"
     d.mkdir()
@@ -53,20 +69,21 @@ def test_timeline_shows_what_the_net_diff_hides(cli, tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("Changes from offset 0 ") and lines[1] == "  nothing changed"
     at = lines.index("Timeline: 6 change(s) by 5 record(s), in log order")
-    assert lines[at + 1:] == [
-        "offset 1 epoch 1 2023-11-14T22:13:21.000Z TOPIC_RECORD /topics/blip: created {\"id\":\"AAAAAAAAAAAAAAAAAAAAAQ\"}",
+    assert lines[at + 1 :] == [
+        'offset 1 epoch 1 2023-11-14T22:13:21.000Z TOPIC_RECORD /topics/blip: created {"id":"AAAAAAAAAAAAAAAAAAAAAQ"}',
         "offset 2 epoch 1 2023-11-14T22:13:21.000Z PARTITION_RECORD /topics/blip/0: created leader 1 leaderEpoch 0 "
         "isr [1] replicas [1] partitionEpoch 0",
         "offset 3 epoch 1 2023-11-14T22:13:22.000Z FEATURE_LEVEL_RECORD /features/metadata.version: 27 -> 25",
         "offset 4 epoch 1 2023-11-14T22:13:23.000Z REMOVE_TOPIC_RECORD /topics/blip: removed (was "
-        "{\"id\":\"AAAAAAAAAAAAAAAAAAAAAQ\"})",
+        '{"id":"AAAAAAAAAAAAAAAAAAAAAQ"})',
         "offset 4 epoch 1 2023-11-14T22:13:23.000Z REMOVE_TOPIC_RECORD /topics/blip/0: removed (was leader 1 "
         "leaderEpoch 0 isr [1] replicas [1] partitionEpoch 0)",
         "offset 5 epoch 1 2023-11-14T22:13:24.000Z FEATURE_LEVEL_RECORD /features/metadata.version: 25 -> 27",
         "transient: /topics/blip created at offset 1 (2023-11-14T22:13:21.000Z), removed at offset 4 "
         "(2023-11-14T22:13:23.000Z)",
         "transient: /topics/blip/0 created at offset 2 (2023-11-14T22:13:21.000Z), removed at offset 4 "
-        "(2023-11-14T22:13:23.000Z)"]
+        "(2023-11-14T22:13:23.000Z)",
+    ]
     code, out, err = cli("diff", d, "--from", "0", "--to", "4", "--timeline", "-o", "json", code=0)
     doc = json.loads(out)
     assert [e["offset"] for e in doc["timeline"]] == [1, 2, 3, 4]
@@ -94,16 +111,18 @@ def test_timeline_composes_to_the_net_diff_on_a_real_log(frm, to):
 
 def _offsets(out: str) -> list[int]:
     import re
+
     return [int(m) for m in re.findall(r"^\| offset: (\d+) ", out, re.M)]
 
 
 def test_dump_log_cuts_where_the_record_timestamps_say(cli, tmp_path):
     d = _window_log(tmp_path)
     pdir = f"{d}/__cluster_metadata-0"
-    code, out, err = cli("dump-log", pdir, "--deep-iteration", "--from-time", str(T0 + 1000),
-                         "--to-time", "2023-11-14T22:13:23Z")
+    code, out, err = cli(
+        "dump-log", pdir, "--deep-iteration", "--from-time", str(T0 + 1000), "--to-time", "2023-11-14T22:13:23Z"
+    )
     assert (code, err) == (0, "")
-    assert _offsets(out) == [1, 2, 3, 4]      # batches stamped T0+1 s .. T0+3 s (22:13:21-22:13:23)
+    assert _offsets(out) == [1, 2, 3, 4]  # batches stamped T0+1 s .. T0+3 s (22:13:21-22:13:23)
     code, out, err = cli("dump-log", pdir, "--deep-iteration", "--from-time", str(T0 + 4500), code=0)
     assert _offsets(out) == [6]
     # combined with --offset-start: the narrower of the two; a time past every record: nothing
@@ -120,5 +139,7 @@ def test_dump_log_time_cut_needs_one_partitions_log(cli, tmp_path):
     b = _window_log(tmp_path / "b") if (tmp_path / "b").mkdir() is None else None
     code, out, err = cli("dump-log", f"{a}/__cluster_metadata-0", f"{b}/__cluster_metadata-0", "--from-time", str(T0))
     assert (code, out) == (2, "")
-    assert err == ("quorumctl: error: --from-time/--to-time cut one partition's log (the metadata log): "
-                   "the segments are in 2 directories\n")
+    assert err == (
+        "quorumctl: error: --from-time/--to-time cut one partition's log (the metadata log): "
+        "the segments are in 2 directories\n"
+    )

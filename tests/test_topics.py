@@ -31,7 +31,7 @@ def _topic(img: Image, name: str, tid: str, parts: list[dict]) -> None:
 
 def test_java_string_hash_and_hashmap_sizes():
     assert java_hash("") == 0 and java_hash("a") == 97
-    assert java_hash("orders") == (-1008770331) & 0xFFFFFFFF      # "orders".hashCode() in Java
+    assert java_hash("orders") == (-1008770331) & 0xFFFFFFFF  # "orders".hashCode() in Java
     # table sizes Java 17 reports (HashMap.table by reflection) after n puts
     assert [hashmap_capacity(n, sized=n) for n in (1, 2, 3, 7, 13)] == [2, 4, 4, 16, 32]
     assert [hashmap_capacity(n, copy=True) for n in (1, 2, 3, 7, 13)] == [2, 4, 8, 16, 32]
@@ -40,25 +40,37 @@ def test_java_string_hash_and_hashmap_sizes():
 
 def test_topic_order_is_the_admin_clients_hashmap_order():
     # as kafka-topics 4.1 listed them on a real cluster (not sorted by name)
-    assert admin_topic_order(["orders", "payments", "zeta", "alpha-1", "b", "c", "rf1", "rf2"]) == \
-        ["alpha-1", "zeta", "b", "c", "payments", "orders", "rf1", "rf2"]
+    assert admin_topic_order(["orders", "payments", "zeta", "alpha-1", "b", "c", "rf1", "rf2"]) == [
+        "alpha-1",
+        "zeta",
+        "b",
+        "c",
+        "payments",
+        "orders",
+        "rf1",
+        "rf2",
+    ]
 
 
 def test_configs_column_order_sources_and_the_static_synonym_rule():
     img = _image({4: False})
     _topic(img, "t", "AAAAAAAAAAAAAAAAAAAAAQ", [{"replicas": [4], "isr": [4], "leader": 4}])
     img.configs[(2, "t")] = {"cleanup.policy": "compact", "max.message.bytes": "2000000"}
-    img.configs[(4, "")] = {"min.insync.replicas": "1", "log.segment.bytes": "104857600",
-                            "log.retention.ms": "7200000"}
+    img.configs[(4, "")] = {"min.insync.replicas": "1", "log.segment.bytes": "104857600", "log.retention.ms": "7200000"}
     got = topic_configs(img, "t", {"log.retention.hours": "1", "log.roll.ms": "5000", "num.partitions": "3"})
     # Kafka 4.1 printed min.insync.replicas=1,cleanup.policy=compact,segment.bytes=104857600,
     # retention.ms=7200000,max.message.bytes=2000000 for these topic and cluster configs
-    assert [(k, v) for k, v, _ in got] == [("min.insync.replicas", "1"), ("cleanup.policy", "compact"),
-                                           ("segment.bytes", "104857600"), ("retention.ms", "7200000"),
-                                           ("max.message.bytes", "2000000"), ("segment.ms", "5000")]
+    assert [(k, v) for k, v, _ in got] == [
+        ("min.insync.replicas", "1"),
+        ("cleanup.policy", "compact"),
+        ("segment.bytes", "104857600"),
+        ("retention.ms", "7200000"),
+        ("max.message.bytes", "2000000"),
+        ("segment.ms", "5000"),
+    ]
     sources = {k: s for k, _, s in got}
     assert sources["cleanup.policy"] == "DYNAMIC_TOPIC_CONFIG"
-    assert sources["retention.ms"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"   # the cluster's, over the static hours
+    assert sources["retention.ms"] == "DYNAMIC_DEFAULT_BROKER_CONFIG"  # the cluster's, over the static hours
     assert sources["segment.ms"] == "STATIC_BROKER_CONFIG"
     # a static log.retention.hours alone is not the main synonym: Kafka reports the default
     img.configs[(4, "")] = {}
@@ -66,40 +78,64 @@ def test_configs_column_order_sources_and_the_static_synonym_rule():
 
 
 def test_filters_live_brokers_and_min_isr_precedence():
-    img = _image({1: False, 2: False, 3: True})      # 3 is fenced: not live
-    _topic(img, "a", "AAAAAAAAAAAAAAAAAAAAAQ", [
-        {"replicas": [1, 2], "isr": [1, 2], "leader": 1},               # healthy, at min ISR 2 (topic config)
-        {"replicas": [3, 1], "isr": [3], "leader": 3},                   # leader fenced: none, unavailable
-        {"replicas": [1, 2], "isr": [1], "leader": 1, "eligibleLeaderReplicas": [2]},
-        {"replicas": [5], "isr": [], "leader": -1, "lastKnownElr": [5]},  # on an unregistered broker
-    ])
+    img = _image({1: False, 2: False, 3: True})  # 3 is fenced: not live
+    _topic(
+        img,
+        "a",
+        "AAAAAAAAAAAAAAAAAAAAAQ",
+        [
+            {"replicas": [1, 2], "isr": [1, 2], "leader": 1},  # healthy, at min ISR 2 (topic config)
+            {"replicas": [3, 1], "isr": [3], "leader": 3},  # leader fenced: none, unavailable
+            {"replicas": [1, 2], "isr": [1], "leader": 1, "eligibleLeaderReplicas": [2]},
+            {"replicas": [5], "isr": [], "leader": -1, "lastKnownElr": [5]},  # on an unregistered broker
+        ],
+    )
     img.configs[(2, "a")] = {"min.insync.replicas": "2"}
-    _topic(img, "b", "AAAAAAAAAAAAAAAAAAAAAg", [{"replicas": [1, 2, 4], "isr": [1, 2], "leader": 2,
-                                                 "addingReplicas": [4], "removingReplicas": []}])
+    _topic(
+        img,
+        "b",
+        "AAAAAAAAAAAAAAAAAAAAAg",
+        [{"replicas": [1, 2, 4], "isr": [1, 2], "leader": 2, "addingReplicas": [4], "removingReplicas": []}],
+    )
     img.configs[(4, "")] = {"min.insync.replicas": "3"}
 
     doc = describe(img)
     assert doc["liveBrokers"] == [1, 2] and doc["registeredBrokers"] == [1, 2, 3]
-    assert doc["summary"] == {"topics": 2, "partitions": 5, "listed": 5, "unavailable": 2, "under-replicated": 3,
-                              "under-min-isr": 4, "at-min-isr": 1}
+    assert doc["summary"] == {
+        "topics": 2,
+        "partitions": 5,
+        "listed": 5,
+        "unavailable": 2,
+        "under-replicated": 3,
+        "under-min-isr": 4,
+        "at-min-isr": 1,
+    }
     lines = describe_lines(doc)
-    assert lines[0] == ("Topic: a\tTopicId: AAAAAAAAAAAAAAAAAAAAAQ\tPartitionCount: 4\tReplicationFactor: 2"
-                        "\tConfigs: min.insync.replicas=2")
+    assert lines[0] == (
+        "Topic: a\tTopicId: AAAAAAAAAAAAAAAAAAAAAQ\tPartitionCount: 4\tReplicationFactor: 2"
+        "\tConfigs: min.insync.replicas=2"
+    )
     assert lines[2] == "\tTopic: a\tPartition: 1\tLeader: none\tReplicas: 3,1\tIsr: 3\tElr: \tLastKnownElr: "
     assert lines[3] == "\tTopic: a\tPartition: 2\tLeader: 1\tReplicas: 1,2\tIsr: 1\tElr: 2\tLastKnownElr: "
     # a reassignment: RF is replicas minus adding, and the adding/removing columns appear
-    assert lines[5] == ("Topic: b\tTopicId: AAAAAAAAAAAAAAAAAAAAAg\tPartitionCount: 1\tReplicationFactor: 2"
-                        "\tConfigs: min.insync.replicas=3")
-    assert lines[6] == ("\tTopic: b\tPartition: 0\tLeader: 2\tReplicas: 1,2,4\tIsr: 1,2\tAdding Replicas: 4"
-                        "\tRemoving Replicas: \tElr: \tLastKnownElr: ")
+    assert lines[5] == (
+        "Topic: b\tTopicId: AAAAAAAAAAAAAAAAAAAAAg\tPartitionCount: 1\tReplicationFactor: 2"
+        "\tConfigs: min.insync.replicas=3"
+    )
+    assert lines[6] == (
+        "\tTopic: b\tPartition: 0\tLeader: 2\tReplicas: 1,2,4\tIsr: 1,2\tAdding Replicas: 4"
+        "\tRemoving Replicas: \tElr: \tLastKnownElr: "
+    )
 
     # filters: no topic lines; several filters list a partition any of them selects
     only = describe_lines(describe(img, filters=("unavailable",)))
-    assert [ln.split("\t")[2:4] for ln in only] == [["Partition: 1", "Leader: none"],
-                                                    ["Partition: 3", "Leader: none"]]
+    assert [ln.split("\t")[2:4] for ln in only] == [["Partition: 1", "Leader: none"], ["Partition: 3", "Leader: none"]]
     both = describe_lines(describe(img, filters=("unavailable", "at-min-isr")))
-    assert [ln.split("\t")[1:3] for ln in both] == [["Topic: a", "Partition: 0"], ["Topic: a", "Partition: 1"],
-                                                     ["Topic: a", "Partition: 3"]]
+    assert [ln.split("\t")[1:3] for ln in both] == [
+        ["Topic: a", "Partition: 0"],
+        ["Topic: a", "Partition: 1"],
+        ["Topic: a", "Partition: 3"],
+    ]
     # min.insync.replicas: topic (2) > cluster default (3) > static > 1
     assert [p["minIsr"] for t in doc["topics"] for p in t["partitions"]] == [2, 2, 2, 2, 3]
     img.configs.pop((4, ""))
@@ -123,35 +159,59 @@ def test_topic_is_a_java_style_regex_over_the_whole_name():
 def _log(tmp_path, records) -> str:
     from quorumctl.records import metadata as md
     from quorumctl.records.batch import encode_batch
+
     d = tmp_path / "__cluster_metadata-0"
     d.mkdir(exist_ok=True)
     values = [(None, md.encode_metadata(k, v, data)) for k, v, data in records]
-    (d / "00000000000000000000.log").write_bytes(encode_batch(values, base_offset=0, leader_epoch=3,
-                                                              base_timestamp=1000))
+    (d / "00000000000000000000.log").write_bytes(
+        encode_batch(values, base_offset=0, leader_epoch=3, base_timestamp=1000)
+    )
     return str(tmp_path)
 
 
 def test_cli_describe_text_json_and_errors(cli, tmp_path):
     tid = "AAAAAAAAAAAAAAAAAAAAAQ"
-    d = _log(tmp_path, [
-        ("TopicRecord", 0, {"name": "orders", "topicId": tid}),
-        ("PartitionRecord", 0, {"partitionId": 0, "topicId": tid, "replicas": [1, 2], "isr": [1, 2],
-                                "removingReplicas": [], "addingReplicas": [], "leader": 1, "leaderEpoch": 0,
-                                "partitionEpoch": 0})])
+    d = _log(
+        tmp_path,
+        [
+            ("TopicRecord", 0, {"name": "orders", "topicId": tid}),
+            (
+                "PartitionRecord",
+                0,
+                {
+                    "partitionId": 0,
+                    "topicId": tid,
+                    "replicas": [1, 2],
+                    "isr": [1, 2],
+                    "removingReplicas": [],
+                    "addingReplicas": [],
+                    "leader": 1,
+                    "leaderEpoch": 0,
+                    "partitionEpoch": 0,
+                },
+            ),
+        ],
+    )
     code, out, err = cli("topics", "describe", d, "-o", "text")
     assert code == 0
     # no broker is registered in this log: the leader is not live
-    assert out == ("Topic: orders\tTopicId: AAAAAAAAAAAAAAAAAAAAAQ\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: \n"
-                   "\tTopic: orders\tPartition: 0\tLeader: none\tReplicas: 1,2\tIsr: 1,2\tElr: \tLastKnownElr: \n")
-    assert err == ("1 partition(s) listed of 1 in 1 topic(s) at offset 1, 1970-01-01T00:00:01.000Z: 1 unavailable, "
-                   "0 under-replicated, 1 under min ISR, 0 at min ISR; live brokers: none\n")
+    assert out == (
+        "Topic: orders\tTopicId: AAAAAAAAAAAAAAAAAAAAAQ\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: \n"
+        "\tTopic: orders\tPartition: 0\tLeader: none\tReplicas: 1,2\tIsr: 1,2\tElr: \tLastKnownElr: \n"
+    )
+    assert err == (
+        "1 partition(s) listed of 1 in 1 topic(s) at offset 1, 1970-01-01T00:00:01.000Z: 1 unavailable, "
+        "0 under-replicated, 1 under min ISR, 0 at min ISR; live brokers: none\n"
+    )
     code, out, err = cli("topics", "describe", d, "--under-replicated-partitions", "-o", "json")
     assert (code, err) == (0, "")
     doc = json.loads(out)
     assert doc["topics"][0]["partitions"] == [] and doc["summary"]["listed"] == 0
     assert doc["at"]["offset"] == 1
-    for args, msg in ((["--topic", "nosuch"], "Topic 'nosuch' does not exist as expected"),
-                      (["--at-offset", "1", "--at-time", "5"], "give --at-offset or --at-time, not both"),
-                      (["--at-time", "yesterday"], "expected a time")):
+    for args, msg in (
+        (["--topic", "nosuch"], "Topic 'nosuch' does not exist as expected"),
+        (["--at-offset", "1", "--at-time", "5"], "give --at-offset or --at-time, not both"),
+        (["--at-time", "yesterday"], "expected a time"),
+    ):
         code, out, err = cli("topics", "describe", d, *args)
         assert code == 2 and out == "" and err.count("\n") == 1 and msg in err, err

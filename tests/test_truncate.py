@@ -47,7 +47,7 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
     # exit 1 exactly when the document shows a problem (a clash, a replica's own problems)
     problems = "log_matching" in c or any(r["problems"] for r in json.loads(out)["replicas"])
     assert code == (1 if problems else 0), out
-    if extra:   # the follower holds more than the leader: it is the one Raft would elect
+    if extra:  # the follower holds more than the leader: it is the one Raft would elect
         assert c["winner"] == f_label and c["followers"][0]["kind"] == "none"
     else:
         assert c["winner"] != f_label and c["followers"][0]["kind"] == "diverging"
@@ -56,7 +56,7 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
     assert code == 0, err
     assert doc["applied"]["applied"] and doc["plan"]["log_end_offset_after"] == expect_end
     fb = log_bytes(fp)
-    assert fb == log_bytes(lp)[:len(fb)]
+    assert fb == log_bytes(lp)[: len(fb)]
     pf = segments.scan_partition(str(fp))
     assert segments.scan_log(pf).log_end == expect_end
     cp = state_files.read_epoch_checkpoint(str(fp / "leader-epoch-checkpoint"))
@@ -74,12 +74,16 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
 
 # -- the Raft paper's figure 7 ---------------------------------------------------------
 
-@pytest.mark.parametrize("name,follower,end,epochs", [
-    ("c", FIG7_LEADER + [B(6, tag="c")], 10, [(1, 0), (4, 3), (5, 5), (6, 7)]),
-    ("d", FIG7_LEADER + [B(7, tag="d"), B(7, tag="d")], 10, [(1, 0), (4, 3), (5, 5), (6, 7)]),
-    ("e", FIG7_LEADER[:5] + [B(4, tag="e"), B(4, tag="e")], 5, [(1, 0), (4, 3)]),
-    ("f", [B(1)] * 3 + [B(2, tag="f")] * 3 + [B(3, tag="f")] * 5, 3, [(1, 0)]),
-])
+
+@pytest.mark.parametrize(
+    "name,follower,end,epochs",
+    [
+        ("c", FIG7_LEADER + [B(6, tag="c")], 10, [(1, 0), (4, 3), (5, 5), (6, 7)]),
+        ("d", FIG7_LEADER + [B(7, tag="d"), B(7, tag="d")], 10, [(1, 0), (4, 3), (5, 5), (6, 7)]),
+        ("e", FIG7_LEADER[:5] + [B(4, tag="e"), B(4, tag="e")], 5, [(1, 0), (4, 3)]),
+        ("f", [B(1)] * 3 + [B(2, tag="f")] * 3 + [B(3, tag="f")] * 5, 3, [(1, 0)]),
+    ],
+)
 def test_figure7_followers(cli, verify_clean, tmp_path, name, follower, end, epochs):
     write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
     write_replica(str(tmp_path / name), follower, node_id=2, index_interval=60)
@@ -143,8 +147,14 @@ def test_to_offset_inside_a_batch_cuts_the_whole_batch(cli, tmp_path):
 def test_divergence_spanning_segments(cli, verify_clean, tmp_path):
     common = [B(1, 3), B(1, 3), B(2, 3)]
     write_replica(str(tmp_path / "l"), common + [B(4, 3)] * 9, node_id=1, segment_starts=(4, 8))
-    write_replica(str(tmp_path / "f"), common + [B(3, 3, tag="old")] * 9, node_id=2, segment_starts=(4, 8),
-                  producer_snapshots=(6, 9, 21, 36), index_interval=100)
+    write_replica(
+        str(tmp_path / "f"),
+        common + [B(3, 3, tag="old")] * 9,
+        node_id=2,
+        segment_starts=(4, 8),
+        producer_snapshots=(6, 9, 21, 36),
+        index_interval=100,
+    )
     code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l")
     p = doc["plan"]
     assert [s["base_offset"] for s in p["removed_segments"]] == [12, 24]
@@ -154,18 +164,33 @@ def test_divergence_spanning_segments(cli, verify_clean, tmp_path):
     doc = apply_and_check(cli, verify_clean, tmp_path, "f", "l", 9, [(1, 0), (2, 6)])
     pdir = tmp_path / "f" / "__cluster_metadata-0"
     assert sorted(os.listdir(pdir)) == [
-        "00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
-        "00000000000000000006.snapshot", "00000000000000000009.snapshot", "leader-epoch-checkpoint",
-        "partition.metadata", "quorum-state"]
+        "00000000000000000000.index",
+        "00000000000000000000.log",
+        "00000000000000000000.timeindex",
+        "00000000000000000006.snapshot",
+        "00000000000000000009.snapshot",
+        "leader-epoch-checkpoint",
+        "partition.metadata",
+        "quorum-state",
+    ]
     # the backup holds exactly what was removed or replaced, byte for byte
     backup = doc["applied"]["backup_dir"]
     saved = tree(os.path.join(backup, "__cluster_metadata-0"))
     assert sorted(saved) == sorted(doc["applied"]["backed_up"])
-    assert set(saved) == {"00000000000000000000.index", "00000000000000000000.log", "00000000000000000000.timeindex",
-                          "00000000000000000012.index", "00000000000000000012.log", "00000000000000000012.timeindex",
-                          "00000000000000000024.index", "00000000000000000024.log", "00000000000000000024.timeindex",
-                          "00000000000000000021.snapshot", "00000000000000000036.snapshot",
-                          "leader-epoch-checkpoint"}
+    assert set(saved) == {
+        "00000000000000000000.index",
+        "00000000000000000000.log",
+        "00000000000000000000.timeindex",
+        "00000000000000000012.index",
+        "00000000000000000012.log",
+        "00000000000000000012.timeindex",
+        "00000000000000000024.index",
+        "00000000000000000024.log",
+        "00000000000000000024.timeindex",
+        "00000000000000000021.snapshot",
+        "00000000000000000036.snapshot",
+        "leader-epoch-checkpoint",
+    }
     assert all(saved[k] == before[k] for k in saved)
     assert json.load(open(os.path.join(backup, "plan.json")))["status"] == "done"
 
@@ -202,13 +227,19 @@ def test_diverging_epoch_and_end_offset(cli, tmp_path):
     assert doc["plan"]["log_end_offset_after"] == 5
     # epoch 0: min(end offset, log end)
     code, doc, _ = plan_json(cli, tmp_path / "f", "--diverging-epoch", 0, "--end-offset", 4)
-    assert doc["plan"]["log_end_offset_after"] == 4 and "epoch 0: min(end offset 4, log end 11)" in doc["plan"]["reason"]
+    assert (
+        doc["plan"]["log_end_offset_after"] == 4 and "epoch 0: min(end offset 4, log end 11)" in doc["plan"]["reason"]
+    )
 
 
 def test_option_errors(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1)] * 3, node_id=2)
-    for args in ([], ["--to-offset", "1", "--diverging-epoch", "1", "--end-offset", "1"], ["--diverging-epoch", "1"],
-                 ["--to-offset", "-1"]):
+    for args in (
+        [],
+        ["--to-offset", "1", "--diverging-epoch", "1", "--end-offset", "1"],
+        ["--diverging-epoch", "1"],
+        ["--to-offset", "-1"],
+    ):
         code, out, err = cli("truncate", tmp_path / "f", *args)
         assert code == 2 and err.startswith("quorumctl: error: ") and err.count("\n") == 1, (args, err)
     write_replica(str(tmp_path / "other"), [B(1)] * 3, node_id=1, cluster_id="rTcAzcTXQpG_6c1zYns8Xw")
@@ -273,9 +304,11 @@ def test_apply_refuses_while_kafka_holds_the_lock(cli, tmp_path):
         before = tree(tmp_path / "f")
         code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 3, "--apply")
         assert code == 1
-        assert err == (f"quorumctl: error: Failed to acquire lock on file .lock in {tmp_path / 'f'}. A Kafka instance "
-                       "in another process or thread is using this directory. Stop that Kafka process (broker or "
-                       "controller) before changing its files offline.\n")
+        assert err == (
+            f"quorumctl: error: Failed to acquire lock on file .lock in {tmp_path / 'f'}. A Kafka instance "
+            "in another process or thread is using this directory. Stop that Kafka process (broker or "
+            "controller) before changing its files offline.\n"
+        )
         assert tree(tmp_path / "f") == before
         code, out, err = cli("truncate", "-o", "text", tmp_path / "f", "--to-offset", 3)
         assert code == 0 and f"note: process {holder.pid} holds" in out
@@ -293,8 +326,13 @@ def test_json_plan_shape(cli, tmp_path):
     code, doc, _ = plan_json(cli, tmp_path / "f", "--to-offset", 3)
     p = doc["plan"]
     assert doc["dry_run"] and doc["applied"] is None
-    assert (p["mode"], p["log_end_offset_before"], p["log_end_offset_after"], p["last_epoch_before"],
-            p["last_epoch_after"]) == ("to-offset", 6, 3, 2, 1)
+    assert (
+        p["mode"],
+        p["log_end_offset_before"],
+        p["log_end_offset_after"],
+        p["last_epoch_before"],
+        p["last_epoch_after"],
+    ) == ("to-offset", 6, 3, 2, 1)
     assert p["epochs_before"] == [[1, 0], [2, 3]] and p["epochs_after"] == [[1, 0]]
     assert p["rewrite_leader_epoch_checkpoint"] and p["removed_producer_snapshots"][0]["offset"] == 6
     assert {c["kind"] for c in p["index_changes"]} == {"index", "timeindex"}
@@ -306,8 +344,10 @@ def test_truncating_the_more_up_to_date_replica_needs_force(cli, tmp_path):
     write_replica(str(tmp_path / "d"), FIG7_LEADER + [B(7, tag="d"), B(7, tag="d")], node_id=4)
     before = tree(tmp_path / "d")
     code, doc, _ = plan_json(cli, tmp_path / "d", "--reference", tmp_path / "leader", "--apply")
-    assert code == 1 and "is more up to date than node 1 (last epoch 6, end offset 10) by Raft's rule" \
-        in doc["plan"]["refused"]
+    assert (
+        code == 1
+        and "is more up to date than node 1 (last epoch 6, end offset 10) by Raft's rule" in doc["plan"]["refused"]
+    )
     assert tree(tmp_path / "d") == before
     code, doc, err = plan_json(cli, tmp_path / "d", "--reference", tmp_path / "leader", "--apply", "--force")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 10, err
@@ -333,21 +373,26 @@ def file_scenarios(draw):
 @given(file_scenarios())
 def test_truncate_leaves_the_common_prefix(cli, verify_clean, tmp_path, sc):
     import shutil
+
     common, lead, fol, starts = sc
     shutil.rmtree(tmp_path / "s", ignore_errors=True)
     root = tmp_path / "s"
     write_replica(str(root / "l"), common + lead, node_id=1)
     write_replica(str(root / "f"), common + fol, node_id=2, segment_starts=starts, index_interval=90)
     end = sum(b.count for b in common)
-    force = () if lead else ("--force",)   # without leader batches of its own, the follower is ahead
+    force = () if lead else ("--force",)  # without leader batches of its own, the follower is ahead
     apply_and_check(cli, verify_clean, root, "f", "l", end, extra=force)
 
 
 # -- the cut segment's index files, byte for byte --------------------------------------
 
+
 def _cut_files(pdir):
-    return {s: (pdir / f"00000000000000000000.{s}").read_bytes() for s in ("index", "timeindex", "txnindex")
-            if (pdir / f"00000000000000000000.{s}").exists()}
+    return {
+        s: (pdir / f"00000000000000000000.{s}").read_bytes()
+        for s in ("index", "timeindex", "txnindex")
+        if (pdir / f"00000000000000000000.{s}").exists()
+    }
 
 
 def test_cut_segment_indexes_keep_the_entries_below_the_new_end(cli, tmp_path):
@@ -356,7 +401,9 @@ def test_cut_segment_indexes_keep_the_entries_below_the_new_end(cli, tmp_path):
     code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 14, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 12, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
-        ("index", 9, 5), ("timeindex", 9, 5)]
+        ("index", 9, 5),
+        ("timeindex", 9, 5),
+    ]
     got = _cut_files(tmp_path / "f" / "__cluster_metadata-0")
     offsets = [(3, 127), (5, 254), (7, 381), (9, 508), (11, 635)]
     times = [(T0 + o - 1, o) for o in (3, 5, 7, 9, 11)]
@@ -372,13 +419,16 @@ def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
     write_replica(str(tmp_path / "f"), [B(1, 20)] * 8 + [B(2, 20)] * 4, node_id=2, index_interval=100)
     idx = pdir / "00000000000000000000.index"
     raw = idx.read_bytes()
-    idx.write_bytes(raw[8:16] + raw[:8] + raw[16:])          # entries 0 and 1 swapped: not increasing
+    idx.write_bytes(raw[8:16] + raw[:8] + raw[16:])  # entries 0 and 1 swapped: not increasing
     txns = [(7, 3, 30, 3), (8, 31, 150, 31), (9, 151, 200, 151)]
     (pdir / "00000000000000000000.txnindex").write_bytes(producer_state.txn_index_bytes(txns) + b"\x00\x01")
     code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 170, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 160, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
-        ("index", 1, 1), ("timeindex", 11, 7), ("txnindex", 3, 2)]
+        ("index", 1, 1),
+        ("timeindex", 11, 7),
+        ("txnindex", 3, 2),
+    ]
     got = _cut_files(pdir)
     # rebuilt as LogSegment.recover does (index.interval.bytes 4096): one entry, the batch at byte 4456
     assert got["index"] == struct.pack(">ii", 139, 4456)
@@ -388,8 +438,10 @@ def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
     assert indexes.read_time_index(str(pdir / "00000000000000000000.timeindex")) == times
     # whole entries whose last offset is below the new end; the partial tail is dropped
     assert got["txnindex"] == b"".join(struct.pack(">hqqqq", 0, *t) for t in txns[:2])
-    assert [(t.producer_id, t.last_offset) for t in producer_state.read_txn_index(str(pdir / "00000000000000000000.txnindex"))] \
-        == [(7, 30), (8, 150)]
+    assert [
+        (t.producer_id, t.last_offset)
+        for t in producer_state.read_txn_index(str(pdir / "00000000000000000000.txnindex"))
+    ] == [(7, 30), (8, 150)]
 
 
 def test_cut_segment_preallocated_indexes_are_trimmed(cli, verify_clean, tmp_path):
@@ -403,7 +455,9 @@ def test_cut_segment_preallocated_indexes_are_trimmed(cli, verify_clean, tmp_pat
     code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 6, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 6, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
-        ("index", 0, 0), ("timeindex", 5, 2)]
+        ("index", 0, 0),
+        ("timeindex", 5, 2),
+    ]
     got = _cut_files(pdir)
     assert got["index"] == b""
     assert got["timeindex"] == struct.pack(">qiqi", T0 + 2, 3, T0 + 4, 5)
@@ -418,6 +472,5 @@ def test_cut_segment_txnindex_with_an_unknown_version_is_an_input_error(cli, tmp
     before = tree(tmp_path / "f")
     code, out, err = cli("truncate", tmp_path / "f", "--to-offset", 4, "--apply")
     assert (code, out) == (2, "")
-    assert err == (f"quorumctl: error: {txn}: byte 34: unexpected aborted transaction version 3 "
-                   "(expected 0)\n")
+    assert err == (f"quorumctl: error: {txn}: byte 34: unexpected aborted transaction version 3 (expected 0)\n")
     assert tree(tmp_path / "f") == before

@@ -19,8 +19,15 @@ from logfiles import tree
 def scenario(root):
     common = [B(1, 3), B(1, 3), B(2, 3)]
     write_replica(str(root / "l"), common + [B(4, 3)] * 6, node_id=1, segment_starts=(4,))
-    write_replica(str(root / "f"), common + [B(3, 3, tag="x")] * 6, node_id=2, segment_starts=(4,),
-                  snapshots=[(3, 1), (12, 3)], producer_snapshots=(9, 18), index_interval=100)
+    write_replica(
+        str(root / "f"),
+        common + [B(3, 3, tag="x")] * 6,
+        node_id=2,
+        segment_starts=(4,),
+        snapshots=[(3, 1), (12, 3)],
+        producer_snapshots=(9, 18),
+        index_interval=100,
+    )
 
 
 ARGS = ["--reference", "{l}", "--apply", "--force"]
@@ -89,8 +96,9 @@ def test_killed_at_every_step(verify_clean, states, tmp_path):
         work = tmp_path / f"k{k}"
         shutil.copytree(root, work)
         env = dict(os.environ, **{fsutil.CRASH_ENV: str(k)})
-        p = subprocess.run([sys.executable, "-m", "quorumctl", *args_for(work)], env=env,
-                           capture_output=True, text=True)
+        p = subprocess.run(
+            [sys.executable, "-m", "quorumctl", *args_for(work)], env=env, capture_output=True, text=True
+        )
         assert p.returncode == fsutil.CRASH_EXIT, p.stderr
         seen.append(check_old_or_new(verify_clean, work, old, new))
     assert seen[0] == "old" and seen[-1] == "new"

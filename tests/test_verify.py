@@ -18,16 +18,25 @@ TOPIC = "AAAAAAAAAAAAAAAAAAAAAg"
 
 
 def noop_batch(offset: int, epoch: int, n: int = 2, ts: int = 1_700_000_000_000) -> bytes:
-    return encode_batch([(None, md.encode_metadata("NoOpRecord", 0, {}))] * n, base_offset=offset,
-                        leader_epoch=epoch, base_timestamp=ts + offset)
+    return encode_batch(
+        [(None, md.encode_metadata("NoOpRecord", 0, {}))] * n,
+        base_offset=offset,
+        leader_epoch=epoch,
+        base_timestamp=ts + offset,
+    )
 
 
 def snapshot_bytes(epoch: int, footer: bool = True) -> bytes:
     hk, hv = md.encode_control(md.SNAPSHOT_HEADER, {"version": 0, "lastContainedLogTimestamp": 5})
     fk, fv = md.encode_control(md.SNAPSHOT_FOOTER, {"version": 0})
-    parts = [encode_batch([(hk, hv)], base_offset=0, leader_epoch=epoch, control=True),
-             encode_batch([(None, md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": TOPIC}))],
-                          base_offset=1, leader_epoch=epoch)]
+    parts = [
+        encode_batch([(hk, hv)], base_offset=0, leader_epoch=epoch, control=True),
+        encode_batch(
+            [(None, md.encode_metadata("TopicRecord", 0, {"name": "t", "topicId": TOPIC}))],
+            base_offset=1,
+            leader_epoch=epoch,
+        ),
+    ]
     if footer:
         parts.append(encode_batch([(fk, fv)], base_offset=2, leader_epoch=epoch, control=True))
     return b"".join(parts)
@@ -43,9 +52,10 @@ def logdir(tmp_path):
     (d / "00000000000000000000.log").write_bytes(b"".join(batches))
     (d / "leader-epoch-checkpoint").write_text("0\n2\n1 0\n2 4\n")
     pos2 = len(batches[0]) + len(batches[1])
-    (d / "00000000000000000000.index").write_bytes(struct.pack(">ii", 5, pos2))   # the batch 4..5 (its last offset)
-    (d / "00000000000000000000.timeindex").write_bytes(struct.pack(">qi", 1_700_000_000_002, 2)
-                                                       + struct.pack(">qi", 1_700_000_000_004, 4))
+    (d / "00000000000000000000.index").write_bytes(struct.pack(">ii", 5, pos2))  # the batch 4..5 (its last offset)
+    (d / "00000000000000000000.timeindex").write_bytes(
+        struct.pack(">qi", 1_700_000_000_002, 2) + struct.pack(">qi", 1_700_000_000_004, 4)
+    )
     (d / "00000000000000000004-0000000001.checkpoint").write_bytes(snapshot_bytes(1))
     return d, batches
 
@@ -138,8 +148,9 @@ def test_index_entry_past_end(logdir):
 
 def test_time_index_out_of_order(logdir):
     d, _ = logdir
-    (d / "00000000000000000000.timeindex").write_bytes(struct.pack(">qi", 1_700_000_000_004, 2)
-                                                       + struct.pack(">qi", 1_700_000_000_002, 4))
+    (d / "00000000000000000000.timeindex").write_bytes(
+        struct.pack(">qi", 1_700_000_000_004, 2) + struct.pack(">qi", 1_700_000_000_002, 4)
+    )
     found = [p for p in problems(d)]
     assert found and all(p.path.endswith(".timeindex") for p in found)
     assert any(p.position == 12 for p in found)
@@ -164,12 +175,15 @@ CORRUPT = FIXTURES / "kafka-3.7.0-static" / "corrupt"
 
 
 @pytest.mark.shared("reference/fixtures/kafka-3.7.0-static/corrupt")
-@pytest.mark.parametrize("name,expected", [
-    ("a_flip", [("crc-mismatch", 106, 1), ("torn-tail", 2439, None)]),
-    ("b_trunc", [("torn-tail", 1935, None)]),
-    ("c_zeros", [("zero-tail", 1056, None)]),
-    ("d_gap", [("offset-gap", 738, 10)]),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("a_flip", [("crc-mismatch", 106, 1), ("torn-tail", 2439, None)]),
+        ("b_trunc", [("torn-tail", 1935, None)]),
+        ("c_zeros", [("zero-tail", 1056, None)]),
+        ("d_gap", [("offset-gap", 738, 10)]),
+    ],
+)
 def test_kafka_corrupt_fixtures(name, expected):
     assert [(p.kind, p.position, p.offset) for p in problems(CORRUPT / name)] == expected
 
@@ -181,7 +195,9 @@ def test_kafka_corrupt_index_fixture():
     found = problems(CORRUPT / "e_idx")
     assert [(p.path.rsplit(".", 1)[1], p.position, p.offset, p.kind) for p in found] == [
         ("index", 0, 6, "index-offset-mismatch"),
-        ("timeindex", 12, 6, "timeindex-out-of-order"), ("timeindex", 12, 6, "timeindex-timestamp-mismatch")]
+        ("timeindex", 12, 6, "timeindex-out-of-order"),
+        ("timeindex", 12, 6, "timeindex-timestamp-mismatch"),
+    ]
 
 
 def test_cli_exit_codes(logdir, tmp_path):
@@ -200,11 +216,13 @@ def test_verify_starts_light_and_its_crc_is_crc32c(logdir):
     """verify's text run loads neither the crc32c package's __init__ (importlib.metadata,
     argparse: records.crc loads its C extension alone) nor msgspec (JSON only)."""
     d, _ = logdir
-    code = ("import sys; from quorumctl.cli.main import run_captured; "
-            f"code, out, err = run_captured(['verify', '-o', 'text', {str(d)!r}]); "
-            "from quorumctl.records.crc import crc32c; "
-            "print(code, crc32c(b'123456789'), crc32c(b''), "
-            "sorted(m for m in ('crc32c', 'importlib.metadata', 'argparse', 'msgspec') if m in sys.modules))")
+    code = (
+        "import sys; from quorumctl.cli.main import run_captured; "
+        f"code, out, err = run_captured(['verify', '-o', 'text', {str(d)!r}]); "
+        "from quorumctl.records.crc import crc32c; "
+        "print(code, crc32c(b'123456789'), crc32c(b''), "
+        "sorted(m for m in ('crc32c', 'importlib.metadata', 'argparse', 'msgspec') if m in sys.modules))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     # 0xE3069283: CRC-32C's standard check value (RFC 3720, appendix B.4)
     assert r.stdout.split("\n")[0] == "0 3808858755 0 []", r.stdout + r.stderr

@@ -19,8 +19,14 @@ from quorumctl.records.batch import BatchReader
 DYN = FIXTURES / "kafka-3.9.0-dynamic" / "data"
 CLUSTER = "rTcAzcTXQpG_6c1zYns8Xw"
 DIRS = {1: "DfqkWOlJTZ-abG8pUGocIA", 2: "4BuDMaJKttH3vcqDCog2og", 3: "eAmx4J3YZ63RPobrVgXBAw"}
-NEW = ["-e", "1=CONTROLLER://k1.invalid:9093", "-e", "2=CONTROLLER://k2.invalid:9093",
-       "-e", "3=CONTROLLER://k3.invalid:9093"]
+NEW = [
+    "-e",
+    "1=CONTROLLER://k1.invalid:9093",
+    "-e",
+    "2=CONTROLLER://k2.invalid:9093",
+    "-e",
+    "3=CONTROLLER://k3.invalid:9093",
+]
 
 pytestmark = pytest.mark.shared("reference/fixtures")
 
@@ -52,23 +58,26 @@ def voters_records(seg) -> list[tuple[int, int, list]]:
     return out
 
 
-@pytest.mark.parametrize("spec, why", [
-    ("1=CONTROLLER//k1:9093", "expected ID=LISTENER://HOST:PORT"),
-    ("CONTROLLER://k1:9093", "expected ID=LISTENER://HOST:PORT"),
-    ("1=CONTROLLER://k1:99999", "port 99999 is not between 1 and 65535"),
-])
+@pytest.mark.parametrize(
+    "spec, why",
+    [
+        ("1=CONTROLLER//k1:9093", "expected ID=LISTENER://HOST:PORT"),
+        ("CONTROLLER://k1:9093", "expected ID=LISTENER://HOST:PORT"),
+        ("1=CONTROLLER://k1:99999", "port 99999 is not between 1 and 65535"),
+    ],
+)
 def test_bad_endpoint_is_one_line_exit_2(cli, dyn, spec, why):
     before = tree(dyn)
     code, out, err = cli("voters", "set-endpoints", dyn / "c1", dyn / "c2", dyn / "c3", "-e", spec)
     assert (code, out) == (2, "")
     assert err == f"quorumctl: error: --endpoint {spec!r}: {why}" + (
-        " (e.g. 1=CONTROLLER://c1.new.example:9093)\n" if why.startswith("expected") else "\n")
+        " (e.g. 1=CONTROLLER://c1.new.example:9093)\n" if why.startswith("expected") else "\n"
+    )
     assert tree(dyn) == before
 
 
 def test_an_endpoint_for_a_node_that_is_not_a_voter_is_bad_input(cli, dyn):
-    code, out, err = cli("voters", "set-endpoints", dyn / "c1", dyn / "c2", dyn / "c3",
-                         "-e", "7=CONTROLLER://k7:9093")
+    code, out, err = cli("voters", "set-endpoints", dyn / "c1", dyn / "c2", dyn / "c3", "-e", "7=CONTROLLER://k7:9093")
     assert (code, err) == (2, "quorumctl: error: --endpoint names [7], which are not voters (voters [1, 2, 3])\n")
 
 
@@ -81,8 +90,9 @@ def test_a_missing_voter_refuses_and_writes_nothing(cli, dyn):
 
 
 def test_a_broker_dir_is_refused(cli, dyn):
-    code, out, err = cli("voters", "set-endpoints", dyn / "c1", dyn / "c2", dyn / "c3", dyn / "b4", *NEW,
-                         "--timeout", "10")
+    code, out, err = cli(
+        "voters", "set-endpoints", dyn / "c1", dyn / "c2", dyn / "c3", dyn / "b4", *NEW, "--timeout", "10"
+    )
     assert code == 1 and "  refused: node(s) [4] are not voters (voters [1, 2, 3])" in out, out
 
 
@@ -90,6 +100,7 @@ def test_a_broker_dir_is_refused(cli, dyn):
 def sim_dyn():
     """The simulated quorum answering as the fixture's cluster."""
     from quorumctl.testing.scenarios import demo_cluster
+
     c = demo_cluster(start=False)
     c.cluster_id = CLUSTER
     c.start()
@@ -103,16 +114,29 @@ def sim_dyn():
 def test_a_controller_answering_on_a_new_endpoint_refuses(cli, dyn, sim_dyn):
     addr = sim_dyn.node_by_id(2).address
     before = tree(dyn)
-    code, out, err = cli("voters", "set-endpoints", dyn / "c1", dyn / "c2", dyn / "c3",
-                         "-e", f"2=CONTROLLER://{addr}", "--timeout", "2", "--apply")
+    code, out, err = cli(
+        "voters",
+        "set-endpoints",
+        dyn / "c1",
+        dyn / "c2",
+        dyn / "c3",
+        "-e",
+        f"2=CONTROLLER://{addr}",
+        "--timeout",
+        "2",
+        "--apply",
+    )
     assert (code, err) == (1, "")
-    assert (f"  refused: voter 2's endpoint {addr}: answers as a controller following leader 1 of cluster {CLUSTER}: "
-            "a controller of this cluster runs there; stop every controller first") in out, out
+    assert (
+        f"  refused: voter 2's endpoint {addr}: answers as a controller following leader 1 of cluster {CLUSTER}: "
+        "a controller of this cluster runs there; stop every controller first"
+    ) in out, out
     assert tree(dyn) == before
 
 
 def test_dry_run_then_apply_appends_one_batch_in_a_new_epoch_on_every_voter(cli, dyn, verify_clean):
     import recover_chaos as rc
+
     dirs = [dyn / f"c{n}" for n in (1, 2, 3)]
     before = tree(dyn)
     code, out, err = cli("voters", "set-endpoints", *dirs, *NEW, "--timeout", "10")
@@ -121,20 +145,23 @@ def test_dry_run_then_apply_appends_one_batch_in_a_new_epoch_on_every_voter(cli,
     lines = out.splitlines()
     assert lines[0] == "Endpoint change for voters [1, 2, 3], dry run"
     assert f"  voter 2 ({DIRS[2]}): CONTROLLER://localhost:19192 -> CONTROLLER://k2.invalid:9093" in lines
-    assert ("  new epoch: 2 (the highest epoch any voter has seen is 1); the voters then elect a leader in "
-            "epoch 3") in lines
+    assert (
+        "  new epoch: 2 (the highest epoch any voter has seen is 1); the voters then elect a leader in epoch 3"
+    ) in lines
     assert lines[-1] == "Run again with --apply to do it (every controller must be stopped)."
 
     code, out, err = cli("voters", "set-endpoints", *dirs, *NEW, "--timeout", "10", "--apply", "-o", "json")
     assert (code, err) == (0, "")
     doc = json.loads(out)
-    assert [c["node_id"] for c in doc["applied"]["changed"]] == [2, 3, 1]    # the base last
+    assert [c["node_id"] for c in doc["applied"]["changed"]] == [2, 3, 1]  # the base last
     segs = [d / "__cluster_metadata-0" / "00000000000000000000.log" for d in dirs]
-    assert len({s.read_bytes() for s in segs}) == 1          # the same bytes on every voter
+    assert len({s.read_bytes() for s in segs}) == 1  # the same bytes on every voter
     offset, epoch, voters = voters_records(segs[0])[-1]
     assert (offset, epoch) == (315, 2)
-    assert [(v["voterId"], v["voterDirectoryId"], [(e["name"], e["host"], e["port"]) for e in v["endpoints"]])
-            for v in voters] == [(n, DIRS[n], [("CONTROLLER", f"k{n}.invalid", 9093)]) for n in (1, 2, 3)]
+    assert [
+        (v["voterId"], v["voterDirectoryId"], [(e["name"], e["host"], e["port"]) for e in v["endpoints"]])
+        for v in voters
+    ] == [(n, DIRS[n], [("CONTROLLER", f"k{n}.invalid", 9093)]) for n in (1, 2, 3)]
     for d in dirs:
         qs = json.loads((d / "__cluster_metadata-0" / "quorum-state").read_text())
         assert (qs["leaderId"], qs["leaderEpoch"], qs["votedId"]) == (-1, 2, -1)
@@ -154,10 +181,11 @@ def test_a_run_interrupted_after_one_voter_completes_without_a_second_batch(cli,
     """One voter changed (as when the run stopped after it), the others not: run again, the
     changed one is the base and the others become copies of it; no second batch."""
     import recover_chaos as rc
+
     dirs = [dyn / f"c{n}" for n in (1, 2, 3)]
     code, _, _ = cli("voters", "set-endpoints", *dirs, *NEW, "--timeout", "10", "--apply")
     assert code == 0
-    for n in (1, 3):   # put 1 and 3 back as they were: only 2 holds the batch
+    for n in (1, 3):  # put 1 and 3 back as they were: only 2 holds the batch
         shutil.rmtree(dyn / f"c{n}")
         shutil.copytree(DYN / f"c{n}", dyn / f"c{n}")
     code, out, err = cli("voters", "set-endpoints", *dirs, *NEW, "--timeout", "10", "--apply", "-o", "json")
@@ -175,31 +203,41 @@ def test_check_offline_names_every_stale_endpoint(cli, dyn):
     dirs = [dyn / f"c{n}" for n in (1, 2, 3)]
     assert cli("voters", "set-endpoints", *dirs, *NEW, "--timeout", "10", "--apply").code == 0
     conf = dyn / "c1.properties"
-    conf.write_text(f"node.id=1\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER\n"
-                    f"listeners=CONTROLLER://localhost:19191\ncontroller.quorum.bootstrap.servers=localhost:19191\n"
-                    f"log.dirs={dyn / 'c1'}\n")
+    conf.write_text(
+        f"node.id=1\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER\n"
+        f"listeners=CONTROLLER://localhost:19191\ncontroller.quorum.bootstrap.servers=localhost:19191\n"
+        f"log.dirs={dyn / 'c1'}\n"
+    )
     code, out, err = cli("voters", "check", *dirs, "-c", conf, "--timeout", "10", "-o", "json")
     assert (code, err) == (1, "")
     doc = json.loads(out)
     assert [(c["voter_id"], c["endpoint"], c["verdict"]) for c in doc["endpoints"]] == [
-        (n, f"CONTROLLER://k{n}.invalid:9093", "unresolvable") for n in (1, 2, 3)]
+        (n, f"CONTROLLER://k{n}.invalid:9093", "unresolvable") for n in (1, 2, 3)
+    ]
     by = {}
     for f in doc["findings"]:
         by.setdefault(f["code"], []).append(f)
     stale = [f for f in by["stale-voter-endpoint"] if "is stale" in f["message"]]
     assert [f["message"].split(": its name")[0] for f in stale] == [
-        f"voter {n}'s stored endpoint CONTROLLER://k{n}.invalid:9093 is stale" for n in (1, 2, 3)]
-    assert stale[0]["remedy"].startswith("while the quorum has a leader: start voter 1 with "
-                                         "advertised.listeners=CONTROLLER://localhost:19191")
-    assert (f"quorumctl voters set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} --endpoint "
-            "1=CONTROLLER://localhost:19191") in stale[0]["remedy"]
+        f"voter {n}'s stored endpoint CONTROLLER://k{n}.invalid:9093 is stale" for n in (1, 2, 3)
+    ]
+    assert stale[0]["remedy"].startswith(
+        "while the quorum has a leader: start voter 1 with advertised.listeners=CONTROLLER://localhost:19191"
+    )
+    assert (
+        f"quorumctl voters set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} --endpoint 1=CONTROLLER://localhost:19191"
+    ) in stale[0]["remedy"]
     # the config against the voter set: it advertises the old address, bootstraps from no voter
-    assert any(f["message"] == "node 1 advertises CONTROLLER://localhost:19191, but the voter set holds "
-               "CONTROLLER://k1.invalid:9093: the other voters and the brokers reach it at the old address"
-               for f in by["stale-voter-endpoint"])
+    assert any(
+        f["message"] == "node 1 advertises CONTROLLER://localhost:19191, but the voter set holds "
+        "CONTROLLER://k1.invalid:9093: the other voters and the brokers reach it at the old address"
+        for f in by["stale-voter-endpoint"]
+    )
     (b,) = by["bootstrap-server-not-a-voter"]
-    assert b["message"] == (f"{conf}: controller.quorum.bootstrap.servers names localhost:19191, which no voter's "
-                            "stored endpoint is: none of its entries is")
+    assert b["message"] == (
+        f"{conf}: controller.quorum.bootstrap.servers names localhost:19191, which no voter's "
+        "stored endpoint is: none of its entries is"
+    )
 
 
 def test_check_text_and_bad_input(cli, dyn):
@@ -207,18 +245,22 @@ def test_check_text_and_bad_input(cli, dyn):
     assert (code, err) == (1, "")
     lines = out.splitlines()
     assert lines[1] == f"voter 1 (directory id {DIRS[1]})"
-    assert lines[2].startswith("  CONTROLLER://localhost:19191 -> ") and \
-        lines[2].endswith(": nothing answers as a controller")
+    assert lines[2].startswith("  CONTROLLER://localhost:19191 -> ") and lines[2].endswith(
+        ": nothing answers as a controller"
+    )
     assert lines[-1] == "3 finding(s): 3 error(s), 0 warning(s)"
-    assert cli("voters", "check").err == ("quorumctl: error: give --bootstrap-controller/--bootstrap-server (live), "
-                                          "or the controllers' log dirs or -c server.properties (offline)\n")
+    assert cli("voters", "check").err == (
+        "quorumctl: error: give --bootstrap-controller/--bootstrap-server (live), "
+        "or the controllers' log dirs or -c server.properties (offline)\n"
+    )
     assert cli("voters", "check", dyn / "c1", "--timeout", "0").code == 2
 
 
 def test_check_live_against_the_simulated_quorum(cli, sim_dyn):
     """Every voter answers on its endpoint as itself: clean; exit 0."""
-    code, out, err = cli("voters", "check", "--bootstrap-controller", sim_dyn.node_by_id(1).address,
-                         "--timeout", "3", "-o", "json")
+    code, out, err = cli(
+        "voters", "check", "--bootstrap-controller", sim_dyn.node_by_id(1).address, "--timeout", "3", "-o", "json"
+    )
     doc = json.loads(out)
     assert (code, err) == (0, ""), doc["findings"]
     assert doc["live"] and doc["cluster_id"] == CLUSTER
@@ -228,14 +270,18 @@ def test_check_live_against_the_simulated_quorum(cli, sim_dyn):
 def test_an_observer_with_a_voters_id_is_a_replaced_directory():
     from quorumctl.diagnose.live_quorum import observer_findings
     from quorumctl.protocol.quorum import Quorum, Replica
-    r = lambda i, d: Replica(i, d, 100, 5_000, 5_000)   # noqa: E731
-    q = Quorum(1, 7, 100, voters=[r(1, "A" * 22), r(2, "B" * 22), r(3, "C" * 22)],
-               observers=[r(2, "N" * 22), r(4, "D" * 22)])
+
+    r = lambda i, d: Replica(i, d, 100, 5_000, 5_000)  # noqa: E731
+    q = Quorum(
+        1, 7, 100, voters=[r(1, "A" * 22), r(2, "B" * 22), r(3, "C" * 22)], observers=[r(2, "N" * 22), r(4, "D" * 22)]
+    )
     (f,) = observer_findings(q, "h:1", "h:1")
     assert (f.code, f.node_id) == ("voter-directory-replaced", 2)
-    assert f.message == (f"controller 2 runs as an observer with directory id {'N' * 22}; the voter set names 2 "
-                         f"with directory id {'B' * 22} (a replaced disk?): the quorum has 2 voters, one fewer "
-                         "than believed")
+    assert f.message == (
+        f"controller 2 runs as an observer with directory id {'N' * 22}; the voter set names 2 "
+        f"with directory id {'B' * 22} (a replaced disk?): the quorum has 2 voters, one fewer "
+        "than believed"
+    )
     assert f.remedy.startswith("quorumctl replace-controller 2 --bootstrap-controller h:1 (a dry run;")
     # the removed old directory id, listed by the leader after its last fetch: no finding
     q.observers = [Replica(2, "N" * 22, 90, 5_000 - 15_000, None)]
@@ -251,8 +297,9 @@ def test_doctor_live_reports_the_same_endpoint_findings(cli, dyn, sim_dyn):
     assert code == 1, out + err
     (f,) = [f for f in json.loads(out)["findings"] if f["code"] == "stale-voter-endpoint"]
     three = sim_dyn.node_by_id(3).address
-    assert f["message"].startswith(f"voter 3's stored endpoint CONTROLLER://{three} is stale: nothing answers there "
-                                   "as a controller"), f
+    assert f["message"].startswith(
+        f"voter 3's stored endpoint CONTROLLER://{three} is stale: nothing answers there as a controller"
+    ), f
     assert f["evidence"][0].startswith(f"{three}: accepts: a TCP connection is accepted, but no Kafka answer comes")
     assert f["remedy"].startswith("start voter 3 with advertised.listeners=CONTROLLER://<its new host:port>")
 
@@ -267,8 +314,17 @@ def test_interrupted_at_every_step_each_voter_is_old_or_new_and_a_rerun_converge
 
     import recover_chaos as rc
     from quorumctl.ops import fsutil
+
     dirs = [dyn / f"c{n}" for n in (1, 2, 3)]
-    argv = ["voters", "set-endpoints", *map(str, dirs), *NEW, "--timeout", "10", "--apply"]   # nothing listens: refused at once; 10 s only bounds a loaded machine
+    argv = [
+        "voters",
+        "set-endpoints",
+        *map(str, dirs),
+        *NEW,
+        "--timeout",
+        "10",
+        "--apply",
+    ]  # nothing listens: refused at once; 10 s only bounds a loaded machine
     pristine = tmp_path / "pristine"
     for d in dirs:
         shutil.copytree(d, pristine / d.name)
@@ -289,18 +345,24 @@ def test_interrupted_at_every_step_each_voter_is_old_or_new_and_a_rerun_converge
     assert len(steps) >= 9, steps
     for n in range(1, len(steps) + 1):
         reset()
-        p = subprocess.run([sys.executable, "-m", "quorumctl", *argv], capture_output=True, text=True,
-                           env={**os.environ, "QUORUMCTL_TEST_CRASH_AT_STEP": str(n)})
+        p = subprocess.run(
+            [sys.executable, "-m", "quorumctl", *argv],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "QUORUMCTL_TEST_CRASH_AT_STEP": str(n)},
+        )
         assert p.returncode == fsutil.CRASH_EXIT, (n, steps[n - 1], p.stdout, p.stderr)
         for d in dirs:
             now = tree(d / "__cluster_metadata-0")
-            changed = [o for o, _, _ in voters_records(d / "__cluster_metadata-0" / "00000000000000000000.log")
-                       if o == 315]
+            changed = [
+                o for o, _, _ in voters_records(d / "__cluster_metadata-0" / "00000000000000000000.log") if o == 315
+            ]
             assert now == old[d.name] or changed == [315], (n, steps[n - 1], d.name)
         code, out, err = cli(*argv)
         assert code == 0, (n, steps[n - 1], out, err)
         segs = {(d / "__cluster_metadata-0" / "00000000000000000000.log").read_bytes() for d in dirs}
         assert len(segs) == 1, (n, steps[n - 1])
-        assert [o for o, _, _ in voters_records(dirs[0] / "__cluster_metadata-0" / "00000000000000000000.log")
-                if o >= 315] == [315], (n, steps[n - 1])
+        assert [
+            o for o, _, _ in voters_records(dirs[0] / "__cluster_metadata-0" / "00000000000000000000.log") if o >= 315
+        ] == [315], (n, steps[n - 1])
         assert rc.log_matching_clashes({d.name: d for d in dirs}) == [], (n, steps[n - 1])

@@ -22,9 +22,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def cluster(behind_ms: dict[int, int] | None = None) -> SimulatedCluster:
     now = int(time.time() * 1000)
     behind = {1: 0, 2: 100, 3: 100, **(behind_ms or {})}
-    c = SimulatedCluster("rTcAzcTXQpG_6c1zYns8Xw", leader_id=1, leader_epoch=5, high_watermark=500,
-                         voters=[replica(i, 500, now - behind[i], now - behind[i]) for i in (1, 2, 3)],
-                         observers=[replica(4, 480, now - 9000, now - 9000)])
+    c = SimulatedCluster(
+        "rTcAzcTXQpG_6c1zYns8Xw",
+        leader_id=1,
+        leader_epoch=5,
+        high_watermark=500,
+        voters=[replica(i, 500, now - behind[i], now - behind[i]) for i in (1, 2, 3)],
+        observers=[replica(4, 480, now - 9000, now - 9000)],
+    )
     c.add_nodes(profile="4.3")
     return c
 
@@ -39,25 +44,31 @@ def test_wait_healthy_without_a_leader_exits_1_saying_so(cli):
         t0 = time.monotonic()
         code, out, err = cli("wait", "healthy", *boot(c), "--timeout", "2", "--interval", "0.5")
         took = time.monotonic() - t0
-    assert (code, err) == (1, "")       # no progress line in a pipe
+    assert (code, err) == (1, "")  # no progress line in a pipe
     assert out.startswith("healthy: still false after ") and "(timeout 2 s, " in out, out
-    assert out.rstrip().endswith("unhealthy: no controller answered DescribeQuorum as the leader; "
-                                 "controller 2 (" + c.node_by_id(2).address + "), controller 3 ("
-                                 + c.node_by_id(3).address + ") believe the leader is 1 (unreachable); "
-                                 f"controller 1 ({c.node_by_id(1).address}): no answer within the "
-                                 + out.rstrip().rsplit("within the ", 1)[1]), out
+    assert out.rstrip().endswith(
+        "unhealthy: no controller answered DescribeQuorum as the leader; "
+        "controller 2 ("
+        + c.node_by_id(2).address
+        + "), controller 3 ("
+        + c.node_by_id(3).address
+        + ") believe the leader is 1 (unreachable); "
+        f"controller 1 ({c.node_by_id(1).address}): no answer within the " + out.rstrip().rsplit("within the ", 1)[1]
+    ), out
     assert out.rstrip().endswith((" 0.5 s timeout", " 0.4 s timeout", " 0.3 s timeout")), out
     assert took < 6, took
 
 
 def test_wait_can_restart_blocks_until_the_other_follower_catches_up(cli):
     with cluster(behind_ms={3: 6000}) as c:
+
         def catch_up():
             time.sleep(1.5)
             with c.lock:
                 now = int(time.time() * 1000)
                 for r in c.voters:
                     r.update(lastFetchTimestamp=now, lastCaughtUpTimestamp=now)
+
         t = threading.Thread(target=catch_up)
         t.start()
         t0 = time.monotonic()
@@ -91,10 +102,12 @@ def test_the_deadline_is_kept_and_a_sample_never_outlasts_the_interval():
         budgets.append(budget)
         clock[0] += budget
         from quorumctl.errors import ClusterError
+
         raise ClusterError("cannot connect to h:1: timed out")
 
-    r = wait_for(sample, "leader", [], 5.0, 2.0, clock=lambda: clock[0],
-                 sleep=lambda s: clock.__setitem__(0, clock[0] + s))
+    r = wait_for(
+        sample, "leader", [], 5.0, 2.0, clock=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + s)
+    )
     assert (r.ok, r.samples, budgets, r.elapsed_s) == (False, 3, [2.0, 2.0, 1.0], 5.0)
     assert r.reason == "nothing answered: cannot connect to h:1: timed out"
 
@@ -103,9 +116,13 @@ def test_ctrl_c_exits_130(tmp_path):
     with cluster() as c:
         c.silence(1)
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        p = subprocess.Popen([sys.executable, "-m", "quorumctl", "wait", "healthy", *boot(c), "--interval", "0.5"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        p = subprocess.Popen(
+            [sys.executable, "-m", "quorumctl", "wait", "healthy", *boot(c), "--interval", "0.5"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         time.sleep(3)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
@@ -115,8 +132,24 @@ def test_ctrl_c_exits_130(tmp_path):
 
 def test_check_is_a_function_of_one_sample():
     from quorumctl.protocol.health_verdict import Health
-    h = Health("unhealthy", ["no controller answered DescribeQuorum as the leader"], None, None, None, None, [],
-               None, None, None, 2000, 1.0, 1.0, [], None)
+
+    h = Health(
+        "unhealthy",
+        ["no controller answered DescribeQuorum as the leader"],
+        None,
+        None,
+        None,
+        None,
+        [],
+        None,
+        None,
+        None,
+        2000,
+        1.0,
+        1.0,
+        [],
+        None,
+    )
     assert check(h, "leader", []) == (False, "no leader: no controller answered DescribeQuorum as the leader")
     assert check(h, "caught-up", [2])[0] is False
 

@@ -43,22 +43,28 @@ def cases(work: Path) -> list[tuple[str, list[str]]]:
     for d in log_dirs(SHARED / "corpus") + log_dirs(SHARED / "reference" / "fixtures"):
         rel = str(d.relative_to(SHARED))
         pdir = str(d / "__cluster_metadata-0")
-        out += [(f"dump-log text {rel}", ["dump-log", "--cluster-metadata-decoder", "-o", "text", pdir]),
-                (f"dump-log json {rel}", ["dump-log", "-o", "json", pdir]),
-                (f"verify {rel}", ["verify", "-o", "text", str(d)]),
-                (f"state text {rel}", ["state", "-o", "text", str(d)]),
-                (f"state json {rel}", ["state", "-o", "json", str(d)]),
-                (f"image text {rel}", ["image", "-o", "text", str(d)]),
-                (f"image json {rel}", ["image", "-o", "json", str(d)])]
+        out += [
+            (f"dump-log text {rel}", ["dump-log", "--cluster-metadata-decoder", "-o", "text", pdir]),
+            (f"dump-log json {rel}", ["dump-log", "-o", "json", pdir]),
+            (f"verify {rel}", ["verify", "-o", "text", str(d)]),
+            (f"state text {rel}", ["state", "-o", "text", str(d)]),
+            (f"state json {rel}", ["state", "-o", "json", str(d)]),
+            (f"image text {rel}", ["image", "-o", "text", str(d)]),
+            (f"image json {rel}", ["image", "-o", "json", str(d)]),
+        ]
     for cluster in ("kafka-3.7.0-static", "kafka-3.9.0-dynamic"):
         reps = [str(SHARED / "reference" / "fixtures" / cluster / "data" / c) for c in ("c1", "c2", "c3")]
-        out += [(f"state {cluster} c1 c2 c3", ["state", "-o", "text", *reps]),
-                (f"doctor {cluster} c1 c2 c3", ["doctor", "-o", "text", *reps])]
+        out += [
+            (f"state {cluster} c1 c2 c3", ["state", "-o", "text", *reps]),
+            (f"doctor {cluster} c1 c2 c3", ["doctor", "-o", "text", *reps]),
+        ]
     log = perf_log(work)
-    out += [("perf dump-log text", ["dump-log", "--cluster-metadata-decoder", "-o", "text", str(log)]),
-            ("perf dump-log json", ["dump-log", "-o", "json", str(log)]),
-            ("perf verify", ["verify", "-o", "text", str(log.parent)]),
-            ("perf image json", ["image", "-o", "json", str(log.parent)])]
+    out += [
+        ("perf dump-log text", ["dump-log", "--cluster-metadata-decoder", "-o", "text", str(log)]),
+        ("perf dump-log json", ["dump-log", "-o", "json", str(log)]),
+        ("perf verify", ["verify", "-o", "text", str(log.parent)]),
+        ("perf image json", ["image", "-o", "json", str(log.parent)]),
+    ]
     return out
 
 
@@ -68,8 +74,9 @@ AGO = re.compile(rb"\d+(\.\d+)? (ms|s|min|h|d) ago")
 def digest(argv: list[str]) -> dict:
     """Exit status and SHA-256 of stdout/stderr, streamed (the perf log's dump is GBs);
     `state`'s "(498.2 d ago)" is relative to now, and is hashed as "AGO"."""
-    p = subprocess.Popen([sys.executable, "-m", "quorumctl", *argv], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, cwd=SHARED)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "quorumctl", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=SHARED
+    )
     h = hashlib.sha256()
     size = 0
     relative = argv[0] == "state"
@@ -77,8 +84,13 @@ def digest(argv: list[str]) -> dict:
         h.update(AGO.sub(b"AGO", chunk) if relative else chunk)
         size += len(chunk)
     err = p.stderr.read()
-    return {"exit": p.wait(), "stdout": h.hexdigest(), "stdout_bytes": size,
-            "stderr": hashlib.sha256(err).hexdigest(), "stderr_head": err[:300].decode("utf-8", "replace")}
+    return {
+        "exit": p.wait(),
+        "stdout": h.hexdigest(),
+        "stdout_bytes": size,
+        "stderr": hashlib.sha256(err).hexdigest(),
+        "stderr_head": err[:300].decode("utf-8", "replace"),
+    }
 
 
 def main() -> int:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys as _sys
 from pathlib import Path as _Path
 
-_sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))   # run from a checkout: python tools/generate.py
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[1]))  # run from a checkout: python tools/generate.py
 
 import argparse
 import os
@@ -47,25 +47,37 @@ MAN_DATE = "2026-11-22"
 # file) or log (directories and the files of a log dir, see filekinds.name_patterns).
 PATH_METAVARS = {
     "FILE": "file",
-    "DIR": "dir", "LOG_DIR": "dir", "LOG_DIR...": "dir", "OTHER_DIR": "dir", "OUT": "dir",
-    "PATH...": "log", "FILE_OR_DIR...": "log", "FILE,...": "log",
-    "LOG_DIR_OR_FILES...": "log", "LOG_DIR_OR_FILES... [PATH]": "log",
+    "DIR": "dir",
+    "LOG_DIR": "dir",
+    "LOG_DIR...": "dir",
+    "OTHER_DIR": "dir",
+    "OUT": "dir",
+    "PATH...": "log",
+    "FILE_OR_DIR...": "log",
+    "FILE,...": "log",
+    "LOG_DIR_OR_FILES...": "log",
+    "LOG_DIR_OR_FILES... [PATH]": "log",
 }
-TYPE_METAVARS = {"int": "INTEGER", "integer": "INTEGER", "int range": "INTEGER", "float": "NUMBER",
-                 "float range": "NUMBER"}
+TYPE_METAVARS = {
+    "int": "INTEGER",
+    "integer": "INTEGER",
+    "int range": "INTEGER",
+    "float": "NUMBER",
+    "float range": "NUMBER",
+}
 
 
 @dataclass
 class Param:
-    names: list[str]           # option names (secondary ones, --no-x, too); [] for an argument
-    metavar: str               # the value's name; "" for a flag
+    names: list[str]  # option names (secondary ones, --no-x, too); [] for an argument
+    metavar: str  # the value's name; "" for a flag
     help: str
     argument: bool = False
-    repeatable: bool = False   # a repeatable option or a variadic argument
+    repeatable: bool = False  # a repeatable option or a variadic argument
     required: bool = False
     default: str | None = None
-    words: list[str] = field(default_factory=list)   # fixed values (choices, the param's own completion)
-    files: str | None = None   # dir, file or log (PATH_METAVARS)
+    words: list[str] = field(default_factory=list)  # fixed values (choices, the param's own completion)
+    files: str | None = None  # dir, file or log (PATH_METAVARS)
 
     @property
     def takes_value(self) -> bool:
@@ -74,7 +86,7 @@ class Param:
 
 @dataclass
 class Cmd:
-    path: tuple[str, ...]      # () for quorumctl itself
+    path: tuple[str, ...]  # () for quorumctl itself
     help: str
     params: list[Param]
     subcommands: list["Cmd"]
@@ -103,11 +115,13 @@ class Cmd:
 
 # -- the command tree ------------------------------------------------------------------
 
+
 def command_tree() -> Cmd:
     """The app as plain data: every command, with -h/--help among its options."""
     import typer.main
 
     from quorumctl.cli.main import app
+
     root = typer.main.get_command(app)
     return _cmd(root, root.make_context("quorumctl", [], resilient_parsing=True), ())
 
@@ -149,11 +163,17 @@ def _param(p, ctx) -> Param:
         default = str(p.default)
     # sorted, short ones first: click keeps the help option's names in a set
     names = [] if argument else sorted(list(p.opts) + list(p.secondary_opts), key=lambda n: (n.startswith("--"), n))
-    return Param(names=names, metavar=metavar,
-                 help=" ".join((getattr(p, "help", None) or "").split()), argument=argument,
-                 repeatable=(p.nargs == -1) if argument else bool(getattr(p, "multiple", False)),
-                 required=bool(p.required), default=default, words=words,
-                 files=None if words else PATH_METAVARS.get(metavar))
+    return Param(
+        names=names,
+        metavar=metavar,
+        help=" ".join((getattr(p, "help", None) or "").split()),
+        argument=argument,
+        repeatable=(p.nargs == -1) if argument else bool(getattr(p, "multiple", False)),
+        required=bool(p.required),
+        default=default,
+        words=words,
+        files=None if words else PATH_METAVARS.get(metavar),
+    )
 
 
 def paragraphs(text: str) -> list[str]:
@@ -162,10 +182,11 @@ def paragraphs(text: str) -> list[str]:
 
 def example_lines(cmd: Cmd) -> list[str]:
     """The commands of the "Example:" paragraphs of a help text."""
-    return [p[len("Example:"):].strip() for p in paragraphs(cmd.help) if p.startswith("Example:")]
+    return [p[len("Example:") :].strip() for p in paragraphs(cmd.help) if p.startswith("Example:")]
 
 
 # -- bash --------------------------------------------------------------------------------
+
 
 def _sq(s: str) -> str:
     """Single-quoted for sh (bash, zsh and fish alike)."""
@@ -235,7 +256,7 @@ def bash_script(tree: Cmd) -> str:
     out += [
         "        *) return 1 ;;",
         "    esac",
-        '    if [[ -n $files ]]; then',
+        "    if [[ -n $files ]]; then",
         '        _quorumctl_files "$files" "$3"',
         "    else",
         '        _quorumctl_reply < <(compgen -W "$words" -- "$3")',
@@ -307,6 +328,7 @@ def bash_script(tree: Cmd) -> str:
 
 
 # -- zsh ---------------------------------------------------------------------------------
+
 
 def _zfunc(c: Cmd) -> str:
     return "_quorumctl" + "".join("_" + re.sub(r"\W", "_", p) for p in c.path)
@@ -395,6 +417,7 @@ def zsh_script(tree: Cmd) -> str:
 
 # -- fish --------------------------------------------------------------------------------
 
+
 def fish_script(tree: Cmd) -> str:
     out = [
         "# fish completion for quorumctl.",
@@ -421,7 +444,7 @@ def fish_script(tree: Cmd) -> str:
         "    end",
         "end",
         "",
-        "# the command path so far (\"describe status\"), skipping options and their values",
+        '# the command path so far ("describe status"), skipping options and their values',
         "function __quorumctl_path",
         "    set -l path",
         "    set -l skip 0",
@@ -479,7 +502,7 @@ def fish_script(tree: Cmd) -> str:
                 elif p.files == "log":
                     parts.append("-a '(__quorumctl_log_files)'")
                 elif p.argument:
-                    continue   # nothing to offer for a free-form argument
+                    continue  # nothing to offer for a free-form argument
             if not p.argument:
                 parts.append(f"-d {_sq(p.help)}")
             out.append(" ".join(parts))
@@ -487,6 +510,7 @@ def fish_script(tree: Cmd) -> str:
 
 
 # -- man page ----------------------------------------------------------------------------
+
 
 def roff(text: str) -> str:
     """Text for groff: backslashes and hyphens escaped, non-ASCII as \\[uXXXX]."""
@@ -513,7 +537,7 @@ def _help_block(help_text: str) -> list[str]:
     out = []
     for i, para in enumerate(paragraphs(help_text)):
         if para.startswith("Example:"):
-            out += [".PP", "Example:", ".RS 4"] + _literal([para[len("Example:"):].strip()]) + [".RE"]
+            out += [".PP", "Example:", ".RS 4"] + _literal([para[len("Example:") :].strip()]) + [".RE"]
         else:
             if i:
                 out.append(".PP")
@@ -547,8 +571,8 @@ def _param_item(p: Param) -> list[str]:
 
 @dataclass
 class Run:
-    argv: list[str]           # what ran, after "quorumctl"
-    shown: list[str]          # the command line printed (the simulated quorum's address replaced)
+    argv: list[str]  # what ran, after "quorumctl"
+    shown: list[str]  # the command line printed (the simulated quorum's address replaced)
     output: str
     code: int
 
@@ -561,25 +585,25 @@ class Example:
 
 EXIT_MEANING = {
     ExitStatus.OK: "Success: the command did what was asked and found nothing wrong. describe health: healthy or "
-                   "degraded; --can-restart: restarting every node named keeps a caught-up majority; --watch "
-                   "--exit-when-healthy: the quorum became healthy. features upgrade/downgrade: nothing blocks the "
-                   "change (dry run), or it was made (--apply).",
+    "degraded; --can-restart: restarting every node named keeps a caught-up majority; --watch "
+    "--exit-when-healthy: the quorum became healthy. features upgrade/downgrade: nothing blocks the "
+    "change (dry run), or it was made (--apply).",
     ExitStatus.PROBLEMS: "The command worked and found a problem: corruption (verify, dump-log), a log-matching "
-                         "clash (state, verify, doctor), an unhealthy quorum (describe health; degraded too with "
-                         "--fail-on-lag; with --watch the last sample's verdict, stalled and flapping included), a "
-                         "restart refused (describe health --can-restart), a replica with problems (state), a "
-                         "change the quorum refused (add-controller, remove-controller), a feature change blocked "
-                         "by a registered node's supported range or refused by Kafka (features upgrade/downgrade), "
-                         "a refused truncation or recovery, or a misformatted log dir (bootstrap info).",
+    "clash (state, verify, doctor), an unhealthy quorum (describe health; degraded too with "
+    "--fail-on-lag; with --watch the last sample's verdict, stalled and flapping included), a "
+    "restart refused (describe health --can-restart), a replica with problems (state), a "
+    "change the quorum refused (add-controller, remove-controller), a feature change blocked "
+    "by a registered node's supported range or refused by Kafka (features upgrade/downgrade), "
+    "a refused truncation or recovery, or a misformatted log dir (bootstrap info).",
     ExitStatus.USAGE: "Usage or input error: a bad option, a missing or undecodable file (named with the position "
-                      "and what was expected), a broker given as --bootstrap-controller or a controller as "
-                      "--bootstrap-server, an unknown metadata.version or feature=level (features).",
+    "and what was expected), a broker given as --bootstrap-controller or a controller as "
+    "--bootstrap-server, an unknown metadata.version or feature=level (features).",
     ExitStatus.UNREACHABLE: "The cluster could not be reached, or refused the connection or authentication: "
-                            "nothing answered at all (describe, describe health and its --can-restart and --watch, "
-                            "features).",
+    "nothing answered at all (describe, describe health and its --can-restart and --watch, "
+    "features).",
     ExitStatus.INTERNAL: "An internal error (a bug in quorumctl): one line on stderr; --debug shows the traceback.",
     ExitStatus.INTERRUPTED: "Interrupted (Ctrl-C); describe health --watch exits with the last sample's status "
-                            "instead.",
+    "instead.",
 }
 
 
@@ -587,7 +611,8 @@ def man_page(tree: Cmd, examples: list[Example]) -> str:
     out = [
         '.\\" ' + GENERATED,
         f'.TH QUORUMCTL 1 {MAN_DATE} "quorumctl {__version__}" "User Commands"',
-        ".nh", ".ad l",   # no hyphenation (names and options must read as typed), ragged right
+        ".nh",
+        ".ad l",  # no hyphenation (names and options must read as typed), ragged right
         ".SH NAME",
         "quorumctl \\- operator toolkit for Apache Kafka's KRaft metadata quorum",
         ".SH SYNOPSIS",
@@ -600,16 +625,20 @@ def man_page(tree: Cmd, examples: list[Example]) -> str:
     out += _help_block(tree.help)
     out += [
         ".PP",
-        _fill("Live commands (describe, features, add-controller, remove-controller) speak the Kafka protocol to "
-              "brokers or controllers, as Kafka's kafka-metadata-quorum.sh does. Offline commands "
-              "(dump-log, verify, state, truncate, bootstrap, spark-export) read a log dir's files and "
-              "need no running Kafka; truncate and bootstrap format only write with --apply, and "
-              "refuse while Kafka holds the log dir's .lock."),
+        _fill(
+            "Live commands (describe, features, add-controller, remove-controller) speak the Kafka protocol to "
+            "brokers or controllers, as Kafka's kafka-metadata-quorum.sh does. Offline commands "
+            "(dump-log, verify, state, truncate, bootstrap, spark-export) read a log dir's files and "
+            "need no running Kafka; truncate and bootstrap format only write with --apply, and "
+            "refuse while Kafka holds the log dir's .lock."
+        ),
         ".PP",
-        _fill("-o, --output selects text (Kafka's own format where Kafka has the command; the default "
-              "when standard output is not a terminal), table (the default on a terminal) or json "
-              "(JSON Lines for dump-log). Errors are one line on standard error, "
-              "\"quorumctl: error: ...\"; --debug adds the traceback."),
+        _fill(
+            "-o, --output selects text (Kafka's own format where Kafka has the command; the default "
+            "when standard output is not a terminal), table (the default on a terminal) or json "
+            "(JSON Lines for dump-log). Errors are one line on standard error, "
+            '"quorumctl: error: ..."; --debug adds the traceback.'
+        ),
         ".SH OPTIONS",
     ]
     for p in tree.params:
@@ -628,32 +657,55 @@ def man_page(tree: Cmd, examples: list[Example]) -> str:
     out += [".SH EXIT STATUS"]
     for status in ExitStatus:
         out += [".TP", str(int(status)), _fill(EXIT_MEANING[status])]
-    out += [".SH ENVIRONMENT",
-            ".TP", "\\fBCOLUMNS\\fR, \\fBNO_COLOR\\fR",
-            _fill("Width and colour of table output (Rich)."),
-            ".TP", "\\fBJAVA_HOME\\fR",
-            _fill("The Java that spark-export starts Spark with (else java on PATH)."),
-            ".TP", "\\fBPYSPARK_PYTHON\\fR",
-            _fill("The Python of spark-export's Spark workers (default: the one running quorumctl)."),
-            ".TP", "\\fB_QUORUMCTL_COMPLETE\\fR",
-            _fill("Set by the completion that --install-completion installs, to ask quorumctl for "
-                  "completions; the static scripts below do not use it.")]
-    out += [".SH SHELL COMPLETION",
-            _fill("The source tree's completions/ directory holds static scripts generated from the "
-                  "commands above; they offer sub-commands, options, choices, record types, and for "
-                  "paths the directories and the files Kafka keeps in a log dir:"),
-            ".PP", ".RS 4"]
-    out += _literal(["source completions/quorumctl.bash          # bash, e.g. from ~/.bashrc",
-                     "cp completions/quorumctl.zsh ~/.zfunc/_quorumctl   # zsh: a directory of $fpath",
-                     "cp completions/quorumctl.fish ~/.config/fish/completions/"])
-    out += [".RE", ".PP",
-            _fill("quorumctl --install-completion installs click's dynamic completion for the current "
-                  "shell instead.")]
-    out += [".SH EXAMPLES",
-            _fill("Real output, produced when this page was generated: the offline commands ran on log "
-                  "dirs c1, c2 and c3 of one quorum written by quorumctl's own writer (c3 holds two "
-                  "entries of an old leader), and the describe commands against a simulated quorum "
-                  "(quorumctl.testing, as in quorumctl demo) whose controllers advertise controller-N:9093.")]
+    out += [
+        ".SH ENVIRONMENT",
+        ".TP",
+        "\\fBCOLUMNS\\fR, \\fBNO_COLOR\\fR",
+        _fill("Width and colour of table output (Rich)."),
+        ".TP",
+        "\\fBJAVA_HOME\\fR",
+        _fill("The Java that spark-export starts Spark with (else java on PATH)."),
+        ".TP",
+        "\\fBPYSPARK_PYTHON\\fR",
+        _fill("The Python of spark-export's Spark workers (default: the one running quorumctl)."),
+        ".TP",
+        "\\fB_QUORUMCTL_COMPLETE\\fR",
+        _fill(
+            "Set by the completion that --install-completion installs, to ask quorumctl for "
+            "completions; the static scripts below do not use it."
+        ),
+    ]
+    out += [
+        ".SH SHELL COMPLETION",
+        _fill(
+            "The source tree's completions/ directory holds static scripts generated from the "
+            "commands above; they offer sub-commands, options, choices, record types, and for "
+            "paths the directories and the files Kafka keeps in a log dir:"
+        ),
+        ".PP",
+        ".RS 4",
+    ]
+    out += _literal(
+        [
+            "source completions/quorumctl.bash          # bash, e.g. from ~/.bashrc",
+            "cp completions/quorumctl.zsh ~/.zfunc/_quorumctl   # zsh: a directory of $fpath",
+            "cp completions/quorumctl.fish ~/.config/fish/completions/",
+        ]
+    )
+    out += [
+        ".RE",
+        ".PP",
+        _fill("quorumctl --install-completion installs click's dynamic completion for the current shell instead."),
+    ]
+    out += [
+        ".SH EXAMPLES",
+        _fill(
+            "Real output, produced when this page was generated: the offline commands ran on log "
+            "dirs c1, c2 and c3 of one quorum written by quorumctl's own writer (c3 holds two "
+            "entries of an old leader), and the describe commands against a simulated quorum "
+            "(quorumctl.testing, as in quorumctl demo) whose controllers advertise controller-N:9093."
+        ),
+    ]
     for ex in examples:
         body = []
         for run in ex.runs:
@@ -661,11 +713,15 @@ def man_page(tree: Cmd, examples: list[Example]) -> str:
             if run.code:
                 body += ["$ echo $?", str(run.code)]
         out += [".PP", _fill(ex.title), ".RS 4"] + _literal(body) + [".RE"]
-    out += [".SH SEE ALSO",
-            _fill("kafka-metadata-quorum.sh, kafka-dump-log.sh and kafka-storage.sh in Apache Kafka's "
-                  "bin/ directory, whose output quorumctl's text mode follows; KIP-595 (the Raft "
-                  "protocol of the metadata quorum) and KIP-853 (dynamic quorums); README.md and docs/ "
-                  "in the quorumctl source tree.")]
+    out += [
+        ".SH SEE ALSO",
+        _fill(
+            "kafka-metadata-quorum.sh, kafka-dump-log.sh and kafka-storage.sh in Apache Kafka's "
+            "bin/ directory, whose output quorumctl's text mode follows; KIP-595 (the Raft "
+            "protocol of the metadata quorum) and KIP-853 (dynamic quorums); README.md and docs/ "
+            "in the quorumctl source tree."
+        ),
+    ]
     for ln in out:
         assert ln == ln.rstrip(), f"trailing whitespace in {ln!r}"
     return "\n".join(out) + "\n"
@@ -680,14 +736,16 @@ def _write_replicas(work: str) -> None:
     """Three replicas of one quorum: c1 the leader (with a snapshot), c2 a follower one
     batch behind, c3 with two entries an old leader of epoch 2 never committed."""
     from quorumctl.testing.synth import B, write_replica
+
     common = [B(1, 2), B(1), B(2, 3), B(3, 2)]
-    write_replica(os.path.join(work, "c1"), common + [B(3)], node_id=1, directory_id=DIRECTORY_IDS[1],
-                  snapshots=[(5, 2)])
+    write_replica(
+        os.path.join(work, "c1"), common + [B(3)], node_id=1, directory_id=DIRECTORY_IDS[1], snapshots=[(5, 2)]
+    )
     write_replica(os.path.join(work, "c2"), common, node_id=2, directory_id=DIRECTORY_IDS[2])
-    write_replica(os.path.join(work, "c3"), common[:3] + [B(2, 2, tag="x")], node_id=3,
-                  directory_id=DIRECTORY_IDS[3])
+    write_replica(os.path.join(work, "c3"), common[:3] + [B(2, 2, tag="x")], node_id=3, directory_id=DIRECTORY_IDS[3])
     # a copy of c2 with one flipped byte in its third batch's records, for verify
     import shutil
+
     shutil.copytree(os.path.join(work, "c2"), os.path.join(work, "c2-copy"))
     seg = os.path.join(work, "c2-copy", "__cluster_metadata-0", "00000000000000000000.log")
     data = bytearray(Path(seg).read_bytes())
@@ -701,23 +759,46 @@ def _simulated_quorum():
     from quorumctl.testing.synth import T0
     from quorumctl.testing.scenarios import DEMO_CLUSTER_ID, DEMO_DIRECTORY_IDS
     from quorumctl.testing.sim import SimulatedCluster, node, replica
+
     leo, lag = 1207, {1: 0, 2: 143, 3: 171, 4: 208}
     voters = [replica(i, leo - (i == 3) * 12, T0 - lag[i], T0 - lag[i], DEMO_DIRECTORY_IDS[i]) for i in (1, 2, 3)]
     observers = [replica(4, leo, T0 - lag[4], T0 - lag[4], DEMO_DIRECTORY_IDS[4])]
     nodes = [node(i, ("CONTROLLER", f"controller-{i}", 9093)) for i in (1, 2, 3)]
-    c = SimulatedCluster(DEMO_CLUSTER_ID, leader_id=1, leader_epoch=3, high_watermark=leo, voters=voters,
-                         observers=observers, nodes=nodes)
+    c = SimulatedCluster(
+        DEMO_CLUSTER_ID,
+        leader_id=1,
+        leader_epoch=3,
+        high_watermark=leo,
+        voters=voters,
+        observers=observers,
+        nodes=nodes,
+    )
     c.add_controller(1)
     return c.start()
 
 
 def _run(work: str, argv: list[str]) -> tuple[str, int]:
     import quorumctl
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("_QUORUMCTL")}
-    env.update(COLUMNS="80", NO_COLOR="1", TERM="dumb", LC_ALL="C.UTF-8", TZ="UTC",
-               PYTHONPATH=str(Path(quorumctl.__file__).resolve().parents[1]))
-    r = subprocess.run([sys.executable, "-m", "quorumctl", *argv], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    env.update(
+        COLUMNS="80",
+        NO_COLOR="1",
+        TERM="dumb",
+        LC_ALL="C.UTF-8",
+        TZ="UTC",
+        PYTHONPATH=str(Path(quorumctl.__file__).resolve().parents[1]),
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "quorumctl", *argv],
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
     return r.stdout, r.returncode
 
 
@@ -729,22 +810,56 @@ def examples() -> list[Example]:
         try:
             addr = cluster.controllers()[0].address
             for title, runs in [
-                ("The quorum, as kafka-metadata-quorum.sh describe --status shows it:",
-                 [["describe", "status", "--bootstrap-controller", addr]]),
-                ("Every replica's lag (controller 3 is 12 records behind):",
-                 [["describe", "replication", "--bootstrap-controller", addr]]),
-                ("Check a replica's files, then a copy of one with a flipped byte:",
-                 [["verify", "c1"], ["verify", "c2-copy"]]),
-                ("Which replica wins an election, and where the others diverge (the last lines):",
-                 [["state", "c1", "c2", "c3"]]),
-                ("Plan the truncation of the diverged replica (a dry run; --apply does it):",
-                 [["truncate", "c3", "--reference", "c1", "--backup-dir", "backup"]]),
-                ("Decode the metadata records of a segment, as kafka-dump-log.sh does:",
-                 [["dump-log", "--cluster-metadata-decoder", "--skip-record-metadata", "--offset-end", "2",
-                   "c1/__cluster_metadata-0/00000000000000000000.log"]]),
-                ("What formatting a new node's log dir would write (a dry run):",
-                 [["bootstrap", "format", "--cluster-id", "XFBpci3ORzK2hz44Gtmrwg", "--node-id", "4",
-                   "--log-dir", "data", "--release-version", "3.9"]]),
+                (
+                    "The quorum, as kafka-metadata-quorum.sh describe --status shows it:",
+                    [["describe", "status", "--bootstrap-controller", addr]],
+                ),
+                (
+                    "Every replica's lag (controller 3 is 12 records behind):",
+                    [["describe", "replication", "--bootstrap-controller", addr]],
+                ),
+                (
+                    "Check a replica's files, then a copy of one with a flipped byte:",
+                    [["verify", "c1"], ["verify", "c2-copy"]],
+                ),
+                (
+                    "Which replica wins an election, and where the others diverge (the last lines):",
+                    [["state", "c1", "c2", "c3"]],
+                ),
+                (
+                    "Plan the truncation of the diverged replica (a dry run; --apply does it):",
+                    [["truncate", "c3", "--reference", "c1", "--backup-dir", "backup"]],
+                ),
+                (
+                    "Decode the metadata records of a segment, as kafka-dump-log.sh does:",
+                    [
+                        [
+                            "dump-log",
+                            "--cluster-metadata-decoder",
+                            "--skip-record-metadata",
+                            "--offset-end",
+                            "2",
+                            "c1/__cluster_metadata-0/00000000000000000000.log",
+                        ]
+                    ],
+                ),
+                (
+                    "What formatting a new node's log dir would write (a dry run):",
+                    [
+                        [
+                            "bootstrap",
+                            "format",
+                            "--cluster-id",
+                            "XFBpci3ORzK2hz44Gtmrwg",
+                            "--node-id",
+                            "4",
+                            "--log-dir",
+                            "data",
+                            "--release-version",
+                            "3.9",
+                        ]
+                    ],
+                ),
             ]:
                 done = []
                 for argv in runs:
@@ -763,6 +878,7 @@ def examples() -> list[Example]:
 
 
 # -- main --------------------------------------------------------------------------------
+
 
 def generate(out_dir: Path) -> list[Path]:
     """Write completions/ and man/ under out_dir; returns the files written."""

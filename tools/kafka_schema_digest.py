@@ -44,12 +44,12 @@ def _load(text: str) -> dict:
     """Kafka's schema JSON allows // comments (whole lines or after a value)."""
     lines = []
     for line in text.splitlines():
-        cut = [m.start() for m in re.finditer("//", line) if line[:m.start()].count('"') % 2 == 0]
-        lines.append(line[:cut[0]] if cut else line)
+        cut = [m.start() for m in re.finditer("//", line) if line[: m.start()].count('"') % 2 == 0]
+        lines.append(line[: cut[0]] if cut else line)
     text = re.sub(r"/\*.*?\*/", "", "\n".join(lines), flags=re.S)
     try:
         return json.loads(text)
-    except json.JSONDecodeError:   # a few files have a trailing comma, which Kafka's parser accepts
+    except json.JSONDecodeError:  # a few files have a trailing comma, which Kafka's parser accepts
         return json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
 
 
@@ -70,9 +70,12 @@ def _fields(fields: list[dict], common: dict[str, list[dict]]) -> list[dict]:
 
 def digest(schema: dict) -> dict:
     common = {s["name"]: s["fields"] for s in schema.get("commonStructs", [])}
-    return {"validVersions": schema["validVersions"], "flexibleVersions": schema.get("flexibleVersions", "none"),
-            **({"apiKey": schema["apiKey"]} if "apiKey" in schema else {}),
-            "fields": _fields(schema["fields"], common)}
+    return {
+        "validVersions": schema["validVersions"],
+        "flexibleVersions": schema.get("flexibleVersions", "none"),
+        **({"apiKey": schema["apiKey"]} if "apiKey" in schema else {}),
+        "fields": _fields(schema["fields"], common),
+    }
 
 
 _SCHEMA_FILES = re.compile(r"^(clients|metadata|raft)/src/main/resources/common/(message|metadata)/[A-Za-z]+\.json$")

@@ -107,8 +107,12 @@ def main() -> int:
             qw, qc = run_to([*ours, "dump-log", *opts, "--files", str(log)], q_out, env)
             same = k_out.stat().st_size == q_out.stat().st_size and digest(k_out) == digest(q_out)
             print(f"{mode:8} {' '.join(opts) or '(no options)'}")
-            print(f"  kafka 4.3: {k_out.stat().st_size:>14,} bytes sha256 {digest(k_out)[:16]}  {kw:6.1f} s wall {kc:6.1f} s CPU")
-            print(f"  quorumctl: {q_out.stat().st_size:>14,} bytes sha256 {digest(q_out)[:16]}  {qw:6.1f} s wall {qc:6.1f} s CPU")
+            print(
+                f"  kafka 4.3: {k_out.stat().st_size:>14,} bytes sha256 {digest(k_out)[:16]}  {kw:6.1f} s wall {kc:6.1f} s CPU"
+            )
+            print(
+                f"  quorumctl: {q_out.stat().st_size:>14,} bytes sha256 {digest(q_out)[:16]}  {qw:6.1f} s wall {qc:6.1f} s CPU"
+            )
             print("  identical" if same else "  DIFFERENT: " + first_difference(k_out, q_out))
             failed += not same
             if not args.keep:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 PERF = SHARED / "perf"
-BENCH_SIZE = 128              # make-perf-log's size argument of the 140 MB benchmark log
-REAL_SIZE = 140_741_689       # its bytes: 2,277,297 records in 8,987 batches
+BENCH_SIZE = 128  # make-perf-log's size argument of the 140 MB benchmark log
+REAL_SIZE = 140_741_689  # its bytes: 2,277,297 records in 8,987 batches
 
 
 def grown_log(out_dir: Path, size: int = BENCH_SIZE) -> Path:
@@ -33,8 +33,11 @@ def grown_log(out_dir: Path, size: int = BENCH_SIZE) -> Path:
     src, part = Path(out_dir) / "churn-controller-1.log", Path(out_dir) / "grown.log.part"
     with gzip.open(PERF / "churn-controller-1.log.gz") as gz, open(src, "wb") as f:
         shutil.copyfileobj(gz, f)
-    subprocess.run([sys.executable, str(PERF / "make-perf-log"), str(src), str(part), str(size)], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(PERF / "make-perf-log"), str(src), str(part), str(size)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     src.unlink()
     if size == BENCH_SIZE and part.stat().st_size != REAL_SIZE:
         raise SystemExit(f"{part}: {part.stat().st_size} bytes from make-perf-log, expected {REAL_SIZE}")

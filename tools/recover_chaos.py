@@ -78,11 +78,13 @@ def skip_reason(version: str = "4.1") -> str | None:
 
 # -- quorumctl, as an operator runs it ---------------------------------------------------------
 
+
 def qc(*args, timeout: float = 120) -> tuple[int, str, str]:
     """`quorumctl ARGS` in a child process (this worktree's code): (exit code, stdout, stderr)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-m", "quorumctl", *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout, env=env)
+    p = subprocess.run(
+        [sys.executable, "-m", "quorumctl", *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -117,6 +119,7 @@ def free_base_port(lo: int = 29500, hi: int = 29990, span: int = 6, start: int |
 
 # -- a real cluster -----------------------------------------------------------------------------
 
+
 class Kafka:
     """A real KRaft cluster run by ../shared/kafka/cluster in `d`: `controllers` controllers
     (ids 1..N), `brokers` brokers (ids N+1..), a dynamic (KIP-853) or static quorum, of the
@@ -124,17 +127,26 @@ class Kafka:
     script's own format (start()); the Kafka tests (tests/support/kafka41.start_cluster) format it
     with quorumctl first and then launch() it."""
 
-    def __init__(self, d: Path, base: int, version: str = "4.1", brokers: int = 1, controllers: int = 3,
-                 dynamic: bool = True, extra_conf: str = "", start_timeout: int = 150):
+    def __init__(
+        self,
+        d: Path,
+        base: int,
+        version: str = "4.1",
+        brokers: int = 1,
+        controllers: int = 3,
+        dynamic: bool = True,
+        extra_conf: str = "",
+        start_timeout: int = 150,
+    ):
         self.d, self.base, self.version, self.nb, self.n = Path(d), base, version, brokers, controllers
         self.dynamic = dynamic
-        self.extra_conf = extra_conf       # "key=value ..." added to every node's config (CLUSTER_EXTRA_CONF)
+        self.extra_conf = extra_conf  # "key=value ..." added to every node's config (CLUSTER_EXTRA_CONF)
         self.start_timeout = start_timeout
         self.home = kafka_home(version)
         self.cluster_id: str | None = None
         self.log_marks: dict[str, int] = {}
-        self.dir_ids: dict[int, str] = {}      # controller id -> directory id (a dynamic quorum quorumctl formatted)
-        self.formatted: dict[str, str] = {}    # node name -> what `quorumctl bootstrap format` printed
+        self.dir_ids: dict[int, str] = {}  # controller id -> directory id (a dynamic quorum quorumctl formatted)
+        self.formatted: dict[str, str] = {}  # node name -> what `quorumctl bootstrap format` printed
 
     # the script
     def env(self, home: Path | None = None) -> dict:
@@ -144,14 +156,21 @@ class Kafka:
             env["CLUSTER_EXTRA_CONF"] = self.extra_conf
         return env
 
-    def run(self, *args: str, timeout: float = 200, check: bool = True,
-            home: Path | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self, *args: str, timeout: float = 200, check: bool = True, home: Path | None = None
+    ) -> subprocess.CompletedProcess:
         """The cluster script; `home` starts a node from another release (a rolling upgrade)."""
-        r = subprocess.run([str(CLUSTER), str(self.d), *map(str, args)], capture_output=True, text=True,
-                           timeout=timeout, env=self.env(home))
+        r = subprocess.run(
+            [str(CLUSTER), str(self.d), *map(str, args)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=self.env(home),
+        )
         if check and r.returncode != 0:
-            raise AssertionError(f"cluster {' '.join(map(str, args))} failed ({r.returncode}):\n"
-                                 f"{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+            raise AssertionError(
+                f"cluster {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+            )
         return r
 
     def launch(self, *layout: str, start_timeout: int = 150):
@@ -176,9 +195,16 @@ class Kafka:
         wiped and a first start on the next free ports, at most twice."""
         for attempt in (1, 2, 3):
             try:
-                self.launch(*(["--dynamic"] if self.dynamic else []), "--controllers", str(self.n),
-                            "--brokers", str(self.nb), "--base-port", str(self.base),
-                            start_timeout=self.start_timeout)
+                self.launch(
+                    *(["--dynamic"] if self.dynamic else []),
+                    "--controllers",
+                    str(self.n),
+                    "--brokers",
+                    str(self.nb),
+                    "--base-port",
+                    str(self.base),
+                    start_timeout=self.start_timeout,
+                )
                 break
             except AssertionError as e:
                 if attempt == 3 or "is already in use" not in str(e):
@@ -192,18 +218,35 @@ class Kafka:
         """Wait until a topic can be created through the brokers. Seen on Kafka 4.3 with two
         brokers on a loaded machine: a broker's forwarding channel stuck on a controller that
         is not the leader for minutes after "Kafka Server started" (CreateTopics times out)."""
+
         def ok():
-            p = self.tool("kafka-topics", ["--bootstrap-server", self.bootstrap, "--command-config",
-                                           self.admin_config(), "--create", "--if-not-exists", "--topic",
-                                           "ready-check", "--partitions", "1", "--replication-factor", "1"], 90)
+            p = self.tool(
+                "kafka-topics",
+                [
+                    "--bootstrap-server",
+                    self.bootstrap,
+                    "--command-config",
+                    self.admin_config(),
+                    "--create",
+                    "--if-not-exists",
+                    "--topic",
+                    "ready-check",
+                    "--partitions",
+                    "1",
+                    "--replication-factor",
+                    "1",
+                ],
+                90,
+            )
             return p.returncode == 0
+
         until("the brokers serve CreateTopics", ok, limit_s, every=2)
 
     def stop(self):
         try:
             self.run("stop", "--timeout", "30", timeout=180, check=False)
         finally:
-            self.run("stop", "--timeout", "5", timeout=120, check=False)   # whatever the first left behind
+            self.run("stop", "--timeout", "5", timeout=120, check=False)  # whatever the first left behind
 
     def discard(self):
         """End a cluster whose files nothing reads again (a fixture's teardown): SIGTERM, then
@@ -236,12 +279,21 @@ class Kafka:
         name = self.name(node)
         self.mark_log(node)
         env = self.env()
-        env.update(LOG_DIR=str(self.d / "logs"), EXTRA_ARGS=f"-name {name} -loggc",
-                   KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={self.d / 'conf' / (name + '.log4j2.yaml')}")
+        env.update(
+            LOG_DIR=str(self.d / "logs"),
+            EXTRA_ARGS=f"-name {name} -loggc",
+            KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={self.d / 'conf' / (name + '.log4j2.yaml')}",
+        )
         (self.d / "run").mkdir(exist_ok=True)
         with open(self.d / "logs" / f"{name}.out", "ab") as out:
-            p = subprocess.Popen([str(self.home / "bin" / "kafka-server-start.sh"), str(conf)], stdout=out,
-                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            p = subprocess.Popen(
+                [str(self.home / "bin" / "kafka-server-start.sh"), str(conf)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+            )
         (self.d / "run" / f"{name}.pid").write_text(f"{p.pid}\n")
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -303,16 +355,25 @@ class Kafka:
         env = self.env()
         for k in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS", "KAFKA_LOG4J_OPTS"):
             env.pop(k, None)
-        env.update(LOG_DIR=str(self.d / "logs"), KAFKA_HEAP_OPTS="-Xmx192m",
-                   KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        env.update(
+            LOG_DIR=str(self.d / "logs"),
+            KAFKA_HEAP_OPTS="-Xmx192m",
+            KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+        )
         try:
-            p = subprocess.run([str(self.home / "bin" / f"{name}.sh"), *map(str, args)], capture_output=True,
-                               timeout=timeout, env=env)
+            p = subprocess.run(
+                [str(self.home / "bin" / f"{name}.sh"), *map(str, args)], capture_output=True, timeout=timeout, env=env
+            )
         except subprocess.TimeoutExpired as e:
-            return subprocess.CompletedProcess(e.cmd, 124, (e.stdout or b"").decode("utf-8", "replace"),
-                                               (e.stderr or b"").decode("utf-8", "replace") + "\n[timed out]")
-        return subprocess.CompletedProcess(p.args, p.returncode, p.stdout.decode("utf-8", "replace"),
-                                           p.stderr.decode("utf-8", "replace"))
+            return subprocess.CompletedProcess(
+                e.cmd,
+                124,
+                (e.stdout or b"").decode("utf-8", "replace"),
+                (e.stderr or b"").decode("utf-8", "replace") + "\n[timed out]",
+            )
+        return subprocess.CompletedProcess(
+            p.args, p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+        )
 
     def admin_config(self) -> Path:
         """Client settings for the workload: an acknowledgement or a clear failure within a minute
@@ -326,8 +387,9 @@ class Kafka:
     def status(self, node: int | None = None) -> dict | None:
         via = self.addr(node) if node else ",".join(self.controllers)
         try:
-            code, out, err = qc("describe", "status", "--bootstrap-controller", via, "-o", "json", "--timeout", "5",
-                                timeout=30)
+            code, out, err = qc(
+                "describe", "status", "--bootstrap-controller", via, "-o", "json", "--timeout", "5", timeout=30
+            )
         except subprocess.TimeoutExpired:
             return None
         if code != 0:
@@ -345,6 +407,7 @@ class Kafka:
 
 # -- reading a replica's files ------------------------------------------------------------------
 
+
 def partition_dir(log_dir: Path) -> Path:
     return Path(log_dir) / "__cluster_metadata-0"
 
@@ -352,13 +415,22 @@ def partition_dir(log_dir: Path) -> Path:
 def batches(log_dir: Path) -> list[dict]:
     """Every batch of the replica's metadata log segments: base/last offset, epoch, CRC, file, position."""
     from quorumctl.records.batch import Batch, BatchReader
+
     out = []
     p = partition_dir(log_dir)
     for f in sorted(p.glob("*.log")):
         for b in BatchReader(str(f)):
             if isinstance(b, Batch):
-                out.append({"base": b.base_offset, "last": b.last_offset, "epoch": b.leader_epoch,
-                            "crc": b.crc, "file": str(f), "pos": b.position})
+                out.append(
+                    {
+                        "base": b.base_offset,
+                        "last": b.last_offset,
+                        "epoch": b.leader_epoch,
+                        "crc": b.crc,
+                        "file": str(f),
+                        "pos": b.position,
+                    }
+                )
     return out
 
 
@@ -370,7 +442,7 @@ def log_matching_clashes(dirs: dict[str, Path]) -> list[str]:
     names = sorted(logs)
     out = []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             by_epoch: dict[int, list[dict]] = {}
             for x in logs[b]:
                 by_epoch.setdefault(x["epoch"], []).append(x)
@@ -379,9 +451,11 @@ def log_matching_clashes(dirs: dict[str, Path]) -> list[str]:
                     if x["last"] < y["base"] or y["last"] < x["base"]:
                         continue
                     if (x["base"], x["last"], x["crc"]) != (y["base"], y["last"], y["crc"]):
-                        out.append(f"{a} {x['file']}@{x['pos']} (offsets {x['base']}..{x['last']}, crc {x['crc']}) "
-                                   f"and {b} {y['file']}@{y['pos']} (offsets {y['base']}..{y['last']}, "
-                                   f"crc {y['crc']}) differ in epoch {x['epoch']}")
+                        out.append(
+                            f"{a} {x['file']}@{x['pos']} (offsets {x['base']}..{x['last']}, crc {x['crc']}) "
+                            f"and {b} {y['file']}@{y['pos']} (offsets {y['base']}..{y['last']}, "
+                            f"crc {y['crc']}) differ in epoch {x['epoch']}"
+                        )
                         break
                 else:
                     continue
@@ -395,6 +469,7 @@ def metadata_records(log_dir: Path) -> list[tuple[int, str, dict]]:
     in the segments any more)."""
     from quorumctl.records.batch import Batch, BatchReader
     from quorumctl.records.metadata import decode_metadata
+
     p = partition_dir(log_dir)
     out = []
     files = sorted(p.glob("*.checkpoint")) + sorted(p.glob("*.log"))
@@ -449,10 +524,11 @@ def state_end(log_dir: Path) -> tuple[int, int]:
 
 # -- the workload -------------------------------------------------------------------------------
 
+
 @dataclass
 class Op:
     n: int
-    kind: str                 # create | delete | config
+    kind: str  # create | delete | config
     topic: str
     value: str | None = None  # retention.ms for config
     acked: bool | None = None
@@ -470,7 +546,7 @@ class Workload:
         self.ops: list[Op] = []
         self.stop = threading.Event()
         self.thread: threading.Thread | None = None
-        self.live: list[str] = []       # topics whose create was acked and not (yet) deleted
+        self.live: list[str] = []  # topics whose create was acked and not (yet) deleted
         self.n = 0
         self.acked_count = threading.Semaphore(0)
 
@@ -487,22 +563,56 @@ class Workload:
         k, cfg = self.k, self.k.admin_config()
         op.t0 = time.time()
         if op.kind == "create":
-            p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--create",
-                                        "--topic", op.topic, "--partitions", "1", "--replication-factor", "1"], 90)
+            p = k.tool(
+                "kafka-topics",
+                [
+                    "--bootstrap-server",
+                    k.bootstrap,
+                    "--command-config",
+                    cfg,
+                    "--create",
+                    "--topic",
+                    op.topic,
+                    "--partitions",
+                    "1",
+                    "--replication-factor",
+                    "1",
+                ],
+                90,
+            )
             op.acked = p.returncode == 0 and f"Created topic {op.topic}." in p.stdout
         elif op.kind == "delete":
-            p = k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--delete",
-                                        "--topic", op.topic], 90)
+            p = k.tool(
+                "kafka-topics",
+                ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--delete", "--topic", op.topic],
+                90,
+            )
             op.acked = p.returncode == 0 and "Error" not in p.stdout + p.stderr
         else:
-            p = k.tool("kafka-configs", ["--bootstrap-server", k.bootstrap, "--command-config", cfg, "--alter",
-                                         "--entity-type", "topics", "--entity-name", op.topic,
-                                         "--add-config", f"retention.ms={op.value}"], 90)
+            p = k.tool(
+                "kafka-configs",
+                [
+                    "--bootstrap-server",
+                    k.bootstrap,
+                    "--command-config",
+                    cfg,
+                    "--alter",
+                    "--entity-type",
+                    "topics",
+                    "--entity-name",
+                    op.topic,
+                    "--add-config",
+                    f"retention.ms={op.value}",
+                ],
+                90,
+            )
             op.acked = p.returncode == 0 and f"Completed updating config for topic {op.topic}." in p.stdout
         op.t1 = time.time()
         if not op.acked:
             lines = (p.stdout + p.stderr).strip().splitlines()
-            op.error = next((ln for ln in lines if "Error" in ln or "Exception" in ln), lines[-1] if lines else "")[:300]
+            op.error = next((ln for ln in lines if "Error" in ln or "Exception" in ln), lines[-1] if lines else "")[
+                :300
+            ]
         else:
             if op.kind == "create":
                 self.live.append(op.topic)
@@ -539,8 +649,10 @@ class Workload:
             self.thread.join(timeout)
 
     def summary(self) -> str:
-        return ", ".join(f"{o.kind} {o.topic}{'=' + o.value if o.value else ''}:"
-                         + ("ack" if o.acked else f"no ({o.error[:80]})") for o in self.ops)
+        return ", ".join(
+            f"{o.kind} {o.topic}{'=' + o.value if o.value else ''}:" + ("ack" if o.acked else f"no ({o.error[:80]})")
+            for o in self.ops
+        )
 
 
 def expected_state(ops: list[Op], held: list[dict]) -> tuple[list[str], list[str]]:
@@ -558,6 +670,7 @@ def expected_state(ops: list[Op], held: list[dict]) -> tuple[list[str], list[str
         if op.kind == "delete":
             return any(ids.get(op.topic) in h["removed"] for h in held)
         return any((op.topic, op.value) in h["configs"] for h in held)
+
     for op in ops:
         if not op.acked:
             continue
@@ -608,13 +721,17 @@ def grade_changes(ops: list[Op], checks: list[Op], seen: tuple[set[str], dict[st
                 continue
             ok = {op.value} | {o.value for o in later if o.kind == "config"}
             if configs.get(op.topic) not in ok:
-                problems.append(f"acknowledged retention.ms={op.value} of {op.topic} lost "
-                                f"(now {configs.get(op.topic)})")
+                problems.append(
+                    f"acknowledged retention.ms={op.value} of {op.topic} lost (now {configs.get(op.topic)})"
+                )
     return problems
 
 
-FATAL = re.compile(r"^\[[^\]]+\] (FATAL|ERROR) .*(truncat|high watermark|Exiting Kafka|halt|fatal|"
-                   r"Shutting down|Encountered fatal|log matching|corrupt)", re.I | re.M)
+FATAL = re.compile(
+    r"^\[[^\]]+\] (FATAL|ERROR) .*(truncat|high watermark|Exiting Kafka|halt|fatal|"
+    r"Shutting down|Encountered fatal|log matching|corrupt)",
+    re.I | re.M,
+)
 
 
 def fatal_lines(text: str) -> list[str]:
@@ -645,22 +762,24 @@ class RunResult:
     leader: int = 0
     acked: int = 0
     held: int = 0
-    ahead: str = ""            # which replica was most up to date before recovery
+    ahead: str = ""  # which replica was most up to date before recovery
     grade: str = ""
     ok: bool = False
     notes: list[str] = field(default_factory=list)
-    t_serve: float | None = None   # recover started -> new topic created through the broker
-    t_full: float | None = None    # recover started -> three voters with equal end offsets
+    t_serve: float | None = None  # recover started -> new topic created through the broker
+    t_full: float | None = None  # recover started -> three voters with equal end offsets
     t_run: float = 0.0
-    graded: bool = True        # False: the cluster never started (ports taken, a starved machine)
+    graded: bool = True  # False: the cluster never started (ports taken, a starved machine)
 
     def line(self) -> str:
         ts = "-" if self.t_serve is None else f"{self.t_serve:.0f} s"
         tf = "-" if self.t_full is None else f"{self.t_full:.0f} s"
-        return (f"run {self.run} seed {self.seed} kafka {self.version} {self.scenario} brokers {self.brokers}: "
-                f"survivor {self.survivor} lost {self.lost} (leader was {self.leader}), {self.acked} acked, "
-                f"{self.held} held, most up to date {self.ahead or '?'}; {self.grade}; serving {ts}, "
-                f"3 voters {tf}; run {self.t_run:.0f} s" + (f"; notes: {'; '.join(self.notes)}" if self.notes else ""))
+        return (
+            f"run {self.run} seed {self.seed} kafka {self.version} {self.scenario} brokers {self.brokers}: "
+            f"survivor {self.survivor} lost {self.lost} (leader was {self.leader}), {self.acked} acked, "
+            f"{self.held} held, most up to date {self.ahead or '?'}; {self.grade}; serving {ts}, "
+            f"3 voters {tf}; run {self.t_run:.0f} s" + (f"; notes: {'; '.join(self.notes)}" if self.notes else "")
+        )
 
 
 def recover_supports_replica() -> bool:
@@ -668,8 +787,16 @@ def recover_supports_replica() -> bool:
     return "--replica" in out
 
 
-def run_once(work: Path, run: int, seed: int, version: str, scenario: str | None = None, brokers: int | None = None,
-             log=print, base: int | None = None) -> RunResult:
+def run_once(
+    work: Path,
+    run: int,
+    seed: int,
+    version: str,
+    scenario: str | None = None,
+    brokers: int | None = None,
+    log=print,
+    base: int | None = None,
+) -> RunResult:
     """One graded run in `work` (a fresh directory); the cluster is always stopped.
     `base`: the cluster's base port (default: a free one in 31001-31995, away from the
     29090-29790 the test suites' clusters use on a shared machine)."""
@@ -682,13 +809,13 @@ def run_once(work: Path, run: int, seed: int, version: str, scenario: str | None
     try:
         try:
             k.start()
-        except Exception as e:   # the machine, not the code under test: not graded
+        except Exception as e:  # the machine, not the code under test: not graded
             res.graded = False
             lines = [ln for ln in str(e).splitlines() if "ERROR" in ln or "failed" in ln]
             res.grade = "NOT RUN: the cluster did not start: " + " / ".join(x[:200] for x in lines[:2])
             raise
         _chaos(k, rng, res, log)
-    except Exception as e:   # a run that breaks is graded, not raised
+    except Exception as e:  # a run that breaks is graded, not raised
         if res.graded:
             res.grade, res.ok = f"FAILED: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}", False
         elif not res.grade:
@@ -718,8 +845,9 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
     if not wl.wait_acked(warm, 240):
         # before any fault: the cluster does not serve (a starved machine); recover was not exercised
         res.graded = False
-        raise AssertionError(f"NOT RUN: the workload got {warm} acknowledgements in 240 s before any fault "
-                             f"({wl.summary()})")
+        raise AssertionError(
+            f"NOT RUN: the workload got {warm} acknowledgements in 240 s before any fault ({wl.summary()})"
+        )
     if res.scenario in ("lagging-survivor", "forgotten-broker", "lagging-premature"):
         # the survivor freezes; the others go on committing what the broker fetches
         k.freeze(survivor)
@@ -743,8 +871,10 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
     for b in k.brokers:
         k.kill(b)
     res.acked = sum(1 for o in wl.ops if o.acked)
-    log(f"  run {res.run}: {res.scenario}, leader {leader} epoch {epoch}, survivor {survivor}, lost {lost}; "
-        f"workload: {wl.summary()}")
+    log(
+        f"  run {res.run}: {res.scenario}, leader {leader} epoch {epoch}, survivor {survivor}, lost {lost}; "
+        f"workload: {wl.summary()}"
+    )
 
     # what the surviving replicas hold (the files, before anything touches them)
     surviving = {survivor: k.data(survivor), **{b: k.data(b) for b in k.brokers}}
@@ -775,8 +905,10 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
         refused = (doc or {}).get("plan", {}).get("refused")
         changed = [n for n, d in surviving.items() if tree_hash(d) != before[n]]
         if code != 1 or not refused or changed:
-            res.grade = (f"FAILED: recover with voter {frozen_lost} frozen (alive) was not refused cleanly "
-                         f"(exit {code}, refused {refused!r}, changed {changed})")
+            res.grade = (
+                f"FAILED: recover with voter {frozen_lost} frozen (alive) was not refused cleanly "
+                f"(exit {code}, refused {refused!r}, changed {changed})"
+            )
             return
         res.notes.append(f"refused while {frozen_lost} was frozen: {refused}")
         k.kill(frozen_lost)
@@ -795,37 +927,66 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
     if code != 0:
         raise AssertionError(f"recover exit {code}: {(err or out)[-500:]}")
     if doc and doc.get("plan", {}).get("replicas"):
-        res.notes.append("plan: " + "; ".join(f"{r.get('node_id')} {r.get('action')}"
-                                              + (f" loses {r['loses']}" if r.get("loses") else "")
-                                              for r in doc["plan"]["replicas"]))
+        res.notes.append(
+            "plan: "
+            + "; ".join(
+                f"{r.get('node_id')} {r.get('action')}" + (f" loses {r['loses']}" if r.get("loses") else "")
+                for r in doc["plan"]["replicas"]
+            )
+        )
 
     problems = []
     p = k.start_node(survivor)
     if p.returncode != 0:
         raise AssertionError(f"survivor {survivor} did not start: {(p.stderr or p.stdout)[-600:]}")
-    until("the survivor leads alone", lambda: (lambda d: d if d and d.get("leaderId") == survivor else None)(
-        k.status(survivor)), 90)
+    until(
+        "the survivor leads alone",
+        lambda: (lambda d: d if d and d.get("leaderId") == survivor else None)(k.status(survivor)),
+        90,
+    )
     for b in k.brokers:
         p = k.start_node(b)
         if p.returncode != 0:
-            problems.append(f"broker {b} did not start: "
-                            + "; ".join(fatal_lines(k.log_since_mark(b))[:2] or [(p.stderr or p.stdout)[-300:]]))
+            problems.append(
+                f"broker {b} did not start: "
+                + "; ".join(fatal_lines(k.log_since_mark(b))[:2] or [(p.stderr or p.stdout)[-300:]])
+            )
     if problems:
         res.grade = "FAILED: " + "; ".join(problems)
         return
     # the cluster serves: a new topic through the broker
     new = f"r{res.run}-after"
-    until("a new topic created", lambda: k.tool("kafka-topics", ["--bootstrap-server", k.bootstrap, "--create",
-                                                                 "--topic", new, "--partitions", "1",
-                                                                 "--replication-factor", "1"], 60).returncode == 0, 90,
-          every=2)
+    until(
+        "a new topic created",
+        lambda: (
+            k.tool(
+                "kafka-topics",
+                [
+                    "--bootstrap-server",
+                    k.bootstrap,
+                    "--create",
+                    "--topic",
+                    new,
+                    "--partitions",
+                    "1",
+                    "--replication-factor",
+                    "1",
+                ],
+                60,
+            ).returncode
+            == 0
+        ),
+        90,
+        every=2,
+    )
     res.t_serve = time.monotonic() - t0
 
     # grow back
     addr = k.addr(survivor)
     for i in lost:
-        code, out, err = qc("bootstrap", "format", "-c", k.conf(i), "-t", k.cluster_id, "--no-initial-controllers",
-                            "--apply")
+        code, out, err = qc(
+            "bootstrap", "format", "-c", k.conf(i), "-t", k.cluster_id, "--no-initial-controllers", "--apply"
+        )
         if code != 0:
             raise AssertionError(f"bootstrap format {i}: {err or out}")
         p = k.start_node(i)
@@ -833,12 +994,17 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
             raise AssertionError(f"controller {i} did not start: {(p.stderr or p.stdout)[-600:]}")
 
         def add():
-            code, out, err = qc("add-controller", "--bootstrap-controller", addr, "--command-config", k.conf(i),
-                                timeout=60)
+            code, out, err = qc(
+                "add-controller", "--bootstrap-controller", addr, "--command-config", k.conf(i), timeout=60
+            )
             return out if code == 0 else None
+
         until(f"add-controller {i} accepted", add, 150, every=2)
-        until(f"controller {i} is a voter",
-              lambda: i in [v["id"] for v in (k.status(survivor) or {}).get("currentVoters", [])], 60)
+        until(
+            f"controller {i} is a voter",
+            lambda: i in [v["id"] for v in (k.status(survivor) or {}).get("currentVoters", [])],
+            60,
+        )
 
     def caught_up():
         code, out, err = qc("describe", "replication", "--bootstrap-controller", addr, "-o", "json", timeout=30)
@@ -847,6 +1013,7 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
         rows = [r for r in json.loads(out)["replicas"] if r["status"] in ("Leader", "Follower")]
         ends = {r["nodeId"]: r["logEndOffset"] for r in rows}
         return ends if sorted(ends) == [1, 2, 3] and len(set(ends.values())) == 1 else None
+
     until("three voters with equal end offsets", caught_up, 120, every=2)
     res.t_full = time.monotonic() - t0
 
@@ -856,6 +1023,7 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
         if seen is None or new not in seen[0]:
             return None
         return seen
+
     seen = until("the broker describes the topics", settled, 90, every=2)
     problems += grade_changes(wl.ops, checks, seen)
     for node in (1, 2, 3, *k.brokers):
@@ -893,21 +1061,29 @@ def _json(text: str) -> dict | None:
 
 # -- the table ----------------------------------------------------------------------------------
 
+
 def table(results: list[RunResult]) -> str:
-    rows = ["| run | Kafka | seed | scenario | brokers | leader | survivor | most up to date before | acked / held "
-            "| grade | serving after | 3 voters after |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| run | Kafka | seed | scenario | brokers | leader | survivor | most up to date before | acked / held "
+        "| grade | serving after | 3 voters after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
-        rows.append(f"| {r.run} | {r.version} | {r.seed} | {r.scenario} | {r.brokers} | {r.leader} | {r.survivor} | "
-                    f"{r.ahead} | {r.acked} / {r.held} | {r.grade.replace('|', '/')} | "
-                    f"{'-' if r.t_serve is None else f'{r.t_serve:.0f} s'} | "
-                    f"{'-' if r.t_full is None else f'{r.t_full:.0f} s'} |")
+        rows.append(
+            f"| {r.run} | {r.version} | {r.seed} | {r.scenario} | {r.brokers} | {r.leader} | {r.survivor} | "
+            f"{r.ahead} | {r.acked} / {r.held} | {r.grade.replace('|', '/')} | "
+            f"{'-' if r.t_serve is None else f'{r.t_serve:.0f} s'} | "
+            f"{'-' if r.t_full is None else f'{r.t_full:.0f} s'} |"
+        )
     return "\n".join(rows)
 
 
 def summary(results: list[RunResult]) -> str:
-    rows = ["| Kafka | runs | graded | recovered | refused | failed | serving after (median, max) | 3 voters after "
-            "(median, max) |", "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| Kafka | runs | graded | recovered | refused | failed | serving after (median, max) | 3 voters after "
+        "(median, max) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for v in sorted({r.version for r in results}):
         every = [r for r in results if r.version == v]
         rs = [r for r in every if r.graded]
@@ -918,8 +1094,11 @@ def summary(results: list[RunResult]) -> str:
         def med(xs):
             xs = sorted(x for x in xs if x is not None)
             return "-" if not xs else f"{xs[len(xs) // 2]:.0f} s, {xs[-1]:.0f} s"
-        rows.append(f"| {v} | {len(every)} | {len(rs)} | {len(rec)} | {len(ref)} | {len(fail)} | "
-                    f"{med(r.t_serve for r in rec)} | {med(r.t_full for r in rec)} |")
+
+        rows.append(
+            f"| {v} | {len(every)} | {len(rs)} | {len(rec)} | {len(ref)} | {len(fail)} | "
+            f"{med(r.t_serve for r in rec)} | {med(r.t_full for r in rec)} |"
+        )
     return "\n".join(rows)
 
 
@@ -929,7 +1108,11 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=1, help="number of the first run (to repeat one run of a series)")
     ap.add_argument("--kafka", default="4.1", choices=sorted(VERSIONS))
-    ap.add_argument("--scenario", choices=SCENARIOS + MISTAKES + COMBINED, help="every run in this scenario (default: seeded choice)")
+    ap.add_argument(
+        "--scenario",
+        choices=SCENARIOS + MISTAKES + COMBINED,
+        help="every run in this scenario (default: seeded choice)",
+    )
     ap.add_argument("--out", help="write the markdown tables here too")
     ap.add_argument("--work", help="keep the runs' directories here (default: a temporary one, deleted)")
     a = ap.parse_args(argv)

@@ -7,11 +7,21 @@ import typer
 
 from ..errors import ExitStatus
 from ..render.output import Output
-from .options import (Apply, FeatureLevels, KafkaRelease, KafkaVersion, PlainOutputOpt, ReleaseVersion, ServerConfig,
-                      group)
+from .options import (
+    Apply,
+    FeatureLevels,
+    KafkaRelease,
+    KafkaVersion,
+    PlainOutputOpt,
+    ReleaseVersion,
+    ServerConfig,
+    group,
+)
 
-app = group("Cluster ids and storage formatting (like kafka-storage).\n\n"
-            "Example: quorumctl bootstrap info -c /etc/kafka/server.properties")
+app = group(
+    "Cluster ids and storage formatting (like kafka-storage).\n\n"
+    "Example: quorumctl bootstrap info -c /etc/kafka/server.properties"
+)
 
 
 @app.command("random-uuid")
@@ -22,6 +32,7 @@ def random_uuid():
     """
     from .. import ids
     from ..render.output import write
+
     write(ids.random_uuid() + "\n")
 
 
@@ -31,38 +42,59 @@ def format_(
     config: ServerConfig = None,
     cluster_id: Annotated[str, typer.Option("--cluster-id", "-t", help="The cluster id (see random-uuid).")],
     node_id: Annotated[Optional[int], typer.Option("--node-id", help="Node id (default: node.id of --config).")] = None,
-    log_dir: Annotated[List[str], typer.Option(
-        "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs of --config).")] = [],
-    metadata_log_dir: Annotated[Optional[str], typer.Option(
-        "--metadata-log-dir", metavar="DIR",
-        help="The metadata log dir (default: metadata.log.dir, else "
-             "the first log dir).")] = None,
-    add_scram: Annotated[List[str], typer.Option(
-        "--add-scram", "-S",
-        help="A SCRAM credential, e.g. 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable).")] = [],
-    ignore_formatted: Annotated[bool, typer.Option(
-        "--ignore-formatted", "-g",
-        help="Skip formatted dirs and format the others.")] = False,
+    log_dir: Annotated[
+        List[str],
+        typer.Option(
+            "--log-dir", metavar="DIR", help="A log dir to format (repeatable; default: log.dirs of --config)."
+        ),
+    ] = [],
+    metadata_log_dir: Annotated[
+        Optional[str],
+        typer.Option(
+            "--metadata-log-dir",
+            metavar="DIR",
+            help="The metadata log dir (default: metadata.log.dir, else the first log dir).",
+        ),
+    ] = None,
+    add_scram: Annotated[
+        List[str],
+        typer.Option(
+            "--add-scram",
+            "-S",
+            help="A SCRAM credential, e.g. 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable).",
+        ),
+    ] = [],
+    ignore_formatted: Annotated[
+        bool, typer.Option("--ignore-formatted", "-g", help="Skip formatted dirs and format the others.")
+    ] = False,
     release_version: ReleaseVersion = None,
     feature: FeatureLevels = [],
-    standalone: Annotated[bool, typer.Option(
-        "--standalone", "-s",
-        help="Format a controller as a single-voter dynamic quorum (KIP-853).")] = False,
-    no_initial_controllers: Annotated[bool, typer.Option(
-        "--no-initial-controllers", "-N",
-        help="Format without a dynamic quorum topology.")] = False,
-    initial_controllers: Annotated[Optional[str], typer.Option(
-        "--initial-controllers", "-I",
-        help="id@host:port:directoryId,... : the initial voters of a "
-             "dynamic quorum (the same on every node).")] = None,
-    controller_listener_name: Annotated[Optional[str], typer.Option(
-        "--controller-listener-name",
-        help="Listener name for the voters' endpoints "
-             "(default: the first of controller.listener.names, "
-             "else CONTROLLER).")] = None,
-    allow_non_uuid: Annotated[bool, typer.Option(
-        "--allow-non-uuid",
-        help="Accept a cluster id that is not a Kafka Uuid (Kafka does).")] = False,
+    standalone: Annotated[
+        bool, typer.Option("--standalone", "-s", help="Format a controller as a single-voter dynamic quorum (KIP-853).")
+    ] = False,
+    no_initial_controllers: Annotated[
+        bool, typer.Option("--no-initial-controllers", "-N", help="Format without a dynamic quorum topology.")
+    ] = False,
+    initial_controllers: Annotated[
+        Optional[str],
+        typer.Option(
+            "--initial-controllers",
+            "-I",
+            help="id@host:port:directoryId,... : the initial voters of a dynamic quorum (the same on every node).",
+        ),
+    ] = None,
+    controller_listener_name: Annotated[
+        Optional[str],
+        typer.Option(
+            "--controller-listener-name",
+            help="Listener name for the voters' endpoints "
+            "(default: the first of controller.listener.names, "
+            "else CONTROLLER).",
+        ),
+    ] = None,
+    allow_non_uuid: Annotated[
+        bool, typer.Option("--allow-non-uuid", help="Accept a cluster id that is not a Kafka Uuid (Kafka does).")
+    ] = False,
     kafka_version: KafkaVersion = KafkaRelease.v43,
     apply: Apply = False,
     output: PlainOutputOpt = None,
@@ -82,20 +114,33 @@ def format_(
     from ..render.output import emit
     from ..ops.formatter import run_format
 
-    run = run_format(config=config, cluster_id=cluster_id, node_id=node_id, log_dirs=list(log_dir),
-                     metadata_log_dir=metadata_log_dir, add_scram=list(add_scram),
-                     ignore_formatted=ignore_formatted, release_version=release_version, features=list(feature),
-                     standalone=standalone, no_initial_controllers=no_initial_controllers,
-                     initial_controllers=initial_controllers, controller_listener_name=controller_listener_name,
-                     allow_non_uuid=allow_non_uuid, apply=apply, kafka=kafka_version.catalogue)
+    run = run_format(
+        config=config,
+        cluster_id=cluster_id,
+        node_id=node_id,
+        log_dirs=list(log_dir),
+        metadata_log_dir=metadata_log_dir,
+        add_scram=list(add_scram),
+        ignore_formatted=ignore_formatted,
+        release_version=release_version,
+        features=list(feature),
+        standalone=standalone,
+        no_initial_controllers=no_initial_controllers,
+        initial_controllers=initial_controllers,
+        controller_listener_name=controller_listener_name,
+        allow_non_uuid=allow_non_uuid,
+        apply=apply,
+        kafka=kafka_version.catalogue,
+    )
     emit(output, run, text=lambda r: "\n".join(r.lines) + "\n", json=lambda r: r.to_json())
 
 
 @app.command("info")
 def info(
     config: ServerConfig = None,
-    log_dir: Annotated[List[str], typer.Option(
-        "--log-dir", metavar="DIR", help="A log dir to check (repeatable).")] = [],
+    log_dir: Annotated[
+        List[str], typer.Option("--log-dir", metavar="DIR", help="A log dir to check (repeatable).")
+    ] = [],
     output: PlainOutputOpt = None,
 ):
     """Check log dirs: missing, unformatted or mismatched (exit 1 on a problem).
@@ -149,6 +194,7 @@ def version_mapping(
     from ..render.output import emit
     from ..render.bootstrap import version_mapping_text
     from ..versions import version_mapping as mapping
+
     emit(output, mapping(release_version, kafka_version.catalogue), text=version_mapping_text)
 
 
@@ -166,6 +212,7 @@ def feature_dependencies(
     from ..render.output import emit
     from ..render.bootstrap import feature_dependencies_text
     from ..versions import feature_dependencies as dependencies
+
     emit(output, dependencies(feature, kafka_version.catalogue), text=feature_dependencies_text)
 
 

@@ -10,15 +10,17 @@ from .options import BootstrapController, BootstrapServer, CommandConfig, Deadli
 
 def bundle(
     *,  # keyword-only: a required option below keeps its place in --help
-    paths: Annotated[Optional[List[str]], typer.Argument(
-        metavar="LOG_DIR...", help="Log dirs to include (besides the configs').")] = None,
+    paths: Annotated[
+        Optional[List[str]], typer.Argument(metavar="LOG_DIR...", help="Log dirs to include (besides the configs').")
+    ] = None,
     out: Annotated[str, typer.Option("--out", metavar="FILE.tar.gz", help="The archive to write (never overwritten).")],
     config: ServerConfigs = [],
     bootstrap_controller: BootstrapController = None,
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
-    include_logs: Annotated[bool, typer.Option(
-        "--include-logs", help="Include the metadata log files themselves.")] = False,
+    include_logs: Annotated[
+        bool, typer.Option("--include-logs", help="Include the metadata log files themselves.")
+    ] = False,
     timeout: Deadline = 5.0,
     output: PlainOutputOpt = None,
 ):
@@ -38,8 +40,17 @@ def bundle(
 
     if not config and not paths and not bootstrap_controller and not bootstrap_server:
         raise InputError("nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
-    res = build(out, list(config), list(paths or []), bootstrap_controller, bootstrap_server, include_logs, timeout,
-                run_captured, command_config)
+    res = build(
+        out,
+        list(config),
+        list(paths or []),
+        bootstrap_controller,
+        bootstrap_server,
+        include_logs,
+        timeout,
+        run_captured,
+        command_config,
+    )
     emit(output, res, text=bundle_text, json=bundle_doc)
     raise typer.Exit(ExitStatus.OK)
 

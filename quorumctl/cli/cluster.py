@@ -7,16 +7,31 @@ from typing import Annotated
 import typer
 
 from ..errors import ExitStatus
-from .options import (Apply, BootstrapControllerC, BootstrapServerB, CommandConfigC, DryRun, PlainOutputOpt, Timeout,
-                      group)
+from .options import (
+    Apply,
+    BootstrapControllerC,
+    BootstrapServerB,
+    CommandConfigC,
+    DryRun,
+    PlainOutputOpt,
+    Timeout,
+    group,
+)
 
-app = group("The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
-            "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers")
+app = group(
+    "The cluster's id, endpoints and broker registrations (like kafka-cluster).\n\n"
+    "Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers"
+)
 
 
 @app.command("cluster-id")
-def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
-               command_config: CommandConfigC = None, timeout: Timeout = None, output: PlainOutputOpt = None):
+def cluster_id(
+    bootstrap_server: BootstrapServerB = None,
+    bootstrap_controller: BootstrapControllerC = None,
+    command_config: CommandConfigC = None,
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
+):
     """The cluster's id, as kafka-cluster cluster-id prints it.
 
     Example: quorumctl cluster cluster-id --bootstrap-controller localhost:9093
@@ -24,17 +39,26 @@ def cluster_id(bootstrap_server: BootstrapServerB = None, bootstrap_controller: 
     from ..protocol.cluster import cluster_id as ask
     from ..render.cluster import cluster_id_doc, cluster_id_text
     from ..render.output import emit
-    emit(output, ask(bootstrap_server, bootstrap_controller, command_config, timeout), text=cluster_id_text,
-         json=cluster_id_doc)
+
+    emit(
+        output,
+        ask(bootstrap_server, bootstrap_controller, command_config, timeout),
+        text=cluster_id_text,
+        json=cluster_id_doc,
+    )
 
 
 @app.command("list-endpoints")
-def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
-                   command_config: CommandConfigC = None,
-                   include_fenced: Annotated[bool, typer.Option(
-                       "--include-fenced-brokers",
-                       help="Also the fenced brokers (with --bootstrap-server).")] = False,
-                   timeout: Timeout = None, output: PlainOutputOpt = None):
+def list_endpoints(
+    bootstrap_server: BootstrapServerB = None,
+    bootstrap_controller: BootstrapControllerC = None,
+    command_config: CommandConfigC = None,
+    include_fenced: Annotated[
+        bool, typer.Option("--include-fenced-brokers", help="Also the fenced brokers (with --bootstrap-server).")
+    ] = False,
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
+):
     """The brokers' or the controllers' endpoints, as kafka-cluster list-endpoints prints them.
 
     Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers
@@ -42,15 +66,25 @@ def list_endpoints(bootstrap_server: BootstrapServerB = None, bootstrap_controll
     from ..protocol.cluster import list_endpoints as ask
     from ..render.cluster import endpoints_text
     from ..render.output import emit
-    emit(output, ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced),
-         text=endpoints_text)
+
+    emit(
+        output,
+        ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced),
+        text=endpoints_text,
+    )
 
 
 @app.command("unregister")
-def unregister(broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N", help="The broker to unregister.")],
-               bootstrap_server: BootstrapServerB = None, bootstrap_controller: BootstrapControllerC = None,
-               command_config: CommandConfigC = None, apply: Apply = False, dry_run: DryRun = False,
-               timeout: Timeout = None, output: PlainOutputOpt = None):
+def unregister(
+    broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N", help="The broker to unregister.")],
+    bootstrap_server: BootstrapServerB = None,
+    bootstrap_controller: BootstrapControllerC = None,
+    command_config: CommandConfigC = None,
+    apply: Apply = False,
+    dry_run: DryRun = False,
+    timeout: Timeout = None,
+    output: PlainOutputOpt = None,
+):
     """Unregister a dead broker, as kafka-cluster unregister; a dry run that checks it unless --apply.
 
     Refused (exit 1) while the broker is unfenced (running and heartbeating) or not
@@ -63,6 +97,7 @@ def unregister(broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N",
     from ..protocol.cluster import unregister as plan_for
     from ..render.cluster import plan_text
     from ..render.output import emit
+
     if apply and dry_run:
         raise InputError("give --apply or --dry-run, not both")
     plan = plan_for(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id, apply)

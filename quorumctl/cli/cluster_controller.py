@@ -39,14 +39,21 @@ def unregister_controller(
     from ..protocol.unregister import unregister_controller as unregister
     from ..render.output import emit
     from ..render.quorum import unregister_text
-    emit(output, unregister(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, apply),
-         text=lambda p: unregister_text(p, "cluster") + "\n", json=lambda p: p.to_json())
+
+    emit(
+        output,
+        unregister(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, apply),
+        text=lambda p: unregister_text(p, "cluster") + "\n",
+        json=lambda p: p.to_json(),
+    )
 
 
 def register(parent: typer.Typer) -> None:
     cluster = next((g.typer_instance for g in parent.registered_groups if g.name == "cluster"), None)
     if cluster is None:
-        cluster = group("Cluster membership (like kafka-cluster.sh).\n\n"
-                        "Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4")
+        cluster = group(
+            "Cluster membership (like kafka-cluster.sh).\n\n"
+            "Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4"
+        )
         parent.add_typer(cluster, name="cluster")
     cluster.command("unregister-controller")(unregister_controller)

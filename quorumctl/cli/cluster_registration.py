@@ -10,8 +10,16 @@ from typing import Annotated, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, MetadataTarget, PlainOutputOpt,
-                      Timeout, group)
+from .options import (
+    Apply,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    MetadataTarget,
+    PlainOutputOpt,
+    Timeout,
+    group,
+)
 
 
 def clear_registration(
@@ -20,9 +28,14 @@ def clear_registration(
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     metadata: MetadataTarget = None,
-    node_config: Annotated[Optional[str], typer.Option(
-        "--node-config", metavar="FILE",
-        help="The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked.")] = None,
+    node_config: Annotated[
+        Optional[str],
+        typer.Option(
+            "--node-config",
+            metavar="FILE",
+            help="The server.properties of the controller that re-registers (the workaround below 4.4-IV2): checked.",
+        ),
+    ] = None,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
@@ -42,8 +55,8 @@ def clear_registration(
     from ..protocol.registration import clear_registration as clear
     from ..render.membership import clear_text
     from ..render.output import emit
-    plan = clear(bootstrap_server, bootstrap_controller, command_config, timeout, node_id, metadata, node_config,
-                 apply)
+
+    plan = clear(bootstrap_server, bootstrap_controller, command_config, timeout, node_id, metadata, node_config, apply)
     emit(output, plan, text=lambda p: clear_text(p) + "\n", json=lambda p: p.to_json())
     raise typer.Exit(ExitStatus.of(not plan.cleared))
 

@@ -29,8 +29,13 @@ def add_controller(
     from ..protocol.voters import add_controller as add
     from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
-    emit(output, add(bootstrap_server, bootstrap_controller, command_config, timeout, dry_run),
-         text=lambda r: voter_change_text(r) + "\n", json=voter_change_doc)
+
+    emit(
+        output,
+        add(bootstrap_server, bootstrap_controller, command_config, timeout, dry_run),
+        text=lambda r: voter_change_text(r) + "\n",
+        json=voter_change_doc,
+    )
 
 
 def remove_controller(
@@ -39,14 +44,18 @@ def remove_controller(
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     controller_id: Annotated[int, typer.Option("--controller-id", "-i", help="The id of the controller to remove.")],
-    controller_directory_id: Annotated[str, typer.Option(
-        "--controller-directory-id", "-d",
-        help="The directory id of the controller to remove.")],
+    controller_directory_id: Annotated[
+        str, typer.Option("--controller-directory-id", "-d", help="The directory id of the controller to remove.")
+    ],
     dry_run: DryRun = False,
-    unregister: Annotated[bool, typer.Option(
-        "--unregister",
-        help="Also unregister the controller once removed (Kafka 4.4, metadata.version "
-             "4.4-IV2; the controller must be stopped). A dry run unless --apply.")] = False,
+    unregister: Annotated[
+        bool,
+        typer.Option(
+            "--unregister",
+            help="Also unregister the controller once removed (Kafka 4.4, metadata.version "
+            "4.4-IV2; the controller must be stopped). A dry run unless --apply.",
+        ),
+    ] = False,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
@@ -64,19 +73,44 @@ def remove_controller(
     from ..protocol.voters import remove_controller as remove
     from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
+
     if apply and not unregister:
-        raise InputError("--apply goes with --unregister (without it remove-controller acts unless --dry-run, "
-                         "as Kafka's does)")
+        raise InputError(
+            "--apply goes with --unregister (without it remove-controller acts unless --dry-run, as Kafka's does)"
+        )
     if unregister:
         from ..protocol.unregister import remove_and_unregister
         from ..render.quorum import unregister_text
-        emit(output, remove_and_unregister(bootstrap_server, bootstrap_controller, command_config, timeout,
-                                           controller_id, controller_directory_id, apply and not dry_run),
-             text=lambda p: unregister_text(p, "remove-controller") + "\n", json=lambda p: p.to_json())
+
+        emit(
+            output,
+            remove_and_unregister(
+                bootstrap_server,
+                bootstrap_controller,
+                command_config,
+                timeout,
+                controller_id,
+                controller_directory_id,
+                apply and not dry_run,
+            ),
+            text=lambda p: unregister_text(p, "remove-controller") + "\n",
+            json=lambda p: p.to_json(),
+        )
         return
-    emit(output, remove(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
-                        controller_directory_id, dry_run), text=lambda r: voter_change_text(r) + "\n",
-         json=voter_change_doc)
+    emit(
+        output,
+        remove(
+            bootstrap_server,
+            bootstrap_controller,
+            command_config,
+            timeout,
+            controller_id,
+            controller_directory_id,
+            dry_run,
+        ),
+        text=lambda r: voter_change_text(r) + "\n",
+        json=voter_change_doc,
+    )
 
 
 def register(app: typer.Typer) -> None:

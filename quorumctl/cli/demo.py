@@ -13,9 +13,14 @@ from .options import OutputOpt
 def demo(
     output: OutputOpt = None,
     serve: Annotated[bool, typer.Option("--serve", help="Keep the simulated quorum running until Ctrl-C.")] = False,
-    write_examples: Annotated[Optional[str], typer.Option(
-        "--write-examples", metavar="DIR",
-        help="Instead: write the log dirs the README's examples use (diverged/, damaged/, crashed/) under DIR.")] = None,
+    write_examples: Annotated[
+        Optional[str],
+        typer.Option(
+            "--write-examples",
+            metavar="DIR",
+            help="Instead: write the log dirs the README's examples use (diverged/, damaged/, crashed/) under DIR.",
+        ),
+    ] = None,
 ):
     """Describe a simulated 3-controller quorum (no Kafka needed): status, replication, health, an outage.
 
@@ -25,10 +30,12 @@ def demo(
     Example: quorumctl demo
     """
     from ..render.output import resolve
+
     if write_examples is not None:
         _write_examples(write_examples, resolve(output))
         return
     from ..testing.demo import run_demo
+
     run_demo(resolve(output), serve=serve)
 
 
@@ -36,6 +43,7 @@ def _write_examples(root: str, out: Output) -> None:
     from ..render.demo import examples_doc, examples_text
     from ..render.output import emit
     from ..testing.examples import write_examples
+
     emit(out, write_examples(root), text=lambda w: examples_text(w, root), json=examples_doc)
 
 

@@ -11,14 +11,29 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (BootstrapController, BootstrapServer, CommandConfig, Deadline, FetchTimeoutMs, FlappingEpochs,
-                      OutputOpt, ServerConfig, Timeout, Watch, group, parse_node_ids, positive)
+from .options import (
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    Deadline,
+    FetchTimeoutMs,
+    FlappingEpochs,
+    OutputOpt,
+    ServerConfig,
+    Timeout,
+    Watch,
+    group,
+    parse_node_ids,
+    positive,
+)
 
 
-def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output,
-         watch, human_readable=False):
+def _run(
+    kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable=False
+):
     from ..protocol.client import Refresher, describe_quorum
     from ..render.output import resolve
+
     out = resolve(output)
 
     def once():
@@ -26,10 +41,12 @@ def _run(kind: str, bootstrap_server, bootstrap_controller, command_config, time
 
     if watch is None:
         q = once()
-        from .watch import show_quorum   # after the answer: a failed run imports no renderer
+        from .watch import show_quorum  # after the answer: a failed run imports no renderer
+
         show_quorum(kind, q, out, human_readable=human_readable)
         return
     from .watch import watch_quorum
+
     if watch_quorum(kind, Refresher(once), out, watch, human_readable):
         raise typer.Exit(ExitStatus.UNREACHABLE)
 
@@ -41,7 +58,7 @@ def status(
     timeout: Timeout = None,
     output: OutputOpt = None,
     watch: Watch = None,
-    _status: Annotated[bool, typer.Option("--status", hidden=True)] = False,   # Kafka's flag for this view: a no-op
+    _status: Annotated[bool, typer.Option("--status", hidden=True)] = False,  # Kafka's flag for this view: a no-op
 ):
     """Leader, epoch, high watermark, lag and voters: kafka-metadata-quorum describe --status.
 
@@ -54,20 +71,21 @@ def replication(
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    human_readable: Annotated[bool, typer.Option(
-        "--human-readable",
-        help="Text output: times as 'N ms ago' (on this machine's clock).")] = False,
+    human_readable: Annotated[
+        bool, typer.Option("--human-readable", help="Text output: times as 'N ms ago' (on this machine's clock).")
+    ] = False,
     timeout: Timeout = None,
     output: OutputOpt = None,
     watch: Watch = None,
-    _replication: Annotated[bool, typer.Option("--replication", hidden=True)] = False,   # Kafka's flag for this view: a no-op
+    _replication: Annotated[
+        bool, typer.Option("--replication", hidden=True)
+    ] = False,  # Kafka's flag for this view: a no-op
 ):
     """Every replica's log end offset, lag and fetch times: kafka-metadata-quorum describe --replication.
 
     Example: quorumctl describe replication --bootstrap-server localhost:9092 --watch 2
     """
-    _run("replication", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch,
-         human_readable)
+    _run("replication", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable)
 
 
 def health(
@@ -77,19 +95,31 @@ def health(
     command_config: CommandConfig = None,
     timeout: Deadline = 5.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
-    fail_on_lag: Annotated[bool, typer.Option(
-        "--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy.")] = False,
-    can_restart: Annotated[Optional[List[str]], typer.Option(
-        "--can-restart", metavar="ID[,ID...]",
-        help="May these nodes be restarted now (together)? Strimzi's rule: the caught-up voters without them "
-             "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.")] = None,
+    fail_on_lag: Annotated[
+        bool, typer.Option("--fail-on-lag", help="Exit 1 when degraded too, not only when unhealthy.")
+    ] = False,
+    can_restart: Annotated[
+        Optional[List[str]],
+        typer.Option(
+            "--can-restart",
+            metavar="ID[,ID...]",
+            help="May these nodes be restarted now (together)? Strimzi's rule: the caught-up voters without them "
+            "must still be a majority. Exit 0 allowed, 1 refused, 3 nothing answered. Repeatable.",
+        ),
+    ] = None,
     watch: Watch = None,
-    exit_when_healthy: Annotated[bool, typer.Option(
-        "--exit-when-healthy",
-        help="With --watch: exit 0 at the first healthy sample.")] = False,
-    samples: Annotated[Optional[int], typer.Option(
-        "--samples", callback=positive, metavar="N",
-        help="With --watch: stop after N samples (exit with the last one's status).")] = None,
+    exit_when_healthy: Annotated[
+        bool, typer.Option("--exit-when-healthy", help="With --watch: exit 0 at the first healthy sample.")
+    ] = False,
+    samples: Annotated[
+        Optional[int],
+        typer.Option(
+            "--samples",
+            callback=positive,
+            metavar="N",
+            help="With --watch: stop after N samples (exit with the last one's status).",
+        ),
+    ] = None,
     flapping_epochs: FlappingEpochs = 3,
     output: OutputOpt = None,
 ):
@@ -104,6 +134,7 @@ def health(
     from ..protocol.health_probe import probe_quorum
     from ..protocol.health_verdict import exit_status
     from ..render.output import resolve
+
     out = resolve(output)
     ids = parse_node_ids(can_restart, "--can-restart")
     if watch is None:
@@ -112,25 +143,38 @@ def health(
                 raise InputError(f"{flag} needs --watch")
 
     def sample(budget: float):
-        return probe_quorum(bootstrap_server, bootstrap_controller, config, command_config, budget,
-                            fetch_timeout_ms, ids)
+        return probe_quorum(
+            bootstrap_server, bootstrap_controller, config, command_config, budget, fetch_timeout_ms, ids
+        )
 
     if watch is None:
         h = sample(timeout)
         from ..render.output import emit
         from ..render.quorum import health_doc, health_table, health_text
+
         emit(out, h, text=health_text, table=health_table, json=health_doc)
         raise typer.Exit(exit_status(h, fail_on_lag))
     from .watch import watch_health
+
     # a sample never takes longer than the interval: no leader must not slow the view down
-    raise typer.Exit(watch_health(lambda: sample(min(timeout, watch)), out, watch, fail_on_lag=fail_on_lag,
-                                  exit_when_healthy=exit_when_healthy, samples=samples,
-                                  flapping_epochs=flapping_epochs))
+    raise typer.Exit(
+        watch_health(
+            lambda: sample(min(timeout, watch)),
+            out,
+            watch,
+            fail_on_lag=fail_on_lag,
+            exit_when_healthy=exit_when_healthy,
+            samples=samples,
+            flapping_epochs=flapping_epochs,
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:
-    d = group("Describe the live metadata quorum: status, replication, health.\n\n"
-              "Example: quorumctl describe replication --bootstrap-controller localhost:9093")
+    d = group(
+        "Describe the live metadata quorum: status, replication, health.\n\n"
+        "Example: quorumctl describe replication --bootstrap-controller localhost:9093"
+    )
     d.command("status")(status)
     d.command("replication")(replication)
     d.command("health")(health)

@@ -9,8 +9,9 @@ from .options import BootstrapController, CommandConfig, Deadline, OutputOpt, Se
 
 
 def doctor(
-    paths: Annotated[Optional[List[str]], typer.Argument(
-        metavar="LOG_DIR...", help="Log dirs to examine (besides the configs').")] = None,
+    paths: Annotated[
+        Optional[List[str]], typer.Argument(metavar="LOG_DIR...", help="Log dirs to examine (besides the configs').")
+    ] = None,
     config: ServerConfigs = [],
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,

@@ -4,8 +4,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import (BootstrapController, BootstrapServer, CommandConfig, KafkaRelease, KafkaVersion, PlainOutputOpt,
-                      Timeout, group)
+from .options import (
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    KafkaRelease,
+    KafkaVersion,
+    PlainOutputOpt,
+    Timeout,
+    group,
+)
 
 
 def describe(
@@ -15,10 +23,15 @@ def describe(
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
     kafka_version: KafkaVersion = KafkaRelease.v43,
-    node_id: Annotated[Optional[int], typer.Option(
-        "--node-id", metavar="N",
-        help="Ask this node (a broker with --bootstrap-server, a controller with "
-             "--bootstrap-controller) for its supported ranges.")] = None,
+    node_id: Annotated[
+        Optional[int],
+        typer.Option(
+            "--node-id",
+            metavar="N",
+            help="Ask this node (a broker with --bootstrap-server, a controller with "
+            "--bootstrap-controller) for its supported ranges.",
+        ),
+    ] = None,
 ):
     """Supported and finalized feature levels: kafka-features describe (its text, byte for byte).
 
@@ -27,14 +40,18 @@ def describe(
     from ..protocol.client import describe_features
     from ..render.features import features_doc, features_text
     from ..render.output import emit
+
     f = describe_features(bootstrap_server, bootstrap_controller, command_config, timeout, node_id)
     emit(output, f, text=lambda f: features_text(f, kafka_version.value), json=features_doc)
 
 
 def register(app: typer.Typer) -> None:
     from .features_update import disable, downgrade, upgrade
-    g = group("Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
-              "Example: quorumctl features describe --bootstrap-server localhost:9092")
+
+    g = group(
+        "Feature levels of the cluster: describe, upgrade, downgrade, disable (kafka-features).\n\n"
+        "Example: quorumctl features describe --bootstrap-server localhost:9092"
+    )
     g.command("describe")(describe)
     g.command("upgrade")(upgrade)
     g.command("downgrade")(downgrade)

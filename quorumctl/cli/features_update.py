@@ -14,17 +14,44 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus, InputError
-from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, FeatureLevels, KafkaRelease,
-                      KafkaVersion, MetadataTarget, OutputOpt, ReleaseVersion, Timeout)
+from .options import (
+    Apply,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    DryRun,
+    FeatureLevels,
+    KafkaRelease,
+    KafkaVersion,
+    MetadataTarget,
+    OutputOpt,
+    ReleaseVersion,
+    Timeout,
+)
 
 LogDirs = Optional[List[str]]
 
 
-def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         unsafe, apply, output, release_version=None, dry_run=False, kafka_version=KafkaRelease.v43):
+def _run(
+    op: str,
+    log_dir,
+    bootstrap_server,
+    bootstrap_controller,
+    command_config,
+    timeout,
+    metadata,
+    feature,
+    unsafe,
+    apply,
+    output,
+    release_version=None,
+    dry_run=False,
+    kafka_version=KafkaRelease.v43,
+):
     from ..ops.feature_update import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
     from ..render.output import emit
+
     if apply and dry_run:
         raise InputError("give --apply or --dry-run, not both (a dry run is the default)")
     change = parse_change(op, metadata, feature, unsafe, release_version, kafka_version.catalogue)
@@ -32,14 +59,17 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
         if bootstrap_server or bootstrap_controller:
             raise InputError("give a LOG_DIR (offline) or --bootstrap-server/--bootstrap-controller (live), not both")
         if apply:
-            raise InputError("--apply needs the cluster (--bootstrap-server or --bootstrap-controller): "
-                             "a log dir is only read")
+            raise InputError(
+                "--apply needs the cluster (--bootstrap-server or --bootstrap-controller): a log dir is only read"
+            )
         from ..image.feature_update import check_offline
+
         check = check_offline(list(log_dir), change)
     else:
         if not bootstrap_server and not bootstrap_controller:
             raise InputError("give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)")
         from ..protocol.feature_update import check_live
+
         check = check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply)
     doc = update_doc(check, apply)
     emit(output, doc, text=update_text, table=update_table)
@@ -47,10 +77,19 @@ def _run(op: str, log_dir, bootstrap_server, bootstrap_controller, command_confi
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
-_Unsafe = Annotated[bool, typer.Option(
-    "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version.")]
-_LogDir = Annotated[LogDirs, typer.Argument(
-    metavar="LOG_DIR...", help="Check offline against this log dir's image (its registrations) instead of a cluster.")]
+_Unsafe = Annotated[
+    bool,
+    typer.Option(
+        "--unsafe", help="An unsafe downgrade (one that may lose metadata); Kafka 4.3 refuses it for metadata.version."
+    ),
+]
+_LogDir = Annotated[
+    LogDirs,
+    typer.Argument(
+        metavar="LOG_DIR...",
+        help="Check offline against this log dir's image (its registrations) instead of a cluster.",
+    ),
+]
 
 
 def upgrade(
@@ -76,8 +115,22 @@ def upgrade(
 
     Example: quorumctl features upgrade --bootstrap-server localhost:9092 --release-version 4.3
     """
-    _run("upgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         False, apply, output, release_version, dry_run, kafka_version)
+    _run(
+        "upgrade",
+        log_dir,
+        bootstrap_server,
+        bootstrap_controller,
+        command_config,
+        timeout,
+        metadata,
+        feature,
+        False,
+        apply,
+        output,
+        release_version,
+        dry_run,
+        kafka_version,
+    )
 
 
 def downgrade(
@@ -103,15 +156,29 @@ def downgrade(
 
     Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
     """
-    _run("downgrade", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, metadata, feature,
-         unsafe, apply, output, release_version, dry_run, kafka_version)
+    _run(
+        "downgrade",
+        log_dir,
+        bootstrap_server,
+        bootstrap_controller,
+        command_config,
+        timeout,
+        metadata,
+        feature,
+        unsafe,
+        apply,
+        output,
+        release_version,
+        dry_run,
+        kafka_version,
+    )
 
 
 def disable(
     log_dir: _LogDir = None,
-    feature: Annotated[List[str], typer.Option(
-        "--feature", "-f", metavar="NAME",
-        help="A feature to disable (level 0); repeatable.")] = [],
+    feature: Annotated[
+        List[str], typer.Option("--feature", "-f", metavar="NAME", help="A feature to disable (level 0); repeatable.")
+    ] = [],
     unsafe: _Unsafe = False,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -125,5 +192,18 @@ def disable(
 
     Example: quorumctl features disable --bootstrap-server localhost:9092 --feature streams.version
     """
-    _run("disable", log_dir, bootstrap_server, bootstrap_controller, command_config, timeout, None, feature,
-         unsafe, apply, output, None, dry_run)
+    _run(
+        "disable",
+        log_dir,
+        bootstrap_server,
+        bootstrap_controller,
+        command_config,
+        timeout,
+        None,
+        feature,
+        unsafe,
+        apply,
+        output,
+        None,
+        dry_run,
+    )

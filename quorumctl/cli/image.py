@@ -16,32 +16,51 @@ def _exit_on_log_end(doc: dict, offset: int) -> None:
     line on stderr says where replay stopped, and the exit code is 1."""
     if doc.get("logEnd"):
         from ..render.output import warning
+
         warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {offset}")
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def image(
-    args: Annotated[Optional[List[str]], typer.Argument(
-        metavar="LOG_DIR_OR_FILES... [PATH]",
-        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
-             "then optionally an image path such as /topics/NAME/0, /brokers/1, "
-             "/features, /configs/topic/NAME.")] = None,
+    args: Annotated[
+        Optional[List[str]],
+        typer.Argument(
+            metavar="LOG_DIR_OR_FILES... [PATH]",
+            help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files), "
+            "then optionally an image path such as /topics/NAME/0, /brokers/1, "
+            "/features, /configs/topic/NAME.",
+        ),
+    ] = None,
     at_offset: AtOffset = None,
     at_time: AtTime = None,
-    no_snapshot: Annotated[bool, typer.Option(
-        "--no-snapshot",
-        help="Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot.")] = False,
-    snapshot: Annotated[Optional[str], typer.Option(
-        "--snapshot", "-s", metavar="FILE",
-        help="A snapshot (or log dir) to read, as kafka-metadata-shell's "
-             "--snapshot: the same as giving it first.")] = None,
-    names: Annotated[bool, typer.Option(
-        "--names", help="Only the names of PATH's children, one a line (the metadata shell's ls).")] = False,
-    find: Annotated[Optional[str], typer.Option(
-        "--find", metavar="PATTERN",
-        help="Every path under PATH whose name matches the glob PATTERN (a PATTERN "
-             "with a / matches the whole path), one a line (the metadata shell's "
-             "find).")] = None,
+    no_snapshot: Annotated[
+        bool,
+        typer.Option(
+            "--no-snapshot", help="Replay bootstrap.checkpoint and the whole log instead of starting from a snapshot."
+        ),
+    ] = False,
+    snapshot: Annotated[
+        Optional[str],
+        typer.Option(
+            "--snapshot",
+            "-s",
+            metavar="FILE",
+            help="A snapshot (or log dir) to read, as kafka-metadata-shell's --snapshot: the same as giving it first.",
+        ),
+    ] = None,
+    names: Annotated[
+        bool, typer.Option("--names", help="Only the names of PATH's children, one a line (the metadata shell's ls).")
+    ] = False,
+    find: Annotated[
+        Optional[str],
+        typer.Option(
+            "--find",
+            metavar="PATTERN",
+            help="Every path under PATH whose name matches the glob PATTERN (a PATTERN "
+            "with a / matches the whole path), one a line (the metadata shell's "
+            "find).",
+        ),
+    ] = None,
     output: OutputOpt = None,
 ):
     """The cluster's metadata image at any offset or time (default: the end), or one subtree.
@@ -73,7 +92,7 @@ def image(
         _names_or_find(args, point, path, not no_snapshot, names, find, mode)
         return
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
-    if mode is Output.json:      # streamed: the topics are written one at a time, never built whole
+    if mode is Output.json:  # streamed: the topics are written one at a time, never built whole
         write_bytes_to_stdout(lambda write: write_image_json(doc, write))
     elif mode is Output.text:
         write_image_text(doc, write)
@@ -87,6 +106,7 @@ def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mo
     from ..errors import InputError
     from ..image.view import children, image_document, walk_paths
     from ..render.image import names_doc, names_text
+
     if names and find is not None:
         raise InputError("give --names or --find, not both")
     doc = image_document(list(args), point, path, use_snapshots=use_snapshots)
@@ -96,35 +116,48 @@ def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mo
         key = "names"
     else:
         whole = "/" in find
-        found = [p for p in walk_paths(doc["image"], base)
-                 if fnmatch.fnmatchcase(p if whole else p.rsplit("/", 1)[-1], find)]
+        found = [
+            p for p in walk_paths(doc["image"], base) if fnmatch.fnmatchcase(p if whole else p.rsplit("/", 1)[-1], find)
+        ]
         key = "paths"
     emit(mode, found, text=names_text, json=lambda f: names_doc(doc, key, f))
     _exit_on_log_end(doc, doc["at"]["offset"])
 
 
 def history(
-    log_dir: Annotated[List[str], typer.Argument(
-        metavar="LOG_DIR_OR_FILES...",
-        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files).")],
-    topic: Annotated[Optional[str], typer.Option(
-        "--topic", metavar="NAME", help="A topic (all its partitions).")] = None,
-    partition: Annotated[Optional[int], typer.Option(
-        "--partition", "-p", metavar="P", min=0,
-        help="With --topic: one partition.")] = None,
-    broker: Annotated[Optional[int], typer.Option(
-        "--broker", metavar="ID", help="A broker's registration and configs.")] = None,
-    config_resource: Annotated[Optional[str], typer.Option(
-        "--config-resource", metavar="TYPE:NAME",
-        help="A config resource, e.g. topic:orders, broker:1 (every "
-             "other --config names a server.properties).")] = None,
-    feature: Annotated[Optional[str], typer.Option(
-        "--feature", metavar="NAME", help="A feature, e.g. metadata.version.")] = None,
-    voter: Annotated[Optional[int], typer.Option(
-        "--voter", metavar="ID",
-        help="A controller: its voter entry (KIP-853) and registration.")] = None,
-    until: Annotated[Optional[str], typer.Option(
-        "--until", metavar="OFFSET|TIME", help="Stop at this offset or time.")] = None,
+    log_dir: Annotated[
+        List[str],
+        typer.Argument(
+            metavar="LOG_DIR_OR_FILES...", help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."
+        ),
+    ],
+    topic: Annotated[
+        Optional[str], typer.Option("--topic", metavar="NAME", help="A topic (all its partitions).")
+    ] = None,
+    partition: Annotated[
+        Optional[int], typer.Option("--partition", "-p", metavar="P", min=0, help="With --topic: one partition.")
+    ] = None,
+    broker: Annotated[
+        Optional[int], typer.Option("--broker", metavar="ID", help="A broker's registration and configs.")
+    ] = None,
+    config_resource: Annotated[
+        Optional[str],
+        typer.Option(
+            "--config-resource",
+            metavar="TYPE:NAME",
+            help="A config resource, e.g. topic:orders, broker:1 (every other --config names a server.properties).",
+        ),
+    ] = None,
+    feature: Annotated[
+        Optional[str], typer.Option("--feature", metavar="NAME", help="A feature, e.g. metadata.version.")
+    ] = None,
+    voter: Annotated[
+        Optional[int],
+        typer.Option("--voter", metavar="ID", help="A controller: its voter entry (KIP-853) and registration."),
+    ] = None,
+    until: Annotated[
+        Optional[str], typer.Option("--until", metavar="OFFSET|TIME", help="Stop at this offset or time.")
+    ] = None,
     output: OutputOpt = None,
 ):
     """Every record that touched one topic, partition, broker, config, feature or voter.
@@ -139,8 +172,17 @@ def history(
     from ..image.replay import parse_point
     from ..render.image import history_table, history_text
 
-    chosen = [(k, v) for k, v in (("topic", topic), ("broker", broker), ("config", config_resource), ("feature", feature),
-                                  ("voter", voter)) if v is not None]
+    chosen = [
+        (k, v)
+        for k, v in (
+            ("topic", topic),
+            ("broker", broker),
+            ("config", config_resource),
+            ("feature", feature),
+            ("voter", voter),
+        )
+        if v is not None
+    ]
     if len(chosen) != 1:
         raise InputError("give exactly one of --topic, --broker, --config-resource, --feature, --voter")
     if partition is not None and topic is None:
@@ -152,19 +194,30 @@ def history(
 
 
 def diff(
-    log_dir: Annotated[List[str], typer.Argument(
-        metavar="LOG_DIR_OR_FILES...",
-        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files).")],
-    frm: Annotated[str, typer.Option(
-        "--from", metavar="OFFSET|TIME",
-        help="The first point: an offset, or a time (ISO-8601 or epoch ms).")],
-    to: Annotated[Optional[str], typer.Option(
-        "--to", metavar="OFFSET|TIME", help="The second point (default: the end).")] = None,
-    timeline: Annotated[bool, typer.Option(
-        "--timeline",
-        help="Also every change in between, in log order with offset and time "
-             "(what the net diff hides: objects created and deleted inside the window, "
-             "a feature downgraded and upgraded back).")] = False,
+    log_dir: Annotated[
+        List[str],
+        typer.Argument(
+            metavar="LOG_DIR_OR_FILES...", help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files)."
+        ),
+    ],
+    frm: Annotated[
+        str,
+        typer.Option(
+            "--from", metavar="OFFSET|TIME", help="The first point: an offset, or a time (ISO-8601 or epoch ms)."
+        ),
+    ],
+    to: Annotated[
+        Optional[str], typer.Option("--to", metavar="OFFSET|TIME", help="The second point (default: the end).")
+    ] = None,
+    timeline: Annotated[
+        bool,
+        typer.Option(
+            "--timeline",
+            help="Also every change in between, in log order with offset and time "
+            "(what the net diff hides: objects created and deleted inside the window, "
+            "a feature downgraded and upgraded back).",
+        ),
+    ] = False,
     output: OutputOpt = None,
 ):
     """What changed between two points of a metadata log: a summary, then each change.

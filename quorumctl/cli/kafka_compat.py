@@ -6,7 +6,7 @@ option". tests/test_kafka_help_parity.py holds every option of Kafka 4.3's
 --help to this table or to an option quorumctl accepts.
 """
 
-_WRITE = ("quorumctl does not {what} topics (it reads them: topics describe); use kafka-topics.sh {flag}")
+_WRITE = "quorumctl does not {what} topics (it reads them: topics describe); use kafka-topics.sh {flag}"
 
 # first command word -> Kafka option -> why not, and what to use instead
 REFUSED: dict[str, dict[str, str]] = {
@@ -19,15 +19,15 @@ REFUSED: dict[str, dict[str, str]] = {
         "--replica-assignment": _WRITE.format(what="create or alter", flag="--replica-assignment"),
         "--if-not-exists": _WRITE.format(what="create", flag="--if-not-exists"),
         "--delete-config": "kafka-topics' --delete-config was removed in Kafka 4.0; use kafka-configs.sh --alter "
-                           "--delete-config",
+        "--delete-config",
         "--list": "kafka-topics --list is not supported: quorumctl topics describe --bootstrap-server ADDR "
-                  "-o json lists every topic with its partitions",
+        "-o json lists every topic with its partitions",
         "--version": "quorumctl -V prints quorumctl's version (kafka-topics --version prints Kafka's)",
     },
     "features": {},
     "cluster": {
         "--config": "kafka-cluster's --config is deprecated in Kafka: use --command-config (-c), the same "
-                    "client properties file",
+        "client properties file",
     },
 }
 

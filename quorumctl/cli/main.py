@@ -19,7 +19,7 @@ from ..errors import ExitStatus, QuorumctlError
 app = typer.Typer(
     name="quorumctl",
     help="Operator toolkit for Apache Kafka's KRaft metadata quorum.\n\n"
-         "Example: quorumctl describe status --bootstrap-controller localhost:9093",
+    "Example: quorumctl describe status --bootstrap-controller localhost:9093",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=True,
@@ -34,7 +34,7 @@ COMMAND_MODULES = [
     "features",
     "controllers",
     "migrate",
-    "membership",             # replace-controller
+    "membership",  # replace-controller
     "demo",
     "dumplog",
     "verify",
@@ -43,8 +43,8 @@ COMMAND_MODULES = [
     "image",
     "topics",
     "cluster",
-    "cluster_controller",     # joins the cluster group registered just before
-    "cluster_registration",   # clear-registration, in the same group
+    "cluster_controller",  # joins the cluster group registered just before
+    "cluster_registration",  # clear-registration, in the same group
     "recover",
     "voters",
     "doctor",
@@ -63,6 +63,7 @@ def _print_version(value: bool) -> None:
     # importlib.metadata only when asked: the installed distribution's version,
     # which pyproject.toml takes from quorumctl.__version__ (the one place it is written)
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         v = version("quorumctl")
     except PackageNotFoundError:
@@ -72,10 +73,20 @@ def _print_version(value: bool) -> None:
 
 
 @app.callback()
-def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback on errors.")] = False,
-          _version: Annotated[bool, typer.Option(
-              "--version", "-V", is_eager=True, expose_value=False,
-              callback=_print_version, help="Print quorumctl's version and exit.")] = False):
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback on errors.")] = False,
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            is_eager=True,
+            expose_value=False,
+            callback=_print_version,
+            help="Print quorumctl's version and exit.",
+        ),
+    ] = False,
+):
     _state["debug"] = debug
 
 
@@ -141,7 +152,7 @@ def kafka_order(args: list[str], root) -> list[str]:
                 moved.append(a)
                 i += 1
             else:
-                moved.extend(args[i:i + 2])
+                moved.extend(args[i : i + 2])
                 i += 2
             continue
         word = a[2:] if a.startswith("--") and a[2:] in group.commands and group is not root else a
@@ -159,7 +170,7 @@ def kafka_order(args: list[str], root) -> list[str]:
         if flag is not None:
             rest.remove(flag)
             path.append(flag[2:])
-    if not moved and not path_debug and path == args[:len(path)] and "--debug" not in rest:
+    if not moved and not path_debug and path == args[: len(path)] and "--debug" not in rest:
         return args
     # --debug is the root's: anywhere before `--`, it moves to the front
     end = rest.index("--") if "--" in rest else len(rest)
@@ -199,6 +210,7 @@ def main() -> None:
         args = sys.argv[1:]
         if any(a.startswith("--") for a in args):
             from .kafka_compat import refusal
+
             root = root_command()
             args = kafka_order(args, root)
             why = refusal(args, root)
@@ -224,6 +236,7 @@ def main() -> None:
     except QuorumctlError as e:
         if _state["debug"]:
             import traceback
+
             traceback.print_exc()
         sys.stderr.write(f"quorumctl: error: {e}\n")
         sys.exit(e.exit_code)

@@ -12,15 +12,21 @@ from .options import Apply, BootstrapController, BootstrapServer, CommandConfig,
 
 
 def replace_controller(
-    controller_id: Annotated[int, typer.Argument(
-        metavar="ID", help="The id of the controller whose disk was replaced.")],
+    controller_id: Annotated[
+        int, typer.Argument(metavar="ID", help="The id of the controller whose disk was replaced.")
+    ],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
-    endpoint: Annotated[Optional[List[str]], typer.Option(
-        "--endpoint", metavar="NAME://HOST:PORT",
-        help="The controller's endpoint (repeat for each controller listener); default: the ones the voter set "
-             "stores for it.")] = None,
+    endpoint: Annotated[
+        Optional[List[str]],
+        typer.Option(
+            "--endpoint",
+            metavar="NAME://HOST:PORT",
+            help="The controller's endpoint (repeat for each controller listener); default: the ones the voter set "
+            "stores for it.",
+        ),
+    ] = None,
     apply: Apply = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
@@ -39,8 +45,13 @@ def replace_controller(
     from ..protocol.replace import replace_controller as replace
     from ..render.membership import replace_text
     from ..render.output import emit
-    emit(output, replace(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
-                         endpoint or [], apply), text=lambda p: replace_text(p) + "\n", json=lambda p: p.to_json())
+
+    emit(
+        output,
+        replace(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, endpoint or [], apply),
+        text=lambda p: replace_text(p) + "\n",
+        json=lambda p: p.to_json(),
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -15,12 +15,26 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus, InputError
-from .options import (Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt,
-                      ServerConfigs, Timeout, group)
+from .options import (
+    Apply,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    DryRun,
+    PlainOutputOpt,
+    ServerConfigs,
+    Timeout,
+    group,
+)
 
-_LogDirs = Annotated[Optional[List[str]], typer.Argument(
-    metavar="LOG_DIR...", help="Controllers' metadata log dirs: check offline (node and directory ids, the "
-                               "KRaft version, the image's registrations) instead of asking a cluster.")]
+_LogDirs = Annotated[
+    Optional[List[str]],
+    typer.Argument(
+        metavar="LOG_DIR...",
+        help="Controllers' metadata log dirs: check offline (node and directory ids, the "
+        "KRaft version, the image's registrations) instead of asking a cluster.",
+    ),
+]
 
 
 def _live(bootstrap_server, bootstrap_controller):
@@ -34,6 +48,7 @@ def _with_files(f, configs: list[str]):
     if not configs:
         return f
     from ..ops.migrate import offline_facts
+
     local = offline_facts([], configs, None, None)
     for ln in local.nodes:
         n = f.node(ln.id, ln.kind)
@@ -65,20 +80,24 @@ def preflight(
     from ..ops.migrate import has_metadata_log, offline_facts, preflight as judge
     from ..render.migrate import preflight_doc, preflight_text
     from ..render.output import emit
+
     if log_dir or (config and not bootstrap_server and not bootstrap_controller):
         if bootstrap_server or bootstrap_controller:
-            raise InputError("give LOG_DIRs and -c configs (offline) or --bootstrap-server/--bootstrap-controller "
-                             "(live), not both")
+            raise InputError(
+                "give LOG_DIRs and -c configs (offline) or --bootstrap-server/--bootstrap-controller (live), not both"
+            )
         regs, finalized = None, None
         if log_dir and has_metadata_log(log_dir[0]):
             from ..image.feature_update import check_offline
             from ..ops.feature_update import UPGRADE, Change
+
             check = check_offline([log_dir[0]], Change("upgrade", {"kraft.version": 1}, UPGRADE))
             regs, finalized = check.nodes, check.finalized
         f = offline_facts(list(log_dir or []), list(config), regs, finalized)
     else:
         _live(bootstrap_server, bootstrap_controller)
         from ..protocol.migrate import gather
+
         f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
     doc = preflight_doc(f, judge(f))
     emit(output, doc, text=preflight_text)
@@ -106,6 +125,7 @@ def upgrade(
     from ..protocol.migrate import gather, upgrade as send, wait_dynamic
     from ..render.migrate import upgrade_doc, upgrade_text
     from ..render.output import emit
+
     if apply and dry_run:
         raise InputError("give --apply or --dry-run, not both (a dry run is the default)")
     _live(bootstrap_server, bootstrap_controller)
@@ -115,8 +135,10 @@ def upgrade(
     if apply and report["verdict"] == "ready":
         error = send(bootstrap_server, bootstrap_controller, command_config, timeout)
         if error is None:
-            after = _with_files(wait_dynamic(bootstrap_server, bootstrap_controller, command_config, timeout,
-                                             timeout or 30.0), list(config))
+            after = _with_files(
+                wait_dynamic(bootstrap_server, bootstrap_controller, command_config, timeout, timeout or 30.0),
+                list(config),
+            )
             verified = verify_roll(after)
     doc = upgrade_doc(f, report, apply, error, after, verified)
     emit(output, doc, text=upgrade_text)
@@ -129,10 +151,14 @@ def configs(
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
     config: ServerConfigs = [],
-    verify: Annotated[bool, typer.Option(
-        "--verify",
-        help="After a roll: every controller a voter with its directory id, none an "
-             "observer, the settings consistent; names the next node to roll.")] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="After a roll: every controller a voter with its directory id, none an "
+            "observer, the settings consistent; names the next node to roll.",
+        ),
+    ] = False,
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):
@@ -147,9 +173,11 @@ def configs(
     from ..protocol.migrate import gather
     from ..render.migrate import configs_doc, configs_text
     from ..render.output import emit
+
     _live(bootstrap_server, bootstrap_controller)
-    f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout, ask_kafka=False),
-                    list(config))
+    f = _with_files(
+        gather(bootstrap_server, bootstrap_controller, command_config, timeout, ask_kafka=False), list(config)
+    )
     plan = config_plan(f)
     doc = configs_doc(f, None if verify else plan, verify_roll(f) if verify else None)
     emit(output, doc, text=configs_text)
@@ -158,8 +186,10 @@ def configs(
 
 
 def register(app: typer.Typer) -> None:
-    g = group("A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.\n\n"
-              "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093")
+    g = group(
+        "A static quorum made dynamic (kraft.version 1), step by step: preflight, upgrade, configs.\n\n"
+        "Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093"
+    )
     g.command("preflight")(preflight)
     g.command("upgrade")(upgrade)
     g.command("configs")(configs)

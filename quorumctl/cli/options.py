@@ -34,16 +34,18 @@ def _bound(least: float, inclusive: bool, rule: str):
     """An option's callback that refuses a number (seconds, a count) below `least`
     (or equal to it unless `inclusive`): `--timeout must be positive, not 0`. It runs
     while the command line is parsed: a bad value is one line, exit 2, before any work."""
+
     def check(param: typer.CallbackParam, value):
         if value is not None and (value < least or (value == least and not inclusive)):
             shown = f"{value:g}" if isinstance(value, float) else value
             raise InputError(f"{param.opts[0]} {rule}, not {shown}")
         return value
+
     return check
 
 
 positive = _bound(0, False, "must be positive")
-positive_seconds = _bound(0, False, "must be a positive number of seconds")   # --watch's wording
+positive_seconds = _bound(0, False, "must be a positive number of seconds")  # --watch's wording
 non_negative = _bound(0, True, "must not be negative")
 
 
@@ -68,6 +70,7 @@ def parse_node_ids(values, option: str) -> list[int]:
 class KafkaRelease(str, Enum):
     """Whose tool text to print where Kafka 4.1's, 4.3's and the 4.4 branch's differ (4.3, the
     newest release, by default)."""
+
     v43 = "4.3"
     v41 = "4.1"
     v44 = "4.4"
@@ -79,90 +82,219 @@ class KafkaRelease(str, Enum):
         return "4.4" if self is KafkaRelease.v44 else "4.3"
 
 
-KafkaVersion = Annotated[KafkaRelease, typer.Option(
-    "--kafka-version", metavar="4.3|4.1|4.4",
-    help="Where Kafka 4.1's, 4.3's and 4.4's tools print differently, print as this release's does.")]
+KafkaVersion = Annotated[
+    KafkaRelease,
+    typer.Option(
+        "--kafka-version",
+        metavar="4.3|4.1|4.4",
+        help="Where Kafka 4.1's, 4.3's and 4.4's tools print differently, print as this release's does.",
+    ),
+]
 
-BootstrapServer = Annotated[Optional[str], typer.Option(
-    "--bootstrap-server", metavar=ADDRS,
-    help="Comma-separated host:port list of brokers (a broker forwards to the active controller).")]
-BootstrapController = Annotated[Optional[str], typer.Option(
-    "--bootstrap-controller", metavar=ADDRS,
-    help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).")]
-CommandConfig = Annotated[Optional[str], typer.Option(
-    "--command-config", metavar="FILE",
-    help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
-         "ssl.keystore.*, request.timeout.ms, client.id ...")]
+BootstrapServer = Annotated[
+    Optional[str],
+    typer.Option(
+        "--bootstrap-server",
+        metavar=ADDRS,
+        help="Comma-separated host:port list of brokers (a broker forwards to the active controller).",
+    ),
+]
+BootstrapController = Annotated[
+    Optional[str],
+    typer.Option(
+        "--bootstrap-controller",
+        metavar=ADDRS,
+        help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).",
+    ),
+]
+CommandConfig = Annotated[
+    Optional[str],
+    typer.Option(
+        "--command-config",
+        metavar="FILE",
+        help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
+        "ssl.keystore.*, request.timeout.ms, client.id ...",
+    ),
+]
 # kafka-cluster's short forms (-b, -C, -c): the same options, for its command lines as written
-BootstrapServerB = Annotated[Optional[str], typer.Option(
-    "--bootstrap-server", "-b", metavar=ADDRS,
-    help="Comma-separated host:port list of brokers (a broker forwards to the active controller).")]
-BootstrapControllerC = Annotated[Optional[str], typer.Option(
-    "--bootstrap-controller", "-C", metavar=ADDRS,
-    help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).")]
-CommandConfigC = Annotated[Optional[str], typer.Option(
-    "--command-config", "-c", metavar="FILE",
-    help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
-         "ssl.keystore.*, request.timeout.ms, client.id ...")]
+BootstrapServerB = Annotated[
+    Optional[str],
+    typer.Option(
+        "--bootstrap-server",
+        "-b",
+        metavar=ADDRS,
+        help="Comma-separated host:port list of brokers (a broker forwards to the active controller).",
+    ),
+]
+BootstrapControllerC = Annotated[
+    Optional[str],
+    typer.Option(
+        "--bootstrap-controller",
+        "-C",
+        metavar=ADDRS,
+        help="Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).",
+    ),
+]
+CommandConfigC = Annotated[
+    Optional[str],
+    typer.Option(
+        "--command-config",
+        "-c",
+        metavar="FILE",
+        help="Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, "
+        "ssl.keystore.*, request.timeout.ms, client.id ...",
+    ),
+]
 # Two kinds of --timeout: a request budget (Kafka's tools' meaning), and a deadline
 # for commands that probe every node in parallel and must answer whatever they do.
-Timeout = Annotated[Optional[float], typer.Option(
-    "--timeout", callback=positive, metavar="SECONDS",
-    help="Give up after this many seconds in total (default: default.api.timeout.ms or 15).")]
-Deadline = Annotated[float, typer.Option(
-    "--timeout", callback=positive, metavar="SECONDS",
-    help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).")]
-FetchTimeoutMs = Annotated[Optional[int], typer.Option(
-    "--fetch-timeout-ms", callback=positive,
-    help="Caught-up threshold (default: the config's controller.quorum.fetch.timeout.ms, else 2000).")]
-FlappingEpochs = Annotated[int, typer.Option(
-    "--flapping-epochs", callback=positive, metavar="N",
-    help="This many leader epoch changes within a minute is 'flapping' (with --watch, and for serve).")]
-Grace = Annotated[float, typer.Option(
-    "--grace", callback=non_negative, metavar="SECONDS",
-    help="Liveness: how long a node may be attached to nothing before a restart is called for.")]
-SampleInterval = Annotated[float, typer.Option(
-    "--interval", callback=positive, metavar="SECONDS",
-    help="Sample the quorum every SECONDS; a sample never takes longer.")]
-SampleTimeout = Annotated[float, typer.Option(
-    "--timeout", callback=positive, metavar="SECONDS", help="A sample's deadline (never more than --interval).")]
-GateTimeout = Annotated[float, typer.Option(
-    "--timeout", callback=positive, metavar="SECONDS",
-    help="Give up (exit 1, saying what still blocks) after this many seconds.")]
-Watch = Annotated[Optional[float], typer.Option(
-    "--watch", callback=positive_seconds, metavar="SECONDS",
-    help="Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh "
-         "failed, else 0; describe health exits with the last sample's status.")]
-OutputOpt = Annotated[Optional[Output], typer.Option(
-    "--output", "-o",
-    help="text (Kafka's format where Kafka has one; the default when piped), table (the default on a terminal) "
-         "or json.")]
-PlainOutputOpt = Annotated[Optional[PlainOutput], typer.Option(
-    "--output", "-o", help="text (the default) or json.")]
-Apply = Annotated[bool, typer.Option(
-    "--apply", help="Do it (the default is a dry run that prints the plan and changes nothing).")]
-BackupDir = Annotated[Optional[str], typer.Option(
-    "--backup-dir", metavar="DIR",
-    help="Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, on its file "
-         "system).")]
-ServerConfig = Annotated[Optional[str], typer.Option(
-    "--config", "-c", metavar="FILE",
-    help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).")]
-ServerConfigs = Annotated[List[str], typer.Option(
-    "--config", "-c", metavar="FILE",
-    help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.")]
-MetadataTarget = Annotated[Optional[str], typer.Option(
-    "--metadata", metavar="VERSION", help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3).")]
+Timeout = Annotated[
+    Optional[float],
+    typer.Option(
+        "--timeout",
+        callback=positive,
+        metavar="SECONDS",
+        help="Give up after this many seconds in total (default: default.api.timeout.ms or 15).",
+    ),
+]
+Deadline = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        callback=positive,
+        metavar="SECONDS",
+        help="Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).",
+    ),
+]
+FetchTimeoutMs = Annotated[
+    Optional[int],
+    typer.Option(
+        "--fetch-timeout-ms",
+        callback=positive,
+        help="Caught-up threshold (default: the config's controller.quorum.fetch.timeout.ms, else 2000).",
+    ),
+]
+FlappingEpochs = Annotated[
+    int,
+    typer.Option(
+        "--flapping-epochs",
+        callback=positive,
+        metavar="N",
+        help="This many leader epoch changes within a minute is 'flapping' (with --watch, and for serve).",
+    ),
+]
+Grace = Annotated[
+    float,
+    typer.Option(
+        "--grace",
+        callback=non_negative,
+        metavar="SECONDS",
+        help="Liveness: how long a node may be attached to nothing before a restart is called for.",
+    ),
+]
+SampleInterval = Annotated[
+    float,
+    typer.Option(
+        "--interval",
+        callback=positive,
+        metavar="SECONDS",
+        help="Sample the quorum every SECONDS; a sample never takes longer.",
+    ),
+]
+SampleTimeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout", callback=positive, metavar="SECONDS", help="A sample's deadline (never more than --interval)."
+    ),
+]
+GateTimeout = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        callback=positive,
+        metavar="SECONDS",
+        help="Give up (exit 1, saying what still blocks) after this many seconds.",
+    ),
+]
+Watch = Annotated[
+    Optional[float],
+    typer.Option(
+        "--watch",
+        callback=positive_seconds,
+        metavar="SECONDS",
+        help="Refresh every SECONDS until interrupted (Ctrl-C). describe status/replication exit 3 if the last refresh "
+        "failed, else 0; describe health exits with the last sample's status.",
+    ),
+]
+OutputOpt = Annotated[
+    Optional[Output],
+    typer.Option(
+        "--output",
+        "-o",
+        help="text (Kafka's format where Kafka has one; the default when piped), table (the default on a terminal) "
+        "or json.",
+    ),
+]
+PlainOutputOpt = Annotated[Optional[PlainOutput], typer.Option("--output", "-o", help="text (the default) or json.")]
+Apply = Annotated[
+    bool, typer.Option("--apply", help="Do it (the default is a dry run that prints the plan and changes nothing).")
+]
+BackupDir = Annotated[
+    Optional[str],
+    typer.Option(
+        "--backup-dir",
+        metavar="DIR",
+        help="Where replaced files are kept (default: <log dir>.quorumctl-backup beside the log dir, on its file "
+        "system).",
+    ),
+]
+ServerConfig = Annotated[
+    Optional[str],
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).",
+    ),
+]
+ServerConfigs = Annotated[
+    List[str],
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="A node's server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.",
+    ),
+]
+MetadataTarget = Annotated[
+    Optional[str],
+    typer.Option(
+        "--metadata", metavar="VERSION", help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3)."
+    ),
+]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be done, but do not do it.")]
-ReleaseVersion = Annotated[Optional[str], typer.Option(
-    "--release-version", "-r",
-    help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3's; "
-         "4.1-IV1 gives Kafka 4.1's defaults; features: that level with every feature's default at it).")]
-FeatureLevels = Annotated[List[str], typer.Option(
-    "--feature", "-f", metavar="NAME=LEVEL", help="feature=level (repeatable), e.g. group.version=1.")]
+ReleaseVersion = Annotated[
+    Optional[str],
+    typer.Option(
+        "--release-version",
+        "-r",
+        help="A metadata.version such as 4.3-IV0, or a release such as 3.9 (bootstrap: default 4.3-IV0, Kafka 4.3's; "
+        "4.1-IV1 gives Kafka 4.1's defaults; features: that level with every feature's default at it).",
+    ),
+]
+FeatureLevels = Annotated[
+    List[str],
+    typer.Option("--feature", "-f", metavar="NAME=LEVEL", help="feature=level (repeatable), e.g. group.version=1."),
+]
 # the point of the metadata log a command reads the image at (image, topics describe)
-AtOffset = Annotated[Optional[int], typer.Option(
-    "--at-offset", metavar="N", min=0, help="The metadata image after the record at offset N.")]
-AtTime = Annotated[Optional[str], typer.Option(
-    "--at-time", metavar="TIME",
-    help="The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).")]
+AtOffset = Annotated[
+    Optional[int],
+    typer.Option("--at-offset", metavar="N", min=0, help="The metadata image after the record at offset N."),
+]
+AtTime = Annotated[
+    Optional[str],
+    typer.Option(
+        "--at-time",
+        metavar="TIME",
+        help="The metadata image after the last record at or before TIME (ISO-8601 or epoch ms).",
+    ),
+]

@@ -9,25 +9,42 @@ from .options import BootstrapController, CommandConfig, Deadline, FetchTimeoutM
 
 
 def probe(
-    address: Annotated[str, typer.Argument(
-        metavar="NODE_ADDRESS", help="The node's host:port (its controller "
-                                     "listener for a controller, a broker listener for a broker).")],
+    address: Annotated[
+        str,
+        typer.Argument(
+            metavar="NODE_ADDRESS",
+            help="The node's host:port (its controller listener for a controller, a broker listener for a broker).",
+        ),
+    ],
     role: Annotated[str, typer.Option("--role", metavar="controller|broker", help="What the node is.")],
-    kind: Annotated[str, typer.Option(
-        "--kind", metavar="startup|ready|live",
-        help="startup: it answers in its role; ready: attached and caught up; live: fails "
-             "only on a wedge a restart fixes (default: ready).")] = "ready",
+    kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            metavar="startup|ready|live",
+            help="startup: it answers in its role; ready: attached and caught up; live: fails "
+            "only on a wedge a restart fixes (default: ready).",
+        ),
+    ] = "ready",
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
-    log_dir: Annotated[Optional[str], typer.Option(
-        "--log-dir", metavar="DIR",
-        help="The node's metadata log dir (read-only): quorum-state, and how "
-             "long ago its log end last moved.")] = None,
-    node_id: Annotated[Optional[int], typer.Option(
-        "--node-id", metavar="ID",
-        help="The node's id (default: from --config, --log-dir, or its "
-             "address among the ones the cluster lists).")] = None,
+    log_dir: Annotated[
+        Optional[str],
+        typer.Option(
+            "--log-dir",
+            metavar="DIR",
+            help="The node's metadata log dir (read-only): quorum-state, and how long ago its log end last moved.",
+        ),
+    ] = None,
+    node_id: Annotated[
+        Optional[int],
+        typer.Option(
+            "--node-id",
+            metavar="ID",
+            help="The node's id (default: from --config, --log-dir, or its address among the ones the cluster lists).",
+        ),
+    ] = None,
     grace: Grace = 30.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
     timeout: Deadline = 5.0,
@@ -50,9 +67,20 @@ def probe(
     from ..protocol.node_probe import probe_node
     from ..render.output import emit
     from ..render.probe import probe_doc, probe_text
-    v = probe_node(address, role, kind, bootstrap_controller=bootstrap_controller, config=config,
-                   command_config=command_config, timeout=timeout, grace_s=grace,
-                   fetch_timeout_ms=fetch_timeout_ms, node_id=node_id, log_dir=log_dir)
+
+    v = probe_node(
+        address,
+        role,
+        kind,
+        bootstrap_controller=bootstrap_controller,
+        config=config,
+        command_config=command_config,
+        timeout=timeout,
+        grace_s=grace,
+        fetch_timeout_ms=fetch_timeout_ms,
+        node_id=node_id,
+        log_dir=log_dir,
+    )
     emit(output, v, text=probe_text, json=probe_doc)
     raise typer.Exit(int(v.status))
 

@@ -6,35 +6,70 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (Apply, BackupDir, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs,
-                      parse_node_ids)
+from .options import (
+    Apply,
+    BackupDir,
+    BootstrapServer,
+    CommandConfig,
+    Deadline,
+    PlainOutputOpt,
+    ServerConfigs,
+    parse_node_ids,
+)
 
 
 def recover(
     *,  # keyword-only: a required option below keeps its place in --help
-    paths: Annotated[Optional[List[str]], typer.Argument(
-        metavar="LOG_DIR...",
-        help="The surviving controllers' log dirs (or __cluster_metadata-0 dirs).")] = None,
-    lost_voters: Annotated[str, typer.Option(
-        "--lost-voters", metavar="ID[,ID...]",
-        help="The voters permanently lost (every voter not given must be named).")],
-    replica: Annotated[List[str], typer.Option(
-        "--replica", metavar="DIR",
-        help="Another replica of the metadata log: a broker's or observer's log dir. "
-             "The recovery starts from the most up-to-date replica given. Repeatable.")] = [],
+    paths: Annotated[
+        Optional[List[str]],
+        typer.Argument(
+            metavar="LOG_DIR...", help="The surviving controllers' log dirs (or __cluster_metadata-0 dirs)."
+        ),
+    ] = None,
+    lost_voters: Annotated[
+        str,
+        typer.Option(
+            "--lost-voters",
+            metavar="ID[,ID...]",
+            help="The voters permanently lost (every voter not given must be named).",
+        ),
+    ],
+    replica: Annotated[
+        List[str],
+        typer.Option(
+            "--replica",
+            metavar="DIR",
+            help="Another replica of the metadata log: a broker's or observer's log dir. "
+            "The recovery starts from the most up-to-date replica given. Repeatable.",
+        ),
+    ] = [],
     config: ServerConfigs = [],
-    survivor: Annotated[Optional[int], typer.Option(
-        "--survivor", metavar="NODE_ID",
-        help="The controller to keep as the only voter (default: the most "
-             "up-to-date one given).")] = None,
-    no_replica: Annotated[str, typer.Option(
-        "--no-replica", metavar="ID[,ID...]",
-        help="Registered brokers whose metadata log dir cannot be given: their extra "
-             "entries are lost (the new epoch jumps past theirs).")] = "",
-    force_lost: Annotated[str, typer.Option(
-        "--force-lost", metavar="ID[,ID...]",
-        help="Declared-lost voters whose address now answers as something else (not a "
-             "controller of this cluster): proceed anyway. Dangerous if wrong.")] = "",
+    survivor: Annotated[
+        Optional[int],
+        typer.Option(
+            "--survivor",
+            metavar="NODE_ID",
+            help="The controller to keep as the only voter (default: the most up-to-date one given).",
+        ),
+    ] = None,
+    no_replica: Annotated[
+        str,
+        typer.Option(
+            "--no-replica",
+            metavar="ID[,ID...]",
+            help="Registered brokers whose metadata log dir cannot be given: their extra "
+            "entries are lost (the new epoch jumps past theirs).",
+        ),
+    ] = "",
+    force_lost: Annotated[
+        str,
+        typer.Option(
+            "--force-lost",
+            metavar="ID[,ID...]",
+            help="Declared-lost voters whose address now answers as something else (not a "
+            "controller of this cluster): proceed anyway. Dangerous if wrong.",
+        ),
+    ] = "",
     timeout: Deadline = 5.0,
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
@@ -77,22 +112,41 @@ def recover(
     for c in cfgs:
         if c.quorum_voters:
             static = {i: str(a) for i, a in parse_quorum_voters(c.quorum_voters, c.path).items()}
-    asked = [("bootstrap server", None, [(a.host, a.port)])
-             for a in (parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else [])]
-    for c in cfgs:   # the controllers a config bootstraps from may include observers
+    asked = [
+        ("bootstrap server", None, [(a.host, a.port)])
+        for a in (parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else [])
+    ]
+    for c in cfgs:  # the controllers a config bootstraps from may include observers
         boot = c.props.get("controller.quorum.bootstrap.servers", "").strip()
-        asked += [("bootstrap controller", None, [(a.host, a.port)])
-                  for a in (parse_address_list(boot, f"{c.path}: controller.quorum.bootstrap.servers") if boot else [])]
+        asked += [
+            ("bootstrap controller", None, [(a.host, a.port)])
+            for a in (parse_address_list(boot, f"{c.path}: controller.quorum.bootstrap.servers") if boot else [])
+        ]
     client = load_client_config(command_config)
 
     def probe(endpoints: dict[int, list], witnesses: list, cluster_id: str | None):
         return probe_voters_and_witnesses(endpoints, witnesses, client, timeout, cluster_id)
 
-    plan, report, holder = recovery.run(targets, lost, static, survivor, apply, backup_dir, replicas=replica,
-                                        probe=probe, force_lost=forced, unread=unread, witnesses=asked)
+    plan, report, holder = recovery.run(
+        targets,
+        lost,
+        static,
+        survivor,
+        apply,
+        backup_dir,
+        replicas=replica,
+        probe=probe,
+        force_lost=forced,
+        unread=unread,
+        witnesses=asked,
+    )
     doc = plan.to_json()
-    emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
-         json=lambda d: plan_doc(d, report, not apply))
+    emit(
+        output,
+        doc,
+        text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",
+        json=lambda d: plan_doc(d, report, not apply),
+    )
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 
@@ -102,12 +156,13 @@ def _distinct_dirs(targets: list[str]) -> list[str]:
     import os
     from ..errors import InputError
     from ..raft.replica import resolve_partition_dir
+
     seen: set[str] = set()
     out = []
     for t in targets:
         try:
             key = os.path.realpath(resolve_partition_dir(t)[1])
-        except InputError:   # the loader names a bad path in its own words, later
+        except InputError:  # the loader names a bad path in its own words, later
             key = t
         if key not in seen:
             seen.add(key)

@@ -10,10 +10,19 @@ from typing import Annotated
 import typer
 
 from ..errors import ExitStatus
-from .options import (BootstrapController, BootstrapServer, CommandConfig, FetchTimeoutMs, FlappingEpochs, Grace,
-                      SampleInterval, SampleTimeout, ServerConfig)
+from .options import (
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    FetchTimeoutMs,
+    FlappingEpochs,
+    Grace,
+    SampleInterval,
+    SampleTimeout,
+    ServerConfig,
+)
 
-PROBE_CONCURRENCY = 4      # /probe requests at once; more get 429 (bounded threads and sockets)
+PROBE_CONCURRENCY = 4  # /probe requests at once; more get 429 (bounded threads and sockets)
 
 
 def make_handler(registry, probe, allowed):
@@ -23,12 +32,13 @@ def make_handler(registry, probe, allowed):
     from urllib.parse import parse_qs, urlsplit
 
     from ..render.metrics import exposition
+
     slots = threading.BoundedSemaphore(PROBE_CONCURRENCY)
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "quorumctl-serve"
 
-        def log_message(self, *args):   # no line per scrape on stderr
+        def log_message(self, *args):  # no line per scrape on stderr
             pass
 
         def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8"):
@@ -50,20 +60,27 @@ def make_handler(registry, probe, allowed):
             if url.path == "/probe":
                 return self._probe(parse_qs(url.query))
             if url.path == "/":
-                return self._send(200, b"quorumctl serve: /metrics (OpenMetrics), "
-                                       b"/probe?node=HOST:PORT&role=controller|broker&kind=ready|live|startup\n")
+                return self._send(
+                    200,
+                    b"quorumctl serve: /metrics (OpenMetrics), "
+                    b"/probe?node=HOST:PORT&role=controller|broker&kind=ready|live|startup\n",
+                )
             return self._send(404, b"not found: /metrics or /probe\n")
 
         def _probe(self, q: dict):
             from ..errors import QuorumctlError
+
             node, role = (q.get("node") or [""])[0], (q.get("role") or [""])[0]
             kind, fmt = (q.get("kind") or ["ready"])[0], (q.get("format") or ["text"])[0]
             if not node or not role:
                 return self._send(400, b"give node=HOST:PORT and role=controller|broker\n")
             if not allowed(node):
-                return self._send(403, f"{node} is not a node this exporter knows (a controller it probes or a "
-                                       "--bootstrap-server address); start it with --probe-any-address to allow "
-                                       "any\n".encode())
+                return self._send(
+                    403,
+                    f"{node} is not a node this exporter knows (a controller it probes or a "
+                    "--bootstrap-server address); start it with --probe-any-address to allow "
+                    "any\n".encode(),
+                )
             if not slots.acquire(blocking=False):
                 return self._send(429, b"too many probes at once\n")
             try:
@@ -76,17 +93,24 @@ def make_handler(registry, probe, allowed):
             if fmt == "json":
                 from ..render.output import json_bytes
                 from ..render.probe import probe_doc
+
                 return self._send(200 if v.ok else 503, json_bytes(probe_doc(v)) + b"\n", "application/json")
             from ..render.probe import probe_text
+
             return self._send(200 if v.ok else 503, probe_text(v).encode())
 
     return Handler
 
 
 def serve(
-    listen: Annotated[str, typer.Option(
-        "--listen", metavar="HOST:PORT",
-        help="Where to serve /metrics and /probe (0.0.0.0:9464 for every interface).")] = "127.0.0.1:9464",
+    listen: Annotated[
+        str,
+        typer.Option(
+            "--listen",
+            metavar="HOST:PORT",
+            help="Where to serve /metrics and /probe (0.0.0.0:9464 for every interface).",
+        ),
+    ] = "127.0.0.1:9464",
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
@@ -96,14 +120,22 @@ def serve(
     fetch_timeout_ms: FetchTimeoutMs = None,
     flapping_epochs: FlappingEpochs = 3,
     grace: Grace = 30.0,
-    once: Annotated[bool, typer.Option(
-        "--once",
-        help="Take one sample, print the metrics (Prometheus text format) on stdout and "
-             "exit: for node_exporter's textfile collector or a cron job.")] = False,
-    probe_any_address: Annotated[bool, typer.Option(
-        "--probe-any-address",
-        help="Let /probe probe any host:port (default: only the controllers "
-             "the exporter knows and the --bootstrap-server addresses).")] = False,
+    once: Annotated[
+        bool,
+        typer.Option(
+            "--once",
+            help="Take one sample, print the metrics (Prometheus text format) on stdout and "
+            "exit: for node_exporter's textfile collector or a cron job.",
+        ),
+    ] = False,
+    probe_any_address: Annotated[
+        bool,
+        typer.Option(
+            "--probe-any-address",
+            help="Let /probe probe any host:port (default: only the controllers "
+            "the exporter knows and the --bootstrap-server addresses).",
+        ),
+    ] = False,
 ):
     """Export the quorum's health to Prometheus (OpenMetrics on /metrics) and answer HTTP probes (/probe).
 
@@ -126,27 +158,30 @@ def serve(
     from ..protocol.health_probe import probe_quorum
     from ..protocol.node_probe import probe_node
     from ..render.metrics import registry_for
+
     where = None if once else parse_address(listen, "--listen")
     args = (bootstrap_server, bootstrap_controller, config, command_config)
     # bad options are exit 2 now, not a sample error forever: one probe of the arguments' shape
     from ..protocol.connection import load_client_config
+
     load_client_config(command_config)
     if not (bootstrap_server or bootstrap_controller or config):
         raise InputError("nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config")
     if config:
         from ..config.properties import load_properties
+
         load_properties(config, "server config")
     given = set()
     for opt, text in (("--bootstrap-server", bootstrap_server), ("--bootstrap-controller", bootstrap_controller)):
         if text:
             given |= {str(a) for a in parse_address_list(text, opt)}
-    sampler = Sampler(lambda budget: probe_quorum(*args, budget, fetch_timeout_ms), interval,
-                      timeout, flapping_epochs)
+    sampler = Sampler(lambda budget: probe_quorum(*args, budget, fetch_timeout_ms), interval, timeout, flapping_epochs)
 
     if once:
         from prometheus_client.exposition import generate_latest
 
         from ..render.output import write
+
         sampler.step()
         write(generate_latest(registry_for(sampler.snapshot)).decode("utf-8"))
         return
@@ -157,18 +192,27 @@ def serve(
         try:
             a = str(parse_address(node, "node"))
         except InputError:
-            return True      # the probe itself says what is wrong with it (400)
+            return True  # the probe itself says what is wrong with it (400)
         return a in given or a in sampler.known_addresses()
 
     def probe(node: str, role: str, kind: str):
-        return probe_node(node, role, kind, bootstrap_controller=bootstrap_controller, config=config,
-                          command_config=command_config, timeout=min(timeout, 10.0), grace_s=grace,
-                          fetch_timeout_ms=fetch_timeout_ms)
+        return probe_node(
+            node,
+            role,
+            kind,
+            bootstrap_controller=bootstrap_controller,
+            config=config,
+            command_config=command_config,
+            timeout=min(timeout, 10.0),
+            grace_s=grace,
+            fetch_timeout_ms=fetch_timeout_ms,
+        )
 
-    assert where is not None      # --once returned above
+    assert where is not None  # --once returned above
     try:
-        httpd = ThreadingHTTPServer((where.host, where.port), make_handler(registry_for(sampler.snapshot), probe,
-                                                                           allowed))
+        httpd = ThreadingHTTPServer(
+            (where.host, where.port), make_handler(registry_for(sampler.snapshot), probe, allowed)
+        )
     except OSError as e:
         raise InputError(f"cannot listen on {listen}: {e.strerror or e}") from None
     httpd.daemon_threads = True
@@ -176,8 +220,10 @@ def serve(
 
     def on_term(signum, frame):
         threading.Thread(target=httpd.shutdown, daemon=True).start()
+
     signal.signal(signal.SIGTERM, on_term)
     from ..render.output import say
+
     host, port = httpd.server_address[:2]
     say(f"quorumctl serve: http://{where.host}:{port}/metrics and /probe; sampling every {interval:g} s")
     sampler.start()

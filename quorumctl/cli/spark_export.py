@@ -12,59 +12,91 @@ from .options import OutputOpt, positive
 
 
 def spark_export(
-    paths: Annotated[List[str], typer.Argument(
-        metavar="PATH...",
-        help="Files, log dirs (searched recursively), globs, or URIs "
-             "(hdfs://, s3a://, file://).")],
+    paths: Annotated[
+        List[str],
+        typer.Argument(
+            metavar="PATH...", help="Files, log dirs (searched recursively), globs, or URIs (hdfs://, s3a://, file://)."
+        ),
+    ],
     out: Annotated[str, typer.Option("--out", metavar="OUT", help="Output directory (local path or URI).")],
-    master: Annotated[str, typer.Option(
-        "--master",
-        help="Spark master (ignored under spark-submit, which sets it).")] = "local[*]",
+    master: Annotated[
+        str, typer.Option("--master", help="Spark master (ignored under spark-submit, which sets it).")
+    ] = "local[*]",
     mode: Annotated[str, typer.Option("--mode", help="error (OUT must not exist), overwrite or append.")] = "error",
-    partition_by: Annotated[List[str], typer.Option(
-        "--partition-by", metavar="COLUMN",
-        help="Partition the output by a column, e.g. cluster_id, "
-             "record_type, date (repeat or comma-separate).")] = [],
-    spark_conf: Annotated[List[str], typer.Option(
-        "--spark-conf", metavar="KEY=VALUE",
-        help="Spark setting passed through (repeatable).")] = [],
-    split_size: Annotated[str, typer.Option(
-        "--split-size",
-        help="Largest byte range one task decodes (big files are cut at "
-             "batch boundaries).")] = "128m",
-    writer: Annotated[str, typer.Option(
-        "--writer",
-        help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
-             "Spark's own Parquet writer through the kraft data source.")] = "pyarrow",
-    compression: Annotated[str, typer.Option(
-        "--compression",
-        help="Parquet codec: zstd (default), snappy, gzip or none.")] = "zstd",
-    progress: Annotated[Optional[bool], typer.Option(
-        "--progress/--no-progress",
-        help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
-             "tasks (default: when stderr is a terminal; otherwise one line "
-             "at start; --no-progress: nothing).")] = None,
-    s3_endpoint: Annotated[Optional[str], typer.Option(
-        "--s3-endpoint",
-        help="S3 endpoint for s3a:// input/output read by pyarrow.")] = None,
-    follow: Annotated[bool, typer.Option(
-        "--follow",
-        help="Keep tailing the inputs (live log dirs), appending new records to OUT in "
-             "micro-batches; resumes exactly where it stopped (see --checkpoint).")] = False,
-    checkpoint: Annotated[Optional[str], typer.Option(
-        "--checkpoint", metavar="DIR",
-        help="--follow's progress (default: OUT/_checkpoint).")] = None,
-    interval: Annotated[float, typer.Option(
-        "--interval", callback=positive, metavar="SECONDS",
-        help="--follow: seconds between micro-batches.")] = 5.0,
-    stop_after_idle: Annotated[Optional[int], typer.Option(
-        "--stop-after-idle", metavar="N",
-        help="--follow: stop after N rounds in a row found nothing "
-             "new (default: run until interrupted).")] = None,
-    remote: Annotated[Optional[str], typer.Option(
-        "--remote", metavar="sc://HOST:PORT",
-        help="Run on a Spark Connect server instead of starting Spark "
-             "(Spark's own Parquet writer, on the server).")] = None,
+    partition_by: Annotated[
+        List[str],
+        typer.Option(
+            "--partition-by",
+            metavar="COLUMN",
+            help="Partition the output by a column, e.g. cluster_id, record_type, date (repeat or comma-separate).",
+        ),
+    ] = [],
+    spark_conf: Annotated[
+        List[str], typer.Option("--spark-conf", metavar="KEY=VALUE", help="Spark setting passed through (repeatable).")
+    ] = [],
+    split_size: Annotated[
+        str,
+        typer.Option(
+            "--split-size", help="Largest byte range one task decodes (big files are cut at batch boundaries)."
+        ),
+    ] = "128m",
+    writer: Annotated[
+        str,
+        typer.Option(
+            "--writer",
+            help="pyarrow: tasks write Parquet with pyarrow (fast); spark: "
+            "Spark's own Parquet writer through the kraft data source.",
+        ),
+    ] = "pyarrow",
+    compression: Annotated[
+        str, typer.Option("--compression", help="Parquet codec: zstd (default), snappy, gzip or none.")
+    ] = "zstd",
+    progress: Annotated[
+        Optional[bool],
+        typer.Option(
+            "--progress/--no-progress",
+            help="Progress on stderr: a spinner while the JVM starts, then a bar over the "
+            "tasks (default: when stderr is a terminal; otherwise one line "
+            "at start; --no-progress: nothing).",
+        ),
+    ] = None,
+    s3_endpoint: Annotated[
+        Optional[str], typer.Option("--s3-endpoint", help="S3 endpoint for s3a:// input/output read by pyarrow.")
+    ] = None,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="Keep tailing the inputs (live log dirs), appending new records to OUT in "
+            "micro-batches; resumes exactly where it stopped (see --checkpoint).",
+        ),
+    ] = False,
+    checkpoint: Annotated[
+        Optional[str],
+        typer.Option("--checkpoint", metavar="DIR", help="--follow's progress (default: OUT/_checkpoint)."),
+    ] = None,
+    interval: Annotated[
+        float,
+        typer.Option(
+            "--interval", callback=positive, metavar="SECONDS", help="--follow: seconds between micro-batches."
+        ),
+    ] = 5.0,
+    stop_after_idle: Annotated[
+        Optional[int],
+        typer.Option(
+            "--stop-after-idle",
+            metavar="N",
+            help="--follow: stop after N rounds in a row found nothing new (default: run until interrupted).",
+        ),
+    ] = None,
+    remote: Annotated[
+        Optional[str],
+        typer.Option(
+            "--remote",
+            metavar="sc://HOST:PORT",
+            help="Run on a Spark Connect server instead of starting Spark (Spark's own Parquet writer, on the server).",
+        ),
+    ] = None,
     output: OutputOpt = None,
 ):
     """Export metadata logs, snapshots and bootstrap.checkpoint files to Parquet, on Spark.
@@ -85,6 +117,7 @@ def spark_export(
         conf[key.strip()] = value
     columns = [c.strip() for item in partition_by for c in item.split(",") if c.strip()]
     from ..spark.plan import parse_size
+
     try:
         split = parse_size(split_size)
     except ValueError as e:
@@ -96,27 +129,54 @@ def spark_export(
         from ..render.spark_export import follow_batch_doc, follow_batch_line
         from ..spark.follow import follow_export
         from .main import _state
+
         if remote:
             raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
 
         def report(batch):
             emit(fmt, batch, text=lambda b: follow_batch_line(b) + "\n", json=follow_batch_doc)
-        follow_export(list(paths), out, master=master, conf=conf, progress=progress, debug=_state["debug"],
-                      checkpoint=checkpoint, interval=interval, split_size=split, partition_by=columns,
-                      compression=compression, fs_options=fs_options, stop_after_idle=stop_after_idle,
-                      report=report)
+
+        follow_export(
+            list(paths),
+            out,
+            master=master,
+            conf=conf,
+            progress=progress,
+            debug=_state["debug"],
+            checkpoint=checkpoint,
+            interval=interval,
+            split_size=split,
+            partition_by=columns,
+            compression=compression,
+            fs_options=fs_options,
+            stop_after_idle=stop_after_idle,
+            report=report,
+        )
         raise typer.Exit(ExitStatus.OK)
 
     from ..render.spark_export import summary_doc, summary_line, summary_table
     from ..spark.job import export
     from ..spark.session import finish_sessions
     from .main import _state
-    summary = export(list(paths), out, master=master, mode=mode, partition_by=columns,
-                     spark_conf=conf, split_size=split, writer=writer, progress=progress,
-                     fs_options=fs_options, compression=compression, remote=remote,
-                     debug=_state["debug"], class_archive=True)
+
+    summary = export(
+        list(paths),
+        out,
+        master=master,
+        mode=mode,
+        partition_by=columns,
+        spark_conf=conf,
+        split_size=split,
+        writer=writer,
+        progress=progress,
+        fs_options=fs_options,
+        compression=compression,
+        remote=remote,
+        debug=_state["debug"],
+        class_archive=True,
+    )
     emit(fmt, summary, text=lambda s: summary_line(s) + "\n", table=summary_table, json=summary_doc)
-    finish_sessions()      # after the output: a first run then keeps the JVM's class archive
+    finish_sessions()  # after the output: a first run then keeps the JVM's class archive
     raise typer.Exit(summary.exit_code)
 
 

@@ -8,9 +8,12 @@ from .options import OutputOpt, ServerConfigs
 
 
 def state(
-    paths: Annotated[Optional[List[str]], typer.Argument(
-        metavar="LOG_DIR...",
-        help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum).")] = None,
+    paths: Annotated[
+        Optional[List[str]],
+        typer.Argument(
+            metavar="LOG_DIR...", help="Log dirs or __cluster_metadata-0 dirs (the replicas of one quorum)."
+        ),
+    ] = None,
     config: ServerConfigs = [],
     output: OutputOpt = None,
 ):

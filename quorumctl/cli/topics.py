@@ -9,55 +9,85 @@ import typer
 from ..errors import ExitStatus
 from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout, group, positive
 
-app = group("Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe)."
-            "\n\nExample: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions")
+app = group(
+    "Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe)."
+    "\n\nExample: quorumctl topics describe --bootstrap-server localhost:9092 --unavailable-partitions"
+)
 
 
 @app.command("describe")
 def describe(
-    log_dir: Annotated[Optional[List[str]], typer.Argument(
-        metavar="[LOG_DIR_OR_FILES...]",
-        help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint "
-             "files); none with --bootstrap-server.")] = None,
+    log_dir: Annotated[
+        Optional[List[str]],
+        typer.Argument(
+            metavar="[LOG_DIR_OR_FILES...]",
+            help="A log dir (or its __cluster_metadata-0, or .log/.checkpoint files); none with --bootstrap-server.",
+        ),
+    ] = None,
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     timeout: Timeout = None,
-    topic: Annotated[Optional[str], typer.Option(
-        "--topic", metavar="REGEX",
-        help="Only topics whose whole name matches (a Java regex, as kafka-topics; "
-             "commas separate alternatives).")] = None,
-    topic_id: Annotated[Optional[str], typer.Option(
-        "--topic-id", metavar="ID",
-        help="Only the topic of this id (wins over --topic). As Kafka's tool, "
-             "its partitions show Elr: N/A.")] = None,
-    exclude_internal: Annotated[bool, typer.Option(
-        "--exclude-internal",
-        help="Leave out the internal topics (__consumer_offsets, "
-             "__transaction_state, __share_group_state).")] = False,
-    overrides: Annotated[bool, typer.Option(
-        "--topics-with-overrides",
-        help="Only the topic lines of topics with a config that is not the default.")] = False,
-    if_exists: Annotated[bool, typer.Option(
-        "--if-exists",
-        help="A --topic or --topic-id that selects nothing prints nothing instead of "
-             "failing.")] = False,
-    page: Annotated[int, typer.Option(
-        "--partition-size-limit-per-response", callback=positive, metavar="N",
-        help="Live: partitions per DescribeTopicPartitions answer (the broker caps it).")] = 2000,
+    topic: Annotated[
+        Optional[str],
+        typer.Option(
+            "--topic",
+            metavar="REGEX",
+            help="Only topics whose whole name matches (a Java regex, as kafka-topics; commas separate alternatives).",
+        ),
+    ] = None,
+    topic_id: Annotated[
+        Optional[str],
+        typer.Option(
+            "--topic-id",
+            metavar="ID",
+            help="Only the topic of this id (wins over --topic). As Kafka's tool, its partitions show Elr: N/A.",
+        ),
+    ] = None,
+    exclude_internal: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-internal",
+            help="Leave out the internal topics (__consumer_offsets, __transaction_state, __share_group_state).",
+        ),
+    ] = False,
+    overrides: Annotated[
+        bool,
+        typer.Option(
+            "--topics-with-overrides", help="Only the topic lines of topics with a config that is not the default."
+        ),
+    ] = False,
+    if_exists: Annotated[
+        bool,
+        typer.Option(
+            "--if-exists", help="A --topic or --topic-id that selects nothing prints nothing instead of failing."
+        ),
+    ] = False,
+    page: Annotated[
+        int,
+        typer.Option(
+            "--partition-size-limit-per-response",
+            callback=positive,
+            metavar="N",
+            help="Live: partitions per DescribeTopicPartitions answer (the broker caps it).",
+        ),
+    ] = 2000,
     at_offset: AtOffset = None,
     at_time: AtTime = None,
-    unavailable: Annotated[bool, typer.Option(
-        "--unavailable-partitions",
-        help="Only partitions whose leader is not a live broker.")] = False,
-    under_replicated: Annotated[bool, typer.Option(
-        "--under-replicated-partitions",
-        help="Only partitions with fewer ISR than replicas.")] = False,
-    under_min_isr: Annotated[bool, typer.Option(
-        "--under-min-isr-partitions",
-        help="Only partitions with no live leader or ISR below min.insync.replicas.")] = False,
-    at_min_isr: Annotated[bool, typer.Option(
-        "--at-min-isr-partitions",
-        help="Only partitions whose ISR equals min.insync.replicas.")] = False,
+    unavailable: Annotated[
+        bool, typer.Option("--unavailable-partitions", help="Only partitions whose leader is not a live broker.")
+    ] = False,
+    under_replicated: Annotated[
+        bool, typer.Option("--under-replicated-partitions", help="Only partitions with fewer ISR than replicas.")
+    ] = False,
+    under_min_isr: Annotated[
+        bool,
+        typer.Option(
+            "--under-min-isr-partitions", help="Only partitions with no live leader or ISR below min.insync.replicas."
+        ),
+    ] = False,
+    at_min_isr: Annotated[
+        bool, typer.Option("--at-min-isr-partitions", help="Only partitions whose ISR equals min.insync.replicas.")
+    ] = False,
     config: ServerConfig = None,
     output: OutputOpt = None,
 ):
@@ -81,24 +111,45 @@ def describe(
     from ..render.output import Output, emit, note, resolve, say, warning, write, write_bytes_to_stdout
     from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text
 
-    filters = tuple(f for f, on in (("unavailable", unavailable), ("under-replicated", under_replicated),
-                                    ("under-min-isr", under_min_isr), ("at-min-isr", at_min_isr)) if on)
+    filters = tuple(
+        f
+        for f, on in (
+            ("unavailable", unavailable),
+            ("under-replicated", under_replicated),
+            ("under-min-isr", under_min_isr),
+            ("at-min-isr", at_min_isr),
+        )
+        if on
+    )
     if overrides and filters:
-        raise InputError(f"--topics-with-overrides cannot be used with --{filters[0]}-partitions "
-                         "(kafka-topics refuses it too)")
+        raise InputError(
+            f"--topics-with-overrides cannot be used with --{filters[0]}-partitions (kafka-topics refuses it too)"
+        )
     if if_exists and topic is None and topic_id is None:
-        raise InputError("--if-exists needs --topic or --topic-id (kafka-topics: --topic or --topic-id is "
-                         "required to describe a topic)")
-    options: dict[str, Any] = {"topic": topic, "topic_id": topic_id, "exclude_internal": exclude_internal, "filters": filters,
-               "overrides": overrides, "if_exists": if_exists}
+        raise InputError(
+            "--if-exists needs --topic or --topic-id (kafka-topics: --topic or --topic-id is "
+            "required to describe a topic)"
+        )
+    options: dict[str, Any] = {
+        "topic": topic,
+        "topic_id": topic_id,
+        "exclude_internal": exclude_internal,
+        "filters": filters,
+        "overrides": overrides,
+        "if_exists": if_exists,
+    }
     if bootstrap_server is not None:
         if log_dir:
             raise InputError("give a log dir or --bootstrap-server, not both")
-        for flag, given in (("--at-offset", at_offset is not None), ("--at-time", at_time is not None),
-                            ("--config", config is not None)):
+        for flag, given in (
+            ("--at-offset", at_offset is not None),
+            ("--at-time", at_time is not None),
+            ("--config", config is not None),
+        ):
             if given:
                 raise InputError(f"{flag} reads a log dir's image: it has no meaning with --bootstrap-server")
         from ..protocol.topics import describe as describe_live
+
         doc = describe_live(bootstrap_server, command_config, timeout, page=page, **options)
     else:
         if not log_dir:
@@ -111,14 +162,17 @@ def describe(
         static = None
         if config is not None:
             from ..config.server import load
+
             static = load(config).props
         point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
         # the topics written as they are computed (a million partitions built whole were a GB)
         doc = describe_document(list(log_dir), point, static=static, lazy=True, **options)
     if topic is not None and topic_id is not None and if_exists:
         # kafka-topics says so on stdout in this case (and only this one)
-        write("Only topic id will be used when both --topic and --topic-id are specified and topicId "
-              "is not Uuid.ZERO_UUID\n")
+        write(
+            "Only topic id will be used when both --topic and --topic-id are specified and topicId "
+            "is not Uuid.ZERO_UUID\n"
+        )
     mode = resolve(output)
     if mode is Output.json:
         write_bytes_to_stdout(lambda write: write_describe_json(doc, write))

@@ -11,10 +11,13 @@ from .options import OutputOpt
 def verify(
     paths: Annotated[List[str], typer.Argument(metavar="PATH...", help="Files or log dirs (directories are walked).")],
     output: OutputOpt = None,
-    notes: Annotated[bool, typer.Option(
-        "--notes", help="Also list findings Kafka repairs by itself at startup.")] = False,
-    deep: Annotated[bool, typer.Option(
-        "--deep", help="Also decode every record (and metadata record), not only batch headers and CRCs.")] = False,
+    notes: Annotated[
+        bool, typer.Option("--notes", help="Also list findings Kafka repairs by itself at startup.")
+    ] = False,
+    deep: Annotated[
+        bool,
+        typer.Option("--deep", help="Also decode every record (and metadata record), not only batch headers and CRCs."),
+    ] = False,
 ):
     """Check CRCs, lengths, offsets, epochs, indexes and snapshots; exit 1 on any problem.
 
@@ -28,8 +31,9 @@ def verify(
     from ..render.verify import verify_json, verify_table, verify_text
 
     reports = verify_paths(paths, deep=deep, stray=lambda f: say(f"Ignoring unknown file {f}"))
-    emit(output, reports, text=lambda r: verify_text(r, notes), table=lambda r: verify_table(r, notes),
-         json=verify_json)
+    emit(
+        output, reports, text=lambda r: verify_text(r, notes), table=lambda r: verify_table(r, notes), json=verify_json
+    )
     raise typer.Exit(ExitStatus.of(any(r.problems for r in reports)))
 
 

@@ -7,14 +7,25 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (Apply, BackupDir, BootstrapController, BootstrapServer, CommandConfig, Deadline, OutputOpt,
-                      PlainOutputOpt, ServerConfigs, group)
+from .options import (
+    Apply,
+    BackupDir,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    Deadline,
+    OutputOpt,
+    PlainOutputOpt,
+    ServerConfigs,
+    group,
+)
 
 
 def check(
-    paths: Annotated[Optional[List[str]], typer.Argument(
-        metavar="[LOG_DIR]...",
-        help="Controllers' log dirs: the voter set of the most up-to-date one.")] = None,
+    paths: Annotated[
+        Optional[List[str]],
+        typer.Argument(metavar="[LOG_DIR]...", help="Controllers' log dirs: the voter set of the most up-to-date one."),
+    ] = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -40,19 +51,28 @@ def check(
     from ..render.voters import check_lines, check_table
 
     if not (paths or config or bootstrap_server or bootstrap_controller):
-        raise InputError("give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
-                         "or -c server.properties (offline)")
+        raise InputError(
+            "give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
+            "or -c server.properties (offline)"
+        )
     doc = run_check(list(config), list(paths or []), bootstrap_server, bootstrap_controller, command_config, timeout)
     emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 
 def set_endpoints(
-    paths: Annotated[List[str], typer.Argument(
-        metavar="LOG_DIR...", help="Every voter's log dir (the controllers stopped).")],
-    endpoint: Annotated[List[str], typer.Option(
-        "--endpoint", "-e", metavar="ID=LISTENER://HOST:PORT",
-        help="A voter's new endpoint; repeat for each voter (and each listener).")] = [],
+    paths: Annotated[
+        List[str], typer.Argument(metavar="LOG_DIR...", help="Every voter's log dir (the controllers stopped).")
+    ],
+    endpoint: Annotated[
+        List[str],
+        typer.Option(
+            "--endpoint",
+            "-e",
+            metavar="ID=LISTENER://HOST:PORT",
+            help="A voter's new endpoint; repeat for each voter (and each listener).",
+        ),
+    ] = [],
     timeout: Deadline = 5.0,
     command_config: CommandConfig = None,
     apply: Apply = False,
@@ -87,14 +107,20 @@ def set_endpoints(
 
     plan, report = ve.run(list(paths), new, apply, backup_dir, probe)
     doc = plan.to_json()
-    emit(output, doc, text=lambda d: "\n".join(plan_lines(d, not apply, report)) + "\n",
-         json=lambda d: plan_doc(d, report, not apply))
+    emit(
+        output,
+        doc,
+        text=lambda d: "\n".join(plan_lines(d, not apply, report)) + "\n",
+        json=lambda d: plan_doc(d, report, not apply),
+    )
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 
 def register(app: typer.Typer) -> None:
-    g = group("The voter set: check its endpoints and directory ids, repair stale endpoints.\n\n"
-              "Example: quorumctl voters check --bootstrap-controller c1:9093")
+    g = group(
+        "The voter set: check its endpoints and directory ids, repair stale endpoints.\n\n"
+        "Example: quorumctl voters check --bootstrap-controller c1:9093"
+    )
     g.command("check")(check)
     g.command("set-endpoints")(set_endpoints)
     app.add_typer(g, name="voters")

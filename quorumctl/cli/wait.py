@@ -7,17 +7,24 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import (BootstrapController, BootstrapServer, CommandConfig, FetchTimeoutMs, GateTimeout, PlainOutputOpt,
-                      SampleInterval, ServerConfig, parse_node_ids)
+from .options import (
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    FetchTimeoutMs,
+    GateTimeout,
+    PlainOutputOpt,
+    SampleInterval,
+    ServerConfig,
+    parse_node_ids,
+)
 
 
 def wait(
-    condition: Annotated[str, typer.Argument(
-        metavar="healthy|leader|can-restart|caught-up",
-        help="What to wait for.")],
-    ids: Annotated[Optional[List[str]], typer.Argument(
-        metavar="[ID...]",
-        help="can-restart, caught-up: the node ids (also 2,3).")] = None,
+    condition: Annotated[str, typer.Argument(metavar="healthy|leader|can-restart|caught-up", help="What to wait for.")],
+    ids: Annotated[
+        Optional[List[str]], typer.Argument(metavar="[ID...]", help="can-restart, caught-up: the node ids (also 2,3).")
+    ] = None,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
@@ -42,9 +49,11 @@ def wait(
     from ..protocol.health_probe import probe_quorum
     from ..render.output import emit
     from ..render.wait import Progress, wait_doc, wait_text
+
     node_ids = parse_node_ids(ids, "node id")
     if condition in ("healthy", "leader") and node_ids:
         from ..errors import InputError
+
         raise InputError(f"wait {condition} takes no node ids (got {', '.join(map(str, node_ids))})")
     # check the options once, before the first sample (a bad address is exit 2, not a wait)
     probe_args = (bootstrap_server, bootstrap_controller, config, command_config)
@@ -55,10 +64,11 @@ def wait(
 
     from ..protocol.gates import WaitResult
     import time
+
     t0 = time.monotonic()
     try:
         r = wait_for(sample, condition, node_ids, timeout, interval, progress)
-    except KeyboardInterrupt:   # exits 130 below, with what was seen so far
+    except KeyboardInterrupt:  # exits 130 below, with what was seen so far
         progress.done()
         r = WaitResult(condition, node_ids, False, "interrupted (Ctrl-C)", 0, time.monotonic() - t0, timeout, True)
         emit(output, r, text=wait_text, json=wait_doc)

@@ -32,7 +32,7 @@ def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable
                 while True:
                     if refresher.refresh():
                         view = quorum_forms(kind, now_ms())["table"](refresher.last)
-                        frame = watch_frame(view, every, updated=time.strftime('%H:%M:%S'))
+                        frame = watch_frame(view, every, updated=time.strftime("%H:%M:%S"))
                     else:
                         frame = watch_frame(view, every, failure=refresher.failure)
                     live.update(frame, refresh=True)
@@ -65,8 +65,16 @@ def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable
         return False
 
 
-def watch_health(sample, out: Output, every: float, *, fail_on_lag: bool = False,
-                 exit_when_healthy: bool = False, samples: int | None = None, flapping_epochs: int = 3) -> int:
+def watch_health(
+    sample,
+    out: Output,
+    every: float,
+    *,
+    fail_on_lag: bool = False,
+    exit_when_healthy: bool = False,
+    samples: int | None = None,
+    flapping_epochs: int = 3,
+) -> int:
     """`describe health --watch`: sample every `every` seconds (a sample takes at
     most that long), keep a short history, and judge it too (stalled, flapping).
     Returns the exit status: the last sample's, or 0 at the first healthy one
@@ -77,6 +85,7 @@ def watch_health(sample, out: Output, every: float, *, fail_on_lag: bool = False
     from ..protocol.health_verdict import exit_status
     from ..protocol.health_watch import History, Sample, sample_of, watch_verdict
     from ..render.quorum import health_watch_doc, health_watch_frame, health_watch_text
+
     history = History(flapping_epochs=flapping_epochs)
     status = ExitStatus.INTERRUPTED
     taken = 0
@@ -106,13 +115,17 @@ def watch_health(sample, out: Output, every: float, *, fail_on_lag: bool = False
             status = exit_status(h, fail_on_lag, verdict)
             if out is Output.table:
                 assert live is not None
-                live.update(health_watch_frame(shown, history, every, time.strftime('%H:%M:%S')), refresh=True)
+                live.update(health_watch_frame(shown, history, every, time.strftime("%H:%M:%S")), refresh=True)
                 output.flush()
             else:
                 if clear:
                     output.clear_screen()
-                output.emit(out, shown, text=lambda s: health_watch_text(s, history, clear),
-                            json=lambda s, v=h.verdict: health_watch_doc(s, v, history))
+                output.emit(
+                    out,
+                    shown,
+                    text=lambda s: health_watch_text(s, history, clear),
+                    json=lambda s, v=h.verdict: health_watch_doc(s, v, history),
+                )
             taken += 1
             if exit_when_healthy and verdict == "healthy":
                 return ExitStatus.OK

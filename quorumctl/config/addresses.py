@@ -26,6 +26,7 @@ class Address:
 
 def parse_address(text: str, what: str = "address") -> Address:
     from ..errors import InputError
+
     t = text.strip()
     if t.startswith("["):
         host, sep, rest = t[1:].partition("]")
@@ -51,6 +52,7 @@ def parse_quorum_voters(text: str, source: str) -> dict[int, Address]:
     """controller.quorum.voters (`id@host:port,...`, IPv6 hosts in brackets) -> {id: Address}:
     the one reader of that setting (describe's health check, recover, doctor)."""
     from ..errors import InputError
+
     out: dict[int, Address] = {}
     for part in text.split(","):
         part = part.strip()
@@ -71,6 +73,7 @@ def static_voter_ids(configs: list[str]) -> tuple[list[int] | None, str]:
     """The voter ids controller.quorum.voters names in these server.properties (a
     static quorum) and which files name them; (None, "") when none does."""
     from .server import load
+
     ids: set[int] = set()
     named = []
     for path in configs:
@@ -83,6 +86,7 @@ def static_voter_ids(configs: list[str]) -> tuple[list[int] | None, str]:
 
 def parse_address_list(text: str, what: str) -> list[Address]:
     from ..errors import InputError
+
     out: list[Address] = []
     for part in text.split(","):
         if part.strip():

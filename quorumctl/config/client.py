@@ -51,8 +51,9 @@ OAUTH_RETRIEVERS = {
     "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever": "client_credentials",
     "org.apache.kafka.common.security.oauthbearer.FileJwtRetriever": "file",
 }
-UNSECURED_LOGIN_HANDLER = ("org.apache.kafka.common.security.oauthbearer.internals.unsecured."
-                           "OAuthBearerUnsecuredLoginCallbackHandler")
+UNSECURED_LOGIN_HANDLER = (
+    "org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredLoginCallbackHandler"
+)
 KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
@@ -61,6 +62,7 @@ MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 class KerberosSettings:
     """GSSAPI: who we are (a keytab and principal, or a ticket cache) and
     the broker's service name, from Krb5LoginModule's options."""
+
     service_name: str
     use_keytab: bool = False
     keytab: str | None = None
@@ -74,6 +76,7 @@ class OAuthSettings:
     """OAUTHBEARER: how the token is had. `kind` is "client_credentials"
     (KIP-768: POST to the token endpoint), "file" (a token read from a file)
     or "unsecured" (an unsigned JWT made here, OAuthBearerUnsecuredLoginCallbackHandler)."""
+
     kind: str
     token_endpoint_url: str | None = None
     client_id: str | None = None
@@ -185,8 +188,9 @@ def parse_jaas_entry(text: str, source: str) -> tuple[str, dict[str, str]]:
             tokens.append(text[i:j])
             i = j
     if len(tokens) < 2 or tokens[1] not in ("required", "requisite", "sufficient", "optional"):
-        raise InputError(f"{source}: sasl.jaas.config must look like "
-                         "'<LoginModule> required username=\"...\" password=\"...\";'")
+        raise InputError(
+            f'{source}: sasl.jaas.config must look like \'<LoginModule> required username="..." password="...";\''
+        )
     opts: dict[str, str] = {}
     k = 2
     while k < len(tokens) and tokens[k] != ";":
@@ -206,15 +210,18 @@ def config_from_properties(props: dict[str, str], source: str) -> ClientConfig:
     if cfg.uses_sasl:
         mech = props.get("sasl.mechanism", "GSSAPI").strip().upper()
         if mech not in MECHANISMS:
-            raise InputError(f"{source}: sasl.mechanism {mech} is not supported by quorumctl "
-                             f"(use {', '.join(MECHANISMS)})")
+            raise InputError(
+                f"{source}: sasl.mechanism {mech} is not supported by quorumctl (use {', '.join(MECHANISMS)})"
+            )
         cfg.sasl_mechanism = mech
         jaas = props.get("sasl.jaas.config")
         if not jaas:
             need = {"GSSAPI": "Krb5LoginModule", "OAUTHBEARER": "OAuthBearerLoginModule"}.get(
-                mech, "username and password")
-            raise InputError(f"{source}: security.protocol {proto} with sasl.mechanism {mech} needs "
-                             f"sasl.jaas.config ({need})")
+                mech, "username and password"
+            )
+            raise InputError(
+                f"{source}: security.protocol {proto} with sasl.mechanism {mech} needs sasl.jaas.config ({need})"
+            )
         module, opts = parse_jaas_entry(jaas, source)
         if mech == "GSSAPI":
             cfg.kerberos = _kerberos(props, module, opts, source)
@@ -263,20 +270,28 @@ def _kerberos(props: dict, module: str, opts: dict, source: str) -> KerberosSett
     """Krb5LoginModule's options and the service name, as Kafka's KerberosLogin
     reads them: JAAS serviceName, else sasl.kerberos.service.name (both: equal)."""
     if module != KRB5_MODULE:
-        raise InputError(f"{source}: sasl.mechanism GSSAPI needs sasl.jaas.config with {KRB5_MODULE}, "
-                         f"not {module}")
+        raise InputError(f"{source}: sasl.mechanism GSSAPI needs sasl.jaas.config with {KRB5_MODULE}, not {module}")
     jaas_name = opts.get("serviceName")
     conf_name = props.get("sasl.kerberos.service.name")
     if jaas_name is not None and conf_name is not None and jaas_name != conf_name:
-        raise InputError(f"{source}: conflicting serviceName values in sasl.jaas.config ({jaas_name}) and "
-                         f"sasl.kerberos.service.name ({conf_name})")
+        raise InputError(
+            f"{source}: conflicting serviceName values in sasl.jaas.config ({jaas_name}) and "
+            f"sasl.kerberos.service.name ({conf_name})"
+        )
     service = jaas_name if jaas_name is not None else conf_name
     if not service:
-        raise InputError(f"{source}: sasl.mechanism GSSAPI needs sasl.kerberos.service.name (the brokers' "
-                         "Kerberos service, often kafka): no serviceName in sasl.jaas.config either")
-    k = KerberosSettings(service_name=service.strip(), use_keytab=_bool(opts, "useKeyTab"),
-                         keytab=opts.get("keyTab"), principal=opts.get("principal"),
-                         use_ticket_cache=_bool(opts, "useTicketCache"), ticket_cache=opts.get("ticketCache"))
+        raise InputError(
+            f"{source}: sasl.mechanism GSSAPI needs sasl.kerberos.service.name (the brokers' "
+            "Kerberos service, often kafka): no serviceName in sasl.jaas.config either"
+        )
+    k = KerberosSettings(
+        service_name=service.strip(),
+        use_keytab=_bool(opts, "useKeyTab"),
+        keytab=opts.get("keyTab"),
+        principal=opts.get("principal"),
+        use_ticket_cache=_bool(opts, "useTicketCache"),
+        ticket_cache=opts.get("ticketCache"),
+    )
     if k.use_keytab:
         if not k.keytab:
             raise InputError(f"{source}: sasl.jaas.config has useKeyTab=true but no keyTab")
@@ -285,8 +300,10 @@ def _kerberos(props: dict, module: str, opts: dict, source: str) -> KerberosSett
         if not k.principal:
             raise InputError(f"{source}: sasl.jaas.config has useKeyTab=true but no principal")
     if not (k.use_keytab or k.use_ticket_cache):
-        raise InputError(f"{source}: sasl.jaas.config (Krb5LoginModule) must set useKeyTab=true or "
-                         "useTicketCache=true: quorumctl cannot prompt for a Kerberos password")
+        raise InputError(
+            f"{source}: sasl.jaas.config (Krb5LoginModule) must set useKeyTab=true or "
+            "useTicketCache=true: quorumctl cannot prompt for a Kerberos password"
+        )
     return k
 
 
@@ -312,42 +329,52 @@ def _oauth(props: dict, module: str, opts: dict, source: str) -> OAuthSettings:
     client id, secret and scope come from sasl.oauthbearer.* first, then the
     JAAS options (ConfigOrJaas)."""
     if not module.endswith(".OAuthBearerLoginModule"):
-        raise InputError(f"{source}: sasl.mechanism OAUTHBEARER needs sasl.jaas.config with "
-                         f"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule, not {module}")
+        raise InputError(
+            f"{source}: sasl.mechanism OAUTHBEARER needs sasl.jaas.config with "
+            f"org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule, not {module}"
+        )
     handler = (props.get("sasl.login.callback.handler.class") or "").strip()
-    extensions = {k[len("extension_"):]: v for k, v in opts.items() if k.startswith("extension_")}
+    extensions = {k[len("extension_") :]: v for k, v in opts.items() if k.startswith("extension_")}
     if not handler or handler == UNSECURED_LOGIN_HANDLER:
         if not opts or all(k.startswith("unsecuredLoginExtension_") for k in opts):
-            raise InputError(f"{source}: sasl.jaas.config (OAuthBearerLoginModule) gives no token: set "
-                             f"sasl.login.callback.handler.class={OAUTH_LOGIN_HANDLER} and "
-                             "sasl.oauthbearer.token.endpoint.url, or unsecuredLoginStringClaim_sub for "
-                             "the unsecured form")
-        ext = {k[len("unsecuredLoginExtension_"):]: v for k, v in opts.items()
-               if k.startswith("unsecuredLoginExtension_")}
+            raise InputError(
+                f"{source}: sasl.jaas.config (OAuthBearerLoginModule) gives no token: set "
+                f"sasl.login.callback.handler.class={OAUTH_LOGIN_HANDLER} and "
+                "sasl.oauthbearer.token.endpoint.url, or unsecuredLoginStringClaim_sub for "
+                "the unsecured form"
+            )
+        ext = {
+            k[len("unsecuredLoginExtension_") :]: v for k, v in opts.items() if k.startswith("unsecuredLoginExtension_")
+        }
         return OAuthSettings(kind="unsecured", unsecured_options=dict(opts), extensions=ext)
     if handler != OAUTH_LOGIN_HANDLER:
-        raise InputError(f"{source}: sasl.login.callback.handler.class {handler} is not supported by quorumctl "
-                         f"(use {OAUTH_LOGIN_HANDLER})")
-    retriever = (props.get("sasl.oauthbearer.jwt.retriever.class") or "").strip() or \
-        "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever"
+        raise InputError(
+            f"{source}: sasl.login.callback.handler.class {handler} is not supported by quorumctl "
+            f"(use {OAUTH_LOGIN_HANDLER})"
+        )
+    retriever = (
+        props.get("sasl.oauthbearer.jwt.retriever.class") or ""
+    ).strip() or "org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever"
     if retriever not in OAUTH_RETRIEVERS:
-        raise InputError(f"{source}: sasl.oauthbearer.jwt.retriever.class {retriever} is not supported by "
-                         f"quorumctl (use one of {', '.join(OAUTH_RETRIEVERS)})")
+        raise InputError(
+            f"{source}: sasl.oauthbearer.jwt.retriever.class {retriever} is not supported by "
+            f"quorumctl (use one of {', '.join(OAUTH_RETRIEVERS)})"
+        )
     url = (props.get("sasl.oauthbearer.token.endpoint.url") or "").strip()
     if not url:
         raise InputError(f"{source}: the OAUTHBEARER login needs sasl.oauthbearer.token.endpoint.url")
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme not in ("http", "https", "file"):
-        raise InputError(f"{source}: sasl.oauthbearer.token.endpoint.url {url} must be an http, https or "
-                         "file URL")
+        raise InputError(f"{source}: sasl.oauthbearer.token.endpoint.url {url} must be an http, https or file URL")
     kind = OAUTH_RETRIEVERS[retriever]
     if kind == "default":
         kind = "file" if scheme == "file" else "client_credentials"
     if kind == "file" and scheme != "file":
         raise InputError(f"{source}: FileJwtRetriever needs a file:// sasl.oauthbearer.token.endpoint.url")
     if kind == "client_credentials" and scheme == "file":
-        raise InputError(f"{source}: ClientCredentialsJwtRetriever needs an http(s):// "
-                         "sasl.oauthbearer.token.endpoint.url")
+        raise InputError(
+            f"{source}: ClientCredentialsJwtRetriever needs an http(s):// sasl.oauthbearer.token.endpoint.url"
+        )
     o = OAuthSettings(kind=kind, token_endpoint_url=url, extensions=extensions)
     o.sub_claim_name = (props.get("sasl.oauthbearer.sub.claim.name") or "sub").strip()
     o.scope_claim_name = (props.get("sasl.oauthbearer.scope.claim.name") or "scope").strip()
@@ -359,8 +386,10 @@ def _oauth(props: dict, module: str, opts: dict, source: str) -> OAuthSettings:
     if kind == "file":
         return o
     if props.get("sasl.oauthbearer.assertion.file") or props.get("sasl.oauthbearer.assertion.claim.iss"):
-        raise InputError(f"{source}: client assertions (sasl.oauthbearer.assertion.*) are not supported by "
-                         "quorumctl; use a client secret")
+        raise InputError(
+            f"{source}: client assertions (sasl.oauthbearer.assertion.*) are not supported by "
+            "quorumctl; use a client secret"
+        )
 
     def config_or_jaas(config_name: str, jaas_name: str) -> tuple[str | None, str]:
         if config_name in props:
@@ -370,15 +399,19 @@ def _oauth(props: dict, module: str, opts: dict, source: str) -> OAuthSettings:
         return None, config_name
 
     cid, cid_setting = config_or_jaas("sasl.oauthbearer.client.credentials.client.id", "clientId")
-    secret, o.client_secret_setting = config_or_jaas("sasl.oauthbearer.client.credentials.client.secret",
-                                                     "clientSecret")
+    secret, o.client_secret_setting = config_or_jaas(
+        "sasl.oauthbearer.client.credentials.client.secret", "clientSecret"
+    )
     scope, _ = config_or_jaas("sasl.oauthbearer.scope", "scope")
     if cid is None or not cid.strip():
-        raise InputError(f"{source}: the OAUTHBEARER client credentials login needs {cid_setting} "
-                         "(or clientId in sasl.jaas.config)")
+        raise InputError(
+            f"{source}: the OAUTHBEARER client credentials login needs {cid_setting} (or clientId in sasl.jaas.config)"
+        )
     if secret is None or not secret.strip():
-        raise InputError(f"{source}: the OAUTHBEARER client credentials login needs "
-                         f"{o.client_secret_setting} (or clientSecret in sasl.jaas.config)")
+        raise InputError(
+            f"{source}: the OAUTHBEARER client credentials login needs "
+            f"{o.client_secret_setting} (or clientSecret in sasl.jaas.config)"
+        )
     o.client_id, o.client_secret = cid.strip(), secret.strip()
     o.scope = scope.strip() if scope and scope.strip() else None
     o.header_urlencode = (props.get("sasl.oauthbearer.header.urlencode") or "false").strip().lower() == "true"

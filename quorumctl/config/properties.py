@@ -46,7 +46,7 @@ def _logical_lines(text: str):
             trailing = len(line) - len(line.rstrip("\\"))
             if trailing % 2 == 0 or i >= n:
                 if trailing % 2:
-                    line = line[:-1]   # a continuation at end of input is dropped, as in Java
+                    line = line[:-1]  # a continuation at end of input is dropped, as in Java
                 break
             line = line[:-1] + lines[i].lstrip(_WS)
             i += 1
@@ -68,7 +68,7 @@ def _unescape(s: str, line: int) -> str:
         c = s[i]
         i += 1
         if c == "u":
-            hexpart = s[i:i + 4]
+            hexpart = s[i : i + 4]
             if len(hexpart) < 4 or any(h not in "0123456789abcdefABCDEF" for h in hexpart):
                 raise PropertiesError("Malformed \\uxxxx encoding.", line)
             out.append(chr(int(hexpart, 16)))
@@ -104,7 +104,7 @@ def entries(data: bytes | str):
             if c in "=:" or c in _WS:
                 break
             i += 1
-        key = line[:min(i, n)]
+        key = line[: min(i, n)]
         j = i
         while j < n and line[j] in _WS:
             j += 1
@@ -128,7 +128,7 @@ def _escape(s: str, is_key: bool) -> str:
         elif c in "=:#!":
             out.append("\\" + c)
         else:
-            out.append(c)   # store(Writer) never escapes as \\uXXXX
+            out.append(c)  # store(Writer) never escapes as \\uXXXX
     return "".join(out)
 
 
@@ -146,10 +146,12 @@ def java_order(keys: list[str]) -> list[str]:
     iterates keys inserted in `keys` order: by bin index, then insertion order."""
     table = 16
     while len(keys) > table * 3 // 4:
-        table *= 2   # beyond 12 keys CHM resizes; order within a bin is then only approximate
+        table *= 2  # beyond 12 keys CHM resizes; order within a bin is then only approximate
+
     def spread(k):
         h = _java_string_hash(k)
         return (h ^ (h >> 16)) & 0x7FFFFFFF
+
     indexed = list(enumerate(keys))
     indexed.sort(key=lambda p: (spread(p[1]) & (table - 1), p[0]))
     return [k for _, k in indexed]
@@ -172,6 +174,7 @@ def dumps(props: dict[str, str], comment: str = "", epoch_s: float | None = None
 
 # -- reading a file: client and server configs (--command-config, --config) --------
 
+
 def parse_properties(text: str, source: str = "<properties>") -> dict[str, str]:
     """`loads`, with a bad escape as a one-line InputError naming the file and line."""
     try:
@@ -185,7 +188,7 @@ def load_properties(path: str | Path, what: str = "properties file") -> dict[str
     p = Path(path)
     if not p.exists() and not p.is_symlink():
         raise InputError(f"{what} {p} does not exist")
-    with open_regular(str(p), f"a {what}") as f:   # never a FIFO or device: no hang
+    with open_regular(str(p), f"a {what}") as f:  # never a FIFO or device: no hang
         data = f.read(1 << 22)
     # Kafka reads these files as ISO-8859-1 unless escaped; UTF-8 is what
     # people write today, so accept it and fall back to Latin-1.

@@ -49,8 +49,9 @@ class ServerConfig:
             found = parse_listeners(self.props.get(key, ""), key, self.path).get(name.upper())
             if found is not None:
                 return (found[0] or "localhost", found[1])
-        raise InputError(f"{self.path}: No controller listeners found ({name} is not in "
-                         "advertised.listeners or listeners)")
+        raise InputError(
+            f"{self.path}: No controller listeners found ({name} is not in advertised.listeners or listeners)"
+        )
 
 
 def _split(v: str) -> list[str]:
@@ -84,6 +85,7 @@ def load(path: str) -> ServerConfig:
 
 # -- a controller's identity, for add-controller ------------------------------------
 
+
 def parse_listeners(text: str, key: str, source: str) -> dict[str, tuple[str | None, int]]:
     """NAME -> (host or None, port) of a listeners / advertised.listeners value
     (`NAME://host:port`, IPv6 hosts in brackets; names upper-cased, as Kafka does)."""
@@ -115,15 +117,17 @@ def controller_from_properties(props: dict[str, str], source: str):
     if node_id < 0:
         raise InputError(f"{source}: node.id is negative: is this a controller's configuration file?")
     if "controller" not in props.get("process.roles", ""):
-        raise InputError(f"{source}: process.roles does not contain 'controller': "
-                         "is this a controller's configuration file?")
+        raise InputError(
+            f"{source}: process.roles does not contain 'controller': is this a controller's configuration file?"
+        )
     if "metadata.log.dir" in props:
         mdir = props["metadata.log.dir"]
     elif "log.dirs" in props and props["log.dirs"].strip():
         mdir = props["log.dirs"].strip().split(",")[0]
     else:
-        raise InputError(f"{source}: neither metadata.log.dir nor log.dirs is set: "
-                         "is this a controller's configuration file?")
+        raise InputError(
+            f"{source}: neither metadata.log.dir nor log.dirs is set: is this a controller's configuration file?"
+        )
     meta_path = os.path.join(mdir, "meta.properties")
     if not os.path.isfile(meta_path):
         raise InputError(f"Unable to read meta.properties from {mdir} (is the controller formatted?)")
@@ -138,14 +142,17 @@ def controller_from_properties(props: dict[str, str], source: str):
     listeners = parse_listeners(props.get("listeners", ""), "listeners", source)
     listeners.update(parse_listeners(props.get("advertised.listeners", ""), "advertised.listeners", source))
     if "controller.listener.names" not in props:
-        raise InputError(f"{source}: controller.listener.names was not found: "
-                         "is this a controller's configuration file?")
+        raise InputError(
+            f"{source}: controller.listener.names was not found: is this a controller's configuration file?"
+        )
     endpoints = []
     for name in props["controller.listener.names"].split(","):
         name = name.strip().upper()
         if name not in listeners:
-            raise InputError(f"{source}: cannot find listener {name} of controller.listener.names "
-                             "in listeners or advertised.listeners")
+            raise InputError(
+                f"{source}: cannot find listener {name} of controller.listener.names "
+                "in listeners or advertised.listeners"
+            )
         host, port = listeners[name]
         ep = (name, host or "localhost", port)
         if ep not in endpoints:

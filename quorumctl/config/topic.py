@@ -43,22 +43,51 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 # every config a broker describes for a topic, in the order LogConfig defines them (4.1 and
 # 4.3: 33); the order breaks ties between configs in one bucket of the describe's HashMaps
 NAMES: tuple[str, ...] = (
-    "segment.bytes", "segment.ms", "segment.jitter.ms", "segment.index.bytes", "flush.messages", "flush.ms",
-    "retention.bytes", "retention.ms", "max.message.bytes", "index.interval.bytes", "delete.retention.ms",
-    "min.compaction.lag.ms", "max.compaction.lag.ms", "file.delete.delay.ms", "min.cleanable.dirty.ratio",
-    "cleanup.policy", "unclean.leader.election.enable", "min.insync.replicas", "compression.type",
-    "compression.gzip.level", "compression.lz4.level", "compression.zstd.level", "preallocate",
-    "message.timestamp.type", "message.timestamp.before.max.ms", "message.timestamp.after.max.ms",
-    "leader.replication.throttled.replicas", "follower.replication.throttled.replicas", "remote.storage.enable",
-    "local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.log.delete.on.disable")
+    "segment.bytes",
+    "segment.ms",
+    "segment.jitter.ms",
+    "segment.index.bytes",
+    "flush.messages",
+    "flush.ms",
+    "retention.bytes",
+    "retention.ms",
+    "max.message.bytes",
+    "index.interval.bytes",
+    "delete.retention.ms",
+    "min.compaction.lag.ms",
+    "max.compaction.lag.ms",
+    "file.delete.delay.ms",
+    "min.cleanable.dirty.ratio",
+    "cleanup.policy",
+    "unclean.leader.election.enable",
+    "min.insync.replicas",
+    "compression.type",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.zstd.level",
+    "preallocate",
+    "message.timestamp.type",
+    "message.timestamp.before.max.ms",
+    "message.timestamp.after.max.ms",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+    "remote.storage.enable",
+    "local.retention.ms",
+    "local.retention.bytes",
+    "remote.log.copy.disable",
+    "remote.log.delete.on.disable",
+)
 assert set(SYNONYMS) <= set(NAMES) and len(NAMES) == 33
 
 MIN_INSYNC_REPLICAS = "min.insync.replicas"
 DEFAULT_MIN_INSYNC_REPLICAS = 1
 
 # ConfigEntry.ConfigSource names, as kafka-configs prints them
-TOPIC, DYNAMIC_DEFAULT_BROKER, STATIC_BROKER = "DYNAMIC_TOPIC_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG", \
-    "STATIC_BROKER_CONFIG"
+TOPIC, DYNAMIC_DEFAULT_BROKER, STATIC_BROKER = (
+    "DYNAMIC_TOPIC_CONFIG",
+    "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    "STATIC_BROKER_CONFIG",
+)
 
 
 def effective(name: str, topic: dict, cluster: dict, static: dict) -> tuple[str, str] | None:

@@ -19,6 +19,7 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 
 # -- Java's HashMap iteration order ------------------------------------------------------------
 
+
 @functools.lru_cache(maxsize=1 << 16)
 def java_hash(s: str) -> int:
     """String.hashCode over UTF-16 code units, as an unsigned 32-bit value (memoised: every
@@ -82,14 +83,16 @@ def admin_topic_order(names: list[str]) -> list[str]:
     """describeTopics(names).allTopicNames(): sorted names into HashMap(n), copied
     into a new HashMap, read into HashMap(n)."""
     n = len(names)
-    return hashmap_order(sorted(names), hashmap_capacity(n, sized=n), hashmap_capacity(n, copy=True),
-                         hashmap_capacity(n, sized=n))
+    return hashmap_order(
+        sorted(names), hashmap_capacity(n, sized=n), hashmap_capacity(n, copy=True), hashmap_capacity(n, sized=n)
+    )
 
 
 def checked_options(filters, topic_id: str | None) -> str | None:
     """The filters known, and --topic-id as a canonical id; None for no id (Kafka takes
     the zero id for none: the name path)."""
     from .. import ids
+
     bad = [f for f in filters if f not in FILTERS]
     if bad:
         raise InputError(f"unknown filter {bad[0]} (one of {', '.join(FILTERS)})")
@@ -130,6 +133,7 @@ class Listed:
     each is rendered once; `text` and `json` are the renderers' cache of it.
     `leader` is the leader's id or None (-1, or a broker that is not live: the admin
     client finds no node for it); elr/last_elr None print as N/A (Metadata's answers)."""
+
     __slots__ = ("why", "fields", "listed", "n", "text", "json")
 
     def __init__(self, leader, replicas, isr, adding, removing, elr, last_elr, misr: int, live, filters):
@@ -147,10 +151,16 @@ class Listed:
             why.append("at-min-isr")
         self.why = why
         self.listed = not filters or any(w in filters for w in why)
-        self.fields = {"leader": leader, "replicas": list(replicas), "isr": list(isr),
-                       "addingReplicas": list(adding) if reassigning else None,
-                       "removingReplicas": list(removing) if reassigning else None,
-                       "elr": None if elr is None else list(elr),
-                       "lastKnownElr": None if last_elr is None else list(last_elr), "minIsr": misr, "flags": why}
+        self.fields = {
+            "leader": leader,
+            "replicas": list(replicas),
+            "isr": list(isr),
+            "addingReplicas": list(adding) if reassigning else None,
+            "removingReplicas": list(removing) if reassigning else None,
+            "elr": None if elr is None else list(elr),
+            "lastKnownElr": None if last_elr is None else list(last_elr),
+            "minIsr": misr,
+            "flags": why,
+        }
         self.n = 0
         self.text = self.json = None

@@ -27,7 +27,7 @@ from ..config.server import load
 REDACTED = "[redacted]"
 # key fragments whose values are secrets (passwords, keys, JAAS, SASL and SSL settings, tokens)
 SECRET = re.compile(r"password|secret|jaas|sasl\.|ssl\.|\.key$|(^|\.)key\.|token|credential|private", re.I)
-CHECKSUM_LIMIT = 256 << 20     # larger files are listed with their size only
+CHECKSUM_LIMIT = 256 << 20  # larger files are listed with their size only
 
 
 def redact_properties(raw: bytes) -> tuple[bytes, list[str]]:
@@ -75,8 +75,8 @@ def listing(path: str) -> str:
 
 class Bundle:
     def __init__(self, run) -> None:
-        self.run = run                  # args -> (exit code, stdout, stderr): a quorumctl command
-        self.members: list[tuple[str, bytes, str]] = []   # name, bytes, what
+        self.run = run  # args -> (exit code, stdout, stderr): a quorumctl command
+        self.members: list[tuple[str, bytes, str]] = []  # name, bytes, what
         self.errors: list[str] = []
 
     def add(self, name: str, data: bytes | str, what: str) -> None:
@@ -85,15 +85,26 @@ class Bundle:
     def command(self, name: str, args: list[str], what: str) -> None:
         for fmt in ("text", "json"):
             code, out, err = self.run([*args, "-o", fmt])
-            self.add(f"{name}.{'txt' if fmt == 'text' else 'json'}", out + (f"\n[stderr]\n{err}" if err else "")
-                     + f"\n[exit {code}]\n", f"{what} (-o {fmt})")
+            self.add(
+                f"{name}.{'txt' if fmt == 'text' else 'json'}",
+                out + (f"\n[stderr]\n{err}" if err else "") + f"\n[exit {code}]\n",
+                f"{what} (-o {fmt})",
+            )
             if code == 2 or (code == 3 and fmt == "text"):
                 self.errors.append(f"{name}: exit {code}: {err.strip()}")
 
 
-def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_controller: str | None,
-          bootstrap_server: str | None, include_logs: bool, timeout: float, run,
-          command_config: str | None = None) -> dict:
+def build(
+    out_path: str,
+    configs: list[str],
+    log_dirs: list[str],
+    bootstrap_controller: str | None,
+    bootstrap_server: str | None,
+    include_logs: bool,
+    timeout: float,
+    run,
+    command_config: str | None = None,
+) -> dict:
     """`run(args) -> (exit code, stdout, stderr)` runs one quorumctl command (the
     CLI passes its own entry point, so the outputs are the commands' own). The
     live commands connect with `command_config` (its path is recorded, never
@@ -113,8 +124,11 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
     for i, c in enumerate(cfgs, 1):
         with open(c.path, "rb") as f:
             text, hidden = redact_properties(f.read(1 << 22))
-        b.add(f"configs/{i:02d}-node{c.node_id}-{os.path.basename(c.path)}", text,
-              f"{c.path}, secrets redacted ({', '.join(hidden) or 'none found'})")
+        b.add(
+            f"configs/{i:02d}-node{c.node_id}-{os.path.basename(c.path)}",
+            text,
+            f"{c.path}, secrets redacted ({', '.join(hidden) or 'none found'})",
+        )
     dirs: list[str] = []
     for d in [x for c in cfgs for x in c.all_dirs()] + list(log_dirs):
         if os.path.isdir(d) and os.path.abspath(d) not in [os.path.abspath(x) for x in dirs]:
@@ -128,21 +142,34 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
         b.command("state", ["state", *meta_dirs], "quorumctl state of every metadata log")
         b.command("verify", ["verify", *meta_dirs], "quorumctl verify of every metadata log")
     for i, d in enumerate(dirs, 1):
-        b.add(f"listings/{i:02d}-{os.path.basename(os.path.normpath(d))}.txt", f"# {d}\n" + listing(d),
-              f"files of {d}: size, sha256, name")
-    via = (["--bootstrap-controller", bootstrap_controller] if bootstrap_controller else
-           ["--bootstrap-server", bootstrap_server] if bootstrap_server else [])
+        b.add(
+            f"listings/{i:02d}-{os.path.basename(os.path.normpath(d))}.txt",
+            f"# {d}\n" + listing(d),
+            f"files of {d}: size, sha256, name",
+        )
+    via = (
+        ["--bootstrap-controller", bootstrap_controller]
+        if bootstrap_controller
+        else ["--bootstrap-server", bootstrap_server]
+        if bootstrap_server
+        else []
+    )
     if via and command_config:
         via += ["--command-config", command_config]
     if via:
         for what in ("status", "replication"):
-            b.command(f"describe-{what}", ["describe", what, *via, "--timeout", str(timeout)],
-                      f"quorumctl describe {what}")
+            b.command(
+                f"describe-{what}", ["describe", what, *via, "--timeout", str(timeout)], f"quorumctl describe {what}"
+            )
         # health answers without a leader too; the feature levels say what an upgrade needs
-        b.command("describe-health", ["describe", "health", *via, "--timeout", str(timeout)],
-                  "quorumctl describe health")
-        b.command("features-describe", ["features", "describe", *via, "--timeout", str(timeout)],
-                  "quorumctl features describe")
+        b.command(
+            "describe-health", ["describe", "health", *via, "--timeout", str(timeout)], "quorumctl describe health"
+        )
+        b.command(
+            "features-describe",
+            ["features", "describe", *via, "--timeout", str(timeout)],
+            "quorumctl features describe",
+        )
     if include_logs:
         for i, d in enumerate(meta_dirs, 1):
             pdir = os.path.join(d, "__cluster_metadata-0")
@@ -150,15 +177,28 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
                 p = os.path.join(pdir, name)
                 if os.path.isfile(p) and not os.path.islink(p):
                     with open(p, "rb") as fh:
-                        b.add(f"logs/{i:02d}-{os.path.basename(os.path.normpath(d))}/__cluster_metadata-0/{name}",
-                              fh.read(), f"{p}")
-    manifest = {"created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "tool": "quorumctl bundle",
-                "inputs": {"configs": configs, "log_dirs": log_dirs, "bootstrap_controller": bootstrap_controller,
-                           "bootstrap_server": bootstrap_server, "include_logs": include_logs,
-                           "command_config": command_config},
-                "parts": [{"name": n, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "what": w}
-                          for n, data, w in b.members],
-                "errors": b.errors}
+                        b.add(
+                            f"logs/{i:02d}-{os.path.basename(os.path.normpath(d))}/__cluster_metadata-0/{name}",
+                            fh.read(),
+                            f"{p}",
+                        )
+    manifest = {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "tool": "quorumctl bundle",
+        "inputs": {
+            "configs": configs,
+            "log_dirs": log_dirs,
+            "bootstrap_controller": bootstrap_controller,
+            "bootstrap_server": bootstrap_server,
+            "include_logs": include_logs,
+            "command_config": command_config,
+        },
+        "parts": [
+            {"name": n, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "what": w}
+            for n, data, w in b.members
+        ],
+        "errors": b.errors,
+    }
     b.add("manifest.json", json.dumps(manifest, indent=1) + "\n", "this list")
     tmp = f"{out_path}.tmp-{os.getpid()}"
     try:
@@ -175,5 +215,10 @@ def build(out_path: str, configs: list[str], log_dirs: list[str], bootstrap_cont
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return {"out": out_path, "parts": len(b.members), "bytes": os.path.getsize(out_path), "errors": b.errors,
-            "manifest": manifest}
+    return {
+        "out": out_path,
+        "parts": len(b.members),
+        "bytes": os.path.getsize(out_path),
+        "errors": b.errors,
+        "manifest": manifest,
+    }

@@ -40,10 +40,14 @@ def _lines(path: str) -> dict[str, int]:
 
 def _at(cfg: ServerConfig, key: str) -> str:
     from .bundle import REDACTED, SECRET
+
     line = _lines(cfg.path).get(key)
     # evidence lands in terminals, tickets and bundles: never a secret's value (SASL mechanism names are not secret)
-    value = REDACTED if SECRET.search(key) and not key.endswith("mechanisms") and not \
-        key.endswith(".protocol") else cfg.props.get(key, "")
+    value = (
+        REDACTED
+        if SECRET.search(key) and not key.endswith("mechanisms") and not key.endswith(".protocol")
+        else cfg.props.get(key, "")
+    )
     return at_line(cfg.path, line, f"{key}={value}") if line else f"{cfg.path}: {key} is not set"
 
 
@@ -95,6 +99,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
             d.replica = load_replica(d.path)
         if d.meta is not None:
             from ..ops.dirinfo import starts_on
+
             d.starts_on = starts_on(d.path)
     findings: list[Finding] = []
     ld = list(dirs.values())
@@ -108,10 +113,14 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         cmp = compare(replicas) if len(replicas) > 1 else None
         best = replicas[cmp["winner_index"]] if cmp else replicas[0]
         followers = {f["replica"]: f for f in cmp["followers"]} if cmp else {}
-    if best is not None and best.voters_record is not None and best.voters is not None:   # both, or neither
-        voters = {"ids": sorted(v["voterId"] for v in best.voters_record), "source": best.voters["source"],
-                  "node": best.label, "partition_dir": best.partition_dir,
-                  "by_id": {v["voterId"]: v for v in best.voters_record}}
+    if best is not None and best.voters_record is not None and best.voters is not None:  # both, or neither
+        voters = {
+            "ids": sorted(v["voterId"] for v in best.voters_record),
+            "source": best.voters["source"],
+            "node": best.label,
+            "partition_dir": best.partition_dir,
+            "by_id": {v["voterId"]: v for v in best.voters_record},
+        }
     mv = _metadata_version(ld, best)
 
     _roles_and_listeners(configs, findings)
@@ -120,8 +129,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
     clashing: set = set()
     if best is not None:
         _kraft_versions(ld, best, findings)
-        clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [],
-                                 findings)
+        clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [], findings)
     if voters:
         _directory_ids(ld, voters, findings)
         _endpoints(configs, voters, findings)
@@ -135,69 +143,142 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         image_registrations(best, voter_ids, mv, findings)
     for d in ld:
         if d.problem and d.problem != "missing":
-            findings.append(Finding("unreadable-meta-properties", "error", d.problem, [d.meta_path],
-                                    "restore meta.properties from a backup or reformat the directory"))
+            findings.append(
+                Finding(
+                    "unreadable-meta-properties",
+                    "error",
+                    d.problem,
+                    [d.meta_path],
+                    "restore meta.properties from a backup or reformat the directory",
+                )
+            )
         elif d.problem == "missing" and d.config is not None:
-            findings.append(Finding("log-dir-missing", "error", f"{d.path} does not exist",
-                                    [_at(d.config, "log.dirs" if "log.dirs" in d.config.props else "log.dir")],
-                                    "create and format it (quorumctl bootstrap format), or fix the configuration"))
+            findings.append(
+                Finding(
+                    "log-dir-missing",
+                    "error",
+                    f"{d.path} does not exist",
+                    [_at(d.config, "log.dirs" if "log.dirs" in d.config.props else "log.dir")],
+                    "create and format it (quorumctl bootstrap format), or fix the configuration",
+                )
+            )
         elif d.meta is None and not d.problem:
-            findings.append(Finding("not-formatted", "error", f"{d.path} has no meta.properties (not formatted)",
-                                    [d.meta_path], "format it with `quorumctl bootstrap format` (the node refuses "
-                                                   "to start with an unformatted log dir)"))
+            findings.append(
+                Finding(
+                    "not-formatted",
+                    "error",
+                    f"{d.path} has no meta.properties (not formatted)",
+                    [d.meta_path],
+                    "format it with `quorumctl bootstrap format` (the node refuses "
+                    "to start with an unformatted log dir)",
+                )
+            )
     return Report(configs, ld, voters, findings, mv)
-
-
 
 
 def _roles_and_listeners(configs: list[ServerConfig], out: list[Finding]) -> None:
     for c in configs:
         if not c.process_roles:
-            out.append(Finding("no-process-roles", "error", f"{c.path}: process.roles is not set: a ZooKeeper-mode "
-                               "configuration, which Kafka 4 no longer runs", [_at(c, "process.roles")],
-                               "set process.roles=broker, controller or broker,controller (KIP-500, KIP-833)"))
+            out.append(
+                Finding(
+                    "no-process-roles",
+                    "error",
+                    f"{c.path}: process.roles is not set: a ZooKeeper-mode configuration, which Kafka 4 no longer runs",
+                    [_at(c, "process.roles")],
+                    "set process.roles=broker, controller or broker,controller (KIP-500, KIP-833)",
+                )
+            )
             continue
         bad = [r for r in c.process_roles if r not in ("broker", "controller")]
         if bad:
-            out.append(Finding("bad-process-roles", "error", f"{c.path}: process.roles names {bad}",
-                               [_at(c, "process.roles")], "only broker and controller are roles"))
+            out.append(
+                Finding(
+                    "bad-process-roles",
+                    "error",
+                    f"{c.path}: process.roles names {bad}",
+                    [_at(c, "process.roles")],
+                    "only broker and controller are roles",
+                )
+            )
         if c.node_id is None:
-            out.append(Finding("no-node-id", "error", f"{c.path}: node.id is not set (KRaft needs it)",
-                               [_at(c, "node.id")], "set node.id to the id this node was formatted with"))
+            out.append(
+                Finding(
+                    "no-node-id",
+                    "error",
+                    f"{c.path}: node.id is not set (KRaft needs it)",
+                    [_at(c, "node.id")],
+                    "set node.id to the id this node was formatted with",
+                )
+            )
         if not c.controller_listener_names:
-            out.append(Finding("no-controller-listener", "error", f"{c.path}: controller.listener.names is not set",
-                               [_at(c, "controller.listener.names")],
-                               "set it to the controllers' listener name (e.g. CONTROLLER)"))
+            out.append(
+                Finding(
+                    "no-controller-listener",
+                    "error",
+                    f"{c.path}: controller.listener.names is not set",
+                    [_at(c, "controller.listener.names")],
+                    "set it to the controllers' listener name (e.g. CONTROLLER)",
+                )
+            )
             continue
         name = c.controller_listener_names[0]
         listeners = [ep.split("://", 1)[0].strip() for ep in c.props.get("listeners", "").split(",") if "://" in ep]
         if c.is_controller and name not in listeners:
-            out.append(Finding("controller-listener-not-listening", "error",
-                               f"{c.path}: a controller, but its controller listener {name} is not in listeners",
-                               [_at(c, "controller.listener.names"), _at(c, "listeners")],
-                               f"add {name}://host:port to listeners"))
+            out.append(
+                Finding(
+                    "controller-listener-not-listening",
+                    "error",
+                    f"{c.path}: a controller, but its controller listener {name} is not in listeners",
+                    [_at(c, "controller.listener.names"), _at(c, "listeners")],
+                    f"add {name}://host:port to listeners",
+                )
+            )
         if not c.is_controller and name in listeners:
-            out.append(Finding("broker-listens-on-controller-listener", "error",
-                               f"{c.path}: a broker only, but listeners has the controller listener {name} "
-                               "(Kafka refuses to start: controller listeners are for controllers)",
-                               [_at(c, "listeners")], f"remove {name} from the broker's listeners"))
-        pmap = dict(kv.split(":", 1) for kv in c.props.get("listener.security.protocol.map", "").split(",")
-                    if ":" in kv)
+            out.append(
+                Finding(
+                    "broker-listens-on-controller-listener",
+                    "error",
+                    f"{c.path}: a broker only, but listeners has the controller listener {name} "
+                    "(Kafka refuses to start: controller listeners are for controllers)",
+                    [_at(c, "listeners")],
+                    f"remove {name} from the broker's listeners",
+                )
+            )
+        pmap = dict(
+            kv.split(":", 1) for kv in c.props.get("listener.security.protocol.map", "").split(",") if ":" in kv
+        )
         known = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
         if name not in pmap and name not in known and "listener.security.protocol.map" in c.props:
-            out.append(Finding("controller-listener-no-protocol", "error",
-                               f"{c.path}: listener.security.protocol.map has no entry for {name}",
-                               [_at(c, "listener.security.protocol.map")], f"add {name}:PLAINTEXT (or SSL/SASL_*)"))
+            out.append(
+                Finding(
+                    "controller-listener-no-protocol",
+                    "error",
+                    f"{c.path}: listener.security.protocol.map has no entry for {name}",
+                    [_at(c, "listener.security.protocol.map")],
+                    f"add {name}:PLAINTEXT (or SSL/SASL_*)",
+                )
+            )
         if c.quorum_voters and c.quorum_bootstrap_servers:
-            out.append(Finding("both-quorum-settings", "warning",
-                               f"{c.path}: both controller.quorum.voters and controller.quorum.bootstrap.servers are "
-                               "set; Kafka uses controller.quorum.voters as the (static) voter set",
-                               [_at(c, "controller.quorum.voters"), _at(c, "controller.quorum.bootstrap.servers")],
-                               "keep one: voters for a static quorum, bootstrap.servers for a dynamic one (KIP-853)"))
+            out.append(
+                Finding(
+                    "both-quorum-settings",
+                    "warning",
+                    f"{c.path}: both controller.quorum.voters and controller.quorum.bootstrap.servers are "
+                    "set; Kafka uses controller.quorum.voters as the (static) voter set",
+                    [_at(c, "controller.quorum.voters"), _at(c, "controller.quorum.bootstrap.servers")],
+                    "keep one: voters for a static quorum, bootstrap.servers for a dynamic one (KIP-853)",
+                )
+            )
         if not c.quorum_voters and not c.quorum_bootstrap_servers:
-            out.append(Finding("no-quorum-setting", "error",
-                               f"{c.path}: neither controller.quorum.voters nor controller.quorum.bootstrap.servers",
-                               [c.path], "set one of them"))
+            out.append(
+                Finding(
+                    "no-quorum-setting",
+                    "error",
+                    f"{c.path}: neither controller.quorum.voters nor controller.quorum.bootstrap.servers",
+                    [c.path],
+                    "set one of them",
+                )
+            )
 
 
 def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) -> None:
@@ -211,35 +292,57 @@ def _ids(configs: list[ServerConfig], dirs: list[LogDir], out: list[Finding]) ->
             if cid == main:
                 continue
             for d in ds:
-                out.append(Finding("cluster-id-mismatch", "error",
-                                   f"{d.path} belongs to cluster {cid}, the other log dirs to {main}",
-                                   [f"{d.meta_at('cluster.id')}: cluster.id={cid}",
-                                    f"{clusters[main][0].meta_at('cluster.id')}: cluster.id={main}"],
-                                   f"the node refuses to join cluster {main} with it; if it was formatted by mistake, "
-                                   f"wipe it and format it with -t {main}"))
+                out.append(
+                    Finding(
+                        "cluster-id-mismatch",
+                        "error",
+                        f"{d.path} belongs to cluster {cid}, the other log dirs to {main}",
+                        [
+                            f"{d.meta_at('cluster.id')}: cluster.id={cid}",
+                            f"{clusters[main][0].meta_at('cluster.id')}: cluster.id={main}",
+                        ],
+                        f"the node refuses to join cluster {main} with it; if it was formatted by mistake, "
+                        f"wipe it and format it with -t {main}",
+                    )
+                )
     for d in dirs:
         if d.also:
-            out.append(Finding("log-dir-shared", "error",
-                               f"{d.path} is a log dir of several nodes' configs",
-                               [_at(x, "log.dirs" if "log.dirs" in x.props else "log.dir") for x in [d.config] + d.also],
-                               "every node needs its own log dirs; Kafka's lock lets only one start"))
+            out.append(
+                Finding(
+                    "log-dir-shared",
+                    "error",
+                    f"{d.path} is a log dir of several nodes' configs",
+                    [_at(x, "log.dirs" if "log.dirs" in x.props else "log.dir") for x in [d.config] + d.also],
+                    "every node needs its own log dirs; Kafka's lock lets only one start",
+                )
+            )
     for d, c in [(x, c) for x in dirs for c in [x.config] + x.also]:
         if c is None or not d.meta or c.node_id is None or d.meta.get("node.id") is None:
             continue
         if d.meta["node.id"] != c.node_id:
-            out.append(Finding("node-id-mismatch", "error",
-                               f"{d.path} was formatted for node {d.meta['node.id']}, but {c.path} is node {c.node_id}",
-                               [f"{d.meta_at('node.id')}: node.id={d.meta['node.id']}", _at(c, "node.id")],
-                               "Kafka refuses to start (node.id does not match meta.properties): point the node at "
-                               "its own log dirs, or fix node.id"))
+            out.append(
+                Finding(
+                    "node-id-mismatch",
+                    "error",
+                    f"{d.path} was formatted for node {d.meta['node.id']}, but {c.path} is node {c.node_id}",
+                    [f"{d.meta_at('node.id')}: node.id={d.meta['node.id']}", _at(c, "node.id")],
+                    "Kafka refuses to start (node.id does not match meta.properties): point the node at "
+                    "its own log dirs, or fix node.id",
+                )
+            )
     seen: dict[str, LogDir] = {}
     for d in dirs:
         did = (d.meta or {}).get("directory.id")
         if did and did in seen:
-            out.append(Finding("duplicate-directory-id", "error",
-                               f"{d.path} and {seen[did].path} have the same directory.id {did}",
-                               [d.meta_at("directory.id"), seen[did].meta_at("directory.id")],
-                               "a copied log dir: wipe the copy and format it (each directory needs its own id)"))
+            out.append(
+                Finding(
+                    "duplicate-directory-id",
+                    "error",
+                    f"{d.path} and {seen[did].path} have the same directory.id {did}",
+                    [d.meta_at("directory.id"), seen[did].meta_at("directory.id")],
+                    "a copied log dir: wipe the copy and format it (each directory needs its own id)",
+                )
+            )
         elif did:
             seen[did] = d
 
@@ -251,22 +354,27 @@ def _how_histories_differ(a, b) -> str:
     prefix of the other."""
     from ..raft import epochs
     from ..raft.logmatch import first_clash
+
     try:
         ka, kb = epochs.election_key(a.view()), epochs.election_key(b.view())
     except ValueError as e:
         return f"their epoch histories cannot be compared ({e})"
     lead, follow = (a, b) if ka >= kb else (b, a)
-    end = lambda r, k: f"{r.log_dir} ends at offset {k[1]} in epoch {k[0]}"   # noqa: E731
+    end = lambda r, k: f"{r.log_dir} ends at offset {k[1]} in epoch {k[0]}"  # noqa: E731
     ends = f"{end(a, ka)}, {end(b, kb)}"
     clash = first_clash(lead, follow)
     if clash is not None:
-        return (f"their histories differ from offset {clash.offset}: both hold a batch of epoch {clash.epoch} "
-                f"there, different ones ({ends})")
+        return (
+            f"their histories differ from offset {clash.offset}: both hold a batch of epoch {clash.epoch} "
+            f"there, different ones ({ends})"
+        )
     d = epochs.reconcile(follow.view(), lead.view())
     if d.kind == "diverging" and d.first_diverging is not None:
         off, ep = d.first_diverging
-        return (f"their histories differ from offset {d.truncate_to}: {lead.log_dir} has epoch {ep} up to offset "
-                f"{off}, {follow.log_dir} another history there ({ends})")
+        return (
+            f"their histories differ from offset {d.truncate_to}: {lead.log_dir} has epoch {ep} up to offset "
+            f"{off}, {follow.log_dir} another history there ({ends})"
+        )
     if d.kind == "snapshot":
         return f"{follow.log_dir} ends before {lead.log_dir}'s log starts ({ends})"
     if ka == kb:
@@ -289,22 +397,30 @@ def _node_claimed_twice(dirs: list[LogDir], out: list[Finding]) -> None:
             for j in range(i + 1, len(ds)):
                 a, b = ds[i], ds[j]
                 ida, idb = (a.meta or {}).get("directory.id"), (b.meta or {}).get("directory.id")
-                same = ("the same directory.id " + ida) if ida and ida == idb else \
-                    f"directory.id {ida or 'none'} and {idb or 'none'}"
-                out.append(Finding(
-                    "node-claimed-twice", "error",
-                    f"{a.path} and {b.path} both claim node {nid} ({same}): "
-                    f"{_how_histories_differ(a.replica, b.replica)}",
-                    [f"{a.meta_at('node.id')}: node.id={nid}", f"{b.meta_at('node.id')}: node.id={nid}"],
-                    f"only one dir can be node {nid}: keep the one its server.properties names and runs on, "
-                    "move the other away (or format it for another node); `quorumctl state` on both shows "
-                    "their logs side by side"))
+                same = (
+                    ("the same directory.id " + ida)
+                    if ida and ida == idb
+                    else f"directory.id {ida or 'none'} and {idb or 'none'}"
+                )
+                out.append(
+                    Finding(
+                        "node-claimed-twice",
+                        "error",
+                        f"{a.path} and {b.path} both claim node {nid} ({same}): "
+                        f"{_how_histories_differ(a.replica, b.replica)}",
+                        [f"{a.meta_at('node.id')}: node.id={nid}", f"{b.meta_at('node.id')}: node.id={nid}"],
+                        f"only one dir can be node {nid}: keep the one its server.properties names and runs on, "
+                        "move the other away (or format it for another node); `quorumctl state` on both shows "
+                        "their logs side by side",
+                    )
+                )
 
 
 def _metadata_version(dirs: list[LogDir], best):
     """The cluster's finalized metadata.version: the most up-to-date metadata log's
     (snapshot, then log), else the bootstrap.checkpoint of a dir that has one."""
     from ..logdir.features import finalized_levels
+
     if best is not None:
         lv = finalized_levels(best).get("metadata.version")
         if lv is not None:
@@ -325,49 +441,72 @@ def _quorum_mode(configs: list[ServerConfig], dirs: list[LogDir], mv, out: list[
         dynamic_storage = r.voters_record is not None or (r.kraft_version or 0) >= 1
         where = f"{r.partition_dir} ({r.voters['source']})" if r.voters else r.partition_dir
         if dynamic_storage and c.quorum_voters:
-            out.append(Finding("static-config-on-dynamic-storage", "warning",
-                               f"{c.path} configures a static quorum (controller.quorum.voters) but node "
-                               f"{c.node_id}'s metadata log holds a dynamic voter set (kraft.version "
-                               f"{r.kraft_version}): Kafka uses the log's voter set and ignores the configured one",
-                               [_at(c, "controller.quorum.voters"), f"{where}: VotersRecord"],
-                               "replace controller.quorum.voters with controller.quorum.bootstrap.servers "
-                               "(KIP-853); voter changes go through add-controller/remove-controller"))
+            out.append(
+                Finding(
+                    "static-config-on-dynamic-storage",
+                    "warning",
+                    f"{c.path} configures a static quorum (controller.quorum.voters) but node "
+                    f"{c.node_id}'s metadata log holds a dynamic voter set (kraft.version "
+                    f"{r.kraft_version}): Kafka uses the log's voter set and ignores the configured one",
+                    [_at(c, "controller.quorum.voters"), f"{where}: VotersRecord"],
+                    "replace controller.quorum.voters with controller.quorum.bootstrap.servers "
+                    "(KIP-853); voter changes go through add-controller/remove-controller",
+                )
+            )
         if not dynamic_storage and c.quorum_bootstrap_servers and not c.quorum_voters and c.is_controller:
-            out.append(Finding("dynamic-config-on-static-storage", "error",
-                               f"{c.path} configures a dynamic quorum (controller.quorum.bootstrap.servers only) but "
-                               f"node {c.node_id}'s metadata log has no VotersRecord (kraft.version 0, formatted "
-                               "without --initial-controllers or --standalone): it has no voter set and no leader "
-                               "can be elected", [_at(c, "controller.quorum.bootstrap.servers"), r.partition_dir]
-                               + ([mv.evidence] if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else []),
-                               "use controller.quorum.voters (static); to move to a dynamic quorum, from a working "
-                               "static one: " + (f"first upgrade metadata.version from {metadata_version_name(mv.level)}"
-                                                 " to 3.9-IV0 or newer (Kafka 4.1 needs it for kraft.version 1; 4.3 no longer does, "
-                                                 "KAFKA-19719), then "
-                                                 if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else "")
-                               + "kafka-features upgrade --feature kraft.version=1, which needs Kafka 4.1 or newer on "
-                               "every node (KAFKA-16538, KIP-853)"))
+            out.append(
+                Finding(
+                    "dynamic-config-on-static-storage",
+                    "error",
+                    f"{c.path} configures a dynamic quorum (controller.quorum.bootstrap.servers only) but "
+                    f"node {c.node_id}'s metadata log has no VotersRecord (kraft.version 0, formatted "
+                    "without --initial-controllers or --standalone): it has no voter set and no leader "
+                    "can be elected",
+                    [_at(c, "controller.quorum.bootstrap.servers"), r.partition_dir]
+                    + ([mv.evidence] if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL else []),
+                    "use controller.quorum.voters (static); to move to a dynamic quorum, from a working "
+                    "static one: "
+                    + (
+                        f"first upgrade metadata.version from {metadata_version_name(mv.level)}"
+                        " to 3.9-IV0 or newer (Kafka 4.1 needs it for kraft.version 1; 4.3 no longer does, "
+                        "KAFKA-19719), then "
+                        if mv is not None and mv.level < KRAFT_V1_MIN_LEVEL
+                        else ""
+                    )
+                    + "kafka-features upgrade --feature kraft.version=1, which needs Kafka 4.1 or newer on "
+                    "every node (KAFKA-16538, KIP-853)",
+                )
+            )
 
 
 def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None:
     for d in dirs:
         is_metadata_dir = d.replica is not None or (
-            d.config is not None and os.path.abspath(d.config.metadata_log_dir) == os.path.abspath(d.path))
+            d.config is not None and os.path.abspath(d.config.metadata_log_dir) == os.path.abspath(d.path)
+        )
         if not is_metadata_dir or not d.meta:
             continue
         nid, did = d.meta.get("node.id"), d.meta.get("directory.id")
         v = voters["by_id"].get(nid)
         if v is None or did is None or v["voterDirectoryId"] == did:
             continue
-        out.append(Finding("directory-id-not-in-voter-set", "error",
-                           f"node {nid}'s metadata log dir {d.path} has directory.id {did}, but the voter set holds "
-                           f"node {nid} with directory id {v['voterDirectoryId']} (a reformatted or replaced disk): "
-                           f"the node runs as an observer and the quorum is one voter short",
-                           [f"{d.meta_at('directory.id')}: directory.id={did}",
-                            f"{voters['partition_dir']}: {voters['source']}: VotersRecord voter {nid} "
-                            f"({v['voterDirectoryId']})"],
-                           f"with the node running on it: quorumctl replace-controller {nid} --bootstrap-controller "
-                           "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
-                           "docs/membership.md)"))
+        out.append(
+            Finding(
+                "directory-id-not-in-voter-set",
+                "error",
+                f"node {nid}'s metadata log dir {d.path} has directory.id {did}, but the voter set holds "
+                f"node {nid} with directory id {v['voterDirectoryId']} (a reformatted or replaced disk): "
+                f"the node runs as an observer and the quorum is one voter short",
+                [
+                    f"{d.meta_at('directory.id')}: directory.id={did}",
+                    f"{voters['partition_dir']}: {voters['source']}: VotersRecord voter {nid} "
+                    f"({v['voterDirectoryId']})",
+                ],
+                f"with the node running on it: quorumctl replace-controller {nid} --bootstrap-controller "
+                "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
+                "docs/membership.md)",
+            )
+        )
 
 
 def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) -> None:
@@ -382,20 +521,31 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
         name = c.controller_listener_names[0]
         theirs = [e for e in v["endpoints"] if e["name"] == name]
         if not theirs:
-            out.append(Finding("voter-endpoint-listener-missing", "error",
-                               f"the voter set holds node {c.node_id} without a {name} endpoint "
-                               f"({', '.join(map(_endpoint_text, v['endpoints']))})",
-                               [f"{voters['partition_dir']}: {voters['source']}", _at(c, "controller.listener.names")],
-                               "the controller listener was renamed: remove and add the controller again"))
+            out.append(
+                Finding(
+                    "voter-endpoint-listener-missing",
+                    "error",
+                    f"the voter set holds node {c.node_id} without a {name} endpoint "
+                    f"({', '.join(map(_endpoint_text, v['endpoints']))})",
+                    [f"{voters['partition_dir']}: {voters['source']}", _at(c, "controller.listener.names")],
+                    "the controller listener was renamed: remove and add the controller again",
+                )
+            )
         elif (theirs[0]["host"], theirs[0]["port"]) != (host, port):
             key = "advertised.listeners" if "advertised.listeners" in c.props else "listeners"
-            out.append(Finding("stale-voter-endpoint", "warning",
-                               f"node {c.node_id} advertises {name}://{host}:{port}, but the voter set holds "
-                               f"{_endpoint_text(theirs[0])}: the other voters and the brokers reach it at the "
-                               "old address", [_at(c, key), f"{voters['partition_dir']}: {voters['source']}"],
-                               "if the address moved for good, start the controller with the new listener: as a "
-                               "kraft.version 1 follower it sends UpdateRaftVoter to the leader (KIP-853); "
-                               "otherwise restore the old address"))
+            out.append(
+                Finding(
+                    "stale-voter-endpoint",
+                    "warning",
+                    f"node {c.node_id} advertises {name}://{host}:{port}, but the voter set holds "
+                    f"{_endpoint_text(theirs[0])}: the other voters and the brokers reach it at the "
+                    "old address",
+                    [_at(c, key), f"{voters['partition_dir']}: {voters['source']}"],
+                    "if the address moved for good, start the controller with the new listener: as a "
+                    "kraft.version 1 follower it sends UpdateRaftVoter to the leader (KIP-853); "
+                    "otherwise restore the old address",
+                )
+            )
 
 
 def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding]) -> set:
@@ -406,6 +556,7 @@ def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding])
     partition dirs of the logs clashing with `best`: their voter sets are no change
     still to replicate."""
     from ..raft.logmatch import UNNOTICED, Clash
+
     by_dir = {r.partition_dir: r for r in replicas}
     clashing = set()
     for j in clashes:
@@ -414,19 +565,33 @@ def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding])
         cut = [(r, s) for r, s in ((ra, x.a), (rb, x.b)) if r is not best]
         if len(cut) == 1:
             clashing.add(cut[0][0].partition_dir)
-            what = (f"truncate {cut[0][0].label} below the clash (to offset {cut[0][1].base_offset}): it is not the "
-                    f"most up-to-date replica ({best.label})")
+            what = (
+                f"truncate {cut[0][0].label} below the clash (to offset {cut[0][1].base_offset}): it is not the "
+                f"most up-to-date replica ({best.label})"
+            )
         else:
-            what = (f"truncate both against the most up-to-date replica ({best.label}), which cuts each below "
-                    "where it differs from it")
-        out.append(Finding("log-matching", "error",
-                           f"{ra.label} and {rb.label} hold different batches at offset {x.offset}, epoch {x.epoch}: "
-                           f"log matching is broken (a log was written outside Raft); {UNNOTICED}",
-                           [f"{s.file} position {s.position}: {s.replica}'s batch, epoch {x.epoch}, {s.batch()}"
-                            for s in (x.a, x.b)],
-                           f"{what}: " + "; ".join(f"quorumctl truncate {shlex.quote(r.log_dir)} --reference "
-                                                   f"{shlex.quote(best.log_dir)}" for r, _ in cut)
-                           + " (a dry run; add --apply with the node stopped)"))
+            what = (
+                f"truncate both against the most up-to-date replica ({best.label}), which cuts each below "
+                "where it differs from it"
+            )
+        out.append(
+            Finding(
+                "log-matching",
+                "error",
+                f"{ra.label} and {rb.label} hold different batches at offset {x.offset}, epoch {x.epoch}: "
+                f"log matching is broken (a log was written outside Raft); {UNNOTICED}",
+                [
+                    f"{s.file} position {s.position}: {s.replica}'s batch, epoch {x.epoch}, {s.batch()}"
+                    for s in (x.a, x.b)
+                ],
+                f"{what}: "
+                + "; ".join(
+                    f"quorumctl truncate {shlex.quote(r.log_dir)} --reference {shlex.quote(best.log_dir)}"
+                    for r, _ in cut
+                )
+                + " (a dry run; add --apply with the node stopped)",
+            )
+        )
     return clashing
 
 
@@ -437,20 +602,29 @@ def _voter_set_agreement(dirs: list[LogDir], voters: dict, out: list[Finding], s
     for d in dirs:
         r = d.replica
         # (a log with a VotersRecord has its voters set)
-        if r is None or r.voters_record is None or r.voters is None or r.partition_dir == voters["partition_dir"] \
-                or r.partition_dir in skip:
+        if (
+            r is None
+            or r.voters_record is None
+            or r.voters is None
+            or r.partition_dir == voters["partition_dir"]
+            or r.partition_dir in skip
+        ):
             continue
         ids = sorted(v["voterId"] for v in r.voters_record)
         dirs_ = {v["voterId"]: v["voterDirectoryId"] for v in r.voters_record}
         best = {i: v["voterDirectoryId"] for i, v in voters["by_id"].items()}
         if dirs_ != best:
-            out.append(Finding("voter-set-differs", "warning",
-                               f"{r.label}'s log holds voters {ids}, the most up-to-date log ({voters['node']}) "
-                               f"{voters['ids']}: a voter change not yet replicated to it, or not committed",
-                               [f"{r.partition_dir}: {r.voters['source']}",
-                                f"{voters['partition_dir']}: {voters['source']}"],
-                               "check `quorumctl describe status`: if the leader shows the newer set the follower "
-                               "catches up; a set only one replica holds is uncommitted and may be lost"))
+            out.append(
+                Finding(
+                    "voter-set-differs",
+                    "warning",
+                    f"{r.label}'s log holds voters {ids}, the most up-to-date log ({voters['node']}) "
+                    f"{voters['ids']}: a voter change not yet replicated to it, or not committed",
+                    [f"{r.partition_dir}: {r.voters['source']}", f"{voters['partition_dir']}: {voters['source']}"],
+                    "check `quorumctl describe status`: if the leader shows the newer set the follower "
+                    "catches up; a set only one replica holds is uncommitted and may be lost",
+                )
+            )
 
 
 def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
@@ -459,10 +633,15 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
     for c in static:
         sets.setdefault(tuple(sorted(configured_voters(c).items())), []).append(c)
     if len(sets) > 1:
-        out.append(Finding("static-voters-differ", "error",
-                           "the configs disagree on controller.quorum.voters",
-                           [_at(cs[0], "controller.quorum.voters") for cs in sets.values()],
-                           "every node must list the same voters (Kafka before 3.9 also checks quorum-state)"))
+        out.append(
+            Finding(
+                "static-voters-differ",
+                "error",
+                "the configs disagree on controller.quorum.voters",
+                [_at(cs[0], "controller.quorum.voters") for cs in sets.values()],
+                "every node must list the same voters (Kafka before 3.9 also checks quorum-state)",
+            )
+        )
     for c in static:
         if not c.is_controller or not c.controller_listener_names or c.node_id is None:
             continue
@@ -472,22 +651,38 @@ def _static_voters(configs: list[ServerConfig], out: list[Finding]) -> None:
         except InputError:
             continue
         if mine is None:
-            out.append(Finding("controller-not-in-static-voters", "warning",
-                               f"{c.path}: node {c.node_id} is a controller but not in controller.quorum.voters "
-                               "(it runs as an observer)", [_at(c, "controller.quorum.voters")],
-                               "add it to controller.quorum.voters on every node, one voter at a time"))
+            out.append(
+                Finding(
+                    "controller-not-in-static-voters",
+                    "warning",
+                    f"{c.path}: node {c.node_id} is a controller but not in controller.quorum.voters "
+                    "(it runs as an observer)",
+                    [_at(c, "controller.quorum.voters")],
+                    "add it to controller.quorum.voters on every node, one voter at a time",
+                )
+            )
         elif mine != adv:
-            out.append(Finding("static-voter-endpoint-differs", "error",
-                               f"{c.path}: controller.quorum.voters has node {c.node_id} at {mine[0]}:{mine[1]}, "
-                               f"but it listens at {adv[0]}:{adv[1]}",
-                               [_at(c, "controller.quorum.voters"),
-                                _at(c, "advertised.listeners" if "advertised.listeners" in c.props else "listeners")],
-                               "make them agree on every node"))
+            out.append(
+                Finding(
+                    "static-voter-endpoint-differs",
+                    "error",
+                    f"{c.path}: controller.quorum.voters has node {c.node_id} at {mine[0]}:{mine[1]}, "
+                    f"but it listens at {adv[0]}:{adv[1]}",
+                    [
+                        _at(c, "controller.quorum.voters"),
+                        _at(c, "advertised.listeners" if "advertised.listeners" in c.props else "listeners"),
+                    ],
+                    "make them agree on every node",
+                )
+            )
 
 
 def _kraft_where(r) -> str:
-    return (f"{r.partition_dir} ({r.kraft_version_source}): KRaftVersionRecord kraft.version={r.kraft_version}"
-            if r.kraft_version_source else f"{r.partition_dir}: no KRaftVersionRecord (kraft.version 0)")
+    return (
+        f"{r.partition_dir} ({r.kraft_version_source}): KRaftVersionRecord kraft.version={r.kraft_version}"
+        if r.kraft_version_source
+        else f"{r.partition_dir}: no KRaftVersionRecord (kraft.version 0)"
+    )
 
 
 def _kraft_versions(dirs: list[LogDir], best, out: list[Finding]) -> None:
@@ -499,24 +694,34 @@ def _kraft_versions(dirs: list[LogDir], best, out: list[Finding]) -> None:
         r = d.replica
         if r is None or r is best or (r.kraft_version or 0) <= top:
             continue
-        out.append(Finding("kraft-version-differs", "error",
-                           f"{r.label}'s metadata log has kraft.version {r.kraft_version}, but the most up-to-date "
-                           f"log ({best.label}) has {top}: it was formatted for another (dynamic) quorum, e.g. with "
-                           "--standalone or --initial-controllers, and does not follow this one's voter set",
-                           [_kraft_where(r), _kraft_where(best)],
-                           f"wipe {d.path} and format it like the others"
-                           + (" (without --standalone/--initial-controllers: the quorum is static)" if top == 0 else "")
-                           + "; kraft.version cannot be downgraded (KIP-853)"))
+        out.append(
+            Finding(
+                "kraft-version-differs",
+                "error",
+                f"{r.label}'s metadata log has kraft.version {r.kraft_version}, but the most up-to-date "
+                f"log ({best.label}) has {top}: it was formatted for another (dynamic) quorum, e.g. with "
+                "--standalone or --initial-controllers, and does not follow this one's voter set",
+                [_kraft_where(r), _kraft_where(best)],
+                f"wipe {d.path} and format it like the others"
+                + (" (without --standalone/--initial-controllers: the quorum is static)" if top == 0 else "")
+                + "; kraft.version cannot be downgraded (KIP-853)",
+            )
+        )
 
 
 def _previous_voters(r, offset: int):
     """The voter set of `r` before its VotersRecord at `offset` (log, then the
     latest snapshot's), or None when the files do not hold it."""
     from ..raft.replica import read_snapshot_controls
+
     prev = None
     for off, name, data in r.scan.controls():
-        if name == "KRAFT_VOTERS" and data is not None and off < offset and \
-                (r.latest_snapshot is None or off >= r.latest_snapshot.end_offset):
+        if (
+            name == "KRAFT_VOTERS"
+            and data is not None
+            and off < offset
+            and (r.latest_snapshot is None or off >= r.latest_snapshot.end_offset)
+        ):
             prev = data["voters"]
     if prev is None and r.latest_snapshot is not None:
         prev = read_snapshot_controls(r.latest_snapshot.path)["voters"]
@@ -531,13 +736,14 @@ def _uncommitted_voter_change(dirs: list[LogDir], best, followers: dict, out: li
     that one), voters whose logs were not given counting as holders. Returns the
     partition dirs of the logs without it."""
     from ..raft.committed import classify
+
     src = best.voters["source"]
     if not src.startswith("log offset "):
         return set()
     x = int(src.rsplit(" ", 1)[1])
     new = sorted(v["voterId"] for v in best.voters_record)
     prev = _previous_voters(best, x)
-    logs = {}          # voter id -> (replica, holds the record)
+    logs = {}  # voter id -> (replica, holds the record)
     for d in dirs:
         r = d.replica
         if r is None or r.node_id is None:
@@ -555,17 +761,28 @@ def _uncommitted_voter_change(dirs: list[LogDir], best, followers: dict, out: li
         return set()
     missing = [(i, logs[i][0]) for i in sorted(set(new) | set(prev)) if i in logs and not logs[i][1]]
     holders = sorted(i for i in set(new) | set(prev) if i in logs and logs[i][1])
-    out.append(Finding("uncommitted-voter-change", "error",
-                       f"{best.label}'s log holds a voter change at offset {x} (voters {prev} -> {new}) that only "
-                       f"node(s) {holders} hold: fewer than a majority of either voter set, so it is uncommitted; "
-                       "the next leader elected without it drops it",
-                       [f"{best.partition_dir}@{x}: VotersRecord voters {new}"]
-                       + [f"{r.partition_dir}: log ends at offset {r.log_end}"
-                          + (f", its last VotersRecord ({r.voters['source']}) holds {r.voters['ids']}" if r.voters and
-                             r.voters_record is not None else "") for _, r in missing],
-                       "do not assume the change took effect: once the quorum has a leader, check `quorumctl "
-                       "describe status` and run add-controller/remove-controller again if the voters are not the "
-                       "intended ones (KIP-853)"))
+    out.append(
+        Finding(
+            "uncommitted-voter-change",
+            "error",
+            f"{best.label}'s log holds a voter change at offset {x} (voters {prev} -> {new}) that only "
+            f"node(s) {holders} hold: fewer than a majority of either voter set, so it is uncommitted; "
+            "the next leader elected without it drops it",
+            [f"{best.partition_dir}@{x}: VotersRecord voters {new}"]
+            + [
+                f"{r.partition_dir}: log ends at offset {r.log_end}"
+                + (
+                    f", its last VotersRecord ({r.voters['source']}) holds {r.voters['ids']}"
+                    if r.voters and r.voters_record is not None
+                    else ""
+                )
+                for _, r in missing
+            ],
+            "do not assume the change took effect: once the quorum has a leader, check `quorumctl "
+            "describe status` and run add-controller/remove-controller again if the voters are not the "
+            "intended ones (KIP-853)",
+        )
+    )
     return {r.partition_dir for _, r in missing}
 
 
@@ -580,7 +797,13 @@ def _traps(configs: list[ServerConfig], mv, out: list[Finding]) -> None:
             key = t.setting(c)
             if key is None:
                 continue
-            out.append(Finding(t.code, t.severity,
-                               f"{c.path}: {key} needs metadata.version {t.min_version} or newer, but the cluster's "
-                               f"is {metadata_version_name(mv.level)}: {t.what} ({t.reference})",
-                               [_at(c, key), mv.evidence], t.remedy))
+            out.append(
+                Finding(
+                    t.code,
+                    t.severity,
+                    f"{c.path}: {key} needs metadata.version {t.min_version} or newer, but the cluster's "
+                    f"is {metadata_version_name(mv.level)}: {t.what} ({t.reference})",
+                    [_at(c, key), mv.evidence],
+                    t.remedy,
+                )
+            )

@@ -14,7 +14,7 @@ from ..config.server import ServerConfig
 from ..logdir import statefiles as state_files
 from ..versions import version_name as metadata_version_name
 
-if TYPE_CHECKING:   # types only: doctor loads the metadata logs lazily
+if TYPE_CHECKING:  # types only: doctor loads the metadata logs lazily
     from ..logdir.features import Level
     from ..raft.replica import Replica
 
@@ -22,27 +22,32 @@ if TYPE_CHECKING:   # types only: doctor loads the metadata logs lazily
 @dataclass
 class Finding:
     code: str
-    severity: str            # error | warning
+    severity: str  # error | warning
     message: str
     evidence: list[str]
     remedy: str
-    node_id: int | None = None   # the one node it is about, where another check looks it up (not in the JSON)
+    node_id: int | None = None  # the one node it is about, where another check looks it up (not in the JSON)
 
     def to_json(self) -> dict:
-        return {"code": self.code, "severity": self.severity, "message": self.message,
-                "evidence": self.evidence, "remedy": self.remedy}
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "evidence": self.evidence,
+            "remedy": self.remedy,
+        }
 
 
 @dataclass
 class LogDir:
     path: str
-    config: ServerConfig | None          # the (first) config naming it, if any
-    also: list = field(default_factory=list)   # other configs naming it (a misconfiguration)
+    config: ServerConfig | None  # the (first) config naming it, if any
+    also: list = field(default_factory=list)  # other configs naming it (a misconfiguration)
     meta: dict | None = None
     meta_lines: dict = field(default_factory=dict)
-    replica: Replica | None = None       # when it holds the metadata log
+    replica: Replica | None = None  # when it holds the metadata log
     problem: str | None = None
-    starts_on: dict | None = None        # ops.dirinfo.starts_on: which Kafka releases can start it
+    starts_on: dict | None = None  # ops.dirinfo.starts_on: which Kafka releases can start it
 
     @property
     def meta_path(self) -> str:
@@ -57,28 +62,49 @@ class LogDir:
 class Report:
     configs: list[ServerConfig]
     log_dirs: list[LogDir]
-    voters: dict | None                  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
+    voters: dict | None  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
     findings: list[Finding]
-    metadata_version: Level | None = None    # the cluster's finalized metadata.version
+    metadata_version: Level | None = None  # the cluster's finalized metadata.version
 
     def to_json(self) -> dict:
         return {
-            "configs": [{"path": c.path, "node_id": c.node_id, "process_roles": c.process_roles,
-                         "metadata_log_dir": c.metadata_log_dir,
-                         "quorum": "static" if c.quorum_voters else ("dynamic" if c.quorum_bootstrap_servers
-                                                                     else None)} for c in self.configs],
-            "log_dirs": [{"path": d.path, "node_id": (d.meta or {}).get("node.id"),
-                          "cluster_id": (d.meta or {}).get("cluster.id"),
-                          "directory_id": (d.meta or {}).get("directory.id"),
-                          "metadata_log": d.replica is not None,
-                          "kraft_version": getattr(d.replica, "kraft_version", None),
-                          "starts_on": d.starts_on,
-                          "problem": d.problem} for d in self.log_dirs],
-            "voter_set": ({"ids": self.voters["ids"], "source": self.voters["source"],
-                           "from": self.voters["node"]} if self.voters else None),
-            "metadata_version": ({"level": self.metadata_version.level,
-                                  "name": metadata_version_name(self.metadata_version.level),
-                                  "evidence": self.metadata_version.evidence} if self.metadata_version else None),
+            "configs": [
+                {
+                    "path": c.path,
+                    "node_id": c.node_id,
+                    "process_roles": c.process_roles,
+                    "metadata_log_dir": c.metadata_log_dir,
+                    "quorum": "static" if c.quorum_voters else ("dynamic" if c.quorum_bootstrap_servers else None),
+                }
+                for c in self.configs
+            ],
+            "log_dirs": [
+                {
+                    "path": d.path,
+                    "node_id": (d.meta or {}).get("node.id"),
+                    "cluster_id": (d.meta or {}).get("cluster.id"),
+                    "directory_id": (d.meta or {}).get("directory.id"),
+                    "metadata_log": d.replica is not None,
+                    "kraft_version": getattr(d.replica, "kraft_version", None),
+                    "starts_on": d.starts_on,
+                    "problem": d.problem,
+                }
+                for d in self.log_dirs
+            ],
+            "voter_set": (
+                {"ids": self.voters["ids"], "source": self.voters["source"], "from": self.voters["node"]}
+                if self.voters
+                else None
+            ),
+            "metadata_version": (
+                {
+                    "level": self.metadata_version.level,
+                    "name": metadata_version_name(self.metadata_version.level),
+                    "evidence": self.metadata_version.evidence,
+                }
+                if self.metadata_version
+                else None
+            ),
             "findings": [f.to_json() for f in self.findings],
             "ok": not self.findings,
         }

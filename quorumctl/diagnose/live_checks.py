@@ -17,6 +17,7 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
     or one `live-unreachable` error when the controller does not answer."""
     from ..errors import QuorumctlError
     from ..protocol.client import describe_quorum
+
     try:
         q = describe_quorum(None, bootstrap_controller, command_config, timeout)
     except QuorumctlError as e:
@@ -26,20 +27,27 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
             evidence = [failed]
         else:
             # the bootstrap controller answered and named the active controller, which failed
-            message = (f"{bootstrap_controller} answered, but the active controller it named, {failed}, "
-                       f"did not: {e}")
+            message = f"{bootstrap_controller} answered, but the active controller it named, {failed}, did not: {e}"
             evidence = [f"{bootstrap_controller}: answered (DescribeCluster named {failed})", f"{failed}: {e}"]
-        report.findings.append(Finding("live-unreachable", "error", message, evidence,
-                                       "check the address and that a controller runs there; "
-                                       "`quorumctl describe health` probes each one"))
+        report.findings.append(
+            Finding(
+                "live-unreachable",
+                "error",
+                message,
+                evidence,
+                "check the address and that a controller runs there; `quorumctl describe health` probes each one",
+            )
+        )
         _majority(report, timeout, command_config)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
     from ..protocol.connection import load_client_config
     from .voters import doctor_findings
+
     # voters check's findings: the stored endpoints probed, observers holding a voter's id
-    report.findings.extend(doctor_findings(report, q, bootstrap_controller, load_client_config(command_config),
-                                           timeout))
+    report.findings.extend(
+        doctor_findings(report, q, bootstrap_controller, load_client_config(command_config), timeout)
+    )
     report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout, command_config))
     if q.leader_id < 0:
         _majority(report, timeout, command_config)
@@ -49,6 +57,7 @@ def _known_voters(report: Report) -> dict:
     """id -> Address of the voters the files know: the voter set of the most up-to-date
     metadata log, else the configs' controller.quorum.voters."""
     from ..config.addresses import Address
+
     out: dict[int, Address] = {}
     if report.voters:
         for vid, v in report.voters["by_id"].items():
@@ -67,28 +76,38 @@ def _majority(report: Report, timeout: float, command_config: str | None = None)
     majority answering is `majority-lost`, the case `quorumctl recover` exists for."""
     from ..protocol.connection import load_client_config
     from ..protocol.health_probe import check_health
+
     voters = _known_voters(report)
     if not voters:
         return
     from ..errors import ClusterError
+
     try:
         probes = check_health(load_client_config(command_config), config_voters=voters, timeout_s=timeout).probes
         failed = None
-    except ClusterError as e:   # not one voter answered
+    except ClusterError as e:  # not one voter answered
         probes, failed = [], str(e)
-    answering = sorted(p.node_id for p in probes
-                       if p.ok and p.node_id is not None and p.node_id in voters and p.kind != "broker")
+    answering = sorted(
+        p.node_id for p in probes if p.ok and p.node_id is not None and p.node_id in voters and p.kind != "broker"
+    )
     need = len(voters) // 2 + 1
     if len(answering) >= need:
         return
     lost = sorted(set(voters) - set(answering))
-    evidence = [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in probes
-                if p.node_id in lost] if failed is None else [failed]
+    evidence = (
+        [f"controller {p.node_id} ({p.address}): {p.error or 'no answer'}" for p in probes if p.node_id in lost]
+        if failed is None
+        else [failed]
+    )
     evidence += [f"controller {i} ({voters[i]}): answers" for i in answering]
-    report.findings.append(Finding(
-        "majority-lost", "error",
-        f"majority lost: {len(answering)} of {len(voters)} voters answer ({', '.join(map(str, answering)) or 'none'}); "
-        f"the quorum needs {need} to elect a leader, so the metadata log cannot move",
-        evidence,
-        "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
-        f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}"))
+    report.findings.append(
+        Finding(
+            "majority-lost",
+            "error",
+            f"majority lost: {len(answering)} of {len(voters)} voters answer ({', '.join(map(str, answering)) or 'none'}); "
+            f"the quorum needs {need} to elect a leader, so the metadata log cannot move",
+            evidence,
+            "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
+            f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}",
+        )
+    )

@@ -15,16 +15,19 @@ STALE_CONTROLLER_REMEDY = (
     "blocks an upgrade: start a controller with node.id {id} on the new release (formatted with "
     "--no-initial-controllers, controller.quorum.bootstrap.servers pointing at the quorum), let it register "
     "(it joins as an observer, not a voter), then stop it; its registration then carries the new release's "
-    "supported range. Never reuse the id for a voter without add-controller")
+    "supported range. Never reuse the id for a voter without add-controller"
+)
 # metadata.version 4.4-IV2 and later (KIP-1312): the registration can be removed
 UNREGISTER_REMEDY = (
     "once controller {id} is stopped for good: quorumctl cluster unregister-controller --bootstrap-controller "
-    "HOST:PORT --id {id} (a dry run; --apply sends it; Kafka 4.4's kafka-cluster.sh unregister-controller --id {id})")
+    "HOST:PORT --id {id} (a dry run; --apply sends it; Kafka 4.4's kafka-cluster.sh unregister-controller --id {id})"
+)
 
 
 def stale_remedy(cid: int, mv) -> str:
     """How to clear a stale controller registration at the cluster's metadata.version."""
     from ..versions import CONTROLLER_UNREGISTRATION_LEVEL
+
     level = getattr(mv, "level", mv)
     if level is not None and level >= CONTROLLER_UNREGISTRATION_LEVEL:
         return UNREGISTER_REMEDY.format(id=cid)
@@ -33,7 +36,8 @@ def stale_remedy(cid: int, mv) -> str:
 
 FENCED_BROKER_REMEDY = (
     "if broker {id} is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id {id} "
-    "(UnregisterBroker); if it is only stopped, start it again")
+    "(UnregisterBroker); if it is only stopped, start it again"
+)
 
 
 def _blocks(features: dict, mv) -> str:
@@ -44,15 +48,17 @@ def _blocks(features: dict, mv) -> str:
     lo, hi = rng
     span = f"metadata.version {lo}-{hi} ({_level_name(lo)} to {_level_name(hi)})"
     if hi < max(NAME_OF):
-        return (f"it supports {span}: Kafka refuses any metadata.version upgrade above {_level_name(hi)} "
-                "while it stays registered")
+        return (
+            f"it supports {span}: Kafka refuses any metadata.version upgrade above {_level_name(hi)} "
+            "while it stays registered"
+        )
     return f"it supports {span}: it blocks no metadata.version upgrade quorumctl knows of"
 
 
 def _level_name(level: int) -> str:
     try:
         return metadata_version_name(level)
-    except Exception:     # a level this catalogue does not name
+    except Exception:  # a level this catalogue does not name
         return f"level {level}"
 
 
@@ -68,40 +74,55 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
         return
     from ..errors import QuorumctlError
     from ..image.replay import replay
+
     try:
         img = replay([best.partition_dir], workers=1).image
     except (QuorumctlError, OSError):
-        return    # an unreadable log is reported by verify; doctor judges what it can read
+        return  # an unreadable log is reported by verify; doctor judges what it can read
     where = f"{best.partition_dir}: the metadata image"
     for cid, reg in sorted(img.controllers.items()):
         if cid in voter_ids:
             continue
-        out.append(Finding(
-            "stale-controller-registration", "warning",
-            f"controller {cid} is registered (listeners {', '.join(reg['listeners']) or 'none'}) but is not a voter "
-            f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
-            + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /controllers/{cid}"], stale_remedy(cid, mv), node_id=cid))
+        out.append(
+            Finding(
+                "stale-controller-registration",
+                "warning",
+                f"controller {cid} is registered (listeners {', '.join(reg['listeners']) or 'none'}) but is not a voter "
+                f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
+                + _blocks(reg["supportedFeatures"], mv),
+                [f"{where}: /controllers/{cid}"],
+                stale_remedy(cid, mv),
+                node_id=cid,
+            )
+        )
     running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
     for bid, reg in sorted(img.brokers.items()):
         if not reg.get("fenced") or not running:
             continue
-        out.append(Finding(
-            "fenced-broker-registration", "warning",
-            f"broker {bid} is registered but fenced while broker{'s' if len(running) > 1 else ''} "
-            f"{', '.join(map(str, running))} {'are' if len(running) > 1 else 'is'} not: it stopped heartbeating "
-            "(stopped, or gone for good), and its replicas are offline while it stays away; "
-            + _blocks(reg["supportedFeatures"], mv),
-            [f"{where}: /brokers/{bid}"], FENCED_BROKER_REMEDY.format(id=bid), node_id=bid))
+        out.append(
+            Finding(
+                "fenced-broker-registration",
+                "warning",
+                f"broker {bid} is registered but fenced while broker{'s' if len(running) > 1 else ''} "
+                f"{', '.join(map(str, running))} {'are' if len(running) > 1 else 'is'} not: it stopped heartbeating "
+                "(stopped, or gone for good), and its replicas are offline while it stays away; "
+                + _blocks(reg["supportedFeatures"], mv),
+                [f"{where}: /brokers/{bid}"],
+                FENCED_BROKER_REMEDY.format(id=bid),
+                node_id=bid,
+            )
+        )
 
 
-def live_registrations(report: Report, q, source: str, timeout: float,
-                       command_config: str | None = None) -> list[Finding]:
+def live_registrations(
+    report: Report, q, source: str, timeout: float, command_config: str | None = None
+) -> list[Finding]:
     """Registered controllers (DescribeCluster to the controllers, as
     kafka-cluster list-endpoints) that are not voters, unless the files already
     named them."""
     from ..errors import QuorumctlError
     from ..protocol.client import registered_controllers
+
     try:
         registered = registered_controllers(source, timeout, command_config)
     except QuorumctlError:
@@ -112,11 +133,16 @@ def live_registrations(report: Report, q, source: str, timeout: float,
     for cid, addr in sorted(registered.items()):
         if cid in voter_ids or cid in known:
             continue
-        out.append(Finding(
-            "stale-controller-registration", "warning",
-            f"controller {cid} is registered ({addr}) but is not a voter (voters "
-            f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
-            "range can block a metadata.version upgrade (give its log dirs to see the range)",
-            [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-            stale_remedy(cid, report.metadata_version), node_id=cid))
+        out.append(
+            Finding(
+                "stale-controller-registration",
+                "warning",
+                f"controller {cid} is registered ({addr}) but is not a voter (voters "
+                f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
+                "range can block a metadata.version upgrade (give its log dirs to see the range)",
+                [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
+                stale_remedy(cid, report.metadata_version),
+                node_id=cid,
+            )
+        )
     return out

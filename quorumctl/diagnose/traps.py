@@ -41,15 +41,16 @@ _SCRAM_KEYS = ("sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol"
 
 def _scram(c: ServerConfig) -> str | None:
     for k in sorted(c.props):
-        if (k in _SCRAM_KEYS or (k.startswith("listener.name.") and k.endswith(".sasl.enabled.mechanisms"))) \
-                and "SCRAM-SHA-" in c.props[k].upper():
+        if (
+            k in _SCRAM_KEYS or (k.startswith("listener.name.") and k.endswith(".sasl.enabled.mechanisms"))
+        ) and "SCRAM-SHA-" in c.props[k].upper():
             return k
     return None
 
 
 def _delegation_tokens(c: ServerConfig) -> str | None:
     if c.is_controller:
-        if c.props.get("delegation.token.secret.key"):     # DelegationTokenManagerConfigs.tokenAuthEnabled
+        if c.props.get("delegation.token.secret.key"):  # DelegationTokenManagerConfigs.tokenAuthEnabled
             return "delegation.token.secret.key"
     return None
 
@@ -58,10 +59,10 @@ def _delegation_tokens(c: ServerConfig) -> str | None:
 class Trap:
     code: str
     severity: str
-    reference: str                                     # the Kafka KIP / JIRA
-    min_level: int                                     # the metadata.version level the setting needs
-    setting: Callable[[ServerConfig], str | None]      # the key of the config that uses it, or None
-    what: str                                          # what breaks, after "<key> needs metadata.version X"
+    reference: str  # the Kafka KIP / JIRA
+    min_level: int  # the metadata.version level the setting needs
+    setting: Callable[[ServerConfig], str | None]  # the key of the config that uses it, or None
+    what: str  # what breaks, after "<key> needs metadata.version X"
     remedy: str
 
     @property
@@ -70,16 +71,34 @@ class Trap:
 
 
 TRAPS = (
-    Trap("jbod-needs-metadata-version", "error", "KIP-858, KAFKA-15922", 17, _jbod,
-         "a broker with several log dirs (JBOD) fails as soon as it loads a lower metadata.version "
-         "(\"Multiple log directories (aka JBOD) are not supported in the current MetadataVersion\")",
-         "upgrade metadata.version first (kafka-features upgrade --metadata 3.7-IV2 or newer), or keep one "
-         "log dir per broker until then"),
-    Trap("scram-needs-metadata-version", "error", "KIP-554, KAFKA-14084", 11, _scram,
-         "the controllers refuse to store SCRAM credentials (UNSUPPORTED_VERSION: \"The current "
-         "metadata.version does not support SCRAM\"), so no SCRAM login can succeed",
-         "upgrade metadata.version to 3.5-IV2 or newer before enabling SCRAM, or use another SASL mechanism"),
-    Trap("delegation-tokens-need-metadata-version", "warning", "KAFKA-15219", 14, _delegation_tokens,
-         "the controllers answer every CreateDelegationToken with UNSUPPORTED_VERSION",
-         "upgrade metadata.version to 3.6-IV2 or newer (kafka-features upgrade --metadata 3.6-IV2)"),
+    Trap(
+        "jbod-needs-metadata-version",
+        "error",
+        "KIP-858, KAFKA-15922",
+        17,
+        _jbod,
+        "a broker with several log dirs (JBOD) fails as soon as it loads a lower metadata.version "
+        '("Multiple log directories (aka JBOD) are not supported in the current MetadataVersion")',
+        "upgrade metadata.version first (kafka-features upgrade --metadata 3.7-IV2 or newer), or keep one "
+        "log dir per broker until then",
+    ),
+    Trap(
+        "scram-needs-metadata-version",
+        "error",
+        "KIP-554, KAFKA-14084",
+        11,
+        _scram,
+        'the controllers refuse to store SCRAM credentials (UNSUPPORTED_VERSION: "The current '
+        'metadata.version does not support SCRAM"), so no SCRAM login can succeed',
+        "upgrade metadata.version to 3.5-IV2 or newer before enabling SCRAM, or use another SASL mechanism",
+    ),
+    Trap(
+        "delegation-tokens-need-metadata-version",
+        "warning",
+        "KAFKA-15219",
+        14,
+        _delegation_tokens,
+        "the controllers answer every CreateDelegationToken with UNSUPPORTED_VERSION",
+        "upgrade metadata.version to 3.6-IV2 or newer (kafka-features upgrade --metadata 3.6-IV2)",
+    ),
 )

@@ -33,10 +33,20 @@ from .findings import Finding
 from .live_quorum import live_findings, observer_findings
 
 # file_checks' findings that are about the voter set, its endpoints and directory ids
-VOTER_CODES = ("stale-voter-endpoint", "voter-endpoint-listener-missing", "directory-id-not-in-voter-set",
-               "static-config-on-dynamic-storage", "dynamic-config-on-static-storage", "voter-set-differs",
-               "uncommitted-voter-change", "static-voters-differ", "static-voter-endpoint-differs",
-               "controller-not-in-static-voters", "cluster-id-mismatch", "node-claimed-twice")
+VOTER_CODES = (
+    "stale-voter-endpoint",
+    "voter-endpoint-listener-missing",
+    "directory-id-not-in-voter-set",
+    "static-config-on-dynamic-storage",
+    "dynamic-config-on-static-storage",
+    "voter-set-differs",
+    "uncommitted-voter-change",
+    "static-voters-differ",
+    "static-voter-endpoint-differs",
+    "controller-not-in-static-voters",
+    "cluster-id-mismatch",
+    "node-claimed-twice",
+)
 
 
 def _ep(e: dict) -> str:
@@ -46,11 +56,15 @@ def _ep(e: dict) -> str:
 
 def voters_from_quorum(q, source: str) -> dict:
     """A live quorum's voter set in file_checks' form (by_id: VotersRecord-like voters)."""
-    by_id = {v.id: {"voterId": v.id, "voterDirectoryId": v.directory_id,
-                    "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in q.endpoints(v.id)]}
-             for v in q.voters}
-    return {"ids": sorted(by_id), "source": "DescribeQuorum", "node": source, "partition_dir": source,
-            "by_id": by_id}
+    by_id = {
+        v.id: {
+            "voterId": v.id,
+            "voterDirectoryId": v.directory_id,
+            "endpoints": [{"name": e.name, "host": e.host, "port": e.port} for e in q.endpoints(v.id)],
+        }
+        for v in q.voters
+    }
+    return {"ids": sorted(by_id), "source": "DescribeQuorum", "node": source, "partition_dir": source, "by_id": by_id}
 
 
 def resolve(host: str, port: int) -> tuple[list[str], str | None]:
@@ -69,18 +83,29 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
     address probed when a name has several, else the name itself), with a verdict:
     ok | unresolvable | silent (nothing answers) | other (another node or cluster answers)."""
     from ..protocol.liveness import probe_voters
+
     checks = []
     jobs: dict[int, list[Address]] = {}
     for vid, v in sorted(voters["by_id"].items()):
         for e in v.get("endpoints") or []:
             addrs, err = resolve(e["host"], e["port"])
-            c = {"voter_id": vid, "directory_id": v.get("voterDirectoryId"), "endpoint": _ep(e),
-                 "host": e["host"], "port": e["port"], "name": e["name"], "addresses": addrs,
-                 "resolve_error": err, "probes": [], "verdict": "unresolvable" if err else None}
+            c = {
+                "voter_id": vid,
+                "directory_id": v.get("voterDirectoryId"),
+                "endpoint": _ep(e),
+                "host": e["host"],
+                "port": e["port"],
+                "name": e["name"],
+                "addresses": addrs,
+                "resolve_error": err,
+                "probes": [],
+                "verdict": "unresolvable" if err else None,
+            }
             checks.append(c)
             if err is None:
-                c["targets"] = [Address(e["host"], e["port"])] if len(addrs) == 1 else \
-                    [Address(a, e["port"]) for a in addrs]
+                c["targets"] = (
+                    [Address(e["host"], e["port"])] if len(addrs) == 1 else [Address(a, e["port"]) for a in addrs]
+                )
                 jobs.setdefault(vid, []).extend(c["targets"])
     probes = probe_voters(jobs, client_cfg, timeout, (), cluster_id)[0] if jobs else []
     for c in checks:
@@ -88,8 +113,11 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
             continue
         mine = [p for p in probes if p.voter_id == c["voter_id"] and p.address in c.pop("targets")]
         c["probes"] = [p.to_json() for p in mine]
-        good = [p for p in mine if p.same_cluster_controller(cluster_id)
-                and (p.node_id is None or p.node_id == c["voter_id"])]
+        good = [
+            p
+            for p in mine
+            if p.same_cluster_controller(cluster_id) and (p.node_id is None or p.node_id == c["voter_id"])
+        ]
         # something else answering at one of its addresses; an address where nothing listens
         # beside one that answers is no harm (Kafka's clients try every address of a name)
         other = [p for p in mine if p.state == "answers" and p not in good]
@@ -116,13 +144,17 @@ def _fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> st
                 adv = f"{c['name']}://{host}:{port}"
             except InputError:
                 pass
-    live = (f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
-            "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
-            "DNS record")
+    live = (
+        f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
+        "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
+        "DNS record"
+    )
     dirs = " ".join(shlex.quote(d) for d in log_dirs) or "<every voter's log dir>"
-    offline = (f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
-               f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
-               "docs/membership.md)")
+    offline = (
+        f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
+        f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
+        "docs/membership.md)"
+    )
     if leader:
         return live
     if leader is None:
@@ -140,17 +172,24 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
             what = f"its name {c['host']} {c['resolve_error']}"
             evidence = [f"getaddrinfo({c['host']!r}): {c['resolve_error']}"]
         else:
-            evidence = [f"{p['address']}: {p['state']}: {p['detail']}"
-                        + (f" (node {p['node_id']})" if p.get("node_id") is not None else "") for p in c["probes"]]
+            evidence = [
+                f"{p['address']}: {p['state']}: {p['detail']}"
+                + (f" (node {p['node_id']})" if p.get("node_id") is not None else "")
+                for p in c["probes"]
+            ]
             addrs = ", ".join(c["addresses"])
             if v == "silent":
-                what = (f"nothing answers there as a controller ({c['host']} resolves to {addrs}): the voter is down, "
-                        "or it runs elsewhere")
+                what = (
+                    f"nothing answers there as a controller ({c['host']} resolves to {addrs}): the voter is down, "
+                    "or it runs elsewhere"
+                )
             elif v == "other":
                 what = f"another node answers there ({c['host']} resolves to {addrs})"
             else:
-                what = (f"another node answers at some of its addresses, voter {vid} at others ({c['host']} "
-                        f"resolves to {addrs})")
+                what = (
+                    f"another node answers at some of its addresses, voter {vid} at others ({c['host']} "
+                    f"resolves to {addrs})"
+                )
         for cfg in configs:
             if cfg.node_id == vid and cfg.is_controller:
                 try:
@@ -158,13 +197,22 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
                 except InputError:
                     continue
                 mine, _ = resolve(host, port)
-                evidence.append(f"{cfg.path}: node {vid} advertises {host}:{port}"
-                                + (f" ({host} resolves to {', '.join(mine)})" if mine else ""))
+                evidence.append(
+                    f"{cfg.path}: node {vid} advertises {host}:{port}"
+                    + (f" ({host} resolves to {', '.join(mine)})" if mine else "")
+                )
                 if mine and c["addresses"] and not set(mine) & set(c["addresses"]):
                     what += f"; the node's own name resolves elsewhere ({', '.join(mine)})"
-        out.append(Finding("stale-voter-endpoint", "error",
-                           f"voter {vid}'s stored endpoint {c['endpoint']} is stale: {what}",
-                           evidence, _fix(c, leader, configs, log_dirs), node_id=vid))
+        out.append(
+            Finding(
+                "stale-voter-endpoint",
+                "error",
+                f"voter {vid}'s stored endpoint {c['endpoint']} is stale: {what}",
+                evidence,
+                _fix(c, leader, configs, log_dirs),
+                node_id=vid,
+            )
+        )
     return out
 
 
@@ -172,6 +220,7 @@ def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
     """controller.quorum.bootstrap.servers entries that are no voter's stored endpoint:
     the node bootstraps from an address the quorum no longer has."""
     from .file_checks import _at
+
     stored = {(e["host"], e["port"]) for v in voters["by_id"].values() for e in v.get("endpoints") or []}
     out = []
     for c in configs:
@@ -183,20 +232,33 @@ def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
             continue
         odd = [str(a) for a in boot if (a.host, a.port) not in stored]
         if odd:
-            out.append(Finding(
-                "bootstrap-server-not-a-voter", "warning",
-                f"{c.path}: controller.quorum.bootstrap.servers names {', '.join(odd)}, which no voter's stored "
-                "endpoint is" + (": none of its entries is" if len(odd) == len(boot) else ""),
-                [_at(c, "controller.quorum.bootstrap.servers"), f"{voters['partition_dir']}: {voters['source']}: "
-                 + ", ".join(sorted(f"{h}:{p}" for h, p in stored))],
-                "list the voters' endpoints (host:port of each voter) in controller.quorum.bootstrap.servers on "
-                "every node, or fix the voters' endpoints (quorumctl voters check names the stale ones)",
-                node_id=c.node_id))
+            out.append(
+                Finding(
+                    "bootstrap-server-not-a-voter",
+                    "warning",
+                    f"{c.path}: controller.quorum.bootstrap.servers names {', '.join(odd)}, which no voter's stored "
+                    "endpoint is" + (": none of its entries is" if len(odd) == len(boot) else ""),
+                    [
+                        _at(c, "controller.quorum.bootstrap.servers"),
+                        f"{voters['partition_dir']}: {voters['source']}: "
+                        + ", ".join(sorted(f"{h}:{p}" for h, p in stored)),
+                    ],
+                    "list the voters' endpoints (host:port of each voter) in controller.quorum.bootstrap.servers on "
+                    "every node, or fix the voters' endpoints (quorumctl voters check names the stale ones)",
+                    node_id=c.node_id,
+                )
+            )
     return out
 
 
-def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None, bootstrap_controller: str | None,
-          command_config: str | None, timeout: float) -> dict:
+def check(
+    configs: list[str],
+    log_dirs: list[str],
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float,
+) -> dict:
     """`voters check`: the document (voters, endpoint checks, findings)."""
     from ..protocol.client import describe_quorum
     from ..protocol.connection import load_client_config
@@ -215,25 +277,42 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
         except QuorumctlError as e:
             if report is None or report.voters is None or isinstance(e, InputError):
                 raise
-            findings.append(Finding("live-no-leader", "error",
-                                    f"{live}: no answer to DescribeQuorum ({e}): no leader answers; the voter set is "
-                                    f"read from the log dirs given", [f"{live}: {e}"],
-                                    "the findings below say why the voters cannot elect one"))
+            findings.append(
+                Finding(
+                    "live-no-leader",
+                    "error",
+                    f"{live}: no answer to DescribeQuorum ({e}): no leader answers; the voter set is "
+                    f"read from the log dirs given",
+                    [f"{live}: {e}"],
+                    "the findings below say why the voters cannot elect one",
+                )
+            )
         else:
             source = q.source or live
             voters = voters_from_quorum(q, source)
             if q.leader_id < 0:
-                findings.append(Finding("live-no-leader", "error", f"{source}: the quorum has no leader "
-                                        f"(epoch {q.leader_epoch})", [f"{source}: DescribeQuorum"],
-                                        "the findings below say why the voters cannot elect one"))
+                findings.append(
+                    Finding(
+                        "live-no-leader",
+                        "error",
+                        f"{source}: the quorum has no leader (epoch {q.leader_epoch})",
+                        [f"{source}: DescribeQuorum"],
+                        "the findings below say why the voters cannot elect one",
+                    )
+                )
     if voters is None:
         if report is None or report.voters is None:
-            raise InputError("no voter set: give --bootstrap-controller/--bootstrap-server, or the controllers' "
-                             "log dirs (or -c server.properties) of a dynamic quorum (kraft.version 1)")
+            raise InputError(
+                "no voter set: give --bootstrap-controller/--bootstrap-server, or the controllers' "
+                "log dirs (or -c server.properties) of a dynamic quorum (kraft.version 1)"
+            )
         voters = report.voters
         source = f"{voters['partition_dir']} ({voters['source']})"
-    cluster_id = q.cluster_id if q is not None and q.cluster_id else next(
-        (d.meta.get("cluster.id") for d in (report.log_dirs if report else []) if d.meta), None)
+    cluster_id = (
+        q.cluster_id
+        if q is not None and q.cluster_id
+        else next((d.meta.get("cluster.id") for d in (report.log_dirs if report else []) if d.meta), None)
+    )
     cfgs = report.configs if report else []
     if report is not None:
         findings += [f for f in report.findings if f.code in VOTER_CODES]
@@ -242,12 +321,19 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
             # the live voters' directory ids against the log dirs' meta.properties, the cluster id
             findings += [f for f in live_findings(report, q, str(source)) if f.code != "live-no-leader"]
     if q is not None:
-        findings += observer_findings(q, str(source), str(bootstrap_controller or bootstrap_server),
-                                      "--bootstrap-controller" if bootstrap_controller else "--bootstrap-server")
+        findings += observer_findings(
+            q,
+            str(source),
+            str(bootstrap_controller or bootstrap_server),
+            "--bootstrap-controller" if bootstrap_controller else "--bootstrap-server",
+        )
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
-    dirs = [d.path for d in (report.log_dirs if report else []) if d.replica is not None
-            and (d.meta or {}).get("node.id") in voters["by_id"]]
+    dirs = [
+        d.path
+        for d in (report.log_dirs if report else [])
+        if d.replica is not None and (d.meta or {}).get("node.id") in voters["by_id"]
+    ]
     leader = None if not live else (q is not None and q.leader_id >= 0)
     findings += endpoint_findings(checks, leader, cfgs, dirs)
     seen, unique = set(), []
@@ -255,13 +341,24 @@ def check(configs: list[str], log_dirs: list[str], bootstrap_server: str | None,
         if (f.code, f.message) not in seen:
             seen.add((f.code, f.message))
             unique.append(f)
-    return {"source": source, "live": q is not None, "cluster_id": cluster_id,
-            "leader": {"id": q.leader_id, "epoch": q.leader_epoch} if q is not None else None,
-            "voters": [{"id": vid, "directory_id": v.get("voterDirectoryId"),
-                        "endpoints": [_ep(e) for e in v.get("endpoints") or []]}
-                       for vid, v in sorted(voters["by_id"].items())],
-            "observers": [{"id": o.id, "directory_id": o.directory_id} for o in q.observers] if q is not None else None,
-            "endpoints": checks, "findings": [f.to_json() for f in unique], "ok": not unique}
+    return {
+        "source": source,
+        "live": q is not None,
+        "cluster_id": cluster_id,
+        "leader": {"id": q.leader_id, "epoch": q.leader_epoch} if q is not None else None,
+        "voters": [
+            {
+                "id": vid,
+                "directory_id": v.get("voterDirectoryId"),
+                "endpoints": [_ep(e) for e in v.get("endpoints") or []],
+            }
+            for vid, v in sorted(voters["by_id"].items())
+        ],
+        "observers": [{"id": o.id, "directory_id": o.directory_id} for o in q.observers] if q is not None else None,
+        "endpoints": checks,
+        "findings": [f.to_json() for f in unique],
+        "ok": not unique,
+    }
 
 
 def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> list[Finding]:
@@ -271,5 +368,6 @@ def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> li
     voters = voters_from_quorum(q, q.source or bootstrap)
     checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
     dirs = [d.path for d in report.log_dirs if d.replica is not None]
-    return (endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs)
-            + bootstrap_findings(report.configs, voters))
+    return endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs) + bootstrap_findings(
+        report.configs, voters
+    )

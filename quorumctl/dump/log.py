@@ -19,13 +19,14 @@ from ..render import dumplog as render_dumplog
 from ..render.dumplog import Sink, header_line
 from ..render.output import json_line
 from ..logdir import filekinds
-from .files import Job, Result   # (registers the dumps of the files that are not record batches)
+from .files import Job, Result  # (registers the dumps of the files that are not record batches)
 
 
 def known_record_types() -> list[str]:
     """Kafka's metadata and control record type names (its enums' spelling)."""
     from ..records.control_schemas import CONTROL_TYPES
     from ..records.metadata_schemas import TYPE_NAMES
+
     return sorted(set(TYPE_NAMES.values()) | {name for name, _msg in CONTROL_TYPES.values()})
 
 
@@ -43,8 +44,10 @@ def check_record_types(values: list[str]) -> list[str]:
     out = [v.strip().upper() for v in values]
     bad = [v for v, u in zip(values, out) if u not in accepted]
     if bad:
-        raise InputError(f"--record-type: no record type {bad[0]!r} (one of {', '.join(known)}; "
-                         "case does not matter and _RECORD may be left out)")
+        raise InputError(
+            f"--record-type: no record type {bad[0]!r} (one of {', '.join(known)}; "
+            "case does not matter and _RECORD may be left out)"
+        )
     return out
 
 
@@ -60,14 +63,23 @@ class Span:
 
     first_offset: int | None = None
     last_offset: int | None = None
-    gaps: list = field(default_factory=list)   # the first MAX_GAPS (offset, next offset) pairs
+    gaps: list = field(default_factory=list)  # the first MAX_GAPS (offset, next offset) pairs
     gap_count: int = 0
     problems: int = 0
-    stop: Stop | None = None     # where and why reading ended (BatchReader.stop)
+    stop: Stop | None = None  # where and why reading ended (BatchReader.stop)
 
 
-def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: bool, decode_json: bool,
-               start: int = 0, end: int | None = None, max_bytes: int | None = None) -> Span:
+def dump_range(
+    path: str,
+    opts: render_dumplog.Options,
+    sink: Sink,
+    *,
+    as_json: bool,
+    decode_json: bool,
+    start: int = 0,
+    end: int | None = None,
+    max_bytes: int | None = None,
+) -> Span:
     """Dump the batches that start in [start, end) of one record-batch file.
     Records stream out of each batch RECORD_SLICE at a time: memory does not grow
     with the count a batch claims."""
@@ -79,13 +91,30 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
     types = opts.record_types
     line = sink.line
     # the usual dump of a metadata log: whole batches from bytes to lines (render_dumplog.fast_metadata_lines)
-    fast = (sink.plain and types is None and lo is None and hi is None and not opts.skip_record_metadata
-            and (decode_json if as_json else opts.metadata_decoder))
+    fast = (
+        sink.plain
+        and types is None
+        and lo is None
+        and hi is None
+        and not opts.skip_record_metadata
+        and (decode_json if as_json else opts.metadata_decoder)
+    )
     for b in reader:
         if isinstance(b, LegacyEntry):
-            line(json_line({"kind": "legacy-entry", "file": path, "position": b.position,
-                            "offset": b.base_offset, "magic": b.magic, "size": b.size})
-                 if as_json else render_dumplog.legacy_line(b))
+            line(
+                json_line(
+                    {
+                        "kind": "legacy-entry",
+                        "file": path,
+                        "position": b.position,
+                        "offset": b.base_offset,
+                        "magic": b.magic,
+                        "size": b.size,
+                    }
+                )
+                if as_json
+                else render_dumplog.legacy_line(b)
+            )
             continue
         if (lo is not None and b.base_offset + b.last_offset_delta < lo) or (hi is not None and b.base_offset > hi):
             continue
@@ -143,7 +172,9 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
                     _open_batch(sink, path, b, crc_ok, as_json)
                 if as_json:
                     # one encode per slice: the list's text without its brackets
-                    sink.part(("," if written else "") + json_line(render_dumplog.records_json(b, chunk, decode_json))[1:-1])
+                    sink.part(
+                        ("," if written else "") + json_line(render_dumplog.records_json(b, chunk, decode_json))[1:-1]
+                    )
                 elif deep:
                     sink.records(b, chunk, opts, decode_json)
                 written += len(chunk)
@@ -158,7 +189,7 @@ def dump_range(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: 
                 sink.end_line()
             sink.error(f"quorumctl: {path}: position {e.pos}: {e}")
             continue
-        if not opened and types is None:   # a batch with no records (compaction leaves them) still shows
+        if not opened and types is None:  # a batch with no records (compaction leaves them) still shows
             opened = True
             _open_batch(sink, path, b, crc_ok, as_json)
         if as_json and opened:
@@ -205,7 +236,7 @@ def _slices(records):
 
 # Files above this size are dumped by two processes (the machine class has 2 cores).
 PARALLEL_MIN_BYTES = 16 << 20
-CHUNK_BYTES = 1 << 20   # each process holds one chunk's output at a time
+CHUNK_BYTES = 1 << 20  # each process holds one chunk's output at a time
 
 
 def batch_boundaries(path: str, every: int) -> list[int]:
@@ -214,8 +245,16 @@ def batch_boundaries(path: str, every: int) -> list[int]:
         return [0] + batch_cuts(f, os.fstat(f.fileno()).st_size, every)
 
 
-def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json: bool, max_bytes: int | None,
-                 result: Result, workers: int | None = None) -> None:
+def dump_batches(
+    path: str,
+    opts: render_dumplog.Options,
+    sink: Sink,
+    *,
+    as_json: bool,
+    max_bytes: int | None,
+    result: Result,
+    workers: int | None = None,
+) -> None:
     """Dump one record-batch file (.log, snapshot .checkpoint, bootstrap.checkpoint)."""
     decode_json = opts.metadata_decoder or filekinds.is_metadata_path(path)
     if not as_json:
@@ -237,7 +276,7 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
         if prev is not None and sp.first_offset is not None and sp.first_offset != prev + 1:
             gaps.append((prev, sp.first_offset))
             gap_count += 1
-        gaps.extend(sp.gaps[:MAX_GAPS - len(gaps)])
+        gaps.extend(sp.gaps[: MAX_GAPS - len(gaps)])
         gap_count += sp.gap_count
         if sp.last_offset is not None:
             prev = sp.last_offset
@@ -245,15 +284,33 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
     if stop is not None and stop.reason == "corrupt":
         result.problems += 1
         if as_json:
-            sink.line(json_line({"kind": "problem", "file": path, "position": stop.position,
-                                 "problem": "corrupt-batch-length", "message": stop.detail}))
+            sink.line(
+                json_line(
+                    {
+                        "kind": "problem",
+                        "file": path,
+                        "position": stop.position,
+                        "problem": "corrupt-batch-length",
+                        "message": stop.detail,
+                    }
+                )
+            )
         sink.error(f"quorumctl: {path}: position {stop.position}: {stop.detail}")
     elif stop is not None and stop.reason and max_bytes is None:
         result.problems += 1
         if as_json:
-            sink.line(json_line({"kind": "problem", "file": path, "position": stop.position,
-                                 "problem": "invalid-bytes-at-end", "bytes": stop.remaining,
-                                 "message": stop.detail}))
+            sink.line(
+                json_line(
+                    {
+                        "kind": "problem",
+                        "file": path,
+                        "position": stop.position,
+                        "problem": "invalid-bytes-at-end",
+                        "bytes": stop.remaining,
+                        "message": stop.detail,
+                    }
+                )
+            )
         else:
             sink.line(f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}")
     if gap_count:
@@ -268,16 +325,27 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
     if gaps or lead:
         if as_json:
             for a, z in gaps:
-                sink.line(json_line({"kind": "problem", "file": path, "problem": "non-consecutive-offsets",
-                                     "offset": a, "next": z}))
+                sink.line(
+                    json_line(
+                        {"kind": "problem", "file": path, "problem": "non-consecutive-offsets", "offset": a, "next": z}
+                    )
+                )
             if gap_count > len(gaps):
-                sink.line(json_line({"kind": "problem", "file": path, "problem": "non-consecutive-offsets",
-                                     "more": gap_count - len(gaps)}))
+                sink.line(
+                    json_line(
+                        {
+                            "kind": "problem",
+                            "file": path,
+                            "problem": "non-consecutive-offsets",
+                            "more": gap_count - len(gaps),
+                        }
+                    )
+                )
         else:
             sink.error(f"Non-consecutive offsets in {os.path.abspath(path)}")
-            listed = gaps[:MAX_GAPS - len(lead)]
+            listed = gaps[: MAX_GAPS - len(lead)]
             # 4.3 sorts the pairs by offset; 4.1 printed the last found first
-            for a, z in (reversed(listed) if opts.kafka == "4.1" else lead + listed):
+            for a, z in reversed(listed) if opts.kafka == "4.1" else lead + listed:
                 sink.error(f"  {a} is followed by {z}")
             unlisted = gap_count - len(listed)
             if unlisted > 0:
@@ -287,14 +355,14 @@ def dump_batches(path: str, opts: render_dumplog.Options, sink: Sink, *, as_json
 def _out_fd(stream) -> int | None:
     try:
         return stream.fileno()
-    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
         return None
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 class _Collect:
@@ -325,21 +393,23 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
     sink.flush()
     sink.out.flush()
     sink.err.flush()
-    ring = [os.pipe() for _ in range(workers)]   # ring[w]: worker w's turn has come
-    children = []                                  # (pid, read end of its results pipe)
+    ring = [os.pipe() for _ in range(workers)]  # ring[w]: worker w's turn has come
+    children = []  # (pid, read end of its results pipe)
     for w in range(1, workers):
         results = os.pipe()
         pid = os.fork()
-        if pid == 0:   # a child: do its chunks, send its spans, leave without cleanup
+        if pid == 0:  # a child: do its chunks, send its spans, leave without cleanup
             code = ExitStatus.OK
             try:
                 os.close(results[0])
                 _keep_turn_fds(ring, w)
-                spans = _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring,
-                                    out_fd, err_fd, encoding, errors)
+                spans = _dump_turns(
+                    path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd, encoding, errors
+                )
                 import pickle
+
                 _write_all(results[1], pickle.dumps(spans))
-            except BaseException:   # the others see its closed pipes and say so
+            except BaseException:  # the others see its closed pipes and say so
                 code = ExitStatus.INTERNAL
             os._exit(code)
         os.close(results[1])
@@ -349,8 +419,9 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
     _keep_turn_fds(ring, 0)
     data = []
     try:
-        spans = _dump_turns(path, opts, as_json, decode_json, ranges, 0, workers, ring,
-                            out_fd, err_fd, encoding, errors)
+        spans = _dump_turns(
+            path, opts, as_json, decode_json, ranges, 0, workers, ring, out_fd, err_fd, encoding, errors
+        )
         for _pid, fd in children:
             got = bytearray()
             while chunk := os.read(fd, 1 << 16):
@@ -367,9 +438,10 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
         statuses = [os.waitpid(pid, 0)[1] for pid, _fd in children]
     import pickle
     import signal
+
     for st in statuses:
         if os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGPIPE:
-            signal.raise_signal(signal.SIGPIPE)   # `| head`: end quietly as the child did
+            signal.raise_signal(signal.SIGPIPE)  # `| head`: end quietly as the child did
     if any(st != 0 for st in statuses) or not all(data):
         raise OSError(f"a worker process dumping {path} failed")
     for blob in data:
@@ -388,11 +460,10 @@ def _keep_turn_fds(ring, w: int) -> None:
                 os.close(fd)
 
 
-AHEAD = 2   # chunks a worker may hold rendered while its turn to write has not come
+AHEAD = 2  # chunks a worker may hold rendered while its turn to write has not come
 
 
-def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd,
-                encoding, errors) -> list:
+def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd, encoding, errors) -> list:
     """Worker w's part of _dump_parallel: chunks w, w + workers, ...; returns (chunk, Span)
     pairs. While its turn has not come, a worker renders its next chunk (up to AHEAD
     held), so an uneven chunk does not leave a core idle."""
@@ -400,7 +471,7 @@ def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_
 
     my_turn, next_turn = ring[w][0], ring[(w + 1) % workers][1]
     spans = []
-    held: list = []   # (chunk, its output parts, its error parts), in order
+    held: list = []  # (chunk, its output parts, its error parts), in order
 
     def write_first(block: bool) -> bool:
         k, out, err = held[0]
@@ -422,8 +493,7 @@ def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_
         out, err = _Collect(), _Collect()
         sink = Sink(out, err)
         start, end = ranges[k]
-        spans.append((k, dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json,
-                                    start=start, end=end)))
+        spans.append((k, dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, start=start, end=end)))
         sink.flush()
         held.append((k, out.parts, err.parts))
         while held and write_first(block=len(held) >= AHEAD):
@@ -464,9 +534,10 @@ def _time_cut(files: list[str], from_ms, to_ms, offset_start, offset_end) -> tup
     logs = [f for f in files if filekinds.kind_of(f) == "log"]
     dirs = {os.path.dirname(os.path.abspath(f)) for f in logs}
     if len(dirs) != 1:
-        raise InputError("--from-time/--to-time cut one partition's log (the metadata log): "
-                         + ("no .log segment among the files" if not dirs else
-                            f"the segments are in {len(dirs)} directories"))
+        raise InputError(
+            "--from-time/--to-time cut one partition's log (the metadata log): "
+            + ("no .log segment among the files" if not dirs else f"the segments are in {len(dirs)} directories")
+        )
     start, end = offsets_for_times(sorted(logs), from_ms, to_ms)
     if offset_start is not None:
         start = offset_start if start is None else max(start, offset_start)
@@ -475,11 +546,26 @@ def _time_cut(files: list[str], from_ms, to_ms, offset_start, offset_end) -> tup
     return start, end
 
 
-def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=False,
-        skip_record_metadata=False, max_bytes=None, offset_start=None, offset_end=None,
-        record_types=None, verify_index_only=False, index_sanity_check=False,
-        max_message_size=5 * 1024 * 1024, output=None, sink: Sink | None = None, kafka: str = "4.3",
-        from_time: int | None = None, to_time: int | None = None) -> int:
+def run(
+    paths: list[str],
+    *,
+    deep=False,
+    print_data=False,
+    metadata_decoder=False,
+    skip_record_metadata=False,
+    max_bytes=None,
+    offset_start=None,
+    offset_end=None,
+    record_types=None,
+    verify_index_only=False,
+    index_sanity_check=False,
+    max_message_size=5 * 1024 * 1024,
+    output=None,
+    sink: Sink | None = None,
+    kafka: str = "4.3",
+    from_time: int | None = None,
+    to_time: int | None = None,
+) -> int:
     """Dump every path; returns the exit code (0 clean, 1 problems seen, 2 bad input).
     kafka: whose kafka-dump-log text (4.3 or 4.1) where the two differ;
     from_time/to_time (epoch ms) cut one partition's log where its record timestamps say.
@@ -487,7 +573,7 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     from ..render.output import Output, resolve
 
     out_mode = resolve(output)
-    types = frozenset(check_record_types(record_types)) if record_types else None   # a typo: exit 2 first
+    types = frozenset(check_record_types(record_types)) if record_types else None  # a typo: exit 2 first
     if not paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
     sink = sink or Sink()
@@ -502,7 +588,8 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
         print_data=print_data or metadata_decoder,
         metadata_decoder=metadata_decoder,
         skip_record_metadata=skip_record_metadata,
-        offset_start=offset_start, offset_end=offset_end,
+        offset_start=offset_start,
+        offset_end=offset_end,
         record_types=types,
         kafka=kafka,
     )
@@ -510,23 +597,41 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
     as_json = out_mode is Output.json
     if out_mode is Output.table:
         from ..render.dumplog_table import TableSink
+
         sink = TableSink(sink, opts)
-    job = Job(sink, opts, out_mode, result, max_bytes=max_bytes, verify_index_only=verify_index_only,
-              index_sanity_check=index_sanity_check, max_message_size=max_message_size)
+    job = Job(
+        sink,
+        opts,
+        out_mode,
+        result,
+        max_bytes=max_bytes,
+        verify_index_only=verify_index_only,
+        index_sanity_check=index_sanity_check,
+        max_message_size=max_message_size,
+    )
     for path in files:
         kind = filekinds.kind_of(path)
         gone = filekinds.renamed(path)
         if not as_json:
             sink.line(f"Dumping {path}")
-            if gone:   # Kafka 4.1 ignores these ("Ignoring unknown file"); we decode what they were
+            if gone:  # Kafka 4.1 ignores these ("Ignoring unknown file"); we decode what they were
                 sink.line(f"Renamed {gone}: {filekinds.RENAMED[gone]}; read as {filekinds.original_name(path)}")
         elif gone:
-            sink.line(json_line({"kind": "renamed", "file": path, "suffix": gone, "as": filekinds.original_name(path),
-                                 "meaning": filekinds.RENAMED[gone]}))
+            sink.line(
+                json_line(
+                    {
+                        "kind": "renamed",
+                        "file": path,
+                        "suffix": gone,
+                        "as": filekinds.original_name(path),
+                        "meaning": filekinds.RENAMED[gone],
+                    }
+                )
+            )
         try:
-            check_regular(path)   # a FIFO, device, dangling link or loop: one line saying what it is
+            check_regular(path)  # a FIFO, device, dangling link or loop: one line saying what it is
             filekinds.handler("dump", kind)(path, kind, job)
-        except InputError as e:   # a file that is not what its name says: exit 2 unless problems were seen
+        except InputError as e:  # a file that is not what its name says: exit 2 unless problems were seen
             result.errors.append(str(e))
             sink.error(f"quorumctl: error: {e}")
         except OSError as e:
@@ -540,8 +645,9 @@ def run(paths: list[str], *, deep=False, print_data=False, metadata_decoder=Fals
 
 # The record-batch kinds' dump; the other kinds' are files.py's.
 
+
 @filekinds.handles("dump", filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
 def _dump_batch_file(path, kind, job: Job) -> None:
     from ..render.output import Output
-    dump_batches(path, job.opts, job.sink, as_json=job.mode is Output.json, max_bytes=job.max_bytes,
-                 result=job.result)
+
+    dump_batches(path, job.opts, job.sink, as_json=job.mode is Output.json, max_bytes=job.max_bytes, result=job.result)

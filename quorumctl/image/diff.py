@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ..errors import InputError
-from .model import (ELR, ISR, LAST_ELR, LEADER, REPLICAS, Image)
+from .model import ELR, ISR, LAST_ELR, LEADER, REPLICAS, Image
 from .replay import Point, Replay, check_inside, open_source, plan
 from .view import field_changes, flatten, leaf_json, provenance
 
@@ -70,8 +70,12 @@ def _count(s: Counter, kind: str, a, b) -> None:
 
 def change_json(path: str, a, b) -> dict:
     ja, jb = leaf_json(path, a), leaf_json(path, b)
-    out = {"path": path, "change": "added" if a is None else "removed" if b is None else "changed",
-           "before": ja, "after": jb}
+    out = {
+        "path": path,
+        "change": "added" if a is None else "removed" if b is None else "changed",
+        "before": ja,
+        "after": jb,
+    }
     fields = field_changes(ja, jb)
     if fields is not None:
         out["fields"] = fields
@@ -95,7 +99,8 @@ class Changes:
     Iterating gives change_json's dicts; `raw()` gives (path, before, after, is a
     partition) for the streaming renderers, which render each distinct partition change
     once. len() and `summary` are known from a first, counting pass."""
-    streams_changes = True           # how render.image knows it (render does not import image)
+
+    streams_changes = True  # how render.image knows it (render does not import image)
     change_json = staticmethod(change_json)
 
     def __init__(self, before: Image, after: Image) -> None:
@@ -127,7 +132,7 @@ class Changes:
         under /topics, in _sort_key's order."""
         tb, ta = self.tb, self.ta
         for group in self.groups:
-            if len(group) > 1:      # names of one key ("7", "007"): as flatten and sort put them
+            if len(group) > 1:  # names of one key ("7", "007"): as flatten and sort put them
                 yield from self._tied(group)
                 continue
             name = group[0]
@@ -154,6 +159,7 @@ class Changes:
                     for p, v in t.partitions.items():
                         out[f"/topics/{name}/{p}"] = v
             return out
+
         ch = changes(leaves(self.before), leaves(self.after))
         for path, (a, b) in sorted(ch.items(), key=lambda kv: _sort_key(kv[0])):
             parts = path.split("/")
@@ -192,6 +198,7 @@ def diff(paths: list[str], frm: Point, to: Point, *, timeline: bool = False, laz
             raise InputError("--to is before --from")
         if timeline:
             from .history import TimelineWatcher
+
             watcher = TimelineWatcher()
             watcher.replay = rp
             rp.image.observer = watcher
@@ -206,12 +213,13 @@ def diff(paths: list[str], frm: Point, to: Point, *, timeline: bool = False, laz
         raise InputError(f"--to reaches offset {after.offset}, before --from's {before.offset}")
     ch = Changes(before, after)
     return {
-        "from": provenance_brief(before), "to": provenance_brief(after),
+        "from": provenance_brief(before),
+        "to": provenance_brief(after),
         "records": after.records - before.records,
         "summary": ch.summary,
         "changes": ch if lazy else list(ch),
         "unknownRecords": dict(sorted((after.unknown - before.unknown).items())),
-        "problems": after.problems[len(before.problems):],
+        "problems": after.problems[len(before.problems) :],
         "logEnd": rp.end_reason,
         **({} if watcher is None else _timeline_doc(watcher.entries)),
     }
@@ -219,6 +227,7 @@ def diff(paths: list[str], frm: Point, to: Point, *, timeline: bool = False, laz
 
 def _timeline_doc(entries: list[dict]) -> dict:
     from .history import transient
+
     return {"timeline": entries, "transient": transient(entries)}
 
 

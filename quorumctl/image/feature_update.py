@@ -19,25 +19,39 @@ from ..ops.feature_update import Change, Node, blockers, controller_verdict
 @dataclass
 class OfflineCheck:
     change: Change
-    at: dict                                   # the image's provenance (offset, epoch, time ...)
+    at: dict  # the image's provenance (offset, epoch, time ...)
     finalized: dict[str, int]
     nodes: list[Node]
     blockers: list[dict]
     verdict: dict[str, str | None]
     notes: list[str] = field(default_factory=list)
-    log_end: str | None = None                 # why replay stopped early, if it did
+    log_end: str | None = None  # why replay stopped early, if it did
 
 
 def nodes_of(img) -> list[Node]:
     """The registrations of an image as Nodes (brokers, then controllers, by id)."""
     out = []
     for bid, b in sorted(img.brokers.items()):
-        out.append(Node("broker", bid, {n: tuple(r) for n, r in b["supportedFeatures"].items()}, b["fenced"],
-                        b["listeners"][0] if b["listeners"] else None,
-                        extra={"epoch": b["epoch"], "inControlledShutdown": b["inControlledShutdown"]}))
+        out.append(
+            Node(
+                "broker",
+                bid,
+                {n: tuple(r) for n, r in b["supportedFeatures"].items()},
+                b["fenced"],
+                b["listeners"][0] if b["listeners"] else None,
+                extra={"epoch": b["epoch"], "inControlledShutdown": b["inControlledShutdown"]},
+            )
+        )
     for cid, c in sorted(img.controllers.items()):
-        out.append(Node("controller", cid, {n: tuple(r) for n, r in c["supportedFeatures"].items()}, None,
-                        c["listeners"][0] if c["listeners"] else None))
+        out.append(
+            Node(
+                "controller",
+                cid,
+                {n: tuple(r) for n, r in c["supportedFeatures"].items()},
+                None,
+                c["listeners"][0] if c["listeners"] else None,
+            )
+        )
     return out
 
 
@@ -48,6 +62,7 @@ def active_controller(src, img) -> int | None:
     import os
     from ..errors import InputError
     from ..logdir.statefiles import read_quorum_state
+
     leader = None
     files = [p for _, p in src.segments] + [s.path for s in src.snapshots]
     state = os.path.join(os.path.dirname(files[0]), "quorum-state") if files else None
@@ -64,6 +79,7 @@ def active_controller(src, img) -> int | None:
 def check_offline(paths: list[str], change: Change) -> OfflineCheck:
     from .replay import open_source, replay
     from .view import provenance
+
     src = open_source(paths)
     rp = replay(src)
     img = rp.image
@@ -74,15 +90,26 @@ def check_offline(paths: list[str], change: Change) -> OfflineCheck:
     found = blockers(nodes, change, finalized.get("metadata.version"))
     notes = []
     if "metadata.version" not in finalized:
-        notes.append("the image has no metadata.version (no FeatureLevelRecord): Kafka's controller would not "
-                     "start from it")
+        notes.append(
+            "the image has no metadata.version (no FeatureLevelRecord): Kafka's controller would not start from it"
+        )
     if not img.brokers and not img.controllers:
         notes.append("the image holds no registrations: nothing to check the change against")
     elif finalized.get("metadata.version", 0) < 15:
-        notes.append("metadata.version is below 3.7-IV0: controllers do not register, only the active "
-                     "controller's own range is checked (not known offline)")
+        notes.append(
+            "metadata.version is below 3.7-IV0: controllers do not register, only the active "
+            "controller's own range is checked (not known offline)"
+        )
     local = active_controller(src, img)
     if local is not None:
         notes.append(f"the verdict is controller {local}'s, the leader this log dir last knew")
-    return OfflineCheck(change, provenance(img), finalized, nodes, found,
-                        controller_verdict(change, finalized, nodes, local), notes, rp.end_reason)
+    return OfflineCheck(
+        change,
+        provenance(img),
+        finalized,
+        nodes,
+        found,
+        controller_verdict(change, finalized, nodes, local),
+        notes,
+        rp.end_reason,
+    )

@@ -24,8 +24,8 @@ from .view import field_changes, flatten, leaf_json
 
 @dataclass
 class Entity:
-    kind: str                 # topic, broker, config, feature, voter
-    name: str                 # topic name, broker id, "TYPE:NAME", feature name, voter id
+    kind: str  # topic, broker, config, feature, voter
+    name: str  # topic name, broker id, "TYPE:NAME", feature name, voter id
     partition: int | None = None
 
     def describe(self) -> str:
@@ -37,8 +37,10 @@ class Entity:
 def parse_config(text: str) -> tuple[int, str]:
     typ, sep, name = text.partition(":")
     if not sep or typ not in CONFIG_TYPE_IDS:
-        raise InputError(f"--config-resource {text}: expected TYPE:NAME with TYPE one of {', '.join(CONFIG_TYPE_IDS)} "
-                         f"(e.g. topic:orders, broker:1)")
+        raise InputError(
+            f"--config-resource {text}: expected TYPE:NAME with TYPE one of {', '.join(CONFIG_TYPE_IDS)} "
+            f"(e.g. topic:orders, broker:1)"
+        )
     return CONFIG_TYPE_IDS[typ], name
 
 
@@ -46,13 +48,13 @@ class Watcher:
     """The observer plugged into Image.replay: applies each record, and for those
     touching the entity records the leaf paths' values before and after."""
 
-    observes_every_record = False   # True: replay's fast path must not skip any record
+    observes_every_record = False  # True: replay's fast path must not skip any record
 
     def __init__(self, entity: Entity):
         self.e = entity
         self.topic_ids: set[str] = set()
         self.entries: list[dict] = []
-        self.replay: Replay | None = None     # to tell which file a record before the log came from
+        self.replay: Replay | None = None  # to tell which file a record before the log came from
         if entity.kind == "config":
             self.config = parse_config(entity.name)
         if entity.kind in ("broker", "voter"):
@@ -86,10 +88,17 @@ class Watcher:
                     return [f"/topics/{e.name}/{pid}"]
                 return None
             if api_key == rt.REMOVE_TOPIC_RECORD and d["topicId"] in self.topic_ids:
-                return self._topic_paths(img, d["topicId"]) + [f"/topics/{e.name}"] + self._config_paths(
-                    img, TOPIC_CONFIG, e.name)
-            if api_key == rt.CONFIG_RECORD and d["resourceType"] == TOPIC_CONFIG and d["resourceName"] == e.name \
-                    and e.partition is None:
+                return (
+                    self._topic_paths(img, d["topicId"])
+                    + [f"/topics/{e.name}"]
+                    + self._config_paths(img, TOPIC_CONFIG, e.name)
+                )
+            if (
+                api_key == rt.CONFIG_RECORD
+                and d["resourceType"] == TOPIC_CONFIG
+                and d["resourceName"] == e.name
+                and e.partition is None
+            ):
                 return [f"/configs/topic/{e.name}/{d['name']}"]
             if api_key == rt.CLEAR_ELR_RECORD and d.get("topicName", "") in ("", e.name):
                 return self._topic_paths(img, img.topic_ids.get(e.name))
@@ -98,7 +107,11 @@ class Watcher:
             bid = d.get("brokerId", d.get("id")) if api_key in rt.BROKER_RECORDS else None
             if bid == self.id:
                 return [f"/brokers/{self.id}"]
-            if api_key == rt.CONFIG_RECORD and d["resourceType"] == CONFIG_TYPE_IDS["broker"] and d["resourceName"] == str(self.id):
+            if (
+                api_key == rt.CONFIG_RECORD
+                and d["resourceType"] == CONFIG_TYPE_IDS["broker"]
+                and d["resourceName"] == str(self.id)
+            ):
                 return [f"/configs/broker/{self.id}/{d['name']}"]
             return None
         if e.kind == "config":
@@ -124,11 +137,11 @@ class Watcher:
         t = img.topics.get(tid) if tid is not None else None
         if t is None:
             return []
-        return [f"/topics/{t.name}/{p}" for p in t.partitions
-                if self.e.partition is None or p == self.e.partition]
+        return [f"/topics/{t.name}/{p}" for p in t.partitions if self.e.partition is None or p == self.e.partition]
 
     def _config_paths(self, img: Image, typ: int, name: str) -> list[str]:
         from .view import _config_type
+
         return [f"/configs/{_config_type(typ)}/{name}/{k}" for k in img.configs.get((typ, name), {})]
 
     def __call__(self, img: Image, api_key: int, d: dict, offset: int, ts: int, epoch: int) -> None:
@@ -158,8 +171,16 @@ class Watcher:
                 c["fields"] = fields
             changes.append(c)
         from ..timefmt import iso_utc
-        entry = {"offset": offset, "timestamp": ts, "time": iso_utc(ts), "epoch": epoch, "record": record,
-                 "source": "log", "changes": changes}
+
+        entry = {
+            "offset": offset,
+            "timestamp": ts,
+            "time": iso_utc(ts),
+            "epoch": epoch,
+            "record": record,
+            "source": "log",
+            "changes": changes,
+        }
         step = self.replay.step if self.replay is not None else None
         if offset < 0 and step is not None and step.kind != "log":
             # bootstrap.checkpoint, or the KIP-853 bootstrap snapshot 0-0: what the cluster was
@@ -251,6 +272,7 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
         rp.close()
     img.observer = None
     check_inside(src, until, img, "--until")
+
     def topic_exists() -> bool:
         if entity.name not in img.topic_ids:
             return False
@@ -264,21 +286,30 @@ def history(paths: list[str], entity: Entity, *, until: Point | None = None) -> 
         "feature": lambda: entity.name in img.features,
         "voter": lambda: watcher.id in (img.voters or {}) or watcher.id in img.controllers,
     }[entity.kind]()
-    touched = [e for e in watcher.entries if entity.kind != "topic" or entity.partition is None
-               or any(c["path"] == f"/topics/{entity.name}/{entity.partition}" for c in e["changes"])]
+    touched = [
+        e
+        for e in watcher.entries
+        if entity.kind != "topic"
+        or entity.partition is None
+        or any(c["path"] == f"/topics/{entity.name}/{entity.partition}" for c in e["changes"])
+    ]
     if not touched and not exists and (until is None or (until.offset is None and until.time_ms is None)):
-        raise NeverExisted(f"{entity.describe()} never existed in {src.label} "
-                           f"({_span_read(src, img.offset)}){_closest(entity, img)}")
+        raise NeverExisted(
+            f"{entity.describe()} never existed in {src.label} ({_span_read(src, img.offset)}){_closest(entity, img)}"
+        )
     elections = sum(1 for e in watcher.entries for c in e["changes"] if is_election(c))
-    return {"entity": {"kind": entity.kind, "name": entity.name, "partition": entity.partition},
-            "start": rp.describe_start(),
-            "end": {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp},
-            "existsAtEnd": exists,
-            "entries": watcher.entries,
-            "leaderChanges": elections if entity.kind == "topic" else None,
-            "unknownRecords": dict(sorted(img.unknown.items())),
-            "problems": img.problems, "problemCount": img.problem_count,
-            "logEnd": rp.end_reason}
+    return {
+        "entity": {"kind": entity.kind, "name": entity.name, "partition": entity.partition},
+        "start": rp.describe_start(),
+        "end": {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp},
+        "existsAtEnd": exists,
+        "entries": watcher.entries,
+        "leaderChanges": elections if entity.kind == "topic" else None,
+        "unknownRecords": dict(sorted(img.unknown.items())),
+        "problems": img.problems,
+        "problemCount": img.problem_count,
+        "logEnd": rp.end_reason,
+    }
 
 
 class NeverExisted(QuorumctlError):
@@ -318,6 +349,7 @@ def _closest(entity: Entity, img: Image) -> str:
         names = list(img.features)
     else:
         from .view import _config_type
+
         names = [f"{_config_type(t)}:{n}" for t, n in img.configs]
     close = difflib.get_close_matches(entity.name, names, n=5, cutoff=0.5)
     if not close and entity.kind in ("broker", "voter"):
@@ -328,8 +360,9 @@ def _closest(entity: Entity, img: Image) -> str:
 
 
 def _span(ids: list[int]) -> str:
-    return f"{ids[0]}-{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) and len(ids) > 1 else \
-        ", ".join(map(str, ids))
+    return (
+        f"{ids[0]}-{ids[-1]}" if ids == list(range(ids[0], ids[-1] + 1)) and len(ids) > 1 else ", ".join(map(str, ids))
+    )
 
 
 class TimelineWatcher(Watcher):
@@ -344,6 +377,7 @@ class TimelineWatcher(Watcher):
     def paths(self, img: Image, api_key: int, d: dict) -> list[str] | None:
         from .view import _config_type
         from .model import SCRAM_MECHANISMS, quota_entity
+
         if api_key in rt.BROKER_RECORDS:
             return [f"/brokers/{d.get('brokerId', d.get('id'))}"]
         if api_key == rt.TOPIC_RECORD:
@@ -392,8 +426,14 @@ class TimelineWatcher(Watcher):
         if kind == "KRAFT_VOTERS":
             a, b = before_voters or {}, img.voters or {}
             ids = sorted(set(a) | set(b))
-            self.add(offset, img.timestamp, img.epoch, kind, {f"/voters/{i}": a.get(i) for i in ids},
-                     {f"/voters/{i}": b.get(i) for i in ids})
+            self.add(
+                offset,
+                img.timestamp,
+                img.epoch,
+                kind,
+                {f"/voters/{i}": a.get(i) for i in ids},
+                {f"/voters/{i}": b.get(i) for i in ids},
+            )
             if not self.entries[-1]["changes"]:
                 self.entries.pop()
 
@@ -409,6 +449,13 @@ def transient(entries: list[dict]) -> list[dict]:
                 created[c["path"]] = e
             elif c["after"] is None and c["path"] in created:
                 born = created.pop(c["path"])
-                out.append({"path": c["path"], "createdAt": born["offset"], "createdTime": born["time"],
-                            "removedAt": e["offset"], "removedTime": e["time"]})
+                out.append(
+                    {
+                        "path": c["path"],
+                        "createdAt": born["offset"],
+                        "createdTime": born["time"],
+                        "removedAt": e["offset"],
+                        "removedTime": e["time"],
+                    }
+                )
     return out

@@ -42,7 +42,7 @@ from ..ids import DIRECTORY_MIGRATING
 from ..records import types as rt
 from ..records.types import TRANSACTION_RECORDS
 
-if TYPE_CHECKING:   # history imports this module
+if TYPE_CHECKING:  # history imports this module
     from .history import Watcher
 
 
@@ -73,16 +73,39 @@ ZK_MIGRATION_STATES = {0: "NONE", 1: "MIGRATION", 2: "PRE_MIGRATION", 3: "POST_M
 SCRAM_MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 RECOVERY_STATES = {0: "RECOVERED", 1: "RECOVERING"}
 # AclBinding enums (org.apache.kafka.common.acl / resource), as Kafka names them
-ACL_RESOURCE_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "TOPIC", 3: "GROUP", 4: "CLUSTER", 5: "TRANSACTIONAL_ID",
-                      6: "DELEGATION_TOKEN", 7: "USER"}
+ACL_RESOURCE_TYPES = {
+    0: "UNKNOWN",
+    1: "ANY",
+    2: "TOPIC",
+    3: "GROUP",
+    4: "CLUSTER",
+    5: "TRANSACTIONAL_ID",
+    6: "DELEGATION_TOKEN",
+    7: "USER",
+}
 ACL_PATTERN_TYPES = {0: "UNKNOWN", 1: "ANY", 2: "MATCH", 3: "LITERAL", 4: "PREFIXED"}
-ACL_OPERATIONS = {0: "UNKNOWN", 1: "ANY", 2: "ALL", 3: "READ", 4: "WRITE", 5: "CREATE", 6: "DELETE", 7: "ALTER",
-                  8: "DESCRIBE", 9: "CLUSTER_ACTION", 10: "DESCRIBE_CONFIGS", 11: "ALTER_CONFIGS",
-                  12: "IDEMPOTENT_WRITE", 13: "CREATE_TOKENS", 14: "DESCRIBE_TOKENS", 15: "TWO_PHASE_COMMIT"}
+ACL_OPERATIONS = {
+    0: "UNKNOWN",
+    1: "ANY",
+    2: "ALL",
+    3: "READ",
+    4: "WRITE",
+    5: "CREATE",
+    6: "DELETE",
+    7: "ALTER",
+    8: "DESCRIBE",
+    9: "CLUSTER_ACTION",
+    10: "DESCRIBE_CONFIGS",
+    11: "ALTER_CONFIGS",
+    12: "IDEMPOTENT_WRITE",
+    13: "CREATE_TOKENS",
+    14: "DESCRIBE_TOKENS",
+    15: "TWO_PHASE_COMMIT",
+}
 ACL_PERMISSIONS = {0: "UNKNOWN", 1: "ANY", 2: "DENY", 3: "ALLOW"}
 
-TRANSACTION_KEYS = frozenset((23, 24, 25))   # Begin/End/AbortTransaction
-MAX_PROBLEMS = 100   # problems kept word for word; the rest are counted
+TRANSACTION_KEYS = frozenset((23, 24, 25))  # Begin/End/AbortTransaction
+MAX_PROBLEMS = 100  # problems kept word for word; the rest are counted
 
 
 class Topic:
@@ -107,10 +130,19 @@ def _dirs(dirs, n: int) -> tuple:
 
 def partition_from_record(d: dict) -> tuple:
     replicas = _t(d.get("replicas"))
-    return (replicas, _t(d.get("isr")), _t(d.get("removingReplicas")), _t(d.get("addingReplicas")),
-            d.get("leader", -1), d.get("leaderRecoveryState", 0), d.get("leaderEpoch", -1),
-            d.get("partitionEpoch", -1), _dirs(d.get("directories"), len(replicas)),
-            _t(d.get("eligibleLeaderReplicas")), _t(d.get("lastKnownElr")))
+    return (
+        replicas,
+        _t(d.get("isr")),
+        _t(d.get("removingReplicas")),
+        _t(d.get("addingReplicas")),
+        d.get("leader", -1),
+        d.get("leaderRecoveryState", 0),
+        d.get("leaderEpoch", -1),
+        d.get("partitionEpoch", -1),
+        _dirs(d.get("directories"), len(replicas)),
+        _t(d.get("eligibleLeaderReplicas")),
+        _t(d.get("lastKnownElr")),
+    )
 
 
 def merge_partition(p: tuple, d: dict) -> tuple:
@@ -120,25 +152,35 @@ def merge_partition(p: tuple, d: dict) -> tuple:
     dirs = g("directories")
     leader = g("leader", NO_LEADER_CHANGE)
     recovery = g("leaderRecoveryState", -1)
-    return (replicas,
-            p[ISR] if (v := g("isr")) is None else tuple(v),
-            p[REMOVING] if (v := g("removingReplicas")) is None else tuple(v),
-            p[ADDING] if (v := g("addingReplicas")) is None else tuple(v),
-            p[LEADER] if leader == NO_LEADER_CHANGE else leader,
-            p[RECOVERY] if recovery == -1 else recovery,
-            p[LEADER_EPOCH] if leader == NO_LEADER_CHANGE else p[LEADER_EPOCH] + 1,
-            p[PARTITION_EPOCH] + 1,
-            _dirs(p[DIRS] if dirs is None else dirs, len(replicas)),
-            p[ELR] if (v := g("eligibleLeaderReplicas")) is None else tuple(v),
-            p[LAST_ELR] if (v := g("lastKnownElr")) is None else tuple(v))
+    return (
+        replicas,
+        p[ISR] if (v := g("isr")) is None else tuple(v),
+        p[REMOVING] if (v := g("removingReplicas")) is None else tuple(v),
+        p[ADDING] if (v := g("addingReplicas")) is None else tuple(v),
+        p[LEADER] if leader == NO_LEADER_CHANGE else leader,
+        p[RECOVERY] if recovery == -1 else recovery,
+        p[LEADER_EPOCH] if leader == NO_LEADER_CHANGE else p[LEADER_EPOCH] + 1,
+        p[PARTITION_EPOCH] + 1,
+        _dirs(p[DIRS] if dirs is None else dirs, len(replicas)),
+        p[ELR] if (v := g("eligibleLeaderReplicas")) is None else tuple(v),
+        p[LAST_ELR] if (v := g("lastKnownElr")) is None else tuple(v),
+    )
 
 
 def partition_json(p: tuple) -> dict:
-    return {"replicas": list(p[REPLICAS]), "isr": list(p[ISR]), "removingReplicas": list(p[REMOVING]),
-            "addingReplicas": list(p[ADDING]), "leader": p[LEADER],
-            "leaderRecoveryState": RECOVERY_STATES.get(p[RECOVERY], p[RECOVERY]),
-            "leaderEpoch": p[LEADER_EPOCH], "partitionEpoch": p[PARTITION_EPOCH],
-            "directories": list(p[DIRS]), "eligibleLeaderReplicas": list(p[ELR]), "lastKnownElr": list(p[LAST_ELR])}
+    return {
+        "replicas": list(p[REPLICAS]),
+        "isr": list(p[ISR]),
+        "removingReplicas": list(p[REMOVING]),
+        "addingReplicas": list(p[ADDING]),
+        "leader": p[LEADER],
+        "leaderRecoveryState": RECOVERY_STATES.get(p[RECOVERY], p[RECOVERY]),
+        "leaderEpoch": p[LEADER_EPOCH],
+        "partitionEpoch": p[PARTITION_EPOCH],
+        "directories": list(p[DIRS]),
+        "eligibleLeaderReplicas": list(p[ELR]),
+        "lastKnownElr": list(p[LAST_ELR]),
+    }
 
 
 def _endpoints(eps) -> list:
@@ -161,8 +203,8 @@ class Image:
     """One cluster metadata image plus where it is (provenance) and what was odd."""
 
     def __init__(self) -> None:
-        self.topics: dict[str, Topic] = {}          # topic id -> Topic
-        self.topic_ids: dict[str, str] = {}         # name -> topic id
+        self.topics: dict[str, Topic] = {}  # topic id -> Topic
+        self.topic_ids: dict[str, str] = {}  # name -> topic id
         self.brokers: dict[int, dict] = {}
         self.controllers: dict[int, dict] = {}
         self.configs: dict[tuple[int, str], dict] = {}
@@ -179,12 +221,12 @@ class Image:
         self.offset = -1
         self.epoch = -1
         self.timestamp = -1
-        self.leader: dict | None = None             # last LeaderChange: {"leaderId","epoch"}
-        self.records = 0                            # metadata records applied (or buffered)
-        self.unknown: Counter = Counter()           # "api key N vV" -> count
+        self.leader: dict | None = None  # last LeaderChange: {"leaderId","epoch"}
+        self.records = 0  # metadata records applied (or buffered)
+        self.unknown: Counter = Counter()  # "api key N vV" -> count
         self.problem_count = 0
         self.problems: list[str] = []
-        self.pending: list | None = None            # records of an open transaction
+        self.pending: list | None = None  # records of an open transaction
         self.pending_since = -1
         # history's hook: called instead of applying, as observer(image, api_key, data, offset,
         # timestamp, epoch); it applies the record with apply_record and compares before/after
@@ -202,8 +244,7 @@ class Image:
         c = Image.__new__(Image)
         c.__dict__.update(self.__dict__)
         c.topics = {tid: Topic(t.name, t.id, dict(t.partitions)) for tid, t in self.topics.items()}
-        for name in ("topic_ids", "brokers", "controllers", "configs", "quotas", "acls", "scram", "tokens",
-                     "features"):
+        for name in ("topic_ids", "brokers", "controllers", "configs", "quotas", "acls", "scram", "tokens", "features"):
             setattr(c, name, dict(getattr(self, name)))
         c.voters = None if self.voters is None else dict(self.voters)
         c.unknown = Counter(self.unknown)
@@ -267,11 +308,19 @@ class Image:
         self.kraft_version = d.get("kRaftVersion")
 
     def set_voters(self, d: dict) -> None:
-        self.voters = {v["voterId"]: {
-            "directoryId": v.get("voterDirectoryId"), "endpoints": _endpoints(v.get("endpoints")),
-            "kraftVersion": [v["kRaftVersionFeature"]["minSupportedVersion"],
-                             v["kRaftVersionFeature"]["maxSupportedVersion"]] if v.get("kRaftVersionFeature") else None,
-        } for v in d.get("voters", ())}
+        self.voters = {
+            v["voterId"]: {
+                "directoryId": v.get("voterDirectoryId"),
+                "endpoints": _endpoints(v.get("endpoints")),
+                "kraftVersion": [
+                    v["kRaftVersionFeature"]["minSupportedVersion"],
+                    v["kRaftVersionFeature"]["maxSupportedVersion"],
+                ]
+                if v.get("kRaftVersionFeature")
+                else None,
+            }
+            for v in d.get("voters", ())
+        }
 
     # -- lookups --------------------------------------------------------------------------
 
@@ -289,16 +338,20 @@ class Image:
 
 # -- one function per record type -------------------------------------------------------
 
+
 def _register_broker(img: Image, d, off):
     img.brokers[d["brokerId"]] = {
-        "epoch": d["brokerEpoch"], "incarnationId": d["incarnationId"],
-        "listeners": _endpoints(d.get("endPoints")), "supportedFeatures": _features(d.get("features")),
-        "rack": d.get("rack"), "fenced": d.get("fenced", True),
+        "epoch": d["brokerEpoch"],
+        "incarnationId": d["incarnationId"],
+        "listeners": _endpoints(d.get("endPoints")),
+        "supportedFeatures": _features(d.get("features")),
+        "rack": d.get("rack"),
+        "fenced": d.get("fenced", True),
         "inControlledShutdown": d.get("inControlledShutdown", False),
         "isMigratingZkBroker": d.get("isMigratingZkBroker", False),
         "directories": sorted(d.get("logDirs") or ()),
     }
-    if d.get("cordonedLogDirs") is not None:   # KIP-1066 (4.3): absent until the broker says
+    if d.get("cordonedLogDirs") is not None:  # KIP-1066 (4.3): absent until the broker says
         img.brokers[d["brokerId"]]["cordonedDirectories"] = list(d["cordonedLogDirs"])
 
 
@@ -307,8 +360,11 @@ def _broker_for(img: Image, bid: int, epoch: int, action: str, off: int):
     if b is None:
         img.problem(off, f"{action} of broker {bid}, which is not registered (Kafka refuses this record)")
     elif b["epoch"] != epoch:
-        img.problem(off, f"{action} of broker {bid} with epoch {epoch}, but its registration has epoch {b['epoch']} "
-                         f"(Kafka refuses this record)")
+        img.problem(
+            off,
+            f"{action} of broker {bid} with epoch {epoch}, but its registration has epoch {b['epoch']} "
+            f"(Kafka refuses this record)",
+        )
         b = None
     return b
 
@@ -322,6 +378,7 @@ def _fence(fenced: bool):
         b = _broker_for(img, d["id"], d["epoch"], "fence" if fenced else "unfence", off)
         if b is not None and b["fenced"] != fenced:
             img.brokers[d["id"]] = {**b, "fenced": fenced}
+
     return apply
 
 
@@ -342,7 +399,7 @@ def _broker_change(img: Image, d, off):
         img.problem(off, f"BrokerRegistrationChange with unknown inControlledShutdown value {shutdown}")
     if d.get("logDirs"):
         new["directories"] = sorted(d["logDirs"])
-    if d.get("cordonedLogDirs") is not None:   # null: unchanged; a list (even empty) replaces
+    if d.get("cordonedLogDirs") is not None:  # null: unchanged; a list (even empty) replaces
         new["cordonedDirectories"] = list(d["cordonedLogDirs"])
     if new != b:
         img.brokers[d["brokerId"]] = new
@@ -350,8 +407,11 @@ def _broker_change(img: Image, d, off):
 
 def _register_controller(img: Image, d, off):
     img.controllers[d["controllerId"]] = {
-        "incarnationId": d["incarnationId"], "zkMigrationReady": d.get("zkMigrationReady", False),
-        "listeners": _endpoints(d.get("endPoints")), "supportedFeatures": _features(d.get("features"))}
+        "incarnationId": d["incarnationId"],
+        "zkMigrationReady": d.get("zkMigrationReady", False),
+        "listeners": _endpoints(d.get("endPoints")),
+        "supportedFeatures": _features(d.get("features")),
+    }
 
 
 def _unregister_controller(img: Image, d, off):
@@ -439,7 +499,7 @@ def _config(img: Image, d, off):
 
 def _feature(img: Image, d, off):
     name, level = d["name"], d.get("featureLevel")
-    if level is None:   # the 3.0-3.2 layout: min/max levels
+    if level is None:  # the 3.0-3.2 layout: min/max levels
         level = d.get("maxFeatureLevel", 0)
     if level == 0 and name != "metadata.version":
         img.features.pop(name, None)
@@ -474,9 +534,11 @@ def _acl(img: Image, d, off):
         "resourceType": ACL_RESOURCE_TYPES.get(d["resourceType"], d["resourceType"]),
         "resourceName": d["resourceName"],
         "patternType": ACL_PATTERN_TYPES.get(d["patternType"], d["patternType"]),
-        "principal": d["principal"], "host": d["host"],
+        "principal": d["principal"],
+        "host": d["host"],
         "operation": ACL_OPERATIONS.get(d["operation"], d["operation"]),
-        "permissionType": ACL_PERMISSIONS.get(d["permissionType"], d["permissionType"])}
+        "permissionType": ACL_PERMISSIONS.get(d["permissionType"], d["permissionType"]),
+    }
 
 
 def _remove_acl(img: Image, d, off):
@@ -497,9 +559,13 @@ def _remove_scram(img: Image, d, off):
 
 def _token(img: Image, d, off):
     img.tokens[d["tokenId"]] = {
-        "owner": d["owner"], "requester": d["requester"], "renewers": list(d.get("renewers") or ()),
-        "issueTimestamp": d["issueTimestamp"], "maxTimestamp": d["maxTimestamp"],
-        "expirationTimestamp": d["expirationTimestamp"]}
+        "owner": d["owner"],
+        "requester": d["requester"],
+        "renewers": list(d.get("renewers") or ()),
+        "issueTimestamp": d["issueTimestamp"],
+        "maxTimestamp": d["maxTimestamp"],
+        "expirationTimestamp": d["expirationTimestamp"],
+    }
 
 
 def _remove_token(img: Image, d, off):
@@ -507,10 +573,28 @@ def _remove_token(img: Image, d, off):
 
 
 _APPLY = {
-    0: _register_broker, 1: _unregister_broker, 2: _topic, 3: _partition, 4: _config, 5: _partition_change,
-    7: _fence(True), 8: _fence(False), 9: _remove_topic, 10: _token, 11: _scram, 12: _feature,
-    14: _client_quota, 15: _producer_ids, 17: _broker_change, 18: _acl, 19: _remove_acl,
-    21: _zk_migration, 22: _remove_scram, 26: _remove_token, 27: _register_controller, 28: _clear_elr,
+    0: _register_broker,
+    1: _unregister_broker,
+    2: _topic,
+    3: _partition,
+    4: _config,
+    5: _partition_change,
+    7: _fence(True),
+    8: _fence(False),
+    9: _remove_topic,
+    10: _token,
+    11: _scram,
+    12: _feature,
+    14: _client_quota,
+    15: _producer_ids,
+    17: _broker_change,
+    18: _acl,
+    19: _remove_acl,
+    21: _zk_migration,
+    22: _remove_scram,
+    26: _remove_token,
+    27: _register_controller,
+    28: _clear_elr,
     29: _unregister_controller,
     # 20 NoOp: nothing to do
 }

@@ -23,8 +23,8 @@ from ..records.batch import HEADER_SIZE, ATTR_COMPRESSION, ATTR_CONTROL, BatchRe
 PARALLEL_MIN_BYTES = 16 << 20
 CHUNK_BYTES = 4 << 20
 IN_FLIGHT = 3
-LOCAL = object()   # SpanFeed.spans: "not walked here, walk it yourself"
-ARRAY_CODES = ("q", "I", "I")   # timestamp deltas (varlongs), value starts, value ends
+LOCAL = object()  # SpanFeed.spans: "not walked here, walk it yourself"
+ARRAY_CODES = ("q", "I", "I")  # timestamp deltas (varlongs), value starts, value ends
 
 
 def _walk_range(args):
@@ -39,8 +39,9 @@ def _walk_range(args):
             if getattr(b, "attributes", ATTR_CONTROL) & (ATTR_CONTROL | ATTR_COMPRESSION):
                 continue
             walked = plain_value_spans(bytes(b.data[HEADER_SIZE:]), 0, b.record_count)
-            out[b.position] = None if walked is None else tuple(array(code, x).tobytes()
-                                                                for code, x in zip(ARRAY_CODES, walked))
+            out[b.position] = (
+                None if walked is None else tuple(array(code, x).tobytes() for code, x in zip(ARRAY_CODES, walked))
+            )
     return reader.end, out
 
 
@@ -50,6 +51,7 @@ class SpanFeed:
 
     def __init__(self, path: str):
         import multiprocessing as mp
+
         self.path = path
         with open(path, "rb") as f:
             cuts = [0] + batch_cuts(f, os.fstat(f.fileno()).st_size, CHUNK_BYTES)
@@ -57,7 +59,7 @@ class SpanFeed:
         self._pool = mp.get_context("fork").Pool(1)
         self._pending = []
         self._current: dict = {}
-        self._end = 0          # where the range of _current ends
+        self._end = 0  # where the range of _current ends
         for args in self._ranges:
             self._pending.append(self._pool.apply_async(_walk_range, (args,)))
             if len(self._pending) >= IN_FLIGHT:
@@ -67,7 +69,7 @@ class SpanFeed:
         """What plain_value_spans gives for the batch at this position (as arrays), or LOCAL."""
         while position not in self._current:
             if position < self._end or not self._pending:
-                return LOCAL   # not a batch the worker walked
+                return LOCAL  # not a batch the worker walked
             self._end, self._current = self._pending.pop(0).get()
             nxt = next(self._ranges, None)
             if nxt is not None:

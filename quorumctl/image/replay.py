@@ -21,33 +21,50 @@ from typing import Any, Callable
 
 from ..errors import InputError
 from ..records import metadata as md
-from ..records.batch import ATTR_COMPRESSION, ATTR_CONTROL, HEADER_SIZE, Batch, BatchError, BatchReader, Record, \
-    plain_value_spans
+from ..records.batch import (
+    ATTR_COMPRESSION,
+    ATTR_CONTROL,
+    HEADER_SIZE,
+    Batch,
+    BatchError,
+    BatchReader,
+    Record,
+    plain_value_spans,
+)
 from ..schema.codec import uuid_cached, uuid_str
 from ..timefmt import parse_time
 from ..logdir import segments
 from ..logdir.statefiles import BOOTSTRAP_CHECKPOINT
 from ..raft.replica import METADATA_PARTITION
 from .parallel import LOCAL, SpanFeed
-from .model import _APPLY as APPLY, TRANSACTION_KEYS, Image, add_topic, cyclic_gc_paused, merge_partition, \
-    partition_from_record, remove_topic
+from .model import (
+    _APPLY as APPLY,
+    TRANSACTION_KEYS,
+    Image,
+    add_topic,
+    cyclic_gc_paused,
+    merge_partition,
+    partition_from_record,
+    remove_topic,
+)
 
 
 @dataclass
 class Step:
-    kind: str            # "bootstrap", "snapshot" or "log"
+    kind: str  # "bootstrap", "snapshot" or "log"
     path: str
     base_offset: int = 0  # log: the segment's base; snapshot: its end offset (exclusive)
-    epoch: int = -1       # snapshot: its epoch
+    epoch: int = -1  # snapshot: its epoch
 
 
 @dataclass
 class Source:
     """What a log dir (or a list of files) offers for replay."""
+
     label: str
     bootstrap: str | None = None
-    snapshots: list = field(default_factory=list)   # SnapshotFile, by end offset
-    segments: list = field(default_factory=list)    # (base offset, path), by base offset
+    snapshots: list = field(default_factory=list)  # SnapshotFile, by end offset
+    segments: list = field(default_factory=list)  # (base offset, path), by base offset
 
     @property
     def log_start(self) -> int | None:
@@ -57,6 +74,7 @@ class Source:
 @dataclass
 class Point:
     """Where to stop: an offset (inclusive), a time (epoch ms, inclusive), or the end."""
+
     offset: int | None = None
     time_ms: int | None = None
 
@@ -84,12 +102,14 @@ def open_source(paths: list[str]) -> Source:
     .checkpoint, bootstrap.checkpoint)."""
     from ..logdir.filekinds import SEGMENT_RE, SNAPSHOT_RE
     from ..raft.replica import resolve_partition_dir
+
     if not paths:
         raise InputError("give a log dir (or its __cluster_metadata-0 dir, or .log/.checkpoint files)")
     if len(paths) == 1 and os.path.isdir(paths[0]):
         if os.path.basename(os.path.normpath(paths[0])) != METADATA_PARTITION and any(
-                SEGMENT_RE.match(n) or SNAPSHOT_RE.match(n) for n in os.listdir(paths[0])):
-            log_dir, pdir = paths[0], paths[0]   # a copy of the partition dir under another name
+            SEGMENT_RE.match(n) or SNAPSHOT_RE.match(n) for n in os.listdir(paths[0])
+        ):
+            log_dir, pdir = paths[0], paths[0]  # a copy of the partition dir under another name
         else:
             log_dir, pdir = resolve_partition_dir(paths[0])
         pf = segments.scan_partition(pdir)
@@ -109,13 +129,14 @@ def open_source(paths: list[str]) -> Source:
         name = os.path.basename(p)
         if name == BOOTSTRAP_CHECKPOINT:
             src.bootstrap = p
-        elif (m := SNAPSHOT_RE.match(name)):
+        elif m := SNAPSHOT_RE.match(name):
             src.snapshots.append(segments.SnapshotFile(int(m.group(1)), int(m.group(2)), p, os.path.getsize(p)))
         elif (m := SEGMENT_RE.match(name)) and m.group(2) == "log":
             src.segments.append((int(m.group(1)), p))
         else:
-            raise InputError(f"{p}: not a metadata log file (expected NNNN.log, NNNN-EEEE.checkpoint "
-                             f"or bootstrap.checkpoint)")
+            raise InputError(
+                f"{p}: not a metadata log file (expected NNNN.log, NNNN-EEEE.checkpoint or bootstrap.checkpoint)"
+            )
     src.snapshots.sort(key=lambda s: s.end_offset)
     src.segments.sort()
     return src
@@ -123,34 +144,46 @@ def open_source(paths: list[str]) -> Source:
 
 def _snapshot_time(path: str) -> int:
     from ..raft.replica import read_snapshot_controls
+
     header = read_snapshot_controls(path)["header"] or {}
     return header.get("lastContainedLogTimestamp", -1)
 
 
-def plan(src: Source, point: Point | None = None, *, through: Point | None = None, earliest: bool = False,
-         use_snapshots: bool = True) -> list[Step]:
+def plan(
+    src: Source,
+    point: Point | None = None,
+    *,
+    through: Point | None = None,
+    earliest: bool = False,
+    use_snapshots: bool = True,
+) -> list[Step]:
     """The files to replay, in order, to reach `point` (None: the end); the log
     segments go on to `through` when given (diff replays on to its --to)."""
     point = point or Point()
     through = through or point
     target = point.offset
     start = src.log_start
-    usable = [s for s in src.snapshots
-              if use_snapshots and (target is None or s.end_offset <= target + 1)
-              and (start is None or s.end_offset >= start or s is src.snapshots[-1])]
+    usable = [
+        s
+        for s in src.snapshots
+        if use_snapshots
+        and (target is None or s.end_offset <= target + 1)
+        and (start is None or s.end_offset >= start or s is src.snapshots[-1])
+    ]
     if point.time_ms is not None:
         usable = [s for s in usable if s.end_offset == 0 or _snapshot_time(s.path) <= point.time_ms]
     snap = None
     if start == 0 and (earliest or not usable):
-        snap = next((s for s in usable if s.end_offset == 0), None)   # KIP-853's bootstrap snapshot
+        snap = next((s for s in usable if s.end_offset == 0), None)  # KIP-853's bootstrap snapshot
     elif usable:
         snap = usable[0] if earliest and start is not None else usable[-1]
     steps: list[Step] = []
     if snap is None:
         if start != 0:
             where = "no log segment" if start is None else f"the log starts at offset {start}"
-            raise InputError(f"{src.label}: cannot replay to {point.describe()}: "
-                             f"{where} and no snapshot ends at or before it")
+            raise InputError(
+                f"{src.label}: cannot replay to {point.describe()}: {where} and no snapshot ends at or before it"
+            )
         if src.bootstrap and not _log_has_data(src):
             steps.append(Step("bootstrap", src.bootstrap))
     else:
@@ -163,7 +196,7 @@ def plan(src: Source, point: Point | None = None, *, through: Point | None = Non
     for i, (base, path) in enumerate(src.segments):
         nxt = src.segments[i + 1][0] if i + 1 < len(src.segments) else None
         if nxt is not None and nxt <= from_offset:
-            continue        # wholly before where we start
+            continue  # wholly before where we start
         if through.offset is not None and base > through.offset:
             break
         steps.append(Step("log", path, base))
@@ -183,7 +216,7 @@ def _log_has_data(src: Source) -> bool:
                     if not isinstance(b, Batch) or not b.is_control:
                         return True
         except (OSError, BatchError):
-            return True       # replay reports the damage where it meets it
+            return True  # replay reports the damage where it meets it
     return False
 
 
@@ -194,16 +227,16 @@ class Replay:
     def __init__(self, steps: list[Step], image: Image | None = None):
         self.image = image if image is not None else Image()
         self.steps = steps
-        self.start: dict | None = None      # where replay began (snapshot or bootstrap + log)
+        self.start: dict | None = None  # where replay began (snapshot or bootstrap + log)
         self.end_reason: str | None = None  # why the log ended early (torn tail, bad CRC)
         self.batches = 0
         self._gen = self._batches()
-        self._held: tuple | None = None      # a (step, batch, records) read past the stop point
+        self._held: tuple | None = None  # a (step, batch, records) read past the stop point
         # history's hook: on_control(image, type, voters before, offset)
         self.on_control: Callable[[Image, str, Any, int], None] | None = None
-        self.walked: set = set()             # log paths whose frames a worker walks (image.parallel)
-        self._feed: SpanFeed | None = None   # the SpanFeed of the segment being read
-        self.step: Step | None = None        # the step whose batches are being applied
+        self.walked: set = set()  # log paths whose frames a worker walks (image.parallel)
+        self._feed: SpanFeed | None = None  # the SpanFeed of the segment being read
+        self.step: Step | None = None  # the step whose batches are being applied
 
     def describe_start(self) -> dict:
         s = self.steps[0] if self.steps else None
@@ -231,8 +264,11 @@ class Replay:
                         if b.last_offset < skip_below:
                             continue
                         if not b.crc_valid():
-                            self._stop_log(step, f"CRC mismatch in the batch at offset {b.base_offset} "
-                                                 f"(byte {b.position}): the log ends before it")
+                            self._stop_log(
+                                step,
+                                f"CRC mismatch in the batch at offset {b.base_offset} "
+                                f"(byte {b.position}): the log ends before it",
+                            )
                             return
                     self.batches += 1
                     self.step = step
@@ -288,8 +324,11 @@ class Replay:
                 img.epoch = b.leader_epoch
             if not in_log or ((stop_off is None or b.last_offset <= stop_off) and stop_ts is None):
                 # the hot path: no per-record stop test, and for a plain batch no Record objects
-                if (img.pending is None and not b.attributes & ATTR_COMPRESSION
-                        and (not in_log or b.base_offset > img.offset)):
+                if (
+                    img.pending is None
+                    and not b.attributes & ATTR_COMPRESSION
+                    and (not in_log or b.base_offset > img.offset)
+                ):
                     feed = self._feed_for(step.path) if self.walked else None
                     done = _apply_plain(img, b, in_log, LOCAL if feed is None else feed.spans(b.position))
                     if done is not None:
@@ -297,7 +336,7 @@ class Replay:
                             if in_log and done:
                                 img.offset = b.base_offset + done - 1
                             continue
-                        first = b.base_offset + done     # a transaction opened: the rest record by record
+                        first = b.base_offset + done  # a transaction opened: the rest record by record
                         records = (r for r in records if r.offset >= first)
                 last = self._apply_all(img, records, in_log)
                 if last is not None and in_log:
@@ -316,10 +355,12 @@ class Replay:
         parallel.PARALLEL_MIN_BYTES and more (default: where there are 2 cores).
         close() ends it."""
         from . import parallel
+
         workers = min(2, os.cpu_count() or 1) if workers is None else workers
         if workers >= 2:
-            self.walked = {s.path for s in self.steps
-                           if s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES}
+            self.walked = {
+                s.path for s in self.steps if s.kind == "log" and os.path.getsize(s.path) >= parallel.PARALLEL_MIN_BYTES
+            }
         return self
 
     def _feed_for(self, path: str):
@@ -394,8 +435,8 @@ class Replay:
                     fn(img, fast[2], off)
             else:
                 if in_log:
-                    img.timestamp = r.timestamp   # what a buffered or observed record is stamped with
-                img.records -= 1                  # replay() counts it
+                    img.timestamp = r.timestamp  # what a buffered or observed record is stamped with
+                img.records -= 1  # replay() counts it
                 img.replay(key, fast[2], off)
         img.records += n
         return r
@@ -407,7 +448,7 @@ class Replay:
 # perf log has one PartitionRecord tail in 132,061). PartitionRecord: tail -> the
 # partition tuple; PartitionChangeRecord: tail -> the decoded change, and
 # (id of the partition before, tail) -> (partition before, partition after).
-_MEMO_MAX = 1 << 13   # entries per memo: bounded, as each may keep partition tuples alive
+_MEMO_MAX = 1 << 13  # entries per memo: bounded, as each may keep partition tuples alive
 # indexed by the version byte: a version with no decoder never fills its memo
 _partition_memo: list[dict] = [{} for _ in range(256)]
 _change_memo: list[dict] = [{} for _ in range(256)]
@@ -457,18 +498,18 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
     cmemo = _change_memo
     mmemo = _merge_memo
     n = 0
-    last_raw = tid = t = parts = None   # the topic of the previous hot record (reset by any other record)
+    last_raw = tid = t = parts = None  # the topic of the previous hot record (reset by any other record)
     for vs, ve in zip(spans, ends):
         if ve - vs > 23 and data[vs] == 1 and ((key := data[vs + 1]) == 3 or key == 5):
-            raw = data[vs + 7:vs + 23]
-            if raw != last_raw:    # records of one topic come in runs: look it up once per run
+            raw = data[vs + 7 : vs + 23]
+            if raw != last_raw:  # records of one topic come in runs: look it up once per run
                 tid = ucache(raw) or uuid_str(raw)
                 t = topics.get(tid)
                 parts = None if t is None else t.partitions
                 last_raw = raw
             if ids and tid in ids:
                 break
-            tail = data[vs + 23:ve]
+            tail = data[vs + 23 : ve]
             ver = data[vs + 2]
             pid = i32(data, vs + 3)[0]
             if key == 3:
@@ -480,7 +521,7 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
                         last_raw = None
                         continue
                 n += 1
-                if parts is None:   # (no topic t)
+                if parts is None:  # (no topic t)
                     img.problem(_offset(base, spans, vs), f"PartitionRecord for unknown topic id {tid}")
                 else:
                     parts[pid] = p
@@ -507,37 +548,37 @@ def _apply_plain(img: Image, b, in_log: bool, walked=LOCAL) -> int | None:
         last_raw = None
         if ve - vs >= 4 and data[vs] == 1 and data[vs + 2] == 0:
             key = data[vs + 1]
-            if key == 2:           # TopicRecord v0: Name (compact string), TopicId, no tagged fields
+            if key == 2:  # TopicRecord v0: Name (compact string), TopicId, no tagged fields
                 c = data[vs + 3]
                 ne = vs + 3 + c
                 if 0 < c < 128 and ne + 17 == ve and data[ve - 1] == 0:
                     try:
-                        name = data[vs + 4:ne].decode("utf-8")
+                        name = data[vs + 4 : ne].decode("utf-8")
                     except UnicodeDecodeError:
                         pass
                     else:
-                        raw = data[ne:ne + 16]
+                        raw = data[ne : ne + 16]
                         tid = ucache(raw) or uuid_str(raw)
                         if name == name_seen:
                             break
                         add_topic(img, tid, name)
                         n += 1
                         continue
-            elif key == 9:         # RemoveTopicRecord v0: TopicId, no tagged fields
+            elif key == 9:  # RemoveTopicRecord v0: TopicId, no tagged fields
                 if ve - vs == 20 and data[ve - 1] == 0:
-                    raw = data[vs + 3:vs + 19]
+                    raw = data[vs + 3 : vs + 19]
                     tid = ucache(raw) or uuid_str(raw)
                     if removes or (ids and tid in ids):
                         break
                     remove_topic(img, tid, _offset(base, spans, vs))
                     n += 1
                     continue
-            elif key == 20:        # NoOpRecord v0: nothing but an empty tagged-field section
+            elif key == 20:  # NoOpRecord v0: nothing but an empty tagged-field section
                 if ve - vs == 4 and data[vs + 3] == 0:
                     n += 1
                     continue
         if watch is not None:
-            break                  # the record goes to the observer with its own timestamp
+            break  # the record goes to the observer with its own timestamp
         _apply_value(img, data[vs:ve], _offset(base, spans, vs))
         if img.pending is not None:
             img.records += n
@@ -562,15 +603,21 @@ def _apply_value(img: Image, value: bytes, off: int) -> None:
     Replay._apply_all(img, (Record(off, img.timestamp, 0, None, value, ()),), off >= 0)
 
 
-def replay(paths: list[str] | Source, point: Point | None = None, *, use_snapshots: bool = True,
-           earliest: bool = False, workers: int | None = None) -> Replay:
+def replay(
+    paths: list[str] | Source,
+    point: Point | None = None,
+    *,
+    use_snapshots: bool = True,
+    earliest: bool = False,
+    workers: int | None = None,
+) -> Replay:
     """Replay a log dir (or files) to a point; returns the Replay (its `.image`).
     With 2 `workers` (default where there are 2 cores), a worker process walks the
     record frames of large segments while this one applies (Replay.use_workers)."""
     src = paths if isinstance(paths, Source) else open_source(paths)
     point = point or Point()
     rp = Replay(plan(src, point, earliest=earliest, use_snapshots=use_snapshots))
-    if point.time_ms is None:          # --at-time tests every record's timestamp: no workers
+    if point.time_ms is None:  # --at-time tests every record's timestamp: no workers
         rp.use_workers(workers)
     try:
         rp.run(point)
@@ -611,8 +658,12 @@ def extent(src: Source) -> dict:
     if first is None and src.snapshots:
         s = src.snapshots[-1]
         first = last = (s.end_offset - 1, _snapshot_time(s.path))
-    return {"first": None if first is None else first[0], "firstTimestamp": None if first is None else first[1],
-            "last": None if last is None else last[0], "lastTimestamp": None if last is None else last[1]}
+    return {
+        "first": None if first is None else first[0],
+        "firstTimestamp": None if first is None else first[1],
+        "last": None if last is None else last[0],
+        "lastTimestamp": None if last is None else last[1],
+    }
 
 
 def check_inside(src: Source, point: Point | None, reached: Image, option: str) -> None:
@@ -626,12 +677,16 @@ def check_inside(src: Source, point: Point | None, reached: Image, option: str) 
         asked = str(point.offset)
     elif point.time_ms is not None and reached.offset < 0 and src.log_start == 0:
         from ..timefmt import iso_utc
+
         asked = f"{iso_utc(point.time_ms)}"
     else:
         return
     e = extent(src)
     from ..timefmt import iso_utc
+
     if e["first"] is None:
         raise InputError(f"{option} {asked}: {src.label} holds no record")
-    raise InputError(f"{option} {asked} is outside the log of {src.label}: it starts at offset {e['first']} "
-                     f"({iso_utc(e['firstTimestamp'])}) and ends at offset {e['last']} ({iso_utc(e['lastTimestamp'])})")
+    raise InputError(
+        f"{option} {asked} is outside the log of {src.label}: it starts at offset {e['first']} "
+        f"({iso_utc(e['firstTimestamp'])}) and ends at offset {e['last']} ({iso_utc(e['lastTimestamp'])})"
+    )

@@ -22,16 +22,26 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..config import topic as topic_config
-from ..config.topic_describe import (checked_options, FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order,  # noqa: F401
-                                     is_internal, java_hash, replication_factor, topic_regex)
+from ..config.topic_describe import (
+    checked_options,
+    FILTERS,
+    Listed,
+    admin_topic_order,
+    hashmap_capacity,
+    hashmap_order,
+    is_internal,
+    java_hash,  # noqa: F401 (re-exported)
+    replication_factor,
+    topic_regex,
+)
 from ..errors import InputError
-from .model import ADDING, ELR, ISR, LAST_ELR, LEADER, REMOVING, REPLICAS, TOPIC_CONFIG, Image, \
-    cyclic_gc_paused
+from .model import ADDING, ELR, ISR, LAST_ELR, LEADER, REMOVING, REPLICAS, TOPIC_CONFIG, Image, cyclic_gc_paused
 
-BROKER_CONFIG = 4   # ConfigResource.Type.BROKER; the cluster-wide default is the resource named ""
+BROKER_CONFIG = 4  # ConfigResource.Type.BROKER; the cluster-wide default is the resource named ""
 
 
 # -- the describe -------------------------------------------------------------------------
+
 
 def topic_configs(img: Image, name: str, static: dict) -> list[tuple[str, str, str]]:
     """(name, value, source) of the topic's configs that are not Kafka's defaults, in the
@@ -59,7 +69,7 @@ def min_isr(configs: list[tuple[str, str, str]]) -> int:
     return topic_config.DEFAULT_MIN_INSYNC_REPLICAS
 
 
-_MEMO_CAP = 1 << 16     # distinct tuples kept at once: the memo stays small when every tuple differs
+_MEMO_CAP = 1 << 16  # distinct tuples kept at once: the memo stays small when every tuple differs
 
 
 class Described:
@@ -68,10 +78,19 @@ class Described:
     topic's JSON without its partitions, and its listed partitions as (id, Listed).
     `summary` is complete once the iteration ends. `streams_topics` marks it for
     render.topics (render does not import image)."""
+
     streams_topics = True
 
-    def __init__(self, img: Image, names: list[str], live: set, static: dict, filters: tuple[str, ...],
-                 overrides: bool = False, by_id: bool = False):
+    def __init__(
+        self,
+        img: Image,
+        names: list[str],
+        live: set,
+        static: dict,
+        filters: tuple[str, ...],
+        overrides: bool = False,
+        by_id: bool = False,
+    ):
         self.img, self.names, self.live, self.static, self.filters = img, names, live, static, filters
         # --topics-with-overrides: only topics with a non-default config, no partitions;
         # by_id (--topic-id): the admin client describes by id with Metadata, which has no ELR
@@ -90,9 +109,9 @@ class Described:
                     counts[w] += info.n
                 info.n = 0
 
-        with cyclic_gc_paused():     # (held while the caller writes each yielded topic)
+        with cyclic_gc_paused():  # (held while the caller writes each yielded topic)
             no_elr = self.by_id
-            for name in (self.names if self.by_id else admin_topic_order(self.names)):
+            for name in self.names if self.by_id else admin_topic_order(self.names):
                 t = img.topics[img.topic_ids[name]]
                 configs = topic_configs(img, name, self.static)
                 if self.overrides and not configs:
@@ -109,9 +128,18 @@ class Described:
                     p = parts[pid]
                     info = memo.get(p)
                     if info is None:
-                        info = memo[p] = Listed(p[LEADER], p[REPLICAS], p[ISR], p[ADDING], p[REMOVING],
-                                                None if no_elr else p[ELR], None if no_elr else p[LAST_ELR],
-                                                misr, live, filters)
+                        info = memo[p] = Listed(
+                            p[LEADER],
+                            p[REPLICAS],
+                            p[ISR],
+                            p[ADDING],
+                            p[REMOVING],
+                            None if no_elr else p[ELR],
+                            None if no_elr else p[LAST_ELR],
+                            misr,
+                            live,
+                            filters,
+                        )
                     info.n += 1
                     if info.listed and not self.overrides:
                         rows.append((pid, info))
@@ -120,16 +148,33 @@ class Described:
                 n_topics += 1
                 total += len(parts)
                 listed += len(rows)
-                yield ({"topic": name, "topicId": t.id, "partitionCount": len(parts), "replicationFactor": rf,
-                        "configs": [{"name": k, "value": v, "source": s} for k, v, s in configs]}, rows)
+                yield (
+                    {
+                        "topic": name,
+                        "topicId": t.id,
+                        "partitionCount": len(parts),
+                        "replicationFactor": rf,
+                        "configs": [{"name": k, "value": v, "source": s} for k, v, s in configs],
+                    },
+                    rows,
+                )
             for memo in memos.values():
                 fold(memo)
             self.summary = {"topics": n_topics, "partitions": total, "listed": listed, **counts}
 
 
-def describe(img: Image, *, topic: str | None = None, filters: tuple[str, ...] = (),
-             static: dict | None = None, lazy: bool = False, topic_id: str | None = None,
-             exclude_internal: bool = False, overrides: bool = False, if_exists: bool = False) -> dict:
+def describe(
+    img: Image,
+    *,
+    topic: str | None = None,
+    filters: tuple[str, ...] = (),
+    static: dict | None = None,
+    lazy: bool = False,
+    topic_id: str | None = None,
+    exclude_internal: bool = False,
+    overrides: bool = False,
+    if_exists: bool = False,
+) -> dict:
     """The topics (all, or those --topic or --topic-id selects, without the internal ones
     with exclude_internal) with their partitions as kafka-topics --describe shows them;
     with filters, only the partitions any filter selects (and no topic lines, as Kafka);
@@ -150,20 +195,33 @@ def describe(img: Image, *, topic: str | None = None, filters: tuple[str, ...] =
         if not names and topic and not if_exists:
             raise InputError(f"Topic '{topic}' does not exist as expected")
     stream = Described(img, names, live, static, tuple(filters), overrides, use_id is not None)
-    head = {"filters": list(filters), "overrides": overrides, "liveBrokers": sorted(live),
-            "registeredBrokers": sorted(img.brokers)}
+    head = {
+        "filters": list(filters),
+        "overrides": overrides,
+        "liveBrokers": sorted(live),
+        "registeredBrokers": sorted(img.brokers),
+    }
     if lazy:
         return {**head, "topics": stream, "summary": None}
     topics = [{**t, "partitions": [{"partition": pid, **info.fields} for pid, info in rows]} for t, rows in stream]
     return {**head, "topics": topics, "summary": stream.summary}
 
 
-def describe_document(paths: list[str], point=None, *, topic: str | None = None, filters: tuple[str, ...] = (),
-                      static: dict | None = None, lazy: bool = False, **options) -> dict:
+def describe_document(
+    paths: list[str],
+    point=None,
+    *,
+    topic: str | None = None,
+    filters: tuple[str, ...] = (),
+    static: dict | None = None,
+    lazy: bool = False,
+    **options,
+) -> dict:
     """`topics describe`: replay to the point, then describe (`lazy`: see describe);
     with where the image is."""
     from .replay import Point, check_inside, open_source, replay
     from .view import point_option, provenance
+
     point = point or Point()
     src = open_source(paths)
     rp = replay(src, point)
@@ -171,5 +229,11 @@ def describe_document(paths: list[str], point=None, *, topic: str | None = None,
     check_inside(src, point, img, point_option(point))
     note = None
     doc = describe(img, topic=topic, filters=filters, static=static, lazy=lazy, **options)
-    return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
-            "logEnd": rp.end_reason, **doc}
+    return {
+        "at": provenance(img),
+        "start": rp.describe_start(),
+        "asked": point.describe(),
+        "note": note,
+        "logEnd": rp.end_reason,
+        **doc,
+    }

@@ -7,27 +7,51 @@ the image is (`provenance`)."""
 from __future__ import annotations
 
 from ..errors import InputError
-from .model import (CONFIG_TYPES, ZK_MIGRATION_STATES, Image, partition_json)
+from .model import CONFIG_TYPES, ZK_MIGRATION_STATES, Image, partition_json
 
-SECTIONS = ("features", "metadataVersion", "zkMigrationState", "kraftVersion", "voters", "controllers", "brokers",
-            "topics", "configs", "clientQuotas", "acls", "scram", "delegationTokens", "producerIds")
+SECTIONS = (
+    "features",
+    "metadataVersion",
+    "zkMigrationState",
+    "kraftVersion",
+    "voters",
+    "controllers",
+    "brokers",
+    "topics",
+    "configs",
+    "clientQuotas",
+    "acls",
+    "scram",
+    "delegationTokens",
+    "producerIds",
+)
 
 
 def metadata_version_name(level: int | None) -> str | None:
     if level is None:
         return None
     from ..versions import version_name
+
     return version_name(level)
 
 
 def provenance(img: Image) -> dict:
     from ..timefmt import iso_utc
-    return {"offset": img.offset, "epoch": img.epoch, "timestamp": img.timestamp, "time": iso_utc(img.timestamp),
-            "records": img.records, "leader": img.leader,
-            "openTransaction": None if img.pending is None else {"since": img.pending_since,
-                                                                 "pendingRecords": len(img.pending)},
-            "unknownRecords": dict(sorted(img.unknown.items())), "problemCount": img.problem_count,
-            "problems": img.problems}
+
+    return {
+        "offset": img.offset,
+        "epoch": img.epoch,
+        "timestamp": img.timestamp,
+        "time": iso_utc(img.timestamp),
+        "records": img.records,
+        "leader": img.leader,
+        "openTransaction": None
+        if img.pending is None
+        else {"since": img.pending_since, "pendingRecords": len(img.pending)},
+        "unknownRecords": dict(sorted(img.unknown.items())),
+        "problemCount": img.problem_count,
+        "problems": img.problems,
+    }
 
 
 def _config_type(t: int) -> str:
@@ -47,8 +71,9 @@ class LazyTopics:
     order, for a renderer that writes them one at a time (render.image streams JSON
     and text from the partition tuples; a million partitions as dicts would be GBs).
     A table takes the built section (image_document without lazy)."""
+
     __slots__ = ("img",)
-    streams_topics = True            # how render.image knows it (render does not import image)
+    streams_topics = True  # how render.image knows it (render does not import image)
     partition_json = staticmethod(partition_json)
 
     def __init__(self, img: Image):
@@ -121,7 +146,7 @@ def flatten(img: Image, *, topics: bool = True) -> dict[str, object]:
     out.update((f"/brokers/{k}", v) for k, v in img.brokers.items())
     for t in img.topics.values() if topics else ():
         if img.topic_ids.get(t.name) != t.id:
-            continue   # a stale id whose name another topic took (not reachable by name)
+            continue  # a stale id whose name another topic took (not reachable by name)
         out[f"/topics/{t.name}"] = {"id": t.id}
         for p, v in t.partitions.items():
             out[f"/topics/{t.name}/{p}"] = v
@@ -170,8 +195,9 @@ def select(doc: dict, path: str | None):
         if not isinstance(node, dict) or part not in node:
             have = sorted(node) if isinstance(node, dict) else []
             hint = f" (it has: {', '.join(have[:12])}{' ...' if len(have) > 12 else ''})" if have else ""
-            raise InputError(f"{path}: no such path in the image: nothing at {walked or '/'}{'/' if walked else ''}"
-                             f"{part}{hint}")
+            raise InputError(
+                f"{path}: no such path in the image: nothing at {walked or '/'}{'/' if walked else ''}{part}{hint}"
+            )
         node = node[part]
         walked += "/" + part
     return node
@@ -210,12 +236,14 @@ def _topic_subtree(img: Image, path: str | None):
     return None
 
 
-def image_document(paths: list[str], point=None, path: str | None = None, *, use_snapshots: bool = True,
-                   lazy: bool = False) -> dict:
+def image_document(
+    paths: list[str], point=None, path: str | None = None, *, use_snapshots: bool = True, lazy: bool = False
+) -> dict:
     """`quorumctl image`: the image (or the subtree at PATH) at a point, with where it is.
     `lazy`: the whole topics section, when the subtree holds it, is a LazyTopics
     (render.image's streaming writers take it)."""
     from .replay import Point, check_inside, open_source, replay
+
     point = point or Point()
     src = open_source(paths)
     rp = replay(src, point, use_snapshots=use_snapshots)
@@ -223,10 +251,17 @@ def image_document(paths: list[str], point=None, path: str | None = None, *, use
     check_inside(src, point, img, point_option(point))
     note = None
     first = split_path(path)[0] if path and split_path(path) else None
-    lazy = lazy and len(split_path(path or "/")) < 2   # select words a missing topic from the built section
+    lazy = lazy and len(split_path(path or "/")) < 2  # select words a missing topic from the built section
     doc = _topic_subtree(img, path) or to_json(img, only=first if first in _SECTION_JSON else None, lazy=lazy)
-    return {"at": provenance(img), "start": rp.describe_start(), "asked": point.describe(), "note": note,
-            "logEnd": rp.end_reason, "path": path or "/", "image": select(doc, path)}
+    return {
+        "at": provenance(img),
+        "start": rp.describe_start(),
+        "asked": point.describe(),
+        "note": note,
+        "logEnd": rp.end_reason,
+        "path": path or "/",
+        "image": select(doc, path),
+    }
 
 
 def point_option(point) -> str:

@@ -34,8 +34,10 @@ class Level:
 def _levels_in(path: str, from_offset: int = 0) -> dict[str, Level]:
     """The last FeatureLevelRecord of each feature in one record-batch file (a
     segment, snapshot or bootstrap.checkpoint), at or after from_offset."""
-    return {d.data["name"]: Level(d.data["name"], d.data["featureLevel"], path, offset)
-            for offset, d in md.records_with_keys(path, (FEATURE_LEVEL_KEY,), from_offset)}
+    return {
+        d.data["name"]: Level(d.data["name"], d.data["featureLevel"], path, offset)
+        for offset, d in md.records_with_keys(path, (FEATURE_LEVEL_KEY,), from_offset)
+    }
 
 
 def finalized_levels(replica=None, log_dir: str | None = None) -> dict[str, Level]:

@@ -13,8 +13,8 @@ SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SEGMENT_RE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
 
 LOG = "log"
-SNAPSHOT = "snapshot"              # raft snapshot OOOO-EEEE.checkpoint
-BOOTSTRAP = "bootstrap"            # bootstrap.checkpoint
+SNAPSHOT = "snapshot"  # raft snapshot OOOO-EEEE.checkpoint
+BOOTSTRAP = "bootstrap"  # bootstrap.checkpoint
 INDEX = "index"
 TIMEINDEX = "timeindex"
 PRODUCER_SNAPSHOT = "producer-snapshot"
@@ -23,7 +23,7 @@ QUORUM_STATE = "quorum-state"
 EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 META_PROPERTIES = "meta.properties"
 PARTITION_METADATA = "partition.metadata"
-OFFSET_CHECKPOINT = "offset-checkpoint"   # recovery-point-offset-checkpoint etc.
+OFFSET_CHECKPOINT = "offset-checkpoint"  # recovery-point-offset-checkpoint etc.
 UNKNOWN = "unknown"
 
 _BY_NAME = {
@@ -34,7 +34,10 @@ _BY_NAME = {
     "bootstrap.checkpoint": BOOTSTRAP,
 }
 _BY_SUFFIX = {
-    "log": LOG, "index": INDEX, "timeindex": TIMEINDEX, "snapshot": PRODUCER_SNAPSHOT,
+    "log": LOG,
+    "index": INDEX,
+    "timeindex": TIMEINDEX,
+    "snapshot": PRODUCER_SNAPSHOT,
     "txnindex": TXNINDEX,
 }
 # Suffixes Kafka adds to a file on its way out; the name before it says what the file
@@ -46,8 +49,19 @@ RENAMED = {
 }
 
 # the order files of one directory are dumped in; also every kind dump-log and verify read
-ORDER = [META_PROPERTIES, BOOTSTRAP, PARTITION_METADATA, QUORUM_STATE, EPOCH_CHECKPOINT,
-         LOG, INDEX, TIMEINDEX, TXNINDEX, PRODUCER_SNAPSHOT, SNAPSHOT]
+ORDER = [
+    META_PROPERTIES,
+    BOOTSTRAP,
+    PARTITION_METADATA,
+    QUORUM_STATE,
+    EPOCH_CHECKPOINT,
+    LOG,
+    INDEX,
+    TIMEINDEX,
+    TXNINDEX,
+    PRODUCER_SNAPSHOT,
+    SNAPSHOT,
+]
 
 # The registry: what each command that reads every kind does with a file of each
 # kind. A handler is declared where it lives, with `@handles(role, *kinds)`:
@@ -71,9 +85,12 @@ def handles(role: str, *kinds: str):
             if kind not in ORDER:
                 raise ValueError(f"{fn.__qualname__}: {kind!r} is not a kind of ORDER")
             if _HANDLERS.get((role, kind), fn) is not fn:
-                raise ValueError(f"{fn.__qualname__}: {role} of {kind!r} is already {_HANDLERS[role, kind].__qualname__}")
+                raise ValueError(
+                    f"{fn.__qualname__}: {role} of {kind!r} is already {_HANDLERS[role, kind].__qualname__}"
+                )
             _HANDLERS[role, kind] = fn
         return fn
+
     return register
 
 
@@ -98,15 +115,21 @@ def missing_parts() -> list[tuple[str, str]]:
     housekeeping, skipped on purpose), and (role, kind) for each missing handler.
     Each handler reads the file with the kind's reader in logdir/."""
     named = set(_BY_NAME.values()) | set(_BY_SUFFIX.values()) | {SNAPSHOT}
-    return ([("name", kind) for kind in ORDER if kind not in named]
-            + [("order", kind) for kind in sorted(named - set(ORDER))]
-            + missing_handlers())
+    return (
+        [("name", kind) for kind in ORDER if kind not in named]
+        + [("order", kind) for kind in sorted(named - set(ORDER))]
+        + missing_handlers()
+    )
 
 
 def name_patterns() -> list[str]:
     """Shell globs of the names kind_of() knows (for the shell completions)."""
-    return (sorted(_BY_NAME) + ["*offset-checkpoint", "*.checkpoint"] + [f"*.{s}" for s in _BY_SUFFIX]
-            + [f"*{s}" for s in RENAMED])
+    return (
+        sorted(_BY_NAME)
+        + ["*offset-checkpoint", "*.checkpoint"]
+        + [f"*.{s}" for s in _BY_SUFFIX]
+        + [f"*{s}" for s in RENAMED]
+    )
 
 
 def renamed(path: str) -> str | None:
@@ -168,15 +191,20 @@ _HOUSEKEEPING_NAMES = {".lock", ".kafka_cleanshutdown"}
 _HOUSEKEEPING_SUFFIXES = ("deleted", "cleaned", "swap", "tmp", "part")
 
 # What dump-log and verify read, for the one-line errors of discover().
-LOG_DIR_FILES = ("a Kafka log dir, or one of its .log/.index/.timeindex/.txnindex/.snapshot/.checkpoint files, "
-                 "quorum-state, leader-epoch-checkpoint, meta.properties or partition.metadata")
+LOG_DIR_FILES = (
+    "a Kafka log dir, or one of its .log/.index/.timeindex/.txnindex/.snapshot/.checkpoint files, "
+    "quorum-state, leader-epoch-checkpoint, meta.properties or partition.metadata"
+)
 
 
 def is_housekeeping(name: str) -> bool:
     """Kafka's own bookkeeping files (lock, offset checkpoints, files being deleted or swapped)."""
     name = os.path.basename(name)
-    return (name in _HOUSEKEEPING_NAMES or kind_of(name) == OFFSET_CHECKPOINT
-            or name.rsplit(".", 1)[-1] in _HOUSEKEEPING_SUFFIXES)
+    return (
+        name in _HOUSEKEEPING_NAMES
+        or kind_of(name) == OFFSET_CHECKPOINT
+        or name.rsplit(".", 1)[-1] in _HOUSEKEEPING_SUFFIXES
+    )
 
 
 def named_like_a_file(name: str) -> bool:
@@ -196,8 +224,10 @@ def local_files(path: str) -> list[str] | None:
     is listed as that file, not walked into: reading it then says what it is."""
     if os.path.isdir(path) and not named_like_a_file(path):
         out: list[str] = []
+
         def unreadable(e: OSError):
             from ..errors import InputError
+
             raise InputError(f"{e.filename}: {e.strerror or e} (while listing {path})")
 
         seen = {os.path.realpath(path)}
@@ -214,14 +244,13 @@ def local_files(path: str) -> list[str] | None:
             names.sort(key=lambda f: _dir_order(f) if kind_of(f) in ORDER else (3, 0, 0, f))
             out.extend(os.path.join(root, f) for f in names)
         return out
-    if os.path.isdir(path):   # an impostor named on the command line
+    if os.path.isdir(path):  # an impostor named on the command line
         return [path.rstrip(os.sep) or path]
     # lexists: a dangling symlink is reported when it is read, not as missing
     return [path] if os.path.lexists(path) and not path.endswith(os.sep) else None
 
 
-def discover(paths: list[str], accept, expected: str, *, listing=local_files, is_dir=os.path.isdir,
-             stray=None) -> list:
+def discover(paths: list[str], accept, expected: str, *, listing=local_files, is_dir=os.path.isdir, stray=None) -> list:
     """The one rule for the inputs of the commands that read files (dump-log,
     verify, spark-export): accept(item, named) says what to read for each file
     found (None: not ours); `named` is true for a path that names a file.
@@ -254,12 +283,11 @@ def discover(paths: list[str], accept, expected: str, *, listing=local_files, is
         if not found:
             raise InputError(f"{p}: nothing to read in it (expected {expected})")
         if stray is not None:
-            for item in strays:   # told only when the path is good: an error stays one line
+            for item in strays:  # told only when the path is good: an error stays one line
                 stray(item)
     return out
 
 
 def log_dir_files(paths: list[str], stray=None) -> list[str]:
     """discover() for dump-log and verify: every file of a kind they read (ORDER's)."""
-    return discover(paths, lambda f, named: f if kind_of(f) in ORDER else None,
-                    LOG_DIR_FILES, stray=stray)
+    return discover(paths, lambda f, named: f if kind_of(f) in ORDER else None, LOG_DIR_FILES, stray=stray)

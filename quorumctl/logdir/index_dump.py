@@ -8,12 +8,18 @@ from typing import Iterator
 
 from ..errors import InputError
 from ..openfile import open_regular
-from ..records.batch import (Batch,
-                             BatchError, display_timestamp)
+from ..records.batch import Batch, BatchError, display_timestamp
 from .index_lookup import KafkaFinder, KafkaOffsetLookup, first_batch_last_offset, last_offset_of
-from .indexes import (DEFAULT_MAX_MESSAGE_SIZE, IndexScan, OFFSET_ENTRY_SIZE, TIME_ENTRY_SIZE, scan_entries,
-                      segment_base, sibling, size_message)
-
+from .indexes import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    IndexScan,
+    OFFSET_ENTRY_SIZE,
+    TIME_ENTRY_SIZE,
+    scan_entries,
+    segment_base,
+    sibling,
+    size_message,
+)
 
 
 class IndexDump:
@@ -35,11 +41,21 @@ class IndexDump:
     at the end of the run.
     """
 
-    def __init__(self, path: str, time: bool, *, verify_only: bool = False, sanity_check: bool = False,
-                 max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE, base_offset: int | None = None,
-                 log_path: str | None = None, index_path: str | None = None, kafka: str = "4.3"):
+    def __init__(
+        self,
+        path: str,
+        time: bool,
+        *,
+        verify_only: bool = False,
+        sanity_check: bool = False,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        base_offset: int | None = None,
+        log_path: str | None = None,
+        index_path: str | None = None,
+        kafka: str = "4.3",
+    ):
         self.path = path
-        self.kafka = kafka   # whose words (kafka-dump-log 4.1 or 4.3) where they differ
+        self.kafka = kafka  # whose words (kafka-dump-log 4.1 or 4.3) where they differ
         self.time = time
         self.verify_only = verify_only
         self.sanity_check = sanity_check
@@ -49,17 +65,23 @@ class IndexDump:
         self.index_path = index_path or sibling(path, "index")
         self.abs_path = os.path.abspath(path)
         self.scan = IndexScan(path, TIME_ENTRY_SIZE if time else OFFSET_ENTRY_SIZE, 0)
-        self.mismatches: list[tuple[int, int]] = []       # (index offset, log offset), Kafka's order
-        self.ts_mismatches: list[tuple[int, int]] = []    # (index timestamp, log timestamp)
-        self.out_of_order: list[tuple[int, int]] = []     # (index timestamp, previous timestamp)
-        self.not_found: list[tuple[int, int]] = []        # (index offset, found log offset or -1)
-        self.invalid: list[str] = []                      # entries Kafka would throw on
-        self.errors: list[str] = []                       # bad size, failed sanity check
+        self.mismatches: list[tuple[int, int]] = []  # (index offset, log offset), Kafka's order
+        self.ts_mismatches: list[tuple[int, int]] = []  # (index timestamp, log timestamp)
+        self.out_of_order: list[tuple[int, int]] = []  # (index timestamp, previous timestamp)
+        self.not_found: list[tuple[int, int]] = []  # (index offset, found log offset or -1)
+        self.invalid: list[str] = []  # entries Kafka would throw on
+        self.errors: list[str] = []  # bad size, failed sanity check
 
     @property
     def problems(self) -> int:
-        return (len(self.mismatches) + len(self.ts_mismatches) + len(self.out_of_order) + len(self.not_found)
-                + len(self.invalid) + len(self.errors))
+        return (
+            len(self.mismatches)
+            + len(self.ts_mismatches)
+            + len(self.out_of_order)
+            + len(self.not_found)
+            + len(self.invalid)
+            + len(self.errors)
+        )
 
     def __iter__(self) -> Iterator[str]:
         if self.sanity_check:
@@ -96,7 +118,7 @@ class IndexDump:
                     yield f"offset: {offset} position: {position}"
             if empty:
                 yield f"{self.path} is empty."
-        self.mismatches = mismatches[::-1]      # Kafka prepends to a List: newest first
+        self.mismatches = mismatches[::-1]  # Kafka prepends to a List: newest first
         self._note_size()
 
     def _dump_time(self) -> Iterator[str]:
@@ -153,19 +175,25 @@ class IndexDump:
         abs_path = self.abs_path
         msg = None
         if self.time:
-            if last is not None and first is not None and last[0] < first[0]:   # (set together)
-                msg = (f"Corrupt time index found, time index file ({abs_path}) has non-zero size but the last "
-                       f"timestamp is {last[0]} which is less than the first timestamp {first[0]}")
+            if last is not None and first is not None and last[0] < first[0]:  # (set together)
+                msg = (
+                    f"Corrupt time index found, time index file ({abs_path}) has non-zero size but the last "
+                    f"timestamp is {last[0]} which is less than the first timestamp {first[0]}"
+                )
             elif last is not None and last[1] < 0:
-                msg = (f"Corrupt time index found, time index file ({abs_path}) has non-zero size but the last "
-                       f"offset is {self.base + last[1]} which is less than the first offset {self.base}")
+                msg = (
+                    f"Corrupt time index found, time index file ({abs_path}) has non-zero size but the last "
+                    f"offset is {self.base + last[1]} which is less than the first offset {self.base}"
+                )
         else:
             if last is None:
                 yield f"{self.path} is empty."
                 return
             if last[0] < 0:
-                msg = (f"Corrupt index found, index file {abs_path} has non-zero size but the last offset is "
-                       f"{self.base + last[0]} which is less than the base offset {self.base}")
+                msg = (
+                    f"Corrupt index found, index file {abs_path} has non-zero size but the last offset is "
+                    f"{self.base + last[0]} which is less than the base offset {self.base}"
+                )
         if msg is None and self.scan.remainder:
             msg = size_message(self.path, self.time, self.scan.size)
         if msg is None:
@@ -186,8 +214,11 @@ class IndexDump:
             out.append(f"Found out of order timestamp in :{a}")
             out += [f"  Index timestamp: {i}, Previously indexed timestamp: {p}" for i, p in self.out_of_order]
         if self.not_found:
-            out.append("The following indexed offsets are not found in the log." if self.kafka == "4.1"
-                       else f"The following indexed offsets are not found in :{a}")
+            out.append(
+                "The following indexed offsets are not found in the log."
+                if self.kafka == "4.1"
+                else f"The following indexed offsets are not found in :{a}"
+            )
             out += [f"Indexed offset: {i}, found log offset: {o}" for i, o in self.not_found]
         if self.invalid:
             out.append(f"Index entries that point at no readable batch in :{a}")
@@ -201,18 +232,34 @@ def dump_time_index(path: str, **kw) -> IndexDump:
     return IndexDump(path, True, **kw)
 
 
-def dump_index_lines(path: str, *, verify_only: bool = False, sanity_check: bool = False,
-                     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-                     base_offset: int | None = None) -> tuple[list[str], list[str]]:
+def dump_index_lines(
+    path: str,
+    *,
+    verify_only: bool = False,
+    sanity_check: bool = False,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    base_offset: int | None = None,
+) -> tuple[list[str], list[str]]:
     """kafka-dump-log's lines for an .index file: (stdout lines, stderr lines)."""
-    d = IndexDump(path, False, verify_only=verify_only, sanity_check=sanity_check,
-                  max_message_size=max_message_size, base_offset=base_offset)
+    d = IndexDump(
+        path,
+        False,
+        verify_only=verify_only,
+        sanity_check=sanity_check,
+        max_message_size=max_message_size,
+        base_offset=base_offset,
+    )
     return list(d), d.stderr_lines()
 
 
-def dump_timeindex_lines(path: str, *, verify_only: bool = False, sanity_check: bool = False,
-                         base_offset: int | None = None, kafka: str = "4.3") -> tuple[list[str], list[str]]:
+def dump_timeindex_lines(
+    path: str,
+    *,
+    verify_only: bool = False,
+    sanity_check: bool = False,
+    base_offset: int | None = None,
+    kafka: str = "4.3",
+) -> tuple[list[str], list[str]]:
     """kafka-dump-log's lines for a .timeindex file: (stdout lines, stderr lines)."""
-    d = IndexDump(path, True, verify_only=verify_only, sanity_check=sanity_check, base_offset=base_offset,
-                  kafka=kafka)
+    d = IndexDump(path, True, verify_only=verify_only, sanity_check=sanity_check, base_offset=base_offset, kafka=kafka)
     return list(d), d.stderr_lines()

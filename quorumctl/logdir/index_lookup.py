@@ -8,11 +8,19 @@ from bisect import bisect_right
 
 from ..errors import InputError
 from ..openfile import open_regular
-from ..records.batch import (HEADER_SIZE, HEADER_UP_TO_MAGIC, LAST_OFFSET_DELTA, LAST_OFFSET_DELTA_OFFSET,
-                             LENGTH_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET, MIN_RECORD_OVERHEAD, Batch,
-                             BatchReader)
+from ..records.batch import (
+    HEADER_SIZE,
+    HEADER_UP_TO_MAGIC,
+    LAST_OFFSET_DELTA,
+    LAST_OFFSET_DELTA_OFFSET,
+    LENGTH_PREFIX,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MIN_RECORD_OVERHEAD,
+    Batch,
+    BatchReader,
+)
 from .indexes import CHECKPOINT_EVERY, OFFSET_ENTRY, OFFSET_ENTRY_SIZE, WARM_BYTES
-
 
 
 def last_offset_of(b) -> int:
@@ -20,7 +28,7 @@ def last_offset_of(b) -> int:
     if isinstance(b, Batch):
         return b.last_offset
     if b.magic < 2 or len(b.data) < LAST_OFFSET_DELTA_OFFSET + LAST_OFFSET_DELTA.size:
-        return b.base_offset            # legacy wrapper: its offset is the last offset
+        return b.base_offset  # legacy wrapper: its offset is the last offset
     return b.base_offset + LAST_OFFSET_DELTA.unpack_from(b.data, LAST_OFFSET_DELTA_OFFSET)[0]
 
 
@@ -40,13 +48,17 @@ def first_batch_last_offset(f, log_size: int, position: int, max_size: int) -> t
     head = os.pread(f.fileno(), HEADER_SIZE, position)
     base, size = LENGTH_PREFIX.unpack_from(head)
     if size < MIN_RECORD_OVERHEAD:
-        return None, (f"batch size {size} at position {position} is smaller than the minimum record "
-                      f"overhead ({MIN_RECORD_OVERHEAD})")
+        return None, (
+            f"batch size {size} at position {position} is smaller than the minimum record "
+            f"overhead ({MIN_RECORD_OVERHEAD})"
+        )
     if position > end - LOG_OVERHEAD - size:
         if end == log_size:
             return None, f"the batch at position {position} ({size + LOG_OVERHEAD} bytes) runs past the end of the log"
-        return None, (f"the batch at position {position} ({size + LOG_OVERHEAD} bytes) is larger than "
-                      f"--max-message-size {max_size}")
+        return None, (
+            f"the batch at position {position} ({size + LOG_OVERHEAD} bytes) is larger than "
+            f"--max-message-size {max_size}"
+        )
     if head[MAGIC_OFFSET] < 2:
         return base, ""
     if len(head) < HEADER_SIZE:
@@ -78,7 +90,7 @@ class KafkaOffsetLookup:
         e = self._cache.get(n)
         if e is None:
             f = self._f
-            assert f is not None   # without the file there are no entries to read
+            assert f is not None  # without the file there are no entries to read
             rel, pos = OFFSET_ENTRY.unpack(os.pread(f.fileno(), OFFSET_ENTRY_SIZE, n * OFFSET_ENTRY_SIZE))
             e = (self.base + rel, pos)
             if len(self._cache) > 4096:
@@ -94,7 +106,7 @@ class KafkaOffsetLookup:
         if self._entry(first_hot)[0] < target:
             slot = self._search(target, first_hot, n - 1)
         elif self._entry(0)[0] > target:
-            return 0                        # slot -1: (baseOffset, 0)
+            return 0  # slot -1: (baseOffset, 0)
         else:
             slot = self._search(target, 0, first_hot)
         return self._entry(slot)[1]
@@ -123,8 +135,8 @@ class KafkaFinder:
         self.path = log_path
         self._reader = BatchReader(log_path)
         self._it = iter(self._reader)
-        self.pend = next(self._it, None)       # the next batch of the walk
-        self.max_before = -1 << 63             # largest last offset among walked batches before pend
+        self.pend = next(self._it, None)  # the next batch of the walk
+        self.max_before = -1 << 63  # largest last offset among walked batches before pend
         self.landed: set[int] = {0} if self.pend is not None and self.pend.position == 0 else set()
 
     def _advance(self):
@@ -140,17 +152,19 @@ class KafkaFinder:
     def find(self, position: int, offset: int):
         """(batch or None, error or None)."""
         size = self._reader.file_size
-        if position < 0 or position > size:    # FileRecords.slice throws
-            return None, (f"the offset index gives position {position} for it, outside the log "
-                          f"({size} bytes)")
+        if position < 0 or position > size:  # FileRecords.slice throws
+            return None, (f"the offset index gives position {position} for it, outside the log ({size} bytes)")
         if self.pend is not None and position >= self.pend.position:
             while self.pend is not None and self.pend.position < position:
                 self._advance()
             if self.pend is None or self.pend.position != position:
                 return self._fresh(position, offset)
             self.landed.add(position)
-        elif position not in self.landed or offset <= self.max_before or (
-                self.pend is None and (stop := self._reader.stop) is not None and position >= stop.position):
+        elif (
+            position not in self.landed
+            or offset <= self.max_before
+            or (self.pend is None and (stop := self._reader.stop) is not None and position >= stop.position)
+        ):
             return self._fresh(position, offset)
         # scanning from `position` is now the same as continuing the walk
         while self.pend is not None and last_offset_of(self.pend) < offset:
@@ -176,16 +190,16 @@ class LogWalker:
     backwards restarts the walk from a checkpoint (one every 64 KiB of log),
     so memory stays bounded and a valid index reads the log once."""
 
-    _reader: BatchReader    # the walk's reader, (re)made by _start
+    _reader: BatchReader  # the walk's reader, (re)made by _start
 
     def __init__(self, log_path: str):
         self.path = log_path
         self.size = os.path.getsize(log_path)
         self._cp_pos: list[int] = []
         self._cp_off: list[int] = []
-        self.end: int | None = None          # where the walk stopped (the valid end of the log)
+        self.end: int | None = None  # where the walk stopped (the valid end of the log)
         self.end_note = ""
-        self.max_last: int | None = None     # largest last offset walked
+        self.max_last: int | None = None  # largest last offset walked
         self._start(0)
 
     def _start(self, position: int):
@@ -194,7 +208,7 @@ class LogWalker:
         self.walk_start = position
         self._reader = BatchReader(self.path, start=position)
         self._it = iter(self._reader)
-        self.prev = None                      # the batch right before cur in this walk
+        self.prev = None  # the batch right before cur in this walk
         self.cur = None
         self._next()
 
@@ -237,5 +251,3 @@ class LogWalker:
 
     def close(self):
         self._reader.close()
-
-

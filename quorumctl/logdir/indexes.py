@@ -60,17 +60,18 @@ from . import filekinds
 
 OFFSET_ENTRY_SIZE = 8
 TIME_ENTRY_SIZE = 12
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024    # kafka-dump-log --max-message-size default
-INDEX_INTERVAL_BYTES = 4096                   # index.interval.bytes default
-WARM_BYTES = 8192                             # AbstractIndex.warmEntries() = 8192 / entrySize
-_CHUNK = 24 * 2730                            # 65520: a multiple of both entry sizes
-CHECKPOINT_EVERY = 1 << 16                    # log walker restart points, in bytes
+DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024  # kafka-dump-log --max-message-size default
+INDEX_INTERVAL_BYTES = 4096  # index.interval.bytes default
+WARM_BYTES = 8192  # AbstractIndex.warmEntries() = 8192 / entrySize
+_CHUNK = 24 * 2730  # 65520: a multiple of both entry sizes
+CHECKPOINT_EVERY = 1 << 16  # log walker restart points, in bytes
 
-OFFSET_ENTRY = struct.Struct(">ii")                 # relative offset, position
-TIME_ENTRY = struct.Struct(">qi")                   # timestamp, relative offset
+OFFSET_ENTRY = struct.Struct(">ii")  # relative offset, position
+TIME_ENTRY = struct.Struct(">qi")  # timestamp, relative offset
 
 
 # -- reading -------------------------------------------------------------------
+
 
 @dataclass
 class IndexScan:
@@ -79,10 +80,10 @@ class IndexScan:
     path: str
     entry_size: int
     size: int
-    entries: int = 0                  # logical entries: up to the end rule above
-    nonzero_entries: int = 0          # entries with any non-zero byte, in the whole file
-    end_position: int | None = None   # byte position of the entry that ended the index
-    after_end: int = 0                # non-zero entries after the logical end
+    entries: int = 0  # logical entries: up to the end rule above
+    nonzero_entries: int = 0  # entries with any non-zero byte, in the whole file
+    end_position: int | None = None  # byte position of the entry that ended the index
+    after_end: int = 0  # non-zero entries after the logical end
     first_after_end: int | None = None  # byte position of the first of them
 
     @property
@@ -101,8 +102,10 @@ def segment_base(path: str, base_offset: int | None) -> int:
         return base_offset
     b = filekinds.base_offset_of(path)
     if b is None:
-        raise InputError(f"{path}: the file name does not start with the segment's base offset "
-                         f"(<20 digits>.{os.path.basename(path).rsplit('.', 1)[-1]})")
+        raise InputError(
+            f"{path}: the file name does not start with the segment's base offset "
+            f"(<20 digits>.{os.path.basename(path).rsplit('.', 1)[-1]})"
+        )
     return b
 
 
@@ -114,11 +117,11 @@ def scan_entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> 
     (with after_end=True). All-zero entries after the end are preallocation."""
     es = TIME_ENTRY_SIZE if time else OFFSET_ENTRY_SIZE
     st = TIME_ENTRY if time else OFFSET_ENTRY
-    ri, oi = (1, 0) if time else (0, 1)      # where the relative offset is, and the other field
+    ri, oi = (1, 0) if time else (0, 1)  # where the relative offset is, and the other field
     zero = bytes(es)
     with open_regular(path, "an index file") as f:
         scan.size = os.fstat(f.fileno()).st_size
-        pos = 0                               # file position of chunk[0]
+        pos = 0  # file position of chunk[0]
         ended = False
         while True:
             chunk = f.read(_CHUNK)
@@ -140,7 +143,7 @@ def scan_entries(path: str, time: bool, scan: IndexScan, rest: str = "stop") -> 
                     return
             if ended and chunk.count(0, start, whole) != whole - start:
                 for j in range(start, whole, es):
-                    if chunk[j:j + es] != zero:
+                    if chunk[j : j + es] != zero:
                         scan.after_end += 1
                         scan.nonzero_entries += 1
                         if scan.first_after_end is None:
@@ -159,8 +162,9 @@ def scan_index(path: str, time: bool = False) -> IndexScan:
     return scan
 
 
-def iter_offset_index(path: str, base_offset: int | None = None,
-                      scan: IndexScan | None = None) -> Generator[tuple[int, int], None, None]:
+def iter_offset_index(
+    path: str, base_offset: int | None = None, scan: IndexScan | None = None
+) -> Generator[tuple[int, int], None, None]:
     """(absolute offset, position) for each entry up to the logical end, streaming."""
     base = segment_base(path, base_offset)
     scan = scan or IndexScan(path, OFFSET_ENTRY_SIZE, 0)
@@ -168,8 +172,9 @@ def iter_offset_index(path: str, base_offset: int | None = None,
         yield base + rel, position
 
 
-def iter_time_index(path: str, base_offset: int | None = None,
-                    scan: IndexScan | None = None) -> Generator[tuple[int, int], None, None]:
+def iter_time_index(
+    path: str, base_offset: int | None = None, scan: IndexScan | None = None
+) -> Generator[tuple[int, int], None, None]:
     """(timestamp, absolute offset) for each entry up to the logical end, streaming."""
     base = segment_base(path, base_offset)
     scan = scan or IndexScan(path, TIME_ENTRY_SIZE, 0)
@@ -180,10 +185,14 @@ def iter_time_index(path: str, base_offset: int | None = None,
 def size_message(path: str, time: bool, size: int) -> str:
     # AbstractIndex.sanityCheck's texts (OffsetIndex, TimeIndex)
     if time:
-        return (f"Time index file {os.path.abspath(path)} is corrupt, found {size} bytes which is neither "
-                f"positive nor a multiple of {TIME_ENTRY_SIZE}")
-    return (f"Index file {os.path.abspath(path)} is corrupt, found {size} bytes which is neither positive "
-            f"nor a multiple of {OFFSET_ENTRY_SIZE}")
+        return (
+            f"Time index file {os.path.abspath(path)} is corrupt, found {size} bytes which is neither "
+            f"positive nor a multiple of {TIME_ENTRY_SIZE}"
+        )
+    return (
+        f"Index file {os.path.abspath(path)} is corrupt, found {size} bytes which is neither positive "
+        f"nor a multiple of {OFFSET_ENTRY_SIZE}"
+    )
 
 
 def read_offset_index(path: str, base_offset: int | None = None) -> list[tuple[int, int]]:
@@ -207,6 +216,7 @@ def read_time_index(path: str, base_offset: int | None = None) -> list[tuple[int
 
 
 # -- writing -------------------------------------------------------------------
+
 
 def offset_index_bytes(entries, base_offset: int) -> bytes:
     """An .index holding (absolute offset, position) entries, trimmed (no preallocation)."""
@@ -252,5 +262,3 @@ def sibling(path: str, suffix: str) -> str:
     a renamed file's sibling is renamed the same way (Kafka renames a segment's files together)."""
     name = os.path.basename(path).split(".", 1)[0] + "." + suffix + (filekinds.renamed(path) or "")
     return os.path.join(os.path.dirname(path), name)
-
-

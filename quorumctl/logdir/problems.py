@@ -8,10 +8,10 @@ from dataclasses import asdict, dataclass
 @dataclass
 class Problem:
     path: str
-    position: int | None      # byte position in `path`, when it has one
-    offset: int | None        # the log offset concerned, when there is one
-    message: str              # what was found and what was expected
-    kind: str = "problem"     # short slug: crc-mismatch, torn-tail, offset-gap, ...
+    position: int | None  # byte position in `path`, when it has one
+    offset: int | None  # the log offset concerned, when there is one
+    message: str  # what was found and what was expected
+    kind: str = "problem"  # short slug: crc-mismatch, torn-tail, offset-gap, ...
 
     def line(self) -> str:
         where = [self.path]

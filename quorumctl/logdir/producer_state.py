@@ -30,12 +30,12 @@ from ..records.crc import crc32c
 from .problems import Problem
 
 SNAPSHOT_VERSION = 1
-SNAPSHOT_HEADER = struct.Struct(">hIi")          # version, crc, entry count
+SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entry count
 PRODUCER_ENTRY = struct.Struct(">qhiqiqiq")
 TXN_VERSION = 0
 TXN_ENTRY = struct.Struct(">hqqqq")
-_CRC_START = 6                                   # CRC covers everything after version and crc
-_CHUNK = 46 * 34 * 64                            # a multiple of both entry sizes
+_CRC_START = 6  # CRC covers everything after version and crc
+_CHUNK = 46 * 34 * 64  # a multiple of both entry sizes
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class ProducerEntry:
     offset_delta: int
     timestamp: int
     coordinator_epoch: int
-    current_txn_first_offset: int      # -1: none
+    current_txn_first_offset: int  # -1: none
 
     @property
     def has_batch(self) -> bool:
@@ -65,22 +65,34 @@ class ProducerEntry:
     def kafka_line(self, kafka: str = "4.3") -> str:
         """kafka-dump-log's line (DumpLogSegments.dumpProducerIdSnapshot); 4.1's
         ends with a space when there is no batch metadata."""
-        txn = (f"OptionalLong[{self.current_txn_first_offset}]" if self.current_txn_first_offset >= 0
-               else "OptionalLong.empty")
-        line = (f"producerId: {self.producer_id} producerEpoch: {self.producer_epoch} "
-                f"coordinatorEpoch: {self.coordinator_epoch} currentTxnFirstOffset: {txn} "
-                f"lastTimestamp: {self.timestamp}")
+        txn = (
+            f"OptionalLong[{self.current_txn_first_offset}]"
+            if self.current_txn_first_offset >= 0
+            else "OptionalLong.empty"
+        )
+        line = (
+            f"producerId: {self.producer_id} producerEpoch: {self.producer_epoch} "
+            f"coordinatorEpoch: {self.coordinator_epoch} currentTxnFirstOffset: {txn} "
+            f"lastTimestamp: {self.timestamp}"
+        )
         if self.has_batch:
-            line += (f" firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
-                     f"lastOffset: {self.last_offset} offsetDelta: {self.offset_delta} timestamp: {self.timestamp}")
+            line += (
+                f" firstSequence: {self.first_sequence} lastSequence: {self.last_sequence} "
+                f"lastOffset: {self.last_offset} offsetDelta: {self.offset_delta} timestamp: {self.timestamp}"
+            )
         return line if self.has_batch or kafka != "4.1" else line + " "
 
     def to_json(self) -> dict:
-        return {"producerId": self.producer_id, "producerEpoch": self.producer_epoch,
-                "lastSequence": self.last_sequence, "lastOffset": self.last_offset,
-                "offsetDelta": self.offset_delta, "timestamp": self.timestamp,
-                "coordinatorEpoch": self.coordinator_epoch,
-                "currentTxnFirstOffset": self.current_txn_first_offset}
+        return {
+            "producerId": self.producer_id,
+            "producerEpoch": self.producer_epoch,
+            "lastSequence": self.last_sequence,
+            "lastOffset": self.last_offset,
+            "offsetDelta": self.offset_delta,
+            "timestamp": self.timestamp,
+            "coordinatorEpoch": self.coordinator_epoch,
+            "currentTxnFirstOffset": self.current_txn_first_offset,
+        }
 
 
 class FormatError(InputError):
@@ -105,15 +117,23 @@ def _snapshot_header(path: str, f) -> tuple[int, int, int, int]:
     size = os.fstat(f.fileno()).st_size
     head = f.read(SNAPSHOT_HEADER.size)
     if len(head) < SNAPSHOT_HEADER.size:
-        raise FormatError(path, 0, f"expected a producer snapshot header of {SNAPSHOT_HEADER.size} bytes "
-                                   f"(version, crc, entry count), found {len(head)} bytes")
+        raise FormatError(
+            path,
+            0,
+            f"expected a producer snapshot header of {SNAPSHOT_HEADER.size} bytes "
+            f"(version, crc, entry count), found {len(head)} bytes",
+        )
     version, crc, count = SNAPSHOT_HEADER.unpack(head)
     if count < 0:
         raise FormatError(path, 6, f"producer entry count {count} is negative")
     need = SNAPSHOT_HEADER.size + count * PRODUCER_ENTRY.size
     if need > size:
-        raise FormatError(path, SNAPSHOT_HEADER.size, f"expected {count} producer entries of {PRODUCER_ENTRY.size} "
-                                                      f"bytes (a file of {need} bytes), found a file of {size} bytes")
+        raise FormatError(
+            path,
+            SNAPSHOT_HEADER.size,
+            f"expected {count} producer entries of {PRODUCER_ENTRY.size} "
+            f"bytes (a file of {need} bytes), found a file of {size} bytes",
+        )
     if version != SNAPSHOT_VERSION:
         raise FormatError(path, 0, f"unknown producer snapshot version {version} (expected {SNAPSHOT_VERSION})")
     computed = crc32c(head[_CRC_START:])
@@ -123,8 +143,9 @@ def _snapshot_header(path: str, f) -> tuple[int, int, int, int]:
             break
         computed = crc32c(chunk, computed)
     if computed != crc:
-        raise FormatError(path, 2, f"producer snapshot CRC-32C mismatch: stored {crc}, computed {computed} "
-                                   f"over bytes 6..{size}")
+        raise FormatError(
+            path, 2, f"producer snapshot CRC-32C mismatch: stored {crc}, computed {computed} over bytes 6..{size}"
+        )
     return version, crc, count, size
 
 
@@ -156,9 +177,24 @@ def producer_snapshot_lines(path: str, kafka: str = "4.3") -> Iterator[str]:
 def snapshot_bytes(entries: list[ProducerEntry] | list[tuple], version: int = SNAPSHOT_VERSION) -> bytes:
     """A producer snapshot as ProducerStateManager.writeSnapshot writes it (tests, repair)."""
     body = struct.pack(">i", len(entries)) + b"".join(
-        PRODUCER_ENTRY.pack(*(e if isinstance(e, tuple) else (
-            e.producer_id, e.producer_epoch, e.last_sequence, e.last_offset, e.offset_delta, e.timestamp,
-            e.coordinator_epoch, e.current_txn_first_offset))) for e in entries)
+        PRODUCER_ENTRY.pack(
+            *(
+                e
+                if isinstance(e, tuple)
+                else (
+                    e.producer_id,
+                    e.producer_epoch,
+                    e.last_sequence,
+                    e.last_offset,
+                    e.offset_delta,
+                    e.timestamp,
+                    e.coordinator_epoch,
+                    e.current_txn_first_offset,
+                )
+            )
+        )
+        for e in entries
+    )
     return struct.pack(">hI", version, crc32c(body)) + body
 
 
@@ -175,6 +211,7 @@ def check_producer_snapshot(path: str) -> list[Problem]:
 
 # -- transaction index -----------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class AbortedTxn:
     version: int
@@ -182,16 +219,23 @@ class AbortedTxn:
     first_offset: int
     last_offset: int
     last_stable_offset: int
-    position: int = 0                 # byte position in the file
+    position: int = 0  # byte position in the file
 
     def kafka_line(self) -> str:
         # DumpLogSegments.dumpTxnIndex
-        return (f"version: {self.version} producerId: {self.producer_id} firstOffset: {self.first_offset} "
-                f"lastOffset: {self.last_offset} lastStableOffset: {self.last_stable_offset}")
+        return (
+            f"version: {self.version} producerId: {self.producer_id} firstOffset: {self.first_offset} "
+            f"lastOffset: {self.last_offset} lastStableOffset: {self.last_stable_offset}"
+        )
 
     def to_json(self) -> dict:
-        return {"version": self.version, "producerId": self.producer_id, "firstOffset": self.first_offset,
-                "lastOffset": self.last_offset, "lastStableOffset": self.last_stable_offset}
+        return {
+            "version": self.version,
+            "producerId": self.producer_id,
+            "firstOffset": self.first_offset,
+            "lastOffset": self.last_offset,
+            "lastStableOffset": self.last_stable_offset,
+        }
 
 
 def iter_txn_index(path: str, remainder: list | None = None) -> Iterator[AbortedTxn]:
@@ -207,8 +251,11 @@ def iter_txn_index(path: str, remainder: list | None = None) -> Iterator[Aborted
             whole = len(chunk) - len(chunk) % TXN_ENTRY.size
             for i, e in enumerate(TXN_ENTRY.iter_unpack(chunk[:whole])):
                 if e[0] != TXN_VERSION:
-                    raise FormatError(path, pos + i * TXN_ENTRY.size, f"unexpected aborted transaction version "
-                                                                      f"{e[0]} (expected {TXN_VERSION})")
+                    raise FormatError(
+                        path,
+                        pos + i * TXN_ENTRY.size,
+                        f"unexpected aborted transaction version {e[0]} (expected {TXN_VERSION})",
+                    )
                 version, producer_id, first, last, lso = e
                 yield AbortedTxn(version, producer_id, first, last, lso, position=pos + i * TXN_ENTRY.size)
             if whole < len(chunk):
@@ -254,25 +301,51 @@ def check_txn_index(path: str, base_offset: int | None = None) -> list[Problem]:
     try:
         for t in iter_txn_index(path, rem):
             if base_offset is not None and t.last_offset < base_offset:
-                problems.append(Problem(path, t.position, t.last_offset,
-                                        f"last offset {t.last_offset} of the aborted transaction of producer "
-                                        f"{t.producer_id} is below the segment's base offset {base_offset}",
-                                        "txnindex-below-base"))
+                problems.append(
+                    Problem(
+                        path,
+                        t.position,
+                        t.last_offset,
+                        f"last offset {t.last_offset} of the aborted transaction of producer "
+                        f"{t.producer_id} is below the segment's base offset {base_offset}",
+                        "txnindex-below-base",
+                    )
+                )
             if t.first_offset > t.last_offset:
-                problems.append(Problem(path, t.position, t.first_offset,
-                                        f"first offset {t.first_offset} is after last offset {t.last_offset}",
-                                        "txnindex-range"))
+                problems.append(
+                    Problem(
+                        path,
+                        t.position,
+                        t.first_offset,
+                        f"first offset {t.first_offset} is after last offset {t.last_offset}",
+                        "txnindex-range",
+                    )
+                )
             if prev is not None and t.last_offset <= prev.last_offset:
-                problems.append(Problem(path, t.position, t.last_offset,
-                                        f"last offset {t.last_offset} is not greater than the previous entry's "
-                                        f"{prev.last_offset} (byte {prev.position})", "txnindex-decreasing"))
+                problems.append(
+                    Problem(
+                        path,
+                        t.position,
+                        t.last_offset,
+                        f"last offset {t.last_offset} is not greater than the previous entry's "
+                        f"{prev.last_offset} (byte {prev.position})",
+                        "txnindex-decreasing",
+                    )
+                )
             prev = t
     except FormatError as e:
         problems.append(Problem(path, e.position, None, e.detail, "txnindex-version"))
         return problems
     if rem:
         size = os.path.getsize(path)
-        problems.append(Problem(path, size - rem[0], None,
-                                f"{size} bytes is not a multiple of the entry size {TXN_ENTRY.size}: the last "
-                                f"{rem[0]} bytes are a partial entry", "index-size"))
+        problems.append(
+            Problem(
+                path,
+                size - rem[0],
+                None,
+                f"{size} bytes is not a multiple of the entry size {TXN_ENTRY.size}: the last "
+                f"{rem[0]} bytes are a partial entry",
+                "index-size",
+            )
+        )
     return problems

@@ -62,11 +62,11 @@ class SnapshotFile:
 class PartitionFiles:
     path: str
     segments: list[SegmentFiles] = field(default_factory=list)
-    snapshots: list[SnapshotFile] = field(default_factory=list)          # by (epoch, offset)
+    snapshots: list[SnapshotFile] = field(default_factory=list)  # by (epoch, offset)
     producer_snapshots: list[tuple[int, str]] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)                     # partial/deleted/transient
+    ignored: list[str] = field(default_factory=list)  # partial/deleted/transient
     unknown: list[str] = field(default_factory=list)
-    not_regular: list[str] = field(default_factory=list)                 # "<path>: is a FIFO ..." lines
+    not_regular: list[str] = field(default_factory=list)  # "<path>: is a FIFO ..." lines
 
 
 def scan_partition(path: str) -> PartitionFiles:
@@ -77,7 +77,7 @@ def scan_partition(path: str) -> PartitionFiles:
         full = os.path.join(path, name)
         if not os.path.isfile(full):
             if SEGMENT_RE.match(name) or SNAPSHOT_RE.match(name):
-                try:   # a FIFO, device, directory or symlink loop named like a file of ours
+                try:  # a FIFO, device, directory or symlink loop named like a file of ours
                     check_regular(full)
                 except InputError as e:
                     pf.not_regular.append(str(e))
@@ -110,6 +110,7 @@ def scan_partition(path: str) -> PartitionFiles:
 
 # -- batches -------------------------------------------------------------------
 
+
 class BatchInfo:
     """The header facts of one valid batch (no record data kept)."""
 
@@ -123,15 +124,17 @@ class BatchInfo:
         self.size = size
         self.max_timestamp = max_timestamp
         self.is_control = is_control
-        self.crc = crc              # the header's CRC-32C (valid: scan_segment checks it); Raft's log matching
+        self.crc = crc  # the header's CRC-32C (valid: scan_segment checks it); Raft's log matching
 
     @property
     def next_offset(self) -> int:
         return self.last_offset + 1
 
     def __repr__(self):
-        return (f"BatchInfo({self.base_offset}..{self.last_offset}, epoch={self.epoch}, "
-                f"pos={self.position}, size={self.size})")
+        return (
+            f"BatchInfo({self.base_offset}..{self.last_offset}, epoch={self.epoch}, "
+            f"pos={self.position}, size={self.size})"
+        )
 
 
 @dataclass
@@ -140,7 +143,7 @@ class SegmentScan:
     batches: list[BatchInfo]
     file_size: int
     valid_bytes: int
-    problem: str | None = None      # why recovery would cut this segment (torn tail, bad CRC, ...)
+    problem: str | None = None  # why recovery would cut this segment (torn tail, bad CRC, ...)
     # (offset, control type name, decoded dict or None) for LEADER_CHANGE, KRAFT_VERSION, KRAFT_VOTERS
     controls: list = field(default_factory=list)
 
@@ -152,7 +155,7 @@ class SegmentScan:
 @dataclass
 class LogScan:
     segments: list[SegmentScan]
-    dropped_segments: list[SegmentFiles]     # after a corrupt one: Kafka deletes them at start-up
+    dropped_segments: list[SegmentFiles]  # after a corrupt one: Kafka deletes them at start-up
     log_start: int
     log_end: int
     problem: str | None
@@ -178,6 +181,7 @@ def control_records(batch) -> list:
     """(offset, type name, data or None) of the Raft control records in a control batch."""
     from ..records import metadata as md
     from ..records.batch import BatchError
+
     out = []
     try:
         for r in batch.iter_records():
@@ -194,6 +198,7 @@ def scan_segment(seg: SegmentFiles, expect_from: int | None = None, want_control
     """The batches Kafka's LogSegment.recover keeps (CRC, magic 2, offsets
     increasing and within the segment's int32 relative range)."""
     from ..records.batch import Batch, BatchReader
+
     if seg.log is None:
         return SegmentScan(seg, [], 0, 0, "the .log file is missing")
     batches: list[BatchInfo] = []
@@ -208,18 +213,25 @@ def scan_segment(seg: SegmentFiles, expect_from: int | None = None, want_control
             problem = f"unsupported magic {b.magic} at byte {b.position}"
             break
         if not b.crc_valid():
-            problem = (f"CRC mismatch in the batch at offset {b.base_offset} (byte {b.position}): "
-                       f"stored {b.crc}, computed over its data differs")
+            problem = (
+                f"CRC mismatch in the batch at offset {b.base_offset} (byte {b.position}): "
+                f"stored {b.crc}, computed over its data differs"
+            )
             break
         if b.last_offset_delta < 0 or (prev_next is not None and b.base_offset < prev_next):
-            problem = (f"batch at byte {b.position} has offsets {b.base_offset}..{b.last_offset}, "
-                       f"expected to start at or after {prev_next}")
+            problem = (
+                f"batch at byte {b.position} has offsets {b.base_offset}..{b.last_offset}, "
+                f"expected to start at or after {prev_next}"
+            )
             break
         if b.last_offset - seg.base_offset > 0x7FFFFFFF or b.base_offset < seg.base_offset:
             problem = f"batch at byte {b.position}: offset {b.last_offset} is outside segment {seg.base_offset}"
             break
-        batches.append(BatchInfo(b.base_offset, b.last_offset, b.leader_epoch, b.position, b.size,
-                                 b.max_timestamp, b.is_control, b.crc))
+        batches.append(
+            BatchInfo(
+                b.base_offset, b.last_offset, b.leader_epoch, b.position, b.size, b.max_timestamp, b.is_control, b.crc
+            )
+        )
         if b.is_control and want_controls:
             controls.extend(control_records(b))
         valid = b.position + b.size
@@ -243,7 +255,7 @@ def scan_log(pf: PartitionFiles, want_controls: bool = True) -> LogScan:
         scans.append(sc)
         if sc.problem is not None:
             problem = f"{os.path.basename(seg.log)}: {sc.problem}"
-            dropped = [s for s in pf.segments[i + 1:] if s.log is not None]
+            dropped = [s for s in pf.segments[i + 1 :] if s.log is not None]
             break
         expect = sc.next_offset
     if scans:

@@ -26,13 +26,19 @@ def _now_ms() -> int:
 def control_batch(entries, *, base_offset: int, epoch: int, timestamp_ms: int) -> bytes:
     """entries: [(control type, data dict)]"""
     recs = [md.encode_control(ct, data) for ct, data in entries]
-    return encode_batch(recs, base_offset=base_offset, leader_epoch=epoch, base_timestamp=timestamp_ms,
-                        control=True)
+    return encode_batch(recs, base_offset=base_offset, leader_epoch=epoch, base_timestamp=timestamp_ms, control=True)
 
 
-def encode_snapshot(records, *, epoch: int = 0, last_contained_log_timestamp: int = 0,
-                    kraft_version: int | None = None, voters: list[dict] | None = None,
-                    timestamp_ms: int | None = None, records_per_batch: int | None = None) -> bytes:
+def encode_snapshot(
+    records,
+    *,
+    epoch: int = 0,
+    last_contained_log_timestamp: int = 0,
+    kraft_version: int | None = None,
+    voters: list[dict] | None = None,
+    timestamp_ms: int | None = None,
+    records_per_batch: int | None = None,
+) -> bytes:
     """records: [(api key or record name, version, data)] metadata records.
     kraft_version/voters: the KIP-853 records written right after the header
     (RecordsSnapshotWriter writes them when kraft.version >= 1).
@@ -45,8 +51,10 @@ def encode_snapshot(records, *, epoch: int = 0, last_contained_log_timestamp: in
 
     def batch_time(i):
         return times[min(i, len(times) - 1)] if times else ts
+
     head: list[tuple[int, dict]] = [
-        (md.SNAPSHOT_HEADER, {"version": 0, "lastContainedLogTimestamp": last_contained_log_timestamp})]
+        (md.SNAPSHOT_HEADER, {"version": 0, "lastContainedLogTimestamp": last_contained_log_timestamp})
+    ]
     if kraft_version:
         head.append((md.KRAFT_VERSION, {"version": 0, "kRaftVersion": kraft_version}))
         if voters is not None:
@@ -56,9 +64,12 @@ def encode_snapshot(records, *, epoch: int = 0, last_contained_log_timestamp: in
     values = [(None, md.encode_metadata(k, v, d)) for k, v, d in records]
     step = records_per_batch or max(len(values), 1)
     for i in range(0, len(values), step):
-        chunk = values[i:i + step]
+        chunk = values[i : i + step]
         out.append(encode_batch(chunk, base_offset=offset, leader_epoch=epoch, base_timestamp=batch_time(len(out))))
         offset += len(chunk)
-    out.append(control_batch([(md.SNAPSHOT_FOOTER, {"version": 0})], base_offset=offset, epoch=epoch,
-                             timestamp_ms=batch_time(len(out))))
+    out.append(
+        control_batch(
+            [(md.SNAPSHOT_FOOTER, {"version": 0})], base_offset=offset, epoch=epoch, timestamp_ms=batch_time(len(out))
+        )
+    )
     return b"".join(out)

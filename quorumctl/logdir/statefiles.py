@@ -49,12 +49,13 @@ def _read_text(path: str) -> str:
 def _java_int(text: str, bounds=_INT32) -> int | None:
     """Integer.parseInt / Long.parseLong: optional sign, decimal digits, in range."""
     if not re.fullmatch(r"[+-]?[0-9]+", text) or len(text.lstrip("+-").lstrip("0")) > 19:
-        return None   # longer than any int64 (and no 5000-digit int() for Python to refuse)
+        return None  # longer than any int64 (and no 5000-digit int() for Python to refuse)
     v = int(text)
     return v if bounds[0] <= v <= bounds[1] else None
 
 
 # -- meta.properties -----------------------------------------------------------
+
 
 def parse_meta_properties(props: dict[str, str], path: str = META_PROPERTIES) -> dict:
     """MetaProperties.Builder(props).build(): {"version", "cluster.id", "node.id",
@@ -101,10 +102,11 @@ def read_meta_properties(path: str) -> dict:
     return out
 
 
-def meta_properties_text(version: int, cluster_id: str | None, node_id: int | None,
-                         directory_id: str | None, epoch_s: float | None = None) -> bytes:
+def meta_properties_text(
+    version: int, cluster_id: str | None, node_id: int | None, directory_id: str | None, epoch_s: float | None = None
+) -> bytes:
     """The bytes Kafka writes (MetaProperties.toProperties() then Properties.store)."""
-    props: dict[str, str] = {"version": str(version)}   # Java inserts in this order
+    props: dict[str, str] = {"version": str(version)}  # Java inserts in this order
     if cluster_id is not None:
         props["cluster.id"] = cluster_id
     if version == 0:
@@ -132,6 +134,7 @@ def kafka_metadata_string(meta: dict) -> str:
 
 # -- quorum-state --------------------------------------------------------------
 
+
 def _short(v) -> str:
     """A value for an error line: a hostile file's 4000-digit number or megabyte
     string is cut, so the line stays one readable line."""
@@ -141,17 +144,28 @@ def _short(v) -> str:
 
 # Kafka's QuorumStateData (raft/.../QuorumStateData.json), the schema of the one
 # JSON line; parse_quorum_state checks a file against it.
-QUORUM_STATE_DATA = Message("QuorumStateData", "0-1", [
-    Field("ClusterId", "string", "0"),
-    Field("LeaderId", "int32", "0+", default=-1),
-    Field("LeaderEpoch", "int32", "0+", default=-1),
-    Field("VotedId", "int32", "0+", default=-1),
-    Field("VotedDirectoryId", "uuid", "1+"),
-    Field("AppliedOffset", "int64", "0"),
-    Field("CurrentVoters", "[]Voter", "0", nullable="0", fields=[
-        Field("VoterId", "int32", "0"),
-    ]),
-], flexible="0+")
+QUORUM_STATE_DATA = Message(
+    "QuorumStateData",
+    "0-1",
+    [
+        Field("ClusterId", "string", "0"),
+        Field("LeaderId", "int32", "0+", default=-1),
+        Field("LeaderEpoch", "int32", "0+", default=-1),
+        Field("VotedId", "int32", "0+", default=-1),
+        Field("VotedDirectoryId", "uuid", "1+"),
+        Field("AppliedOffset", "int64", "0"),
+        Field(
+            "CurrentVoters",
+            "[]Voter",
+            "0",
+            nullable="0",
+            fields=[
+                Field("VoterId", "int32", "0"),
+            ],
+        ),
+    ],
+    flexible="0+",
+)
 
 
 def _check_quorum_state_field(path: str, f: Field, v) -> None:
@@ -173,18 +187,19 @@ def _check_quorum_state_field(path: str, f: Field, v) -> None:
             ids.parse(v)
         except ids.InvalidUuid as e:
             raise InputError(f"{path}: field '{name}': {e}") from None
-    elif f.is_array and f.is_struct:   # currentVoters: [{"voterId": <int>}, ...]
+    elif f.is_array and f.is_struct:  # currentVoters: [{"voterId": <int>}, ...]
         keys = [m.key for m in f.members]
         if not isinstance(v, list) or not all(
-                isinstance(x, dict) and all(isinstance(x.get(k), int) and not isinstance(x.get(k), bool)
-                                            for k in keys) for x in v):
+            isinstance(x, dict) and all(isinstance(x.get(k), int) and not isinstance(x.get(k), bool) for k in keys)
+            for x in v
+        ):
             shape = ", ".join(f'"{k}": <int>' for k in keys)
             raise InputError(f"{path}: field '{name}' must be a list of {{{shape}}} objects, found {_short(v)}")
 
 
 def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
     """Validate quorum-state JSON (FileQuorumStateStore + QuorumStateData v0/v1)."""
-    line = text.split("\n", 1)[0]   # Kafka reads the first line only
+    line = text.split("\n", 1)[0]  # Kafka reads the first line only
     if not line.strip():
         raise InputError(f"{path}: File ended prematurely (expected one JSON line)")
     try:
@@ -193,9 +208,8 @@ def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
         raise InputError(f"{path}: invalid JSON at column {e.colno}: {e.msg}") from None
     except RecursionError:
         raise InputError(f"{path}: invalid JSON: nested too deeply (expected one flat JSON object)") from None
-    except ValueError as e:   # Python refuses integers of more than sys.get_int_max_str_digits() digits
-        raise InputError(f"{path}: invalid JSON: {str(e).split(';')[0]} (no quorum-state field is that long)") \
-            from None
+    except ValueError as e:  # Python refuses integers of more than sys.get_int_max_str_digits() digits
+        raise InputError(f"{path}: invalid JSON: {str(e).split(';')[0]} (no quorum-state field is that long)") from None
     if not isinstance(node, dict):
         raise InputError(f"{path}: expected a JSON object, found {type(node).__name__}")
     if "data_version" not in node:
@@ -205,15 +219,17 @@ def parse_quorum_state(text: str, path: str = QUORUM_STATE) -> dict:
         raise InputError(f"{path}: data_version must be an integer, found {dv!r}")
     if not QUORUM_STATE_DATA.supports(dv):
         v = QUORUM_STATE_DATA.versions
-        raise InputError(f"{path}: data_version ({dv}) is not within the min ({v.start}) and max ({v.stop - 1}) "
-                         f"supported version")
+        raise InputError(
+            f"{path}: data_version ({dv}) is not within the min ({v.start}) and max ({v.stop - 1}) supported version"
+        )
     out: dict = {}
     for f in QUORUM_STATE_DATA.fields:
         if not f.present_in(dv):
             continue
         if f.key not in node:
-            raise InputError(f"{path}: QuorumStateData: unable to locate field '{f.key}', "
-                             f"which is mandatory in version {dv}")
+            raise InputError(
+                f"{path}: QuorumStateData: unable to locate field '{f.key}', which is mandatory in version {dv}"
+            )
         _check_quorum_state_field(path, f, node[f.key])
         out[f.key] = node[f.key]
     out["data_version"] = dv
@@ -235,6 +251,7 @@ def quorum_state_voters(state: dict) -> list[int] | None:
 
 
 # -- leader-epoch-checkpoint ---------------------------------------------------
+
 
 def parse_epoch_checkpoint(text: str, path: str = EPOCH_CHECKPOINT) -> list[tuple[int, int]]:
     """CheckpointFile read: version 0, a count, then `epoch startOffset` lines
@@ -259,13 +276,15 @@ def parse_epoch_checkpoint(text: str, path: str = EPOCH_CHECKPOINT) -> list[tupl
     for i, ln in enumerate(lines[2:], start=3):
         parts = re.split(r"\s+", ln)
         if len(parts) != 2:
-            raise InputError(at_line(path, i, f"Malformed line in checkpoint file: {ln!r} "
-                             "(expected '<epoch> <startOffset>')"))
+            raise InputError(
+                at_line(path, i, f"Malformed line in checkpoint file: {ln!r} (expected '<epoch> <startOffset>')")
+            )
         epoch = _java_int(parts[0])
         offset = _java_int(parts[1], _INT64)
         if epoch is None or offset is None:
-            raise InputError(at_line(path, i, f"Malformed line in checkpoint file: {ln!r} "
-                             "(expected '<epoch> <startOffset>')"))
+            raise InputError(
+                at_line(path, i, f"Malformed line in checkpoint file: {ln!r} (expected '<epoch> <startOffset>')")
+            )
         entries.append((epoch, offset))
     if len(entries) != count:
         raise InputError(f"{path}: Expected [{count}] entries in checkpoint file, but found only [{len(entries)}]")
@@ -284,6 +303,7 @@ def epoch_checkpoint_text(entries) -> bytes:
 
 
 # -- partition.metadata --------------------------------------------------------
+
 
 def parse_partition_metadata(text: str, path: str = PARTITION_METADATA) -> dict:
     """PartitionMetadataReadBuffer: `version: N` then `topic_id: <uuid>`."""

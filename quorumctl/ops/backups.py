@@ -44,8 +44,10 @@ def check_backup_root(backup_root: str, log_dir: str, partition_dir: str | None 
     ld = os.path.realpath(log_dir)
     br = os.path.realpath(backup_root)
     if br == ld or br.startswith(ld + os.sep):
-        raise Refused(f"the backup dir {backup_root} is inside the log dir {log_dir}, where a broker would take "
-                      "it for a partition; choose a directory outside it on the same file system")
+        raise Refused(
+            f"the backup dir {backup_root} is inside the log dir {log_dir}, where a broker would take "
+            "it for a partition; choose a directory outside it on the same file system"
+        )
     real = os.path.realpath(partition_dir) if partition_dir else ld
     if br == real or br.startswith(real + os.sep):
         raise Refused(f"the backup dir {backup_root} is inside the partition directory {real}")
@@ -53,12 +55,16 @@ def check_backup_root(backup_root: str, log_dir: str, partition_dir: str | None 
     while not os.path.exists(probe):
         probe = os.path.dirname(probe)
     if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
-        raise InputError(f"the backup dir {backup_root}: cannot create it in {probe} (permission denied or not a "
-                         "writable directory); nothing was changed: pass --backup-dir a writable directory on the "
-                         "same file system, outside the log dir")
+        raise InputError(
+            f"the backup dir {backup_root}: cannot create it in {probe} (permission denied or not a "
+            "writable directory); nothing was changed: pass --backup-dir a writable directory on the "
+            "same file system, outside the log dir"
+        )
     if os.stat(probe).st_dev != os.stat(real).st_dev:
-        raise Refused(f"the backup dir {backup_root} is not on the file system of {real}; the crash-safe swap "
-                      "needs both on one file system: pass --backup-dir on it (outside the log dir)")
+        raise Refused(
+            f"the backup dir {backup_root} is not on the file system of {real}; the crash-safe swap "
+            "needs both on one file system: pass --backup-dir on it (outside the log dir)"
+        )
 
 
 def copy_owner(src_stat, path: str) -> None:
@@ -69,9 +75,17 @@ def copy_owner(src_stat, path: str) -> None:
         pass
 
 
-def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc: dict,
-                          build: Callable[[str, os.stat_result], None], keep: set[str], what: str,
-                          extra: dict) -> dict:
+def replace_partition_dir(
+    live: str,
+    backup_root: str,
+    label: str,
+    key: str,
+    doc: dict,
+    build: Callable[[str, os.stat_result], None],
+    keep: set[str],
+    what: str,
+    extra: dict,
+) -> dict:
     """The crash-safe change of a partition directory that truncate and recover share:
     a backup run directory holding the plan (`doc` under `key`, status "prepared"); the new
     directory built in it by `build(staging, live_stat)` (unchanged files hard-linked); an
@@ -87,10 +101,13 @@ def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc
         try:
             os.makedirs(run, exist_ok=False)
         except PermissionError as e:
-            raise InputError(f"cannot create the backup dir {run}: {e.strerror}; nothing was changed: pass "
-                             "--backup-dir a writable directory on the same file system") from None
-        fsutil.write_synced(os.path.join(run, "plan.json"),
-                            json.dumps({"status": "prepared", key: doc}, indent=1).encode())
+            raise InputError(
+                f"cannot create the backup dir {run}: {e.strerror}; nothing was changed: pass "
+                "--backup-dir a writable directory on the same file system"
+            ) from None
+        fsutil.write_synced(
+            os.path.join(run, "plan.json"), json.dumps({"status": "prepared", key: doc}, indent=1).encode()
+        )
         fsutil.fsync_dir(run)
         fsutil.fsync_dir(backup_root)
 
@@ -100,7 +117,7 @@ def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc
         try:
             build(staging, live_stat)
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)   # the live directory was not touched
+            shutil.rmtree(staging, ignore_errors=True)  # the live directory was not touched
             raise
 
     fsutil.step("swap the new partition directory in (atomic exchange)")
@@ -108,8 +125,10 @@ def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc
         fsutil.exchange(staging, live)
     except OSError as e:
         shutil.rmtree(staging, ignore_errors=True)
-        raise Refused(f"cannot swap {live} atomically ({e}); nothing was changed. The swap needs Linux "
-                      "renameat2(RENAME_EXCHANGE) on a local file system") from None
+        raise Refused(
+            f"cannot swap {live} atomically ({e}); nothing was changed. The swap needs Linux "
+            "renameat2(RENAME_EXCHANGE) on a local file system"
+        ) from None
     fsutil.fsync_dir(os.path.dirname(live))
     fsutil.fsync_dir(run)
 
@@ -119,18 +138,27 @@ def replace_partition_dir(live: str, backup_root: str, label: str, key: str, doc
         if name not in keep:
             os.unlink(os.path.join(staging, name))
     fsutil.fsync_dir(staging)
-    report = {"applied": True, "backup_dir": run, "partition_dir": live, **extra,
-              "backed_up": sorted(os.listdir(staging))}
+    report = {
+        "applied": True,
+        "backup_dir": run,
+        "partition_dir": live,
+        **extra,
+        "backed_up": sorted(os.listdir(staging)),
+    }
     fsutil.step("write the report")
     try:
-        fsutil.atomic_write(os.path.join(run, "plan.json"),
-                            json.dumps({"status": "done", key: doc, "report": report}, indent=1).encode())
+        fsutil.atomic_write(
+            os.path.join(run, "plan.json"),
+            json.dumps({"status": "done", key: doc, "report": report}, indent=1).encode(),
+        )
     except OSError as e:
         if not fsutil.is_out_of_space(e):
             raise
         # the change is done: say so, and that its record is not
-        raise fsutil.OutOfSpace(f"{e.strerror} while writing {run}/plan.json: the {what} of {live} WAS applied "
-                                f"(its backup is in {staging}), but the run stays listed as unfinished") from None
+        raise fsutil.OutOfSpace(
+            f"{e.strerror} while writing {run}/plan.json: the {what} of {live} WAS applied "
+            f"(its backup is in {staging}), but the run stays listed as unfinished"
+        ) from None
     return report
 
 

@@ -59,9 +59,11 @@ def ensemble_problems(dirs: list[DirStatus], cluster_id: str | None, node_id: in
         elif node_id is None:
             node_id = m["node.id"]
         elif m["node.id"] != node_id:
-            out.append(f"Stored node id {m['node.id']} doesn't match previous node id {node_id} in {path}. "
-                       "If you moved your data, make sure your configured node id matches. If you intend to "
-                       "create a new node, you should remove all data in your data directories.")
+            out.append(
+                f"Stored node id {m['node.id']} doesn't match previous node id {node_id} in {path}. "
+                "If you moved your data, make sure your configured node id matches. If you intend to "
+                "create a new node, you should remove all data in your data directories."
+            )
         did = m.get("directory.id")
         if did is not None:
             if ids.is_reserved_directory_id(did):
@@ -107,8 +109,9 @@ def info(dirs: list[str], kraft_mode: bool = True) -> dict:
         elif first.get("node.id") != st.meta.get("node.id"):
             problems.append("Mismatched node IDs between storage directories.")
         elif first["version"] != st.meta["version"]:
-            problems.append("Mismatched meta.properties versions between storage directories "
-                            "(version 0 and version 1).")
+            problems.append(
+                "Mismatched meta.properties versions between storage directories (version 0 and version 1)."
+            )
     seen: dict[str, str] = {}
     for st in statuses:
         did = st.meta.get("directory.id") if st.meta else None
@@ -118,25 +121,40 @@ def info(dirs: list[str], kraft_mode: bool = True) -> dict:
             problems.append(f"Invalid reserved directory ID {did} found in {st.path}")
         key = ids.canonical(did)
         if key in seen:
-            problems.append(f"Duplicate directory ID {did} found. It was the ID of {seen[key]}, "
-                            f"but also of {st.path}")
+            problems.append(f"Duplicate directory ID {did} found. It was the ID of {seen[key]}, but also of {st.path}")
         seen[key] = st.path
     if first is not None:
         if kraft_mode and first["version"] == 0:
-            problems.append("The kafka configuration file appears to be for a cluster in KRaft mode, but "
-                            "the directories are formatted for legacy mode.")
+            problems.append(
+                "The kafka configuration file appears to be for a cluster in KRaft mode, but "
+                "the directories are formatted for legacy mode."
+            )
         elif not kraft_mode and first["version"] == 1:
-            problems.append("The kafka configuration file appears to be for a legacy cluster, but "
-                            "the directories are formatted for a cluster in KRaft mode.")
-    return {"directories": [{"path": s.path, "exists": s.exists, "formatted": s.meta is not None,
-                             "meta_properties": s.meta, "error": s.error,
-                             "starts_on": starts_on(s.path) if s.meta is not None else None} for s in statuses],
-            "found": found, "metadata": first, "problems": problems, "warnings": warnings}
-
-
+            problems.append(
+                "The kafka configuration file appears to be for a legacy cluster, but "
+                "the directories are formatted for a cluster in KRaft mode."
+            )
+    return {
+        "directories": [
+            {
+                "path": s.path,
+                "exists": s.exists,
+                "formatted": s.meta is not None,
+                "meta_properties": s.meta,
+                "error": s.error,
+                "starts_on": starts_on(s.path) if s.meta is not None else None,
+            }
+            for s in statuses
+        ],
+        "found": found,
+        "metadata": first,
+        "problems": problems,
+        "warnings": warnings,
+    }
 
 
 # -- which Kafka releases can start a directory ---------------------------------------
+
 
 def _release_key(release: str) -> tuple[int, ...]:
     return tuple(int(x) for x in release.split("."))
@@ -174,16 +192,17 @@ def starts_on(log_dir: str) -> dict | None:
     has_boot = os.path.isfile(os.path.join(log_dir, state_files.BOOTSTRAP_CHECKPOINT))
     started = replica is not None and (replica.log_end > 0 or replica.quorum_state is not None)
     reasons: list[str] = []
-    release = "3.3"          # the oldest KRaft release whose levels Kafka 4 still knows
+    release = "3.3"  # the oldest KRaft release whose levels Kafka 4 still knows
     layout = None
     if not has_boot and not started:
         zero = os.path.join(pdir, "00000000000000000000-0000000000.checkpoint")
         if os.path.isfile(zero) or replica is None:
             layout = "4.4"
-            where = (f"{zero} holds the bootstrap records" if os.path.isfile(zero)
-                     else "only meta.properties")
-            reasons.append(f"formatted by kafka-storage 4.4 or newer (no {state_files.BOOTSTRAP_CHECKPOINT}, "
-                           f"{where}; KAFKA-19648): not forward-compatible")
+            where = f"{zero} holds the bootstrap records" if os.path.isfile(zero) else "only meta.properties"
+            reasons.append(
+                f"formatted by kafka-storage 4.4 or newer (no {state_files.BOOTSTRAP_CHECKPOINT}, "
+                f"{where}; KAFKA-19648): not forward-compatible"
+            )
             release = "4.4"
     mv = None
     try:
@@ -200,17 +219,28 @@ def starts_on(log_dir: str) -> dict | None:
         else:
             mv_release = name.split("-")[0]
             unstable = mv.level > LATEST_PRODUCTION
-            reasons.append(f"metadata.version {name} ({mv.path}@{mv.offset}) needs Kafka {mv_release} or newer"
-                           + (" with unstable.feature.versions.enable=true (unstable in every release "
-                              "quorumctl knows)" if unstable else ""))
+            reasons.append(
+                f"metadata.version {name} ({mv.path}@{mv.offset}) needs Kafka {mv_release} or newer"
+                + (
+                    " with unstable.feature.versions.enable=true (unstable in every release quorumctl knows)"
+                    if unstable
+                    else ""
+                )
+            )
             if _release_key(mv_release) > _release_key(release):
                 release = mv_release
-    if not reasons:      # neither a 4.4 layout nor a metadata.version: nothing to say
+    if not reasons:  # neither a 4.4 layout nor a metadata.version: nothing to say
         return None
     # worth a line of text: what the metadata.version alone does not say (4.4's layout, or an
     # unstable level); the JSON always has it
     notable = layout == "4.4" or unstable
-    return {"path": log_dir, "min_release": release, "notable": notable, "layout": layout or ("started" if started else "bootstrap.checkpoint"),
-            "metadata_version": mv.level if mv else None, "needs_unstable": unstable,
-            "text": f"Kafka {release} or newer" + (" (with unstable.feature.versions.enable=true)" if unstable else ""),
-            "reasons": reasons}
+    return {
+        "path": log_dir,
+        "min_release": release,
+        "notable": notable,
+        "layout": layout or ("started" if started else "bootstrap.checkpoint"),
+        "metadata_version": mv.level if mv else None,
+        "needs_unstable": unstable,
+        "text": f"Kafka {release} or newer" + (" (with unstable.feature.versions.enable=true)" if unstable else ""),
+        "reasons": reasons,
+    }

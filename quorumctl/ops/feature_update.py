@@ -23,14 +23,26 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..versions import (CATALOGUES, CONTROLLER_REGISTRATION_LEVEL, FEATURES, LATEST_PRODUCTION, MAX_LEVEL,
-                        METADATA_CHANGED, METADATA_VERSION, MIN_LEVEL, NAME_OF, catalogue, default_level, java_short,
-                        java_trim, parse_release_version)
+from ..versions import (
+    CATALOGUES,
+    CONTROLLER_REGISTRATION_LEVEL,
+    FEATURES,
+    LATEST_PRODUCTION,
+    MAX_LEVEL,
+    METADATA_CHANGED,
+    METADATA_VERSION,
+    MIN_LEVEL,
+    NAME_OF,
+    catalogue,
+    default_level,
+    java_short,
+    java_trim,
+    parse_release_version,
+)
 
 # FeatureUpdate.UpgradeType codes (the UpdateFeatures request's UpgradeType, v1+)
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
 UPGRADE_TYPE_NAMES = {UPGRADE: "UPGRADE", SAFE_DOWNGRADE: "SAFE_DOWNGRADE", UNSAFE_DOWNGRADE: "UNSAFE_DOWNGRADE"}
-
 
 
 class FeatureUpdateError(InputError):
@@ -41,13 +53,20 @@ class FeatureUpdateError(InputError):
 @dataclass
 class Change:
     """What `features upgrade|downgrade` asks for: feature -> new level, in the order given."""
-    op: str                        # "upgrade" or "downgrade"
+
+    op: str  # "upgrade" or "downgrade"
     updates: dict[str, int]
     upgrade_type: int
 
 
-def parse_change(op: str, metadata: str | None, features: list[str] | None, unsafe: bool = False,
-                 release_version: str | None = None, kafka: str = "4.3") -> Change:
+def parse_change(
+    op: str,
+    metadata: str | None,
+    features: list[str] | None,
+    unsafe: bool = False,
+    release_version: str | None = None,
+    kafka: str = "4.3",
+) -> Change:
     """FeatureCommand.handleUpgradeOrDowngrade's reading of --release-version, --metadata
     and --feature (Kafka 4.3): a metadata.version by name (unstable ones known too, as
     Kafka's fromVersionString(.., true)), feature=level pairs parsed as Java shorts;
@@ -77,7 +96,7 @@ def parse_change(op: str, metadata: str | None, features: list[str] | None, unsa
         updates[METADATA_VERSION] = mv
         for name, spec in catalogue(kafka).features.items():
             level = default_level(spec, mv)
-            if kind != UPGRADE or level > 0:     # "Don't send a request to upgrade a feature to 0."
+            if kind != UPGRADE or level > 0:  # "Don't send a request to upgrade a feature to 0."
                 updates[name] = level
         return Change(op, updates, kind)
     if metadata is not None:
@@ -111,14 +130,15 @@ def parse_name_and_level(text: str) -> tuple[str, int]:
 @dataclass
 class Node:
     """A registered broker or controller, as far as it is known."""
-    kind: str                                        # "broker" or "controller"
+
+    kind: str  # "broker" or "controller"
     id: int
-    supported: dict[str, tuple[int, int]] | None     # None: not known (it did not answer)
-    fenced: bool | None = None                       # brokers; None: not known
+    supported: dict[str, tuple[int, int]] | None  # None: not known (it did not answer)
+    fenced: bool | None = None  # brokers; None: not known
     address: str | None = None
     last_seen_ms: int | None = None
-    last_seen: str | None = None                     # what last_seen_ms is ("last fetch", "registration changed")
-    error: str | None = None                         # why `supported` is not known
+    last_seen: str | None = None  # what last_seen_ms is ("last fetch", "registration changed")
+    error: str | None = None  # why `supported` is not known
     extra: dict = field(default_factory=dict)
 
 
@@ -189,8 +209,11 @@ def advertised_only(b: dict) -> bool:
     unstable.api.versions.enable, but registers them, and the active controller checks them,
     with unstable.feature.versions.enable (ControllerServer, Kafka 4.3 and the 4.4 branch).
     That does not prove it refuses the level; brokers advertise what they register."""
-    return (b["node"].kind == "controller" and is_unstable_level(b["feature"], b["level"])
-            and b["supported"][1] == newest_production(b["feature"]))
+    return (
+        b["node"].kind == "controller"
+        and is_unstable_level(b["feature"], b["level"])
+        and b["supported"][1] == newest_production(b["feature"])
+    )
 
 
 _NAMED = re.compile(r"(Local controller|Controller|Broker) (\d+) only supports versions (\d+)(?:-(\d+)|(\+))?")
@@ -221,13 +244,19 @@ def settle_advertised(found: list[dict], verdict: dict[str, str | None]) -> tupl
             continue
         if (n.kind, n.id) in named:
             rng = named[(n.kind, n.id)]
-            keep.append(dict(b, supported=rng, reason=reason_not_supported(b["level"], f"Controller {n.id}", rng) or b["reason"]))
+            keep.append(
+                dict(
+                    b, supported=rng, reason=reason_not_supported(b["level"], f"Controller {n.id}", rng) or b["reason"]
+                )
+            )
             continue
         lo, hi = b["supported"]
-        notes.append(f"controller {n.id} advertises {b['feature']} {range_text(lo, hi)} (ApiVersions: the "
-                     f"production range unless unstable.api.versions.enable); the active controller checks its "
-                     f"registration, which has unstable levels with unstable.feature.versions.enable: not counted "
-                     f"as blocking {b['level']}, Kafka's verdict decides")
+        notes.append(
+            f"controller {n.id} advertises {b['feature']} {range_text(lo, hi)} (ApiVersions: the "
+            f"production range unless unstable.api.versions.enable); the active controller checks its "
+            f"registration, which has unstable levels with unstable.feature.versions.enable: not counted "
+            f"as blocking {b['level']}, Kafka's verdict decides"
+        )
     return keep, notes
 
 
@@ -237,8 +266,9 @@ def metadata_changed_between(a: int, b: int) -> bool:
     return any(lvl in METADATA_CHANGED for lvl in range(lo + 1, hi + 1))
 
 
-def controller_verdict(change: Change, finalized: dict[str, int], nodes: list[Node],
-                       local: int | None = None) -> dict[str, str | None]:
+def controller_verdict(
+    change: Change, finalized: dict[str, int], nodes: list[Node], local: int | None = None
+) -> dict[str, str | None]:
     """What the active controller would answer, per feature (FeatureControlManager.updateFeature,
     Kafka 4.3): None where the change is accepted, else Kafka's error message. For the offline
     mode: the checks of every registration come from `nodes` (the image's registrations).
@@ -283,12 +313,14 @@ def java_hash_order(keys: list[str]) -> list[str]:
     def bucket(k: str) -> int:
         h = _java_string_hash(k)
         return (h ^ (h >> 16)) & (cap - 1)
-    return sorted(keys, key=bucket)   # sorted() is stable: insertion order within a bucket
+
+    return sorted(keys, key=bucket)  # sorted() is stable: insertion order within a bucket
 
 
 def _feature_verdict(change, feature, level, finalized, proposed, found, mv) -> str | None:
     def invalid(msg):
         return f"Invalid update version {level} for feature {feature}. {msg}"
+
     current = finalized.get(feature, 0)
     if level < 0:
         return invalid("A feature version cannot be less than 0.")
@@ -296,17 +328,21 @@ def _feature_verdict(change, feature, level, finalized, proposed, found, mv) -> 
         if b["feature"] == feature:
             return invalid(b["reason"])
     if level < current and change.upgrade_type == UPGRADE:
-        return invalid("Can't downgrade the version of this feature without setting the upgrade type to either "
-                       "safe or unsafe downgrade.")
+        return invalid(
+            "Can't downgrade the version of this feature without setting the upgrade type to either "
+            "safe or unsafe downgrade."
+        )
     if level > current and change.upgrade_type != UPGRADE:
         return invalid("Can't downgrade to a newer version.")
     if feature == METADATA_VERSION:
         if level not in NAME_OF:
             return f"Invalid metadata.version {level}. Valid versions are from {MIN_LEVEL} to {MAX_LEVEL}."
         if mv is not None and level < mv and metadata_changed_between(mv, level):
-            why = ("Unsafe metadata downgrade is not supported in this version."
-                   if change.upgrade_type == UNSAFE_DOWNGRADE else
-                   "Refusing to perform the requested downgrade because it might delete metadata information.")
+            why = (
+                "Unsafe metadata downgrade is not supported in this version."
+                if change.upgrade_type == UNSAFE_DOWNGRADE
+                else "Refusing to perform the requested downgrade because it might delete metadata information."
+            )
             return f"Unsupported metadata.version downgrade from {mv} to {level}. {why}"
         return None
     if feature == "kraft.version":
@@ -317,8 +353,10 @@ def _feature_verdict(change, feature, level, finalized, proposed, found, mv) -> 
     if spec is not None and level >= 1:
         have = proposed.get(METADATA_VERSION)
         if have is None or have < MIN_LEVEL:
-            return invalid(f"{feature} could not be set to {level} because it depends on "
-                           f"metadata.version={MIN_LEVEL} ({NAME_OF[MIN_LEVEL]})")
+            return invalid(
+                f"{feature} could not be set to {level} because it depends on "
+                f"metadata.version={MIN_LEVEL} ({NAME_OF[MIN_LEVEL]})"
+            )
         for dep, need in (spec.levels.get(level, (0, {}))[1]).items():
             if proposed.get(dep) is None or proposed[dep] < need:
                 return invalid(f"{feature} could not be set to {level} because it depends on {dep} level {need}")

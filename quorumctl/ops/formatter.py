@@ -23,8 +23,18 @@ from dataclasses import dataclass, field
 from .. import ids
 from ..errors import Refused
 from ..logdir import statefiles as state_files
-from ..versions import (LATEST_PRODUCTION, METADATA_VERSION, MIN_LEVEL, NAME_OF, SCRAM_MIN_LEVEL, FormatError,
-                        catalogue, default_level, from_feature_level, parse_release_version)
+from ..versions import (
+    LATEST_PRODUCTION,
+    METADATA_VERSION,
+    MIN_LEVEL,
+    NAME_OF,
+    SCRAM_MIN_LEVEL,
+    FormatError,
+    catalogue,
+    default_level,
+    from_feature_level,
+    parse_release_version,
+)
 from . import fsutil
 from .dirinfo import ensemble_problems, read_dir
 from .initial_voters import DynamicVoter, java_string_hashmap_order, parse_dynamic_voters, voters_record
@@ -50,8 +60,9 @@ def parse_feature_args(args: Sequence[str]) -> dict[str, int]:
     return out
 
 
-def effective_features(release: str | None, requested: dict[str, int], dynamic: bool,
-                       unstable: bool = False, kafka: str = "4.3") -> tuple[str, int, dict]:
+def effective_features(
+    release: str | None, requested: dict[str, int], dynamic: bool, unstable: bool = False, kafka: str = "4.3"
+) -> tuple[str, int, dict]:
     """Formatter.calculateEffectiveReleaseVersion + calculateEffectiveFeatureLevels
     (Kafka 4.3), honouring --feature (Kafka 3.9 parsed it and then ignored it,
     KAFKA-17868). `dynamic`: Formatter.hasDynamicQuorum (Kafka 4.3: the config has no
@@ -67,9 +78,14 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
         lvl = requested.pop(METADATA_VERSION)
         name = from_feature_level(lvl, kafka)
     else:
-        name, lvl = (parse_release_version(release, unstable, kafka) if release is not None
-                     else (NAME_OF[cat.max_level if unstable else LATEST_PRODUCTION],
-                           cat.max_level if unstable else LATEST_PRODUCTION))
+        name, lvl = (
+            parse_release_version(release, unstable, kafka)
+            if release is not None
+            else (
+                NAME_OF[cat.max_level if unstable else LATEST_PRODUCTION],
+                cat.max_level if unstable else LATEST_PRODUCTION,
+            )
+        )
     if lvl > LATEST_PRODUCTION and not unstable:
         raise FormatError(f"{METADATA_VERSION} {name} is not yet stable.")
     for f in sorted(requested):
@@ -86,8 +102,10 @@ def effective_features(release: str | None, requested: dict[str, int], dynamic: 
         if level not in feat.levels or (level > cat.latest_production_level[fname] and not unstable):
             raise FormatError(f"No feature:{fname} with feature level {level}")
         if level >= 1 and lvl < MIN_LEVEL:
-            raise FormatError(f"{fname} could not be set to {level} because it depends on "
-                              f"metadata.version={MIN_LEVEL} ({NAME_OF[MIN_LEVEL]})")
+            raise FormatError(
+                f"{fname} could not be set to {level} because it depends on "
+                f"metadata.version={MIN_LEVEL} ({NAME_OF[MIN_LEVEL]})"
+            )
         for dep, minimum in feat.levels[level][1].items():
             have = levels.get(dep)
             if have is None or have < minimum:
@@ -99,15 +117,19 @@ def _kraft_level(configured: int | None, dynamic: bool) -> int:
     """Formatter.effectiveKRaftFeatureLevel, Kafka 4.3's words."""
     if configured is not None:
         if configured == 0 and dynamic:
-            raise FormatError("Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the "
-                              "flags --standalone, --initial-controllers, or --no-initial-controllers is used. For "
-                              "dynamic controllers support, try removing the --feature flag for kraft.version.")
+            raise FormatError(
+                "Cannot set kraft.version to 0 if controller.quorum.voters is empty and one of the "
+                "flags --standalone, --initial-controllers, or --no-initial-controllers is used. For "
+                "dynamic controllers support, try removing the --feature flag for kraft.version."
+            )
         if configured != 0 and not dynamic:
-            raise FormatError(f"Cannot set kraft.version to {configured} unless controller.quorum.voters is empty "
-                              "and one of the flags --standalone, --initial-controllers, or --no-initial-controllers "
-                              "is used. For dynamic controllers support, try using one of --standalone, "
-                              "--initial-controllers, or --no-initial-controllers and removing "
-                              "controller.quorum.voters.")
+            raise FormatError(
+                f"Cannot set kraft.version to {configured} unless controller.quorum.voters is empty "
+                "and one of the flags --standalone, --initial-controllers, or --no-initial-controllers "
+                "is used. For dynamic controllers support, try using one of --standalone, "
+                "--initial-controllers, or --no-initial-controllers and removing "
+                "controller.quorum.voters."
+            )
         return configured
     return 1 if dynamic else 0
 
@@ -126,6 +148,7 @@ def bootstrap_records(mv_level: int, levels: dict, scram_records: list) -> list:
 
 # -- format -------------------------------------------------------------------------
 
+
 class FormatRefused(Refused):
     """A format refused (a formatted dir, a running node): nothing was written (exit 1)."""
 
@@ -133,15 +156,18 @@ class FormatRefused(Refused):
 @dataclass
 class FormatDir:
     path: str
-    kind: str               # data | metadata | dynamic-metadata | dynamic-metadata-voter
+    kind: str  # data | metadata | dynamic-metadata | dynamic-metadata-voter
     directory_id: str
     write_snapshot: bool
 
     @property
     def description(self) -> str:
-        return {"data": "data directory", "metadata": "metadata directory",
-                "dynamic-metadata": "dynamic metadata directory",
-                "dynamic-metadata-voter": "dynamic metadata voter directory"}[self.kind]
+        return {
+            "data": "data directory",
+            "metadata": "metadata directory",
+            "dynamic-metadata": "dynamic metadata directory",
+            "dynamic-metadata-voter": "dynamic metadata voter directory",
+        }[self.kind]
 
 
 @dataclass
@@ -154,7 +180,7 @@ class FormatPlan:
     records: list
     voters: list[DynamicVoter] | None
     listener_name: str
-    kafka: str = "4.3"      # whose layout: "4.3" (bootstrap.checkpoint) or "4.4" (the zero checkpoint only)
+    kafka: str = "4.3"  # whose layout: "4.3" (bootstrap.checkpoint) or "4.4" (the zero checkpoint only)
     dirs: list[FormatDir] = field(default_factory=list)
     already_formatted: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
@@ -163,18 +189,38 @@ class FormatPlan:
         """BootstrapMetadata.toString (Kafka 4.3 prints it before formatting), the SCRAM
         keys redacted: storedKey and serverKey stand in for the password and do not
         belong in a terminal or a CI log."""
-        return (f"BootstrapMetadata(records=[{', '.join(_record_text(k, v, d) for k, v, d in self.records)}], "
-                f"metadataVersionLevel={self.mv_level}, source=format command)")
+        return (
+            f"BootstrapMetadata(records=[{', '.join(_record_text(k, v, d) for k, v, d in self.records)}], "
+            f"metadataVersionLevel={self.mv_level}, source=format command)"
+        )
 
     def to_json(self) -> dict:
-        return {"cluster_id": self.cluster_id, "node_id": self.node_id, "release_version": self.release,
-                "metadata_version": self.mv_level, "features": self.features,
-                "bootstrap_records": [{"type": ("FEATURE_LEVEL_RECORD" if k == 12 else "USER_SCRAM_CREDENTIAL_RECORD"),
-                                       "version": v, "data": _redact(d)} for k, v, d in self.records],
-                "initial_voters": [v.text() for v in self.voters] if self.voters else None,
-                "directories": [{"path": d.path, "kind": d.description, "directory_id": d.directory_id,
-                                 "bootstrap_snapshot": d.write_snapshot} for d in self.dirs],
-                "already_formatted": self.already_formatted}
+        return {
+            "cluster_id": self.cluster_id,
+            "node_id": self.node_id,
+            "release_version": self.release,
+            "metadata_version": self.mv_level,
+            "features": self.features,
+            "bootstrap_records": [
+                {
+                    "type": ("FEATURE_LEVEL_RECORD" if k == 12 else "USER_SCRAM_CREDENTIAL_RECORD"),
+                    "version": v,
+                    "data": _redact(d),
+                }
+                for k, v, d in self.records
+            ],
+            "initial_voters": [v.text() for v in self.voters] if self.voters else None,
+            "directories": [
+                {
+                    "path": d.path,
+                    "kind": d.description,
+                    "directory_id": d.directory_id,
+                    "bootstrap_snapshot": d.write_snapshot,
+                }
+                for d in self.dirs
+            ],
+            "already_formatted": self.already_formatted,
+        }
 
 
 def _java_bytes(b: bytes) -> str:
@@ -187,9 +233,11 @@ def _record_text(api_key: int, version: int, d: dict) -> str:
     if api_key == 12:
         body = f"FeatureLevelRecord(name='{d['name']}', featureLevel={d['featureLevel']})"
     else:
-        body = (f"UserScramCredentialRecord(name='{d['name']}', mechanism={d['mechanism']}, "
-                f"salt={_java_bytes(d['salt'])}, storedKey=[redacted], serverKey=[redacted], "
-                f"iterations={d['iterations']})")
+        body = (
+            f"UserScramCredentialRecord(name='{d['name']}', mechanism={d['mechanism']}, "
+            f"salt={_java_bytes(d['salt'])}, storedKey=[redacted], serverKey=[redacted], "
+            f"iterations={d['iterations']})"
+        )
     return f"ApiMessageAndVersion({body} at version {version})"
 
 
@@ -199,11 +247,25 @@ def _redact(d: dict) -> dict:
     return d
 
 
-def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id: int, release: str | None,
-                features: dict[str, int], scram: list[str], voters: list[DynamicVoter] | None,
-                listener_name: str, ignore_formatted: bool, allow_non_uuid: bool,
-                no_initial_controllers: bool = False, unstable: bool = False,
-                dynamic: bool | None = None, kafka: str = "4.3", controller: bool = True) -> FormatPlan:
+def plan_format(
+    *,
+    dirs: list[str],
+    metadata_dir: str,
+    cluster_id: str,
+    node_id: int,
+    release: str | None,
+    features: dict[str, int],
+    scram: list[str],
+    voters: list[DynamicVoter] | None,
+    listener_name: str,
+    ignore_formatted: bool,
+    allow_non_uuid: bool,
+    no_initial_controllers: bool = False,
+    unstable: bool = False,
+    dynamic: bool | None = None,
+    kafka: str = "4.3",
+    controller: bool = True,
+) -> FormatPlan:
     """`kafka` "4.4": the 4.4 branch's catalogue and layout (KAFKA-19648): no
     bootstrap.checkpoint; a controller's metadata dir (`controller`: process.roles holds
     controller) gets the zero checkpoint with the bootstrap records (and, in a dynamic
@@ -212,13 +274,16 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
         raise FormatError("You must specify a valid non-negative node ID.")
     why = ids.check_cluster_id(cluster_id)
     if why is not None and not allow_non_uuid:
-        raise FormatError(f"invalid cluster id {cluster_id!r}: {why}. Generate one with `quorumctl bootstrap "
-                         "random-uuid` (or pass --allow-non-uuid to keep it, as Kafka would)")
+        raise FormatError(
+            f"invalid cluster id {cluster_id!r}: {why}. Generate one with `quorumctl bootstrap "
+            "random-uuid` (or pass --allow-non-uuid to keep it, as Kafka would)"
+        )
     if not dirs:
         raise FormatError("You must specify at least one directory to format")
     if metadata_dir not in dirs:
-        raise FormatError(f"The specified metadata log directory, {metadata_dir} was not one of the given "
-                         f"directories: {sorted(dirs)}")
+        raise FormatError(
+            f"The specified metadata log directory, {metadata_dir} was not one of the given directories: {sorted(dirs)}"
+        )
     # Formatter.hasDynamicQuorum: Kafka 4.3 takes it from the config (no controller.quorum.voters);
     # without one (dynamic None), --standalone/--initial-controllers/--no-initial-controllers decide,
     # as in Kafka 4.1 (--no-initial-controllers writes no voter snapshot)
@@ -238,8 +303,10 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
     errors = [s for s in statuses if s.error is not None]
     plan.already_formatted = [s.path for s in formatted]
     if formatted and not ignore_formatted:
-        raise FormatRefused(f"Log directory {formatted[0].path} is already formatted. Use --ignore-formatted "
-                            "to ignore this directory and format the others.")
+        raise FormatRefused(
+            f"Log directory {formatted[0].path} is already formatted. Use --ignore-formatted "
+            "to ignore this directory and format the others."
+        )
     for s in errors:
         plan.messages.append(f"I/O error trying to read log directory {s.path}. Ignoring...")
     empty = [s for s in statuses if s.meta is None and s.error is None]
@@ -256,7 +323,7 @@ def plan_format(*, dirs: list[str], metadata_dir: str, cluster_id: str, node_id:
             kind = "dynamic-metadata-voter"
         else:
             kind = "dynamic-metadata"
-        if kind == "dynamic-metadata-voter" and voters is not None:   # (a voter's kind needs voters)
+        if kind == "dynamic-metadata-voter" and voters is not None:  # (a voter's kind needs voters)
             did = next(v.directory_id for v in voters if v.node_id == node_id)
         else:
             did = ids.random_directory_id(taken)
@@ -273,10 +340,13 @@ def _refuse_leftover_log(path: str) -> None:
     if not os.path.isdir(pdir):
         return
     for name in os.listdir(pdir):
-        if name.endswith(".log") or (name.endswith(".checkpoint")
-                                     and name != "00000000000000000000-0000000000.checkpoint"):
-            raise FormatRefused(f"{path} has no meta.properties but holds a metadata log ({pdir}/{name}); "
-                                "refusing to format over it: restore its meta.properties or move the directory away")
+        if name.endswith(".log") or (
+            name.endswith(".checkpoint") and name != "00000000000000000000-0000000000.checkpoint"
+        ):
+            raise FormatRefused(
+                f"{path} has no meta.properties but holds a metadata log ({pdir}/{name}); "
+                "refusing to format over it: restore its meta.properties or move the directory away"
+            )
 
 
 SNAPSHOT_ZERO = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
@@ -285,27 +355,43 @@ SNAPSHOT_ZERO = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint
 def dir_files(plan: FormatPlan, d: FormatDir, now_ms: int) -> dict[str, bytes]:
     """The files one directory gets, relative path -> bytes."""
     from ..logdir.snapshots import encode_snapshot
+
     if plan.kafka == "4.4":
         # Formatter.writeBoostrapSnapshot (4.4): header (+ KRaftVersion and voters when
         # kraft.version is 1), the bootstrap records, footer; nothing else but meta.properties
         out = {}
         if d.write_snapshot:
             out[SNAPSHOT_ZERO] = encode_snapshot(
-                plan.records, epoch=0, last_contained_log_timestamp=now_ms,
+                plan.records,
+                epoch=0,
+                last_contained_log_timestamp=now_ms,
                 kraft_version=plan.features["kraft.version"],
-                voters=voters_record(plan.voters, plan.listener_name) if plan.voters else None, timestamp_ms=now_ms)
-        out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id,
-                                                                            d.directory_id, now_ms / 1000)
+                voters=voters_record(plan.voters, plan.listener_name) if plan.voters else None,
+                timestamp_ms=now_ms,
+            )
+        out[state_files.META_PROPERTIES] = state_files.meta_properties_text(
+            1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000
+        )
         return out
-    out = {state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(plan.records, epoch=0, last_contained_log_timestamp=0,
-                                                   timestamp_ms=now_ms)}
+    out = {
+        state_files.BOOTSTRAP_CHECKPOINT: encode_snapshot(
+            plan.records, epoch=0, last_contained_log_timestamp=0, timestamp_ms=now_ms
+        )
+    }
     if d.write_snapshot:
-        assert plan.voters is not None   # before 4.4 only a dynamic quorum's metadata dir gets a snapshot
+        assert plan.voters is not None  # before 4.4 only a dynamic quorum's metadata dir gets a snapshot
         voters = voters_record(plan.voters, plan.listener_name)
         out["__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"] = encode_snapshot(
-            [], epoch=0, last_contained_log_timestamp=now_ms, kraft_version=plan.features["kraft.version"],
-            voters=voters, timestamp_ms=now_ms)
-    out[state_files.META_PROPERTIES] = state_files.meta_properties_text(1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000)
+            [],
+            epoch=0,
+            last_contained_log_timestamp=now_ms,
+            kraft_version=plan.features["kraft.version"],
+            voters=voters,
+            timestamp_ms=now_ms,
+        )
+    out[state_files.META_PROPERTIES] = state_files.meta_properties_text(
+        1, plan.cluster_id, plan.node_id, d.directory_id, now_ms / 1000
+    )
     return out
 
 
@@ -381,7 +467,7 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
         if existed:
             shutil.rmtree(staging, ignore_errors=True)
         return "swapped" if existed else "created"
-    created: list[str] = []   # what a full disk makes us remove again (meta.properties comes last)
+    created: list[str] = []  # what a full disk makes us remove again (meta.properties comes last)
 
     def undo():
         for f in reversed(created):
@@ -409,9 +495,11 @@ def format_dir(plan: FormatPlan, d: FormatDir, now_ms: int, backup_root: str | N
 
 # -- the whole job, as `quorumctl bootstrap format` runs it (Kafka's Formatter) ----------
 
+
 @dataclass
 class FormatRun:
     """What a format run planned and wrote, and the lines Kafka's tool prints for it."""
+
     plan: FormatPlan
     results: dict
     lines: list[str]
@@ -424,12 +512,25 @@ class FormatRun:
         return doc
 
 
-def run_format(*, config: str | None, cluster_id: str, node_id: int | None = None, log_dirs: Sequence[str] = (),
-               metadata_log_dir: str | None = None, add_scram: Sequence[str] = (), ignore_formatted: bool = False,
-               release_version: str | None = None, features: Sequence[str] = (), standalone: bool = False,
-               no_initial_controllers: bool = False, initial_controllers: str | None = None,
-               controller_listener_name: str | None = None, allow_non_uuid: bool = False,
-               apply: bool = False, kafka: str = "4.3") -> FormatRun:
+def run_format(
+    *,
+    config: str | None,
+    cluster_id: str,
+    node_id: int | None = None,
+    log_dirs: Sequence[str] = (),
+    metadata_log_dir: str | None = None,
+    add_scram: Sequence[str] = (),
+    ignore_formatted: bool = False,
+    release_version: str | None = None,
+    features: Sequence[str] = (),
+    standalone: bool = False,
+    no_initial_controllers: bool = False,
+    initial_controllers: str | None = None,
+    controller_listener_name: str | None = None,
+    allow_non_uuid: bool = False,
+    apply: bool = False,
+    kafka: str = "4.3",
+) -> FormatRun:
     """Format the log dirs of `config` (or the given ones): plan, then with `apply`
     write each under Kafka's .lock, in the order Kafka's tool does. `kafka` "4.4": as the
     4.4 branch's kafka-storage (plan_format); a node without a config counts as a
@@ -442,8 +543,10 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
         raise FormatError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
     cfg = config_load(config) if config else None
     if cfg is not None and not cfg.kraft:
-        raise FormatError("The kafka configuration file appears to be for a legacy cluster. Formatting is only "
-                         "supported for clusters in KRaft mode.")
+        raise FormatError(
+            "The kafka configuration file appears to be for a legacy cluster. Formatting is only "
+            "supported for clusters in KRaft mode."
+        )
     nid = node_id if node_id is not None else (cfg.node_id if cfg else None)
     if nid is None:
         raise FormatError("give --node-id or -c server.properties with node.id")
@@ -452,20 +555,24 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
     if mdir is None:
         raise FormatError("give --log-dir (or -c server.properties)")
     all_dirs = sorted(set(dirs) | {mdir})
-    listener = controller_listener_name or (cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names
-                                            else "CONTROLLER")
+    listener = controller_listener_name or (
+        cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names else "CONTROLLER"
+    )
     # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.3 formats with
     # --release-version or its latest production version, whatever the config says
     release = release_version
     # Kafka 4.3: the quorum is dynamic (kraft.version 1) when the config names no static
     # voters, whatever the flags; without a config, quorumctl takes the flags (Kafka 4.1's rule)
     static_voters = cfg is not None and bool(cfg.quorum_voters.strip())
-    dynamic = (not static_voters) if cfg is not None else bool(standalone or initial_controllers
-                                                               or no_initial_controllers)
+    dynamic = (
+        (not static_voters) if cfg is not None else bool(standalone or initial_controllers or no_initial_controllers)
+    )
     if static_voters and (initial_controllers or standalone):
-        raise FormatError("You cannot specify controller.quorum.voters and format the node with "
-                          "--initial-controllers or --standalone. If you want to use dynamic quorum, please "
-                          "remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead.")
+        raise FormatError(
+            "You cannot specify controller.quorum.voters and format the node with "
+            "--initial-controllers or --standalone. If you want to use dynamic quorum, please "
+            "remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead."
+        )
     voters = None
     if initial_controllers:
         voters = parse_dynamic_voters(initial_controllers)
@@ -476,10 +583,11 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
             raise FormatError("You can only use --standalone on a controller.")
         host, port = cfg.advertised_controller_endpoint()
         voters = [DynamicVoter(nid, host, port, ids.random_directory_id())]
-    if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller \
-            and not static_voters:
-        raise FormatError("Because controller.quorum.voters is not set on this controller, you must specify one of "
-                         "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+    if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller and not static_voters:
+        raise FormatError(
+            "Because controller.quorum.voters is not set on this controller, you must specify one of "
+            "the following: --standalone, --initial-controllers, or --no-initial-controllers."
+        )
     feature_levels = parse_feature_args(features)
     locks = []
     out_lines: list[str] = []
@@ -488,14 +596,25 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
             for path in all_dirs:
                 if os.path.isdir(path):
                     locks.append(fsutil.LogDirLock(path).acquire())
-        plan = plan_format(dirs=all_dirs, metadata_dir=mdir, cluster_id=cluster_id, node_id=nid,
-                           release=release, features=feature_levels, scram=list(add_scram), voters=voters,
-                           listener_name=listener, ignore_formatted=ignore_formatted,
-                           allow_non_uuid=allow_non_uuid, no_initial_controllers=no_initial_controllers,
-                           dynamic=dynamic, kafka=kafka,
-                           controller=cfg.is_controller if cfg is not None else voters is not None,
-                           unstable=cfg is not None and
-                           cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true")
+        plan = plan_format(
+            dirs=all_dirs,
+            metadata_dir=mdir,
+            cluster_id=cluster_id,
+            node_id=nid,
+            release=release,
+            features=feature_levels,
+            scram=list(add_scram),
+            voters=voters,
+            listener_name=listener,
+            ignore_formatted=ignore_formatted,
+            allow_non_uuid=allow_non_uuid,
+            no_initial_controllers=no_initial_controllers,
+            dynamic=dynamic,
+            kafka=kafka,
+            controller=cfg.is_controller if cfg is not None else voters is not None,
+            unstable=cfg is not None
+            and cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true",
+        )
         out_lines.extend(plan.messages)
         results = {}
         if not plan.dirs:
@@ -512,9 +631,8 @@ def run_format(*, config: str | None, cluster_id: str, node_id: int | None = Non
                     try:
                         results[d.path] = format_dir(plan, d, now, backup_root=None)
                     except fsutil.OutOfSpace as e:
-                        if results:   # the directories before it are formatted, wholly
-                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: "
-                                                    f"{', '.join(results)}") from None
+                        if results:  # the directories before it are formatted, wholly
+                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: {', '.join(results)}") from None
                         raise
                 else:
                     out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")

@@ -31,10 +31,11 @@ from ..openfile import open_regular
 CRASH_ENV = "QUORUMCTL_TEST_CRASH_AT_STEP"
 CRASH_EXIT = 86
 
+
 class _Steps(TypedDict):
-    n: int                                        # steps taken since the hook was set
+    n: int  # steps taken since the hook was set
     hook: Callable[[int, str], None] | None
-    log: list[str]                                # their names
+    log: list[str]  # their names
 
 
 _steps: _Steps = {"n": 0, "hook": None, "log": []}
@@ -66,8 +67,11 @@ def step(name: str) -> None:
 
 
 # errno values that mean "the file system is full" (for this user or this file)
-_NO_SPACE = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
-             errno.EFBIG: "file too large for the file system"}
+_NO_SPACE = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large for the file system",
+}
 
 
 def is_out_of_space(e: OSError) -> bool:
@@ -92,9 +96,11 @@ def out_of_space(target: str, undo=None):
             undo()
         where = e.filename or target
         detail = f": {e.strerror}" if e.strerror and e.strerror != os.strerror(e.errno) else ""
-        raise OutOfSpace(f"{_NO_SPACE[e.errno]} ({errno.errorcode[e.errno]}{detail}) while writing {where}: nothing was "
-                         f"changed in {target} (the partial copies were removed); free space on that file "
-                         "system and run again") from None
+        raise OutOfSpace(
+            f"{_NO_SPACE[e.errno]} ({errno.errorcode[e.errno]}{detail}) while writing {where}: nothing was "
+            f"changed in {target} (the partial copies were removed); free space on that file "
+            "system and run again"
+        ) from None
 
 
 def fsync_dir(path: str) -> None:
@@ -115,7 +121,7 @@ def write_synced(path: str, data: bytes, mode: int = 0o644) -> None:
             n = os.write(fd, view)
             view = view[n:]
         os.fsync(fd)
-    except OSError as e:   # name the file (os.write does not)
+    except OSError as e:  # name the file (os.write does not)
         raise OSError(e.errno, e.strerror, path) from None
     finally:
         os.close(fd)
@@ -144,7 +150,7 @@ def copy_prefix(src: str, dst: str, length: int) -> None:
                 left -= len(chunk)
             fo.flush()
             os.fsync(fo.fileno())
-        except OSError as e:   # name the file being written
+        except OSError as e:  # name the file being written
             raise OSError(e.errno, e.strerror, dst) from None
 
 
@@ -157,7 +163,8 @@ def exchange(a: str, b: str) -> None:
     """Atomically swap the directory entries `a` and `b` (both must exist, on
     one file system). Raises OSError (ENOSYS/EINVAL when unsupported, EXDEV
     across file systems)."""
-    import ctypes   # here, not at the top: readers import this module too
+    import ctypes  # here, not at the top: readers import this module too
+
     global _libc
     if _libc is None:
         _libc = ctypes.CDLL(None, use_errno=True)
@@ -198,7 +205,8 @@ class LogDirLock:
                 raise LockHeld(
                     f"Failed to acquire lock on file .lock in {self.directory}. A Kafka instance in "
                     "another process or thread is using this directory. Stop that Kafka process "
-                    "(broker or controller) before changing its files offline.") from None
+                    "(broker or controller) before changing its files offline."
+                ) from None
             raise
         self.fd = fd
         return self
@@ -228,6 +236,7 @@ def lock_holder(directory: str) -> int | None:
         return None
     try:
         import struct
+
         # struct flock on Linux x86-64/aarch64: short l_type, short l_whence, off_t l_start,
         # off_t l_len, pid_t l_pid (+ padding)
         fmt = "hhqqi4x"

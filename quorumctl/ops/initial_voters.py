@@ -37,14 +37,14 @@ def parse_dynamic_voter(text: str) -> DynamicVoter:
         raise FormatError(f"{text}: Failed to parse node id in dynamic voter string.") from None
     if node < 0:
         raise FormatError(f"{text}: Invalid negative node id {node} in dynamic voter string.")
-    rest = s[at + 1:]
+    rest = s[at + 1 :]
     if not rest:
         raise FormatError(f"{text}: No hostname found after node id.")
     if rest.startswith("["):
         end = rest.find("]")
         if end < 0:
             raise FormatError(f"{text}: Hostname began with left bracket, but no right bracket was found.")
-        host, rest = rest[1:end], rest[end + 1:]
+        host, rest = rest[1:end], rest[end + 1 :]
     else:
         c = rest.find(":")
         if c < 0:
@@ -62,7 +62,7 @@ def parse_dynamic_voter(text: str) -> DynamicVoter:
         raise FormatError(f"{text}: Failed to parse port in dynamic voter string.") from None
     if not 0 <= port <= 65535:
         raise FormatError(f"{text}: Invalid port {port} in dynamic voter string.")
-    dirid = rest[c + 1:]
+    dirid = rest[c + 1 :]
     try:
         ids.parse(dirid)
     except ids.InvalidUuid as e:
@@ -117,9 +117,14 @@ def voters_record(voters: list[DynamicVoter], listener_name: str) -> list[dict]:
     out = []
     for vid in java_int_hashmap_order(sorted(by_id)):
         v = by_id[vid]
-        out.append({"voterId": v.node_id, "voterDirectoryId": v.directory_id,
-                    "endpoints": [{"name": listener_name.upper(), "host": v.host, "port": v.port}],
-                    "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1}})
+        out.append(
+            {
+                "voterId": v.node_id,
+                "voterDirectoryId": v.directory_id,
+                "endpoints": [{"name": listener_name.upper(), "host": v.host, "port": v.port}],
+                "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
+            }
+        )
     return out
 
 
@@ -135,5 +140,3 @@ def java_string_hashmap_order(keys_sorted: list[str]) -> list[str]:
         return (h ^ (h >> 16)) & (cap - 1)
 
     return [k for _, k in sorted(enumerate(keys_sorted), key=lambda p: (bucket(p[1]), p[0]))]
-
-

@@ -20,20 +20,21 @@ from ..raft.replica import Replica
 @dataclass(kw_only=True)
 class ReplicaStep:
     """What a plan does to one given replica and what that replica loses."""
+
     replica: Replica
     action: str
-    keeps_to: int                      # offsets below this stay (the log end when nothing is lost)
-    losses: dict | None = None         # summary of the entries it loses (from keeps_to to its log end)
+    keeps_to: int  # offsets below this stay (the log end when nothing is lost)
+    losses: dict | None = None  # summary of the entries it loses (from keeps_to to its log end)
 
 
 @dataclass(kw_only=True)
 class RepairPlan:
-    base: Replica                      # the most up-to-date replica given: the result starts from its log
+    base: Replica  # the most up-to-date replica given: the result starts from its log
     new_epoch: int
     max_epoch_seen: int
-    probes: list = field(default_factory=list)              # liveness.VoterProbe
-    witness_endpoints: list = field(default_factory=list)   # [(who, node id, [(host, port)])] to ask
-    witnesses: list = field(default_factory=list)           # liveness.Witness
+    probes: list = field(default_factory=list)  # liveness.VoterProbe
+    witness_endpoints: list = field(default_factory=list)  # [(who, node id, [(host, port)])] to ask
+    witnesses: list = field(default_factory=list)  # liveness.Witness
     risks: list[str] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
     refusal: str | None = None
@@ -62,16 +63,22 @@ class RepairPlan:
         advice for a log that ends before its snapshot."""
         base = self.base
         if base.problems:
-            self.refuse(f"{base.partition_dir} has problems ({base.problems[0]}); check it with `quorumctl state` "
-                        "and `quorumctl verify` first")
+            self.refuse(
+                f"{base.partition_dir} has problems ({base.problems[0]}); check it with `quorumctl state` "
+                "and `quorumctl verify` first"
+            )
         if base.replaced_by_snapshot:
-            self.refuse(f"{base.partition_dir}: the log ends before its latest snapshot; start the node once so "
-                        f"Kafka restarts the log at the snapshot, stop it, then {start_again}")
-        assert base.files is not None      # a loaded replica has its files
+            self.refuse(
+                f"{base.partition_dir}: the log ends before its latest snapshot; start the node once so "
+                f"Kafka restarts the log at the snapshot, stop it, then {start_again}"
+            )
+        assert base.files is not None  # a loaded replica has its files
         if base.files.unknown:
-            self.refuse(f"{base.partition_dir}: unexpected entries "
-                        f"{', '.join(map(os.path.basename, base.files.unknown))}; refusing to copy a partition "
-                        "directory with contents quorumctl does not know")
+            self.refuse(
+                f"{base.partition_dir}: unexpected entries "
+                f"{', '.join(map(os.path.basename, base.files.unknown))}; refusing to copy a partition "
+                "directory with contents quorumctl does not know"
+            )
 
     def refuse_no_segment(self) -> None:
         assert self.base.scan is not None  # a loaded replica has its scan

@@ -53,8 +53,7 @@ from ..logdir import statefiles as state_files
 from . import fsutil
 from ..raft import logmatch
 from ..raft.replica import Replica, divergence_json
-from .backups import (check_backup_root, copy_owner, default_backup_root, real_partition_dir,
-                      replace_partition_dir)
+from .backups import check_backup_root, copy_owner, default_backup_root, real_partition_dir, replace_partition_dir
 from .plan import RepairPlan, ReplicaStep
 from .truncate import Plan as TruncationPlan, apply_plan, plan_truncation
 
@@ -71,39 +70,49 @@ NO_DIRECTORY = ZERO_UUID
 
 @dataclass
 class Change:
-    path: str            # in the live partition directory
-    what: str            # one line for the plan
+    path: str  # in the live partition directory
+    what: str  # one line for the plan
     new_bytes: bytes = field(repr=False, default=b"")
-    append_at: int | None = None   # a segment: copy the first append_at bytes, then new_bytes
+    append_at: int | None = None  # a segment: copy the first append_at bytes, then new_bytes
 
 
 @dataclass
 class ReplicaPlan(ReplicaStep):
     """What the recovery does to one given replica (action: append, keep, replace, base,
     none or truncate) and what that replica loses."""
-    role: str                          # survivor | voter | replica (a broker or observer)
+
+    role: str  # survivor | voter | replica (a broker or observer)
     reason: str = ""
     truncation: TruncationPlan | None = None
 
     def to_json(self) -> dict:
         r = self.replica
-        return {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir, "role": self.role,
-                "last_epoch": r.last_epoch, "log_end_offset": r.log_end, "action": self.action,
-                "keeps_to": self.keeps_to, "reason": self.reason, "loses": self.losses,
-                "truncation": self.truncation.to_json() if self.truncation else None}
+        return {
+            "node_id": r.node_id,
+            "log_dir": r.log_dir,
+            "partition_dir": r.partition_dir,
+            "role": self.role,
+            "last_epoch": r.last_epoch,
+            "log_end_offset": r.log_end,
+            "action": self.action,
+            "keeps_to": self.keeps_to,
+            "reason": self.reason,
+            "loses": self.losses,
+            "truncation": self.truncation.to_json() if self.truncation else None,
+        }
 
 
 @dataclass
 class RecoveryPlan(RepairPlan):
     survivor: Replica
-    mode: str                         # dynamic | static
+    mode: str  # dynamic | static
     voters_before: list[int]
     lost: list[int]
     # new_epoch: the epoch of the appended batch (dynamic) / of quorum-state
     replicas: list[ReplicaPlan] = field(default_factory=list)
-    changes: list[Change] = field(default_factory=list)     # the survivor's files
-    lost_endpoints: dict[int, list] = field(default_factory=dict)   # voter id -> [(host, port)]
-    unread: list[int] = field(default_factory=list)         # brokers not read (--no-replica)
+    changes: list[Change] = field(default_factory=list)  # the survivor's files
+    lost_endpoints: dict[int, list] = field(default_factory=dict)  # voter id -> [(host, port)]
+    unread: list[int] = field(default_factory=list)  # brokers not read (--no-replica)
     becomes_committed: dict | None = None
     new_end: int | None = None
 
@@ -118,37 +127,48 @@ class RecoveryPlan(RepairPlan):
         with self.live_refusals_first(probes, witnesses):
             bad_force = [i for i in force_lost if i not in self.lost]
             if bad_force:
-                self.refuse(f"--force-lost names {bad_force}, which are not declared lost "
-                            f"(--lost-voters {self.lost})")
+                self.refuse(f"--force-lost names {bad_force}, which are not declared lost (--lost-voters {self.lost})")
             for p in self.probes:
                 if p.state == "silent":
                     continue
                 where = f"voter {p.voter_id} at {p.address}: {p.detail}"
                 if p.same_cluster_controller(self.cluster_id):
-                    self.refuse(f"{where}: it is alive; a recovery now would split the quorum in two (two leaders, "
-                                "two histories). Stop it for good, or start the survivors and let Raft elect a leader")
+                    self.refuse(
+                        f"{where}: it is alive; a recovery now would split the quorum in two (two leaders, "
+                        "two histories). Stop it for good, or start the survivors and let Raft elect a leader"
+                    )
                 elif p.state == "accepts" and p.frozen:
-                    self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen "
-                                "(stopped, swapping) controller does, which may wake up and lead the others: kill that "
-                                "process or power its host off first (--force-lost does not waive this)")
+                    self.refuse(
+                        f"{where}: something accepts connections there and stays silent, as a frozen "
+                        "(stopped, swapping) controller does, which may wake up and lead the others: kill that "
+                        "process or power its host off first (--force-lost does not waive this)"
+                    )
                 elif p.voter_id in force_lost:
-                    self.risks.append(f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. "
-                                      "If it is that voter (a frozen JVM that wakes up), the quorum splits in two")
+                    self.risks.append(
+                        f"--force-lost {p.voter_id}: {where}; taken as not being voter {p.voter_id}. "
+                        "If it is that voter (a frozen JVM that wakes up), the quorum splits in two"
+                    )
                 elif p.state == "unknown":
-                    self.refuse(f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
-                                f"off for good), say so with --force-lost {p.voter_id}")
+                    self.refuse(
+                        f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
+                        f"off for good), say so with --force-lost {p.voter_id}"
+                    )
                 else:
-                    self.refuse(f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
-                                f"something else), say so with --force-lost {p.voter_id}")
+                    self.refuse(
+                        f"{where}: if that is not voter {p.voter_id} any more (the address now belongs to "
+                        f"something else), say so with --force-lost {p.voter_id}"
+                    )
             self._judge_witnesses()
         for vid in self.lost:
             if vid in self.voters_before and not self.lost_endpoints.get(vid):
                 if vid in force_lost:
                     self.risks.append(f"--force-lost {vid}: voter {vid} has no known address; it was not probed")
                 else:
-                    self.refuse(f"voter {vid} has no known address, so nothing shows it is gone: give the "
-                                "survivor's server.properties with -c (controller.quorum.voters), or --force-lost "
-                                f"{vid} if it is certainly gone")
+                    self.refuse(
+                        f"voter {vid} has no known address, so nothing shows it is gone: give the "
+                        "survivor's server.properties with -c (controller.quorum.voters), or --force-lost "
+                        f"{vid} if it is certainly gone"
+                    )
 
     def _judge_witnesses(self) -> None:
         given = {x.replica.node_id for x in self.replicas} | {self.survivor.node_id}
@@ -156,29 +176,41 @@ class RecoveryPlan(RepairPlan):
             where = f"{w.who} at {w.address}" if w.address else w.who
             if w.state == "leader" and w.leader_id == self.survivor.node_id:
                 # the survivor still runs and leads, without a majority: the lock refuses --apply until it stops
-                self.risks.append(f"{where} {w.detail}: node {w.leader_id}, the survivor, still runs; --apply "
-                                  "needs it stopped")
+                self.risks.append(
+                    f"{where} {w.detail}: node {w.leader_id}, the survivor, still runs; --apply needs it stopped"
+                )
             elif w.state == "leader":
                 alive = sorted(set(self.lost) & set(w.recent_voters or [w.leader_id]))
-                self.refuse(f"{where} {w.detail}: the quorum is alive"
-                            + (f", voter(s) {alive} with it" if alive else "")
-                            + f"; the voters declared lost ({self.lost}) only look gone from here (a firewall or a "
-                            "partition between this host and them can answer as if nothing listened). A recovery "
-                            "now would split the quorum in two: find out why this host cannot reach them")
+                self.refuse(
+                    f"{where} {w.detail}: the quorum is alive"
+                    + (f", voter(s) {alive} with it" if alive else "")
+                    + f"; the voters declared lost ({self.lost}) only look gone from here (a firewall or a "
+                    "partition between this host and them can answer as if nothing listened). A recovery "
+                    "now would split the quorum in two: find out why this host cannot reach them"
+                )
             elif w.leader_epoch is not None and w.leader_epoch > self.max_epoch_seen:
-                self.refuse(f"{where} has seen epoch {w.leader_epoch}, above every epoch the given replicas have "
-                            f"seen ({self.max_epoch_seen}): the quorum went on without them; give the most "
-                            "up-to-date replicas (`quorumctl state` compares them)")
+                self.refuse(
+                    f"{where} has seen epoch {w.leader_epoch}, above every epoch the given replicas have "
+                    f"seen ({self.max_epoch_seen}): the quorum went on without them; give the most "
+                    "up-to-date replicas (`quorumctl state` compares them)"
+                )
             elif w.state == "unreachable" and not (w.refused and w.node_id in given):
-                self.risks.append(f"{where} could not be asked ({w.detail}): if it still reaches a live quorum, "
-                                  "nothing here shows it; check from its host that it sees no leader")
+                self.risks.append(
+                    f"{where} could not be asked ({w.detail}): if it still reaches a live quorum, "
+                    "nothing here shows it; check from its host that it sees no leader"
+                )
 
     def to_json(self) -> dict:
         r = self.survivor
         return {
-            "survivor": {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir,
-                         "last_epoch": r.last_epoch, "log_end_offset": r.log_end,
-                         "directory_id": r.meta.get("directory.id") if r.meta else None},
+            "survivor": {
+                "node_id": r.node_id,
+                "log_dir": r.log_dir,
+                "partition_dir": r.partition_dir,
+                "last_epoch": r.last_epoch,
+                "log_end_offset": r.log_end,
+                "directory_id": r.meta.get("directory.id") if r.meta else None,
+            },
             "base": self.base_json(),
             "replicas": [x.to_json() for x in self.replicas],
             "quorum": self.mode,
@@ -201,12 +233,17 @@ def quorum_state_unattached(epoch: int, old: dict | None, voters: list[int]) -> 
     refuses to start when they differ from controller.quorum.voters
     (QuorumState.initialize), so it lists the new voter set."""
     if old and old.get("data_version") == 0:
-        doc = {"clusterId": old.get("clusterId", ""), "leaderId": -1, "leaderEpoch": epoch, "votedId": -1,
-               "appliedOffset": old.get("appliedOffset", 0), "currentVoters": [{"voterId": v} for v in voters],
-               "data_version": 0}
+        doc = {
+            "clusterId": old.get("clusterId", ""),
+            "leaderId": -1,
+            "leaderEpoch": epoch,
+            "votedId": -1,
+            "appliedOffset": old.get("appliedOffset", 0),
+            "currentVoters": [{"voterId": v} for v in voters],
+            "data_version": 0,
+        }
     else:
-        doc = {"leaderId": -1, "leaderEpoch": epoch, "votedId": -1, "votedDirectoryId": NO_DIRECTORY,
-               "data_version": 1}
+        doc = {"leaderId": -1, "leaderEpoch": epoch, "votedId": -1, "votedDirectoryId": NO_DIRECTORY, "data_version": 1}
     return json.dumps(doc, separators=(",", ":")).encode()
 
 
@@ -235,6 +272,7 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
     if hi <= lo:
         return None
     from ..records.batch import BatchError, BatchReader
+
     types: dict[str, int] = {}
     topics: list[str] = []
     removed: list[str] = []
@@ -245,8 +283,9 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
         if not wanted:
             continue
         try:
-            with BatchReader(sc.files.log, start=wanted[0].position,
-                             end=wanted[-1].position + wanted[-1].size) as reader:
+            with BatchReader(
+                sc.files.log, start=wanted[0].position, end=wanted[-1].position + wanted[-1].size
+            ) as reader:
                 for b in reader:
                     for rec in b.iter_records():
                         if not lo <= rec.offset < hi:
@@ -261,17 +300,26 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
                             removed.append(str(data.get("topicId")))
                         elif d.type_name == "CONFIG_RECORD":
                             kind = CONFIG_RESOURCE.get(data.get("resourceType"), f"type {data.get('resourceType')}")
-                            configs.append(f"{kind} {data.get('resourceName') or '(default)'}: "
-                                           f"{data.get('name')}={data.get('value')}")
+                            configs.append(
+                                f"{kind} {data.get('resourceName') or '(default)'}: "
+                                f"{data.get('name')}={data.get('value')}"
+                            )
         except (BatchError, OSError):
-            break    # the plan refuses damaged logs; a summary stops where the file does
-    return {"from": lo, "to": hi - 1, "records": count,
-            "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
-            "topics_created": topics[:limit], "topics_removed": removed[:limit], "configs": configs[:limit],
-            "more": max(0, len(topics) - limit) + max(0, len(removed) - limit) + max(0, len(configs) - limit)}
+            break  # the plan refuses damaged logs; a summary stops where the file does
+    return {
+        "from": lo,
+        "to": hi - 1,
+        "records": count,
+        "types": dict(sorted(types.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "topics_created": topics[:limit],
+        "topics_removed": removed[:limit],
+        "configs": configs[:limit],
+        "more": max(0, len(topics) - limit) + max(0, len(removed) - limit) + max(0, len(configs) - limit),
+    }
 
 
 # -- the plan ---------------------------------------------------------------------
+
 
 def _check_given(survivors: list[Replica], replicas: list[Replica]) -> None:
     every = survivors + replicas
@@ -306,8 +354,10 @@ def _voter_set(base: Replica, survivor: Replica, static_voters: dict[int, str] |
     if survivor.voters and survivor.voters["source"] == "quorum-state":
         # quorum-state data_version 0 (kraft.version 0) lists the static voters; addresses unknown
         return "static", list(survivor.voters["ids"]), {i: [] for i in survivor.voters["ids"]}, None
-    raise RecoverError(f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
-                       "give the survivor's server.properties with --config (its controller.quorum.voters)")
+    raise RecoverError(
+        f"{survivor.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
+        "give the survivor's server.properties with --config (its controller.quorum.voters)"
+    )
 
 
 # An unread replica (a broker named with --no-replica) may have seen epochs the given
@@ -324,8 +374,15 @@ def registrations(r: Replica) -> tuple[dict[int, list], dict[int, list]]:
     UnregisterBrokerRecord; RegisterControllerRecord less UnregisterControllerRecord).
     A damaged file counts up to where it can be read: the plan refuses damaged logs
     anyway."""
-    keys = {md.API_KEYS[n]: n for n in ("RegisterBrokerRecord", "UnregisterBrokerRecord",
-                                         "RegisterControllerRecord", "UnregisterControllerRecord")}
+    keys = {
+        md.API_KEYS[n]: n
+        for n in (
+            "RegisterBrokerRecord",
+            "UnregisterBrokerRecord",
+            "RegisterControllerRecord",
+            "UnregisterControllerRecord",
+        )
+    }
     brokers: dict[int, list] = {}
     controllers: dict[int, list] = {}
     for path, start in r.snapshot_and_log():
@@ -342,9 +399,15 @@ def registrations(r: Replica) -> tuple[dict[int, list], dict[int, list]]:
     return dict(sorted(brokers.items())), dict(sorted(controllers.items()))
 
 
-def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict[int, str] | None = None,
-                  survivor_id: int | None = None, now_ms: int | None = None,
-                  replicas: list[Replica] = (), unread: list[int] = ()) -> RecoveryPlan:
+def plan_recovery(
+    survivors: list[Replica],
+    lost: list[int],
+    static_voters: dict[int, str] | None = None,
+    survivor_id: int | None = None,
+    now_ms: int | None = None,
+    replicas: list[Replica] = (),
+    unread: list[int] = (),
+) -> RecoveryPlan:
     """survivors: the surviving voters' log dirs (loaded); replicas: other replicas of the
     metadata log (brokers, observers); lost: the voters the operator declares permanently
     gone; static_voters: controller.quorum.voters of the survivor's configuration;
@@ -357,29 +420,44 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
     if survivor_id is not None:
         chosen = [r for r in survivors if r.node_id == survivor_id]
         if not chosen:
-            raise RecoverError(f"--survivor {survivor_id}: not among the controllers' log dirs given "
-                               f"(nodes {[r.node_id for r in survivors]})")
+            raise RecoverError(
+                f"--survivor {survivor_id}: not among the controllers' log dirs given "
+                f"(nodes {[r.node_id for r in survivors]})"
+            )
         survivor = chosen[0]
     else:
-        survivor = max(survivors, key=lambda r: r.election_key)       # the first of a tie: the fewest changes
+        survivor = max(survivors, key=lambda r: r.election_key)  # the first of a tie: the fewest changes
     base = max(every, key=lambda r: (r.election_key, r is survivor))
     mode, voters, endpoints, voters_from = _voter_set(base, survivor, static_voters)
     seen = max(highest_epoch_seen(r) for r in every)
     new_epoch = (seen + 1 if mode == "dynamic" else seen) + (UNREAD_EPOCH_MARGIN if unread else 0)
-    plan = RecoveryPlan(survivor, mode, voters, lost, base=base, new_epoch=new_epoch, max_epoch_seen=seen,
-                        lost_endpoints={v: endpoints.get(v, []) for v in lost}, unread=sorted(unread))
+    plan = RecoveryPlan(
+        survivor,
+        mode,
+        voters,
+        lost,
+        base=base,
+        new_epoch=new_epoch,
+        max_epoch_seen=seen,
+        lost_endpoints={v: endpoints.get(v, []) for v in lost},
+        unread=sorted(unread),
+    )
     refuse = plan.refuse
     clashes = logmatch.clashes(every)
-    if clashes:   # the given logs already break Raft's invariant: no base can be trusted blindly; so
+    if clashes:  # the given logs already break Raft's invariant: no base can be trusted blindly; so
         # below, a replica differs from the base by its epochs alone (epochs.reconcile)
-        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
-               "(`quorumctl state` names the replica to truncate)")
+        refuse(
+            clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
+            "(`quorumctl state` names the replica to truncate)"
+        )
 
     # -- who is a voter, who is declared lost
     given_voters = [r for r in every if r.node_id in voters]
     if survivor.node_id not in voters:
-        refuse(f"node {survivor.node_id} is not a voter (voters {voters}): give a voter as the survivor; brokers "
-               "and observers go with --replica")
+        refuse(
+            f"node {survivor.node_id} is not a voter (voters {voters}): give a voter as the survivor; brokers "
+            "and observers go with --replica"
+        )
     for r in survivors:
         if r.node_id not in voters and r is not survivor:
             refuse(f"node {r.node_id} is not a voter (voters {voters}): give brokers and observers with --replica")
@@ -392,33 +470,41 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         refuse(f"--lost-voters names {lost_but_given}, whose log dirs were given")
     undeclared = [v for v in voters if v not in given_ids and v not in lost]
     if undeclared:
-        refuse(f"voter(s) {undeclared} are neither given (log dir) nor declared lost (--lost-voters): every voter "
-               "other than the survivors must be declared permanently lost by the operator")
+        refuse(
+            f"voter(s) {undeclared} are neither given (log dir) nor declared lost (--lost-voters): every voter "
+            "other than the survivors must be declared permanently lost by the operator"
+        )
     broker_eps, controller_eps = registrations(base)
     brokers = sorted(broker_eps)
     # every other node that may see the quorum is asked too (liveness.probe_voters)
-    plan.witness_endpoints = (
-        [(f"broker {b}", b, eps) for b, eps in broker_eps.items()]
-        + [(f"controller {c}", c, eps) for c, eps in controller_eps.items() if c not in lost])
+    plan.witness_endpoints = [(f"broker {b}", b, eps) for b, eps in broker_eps.items()] + [
+        (f"controller {c}", c, eps) for c, eps in controller_eps.items() if c not in lost
+    ]
     # observers (registered controllers outside the voter set) replicate the log as brokers do
     observers = [c for c in controller_eps if c not in voters]
     unknown = sorted(set(unread) - set(brokers) - set(observers))
     if unknown:
-        refuse(f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})"
-               + (f" or observers ({observers})" if observers else ""))
+        refuse(
+            f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})"
+            + (f" or observers ({observers})" if observers else "")
+        )
     missing_obs = [c for c in observers if c not in given_ids and c not in unread]
     if missing_obs:
-        refuse(f"observer(s) {missing_obs} (registered controllers outside the voter set) not given with "
-               "--replica: an observer fetches the metadata log and may hold acknowledged entries the base lacks. "
-               "Give each one's metadata log dir with --replica, or name the ones you cannot read with --no-replica "
-               + ",".join(map(str, missing_obs)))
+        refuse(
+            f"observer(s) {missing_obs} (registered controllers outside the voter set) not given with "
+            "--replica: an observer fetches the metadata log and may hold acknowledged entries the base lacks. "
+            "Give each one's metadata log dir with --replica, or name the ones you cannot read with --no-replica "
+            + ",".join(map(str, missing_obs))
+        )
     missing = [b for b in brokers if b not in given_ids and b not in unread]
     if missing:
-        refuse(f"registered broker(s) {missing} not given with --replica: a broker fetches the metadata log too and "
-               "may hold acknowledged entries the base lacks, in epochs the given replicas never saw (recovering "
-               "without it can put another batch at an (offset, epoch) it holds, and it stops when it restarts). "
-               "Give each broker's metadata log dir with --replica (it may keep running if nothing is done to it), "
-               f"or name the ones you cannot read with --no-replica {','.join(map(str, missing))}")
+        refuse(
+            f"registered broker(s) {missing} not given with --replica: a broker fetches the metadata log too and "
+            "may hold acknowledged entries the base lacks, in epochs the given replicas never saw (recovering "
+            "without it can put another batch at an (offset, epoch) it holds, and it stops when it restarts). "
+            "Give each broker's metadata log dir with --replica (it may keep running if nothing is done to it), "
+            f"or name the ones you cannot read with --no-replica {','.join(map(str, missing))}"
+        )
     if unread:
         plan.risks.append(
             f"node(s) {sorted(unread)} not read (--no-replica): what their metadata logs hold beyond offset "
@@ -426,11 +512,14 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
             "its log start offset), so such a node stops with a fatal error when the new leader asks it to "
             "truncate: wipe its metadata log as the steps say (it then fetches the recovered log; entries only it "
             f"held are lost). The new epoch jumps to {new_epoch} so that none of their batches can share an "
-            "(offset, epoch) with the recovery's")
+            "(offset, epoch) with the recovery's"
+        )
     alive = sorted(r.node_id for r in given_voters)
     if len(alive) > len(voters) // 2:
-        refuse(f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
-               "them and let Raft elect a leader, then remove the lost voters with remove-controller")
+        refuse(
+            f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
+            "them and let Raft elect a leader, then remove the lost voters with remove-controller"
+        )
     # the base's files are what the cluster restarts from; the survivor's are replaced when it is not the base
     plan.refuse_unusable_base("recover")
 
@@ -440,8 +529,10 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         me = next((v for v in voters_from.voters_record if v["voterId"] == survivor.node_id), None)
         my_dir = survivor.meta.get("directory.id") if survivor.meta else None
         if me is not None and my_dir is not None and me.get("voterDirectoryId") != my_dir:
-            refuse(f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
-                   f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's")
+            refuse(
+                f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
+                f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's"
+            )
     plan.refuse_no_segment()
     plan.new_end = base.log_end + (1 if mode == "dynamic" else 0)
 
@@ -453,17 +544,23 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         plan.replicas.append(rp)
         if r is base:
             rp.action = ("append" if mode == "dynamic" else "keep") if r is survivor else "base"
-            rp.reason = ("the most up-to-date replica given (Raft's rule: last epoch, then log end offset): "
-                         "the recovered log starts from it")
+            rp.reason = (
+                "the most up-to-date replica given (Raft's rule: last epoch, then log end offset): "
+                "the recovered log starts from it"
+            )
             continue
         d = epochs.reconcile(r.view(), view)
         cut = r.log_end
         if d.kind == "diverging":
             cut = d.new_end
-            rp.reason = (f"diverges from {base.label}: DivergingEpoch(epoch={d.first_diverging[1]}, "
-                         f"endOffset={d.first_diverging[0]}); truncateToEndOffset gives {d.new_end}")
+            rp.reason = (
+                f"diverges from {base.label}: DivergingEpoch(epoch={d.first_diverging[1]}, "
+                f"endOffset={d.first_diverging[0]}); truncateToEndOffset gives {d.new_end}"
+            )
         elif d.kind == "snapshot":
-            rp.reason = f"behind {base.label}'s log start offset {base.log_start}: it fetches the snapshot when it starts"
+            rp.reason = (
+                f"behind {base.label}'s log start offset {base.log_start}: it fetches the snapshot when it starts"
+            )
         elif d.kind == "stuck":
             refuse(f"{r.label}: the Fetch exchange with {base.label} does not converge; compare the logs by hand")
         else:
@@ -476,14 +573,14 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
             continue
         if cut < r.log_end:
             rp.action = "truncate"
-            tp = plan_truncation(r, mode="reference", target=cut, reason=rp.reason,
-                                 divergence=divergence_json(r, d))
+            tp = plan_truncation(r, mode="reference", target=cut, reason=rp.reason, divergence=divergence_json(r, d))
             rp.truncation = tp
             if tp.refusal:
                 refuse(f"{r.label} ({r.partition_dir}) must be truncated to {cut}, but: {tp.refusal}")
 
     # -- what becomes committed
     from ..raft.committed import classify
+
     try:
         cm = classify(every, voters if mode == "static" else None)
         mine = next(x for x in cm["replicas"] if x["replica"] == base.label)
@@ -495,9 +592,12 @@ def plan_recovery(survivors: list[Replica], lost: list[int], static_voters: dict
         f"entries that only the lost voters held are gone for good. A replica not given (a broker, an observer) "
         f"whose last epoch is above {base.last_epoch}, or equal with a log end offset above {base.log_end}, holds "
         "entries this plan loses: check every broker's metadata log dir with `quorumctl state` and give the most "
-        "up-to-date one with --replica")
-    plan.risks.append("if a 'lost' voter comes back with its old disk it still believes in the old voter set: it "
-                      "must never be started again as it was (wipe its metadata log dir and format it afresh)")
+        "up-to-date one with --replica"
+    )
+    plan.risks.append(
+        "if a 'lost' voter comes back with its old disk it still believes in the old voter set: it "
+        "must never be started again as it was (wipe its metadata log dir and format it afresh)"
+    )
 
     if plan.refusal is None:
         _survivor_changes(plan, me, now_ms)
@@ -511,14 +611,25 @@ def _survivor_changes(plan: RecoveryPlan, me: dict | None, now_ms: int | None) -
     what = ""
     if plan.mode == "dynamic":
         voters = [me]
-        what = (f"VotersRecord with only node {survivor.node_id} ({me.get('voterDirectoryId')}, "
-                + ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in me["endpoints"]) + ")")
-    plan.changes.extend(partition_changes(survivor, plan.base, plan.new_epoch, voters, what, [survivor.node_id],
-                                          now_ms))
+        what = (
+            f"VotersRecord with only node {survivor.node_id} ({me.get('voterDirectoryId')}, "
+            + ", ".join(f"{e['name']}://{e['host']}:{e['port']}" for e in me["endpoints"])
+            + ")"
+        )
+    plan.changes.extend(
+        partition_changes(survivor, plan.base, plan.new_epoch, voters, what, [survivor.node_id], now_ms)
+    )
 
 
-def partition_changes(target: Replica, base: Replica, epoch: int, voters: list[dict] | None, what: str,
-                      voter_ids: list[int], now_ms: int | None = None) -> list[Change]:
+def partition_changes(
+    target: Replica,
+    base: Replica,
+    epoch: int,
+    voters: list[dict] | None,
+    what: str,
+    voter_ids: list[int],
+    now_ms: int | None = None,
+) -> list[Change]:
     """The changes that make `target`'s partition directory the base's log (a copy
     when it is another replica's), plus, with `voters`, one control batch holding a
     VotersRecord of them appended at the base's log end in `epoch`, the
@@ -530,31 +641,58 @@ def partition_changes(target: Replica, base: Replica, epoch: int, voters: list[d
     entries = list(base.history.entries)
     last = [s for s in base.scan.segments if s.files.log][-1]
     if base is not target:
-        out.append(Change(pdir, f"replace every file with a copy of {base.label}'s {base.partition_dir} "
-                                f"(log {base.log_start}..{base.log_end - 1}, last epoch {base.last_epoch}), "
-                                "quorum-state excepted"))
+        out.append(
+            Change(
+                pdir,
+                f"replace every file with a copy of {base.label}'s {base.partition_dir} "
+                f"(log {base.log_start}..{base.log_end - 1}, last epoch {base.last_epoch}), "
+                "quorum-state excepted",
+            )
+        )
     if voters is not None:
         from ..records.batch import encode_batch
+
         ts = now_ms if now_ms is not None else int(time.time() * 1000)
-        batch = encode_batch([md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": voters})],
-                             base_offset=base.log_end, leader_epoch=epoch, base_timestamp=ts, control=True)
+        batch = encode_batch(
+            [md.encode_control(md.KRAFT_VOTERS, {"version": 0, "voters": voters})],
+            base_offset=base.log_end,
+            leader_epoch=epoch,
+            base_timestamp=ts,
+            control=True,
+        )
         name = os.path.basename(last.files.log)
-        out.append(Change(os.path.join(pdir, name),
-                          f"append a control batch at offset {base.log_end} in the new epoch {epoch} "
-                          f"({len(batch)} bytes at byte {last.valid_bytes}): {what}", batch,
-                          append_at=last.valid_bytes))
+        out.append(
+            Change(
+                os.path.join(pdir, name),
+                f"append a control batch at offset {base.log_end} in the new epoch {epoch} "
+                f"({len(batch)} bytes at byte {last.valid_bytes}): {what}",
+                batch,
+                append_at=last.valid_bytes,
+            )
+        )
         entries.append((epoch, base.log_end))
     before = target.checkpoint if base is target else base.checkpoint
     if list(before or []) != entries:
-        out.append(Change(os.path.join(pdir, state_files.EPOCH_CHECKPOINT),
-                          "epochs " + ", ".join(f"{e}@{o}" for e, o in entries),
-                          state_files.epoch_checkpoint_text(entries)))
+        out.append(
+            Change(
+                os.path.join(pdir, state_files.EPOCH_CHECKPOINT),
+                "epochs " + ", ".join(f"{e}@{o}" for e, o in entries),
+                state_files.epoch_checkpoint_text(entries),
+            )
+        )
     qs = target.quorum_state or {}
-    out.append(Change(os.path.join(pdir, state_files.QUORUM_STATE),
-                      f"rewrite quorum-state: no leader, no vote, epoch {epoch} (was "
-                      + (f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch "
-                         f"{qs.get('leaderEpoch')})" if qs else "missing)"),
-                      quorum_state_unattached(epoch, target.quorum_state, voter_ids)))
+    out.append(
+        Change(
+            os.path.join(pdir, state_files.QUORUM_STATE),
+            f"rewrite quorum-state: no leader, no vote, epoch {epoch} (was "
+            + (
+                f"leader {qs.get('leaderId')}, voted for {qs.get('votedId')}, epoch {qs.get('leaderEpoch')})"
+                if qs
+                else "missing)"
+            ),
+            quorum_state_unattached(epoch, target.quorum_state, voter_ids),
+        )
+    )
     return out
 
 
@@ -565,51 +703,71 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
     s = plan.steps
     brokers = [x for x in plan.replicas if x.role == "replica"]
     for b in plan.unread:
-        s.append(f"node {b} (not read, --no-replica): before node {nid} starts, stop node {b} if it runs, and "
-                 f"delete only the directory __cluster_metadata-0 in its metadata log dir (metadata.log.dir, else the "
-                 "first of log.dirs; meta.properties and the topic partitions stay). Started again, it fetches the "
-                 f"recovered log from node {nid}; left as it is, it stops with a fatal error if its log holds "
-                 "entries past the base it saw committed (Kafka never truncates below the high watermark)")
+        s.append(
+            f"node {b} (not read, --no-replica): before node {nid} starts, stop node {b} if it runs, and "
+            f"delete only the directory __cluster_metadata-0 in its metadata log dir (metadata.log.dir, else the "
+            "first of log.dirs; meta.properties and the topic partitions stay). Started again, it fetches the "
+            f"recovered log from node {nid}; left as it is, it stops with a fatal error if its log holds "
+            "entries past the base it saw committed (Kafka never truncates below the high watermark)"
+        )
     if plan.mode == "dynamic":
-        s.append(f"start node {nid}: it reads the voter set {{{nid}}} from its log and elects itself leader in epoch "
-                 f"{plan.new_epoch + 1}; check with `quorumctl describe status --bootstrap-controller <its address>`")
+        s.append(
+            f"start node {nid}: it reads the voter set {{{nid}}} from its log and elects itself leader in epoch "
+            f"{plan.new_epoch + 1}; check with `quorumctl describe status --bootstrap-controller <its address>`"
+        )
     else:
         mine = static_voters.get(nid, "<host:port>") if static_voters else "<host:port>"
         s.append(f"edit node {nid}'s server.properties: controller.quorum.voters={nid}@{mine}")
         s.append(f"start node {nid}: with itself the only voter it elects itself leader in epoch {plan.new_epoch + 1}")
-    s.append("start the brokers given with --replica (" + (", ".join(f"node {x.replica.node_id}" for x in brokers)
-                                                          if brokers else "none given")
-             + "), then every other broker: each fetches from the new leader and truncates where its log diverges"
-             + (" (controller.quorum.bootstrap.servers still reaches the survivor)" if plan.mode == "dynamic" else
-                f"; their controller.quorum.voters still names node {nid}, so they find the new leader: set it to "
-                f"{nid}@<host:port> before their next restart"))
+    s.append(
+        "start the brokers given with --replica ("
+        + (", ".join(f"node {x.replica.node_id}" for x in brokers) if brokers else "none given")
+        + "), then every other broker: each fetches from the new leader and truncates where its log diverges"
+        + (
+            " (controller.quorum.bootstrap.servers still reaches the survivor)"
+            if plan.mode == "dynamic"
+            else f"; their controller.quorum.voters still names node {nid}, so they find the new leader: set it to "
+            f"{nid}@<host:port> before their next restart"
+        )
+    )
     if plan.mode == "dynamic":
-        s.append(f"for each lost controller: wipe its metadata log dir, format it afresh as an observer: "
-                 f"`quorumctl bootstrap format -c <its server.properties> -t {cid} --no-initial-controllers --apply` "
-                 "(it gets a new directory id), start it, then add it back: "
-                 f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <its server.properties>`")
+        s.append(
+            f"for each lost controller: wipe its metadata log dir, format it afresh as an observer: "
+            f"`quorumctl bootstrap format -c <its server.properties> -t {cid} --no-initial-controllers --apply` "
+            "(it gets a new directory id), start it, then add it back: "
+            f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <its server.properties>`"
+        )
         s.append("check: `quorumctl describe status` lists every voter, `describe replication` shows equal end offsets")
     else:
-        s.append("grow back through a dynamic quorum (Kafka 4.1): "
-                 f"`kafka-features.sh --bootstrap-controller <node {nid}> upgrade --feature kraft.version=1`; "
-                 "then for each new controller: a server.properties with controller.quorum.bootstrap.servers="
-                 f"<node {nid}> instead of controller.quorum.voters, `quorumctl bootstrap format -c <it> -t {cid} "
-                 "--no-initial-controllers --apply`, start it, "
-                 f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <it>`")
+        s.append(
+            "grow back through a dynamic quorum (Kafka 4.1): "
+            f"`kafka-features.sh --bootstrap-controller <node {nid}> upgrade --feature kraft.version=1`; "
+            "then for each new controller: a server.properties with controller.quorum.bootstrap.servers="
+            f"<node {nid}> instead of controller.quorum.voters, `quorumctl bootstrap format -c <it> -t {cid} "
+            "--no-initial-controllers --apply`, start it, "
+            f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <it>`"
+        )
         if (r.quorum_state or {}).get("data_version") == 0:
-            s.append("this quorum-state (data_version 0) lists the voters; Kafka before 3.9 refuses to start when "
-                     "they differ from controller.quorum.voters: when the voter set changes again, stop the node "
-                     "and delete its quorum-state (Kafka's advice)")
-        s.append("or stay static, one new controller at a time (never two empty voters at once: they could elect "
-                 "each other with an empty log): format it with -t " + cid + ", list it in controller.quorum.voters "
-                 "on every node, restart the voters, wait until it has caught up, then the next one")
+            s.append(
+                "this quorum-state (data_version 0) lists the voters; Kafka before 3.9 refuses to start when "
+                "they differ from controller.quorum.voters: when the voter set changes again, stop the node "
+                "and delete its quorum-state (Kafka's advice)"
+            )
+        s.append(
+            "or stay static, one new controller at a time (never two empty voters at once: they could elect "
+            "each other with an empty log): format it with -t " + cid + ", list it in controller.quorum.voters "
+            "on every node, restart the voters, wait until it has caught up, then the next one"
+        )
     for o in plan.replicas:
         if o.role == "voter":
-            s.append(f"node {o.replica.node_id} (given, not chosen): start it after node {nid} leads; it follows as "
-                     "an observer, then add it back as a voter")
+            s.append(
+                f"node {o.replica.node_id} (given, not chosen): start it after node {nid} leads; it follows as "
+                "an observer, then add it back as a voter"
+            )
 
 
 # -- applying -----------------------------------------------------------------------
+
 
 def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str, str] | None = None) -> dict:
     """Carry out the plan crash-safely (the caller holds every given log dir's lock):
@@ -620,20 +778,25 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str,
     r = plan.survivor
     live = real_partition_dir(r.partition_dir)
     check_backup_root(backup_root, r.log_dir, live)
-    cuts = [(rp, (backup_roots or {}).get(rp.replica.log_dir) or default_backup_root(rp.replica.log_dir))
-            for rp in plan.replicas if rp.truncation is not None and rp.truncation.changes]
-    for rp, root in cuts:    # every backup dir checked before the first change
+    cuts = [
+        (rp, (backup_roots or {}).get(rp.replica.log_dir) or default_backup_root(rp.replica.log_dir))
+        for rp in plan.replicas
+        if rp.truncation is not None and rp.truncation.changes
+    ]
+    for rp, root in cuts:  # every backup dir checked before the first change
         check_backup_root(root, rp.replica.log_dir, real_partition_dir(rp.replica.partition_dir))
     for rp, root in cuts:
         rep = apply_plan(rp.truncation, root)
         report["truncated"].append({"node_id": rp.replica.node_id, **rep})
-    report.update(rebuild_partition(r, plan.base, plan.changes, backup_root, plan.to_json(), "recover-",
-                                    "recover", "recovery"))
+    report.update(
+        rebuild_partition(r, plan.base, plan.changes, backup_root, plan.to_json(), "recover-", "recover", "recovery")
+    )
     return report
 
 
-def rebuild_partition(target: Replica, base: Replica, changes: list[Change], backup_root: str, doc: dict,
-                      label: str, key: str, what: str) -> dict:
+def rebuild_partition(
+    target: Replica, base: Replica, changes: list[Change], backup_root: str, doc: dict, label: str, key: str, what: str
+) -> dict:
     """`partition_changes` carried out on `target` crash-safely (the caller holds its
     lock and checked the backup root): the new directory built from the target's own
     (unchanged files hard-linked) or from a copy of the base's, with the control batch
@@ -648,7 +811,7 @@ def rebuild_partition(target: Replica, base: Replica, changes: list[Change], bac
         src_dir = base_dir if copy_base else live
         skip = {state_files.QUORUM_STATE} | {os.path.basename(x) for x in base.files.ignored}
         for name in sorted(os.listdir(src_dir)):
-            if name in skip:     # ours is written below; transient files Kafka deletes at start-up
+            if name in skip:  # ours is written below; transient files Kafka deletes at start-up
                 continue
             src, dst = os.path.join(src_dir, name), os.path.join(staging, name)
             c = changed.get(name)
@@ -670,7 +833,7 @@ def rebuild_partition(target: Replica, base: Replica, changes: list[Change], bac
             else:
                 fsutil.write_synced(dst, c.new_bytes)
             _own(live_stat, dst)
-        for name, c in changed.items():   # files the source did not have (quorum-state, checkpoint)
+        for name, c in changed.items():  # files the source did not have (quorum-state, checkpoint)
             if not os.path.exists(os.path.join(staging, name)):
                 fsutil.step(f"write the new {name}")
                 fsutil.write_synced(os.path.join(staging, name), c.new_bytes)
@@ -691,10 +854,19 @@ def _own(dir_stat, path: str) -> None:
         pass
 
 
-def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | None, survivor: int | None,
-        apply: bool, backup_dir: str | None, replicas: list[str] = (), probe=None,
-        force_lost: list[int] = (), unread: list[int] = (),
-        witnesses: list = ()) -> tuple[RecoveryPlan, dict | None, str | None]:
+def run(
+    targets: list[str],
+    lost: list[int],
+    static_voters: dict[int, str] | None,
+    survivor: int | None,
+    apply: bool,
+    backup_dir: str | None,
+    replicas: list[str] = (),
+    probe=None,
+    force_lost: list[int] = (),
+    unread: list[int] = (),
+    witnesses: list = (),
+) -> tuple[RecoveryPlan, dict | None, str | None]:
     """Plan the recovery from the given log dirs, probe the declared-lost voters and ask
     every other node with `probe(lost endpoints, witnesses, cluster id) -> ([VoterProbe],
     [Witness])` (protocol/liveness.probe_voters, given by the caller: storage does not
@@ -709,8 +881,14 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
     from ..raft.replica import load_replica, resolve_partition_dir
 
     def make() -> RecoveryPlan:
-        p = plan_recovery([load_replica(t) for t in targets], lost, static_voters, survivor,
-                          replicas=[load_replica(t) for t in replicas], unread=list(unread))
+        p = plan_recovery(
+            [load_replica(t) for t in targets],
+            lost,
+            static_voters,
+            survivor,
+            replicas=[load_replica(t) for t in replicas],
+            unread=list(unread),
+        )
         if probe is not None:
             found, seen = probe(p.lost_endpoints, p.witness_endpoints + list(witnesses), p.cluster_id)
             p.judge_probes(found, list(force_lost), seen)
@@ -720,8 +898,11 @@ def run(targets: list[str], lost: list[int], static_voters: dict[int, str] | Non
     report = None
     if apply and not plan.refusal:
         locks = []
-        touched = [x.replica.log_dir for x in plan.replicas if x.action in ("append", "keep", "replace", "base")
-                   or x.truncation is not None]
+        touched = [
+            x.replica.log_dir
+            for x in plan.replicas
+            if x.action in ("append", "keep", "replace", "base") or x.truncation is not None
+        ]
         try:
             for d in dict.fromkeys(resolve_partition_dir(t)[0] for t in touched):
                 locks.append(fsutil.LogDirLock(d).acquire())

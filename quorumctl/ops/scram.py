@@ -92,7 +92,15 @@ def parse_scram(arg: str, salt_source=_random_salt) -> tuple[int, int, dict]:
     client_key = hmac.new(salted_bytes, b"Client Key", algo).digest()
     stored_key = hashlib.new(algo, client_key).digest()
     server_key = hmac.new(salted_bytes, b"Server Key", algo).digest()
-    return (11, 0, {"name": name, "mechanism": mtype, "salt": salt, "storedKey": stored_key,
-                    "serverKey": server_key, "iterations": iterations})
-
-
+    return (
+        11,
+        0,
+        {
+            "name": name,
+            "mechanism": mtype,
+            "salt": salt,
+            "storedKey": stored_key,
+            "serverKey": server_key,
+            "iterations": iterations,
+        },
+    )

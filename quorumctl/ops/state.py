@@ -11,15 +11,17 @@ from ..errors import ExitStatus, InputError
 
 @dataclass
 class StateResult:
-    replicas: list                 # raft.replica.Replica, as Kafka loads each
-    comparison: dict | None        # raft.replica.compare, with two replicas or more
-    committed: dict | None         # raft.committed.classify, with two replicas or more
+    replicas: list  # raft.replica.Replica, as Kafka loads each
+    comparison: dict | None  # raft.replica.compare, with two replicas or more
+    committed: dict | None  # raft.committed.classify, with two replicas or more
 
     @property
     def exit_code(self) -> ExitStatus:
         """PROBLEMS when a replica has problems or two replicas clash (log matching)."""
-        return ExitStatus.of((self.comparison is not None and "log_matching" in self.comparison)
-                             or any(r.problems for r in self.replicas))
+        return ExitStatus.of(
+            (self.comparison is not None and "log_matching" in self.comparison)
+            or any(r.problems for r in self.replicas)
+        )
 
 
 def state(paths: list[str], configs: list[str]) -> StateResult:
@@ -36,5 +38,6 @@ def state(paths: list[str], configs: list[str]) -> StateResult:
         if labels.count(r.label) > 1:
             r.label = f"{r.label} ({r.log_dir})"
     many = len(replicas) > 1
-    return StateResult(replicas, compare(replicas) if many else None,
-                       classify(replicas, *static_voter_ids(configs)) if many else None)
+    return StateResult(
+        replicas, compare(replicas) if many else None, classify(replicas, *static_voter_ids(configs)) if many else None
+    )

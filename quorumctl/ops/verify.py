@@ -27,8 +27,17 @@ from ..errors import InputError
 from ..openfile import check_regular
 from ..records import metadata as md
 from ..records import compression
-from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL,
-                             CRC_START, BatchError, BatchReader, LegacyEntry)
+from ..records.batch import (
+    ATTR_COMPRESSION,
+    ATTR_CONTROL,
+    ATTR_DELETE_HORIZON,
+    ATTR_LOG_APPEND_TIME,
+    ATTR_TRANSACTIONAL,
+    CRC_START,
+    BatchError,
+    BatchReader,
+    LegacyEntry,
+)
 from ..records.crc import crc32c
 from ..logdir import filekinds
 from ..logdir.problems import Problem
@@ -44,11 +53,17 @@ class FileReport:
     kind: str
     stats: dict = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
-    notes: list[Problem] = field(default_factory=list)   # findings Kafka repairs by itself at startup
+    notes: list[Problem] = field(default_factory=list)  # findings Kafka repairs by itself at startup
 
     def to_json(self) -> dict:
-        return {"file": self.path, "kind": self.kind, "ok": not self.problems, "stats": self.stats,
-                "problems": [p.to_json() for p in self.problems], "notes": [n.to_json() for n in self.notes]}
+        return {
+            "file": self.path,
+            "kind": self.kind,
+            "ok": not self.problems,
+            "stats": self.stats,
+            "problems": [p.to_json() for p in self.problems],
+            "notes": [n.to_json() for n in self.notes],
+        }
 
 
 @dataclass
@@ -61,14 +76,27 @@ class LogState:
     first_offset: int | None = None
 
 
-def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
-                 expect_epoch: int | None = None, metadata: bool | None = None, deep: bool = True) -> FileReport:
+def scan_batches(
+    path: str,
+    *,
+    contiguous: bool,
+    state: LogState | None = None,
+    expect_epoch: int | None = None,
+    metadata: bool | None = None,
+    deep: bool = True,
+) -> FileReport:
     """Scan one record-batch file; `state` carries offsets/epochs across segments.
     With deep=False only control batches are decoded (a batch-level pass: headers,
     lengths, CRCs, offsets, epochs); record tallies then cover control records only.
     Each check is one method of _Scan."""
-    scan = _Scan(path, contiguous=contiguous, state=state or LogState(), expect_epoch=expect_epoch,
-                 metadata=filekinds.is_metadata_path(path) if metadata is None else metadata, deep=deep)
+    scan = _Scan(
+        path,
+        contiguous=contiguous,
+        state=state or LogState(),
+        expect_epoch=expect_epoch,
+        metadata=filekinds.is_metadata_path(path) if metadata is None else metadata,
+        deep=deep,
+    )
     reader = BatchReader(path)
     for b in reader:
         if isinstance(b, LegacyEntry):
@@ -82,8 +110,9 @@ def scan_batches(path: str, *, contiguous: bool, state: LogState | None = None,
 class _Scan:
     """One file's scan: the problems found and the statistics gathered so far."""
 
-    def __init__(self, path: str, *, contiguous: bool, state: LogState, expect_epoch: int | None,
-                 metadata: bool, deep: bool):
+    def __init__(
+        self, path: str, *, contiguous: bool, state: LogState, expect_epoch: int | None, metadata: bool, deep: bool
+    ):
         self.path = path
         self.kind = filekinds.kind_of(path)
         self.contiguous = contiguous
@@ -94,8 +123,8 @@ class _Scan:
         self.seg_base = filekinds.base_offset_of(path) if self.kind == filekinds.LOG else None
         self.probs: list[Problem] = []
         self.batches = self.records = self.control_batches = 0
-        self.attrs: Counter = Counter()    # batches by attributes: codecs, timestamp types, txn, delete horizon
-        self.epoch = None                   # the last batch's epoch in this file (check_epoch runs on a change)
+        self.attrs: Counter = Counter()  # batches by attributes: codecs, timestamp types, txn, delete horizon
+        self.epoch = None  # the last batch's epoch in this file (check_epoch runs on a change)
         self.control: Counter = Counter()
         self.mtypes: Counter = Counter()
         self.mversions: Counter = Counter()
@@ -110,7 +139,7 @@ class _Scan:
         self.crc_bad: list = []
         self.min_ts = self.max_ts = None
         self.first_offset = self.last_offset = None
-        self.first_ctl: str | None = None    # the control type of the first / last batch
+        self.first_ctl: str | None = None  # the control type of the first / last batch
         self.last_ctl: str | None = None
         self.torn: dict | None = None
 
@@ -164,12 +193,16 @@ class _Scan:
     def check_segment_name(self, b) -> None:
         base = self.seg_base
         if base is not None and b.base_offset < base:
-            self.problem(b.position, b.base_offset,
-                         f"first batch offset {b.base_offset} is below the segment's base offset {base}",
-                         "segment-name")
+            self.problem(
+                b.position,
+                b.base_offset,
+                f"first batch offset {b.base_offset} is below the segment's base offset {base}",
+                "segment-name",
+            )
         elif base is not None and self.contiguous and b.base_offset != base:
-            self.problem(b.position, b.base_offset, f"segment named {base} starts at offset {b.base_offset}",
-                         "segment-name")
+            self.problem(
+                b.position, b.base_offset, f"segment named {base} starts at offset {b.base_offset}", "segment-name"
+            )
 
     def check_count(self, b) -> None:
         if b.last_offset_delta < 0:
@@ -181,22 +214,32 @@ class _Scan:
 
     def offset_problem(self, b, prev: int) -> None:
         if b.base_offset <= prev:
-            self.problem(b.position, b.base_offset, f"offset {b.base_offset} does not increase (previous batch "
-                         f"ended at {prev})", "offset-order")
+            self.problem(
+                b.position,
+                b.base_offset,
+                f"offset {b.base_offset} does not increase (previous batch ended at {prev})",
+                "offset-order",
+            )
         else:
-            self.problem(b.position, b.base_offset, f"offset gap: expected {prev + 1}, found {b.base_offset}",
-                         "offset-gap")
+            self.problem(
+                b.position, b.base_offset, f"offset gap: expected {prev + 1}, found {b.base_offset}", "offset-gap"
+            )
 
     def check_epoch(self, b) -> None:
         st, e = self.st, b.leader_epoch
         self.epoch = e
         self.epochs.add(e)
         if self.expect_epoch is not None and e != self.expect_epoch:
-            self.problem(b.position, b.base_offset,
-                         f"batch epoch {e} differs from the snapshot name's epoch {self.expect_epoch}", "snapshot-name")
+            self.problem(
+                b.position,
+                b.base_offset,
+                f"batch epoch {e} differs from the snapshot name's epoch {self.expect_epoch}",
+                "snapshot-name",
+            )
         if st.last_epoch is not None and e < st.last_epoch:
-            self.problem(b.position, b.base_offset, f"leader epoch goes backwards: {e} after {st.last_epoch}",
-                         "epoch-order")
+            self.problem(
+                b.position, b.base_offset, f"leader epoch goes backwards: {e} after {st.last_epoch}", "epoch-order"
+            )
         if st.last_epoch is None or e > st.last_epoch:
             st.epoch_starts.append((e, b.base_offset))
             st.last_epoch = e
@@ -204,8 +247,12 @@ class _Scan:
     def crc_problem(self, b) -> None:
         computed = b.computed_crc()
         self.crc_bad.append(b.base_offset)
-        self.problem(b.position, b.base_offset,
-                     f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}", "crc-mismatch")
+        self.problem(
+            b.position,
+            b.base_offset,
+            f"CRC-32C mismatch: header says {b.crc}, the batch's bytes give {computed}",
+            "crc-mismatch",
+        )
 
     # -- records -----------------------------------------------------------------
     def scan_records(self, b) -> None:
@@ -216,19 +263,20 @@ class _Scan:
             self.control_batches += 1
         name0 = None
         n = 0
-        bad = [0]   # undecodable records of this batch: the first MAX_RECORD_PROBLEMS are listed
+        bad = [0]  # undecodable records of this batch: the first MAX_RECORD_PROBLEMS are listed
         prev_delta = -1
         delta_problem = None
         try:
             # one record at a time: a batch may claim millions (see records.batch.iter_records)
             for r in b.iter_records():
                 delta = r.offset - b.base_offset
-                if delta_problem is None and (delta <= prev_delta or delta > b.last_offset_delta
-                                              or (self.contiguous and delta != n)):
+                if delta_problem is None and (
+                    delta <= prev_delta or delta > b.last_offset_delta or (self.contiguous and delta != n)
+                ):
                     delta_problem = (r.offset, n, delta, prev_delta)
                 prev_delta = delta
                 n += 1
-                if self.min_ts is None or r.timestamp < self.min_ts:   # stored timestamps (also under LogAppendTime)
+                if self.min_ts is None or r.timestamp < self.min_ts:  # stored timestamps (also under LogAppendTime)
                     self.min_ts = r.timestamp
                 if control_batch:
                     name = self.tally_control(b, r, bad)
@@ -241,14 +289,28 @@ class _Scan:
             return
         self.records += n
         if bad[0] > MAX_RECORD_PROBLEMS:
-            self.problem(b.position, b.base_offset, f"{bad[0] - MAX_RECORD_PROBLEMS} more undecodable records in "
-                         f"this batch (the first {MAX_RECORD_PROBLEMS} are listed)", "bad-records")
+            self.problem(
+                b.position,
+                b.base_offset,
+                f"{bad[0] - MAX_RECORD_PROBLEMS} more undecodable records in "
+                f"this batch (the first {MAX_RECORD_PROBLEMS} are listed)",
+                "bad-records",
+            )
         if delta_problem is not None:
-            self.problem(b.position, delta_problem[0],
-                         _delta_message(b, *delta_problem, contiguous=self.contiguous), "record-offset")
+            self.problem(
+                b.position,
+                delta_problem[0],
+                _delta_message(b, *delta_problem, contiguous=self.contiguous),
+                "record-offset",
+            )
         elif n and prev_delta != b.last_offset_delta:
-            self.problem(b.position, b.base_offset, f"last record offset {b.base_offset + prev_delta} differs from "
-                         f"the batch's lastOffset {self.last_offset}", "bad-batch")
+            self.problem(
+                b.position,
+                b.base_offset,
+                f"last record offset {b.base_offset + prev_delta} differs from "
+                f"the batch's lastOffset {self.last_offset}",
+                "bad-batch",
+            )
         if self.batches == 1:
             self.first_ctl = name0 if control_batch else None
         self.last_ctl = name0 if control_batch else None
@@ -267,8 +329,15 @@ class _Scan:
             if d.data is None:
                 self.bad_record(b, r.offset, d.error, "bad-control-record", bad)
             elif ct == md.LEADER_CHANGE:
-                self.leader_changes.append([r.offset, b.leader_epoch, d.data["version"], d.data["leaderId"],
-                                            [v["voterId"] for v in d.data["voters"]]])
+                self.leader_changes.append(
+                    [
+                        r.offset,
+                        b.leader_epoch,
+                        d.data["version"],
+                        d.data["leaderId"],
+                        [v["voterId"] for v in d.data["voters"]],
+                    ]
+                )
             elif ct == md.KRAFT_VERSION:
                 self.kraft_versions.append([r.offset, d.data["kRaftVersion"]])
             else:
@@ -294,8 +363,12 @@ class _Scan:
     def tail(self, stop) -> None:
         if stop is not None and stop.reason:
             self.torn = {"position": stop.position, "bytes": stop.remaining, "reason": stop.reason}
-            self.problem(stop.position, None, f"{stop.detail}; {stop.remaining} bytes at the end are not a complete "
-                         "batch", "zero-tail" if stop.reason == "corrupt" else "torn-tail")
+            self.problem(
+                stop.position,
+                None,
+                f"{stop.detail}; {stop.remaining} bytes at the end are not a complete batch",
+                "zero-tail" if stop.reason == "corrupt" else "torn-tail",
+            )
 
     def report(self) -> FileReport:
         rep = FileReport(self.path, self.kind, problems=self.probs)
@@ -304,21 +377,35 @@ class _Scan:
             codecs[compression.NAMES.get(a & ATTR_COMPRESSION, "unknown")] += n
         attrs = self.attrs.items()
         rep.stats = {
-            "batches": self.batches, "records": self.records, "first_offset": self.first_offset,
-            "last_offset": self.last_offset, "epochs": sorted(self.epochs), "codecs": dict(codecs),
-            "control": dict(self.control), "control_batches": self.control_batches,
+            "batches": self.batches,
+            "records": self.records,
+            "first_offset": self.first_offset,
+            "last_offset": self.last_offset,
+            "epochs": sorted(self.epochs),
+            "codecs": dict(codecs),
+            "control": dict(self.control),
+            "control_batches": self.control_batches,
             "txn_batches": sum(n for a, n in attrs if a & ATTR_TRANSACTIONAL),
             "delete_horizon_batches": sum(n for a, n in attrs if a & ATTR_DELETE_HORIZON),
-            "metadata_types": dict(self.mtypes), "metadata_versions": dict(self.mversions),
-            "feature_levels": self.feature_levels, "leader_change": self.leader_changes,
-            "kraft_version": self.kraft_versions, "voters_records": self.voters_records,
+            "metadata_types": dict(self.mtypes),
+            "metadata_versions": dict(self.mversions),
+            "feature_levels": self.feature_levels,
+            "leader_change": self.leader_changes,
+            "kraft_version": self.kraft_versions,
+            "voters_records": self.voters_records,
             "producer_ids": sorted(self.producer_ids),
-            "broker_mv_ranges": sorted([list(x) for x in self.broker_mv]), "frame_versions": sorted(self.frames),
+            "broker_mv_ranges": sorted([list(x) for x in self.broker_mv]),
+            "frame_versions": sorted(self.frames),
             "ts_types": sorted({"LogAppendTime" if a & ATTR_LOG_APPEND_TIME else "CreateTime" for a in self.attrs}),
-            "min_ts": self.min_ts if self.deep else None,   # unknown without records
-            "max_ts": self.max_ts, "crc_bad": len(self.crc_bad), "crc_bad_offsets": self.crc_bad,
-            "first_batch_ctl": self.first_ctl, "last_batch_ctl": self.last_ctl,
-            "size": os.path.getsize(self.path), "torn_tail": self.torn, "deep": self.deep,
+            "min_ts": self.min_ts if self.deep else None,  # unknown without records
+            "max_ts": self.max_ts,
+            "crc_bad": len(self.crc_bad),
+            "crc_bad_offsets": self.crc_bad,
+            "first_batch_ctl": self.first_ctl,
+            "last_batch_ctl": self.last_ctl,
+            "size": os.path.getsize(self.path),
+            "torn_tail": self.torn,
+            "deep": self.deep,
         }
         return rep
 
@@ -332,11 +419,15 @@ def record_count_problem(b, contiguous: bool) -> str | None:
     segment the count may be lower, down to 0, but never higher."""
     span = b.last_offset_delta + 1
     if contiguous and b.record_count != span:
-        return (f"recordCount {b.record_count} differs from lastOffsetDelta + 1 = {span} (a metadata log "
-                "or snapshot batch holds one record per offset: it is never compacted)")
+        return (
+            f"recordCount {b.record_count} differs from lastOffsetDelta + 1 = {span} (a metadata log "
+            "or snapshot batch holds one record per offset: it is never compacted)"
+        )
     if not contiguous and not 0 <= b.record_count <= span:
-        return (f"recordCount {b.record_count} does not fit the batch's {span} offsets (lastOffsetDelta "
-                f"{b.last_offset_delta}; compaction may lower the count, never raise it)")
+        return (
+            f"recordCount {b.record_count} does not fit the batch's {span} offsets (lastOffsetDelta "
+            f"{b.last_offset_delta}; compaction may lower the count, never raise it)"
+        )
     return None
 
 
@@ -354,17 +445,31 @@ def check_snapshot_frame(rep: FileReport) -> None:
     """A snapshot (and bootstrap.checkpoint) starts with SnapshotHeader and ends with SnapshotFooter."""
     s = rep.stats
     if not s.get("batches"):
-        rep.problems.append(Problem(rep.path, 0, None, "snapshot has no batches (expected a SnapshotHeader)",
-                                    "snapshot-frame"))
+        rep.problems.append(
+            Problem(rep.path, 0, None, "snapshot has no batches (expected a SnapshotHeader)", "snapshot-frame")
+        )
         return
     if s["first_batch_ctl"] != "SNAPSHOT_HEADER":
-        rep.problems.append(Problem(rep.path, 0, s["first_offset"],
-                                    f"first batch is {s['first_batch_ctl'] or 'a data batch'}, expected SNAPSHOT_HEADER",
-                                    "snapshot-frame"))
+        rep.problems.append(
+            Problem(
+                rep.path,
+                0,
+                s["first_offset"],
+                f"first batch is {s['first_batch_ctl'] or 'a data batch'}, expected SNAPSHOT_HEADER",
+                "snapshot-frame",
+            )
+        )
     if s["last_batch_ctl"] != "SNAPSHOT_FOOTER":
-        rep.problems.append(Problem(rep.path, None, s["last_offset"],
-                                    f"last batch is {s['last_batch_ctl'] or 'a data batch'}, expected SNAPSHOT_FOOTER "
-                                    "(snapshot incomplete)", "snapshot-frame"))
+        rep.problems.append(
+            Problem(
+                rep.path,
+                None,
+                s["last_offset"],
+                f"last batch is {s['last_batch_ctl'] or 'a data batch'}, expected SNAPSHOT_FOOTER "
+                "(snapshot incomplete)",
+                "snapshot-frame",
+            )
+        )
 
 
 def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes: list[Problem]) -> list:
@@ -379,11 +484,18 @@ def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes:
     prev = None
     for i, (epoch, start) in enumerate(entries):
         if prev is not None and (epoch <= prev[0] or start < prev[1]):
-            probs.append(Problem(path, None, start,
-                                 f"entry {i + 1} ({epoch} {start}) does not follow ({prev[0]} {prev[1]}): epochs must "
-                                 "increase and start offsets must not decrease", "epoch-checkpoint"))
+            probs.append(
+                Problem(
+                    path,
+                    None,
+                    start,
+                    f"entry {i + 1} ({epoch} {start}) does not follow ({prev[0]} {prev[1]}): epochs must "
+                    "increase and start offsets must not decrease",
+                    "epoch-checkpoint",
+                )
+            )
         prev = (epoch, start)
-    if st.first_offset is None or st.last_offset is None:   # both, or neither
+    if st.first_offset is None or st.last_offset is None:  # both, or neither
         return entries
     log_end = st.last_offset + 1
     by_epoch = dict(entries)
@@ -391,29 +503,50 @@ def check_epoch_checkpoint(path: str, st: LogState, probs: list[Problem], notes:
     # in the first segment; Kafka moves the first entry up to the log start.
     log_start = max(st.first_offset, entries[0][1]) if entries else st.first_offset
     in_effect = [(e, s) for e, s in st.epoch_starts if s <= log_start]
-    transitions = ([(in_effect[-1][0], log_start)] if in_effect else []) + \
-        [(e, s) for e, s in st.epoch_starts if s > log_start]
+    transitions = ([(in_effect[-1][0], log_start)] if in_effect else []) + [
+        (e, s) for e, s in st.epoch_starts if s > log_start
+    ]
     for epoch, start in transitions:
         if start == log_start:
             ok = epoch in by_epoch and by_epoch[epoch] <= start
         else:
             ok = by_epoch.get(epoch) == start
         if not ok:
-            probs.append(Problem(path, None, start,
-                                 f"the log's epoch {epoch} starts at offset {start}, but the checkpoint "
-                                 f"{'says ' + str(by_epoch[epoch]) if epoch in by_epoch else 'has no entry for it'}",
-                                 "epoch-checkpoint"))
+            probs.append(
+                Problem(
+                    path,
+                    None,
+                    start,
+                    f"the log's epoch {epoch} starts at offset {start}, but the checkpoint "
+                    f"{'says ' + str(by_epoch[epoch]) if epoch in by_epoch else 'has no entry for it'}",
+                    "epoch-checkpoint",
+                )
+            )
     log_epochs = dict(st.epoch_starts)
     for epoch, start in entries:
         if start > log_end:
             # Kafka truncates the epoch cache to the log end when it loads the log
-            notes.append(Problem(path, None, start,
-                                 f"epoch {epoch} starts at {start}, beyond the log end offset {log_end} "
-                                 "(Kafka drops such entries when it loads the log)", "epoch-beyond-log-end"))
+            notes.append(
+                Problem(
+                    path,
+                    None,
+                    start,
+                    f"epoch {epoch} starts at {start}, beyond the log end offset {log_end} "
+                    "(Kafka drops such entries when it loads the log)",
+                    "epoch-beyond-log-end",
+                )
+            )
         elif log_start < start < log_end and log_epochs.get(epoch) != start:
-            probs.append(Problem(path, None, start,
-                                 f"epoch {epoch} at {start} is not where the log's epoch changes "
-                                 f"(log: {', '.join(f'{e}@{s}' for e, s in st.epoch_starts)})", "epoch-checkpoint"))
+            probs.append(
+                Problem(
+                    path,
+                    None,
+                    start,
+                    f"epoch {epoch} at {start} is not where the log's epoch changes "
+                    f"(log: {', '.join(f'{e}@{s}' for e, s in st.epoch_starts)})",
+                    "epoch-checkpoint",
+                )
+            )
     return entries
 
 
@@ -450,9 +583,9 @@ def _scan_or_report(path: str, **kw) -> FileReport:
 class DirContext:
     """What each file of one partition directory is verified against."""
 
-    state: LogState          # what the live log's segments left (their last epoch, epoch starts)
-    has_logs: bool           # the directory has live segments
-    metadata: bool           # its log is a metadata log
+    state: LogState  # what the live log's segments left (their last epoch, epoch starts)
+    has_logs: bool  # the directory has live segments
+    metadata: bool  # its log is a metadata log
     deep: bool
 
 
@@ -470,8 +603,9 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
         kinds = {f: filekinds.kind_of(f) for f in fs}
         st = LogState()
         logs = _live_segments(fs, kinds)
-        metadata = is_metadata_log(logs[0]) if logs else any(
-            kinds[f] == filekinds.LOG and is_metadata_log(f) for f in fs)
+        metadata = (
+            is_metadata_log(logs[0]) if logs else any(kinds[f] == filekinds.LOG and is_metadata_log(f) for f in fs)
+        )
         for f in logs:
             reports.append(_scan_or_report(f, contiguous=metadata, state=st, metadata=metadata, deep=deep))
         ctx = DirContext(st, bool(logs), metadata, deep)
@@ -482,16 +616,23 @@ def verify_paths(paths: list[str], deep: bool = False, stray=None) -> list[FileR
     by_path = {os.path.realpath(rep.path): rep for rep in reports}
     for p in log_matching_problems(paths):
         rep = by_path.get(os.path.realpath(p.path))
-        if rep is None:    # a segment verify did not list (cannot happen: both walk the same dirs)
+        if rep is None:  # a segment verify did not list (cannot happen: both walk the same dirs)
             rep = by_path[os.path.realpath(p.path)] = FileReport(p.path, filekinds.LOG)
             reports.append(rep)
         rep.problems.append(p)
     for rep in reports:
         gone = filekinds.renamed(rep.path)
-        if gone:   # Kafka finishes these itself at startup (deletes, or completes the swap)
+        if gone:  # Kafka finishes these itself at startup (deletes, or completes the swap)
             rep.stats["renamed"] = gone
-            rep.notes.append(Problem(rep.path, None, None, f"{gone}: {filekinds.RENAMED[gone]}; verified as "
-                                     f"{filekinds.original_name(rep.path)}", "renamed"))
+            rep.notes.append(
+                Problem(
+                    rep.path,
+                    None,
+                    None,
+                    f"{gone}: {filekinds.RENAMED[gone]}; verified as {filekinds.original_name(rep.path)}",
+                    "renamed",
+                )
+            )
     return reports
 
 
@@ -502,6 +643,7 @@ def log_matching_problems(paths: list[str]) -> list[Problem]:
     problem of the first one's clashing batch that names the other's."""
     from ..raft.logmatch import UNNOTICED, first_clash
     from ..raft.replica import METADATA_PARTITION, load_replica
+
     seen, dirs = set(), []
     for p in paths:
         q = os.path.normpath(p)
@@ -514,13 +656,20 @@ def log_matching_problems(paths: list[str]) -> list[Problem]:
     replicas = [load_replica(d) for d in dirs]
     out = []
     for i, a in enumerate(replicas):
-        for b in replicas[i + 1:]:
+        for b in replicas[i + 1 :]:
             ca, cb = ((r.meta or {}).get("cluster.id") for r in (a, b))
             x = None if ca and cb and ca != cb else first_clash(a, b)
             if x is not None:
-                out.append(Problem(x.a.file, x.a.position, x.offset,
-                                   f"epoch {x.epoch}: {x.a.replica}'s batch ({x.a.batch()}) and {x.b.text()} are "
-                                   f"different batches; {UNNOTICED}", "log-matching"))
+                out.append(
+                    Problem(
+                        x.a.file,
+                        x.a.position,
+                        x.offset,
+                        f"epoch {x.epoch}: {x.a.replica}'s batch ({x.a.batch()}) and {x.b.text()} are "
+                        f"different batches; {UNNOTICED}",
+                        "log-matching",
+                    )
+                )
     return out
 
 
@@ -533,10 +682,11 @@ def _live_segments(fs: list[str], kinds: dict) -> list[str]:
 
 # Each kind's verify: a FileReport, or None for a file verified otherwise.
 
+
 @filekinds.handles("verify", filekinds.LOG)
 def _verify_segment(f, kind, ctx: DirContext) -> FileReport | None:
     if not filekinds.renamed(f):
-        return None   # verify_paths verified the live log first, in offset order
+        return None  # verify_paths verified the live log first, in offset order
     # a renamed segment is checked on its own, as the segment it was
     return _scan_or_report(f, contiguous=ctx.metadata, state=LogState(), metadata=ctx.metadata, deep=ctx.deep)
 
@@ -548,8 +698,9 @@ def _verify_snapshot(f, kind, ctx: DirContext) -> FileReport:
     if rep.problems and rep.problems[0].kind == "unreadable":
         return rep
     if kind == filekinds.SNAPSHOT and sid is None:
-        rep.problems.append(Problem(f, None, None, "name is not <20-digit end offset>-<10-digit "
-                                    "epoch>.checkpoint", "snapshot-name"))
+        rep.problems.append(
+            Problem(f, None, None, "name is not <20-digit end offset>-<10-digit epoch>.checkpoint", "snapshot-name")
+        )
     check_snapshot_frame(rep)
     return rep
 
@@ -558,17 +709,20 @@ def _verifies_file(*kinds: str):
     """Register check(f, kind, rep, ctx) as verify's handler of these kinds: it fills
     the file's report; a file that is not a regular one is never read, and one that is
     not what its name says (InputError) is an `unreadable` problem."""
+
     def register(check):
         @filekinds.handles("verify", *kinds)
         def verify_file(f, kind, ctx: DirContext) -> FileReport:
             rep = FileReport(f, kind)
             try:
-                check_regular(f)   # a FIFO, device, directory or symlink loop: a problem, never read
+                check_regular(f)  # a FIFO, device, directory or symlink loop: a problem, never read
                 check(f, kind, rep, ctx)
             except InputError as e:
                 rep.problems.append(Problem(f, None, None, str(e), "unreadable"))
             return rep
+
         return check
+
     return register
 
 
@@ -581,23 +735,33 @@ def _verify_epoch_checkpoint(f, kind, rep: FileReport, ctx: DirContext) -> None:
 @_verifies_file(filekinds.QUORUM_STATE)
 def _verify_quorum_state(f, kind, rep: FileReport, ctx: DirContext) -> None:
     from ..logdir.statefiles import read_quorum_state
+
     qs = read_quorum_state(f)
     rep.stats = qs
     st = ctx.state
     if st.last_epoch is not None and qs["leaderEpoch"] < st.last_epoch:
-        rep.problems.append(Problem(f, None, None, f"leaderEpoch {qs['leaderEpoch']} is below the "
-                                    f"log's last epoch {st.last_epoch}", "quorum-state"))
+        rep.problems.append(
+            Problem(
+                f,
+                None,
+                None,
+                f"leaderEpoch {qs['leaderEpoch']} is below the log's last epoch {st.last_epoch}",
+                "quorum-state",
+            )
+        )
 
 
 @_verifies_file(filekinds.META_PROPERTIES)
 def _verify_meta_properties(f, kind, rep: FileReport, ctx: DirContext) -> None:
     from ..logdir.statefiles import read_meta_properties
+
     rep.stats = read_meta_properties(f)
 
 
 @_verifies_file(filekinds.PARTITION_METADATA)
 def _verify_partition_metadata(f, kind, rep: FileReport, ctx: DirContext) -> None:
     from ..logdir.statefiles import read_partition_metadata
+
     rep.stats = read_partition_metadata(f)
 
 
@@ -605,12 +769,20 @@ def _verify_partition_metadata(f, kind, rep: FileReport, ctx: DirContext) -> Non
 def _verify_index(f, kind, rep: FileReport, ctx: DirContext) -> None:
     from ..logdir import indexes
     from ..logdir import index_checks
+
     log = indexes.sibling(f, "log")
     base = filekinds.base_offset_of(f) or 0
     if not os.path.exists(log):
         # an orphaned index: Kafka deletes it when it loads the log
-        rep.notes.append(Problem(f, None, None, f"no segment {os.path.basename(log)} beside it "
-                                 "(Kafka deletes orphaned indexes at startup)", "orphaned-index"))
+        rep.notes.append(
+            Problem(
+                f,
+                None,
+                None,
+                f"no segment {os.path.basename(log)} beside it (Kafka deletes orphaned indexes at startup)",
+                "orphaned-index",
+            )
+        )
     else:
         check = index_checks.check_offset_index if kind == filekinds.INDEX else index_checks.check_time_index
         remarks: list[str] = []
@@ -621,10 +793,12 @@ def _verify_index(f, kind, rep: FileReport, ctx: DirContext) -> None:
 @_verifies_file(filekinds.PRODUCER_SNAPSHOT)
 def _verify_producer_snapshot(f, kind, rep: FileReport, ctx: DirContext) -> None:
     from ..logdir import producer_state
+
     rep.stats = {"producers": len(producer_state.read_producer_snapshot(f))}
 
 
 @_verifies_file(filekinds.TXNINDEX)
 def _verify_txn_index(f, kind, rep: FileReport, ctx: DirContext) -> None:
     from ..logdir import producer_state
+
     rep.stats = {"entries": len(producer_state.read_txn_index(f))}

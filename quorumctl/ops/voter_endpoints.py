@@ -47,8 +47,7 @@ from ..raft.replica import Replica
 from . import fsutil
 from .backups import check_backup_root, default_backup_root, real_partition_dir
 from .plan import RepairPlan, ReplicaStep
-from .recover import (Change, highest_epoch_seen, partition_changes, rebuild_partition, registrations,
-                      summarize_entries)
+from .recover import Change, highest_epoch_seen, partition_changes, rebuild_partition, registrations, summarize_entries
 
 
 class EndpointsError(InputError):
@@ -65,8 +64,9 @@ def parse_endpoints(specs: list[str]) -> dict[int, list[dict]]:
     for spec in specs:
         m = ENDPOINT.match(spec.strip())
         if not m:
-            raise EndpointsError(f"--endpoint {spec!r}: expected ID=LISTENER://HOST:PORT "
-                                 "(e.g. 1=CONTROLLER://c1.new.example:9093)")
+            raise EndpointsError(
+                f"--endpoint {spec!r}: expected ID=LISTENER://HOST:PORT (e.g. 1=CONTROLLER://c1.new.example:9093)"
+            )
         port = int(m.group(4))
         if not 0 < port < 65536:
             raise EndpointsError(f"--endpoint {spec!r}: port {port} is not between 1 and 65535")
@@ -75,8 +75,9 @@ def parse_endpoints(specs: list[str]) -> dict[int, list[dict]]:
             raise EndpointsError(f"--endpoint {spec!r}: voter {vid} is given the listener {name} twice")
         out.setdefault(vid, []).append({"name": name, "host": host, "port": port})
     if not out:
-        raise EndpointsError("give the new endpoints with --endpoint ID=LISTENER://HOST:PORT (one per voter "
-                             "and listener)")
+        raise EndpointsError(
+            "give the new endpoints with --endpoint ID=LISTENER://HOST:PORT (one per voter and listener)"
+        )
     return out
 
 
@@ -89,23 +90,31 @@ def endpoint_text(e: dict) -> str:
 class VoterPlan(ReplicaStep):
     """What the change does to one voter (action: append, to the base; replace, by a copy
     of the base, then the batch) and what that voter loses."""
+
     changes: list[Change] = field(default_factory=list)
 
     def to_json(self) -> dict:
         r = self.replica
-        return {"node_id": r.node_id, "log_dir": r.log_dir, "partition_dir": r.partition_dir,
-                "last_epoch": r.last_epoch, "log_end_offset": r.log_end, "action": self.action,
-                "keeps_to": self.keeps_to, "loses": self.losses,
-                "changes": [{"file": c.path, "change": c.what} for c in self.changes]}
+        return {
+            "node_id": r.node_id,
+            "log_dir": r.log_dir,
+            "partition_dir": r.partition_dir,
+            "last_epoch": r.last_epoch,
+            "log_end_offset": r.log_end,
+            "action": self.action,
+            "keeps_to": self.keeps_to,
+            "loses": self.losses,
+            "changes": [{"file": c.path, "change": c.what} for c in self.changes],
+        }
 
 
 @dataclass
 class EndpointsPlan(RepairPlan):
-    voters_before: list[dict]           # the base's last VotersRecord's voters
+    voters_before: list[dict]  # the base's last VotersRecord's voters
     voters_after: list[dict]
-    append: bool                        # False: the base already holds the new endpoints (a run interrupted)
+    append: bool  # False: the base already holds the new endpoints (a run interrupted)
     voters: list[VoterPlan] = field(default_factory=list)
-    stored: dict[int, list[tuple[str, int]]] = field(default_factory=dict)   # what to probe: old and new
+    stored: dict[int, list[tuple[str, int]]] = field(default_factory=dict)  # what to probe: old and new
 
     @property
     def nothing_to_do(self) -> bool:
@@ -120,30 +129,45 @@ class EndpointsPlan(RepairPlan):
             for p in self.probes:
                 where = f"voter {p.voter_id}'s endpoint {p.address}: {p.detail}"
                 if p.same_cluster_controller(self.cluster_id):
-                    self.refuse(f"{where}: a controller of this cluster runs there; stop every controller first "
-                                "(set-endpoints changes the logs of stopped controllers only)")
+                    self.refuse(
+                        f"{where}: a controller of this cluster runs there; stop every controller first "
+                        "(set-endpoints changes the logs of stopped controllers only)"
+                    )
                 elif p.state == "accepts" and p.frozen:
-                    self.refuse(f"{where}: something accepts connections there and stays silent, as a frozen "
-                                "controller does: kill that process first")
-                elif p.state != "silent" and not p.detail.startswith("cannot resolve"):   # gone, or a stale name
+                    self.refuse(
+                        f"{where}: something accepts connections there and stays silent, as a frozen "
+                        "controller does: kill that process first"
+                    )
+                elif p.state != "silent" and not p.detail.startswith("cannot resolve"):  # gone, or a stale name
                     self.risks.append(f"{where}: taken as not being a controller of this cluster")
             for w in self.witnesses:
                 if w.state == "leader":
-                    self.refuse(f"{w.who} at {w.address} {w.detail}: the quorum has a leader, so its endpoints "
-                                "are not stale beyond repair: a voter that restarts with new listeners updates "
-                                "its endpoints itself (UpdateRaftVoter, KIP-853)")
+                    self.refuse(
+                        f"{w.who} at {w.address} {w.detail}: the quorum has a leader, so its endpoints "
+                        "are not stale beyond repair: a voter that restarts with new listeners updates "
+                        "its endpoints itself (UpdateRaftVoter, KIP-853)"
+                    )
 
     def to_json(self) -> dict:
-        return {"base": self.base_json(),
-                "voters_before": [_voter_json(v) for v in self.voters_before],
-                "voters_after": [_voter_json(v) for v in self.voters_after],
-                "max_epoch_seen": self.max_epoch_seen, "new_epoch": self.new_epoch, "append": self.append,
-                "replicas": [v.to_json() for v in self.voters], **self.answers_json(), **self.verdict_json()}
+        return {
+            "base": self.base_json(),
+            "voters_before": [_voter_json(v) for v in self.voters_before],
+            "voters_after": [_voter_json(v) for v in self.voters_after],
+            "max_epoch_seen": self.max_epoch_seen,
+            "new_epoch": self.new_epoch,
+            "append": self.append,
+            "replicas": [v.to_json() for v in self.voters],
+            **self.answers_json(),
+            **self.verdict_json(),
+        }
 
 
 def _voter_json(v: dict) -> dict:
-    return {"id": v["voterId"], "directory_id": v.get("voterDirectoryId"),
-            "endpoints": [endpoint_text(e) for e in v.get("endpoints", [])]}
+    return {
+        "id": v["voterId"],
+        "directory_id": v.get("voterDirectoryId"),
+        "endpoints": [endpoint_text(e) for e in v.get("endpoints", [])],
+    }
 
 
 def _check_given(replicas: list[Replica]) -> None:
@@ -171,9 +195,11 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     _check_given(replicas)
     base = max(replicas, key=lambda r: r.election_key)
     if base.voters_record is None:
-        raise EndpointsError(f"{base.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
-                             "the voters' endpoints are controller.quorum.voters in every node's server.properties; "
-                             "edit it there")
+        raise EndpointsError(
+            f"{base.log_dir}: the log holds no VotersRecord (a static quorum, kraft.version 0): "
+            "the voters' endpoints are controller.quorum.voters in every node's server.properties; "
+            "edit it there"
+        )
     before = base.voters_record
     by_id = {v["voterId"]: v for v in before}
     unknown = sorted(set(new) - set(by_id))
@@ -182,43 +208,53 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     after = [{**v, "endpoints": new.get(v["voterId"], v["endpoints"])} for v in before]
     seen = max(highest_epoch_seen(r) for r in replicas)
     append = after != before
-    plan = EndpointsPlan(before, after, append, base=base, new_epoch=seen + 1 if append else seen,
-                         max_epoch_seen=seen)
+    plan = EndpointsPlan(before, after, append, base=base, new_epoch=seen + 1 if append else seen, max_epoch_seen=seen)
     refuse = plan.refuse
-    for v in before:   # every stored endpoint and every new one: nothing may answer as this cluster's controller
+    for v in before:  # every stored endpoint and every new one: nothing may answer as this cluster's controller
         eps = [(e["host"], e["port"]) for e in v["endpoints"]]
         eps += [(e["host"], e["port"]) for e in new.get(v["voterId"], []) if (e["host"], e["port"]) not in eps]
         plan.stored[v["voterId"]] = eps
     brokers, controllers = registrations(base)
-    plan.witness_endpoints = ([(f"broker {b}", b, eps) for b, eps in brokers.items()]
-                              + [(f"controller {c}", c, eps) for c, eps in controllers.items() if c not in by_id])
+    plan.witness_endpoints = [(f"broker {b}", b, eps) for b, eps in brokers.items()] + [
+        (f"controller {c}", c, eps) for c, eps in controllers.items() if c not in by_id
+    ]
 
-    given = {r.node_id: r for r in replicas if r.node_id is not None}   # every one has one (_check_given)
+    given = {r.node_id: r for r in replicas if r.node_id is not None}  # every one has one (_check_given)
     missing = sorted(set(by_id) - set(given))
     if missing:
-        refuse(f"voter(s) {missing} not given: every voter's log dir must be given (each counts: the most "
-               "up-to-date one is the base, and every voter must get the same batch at the same offset and "
-               "epoch); a voter whose disk is lost is a case for `quorumctl recover` first")
+        refuse(
+            f"voter(s) {missing} not given: every voter's log dir must be given (each counts: the most "
+            "up-to-date one is the base, and every voter must get the same batch at the same offset and "
+            "epoch); a voter whose disk is lost is a case for `quorumctl recover` first"
+        )
     extra = sorted(set(given) - set(by_id))
     if extra:
-        refuse(f"node(s) {extra} are not voters (voters {sorted(by_id)}): give only the voters' log dirs "
-               "(brokers and observers fetch the new voter set from the leader)")
+        refuse(
+            f"node(s) {extra} are not voters (voters {sorted(by_id)}): give only the voters' log dirs "
+            "(brokers and observers fetch the new voter set from the leader)"
+        )
     for vid, r in sorted(given.items()):
         mine = (r.meta or {}).get("directory.id")
         if vid in by_id and mine != by_id[vid]["voterDirectoryId"]:
-            refuse(f"{r.log_dir}: directory id {mine}, but the voter set holds voter {vid} with "
-                   f"{by_id[vid]['voterDirectoryId']}: not that voter's disk (a replaced disk is a case for "
-                   "remove-controller/add-controller once the quorum has a leader)")
+            refuse(
+                f"{r.log_dir}: directory id {mine}, but the voter set holds voter {vid} with "
+                f"{by_id[vid]['voterDirectoryId']}: not that voter's disk (a replaced disk is a case for "
+                "remove-controller/add-controller once the quorum has a leader)"
+            )
     clashes = logmatch.clashes(replicas)
     if clashes:
-        refuse(clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
-               "(`quorumctl state` names the replica to truncate)")
+        refuse(
+            clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
+            "(`quorumctl state` names the replica to truncate)"
+        )
     plan.refuse_unusable_base("run this again")
     plan.refuse_no_segment()
     changed = [v["voterId"] for v in after if v != by_id[v["voterId"]]]
     what = "VotersRecord with the same voters, new endpoints for " + "; ".join(
         f"voter {v['voterId']}: " + ", ".join(endpoint_text(e) for e in v["endpoints"])
-        for v in after if v["voterId"] in changed)
+        for v in after
+        if v["voterId"] in changed
+    )
     view = base.view()
     for vid, r in sorted(given.items()):
         if vid not in by_id:
@@ -232,21 +268,26 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
                 vp.losses = summarize_entries(r, d.new_end, r.log_end)
         same = (r.log_end, r.last_epoch) == (base.log_end, base.last_epoch) and not logmatch.clashes([r, base])
         if plan.refusal is None and (append or not same or (r.quorum_state or {}).get("leaderEpoch") != seen):
-            vp.changes = partition_changes(r, base, plan.new_epoch, after if append else None, what,
-                                           sorted(by_id), now_ms)
+            vp.changes = partition_changes(
+                r, base, plan.new_epoch, after if append else None, what, sorted(by_id), now_ms
+            )
     if not append:
-        plan.risks.append(f"the voter set of {base.label} already holds these endpoints (a run interrupted "
-                          "before every voter was changed, or nothing to change): no batch is appended; the "
-                          "voters that differ become copies of it")
+        plan.risks.append(
+            f"the voter set of {base.label} already holds these endpoints (a run interrupted "
+            "before every voter was changed, or nothing to change): no batch is appended; the "
+            "voters that differ become copies of it"
+        )
     plan.steps = [
         "in every controller's server.properties: advertised.listeners (and listeners) with its new endpoint, and "
-        "controller.quorum.bootstrap.servers=" + ",".join(
-            f"{e['host']}:{e['port']}" for v in after for e in v["endpoints"][:1]),
+        "controller.quorum.bootstrap.servers="
+        + ",".join(f"{e['host']}:{e['port']}" for v in after for e in v["endpoints"][:1]),
         "the same controller.quorum.bootstrap.servers in every broker's server.properties",
-        "start every controller: they elect a leader in epoch " + str(plan.new_epoch + 1)
+        "start every controller: they elect a leader in epoch "
+        + str(plan.new_epoch + 1)
         + "; check: `quorumctl describe status --bootstrap-controller <a new endpoint>`, then `quorumctl voters "
-          "check --bootstrap-controller <a new endpoint>`",
-        "restart the brokers with the new controller.quorum.bootstrap.servers"]
+        "check --bootstrap-controller <a new endpoint>`",
+        "restart the brokers with the new controller.quorum.bootstrap.servers",
+    ]
     return plan
 
 
@@ -256,13 +297,21 @@ def apply_endpoints(plan: EndpointsPlan, backup_dir: str | None) -> dict:
         raise Refused(plan.refusal)
     todo = sorted((v for v in plan.voters if v.changes), key=lambda v: v.replica is plan.base)
     roots = {v.replica.log_dir: backup_dir or default_backup_root(v.replica.log_dir) for v in todo}
-    for v in todo:   # every backup dir checked before the first change
+    for v in todo:  # every backup dir checked before the first change
         check_backup_root(roots[v.replica.log_dir], v.replica.log_dir, real_partition_dir(v.replica.partition_dir))
     done = []
     doc = plan.to_json()
     for v in todo:
-        rep = rebuild_partition(v.replica, plan.base, v.changes, roots[v.replica.log_dir], doc,
-                                "set-endpoints-", "set_endpoints", "endpoint change")
+        rep = rebuild_partition(
+            v.replica,
+            plan.base,
+            v.changes,
+            roots[v.replica.log_dir],
+            doc,
+            "set-endpoints-",
+            "set_endpoints",
+            "endpoint change",
+        )
         done.append({"node_id": v.replica.node_id, **rep})
     return {"changed": done}
 
@@ -290,8 +339,11 @@ def run(targets: list[str], new: dict[int, list[dict]], apply: bool, backup_dir:
         if pid is not None:
             holders[d] = pid
     if holders:
-        plan.refuse("Kafka still runs on " + ", ".join(f"{d} (pid {pid})" for d, pid in holders.items())
-                    + ": stop every controller first")
+        plan.refuse(
+            "Kafka still runs on "
+            + ", ".join(f"{d} (pid {pid})" for d, pid in holders.items())
+            + ": stop every controller first"
+        )
     if apply and not plan.refusal and not plan.nothing_to_do:
         locks = []
         try:

@@ -40,8 +40,10 @@ def wrong_endpoint(name: str, mode: str) -> WrongEndpointType:
     """The one wording of a bootstrap address of the wrong kind: `mode` is what
     the option expects ("server": a broker, "controller": a controller)."""
     if mode == "server":
-        return WrongEndpointType(f"{name} is a KRaft controller, not a broker (it does not serve Metadata): "
-                                 f"use --bootstrap-controller {name}")
+        return WrongEndpointType(
+            f"{name} is a KRaft controller, not a broker (it does not serve Metadata): "
+            f"use --bootstrap-controller {name}"
+        )
     return WrongEndpointType(f"{name} is a broker, not a controller: use --bootstrap-server {name}")
 
 
@@ -56,8 +58,8 @@ class _Retry(Exception):
 @dataclass
 class ClusterInfo:
     cluster_id: str | None
-    controller_id: int               # the active controller (controllers) or some broker (brokers)
-    nodes: dict[int, Address]        # id -> address of the listed brokers or controllers
+    controller_id: int  # the active controller (controllers) or some broker (brokers)
+    nodes: dict[int, Address]  # id -> address of the listed brokers or controllers
     endpoint_type: int
     source: str
 
@@ -138,8 +140,11 @@ class QuorumClient:
             return conn
         if len(failures) == 1:
             raise failures[0]
-        err = NodeError(failures[-1].address, "could not reach any bootstrap server: " +
-                        "; ".join(str(f) for f in failures), failures[-1].kind)
+        err = NodeError(
+            failures[-1].address,
+            "could not reach any bootstrap server: " + "; ".join(str(f) for f in failures),
+            failures[-1].kind,
+        )
         err.bootstrap = True
         raise err
 
@@ -205,32 +210,45 @@ class QuorumClient:
         lo = 1 if endpoint_type == CONTROLLERS else 0
         if not conn.supports(messages.DESCRIBE_CLUSTER) or conn.version_for(messages.DESCRIBE_CLUSTER, lo=lo) is None:
             if endpoint_type == CONTROLLERS:
-                raise NodeError(conn.name, f"{conn.name} does not support DescribeCluster v1 (Kafka 3.7+ "
-                                           "controllers do): use --bootstrap-server with a broker", "unsupported")
+                raise NodeError(
+                    conn.name,
+                    f"{conn.name} does not support DescribeCluster v1 (Kafka 3.7+ "
+                    "controllers do): use --bootstrap-server with a broker",
+                    "unsupported",
+                )
             return self._metadata_cluster(conn)
         body = {"includeClusterAuthorizedOperations": False, "endpointType": endpoint_type}
         version, resp = conn.request(messages.DESCRIBE_CLUSTER, body, lo=lo)
         code = resp["errorCode"]
         if code == kerrors.MISMATCHED_ENDPOINT_TYPE or (code == kerrors.INVALID_REQUEST and version == 0):
             if endpoint_type == CONTROLLERS:
-                raise WrongEndpointType(f"{conn.name} is a broker, not a controller: use --bootstrap-server {conn.name}")
-            raise WrongEndpointType(f"{conn.name} is a KRaft controller, not a broker: "
-                                    f"use --bootstrap-controller {conn.name}")
+                raise WrongEndpointType(
+                    f"{conn.name} is a broker, not a controller: use --bootstrap-server {conn.name}"
+                )
+            raise WrongEndpointType(
+                f"{conn.name} is a KRaft controller, not a broker: use --bootstrap-controller {conn.name}"
+            )
         if code:
             err = kerrors.KafkaError(code, resp.get("errorMessage"), conn.name, "DescribeCluster")
             if err.retriable:
                 raise _Retry(str(err))
             raise err
         nodes = {b["brokerId"]: Address(b["host"], b["port"]) for b in resp["brokers"]}
-        return ClusterInfo(resp["clusterId"], resp["controllerId"], nodes,
-                           resp.get("endpointType", BROKERS), conn.name)
+        return ClusterInfo(resp["clusterId"], resp["controllerId"], nodes, resp.get("endpointType", BROKERS), conn.name)
 
     def _metadata_cluster(self, conn: Connection) -> ClusterInfo:
         """Cluster id from Metadata, for brokers without DescribeCluster (< 2.8)."""
         # v0 would read an empty topic list as "all topics"; v1+ as "none"
-        version, resp = conn.request(messages.METADATA, {"topics": [], "allowAutoTopicCreation": False,
-                                                  "includeClusterAuthorizedOperations": False,
-                                                  "includeTopicAuthorizedOperations": False}, lo=1)
+        version, resp = conn.request(
+            messages.METADATA,
+            {
+                "topics": [],
+                "allowAutoTopicCreation": False,
+                "includeClusterAuthorizedOperations": False,
+                "includeTopicAuthorizedOperations": False,
+            },
+            lo=1,
+        )
         nodes = {b["nodeId"]: Address(b["host"], b["port"]) for b in resp["brokers"]}
         return ClusterInfo(resp.get("clusterId"), resp.get("controllerId", -1), nodes, BROKERS, conn.name)
 
@@ -242,6 +260,7 @@ class QuorumClient:
         def attempt(_hint):
             conn = self._bootstrap_conn()
             return self._discover(conn)
+
         self._info = self._with_retries("DescribeCluster", attempt)
         return self._info
 
@@ -251,8 +270,10 @@ class QuorumClient:
         info = self._describe_cluster(conn, CONTROLLERS)
         self._controllers.update(info.nodes)
         if info.controller_id < 0 or info.controller_id not in info.nodes:
-            raise _Retry(f"{conn.name} knows no active controller (ControllerId {info.controller_id}): "
-                         "the quorum may have no leader; `quorumctl describe health` probes every controller")
+            raise _Retry(
+                f"{conn.name} knows no active controller (ControllerId {info.controller_id}): "
+                "the quorum may have no leader; `quorumctl describe health` probes every controller"
+            )
         self._leader = info.nodes[info.controller_id]
         return info
 
@@ -273,17 +294,29 @@ class QuorumClient:
                 version, resp = conn.request(key, body() if callable(body) else body)
             except NodeError as e:
                 if e.kind == "unsupported" and key == messages.DESCRIBE_QUORUM:
-                    raise NodeError(conn.name, f"{conn.name} does not support DescribeQuorum (API 55): "
-                                               "not a KRaft cluster, or Kafka older than 2.8", "unsupported") from None
+                    raise NodeError(
+                        conn.name,
+                        f"{conn.name} does not support DescribeQuorum (API 55): "
+                        "not a KRaft cluster, or Kafka older than 2.8",
+                        "unsupported",
+                    ) from None
                 if e.kind == "unsupported" and key in (messages.ADD_RAFT_VOTER, messages.REMOVE_RAFT_VOTER):
-                    raise NodeError(conn.name, f"{conn.name} does not support {what} (API {key}): "
-                                               "changing the voters needs Kafka 3.9+", "unsupported") from None
+                    raise NodeError(
+                        conn.name,
+                        f"{conn.name} does not support {what} (API {key}): changing the voters needs Kafka 3.9+",
+                        "unsupported",
+                    ) from None
                 if e.kind == "timeout" and self.mode == "server":
-                    raise NodeError(e.address, f"{e} (the broker forwards {what} to the active controller: "
-                                               "the quorum may have no leader; `quorumctl describe health` "
-                                               "probes every controller)", e.kind) from None
+                    raise NodeError(
+                        e.address,
+                        f"{e} (the broker forwards {what} to the active controller: "
+                        "the quorum may have no leader; `quorumctl describe health` "
+                        "probes every controller)",
+                        e.kind,
+                    ) from None
                 raise
             return handle(conn, version, resp)
+
         return self._with_retries(what, attempt)
 
     def describe_quorum(self) -> QuorumResponse:
@@ -294,8 +327,7 @@ class QuorumClient:
         try:
             return parse_describe_quorum(conn.name, version, resp)
         except kerrors.KafkaError as err:
-            self._raise_for(err.code, err.server_message, conn.name, "DescribeQuorum",
-                            getattr(err, "partition", None))
+            self._raise_for(err.code, err.server_message, conn.name, "DescribeQuorum", getattr(err, "partition", None))
             raise  # pragma: no cover - _raise_for always raises for a non-zero code
 
     def _raise_for(self, code: int, message: str | None, name: str, api: str, partition: dict | None):
@@ -315,29 +347,39 @@ class QuorumClient:
     def add_raft_voter(self, voter_id: int, directory_id: str, listeners: list[dict]) -> None:
         def body_for():
             left = max(int((self.deadline - time.monotonic()) * 1000), 1)
-            return {"clusterId": None, "timeoutMs": min(left, self.cfg.request_timeout_ms),
-                    "voterId": voter_id, "voterDirectoryId": directory_id, "listeners": listeners,
-                    "ackWhenCommitted": True}   # v1 (Kafka 4.3): answer once committed, as v0 does
+            return {
+                "clusterId": None,
+                "timeoutMs": min(left, self.cfg.request_timeout_ms),
+                "voterId": voter_id,
+                "voterDirectoryId": directory_id,
+                "listeners": listeners,
+                "ackWhenCommitted": True,
+            }  # v1 (Kafka 4.3): answer once committed, as v0 does
+
         self._quorum_call("AddRaftVoter", messages.ADD_RAFT_VOTER, body_for, self._handle_voter_change("AddRaftVoter"))
 
     def remove_raft_voter(self, voter_id: int, directory_id: str) -> None:
         body = {"clusterId": None, "voterId": voter_id, "voterDirectoryId": directory_id}
-        self._quorum_call("RemoveRaftVoter", messages.REMOVE_RAFT_VOTER, body,
-                          self._handle_voter_change("RemoveRaftVoter"))
+        self._quorum_call(
+            "RemoveRaftVoter", messages.REMOVE_RAFT_VOTER, body, self._handle_voter_change("RemoveRaftVoter")
+        )
 
     # -- feature levels (UpdateFeatures, API 57) -------------------------------------------
-    def update_features(self, updates: dict[str, int], upgrade_type: int,
-                        validate_only: bool) -> dict[str, str | None]:
+    def update_features(self, updates: dict[str, int], upgrade_type: int, validate_only: bool) -> dict[str, str | None]:
         """Send UpdateFeatures (to the active controller, or a broker that forwards it)
         and read the answer as Kafka's admin client does: feature -> None (accepted) or
         its error message. A top-level error fails every feature with its message
         (v2 answers carry nothing else); v0/v1 answers carry one result per feature."""
+
         def body():
             left = max(int((self.deadline - time.monotonic()) * 1000), 1)
-            return {"timeoutMs": min(left, self.cfg.request_timeout_ms),
-                    "featureUpdates": [{"feature": f, "maxVersionLevel": lvl, "upgradeType": upgrade_type}
-                                       for f, lvl in updates.items()],
-                    "validateOnly": validate_only}
+            return {
+                "timeoutMs": min(left, self.cfg.request_timeout_ms),
+                "featureUpdates": [
+                    {"feature": f, "maxVersionLevel": lvl, "upgradeType": upgrade_type} for f, lvl in updates.items()
+                ],
+                "validateOnly": validate_only,
+            }
 
         def handle(conn, version, resp):
             code = resp["errorCode"]
@@ -366,6 +408,7 @@ class QuorumClient:
         def handle(conn, version, resp):
             self._raise_for(resp["errorCode"], resp.get("errorMessage"), conn.name, api, None)
             return None
+
         return handle
 
 
@@ -385,12 +428,16 @@ def parse_describe_quorum(name: str, version: int, resp: dict) -> QuorumResponse
     topics = resp["topics"]
     if len(topics) != 1 or topics[0]["topicName"] != METADATA_TOPIC:
         got = [t["topicName"] for t in topics]
-        raise NodeError(name, f"{name} answered DescribeQuorum for topics {got}, "
-                              f"expected [{METADATA_TOPIC!r}]", "protocol")
+        raise NodeError(
+            name, f"{name} answered DescribeQuorum for topics {got}, expected [{METADATA_TOPIC!r}]", "protocol"
+        )
     parts = topics[0]["partitions"]
     if len(parts) != 1 or parts[0]["partitionIndex"] != 0:
-        raise NodeError(name, f"{name} answered DescribeQuorum for partitions "
-                              f"{[p['partitionIndex'] for p in parts]}, expected [0]", "protocol")
+        raise NodeError(
+            name,
+            f"{name} answered DescribeQuorum for partitions {[p['partitionIndex'] for p in parts]}, expected [0]",
+            "protocol",
+        )
     p = parts[0]
     if p["errorCode"]:
         err = kerrors.KafkaError(p["errorCode"], p.get("errorMessage"), name, "DescribeQuorum")
@@ -415,8 +462,10 @@ def _address_of(name: str | None) -> Address | None:
 
 # -- the describe jobs: Kafka's connection options in, a Quorum out ----------------
 
-def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
-            command_config: str | None, timeout: float | None) -> QuorumClient:
+
+def connect(
+    bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None, timeout: float | None
+) -> QuorumClient:
     """A QuorumClient from the Kafka-style connection options."""
     from .connection import load_client_config
     from ..config.addresses import parse_address_list
@@ -431,8 +480,9 @@ def connect(bootstrap_server: str | None, bootstrap_controller: str | None,
     return QuorumClient(parse_address_list(bootstrap_controller, "--bootstrap-controller"), "controller", cfg, timeout)
 
 
-def registered_controllers(bootstrap_controller: str, timeout: float | None,
-                          command_config: str | None = None) -> dict[int, Address]:
+def registered_controllers(
+    bootstrap_controller: str, timeout: float | None, command_config: str | None = None
+) -> dict[int, Address]:
     """Every registered controller (DescribeCluster with EndpointType=2, what
     kafka-cluster list-endpoints prints): id -> address. A registration stays
     after its controller is removed from the voters."""
@@ -444,14 +494,20 @@ def registered_controllers(bootstrap_controller: str, timeout: float | None,
 class Features:
     """A node's feature levels, from its ApiVersions answer (as Kafka's
     Admin.describeFeatures reads them)."""
+
     supported: dict[str, tuple[int, int]]
     finalized: dict[str, int]
-    epoch: int | None           # None: the node has no finalized features epoch (-1)
+    epoch: int | None  # None: the node has no finalized features epoch (-1)
     source: str
 
 
-def describe_features(bootstrap_server: str | None, bootstrap_controller: str | None,
-                      command_config: str | None, timeout: float | None, node_id: int | None = None) -> Features:
+def describe_features(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    node_id: int | None = None,
+) -> Features:
     """`features describe`: the first bootstrap address that answers (of the kind
     the option says) gives its supported ranges and finalized levels; with `node_id`
     (kafka-features describe --node-id), that node, found among the brokers
@@ -464,24 +520,32 @@ def describe_features(bootstrap_server: str | None, bootstrap_controller: str | 
             nodes = client.cluster_info().nodes
             if node_id not in nodes:
                 kind = "brokers" if client.mode == "server" else "controllers"
-                raise ClusterError(f"node {node_id} is not among the {kind} {conn.name} lists "
-                                   f"({', '.join(map(str, sorted(nodes))) or 'none'})")
+                raise ClusterError(
+                    f"node {node_id} is not among the {kind} {conn.name} lists "
+                    f"({', '.join(map(str, sorted(nodes))) or 'none'})"
+                )
             conn = client._conn(nodes[node_id])
         epoch = conn.finalized_features_epoch
-        return Features(dict(conn.supported_features), dict(conn.finalized_features),
-                        epoch if epoch is not None and epoch >= 0 else None, conn.name)
+        return Features(
+            dict(conn.supported_features),
+            dict(conn.finalized_features),
+            epoch if epoch is not None and epoch >= 0 else None,
+            conn.name,
+        )
 
 
 def fetch_quorum(client: QuorumClient):
     """Cluster id (DescribeCluster, or Metadata on old brokers) + DescribeQuorum."""
     from .quorum import quorum_from_partition
+
     info = client.cluster_info()
     qr = client.describe_quorum()
     return quorum_from_partition(qr.partition, qr.nodes, qr.version, qr.source, info.cluster_id)
 
 
-def describe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
-                    command_config: str | None, timeout: float | None):
+def describe_quorum(
+    bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None, timeout: float | None
+):
     """`describe status|replication`: connect, ask, return the Quorum."""
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         return fetch_quorum(client)
@@ -494,8 +558,8 @@ class Refresher:
 
     def __init__(self, once):
         self.once = once
-        self.last = None                         # the last good answer
-        self.failure: tuple[str, str] | None = None   # the last refresh's (HH:MM:SS, error); None when it worked
+        self.last = None  # the last good answer
+        self.failure: tuple[str, str] | None = None  # the last refresh's (HH:MM:SS, error); None when it worked
 
     def refresh(self) -> bool:
         """Ask once; True when it answered."""

@@ -28,27 +28,41 @@ class Endpoint:
     host: str
     port: int
     rack: str | None
-    fenced: bool | None          # None: a controller (no such state)
+    fenced: bool | None  # None: a controller (no such state)
 
 
 def _describe_cluster(client, include_fenced: bool = False) -> tuple[str, dict, list[Endpoint], int]:
     """(answering node, raw answer, endpoints in the admin client's order, controller id)."""
     from ..config.topic_describe import int_hashmap_order
+
     conn = client.bootstrap_connection()
     controllers = client.mode == "controller"
     if include_fenced and controllers:
         raise InputError("The option --include-fenced-brokers is only supported with --bootstrap-server option")
     lo = 2 if include_fenced else (1 if controllers else 0)
-    _, r = conn.request(messages.DESCRIBE_CLUSTER, {
-        "includeClusterAuthorizedOperations": False, "endpointType": CONTROLLERS if controllers else BROKERS,
-        "includeFencedBrokers": include_fenced}, lo=lo)
+    _, r = conn.request(
+        messages.DESCRIBE_CLUSTER,
+        {
+            "includeClusterAuthorizedOperations": False,
+            "endpointType": CONTROLLERS if controllers else BROKERS,
+            "includeFencedBrokers": include_fenced,
+        },
+        lo=lo,
+    )
     if r["errorCode"]:
         raise kerrors.KafkaError(r["errorCode"], r.get("errorMessage"), conn.name, "DescribeCluster")
     by_id = {b["brokerId"]: b for b in r["brokers"]}
     # DescribeClusterResponse.nodes() is a HashMap by id: the admin client lists its values
-    eps = [Endpoint(i, by_id[i]["host"], by_id[i]["port"], by_id[i].get("rack"),
-                    None if controllers else bool(by_id[i].get("isFenced", False)))
-           for i in int_hashmap_order(list(by_id))]
+    eps = [
+        Endpoint(
+            i,
+            by_id[i]["host"],
+            by_id[i]["port"],
+            by_id[i].get("rack"),
+            None if controllers else bool(by_id[i].get("isFenced", False)),
+        )
+        for i in int_hashmap_order(list(by_id))
+    ]
     return conn.name, r, eps, r["controllerId"]
 
 
@@ -57,15 +71,28 @@ def cluster_id(bootstrap_server, bootstrap_controller, command_config, timeout) 
         return client.cluster_info().cluster_id
 
 
-def list_endpoints(bootstrap_server, bootstrap_controller, command_config, timeout,
-                   include_fenced: bool = False) -> dict:
+def list_endpoints(
+    bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced: bool = False
+) -> dict:
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         source, _, eps, _ = _describe_cluster(client, include_fenced)
         kind = "controller" if client.mode == "controller" else "broker"
-    return {"source": source, "endpointType": kind, "includeFencedBrokers": include_fenced,
-            "endpoints": [{"id": e.id, "host": e.host, "port": e.port, "rack": e.rack,
-                           **({} if e.fenced is None else {"state": "fenced" if e.fenced else "unfenced"}),
-                           "endpointType": kind} for e in eps]}
+    return {
+        "source": source,
+        "endpointType": kind,
+        "includeFencedBrokers": include_fenced,
+        "endpoints": [
+            {
+                "id": e.id,
+                "host": e.host,
+                "port": e.port,
+                "rack": e.rack,
+                **({} if e.fenced is None else {"state": "fenced" if e.fenced else "unfenced"}),
+                "endpointType": kind,
+            }
+            for e in eps
+        ],
+    }
 
 
 @dataclass
@@ -75,7 +102,7 @@ class UnregisterPlan:
     registered: bool = False
     fenced: bool | None = None
     endpoint: str | None = None
-    replica_of: int | None = 0      # None: not counted (no DescribeTopicPartitions)
+    replica_of: int | None = 0  # None: not counted (no DescribeTopicPartitions)
     in_isr: int | None = 0
     in_elr: int | None = 0
     partitions: list[str] = field(default_factory=list)
@@ -84,20 +111,36 @@ class UnregisterPlan:
     error: str | None = None
 
     def doc(self) -> dict:
-        return {"brokerId": self.broker_id, "source": self.source, "registered": self.registered,
-                "fenced": self.fenced, "endpoint": self.endpoint,
-                "holds": {"replicaOf": self.replica_of, "inIsr": self.in_isr, "inElr": self.in_elr,
-                          "partitions": self.partitions, "listedAtMost": LISTED},
-                "refused": self.refused, "dryRun": self.applied is None, "applied": self.applied}
+        return {
+            "brokerId": self.broker_id,
+            "source": self.source,
+            "registered": self.registered,
+            "fenced": self.fenced,
+            "endpoint": self.endpoint,
+            "holds": {
+                "replicaOf": self.replica_of,
+                "inIsr": self.in_isr,
+                "inElr": self.in_elr,
+                "partitions": self.partitions,
+                "listedAtMost": LISTED,
+            },
+            "refused": self.refused,
+            "dryRun": self.applied is None,
+            "applied": self.applied,
+        }
 
 
-def unregister(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id: int,
-               apply: bool) -> UnregisterPlan:
+def unregister(
+    bootstrap_server, bootstrap_controller, command_config, timeout, broker_id: int, apply: bool
+) -> UnregisterPlan:
     """Plan (and with `apply`, send) UnregisterBroker for `broker_id`; see the module's doc."""
     from .topics import partition_pages
+
     if bootstrap_server is None:
-        raise InputError("cluster unregister checks the broker's registration through a broker (DescribeCluster "
-                         "with fenced brokers, which controllers do not serve): give --bootstrap-server")
+        raise InputError(
+            "cluster unregister checks the broker's registration through a broker (DescribeCluster "
+            "with fenced brokers, which controllers do not serve): give --bootstrap-server"
+        )
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         conn = client.bootstrap_connection()
         fenced_known = conn.version_for(messages.DESCRIBE_CLUSTER, lo=2) is not None
@@ -106,17 +149,21 @@ def unregister(bootstrap_server, bootstrap_controller, command_config, timeout, 
         me = next((e for e in eps if e.id == broker_id), None)
         if me is None and not fenced_known:
             # before Kafka 4.0 (DescribeCluster v2) only the unfenced brokers are listed
-            plan.refused = (f"broker {broker_id} is not among the unfenced brokers {source} lists, and it cannot "
-                            "list the fenced ones (DescribeCluster v2, Kafka 4.0+): whether it is registered "
-                            "cannot be checked")
+            plan.refused = (
+                f"broker {broker_id} is not among the unfenced brokers {source} lists, and it cannot "
+                "list the fenced ones (DescribeCluster v2, Kafka 4.0+): whether it is registered "
+                "cannot be checked"
+            )
             return plan
         if me is None:
-            plan.refused = f"broker {broker_id} is not registered (registered: " \
-                           f"{', '.join(str(e.id) for e in sorted(eps, key=lambda e: e.id)) or 'none'})"
+            plan.refused = (
+                f"broker {broker_id} is not registered (registered: "
+                f"{', '.join(str(e.id) for e in sorted(eps, key=lambda e: e.id)) or 'none'})"
+            )
             return plan
         plan.registered, plan.fenced, plan.endpoint = True, me.fenced, f"{me.host}:{me.port}"
         if not conn.supports(messages.DESCRIBE_TOPIC_PARTITIONS):
-            plan.replica_of = plan.in_isr = plan.in_elr = None     # not counted (Kafka before 3.8)
+            plan.replica_of = plan.in_isr = plan.in_elr = None  # not counted (Kafka before 3.8)
         else:
             replica_of = in_isr = in_elr = 0
             for page in partition_pages(conn):
@@ -130,9 +177,11 @@ def unregister(bootstrap_server, bootstrap_controller, command_config, timeout, 
                             plan.partitions.append(f"{t['name']}-{p['partitionIndex']}")
             plan.replica_of, plan.in_isr, plan.in_elr = replica_of, in_isr, in_elr
         if not me.fenced:
-            plan.refused = (f"broker {broker_id} is registered and unfenced at {plan.endpoint}: it is running and "
-                            "heartbeating (the controller would take it back as soon as it heartbeats again); "
-                            "stop it, wait until it is fenced, then unregister")
+            plan.refused = (
+                f"broker {broker_id} is registered and unfenced at {plan.endpoint}: it is running and "
+                "heartbeating (the controller would take it back as soon as it heartbeats again); "
+                "stop it, wait until it is fenced, then unregister"
+            )
             return plan
         if not apply:
             return plan

@@ -16,8 +16,7 @@ from ..config.addresses import Address
 from ..errors import ClusterError
 from ..schema.codec import DecodeError, EncodeError
 from . import messages
-from .kerrors import UNSUPPORTED_VERSION, SASL_AUTHENTICATION_FAILED, \
-    UNSUPPORTED_SASL_MECHANISM, error_name
+from .kerrors import UNSUPPORTED_VERSION, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, error_name
 from .wire import decode_response, encode_request
 
 CLIENT_SOFTWARE_NAME = "quorumctl"
@@ -31,6 +30,7 @@ def _a(name: str) -> str:
 def _software_version() -> str:
     try:
         from .. import __version__
+
         return str(__version__)
     except ImportError:  # pragma: no cover
         return "0"
@@ -66,6 +66,7 @@ class _NoSigpipe:
 
     def __enter__(self):
         import signal
+
         self._signal = signal
         try:
             self._old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
@@ -85,20 +86,22 @@ class _NoSigpipe:
 _no_sigpipe = _NoSigpipe
 
 
-
 def load_client_config(path: str | None):
     """The ClientConfig of `--command-config` (defaults when None), its TLS material
     loaded at once: a bad truststore or keystore is reported before any connection
     (ssl is imported only then)."""
     from ..config.client import ClientConfig, config_from_properties
     from ..config.properties import load_properties
+
     if path is None:
         return ClientConfig()
     cfg = config_from_properties(load_properties(path, "command config"), path)
     if cfg.uses_tls:
         from .tls import context_for
+
         context_for(cfg)
     return cfg
+
 
 class Connection:
     """An open, negotiated (and authenticated) connection to one node."""
@@ -108,7 +111,7 @@ class Connection:
         self.name = str(address)
         self.cfg = cfg
         self.deadline = deadline
-        self.sock: socket.socket | None = None   # (an ssl.SSLSocket once TLS is up)
+        self.sock: socket.socket | None = None  # (an ssl.SSLSocket once TLS is up)
         self.api_versions: dict[int, tuple[int, int]] = {}
         self._corr = 0
         self.connect_ms: float | None = None
@@ -128,13 +131,19 @@ class Connection:
         try:
             raw = socket.create_connection((self.address.host, self.address.port), timeout=timeout)
         except socket.gaierror as e:
-            raise NodeError(self.name, f"cannot resolve host {self.address.host!r}: {e.strerror}", "unresolved") from None
+            raise NodeError(
+                self.name, f"cannot resolve host {self.address.host!r}: {e.strerror}", "unresolved"
+            ) from None
         except ConnectionRefusedError:
-            raise NodeError(self.name, f"cannot connect to {self.name}: connection refused "
-                                       "(nothing listens on that port)", "refused") from None
+            raise NodeError(
+                self.name,
+                f"cannot connect to {self.name}: connection refused (nothing listens on that port)",
+                "refused",
+            ) from None
         except (socket.timeout, TimeoutError):
-            raise NodeError(self.name, f"cannot connect to {self.name}: no answer within "
-                                       f"{timeout:.1f} s", "timeout") from None
+            raise NodeError(
+                self.name, f"cannot connect to {self.name}: no answer within {timeout:.1f} s", "timeout"
+            ) from None
         except OSError as e:
             raise NodeError(self.name, f"cannot connect to {self.name}: {e.strerror or e}", "refused") from None
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -154,37 +163,51 @@ class Connection:
     def _tls_handshake(self):
         import ssl
         from .tls import context_for
+
         ctx = context_for(self.cfg)
         timeout = self._budget(self.cfg.connect_timeout_ms)
         try:
-            tls = ctx.wrap_socket(self.sock, server_hostname=self.address.host,
-                                  do_handshake_on_connect=False)
+            tls = ctx.wrap_socket(self.sock, server_hostname=self.address.host, do_handshake_on_connect=False)
             self.sock = tls
             tls.settimeout(timeout)
             with _no_sigpipe():
                 tls.do_handshake()
         except ssl.SSLCertVerificationError as e:
             why = e.verify_message or e.reason or str(e)
-            hint = ("; set ssl.truststore.* in --command-config to the CA that signed it"
-                    if "issuer" in why or "self-signed" in why or "self signed" in why else "")
+            hint = (
+                "; set ssl.truststore.* in --command-config to the CA that signed it"
+                if "issuer" in why or "self-signed" in why or "self signed" in why
+                else ""
+            )
             if "Hostname mismatch" in why or "IP address mismatch" in why:
-                hint = ("; connect with a name in its certificate, or set "
-                        "ssl.endpoint.identification.algorithm= to skip the check")
-            raise NodeError(self.name, f"TLS: the certificate of {self.name} is not trusted: "
-                                       f"{why.rstrip('.')}{hint}", "tls") from None
+                hint = (
+                    "; connect with a name in its certificate, or set "
+                    "ssl.endpoint.identification.algorithm= to skip the check"
+                )
+            raise NodeError(
+                self.name, f"TLS: the certificate of {self.name} is not trusted: {why.rstrip('.')}{hint}", "tls"
+            ) from None
         except (socket.timeout, TimeoutError):
-            raise NodeError(self.name, f"TLS handshake with {self.name} got no answer within "
-                                       f"{timeout:.1f} s", "timeout") from None
+            raise NodeError(
+                self.name, f"TLS handshake with {self.name} got no answer within {timeout:.1f} s", "timeout"
+            ) from None
         except ssl.SSLError as e:
             reason = e.reason or str(e)
-            hint = (" (is the listener TLS? check security.protocol)"
-                    if reason in ("WRONG_VERSION_NUMBER", "UNEXPECTED_EOF_WHILE_READING",
-                                  "RECORD_LAYER_FAILURE") or "EOF" in str(e) else "")
+            hint = (
+                " (is the listener TLS? check security.protocol)"
+                if reason in ("WRONG_VERSION_NUMBER", "UNEXPECTED_EOF_WHILE_READING", "RECORD_LAYER_FAILURE")
+                or "EOF" in str(e)
+                else ""
+            )
             raise NodeError(self.name, f"TLS handshake with {self.name} failed: {reason}{hint}", "tls") from None
         except (ConnectionError, OSError) as e:
-            raise NodeError(self.name, f"TLS handshake with {self.name} failed: the connection was "
-                                       f"closed ({e.strerror or type(e).__name__}); is the listener TLS? "
-                                       "check security.protocol", "tls") from None
+            raise NodeError(
+                self.name,
+                f"TLS handshake with {self.name} failed: the connection was "
+                f"closed ({e.strerror or type(e).__name__}); is the listener TLS? "
+                "check security.protocol",
+                "tls",
+            ) from None
 
     def _negotiate_versions(self):
         api = messages.APIS[messages.API_VERSIONS]
@@ -201,8 +224,11 @@ class Connection:
                 try:
                     _, resp = decode_response(api, 0, payload)
                 except DecodeError as e:
-                    raise NodeError(self.name, f"{self.name} sent an ApiVersions answer that does not "
-                                               f"decode ({e}); is this a Kafka listener?", "protocol") from None
+                    raise NodeError(
+                        self.name,
+                        f"{self.name} sent an ApiVersions answer that does not decode ({e}); is this a Kafka listener?",
+                        "protocol",
+                    ) from None
             code = resp["errorCode"]
             if code == 0:
                 break
@@ -220,8 +246,9 @@ class Connection:
             raise NodeError(self.name, f"{self.name} kept refusing our ApiVersions versions", "protocol")
         self.api_versions = {k["apiKey"]: (k["minVersion"], k["maxVersion"]) for k in resp["apiKeys"]}
         # the feature levels (ApiVersions v3+): what kafka-features describe prints
-        self.supported_features = {f["name"]: (f["minVersion"], f["maxVersion"])
-                                   for f in resp.get("supportedFeatures") or ()}
+        self.supported_features = {
+            f["name"]: (f["minVersion"], f["maxVersion"]) for f in resp.get("supportedFeatures") or ()
+        }
         self.finalized_features = {f["name"]: f["maxVersionLevel"] for f in resp.get("finalizedFeatures") or ()}
         self.finalized_features_epoch = resp.get("finalizedFeaturesEpoch", -1)
 
@@ -232,13 +259,16 @@ class Connection:
         try:
             if cfg.sasl_mechanism == "GSSAPI":
                 from .kerberos import GssapiClient
+
                 return GssapiClient(cfg, self.address.host)
             if cfg.sasl_mechanism == "OAUTHBEARER":
                 from .oauth import OAuthBearerClient, token_for
+
                 return OAuthBearerClient(token_for(cfg.oauth, self.deadline), cfg.oauth.extensions)
         except ClusterError as e:
             raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
         from .sasl import client_mechanism
+
         return client_mechanism(cfg.sasl_mechanism, cfg.username, cfg.password)
 
     def _auth_hint(self, mech) -> str:
@@ -246,9 +276,10 @@ class Connection:
         if m == "OAUTHBEARER":
             err = getattr(mech, "server_error", None) or {}
             status = err.get("status") if isinstance(err, dict) else None
-            how = {"unsecured": "the unsecured token (unsecuredLogin* in sasl.jaas.config)",
-                   "file": "the token in sasl.oauthbearer.token.endpoint.url"}.get(
-                self.cfg.oauth.kind, "the token from sasl.oauthbearer.token.endpoint.url")
+            how = {
+                "unsecured": "the unsecured token (unsecuredLogin* in sasl.jaas.config)",
+                "file": "the token in sasl.oauthbearer.token.endpoint.url",
+            }.get(self.cfg.oauth.kind, "the token from sasl.oauthbearer.token.endpoint.url")
             return f" (the broker rejected {how}" + (f": {status}" if status else "") + ")"
         if m == "GSSAPI":
             return " (check the principal in sasl.jaas.config)"
@@ -256,19 +287,28 @@ class Connection:
 
     def _authenticate(self):
         from .sasl import SaslError
+
         cfg = self.cfg
         hv = self.version_for(messages.SASL_HANDSHAKE, lo=1)
         av = self.version_for(messages.SASL_AUTHENTICATE)
         if hv is None or av is None:
-            raise NodeError(self.name, f"{self.name} does not offer SASL authentication "
-                                       "(no SaslHandshake v1 / SaslAuthenticate)", "auth")
+            raise NodeError(
+                self.name,
+                f"{self.name} does not offer SASL authentication (no SaslHandshake v1 / SaslAuthenticate)",
+                "auth",
+            )
         resp = self._request(messages.SASL_HANDSHAKE, hv, {"mechanism": cfg.sasl_mechanism})
         if resp["errorCode"] == UNSUPPORTED_SASL_MECHANISM:
-            raise NodeError(self.name, f"SASL: {self.name} does not enable {cfg.sasl_mechanism} "
-                                       f"(it offers {', '.join(resp['mechanisms']) or 'none'})", "auth")
+            raise NodeError(
+                self.name,
+                f"SASL: {self.name} does not enable {cfg.sasl_mechanism} "
+                f"(it offers {', '.join(resp['mechanisms']) or 'none'})",
+                "auth",
+            )
         if resp["errorCode"]:
-            raise NodeError(self.name, f"SASL handshake with {self.name} failed: "
-                                       f"{error_name(resp['errorCode'])}", "auth")
+            raise NodeError(
+                self.name, f"SASL handshake with {self.name} failed: {error_name(resp['errorCode'])}", "auth"
+            )
         mech = self._mechanism()
         try:
             token = mech.first()
@@ -278,19 +318,21 @@ class Connection:
                     msg = resp.get("errorMessage") or error_name(resp["errorCode"])
                     if resp["errorCode"] == SASL_AUTHENTICATION_FAILED:
                         msg = msg.rstrip(".") + self._auth_hint(mech)
-                    raise NodeError(self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} "
-                                               f"failed: {msg}", "auth")
+                    raise NodeError(
+                        self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} failed: {msg}", "auth"
+                    )
                 if mech.done:
                     return
                 token = mech.step(resp["authBytes"])
                 if token is None:
                     return
         except SaslError as e:
-            raise NodeError(self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} "
-                                       f"failed: {e}", "auth") from None
+            raise NodeError(
+                self.name, f"SASL {cfg.sasl_mechanism} authentication to {self.name} failed: {e}", "auth"
+            ) from None
         except NodeError:
             raise
-        except ClusterError as e:   # Kerberos refused us mid-exchange
+        except ClusterError as e:  # Kerberos refused us mid-exchange
             raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
         raise NodeError(self.name, f"SASL exchange with {self.name} did not finish", "auth")
 
@@ -301,8 +343,7 @@ class Connection:
     def supports(self, key: int) -> bool:
         return key in self.api_versions
 
-    def request(self, key: int, body: dict, version: int | None = None,
-                lo: int | None = None) -> tuple[int, dict]:
+    def request(self, key: int, body: dict, version: int | None = None, lo: int | None = None) -> tuple[int, dict]:
         """Send one request at `version` (default: the highest both support,
         at least `lo`); (version used, decoded response body)."""
         if version is None:
@@ -311,11 +352,13 @@ class Connection:
                 have = self.api_versions.get(key)
                 api = messages.api_name(key)
                 if have is None:
-                    raise NodeError(self.name, f"{self.name} does not support {api} (API key {key})",
-                                    "unsupported")
+                    raise NodeError(self.name, f"{self.name} does not support {api} (API key {key})", "unsupported")
                 want = f"v{lo}+" if lo else f"v{messages.APIS[key].lo}-{messages.APIS[key].hi}"
-                raise NodeError(self.name, f"{self.name} supports {api} v{have[0]}-{have[1]} only; "
-                                           f"quorumctl needs {want}", "unsupported")
+                raise NodeError(
+                    self.name,
+                    f"{self.name} supports {api} v{have[0]}-{have[1]} only; quorumctl needs {want}",
+                    "unsupported",
+                )
         return version, self._request(key, version, body)
 
     def _request(self, key: int, version: int, body: dict) -> dict:
@@ -324,8 +367,9 @@ class Connection:
         try:
             _, resp = decode_response(api, version, payload)
         except DecodeError as e:
-            raise NodeError(self.name, f"{self.name} sent {_a(api.name)} v{version} answer that does not "
-                                       f"decode: {e}", "protocol") from None
+            raise NodeError(
+                self.name, f"{self.name} sent {_a(api.name)} v{version} answer that does not decode: {e}", "protocol"
+            ) from None
         return resp
 
     def _roundtrip_raw(self, api, version: int, body: dict) -> bytes:
@@ -347,33 +391,46 @@ class Connection:
             head = self._recv_exact(self.sock, 4, what, end, 0)
             (size,) = _SIZE.unpack(head)
             if head[:1] == b"\x15" and head[1:2] == b"\x03":
-                raise NodeError(self.name, f"{self.name} answered {what} with a TLS alert: the listener "
-                                           "expects TLS (set security.protocol=SSL or SASL_SSL)", "protocol")
+                raise NodeError(
+                    self.name,
+                    f"{self.name} answered {what} with a TLS alert: the listener "
+                    "expects TLS (set security.protocol=SSL or SASL_SSL)",
+                    "protocol",
+                )
             if size < 4 or size > self.cfg.max_response_bytes:
                 limit = self.cfg.max_response_bytes // (1024 * 1024)
-                raise NodeError(self.name, f"{self.name} sent {_a(what)} response claiming {size} bytes "
-                                           f"(limit {limit} MiB, minimum 4): not a Kafka listener, or a "
-                                           "TLS/PLAINTEXT mismatch", "protocol")
+                raise NodeError(
+                    self.name,
+                    f"{self.name} sent {_a(what)} response claiming {size} bytes "
+                    f"(limit {limit} MiB, minimum 4): not a Kafka listener, or a "
+                    "TLS/PLAINTEXT mismatch",
+                    "protocol",
+                )
             payload = self._recv_exact(self.sock, size, what, end, 4)
         except NodeError:
             self.close()
             raise
         except (socket.timeout, TimeoutError):
             self.close()
-            raise NodeError(self.name, f"{self.name} did not answer {what} within {timeout:.1f} s",
-                            "timeout") from None
+            raise NodeError(self.name, f"{self.name} did not answer {what} within {timeout:.1f} s", "timeout") from None
         except OSError as e:
             self.close()
             hint = ""
             if not self.api_versions and not self.cfg.uses_tls:
                 hint = " (a TLS listener? check security.protocol)"
-            raise NodeError(self.name, f"{self.name}: connection lost during {what}: "
-                                       f"{e.strerror or type(e).__name__}{hint}", "closed") from None
+            raise NodeError(
+                self.name,
+                f"{self.name}: connection lost during {what}: {e.strerror or type(e).__name__}{hint}",
+                "closed",
+            ) from None
         (got_corr,) = _SIZE.unpack_from(payload, 0)
         if got_corr != corr:
             self.close()
-            raise NodeError(self.name, f"{self.name} answered {what} with correlation id {got_corr}, "
-                                       f"expected {corr}: not a Kafka listener?", "protocol")
+            raise NodeError(
+                self.name,
+                f"{self.name} answered {what} with correlation id {got_corr}, expected {corr}: not a Kafka listener?",
+                "protocol",
+            )
         return payload
 
     def _recv_exact(self, sock: socket.socket, n: int, what: str, end: float, already: int) -> bytes:
@@ -393,11 +450,16 @@ class Connection:
                         hint = " (a TLS listener? check security.protocol)" if not self.cfg.uses_tls else ""
                     elif not self.cfg.uses_sasl:
                         hint = " (does the listener require SASL? check security.protocol)"
-                    raise NodeError(self.name, f"{self.name} closed the connection without answering "
-                                               f"{what}{hint}", "closed")
+                    raise NodeError(
+                        self.name, f"{self.name} closed the connection without answering {what}{hint}", "closed"
+                    )
                 total = n + already
-                raise NodeError(self.name, f"{self.name} closed the connection in the middle of the "
-                                           f"{what} response ({got + already} of {total} bytes)", "closed")
+                raise NodeError(
+                    self.name,
+                    f"{self.name} closed the connection in the middle of the "
+                    f"{what} response ({got + already} of {total} bytes)",
+                    "closed",
+                )
             got += k
         return bytes(buf)
 

@@ -35,7 +35,7 @@ class VoterRow:
     id: int
     caught_up: bool | None
     lag_records: int | None
-    lag_seconds: float | None          # behind the leader's last caught-up time
+    lag_seconds: float | None  # behind the leader's last caught-up time
     last_fetch_age_seconds: float | None
     reachable: bool | None
 
@@ -50,8 +50,9 @@ class ObserverRow:
 @dataclass
 class Snapshot:
     """What the metrics show, as of the last sample (all plain values)."""
-    at: float = 0.0                         # time.time() of the last sample (0: none yet)
-    up: bool = False                        # some controller answered
+
+    at: float = 0.0  # time.time() of the last sample (0: none yet)
+    up: bool = False  # some controller answered
     verdict: str = "unreachable"
     has_leader: bool = False
     leader_id: int | None = None
@@ -69,7 +70,7 @@ class Snapshot:
     observer_rows: list[ObserverRow] = field(default_factory=list)
     sample_seconds: float = 0.0
     samples: int = 0
-    epoch_changes: int = 0                  # leader epoch increases seen since start
+    epoch_changes: int = 0  # leader epoch increases seen since start
     sample_errors: dict[str, int] = field(default_factory=dict)
     last_error: str | None = None
 
@@ -79,15 +80,24 @@ def stale_registrations(h: Health) -> int:
     if h.quorum is None:
         return 0
     voter_ids = {r.id for r in h.quorum.voters}
-    return sum(1 for p in h.probes if p.expected == "controller" and not p.ok and p.node_id is not None
-               and p.node_id not in voter_ids)
+    return sum(
+        1
+        for p in h.probes
+        if p.expected == "controller" and not p.ok and p.node_id is not None and p.node_id not in voter_ids
+    )
 
 
 class Sampler:
     """Samples every `interval_s` on its own thread; `snapshot()` is the latest."""
 
-    def __init__(self, sample: Callable[[float], Health], interval_s: float, timeout_s: float,
-                 flapping_epochs: int = 3, clock=time.time):
+    def __init__(
+        self,
+        sample: Callable[[float], Health],
+        interval_s: float,
+        timeout_s: float,
+        flapping_epochs: int = 3,
+        clock=time.time,
+    ):
         self.sample, self.interval_s, self.timeout_s = sample, interval_s, timeout_s
         self.history = History(flapping_epochs=flapping_epochs)
         self.clock = clock
@@ -127,7 +137,7 @@ class Sampler:
             err = ("unreachable", str(e))
         except QuorumctlError as e:
             err = ("refused" if getattr(e, "exit_code", None) == 3 else "error", str(e))
-        except Exception as e:   # a bug must not end the exporter: it is counted and shown
+        except Exception as e:  # a bug must not end the exporter: it is counted and shown
             err = ("internal", f"{type(e).__name__}: {e}")
         took = time.monotonic() - t0
         self._samples += 1
@@ -146,6 +156,7 @@ class Sampler:
         s = Snapshot(at=now, sample_seconds=took, samples=self._samples, sample_errors=dict(self._errors))
         if h is None:
             from .health_watch import Sample
+
             self.history.add(Sample(now, "unreachable", None, None, None, None))
             s.epoch_changes = self._epoch_changes
             s.high_watermark_age_seconds = None if self._hw_moved_at is None else now - self._hw_moved_at
@@ -164,7 +175,7 @@ class Sampler:
         if h.high_watermark is not None and h.high_watermark >= 0 and h.high_watermark != self._hw:
             self._hw, self._hw_moved_at = h.high_watermark, now
         elif self._hw_moved_at is None:
-            self._hw_moved_at = now      # no leader at start: the age counts from the first sample
+            self._hw_moved_at = now  # no leader at start: the age counts from the first sample
         s.high_watermark_age_seconds = now - self._hw_moved_at
         s.voters = len(h.voters) if h.voters else None
         s.caught_up, s.majority, s.can_lose = h.caught_up, h.majority, h.can_lose
@@ -182,9 +193,16 @@ class Sampler:
         by_id = {r.id: r for r in q.voters} if q is not None else {}
         for v in h.voters:
             r = by_id.get(v.id)
-            s.voter_rows.append(VoterRow(v.id, v.caught_up, v.lag,
-                                         None if v.lag_time_ms is None else v.lag_time_ms / 1000,
-                                         age(r.last_fetch) if r is not None else None, v.reachable))
+            s.voter_rows.append(
+                VoterRow(
+                    v.id,
+                    v.caught_up,
+                    v.lag,
+                    None if v.lag_time_ms is None else v.lag_time_ms / 1000,
+                    age(r.last_fetch) if r is not None else None,
+                    v.reachable,
+                )
+            )
         if q is not None and lead is not None:
             for r in q.observers:
                 s.observer_rows.append(ObserverRow(r.id, lead.log_end_offset - r.log_end_offset, age(r.last_fetch)))

@@ -33,19 +33,19 @@ from . import kerrors, messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
 
-NODE_TIMEOUT_S = 5.0      # at most this long for one node's ApiVersions
+NODE_TIMEOUT_S = 5.0  # at most this long for one node's ApiVersions
 
 
 @dataclass
 class LiveCheck:
     change: Change
-    mode: str                                   # "server" or "controller"
-    source: str                                 # the address that answered
+    mode: str  # "server" or "controller"
+    source: str  # the address that answered
     finalized: dict[str, int]
     nodes: list[Node]
     blockers: list[dict]
-    verdict: dict[str, str | None]              # Kafka's ValidateOnly answer: feature -> error message or None
-    applied: dict[str, str | None] | None = None   # the real answer, when sent
+    verdict: dict[str, str | None]  # Kafka's ValidateOnly answer: feature -> error message or None
+    applied: dict[str, str | None] | None = None  # the real answer, when sent
     notes: list[str] = field(default_factory=list)
     now_ms: int = 0
 
@@ -77,12 +77,26 @@ def _brokers_through_broker(client: QuorumClient, notes: list[str]) -> list[Node
         _v, resp = conn.request(messages.DESCRIBE_CLUSTER, body, lo=2)
     if resp["errorCode"]:
         raise kerrors.KafkaError(resp["errorCode"], resp.get("errorMessage"), conn.name, "DescribeCluster")
-    return [Node("broker", b["brokerId"], None, b.get("isFenced") if v2 is not None else False,
-                 str(Address(b["host"], b["port"]))) for b in resp["brokers"]]
+    return [
+        Node(
+            "broker",
+            b["brokerId"],
+            None,
+            b.get("isFenced") if v2 is not None else False,
+            str(Address(b["host"], b["port"])),
+        )
+        for b in resp["brokers"]
+    ]
 
 
-def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None,
-               timeout: float | None, change: Change, apply: bool = False) -> LiveCheck:
+def check_live(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    change: Change,
+    apply: bool = False,
+) -> LiveCheck:
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         notes: list[str] = []
         quorum = fetch_quorum(client)
@@ -93,10 +107,20 @@ def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, c
             for vid in sorted(r.id for r in quorum.voters):
                 eps = quorum.endpoints(vid)
                 addr = str(Address(eps[0].host, eps[0].port)) if eps else None
-                nodes.append(Node("controller", vid, None, None, addr,
-                                  error=None if addr else "no endpoint known (DescribeQuorum before v2)"))
-            notes.append("controllers: the voters (DescribeQuorum); a controller registered but not a voter is seen "
-                         "only with --bootstrap-controller (Kafka's verdict covers it)")
+                nodes.append(
+                    Node(
+                        "controller",
+                        vid,
+                        None,
+                        None,
+                        addr,
+                        error=None if addr else "no endpoint known (DescribeQuorum before v2)",
+                    )
+                )
+            notes.append(
+                "controllers: the voters (DescribeQuorum); a controller registered but not a voter is seen "
+                "only with --bootstrap-controller (Kafka's verdict covers it)"
+            )
         else:
             info = client.cluster_info()
             for cid, addr in sorted(info.nodes.items()):
@@ -104,11 +128,21 @@ def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, c
             known = set(info.nodes)
             for r in sorted(quorum.observers, key=lambda r: r.id):
                 if r.id not in known:
-                    nodes.append(Node("broker", r.id, None, None, None,
-                                      error="controllers do not list brokers' addresses: "
-                                            "use --bootstrap-server to check its range"))
-            notes.append("brokers: DescribeQuorum's observers (controllers do not list brokers); a broker that "
-                         "stopped fetching is not among them (Kafka's verdict covers it)")
+                    nodes.append(
+                        Node(
+                            "broker",
+                            r.id,
+                            None,
+                            None,
+                            None,
+                            error="controllers do not list brokers' addresses: "
+                            "use --bootstrap-server to check its range",
+                        )
+                    )
+            notes.append(
+                "brokers: DescribeQuorum's observers (controllers do not list brokers); a broker that "
+                "stopped fetching is not among them (Kafka's verdict covers it)"
+            )
         for n in nodes:
             n.last_seen_ms, n.last_seen = seen.get(n.id), "last fetch"
             if n.address is not None and n.supported is None and n.error is None:
@@ -121,5 +155,6 @@ def check_live(bootstrap_server: str | None, bootstrap_controller: str | None, c
         applied = None
         if apply and not found and not any(verdict.values()):
             applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)
-        return LiveCheck(change, client.mode, conn.name, finalized, nodes, found, verdict, applied, notes,
-                         int(time.time() * 1000))
+        return LiveCheck(
+            change, client.mode, conn.name, finalized, nodes, found, verdict, applied, notes, int(time.time() * 1000)
+        )

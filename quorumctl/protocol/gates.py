@@ -33,7 +33,7 @@ class WaitResult:
     condition: str
     ids: list[int]
     ok: bool
-    reason: str              # why it holds, or what still blocks
+    reason: str  # why it holds, or what still blocks
     samples: int
     elapsed_s: float
     timeout_s: float
@@ -48,8 +48,10 @@ def check(h: Health, condition: str, ids: list[int]) -> tuple[bool, str]:
         return False, "no leader: " + (h.reasons[0] if h.reasons else "no controller answered as the leader")
     if condition == "healthy":
         if h.verdict == "healthy":
-            return True, (f"healthy: leader {h.leader_id} in epoch {h.leader_epoch}, {h.caught_up} of "
-                          f"{len(h.voters)} voters caught up")
+            return True, (
+                f"healthy: leader {h.leader_id} in epoch {h.leader_epoch}, {h.caught_up} of "
+                f"{len(h.voters)} voters caught up"
+            )
         return False, f"{h.verdict}: " + "; ".join(h.reasons[:3] or ["(no reason given)"])
     if condition == "can-restart":
         r = can_restart(h, ids)
@@ -86,8 +88,14 @@ def _caught_up(h: Health, ids: list[int]) -> tuple[bool, str]:
             if ok:
                 done.append(f"observer {i} caught up")
             else:
-                blocks.append(f"observer {i} is " + (f"{lag_ms} ms behind" if lag_ms is not None else
-                                                      f"at {r.log_end_offset}, high watermark {q.high_watermark}"))
+                blocks.append(
+                    f"observer {i} is "
+                    + (
+                        f"{lag_ms} ms behind"
+                        if lag_ms is not None
+                        else f"at {r.log_end_offset}, high watermark {q.high_watermark}"
+                    )
+                )
         else:
             blocks.append(f"node {i} is not fetching from leader {q.leader_id} (neither a voter nor an observer)")
     if blocks:
@@ -95,9 +103,16 @@ def _caught_up(h: Health, ids: list[int]) -> tuple[bool, str]:
     return True, ", ".join(done) + f" (leader {q.leader_id}, epoch {q.leader_epoch})"
 
 
-def wait_for(sample: Callable[[float], Health], condition: str, ids: list[int], timeout_s: float,
-             interval_s: float, progress: Callable[[WaitResult], None] | None = None,
-             clock=time.monotonic, sleep=time.sleep) -> WaitResult:
+def wait_for(
+    sample: Callable[[float], Health],
+    condition: str,
+    ids: list[int],
+    timeout_s: float,
+    interval_s: float,
+    progress: Callable[[WaitResult], None] | None = None,
+    clock=time.monotonic,
+    sleep=time.sleep,
+) -> WaitResult:
     """Sample every `interval_s` (each sample given at most the interval and the
     time left) until `condition` holds or `timeout_s` passes."""
     if condition not in CONDITIONS:

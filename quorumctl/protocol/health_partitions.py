@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from . import kerrors, messages
 
-LISTED = 20          # partitions named per list; the rest are counted
+LISTED = 20  # partitions named per list; the rest are counted
 MIN_INSYNC = "min.insync.replicas"
 TOPIC_RESOURCE = 2
 
@@ -53,9 +53,16 @@ class PartitionHealth:
 def _min_isr(conn, names: list[str]) -> dict[str, int]:
     if not names:
         return {}
-    _, resp = conn.request(messages.DESCRIBE_CONFIGS, {
-        "resources": [{"resourceType": TOPIC_RESOURCE, "resourceName": n, "configurationKeys": [MIN_INSYNC]}
-                      for n in names], "includeSynonyms": False, "includeDocumentation": False})
+    _, resp = conn.request(
+        messages.DESCRIBE_CONFIGS,
+        {
+            "resources": [
+                {"resourceType": TOPIC_RESOURCE, "resourceName": n, "configurationKeys": [MIN_INSYNC]} for n in names
+            ],
+            "includeSynonyms": False,
+            "includeDocumentation": False,
+        },
+    )
     out = {}
     for r in resp["results"]:
         v = next((c["value"] for c in r["configs"] if c["name"] == MIN_INSYNC), None) if not r["errorCode"] else None
@@ -73,6 +80,7 @@ def silent_brokers(brokers: dict, cfg, deadline: float, timeout_s: float) -> dic
     unanswered."""
     import threading
     from .connection import Connection, NodeError
+
     late = f"no answer within the {timeout_s:g} s timeout"
     done: dict[int, str | None] = {}
 
@@ -83,15 +91,16 @@ def silent_brokers(brokers: dict, cfg, deadline: float, timeout_s: float) -> dic
         except NodeError as e:
             done[nid] = late if e.kind == "timeout" else str(e)
 
-    threads = [threading.Thread(target=one, args=(nid, a), name=f"broker {nid}", daemon=True)
-               for nid, a in brokers.items()]
+    threads = [
+        threading.Thread(target=one, args=(nid, a), name=f"broker {nid}", daemon=True) for nid, a in brokers.items()
+    ]
     for t in threads:
         t.start()
     for t in threads:
         t.join(max(deadline - time.monotonic(), 0.0) + 0.2)
     out: dict[int, str] = {}
     for nid in brokers:
-        why = done.get(nid, late)       # still waiting at the deadline: the same
+        why = done.get(nid, late)  # still waiting at the deadline: the same
         if why is not None:
             out[nid] = why
     return out
@@ -102,6 +111,7 @@ def check_partitions(conn, live: set[int], limit: int = 2000, tally=()) -> Parti
     and, per broker of `tally`, the partitions it leads (in `silent`, for the caller to
     keep those of the brokers that turn out not to answer)."""
     from .topics import partition_pages
+
     t0 = time.monotonic()
     ph = PartitionHealth(conn.name, live_brokers=sorted(live))
     led: dict[int, list] = {nid: [0, []] for nid in tally}
@@ -151,6 +161,7 @@ def probe_partitions(servers, cfg, deadline: float, timeout_s: float) -> Partiti
     from ..config.addresses import Address
     from .client import BROKERS
     from .connection import Connection, NodeError
+
     last = None
     for addr in servers:
         try:
@@ -160,12 +171,14 @@ def probe_partitions(servers, cfg, deadline: float, timeout_s: float) -> Partiti
             continue
         try:
             if not conn.supports(messages.METADATA):
-                return None     # a controller: describe health names it a wrong endpoint elsewhere
+                return None  # a controller: describe health names it a wrong endpoint elsewhere
             if not conn.supports(messages.DESCRIBE_TOPIC_PARTITIONS) or not conn.supports(messages.DESCRIBE_CLUSTER):
                 return None
             # v2 (Kafka 4.0+) also lists the fenced brokers; older ones leave them out
-            _, r = conn.request(messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
-                                                            "endpointType": BROKERS, "includeFencedBrokers": True})
+            _, r = conn.request(
+                messages.DESCRIBE_CLUSTER,
+                {"includeClusterAuthorizedOperations": False, "endpointType": BROKERS, "includeFencedBrokers": True},
+            )
             if r["errorCode"]:
                 raise kerrors.KafkaError(r["errorCode"], r.get("errorMessage"), conn.name, "DescribeCluster")
             live = {b["brokerId"]: Address(b["host"], b["port"]) for b in r["brokers"] if not b.get("isFenced")}
@@ -173,14 +186,19 @@ def probe_partitions(servers, cfg, deadline: float, timeout_s: float) -> Partiti
             # the other live brokers, probed while the pages are walked (the one asked answers)
             others = {nid: a for nid, a in live.items() if a != conn.address}
             box: dict = {}
-            probe = threading.Thread(target=lambda b, o: b.update(silent_brokers(o, cfg, deadline, timeout_s)),
-                                     args=(box, others), name="brokers", daemon=True)
+            probe = threading.Thread(
+                target=lambda b, o: b.update(silent_brokers(o, cfg, deadline, timeout_s)),
+                args=(box, others),
+                name="brokers",
+                daemon=True,
+            )
             probe.start()
             ph = check_partitions(conn, set(live), tally=others)
             probe.join(max(deadline - time.monotonic(), 0.0) + 0.5)
             ph.fenced_brokers = fenced
-            ph.silent = {nid: {"address": str(others[nid]), "error": why, **ph.silent[nid]}
-                         for nid, why in sorted(box.items())}
+            ph.silent = {
+                nid: {"address": str(others[nid]), "error": why, **ph.silent[nid]} for nid, why in sorted(box.items())
+            }
             return ph
         except (NodeError, kerrors.KafkaError) as e:
             return PartitionHealth(conn.name, error=str(e))
@@ -213,21 +231,26 @@ def apply(h, ph: PartitionHealth | None) -> None:
 
     for nid, b in ph.silent.items():
         if b["leads"]:
-            worse("unhealthy", f"broker {nid} ({b['address']}) is registered and unfenced but does not answer "
-                               f"({b['error']}): the {b['leads']} partition(s) it leads are served by nobody "
-                               f"until the controller fences it: {named_of(b['listed'], b['leads'])}")
+            worse(
+                "unhealthy",
+                f"broker {nid} ({b['address']}) is registered and unfenced but does not answer "
+                f"({b['error']}): the {b['leads']} partition(s) it leads are served by nobody "
+                f"until the controller fences it: {named_of(b['listed'], b['leads'])}",
+            )
         else:
-            worse("degraded", f"broker {nid} ({b['address']}) is registered and unfenced but does not answer "
-                              f"({b['error']})")
+            worse(
+                "degraded",
+                f"broker {nid} ({b['address']}) is registered and unfenced but does not answer ({b['error']})",
+            )
     if ph.fenced_brokers:
-        h.notes.append("registered but fenced (not heartbeating): broker(s) " +
-                       ", ".join(map(str, ph.fenced_brokers)))
+        h.notes.append("registered but fenced (not heartbeating): broker(s) " + ", ".join(map(str, ph.fenced_brokers)))
     if ph.leaderless:
         worse("unhealthy", f"{ph.leaderless} partition(s) without a live leader: {named('leaderless', ph.leaderless)}")
     if ph.under_replicated:
-        worse("degraded", f"{ph.under_replicated} partition(s) under-replicated: "
-                          f"{named('underReplicated', ph.under_replicated)}")
+        worse(
+            "degraded",
+            f"{ph.under_replicated} partition(s) under-replicated: {named('underReplicated', ph.under_replicated)}",
+        )
     below = ph.under_min_isr - ph.leaderless
     if below > 0:
-        worse("degraded", f"{below} partition(s) with a leader but fewer in-sync replicas than "
-                          f"min.insync.replicas")
+        worse("degraded", f"{below} partition(s) with a leader but fewer in-sync replicas than min.insync.replicas")

@@ -46,18 +46,22 @@ def probe_one(p: Probe, cfg, deadline: float) -> Probe:
     try:
         p.kind = "broker" if conn.supports(messages.METADATA) else "controller"
         if p.kind == "controller" and conn.version_for(messages.DESCRIBE_CLUSTER, lo=1) is not None:
-            _, r = conn.request(messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
-                                                     "endpointType": CONTROLLERS}, lo=1)
+            _, r = conn.request(
+                messages.DESCRIBE_CLUSTER,
+                {"includeClusterAuthorizedOperations": False, "endpointType": CONTROLLERS},
+                lo=1,
+            )
             if r["errorCode"] == 0:
                 p.cluster_id = r["clusterId"]
                 p.leader_view = r["controllerId"] if r["controllerId"] >= 0 else None
                 p.listed = {b["brokerId"]: Address(b["host"], b["port"]) for b in r["brokers"]}
         elif p.kind == "broker" and conn.supports(messages.DESCRIBE_CLUSTER):
-            _, r = conn.request(messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
-                                                     "endpointType": BROKERS})
+            _, r = conn.request(
+                messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False, "endpointType": BROKERS}
+            )
             if r["errorCode"] == 0:
                 p.cluster_id = r["clusterId"]
-                for b in r["brokers"]:   # which of the listed brokers is this one
+                for b in r["brokers"]:  # which of the listed brokers is this one
                     if Address(b["host"], b["port"]) == p.address:
                         p.node_id = b["brokerId"]
         if not conn.supports(messages.DESCRIBE_QUORUM):
@@ -71,7 +75,7 @@ def probe_one(p: Probe, cfg, deadline: float) -> Probe:
                 part = getattr(err, "partition", None)
                 if err.code == kerrors.NOT_LEADER_OR_FOLLOWER:
                     hint = leader_hint(part)
-                    if hint is not None and part is not None:   # a hint comes from a partition
+                    if hint is not None and part is not None:  # a hint comes from a partition
                         p.leader_view, p.leader_epoch = hint, part["leaderEpoch"]
                 else:
                     p.error = str(err)
@@ -94,15 +98,18 @@ def probe_one(p: Probe, cfg, deadline: float) -> Probe:
 def targets_from_server_config(props: dict[str, str], source: str):
     """(voters id->Address, bootstrap Addresses, fetch timeout ms) of a server.properties."""
     from ..config.addresses import parse_address_list, parse_quorum_voters
+
     voters = parse_quorum_voters(props.get("controller.quorum.voters", ""), source)
     boot = []
     if props.get("controller.quorum.bootstrap.servers", "").strip():
-        boot = parse_address_list(props["controller.quorum.bootstrap.servers"],
-                                  f"{source}: controller.quorum.bootstrap.servers")
+        boot = parse_address_list(
+            props["controller.quorum.bootstrap.servers"], f"{source}: controller.quorum.bootstrap.servers"
+        )
     fetch = props.get("controller.quorum.fetch.timeout.ms")
     fetch_ms = None
     if fetch is not None and fetch.strip():
         from ..errors import InputError
+
         try:
             fetch_ms = int(fetch.strip())
         except ValueError:
@@ -110,10 +117,17 @@ def targets_from_server_config(props: dict[str, str], source: str):
     return voters, boot, fetch_ms
 
 
-def check_health(cfg, *, controllers: Sequence[Address] = (), servers: Sequence[Address] = (),
-                 config_voters: dict[int, Address] | None = None,
-                 config_bootstrap: Sequence[Address] = (), timeout_s: float = 5.0,
-                 fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS, max_probes: int = 64) -> Health:
+def check_health(
+    cfg,
+    *,
+    controllers: Sequence[Address] = (),
+    servers: Sequence[Address] = (),
+    config_voters: dict[int, Address] | None = None,
+    config_bootstrap: Sequence[Address] = (),
+    timeout_s: float = 5.0,
+    fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS,
+    max_probes: int = 64,
+) -> Health:
     import queue
     import threading
 
@@ -194,13 +208,20 @@ def check_health(cfg, *, controllers: Sequence[Address] = (), servers: Sequence[
     if not any(p.reachable for p in probes.values()):
         failed = [failure(p) for p in probes.values()]
         raise ClusterError(failed[0] if len(failed) == 1 else "nothing answered: " + "; ".join(failed))
-    return judge(list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s,
-                 (time.monotonic() - t0) * 1000)
+    return judge(
+        list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s, (time.monotonic() - t0) * 1000
+    )
 
 
-def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None, config: str | None,
-                 command_config: str | None, timeout: float, fetch_timeout_ms: int | None,
-                 restart_ids: list[int] | None = None) -> Health:
+def probe_quorum(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    config: str | None,
+    command_config: str | None,
+    timeout: float,
+    fetch_timeout_ms: int | None,
+    restart_ids: list[int] | None = None,
+) -> Health:
     """`describe health` from Kafka-style options: the targets come from the
     addresses given and the server config's voters / bootstrap servers; the
     caught-up threshold from the option, else the config, else Kafka's default.
@@ -213,12 +234,15 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
     voters, boot, cfg_fetch = {}, [], None
     if config:
         from ..config.properties import load_properties
+
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
     servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []
     if not (controllers or servers or voters or boot):
-        raise InputError("nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config "
-                         "with controller.quorum.voters / controller.quorum.bootstrap.servers")
+        raise InputError(
+            "nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config "
+            "with controller.quorum.voters / controller.quorum.bootstrap.servers"
+        )
     fetch = fetch_timeout_ms if fetch_timeout_ms is not None else (cfg_fetch or DEFAULT_FETCH_TIMEOUT_MS)
     # the option is checked where it is parsed (cli/options.py), but this may be the config's value
     if fetch <= 0:
@@ -228,19 +252,31 @@ def probe_quorum(bootstrap_server: str | None, bootstrap_controller: str | None,
         # the data partitions (health_partitions), asked of a broker while the controllers are probed
         import threading
         from .health_partitions import probe_partitions
+
         box: list = []
+
         def ask():
             try:
                 box.append(probe_partitions(servers, cfg, time.monotonic() + timeout, timeout))
             except QuorumctlError as e:
                 from .health_partitions import PartitionHealth
+
                 box.append(PartitionHealth(str(servers[0]), error=str(e)))
+
         part = threading.Thread(target=ask, daemon=True)
         part.start()
-    h = check_health(cfg, controllers=controllers, servers=servers, config_voters=voters,
-                     config_bootstrap=boot, timeout_s=timeout, fetch_timeout_ms=fetch)
+    h = check_health(
+        cfg,
+        controllers=controllers,
+        servers=servers,
+        config_voters=voters,
+        config_bootstrap=boot,
+        timeout_s=timeout,
+        fetch_timeout_ms=fetch,
+    )
     if part is not None:
         from .health_partitions import apply
+
         part.join(timeout + 1)
         apply(h, box[0] if box else None)
     if restart_ids:

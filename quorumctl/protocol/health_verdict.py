@@ -40,20 +40,20 @@ DEFAULT_FETCH_TIMEOUT_MS = 2000
 @dataclass
 class Probe:
     address: Address
-    origin: str                       # bootstrap-controller | bootstrap-server | config | discovered
-    expected: str                     # controller | broker
+    origin: str  # bootstrap-controller | bootstrap-server | config | discovered
+    expected: str  # controller | broker
     node_id: int | None = None
-    kind: str | None = None           # what it turned out to be: controller | broker
+    kind: str | None = None  # what it turned out to be: controller | broker
     reachable: bool = False
-    answered: bool = False            # finished within the deadline
+    answered: bool = False  # finished within the deadline
     error: str | None = None
     latency_ms: float | None = None
     cluster_id: str | None = None
-    leader_view: int | None = None    # who it believes is the active controller
+    leader_view: int | None = None  # who it believes is the active controller
     leader_epoch: int | None = None
     is_leader: bool = False
     quorum: Quorum | None = None
-    listed: dict = field(default_factory=dict)   # id -> Address it told us about
+    listed: dict = field(default_factory=dict)  # id -> Address it told us about
     timed_out: bool = False
 
     @property
@@ -71,7 +71,7 @@ class VoterHealth:
     lag_time_ms: int | None
     address: Address | None
     reachable: bool | None
-    can_restart: bool | None = None   # restarting this voter alone keeps a caught-up majority
+    can_restart: bool | None = None  # restarting this voter alone keeps a caught-up majority
 
 
 @dataclass
@@ -86,6 +86,7 @@ class RestartCheck:
 @dataclass
 class RestartAnswer:
     """`--can-restart`: may these nodes be restarted now (all of them at once)?"""
+
     ids: list[int]
     allowed: bool
     nodes: list[RestartCheck]
@@ -108,9 +109,10 @@ class Health:
     elapsed_ms: float
     probes: list[Probe]
     quorum: Quorum | None
-    notes: list[str] = field(default_factory=list)   # worth knowing, not a reason to be degraded
+    notes: list[str] = field(default_factory=list)  # worth knowing, not a reason to be degraded
     restart: RestartAnswer | None = None
-    partitions: object = None    # health_partitions.PartitionHealth: the data partitions, asked of a broker
+    partitions: object = None  # health_partitions.PartitionHealth: the data partitions, asked of a broker
+
 
 def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
     """(caught up?, lag in ms or None) of replica `r` by the rule above."""
@@ -124,10 +126,11 @@ def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
     return r.log_end_offset >= q.high_watermark, None
 
 
-def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_ms: int,
-          timeout_s: float, elapsed_ms: float) -> Health:
+def judge(
+    probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_ms: int, timeout_s: float, elapsed_ms: float
+) -> Health:
     reasons: list[str] = []
-    answers = [(p, p.quorum) for p in probes if p.quorum is not None]   # (probe, its DescribeQuorum answer)
+    answers = [(p, p.quorum) for p in probes if p.quorum is not None]  # (probe, its DescribeQuorum answer)
     best, q = max(answers, key=lambda a: (a[1].leader_epoch, a[0].kind == "controller"), default=(None, None))
     by_id: dict[int, Probe] = {}
     for p in probes:
@@ -140,9 +143,8 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         return None if p is None else p.ok
 
     unreachable = [p for p in probes if p.expected == "controller" and not p.ok]
-    if best is None or q is None:   # both None, or both set
-        voters = [VoterHealth(nid, None, None, None, None, a, reach(nid))
-                  for nid, a in sorted(config_voters.items())]
+    if best is None or q is None:  # both None, or both set
+        voters = [VoterHealth(nid, None, None, None, None, a, reach(nid)) for nid, a in sorted(config_voters.items())]
         views: dict[int, list[Probe]] = {}
         for p in probes:
             if p.reachable and p.leader_view is not None:
@@ -156,9 +158,23 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         n = len(voters) or None
         for p in unreachable:
             reasons.append(failure(p))
-        return Health("unhealthy", reasons, cluster_id, None, None, None, voters,
-                      (n // 2 + 1) if n else None, None, None, fetch_timeout_ms, timeout_s,
-                      elapsed_ms, probes, None)
+        return Health(
+            "unhealthy",
+            reasons,
+            cluster_id,
+            None,
+            None,
+            None,
+            voters,
+            (n // 2 + 1) if n else None,
+            None,
+            None,
+            fetch_timeout_ms,
+            timeout_s,
+            elapsed_ms,
+            probes,
+            None,
+        )
 
     leader = q.leader()
     voter_ids = {r.id for r in q.voters}
@@ -169,14 +185,21 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
     registered = [p for p in unreachable if p.node_id is not None and p.node_id not in voter_ids]
     unreachable = [p for p in unreachable if p not in registered]
     for p in registered:
-        notes.append(f"controller {p.node_id} ({p.address}) is registered but not a voter, and does not answer: "
-                     f"a stale registration? (`quorumctl doctor` says how to clear it): {p.error}")
+        notes.append(
+            f"controller {p.node_id} ({p.address}) is registered but not a voter, and does not answer: "
+            f"a stale registration? (`quorumctl doctor` says how to clear it): {p.error}"
+        )
     for p in probes:
-        if (p.ok and p.kind == "controller" and p.node_id is not None and p.node_id not in voter_ids
-                and p.node_id != q.leader_id):
+        if (
+            p.ok
+            and p.kind == "controller"
+            and p.node_id is not None
+            and p.node_id not in voter_ids
+            and p.node_id != q.leader_id
+        ):
             notes.append(f"controller {p.node_id} ({p.address}) is registered and answers, but is not a voter")
     voters = []
-    stale: set[int] = set()   # caught up by the leader's answer, silent to our probe since
+    stale: set[int] = set()  # caught up by the leader's answer, silent to our probe since
     for r in q.voters:
         ok, lag_ms = caught_up(q, leader, r, fetch_timeout_ms)
         if ok and r is not leader and reach(r.id) is False:
@@ -186,7 +209,11 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
             ok = False
             stale.add(r.id)
         eps = q.endpoints(r.id)
-        addr = by_id[r.id].address if r.id in by_id else (Address(eps[0].host, eps[0].port) if eps else config_voters.get(r.id))
+        addr = (
+            by_id[r.id].address
+            if r.id in by_id
+            else (Address(eps[0].host, eps[0].port) if eps else config_voters.get(r.id))
+        )
         lag = None if leader is None else leader.log_end_offset - r.log_end_offset
         voters.append(VoterHealth(r.id, r.directory_id, ok, lag, lag_ms, addr, reach(r.id)))
     n = len(voters)
@@ -199,7 +226,7 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         reasons.append(f"the leader {q.leader_id} is not among the voters")
     # other controllers that answer DescribeQuorum as the leader: an old leader cut off from
     # its followers answers so until it resigns (1.5 fetch timeouts), beside the new one
-    claims: dict[int, tuple[Probe, Quorum]] = {}   # node id -> (probe, its answer)
+    claims: dict[int, tuple[Probe, Quorum]] = {}  # node id -> (probe, its answer)
     for p, pq in answers:
         if p.kind == "controller" and p.is_leader and p.node_id is not None and p.node_id != q.leader_id:
             claims.setdefault(p.node_id, (p, pq))
@@ -213,14 +240,19 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
         verdict = "degraded" if lagging or unreachable or claims else "healthy"
     for p, pq in claims.values():
         if p in split:
-            reasons.append(f"two leaders of epoch {q.leader_epoch}: {_label(best)} and {_label(p)} both answer "
-                           "as the leader (a Raft safety violation)")
+            reasons.append(
+                f"two leaders of epoch {q.leader_epoch}: {_label(best)} and {_label(p)} both answer "
+                "as the leader (a Raft safety violation)"
+            )
         else:
-            reasons.append(f"{_label(p)} still answers as the leader of epoch {pq.leader_epoch}: it has not "
-                           f"learnt of epoch {q.leader_epoch} (leader {q.leader_id})")
+            reasons.append(
+                f"{_label(p)} still answers as the leader of epoch {pq.leader_epoch}: it has not "
+                f"learnt of epoch {q.leader_epoch} (leader {q.leader_id})"
+            )
     # a voter whose node fetches as an observer under another directory id: its disk was
     # replaced (or wiped and formatted again); the voter set still names the old one
     from .quorum import replaced_fix, replaced_text, replaced_voters
+
     replaced = {r.voter.id: r for r in replaced_voters(q)}
     via = f"--bootstrap-{'controller' if best.kind == 'controller' else 'server'} {best.address}"
     if replaced and verdict == "healthy":
@@ -230,20 +262,41 @@ def judge(probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_
             reasons.append(f"{replaced_text(q, replaced[v.id])}; fix: {replaced_fix(v.id, via)}")
         elif v.id in stale:
             behind = "" if v.lag_time_ms is None else f" ({v.lag_time_ms} ms behind)"
-            reasons.append(f"voter {v.id} does not answer; its last caught-up time from the leader{behind} "
-                           "predates the probes")
+            reasons.append(
+                f"voter {v.id} does not answer; its last caught-up time from the leader{behind} predates the probes"
+            )
         elif not v.caught_up and k >= m:
             how = f"{v.lag_time_ms} ms behind the leader" if v.lag_time_ms is not None else "not caught up"
             reasons.append(f"voter {v.id} is {how} (fetch timeout {fetch_timeout_ms} ms)")
     for p in unreachable:
         reasons.append(failure(p))
     for p in probes:
-        if (p.reachable and p.kind == "controller" and p.leader_view is not None and p.leader_view != q.leader_id
-                and (p.node_id not in claims or claims[p.node_id][0] is not p)):
+        if (
+            p.reachable
+            and p.kind == "controller"
+            and p.leader_view is not None
+            and p.leader_view != q.leader_id
+            and (p.node_id not in claims or claims[p.node_id][0] is not p)
+        ):
             reasons.append(f"{_label(p)} believes the leader is {p.leader_view}, not {q.leader_id}")
-    return Health(verdict, reasons, cluster_id or q.cluster_id, q.leader_id, q.leader_epoch,
-                  q.high_watermark, voters, m, k, can_lose, fetch_timeout_ms, timeout_s,
-                  elapsed_ms, probes, q, notes)
+    return Health(
+        verdict,
+        reasons,
+        cluster_id or q.cluster_id,
+        q.leader_id,
+        q.leader_epoch,
+        q.high_watermark,
+        voters,
+        m,
+        k,
+        can_lose,
+        fetch_timeout_ms,
+        timeout_s,
+        elapsed_ms,
+        probes,
+        q,
+        notes,
+    )
 
 
 def _ids_text(ids) -> str:
@@ -256,24 +309,39 @@ def can_restart(h: Health, ids: list[int]) -> RestartAnswer:
     still be a majority. A node that is not a voter does not count towards the
     majority; restarting it is allowed while there is a leader to rejoin."""
     nodes: list[RestartCheck] = []
-    if h.leader_id is None or h.quorum is None or h.majority is None:   # a leader's health has its majority
+    if h.leader_id is None or h.quorum is None or h.majority is None:  # a leader's health has its majority
         why = "no controller answered as the leader"
         for i in ids:
-            nodes.append(RestartCheck(i, any(v.id == i for v in h.voters), None, False,
-                                      f"{why}: a restarted node could not rejoin a quorum"))
+            nodes.append(
+                RestartCheck(
+                    i,
+                    any(v.id == i for v in h.voters),
+                    None,
+                    False,
+                    f"{why}: a restarted node could not rejoin a quorum",
+                )
+            )
         return RestartAnswer(list(ids), False, nodes)
     by_id = {v.id: v for v in h.voters}
     caught = [v.id for v in h.voters if v.caught_up]
     left = [i for i in caught if i not in ids]
     ok = len(left) >= h.majority
-    tail = (f"without {_ids_text(ids)} the caught-up voters are {_ids_text(left)} ({len(left)} of {len(h.voters)}), "
-            f"a majority needs {h.majority}")
+    tail = (
+        f"without {_ids_text(ids)} the caught-up voters are {_ids_text(left)} ({len(left)} of {len(h.voters)}), "
+        f"a majority needs {h.majority}"
+    )
     for i in ids:
         v = by_id.get(i)
         if v is None:
-            nodes.append(RestartCheck(i, False, None, True,
-                                      f"not a voter (voters {_ids_text(sorted(by_id))}): the quorum's majority "
-                                      "does not rest on it"))
+            nodes.append(
+                RestartCheck(
+                    i,
+                    False,
+                    None,
+                    True,
+                    f"not a voter (voters {_ids_text(sorted(by_id))}): the quorum's majority does not rest on it",
+                )
+            )
             continue
         if v.caught_up:
             what = "caught up" + (" (the leader: restarting it starts an election)" if i == h.leader_id else "")
@@ -294,11 +362,10 @@ def _label(p: Probe) -> str:
 def failure(p: Probe) -> str:
     """A probe's error as a reason, naming its address once (connection errors
     already start with it: "cannot connect to HOST:PORT: ...")."""
-    error = cast(str, p.error)   # only a probe that is not ok fails, and that one has its error (Probe.ok)
+    error = cast(str, p.error)  # only a probe that is not ok fails, and that one has its error (Probe.ok)
     if str(p.address) not in error:
         return f"{_label(p)}: {error}"
     return f"controller {p.node_id}: {error}" if p.node_id is not None else error
-
 
 
 def exit_status(h: Health, fail_on_lag: bool = False, verdict: str | None = None):
@@ -306,6 +373,7 @@ def exit_status(h: Health, fail_on_lag: bool = False, verdict: str | None = None
     (nothing answered is an error, exit 3, before any verdict); with --can-restart:
     0 allowed, 1 refused."""
     from ..errors import ExitStatus
+
     verdict = verdict or h.verdict
     if h.restart is not None:
         return ExitStatus.of(not h.restart.allowed)

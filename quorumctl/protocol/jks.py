@@ -44,13 +44,13 @@ class JksError(Exception):
 @dataclass
 class KeyEntry:
     alias: str
-    encrypted: bytes = field(repr=False)     # the KeyProtector blob (salt | data | check)
-    chain: list[bytes] = field(default_factory=list)   # DER certificates, the entry's own first
+    encrypted: bytes = field(repr=False)  # the KeyProtector blob (salt | data | check)
+    chain: list[bytes] = field(default_factory=list)  # DER certificates, the entry's own first
 
 
 @dataclass
 class Keystore:
-    certificates: list[bytes]        # DER of every trusted certificate entry
+    certificates: list[bytes]  # DER of every trusted certificate entry
     keys: list[KeyEntry]
 
 
@@ -65,7 +65,7 @@ class _Reader:
     def take(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.data):
             raise JksError("the file ends in the middle of an entry (truncated or not a JKS store)")
-        b = self.data[self.pos:self.pos + n]
+        b = self.data[self.pos : self.pos + n]
         self.pos += n
         return b
 
@@ -127,6 +127,7 @@ def read_jks(data: bytes, password: str | None) -> Keystore:
 
 # -- DER, only as far as EncryptedPrivateKeyInfo needs --------------------------------
 
+
 def _tlv(data: bytes, pos: int) -> tuple[int, bytes, int]:
     """(tag, value, position after) of the DER element at `pos`."""
     try:
@@ -135,13 +136,13 @@ def _tlv(data: bytes, pos: int) -> tuple[int, bytes, int]:
         pos += 2
         if n & 0x80:
             k = n & 0x7F
-            n = int.from_bytes(data[pos:pos + k], "big")
+            n = int.from_bytes(data[pos : pos + k], "big")
             pos += k
     except IndexError:
         raise JksError("a private key entry is not valid DER") from None
     if pos + n > len(data):
         raise JksError("a private key entry is not valid DER")
-    return tag, data[pos:pos + n], pos + n
+    return tag, data[pos : pos + n], pos + n
 
 
 def _key_protector_blob(enc: bytes) -> bytes:
@@ -151,8 +152,10 @@ def _key_protector_blob(enc: bytes) -> bytes:
     tag, alg, pos = _tlv(seq, 0)
     _, oid, _ = _tlv(alg, 0)
     if oid != _KEY_PROTECTOR_OID:
-        raise JksError("a private key is protected by an algorithm other than Sun's KeyProtector "
-                       "(convert the store to PKCS12 with keytool -importkeystore)")
+        raise JksError(
+            "a private key is protected by an algorithm other than Sun's KeyProtector "
+            "(convert the store to PKCS12 with keytool -importkeystore)"
+        )
     tag, blob, _ = _tlv(seq, pos)
     if tag != 0x04 or len(blob) < 40:
         raise JksError("a private key entry is not an EncryptedPrivateKeyInfo")

@@ -56,8 +56,10 @@ def _gss():
     try:
         import gssapi
     except ImportError:
-        raise KerberosError("sasl.mechanism GSSAPI needs the Python 'gssapi' package (pip install gssapi; "
-                            "it builds against the system's Kerberos, e.g. Debian's libkrb5-dev)") from None
+        raise KerberosError(
+            "sasl.mechanism GSSAPI needs the Python 'gssapi' package (pip install gssapi; "
+            "it builds against the system's Kerberos, e.g. Debian's libkrb5-dev)"
+        ) from None
     return gssapi
 
 
@@ -85,7 +87,13 @@ def _hint(msg: str) -> str:
         return "the keytab's key does not match the KDC's (a wrong or outdated keyTab)"
     if "not found in kerberos database" in m and "client" in m:
         return "the KDC does not know this principal (check principal)"
-    if "cannot find kdc" in m or "cannot contact any kdc" in m or "cannot resolve" in m or "realm" in m and "unknown" in m:
+    if (
+        "cannot find kdc" in m
+        or "cannot contact any kdc" in m
+        or "cannot resolve" in m
+        or "realm" in m
+        and "unknown" in m
+    ):
         return "no KDC answers for the realm (check krb5.conf / KRB5_CONFIG)"
     if "no credentials cache" in m or "no kerberos credentials" in m or "credentials cache file" in m:
         return "no ticket in the cache (run kinit, or set useKeyTab=true with keyTab and principal)"
@@ -145,9 +153,11 @@ class GssapiClient:
         self.target = f"{k.service_name}@{server_host(host)}"
         self.creds = credentials(cfg)
         self.ctx = gssapi.SecurityContext(
-            name=gssapi.Name(self.target, gssapi.NameType.hostbased_service), creds=self.creds,
-            usage="initiate", flags=(gssapi.RequirementFlag.mutual_authentication
-                                     | gssapi.RequirementFlag.integrity))
+            name=gssapi.Name(self.target, gssapi.NameType.hostbased_service),
+            creds=self.creds,
+            usage="initiate",
+            flags=(gssapi.RequirementFlag.mutual_authentication | gssapi.RequirementFlag.integrity),
+        )
         self.done = False
         self._layer = False
 
@@ -157,12 +167,14 @@ class GssapiClient:
         m = msg.lower()
         spn = self.target.replace("@", "/", 1)
         if "server" in m and "not found" in m:
-            hint = (f"the KDC has no service principal {spn} "
-                    "(check sasl.kerberos.service.name and the broker's host name)")
-        elif hint:      # the client's own login failed (the keytab's tickets are got lazily)
+            hint = (
+                f"the KDC has no service principal {spn} (check sasl.kerberos.service.name and the broker's host name)"
+            )
+        elif hint:  # the client's own login failed (the keytab's tickets are got lazily)
             raise KerberosError(f"Kerberos login with {_who(self.cfg.kerberos)} failed: {msg}; {hint}") from None
-        raise KerberosError(f"Kerberos {when} for {spn} with {_who(self.cfg.kerberos)} failed: {msg}"
-                            + (f"; {hint}" if hint else "")) from None
+        raise KerberosError(
+            f"Kerberos {when} for {spn} with {_who(self.cfg.kerberos)} failed: {msg}" + (f"; {hint}" if hint else "")
+        ) from None
 
     def first(self) -> bytes:
         try:
@@ -179,8 +191,9 @@ class GssapiClient:
             # the security layer: the server offers (mask, max size); we take none
             offer = self.ctx.unwrap(server_token).message
             if len(offer) != 4 or not offer[0] & 0x01:
-                raise KerberosError(f"GSSAPI: the server {self.target} does not offer the no-security-layer "
-                                    "option quorumctl needs")
+                raise KerberosError(
+                    f"GSSAPI: the server {self.target} does not offer the no-security-layer option quorumctl needs"
+                )
             authz = str(self.ctx.initiator_name).encode("utf-8")
             self.done = True
             return self.ctx.wrap(b"\x01\x00\x00\x00" + authz, False).message

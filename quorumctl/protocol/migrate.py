@@ -29,7 +29,7 @@ from .connection import Connection, NodeError
 from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, caught_up as caught_up_rule
 
 NODE_TIMEOUT_S = 5.0
-BROKER_RESOURCE = 4          # DescribeConfigs ResourceType BROKER
+BROKER_RESOURCE = 4  # DescribeConfigs ResourceType BROKER
 
 
 def _ask(addr: str, nid: int, cfg, deadline: float, n: NodeFacts) -> None:
@@ -43,10 +43,20 @@ def _ask(addr: str, nid: int, cfg, deadline: float, n: NodeFacts) -> None:
     with c:
         n.supported = dict(c.supported_features)
         try:
-            _v, resp = c.request(messages.DESCRIBE_CONFIGS, {
-                "resources": [{"resourceType": BROKER_RESOURCE, "resourceName": str(nid),
-                               "configurationKeys": [VOTERS_KEY, BOOTSTRAP_KEY]}],
-                "includeSynonyms": False, "includeDocumentation": False})
+            _v, resp = c.request(
+                messages.DESCRIBE_CONFIGS,
+                {
+                    "resources": [
+                        {
+                            "resourceType": BROKER_RESOURCE,
+                            "resourceName": str(nid),
+                            "configurationKeys": [VOTERS_KEY, BOOTSTRAP_KEY],
+                        }
+                    ],
+                    "includeSynonyms": False,
+                    "includeDocumentation": False,
+                },
+            )
         except (NodeError, ClusterError) as e:
             n.conf_error = str(e)
             return
@@ -55,8 +65,11 @@ def _ask(addr: str, nid: int, cfg, deadline: float, n: NodeFacts) -> None:
             n.conf_error = f"DescribeConfigs of node {nid} at {addr}: {r.get('errorMessage') or r['errorCode']}"
             return
         conf = {e["name"]: e["value"] for e in r["configs"]}
-        n.voters_conf, n.bootstrap_conf, n.conf_source = conf.get(VOTERS_KEY) or None, \
-            conf.get(BOOTSTRAP_KEY) or None, "running"
+        n.voters_conf, n.bootstrap_conf, n.conf_source = (
+            conf.get(VOTERS_KEY) or None,
+            conf.get(BOOTSTRAP_KEY) or None,
+            "running",
+        )
 
 
 def _brokers(client: QuorumClient) -> dict[int, str]:
@@ -67,8 +80,13 @@ def _brokers(client: QuorumClient) -> dict[int, str]:
     return {b["brokerId"]: str(Address(b["host"], b["port"])) for b in resp["brokers"]}
 
 
-def gather(bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None,
-           timeout: float | None, ask_kafka: bool = True) -> Facts:
+def gather(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    ask_kafka: bool = True,
+) -> Facts:
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         q = fetch_quorum(client)
         conn = client.bootstrap_connection()
@@ -83,7 +101,7 @@ def gather(bootstrap_server: str | None, bootstrap_controller: str | None, comma
             if eps:
                 n.address = str(Address(eps[0].host, eps[0].port))
                 voters[r.id] = [n.address]
-            n.caught_up = caught_up_rule(q, q.leader(), r, DEFAULT_FETCH_TIMEOUT_MS)[0]    # health's rule
+            n.caught_up = caught_up_rule(q, q.leader(), r, DEFAULT_FETCH_TIMEOUT_MS)[0]  # health's rule
         observers = {r.id: r for r in q.observers}
         if client.mode == "controller":
             for cid, addr in client.cluster_info().nodes.items():
@@ -91,8 +109,11 @@ def gather(bootstrap_server: str | None, bootstrap_controller: str | None, comma
                 n.address = n.address or str(addr)
             for oid in observers:
                 if ("controller", oid) not in nodes:
-                    nodes[("broker", oid)] = NodeFacts(oid, "broker", error="controllers do not list brokers' "
-                                                       "addresses: use --bootstrap-server to check brokers")
+                    nodes[("broker", oid)] = NodeFacts(
+                        oid,
+                        "broker",
+                        error="controllers do not list brokers' addresses: use --bootstrap-server to check brokers",
+                    )
         else:
             brokers = _brokers(client)
             for bid, addr in brokers.items():
@@ -100,8 +121,9 @@ def gather(bootstrap_server: str | None, bootstrap_controller: str | None, comma
             for oid in observers:
                 if ("broker", oid) not in nodes and ("controller", oid) not in nodes:
                     # an observer that is no registered broker: a controller outside the voter set
-                    nodes[("controller", oid)] = NodeFacts(oid, "controller", error="not a voter; its address is "
-                                                           "known only through --bootstrap-controller")
+                    nodes[("controller", oid)] = NodeFacts(
+                        oid, "controller", error="not a voter; its address is known only through --bootstrap-controller"
+                    )
             notes.append("controllers that are not voters are listed only through --bootstrap-controller")
         for (kind, nid), n in nodes.items():
             if kind == "controller" and nid in observers:
@@ -115,19 +137,35 @@ def gather(bootstrap_server: str | None, bootstrap_controller: str | None, comma
             answer = client.update_features({KRAFT: 1}, UPGRADE, validate_only=True)[KRAFT]
             ok = answer is None
             verdict = "kraft.version can be upgraded to 1." if ok else f"Can not upgrade kraft.version to 1. {answer}"
-        return Facts("live", conn.name, kv, finalized.get(MV), q.leader_id, voters,
-                     sorted(nodes.values(), key=lambda n: (n.kind != "controller", n.id)), verdict, ok, notes)
+        return Facts(
+            "live",
+            conn.name,
+            kv,
+            finalized.get(MV),
+            q.leader_id,
+            voters,
+            sorted(nodes.values(), key=lambda n: (n.kind != "controller", n.id)),
+            verdict,
+            ok,
+            notes,
+        )
 
 
-def upgrade(bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None,
-            timeout: float | None) -> str | None:
+def upgrade(
+    bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None, timeout: float | None
+) -> str | None:
     """Send UpdateFeatures kraft.version=1 (not a dry run); Kafka's error, or None."""
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         return client.update_features({KRAFT: 1}, UPGRADE, validate_only=False)[KRAFT]
 
 
-def wait_dynamic(bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None,
-                 timeout: float | None, limit_s: float) -> Facts:
+def wait_dynamic(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    limit_s: float,
+) -> Facts:
     """After the upgrade: the facts once kraft.version 1 is finalized and every voter shows
     its directory id, or as they are when `limit_s` ran out."""
     end = time.monotonic() + limit_s

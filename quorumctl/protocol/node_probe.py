@@ -59,41 +59,43 @@ DEFAULT_GRACE_S = 30.0
 @dataclass
 class LogDirView:
     """What the node's own log dir says (read-only; nothing is locked)."""
+
     path: str
     node_id: int | None = None
-    state_leader_id: int | None = None    # quorum-state: the leader it last recorded (None: none)
+    state_leader_id: int | None = None  # quorum-state: the leader it last recorded (None: none)
     state_epoch: int | None = None
-    state_age_s: float | None = None      # since quorum-state was last written
-    log_end_offset: int | None = None     # the end of its last complete batch
-    log_age_s: float | None = None        # since its active segment last grew
+    state_age_s: float | None = None  # since quorum-state was last written
+    log_end_offset: int | None = None  # the end of its last complete batch
+    log_age_s: float | None = None  # since its active segment last grew
     error: str | None = None
 
 
 @dataclass
 class Facts:
     """Everything `decide` looks at; filled by `probe_node`, built by hand in tests."""
+
     role: str
     address: str
     node_id: int | None = None
-    answers: bool = False                  # ApiVersions answered
-    answered_as: str | None = None         # controller | broker
-    error: str | None = None               # why it did not answer (or a request failed)
-    follows: int | None = None             # controller: the leader it names (None: none)
-    registered: bool | None = None         # broker: listed by its own DescribeCluster
-    fenced: bool | None = None             # broker: IsFenced (None: not known, DescribeCluster < v2)
+    answers: bool = False  # ApiVersions answered
+    answered_as: str | None = None  # controller | broker
+    error: str | None = None  # why it did not answer (or a request failed)
+    follows: int | None = None  # controller: the leader it names (None: none)
+    registered: bool | None = None  # broker: listed by its own DescribeCluster
+    fenced: bool | None = None  # broker: IsFenced (None: not known, DescribeCluster < v2)
     # the leader's view (None: no controller answered as the leader)
     leader_id: int | None = None
     leader_epoch: int | None = None
     high_watermark: int | None = None
-    leader_now_ms: int | None = None       # the leader's clock: its own replica's last fetch time
-    replica: str | None = None             # voter | observer | None (the leader has no record of it)
+    leader_now_ms: int | None = None  # the leader's clock: its own replica's last fetch time
+    replica: str | None = None  # voter | observer | None (the leader has no record of it)
     log_end_offset: int | None = None
     last_fetch_ms: int | None = None
     last_caught_up_ms: int | None = None
     voters: int | None = None
-    caught_up_without: int | None = None   # voters caught up, this node not counted
+    caught_up_without: int | None = None  # voters caught up, this node not counted
     majority: int | None = None
-    peers_answered: int = 0                # other controllers that answered at all
+    peers_answered: int = 0  # other controllers that answered at all
     log_dir: LogDirView | None = None
     fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS
 
@@ -126,7 +128,7 @@ class Verdict:
     reason: str
     facts: Facts
     grace_s: float
-    detached_s: float | None = None       # how long it has been attached to nothing (live), if known
+    detached_s: float | None = None  # how long it has been attached to nothing (live), if known
     checks: list[tuple[str, bool | None, str]] = field(default_factory=list)
 
 
@@ -151,10 +153,11 @@ def attachment(f: Facts) -> tuple[bool, str]:
                 return False, "knows no leader, and no controller answered as the leader"
             return False, f"follows leader {f.follows}, but no controller answered as the leader"
         if f.node_id == f.leader_id:
-            if f.majority is not None and f.caught_up_without is not None \
-                    and f.caught_up_without + 1 < f.majority:
-                return False, (f"leads epoch {f.leader_epoch}, but only {f.caught_up_without + 1} of "
-                               f"{f.voters} voters are caught up (a majority needs {f.majority})")
+            if f.majority is not None and f.caught_up_without is not None and f.caught_up_without + 1 < f.majority:
+                return False, (
+                    f"leads epoch {f.leader_epoch}, but only {f.caught_up_without + 1} of "
+                    f"{f.voters} voters are caught up (a majority needs {f.majority})"
+                )
             return True, f"the leader of epoch {f.leader_epoch}"
         if f.follows is None:
             return False, f"knows no leader while {f.leader_id} leads epoch {f.leader_epoch}"
@@ -172,21 +175,30 @@ def attachment(f: Facts) -> tuple[bool, str]:
     if f.node_id is None:
         return False, "its node id is unknown (give --node-id): the leader's record of it cannot be found"
     if f.replica is None:
-        return False, (f"the leader {f.leader_id} (epoch {f.leader_epoch}) has no record of node "
-                       f"{f.node_id} fetching")
+        return False, (f"the leader {f.leader_id} (epoch {f.leader_epoch}) has no record of node {f.node_id} fetching")
     cu = f.caught_up()
     if cu is False:
-        behind = "" if f.log_end_offset is None or f.high_watermark is None else \
-            f", log end {f.log_end_offset} vs high watermark {f.high_watermark}"
-        last = f.leader_now_ms - f.last_caught_up_ms if f.last_caught_up_ms is not None \
-            and f.leader_now_ms is not None else None
-        return False, (f"not caught up: last caught up {_ms(last)} ago by the leader's clock (fetch timeout "
-                       f"{f.fetch_timeout_ms} ms{behind})")
+        behind = (
+            ""
+            if f.log_end_offset is None or f.high_watermark is None
+            else f", log end {f.log_end_offset} vs high watermark {f.high_watermark}"
+        )
+        last = (
+            f.leader_now_ms - f.last_caught_up_ms
+            if f.last_caught_up_ms is not None and f.leader_now_ms is not None
+            else None
+        )
+        return False, (
+            f"not caught up: last caught up {_ms(last)} ago by the leader's clock (fetch timeout "
+            f"{f.fetch_timeout_ms} ms{behind})"
+        )
     if cu is None:
         return False, "the leader's answer does not say whether it is caught up"
     what = "a voter" if f.replica == "voter" else "an observer"
-    return True, (f"{what} caught up with leader {f.leader_id} in epoch {f.leader_epoch}"
-                  + ("" if f.log_end_offset is None else f" (log end {f.log_end_offset})"))
+    return True, (
+        f"{what} caught up with leader {f.leader_id} in epoch {f.leader_epoch}"
+        + ("" if f.log_end_offset is None else f" (log end {f.log_end_offset})")
+    )
 
 
 def detached_for(f: Facts) -> float | None:
@@ -212,8 +224,15 @@ def decide(f: Facts, kind: str, grace_s: float = DEFAULT_GRACE_S) -> Verdict:
         return Verdict(kind, f.role, ok, ExitStatus.of(not ok), f"{_who(f)} {why}", f, grace_s)
     attached, why = attachment(f)
     if kind == "ready":
-        return Verdict(kind, f.role, attached, ExitStatus.of(not attached),
-                       f"{_who(f)} is {'ready' if attached else 'not ready'}: {why}", f, grace_s)
+        return Verdict(
+            kind,
+            f.role,
+            attached,
+            ExitStatus.of(not attached),
+            f"{_who(f)} is {'ready' if attached else 'not ready'}: {why}",
+            f,
+            grace_s,
+        )
     # live
     if attached:
         return Verdict(kind, f.role, True, ExitStatus.OK, f"{_who(f)} is live: {why}", f, grace_s, 0.0)
@@ -222,30 +241,72 @@ def decide(f: Facts, kind: str, grace_s: float = DEFAULT_GRACE_S) -> Verdict:
     others = f.leader_id is not None and f.leader_id != f.node_id
     if not others:
         if f.leader_id is None:
-            tail = "no controller answered as the leader (a quorum without a majority, or none reachable " \
-                   "from here): a restart would not help"
+            tail = (
+                "no controller answered as the leader (a quorum without a majority, or none reachable "
+                "from here): a restart would not help"
+            )
         else:
             tail = "it is the leader itself"
-        return Verdict(kind, f.role, True, ExitStatus.OK, f"{_who(f)} is live (not attached: {why}; "
-                       f"liveness holds: {tail})", f, grace_s)
-    if f.role == "controller" and f.majority is not None and f.caught_up_without is not None \
-            and f.caught_up_without < f.majority:
-        return Verdict(kind, f.role, True, ExitStatus.OK,
-                       f"{_who(f)} is live (not attached: {why}; liveness holds: the others are "
-                       f"{f.caught_up_without} caught-up voters of {f.voters}, short of a majority of "
-                       f"{f.majority}: the quorum itself is in trouble)", f, grace_s)
+        return Verdict(
+            kind,
+            f.role,
+            True,
+            ExitStatus.OK,
+            f"{_who(f)} is live (not attached: {why}; liveness holds: {tail})",
+            f,
+            grace_s,
+        )
+    if (
+        f.role == "controller"
+        and f.majority is not None
+        and f.caught_up_without is not None
+        and f.caught_up_without < f.majority
+    ):
+        return Verdict(
+            kind,
+            f.role,
+            True,
+            ExitStatus.OK,
+            f"{_who(f)} is live (not attached: {why}; liveness holds: the others are "
+            f"{f.caught_up_without} caught-up voters of {f.voters}, short of a majority of "
+            f"{f.majority}: the quorum itself is in trouble)",
+            f,
+            grace_s,
+        )
     gone = detached_for(f)
     if gone is None:
-        return Verdict(kind, f.role, True, ExitStatus.OK,
-                       f"{_who(f)} is live (not attached: {why}; liveness holds: for how long is unknown: "
-                       "the leader has no fetch time of it and no --log-dir was given)", f, grace_s)
+        return Verdict(
+            kind,
+            f.role,
+            True,
+            ExitStatus.OK,
+            f"{_who(f)} is live (not attached: {why}; liveness holds: for how long is unknown: "
+            "the leader has no fetch time of it and no --log-dir was given)",
+            f,
+            grace_s,
+        )
     if gone <= grace_s:
-        return Verdict(kind, f.role, True, ExitStatus.OK,
-                       f"{_who(f)} is live (not attached for {gone:.1f} s: {why}; the grace period is "
-                       f"{grace_s:g} s)", f, grace_s, gone)
-    return Verdict(kind, f.role, False, ExitStatus.PROBLEMS,
-                   f"{_who(f)} is not live: attached to nothing for {gone:.1f} s (grace {grace_s:g} s) while "
-                   f"{f.leader_id} leads epoch {f.leader_epoch}: {why}", f, grace_s, gone)
+        return Verdict(
+            kind,
+            f.role,
+            True,
+            ExitStatus.OK,
+            f"{_who(f)} is live (not attached for {gone:.1f} s: {why}; the grace period is {grace_s:g} s)",
+            f,
+            grace_s,
+            gone,
+        )
+    return Verdict(
+        kind,
+        f.role,
+        False,
+        ExitStatus.PROBLEMS,
+        f"{_who(f)} is not live: attached to nothing for {gone:.1f} s (grace {grace_s:g} s) while "
+        f"{f.leader_id} leads epoch {f.leader_epoch}: {why}",
+        f,
+        grace_s,
+        gone,
+    )
 
 
 # -- gathering the facts ---------------------------------------------------------------
@@ -257,6 +318,7 @@ def read_log_dir(path: str, now: float | None = None) -> LogDirView:
     from ..logdir import statefiles
     from ..logdir.segments import scan_partition
     from ..raft.replica import resolve_partition_dir
+
     now = time.time() if now is None else now
     root, part = resolve_partition_dir(path)
     v = LogDirView(path)
@@ -288,10 +350,16 @@ def _log_end(path: str, base_offset: int, size: int) -> int | None:
     """The offset after the last complete batch of the active segment, walked from
     its offset index's last entry (a few batch headers, not the segment)."""
     from ..logdir.indexes import read_offset_index
-    from ..records.batch import (LAST_OFFSET_DELTA, LAST_OFFSET_DELTA_OFFSET, LENGTH_PREFIX, LOG_OVERHEAD,
-                                 MIN_RECORD_OVERHEAD)
+    from ..records.batch import (
+        LAST_OFFSET_DELTA,
+        LAST_OFFSET_DELTA_OFFSET,
+        LENGTH_PREFIX,
+        LOG_OVERHEAD,
+        MIN_RECORD_OVERHEAD,
+    )
+
     start = 0
-    idx = path[:-len(".log")] + ".index"
+    idx = path[: -len(".log")] + ".index"
     try:
         entries = read_offset_index(idx, base_offset) if os.path.isfile(idx) else []
         if entries:
@@ -308,7 +376,7 @@ def _log_end(path: str, base_offset: int, size: int) -> int | None:
                 break
             base, length = LENGTH_PREFIX.unpack_from(head, 0)
             if length < MIN_RECORD_OVERHEAD or pos + LOG_OVERHEAD + length > size:
-                break   # a preallocated zero tail or a torn last batch: the end
+                break  # a preallocated zero tail or a torn last batch: the end
             last = base + LAST_OFFSET_DELTA.unpack_from(head, LAST_OFFSET_DELTA_OFFSET)[0]
             pos += LOG_OVERHEAD + length
     return None if last is None else last + 1
@@ -317,8 +385,15 @@ def _log_end(path: str, base_offset: int, size: int) -> int | None:
 def _broker_view(addr: Address, cfg, deadline: float, node_id: int | None) -> dict:
     """A broker's own answers: role, registration and fencing, and the leader's
     view that it forwards (DescribeQuorum)."""
-    out: dict = {"answers": False, "error": None, "as": None, "node_id": node_id, "registered": None,
-                 "fenced": None, "quorum": None}
+    out: dict = {
+        "answers": False,
+        "error": None,
+        "as": None,
+        "node_id": node_id,
+        "registered": None,
+        "fenced": None,
+        "quorum": None,
+    }
     try:
         conn = Connection(addr, cfg, deadline).open()
     except NodeError as e:
@@ -331,12 +406,18 @@ def _broker_view(addr: Address, cfg, deadline: float, node_id: int | None) -> di
             return out
         v2 = conn.version_for(messages.DESCRIBE_CLUSTER, lo=2) is not None
         if conn.supports(messages.DESCRIBE_CLUSTER):
-            _, r = conn.request(messages.DESCRIBE_CLUSTER, {"includeClusterAuthorizedOperations": False,
-                                                            "endpointType": BROKERS, "includeFencedBrokers": True})
+            _, r = conn.request(
+                messages.DESCRIBE_CLUSTER,
+                {"includeClusterAuthorizedOperations": False, "endpointType": BROKERS, "includeFencedBrokers": True},
+            )
             if r["errorCode"] == 0:
                 out["cluster_id"] = r["clusterId"]
-                me = [b for b in r["brokers"] if (node_id is not None and b["brokerId"] == node_id)
-                      or (node_id is None and Address(b["host"], b["port"]) == addr)]
+                me = [
+                    b
+                    for b in r["brokers"]
+                    if (node_id is not None and b["brokerId"] == node_id)
+                    or (node_id is None and Address(b["host"], b["port"]) == addr)
+                ]
                 if me:
                     out["node_id"] = me[0]["brokerId"]
                     out["registered"] = True
@@ -369,8 +450,15 @@ def _find(q: Quorum, nid: int | None) -> tuple[str | None, Replica | None]:
     return None, None
 
 
-def facts_from(role: str, addr: Address, h: Health | None, own: dict | None, node_id: int | None,
-               fetch_timeout_ms: int, log_dir: LogDirView | None) -> Facts:
+def facts_from(
+    role: str,
+    addr: Address,
+    h: Health | None,
+    own: dict | None,
+    node_id: int | None,
+    fetch_timeout_ms: int,
+    log_dir: LogDirView | None,
+) -> Facts:
     """The facts of one probe run: the health check over the controllers (`h`,
     None when nothing answered) and, for a broker, its own answers (`own`)."""
     f = Facts(role, str(addr), node_id=node_id, fetch_timeout_ms=fetch_timeout_ms, log_dir=log_dir)
@@ -378,7 +466,7 @@ def facts_from(role: str, addr: Address, h: Health | None, own: dict | None, nod
     if role == "controller":
         me = next((p for p in (h.probes if h else []) if p.address == addr), None)
         if me is not None:
-            f.answers = me.reachable          # connected and answered ApiVersions in time
+            f.answers = me.reachable  # connected and answered ApiVersions in time
             f.answered_as = me.kind
             f.error = me.error
             f.follows = me.node_id if me.is_leader else me.leader_view
@@ -421,10 +509,20 @@ def _check_role(addr: Address, role: str, answered_as: str | None) -> None:
         raise InputError(f"{addr} answers as a {answered_as}, not a {role}: check --role and the addresses")
 
 
-def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str | None = None,
-               config: str | None = None, command_config: str | None = None, timeout: float = 5.0,
-               grace_s: float = DEFAULT_GRACE_S, fetch_timeout_ms: int | None = None,
-               node_id: int | None = None, log_dir: str | None = None) -> Verdict:
+def probe_node(
+    address: str,
+    role: str,
+    kind: str,
+    *,
+    bootstrap_controller: str | None = None,
+    config: str | None = None,
+    command_config: str | None = None,
+    timeout: float = 5.0,
+    grace_s: float = DEFAULT_GRACE_S,
+    fetch_timeout_ms: int | None = None,
+    node_id: int | None = None,
+    log_dir: str | None = None,
+) -> Verdict:
     """`quorumctl probe`: gather the facts about the node at `address` within
     `timeout` seconds and decide `kind` for `role`."""
     from ..config.addresses import parse_address, parse_address_list
@@ -442,6 +540,7 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
     cfg_fetch = None
     if config:
         from ..config.properties import load_properties
+
         props = load_properties(config, "server config")
         voters, boot, cfg_fetch = targets_from_server_config(props, config)
         if node_id is None and props.get("node.id", "").strip().isdigit():
@@ -468,7 +567,7 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
             conn.close()
             _check_role(addr, role, f.answered_as)
         v = decide(f, kind, grace_s)
-        if not f.answers:     # nothing answered: an error (exit 3), as every command says it
+        if not f.answers:  # nothing answered: an error (exit 3), as every command says it
             raise ClusterError(v.reason)
         return v
 
@@ -476,8 +575,11 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
     worker = None
     if role == "broker":
         box: dict = {}
-        worker = threading.Thread(target=lambda: box.update(_broker_view(addr, cfg, deadline, node_id)),
-                                  name=f"probe broker {addr}", daemon=True)
+        worker = threading.Thread(
+            target=lambda: box.update(_broker_view(addr, cfg, deadline, node_id)),
+            name=f"probe broker {addr}",
+            daemon=True,
+        )
         worker.start()
         targets = controllers
     else:
@@ -485,16 +587,24 @@ def probe_node(address: str, role: str, kind: str, *, bootstrap_controller: str 
     h: Health | None = None
     if targets or voters or boot:
         from .client import WrongEndpointType
+
         try:
-            h = check_health(cfg, controllers=targets, config_voters=voters, config_bootstrap=boot,
-                             timeout_s=timeout, fetch_timeout_ms=fetch)
+            h = check_health(
+                cfg,
+                controllers=targets,
+                config_voters=voters,
+                config_bootstrap=boot,
+                timeout_s=timeout,
+                fetch_timeout_ms=fetch,
+            )
         except ClusterError:
-            h = None      # nothing answered: the facts say so
+            h = None  # nothing answered: the facts say so
         except WrongEndpointType:
             if role == "controller":
                 _check_role(addr, role, "broker")
-            raise InputError("a --bootstrap-controller address answers as a broker, not a controller: "
-                             "check the addresses") from None
+            raise InputError(
+                "a --bootstrap-controller address answers as a broker, not a controller: check the addresses"
+            ) from None
     if worker is not None:
         worker.join(max(deadline - time.monotonic(), 0) + 0.5)
         own = dict(box) if box else {"answers": False, "error": f"no answer within the {timeout:g} s timeout"}

@@ -32,7 +32,7 @@ import time
 
 from ..errors import ClusterError, InputError
 
-_cache: dict[tuple, tuple[str, float, float]] = {}   # key -> (token, got_at, expires_at) (epoch seconds)
+_cache: dict[tuple, tuple[str, float, float]] = {}  # key -> (token, got_at, expires_at) (epoch seconds)
 _lock = threading.Lock()
 
 UNRETRYABLE = {400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414, 415, 501, 505}
@@ -79,6 +79,7 @@ def check_claims(claims: dict, o, where: str) -> float:
 
 # -- getting a token --------------------------------------------------------------------
 
+
 def _error_fields(body: bytes) -> str:
     """RFC 6749 5.2 error fields of an error answer (Kafka's formatErrorMessage
     quotes them; they hold no secret), else a short, printable snippet."""
@@ -105,9 +106,17 @@ def _post(o, deadline: float) -> str:
         scope = urllib.parse.quote_plus(scope) if scope else None
     basic = base64.b64encode(f"{cid}:{secret}".encode("utf-8")).decode("ascii")
     body = "grant_type=client_credentials" + (f"&scope={scope}" if scope else "")
-    req = urllib.request.Request(o.token_endpoint_url, data=body.encode("utf-8"), method="POST", headers={
-        "Accept": "application/json", "Authorization": f"Basic {basic}", "Cache-Control": "no-cache",
-        "Content-Type": "application/x-www-form-urlencoded"})
+    req = urllib.request.Request(
+        o.token_endpoint_url,
+        data=body.encode("utf-8"),
+        method="POST",
+        headers={
+            "Accept": "application/json",
+            "Authorization": f"Basic {basic}",
+            "Cache-Control": "no-cache",
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+    )
     where = f"token endpoint {o.token_endpoint_url}"
     backoff = o.retry_backoff_ms / 1000
     last = ""
@@ -143,8 +152,10 @@ def _post(o, deadline: float) -> str:
         if status is not None:
             fields = _error_fields(data)
             if status == 401 or (status == 400 and fields.startswith(("invalid_client", "unauthorized_client"))):
-                raise TokenError(f"{where} refused client {o.client_id!r} (HTTP {status}, {fields}): check "
-                                 f"{o.client_secret_setting} and the client id")
+                raise TokenError(
+                    f"{where} refused client {o.client_id!r} (HTTP {status}, {fields}): check "
+                    f"{o.client_secret_setting} and the client id"
+                )
             if status in UNRETRYABLE:
                 raise TokenError(f"{where} refused the token request (HTTP {status}, {fields})")
             last = f"HTTP {status}, {fields}"
@@ -155,13 +166,15 @@ def _post(o, deadline: float) -> str:
 def _read_file_token(o) -> str:
     import urllib.parse
     import urllib.request
+
     path = urllib.request.url2pathname(urllib.parse.urlparse(o.token_endpoint_url).path)
     try:
         with open(path, encoding="utf-8") as f:
             return f.read().strip()
     except OSError as e:
-        raise InputError(f"sasl.oauthbearer.token.endpoint.url: cannot read the token file {path}: "
-                         f"{e.strerror or e}") from None
+        raise InputError(
+            f"sasl.oauthbearer.token.endpoint.url: cannot read the token file {path}: {e.strerror or e}"
+        ) from None
 
 
 def _unsecured_token(o) -> tuple[str, float]:
@@ -179,10 +192,13 @@ def _unsecured_token(o) -> tuple[str, float]:
     now = (int(time.time() * 1000) - 1) / 1000.0
     claims: dict = {"exp": now + lifetime, "iat": now}
     for key, value in opts.items():
-        for prefix, kind in (("unsecuredLoginStringClaim_", "s"), ("unsecuredLoginNumberClaim_", "n"),
-                             ("unsecuredLoginListClaim_", "l")):
+        for prefix, kind in (
+            ("unsecuredLoginStringClaim_", "s"),
+            ("unsecuredLoginNumberClaim_", "n"),
+            ("unsecuredLoginListClaim_", "l"),
+        ):
             if key.startswith(prefix) and len(key) > len(prefix):
-                name = key[len(prefix):]
+                name = key[len(prefix) :]
                 if name in ("exp", "iat"):
                     raise InputError(f"sasl.jaas.config: {key}: the claim name {name} is reserved")
                 if kind == "s":
@@ -196,8 +212,9 @@ def _unsecured_token(o) -> tuple[str, float]:
                     claims[name] = value[1:].split(value[0]) if len(value) > 1 else []
     sub = claims.get(principal_claim)
     if not isinstance(sub, str) or not sub.strip():
-        raise InputError(f"sasl.jaas.config: the unsecured OAUTHBEARER login needs "
-                         f"unsecuredLoginStringClaim_{principal_claim}")
+        raise InputError(
+            f"sasl.jaas.config: the unsecured OAUTHBEARER login needs unsecuredLoginStringClaim_{principal_claim}"
+        )
     header = _b64url(json.dumps({"alg": "none"}, separators=(",", ":")).encode())
     payload = _b64url(json.dumps(claims, separators=(",", ":")).encode())
     return f"{header}.{payload}.", claims["exp"]
@@ -232,6 +249,7 @@ def token_for(o, deadline: float) -> str:
 
 
 # -- the SASL exchange ------------------------------------------------------------------
+
 
 class OAuthBearerClient:
     """RFC 7628's client: `n,,^Aauth=Bearer <token>[^Akey=value...]^A^A`; a

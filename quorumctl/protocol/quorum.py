@@ -40,9 +40,9 @@ class Endpoint:
 @dataclass
 class Replica:
     id: int
-    directory_id: str | None      # None: zero uuid (static quorum, or v0/v1 answer)
+    directory_id: str | None  # None: zero uuid (static quorum, or v0/v1 answer)
     log_end_offset: int
-    last_fetch: int | None        # epoch ms; None: unknown (-1, or a v0 answer)
+    last_fetch: int | None  # epoch ms; None: unknown (-1, or a v0 answer)
     last_caught_up: int | None
 
 
@@ -54,8 +54,8 @@ class Quorum:
     voters: list[Replica]
     observers: list[Replica]
     nodes: dict[int, list[Endpoint]] = field(default_factory=dict)
-    version: int = 2              # DescribeQuorum version of the answer
-    source: str = ""              # host:port that answered
+    version: int = 2  # DescribeQuorum version of the answer
+    source: str = ""  # host:port that answered
     cluster_id: str | None = None
 
     @property
@@ -87,6 +87,7 @@ class Replaced:
     """A voter whose node fetches as an observer under another directory id: its disk
     was replaced (or wiped and formatted again) and the voter set still names the old
     one (KIP-853 keys a voter by id and directory id)."""
+
     voter: Replica
     observer: Replica
 
@@ -112,8 +113,11 @@ def replaced_voters(q: Quorum) -> list[Replaced]:
     for o in q.observers:
         if o.directory_id is not None and fetching(q, o):
             observers.setdefault(o.id, o)
-    return [Replaced(v, observers[v.id]) for v in q.voters
-            if v.directory_id is not None and v.id in observers and observers[v.id].directory_id != v.directory_id]
+    return [
+        Replaced(v, observers[v.id])
+        for v in q.voters
+        if v.directory_id is not None and v.id in observers and observers[v.id].directory_id != v.directory_id
+    ]
 
 
 def replaced_text(q: Quorum, r: Replaced) -> str:
@@ -121,15 +125,19 @@ def replaced_text(q: Quorum, r: Replaced) -> str:
     n = len(q.voters)
     lost = len(replaced_voters(q))
     fewer = "one fewer" if lost == 1 else f"{lost} fewer"
-    return (f"controller {r.voter.id} runs as an observer with directory id {r.observer.directory_id}; the voter "
-            f"set names {r.voter.id} with directory id {r.voter.directory_id} (a replaced disk?): the quorum has "
-            f"{n - lost} voters, {fewer} than believed")
+    return (
+        f"controller {r.voter.id} runs as an observer with directory id {r.observer.directory_id}; the voter "
+        f"set names {r.voter.id} with directory id {r.voter.directory_id} (a replaced disk?): the quorum has "
+        f"{n - lost} voters, {fewer} than believed"
+    )
 
 
 def replaced_fix(node_id: int, bootstrap: str = "--bootstrap-controller HOST:PORT") -> str:
     """The fix for a replaced disk; `bootstrap` is the option and address to give."""
-    return (f"quorumctl replace-controller {node_id} {bootstrap} (a dry run; --apply removes the old directory id "
-            "from the voters, then adds the new one)")
+    return (
+        f"quorumctl replace-controller {node_id} {bootstrap} (a dry run; --apply removes the old directory id "
+        "from the voters, then adds the new one)"
+    )
 
 
 def _ts(v) -> int | None:
@@ -138,27 +146,40 @@ def _ts(v) -> int | None:
 
 def _replica(d: dict) -> Replica:
     did = d.get("replicaDirectoryId")
-    return Replica(d["replicaId"], None if did in (None, ZERO_UUID) else did, d["logEndOffset"],
-                   _ts(d.get("lastFetchTimestamp")), _ts(d.get("lastCaughtUpTimestamp")))
+    return Replica(
+        d["replicaId"],
+        None if did in (None, ZERO_UUID) else did,
+        d["logEndOffset"],
+        _ts(d.get("lastFetchTimestamp")),
+        _ts(d.get("lastCaughtUpTimestamp")),
+    )
 
 
-def quorum_from_partition(partition: dict, nodes: list | None = None, version: int = 2,
-                          source: str = "", cluster_id: str | None = None) -> Quorum:
+def quorum_from_partition(
+    partition: dict, nodes: list | None = None, version: int = 2, source: str = "", cluster_id: str | None = None
+) -> Quorum:
     """A Quorum from decoded DescribeQuorum partition data and Nodes."""
     node_map: dict[int, list[Endpoint]] = {}
     for n in nodes or []:
         node_map[n["nodeId"]] = [Endpoint(e["name"], e["host"], e["port"]) for e in n["listeners"]]
-    return Quorum(partition["leaderId"], partition["leaderEpoch"], partition["highWatermark"],
-                  [_replica(r) for r in partition["currentVoters"]],
-                  [_replica(r) for r in partition["observers"]],
-                  node_map, version, source, cluster_id)
+    return Quorum(
+        partition["leaderId"],
+        partition["leaderEpoch"],
+        partition["highWatermark"],
+        [_replica(r) for r in partition["currentVoters"]],
+        [_replica(r) for r in partition["observers"]],
+        node_map,
+        version,
+        source,
+        cluster_id,
+    )
 
 
 @dataclass
 class StatusValues:
     max_follower_lag: int | None
-    max_follower_lag_time_ms: int | None   # Kafka's value (-1 when unknown)
-    lag_time_known: bool = True             # False where Kafka prints -1 for "unknown"
+    max_follower_lag_time_ms: int | None  # Kafka's value (-1 when unknown)
+    lag_time_known: bool = True  # False where Kafka prints -1 for "unknown"
 
 
 def status_values(q: Quorum) -> StatusValues:
@@ -182,8 +203,8 @@ def status_values(q: Quorum) -> StatusValues:
 @dataclass
 class Row:
     replica: Replica
-    status: str                    # Leader | Follower | Observer
-    lag: int | None                # leader LEO - replica LEO; None when the leader is unknown
+    status: str  # Leader | Follower | Observer
+    lag: int | None  # leader LEO - replica LEO; None when the leader is unknown
 
 
 def replication_rows(q: Quorum) -> list[Row]:

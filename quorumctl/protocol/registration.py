@@ -34,9 +34,9 @@ from .quorum import fetching
 
 @dataclass
 class Step:
-    who: str                  # operator | quorumctl
-    what: str                 # what to do, with the exact commands
-    state: str                # done | to do | running | n/a
+    who: str  # operator | quorumctl
+    what: str  # what to do, with the exact commands
+    state: str  # done | to do | running | n/a
     evidence: str = ""
 
     def to_json(self) -> dict:
@@ -47,47 +47,66 @@ class Step:
 class ClearPlan:
     node_id: int
     apply: bool
-    kind: str | None = None               # controller | broker | None (not registered)
-    method: str | None = None             # unregister-broker | unregister-controller | re-register | None
+    kind: str | None = None  # controller | broker | None (not registered)
+    method: str | None = None  # unregister-broker | unregister-controller | re-register | None
     metadata_version: str | None = None
     target: str | None = None
     checked: list[str] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
-    cleared: bool = False                 # nothing of this registration blocks (the target) any more
-    looked_at: str = "controllers"        # the registrations checked: controllers | brokers
+    cleared: bool = False  # nothing of this registration blocks (the target) any more
+    looked_at: str = "controllers"  # the registrations checked: controllers | brokers
     applied: bool = False
 
     def to_json(self) -> dict:
-        return {"nodeId": self.node_id, "apply": self.apply, "kind": self.kind, "method": self.method,
-                "metadataVersion": self.metadata_version, "target": self.target, "checked": self.checked,
-                "steps": [s.to_json() for s in self.steps], "cleared": self.cleared, "applied": self.applied}
+        return {
+            "nodeId": self.node_id,
+            "apply": self.apply,
+            "kind": self.kind,
+            "method": self.method,
+            "metadataVersion": self.metadata_version,
+            "target": self.target,
+            "checked": self.checked,
+            "steps": [s.to_json() for s in self.steps],
+            "cleared": self.cleared,
+            "applied": self.applied,
+        }
 
 
 def node_config_text(node_id: int, bootstrap: str, listener: str, host: str, port: int, log_dir: str) -> str:
     """The server.properties of the re-registering controller."""
-    return "\n".join([
-        f"node.id={node_id}", "process.roles=controller",
-        f"controller.quorum.bootstrap.servers={bootstrap}",
-        "controller.quorum.auto.join.enable=false",
-        f"controller.listener.names={listener}",
-        f"listeners={listener}://{host}:{port}", f"advertised.listeners={listener}://{host}:{port}",
-        f"log.dirs={log_dir}",
-        "# plus your controllers' security settings (listener.security.protocol.map, TLS, SASL)"])
+    return "\n".join(
+        [
+            f"node.id={node_id}",
+            "process.roles=controller",
+            f"controller.quorum.bootstrap.servers={bootstrap}",
+            "controller.quorum.auto.join.enable=false",
+            f"controller.listener.names={listener}",
+            f"listeners={listener}://{host}:{port}",
+            f"advertised.listeners={listener}://{host}:{port}",
+            f"log.dirs={log_dir}",
+            "# plus your controllers' security settings (listener.security.protocol.map, TLS, SASL)",
+        ]
+    )
 
 
 def _check_node_config(path: str, node_id: int) -> list[str]:
     """What is wrong with the re-registering controller's config (empty: nothing)."""
     from ..config.server import load
+
     c = load(path)
     bad = []
     if c.node_id != node_id:
         bad.append(f"node.id is {c.node_id}, not {node_id}")
     if c.process_roles != ["controller"]:
-        bad.append(f"process.roles is {','.join(c.process_roles) or 'unset'}, not controller (a broker would "
-                   "register as a broker)")
+        bad.append(
+            f"process.roles is {','.join(c.process_roles) or 'unset'}, not controller (a broker would "
+            "register as a broker)"
+        )
     if c.quorum_voters:
-        bad.append("controller.quorum.voters is set: a static voter list names it a voter; use "
-                   "controller.quorum.bootstrap.servers")
+        bad.append(
+            "controller.quorum.voters is set: a static voter list names it a voter; use "
+            "controller.quorum.bootstrap.servers"
+        )
     if not c.quorum_bootstrap_servers:
         bad.append("controller.quorum.bootstrap.servers is not set")
     if c.props.get("controller.quorum.auto.join.enable", "false").strip().lower() != "false":
@@ -95,29 +114,44 @@ def _check_node_config(path: str, node_id: int) -> list[str]:
     return [f"{path}: {b}" for b in bad]
 
 
-def clear_registration(bootstrap_server: str | None, bootstrap_controller: str | None,
-                       command_config: str | None, timeout: float | None, node_id: int, target: str | None,
-                       node_config: str | None, apply: bool) -> ClearPlan:
+def clear_registration(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    node_id: int,
+    target: str | None,
+    node_config: str | None,
+    apply: bool,
+) -> ClearPlan:
     from ..ops.feature_update import parse_change
     from ..versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, version_name
+
     if node_id < 0:
         raise InputError(f"invalid negative node id: {node_id}")
     if not bootstrap_controller and not bootstrap_server:
-        raise InputError("give --bootstrap-controller (controller registrations are listed by the controllers) "
-                         "or --bootstrap-server (for a broker's)")
+        raise InputError(
+            "give --bootstrap-controller (controller registrations are listed by the controllers) "
+            "or --bootstrap-server (for a broker's)"
+        )
     change = parse_change("upgrade", target, None) if target else None
     plan = ClearPlan(node_id, apply, target=target)
-    with connect(bootstrap_server if not bootstrap_controller else None, bootstrap_controller, command_config,
-                 timeout) as client:
+    with connect(
+        bootstrap_server if not bootstrap_controller else None, bootstrap_controller, command_config, timeout
+    ) as client:
         q = fetch_quorum(client)
         mv = client.bootstrap_connection().finalized_features.get(METADATA_VERSION)
         plan.metadata_version = None if mv is None else version_name(mv)
         voters = sorted(v.id for v in q.voters)
         if node_id in voters:
-            raise Refused(f"node {node_id} is a voter (voters {', '.join(map(str, voters))}): not a ghost; remove it "
-                          "from the voters first (quorumctl remove-controller) if it is gone")
-        plan.checked.append(f"checked: node {node_id} is not a voter (voters {', '.join(map(str, voters))}); "
-                            f"metadata.version {plan.metadata_version}")
+            raise Refused(
+                f"node {node_id} is a voter (voters {', '.join(map(str, voters))}): not a ghost; remove it "
+                "from the voters first (quorumctl remove-controller) if it is gone"
+            )
+        plan.checked.append(
+            f"checked: node {node_id} is not a voter (voters {', '.join(map(str, voters))}); "
+            f"metadata.version {plan.metadata_version}"
+        )
         registered = client.cluster_info().nodes if client.mode == "controller" else {}
         # the leader's clock, not ours: an observer that fetched in the last FETCHING_MS runs
         running = any(o.id == node_id and fetching(q, o) for o in q.observers)
@@ -130,19 +164,23 @@ def clear_registration(bootstrap_server: str | None, bootstrap_controller: str |
     elif bootstrap_server:
         return _broker(plan, bootstrap_server, command_config, timeout, apply)
     else:
-        plan.checked.append(f"checked: no controller {node_id} is registered (registered controllers: "
-                            f"{', '.join(map(str, sorted(registered))) or 'none'}); a broker's registration is "
-                            "seen through --bootstrap-server")
+        plan.checked.append(
+            f"checked: no controller {node_id} is registered (registered controllers: "
+            f"{', '.join(map(str, sorted(registered))) or 'none'}); a broker's registration is "
+            "seen through --bootstrap-server"
+        )
         plan.cleared = True
         return plan
-    mine = None       # does Kafka's verdict name this controller? None: unknown
+    mine = None  # does Kafka's verdict name this controller? None: unknown
     if verdict is not None:
         why = verdict.get(METADATA_VERSION)
         # Kafka stops at the first node that refuses (brokers, then controllers): another
         # node named first says nothing about this one
         mine = True if why and f"Controller {node_id} " in why else (False if why is None else None)
-        plan.checked.append(f"checked: Kafka's verdict on metadata.version {target} (UpdateFeatures, validateOnly): "
-                            + (why or "accepted"))
+        plan.checked.append(
+            f"checked: Kafka's verdict on metadata.version {target} (UpdateFeatures, validateOnly): "
+            + (why or "accepted")
+        )
     if mv is not None and mv >= CONTROLLER_UNREGISTRATION_LEVEL:
         return _unregister_controller(plan, bootstrap_controller, command_config, timeout, apply)
     plan.method = "re-register"
@@ -152,6 +190,7 @@ def clear_registration(bootstrap_server: str | None, bootstrap_controller: str |
 
 def _broker(plan: ClearPlan, bootstrap_server: str, command_config, timeout, apply: bool) -> ClearPlan:
     from .cluster import unregister
+
     plan.kind, plan.method, plan.looked_at = "broker", "unregister-broker", "brokers"
     u = unregister(bootstrap_server, None, command_config, timeout, plan.node_id, apply)
     cmd = f"quorumctl cluster unregister --bootstrap-server {bootstrap_server} --id {plan.node_id} --apply"
@@ -164,27 +203,43 @@ def _broker(plan: ClearPlan, bootstrap_server: str, command_config, timeout, app
         return plan
     plan.applied = bool(u.applied)
     plan.cleared = plan.applied or not apply
-    plan.steps.append(Step("quorumctl", cmd, "done" if plan.applied else "to do",
-                           f"broker {plan.node_id} is registered and fenced at {u.endpoint}"))
+    plan.steps.append(
+        Step(
+            "quorumctl",
+            cmd,
+            "done" if plan.applied else "to do",
+            f"broker {plan.node_id} is registered and fenced at {u.endpoint}",
+        )
+    )
     return plan
 
 
 def _unregister_controller(plan: ClearPlan, bootstrap_controller, command_config, timeout, apply: bool) -> ClearPlan:
     from .unregister import unregister_controller
+
     plan.method = "unregister-controller"
-    cmd = (f"quorumctl cluster unregister-controller --bootstrap-controller {bootstrap_controller} "
-           f"--id {plan.node_id} --apply")
+    cmd = (
+        f"quorumctl cluster unregister-controller --bootstrap-controller {bootstrap_controller} "
+        f"--id {plan.node_id} --apply"
+    )
     u = unregister_controller(None, bootstrap_controller, command_config, timeout, plan.node_id, apply)
     plan.checked += u.checked
     plan.applied = u.done
     plan.cleared = u.done or not apply
-    plan.steps.append(Step("quorumctl", cmd, "done" if u.done else "to do",
-                           "UnregisterController (KIP-1312, metadata.version 4.4-IV2+)"))
+    plan.steps.append(
+        Step(
+            "quorumctl",
+            cmd,
+            "done" if u.done else "to do",
+            "UnregisterController (KIP-1312, metadata.version 4.4-IV2+)",
+        )
+    )
     return plan
 
 
-def _re_register(plan: ClearPlan, q, registered: dict, node_config: str | None, running: bool,
-                 mine: bool | None) -> None:
+def _re_register(
+    plan: ClearPlan, q, registered: dict, node_config: str | None, running: bool, mine: bool | None
+) -> None:
     cid = plan.node_id
     voters = sorted(q.voters, key=lambda v: v.id)
     eps = [e for v in voters for e in q.endpoints(v.id)[:1]]
@@ -194,26 +249,47 @@ def _re_register(plan: ClearPlan, q, registered: dict, node_config: str | None, 
     host, port = (addr.host, addr.port) if addr is not None else ("HOST", 9093)
     if node_config is None:
         cfg_path = f"controller-{cid}.properties"
-        plan.steps.append(Step("operator", f"write {cfg_path} on a host with the new release (its address may be "
-                                           "another's):\n" + node_config_text(cid, bootstrap, listener, host, port,
-                                                                             f"/var/lib/kafka/reregister-{cid}"),
-                               "to do", "give it with --node-config to have it checked"))
+        plan.steps.append(
+            Step(
+                "operator",
+                f"write {cfg_path} on a host with the new release (its address may be "
+                "another's):\n"
+                + node_config_text(cid, bootstrap, listener, host, port, f"/var/lib/kafka/reregister-{cid}"),
+                "to do",
+                "give it with --node-config to have it checked",
+            )
+        )
     else:
         cfg_path = node_config
         bad = _check_node_config(node_config, cid)
         if bad:
             raise InputError("; ".join(bad))
-        plan.steps.append(Step("operator", f"the config {node_config}", "done",
-                               f"node.id {cid}, process.roles controller, controller.quorum.bootstrap.servers, "
-                               "auto join off"))
-    plan.steps.append(Step("operator", f"format a fresh log dir with the new release: bin/kafka-storage.sh format "
-                                       f"--cluster-id {q.cluster_id} --config {cfg_path} --no-initial-controllers",
-                           "done" if running or mine is False else "to do"))
+        plan.steps.append(
+            Step(
+                "operator",
+                f"the config {node_config}",
+                "done",
+                f"node.id {cid}, process.roles controller, controller.quorum.bootstrap.servers, auto join off",
+            )
+        )
+    plan.steps.append(
+        Step(
+            "operator",
+            f"format a fresh log dir with the new release: bin/kafka-storage.sh format "
+            f"--cluster-id {q.cluster_id} --config {cfg_path} --no-initial-controllers",
+            "done" if running or mine is False else "to do",
+        )
+    )
     fix_known = mine is False
-    plan.steps.append(Step("operator", f"start it on the new release: bin/kafka-server-start.sh {cfg_path}; it "
-                                       "fetches as an observer and registers again",
-                           "running" if running else ("done" if fix_known else "to do"),
-                           f"DescribeQuorum: observer {cid} " + ("fetches" if running else "does not fetch")))
+    plan.steps.append(
+        Step(
+            "operator",
+            f"start it on the new release: bin/kafka-server-start.sh {cfg_path}; it "
+            "fetches as an observer and registers again",
+            "running" if running else ("done" if fix_known else "to do"),
+            f"DescribeQuorum: observer {cid} " + ("fetches" if running else "does not fetch"),
+        )
+    )
     if mine is None and plan.target is not None:
         state, why = "to do", "Kafka's verdict names another node first: clear that one too, then check again"
     elif mine is None:
@@ -222,11 +298,22 @@ def _re_register(plan: ClearPlan, q, registered: dict, node_config: str | None, 
         state, why = "to do", f"Kafka still names controller {cid}: its registration is the old release's"
     else:
         state, why = "done", f"Kafka's verdict on metadata.version {plan.target} no longer names controller {cid}"
-    plan.steps.append(Step("quorumctl", f"check that the registration covers metadata.version "
-                                        f"{plan.target or 'TARGET'} (run this command again with --metadata)",
-                           state, why))
-    plan.steps.append(Step("operator", "stop it (bin/kafka-server-stop.sh, or stop its service); its log dir may "
-                                       "be deleted: the registration stays with the new ranges",
-                           "done" if fix_known and not running else "to do",
-                           f"DescribeQuorum: observer {cid} " + ("still fetches" if running else "does not fetch")))
+    plan.steps.append(
+        Step(
+            "quorumctl",
+            f"check that the registration covers metadata.version "
+            f"{plan.target or 'TARGET'} (run this command again with --metadata)",
+            state,
+            why,
+        )
+    )
+    plan.steps.append(
+        Step(
+            "operator",
+            "stop it (bin/kafka-server-stop.sh, or stop its service); its log dir may "
+            "be deleted: the registration stays with the new ranges",
+            "done" if fix_known and not running else "to do",
+            f"DescribeQuorum: observer {cid} " + ("still fetches" if running else "does not fetch"),
+        )
+    )
     plan.cleared = fix_known and not running

@@ -36,8 +36,8 @@ from .client import connect, fetch_quorum
 from .quorum import FETCHING_MS, Endpoint, Quorum, fetching
 
 PROBE_TIMEOUT_S = 3.0
-ADD_TIMEOUT_S = 60.0          # AddRaftVoter's deadline without --timeout (the observer may be catching up)
-VERIFY_S = 60.0               # how long --apply waits for DescribeQuorum to show the result
+ADD_TIMEOUT_S = 60.0  # AddRaftVoter's deadline without --timeout (the observer may be catching up)
+VERIFY_S = 60.0  # how long --apply waits for DescribeQuorum to show the result
 
 
 @dataclass
@@ -54,23 +54,31 @@ class ReplacePlan:
     verified: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
-        return {"controllerId": self.controller_id, "apply": self.apply,
-                "oldDirectoryId": self.old_directory_id, "newDirectoryId": self.new_directory_id,
-                "endpoints": self.endpoints, "votersBefore": self.voters_before, "checked": self.checked,
-                "steps": self.steps, "done": self.done, "verified": self.verified}
+        return {
+            "controllerId": self.controller_id,
+            "apply": self.apply,
+            "oldDirectoryId": self.old_directory_id,
+            "newDirectoryId": self.new_directory_id,
+            "endpoints": self.endpoints,
+            "votersBefore": self.voters_before,
+            "checked": self.checked,
+            "steps": self.steps,
+            "done": self.done,
+            "verified": self.verified,
+        }
 
 
 def parse_endpoint(text: str) -> Endpoint:
     """NAME://HOST:PORT (an IPv6 host in brackets)."""
     from ..config.addresses import parse_address
+
     name, sep, rest = text.strip().partition("://")
     if not sep or not name:
         raise InputError(f"invalid --endpoint {text!r}: expected NAME://HOST:PORT, e.g. CONTROLLER://c3:9093")
     try:
         a = parse_address(rest, "--endpoint")
     except QuorumctlError:
-        raise InputError(f"invalid --endpoint {text!r}: expected NAME://HOST:PORT, e.g. CONTROLLER://c3:9093") \
-            from None
+        raise InputError(f"invalid --endpoint {text!r}: expected NAME://HOST:PORT, e.g. CONTROLLER://c3:9093") from None
     return Endpoint(name, a.host, a.port)
 
 
@@ -78,6 +86,7 @@ def _majority_after_removal(q: Quorum, cid: int, fetch_timeout_ms: int) -> tuple
     """The voters other than `cid` caught up (health's rule), and the majority of the
     voter set without `cid`."""
     from .health_verdict import caught_up
+
     leader = q.leader()
     others = [v for v in q.voters if v.id != cid]
     ok = sorted(v.id for v in others if caught_up(q, leader, v, fetch_timeout_ms)[0])
@@ -88,83 +97,118 @@ def _plan(client, cfg, plan: ReplacePlan, given: list[Endpoint], fetch_timeout_m
     """Fill `plan` from DescribeQuorum; the refusals (empty: the change may go ahead)."""
     from ..config.addresses import Address
     from .liveness import probe_voters
+
     cid = plan.controller_id
     refusals: list[str] = []
     q = fetch_quorum(client)
     if q.leader_id < 0 or q.leader() is None:
-        return [f"the quorum has no leader (epoch {q.leader_epoch}): a voter change needs one; "
-                "`quorumctl describe health` says why"]
-    plan.checked.append(f"checked: {q.source} answered DescribeQuorum: leader {q.leader_id}, epoch {q.leader_epoch}, "
-                        f"cluster {q.cluster_id}")
+        return [
+            f"the quorum has no leader (epoch {q.leader_epoch}): a voter change needs one; "
+            "`quorumctl describe health` says why"
+        ]
+    plan.checked.append(
+        f"checked: {q.source} answered DescribeQuorum: leader {q.leader_id}, epoch {q.leader_epoch}, "
+        f"cluster {q.cluster_id}"
+    )
     kraft = client.bootstrap_connection().finalized_features.get("kraft.version")
     if kraft is not None and kraft < 1:
-        return [f"kraft.version is {kraft}: a static quorum (controller.quorum.voters) has no directory ids to "
-                "replace and cannot change its voters live; migrate it to a dynamic quorum first"]
+        return [
+            f"kraft.version is {kraft}: a static quorum (controller.quorum.voters) has no directory ids to "
+            "replace and cannot change its voters live; migrate it to a dynamic quorum first"
+        ]
     if not q.has_directory_ids:
         return [f"{q.source} answered DescribeQuorum v{q.version}, without directory ids: Kafka 3.9+ is needed"]
     voters = sorted(v.id for v in q.voters)
     plan.voters_before = voters
     voter = next((v for v in q.voters if v.id == cid), None)
-    others = [o for o in q.observers if o.id == cid and o.directory_id is not None
-              and (voter is None or o.directory_id != voter.directory_id)]
+    others = [
+        o
+        for o in q.observers
+        if o.id == cid and o.directory_id is not None and (voter is None or o.directory_id != voter.directory_id)
+    ]
     # the leader lists a removed voter's old directory id as an observer for 5 minutes:
     # the one that fetches is the node's new disk
     observer = next((o for o in others if fetching(q, o)), None)
     vtext = ", ".join(map(str, voters))
     if observer is None:
         if voter is not None and (not others or fetching(q, voter)):
-            return [f"controller {cid} is a voter (directory id {voter.directory_id}) and no observer with id {cid} "
-                    "fetches under another directory id: nothing to replace (start the node on its new disk, "
-                    "formatted with --no-initial-controllers, and let it fetch first)"]
+            return [
+                f"controller {cid} is a voter (directory id {voter.directory_id}) and no observer with id {cid} "
+                "fetches under another directory id: nothing to replace (start the node on its new disk, "
+                "formatted with --no-initial-controllers, and let it fetch first)"
+            ]
         if not others:
-            return [f"controller {cid} is not a voter (voters {vtext}) and does not fetch as an observer: "
-                    "nothing to replace"]
+            return [
+                f"controller {cid} is not a voter (voters {vtext}) and does not fetch as an observer: "
+                "nothing to replace"
+            ]
         observer = others[0]
-        refusals.append(f"controller {cid} (directory id {observer.directory_id}) has not fetched from the leader "
-                        f"in the last {FETCHING_MS // 1000} s: it must run before it can become a voter")
+        refusals.append(
+            f"controller {cid} (directory id {observer.directory_id}) has not fetched from the leader "
+            f"in the last {FETCHING_MS // 1000} s: it must run before it can become a voter"
+        )
     else:
-        plan.checked.append(f"checked: controller {cid} fetches as an observer with directory id "
-                            f"{observer.directory_id}")
+        plan.checked.append(
+            f"checked: controller {cid} fetches as an observer with directory id {observer.directory_id}"
+        )
     plan.new_directory_id = observer.directory_id
     leo = q.leader().log_end_offset
     behind = max(leo - observer.log_end_offset, 0)
-    plan.checked.append(f"checked: it is {behind} offset(s) behind the leader (the leader adds a voter only "
-                        "once it has caught up; --apply retries until --timeout)")
+    plan.checked.append(
+        f"checked: it is {behind} offset(s) behind the leader (the leader adds a voter only "
+        "once it has caught up; --apply retries until --timeout)"
+    )
     if voter is not None:
         plan.old_directory_id = voter.directory_id
-        plan.checked.append(f"checked: the voter set names controller {cid} with directory id {voter.directory_id} "
-                            f"(voters {vtext})")
+        plan.checked.append(
+            f"checked: the voter set names controller {cid} with directory id {voter.directory_id} (voters {vtext})"
+        )
         ok, need = _majority_after_removal(q, cid, fetch_timeout_ms)
         if len(ok) < need:
-            refusals.append(f"without controller {cid} the voter set has {len(voters) - 1} voters and needs {need}, "
-                            f"but only {len(ok)} are caught up ({', '.join(map(str, ok)) or 'none'}): removing "
-                            f"{cid} first would stall the quorum; bring the others back first")
+            refusals.append(
+                f"without controller {cid} the voter set has {len(voters) - 1} voters and needs {need}, "
+                f"but only {len(ok)} are caught up ({', '.join(map(str, ok)) or 'none'}): removing "
+                f"{cid} first would stall the quorum; bring the others back first"
+            )
         else:
-            plan.checked.append(f"checked: without controller {cid} the caught-up voters {', '.join(map(str, ok))} "
-                                f"are a majority of {len(voters) - 1} (need {need})")
+            plan.checked.append(
+                f"checked: without controller {cid} the caught-up voters {', '.join(map(str, ok))} "
+                f"are a majority of {len(voters) - 1} (need {need})"
+            )
     else:
-        plan.checked.append(f"checked: controller {cid} is not a voter (voters {vtext}): the old directory id was "
-                            "removed already; only the addition remains")
+        plan.checked.append(
+            f"checked: controller {cid} is not a voter (voters {vtext}): the old directory id was "
+            "removed already; only the addition remains"
+        )
     eps = given or (q.endpoints(cid) if voter is not None else [])
     if not eps:
-        raise InputError(f"controller {cid}'s endpoints are not in the voter set any more: give them with "
-                         "--endpoint NAME://HOST:PORT (its controller.listener.names as advertised)")
+        raise InputError(
+            f"controller {cid}'s endpoints are not in the voter set any more: give them with "
+            "--endpoint NAME://HOST:PORT (its controller.listener.names as advertised)"
+        )
     plan.endpoints = [str(e) for e in eps]
-    plan.checked.append(f"checked: endpoints {', '.join(plan.endpoints)} "
-                        f"({'--endpoint' if given else 'as the voter set stores them'})")
+    plan.checked.append(
+        f"checked: endpoints {', '.join(plan.endpoints)} ({'--endpoint' if given else 'as the voter set stores them'})"
+    )
     probes = probe_voters({cid: [Address(e.host, e.port) for e in eps]}, cfg, PROBE_TIMEOUT_S)[0]
     for p in probes:
         if p.same_cluster_controller(q.cluster_id):
             plan.checked.append(f"checked: {p.address} answers as a controller of cluster {q.cluster_id}")
         else:
-            refusals.append(f"{p.address} ({', '.join(plan.endpoints)}) {p.detail}: the leader sends the new voter "
-                            "ApiVersions there and times out AddRaftVoter unless controller "
-                            f"{cid} of this cluster answers (give its endpoints with --endpoint)")
+            refusals.append(
+                f"{p.address} ({', '.join(plan.endpoints)}) {p.detail}: the leader sends the new voter "
+                "ApiVersions there and times out AddRaftVoter unless controller "
+                f"{cid} of this cluster answers (give its endpoints with --endpoint)"
+            )
     if voter is not None:
-        plan.steps.append(f"RemoveRaftVoter controller {cid} directory id {voter.directory_id}: the voter set "
-                          f"becomes {', '.join(str(i) for i in voters if i != cid)}")
-    plan.steps.append(f"AddRaftVoter controller {cid} directory id {observer.directory_id} endpoints "
-                      f"{', '.join(plan.endpoints)}: the voter set becomes {', '.join(map(str, sorted(set(voters) | {cid})))}")
+        plan.steps.append(
+            f"RemoveRaftVoter controller {cid} directory id {voter.directory_id}: the voter set "
+            f"becomes {', '.join(str(i) for i in voters if i != cid)}"
+        )
+    plan.steps.append(
+        f"AddRaftVoter controller {cid} directory id {observer.directory_id} endpoints "
+        f"{', '.join(plan.endpoints)}: the voter set becomes {', '.join(map(str, sorted(set(voters) | {cid})))}"
+    )
     return refusals
 
 
@@ -181,10 +225,18 @@ def _voter_change(call, after_ok) -> None:
         raise Refused(str(e)) from e
 
 
-def replace_controller(bootstrap_server: str | None, bootstrap_controller: str | None,
-                       command_config: str | None, timeout: float | None, controller_id: int,
-                       endpoints: list[str], apply: bool, fetch_timeout_ms: int = 2000) -> ReplacePlan:
+def replace_controller(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    controller_id: int,
+    endpoints: list[str],
+    apply: bool,
+    fetch_timeout_ms: int = 2000,
+) -> ReplacePlan:
     from .connection import load_client_config
+
     if controller_id < 0:
         raise InputError(f"invalid negative controller id: {controller_id}")
     given = [parse_endpoint(e) for e in endpoints or []]
@@ -197,13 +249,15 @@ def replace_controller(bootstrap_server: str | None, bootstrap_controller: str |
     if not apply:
         return plan
     cid, new = controller_id, plan.new_directory_id
-    listeners = [{"name": e.name, "host": e.host, "port": e.port}
-                 for e in (given or [parse_endpoint(t) for t in plan.endpoints])]
+    listeners = [
+        {"name": e.name, "host": e.host, "port": e.port} for e in (given or [parse_endpoint(t) for t in plan.endpoints])
+    ]
 
     # each step gets a client of its own: --timeout is each step's deadline
     def voter_keys() -> set[tuple[int, str | None]]:
         with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as c:
             return {(v.id, v.directory_id) for v in fetch_quorum(c).voters}
+
     if plan.old_directory_id is not None:
         old = plan.old_directory_id
         with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
@@ -215,13 +269,19 @@ def replace_controller(bootstrap_server: str | None, bootstrap_controller: str |
             _voter_change(lambda: client.add_raft_voter(cid, new, listeners), lambda: (cid, new) in voter_keys())
     except QuorumctlError as e:
         eps = " ".join(f"--endpoint {t}" for t in plan.endpoints)
-        via = (f"--bootstrap-controller {bootstrap_controller}" if bootstrap_controller
-               else f"--bootstrap-server {bootstrap_server}")
-        raise Refused(f"controller {cid} is not a voter: AddRaftVoter failed: {e}; once it fetches and has caught "
-                      f"up, run again: quorumctl replace-controller {cid} {via} {eps} --apply") from e
+        via = (
+            f"--bootstrap-controller {bootstrap_controller}"
+            if bootstrap_controller
+            else f"--bootstrap-server {bootstrap_server}"
+        )
+        raise Refused(
+            f"controller {cid} is not a voter: AddRaftVoter failed: {e}; once it fetches and has caught "
+            f"up, run again: quorumctl replace-controller {cid} {via} {eps} --apply"
+        ) from e
     plan.done.append(f"added voter {cid} directory id {new}")
-    plan.verified = _verify(lambda: _fresh_quorum(bootstrap_server, bootstrap_controller, command_config, timeout),
-                            plan)
+    plan.verified = _verify(
+        lambda: _fresh_quorum(bootstrap_server, bootstrap_controller, command_config, timeout), plan
+    )
     return plan
 
 
@@ -251,11 +311,17 @@ def _verify(describe, plan: ReplacePlan) -> list[str]:
         if shadows:
             problems.append(f"observers fetching under a voter's id: {', '.join(map(str, shadows))}")
         if not problems:
-            return [f"verified: voters {', '.join(map(str, ids))} (leader {q.leader_id}, epoch {q.leader_epoch}), "
-                    f"controller {cid} with directory id {new}; no observer fetches under a voter's id"] + \
-                   [f"note: the leader lists the old directory id {o.directory_id} as an observer that does not "
-                    "fetch, until 5 minutes after its last fetch (Kafka's observer session timeout)" for o in stale]
+            return [
+                f"verified: voters {', '.join(map(str, ids))} (leader {q.leader_id}, epoch {q.leader_epoch}), "
+                f"controller {cid} with directory id {new}; no observer fetches under a voter's id"
+            ] + [
+                f"note: the leader lists the old directory id {o.directory_id} as an observer that does not "
+                "fetch, until 5 minutes after its last fetch (Kafka's observer session timeout)"
+                for o in stale
+            ]
         if time.monotonic() > end:
-            raise Refused(f"controller {cid} was added back, but DescribeQuorum does not show the replacement "
-                          f"after {VERIFY_S:g} s: " + "; ".join(problems))
+            raise Refused(
+                f"controller {cid} was added back, but DescribeQuorum does not show the replacement "
+                f"after {VERIFY_S:g} s: " + "; ".join(problems)
+            )
         time.sleep(1)

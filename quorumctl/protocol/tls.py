@@ -31,8 +31,10 @@ def _store_kind(declared: str | None, data: bytes, what: str, path: str) -> str:
                 raise InputError(f"{what} {path} is a JKS store, not PEM: set its type to JKS")
             return "JKS"
         if data.startswith(b"\xce\xce\xce\xce"):
-            raise InputError(f"{what} {path} is a JCEKS store, which quorumctl cannot read; convert it "
-                             "with keytool -importkeystore -deststoretype PKCS12")
+            raise InputError(
+                f"{what} {path} is a JCEKS store, which quorumctl cannot read; convert it "
+                "with keytool -importkeystore -deststoretype PKCS12"
+            )
         if b"-----BEGIN" in data[:4096]:
             return "PEM"
         if declared == "PEM":
@@ -43,6 +45,7 @@ def _store_kind(declared: str | None, data: bytes, what: str, path: str) -> str:
 
 def _jks(data: bytes, password: str | None, what: str, path: str):
     from .jks import JksError, read_jks
+
     try:
         return read_jks(data, password)
     except JksError as e:
@@ -54,9 +57,9 @@ def _jks(data: bytes, password: str | None, what: str, path: str):
 def _jks_key_pem(store, key_password: str | None, what: str, path: str, setting: str) -> tuple[str, str]:
     """(chain PEM, unencrypted PKCS8 key PEM) of a JKS keystore's one key entry."""
     from cryptography import x509
-    from cryptography.hazmat.primitives.serialization import (
-        Encoding, NoEncryption, PrivateFormat, load_der_private_key)
+    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, load_der_private_key
     from .jks import JksError, decrypt_key
+
     if not store.keys:
         raise InputError(f"{what} {path} has no private key entry (it holds only trusted certificates)")
     entry = store.keys[0]
@@ -97,6 +100,7 @@ def _pkcs12(data: bytes, password: str | None, what: str, path: str):
 
 def _pem_of(cert) -> str:
     from cryptography.hazmat.primitives.serialization import Encoding
+
     return cert.public_bytes(Encoding.PEM).decode("ascii")
 
 
@@ -138,14 +142,14 @@ def client_context(cfg) -> ssl.SSLContext:
                 ctx.load_verify_locations(cadata=data.decode("ascii", "replace"))
             elif kind == "JKS":
                 from cryptography import x509
+
                 store = _jks(data, cfg.truststore_password, what, cfg.truststore_location)
                 # Java's TrustManagerFactory trusts the trusted-certificate entries
                 # and, of each key entry, its own certificate
                 ders = store.certificates + [k.chain[0] for k in store.keys if k.chain]
                 if not ders:
                     raise InputError(f"{what} {cfg.truststore_location} holds no certificates")
-                ctx.load_verify_locations(cadata="".join(
-                    _pem_of(x509.load_der_x509_certificate(d)) for d in ders))
+                ctx.load_verify_locations(cadata="".join(_pem_of(x509.load_der_x509_certificate(d)) for d in ders))
             else:
                 p12 = _pkcs12(data, cfg.truststore_password, what, cfg.truststore_location)
                 certs = [c.certificate for c in p12.additional_certs]
@@ -173,12 +177,17 @@ def client_context(cfg) -> ssl.SSLContext:
             elif kind == "JKS":
                 store = _jks(data, cfg.keystore_password, what, cfg.keystore_location)
                 setting = "ssl.key.password" if cfg.key_password is not None else "ssl.keystore.password"
-                chain, key_pem = _jks_key_pem(store, cfg.key_password if cfg.key_password is not None
-                                              else cfg.keystore_password, what, cfg.keystore_location, setting)
+                chain, key_pem = _jks_key_pem(
+                    store,
+                    cfg.key_password if cfg.key_password is not None else cfg.keystore_password,
+                    what,
+                    cfg.keystore_location,
+                    setting,
+                )
                 _load_chain_from_memory(ctx, chain, key_pem, None)
             else:
-                from cryptography.hazmat.primitives.serialization import (
-                    Encoding, NoEncryption, PrivateFormat)
+                from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
                 p12 = _pkcs12(data, cfg.keystore_password, what, cfg.keystore_location)
                 if p12.key is None or p12.cert is None:
                     raise InputError(f"{what} {cfg.keystore_location} has no private key with a certificate")

@@ -24,16 +24,25 @@ from collections.abc import Iterator
 
 from dataclasses import dataclass
 
-from ..config.topic_describe import checked_options, FILTERS, Listed, admin_topic_order, hashmap_capacity, hashmap_order, \
-    is_internal, replication_factor, topic_regex
+from ..config.topic_describe import (
+    checked_options,
+    FILTERS,
+    Listed,
+    admin_topic_order,
+    hashmap_capacity,
+    hashmap_order,
+    is_internal,
+    replication_factor,
+    topic_regex,
+)
 from ..errors import InputError
 from . import kerrors, messages
 from .client import connect
 
-TOPIC_RESOURCE = 2          # ConfigResource.Type.TOPIC
-DEFAULT_CONFIG = 5          # ConfigEntry.ConfigSource.DEFAULT_CONFIG: what the Configs column leaves out
+TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+DEFAULT_CONFIG = 5  # ConfigEntry.ConfigSource.DEFAULT_CONFIG: what the Configs column leaves out
 UNKNOWN_TOPIC_ID = 100
-CONFIG_BATCH = 1000         # topics per DescribeConfigs request
+CONFIG_BATCH = 1000  # topics per DescribeConfigs request
 MIN_INSYNC = "min.insync.replicas"
 
 
@@ -44,6 +53,7 @@ class TopicMissing(InputError):
 @dataclass
 class Part:
     """One partition as an answer gives it (lists as tuples: states repeat and are memoised)."""
+
     index: int
     leader: int
     replicas: tuple
@@ -81,9 +91,18 @@ def _check(code: int, message, conn, api: str) -> None:
 
 
 def _parts_of(t: dict) -> list[Part]:
-    return [Part(p["partitionIndex"], p["leaderId"], tuple(p["replicaNodes"]), tuple(p["isrNodes"]),
-                 _tuple(p.get("eligibleLeaderReplicas")), _tuple(p.get("lastKnownElr")), p["errorCode"])
-            for p in t["partitions"]]
+    return [
+        Part(
+            p["partitionIndex"],
+            p["leaderId"],
+            tuple(p["replicaNodes"]),
+            tuple(p["isrNodes"]),
+            _tuple(p.get("eligibleLeaderReplicas")),
+            _tuple(p.get("lastKnownElr")),
+            p["errorCode"],
+        )
+        for p in t["partitions"]
+    ]
 
 
 def _by_names(conn, topic: str | None, exclude_internal: bool, limit: int) -> dict[str, tuple[str, list[Part]]]:
@@ -112,16 +131,33 @@ def _by_names(conn, topic: str | None, exclude_internal: bool, limit: int) -> di
 
 def _by_id(conn, topic_id: str, exclude_internal: bool) -> dict[str, tuple[str, list[Part]]]:
     """describeTopics(ids): Metadata by topic id (v10+); its partitions have no ELR."""
-    version, resp = conn.request(messages.METADATA, {
-        "topics": [{"topicId": topic_id, "name": None}], "allowAutoTopicCreation": False,
-        "includeClusterAuthorizedOperations": False, "includeTopicAuthorizedOperations": False}, lo=10)
+    version, resp = conn.request(
+        messages.METADATA,
+        {
+            "topics": [{"topicId": topic_id, "name": None}],
+            "allowAutoTopicCreation": False,
+            "includeClusterAuthorizedOperations": False,
+            "includeTopicAuthorizedOperations": False,
+        },
+        lo=10,
+    )
     out = {}
     for t in resp["topics"]:
         if t["errorCode"] == UNKNOWN_TOPIC_ID or (exclude_internal and t.get("isInternal")):
             continue
         _check(t["errorCode"], None, conn, "Metadata")
-        parts = [Part(p["partitionIndex"], p["leaderId"], tuple(p["replicaNodes"]), tuple(p["isrNodes"]),
-                      None, None, p["errorCode"]) for p in t["partitions"]]
+        parts = [
+            Part(
+                p["partitionIndex"],
+                p["leaderId"],
+                tuple(p["replicaNodes"]),
+                tuple(p["isrNodes"]),
+                None,
+                None,
+                p["errorCode"],
+            )
+            for p in t["partitions"]
+        ]
         out[t["name"]] = (t["topicId"], parts)
     return out
 
@@ -131,18 +167,27 @@ def topic_configs(conn, names: list[str]) -> dict[str, tuple[list[tuple[str, str
     min.insync.replicas), from DescribeConfigs in batches."""
     out = {}
     for i in range(0, len(names), CONFIG_BATCH):
-        batch = names[i:i + CONFIG_BATCH]
-        _, resp = conn.request(messages.DESCRIBE_CONFIGS, {
-            "resources": [{"resourceType": TOPIC_RESOURCE, "resourceName": n, "configurationKeys": None}
-                          for n in batch], "includeSynonyms": False, "includeDocumentation": False})
+        batch = names[i : i + CONFIG_BATCH]
+        _, resp = conn.request(
+            messages.DESCRIBE_CONFIGS,
+            {
+                "resources": [
+                    {"resourceType": TOPIC_RESOURCE, "resourceName": n, "configurationKeys": None} for n in batch
+                ],
+                "includeSynonyms": False,
+                "includeDocumentation": False,
+            },
+        )
         for r in resp["results"]:
             _check(r["errorCode"], r.get("errorMessage"), conn, f"DescribeConfigs of topic {r['resourceName']}")
             entries = {c["name"]: c for c in r["configs"]}
             # Config's entries are a HashMap filled in the answer's order
             order = hashmap_order(list(entries), hashmap_capacity(len(entries)))
-            shown = [(k, "null" if entries[k]["value"] is None else entries[k]["value"],
-                      entries[k].get("configSource", -1)) for k in order
-                     if entries[k].get("configSource", -1) != DEFAULT_CONFIG]
+            shown = [
+                (k, "null" if entries[k]["value"] is None else entries[k]["value"], entries[k].get("configSource", -1))
+                for k in order
+                if entries[k].get("configSource", -1) != DEFAULT_CONFIG
+            ]
             misr_entry = entries.get(MIN_INSYNC)
             try:
                 misr = int(misr_entry["value"]) if misr_entry else 1
@@ -160,13 +205,25 @@ def reassignments(conn) -> dict[tuple[str, int], tuple[tuple, tuple, tuple]]:
     if resp["errorCode"] in (kerrors.UNSUPPORTED_VERSION, kerrors.CLUSTER_AUTHORIZATION_FAILED):
         return {}
     _check(resp["errorCode"], resp.get("errorMessage"), conn, "ListPartitionReassignments")
-    return {(t["name"], p["partitionIndex"]): (tuple(p["replicas"]), tuple(p["addingReplicas"]),
-                                                tuple(p["removingReplicas"]))
-            for t in resp["topics"] for p in t["partitions"]}
+    return {
+        (t["name"], p["partitionIndex"]): (
+            tuple(p["replicas"]),
+            tuple(p["addingReplicas"]),
+            tuple(p["removingReplicas"]),
+        )
+        for t in resp["topics"]
+        for p in t["partitions"]
+    }
 
 
-SOURCES = {1: "TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-           4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
+SOURCES = {
+    1: "TOPIC_CONFIG",
+    2: "DYNAMIC_BROKER_CONFIG",
+    3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
+    4: "STATIC_BROKER_CONFIG",
+    5: "DEFAULT_CONFIG",
+    6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+}
 
 
 class LiveDescribed:
@@ -174,6 +231,7 @@ class LiveDescribed:
     item is the topic's JSON without its partitions and its listed partitions as
     (id, Listed), the contract of image.topics.Described (render.topics streams either).
     `summary` is complete once the iteration ends."""
+
     streams_topics = True
 
     def __init__(self, order, found, configs, moving, live, filters, overrides) -> None:
@@ -200,8 +258,9 @@ class LiveDescribed:
                 if info is None:
                     if len(memo) > 1 << 16:
                         memo.clear()
-                    info = memo[key] = Listed(p.leader, p.replicas, p.isr, adding, removing, p.elr, p.last_elr,
-                                              misr, self.live, self.filters)
+                    info = memo[key] = Listed(
+                        p.leader, p.replicas, p.isr, adding, removing, p.elr, p.last_elr, misr, self.live, self.filters
+                    )
                 for w in info.why:
                     counts[w] += 1
                 if info.listed and not self.overrides:
@@ -215,16 +274,32 @@ class LiveDescribed:
             n_topics += 1
             total += len(parts)
             listed += len(rows)
-            yield ({"topic": name, "topicId": tid, "partitionCount": len(parts), "replicationFactor": rf,
-                    "configs": [{"name": k, "value": v, "source": SOURCES.get(s, str(s))} for k, v, s in shown]},
-                   rows)
+            yield (
+                {
+                    "topic": name,
+                    "topicId": tid,
+                    "partitionCount": len(parts),
+                    "replicationFactor": rf,
+                    "configs": [{"name": k, "value": v, "source": SOURCES.get(s, str(s))} for k, v, s in shown],
+                },
+                rows,
+            )
         self.summary = {"topics": n_topics, "partitions": total, "listed": listed, **counts}
 
 
-def describe(bootstrap_server: str, command_config: str | None, timeout: float | None, *,
-             topic: str | None = None, topic_id: str | None = None, exclude_internal: bool = False,
-             filters: tuple[str, ...] = (), overrides: bool = False, if_exists: bool = False,
-             page: int = 2000) -> dict:
+def describe(
+    bootstrap_server: str,
+    command_config: str | None,
+    timeout: float | None,
+    *,
+    topic: str | None = None,
+    topic_id: str | None = None,
+    exclude_internal: bool = False,
+    filters: tuple[str, ...] = (),
+    overrides: bool = False,
+    if_exists: bool = False,
+    page: int = 2000,
+) -> dict:
     """The document `topics describe` renders (its "topics" a LiveDescribed, its
     "summary" filled once they are read), asked of the brokers."""
     use_id = checked_options(filters, topic_id)
@@ -246,5 +321,12 @@ def describe(bootstrap_server: str, command_config: str | None, timeout: float |
         configs = topic_configs(conn, sorted(found)) if found else {}
         moving = reassignments(conn) if found else {}
     stream = LiveDescribed(order, found, configs, moving, live, tuple(filters), overrides)
-    return {"source": conn.name, "clusterId": info.cluster_id, "filters": list(filters), "overrides": overrides,
-            "liveBrokers": sorted(live), "topics": stream, "summary": None}
+    return {
+        "source": conn.name,
+        "clusterId": info.cluster_id,
+        "filters": list(filters),
+        "overrides": overrides,
+        "liveBrokers": sorted(live),
+        "topics": stream,
+        "summary": None,
+    }

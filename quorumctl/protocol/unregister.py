@@ -45,11 +45,17 @@ class UnregisterPlan:
     checked: list[str] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)
     done: bool = False
-    removed_voter: str | None = None      # remove-controller --unregister: the directory id removed
+    removed_voter: str | None = None  # remove-controller --unregister: the directory id removed
 
     def to_json(self) -> dict:
-        return {"controller_id": self.controller_id, "apply": self.apply, "checked": self.checked,
-                "refusals": self.refusals, "unregistered": self.done, "removed_voter": self.removed_voter}
+        return {
+            "controller_id": self.controller_id,
+            "apply": self.apply,
+            "checked": self.checked,
+            "refusals": self.refusals,
+            "unregistered": self.done,
+            "removed_voter": self.removed_voter,
+        }
 
 
 def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cfg) -> None:
@@ -61,41 +67,53 @@ def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cf
     need = f"{NAME_OF[CONTROLLER_UNREGISTRATION_LEVEL]} ({CONTROLLER_UNREGISTRATION_LEVEL})"
     if mv is None or mv < CONTROLLER_UNREGISTRATION_LEVEL:
         have = "unknown" if mv is None else f"{version_name(mv)} ({mv})"
-        plan.refusals.append(f"metadata.version is {have} ({conn.name}'s finalized level): unregistering a "
-                             f"controller needs {need} (KIP-1312); the controller would refuse it with "
-                             "UNSUPPORTED_VERSION")
+        plan.refusals.append(
+            f"metadata.version is {have} ({conn.name}'s finalized level): unregistering a "
+            f"controller needs {need} (KIP-1312); the controller would refuse it with "
+            "UNSUPPORTED_VERSION"
+        )
     else:
         plan.checked.append(f"checked: metadata.version {version_name(mv)} ({mv}) is at least {need}")
     q = fetch_quorum(client)
     voters = sorted(v.id for v in q.voters)
     if controller_id in voters and not voter_ok:
-        plan.refusals.append(f"controller {controller_id} is a voter (voters {', '.join(map(str, voters))}, "
-                             f"leader {q.leader_id}): remove it from the voters first (quorumctl remove-controller "
-                             f"-i {controller_id} -d DIRECTORY_ID, then stop it), or use remove-controller "
-                             "--unregister once it is stopped")
+        plan.refusals.append(
+            f"controller {controller_id} is a voter (voters {', '.join(map(str, voters))}, "
+            f"leader {q.leader_id}): remove it from the voters first (quorumctl remove-controller "
+            f"-i {controller_id} -d DIRECTORY_ID, then stop it), or use remove-controller "
+            "--unregister once it is stopped"
+        )
     elif controller_id not in voters:
-        plan.checked.append(f"checked: controller {controller_id} is not a voter (voters "
-                            f"{', '.join(map(str, voters))})")
+        plan.checked.append(
+            f"checked: controller {controller_id} is not a voter (voters {', '.join(map(str, voters))})"
+        )
     now_ms = time.time() * 1000
     obs = next((o for o in q.observers if o.id == controller_id), None)
     if obs is not None and obs.last_fetch is not None and now_ms - obs.last_fetch < OBSERVER_WINDOW_S * 1000:
-        plan.refusals.append(f"controller {controller_id} still runs: it fetched from the leader as an observer "
-                             f"{max(now_ms - obs.last_fetch, 0) / 1000:.1f} s ago (DescribeQuorum); it would "
-                             "register again: stop it first")
+        plan.refusals.append(
+            f"controller {controller_id} still runs: it fetched from the leader as an observer "
+            f"{max(now_ms - obs.last_fetch, 0) / 1000:.1f} s ago (DescribeQuorum); it would "
+            "register again: stop it first"
+        )
     else:
-        plan.checked.append(f"checked: controller {controller_id} does not fetch from the leader "
-                            f"(no observer fetch in the last {OBSERVER_WINDOW_S:g} s)")
+        plan.checked.append(
+            f"checked: controller {controller_id} does not fetch from the leader "
+            f"(no observer fetch in the last {OBSERVER_WINDOW_S:g} s)"
+        )
     endpoints = []
     if client.mode == "controller":
         registered = client.cluster_info().nodes
         if controller_id not in registered:
-            plan.refusals.append(f"controller {controller_id} is not registered (registered controllers: "
-                                 f"{', '.join(map(str, sorted(registered))) or 'none'}); the controller would "
-                                 "answer CONTROLLER_ID_NOT_REGISTERED")
+            plan.refusals.append(
+                f"controller {controller_id} is not registered (registered controllers: "
+                f"{', '.join(map(str, sorted(registered))) or 'none'}); the controller would "
+                "answer CONTROLLER_ID_NOT_REGISTERED"
+            )
         else:
             endpoints.append(registered[controller_id])
             plan.checked.append(f"checked: controller {controller_id} is registered at {registered[controller_id]}")
     from ..config.addresses import Address
+
     for e in q.nodes.get(controller_id, []):
         a = Address(e.host, e.port)
         if a not in endpoints:
@@ -104,16 +122,21 @@ def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cf
         cluster_id = client.cluster_info().cluster_id
         for p in probe_voters({controller_id: endpoints}, cfg, PROBE_TIMEOUT_S)[0]:
             if p.state == "answers" and not p.same_cluster_controller(cluster_id):
-                plan.checked.append(f"checked: {p.address} {p.detail}: not a controller of this cluster "
-                                    "(the address was taken over)")
+                plan.checked.append(
+                    f"checked: {p.address} {p.detail}: not a controller of this cluster (the address was taken over)"
+                )
             elif p.state == "answers" or (p.state == "accepts" and p.frozen):
-                plan.refusals.append(f"controller {controller_id} still runs: {p.address} {p.detail}; it would "
-                                     "register again: stop it first")
+                plan.refusals.append(
+                    f"controller {controller_id} still runs: {p.address} {p.detail}; it would "
+                    "register again: stop it first"
+                )
             else:
                 plan.checked.append(f"checked: nothing answers on {p.address} ({p.detail})")
     else:
-        plan.checked.append(f"note: no endpoint of controller {controller_id} is known here (through a broker the "
-                            "registrations are not listed; --bootstrap-controller probes its registered endpoint)")
+        plan.checked.append(
+            f"note: no endpoint of controller {controller_id} is known here (through a broker the "
+            "registrations are not listed; --bootstrap-controller probes its registered endpoint)"
+        )
 
 
 def _send(client, controller_id: int) -> None:
@@ -127,21 +150,28 @@ def _send(client, controller_id: int) -> None:
                 raise err
             raise Refused(str(err))
         return None
+
     try:
-        client._quorum_call("UnregisterController", messages.UNREGISTER_CONTROLLER,
-                            {"controllerId": controller_id}, handle)
+        client._quorum_call(
+            "UnregisterController", messages.UNREGISTER_CONTROLLER, {"controllerId": controller_id}, handle
+        )
     except QuorumctlError as e:
         if getattr(e, "kind", None) == "unsupported":
-            raise Refused(f"{e}: the cluster does not support the controller unregistration API "
-                          "(Kafka 4.4+)") from e
+            raise Refused(f"{e}: the cluster does not support the controller unregistration API (Kafka 4.4+)") from e
         raise
 
 
-def unregister_controller(bootstrap_server: str | None, bootstrap_controller: str | None,
-                          command_config: str | None, timeout: float | None, controller_id: int,
-                          apply: bool) -> UnregisterPlan:
+def unregister_controller(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    controller_id: int,
+    apply: bool,
+) -> UnregisterPlan:
     """`cluster unregister-controller --id N`: the checks, then (with `apply`) the request."""
     from .connection import load_client_config
+
     if controller_id < 0:
         raise InputError(f"invalid negative --id: {controller_id}")
     plan = UnregisterPlan(controller_id, apply)
@@ -155,29 +185,39 @@ def unregister_controller(bootstrap_server: str | None, bootstrap_controller: st
     return plan
 
 
-def remove_and_unregister(bootstrap_server: str | None, bootstrap_controller: str | None,
-                          command_config: str | None, timeout: float | None, controller_id: int,
-                          directory_id: str, apply: bool) -> UnregisterPlan:
+def remove_and_unregister(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    controller_id: int,
+    directory_id: str,
+    apply: bool,
+) -> UnregisterPlan:
     """`remove-controller --unregister`: the unregistration's checks (the controller may
     still be a voter: it is removed first), then RemoveRaftVoter and UnregisterController."""
     from .connection import load_client_config
     from .voters import remove_controller
+
     plan = UnregisterPlan(controller_id, apply)
     with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
         _checks(client, controller_id, plan, True, load_client_config(command_config))
     if plan.refusals:
         raise UnregisterRefused(plan)
-    change = remove_controller(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id,
-                               directory_id, not apply)
+    change = remove_controller(
+        bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, directory_id, not apply
+    )
     plan.removed_voter = change.directory_id
     if apply:
         with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
             try:
                 _send(client, controller_id)
             except QuorumctlError as e:
-                raise Refused(f"Failed to unregister controller {controller_id}: {e}. It was removed from the "
-                              f"voters; to unregister it, run `quorumctl cluster unregister-controller --id "
-                              f"{controller_id} --apply`") from e
+                raise Refused(
+                    f"Failed to unregister controller {controller_id}: {e}. It was removed from the "
+                    f"voters; to unregister it, run `quorumctl cluster unregister-controller --id "
+                    f"{controller_id} --apply`"
+                ) from e
         plan.done = True
     return plan
 

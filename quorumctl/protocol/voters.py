@@ -19,19 +19,26 @@ from dataclasses import dataclass, field
 from ..errors import InputError, QuorumctlError, Refused
 from .client import connect, fetch_quorum
 
-REFUSALS = {"DUPLICATE_VOTER", "VOTER_NOT_FOUND", "INVALID_REQUEST", "UNSUPPORTED_VERSION",
-            "INCONSISTENT_CLUSTER_ID", "INVALID_VOTER_KEY"}
+REFUSALS = {
+    "DUPLICATE_VOTER",
+    "VOTER_NOT_FOUND",
+    "INVALID_REQUEST",
+    "UNSUPPORTED_VERSION",
+    "INCONSISTENT_CLUSTER_ID",
+    "INVALID_VOTER_KEY",
+}
 
 
 @dataclass
 class VoterChange:
     """What was done (or, in a dry run, would be done) to the voter set."""
-    action: str                     # "add-controller" or "remove-controller"
+
+    action: str  # "add-controller" or "remove-controller"
     dry_run: bool
     controller_id: int
     directory_id: str
-    endpoints: list[str] = field(default_factory=list)   # name://host:port (add-controller)
-    checked: list[str] = field(default_factory=list)     # what an add-controller dry run checked
+    endpoints: list[str] = field(default_factory=list)  # name://host:port (add-controller)
+    checked: list[str] = field(default_factory=list)  # what an add-controller dry run checked
 
 
 def endpoint_text(name: str, host: str, port: int) -> str:
@@ -42,21 +49,29 @@ def _refusal(e: QuorumctlError) -> Refused | None:
     """The quorum refused the voter change (exit 1) when its error is one of REFUSALS;
     other errors (unreachable, bad input) stay what they are."""
     from .kerrors import KafkaError, error_name
+
     if isinstance(e, KafkaError) and error_name(e.code) in REFUSALS:
         return Refused(str(e))
     return None
 
 
-def add_controller(bootstrap_server: str | None, bootstrap_controller: str | None,
-                   command_config: str | None, timeout: float | None, dry_run: bool) -> VoterChange:
+def add_controller(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    dry_run: bool,
+) -> VoterChange:
     from ..config.server import controller_from_properties
     from ..config.properties import load_properties
 
     if command_config is None:
-        raise InputError("add-controller needs --command-config: the configuration file of the controller "
-                         "you are adding")
+        raise InputError(
+            "add-controller needs --command-config: the configuration file of the controller you are adding"
+        )
     node_id, dir_id, endpoints, meta_path, meta_cluster = controller_from_properties(
-        load_properties(command_config, "command config"), command_config)
+        load_properties(command_config, "command config"), command_config
+    )
     client = connect(bootstrap_server, bootstrap_controller, command_config, timeout)
     change = VoterChange("add-controller", dry_run, node_id, dir_id, [endpoint_text(*e) for e in endpoints])
     if dry_run:
@@ -73,41 +88,60 @@ def add_controller(bootstrap_server: str | None, bootstrap_controller: str | Non
     return change
 
 
-def _add_checks(client, node_id: int, endpoints: list[str], config: str, meta_path: str,
-                meta_cluster: str | None) -> list[str]:
+def _add_checks(
+    client, node_id: int, endpoints: list[str], config: str, meta_path: str, meta_cluster: str | None
+) -> list[str]:
     """What a dry run can know before AddRaftVoter: the quorum answers, the
     controller belongs to this cluster, its id is not a voter yet (the leader
     refuses a voter id already in the set, whatever its directory id), and
     whether it already fetches as an observer (the leader times out a voter
     that has not caught up). A refusal raises (exit 1), as the leader's would."""
     q = fetch_quorum(client)
-    lines = [f"checked: {q.source} answered DescribeQuorum: leader {q.leader_id}, epoch {q.leader_epoch}, "
-             f"cluster {q.cluster_id}"]
+    lines = [
+        f"checked: {q.source} answered DescribeQuorum: leader {q.leader_id}, epoch {q.leader_epoch}, "
+        f"cluster {q.cluster_id}"
+    ]
     if meta_cluster is not None and q.cluster_id is not None and meta_cluster != q.cluster_id:
-        raise QuorumctlError(f"{meta_path}: cluster.id {meta_cluster} is not the quorum's ({q.cluster_id}): "
-                             "this controller was formatted for another cluster", 1)
+        raise QuorumctlError(
+            f"{meta_path}: cluster.id {meta_cluster} is not the quorum's ({q.cluster_id}): "
+            "this controller was formatted for another cluster",
+            1,
+        )
     if meta_cluster is not None:
         lines.append(f"checked: {meta_path} has the quorum's cluster id")
     voters = ", ".join(str(v.id) for v in q.voters)
     if any(v.id == node_id for v in q.voters):
-        raise QuorumctlError(f"controller {node_id} is already a voter (voters {voters}): the leader would "
-                             "refuse it with DUPLICATE_VOTER", 1)
+        raise QuorumctlError(
+            f"controller {node_id} is already a voter (voters {voters}): the leader would "
+            "refuse it with DUPLICATE_VOTER",
+            1,
+        )
     lines.append(f"checked: node id {node_id} is not a voter (voters {voters})")
     lines.append(f"checked: endpoints of {config}: " + ", ".join(endpoints))
     observer = next((o for o in q.observers if o.id == node_id), None)
     leo = q.leader().log_end_offset if q.leader() is not None else None
     if observer is None:
-        lines.append(f"note: controller {node_id} is not fetching from the leader yet; start it and let it "
-                     "catch up first, or AddRaftVoter times out")
+        lines.append(
+            f"note: controller {node_id} is not fetching from the leader yet; start it and let it "
+            "catch up first, or AddRaftVoter times out"
+        )
     elif leo is not None:
-        lines.append(f"checked: controller {node_id} fetches as an observer, "
-                     f"{max(leo - observer.log_end_offset, 0)} offset(s) behind the leader")
+        lines.append(
+            f"checked: controller {node_id} fetches as an observer, "
+            f"{max(leo - observer.log_end_offset, 0)} offset(s) behind the leader"
+        )
     return lines
 
 
-def remove_controller(bootstrap_server: str | None, bootstrap_controller: str | None,
-                      command_config: str | None, timeout: float | None, controller_id: int,
-                      directory_id: str, dry_run: bool) -> VoterChange:
+def remove_controller(
+    bootstrap_server: str | None,
+    bootstrap_controller: str | None,
+    command_config: str | None,
+    timeout: float | None,
+    controller_id: int,
+    directory_id: str,
+    dry_run: bool,
+) -> VoterChange:
     from ..schema.codec import EncodeError, uuid_bytes, uuid_str
 
     if controller_id < 0:
@@ -118,8 +152,10 @@ def remove_controller(bootstrap_server: str | None, bootstrap_controller: str | 
         if len(did) != 22 or uuid_str(raw) != did:
             raise EncodeError("not canonical")
     except EncodeError:
-        raise InputError(f"invalid --controller-directory-id {directory_id!r}: expected a "
-                         "22-character base64url directory id, as in meta.properties") from None
+        raise InputError(
+            f"invalid --controller-directory-id {directory_id!r}: expected a "
+            "22-character base64url directory id, as in meta.properties"
+        ) from None
     client = connect(bootstrap_server, bootstrap_controller, command_config, timeout)
     if not dry_run:
         try:

@@ -30,13 +30,17 @@ def frame(payload: bytes) -> bytes:
     return _SIZE.pack(len(payload)) + payload
 
 
-def encode_request(api: Api, version: int, correlation_id: int, client_id: str | None,
-                   body: dict) -> bytes:
+def encode_request(api: Api, version: int, correlation_id: int, client_id: str | None, body: dict) -> bytes:
     """A whole request frame (size prefix included)."""
-    head = _req_header.encode(1, {
-        "requestApiKey": api.key, "requestApiVersion": version,
-        "correlationId": correlation_id, "clientId": client_id,
-    })
+    head = _req_header.encode(
+        1,
+        {
+            "requestApiKey": api.key,
+            "requestApiVersion": version,
+            "correlationId": correlation_id,
+            "clientId": client_id,
+        },
+    )
     if api.request_header_version(version) == 2:
         head += _EMPTY_TAGS
     return frame(head + codec(api.request).encode(version, body))
@@ -48,8 +52,9 @@ def decode_response(api: Api, version: int, payload: bytes) -> tuple[int, dict]:
     head, pos = _resp_header.decode(hv, payload, 0)
     body, end = codec(api.response).decode(version, payload, pos)
     if end != len(payload):
-        raise DecodeError(f"{api.name} v{version} response has {len(payload) - end} "
-                          f"unexpected bytes after its end", end)
+        raise DecodeError(
+            f"{api.name} v{version} response has {len(payload) - end} unexpected bytes after its end", end
+        )
     return head["correlationId"], body
 
 

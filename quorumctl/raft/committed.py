@@ -45,7 +45,7 @@ class Known:
     """What a replica's files show of its log: the Raft view, and snapshot points."""
 
     view: epochs.LogView
-    snapshot_points: list[tuple[int, int]]     # (offset, epoch) of a snapshot's last entry
+    snapshot_points: list[tuple[int, int]]  # (offset, epoch) of a snapshot's last entry
 
     def ranges(self) -> list[tuple[int, int, int]]:
         """(epoch, start, end) runs of the log's entries."""
@@ -95,7 +95,7 @@ def common_prefix(a: Known, b: Known, clash: Clash | None = None) -> int:
 def _last_epoch(k: Known) -> float:
     try:
         return k.view.last_fetched_epoch
-    except ValueError:     # an inconsistent log (state reports it): assume the worst
+    except ValueError:  # an inconsistent log (state reports it): assume the worst
         return float("inf")
 
 
@@ -103,8 +103,9 @@ def majority(n: int) -> int:
     return n // 2 + 1
 
 
-def voter_sets(replicas: list[Replica], static: list[int] | None = None,
-               static_source: str = "controller.quorum.voters") -> tuple[list[list[int]], str]:
+def voter_sets(
+    replicas: list[Replica], static: list[int] | None = None, static_source: str = "controller.quorum.voters"
+) -> tuple[list[list[int]], str]:
     """The candidate voter sets and where they come from (see the module's doc)."""
     dyn: dict[tuple, list[str]] = {}
     for r in replicas:
@@ -112,7 +113,8 @@ def voter_sets(replicas: list[Replica], static: list[int] | None = None,
             dyn.setdefault(tuple(r.voters["ids"]), []).append(f"{r.label}'s {r.voters['source']}")
     if dyn:
         return [list(k) for k in dyn], "VotersRecord: " + "; ".join(
-            f"{list(k)} ({', '.join(v)})" for k, v in dyn.items())
+            f"{list(k)} ({', '.join(v)})" for k, v in dyn.items()
+        )
     st: dict[tuple, list[str]] = {}
     if static:
         st.setdefault(tuple(sorted(static)), []).append(static_source)
@@ -121,17 +123,20 @@ def voter_sets(replicas: list[Replica], static: list[int] | None = None,
             st.setdefault(tuple(r.voters["ids"]), []).append(f"{r.label}'s quorum-state")
     if st:
         return [list(k) for k in st], "static: " + "; ".join(f"{list(k)} ({', '.join(v)})" for k, v in st.items())
-    return [], ("unknown (no VotersRecord, no voters in quorum-state, no controller.quorum.voters given): "
-                "nothing is claimed from majorities, only snapshots prove entries committed")
+    return [], (
+        "unknown (no VotersRecord, no voters in quorum-state, no controller.quorum.voters given): "
+        "nothing is claimed from majorities, only snapshots prove entries committed"
+    )
 
 
-def _classify_one(i: int, ks: list[Known], ids: list[int | None], cur: list[int | None],
-                  cps: list[list[int]], voters: list[int]) -> tuple[int, int]:
+def _classify_one(
+    i: int, ks: list[Known], ids: list[int | None], cur: list[int | None], cps: list[list[int]], voters: list[int]
+) -> tuple[int, int]:
     """(committed end, uncommitted from) of replica i's log under one voter set."""
     n = len(ks)
     maj = majority(len(voters))
     vset = set(voters)
-    given = {node: z for z, node in enumerate(ids) if node is not None and node in vset}   # node id -> index
+    given = {node: z for z, node in enumerate(ids) if node is not None and node in vset}  # node id -> index
     everyone = set(given) == vset
 
     def safe(y: int, p: int) -> bool:
@@ -181,16 +186,19 @@ def _classify_one(i: int, ks: list[Known], ids: list[int | None], cur: list[int 
     return min(committed, end), min(uncommitted, end)
 
 
-def classify(replicas: list[Replica], static: list[int] | None = None,
-             static_source: str = "controller.quorum.voters") -> dict:
+def classify(
+    replicas: list[Replica], static: list[int] | None = None, static_source: str = "controller.quorum.voters"
+) -> dict:
     """The committed / unknown / uncommitted split of each replica's log (JSON-ready)."""
     ks = [known(r) for r in replicas]
     ids = [r.node_id for r in replicas]
     cur = [r.quorum_state["leaderEpoch"] if r.quorum_state else None for r in replicas]
     n = len(ks)
     clash = {(a, b): first_clash(replicas[a], replicas[b]) for a in range(n) for b in range(a + 1, n)}
-    cps = [[ks[a].view.log_end if a == b else common_prefix(ks[a], ks[b], clash[min(a, b), max(a, b)])
-            for b in range(n)] for a in range(n)]
+    cps = [
+        [ks[a].view.log_end if a == b else common_prefix(ks[a], ks[b], clash[min(a, b), max(a, b)]) for b in range(n)]
+        for a in range(n)
+    ]
     sets, source = voter_sets(replicas, static, static_source)
     out = []
     for i, r in enumerate(replicas):
@@ -209,16 +217,23 @@ def classify(replicas: list[Replica], static: list[int] | None = None,
         c = max(snap, min(committed) if committed else 0)
         u = max(uncommitted) if uncommitted else v.log_end
         note = None
-        if u < c:   # the files contradict each other (say, a snapshot above what a majority holds)
-            note = (f"the evidence conflicts: offsets from {u} look uncommitted, yet other evidence proves "
-                    f"them committed up to {c}")
+        if u < c:  # the files contradict each other (say, a snapshot above what a majority holds)
+            note = (
+                f"the evidence conflicts: offsets from {u} look uncommitted, yet other evidence proves "
+                f"them committed up to {c}"
+            )
             u = c
-        is_voter = all(r.node_id in vs for vs in sets) if sets else None   # None: voters unknown
-        out.append({"replica": r.label, "node_id": r.node_id, "voter": is_voter,
-                    "log_start_offset": v.log_start, "log_end_offset": v.log_end,
-                    "committed_end_offset": min(c, v.log_end),
-                    "uncommitted_from_offset": u, "note": note})
-    return {"voter_sets": sets, "voters_source": source,
-            "majority": [majority(len(s)) for s in sets],
-            "replicas": out}
-
+        is_voter = all(r.node_id in vs for vs in sets) if sets else None  # None: voters unknown
+        out.append(
+            {
+                "replica": r.label,
+                "node_id": r.node_id,
+                "voter": is_voter,
+                "log_start_offset": v.log_start,
+                "log_end_offset": v.log_end,
+                "committed_end_offset": min(c, v.log_end),
+                "uncommitted_from_offset": u,
+                "note": note,
+            }
+        )
+    return {"voter_sets": sets, "voters_source": source, "majority": [majority(len(s)) for s in sets], "replicas": out}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 UNDEFINED_EPOCH = -1
 UNDEFINED_EPOCH_OFFSET = -1
-BOOTSTRAP_SNAPSHOT_ID = (0, 0)   # (end offset, epoch) of Snapshots.BOOTSTRAP_SNAPSHOT_ID
+BOOTSTRAP_SNAPSHOT_ID = (0, 0)  # (end offset, epoch) of Snapshots.BOOTSTRAP_SNAPSHOT_ID
 
 
 class EpochHistory:
@@ -136,8 +136,13 @@ class LogView:
     boundaries: list[int] | None = None
 
     def copy(self) -> "LogView":
-        return LogView(self.epochs.copy(), self.log_start, self.log_end, list(self.snapshots),
-                       None if self.boundaries is None else list(self.boundaries))
+        return LogView(
+            self.epochs.copy(),
+            self.log_start,
+            self.log_end,
+            list(self.snapshots),
+            None if self.boundaries is None else list(self.boundaries),
+        )
 
     def _sorted_snapshots(self):
         # KafkaMetadataLog keeps a TreeMap of OffsetAndEpoch: ordered by epoch, then offset
@@ -163,9 +168,11 @@ class LogView:
         if snap is not None:
             if snap[0] == self.log_start == self.log_end:
                 return snap[1]
-            raise ValueError(f"Log doesn't have a last fetch epoch and there is a snapshot {snap}; "
-                             f"expected its end offset to match the log's end offset ({self.log_end}) "
-                             f"and start offset ({self.log_start})")
+            raise ValueError(
+                f"Log doesn't have a last fetch epoch and there is a snapshot {snap}; "
+                f"expected its end offset to match the log's end offset ({self.log_end}) "
+                f"and start offset ({self.log_start})"
+            )
         return 0
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
@@ -184,10 +191,12 @@ class LogView:
         | "snapshot", (offset, epoch))."""
         if self.log_start == 0 and offset == 0:
             return "valid", (0, 0)
-        earliest, latest = self.earliest_snapshot, self.latest_snapshot   # both None or both set
-        if earliest is not None and latest is not None and (offset < self.log_start
-                                                            or (offset == self.log_start and epoch != earliest[1])
-                                                            or epoch < earliest[1]):
+        earliest, latest = self.earliest_snapshot, self.latest_snapshot  # both None or both set
+        if (
+            earliest is not None
+            and latest is not None
+            and (offset < self.log_start or (offset == self.log_start and epoch != earliest[1]) or epoch < earliest[1])
+        ):
             return "snapshot", latest
         end = self.end_offset_for_epoch(epoch)
         if end[1] != epoch or end[0] < offset:
@@ -247,10 +256,10 @@ class LogView:
 class Round:
     fetch_offset: int
     last_fetched_epoch: int
-    answer: str                    # valid | diverging | snapshot
-    answer_id: tuple[int, int]     # (offset, epoch) the leader returned
-    truncate_to: int | None = None     # the follower's truncateToEndOffset result
-    new_end: int | None = None         # the follower's log end after cutting whole batches
+    answer: str  # valid | diverging | snapshot
+    answer_id: tuple[int, int]  # (offset, epoch) the leader returned
+    truncate_to: int | None = None  # the follower's truncateToEndOffset result
+    new_end: int | None = None  # the follower's log end after cutting whole batches
 
 
 @dataclass
@@ -267,7 +276,7 @@ class Divergence:
     truncate_to: int | None
     new_end: int | None
     snapshot: tuple[int, int] | None
-    first_diverging: tuple[int, int] | None   # the leader's first DivergingEpoch (offset, epoch)
+    first_diverging: tuple[int, int] | None  # the leader's first DivergingEpoch (offset, epoch)
     rounds: list[Round]
 
 
@@ -288,8 +297,14 @@ def reconcile(follower: LogView, leader: LogView, max_rounds: int = 10000) -> Di
                 return Divergence("diverging", rounds[-2].truncate_to, f.log_end, None, first, rounds)
             return Divergence("none", None, None, None, None, rounds)
         if kind == "snapshot":
-            return Divergence("snapshot", rounds[-2].truncate_to if truncated else None,
-                              f.log_end if truncated else None, oe, first, rounds)
+            return Divergence(
+                "snapshot",
+                rounds[-2].truncate_to if truncated else None,
+                f.log_end if truncated else None,
+                oe,
+                first,
+                rounds,
+            )
         if first is None:
             first = oe
         target = f.truncation_offset(oe)

@@ -21,22 +21,28 @@ from typing import TYPE_CHECKING
 
 from ..logdir.segments import BatchInfo
 
-if TYPE_CHECKING:   # replica.compare calls this module: Replica is only a type here
+if TYPE_CHECKING:  # replica.compare calls this module: Replica is only a type here
     from .replica import Replica
 
 
 @dataclass
 class Side:
-    replica: str          # the replica's label (node N)
-    file: str             # the .log file holding the batch
-    position: int         # its byte position there
+    replica: str  # the replica's label (node N)
+    file: str  # the .log file holding the batch
+    position: int  # its byte position there
     base_offset: int
     last_offset: int
     crc: int | None
 
     def to_json(self) -> dict:
-        return {"replica": self.replica, "file": self.file, "position": self.position,
-                "base_offset": self.base_offset, "last_offset": self.last_offset, "crc": self.crc}
+        return {
+            "replica": self.replica,
+            "file": self.file,
+            "position": self.position,
+            "base_offset": self.base_offset,
+            "last_offset": self.last_offset,
+            "crc": self.crc,
+        }
 
     @classmethod
     def from_json(cls, d: dict) -> "Side":
@@ -53,7 +59,7 @@ class Side:
 
 @dataclass
 class Clash:
-    offset: int           # the first offset both hold in the same epoch with different contents
+    offset: int  # the first offset both hold in the same epoch with different contents
     epoch: int
     a: Side
     b: Side
@@ -73,8 +79,10 @@ class Clash:
 
     def what(self) -> str:
         """The clash without the `log-matching: ` slug (for lines that carry it elsewhere)."""
-        return (f"offset {self.offset}, epoch {self.epoch}: {self.a.text()} and {self.b.text()} are "
-                f"different batches; {UNNOTICED}")
+        return (
+            f"offset {self.offset}, epoch {self.epoch}: {self.a.text()} and {self.b.text()} are "
+            f"different batches; {UNNOTICED}"
+        )
 
     def describe(self) -> str:
         return f"log-matching: {self.what()}"
@@ -112,8 +120,11 @@ def first_clash(a: Replica, b: Replica) -> Clash | None:
             j += 1
             continue
         # overlapping offset ranges
-        if x.epoch == y.epoch and (x.base_offset != y.base_offset or x.last_offset != y.last_offset
-                                   or (x.crc is not None and y.crc is not None and x.crc != y.crc)):
+        if x.epoch == y.epoch and (
+            x.base_offset != y.base_offset
+            or x.last_offset != y.last_offset
+            or (x.crc is not None and y.crc is not None and x.crc != y.crc)
+        ):
             return Clash(max(x.base_offset, y.base_offset), x.epoch, _side(a, x, px), _side(b, y, py))
         if x.last_offset <= y.last_offset:
             i += 1
@@ -131,4 +142,3 @@ def clashes(replicas: list[Replica]) -> list[Clash]:
             if c is not None:
                 out.append(c)
     return out
-

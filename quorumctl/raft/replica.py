@@ -31,12 +31,15 @@ def resolve_partition_dir(path: str) -> tuple[str, str]:
     sub = os.path.join(p, METADATA_PARTITION)
     if os.path.isdir(sub):
         return p, sub
-    raise InputError(f"{path}: has no {METADATA_PARTITION} directory (expected a KRaft log dir or the "
-                     f"{METADATA_PARTITION} directory itself)")
+    raise InputError(
+        f"{path}: has no {METADATA_PARTITION} directory (expected a KRaft log dir or the "
+        f"{METADATA_PARTITION} directory itself)"
+    )
 
 
 def metadata_dir_from_config(cfg_path: str) -> str:
     from ..config.server import load
+
     return load(cfg_path).metadata_log_dir
 
 
@@ -45,6 +48,7 @@ def read_snapshot_controls(path: str) -> dict:
     KRaftVersion / Voters records a KIP-853 snapshot carries (first batch only)."""
     from ..records import metadata as md
     from ..records.batch import Batch, BatchError, BatchReader
+
     out: dict = {"header": None, "kraft_version": None, "voters": None, "problem": None}
     try:
         with BatchReader(path) as reader:
@@ -68,8 +72,11 @@ def read_snapshot_controls(path: str) -> dict:
 
 
 def _voter_json(v: dict) -> dict:
-    return {"id": v["voterId"], "directory_id": v.get("voterDirectoryId"),
-            "endpoints": [f"{e['name']}://{e['host']}:{e['port']}" for e in v.get("endpoints", [])]}
+    return {
+        "id": v["voterId"],
+        "directory_id": v.get("voterDirectoryId"),
+        "endpoints": [f"{e['name']}://{e['host']}:{e['port']}" for e in v.get("endpoints", [])],
+    }
 
 
 @dataclass
@@ -82,17 +89,17 @@ class Replica:
     checkpoint: list | None = None
     partition_metadata: dict | None = None
     voters: dict | None = None
-    voters_record: list | None = None              # the last VotersRecord's voters, as decoded
+    voters_record: list | None = None  # the last VotersRecord's voters, as decoded
     kraft_version: int | None = None
-    kraft_version_source: str | None = None        # "snapshot NAME" or "log offset N" of its KRaftVersionRecord
+    kraft_version_source: str | None = None  # "snapshot NAME" or "log offset N" of its KRaftVersionRecord
     last_leader_change: dict | None = None
     problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)    # worth knowing, not wrong (Kafka copes)
+    notes: list[str] = field(default_factory=list)  # worth knowing, not wrong (Kafka copes)
     # set by load_replica (the only constructor) before anything reads them
     files: segments.PartitionFiles = field(init=False)
     scan: segments.LogScan = field(init=False)
-    history: epochs.EpochHistory = field(init=False)          # what Kafka holds after loading the log
-    log_history: epochs.EpochHistory = field(init=False)      # implied by the batches alone
+    history: epochs.EpochHistory = field(init=False)  # what Kafka holds after loading the log
+    log_history: epochs.EpochHistory = field(init=False)  # implied by the batches alone
 
     @property
     def node_id(self) -> int | None:
@@ -123,8 +130,10 @@ class Replica:
         start = snap.end_offset if snap is not None else 0
         return ([(snap.path, 0)] if snap is not None else []) + [
             # a scanned segment always has its .log (scan_log skips the others)
-            (seg.files.log, start) for seg in self.scan.segments
-            if seg.files.log is not None and seg.batches and seg.batches[-1].last_offset >= start]
+            (seg.files.log, start)
+            for seg in self.scan.segments
+            if seg.files.log is not None and seg.batches and seg.batches[-1].last_offset >= start
+        ]
 
     @property
     def replaced_by_snapshot(self) -> bool:
@@ -139,8 +148,9 @@ class Replica:
         snap = self.latest_snapshot
         if snap is not None and self.replaced_by_snapshot:
             return epochs.LogView(epochs.EpochHistory(), snap.end_offset, snap.end_offset, [snap.id], [])
-        return epochs.LogView(self.history.copy(), self.log_start, self.log_end,
-                         [s.id for s in self.snapshots], self.scan.boundaries())
+        return epochs.LogView(
+            self.history.copy(), self.log_start, self.log_end, [s.id for s in self.snapshots], self.scan.boundaries()
+        )
 
     @property
     def last_epoch(self) -> int:
@@ -171,7 +181,7 @@ def load_replica(path: str, label: str | None = None) -> Replica:
     log_dir, pdir = resolve_partition_dir(path)
     r = Replica(label or "", log_dir, pdir)
     meta_path = os.path.join(log_dir, state_files.META_PROPERTIES)
-    if os.path.lexists(meta_path):   # anything but a regular file is a problem the reader names
+    if os.path.lexists(meta_path):  # anything but a regular file is a problem the reader names
         try:
             r.meta = state_files.read_meta_properties(meta_path)
             r.meta.pop("properties", None)
@@ -179,9 +189,11 @@ def load_replica(path: str, label: str | None = None) -> Replica:
             r.problems.append(str(e))
     else:
         r.problems.append(f"{meta_path}: missing (the log dir is not formatted)")
-    for name, reader, attr in ((state_files.QUORUM_STATE, state_files.read_quorum_state, "quorum_state"),
-                               (state_files.EPOCH_CHECKPOINT, state_files.read_epoch_checkpoint, "checkpoint"),
-                               (state_files.PARTITION_METADATA, state_files.read_partition_metadata, "partition_metadata")):
+    for name, reader, attr in (
+        (state_files.QUORUM_STATE, state_files.read_quorum_state, "quorum_state"),
+        (state_files.EPOCH_CHECKPOINT, state_files.read_epoch_checkpoint, "checkpoint"),
+        (state_files.PARTITION_METADATA, state_files.read_partition_metadata, "partition_metadata"),
+    ):
         p = os.path.join(pdir, name)
         if os.path.lexists(p):
             try:
@@ -196,9 +208,10 @@ def load_replica(path: str, label: str | None = None) -> Replica:
     r.problems.extend(r.files.not_regular)
     r.scan = segments.scan_log(r.files)
     if r.scan.problem:
-        r.problems.append(f"{pdir}: {r.scan.problem} (Kafka truncates the log there at start-up"
-                          + (f" and deletes {len(r.scan.dropped_segments)} later segment(s))"
-                             if r.scan.dropped_segments else ")"))
+        r.problems.append(
+            f"{pdir}: {r.scan.problem} (Kafka truncates the log there at start-up"
+            + (f" and deletes {len(r.scan.dropped_segments)} later segment(s))" if r.scan.dropped_segments else ")")
+        )
     r.history = epochs.load_history(r.checkpoint, r.scan.batch_epochs(), r.log_end)
     r.log_history = epochs.history_from_batches(r.scan.batch_epochs())
     r.log_history.truncate_from_start(r.log_start)
@@ -230,12 +243,15 @@ def _cross_check_epochs(r: Replica) -> None:
     if cp.entries != log_h.entries:
         r.problems.append(
             f"{os.path.join(r.partition_dir, state_files.EPOCH_CHECKPOINT)}: epochs {_fmt(r.checkpoint)} do not match the "
-            f"epochs in the log {_fmt(r.log_history.entries)}" + (
-                f"; Kafka will use {_fmt(r.history.entries)}" if r.history.entries != r.log_history.entries else ""))
+            f"epochs in the log {_fmt(r.log_history.entries)}"
+            + (f"; Kafka will use {_fmt(r.history.entries)}" if r.history.entries != r.log_history.entries else "")
+        )
     elif start != r.log_start:
-        r.notes.append(f"{os.path.join(r.partition_dir, state_files.EPOCH_CHECKPOINT)}: starts at offset {start}, "
-                       f"inside the log (first batch at {r.log_start}): the log start moved to a snapshot while Kafka "
-                       "ran, and Kafka deletes only whole segments; Kafka keeps it so")
+        r.notes.append(
+            f"{os.path.join(r.partition_dir, state_files.EPOCH_CHECKPOINT)}: starts at offset {start}, "
+            f"inside the log (first batch at {r.log_start}): the log start moved to a snapshot while Kafka "
+            "ran, and Kafka deletes only whole segments; Kafka keeps it so"
+        )
 
 
 def _fmt(entries) -> str:
@@ -247,12 +263,16 @@ def _snapshot_checks(r: Replica) -> None:
         if s.end_offset < r.log_start:
             r.problems.append(f"{s.path}: below the log start offset {r.log_start} (Kafka deletes it at start-up)")
     if r.log_start > 0 and not any(s.end_offset >= r.log_start for s in r.files.snapshots):
-        r.problems.append(f"{r.partition_dir}: the log starts at {r.log_start} but no snapshot reaches it "
-                          "(Kafka refuses to start: Inconsistent snapshot state)")
+        r.problems.append(
+            f"{r.partition_dir}: the log starts at {r.log_start} but no snapshot reaches it "
+            "(Kafka refuses to start: Inconsistent snapshot state)"
+        )
     latest = r.latest_snapshot
     if latest is not None and r.replaced_by_snapshot:
-        r.problems.append(f"{latest.path}: is ahead of the log (end offset {r.log_end}, last epoch "
-                          f"{r.history.latest_epoch}); Kafka drops the log at start-up and restarts it at the snapshot")
+        r.problems.append(
+            f"{latest.path}: is ahead of the log (end offset {r.log_end}, last epoch "
+            f"{r.history.latest_epoch}); Kafka drops the log at start-up and restarts it at the snapshot"
+        )
 
 
 def _find_voters(r: Replica) -> None:
@@ -274,9 +294,12 @@ def _find_voters(r: Replica) -> None:
         if data is None:
             continue
         if name == "LEADER_CHANGE":
-            r.last_leader_change = {"offset": offset, "leader_id": data["leaderId"],
-                                    "voters": [v["voterId"] for v in data["voters"]],
-                                    "granting_voters": [v["voterId"] for v in data["grantingVoters"]]}
+            r.last_leader_change = {
+                "offset": offset,
+                "leader_id": data["leaderId"],
+                "voters": [v["voterId"] for v in data["voters"]],
+                "granting_voters": [v["voterId"] for v in data["grantingVoters"]],
+            }
         if offset < start:
             continue
         if name == "KRAFT_VERSION":
@@ -287,18 +310,27 @@ def _find_voters(r: Replica) -> None:
             source = f"log offset {offset}"
     if voters is not None:
         r.voters_record = voters
-        r.voters = {"ids": sorted(v["voterId"] for v in voters), "source": source,
-                    "dynamic": True, "voters": [_voter_json(v) for v in voters]}
+        r.voters = {
+            "ids": sorted(v["voterId"] for v in voters),
+            "source": source,
+            "dynamic": True,
+            "voters": [_voter_json(v) for v in voters],
+        }
         return
     static = state_files.quorum_state_voters(r.quorum_state) if r.quorum_state else None
     if static is not None and static:
         r.voters = {"ids": sorted(static), "source": "quorum-state", "dynamic": False, "voters": None}
     elif r.quorum_state is not None:
-        r.voters = {"ids": [], "source": "none in the files (static quorum: controller.quorum.voters)",
-                    "dynamic": False, "voters": None}
+        r.voters = {
+            "ids": [],
+            "source": "none in the files (static quorum: controller.quorum.voters)",
+            "dynamic": False,
+            "voters": None,
+        }
 
 
 # -- several replicas ------------------------------------------------------------
+
 
 def compare(replicas: list[Replica]) -> dict:
     """The most up-to-date replica by Raft's rule (last epoch, then log end
@@ -307,6 +339,7 @@ def compare(replicas: list[Replica]) -> dict:
     exchange cannot see. `log_matching` (present only when there is one) lists
     the clashes of every pair, the winner's first (the winner as side a)."""
     from .logmatch import clashes, first_clash
+
     keys = []
     for r in replicas:
         try:
@@ -349,17 +382,25 @@ def divergence_json(r: Replica, d: epochs.Divergence, clash=None) -> dict:
     doc = {
         "replica": r.label,
         "kind": d.kind,
-        "diverging_epoch": ({"epoch": d.first_diverging[1], "end_offset": d.first_diverging[0]}
-                            if d.first_diverging else None),
+        "diverging_epoch": (
+            {"epoch": d.first_diverging[1], "end_offset": d.first_diverging[0]} if d.first_diverging else None
+        ),
         "truncate_to": d.truncate_to,
         "new_end_offset": d.new_end,
-        "common_prefix_end": (d.new_end if d.kind == "diverging" else
-                              r.log_end if d.kind == "none" else d.new_end),
+        "common_prefix_end": (d.new_end if d.kind == "diverging" else r.log_end if d.kind == "none" else d.new_end),
         "snapshot": ({"end_offset": d.snapshot[0], "epoch": d.snapshot[1]} if d.snapshot else None),
-        "fetch_rounds": [{"fetch_offset": x.fetch_offset, "last_fetched_epoch": x.last_fetched_epoch,
-                          "answer": x.answer, "offset": x.answer_id[0] if x.answer_id else None,
-                          "epoch": x.answer_id[1] if x.answer_id else None,
-                          "truncate_to": x.truncate_to, "new_end": x.new_end} for x in d.rounds],
+        "fetch_rounds": [
+            {
+                "fetch_offset": x.fetch_offset,
+                "last_fetched_epoch": x.last_fetched_epoch,
+                "answer": x.answer,
+                "offset": x.answer_id[0] if x.answer_id else None,
+                "epoch": x.answer_id[1] if x.answer_id else None,
+                "truncate_to": x.truncate_to,
+                "new_end": x.new_end,
+            }
+            for x in d.rounds
+        ],
     }
     if clash is not None:
         cp = doc["common_prefix_end"]

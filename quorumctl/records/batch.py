@@ -28,10 +28,10 @@ from .javatext import java_utf8
 # the struct formats and spark's numpy dtype are all derived from this list.
 HEADER_FIELDS = (
     ("base_offset", "q", ">i8"),
-    ("length", "i", ">i4"),               # batchLength: the bytes after this field
-    ("leader_epoch", "i", ">i4"),         # partitionLeaderEpoch
+    ("length", "i", ">i4"),  # batchLength: the bytes after this field
+    ("leader_epoch", "i", ">i4"),  # partitionLeaderEpoch
     ("magic", "b", "i1"),
-    ("crc", "I", ">u4"),                  # CRC-32C of everything after it
+    ("crc", "I", ">u4"),  # CRC-32C of everything after it
     ("attributes", "h", ">i2"),
     ("last_offset_delta", "i", ">i4"),
     ("base_timestamp", "q", ">i8"),
@@ -52,24 +52,24 @@ del _at, _name, _code, _dtype
 def _fmt(first: str, last: str) -> struct.Struct:
     """The struct of the header fields first..last (inclusive)."""
     names = [f[0] for f in HEADER_FIELDS]
-    return struct.Struct(">" + "".join(f[1] for f in HEADER_FIELDS[names.index(first):names.index(last) + 1]))
+    return struct.Struct(">" + "".join(f[1] for f in HEADER_FIELDS[names.index(first) : names.index(last) + 1]))
 
 
 HEADER = _fmt("base_offset", "record_count")
-HEADER_SIZE = HEADER.size                              # 61: Kafka's RECORD_BATCH_OVERHEAD
-LENGTH_PREFIX = _fmt("base_offset", "length")          # what a batch walk reads
-LOG_OVERHEAD = LENGTH_PREFIX.size                      # 12: baseOffset + batchLength
+HEADER_SIZE = HEADER.size  # 61: Kafka's RECORD_BATCH_OVERHEAD
+LENGTH_PREFIX = _fmt("base_offset", "length")  # what a batch walk reads
+LOG_OVERHEAD = LENGTH_PREFIX.size  # 12: baseOffset + batchLength
 MAGIC_OFFSET = OFFSETS["magic"]
-HEADER_UP_TO_MAGIC = MAGIC_OFFSET + 1                  # 17: what Kafka reads before deciding a batch is there
-MIN_RECORD_OVERHEAD = 14                               # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: smaller sizes are corrupt
-CRC_START = OFFSETS["attributes"]                      # 21: the CRC covers from here to the end
-HEAD_TO_CRC = _fmt("base_offset", "crc")               # the fields before the CRC'd part
-AFTER_CRC = _fmt("attributes", "record_count")         # the CRC'd header fields
+HEADER_UP_TO_MAGIC = MAGIC_OFFSET + 1  # 17: what Kafka reads before deciding a batch is there
+MIN_RECORD_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0: smaller sizes are corrupt
+CRC_START = OFFSETS["attributes"]  # 21: the CRC covers from here to the end
+HEAD_TO_CRC = _fmt("base_offset", "crc")  # the fields before the CRC'd part
+AFTER_CRC = _fmt("attributes", "record_count")  # the CRC'd header fields
 ATTRIBUTES = _fmt("attributes", "attributes")
 LAST_OFFSET_DELTA_OFFSET = OFFSETS["last_offset_delta"]
 LAST_OFFSET_DELTA = _fmt("last_offset_delta", "last_offset_delta")
 TIMESTAMPS = _fmt("base_timestamp", "max_timestamp")
-NUMPY_HEADER = [(name, dtype) for name, _code, dtype in HEADER_FIELDS]   # spark's numpy dtype
+NUMPY_HEADER = [(name, dtype) for name, _code, dtype in HEADER_FIELDS]  # spark's numpy dtype
 
 ATTR_COMPRESSION = 0x07
 ATTR_LOG_APPEND_TIME = 0x08
@@ -85,14 +85,40 @@ class BatchError(DecodeError):
 
 
 class Batch:
-    __slots__ = ("base_offset", "length", "leader_epoch", "magic", "crc", "attributes",
-                 "last_offset_delta", "base_timestamp", "max_timestamp", "producer_id",
-                 "producer_epoch", "base_sequence", "record_count", "position", "data")
+    __slots__ = (
+        "base_offset",
+        "length",
+        "leader_epoch",
+        "magic",
+        "crc",
+        "attributes",
+        "last_offset_delta",
+        "base_timestamp",
+        "max_timestamp",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "record_count",
+        "position",
+        "data",
+    )
 
     def __init__(self, header: tuple, position: int, data: bytes):
-        (self.base_offset, self.length, self.leader_epoch, self.magic, self.crc,
-         self.attributes, self.last_offset_delta, self.base_timestamp, self.max_timestamp,
-         self.producer_id, self.producer_epoch, self.base_sequence, self.record_count) = header
+        (
+            self.base_offset,
+            self.length,
+            self.leader_epoch,
+            self.magic,
+            self.crc,
+            self.attributes,
+            self.last_offset_delta,
+            self.base_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+            self.record_count,
+        ) = header
         self.position = position
         self.data = data  # the whole batch, header included (a memoryview into the read buffer)
 
@@ -177,8 +203,10 @@ class Record:
         self.sequence = sequence
 
     def __repr__(self):
-        return (f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
-                f"value={self.value!r}, headers={self.headers!r})")
+        return (
+            f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+            f"value={self.value!r}, headers={self.headers!r})"
+        )
 
 
 def _varint(data, pos):
@@ -225,12 +253,14 @@ def iter_records(batch: Batch) -> Iterator[Record]:
     total = buf.nbytes
     count = batch.record_count
     if count < 0 or count > total:
-        raise BatchError(f"batch at offset {batch.base_offset} claims {count} records in {total} bytes",
-                         batch.position + OFFSETS["record_count"])
+        raise BatchError(
+            f"batch at offset {batch.base_offset} claims {count} records in {total} bytes",
+            batch.position + OFFSETS["record_count"],
+        )
     base_off = batch.base_offset
     base_ts = batch.base_timestamp
     base_seq = batch.base_sequence
-    wbase = 0                                  # position of data[0] in the records section
+    wbase = 0  # position of data[0] in the records section
     data = bytes(buf[:WINDOW])
     n = len(data)
     final = n == total
@@ -255,16 +285,16 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                     if klen < 0:
                         key = None
                     else:
-                        key = data[pos:pos + klen]
+                        key = data[pos : pos + klen]
                         pos += klen
                     vlen, pos = varint(data, pos)
                     if vlen < 0:
                         value = None
                     else:
-                        value = data[pos:pos + vlen]
+                        value = data[pos : pos + vlen]
                         pos += vlen
                     hcount, pos = varint(data, pos)
-                    headers: list[tuple[str, bytes | None]] | tuple[()]   # () when none
+                    headers: list[tuple[str, bytes | None]] | tuple[()]  # () when none
                     if hcount:
                         if hcount < 0 or hcount > end - pos:
                             raise BatchError(f"record claims {hcount} headers", pos)
@@ -273,21 +303,24 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                             hk, pos = varint(data, pos)
                             if hk < 0:
                                 raise BatchError("record header with a null key", pos)
-                            hkey = java_utf8(data[pos:pos + hk])   # RecordHeader.key(), as Kafka prints it
+                            hkey = java_utf8(data[pos : pos + hk])  # RecordHeader.key(), as Kafka prints it
                             pos += hk
                             hv, pos = varint(data, pos)
                             if hv < 0:
                                 hval = None
                             else:
-                                hval = data[pos:pos + hv]
+                                hval = data[pos : pos + hv]
                                 pos += hv
                             hlist.append((hkey, hval))
                         headers = hlist
                     else:
                         headers = ()
                     if pos != end:
-                        raise BatchError(f"record at offset {base_off + off_delta} has "
-                                         f"{'trailing' if pos < end else 'missing'} bytes ({end - pos:+d})", start)
+                        raise BatchError(
+                            f"record at offset {base_off + off_delta} has "
+                            f"{'trailing' if pos < end else 'missing'} bytes ({end - pos:+d})",
+                            start,
+                        )
                     seq = (base_seq + off_delta) & 0x7FFFFFFF if base_seq >= 0 else -1
                     pos = end
                     yield Record(base_off + off_delta, base_ts + ts_delta, attrs, key, value, headers, seq)
@@ -302,13 +335,12 @@ def iter_records(batch: Batch) -> Iterator[Record]:
                     raise IndexError from None
                 need = end - start if refill else 0
                 wbase += start
-                data = bytes(buf[wbase:wbase + max(WINDOW, need + 32)])
+                data = bytes(buf[wbase : wbase + max(WINDOW, need + 32)])
                 n = len(data)
                 final = wbase + n == total
                 pos = 0
     except IndexError:
-        raise BatchError(f"batch at offset {base_off}: record data cut short",
-                         batch.position + HEADER_SIZE) from None
+        raise BatchError(f"batch at offset {base_off}: record data cut short", batch.position + HEADER_SIZE) from None
     except BatchError as e:
         if batch.compression == 0 and e.pos is not None and wbase + e.pos < total:
             e.pos = batch.position + HEADER_SIZE + wbase + e.pos
@@ -316,8 +348,10 @@ def iter_records(batch: Batch) -> Iterator[Record]:
             e.pos = batch.position + HEADER_SIZE
         raise
     if wbase + pos != total:
-        raise BatchError(f"batch at offset {base_off} has {total - wbase - pos} bytes after its {count} records",
-                         batch.position + HEADER_SIZE + (wbase + pos if batch.compression == 0 else 0))
+        raise BatchError(
+            f"batch at offset {base_off} has {total - wbase - pos} bytes after its {count} records",
+            batch.position + HEADER_SIZE + (wbase + pos if batch.compression == 0 else 0),
+        )
 
 
 @dataclass
@@ -337,7 +371,7 @@ def _size_of(f) -> int | None:
     seek to its end (e.g. pyarrow's remote files); None if it cannot tell."""
     try:
         return os.fstat(f.fileno()).st_size
-    except (AttributeError, OSError, ValueError):   # io.UnsupportedOperation is both
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
         pass
     if hasattr(f, "seek") and (not hasattr(f, "seekable") or f.seekable()):
         here = f.tell()
@@ -393,7 +427,7 @@ class BatchReader:
         f = self._f
         f.seek(self.start)
         end = self.end
-        base = self.start          # file position of buf[0]
+        base = self.start  # file position of buf[0]
         buf = b""
         view = memoryview(buf)
         off = 0
@@ -404,35 +438,45 @@ class BatchReader:
                 pos = base + off
                 remaining = end - pos
                 if remaining < HEADER_UP_TO_MAGIC:
-                    self.stop = Stop(pos, None if remaining == 0 else "short",
-                                     "" if remaining == 0 else f"{remaining} bytes too few for a batch header",
-                                     remaining)
+                    self.stop = Stop(
+                        pos,
+                        None if remaining == 0 else "short",
+                        "" if remaining == 0 else f"{remaining} bytes too few for a batch header",
+                        remaining,
+                    )
                     return
                 if len(buf) - off < HEADER_UP_TO_MAGIC:
                     buf = buf[off:] + f.read(min(chunk, remaining) - (len(buf) - off))
                     base, off = pos, 0
                 base_offset, length = LENGTH_PREFIX.unpack_from(buf, off)
                 if length < MIN_RECORD_OVERHEAD:
-                    self.stop = Stop(pos, "corrupt",
-                                     f"batch length {length} is smaller than the minimum record overhead "
-                                     f"({MIN_RECORD_OVERHEAD})", remaining)
+                    self.stop = Stop(
+                        pos,
+                        "corrupt",
+                        f"batch length {length} is smaller than the minimum record overhead ({MIN_RECORD_OVERHEAD})",
+                        remaining,
+                    )
                     return
                 total = length + LOG_OVERHEAD
                 if total > remaining:
-                    self.stop = Stop(pos, "truncated",
-                                     f"batch at offset {base_offset} needs {total} bytes, {remaining} remain",
-                                     remaining)
+                    self.stop = Stop(
+                        pos,
+                        "truncated",
+                        f"batch at offset {base_offset} needs {total} bytes, {remaining} remain",
+                        remaining,
+                    )
                     return
                 if len(buf) - off < total:
-                    buf = buf[off:] + f.read(max(chunk, total) - (len(buf) - off) if remaining > chunk
-                                             else remaining - (len(buf) - off))
+                    buf = buf[off:] + f.read(
+                        max(chunk, total) - (len(buf) - off) if remaining > chunk else remaining - (len(buf) - off)
+                    )
                     base, off = pos, 0
                     if len(buf) < total:
                         self.stop = Stop(pos, "truncated", "file shrank while reading", remaining)
                         return
                 if view.obj is not buf:
                     view = memoryview(buf)
-                data = view[off:off + total]   # a view: batches are not copied until decoded
+                data = view[off : off + total]  # a view: batches are not copied until decoded
                 magic = buf[off + MAGIC_OFFSET]
                 if magic != 2 or total < HEADER_SIZE:
                     yield LegacyEntry(base_offset, length, magic, pos, data)
@@ -508,8 +552,10 @@ def complete_end(f, size: int, start: int = 0) -> int:
 
 # -- writing -----------------------------------------------------------------
 
-def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
-                  headers=(), attributes: int = 0) -> bytes:
+
+def encode_record(
+    offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None, headers=(), attributes: int = 0
+) -> bytes:
     body = bytearray()
     body.append(attributes & 0xFF)
     body += varint_bytes(timestamp_delta)
@@ -522,7 +568,7 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, va
             body += part
     body += varint_bytes(len(headers))
     for hk, hv in headers:
-        hkb = hk if isinstance(hk, bytes) else hk.encode("utf-8")   # bytes: any key, even one not UTF-8
+        hkb = hk if isinstance(hk, bytes) else hk.encode("utf-8")  # bytes: any key, even one not UTF-8
         body += varint_bytes(len(hkb))
         body += hkb
         if hv is None:
@@ -533,11 +579,23 @@ def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, va
     return varint_bytes(len(body)) + bytes(body)
 
 
-def encode_batch(records, *, base_offset: int, leader_epoch: int = 0, base_timestamp: int = 0,
-                 max_timestamp: int | None = None, compression_codec: int = 0, control: bool = False,
-                 transactional: bool = False, log_append_time: bool = False,
-                 producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                 delete_horizon: bool = False, xerial_snappy: bool = True) -> bytes:
+def encode_batch(
+    records,
+    *,
+    base_offset: int,
+    leader_epoch: int = 0,
+    base_timestamp: int = 0,
+    max_timestamp: int | None = None,
+    compression_codec: int = 0,
+    control: bool = False,
+    transactional: bool = False,
+    log_append_time: bool = False,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    delete_horizon: bool = False,
+    xerial_snappy: bool = True,
+) -> bytes:
     """Build one v2 batch. `records` is a list of (key, value) or
     (key, value, headers) or (key, value, headers, timestamp) tuples; offsets are
     consecutive from base_offset; timestamps default to base_timestamp."""
@@ -552,14 +610,29 @@ def encode_batch(records, *, base_offset: int, leader_epoch: int = 0, base_times
     body = b"".join(parts)
     if compression_codec:
         body = compression.compress(compression_codec, body, xerial=xerial_snappy)
-    attributes = (compression_codec | (ATTR_LOG_APPEND_TIME if log_append_time else 0)
-                  | (ATTR_TRANSACTIONAL if transactional else 0) | (ATTR_CONTROL if control else 0)
-                  | (ATTR_DELETE_HORIZON if delete_horizon else 0))
+    attributes = (
+        compression_codec
+        | (ATTR_LOG_APPEND_TIME if log_append_time else 0)
+        | (ATTR_TRANSACTIONAL if transactional else 0)
+        | (ATTR_CONTROL if control else 0)
+        | (ATTR_DELETE_HORIZON if delete_horizon else 0)
+    )
     if max_timestamp is None:
         max_timestamp = max_ts
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
-    after_crc = AFTER_CRC.pack(attributes, max(len(records) - 1, 0), base_timestamp,
-                               max_timestamp, producer_id, producer_epoch, base_sequence, len(records)) + body
+    after_crc = (
+        AFTER_CRC.pack(
+            attributes,
+            max(len(records) - 1, 0),
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            len(records),
+        )
+        + body
+    )
     crc = crc32c(after_crc)
     return HEAD_TO_CRC.pack(base_offset, length, leader_epoch, 2, crc) + after_crc
 
@@ -571,16 +644,22 @@ def display_timestamp(batch: Batch, record: Record) -> int:
 
 def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
     """Re-encode decoded records with the batch's own header fields (round-trip check)."""
-    body = b"".join(encode_record(r.offset - batch.base_offset, r.timestamp - batch.base_timestamp,
-                                  r.key, r.value, r.headers, r.attributes) for r in records)
+    body = b"".join(
+        encode_record(
+            r.offset - batch.base_offset, r.timestamp - batch.base_timestamp, r.key, r.value, r.headers, r.attributes
+        )
+        for r in records
+    )
     if batch.compression:
         # compressor output is not canonical: keep the original block if it decodes to the same bytes
-        body = (bytes(batch.data[HEADER_SIZE:]) if batch.records_bytes() == body
-                else compression.compress(batch.compression, body))
+        body = (
+            bytes(batch.data[HEADER_SIZE:])
+            if batch.records_bytes() == body
+            else compression.compress(batch.compression, body)
+        )
     after_crc = bytes(batch.data[CRC_START:HEADER_SIZE]) + body
     length = HEADER_SIZE - LOG_OVERHEAD + len(body)
-    return HEAD_TO_CRC.pack(batch.base_offset, length, batch.leader_epoch, batch.magic,
-                            crc32c(after_crc)) + after_crc
+    return HEAD_TO_CRC.pack(batch.base_offset, length, batch.leader_epoch, batch.magic, crc32c(after_crc)) + after_crc
 
 
 def plain_value_spans(data: bytes, pos: int, count: int):
@@ -596,7 +675,7 @@ def plain_value_spans(data: bytes, pos: int, count: int):
     if count < 0 or count > n - pos:
         return None
     zz = _ZZ
-    slow, slow_long = _varint, _varlong   # more than one byte: at most 5 (int) or 10 (long)
+    slow, slow_long = _varint, _varlong  # more than one byte: at most 5 (int) or 10 (long)
     tss: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -608,7 +687,7 @@ def plain_value_spans(data: bytes, pos: int, count: int):
             c = data[pos]
             if c < 128:
                 end = pos + 1 + zz[c]
-                pos += 2                      # and the attributes byte (unused by Kafka)
+                pos += 2  # and the attributes byte (unused by Kafka)
             elif data[pos + 1] < 128:
                 u = (c & 127) | data[pos + 1] << 7
                 end = pos + 2 + ((u >> 1) ^ -(u & 1))
@@ -632,13 +711,13 @@ def plain_value_spans(data: bytes, pos: int, count: int):
                 u = (c & 127) | data[pos + 1] << 7
                 od = (u >> 1) ^ -(u & 1)
                 pos += 2
-            elif data[pos + 2] < 128:         # offsets 8192 and up: snapshots write 100 k+ records a batch
+            elif data[pos + 2] < 128:  # offsets 8192 and up: snapshots write 100 k+ records a batch
                 u = (c & 127) | (data[pos + 1] & 127) << 7 | data[pos + 2] << 14
                 od = (u >> 1) ^ -(u & 1)
                 pos += 3
             else:
                 od, pos = slow(data, pos)
-            if od != i or data[pos] != 1:    # offsets as Kafka writes them; a null key (-1)
+            if od != i or data[pos] != 1:  # offsets as Kafka writes them; a null key (-1)
                 return None
             c = data[pos + 1]
             if c < 128:
@@ -651,7 +730,7 @@ def plain_value_spans(data: bytes, pos: int, count: int):
             else:
                 vlen, pos = slow(data, pos + 1)
             vend = pos + vlen
-            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:   # then no headers
+            if vlen < 0 or vend + 1 != end or end > n or data[vend] != 0:  # then no headers
                 return None
             s_app(pos)
             e_app(vend)

@@ -51,7 +51,7 @@ def _snappy_decompress(data: bytes, cap: int) -> bytes | cramjam.Buffer:
             pos += 4
             if size < 0 or pos + size > n:
                 raise CompressionError("xerial snappy block runs past the batch")
-            block = data[pos:pos + size]
+            block = data[pos : pos + size]
             total += cramjam.snappy.decompress_raw_len(block)
             _check(total, cap)
             blocks.append(block)
@@ -70,9 +70,9 @@ def _lz4_bound(data: bytes) -> int:
     while pos < n:
         if pos + 7 > n:
             raise CompressionError("lz4 frame header cut short")
-        magic = int.from_bytes(data[pos:pos + 4], "little")
+        magic = int.from_bytes(data[pos : pos + 4], "little")
         if 0x184D2A50 <= magic <= 0x184D2A5F:  # skippable frame
-            size = int.from_bytes(data[pos + 4:pos + 8], "little")
+            size = int.from_bytes(data[pos + 4 : pos + 8], "little")
             pos += 8 + size
             continue
         if magic != 0x184D2204:
@@ -86,7 +86,7 @@ def _lz4_bound(data: bytes) -> int:
         while True:
             if pos + 4 > n:
                 raise CompressionError("lz4 block header cut short")
-            size = int.from_bytes(data[pos:pos + 4], "little")
+            size = int.from_bytes(data[pos : pos + 4], "little")
             pos += 4
             if size == 0:
                 break
@@ -102,9 +102,9 @@ def _zstd_bound(data: bytes) -> int:
     while pos < n:
         if pos + 5 > n:
             raise CompressionError("zstd frame header cut short")
-        magic = int.from_bytes(data[pos:pos + 4], "little")
+        magic = int.from_bytes(data[pos : pos + 4], "little")
         if 0x184D2A50 <= magic <= 0x184D2A5F:
-            pos += 8 + int.from_bytes(data[pos + 4:pos + 8], "little")
+            pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
             continue
         if magic != 0xFD2FB528:
             raise CompressionError(f"not a zstd frame (magic {magic:#x})")
@@ -116,7 +116,7 @@ def _zstd_bound(data: bytes) -> int:
         while True:
             if pos + 3 > n:
                 raise CompressionError("zstd block header cut short")
-            hdr = int.from_bytes(data[pos:pos + 3], "little")
+            hdr = int.from_bytes(data[pos : pos + 3], "little")
             pos += 3
             last, btype, bsize = hdr & 1, (hdr >> 1) & 3, hdr >> 3
             if btype == 3:
@@ -142,7 +142,7 @@ def decompress(codec: int, data: bytes, cap: int = MAX_DECOMPRESSED):
             return _snappy_decompress(data, cap)
         if codec == LZ4:
             _check(_lz4_bound(data), cap)
-            return cramjam.lz4.decompress(data)   # a cramjam Buffer: not copied
+            return cramjam.lz4.decompress(data)  # a cramjam Buffer: not copied
         if codec == ZSTD:
             _check(_zstd_bound(data), cap)
             return cramjam.zstd.decompress(data)
@@ -166,7 +166,7 @@ def compress(codec: int, data: bytes, *, xerial: bool = True) -> bytes:
         # xerial header: magic, version 1, compatible version 1; 32 KiB blocks as snappy-java
         out = [XERIAL_MAGIC, _I32.pack(1), _I32.pack(1)]
         for i in range(0, len(data), 32 * 1024):
-            block = bytes(cramjam.snappy.compress_raw(data[i:i + 32 * 1024]))
+            block = bytes(cramjam.snappy.compress_raw(data[i : i + 32 * 1024]))
             out += [_I32.pack(len(block)), block]
         return b"".join(out)
     if codec == LZ4:

@@ -23,55 +23,106 @@ from __future__ import annotations
 from ..schema.spec import Field as F, Message
 
 # ABORT / COMMIT value: a non-flexible message, exactly 6 bytes at version 0.
-END_TXN_MARKER = Message("EndTxnMarker", "0", [
-    F("Version", "int16"),
-    F("CoordinatorEpoch", "int32"),
-], flexible=None, kind="data")
+END_TXN_MARKER = Message(
+    "EndTxnMarker",
+    "0",
+    [
+        F("Version", "int16"),
+        F("CoordinatorEpoch", "int32"),
+    ],
+    flexible=None,
+    kind="data",
+)
 
 # v1 adds Voter.VoterDirectoryId (KIP-853); Kafka still writes and reads v0.
-LEADER_CHANGE_MESSAGE = Message("LeaderChangeMessage", "0-1", [
-    F("Version", "int16"),
-    F("LeaderId", "int32"),
-    F("Voters", "[]Voter", fields=[
-        F("VoterId", "int32"),
-        F("VoterDirectoryId", "uuid", "1+"),
-    ]),
-    F("GrantingVoters", "[]Voter", fields=[
-        F("VoterId", "int32"),
-        F("VoterDirectoryId", "uuid", "1+"),
-    ]),
-], flexible="0+")
+LEADER_CHANGE_MESSAGE = Message(
+    "LeaderChangeMessage",
+    "0-1",
+    [
+        F("Version", "int16"),
+        F("LeaderId", "int32"),
+        F(
+            "Voters",
+            "[]Voter",
+            fields=[
+                F("VoterId", "int32"),
+                F("VoterDirectoryId", "uuid", "1+"),
+            ],
+        ),
+        F(
+            "GrantingVoters",
+            "[]Voter",
+            fields=[
+                F("VoterId", "int32"),
+                F("VoterDirectoryId", "uuid", "1+"),
+            ],
+        ),
+    ],
+    flexible="0+",
+)
 
-SNAPSHOT_HEADER_RECORD = Message("SnapshotHeaderRecord", "0", [
-    F("Version", "int16"),
-    F("LastContainedLogTimestamp", "int64"),
-], flexible="0+")
+SNAPSHOT_HEADER_RECORD = Message(
+    "SnapshotHeaderRecord",
+    "0",
+    [
+        F("Version", "int16"),
+        F("LastContainedLogTimestamp", "int64"),
+    ],
+    flexible="0+",
+)
 
-SNAPSHOT_FOOTER_RECORD = Message("SnapshotFooterRecord", "0", [
-    F("Version", "int16"),
-], flexible="0+")
+SNAPSHOT_FOOTER_RECORD = Message(
+    "SnapshotFooterRecord",
+    "0",
+    [
+        F("Version", "int16"),
+    ],
+    flexible="0+",
+)
 
-KRAFT_VERSION_RECORD = Message("KRaftVersionRecord", "0", [
-    F("Version", "int16"),
-    F("KRaftVersion", "int16"),
-], flexible="0+")
+KRAFT_VERSION_RECORD = Message(
+    "KRaftVersionRecord",
+    "0",
+    [
+        F("Version", "int16"),
+        F("KRaftVersion", "int16"),
+    ],
+    flexible="0+",
+)
 
-VOTERS_RECORD = Message("VotersRecord", "0", [
-    F("Version", "int16"),
-    F("Voters", "[]Voter", fields=[
-        F("VoterId", "int32"),
-        F("VoterDirectoryId", "uuid"),
-        F("Endpoints", "[]Endpoint", fields=[
-            F("Name", "string"),
-            F("Host", "string"),
-            F("Port", "uint16"),
-        ]),
-        F("KRaftVersionFeature", "KRaftVersionFeature", fields=[
-            F("MinSupportedVersion", "int16"),
-            F("MaxSupportedVersion", "int16"),
-        ]),
-    ]),
-], flexible="0+")
+VOTERS_RECORD = Message(
+    "VotersRecord",
+    "0",
+    [
+        F("Version", "int16"),
+        F(
+            "Voters",
+            "[]Voter",
+            fields=[
+                F("VoterId", "int32"),
+                F("VoterDirectoryId", "uuid"),
+                F(
+                    "Endpoints",
+                    "[]Endpoint",
+                    fields=[
+                        F("Name", "string"),
+                        F("Host", "string"),
+                        F("Port", "uint16"),
+                    ],
+                ),
+                F(
+                    "KRaftVersionFeature",
+                    "KRaftVersionFeature",
+                    fields=[
+                        F("MinSupportedVersion", "int16"),
+                        F("MaxSupportedVersion", "int16"),
+                    ],
+                ),
+            ],
+        ),
+    ],
+    flexible="0+",
+)
 
 ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS = range(7)
 

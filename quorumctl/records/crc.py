@@ -25,16 +25,18 @@ def _load():
         name = "crc32c._crc32c"
         ext = sys.modules.get(name)
         if ext is None:
-            (where,) = find_spec("crc32c").submodule_search_locations   # finds, does not import
-            path = next(p for p in (os.path.join(where, "_crc32c" + s) for s in EXTENSION_SUFFIXES)
-                        if os.path.exists(p))
+            (where,) = find_spec("crc32c").submodule_search_locations  # finds, does not import
+            path = next(
+                p for p in (os.path.join(where, "_crc32c" + s) for s in EXTENSION_SUFFIXES) if os.path.exists(p)
+            )
             spec = spec_from_loader(name, ExtensionFileLoader(name, path))
             ext = module_from_spec(spec)
             spec.loader.exec_module(ext)
-            sys.modules[name] = ext   # a later `import crc32c` reuses it
+            sys.modules[name] = ext  # a later `import crc32c` reuses it
         return ext.crc32c
     except (ImportError, AttributeError, StopIteration, TypeError, ValueError):
         import crc32c
+
         return crc32c.crc32c
 
 

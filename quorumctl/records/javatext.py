@@ -25,7 +25,7 @@ def _java_replace(exc: UnicodeError) -> tuple[str, int]:
     """Error handler for Python's UTF-8 decoder: Python's replacement (one
     U+FFFD per maximal ill-formed subpart, exc.start..exc.end), but an encoded
     surrogate (ED A0..BF [80..BF]) is one U+FFFD, as the JDK's decoder has it."""
-    if not isinstance(exc, UnicodeDecodeError):   # (only decoders are given it)
+    if not isinstance(exc, UnicodeDecodeError):  # (only decoders are given it)
         raise exc
     b = exc.object
     i = exc.start
@@ -63,7 +63,7 @@ def java_utf8(b: bytes) -> str:
         except UnicodeDecodeError:
             _binary = True
     s = b.decode("utf-8", "replace")
-    if "\ufffd" not in s:   # nothing replaced: it was UTF-8
+    if "\ufffd" not in s:  # nothing replaced: it was UTF-8
         _binary = False
         return s
     if _SURROGATE.search(b) is None:

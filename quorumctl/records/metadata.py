@@ -15,8 +15,17 @@ from __future__ import annotations
 import struct
 
 from ..schema.codec import DecodeError, codec, read_uvarint, uvarint_bytes
-from .control_schemas import (ABORT, COMMIT, CONTROL_TYPES, KRAFT_VERSION, KRAFT_VOTERS, LEADER_CHANGE,  # noqa: F401
-                              SNAPSHOT_FOOTER, SNAPSHOT_HEADER, body_version)
+from .control_schemas import (
+    ABORT,  # noqa: F401 (re-exported)
+    COMMIT,  # noqa: F401 (re-exported)
+    CONTROL_TYPES,
+    KRAFT_VERSION,
+    KRAFT_VOTERS,
+    LEADER_CHANGE,
+    SNAPSHOT_FOOTER,
+    SNAPSHOT_HEADER,
+    body_version,
+)
 from .metadata_schemas import API_KEYS_BY_CLASS_NAME as API_KEYS
 from .metadata_schemas import FEATURE_LEVEL_PRE_3_3, METADATA_RECORDS, TYPE_NAMES
 
@@ -27,8 +36,11 @@ _I16 = struct.Struct(">h")
 CONTROL_NAMES = {t: name for t, (name, _msg) in CONTROL_TYPES.items()}
 # Kafka's dump-log label for the decoded control payloads it prints
 CONTROL_LABELS = {
-    SNAPSHOT_HEADER: "SnapshotHeader", SNAPSHOT_FOOTER: "SnapshotFooter",
-    KRAFT_VERSION: "KRaftVersion", KRAFT_VOTERS: "KRaftVoters", LEADER_CHANGE: "LeaderChange",
+    SNAPSHOT_HEADER: "SnapshotHeader",
+    SNAPSHOT_FOOTER: "SnapshotFooter",
+    KRAFT_VERSION: "KRaftVersion",
+    KRAFT_VOTERS: "KRaftVoters",
+    LEADER_CHANGE: "LeaderChange",
 }
 
 
@@ -86,8 +98,7 @@ def payload_text_fn(api_key: int, version: int):
         msg = METADATA_RECORDS.get(api_key)
         hit = None
         if msg is not None and msg.supports(version) and not _has_double(msg.fields):
-            hit = (f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":',
-                   codec(msg).text_decoder(version))
+            hit = (f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":', codec(msg).text_decoder(version))
         _payload_fns[key] = hit
     return hit
 
@@ -124,23 +135,45 @@ def decode_metadata(value) -> Decoded:
             api_key, pos = read_uvarint(value, pos)
             version, pos = read_uvarint(value, pos)
     except (IndexError, DecodeError):
-        return Decoded("metadata", None, None, "Unknown", "UNKNOWN", None,
-                       "value too short for the metadata record frame")
+        return Decoded(
+            "metadata", None, None, "Unknown", "UNKNOWN", None, "value too short for the metadata record frame"
+        )
     if frame != FRAME_VERSION:
-        return Decoded("metadata", api_key, version, "Unknown", "UNKNOWN", None,
-                       f"unsupported frame version {frame} (expected {FRAME_VERSION})")
+        return Decoded(
+            "metadata",
+            api_key,
+            version,
+            "Unknown",
+            "UNKNOWN",
+            None,
+            f"unsupported frame version {frame} (expected {FRAME_VERSION})",
+        )
     fn = _body_decoder(api_key, version)
     msg = METADATA_RECORDS.get(api_key)
-    if fn is None or msg is None:   # (a decoder is found only for a known type)
+    if fn is None or msg is None:  # (a decoder is found only for a known type)
         if msg is None:
-            return Decoded("metadata", api_key, version, f"UnknownRecord{api_key}",
-                           f"UNKNOWN_RECORD_{api_key}", None, f"unknown metadata record type {api_key}")
-        return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], None,
-                       f"unknown version {version} of {msg.name} (known {msg.valid})")
+            return Decoded(
+                "metadata",
+                api_key,
+                version,
+                f"UnknownRecord{api_key}",
+                f"UNKNOWN_RECORD_{api_key}",
+                None,
+                f"unknown metadata record type {api_key}",
+            )
+        return Decoded(
+            "metadata",
+            api_key,
+            version,
+            msg.name,
+            TYPE_NAMES[api_key],
+            None,
+            f"unknown version {version} of {msg.name} (known {msg.valid})",
+        )
     data, error = _decode_body(fn, msg, version, value, pos)
     if error is not None and (api_key, version) == (FEATURE_LEVEL_PRE_3_3.api_key, 0):
         legacy, legacy_error = _decode_body(codec(FEATURE_LEVEL_PRE_3_3).decoder(0), msg, 0, value, pos)
-        if legacy_error is None:   # written by Kafka 3.0-3.2 (see metadata_schemas)
+        if legacy_error is None:  # written by Kafka 3.0-3.2 (see metadata_schemas)
             data, error = legacy, None
     return Decoded("metadata", api_key, version, msg.name, TYPE_NAMES[api_key], data, error)
 
@@ -185,8 +218,9 @@ def decode_control(key, value) -> Decoded:
     except DecodeError as e:
         return Decoded("control", ctype, version, label, name, None, str(e))
     if end != len(value):
-        return Decoded("control", ctype, version, label, name, None,
-                       f"found {len(value) - end} byte(s) of garbage after {name}")
+        return Decoded(
+            "control", ctype, version, label, name, None, f"found {len(value) - end} byte(s) of garbage after {name}"
+        )
     return Decoded("control", ctype, version, label, name, data)
 
 
@@ -199,12 +233,12 @@ def payload_prefix(api_key: int, version: int) -> bytes:
     spark-export encode only the data and add the closing brace."""
     prefix = _PREFIX.get((api_key, version))
     if prefix is None:
-        prefix = _PREFIX[(api_key, version)] = (
-            f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":'.encode())
+        prefix = _PREFIX[(api_key, version)] = f'{{"type":"{TYPE_NAMES[api_key]}","version":{version},"data":'.encode()
     return prefix
 
 
 # -- writing -----------------------------------------------------------------
+
 
 def encode_metadata(api_key_or_name, version: int, data: dict) -> bytes:
     api_key = API_KEYS[api_key_or_name] if isinstance(api_key_or_name, str) else api_key_or_name
@@ -229,6 +263,7 @@ def records_with_keys(path: str, keys, from_offset: int = 0):
     bytes, not decoded; control batches are skipped. The walk ends where the
     file can no longer be read (verify reports the damage)."""
     from .batch import Batch, BatchError, BatchReader
+
     try:
         with BatchReader(path) as reader:
             for b in reader:
@@ -239,7 +274,7 @@ def records_with_keys(path: str, keys, from_offset: int = 0):
                     if v is None or len(v) < 3 or r.offset < from_offset:
                         continue
                     if v[0] == FRAME_VERSION and v[1] < 128 and v[1] not in keys:
-                        continue   # another type, told by its one-byte api key
+                        continue  # another type, told by its one-byte api key
                     d = decode_metadata(v)
                     if d.api_key in keys and d.data is not None:
                         yield r.offset, d

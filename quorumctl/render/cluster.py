@@ -10,8 +10,9 @@ if TYPE_CHECKING:
 
 
 def cluster_id_text(cid: str | None) -> str:
-    return (f"Cluster ID: {cid}\n" if cid is not None
-            else "No cluster ID found. The Kafka version is probably too old.\n")
+    return (
+        f"Cluster ID: {cid}\n" if cid is not None else "No cluster ID found. The Kafka version is probably too old.\n"
+    )
 
 
 def cluster_id_doc(cid: str | None) -> dict:
@@ -26,18 +27,27 @@ def endpoints_text(doc: dict) -> str:
 
     def row(*cells, widths):
         return " ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + "\n"
+
     if doc["endpointType"] == "controller":
         widths: tuple[int, ...] = (10, host_w, 10, rack_w, 15)
         out = row("ID", "HOST", "PORT", "RACK", "ENDPOINT_TYPE", widths=widths)
         for e in eps:
-            out += row(e["id"], e["host"], e["port"], "null" if e["rack"] is None else e["rack"], "controller",
-                       widths=widths)
+            out += row(
+                e["id"], e["host"], e["port"], "null" if e["rack"] is None else e["rack"], "controller", widths=widths
+            )
         return out
     widths = (10, host_w, 10, rack_w, 10, 15)
     out = row("ID", "HOST", "PORT", "RACK", "STATE", "ENDPOINT_TYPE", widths=widths)
     for e in eps:
-        out += row(e["id"], e["host"], e["port"], "null" if e["rack"] is None else e["rack"], e["state"], "broker",
-                   widths=widths)
+        out += row(
+            e["id"],
+            e["host"],
+            e["port"],
+            "null" if e["rack"] is None else e["rack"],
+            e["state"],
+            "broker",
+            widths=widths,
+        )
     return out
 
 
@@ -45,18 +55,23 @@ def plan_text(plan: UnregisterPlan) -> str:
     lines = []
     if not plan.registered:
         return f"Refused: {plan.refused}\n"
-    lines.append(f"Broker {plan.broker_id}: registered, {'fenced' if plan.fenced else 'unfenced'}, "
-                 f"at {plan.endpoint} (asked {plan.source}).")
+    lines.append(
+        f"Broker {plan.broker_id}: registered, {'fenced' if plan.fenced else 'unfenced'}, "
+        f"at {plan.endpoint} (asked {plan.source})."
+    )
     if plan.replica_of is None:
         holds = "partitions not counted (the broker does not serve DescribeTopicPartitions, Kafka 3.8+)"
     else:
-        holds = (f"{plan.replica_of} partition(s) name it as a replica ({plan.in_isr} in the ISR, "
-                 f"{plan.in_elr} in the ELR)")
+        holds = (
+            f"{plan.replica_of} partition(s) name it as a replica ({plan.in_isr} in the ISR, {plan.in_elr} in the ELR)"
+        )
     if plan.partitions:
         more = (plan.replica_of or 0) - len(plan.partitions)
         holds += ": " + ", ".join(plan.partitions) + (f" and {more} more" if more > 0 else "")
-    lines.append("Its registration holds: " + holds + "; every feature level change checks its supported "
-                 "ranges (a registered broker that lacks a level blocks the upgrade).")
+    lines.append(
+        "Its registration holds: " + holds + "; every feature level change checks its supported "
+        "ranges (a registered broker that lacks a level blocks the upgrade)."
+    )
     if plan.refused:
         lines.append(f"Refused: {plan.refused}")
     elif plan.applied is None:

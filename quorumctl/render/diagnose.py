@@ -9,10 +9,12 @@ def doctor_lines(doc: dict) -> list[str]:
     lines = []
     vs = doc["voter_set"]
     missing = sum(1 for d in doc["log_dirs"] if d["problem"] == "missing")
-    lines.append(f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs']) - missing} log dir(s)"
-                 + (f" ({missing} missing)" if missing else "")
-                 + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set")
-                 + (f"; metadata.version {doc['metadata_version']['name']}" if doc.get("metadata_version") else ""))
+    lines.append(
+        f"Read {len(doc['configs'])} config(s), {len(doc['log_dirs']) - missing} log dir(s)"
+        + (f" ({missing} missing)" if missing else "")
+        + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set")
+        + (f"; metadata.version {doc['metadata_version']['name']}" if doc.get("metadata_version") else "")
+    )
     for d in doc["log_dirs"]:
         if d.get("starts_on") and d["starts_on"].get("notable"):
             lines.append(f"{d['path']} starts on {d['starts_on']['text']}")
@@ -37,6 +39,7 @@ def finding_lines(findings: list[dict]) -> list[str]:
 def findings_table(findings: list[dict], title: str):
     """The findings (doctor's JSON form) as a Rich table: doctor's and voters check's."""
     from rich.table import Table
+
     t = Table(title=title)
     for col in ("severity", "finding", "evidence", "remedy"):
         t.add_column(col)

@@ -15,8 +15,17 @@ import sys
 from dataclasses import dataclass
 
 from ..records import metadata as md
-from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_LOG_APPEND_TIME,
-                             ATTR_TRANSACTIONAL, HEADER_SIZE, Batch, LegacyEntry, plain_value_spans)
+from ..records.batch import (
+    ATTR_COMPRESSION,
+    ATTR_CONTROL,
+    ATTR_DELETE_HORIZON,
+    ATTR_LOG_APPEND_TIME,
+    ATTR_TRANSACTIONAL,
+    HEADER_SIZE,
+    Batch,
+    LegacyEntry,
+    plain_value_spans,
+)
 from ..records.javatext import java_utf8
 from ..records.metadata import payload_prefix
 from ..logdir import filekinds
@@ -25,14 +34,14 @@ from .output import json_bytes, json_line
 
 @dataclass
 class Options:
-    deep: bool = False              # --deep-iteration (one line per record)
-    print_data: bool = False        # --print-data-log (key and payload)
+    deep: bool = False  # --deep-iteration (one line per record)
+    print_data: bool = False  # --print-data-log (key and payload)
     metadata_decoder: bool = False  # --cluster-metadata-decoder
     skip_record_metadata: bool = False
     offset_start: int | None = None
-    offset_end: int | None = None   # inclusive
+    offset_end: int | None = None  # inclusive
     record_types: frozenset | None = None  # names as typed by the user, upper-cased
-    kafka: str = "4.3"              # whose kafka-dump-log text to print where 4.1 and 4.3 differ
+    kafka: str = "4.3"  # whose kafka-dump-log text to print where 4.1 and 4.3 differ
 
     @property
     def records_needed(self) -> bool:
@@ -47,13 +56,15 @@ def batch_line(b: Batch, crc_ok: bool) -> str:
     # Java's OptionalLong.toString, as Kafka 4.1 prints batch.deleteHorizonMs
     dh = f"OptionalLong[{b.base_timestamp}]" if b.attributes & ATTR_DELETE_HORIZON else "OptionalLong.empty"
     ts_type = "LogAppendTime" if b.attributes & ATTR_LOG_APPEND_TIME else "CreateTime"
-    return (f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
-            f"count: {b.record_count} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
-            f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
-            f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & ATTR_TRANSACTIONAL)} "
-            f"isControl: {_bool(b.attributes & ATTR_CONTROL)} deleteHorizonMs: {dh} position: {b.position} "
-            f"{ts_type}: {b.max_timestamp} size: {b.size} magic: 2 "
-            f"compresscodec: {b.compression_name} crc: {b.crc} isvalid: {_bool(crc_ok)}")
+    return (
+        f"baseOffset: {b.base_offset} lastOffset: {b.base_offset + b.last_offset_delta} "
+        f"count: {b.record_count} baseSequence: {b.base_sequence} lastSequence: {b.last_sequence} "
+        f"producerId: {b.producer_id} producerEpoch: {b.producer_epoch} "
+        f"partitionLeaderEpoch: {b.leader_epoch} isTransactional: {_bool(b.attributes & ATTR_TRANSACTIONAL)} "
+        f"isControl: {_bool(b.attributes & ATTR_CONTROL)} deleteHorizonMs: {dh} position: {b.position} "
+        f"{ts_type}: {b.max_timestamp} size: {b.size} magic: 2 "
+        f"compresscodec: {b.compression_name} crc: {b.crc} isvalid: {_bool(crc_ok)}"
+    )
 
 
 def legacy_line(e: LegacyEntry) -> str:
@@ -81,9 +92,11 @@ def control_text(key, value) -> str:
 # Top-level float64 fields by metadata api key (ClientQuotaRecord's value): Kafka
 # prints them with Java's Double.toString (Jackson writes doubles that way), so
 # the text form does too; JSON output keeps plain JSON numbers.
-_DOUBLES = {key: [f.key for f in msg.fields if f.type == "float64"]
-            for key, msg in md.METADATA_RECORDS.items()
-            if any(f.type == "float64" for f in msg.fields)}
+_DOUBLES = {
+    key: [f.key for f in msg.fields if f.type == "float64"]
+    for key, msg in md.METADATA_RECORDS.items()
+    if any(f.type == "float64" for f in msg.fields)
+}
 
 
 def java_double(x: float) -> str:
@@ -98,7 +111,7 @@ def java_double(x: float) -> str:
     if x == 0:
         return "-0.0" if str(x).startswith("-") else "0.0"
     sign = "-" if x < 0 else ""
-    mantissa, _, exp = f"{abs(x)!r}".partition("e")   # repr: shortest round-trip digits
+    mantissa, _, exp = f"{abs(x)!r}".partition("e")  # repr: shortest round-trip digits
     whole, _, frac = mantissa.partition(".")
     digits = (whole + frac).lstrip("0")
     point = int(exp or 0) + len(whole) - (len(whole + frac) - len(digits))  # digits before the point
@@ -115,6 +128,7 @@ def _java_doubles(api_key: int, data: dict) -> dict:
     if not fields:
         return data
     import msgspec
+
     out = dict(data)
     for k in fields:
         v = out.get(k)
@@ -176,10 +190,12 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
         else:
             hk = ",".join(h[0] for h in r.headers) if r.headers else ""
             ts = b.max_timestamp if log_append else r.timestamp
-            line = (f"| offset: {r.offset} {ts_type}: {ts} "
-                    f"keySize: {-1 if r.key is None else len(r.key)} "
-                    f"valueSize: {-1 if r.value is None else len(r.value)} "
-                    f"sequence: {r.sequence} headerKeys: [{hk}]")
+            line = (
+                f"| offset: {r.offset} {ts_type}: {ts} "
+                f"keySize: {-1 if r.key is None else len(r.key)} "
+                f"valueSize: {-1 if r.value is None else len(r.value)} "
+                f"sequence: {r.sequence} headerKeys: [{hk}]"
+            )
             prefix = " "
             if control:
                 line += control_text(r.key, r.value)
@@ -190,8 +206,11 @@ def record_lines(b: Batch, records, opts: Options, out: list) -> None:
                 prefix = " "
             if r.value is not None:
                 # 4.3 starts a payload without key or metadata with "| "; 4.1 always with " "
-                line += (prefix if kafka43 else " ") + "payload: " + (
-                    metadata_payload(r.value) if decode else java_utf8(r.value))
+                line += (
+                    (prefix if kafka43 else " ")
+                    + "payload: "
+                    + (metadata_payload(r.value) if decode else java_utf8(r.value))
+                )
         app(line)
 
 
@@ -200,17 +219,28 @@ def batch_json(path: str, b: Batch, crc_ok: bool) -> dict:
     docs/json.md); dump-log streams "records" (and "error") after these keys."""
     log_append = b.attributes & ATTR_LOG_APPEND_TIME
     return {
-        "kind": "batch", "file": path, "position": b.position, "baseOffset": b.base_offset,
-        "lastOffset": b.base_offset + b.last_offset_delta, "count": b.record_count,
-        "baseSequence": b.base_sequence, "lastSequence": b.last_sequence,
-        "producerId": b.producer_id, "producerEpoch": b.producer_epoch,
-        "partitionLeaderEpoch": b.leader_epoch, "isTransactional": bool(b.attributes & ATTR_TRANSACTIONAL),
+        "kind": "batch",
+        "file": path,
+        "position": b.position,
+        "baseOffset": b.base_offset,
+        "lastOffset": b.base_offset + b.last_offset_delta,
+        "count": b.record_count,
+        "baseSequence": b.base_sequence,
+        "lastSequence": b.last_sequence,
+        "producerId": b.producer_id,
+        "producerEpoch": b.producer_epoch,
+        "partitionLeaderEpoch": b.leader_epoch,
+        "isTransactional": bool(b.attributes & ATTR_TRANSACTIONAL),
         "isControl": bool(b.attributes & ATTR_CONTROL),
         "deleteHorizonMs": b.base_timestamp if b.attributes & ATTR_DELETE_HORIZON else None,
         "timestampType": "LogAppendTime" if log_append else "CreateTime",
-        "baseTimestamp": b.base_timestamp, "maxTimestamp": b.max_timestamp,
-        "size": b.size, "magic": b.magic, "compression": b.compression_name,
-        "crc": b.crc, "crcValid": crc_ok,
+        "baseTimestamp": b.base_timestamp,
+        "maxTimestamp": b.max_timestamp,
+        "size": b.size,
+        "magic": b.magic,
+        "compression": b.compression_name,
+        "crc": b.crc,
+        "crcValid": crc_ok,
     }
 
 
@@ -223,17 +253,23 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
     max_ts = b.max_timestamp
     for r in records:
         key, value = r.key, r.value
-        ro = {"offset": r.offset, "timestamp": max_ts if log_append else r.timestamp,
-              "keySize": -1 if key is None else len(key),
-              "valueSize": -1 if value is None else len(value),
-              "sequence": r.sequence,
-              "headers": [{"key": k, "value": None if v is None else base64.b64encode(v).decode()}
-                          for k, v in r.headers] if r.headers else []}
+        ro = {
+            "offset": r.offset,
+            "timestamp": max_ts if log_append else r.timestamp,
+            "keySize": -1 if key is None else len(key),
+            "valueSize": -1 if value is None else len(value),
+            "sequence": r.sequence,
+            "headers": [{"key": k, "value": None if v is None else base64.b64encode(v).decode()} for k, v in r.headers]
+            if r.headers
+            else [],
+        }
         if control:
             d = md.decode_control(r.key, r.value)
-            ro["control"] = {"type": d.type_name, "typeId": md.control_type(r.key),
-                             "data": d.data} if d.data is not None else {
-                "type": d.type_name, "typeId": md.control_type(r.key), "error": d.error}
+            ro["control"] = (
+                {"type": d.type_name, "typeId": md.control_type(r.key), "data": d.data}
+                if d.data is not None
+                else {"type": d.type_name, "typeId": md.control_type(r.key), "error": d.error}
+            )
         elif decode_metadata:
             ro["payload"] = metadata_json(value)
         else:
@@ -246,7 +282,7 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
 # -- writing the lines -----------------------------------------------------
 
 FLUSH_LINES = 4096
-FLUSH_LINE_CHARS = 1 << 16   # a line this long is written out at once
+FLUSH_LINE_CHARS = 1 << 16  # a line this long is written out at once
 
 
 class Sink:
@@ -256,7 +292,7 @@ class Sink:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.buf: list[str] = []
-        self.pending: list[str] = []   # the parts of an unfinished line (see part)
+        self.pending: list[str] = []  # the parts of an unfinished line (see part)
 
     def line(self, s: str):
         self.buf.append(s)
@@ -269,7 +305,7 @@ class Sink:
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
 
-    plain = True   # lines go out as they are: the hot path and worker processes may make them
+    plain = True  # lines go out as they are: the hot path and worker processes may make them
 
     def batch(self, b, crc_ok: bool):
         """kafka-dump-log's line for one batch (its records follow through records())."""
@@ -303,7 +339,7 @@ class Sink:
 
     def flush(self):
         if self.buf:
-            self.buf.append("")   # the last newline, without copying the block once more
+            self.buf.append("")  # the last newline, without copying the block once more
             self.out.write("\n".join(self.buf))
             self.buf.clear()
 
@@ -327,7 +363,7 @@ def header_line(path: str) -> str:
 
 # -- the hot path: a whole batch of metadata records from bytes to lines ------
 
-FAST_MAX_BYTES = 1 << 20   # bigger record sections stream through the general path (bounded memory)
+FAST_MAX_BYTES = 1 << 20  # bigger record sections stream through the general path (bounded memory)
 
 
 def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
@@ -373,22 +409,30 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
             if hit is not None:
                 try:
                     body, p = hit[1](data, pos + 3, vend)
-                except Exception:   # any failure: the plain decoder says what is wrong
+                except Exception:  # any failure: the plain decoder says what is wrong
                     p = -1
                 if p == vend:
                     if as_json:
-                        app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
-                            f'"sequence":{seq},"headers":[],"payload":{hit[0]}{body}}}}}')
+                        app(
+                            f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                            f'"sequence":{seq},"headers":[],"payload":{hit[0]}{body}}}}}'
+                        )
                     else:
-                        app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
-                            f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}")
+                        app(
+                            f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                            f"sequence: {seq} headerKeys: [] payload: {hit[0]}{body}}}"
+                        )
                     continue
         # not a value the text decoders take: the plain decoder's text (with its error note)
         value = data[pos:vend]
         if as_json:
-            app(f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
-                f'"sequence":{seq},"headers":[],"payload":{json_bytes(metadata_json(value)).decode()}}}')
+            app(
+                f'{{"offset":{base_off + i},"timestamp":{ts},"keySize":-1,"valueSize":{vlen},'
+                f'"sequence":{seq},"headers":[],"payload":{json_bytes(metadata_json(value)).decode()}}}'
+            )
         else:
-            app(f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
-                f"sequence: {seq} headerKeys: [] payload: {metadata_payload(value)}")
+            app(
+                f"| offset: {base_off + i} {ts_name}: {ts} keySize: -1 valueSize: {vlen} "
+                f"sequence: {seq} headerKeys: [] payload: {metadata_payload(value)}"
+            )
     return out

@@ -30,15 +30,14 @@ from .output import console as new_console
 from .output import iso_utc, json_line
 
 CHUNK_ROWS = 200
-CONTROL_SUMMARY_RECORDS = 16   # a control batch's summary names the types of its first records
-SUMMARY_CHARS = 240    # a payload summary is cut here before Rich fits it to the screen
+CONTROL_SUMMARY_RECORDS = 16  # a control batch's summary names the types of its first records
+SUMMARY_CHARS = 240  # a payload summary is cut here before Rich fits it to the screen
 
-BATCH_COLUMNS = ("offset", "position", "time (UTC)", "epoch", "type", "records", "size", "codec", "crc",
-                 "summary")
+BATCH_COLUMNS = ("offset", "position", "time (UTC)", "epoch", "type", "records", "size", "codec", "crc", "summary")
 _RIGHT = {"offset", "position", "epoch", "records", "size"}
-DROP_ORDER = ("position", "records", "codec", "size", "epoch")   # on a narrow screen, in this order
+DROP_ORDER = ("position", "records", "codec", "size", "epoch")  # on a narrow screen, in this order
 MIN_LAST = 12
-LIST_FIELDS = ("entries", "producers")   # the fields of a file's JSON object shown one entry per row
+LIST_FIELDS = ("entries", "producers")  # the fields of a file's JSON object shown one entry per row
 
 
 def _time(ms: int) -> str:
@@ -47,7 +46,7 @@ def _time(ms: int) -> str:
 
 
 def _cut(s: str) -> str:
-    return s if len(s) <= SUMMARY_CHARS else s[:SUMMARY_CHARS - 1] + "…"
+    return s if len(s) <= SUMMARY_CHARS else s[: SUMMARY_CHARS - 1] + "…"
 
 
 def _control_summary(key, value) -> tuple[str, str]:
@@ -63,23 +62,24 @@ def _record_row(b, r, decode_metadata: bool) -> tuple:
         rtype, summary = _control_summary(r.key, r.value)
     elif decode_metadata and r.value is not None:
         p = metadata_json(r.value)
-        name = p["type"].removesuffix("_RECORD")   # as --record-type takes it; saves a narrow screen 7 columns
+        name = p["type"].removesuffix("_RECORD")  # as --record-type takes it; saves a narrow screen 7 columns
         rtype = f"{name} v{p['version']}" if p.get("version") is not None else name
         summary = json_line(p["data"]) if "data" in p else f"error: {p.get('error')}"
     else:
         rtype = "record"
-        summary = " ".join(f"{k}: {java_utf8(v[:SUMMARY_CHARS])}" if v is not None else f"{k}: null"
-                           for k, v in (("key", r.key), ("value", r.value)))
+        summary = " ".join(
+            f"{k}: {java_utf8(v[:SUMMARY_CHARS])}" if v is not None else f"{k}: null"
+            for k, v in (("key", r.key), ("value", r.value))
+        )
     ts = b.max_timestamp if b.attributes & ATTR_LOG_APPEND_TIME else r.timestamp
     size = -1 if r.value is None else len(r.value)
-    return (Text(f"↳ {r.offset}", style="dim"), "", _time(ts), "", rtype, "", str(size), "", "",
-            _cut(summary))
+    return (Text(f"↳ {r.offset}", style="dim"), "", _time(ts), "", rtype, "", str(size), "", "", _cut(summary))
 
 
 class TableSink:
     """The Sink of dumplog.py for tables: same methods, rows instead of lines."""
 
-    plain = False   # rows are printed in file order by this process
+    plain = False  # rows are printed in file order by this process
 
     def __init__(self, sink, opts: Options, console: Console | None = None):
         self.sink = sink
@@ -95,7 +95,7 @@ class TableSink:
         self.flush()
         self.header_due = True
         style = "bold" if s.startswith("Dumping ") else None
-        self.console.print(Text(s, style=style), soft_wrap=True)   # a path is never cut or folded
+        self.console.print(Text(s, style=style), soft_wrap=True)  # a path is never cut or folded
 
     def lines(self, ls):
         for s in ls:
@@ -119,18 +119,31 @@ class TableSink:
         kind = ("control" if control else "data") + (" txn" if b.attributes & ATTR_TRANSACTIONAL else "")
         summary = ""
         if control and not self.opts.deep:
-            try:   # name what a control batch holds even without --deep-iteration (the first few records)
-                summary = ", ".join(dict.fromkeys(_control_summary(r.key, r.value)[0]
-                                                  for r in islice(b.iter_records(), CONTROL_SUMMARY_RECORDS)))
-            except Exception as e:   # shown, and the text/verify paths report it
+            try:  # name what a control batch holds even without --deep-iteration (the first few records)
+                summary = ", ".join(
+                    dict.fromkeys(
+                        _control_summary(r.key, r.value)[0] for r in islice(b.iter_records(), CONTROL_SUMMARY_RECORDS)
+                    )
+                )
+            except Exception as e:  # shown, and the text/verify paths report it
                 summary = f"error: {e}"
         elif b.producer_id >= 0:
             summary = f"producerId {b.producer_id} epoch {b.producer_epoch}"
         crc = Text("ok", style="green") if crc_ok else Text("INVALID", style="bold red")
-        self._add((str(b.base_offset) if last == b.base_offset else f"{b.base_offset}..{last}",
-                   str(b.position), _time(b.max_timestamp), str(b.leader_epoch),
-                   Text(kind, style="cyan") if control else kind, str(b.record_count), str(b.size),
-                   b.compression_name, crc, summary))
+        self._add(
+            (
+                str(b.base_offset) if last == b.base_offset else f"{b.base_offset}..{last}",
+                str(b.position),
+                _time(b.max_timestamp),
+                str(b.leader_epoch),
+                Text(kind, style="cyan") if control else kind,
+                str(b.record_count),
+                str(b.size),
+                b.compression_name,
+                crc,
+                summary,
+            )
+        )
 
     def records(self, b, records, opts: Options, decode_metadata: bool):
         """Rows for some of a batch's records (--deep-iteration)."""
@@ -168,7 +181,7 @@ class TableSink:
             self.header_due = True
 
     def _add(self, row: tuple):
-        for i, cell in enumerate(row[:-1]):   # the last column takes what the screen leaves
+        for i, cell in enumerate(row[:-1]):  # the last column takes what the screen leaves
             n = cell.cell_len if isinstance(cell, Text) else len(cell)
             if n > self.widths[i]:
                 self.widths[i] = n
@@ -189,14 +202,20 @@ class TableSink:
                 i = self.columns.index(name)
                 shown[i] = False
                 need -= self.widths[i] + 2
-        t = Table(box=box.SIMPLE_HEAD, show_header=self.header_due, show_edge=False, pad_edge=False,
-                  padding=(0, 1, 0, 0), header_style="bold")   # a column: width + 1 pad + 1 divider
+        t = Table(
+            box=box.SIMPLE_HEAD,
+            show_header=self.header_due,
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),
+            header_style="bold",
+        )  # a column: width + 1 pad + 1 divider
         # fixed widths (only ever growing): chunks line up, and Rich never has to choose
         rest = max(MIN_LAST, self.console.width - sum(w + 2 for w, on in zip(self.widths[:-1], shown) if on))
         for i, (c, w) in enumerate(zip(self.columns, self.widths)):
             if not shown[i]:
                 continue
-            if i == n - 1:   # the last column takes what the screen leaves, cut at its end
+            if i == n - 1:  # the last column takes what the screen leaves, cut at its end
                 t.add_column(c, overflow="ellipsis", no_wrap=True, width=rest)
             else:
                 t.add_column(c, justify="right" if c in _RIGHT else "left", no_wrap=True, width=w)

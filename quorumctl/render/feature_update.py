@@ -24,31 +24,62 @@ def update_doc(check, apply: bool) -> dict:
         blocks.setdefault((b["node"].kind, b["node"].id), []).append(b["feature"])
 
     def node_doc(n):
-        return {"kind": n.kind, "id": n.id, "fenced": n.fenced, "address": n.address,
-                "supported": None if n.supported is None else {f: list(n.supported.get(f, (0, 0)))
-                                                               for f in check.change.updates},
-                "lastSeen": None if n.last_seen_ms is None else {"what": n.last_seen,
-                                                                  **timestamp(n.last_seen_ms, now)},
-                "error": n.error, "blocks": blocks.get((n.kind, n.id), [])}
+        return {
+            "kind": n.kind,
+            "id": n.id,
+            "fenced": n.fenced,
+            "address": n.address,
+            "supported": None
+            if n.supported is None
+            else {f: list(n.supported.get(f, (0, 0))) for f in check.change.updates},
+            "lastSeen": None if n.last_seen_ms is None else {"what": n.last_seen, **timestamp(n.last_seen_ms, now)},
+            "error": n.error,
+            "blocks": blocks.get((n.kind, n.id), []),
+        }
 
     verdict_lines = command_lines(check.change, check.verdict, dry_run=True)
     applied = getattr(check, "applied", None)
     ok = not check.blockers and not any(check.verdict.values()) and (applied is None or not any(applied.values()))
     return {
-        "operation": check.change.op, "upgradeType": UPGRADE_TYPE_NAMES[check.change.upgrade_type],
-        "mode": "live" if live else "offline", "dryRun": not apply or not live,
-        "source": check.source if live else None, "at": None if live else check.at,
-        "updates": [{"feature": f, "level": lvl, "levelName": _level_name(f, lvl),
-                     "finalizedLevel": check.finalized.get(f, 0)} for f, lvl in check.change.updates.items()],
+        "operation": check.change.op,
+        "upgradeType": UPGRADE_TYPE_NAMES[check.change.upgrade_type],
+        "mode": "live" if live else "offline",
+        "dryRun": not apply or not live,
+        "source": check.source if live else None,
+        "at": None if live else check.at,
+        "updates": [
+            {"feature": f, "level": lvl, "levelName": _level_name(f, lvl), "finalizedLevel": check.finalized.get(f, 0)}
+            for f, lvl in check.change.updates.items()
+        ],
         "nodes": [node_doc(n) for n in check.nodes],
-        "blockers": [{"kind": b["node"].kind, "id": b["node"].id, "feature": b["feature"], "level": b["level"],
-                      "supported": list(b["supported"]), "reason": b["reason"]} for b in check.blockers],
-        "verdict": {"by": "kafka" if live else "quorumctl", "results": check.verdict, "lines": verdict_lines,
-                    "failure": failure_line(check.verdict)},
-        "applied": None if applied is None else {"results": applied,
-                                                 "lines": command_lines(check.change, applied, dry_run=False),
-                                                 "failure": failure_line(applied)},
-        "notes": list(check.notes), "logEnd": getattr(check, "log_end", None), "ok": ok, "nowMs": now,
+        "blockers": [
+            {
+                "kind": b["node"].kind,
+                "id": b["node"].id,
+                "feature": b["feature"],
+                "level": b["level"],
+                "supported": list(b["supported"]),
+                "reason": b["reason"],
+            }
+            for b in check.blockers
+        ],
+        "verdict": {
+            "by": "kafka" if live else "quorumctl",
+            "results": check.verdict,
+            "lines": verdict_lines,
+            "failure": failure_line(check.verdict),
+        },
+        "applied": None
+        if applied is None
+        else {
+            "results": applied,
+            "lines": command_lines(check.change, applied, dry_run=False),
+            "failure": failure_line(applied),
+        },
+        "notes": list(check.notes),
+        "logEnd": getattr(check, "log_end", None),
+        "ok": ok,
+        "nowMs": now,
     }
 
 
@@ -64,14 +95,20 @@ def _node_label(n: dict, now_ms: int) -> str:
 
 
 def _header(doc: dict) -> str:
-    want = ", ".join(f"{u['feature']}={u['level']}" + (f" ({u['levelName']})" if u["levelName"] else "")
-                     for u in doc["updates"])
+    want = ", ".join(
+        f"{u['feature']}={u['level']}" + (f" ({u['levelName']})" if u["levelName"] else "") for u in doc["updates"]
+    )
     have = ", ".join(f"{u['feature']}={u['finalizedLevel']}" for u in doc["updates"])
     kinds = [n["kind"] for n in doc["nodes"]]
-    where = (f"through {doc['source']}" if doc["mode"] == "live" else
-             f"image at offset {doc['at']['offset']}, {doc['at']['time'] or 'no time'}")
-    return (f"{doc['operation'].capitalize()} to {want} (finalized now: {have}); {kinds.count('controller')} "
-            f"controller(s) and {kinds.count('broker')} broker(s) checked ({where})\n")
+    where = (
+        f"through {doc['source']}"
+        if doc["mode"] == "live"
+        else f"image at offset {doc['at']['offset']}, {doc['at']['time'] or 'no time'}"
+    )
+    return (
+        f"{doc['operation'].capitalize()} to {want} (finalized now: {have}); {kinds.count('controller')} "
+        f"controller(s) and {kinds.count('broker')} broker(s) checked ({where})\n"
+    )
 
 
 def update_text(doc: dict) -> str:
@@ -109,6 +146,7 @@ def update_text(doc: dict) -> str:
 def update_table(doc: dict):
     from rich.table import Table
     from rich.text import Text
+
     t = Table(title=_header(doc).rstrip())
     features = [u["feature"] for u in doc["updates"]]
     for col in ("Kind", "Id", "State", "Address", "LastSeen", *features, "Blocks / error"):
@@ -116,13 +154,23 @@ def update_table(doc: dict):
     for n in doc["nodes"]:
         state = "-" if n["fenced"] is None else ("fenced" if n["fenced"] else "unfenced")
         seen = "-" if not n["lastSeen"] else f"{iso_utc(n['lastSeen']['ms'])} ({n['lastSeen']['age']})"
-        ranges = (["unknown"] * len(features) if n["supported"] is None else
-                  [range_text(*n["supported"][f]) for f in features])
+        ranges = (
+            ["unknown"] * len(features)
+            if n["supported"] is None
+            else [range_text(*n["supported"][f]) for f in features]
+        )
         blocks = ", ".join(n["blocks"])
-        t.add_row(n["kind"], str(n["id"]), state, n["address"] or "-", seen, *ranges,
-                  Text(blocks, style="bold red") if blocks else Text(n["error"] or "", style="yellow"))
+        t.add_row(
+            n["kind"],
+            str(n["id"]),
+            state,
+            n["address"] or "-",
+            seen,
+            *ranges,
+            Text(blocks, style="bold red") if blocks else Text(n["error"] or "", style="yellow"),
+        )
     lines = [f"Note: {n}" for n in doc["notes"]] + doc["verdict"]["lines"]
     lines += [doc["verdict"]["failure"]] if doc["verdict"]["failure"] else []
     if doc["applied"]:
         lines += doc["applied"]["lines"] + ([doc["applied"]["failure"]] if doc["applied"]["failure"] else [])
-    return [t, Text("\n".join(lines))]   # Kafka's words, not Rich markup
+    return [t, Text("\n".join(lines))]  # Kafka's words, not Rich markup

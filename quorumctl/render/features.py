@@ -32,20 +32,37 @@ def features_text(f, kafka: str = "4.3") -> str:
     out = []
     for name in sorted(f.supported):
         lo, hi = f.supported[name]
-        cells = (name, level_text(name, lo, kafka), level_text(name, hi, kafka),
-                 level_text(name, f.finalized.get(name, 0), kafka))
+        cells = (
+            name,
+            level_text(name, lo, kafka),
+            level_text(name, hi, kafka),
+            level_text(name, f.finalized.get(name, 0), kafka),
+        )
         if pad:
-            out.append(f"Feature: {cells[0]:<40}  SupportedMinVersion: {cells[1]:<15}  "
-                       f"SupportedMaxVersion: {cells[2]:<15}  FinalizedVersionLevel: {cells[3]:<15}  Epoch: {epoch}\n")
+            out.append(
+                f"Feature: {cells[0]:<40}  SupportedMinVersion: {cells[1]:<15}  "
+                f"SupportedMaxVersion: {cells[2]:<15}  FinalizedVersionLevel: {cells[3]:<15}  Epoch: {epoch}\n"
+            )
         else:
-            out.append(f"Feature: {cells[0]}\tSupportedMinVersion: {cells[1]}\tSupportedMaxVersion: {cells[2]}\t"
-                       f"FinalizedVersionLevel: {cells[3]}\tEpoch: {epoch}\n")
+            out.append(
+                f"Feature: {cells[0]}\tSupportedMinVersion: {cells[1]}\tSupportedMaxVersion: {cells[2]}\t"
+                f"FinalizedVersionLevel: {cells[3]}\tEpoch: {epoch}\n"
+            )
     return "".join(out)
 
 
 def features_doc(f) -> dict:
-    return {"features": [{"name": n, "supportedMinVersion": f.supported[n][0], "supportedMaxVersion": f.supported[n][1],
-                          "finalizedVersionLevel": f.finalized.get(n, 0),
-                          "finalizedVersionName": level_text(n, f.finalized.get(n, 0), "4.4")
-                          if n == METADATA_VERSION else None} for n in sorted(f.supported)],
-            "finalizedFeaturesEpoch": f.epoch, "source": f.source}
+    return {
+        "features": [
+            {
+                "name": n,
+                "supportedMinVersion": f.supported[n][0],
+                "supportedMaxVersion": f.supported[n][1],
+                "finalizedVersionLevel": f.finalized.get(n, 0),
+                "finalizedVersionName": level_text(n, f.finalized.get(n, 0), "4.4") if n == METADATA_VERSION else None,
+            }
+            for n in sorted(f.supported)
+        ],
+        "finalizedFeaturesEpoch": f.epoch,
+        "source": f.source,
+    }

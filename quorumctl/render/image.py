@@ -16,8 +16,10 @@ def _v(v) -> str:
 
 def partition_line(p: dict) -> str:
     """One partition on one line: the fields operators look at first, others when set."""
-    s = (f"leader {p['leader']} leaderEpoch {p['leaderEpoch']} isr {_v(p['isr'])} "
-         f"replicas {_v(p['replicas'])} partitionEpoch {p['partitionEpoch']}")
+    s = (
+        f"leader {p['leader']} leaderEpoch {p['leaderEpoch']} isr {_v(p['isr'])} "
+        f"replicas {_v(p['replicas'])} partitionEpoch {p['partitionEpoch']}"
+    )
     for k in ("addingReplicas", "removingReplicas", "eligibleLeaderReplicas", "lastKnownElr"):
         if p[k]:
             s += f" {k} {_v(p[k])}"
@@ -75,8 +77,10 @@ def notes(doc: dict) -> list[str]:
         out.append(f"note: the log ends early: {doc['logEnd']}")
     if a["openTransaction"]:
         t = a["openTransaction"]
-        out.append(f"note: a metadata transaction begun at offset {t['since']} is still open: "
-                   f"its {t['pendingRecords']} records are not in the image")
+        out.append(
+            f"note: a metadata transaction begun at offset {t['since']} is still open: "
+            f"its {t['pendingRecords']} records are not in the image"
+        )
     for k, n in a["unknownRecords"].items():
         out.append(f"note: {n} record(s) of unknown type or version skipped: {k}")
     if a["problemCount"]:
@@ -106,6 +110,7 @@ def _lazy(node) -> bool:
 
 def _json_topics(topics, out: Chunks) -> None:
     from .output import json_bytes
+
     partition_json = topics.partition_json
     memo: dict = {}
     out.add(b"{")
@@ -115,18 +120,21 @@ def _json_topics(topics, out: Chunks) -> None:
         for pid, p in sorted(t.partitions.items()):
             text = memo.get(p)
             if text is None:
-                if len(memo) > _MEMO_CAP:   # every tuple distinct: the memo stays small
+                if len(memo) > _MEMO_CAP:  # every tuple distinct: the memo stays small
                     memo.clear()
                 text = memo[p] = json_bytes(partition_json(p))
             pieces.append(b'"%d":%s' % (pid, text))
-        out.add(b'%s%s:{"id":%s,"partitions":{%s}}' % (b"" if first else b",", json_bytes(name), json_bytes(t.id),
-                                                       b",".join(pieces)))
+        out.add(
+            b'%s%s:{"id":%s,"partitions":{%s}}'
+            % (b"" if first else b",", json_bytes(name), json_bytes(t.id), b",".join(pieces))
+        )
         first = False
     out.add(b"}")
 
 
 def _json_node(node, out: Chunks) -> None:
     from .output import json_bytes
+
     if _lazy(node):
         _json_topics(node, out)
     elif isinstance(node, dict) and any(_lazy(v) for v in node.values()):
@@ -143,6 +151,7 @@ def write_image_json(doc: dict, write) -> None:
     """json_line(doc) + newline, written in pieces to `write` (bytes): the image
     (doc's last key) streamed."""
     from .output import json_bytes
+
     head = json_bytes({**doc, "image": None})
     assert list(doc)[-1] == "image" and head.endswith(b"null}")
     out = Chunks(write)
@@ -204,7 +213,8 @@ def write_image_text(doc: dict, write) -> None:
 def image_table(doc: dict):
     """Partitions as a table when the subtree holds topics; other leaves as path/value rows."""
     from rich.table import Table
-    node = doc["image"]    # (built whole: image_document without lazy)
+
+    node = doc["image"]  # (built whole: image_document without lazy)
     path = doc["path"].rstrip("/")
     title = f"{at_line(doc)}: {doc['path']}"
     parts = [p for p in path.split("/") if p]
@@ -224,8 +234,16 @@ def image_table(doc: dict):
             t.add_column(col, justify="right" if col in ("partition", "leader", "leaderEpoch") else "left")
         for name, top in topics.items():
             for pid, p in top.get("partitions", {}).items():
-                t.add_row(name, pid, str(p["leader"]), str(p["leaderEpoch"]), _v(p["isr"]), _v(p["replicas"]),
-                          _v(p["eligibleLeaderReplicas"]), _v(p["lastKnownElr"]))
+                t.add_row(
+                    name,
+                    pid,
+                    str(p["leader"]),
+                    str(p["leaderEpoch"]),
+                    _v(p["isr"]),
+                    _v(p["replicas"]),
+                    _v(p["eligibleLeaderReplicas"]),
+                    _v(p["lastKnownElr"]),
+                )
         tables.append(t)
         title = None
     if not (parts and parts[0] == "topics"):
@@ -251,11 +269,14 @@ def _leaves(node, prefix: str, skip_topics: bool = False):
         if isinstance(v, dict) and v and not _is_partition(v) and not all(not isinstance(x, dict) for x in v.values()):
             yield from _leaves(v, f"{prefix}/{k}")
         else:
-            yield f"{prefix}/{k}", partition_line(v) if _is_partition(v) else (
-                "(none)" if v is None or v == {} else _v(v))
+            yield (
+                f"{prefix}/{k}",
+                partition_line(v) if _is_partition(v) else ("(none)" if v is None or v == {} else _v(v)),
+            )
 
 
 # -- history -------------------------------------------------------------------------------
+
 
 def change_text(c: dict) -> str:
     if c["before"] is None:
@@ -311,26 +332,36 @@ def history_text(doc: dict) -> str:
 
 def history_table(doc: dict):
     from rich.table import Table
+
     t = Table(title=history_head(doc))
     for col in ("offset", "time", "epoch", "record", "change"):
-        t.add_column(col, justify="right" if col in ("offset", "epoch") else "left", overflow="fold",
-                     no_wrap=col != "change")
+        t.add_column(
+            col, justify="right" if col in ("offset", "epoch") else "left", overflow="fold", no_wrap=col != "change"
+        )
     for e in doc["entries"]:
         for c in e["changes"] or [None]:
-            t.add_row(_entry_offset(e), e["time"] or ("" if e.get("source") == "bootstrap" else str(e["timestamp"])),
-                      str(e["epoch"]), e["record"], "no change" if c is None else change_text(c))
+            t.add_row(
+                _entry_offset(e),
+                e["time"] or ("" if e.get("source") == "bootstrap" else str(e["timestamp"])),
+                str(e["epoch"]),
+                e["record"],
+                "no change" if c is None else change_text(c),
+            )
     return [t]
 
 
 # -- diff -------------------------------------------------------------------------------------
+
 
 def _point(p: dict) -> str:
     return f"offset {p['offset']} (epoch {p['epoch']}{', ' + p['time'] if p.get('time') else ''})"
 
 
 def diff_head(doc: dict) -> str:
-    return (f"Changes from {_point(doc['from'])} to {_point(doc['to'])}: {doc['records']} record(s), "
-            f"{len(doc['changes'])} change(s)")
+    return (
+        f"Changes from {_point(doc['from'])} to {_point(doc['to'])}: {doc['records']} record(s), "
+        f"{len(doc['changes'])} change(s)"
+    )
 
 
 def _diff_preamble(doc: dict) -> list[str]:
@@ -363,8 +394,10 @@ def timeline_lines(doc: dict) -> list[str]:
         for c in e["changes"]:
             lines.append(f"{_entry_where(e)} {e['record']} {change_text(c)}")
     for t in doc["transient"]:
-        lines.append(f"transient: {t['path']} created at offset {t['createdAt']} ({t['createdTime']}), "
-                     f"removed at offset {t['removedAt']} ({t['removedTime']})")
+        lines.append(
+            f"transient: {t['path']} created at offset {t['createdAt']} ({t['createdTime']}), "
+            f"removed at offset {t['removedAt']} ({t['removedTime']})"
+        )
     return lines
 
 
@@ -399,7 +432,7 @@ def _rendered_changes(changes, render):
 def _text_change(path: str, c: dict, cut: bool = False):
     text = change_text(c)
     sign = _SIGN[c["change"]]
-    return (sign, text[len(path):]) if cut else f"{sign} {text}\n"
+    return (sign, text[len(path) :]) if cut else f"{sign} {text}\n"
 
 
 def write_diff_text(doc: dict, write) -> None:
@@ -418,20 +451,22 @@ def write_diff_text(doc: dict, write) -> None:
 
 def _json_change(path: str, c: dict, cut: bool = False) -> bytes:
     from .output import json_bytes
+
     text = json_bytes(c)
-    return text[len(b'{"path":' + json_bytes(path)):] if cut else text
+    return text[len(b'{"path":' + json_bytes(path)) :] if cut else text
 
 
 def write_diff_json(doc: dict, write) -> None:
     """json_line(doc) + newline, written in pieces to `write` (bytes)."""
     from .output import json_bytes
+
     if not _streamed_changes(doc):
         write(json_bytes(doc) + b"\n")
         return
     keys = list(doc)
     at = keys.index("changes")
-    head = json_bytes({k: doc[k] for k in keys[:at + 1] if k != "changes"} | {"changes": None})
-    tail = json_bytes({k: doc[k] for k in keys[at + 1:]})
+    head = json_bytes({k: doc[k] for k in keys[: at + 1] if k != "changes"} | {"changes": None})
+    tail = json_bytes({k: doc[k] for k in keys[at + 1 :]})
     assert head.endswith(b"null}") and tail.startswith(b"{") and len(tail) > 2
     out = Chunks(write)
     out.add(head[:-5] + b"[")
@@ -448,6 +483,7 @@ def write_diff_json(doc: dict, write) -> None:
 
 def diff_table(doc: dict):
     from rich.table import Table
+
     s = Table(title=diff_head(doc))
     s.add_column("what")
     s.add_column("count", justify="right")

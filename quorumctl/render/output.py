@@ -24,6 +24,7 @@ def _encoder():
     never needs it, and the import is a tenth of a short command's start-up."""
     global _encode
     import msgspec
+
     _encode = msgspec.json.Encoder().encode
     return _encode
 
@@ -42,6 +43,7 @@ class PlainOutput(str, enum.Enum):
     """--output of the commands whose result is a sentence or a plan (truncate,
     bootstrap, add/remove-controller): a table would only box the same lines, so
     none is offered (and `-o table` is refused by the option parser)."""
+
     text = "text"
     json = "json"
 
@@ -69,6 +71,7 @@ def console(**kw):
     COLUMNS, a pipe), unless `kw` names another file or stderr, or a test set one
     (use_console), so tables are tested without a terminal at a fixed width."""
     from rich.console import Console
+
     if _console_target and "file" not in kw and not kw.get("stderr"):
         kw = {**_console_target, **kw}
     return Console(**kw)
@@ -88,7 +91,7 @@ def emit(output, doc, *, text, table=None, json=None, notes=None) -> None:
     else `text(doc)`, a str, after `notes(doc)`'s lines on stderr (what the text
     form does not show: the JSON and the table show it or do not need it)."""
     mode = resolve(output) if table is not None else resolve_plain(output)
-    if mode is Output.table and table is None:   # a streamed line or list: the text is its table
+    if mode is Output.table and table is None:  # a streamed line or list: the text is its table
         mode = Output.text
     if mode is Output.json:
         sys.stdout.write(json_line(doc if json is None else json(doc)) + "\n")
@@ -101,7 +104,7 @@ def emit(output, doc, *, text, table=None, json=None, notes=None) -> None:
         for line in notes(doc) if notes is not None else ():
             say(line)
         sys.stdout.write(text(doc))
-    sys.stdout.flush()   # a --watch loop's frame, or a result before the stderr lines that follow it
+    sys.stdout.flush()  # a --watch loop's frame, or a result before the stderr lines that follow it
 
 
 def write(text: str) -> None:
@@ -126,6 +129,7 @@ def live(renderable):
     """A Rich Live view on console(), redrawn only on update(..., refresh=True) (the
     --watch tables); not started: use it in a with block or start()/stop() it."""
     from rich.live import Live
+
     return Live(renderable, auto_refresh=False, screen=False, console=console())
 
 
@@ -144,10 +148,11 @@ class StatusLine:
         width = 200
         try:
             import shutil
+
             width = shutil.get_terminal_size().columns
         except OSError:
             pass
-        self.stream.write("\r\x1b[K" + line[:max(width - 1, 20)])
+        self.stream.write("\r\x1b[K" + line[: max(width - 1, 20)])
         self.stream.flush()
         self.shown = True
 
@@ -158,6 +163,7 @@ class StatusLine:
 
 
 # -- stderr: what is not the result (warnings, notes, summaries, errors of a --watch) --------
+
 
 def say(line: str) -> None:
     """One line on stderr, as it is (Kafka's own wording where a command copies a tool's)."""
@@ -197,6 +203,7 @@ def write_bytes_to_stdout(writer) -> None:
 class Chunks:
     """Pieces gathered and written in writes of about a MiB (the streaming writers of
     image, topics describe and diff: str or bytes, one kind per Chunks)."""
+
     __slots__ = ("write", "parts", "size")
 
     def __init__(self, write):
@@ -221,5 +228,3 @@ def json_bytes(obj) -> bytes:
 
 def json_line(obj) -> str:
     return _encode(obj).decode("utf-8")
-
-

@@ -31,8 +31,10 @@ def plan_doc(plan: dict, report: dict | None, dry_run: bool) -> dict:
 
 def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int | None = None) -> list[str]:
     s = doc["survivor"]
-    lines = [f"Recovery plan for node {s['node_id']} ({s['partition_dir']}), {doc['quorum']} quorum"
-             + (", dry run" if dry_run else "")]
+    lines = [
+        f"Recovery plan for node {s['node_id']} ({s['partition_dir']}), {doc['quorum']} quorum"
+        + (", dry run" if dry_run else "")
+    ]
     for p in doc["probes"]:
         lines.append(f"  probe: voter {p['voter_id']} at {p['address']}: {p['state']} ({p['detail']})")
     for w in doc.get("witnesses", []):
@@ -40,12 +42,18 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
         lines.append(f"  asked: {where}: {w['detail']}")
     for x in doc["replicas"]:
         tag = x["role"] + (", base" if x["action"] in ("append", "keep", "base") else "")
-        what = {"append": "kept; the recovery appends to it", "keep": "kept; only its quorum-state changes",
-                "base": "read, not changed",
-                "replace": "replaced by a copy of the base's log", "none": "not changed",
-                "truncate": f"truncated to {x['keeps_to']}"}[x["action"]]
-        lines.append(f"  node {x['node_id']} ({tag}): last epoch {x['last_epoch']}, log end offset "
-                     f"{x['log_end_offset']}: {what}; {x['reason']}")
+        what = {
+            "append": "kept; the recovery appends to it",
+            "keep": "kept; only its quorum-state changes",
+            "base": "read, not changed",
+            "replace": "replaced by a copy of the base's log",
+            "none": "not changed",
+            "truncate": f"truncated to {x['keeps_to']}",
+        }[x["action"]]
+        lines.append(
+            f"  node {x['node_id']} ({tag}): last epoch {x['last_epoch']}, log end offset "
+            f"{x['log_end_offset']}: {what}; {x['reason']}"
+        )
         if x["loses"]:
             lines.append(f"    loses {entries_text(x['loses'])}")
     lines.append(f"  voters: {doc['voters_before']} -> {doc['voters_after']} (lost: {doc['lost_voters']})")
@@ -53,11 +61,15 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
         lines.append(f"  refused: {doc['refused']}")
         return lines
     if doc["quorum"] == "dynamic":
-        lines.append(f"  new epoch: {doc['new_epoch']} (the highest epoch any given replica has seen is "
-                     f"{doc['max_epoch_seen']}); the survivor then leads in epoch {doc['new_epoch'] + 1}")
+        lines.append(
+            f"  new epoch: {doc['new_epoch']} (the highest epoch any given replica has seen is "
+            f"{doc['max_epoch_seen']}); the survivor then leads in epoch {doc['new_epoch'] + 1}"
+        )
     else:
-        lines.append(f"  quorum-state epoch: {doc['new_epoch']} (the highest any given replica has seen); the "
-                     f"survivor then leads in epoch {doc['new_epoch'] + 1}")
+        lines.append(
+            f"  quorum-state epoch: {doc['new_epoch']} (the highest any given replica has seen); the "
+            f"survivor then leads in epoch {doc['new_epoch'] + 1}"
+        )
     bc = doc["becomes_committed"]
     if bc:
         lines.append(f"  not provably committed, committed from now on: {entries_text(bc)}")
@@ -80,4 +92,3 @@ def plan_lines(doc: dict, dry_run: bool, report: dict | None, lock_holder: int |
         lines.append("Run again with --apply to do it (every node given must be stopped).")
         lines += lock_note(lock_holder, s["log_dir"])
     return lines
-

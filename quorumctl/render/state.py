@@ -19,10 +19,19 @@ def replica_doc(r, now_ms: int | None = None) -> dict:
     latest = r.latest_snapshot
     segs = []
     for sc in r.scan.segments:
-        segs.append({"base_offset": sc.files.base_offset, "file": sc.files.log,
-                     "bytes": sc.file_size, "valid_bytes": sc.valid_bytes, "batches": len(sc.batches),
-                     "end_offset": sc.next_offset, "index": bool(sc.files.index),
-                     "timeindex": bool(sc.files.timeindex), "problem": sc.problem})
+        segs.append(
+            {
+                "base_offset": sc.files.base_offset,
+                "file": sc.files.log,
+                "bytes": sc.file_size,
+                "valid_bytes": sc.valid_bytes,
+                "batches": len(sc.batches),
+                "end_offset": sc.next_offset,
+                "index": bool(sc.files.index),
+                "timeindex": bool(sc.files.timeindex),
+                "problem": sc.problem,
+            }
+        )
     return {
         "replica": r.label,
         "log_dir": r.log_dir,
@@ -42,16 +51,17 @@ def replica_doc(r, now_ms: int | None = None) -> dict:
         "log_start_offset": r.log_start,
         "log_end_offset": r.log_end,
         "last_epoch": r.last_epoch,
-        "last_batch_time": timestamp(r.last_batch_timestamp,
-                                     now_ms if now_ms is not None else int(time.time() * 1000)),
+        "last_batch_time": timestamp(r.last_batch_timestamp, now_ms if now_ms is not None else int(time.time() * 1000)),
         "epoch_checkpoint": [list(e) for e in r.checkpoint] if r.checkpoint is not None else None,
         "epochs": [list(e) for e in r.history.entries],
         "epochs_in_log": [list(e) for e in r.log_history.entries],
         "segments": segs,
-        "snapshots": [{"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path, "bytes": s.size}
-                      for s in r.files.snapshots],
-        "latest_snapshot": ({"end_offset": latest.end_offset, "epoch": latest.epoch, "file": latest.path}
-                            if latest else None),
+        "snapshots": [
+            {"end_offset": s.end_offset, "epoch": s.epoch, "file": s.path, "bytes": s.size} for s in r.files.snapshots
+        ],
+        "latest_snapshot": (
+            {"end_offset": latest.end_offset, "epoch": latest.epoch, "file": latest.path} if latest else None
+        ),
         "producer_snapshots": [o for o, _ in r.files.producer_snapshots],
         "problems": list(r.problems),
         "notes": list(r.notes),
@@ -91,8 +101,10 @@ def _voters(v: dict | None) -> str:
     if not v:
         return "(unknown)"
     if v["voters"]:
-        body = ", ".join(f"{x['id']}" + (f" ({x['directory_id']}, {', '.join(x['endpoints'])})"
-                                          if x["endpoints"] else "") for x in v["voters"])
+        body = ", ".join(
+            f"{x['id']}" + (f" ({x['directory_id']}, {', '.join(x['endpoints'])})" if x["endpoints"] else "")
+            for x in v["voters"]
+        )
         return f"{body} [from {v['source']}]"
     return f"{v['ids']} [from {v['source']}]"
 
@@ -104,7 +116,9 @@ def replica_lines(j: dict) -> list[str]:
     if j["epoch_checkpoint"] is None:
         epochs_note = " (no leader-epoch-checkpoint)"
     elif [list(e) for e in j["epoch_checkpoint"]] != j["epochs_in_log"]:
-        epochs_note = f" (leader-epoch-checkpoint: {_epochs(j['epoch_checkpoint'])}; in the log: {_epochs(j['epochs_in_log'])})"
+        epochs_note = (
+            f" (leader-epoch-checkpoint: {_epochs(j['epoch_checkpoint'])}; in the log: {_epochs(j['epochs_in_log'])})"
+        )
     lines = [
         f"Replica {j['replica']}: {j['partition_dir']}",
         f"  node id: {j['node_id']}",
@@ -116,20 +130,33 @@ def replica_lines(j: dict) -> list[str]:
         f"  log start offset: {j['log_start_offset']}",
         f"  log end offset: {j['log_end_offset']}",
         f"  last epoch: {j['last_epoch']}",
-        "  last batch written: " + (_time(j["last_batch_time"])
-                                     if j["last_batch_time"]["ms"] is not None else "(no batches)"),
+        "  last batch written: "
+        + (_time(j["last_batch_time"]) if j["last_batch_time"]["ms"] is not None else "(no batches)"),
         f"  epochs: {_epochs(j['epochs'])}{epochs_note}",
-        f"  segments: {len(segs)}" + (" (" + ", ".join(
-            f"{s['base_offset']}..{s['end_offset'] - 1}" if s['end_offset'] > s['base_offset'] else f"{s['base_offset']} (empty)"
-            for s in segs) + ")" if segs else ""),
-        f"  snapshots: {len(j['snapshots'])}" + (
-            f", latest {latest['end_offset']}-{latest['epoch']} ({os.path.basename(latest['file'])})" if latest else ""),
+        f"  segments: {len(segs)}"
+        + (
+            " ("
+            + ", ".join(
+                f"{s['base_offset']}..{s['end_offset'] - 1}"
+                if s["end_offset"] > s["base_offset"]
+                else f"{s['base_offset']} (empty)"
+                for s in segs
+            )
+            + ")"
+            if segs
+            else ""
+        ),
+        f"  snapshots: {len(j['snapshots'])}"
+        + (f", latest {latest['end_offset']}-{latest['epoch']} ({os.path.basename(latest['file'])})" if latest else ""),
         f"  producer snapshots: {', '.join(map(str, j['producer_snapshots'])) or '(none)'}",
     ]
     if j["last_leader_change"]:
         lc = j["last_leader_change"]
-        lines.insert(6, f"  last LeaderChange: leader {lc['leader_id']} at offset {lc['offset']}, "
-                        f"voters {lc['voters']}, granted by {lc['granting_voters']}")
+        lines.insert(
+            6,
+            f"  last LeaderChange: leader {lc['leader_id']} at offset {lc['offset']}, "
+            f"voters {lc['voters']}, granted by {lc['granting_voters']}",
+        )
     for p in j["problems"]:
         lines.append(f"  problem: {p}")
     for n in j.get("notes", ()):
@@ -150,8 +177,9 @@ def _truncate_commands(replicas, winner: str, log_dirs: dict) -> str:
     """`: quorumctl truncate DIR --reference WINNER_DIR` for each replica ('' when a log dir is unknown)."""
     if any(x not in log_dirs for x in (*replicas, winner)):
         return ""
-    return ": " + "; ".join(f"quorumctl truncate {shlex.quote(log_dirs[x])} --reference "
-                            f"{shlex.quote(log_dirs[winner])}" for x in replicas)
+    return ": " + "; ".join(
+        f"quorumctl truncate {shlex.quote(log_dirs[x])} --reference {shlex.quote(log_dirs[winner])}" for x in replicas
+    )
 
 
 def follower_clash_line(f: dict, winner: str, log_dirs: dict) -> str | None:
@@ -160,9 +188,11 @@ def follower_clash_line(f: dict, winner: str, log_dirs: dict) -> str | None:
     if not f.get("log_matching"):
         return None
     x = Clash.from_json(f["log_matching"][0])
-    return (f"  {f['replica']}: its log clashes with {winner}'s (log matching broken): {x.what()}; "
-            f"truncate {f['replica']} below the clash, to offset {clash_cut(f)}"
-            + _truncate_commands([f["replica"]], winner, log_dirs))
+    return (
+        f"  {f['replica']}: its log clashes with {winner}'s (log matching broken): {x.what()}; "
+        f"truncate {f['replica']} below the clash, to offset {clash_cut(f)}"
+        + _truncate_commands([f["replica"]], winner, log_dirs)
+    )
 
 
 def other_clash_lines(c: dict, log_dirs: dict) -> list[str]:
@@ -173,9 +203,10 @@ def other_clash_lines(c: dict, log_dirs: dict) -> list[str]:
     for d in c.get("log_matching", ()):
         x = Clash.from_json(d)
         if winner not in (x.a.replica, x.b.replica):
-            out.append(f"  {x.a.replica} and {x.b.replica}: their logs clash (log matching broken): {x.what()}; "
-                       f"truncate both against {winner}"
-                       + _truncate_commands([x.a.replica, x.b.replica], winner, log_dirs))
+            out.append(
+                f"  {x.a.replica} and {x.b.replica}: their logs clash (log matching broken): {x.what()}; "
+                f"truncate both against {winner}" + _truncate_commands([x.a.replica, x.b.replica], winner, log_dirs)
+            )
     return out
 
 
@@ -183,17 +214,21 @@ def follower_line(f: dict, winner: str) -> str | None:
     k = f["kind"]
     if k == "none":
         if f.get("log_matching"):
-            return None    # not a prefix: follower_clash_line says what it is
+            return None  # not a prefix: follower_clash_line says what it is
         return f"  {f['replica']}: its log is a prefix of {winner}'s; nothing to truncate"
     if k == "snapshot":
         s = f["snapshot"]
-        pre = (f"diverges first (truncates to {f['truncate_to']}), then " if f["truncate_to"] is not None else "")
+        pre = f"diverges first (truncates to {f['truncate_to']}), then " if f["truncate_to"] is not None else ""
         return f"  {f['replica']}: {pre}is behind {winner}'s log start; it must fetch snapshot {s['end_offset']}-{s['epoch']}"
     if k == "stuck":
-        return f"  {f['replica']}: the Fetch exchange with {winner} does not converge (truncation to {f['truncate_to']})"
+        return (
+            f"  {f['replica']}: the Fetch exchange with {winner} does not converge (truncation to {f['truncate_to']})"
+        )
     de = f["diverging_epoch"]
-    s = (f"  {f['replica']}: diverges from {winner}: DivergingEpoch(epoch={de['epoch']}, endOffset={de['end_offset']})"
-         f"; truncates to {f['truncate_to']}")
+    s = (
+        f"  {f['replica']}: diverges from {winner}: DivergingEpoch(epoch={de['epoch']}, endOffset={de['end_offset']})"
+        f"; truncates to {f['truncate_to']}"
+    )
     if f["new_end_offset"] != f["truncate_to"]:
         s += f"; whole batches: its log ends at {f['new_end_offset']}"
     rounds = len([r for r in f["fetch_rounds"] if r["answer"] == "diverging"])
@@ -248,8 +283,11 @@ def state_text(doc: dict) -> str:
         out.append(line)
         log_dirs = {j["replica"]: j["log_dir"] for j in doc["replicas"]}
         for f in c["followers"]:
-            out.extend(x for x in (follower_line(f, c["winner"]), follower_clash_line(f, c["winner"], log_dirs))
-                       if x is not None)
+            out.extend(
+                x
+                for x in (follower_line(f, c["winner"]), follower_clash_line(f, c["winner"], log_dirs))
+                if x is not None
+            )
         out.extend(other_clash_lines(c, log_dirs))
         out.append("")
     if doc.get("committed"):
@@ -273,9 +311,12 @@ def state_table(doc: dict):
     for j in reps:
         name = j["replica"]
         f = by_name.get(name, {})
-        style = "green" if name == winner or name in tied else (
-            "red" if f.get("kind") not in (None, "none") or f.get("log_matching") else "")
-        t.add_column(Text(name, style=style), overflow="fold")   # a label may be a path: never cut its end
+        style = (
+            "green"
+            if name == winner or name in tied
+            else ("red" if f.get("kind") not in (None, "none") or f.get("log_matching") else "")
+        )
+        t.add_column(Text(name, style=style), overflow="fold")  # a label may be a path: never cut its end
 
     def row(label, fn):
         t.add_row(label, *[fn(j) for j in reps])
@@ -291,8 +332,12 @@ def state_table(doc: dict):
     row("last epoch", lambda j: str(j["last_epoch"]))
     row("epochs", lambda j: _epochs(j["epochs"]))
     row("segments", lambda j: str(len(j["segments"])))
-    row("latest snapshot", lambda j: (f"{j['latest_snapshot']['end_offset']}-{j['latest_snapshot']['epoch']}"
-                                      if j["latest_snapshot"] else "-"))
+    row(
+        "latest snapshot",
+        lambda j: (
+            f"{j['latest_snapshot']['end_offset']}-{j['latest_snapshot']['epoch']}" if j["latest_snapshot"] else "-"
+        ),
+    )
 
     def verdict(j):
         name = j["replica"]
@@ -323,6 +368,7 @@ def state_table(doc: dict):
             if x["log_end_offset"] > x["uncommitted_from_offset"]:
                 rows.append(f"uncommitted {x['uncommitted_from_offset']}..{x['log_end_offset'] - 1}")
             return Text("\n".join(rows), style="red" if x["log_end_offset"] > x["uncommitted_from_offset"] else "")
+
         t.add_row("entries", *[split(j) for j in reps])
     row("problems", lambda j: Text(str(len(j["problems"])), style="red" if j["problems"] else "green"))
     probs = [Text(f"{j['replica']}: {p}", style="red") for j in reps for p in j["problems"]]
@@ -339,8 +385,11 @@ def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_ru
     cm = p.get("committed")
     if cm:
         sets = cm["voter_sets"]
-        lines.append("  voters: " + ("; ".join(f"{v} (majority {m})" for v, m in zip(sets, cm["majority"]))
-                                     if sets else "unknown") + f", from {cm['voters_source']}")
+        lines.append(
+            "  voters: "
+            + ("; ".join(f"{v} (majority {m})" for v, m in zip(sets, cm["majority"])) if sets else "unknown")
+            + f", from {cm['voters_source']}"
+        )
         lines.extend(f"  {x['replica']}: {split_text(x)}" for x in cm["replicas"])
     if p["refused"]:
         lines.append(f"  refused: {p['refused']}")
@@ -358,12 +407,16 @@ def plan_lines(p: dict, applied: dict | None, backup_root: str | None, *, dry_ru
         lines.append(f"  remove segment {s['base_offset']}: " + ", ".join(os.path.basename(f) for f in s["files"]))
     if cut:
         od = cut["offsets_dropped"]
-        lines.append(f"  cut {os.path.basename(cut['log'])} at byte {cut['position']} (of {cut['bytes_before']}): "
-                     f"drops {cut['batches_dropped']} batch(es), offsets {od[0]}..{od[1]}")
+        lines.append(
+            f"  cut {os.path.basename(cut['log'])} at byte {cut['position']} (of {cut['bytes_before']}): "
+            f"drops {cut['batches_dropped']} batch(es), offsets {od[0]}..{od[1]}"
+        )
     for c in p["index_changes"]:
         lines.append(f"  rewrite {os.path.basename(c['file'])}: {c['entries_before']} -> {c['entries_after']} entries")
     if p["rewrite_leader_epoch_checkpoint"]:
-        lines.append(f"  rewrite leader-epoch-checkpoint: {_epochs(p['epochs_before'])} -> {_epochs(p['epochs_after'])}")
+        lines.append(
+            f"  rewrite leader-epoch-checkpoint: {_epochs(p['epochs_before'])} -> {_epochs(p['epochs_after'])}"
+        )
     for s in p["removed_snapshots"]:
         lines.append(f"  remove snapshot {os.path.basename(s['file'])}")
     for s in p["removed_producer_snapshots"]:
@@ -387,14 +440,17 @@ def lock_note(holder: int | None, log_dir: str) -> list[str]:
 def truncate_text(res) -> str:
     """`truncate`'s text: the plan, the result's verify, earlier unfinished runs, the lock."""
     report = res.report
-    lines = plan_lines(res.plan_json, report if (report and report.get("applied")) else None,
-                       res.backup_root, dry_run=res.dry_run)
+    lines = plan_lines(
+        res.plan_json, report if (report and report.get("applied")) else None, res.backup_root, dry_run=res.dry_run
+    )
     if report is not None and report.get("verify") is not None:
         v = report["verify"]
         lines.append(f"verify {res.partition_dir}: " + ("OK" if v["ok"] else f"{len(v['problems'])} problem(s)"))
         lines.extend(f"  {x}" for x in v["problems"])
     for unfinished in res.unfinished:
-        lines.append(f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
-                     "left wholly old or wholly new; its plan.json says what was planned)")
+        lines.append(
+            f"note: an earlier truncation did not finish: {unfinished} (the partition directory was "
+            "left wholly old or wholly new; its plan.json says what was planned)"
+        )
     lines += lock_note(res.lock_holder, res.log_dir)
     return "\n".join(lines) + "\n"

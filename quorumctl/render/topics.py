@@ -19,8 +19,10 @@ def _elr(ids) -> str:
 def topic_line(t: dict) -> str:
     configs = ",".join(f"{c['name']}={c['value']}" for c in t["configs"])
     tid = "" if t["topicId"] == ZERO_UUID else f"\tTopicId: {t['topicId']}"
-    return (f"Topic: {t['topic']}{tid}\tPartitionCount: {t['partitionCount']}"
-            f"\tReplicationFactor: {t['replicationFactor']}\tConfigs: {configs}")
+    return (
+        f"Topic: {t['topic']}{tid}\tPartitionCount: {t['partitionCount']}"
+        f"\tReplicationFactor: {t['replicationFactor']}\tConfigs: {configs}"
+    )
 
 
 def partition_line(topic: str, p: dict) -> str:
@@ -29,8 +31,10 @@ def partition_line(topic: str, p: dict) -> str:
 
 def partition_rest(p: dict) -> str:
     """A partition line after its id (the same for partitions alike: rendered once)."""
-    s = (f"\tLeader: {'none' if p['leader'] is None else p['leader']}"
-         f"\tReplicas: {_ids(p['replicas'])}\tIsr: {_ids(p['isr'])}")
+    s = (
+        f"\tLeader: {'none' if p['leader'] is None else p['leader']}"
+        f"\tReplicas: {_ids(p['replicas'])}\tIsr: {_ids(p['isr'])}"
+    )
     if p["addingReplicas"] is not None:
         s += f"\tAdding Replicas: {_ids(p['addingReplicas'])}\tRemoving Replicas: {_ids(p['removingReplicas'])}"
     return s + f"\tElr: {_elr(p['elr'])}\tLastKnownElr: {_elr(p['lastKnownElr'])}"
@@ -49,14 +53,16 @@ def describe_lines(doc: dict) -> list[str]:
 def summary_line(doc: dict) -> str:
     s = doc["summary"]
     a = doc.get("at")
-    if a is None:   # asked of a broker
+    if a is None:  # asked of a broker
         where = f"from {doc['source']}"
     else:
         where = f"at offset {a['offset']}" + (f", {a['time']}" if a.get("time") else "")
-    return (f"{s['listed']} partition(s) listed of {s['partitions']} in {s['topics']} topic(s) {where}: "
-            f"{s['unavailable']} unavailable, {s['under-replicated']} under-replicated, "
-            f"{s['under-min-isr']} under min ISR, {s['at-min-isr']} at min ISR; "
-            f"live brokers: {_ids(doc['liveBrokers']) or 'none'}")
+    return (
+        f"{s['listed']} partition(s) listed of {s['partitions']} in {s['topics']} topic(s) {where}: "
+        f"{s['unavailable']} unavailable, {s['under-replicated']} under-replicated, "
+        f"{s['under-min-isr']} under min ISR, {s['at-min-isr']} at min ISR; "
+        f"live brokers: {_ids(doc['liveBrokers']) or 'none'}"
+    )
 
 
 def describe_text(doc: dict) -> str:
@@ -68,6 +74,7 @@ def describe_table(doc: dict):
     """The listed partitions as a Rich table (its rows are strings: Rich holds them all);
     a streamed doc's summary is filled once its topics are read."""
     from rich.table import Table
+
     t = Table()
     for col in ("Topic", "Partition", "Leader", "Replicas", "Isr", "Elr", "LastKnownElr", "MinIsr", "Flags"):
         t.add_column(col)
@@ -76,9 +83,16 @@ def describe_table(doc: dict):
         for pid, p in rows:
             cells = memo.get(id(p))
             if cells is None:
-                cells = memo[id(p)] = ("none" if p["leader"] is None else str(p["leader"]), _ids(p["replicas"]),
-                                       _ids(p["isr"]), _elr(p["elr"]), _elr(p["lastKnownElr"]), str(p["minIsr"]),
-                                       " ".join(p["flags"]), p)
+                cells = memo[id(p)] = (
+                    "none" if p["leader"] is None else str(p["leader"]),
+                    _ids(p["replicas"]),
+                    _ids(p["isr"]),
+                    _elr(p["elr"]),
+                    _elr(p["lastKnownElr"]),
+                    str(p["minIsr"]),
+                    " ".join(p["flags"]),
+                    p,
+                )
             t.add_row(topic["topic"], str(pid), *cells[:7])
     t.title = summary_line(doc)
     return t
@@ -89,6 +103,7 @@ def describe_table(doc: dict):
 # `describe_document(..., lazy=True)` leaves "topics" as an image.topics.Described: these
 # write it as it is computed, each distinct partition (a Listed: its fields and flags)
 # rendered once, with the bytes describe_text and json_line write for the built doc.
+
 
 def _streamed(doc: dict) -> bool:
     return getattr(doc["topics"], "streams_topics", False)
@@ -110,6 +125,7 @@ def _topics(doc: dict):
 def write_describe_text(doc: dict, write) -> None:
     """describe_text(doc), written in pieces to `write` (str); fills a streamed doc's summary."""
     from .output import Chunks
+
     if not _streamed(doc):
         write(describe_text(doc))
         return
@@ -137,6 +153,7 @@ def write_describe_json(doc: dict, write) -> None:
     """json_line(doc) + newline, written in pieces to `write` (bytes); fills a streamed
     doc's summary (the key after "topics")."""
     from .output import Chunks, json_bytes
+
     if not _streamed(doc):
         write(json_bytes(doc) + b"\n")
         return

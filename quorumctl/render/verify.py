@@ -8,10 +8,14 @@ import os
 
 def totals(reports) -> dict:
     problems = sum(len(r.problems) for r in reports)
-    return {"files": len(reports), "batches": sum(r.stats.get("batches", 0) for r in reports),
-            "records": sum(r.stats.get("records", 0) for r in reports),
-            "bytes": sum(r.stats.get("size", 0) for r in reports),
-            "problems": problems, "notes": sum(len(r.notes) for r in reports)}
+    return {
+        "files": len(reports),
+        "batches": sum(r.stats.get("batches", 0) for r in reports),
+        "records": sum(r.stats.get("records", 0) for r in reports),
+        "bytes": sum(r.stats.get("size", 0) for r in reports),
+        "problems": problems,
+        "notes": sum(len(r.notes) for r in reports),
+    }
 
 
 def verify_json(reports) -> dict:
@@ -21,8 +25,10 @@ def verify_json(reports) -> dict:
 
 def summary(t: dict) -> str:
     verdict = "OK" if not t["problems"] else f"{t['problems']} problem(s) found"
-    return (f"Verified {t['files']} file(s), {t['batches']} batch(es), {t['records']} record(s), "
-            f"{t['bytes']} bytes: {verdict}" + (f" ({t['notes']} note(s), see --notes)" if t["notes"] else ""))
+    return (
+        f"Verified {t['files']} file(s), {t['batches']} batch(es), {t['records']} record(s), "
+        f"{t['bytes']} bytes: {verdict}" + (f" ({t['notes']} note(s), see --notes)" if t["notes"] else "")
+    )
 
 
 def verify_text(reports, notes: bool) -> str:
@@ -42,14 +48,21 @@ def verify_table(reports, notes: bool) -> list:
     t = Table(title=f"quorumctl verify: {common}")
     for col in ("file", "kind", "batches", "records", "offsets", "result"):
         # a file name's end (segment and snapshot offsets) is what tells files apart: fold, never cut
-        t.add_column(col, justify="right" if col in ("batches", "records") else "left",
-                     overflow="fold", no_wrap=col != "file")
+        t.add_column(
+            col, justify="right" if col in ("batches", "records") else "left", overflow="fold", no_wrap=col != "file"
+        )
     for r in reports:
         s = r.stats
-        offs = (f"{s['first_offset']}..{s['last_offset']}" if s.get("first_offset") is not None else "")
+        offs = f"{s['first_offset']}..{s['last_offset']}" if s.get("first_offset") is not None else ""
         res = "[green]ok[/]" if not r.problems else f"[bold red]{len(r.problems)} problem(s)[/]"
-        t.add_row(os.path.relpath(os.path.abspath(r.path), common), r.kind, str(s.get("batches", "")),
-                  str(s.get("records", "")), offs, res)
+        t.add_row(
+            os.path.relpath(os.path.abspath(r.path), common),
+            r.kind,
+            str(s.get("batches", "")),
+            str(s.get("records", "")),
+            offs,
+            res,
+        )
     out = [t]
     out += [Text(p.line(), style="red") for r in reports for p in r.problems]
     if notes:

@@ -14,15 +14,27 @@ def wait_text(r) -> str:
     if r.interrupted:
         return f"interrupted after {r.elapsed_s:.1f} s waiting for {_what(r)}: {r.reason}\n"
     if r.ok:
-        return f"{_what(r)}: true after {r.elapsed_s:.1f} s ({r.samples} sample{'s' if r.samples != 1 else ''}): " \
-               f"{r.reason}\n"
-    return f"{_what(r)}: still false after {r.elapsed_s:.1f} s (timeout {r.timeout_s:g} s, {r.samples} " \
-           f"sample{'s' if r.samples != 1 else ''}): {r.reason}\n"
+        return (
+            f"{_what(r)}: true after {r.elapsed_s:.1f} s ({r.samples} sample{'s' if r.samples != 1 else ''}): "
+            f"{r.reason}\n"
+        )
+    return (
+        f"{_what(r)}: still false after {r.elapsed_s:.1f} s (timeout {r.timeout_s:g} s, {r.samples} "
+        f"sample{'s' if r.samples != 1 else ''}): {r.reason}\n"
+    )
 
 
 def wait_doc(r) -> dict:
-    return {"condition": r.condition, "ids": r.ids, "ok": r.ok, "interrupted": r.interrupted, "reason": r.reason,
-            "samples": r.samples, "elapsedSeconds": round(r.elapsed_s, 2), "timeoutSeconds": r.timeout_s}
+    return {
+        "condition": r.condition,
+        "ids": r.ids,
+        "ok": r.ok,
+        "interrupted": r.interrupted,
+        "reason": r.reason,
+        "samples": r.samples,
+        "elapsedSeconds": round(r.elapsed_s, 2),
+        "timeoutSeconds": r.timeout_s,
+    }
 
 
 class Progress(StatusLine):

@@ -22,8 +22,17 @@ from binascii import b2a_base64
 
 from .spec import Field, Message
 
-FIXED = {"bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",
-         "uint32": "I", "int64": "q", "float64": "d", "uuid": "16s"}
+FIXED = {
+    "bool": "?",
+    "int8": "b",
+    "int16": "h",
+    "uint16": "H",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "float64": "d",
+    "uuid": "16s",
+}
 
 
 class DecodeError(ValueError):
@@ -39,6 +48,7 @@ class EncodeError(ValueError):
 
 
 # -- primitives shared by generated code and hand-written framing -------------
+
 
 def read_uvarint(buf, pos: int, max_bytes: int = 5) -> tuple[int, int]:
     """An unsigned varint of at most `max_bytes` (5 for 32-bit values, 10 for 64-bit)."""
@@ -74,7 +84,6 @@ def varint_bytes(n: int) -> bytes:
     return uvarint_bytes((n << 1) ^ (n >> 63))
 
 
-
 _B64URL = bytes.maketrans(b"+/", b"-_")
 _uuid_cache: dict[bytes, str] = {}
 
@@ -84,13 +93,13 @@ def uuid_str(raw: bytes) -> str:
     names the same topic and directory ids over and over."""
     s = _uuid_cache.get(raw)
     if s is None:
-        if len(_uuid_cache) > 32_768:   # bounded: memory must not grow with the log
+        if len(_uuid_cache) > 32_768:  # bounded: memory must not grow with the log
             _uuid_cache.clear()
         s = _uuid_cache[raw] = b2a_base64(raw, newline=False)[:22].translate(_B64URL).decode("ascii")
     return s
 
 
-uuid_cached = _uuid_cache.get   # raw bytes -> text if uuid_str has made it (the cache is cleared, never replaced)
+uuid_cached = _uuid_cache.get  # raw bytes -> text if uuid_str has made it (the cache is cleared, never replaced)
 
 
 def uuid_bytes(text: str) -> bytes:
@@ -131,6 +140,7 @@ def _jtext_fn():
     lists of them). msgspec is imported here, when dump-log's text decoders are first
     generated, so that importing the schema registry stays light (describe never needs it)."""
     import msgspec
+
     encode = msgspec.json.Encoder().encode
     return lambda value: encode(value).decode("utf-8")
 
@@ -144,7 +154,7 @@ def _array_text(code: str, raw: bytes) -> str:
     if len(memo) > TAIL_MEMO:
         memo.clear()
     if code == "16s":
-        text = "[" + ",".join('"' + uuid_str(raw[p:p + 16]) + '"' for p in range(0, len(raw), 16)) + "]"
+        text = "[" + ",".join('"' + uuid_str(raw[p : p + 16]) + '"' for p in range(0, len(raw), 16)) + "]"
     else:
         text = "[" + ",".join(map(str, struct.unpack(f">{len(raw) // struct.calcsize(code)}{code}", raw))) + "]"
     memo[raw] = text
@@ -152,15 +162,24 @@ def _array_text(code: str, raw: bytes) -> str:
 
 
 _ENV = {
-    "_array_text": _array_text, "_ucached": uuid_cached,
+    "_array_text": _array_text,
+    "_ucached": uuid_cached,
     "_arr": _arr,
-    "_uv": read_uvarint, "_uvb": uvarint_bytes, "_ustr": uuid_str, "_ubytes": uuid_bytes,
-    "_short": _short, "_too_many": _too_many, "_bad_null": _bad_null,
-    "_struct": struct, "DecodeError": DecodeError, "EncodeError": EncodeError,
+    "_uv": read_uvarint,
+    "_uvb": uvarint_bytes,
+    "_ustr": uuid_str,
+    "_ubytes": uuid_bytes,
+    "_short": _short,
+    "_too_many": _too_many,
+    "_bad_null": _bad_null,
+    "_struct": struct,
+    "DecodeError": DecodeError,
+    "EncodeError": EncodeError,
 }
 
 
 # -- code generation ----------------------------------------------------------
+
 
 class _Gen:
     """Generates the functions for one message version (and its nested structs)."""
@@ -168,7 +187,7 @@ class _Gen:
     def __init__(self, msg: Message, version: int, text: bool = False):
         self.msg = msg
         self.v = version
-        self.text = text    # generate (buf, pos, L) -> (JSON text, pos) instead of (buf, pos) -> (dict, pos)
+        self.text = text  # generate (buf, pos, L) -> (JSON text, pos) instead of (buf, pos) -> (dict, pos)
         self.flex = msg.flexible_in(version)
         self.env = dict(_ENV)
         self.src: list[str] = []
@@ -235,8 +254,10 @@ class _Gen:
             for f in tagged:
                 body.append(f"    {kw} tag == {f.tag}:")
                 body.extend("        " + line for line in self.dec_value(f, var[id(f)]))
-                body.append("        if pos != end: raise DecodeError("
-                            f"'tagged field {f.name} has ' + str(end - pos) + ' bytes left over', pos)")
+                body.append(
+                    "        if pos != end: raise DecodeError("
+                    f"'tagged field {f.name} has ' + str(end - pos) + ' bytes left over', pos)"
+                )
                 kw = "elif"
             if tagged:
                 body.append("    else:")
@@ -275,7 +296,7 @@ class _Gen:
         (tagged ones only when present), exactly as msgspec writes the decoded dict."""
         v = self.v
         out = ["s = ''"]
-        lit: list[str] = []     # consecutive always-present fields: one f-string
+        lit: list[str] = []  # consecutive always-present fields: one f-string
 
         def flush():
             if lit:
@@ -291,7 +312,7 @@ class _Gen:
                 out.append(f"    {tmp} = {expr}")
                 out.append(f"    s += f',\"{f.key}\":{{{tmp}}}'")
             elif f.elem == "uuid" and not f.is_array:
-                lit.append(f',"{f.key}":"{{{name}}}"')    # base64url: nothing to escape
+                lit.append(f',"{f.key}":"{{{name}}}"')  # base64url: nothing to escape
             else:
                 if expr != name:
                     out.append(f"{tmp} = {expr}")
@@ -334,16 +355,18 @@ class _Gen:
         elif f.elem in FIXED and f.elem != "float64":
             return x
         else:
-            return f"_jtext({x})"     # strings, bytes (base64), doubles: msgspec's own text
+            return f"_jtext({x})"  # strings, bytes (base64), doubles: msgspec's own text
         return f"('null' if {x} is None else {e})" if f.nullable_in(self.v) else e
 
     def dec_len(self, kind: str, var: str) -> list[str]:
         """Read a length into `var`; -1 means null. kind: 'str', 'bytes', 'array'."""
         if self.flex:
-            return [f"{var} = buf[pos]",
-                    f"if {var} < 128: pos += 1",
-                    f"else: {var}, pos = _uv(buf, pos)",
-                    f"{var} -= 1"]
+            return [
+                f"{var} = buf[pos]",
+                f"if {var} < 128: pos += 1",
+                f"else: {var}, pos = _uv(buf, pos)",
+                f"{var} -= 1",
+            ]
         fmt = ">h" if kind == "str" else ">i"
         sn = self.const(struct.Struct(fmt).unpack_from, "_S")
         size = 2 if kind == "str" else 4
@@ -400,9 +423,14 @@ class _Gen:
             self.dec_struct(f.members, sub)
             if nullable:
                 sn = self.const(struct.Struct(">b").unpack_from, "_S")
-                return [f"m, = {sn}(buf, pos)", "pos += 1",
-                        "if m < 0:", f"    {var} = None", "else:",
-                        f"    {var}, pos = {sub}(buf, pos{', L' if self.text else ''})"]
+                return [
+                    f"m, = {sn}(buf, pos)",
+                    "pos += 1",
+                    "if m < 0:",
+                    f"    {var} = None",
+                    "else:",
+                    f"    {var}, pos = {sub}(buf, pos{', L' if self.text else ''})",
+                ]
             return [f"{var}, pos = {sub}(buf, pos{', L' if self.text else ''})"]
         return self.dec_scalar(f.elem, var, nullable)
 
@@ -493,8 +521,12 @@ class _Gen:
             sub = self.name("_e")
             self.enc_struct(f.members, sub)
             if nullable:
-                return [f"if {x} is None: {out} += b'\\xff'",
-                        "else:", f"    {out} += b'\\x01'", f"    {sub}({x}, {out})"]
+                return [
+                    f"if {x} is None: {out} += b'\\xff'",
+                    "else:",
+                    f"    {out} += b'\\x01'",
+                    f"    {sub}({x}, {out})",
+                ]
             return [f"{sub}({x}, {out})"]
         return self.enc_scalar(f.elem, x, nullable, out)
 
@@ -536,7 +568,7 @@ def _compile(msg: Message, version: int):
     return ns["decode"], ns["encode"], code
 
 
-TAIL_MEMO = 16_384   # tails remembered per (message, version)
+TAIL_MEMO = 16_384  # tails remembered per (message, version)
 
 
 def _lead_fields(msg: Message, version: int) -> list[Field]:
@@ -545,8 +577,9 @@ def _lead_fields(msg: Message, version: int) -> list[Field]:
     (no such fields, or nothing after them)."""
     present = [f for f in msg.fields if f.present_in(version)]
     k = 0
-    while k < len(present) and not present[k].tagged_in(version) and not present[k].is_array \
-            and present[k].elem in FIXED:
+    while (
+        k < len(present) and not present[k].tagged_in(version) and not present[k].is_array and present[k].elem in FIXED
+    ):
         k += 1
     return present[:k] if 0 < k < len(present) or (k and msg.flexible_in(version)) else []
 
@@ -563,7 +596,7 @@ def _compile_text(msg: Message, version: int):
         # (a PartitionRecord's replicas, ISR, leader, epochs and directories are the same
         # for every partition placed on the same brokers).
         g.dec_struct(present[:k], "_lead", tags=False, wrap=False)
-        lead = g.src.pop().split("\n")[1:-1]     # its body, inlined below (fixed-size fields only)
+        lead = g.src.pop().split("\n")[1:-1]  # its body, inlined below (fixed-size fields only)
         g.dec_struct(present[k:], "_rest", wrap=False)
         g.env["_TM"] = {}
         body = "\n" + "\n".join(lead)
@@ -571,17 +604,23 @@ def _compile_text(msg: Message, version: int):
         # memoised rest closes it: one concatenation per record
         assert body.count("\n    s = ''\n") == 1 and "\n    s += f'," in body, body
         body = body.replace("\n    s = ''\n", "\n", 1).replace("\n    s += f',", "\n    s = f'{{", 1)
-        g.src.append("""def text(buf, pos, L):""" + body + """
+        g.src.append(
+            """def text(buf, pos, L):"""
+            + body
+            + """
     b = _TM.get(buf[pos:L])
     if b is None:
         raw = buf[pos:L]
         b, end = _rest(buf, pos, L)
         if end != L:
             return '', end
-        if len(_TM) >= """ + str(TAIL_MEMO) + """:
+        if len(_TM) >= """
+            + str(TAIL_MEMO)
+            + """:
             _TM.clear()
         b = _TM[raw] = b + '}'
-    return s + b, L""")
+    return s + b, L"""
+        )
     else:
         g.dec_struct(msg.fields, "text", top=True)
     code = "\n\n".join(g.src)
@@ -615,7 +654,7 @@ class Codec:
         returned pos is `end`."""
         fns = self._text.get(version)
         if fns is None:
-            self._get(version)    # validates the version
+            self._get(version)  # validates the version
             fns = self._text[version] = _compile_text(self.msg, version)
         return fns[0]
 
@@ -627,8 +666,11 @@ class Codec:
         fields = _lead_fields(self.msg, version)
         if not fields:
             return None
-        return (struct.Struct(">" + "".join(FIXED[f.elem] for f in fields)),
-                tuple(f.key for f in fields), tuple(f.elem == "uuid" for f in fields))
+        return (
+            struct.Struct(">" + "".join(FIXED[f.elem] for f in fields)),
+            tuple(f.key for f in fields),
+            tuple(f.elem == "uuid" for f in fields),
+        )
 
     def decoder(self, version: int):
         """The raw generated function: (buf, pos) -> (dict, pos); may raise

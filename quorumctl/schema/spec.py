@@ -26,8 +26,18 @@ NULL = _Null()
 
 
 PRIMITIVES = {
-    "bool", "int8", "int16", "uint16", "int32", "uint32", "int64",
-    "float64", "string", "bytes", "uuid", "records",
+    "bool",
+    "int8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "float64",
+    "string",
+    "bytes",
+    "uuid",
+    "records",
 }
 
 
@@ -62,15 +72,15 @@ def json_name(name: str) -> str:
 @dataclass
 class Field:
     name: str
-    type: str                      # "int32", "string", "[]int32", "[]Endpoint", "Endpoint"
+    type: str  # "int32", "string", "[]int32", "[]Endpoint", "Endpoint"
     versions: str = "0+"
-    nullable: str | None = None    # nullableVersions
+    nullable: str | None = None  # nullableVersions
     tag: int | None = None
-    tagged: str | None = None      # taggedVersions
-    default: object = None         # Python value; None means the type's default, NULL means null
+    tagged: str | None = None  # taggedVersions
+    default: object = None  # Python value; None means the type's default, NULL means null
     fields: list["Field"] | None = None  # members when the type is a struct or struct array
     ignorable: bool = False
-    about: str | None = None       # Kafka's "about": what the field means, where its name does not say
+    about: str | None = None  # Kafka's "about": what the field means, where its name does not say
 
     def __post_init__(self):
         self.key = json_name(self.name)
@@ -109,19 +119,23 @@ class Field:
         if self.is_array:
             return []
         return {
-            "bool": False, "string": "", "bytes": b"", "records": None,
-            "uuid": ZERO_UUID, "float64": 0.0,
+            "bool": False,
+            "string": "",
+            "bytes": b"",
+            "records": None,
+            "uuid": ZERO_UUID,
+            "float64": 0.0,
         }.get(self.elem, None if self.is_struct else 0)
 
 
 @dataclass
 class Message:
     name: str
-    valid: str                      # validVersions
+    valid: str  # validVersions
     fields: list[Field]
-    flexible: str | None = "0+"     # flexibleVersions; None = never flexible
+    flexible: str | None = "0+"  # flexibleVersions; None = never flexible
     api_key: int | None = None
-    kind: str = "data"              # "metadata", "request", "response", "header", "data"
+    kind: str = "data"  # "metadata", "request", "response", "header", "data"
     _valid: Versions = dc_field(init=False, repr=False)
 
     def __post_init__(self):
@@ -135,7 +149,7 @@ class Message:
     @property
     def versions(self) -> range:
         hi = self._valid.hi
-        if hi is None:   # validVersions is a closed range in every schema ("0-3", "0")
+        if hi is None:  # validVersions is a closed range in every schema ("0-3", "0")
             raise ValueError(f"{self.name}: open-ended validVersions {self.valid!r}")
         return range(self._valid.lo, hi + 1)
 

@@ -15,14 +15,17 @@ below do, when called.
 
 def register(spark) -> None:
     from .source import register as _register
+
     _register(spark)
 
 
 def read_kraft(spark, paths, **options):
     from .source import read_kraft as _read
+
     return _read(spark, paths, **options)
 
 
 def export(paths, out, **kwargs):
     from .job import export as _export
+
     return _export(paths, out, **kwargs)

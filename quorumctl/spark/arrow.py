@@ -16,13 +16,20 @@ schema, touching as few values in Python as it can:
 from __future__ import annotations
 
 from ..records import compression
-from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL,
-                             HEADER_SIZE, LOG_OVERHEAD, NUMPY_HEADER)
-from .rows import (FAMILIES, FILE_COLS, HEAD_COLS, NUMPY_FIXED, BodyCache, Rows, Stats, file_values,
-                   fill_rows)
+from ..records.batch import (
+    ATTR_COMPRESSION,
+    ATTR_CONTROL,
+    ATTR_LOG_APPEND_TIME,
+    ATTR_TRANSACTIONAL,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    NUMPY_HEADER,
+)
+from .rows import FAMILIES, FILE_COLS, HEAD_COLS, NUMPY_FIXED, BodyCache, Rows, Stats, file_values, fill_rows
 from .schema import NAMES
 
-MAX_TIMESTAMP_MS = 253402300799999   # 9999-12-31T23:59:59.999Z, the end of Spark's range
+MAX_TIMESTAMP_MS = 253402300799999  # 9999-12-31T23:59:59.999Z, the end of Spark's range
+
 
 class ArrowBuilder:
     """Turns `Rows` into pyarrow RecordBatches of exactly `arrow_schema`."""
@@ -30,6 +37,7 @@ class ArrowBuilder:
     def __init__(self, arrow_schema):
         import numpy as np
         import pyarrow as pa
+
         self.np, self.pa = np, pa
         self.schema = arrow_schema
         self.types = {f.name: f.type for f in arrow_schema}
@@ -59,8 +67,9 @@ class ArrowBuilder:
         number), by identity: the decoded heads and typed entries are shared
         objects, so a batch has few distinct ones however many rows."""
         np = self.np
-        _, first, inverse = np.unique(np.fromiter(map(id, objects), np.uint64, len(objects)),
-                                      return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(
+            np.fromiter(map(id, objects), np.uint64, len(objects)), return_index=True, return_inverse=True
+        )
         return first, inverse.reshape(-1)
 
     def _typed_columns(self, cols: dict, typed, value_col):
@@ -69,6 +78,7 @@ class ArrowBuilder:
         memoised entries (topic id, partition id) read for each row from its
         value (`_lead_overlay`)."""
         import pyarrow.compute as pc
+
         np, pa = self.np, self.pa
         T = self.types
         n = len(typed)
@@ -108,9 +118,10 @@ class ArrowBuilder:
             return {}
         offsets = np.frombuffer(value_col.buffers()[1], np.int32, n + 1, value_col.offset * 4)
         data = np.frombuffer(value_col.buffers()[2], np.uint8)
-        ints: dict = {}      # position -> (values, which rows have none)
-        uuids: dict = {}     # position -> (row -> index into strings, strings)
+        ints: dict = {}  # position -> (values, which rows have none)
+        uuids: dict = {}  # position -> (row -> index into strings, strings)
         from ..schema.codec import uuid_str
+
         for layout, ids in layouts.values():
             rows_l = np.flatnonzero(np.isin(inverse, ids))
             raw = data[(offsets[rows_l] + 3)[:, None] + np.arange(layout.size)]
@@ -118,16 +129,16 @@ class ArrowBuilder:
                 if is_uuid:
                     # ids come in runs (a topic's partitions follow each other): one
                     # string per run, from the codec's cache
-                    u = raw[:, off - 3:off + 13]
+                    u = raw[:, off - 3 : off + 13]
                     change = np.ones(len(u), bool)
                     change[1:] = (u[1:] != u[:-1]).any(axis=1)
                     index, strings = uuids.setdefault(j, (np.full(n, -1, np.int32), []))
                     index[rows_l] = np.cumsum(change, dtype=np.int32) - 1 + len(strings)
                     firsts = u[change].tobytes()
-                    strings.extend(map(uuid_str, [firsts[i:i + 16] for i in range(0, len(firsts), 16)]))
+                    strings.extend(map(uuid_str, [firsts[i : i + 16] for i in range(0, len(firsts), 16)]))
                 else:
                     size = np.dtype(NUMPY_FIXED[code]).itemsize
-                    vals = raw[:, off - 3:off - 3 + size].copy().view(NUMPY_FIXED[code]).reshape(-1)
+                    vals = raw[:, off - 3 : off - 3 + size].copy().view(NUMPY_FIXED[code]).reshape(-1)
                     full, unset = ints.setdefault(j, (np.zeros(n, np.int64), np.ones(n, bool)))
                     full[rows_l] = vals
                     unset[rows_l] = False
@@ -152,8 +163,13 @@ class ArrowBuilder:
         def rowwise(arr):
             return arr if spread is None else arr.take(pa.array(spread))
 
-        for name, entry_values in (("row_kind", rows.kind), ("corrupt", rows.corrupt), ("error", rows.error),
-                                   ("batch_position", rows.position), ("batch_crc_valid", rows.crc_ok)):
+        for name, entry_values in (
+            ("row_kind", rows.kind),
+            ("corrupt", rows.corrupt),
+            ("error", rows.error),
+            ("batch_position", rows.position),
+            ("batch_crc_valid", rows.crc_ok),
+        ):
             cols[name] = rowwise(self._column(entry_values, name))
 
         h = np.frombuffer(bytes(rows.headers), dtype=self.header_dtype)
@@ -181,6 +197,7 @@ class ArrowBuilder:
         txn = pa.array((attrs & ATTR_TRANSACTIONAL) != 0, mask=mask)
         if maskarr is not None:
             import pyarrow.compute as pc
+
             codec = pc.if_else(maskarr, pa.scalar(None, pa.string()), codec)
             ts_type = pc.if_else(maskarr, pa.scalar(None, pa.string()), ts_type)
         cols["batch_codec"] = codec
@@ -204,9 +221,12 @@ class ArrowBuilder:
         cols["key"] = self._column(rows.key, "key")
         cols["value"] = pa.array(rows.value, pa.binary())
         hs = rows.rheaders
-        if hs.count(()) + hs.count(None) == n:     # the usual case: no record has headers
-            cols["headers"] = pa.array([None if h is None else [] for h in hs], T["headers"]) \
-                if None in hs else self._repeat([], "headers", n)
+        if hs.count(()) + hs.count(None) == n:  # the usual case: no record has headers
+            cols["headers"] = (
+                pa.array([None if h is None else [] for h in hs], T["headers"])
+                if None in hs
+                else self._repeat([], "headers", n)
+            )
         else:
             cols["headers"] = pa.array([None if h is None else list(h) for h in hs], T["headers"])
         # a timestamp Spark can hold: 0001..9999; Kafka's -1 (no timestamp) and negatives -> null
@@ -232,10 +252,12 @@ class ArrowBuilder:
         return pa.RecordBatch.from_arrays([cols[name] for name in NAMES], schema=self.schema)
 
 
-def arrow_batches(pieces, arrow_schema, batch_rows: int = 8192, options: dict | None = None,
-                  stats: Stats | None = None):
+def arrow_batches(
+    pieces, arrow_schema, batch_rows: int = 8192, options: dict | None = None, stats: Stats | None = None
+):
     """Yield pyarrow RecordBatches (exactly `arrow_schema`) for the pieces."""
     import gc
+
     builder = ArrowBuilder(arrow_schema)
     cache = BodyCache()
     # Decoding allocates millions of small tuples that refcounting frees; the

@@ -34,7 +34,7 @@ import os
 import time
 
 ENV = "QUORUMCTL_SPARK_CLASS_ARCHIVE"
-STALE_SECONDS = 3600          # a temporary archive older than this was left by a killed run
+STALE_SECONDS = 3600  # a temporary archive older than this was left by a killed run
 QUIET = "-Xlog:cds*=off"
 # should the JVM still die, its report goes to stderr (not into stdout's JSON) and
 # its hs_err file to the cache, not the working directory
@@ -47,11 +47,13 @@ CLASS_PATH_ENV = ("SPARK_HOME", "SPARK_CONF_DIR", "HADOOP_CONF_DIR", "YARN_CONF_
 
 def cache_dir() -> str:
     return os.environ.get("QUORUMCTL_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "quorumctl")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "quorumctl"
+    )
 
 
 def _fingerprint(java: str, conf: dict[str, str]) -> str:
     import pyspark
+
     h = hashlib.sha256()
     real = os.path.realpath(java)
     h.update(real.encode())
@@ -79,9 +81,13 @@ def _dumpable_class_path() -> bool:
     which a pip-installed PySpark lacks; HADOOP_CONF_DIR, YARN_CONF_DIR) and
     SPARK_DIST_CLASSPATH's entries."""
     import pyspark
+
     home = os.environ.get("SPARK_HOME") or os.path.dirname(pyspark.__file__)
-    dirs = [os.environ.get("SPARK_CONF_DIR") or os.path.join(home, "conf"),
-            os.environ.get("HADOOP_CONF_DIR"), os.environ.get("YARN_CONF_DIR")]
+    dirs = [
+        os.environ.get("SPARK_CONF_DIR") or os.path.join(home, "conf"),
+        os.environ.get("HADOOP_CONF_DIR"),
+        os.environ.get("YARN_CONF_DIR"),
+    ]
     dirs += os.environ.get("SPARK_DIST_CLASSPATH", "").split(os.pathsep)
     for d in dirs:
         try:
@@ -97,8 +103,8 @@ class ClassArchive:
 
     def __init__(self, path: str):
         self.path = path
-        self.tmp: str | None = None       # being written by this run's JVM
-        self.used = False                 # this run's JVM maps it
+        self.tmp: str | None = None  # being written by this run's JVM
+        self.used = False  # this run's JVM maps it
 
     @classmethod
     def for_java(cls, java: str | None, conf: dict[str, str]) -> "ClassArchive | None":
@@ -106,7 +112,7 @@ class ClassArchive:
             return None
         try:
             name = f"spark-classes-{_fingerprint(java, conf)}.jsa"
-        except Exception:     # PySpark's files unreadable: start as without an archive
+        except Exception:  # PySpark's files unreadable: start as without an archive
             return None
         return cls(os.path.join(cache_dir(), name))
 
@@ -142,7 +148,7 @@ class ClassArchive:
         can be done (no archive and an unwritable cache directory)."""
         directory = os.path.dirname(self.path)
         if any(c.isspace() for c in self.path):
-            return None    # Spark splits extraJavaOptions at spaces
+            return None  # Spark splits extraJavaOptions at spaces
         if self.valid():
             self.used = True
             return f"-XX:SharedArchiveFile={self.path} {QUIET} {CRASH.format(dir=directory)}"
@@ -152,7 +158,7 @@ class ClassArchive:
             os.makedirs(directory, exist_ok=True)
             self._remove_stale(directory)
             self.tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(self.tmp, "wb"):    # writable? (the JVM would fail silently at exit)
+            with open(self.tmp, "wb"):  # writable? (the JVM would fail silently at exit)
                 pass
             os.unlink(self.tmp)
         except OSError:
@@ -188,12 +194,13 @@ class ClassArchive:
         tmp, self.tmp = self.tmp, None
         try:
             from pyspark import SparkContext
+
             gateway = SparkContext._gateway
             spark.stop()
             proc = getattr(gateway, "proc", None)
             if proc is None:
                 return False
-            proc.stdin.close()       # the JVM's signal that its Python driver is gone
+            proc.stdin.close()  # the JVM's signal that its Python driver is gone
             if proc.wait(timeout) != 0 or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
                 return False
             self.keep(tmp)

@@ -74,6 +74,7 @@ class Checkpoint:
         d = self.target.path(sub)
         if self.target.remote:
             import pyarrow.fs as pafs
+
             names = [i.base_name for i in self.target.fs.get_file_info(pafs.FileSelector(d, allow_not_found=True))]
         else:
             names = os.listdir(d) if os.path.isdir(d) else []
@@ -93,7 +94,7 @@ class Checkpoint:
     def _write(self, rel: str, data: bytes):
         path = self.target.path(rel)
         self.target.makedirs(path.rpartition("/")[0] if self.target.remote else os.path.dirname(path))
-        if self.target.remote:                  # an object store's PUT is atomic
+        if self.target.remote:  # an object store's PUT is atomic
             with self.target.open_output(path) as f:
                 f.write(data)
             return
@@ -122,8 +123,7 @@ def _sealed(files: list[planning.SourceFile]) -> set[str]:
     return {sf.path for sf in files if sf.kind == planning.SEGMENT and newest[fs.parent(sf.path)] is not sf}
 
 
-def plan_batch(paths: list[str], positions: dict[str, int], split_size: int, slots: int,
-               options: dict | None):
+def plan_batch(paths: list[str], positions: dict[str, int], split_size: int, slots: int, options: dict | None):
     """(tasks as lists of pieces, new positions, truncated paths) for the next micro-batch."""
     files = planning.source_files(paths, options)
     sealed = _sealed(files)
@@ -146,15 +146,22 @@ def plan_batch(paths: list[str], positions: dict[str, int], split_size: int, slo
                 end = sf.size if sf.path in sealed else batch.complete_end(f, sf.size, pos)
                 cuts = planning.batch_cuts(f, end, split_size, start=pos) if end - pos > split_size else []
         except OSError:
-            end, cuts = pos, []         # gone between listing and reading: cleaned; next round drops it
+            end, cuts = pos, []  # gone between listing and reading: cleaned; next round drops it
         new_positions[sf.path] = end
         if end > pos:
             # a live segment's piece stops exactly at `end` (not at whatever the file holds by then)
             bounded = planning.SourceFile(**{**sf.__dict__, "size": end if sf.path in sealed else end + 1})
             bounds = [pos, *cuts, end]
             pieces.extend(planning.Piece(bounded, a, b) for a, b in zip(bounds, bounds[1:]))
-    parts = planning.pack(pieces, max(1, min(split_size, -(-sum(p.size for p in pieces) // max(slots, 1)))),
-                          planning.DEFAULT_OPEN_COST) if pieces else []
+    parts = (
+        planning.pack(
+            pieces,
+            max(1, min(split_size, -(-sum(p.size for p in pieces) // max(slots, 1)))),
+            planning.DEFAULT_OPEN_COST,
+        )
+        if pieces
+        else []
+    )
     return parts, new_positions, truncated
 
 
@@ -169,8 +176,9 @@ def _decode_parts(doc) -> list:
 def run_batch(sc, n: int, parts, out: str, partition_by, options, compression) -> tuple[int, int, int]:
     """Run micro-batch n (its files named after it) and commit it; (records, rows, errors)."""
     from .rows import Stats
+
     job = f"follow-{n:08d}"
-    w.remove_job_files(out, job, options)       # an interrupted earlier commit of this same batch
+    w.remove_job_files(out, job, options)  # an interrupted earlier commit of this same batch
     opts = dict(options or {})
     tasks = list(enumerate(parts))
 
@@ -193,10 +201,20 @@ def run_batch(sc, n: int, parts, out: str, partition_by, options, compression) -
     return stats.records, sum(r["rows"] for r in results), stats.errors
 
 
-def follow(paths: list[str], out: str, *, spark, checkpoint: str | None = None, interval: float = 5.0,
-           split_size: int = planning.DEFAULT_SPLIT_SIZE, partition_by: list[str] | None = None,
-           compression: str = "zstd", options: dict | None = None, stop_after_idle: int | None = None,
-           report=None) -> list[BatchSummary]:
+def follow(
+    paths: list[str],
+    out: str,
+    *,
+    spark,
+    checkpoint: str | None = None,
+    interval: float = 5.0,
+    split_size: int = planning.DEFAULT_SPLIT_SIZE,
+    partition_by: list[str] | None = None,
+    compression: str = "zstd",
+    options: dict | None = None,
+    stop_after_idle: int | None = None,
+    report=None,
+) -> list[BatchSummary]:
     """Tail `paths` into `out` until interrupted, or until `stop_after_idle`
     consecutive rounds found nothing new; `report(summary)` after each batch."""
     partition_by = list(partition_by or [])
@@ -208,17 +226,28 @@ def follow(paths: list[str], out: str, *, spark, checkpoint: str | None = None, 
     done: list[BatchSummary] = []
     n, doc, committed = cp.latest()
     if n is not None and doc.get("paths") != list(paths):
-        raise InputError(f"the checkpoint {cp.target.root} follows {', '.join(doc.get('paths', []))}, "
-                         f"not {', '.join(paths)}: give another --checkpoint")
+        raise InputError(
+            f"the checkpoint {cp.target.root} follows {', '.join(doc.get('paths', []))}, "
+            f"not {', '.join(paths)}: give another --checkpoint"
+        )
     positions = doc["positions"] if doc else {}
     if n is not None and not committed:
         t0 = time.monotonic()
         parts = _decode_parts(doc["tasks"])
         records, rows, errors = run_batch(sc, n, parts, out, partition_by, options, compression)
         cp.write_commit(n)
-        s = BatchSummary(n, len({p.file.path for part in parts for p in part}),
-                         sum(p.size for part in parts for p in part), len(parts), records, rows, errors,
-                         doc.get("truncated", []), rerun=True, seconds=time.monotonic() - t0)
+        s = BatchSummary(
+            n,
+            len({p.file.path for part in parts for p in part}),
+            sum(p.size for part in parts for p in part),
+            len(parts),
+            records,
+            rows,
+            errors,
+            doc.get("truncated", []),
+            rerun=True,
+            seconds=time.monotonic() - t0,
+        )
         done.append(s)
         if report:
             report(s)
@@ -229,15 +258,32 @@ def follow(paths: list[str], out: str, *, spark, checkpoint: str | None = None, 
         parts, new_positions, truncated = plan_batch(paths, positions, split_size, slots, options)
         if parts or truncated or new_positions.keys() != positions.keys():
             n += 1
-            cp.write_offsets(n, {"paths": list(paths), "positions": new_positions, "tasks": _encode_parts(parts),
-                                 "truncated": truncated, "written": time.time()})
-            records, rows, errors = (run_batch(sc, n, parts, out, partition_by, options, compression)
-                                     if parts else (0, 0, 0))
+            cp.write_offsets(
+                n,
+                {
+                    "paths": list(paths),
+                    "positions": new_positions,
+                    "tasks": _encode_parts(parts),
+                    "truncated": truncated,
+                    "written": time.time(),
+                },
+            )
+            records, rows, errors = (
+                run_batch(sc, n, parts, out, partition_by, options, compression) if parts else (0, 0, 0)
+            )
             cp.write_commit(n)
             positions = new_positions
-            s = BatchSummary(n, len({p.file.path for part in parts for p in part}),
-                             sum(p.size for part in parts for p in part), len(parts), records, rows, errors,
-                             truncated, seconds=time.monotonic() - t0)
+            s = BatchSummary(
+                n,
+                len({p.file.path for part in parts for p in part}),
+                sum(p.size for part in parts for p in part),
+                len(parts),
+                records,
+                rows,
+                errors,
+                truncated,
+                seconds=time.monotonic() - t0,
+            )
             done.append(s)
             if report:
                 report(s)
@@ -250,26 +296,49 @@ def follow(paths: list[str], out: str, *, spark, checkpoint: str | None = None, 
         time.sleep(max(0.0, interval - (time.monotonic() - t0)))
 
 
-def follow_export(paths: list[str], out: str, *, master: str | None, conf: dict[str, str],
-                  progress: bool | None = None, debug: bool = False, checkpoint: str | None = None,
-                  interval: float = 5.0, split_size: int = planning.DEFAULT_SPLIT_SIZE,
-                  partition_by: list[str] | None = None, compression: str = "zstd",
-                  fs_options: dict | None = None, stop_after_idle: int | None = None, report=None) -> None:
+def follow_export(
+    paths: list[str],
+    out: str,
+    *,
+    master: str | None,
+    conf: dict[str, str],
+    progress: bool | None = None,
+    debug: bool = False,
+    checkpoint: str | None = None,
+    interval: float = 5.0,
+    split_size: int = planning.DEFAULT_SPLIT_SIZE,
+    partition_by: list[str] | None = None,
+    compression: str = "zstd",
+    fs_options: dict | None = None,
+    stop_after_idle: int | None = None,
+    report=None,
+) -> None:
     """What `spark-export --follow` runs: the options checked and the inputs found
     before Spark starts, a session with a light JVM (from its class archive), then
     `follow` until it stops or is interrupted (the checkpoint says where the next
     run starts); the session's new class archive is kept last."""
     from .job import check_export_options
     from .session import finish_sessions, start_session
+
     partition_by = list(partition_by or [])
     check_export_options(partition_by, compression, "pyarrow", "append")
     fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
-    planning.source_files(list(paths), fs_options)      # bad paths fail before Spark starts
+    planning.source_files(list(paths), fs_options)  # bad paths fail before Spark starts
     spark = start_session(master, conf, progress=progress, debug=debug, class_archive=True, light_jvm=True)
     try:
-        follow(list(paths), out, spark=spark, checkpoint=checkpoint, interval=interval, split_size=split_size,
-               partition_by=partition_by, compression=compression, options=fs_options,
-               stop_after_idle=stop_after_idle, report=report)
+        follow(
+            list(paths),
+            out,
+            spark=spark,
+            checkpoint=checkpoint,
+            interval=interval,
+            split_size=split_size,
+            partition_by=partition_by,
+            compression=compression,
+            options=fs_options,
+            stop_after_idle=stop_after_idle,
+            report=report,
+        )
     except KeyboardInterrupt:
         pass
     finish_sessions()

@@ -34,6 +34,7 @@ def local_path(path: str) -> str:
     """A local path for a local path or a `file://` URI."""
     if path.startswith("file://"):
         from urllib.parse import unquote, urlparse
+
         return unquote(urlparse(path).path)
     return path
 
@@ -62,11 +63,11 @@ def _s3_filesystem(options: dict):
     S3A keys when given in Spark's conf, else the SDK's default chain
     (AWS_ACCESS_KEY_ID ..., profile, instance or pod role)."""
     import pyarrow.fs as pafs
+
     opts = {}
-    endpoint = (options.get("s3endpoint") or os.environ.get("AWS_ENDPOINT_URL_S3")
-                or os.environ.get("AWS_ENDPOINT_URL"))
+    endpoint = options.get("s3endpoint") or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
-        if "://" in endpoint:          # pyarrow wants the scheme apart
+        if "://" in endpoint:  # pyarrow wants the scheme apart
             opts["scheme"], endpoint = endpoint.split("://", 1)
         opts["endpoint_override"] = endpoint.rstrip("/")
     region = options.get("s3region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
@@ -85,6 +86,7 @@ def _s3_filesystem(options: dict):
 def _pyarrow_fs(uri: str, options: dict | None = None):
     """(FileSystem, path inside it) for a remote URI."""
     import pyarrow.fs as pafs
+
     scheme, rest = uri.split("://", 1)
     if scheme.lower() in ("s3a", "s3n", "s3"):
         return _s3_filesystem(options or {}), rest
@@ -135,12 +137,13 @@ def list_files(path: str, options: dict | None = None) -> list[Listing] | None:
                     try:
                         out.append(Listing(full, os.path.getsize(full)))
                     except OSError:
-                        out.append(Listing(full, -1))   # reported as a file error when read
+                        out.append(Listing(full, -1))  # reported as a file error when read
             return out
         if os.path.exists(p):
             return [Listing(os.path.abspath(p), os.path.getsize(p))]
         return None
     import pyarrow.fs as pafs
+
     fs, inner = _pyarrow_fs(path, options)
     pattern = None
     if any(c in inner for c in _GLOB_CHARS):
@@ -154,9 +157,12 @@ def list_files(path: str, options: dict | None = None) -> list[Listing] | None:
     if info.type == pafs.FileType.File:
         return [Listing(_join_uri(path, inner), info.size)]
     infos = fs.get_file_info(pafs.FileSelector(inner, recursive=True))
-    out = [Listing(_join_uri(path, i.path), i.size) for i in infos
-           if i.type == pafs.FileType.File and (pattern is None or fnmatch.fnmatchcase(i.path, pattern)
-                                                 or fnmatch.fnmatchcase(i.path, pattern + "/*"))]
+    out = [
+        Listing(_join_uri(path, i.path), i.size)
+        for i in infos
+        if i.type == pafs.FileType.File
+        and (pattern is None or fnmatch.fnmatchcase(i.path, pattern) or fnmatch.fnmatchcase(i.path, pattern + "/*"))
+    ]
     out.sort(key=lambda x: x.path)
     return out if out or pattern is None else None
 
@@ -166,7 +172,7 @@ def open_input(path: str, options: dict | None = None):
     if not is_remote(path):
         try:
             return open_regular(local_path(path))
-        except InputError as e:   # callers report OSErrors per file
+        except InputError as e:  # callers report OSErrors per file
             raise OSError(errno.EINVAL, str(e)) from None
     fs, inner = _pyarrow_fs(path, options)
     return fs.open_input_file(inner)

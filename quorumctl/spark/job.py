@@ -61,17 +61,18 @@ class Summary:
 
 # -- the job ----------------------------------------------------------------------
 
+
 def observed_metrics():
     """The summary's counts as aggregate expressions over the exported rows."""
     from pyspark.sql import functions as F
+
     kind = F.col("row_kind")
     first_of_batch = (kind == "record") & (F.col("record_index") == 0)
     return [
         F.count(F.lit(1)).alias("rows"),
         F.sum(F.when(kind == "record", 1).otherwise(0)).alias("records"),
         F.sum(F.when(first_of_batch | (kind == "batch_error"), 1).otherwise(0)).alias("batches"),
-        F.sum(F.when((kind != "record") | (first_of_batch & F.col("corrupt")), 1).otherwise(0))
-         .alias("errors"),
+        F.sum(F.when((kind != "record") | (first_of_batch & F.col("corrupt")), 1).otherwise(0)).alias("errors"),
         F.sum(F.when((kind == "record") & F.col("corrupt"), 1).otherwise(0)).alias("corrupt_records"),
         F.sum(F.when(F.col("decode_error").isNotNull(), 1).otherwise(0)).alias("decode_errors"),
     ]
@@ -84,12 +85,25 @@ WRITERS = ("pyarrow", "spark")
 COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
 
 
-def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode: str = "error",
-           partition_by: list[str] | None = None, spark_conf: dict[str, str] | None = None,
-           split_size: int = planning.DEFAULT_SPLIT_SIZE, min_partitions: int | None = None,
-           writer: str = "pyarrow", progress: bool | None = None, spark=None, debug: bool = False,
-           fs_options: dict | None = None, compression: str = "zstd", remote: str | None = None,
-           class_archive: bool = False) -> Summary:
+def export(
+    paths: list[str],
+    out: str,
+    *,
+    master: str | None = "local[*]",
+    mode: str = "error",
+    partition_by: list[str] | None = None,
+    spark_conf: dict[str, str] | None = None,
+    split_size: int = planning.DEFAULT_SPLIT_SIZE,
+    min_partitions: int | None = None,
+    writer: str = "pyarrow",
+    progress: bool | None = None,
+    spark=None,
+    debug: bool = False,
+    fs_options: dict | None = None,
+    compression: str = "zstd",
+    remote: str | None = None,
+    class_archive: bool = False,
+) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
     `min_partitions` (the least number of tasks) defaults to one per core of
     the session (its default parallelism) for small inputs, three per core for
@@ -98,16 +112,17 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
     t0 = time.monotonic()
     partition_by = list(partition_by or [])
     if remote:
-        writer = "spark"      # over Spark Connect there is no SparkContext to run our own tasks
+        writer = "spark"  # over Spark Connect there is no SparkContext to run our own tasks
     check_export_options(partition_by, compression, writer, mode)
     from . import fs
+
     # S3 endpoint/credentials may come as Hadoop S3A settings, as Spark users give them
     fs_options = {**fs.s3_options_from_conf(spark_conf or {}), **(fs_options or {})} or None
     if not fs.is_remote(out):
-        out = os.path.abspath(fs.local_path(out))   # executors may run elsewhere than our cwd
+        out = os.path.abspath(fs.local_path(out))  # executors may run elsewhere than our cwd
         if mode == "error" and os.path.exists(out):
             raise InputError(f"{out} already exists (use --mode overwrite or --mode append)")
-    files = planning.source_files(paths, fs_options)    # bad paths fail before Spark starts
+    files = planning.source_files(paths, fs_options)  # bad paths fail before Spark starts
 
     early = None
     if spark is None:
@@ -115,25 +130,43 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
         # on the session's cores, which a local master names
         slots = None if remote else _local_slots(master)
         if slots is not None:
-            early = _Background(lambda: planning.plan_files(
-                files, split_size=split_size, min_partitions=min_partitions, slots=slots,
-                options=fs_options))
-        spark = (connect_session(remote, spark_conf or {}, progress) if remote
-                 else start_session(master, spark_conf or {}, progress=progress, debug=debug,
-                                    class_archive=class_archive, light_jvm=writer == "pyarrow"))
+            early = _Background(
+                lambda: planning.plan_files(
+                    files, split_size=split_size, min_partitions=min_partitions, slots=slots, options=fs_options
+                )
+            )
+        spark = (
+            connect_session(remote, spark_conf or {}, progress)
+            if remote
+            else start_session(
+                master,
+                spark_conf or {},
+                progress=progress,
+                debug=debug,
+                class_archive=class_archive,
+                light_jvm=writer == "pyarrow",
+            )
+        )
     plan: planning.Plan | None
     if remote:
-        plan = planning.plan_files(files, split_size=split_size, min_partitions=min_partitions,
-                                   slots=os.cpu_count() or 1, options=fs_options)
+        plan = planning.plan_files(
+            files, split_size=split_size, min_partitions=min_partitions, slots=os.cpu_count() or 1, options=fs_options
+        )
         counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression)
-        return Summary(files=len(plan.files), bytes=plan.total_bytes, tasks=len(plan.partitions),
-                       seconds=time.monotonic() - t0, out=out, **counts)
+        return Summary(
+            files=len(plan.files),
+            bytes=plan.total_bytes,
+            tasks=len(plan.partitions),
+            seconds=time.monotonic() - t0,
+            out=out,
+            **counts,
+        )
     sc = spark.sparkContext
     plan = early.result() if early is not None and slots == sc.defaultParallelism else None
     if plan is None:
-        plan = planning.plan_files(files, split_size=split_size,
-                                   min_partitions=min_partitions, slots=sc.defaultParallelism,
-                                   options=fs_options)
+        plan = planning.plan_files(
+            files, split_size=split_size, min_partitions=min_partitions, slots=sc.defaultParallelism, options=fs_options
+        )
     group = f"quorumctl-spark-export-{os.getpid()}-{time.time_ns()}"
     description = f"decoding {len(plan.files)} files, {human_bytes(plan.total_bytes)}"
     sc.setJobGroup(group, description)
@@ -152,8 +185,14 @@ def export(paths: list[str], out: str, *, master: str | None = "local[*]", mode:
             bar.join(5)
         sc.setLocalProperty("spark.jobGroup.id", None)
         sc.setLocalProperty("spark.job.description", None)
-    return Summary(files=len(plan.files), bytes=plan.total_bytes, tasks=len(plan.partitions),
-                   seconds=time.monotonic() - t0, out=out, **counts)
+    return Summary(
+        files=len(plan.files),
+        bytes=plan.total_bytes,
+        tasks=len(plan.partitions),
+        seconds=time.monotonic() - t0,
+        out=out,
+        **counts,
+    )
 
 
 def _local_slots(master: str | None) -> int | None:
@@ -175,8 +214,7 @@ class _Background:
 
     def __init__(self, fn):
         self._value = None
-        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True,
-                                        name="quorumctl-plan")
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="quorumctl-plan")
         self._thread.start()
 
     def _run(self, fn):
@@ -199,8 +237,10 @@ def check_export_options(partition_by: list[str], compression: str, writer: str,
         raise InputError(f"--compression must be one of {', '.join(COMPRESSIONS)}, not {compression!r}")
     unknown = [c for c in partition_by if c not in NAMES]
     if unknown:
-        raise InputError(f"--partition-by: no column {', '.join(unknown)} (columns: see docs/parquet.md; "
-                         f"e.g. cluster_id, record_type, date, file_kind, node_id)")
+        raise InputError(
+            f"--partition-by: no column {', '.join(unknown)} (columns: see docs/parquet.md; "
+            f"e.g. cluster_id, record_type, date, file_kind, node_id)"
+        )
 
 
 def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compression="zstd") -> dict:
@@ -209,11 +249,12 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compressi
 
     from . import writer as w
     from .rows import Stats
+
     target = w._FileSystem(out, fs_options)
     if mode == "error" and target.exists(target.root):
         raise InputError(f"{out} already exists (use --mode overwrite or --mode append)")
     job = f"{time.strftime('%Y%m%d%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:8]}"
-    try:   # fail here, in one line, rather than in every task
+    try:  # fail here, in one line, rather than in every task
         target.makedirs(target.path("_temporary", job))
     except OSError as e:
         raise InputError(f"cannot write to {out}: {e.strerror or e}") from None
@@ -229,7 +270,7 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compressi
     try:
         results = sc.parallelize(tasks, len(tasks)).map(task).collect()
         w.commit(out, job, results, mode, fs_options)
-    except BaseException as e:      # Ctrl-C included: leave no _temporary/<job> behind
+    except BaseException as e:  # Ctrl-C included: leave no _temporary/<job> behind
         try:
             w.abort(out, job, fs_options)
         except Exception:
@@ -242,8 +283,14 @@ def _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compressi
     for r in results:
         stats.add(r["stats"])
         rows += r["rows"]
-    return {"batches": stats.batches, "records": stats.records, "rows": rows, "errors": stats.errors,
-            "corrupt_records": stats.corrupt_records, "decode_errors": stats.decode_errors}
+    return {
+        "batches": stats.batches,
+        "records": stats.records,
+        "rows": rows,
+        "errors": stats.errors,
+        "corrupt_records": stats.corrupt_records,
+        "decode_errors": stats.decode_errors,
+    }
 
 
 def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression="zstd") -> dict:
@@ -252,6 +299,7 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compress
     from pyspark.sql import Observation
 
     from .source import KraftDataSource, plan_to_json
+
     spark.dataSource.register(KraftDataSource)
     if not _is_connect(spark):
         _require_hadoop_s3(spark, out)
@@ -268,8 +316,7 @@ def _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compress
     except Exception as e:
         raise InputError(f"writing {out} failed: {_one_line(e)}") from e
     m = obs.get
-    return {k: int(m[k] or 0) for k in ("batches", "records", "rows", "errors", "corrupt_records",
-                                         "decode_errors")}
+    return {k: int(m[k] or 0) for k in ("batches", "records", "rows", "errors", "corrupt_records", "decode_errors")}
 
 
 def _is_connect(spark) -> bool:
@@ -290,12 +337,17 @@ def _require_hadoop_s3(spark, out: str):
     except Exception:
         present = False
     if not present or scheme != "s3a":
-        why = ("Hadoop's S3A file system is not on Spark's classpath: PySpark ships no hadoop-aws "
-               "jar nor the AWS SDK bundle it needs" if not present else
-               f"Hadoop names S3 s3a://, not {scheme}://")
-        raise InputError(f"--writer spark cannot write {out}: {why}; use the default --writer pyarrow "
-                         f"(S3 through pyarrow), or add org.apache.hadoop:hadoop-aws (the version of "
-                         f"Spark's Hadoop) with --spark-conf spark.jars.packages=... and write to s3a://")
+        why = (
+            "Hadoop's S3A file system is not on Spark's classpath: PySpark ships no hadoop-aws "
+            "jar nor the AWS SDK bundle it needs"
+            if not present
+            else f"Hadoop names S3 s3a://, not {scheme}://"
+        )
+        raise InputError(
+            f"--writer spark cannot write {out}: {why}; use the default --writer pyarrow "
+            f"(S3 through pyarrow), or add org.apache.hadoop:hadoop-aws (the version of "
+            f"Spark's Hadoop) with --spark-conf spark.jars.packages=... and write to s3a://"
+        )
 
 
 _PY_ERROR = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)): (.+?)(?: SQLSTATE: \w+)?$")
@@ -306,8 +358,9 @@ def _one_line(e: BaseException) -> str:
     Python, the last exception line of its traceback (not the JVM's wrapper)."""
     text = str(e).strip()
     found = [m for m in (_PY_ERROR.match(x.strip()) for x in text.splitlines()) if m]
-    found = [m for m in found if m.group(1).rsplit(".", 1)[-1] not in
-             ("PythonException", "Py4JJavaError", "SparkException")]
+    found = [
+        m for m in found if m.group(1).rsplit(".", 1)[-1] not in ("PythonException", "Py4JJavaError", "SparkException")
+    ]
     if found:
         name, message = found[-1].groups()
         return f"{name.rsplit('.', 1)[-1]}: {message}"[:500]

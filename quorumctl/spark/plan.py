@@ -40,10 +40,10 @@ SEGMENT = "segment"
 SNAPSHOT = "snapshot"
 BOOTSTRAP = "bootstrap"
 
-DEFAULT_SPLIT_SIZE = 128 << 20     # as spark.sql.files.maxPartitionBytes
-DEFAULT_OPEN_COST = 256 << 10      # opening a file costs about as much as decoding this much
-TASKS_PER_SLOT = 3                 # tasks per core by default: equal tasks balance, one per core may not
-SMALL_JOB_PER_SLOT = 128 << 20     # ... but below this much input per core, one task per core
+DEFAULT_SPLIT_SIZE = 128 << 20  # as spark.sql.files.maxPartitionBytes
+DEFAULT_OPEN_COST = 256 << 10  # opening a file costs about as much as decoding this much
+TASKS_PER_SLOT = 3  # tasks per core by default: equal tasks balance, one per core may not
+SMALL_JOB_PER_SLOT = 128 << 20  # ... but below this much input per core, one task per core
 
 _METADATA_DIR = re.compile(r"^__cluster_metadata-\d+$")
 
@@ -113,6 +113,7 @@ def parse_size(text) -> int:
 
 # -- which files -------------------------------------------------------------
 
+
 def export_kind(path: str, explicit: bool = False) -> str | None:
     """SEGMENT / SNAPSHOT / BOOTSTRAP for a file the export reads, else None.
     Found in a directory, a `.log` counts only inside a metadata log directory
@@ -120,7 +121,7 @@ def export_kind(path: str, explicit: bool = False) -> str | None:
     `.log` or `.checkpoint` is read."""
     name = fs.basename(path)
     if filekinds.renamed(name) and not explicit:
-        return None   # on its way out (.deleted, .cleaned, .swap): its records are in the live files
+        return None  # on its way out (.deleted, .cleaned, .swap): its records are in the live files
     kind = filekinds.kind_of(name)
     if kind == filekinds.BOOTSTRAP:
         return BOOTSTRAP
@@ -149,16 +150,23 @@ def discover(paths: list[str], options: dict | None = None) -> list[tuple[str, s
         seen.add(item.path)
         return (item.path, kind, item.size)
 
-    found = filekinds.discover(paths, accept, EXPORTED, listing=lambda p: fs.list_files(p, options),
-                               is_dir=lambda p: any(c in p for c in "*?[") or _is_dir(p, options))
+    found = filekinds.discover(
+        paths,
+        accept,
+        EXPORTED,
+        listing=lambda p: fs.list_files(p, options),
+        is_dir=lambda p: any(c in p for c in "*?[") or _is_dir(p, options),
+    )
     return [f for f in found if f]
 
 
 def _is_dir(path: str, options) -> bool:
     if not fs.is_remote(path):
         import os
+
         return os.path.isdir(fs.local_path(path))
     import pyarrow.fs as pafs
+
     f, inner = fs._pyarrow_fs(path, options)
     return f.get_file_info(inner).type == pafs.FileType.Directory
 
@@ -187,6 +195,7 @@ def log_dir_identity(directory: str, options: dict | None = None, cache: dict | 
 def _parse_meta(raw: bytes, path: str) -> dict:
     from ..logdir import statefiles as files
     from ..config import properties
+
     try:
         props = properties.loads(raw)
     except properties.PropertiesError:
@@ -210,18 +219,24 @@ def source_files(paths: list[str], options: dict | None = None) -> list[SourceFi
         name = fs.basename(path)
         base = filekinds.base_offset_of(name) if kind == SEGMENT else None
         snap = filekinds.snapshot_id(name) if kind == SNAPSHOT else None
-        out.append(SourceFile(
-            path=path, kind=kind, size=size,
-            cluster_id=ident.get("cluster.id"), node_id=ident.get("node.id"),
-            directory_id=ident.get("directory.id"),
-            segment_base_offset=base,
-            snapshot_end_offset=snap[0] if snap else None,
-            snapshot_epoch=snap[1] if snap else None,
-        ))
+        out.append(
+            SourceFile(
+                path=path,
+                kind=kind,
+                size=size,
+                cluster_id=ident.get("cluster.id"),
+                node_id=ident.get("node.id"),
+                directory_id=ident.get("directory.id"),
+                segment_base_offset=base,
+                snapshot_end_offset=snap[0] if snap else None,
+                snapshot_epoch=snap[1] if snap else None,
+            )
+        )
     return out
 
 
 # -- where to cut ------------------------------------------------------------
+
 
 def split_file(sf: SourceFile, split_bytes: int, options: dict | None = None) -> list[Piece]:
     if sf.size <= split_bytes:
@@ -230,13 +245,12 @@ def split_file(sf: SourceFile, split_bytes: int, options: dict | None = None) ->
         with fs.open_input(sf.path, options) as f:
             cuts = batch_cuts(f, sf.size, split_bytes)
     except OSError:
-        cuts = []   # unreadable: one piece, whose reader reports the error
+        cuts = []  # unreadable: one piece, whose reader reports the error
     bounds = [0] + cuts + [sf.size]
     return [Piece(sf, a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-def choose_split_bytes(files: list[SourceFile], split_size: int, min_partitions: int,
-                       open_cost: int) -> int:
+def choose_split_bytes(files: list[SourceFile], split_size: int, min_partitions: int, open_cost: int) -> int:
     """The split size, lowered so the input makes at least `min_partitions`
     tasks when it can, but never below the open cost."""
     total = sum(max(f.size, 0) + open_cost for f in files)
@@ -249,6 +263,7 @@ def pack(pieces: list[Piece], split_bytes: int, open_cost: int) -> list[list[Pie
     into the least loaded task (each piece costs its size plus the open cost),
     so tasks come out about equal however the file sizes are spread."""
     import heapq
+
     if not pieces:
         return []
     total = sum(p.size + open_cost for p in pieces)
@@ -259,7 +274,7 @@ def pack(pieces: list[Piece], split_bytes: int, open_cost: int) -> list[list[Pie
         load, i = heapq.heappop(heap)
         parts[i].append(piece)
         heapq.heappush(heap, (load + piece.size + open_cost, i))
-    for part in parts:   # read each file's pieces in file order within a task
+    for part in parts:  # read each file's pieces in file order within a task
         part.sort(key=lambda p: (p.file.path, p.start))
     return parts
 
@@ -273,9 +288,15 @@ def default_min_partitions(total_bytes: int, slots: int) -> int:
     return slots if total_bytes <= SMALL_JOB_PER_SLOT * slots else TASKS_PER_SLOT * slots
 
 
-def plan_files(files: list[SourceFile], *, split_size: int = DEFAULT_SPLIT_SIZE,
-               min_partitions: int | None = 1, slots: int = 1,
-               open_cost: int = DEFAULT_OPEN_COST, options: dict | None = None) -> Plan:
+def plan_files(
+    files: list[SourceFile],
+    *,
+    split_size: int = DEFAULT_SPLIT_SIZE,
+    min_partitions: int | None = 1,
+    slots: int = 1,
+    open_cost: int = DEFAULT_OPEN_COST,
+    options: dict | None = None,
+) -> Plan:
     """Cut and pack already discovered files into tasks: at least
     `min_partitions` of them when the input allows, or, when it is None, the
     default for a session with `slots` cores (`default_min_partitions`)."""
@@ -288,8 +309,21 @@ def plan_files(files: list[SourceFile], *, split_size: int = DEFAULT_SPLIT_SIZE,
     return Plan(files, pack(pieces, split_bytes, open_cost), split_bytes)
 
 
-def make_plan(paths: list[str], *, split_size: int = DEFAULT_SPLIT_SIZE, min_partitions: int | None = 1,
-              slots: int = 1, open_cost: int = DEFAULT_OPEN_COST, options: dict | None = None) -> Plan:
+def make_plan(
+    paths: list[str],
+    *,
+    split_size: int = DEFAULT_SPLIT_SIZE,
+    min_partitions: int | None = 1,
+    slots: int = 1,
+    open_cost: int = DEFAULT_OPEN_COST,
+    options: dict | None = None,
+) -> Plan:
     """Find the files under `paths`, cut and pack them (see the module doc)."""
-    return plan_files(source_files(paths, options), split_size=split_size, min_partitions=min_partitions,
-                      slots=slots, open_cost=open_cost, options=options)
+    return plan_files(
+        source_files(paths, options),
+        split_size=split_size,
+        min_partitions=min_partitions,
+        slots=slots,
+        open_cost=open_cost,
+        options=options,
+    )

@@ -35,20 +35,27 @@ class TaskBar(threading.Thread):
         return completed, active, total
 
     def run(self):
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColumn,
-                                   TextColumn, TimeElapsedColumn)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         from ..render.output import console
+
         tracker = self.sc.statusTracker()
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                      MofNCompleteColumn(), TextColumn("tasks ({task.fields[active]} running)"),
-                      TimeElapsedColumn(), console=console(stderr=True), transient=True) as bar:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("tasks ({task.fields[active]} running)"),
+            TimeElapsedColumn(),
+            console=console(stderr=True),
+            transient=True,
+        ) as bar:
             task = bar.add_task(self.description, total=self.total, active=0)
             while True:
                 finished = self.done.wait(0.5)
                 try:
                     completed, active, total = self._counts(tracker)
-                except Exception:   # the JVM went away under us: stop showing progress
+                except Exception:  # the JVM went away under us: stop showing progress
                     return
                 bar.update(task, completed=completed, total=max(total, self.total), active=active)
                 if finished:
@@ -74,6 +81,7 @@ class starting:
         sys.stderr.flush()
         if sys.stderr.isatty():
             from ..render.output import console
+
             self.file = os.fdopen(os.dup(2), "w", encoding="utf-8", errors="replace")
             self.status = console(file=self.file).status(self.what)
             self.status.__enter__()

@@ -28,8 +28,17 @@ from __future__ import annotations
 from ..records import metadata as md
 from ..records.metadata import payload_prefix
 from ..records.crc import crc32c
-from ..records.batch import (ATTR_COMPRESSION, ATTR_CONTROL, ATTR_LOG_APPEND_TIME, CRC_START, HEADER_SIZE,
-                             BatchError, BatchReader, LegacyEntry, plain_value_spans)
+from ..records.batch import (
+    ATTR_COMPRESSION,
+    ATTR_CONTROL,
+    ATTR_LOG_APPEND_TIME,
+    CRC_START,
+    HEADER_SIZE,
+    BatchError,
+    BatchReader,
+    LegacyEntry,
+    plain_value_spans,
+)
 from ..render.output import json_bytes
 from . import fs
 from .plan import Piece
@@ -37,22 +46,21 @@ from .schema import NAMES
 
 # Column groups in schema order; `timestamp` and `date` are derived from
 # `timestamp_ms` in Arrow, so rows never carry them.
-FILE_COLS = NAMES[0:8]                       # source_file .. snapshot_epoch
-BATCH_COLS = NAMES[8:27]                     # row_kind .. producer_epoch
+FILE_COLS = NAMES[0:8]  # source_file .. snapshot_epoch
+BATCH_COLS = NAMES[8:27]  # row_kind .. producer_epoch
 RECORD_COLS = [n for n in NAMES[27:] if n not in ("timestamp", "date")]
 assert FILE_COLS[-1] == "snapshot_epoch" and BATCH_COLS[0] == "row_kind"
 assert BATCH_COLS[-1] == "producer_epoch" and RECORD_COLS[0] == "record_index"
 N_TYPED = 16
 assert RECORD_COLS[-N_TYPED] == "topic_name" and RECORD_COLS[-1] == "config_value"
 
-OWN_COLS = RECORD_COLS[:6]                   # record_index, offset, timestamp_ms, key, value, headers
-DECODED_COLS = RECORD_COLS[6:]               # record_kind .. config_value
+OWN_COLS = RECORD_COLS[:6]  # record_index, offset, timestamp_ms, key, value, headers
+DECODED_COLS = RECORD_COLS[6:]  # record_kind .. config_value
 assert OWN_COLS[-1] == "headers" and DECODED_COLS[0] == "record_kind"
-_NONE_DECODED = ((None,) * 5, None, (0, ()))   # the decoded part of an error row
+_NONE_DECODED = ((None,) * 5, None, (0, ()))  # the decoded part of an error row
 
 # ConfigResource.Type ids (clients' org.apache.kafka.common.config.ConfigResource)
-CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER",
-                         16: "CLIENT_METRICS", 32: "GROUP"}
+CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
 
 
 # -- typed columns -------------------------------------------------------------
@@ -62,7 +70,7 @@ CONFIG_RESOURCE_TYPES = {0: "UNKNOWN", 2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGE
 # many rows (see `_row_fn`), so the Arrow builder converts each distinct entry
 # once and gathers.
 FAMILIES: list[tuple[str, ...]] = [
-    (),                 # 0: no typed entry (NO_TYPED)
+    (),  # 0: no typed entry (NO_TYPED)
     ("topic_name", "topic_id", "partition_id", "leader", "leader_epoch", "replicas", "isr"),
     ("broker_id", "broker_epoch", "fenced"),
     ("feature_name", "feature_level"),
@@ -81,16 +89,22 @@ def _remove_topic(d):
 
 
 def _partition(d):
-    return TOPIC, (None, d.get("topicId"), d.get("partitionId"), d.get("leader"), d.get("leaderEpoch"),
-                   d.get("replicas"), d.get("isr"))
+    return TOPIC, (
+        None,
+        d.get("topicId"),
+        d.get("partitionId"),
+        d.get("leader"),
+        d.get("leaderEpoch"),
+        d.get("replicas"),
+        d.get("isr"),
+    )
 
 
 def _partition_change(d):
     leader = d.get("leader")
-    if leader == -2:          # NO_LEADER_CHANGE: Kafka never writes it, but say "unchanged" if it does
+    if leader == -2:  # NO_LEADER_CHANGE: Kafka never writes it, but say "unchanged" if it does
         leader = None
-    return TOPIC, (None, d.get("topicId"), d.get("partitionId"), leader, None, d.get("replicas"),
-                   d.get("isr"))
+    return TOPIC, (None, d.get("topicId"), d.get("partitionId"), leader, None, d.get("replicas"), d.get("isr"))
 
 
 def _broker(fenced_key=None, id_key="brokerId", epoch_key="brokerEpoch", fixed=None):
@@ -104,6 +118,7 @@ def _broker(fenced_key=None, id_key="brokerId", epoch_key="brokerEpoch", fixed=N
         else:
             fenced = None
         return BROKER, (d.get(id_key), d.get(epoch_key), fenced)
+
     return f
 
 
@@ -114,8 +129,12 @@ def _feature(d):
 
 def _config(d):
     rt = d.get("resourceType")
-    return CONFIG, (CONFIG_RESOURCE_TYPES.get(rt, None if rt is None else str(rt)),
-                    d.get("resourceName"), d.get("name"), d.get("value"))
+    return CONFIG, (
+        CONFIG_RESOURCE_TYPES.get(rt, None if rt is None else str(rt)),
+        d.get("resourceName"),
+        d.get("name"),
+        d.get("value"),
+    )
 
 
 _K = md.API_KEYS
@@ -137,10 +156,19 @@ TYPED_METADATA = {
 
 # -- decoding values ----------------------------------------------------------------
 
+
 def file_values(piece: Piece) -> tuple:
     f = piece.file
-    return (f.path, f.kind, f.cluster_id, f.node_id, f.directory_id, f.segment_base_offset,
-            f.snapshot_end_offset, f.snapshot_epoch)
+    return (
+        f.path,
+        f.kind,
+        f.cluster_id,
+        f.node_id,
+        f.directory_id,
+        f.segment_base_offset,
+        f.snapshot_end_offset,
+        f.snapshot_epoch,
+    )
 
 
 _HEADS: dict = {}
@@ -152,7 +180,7 @@ def _head(kind, type_name, api_key, version, error) -> tuple:
     h = (kind, type_name, api_key, version, error)
     got = _HEADS.get(h)
     if got is None:
-        if len(_HEADS) > 4096:      # decode errors carry positions: do not hoard them
+        if len(_HEADS) > 4096:  # decode errors carry positions: do not hoard them
             return h
         got = _HEADS[h] = h
     return got
@@ -167,8 +195,10 @@ def _fast_parts(api_key: int, version: int):
     if got is None:
         type_name = md.TYPE_NAMES[api_key]
         got = _FAST[(api_key, version)] = (
-            _head("metadata", type_name, api_key, version, None), payload_prefix(api_key, version),
-            TYPED_METADATA.get(api_key))
+            _head("metadata", type_name, api_key, version, None),
+            payload_prefix(api_key, version),
+            TYPED_METADATA.get(api_key),
+        )
     return got
 
 
@@ -178,7 +208,7 @@ def decode_value(key, value, control: bool) -> tuple:
     leader_epoch, which comes from its batch, is filled in by the caller)."""
     if not control:
         hit = md.decode_metadata_fast(value)
-        if hit is not None:   # the hot path, as dump-log's: only the data is encoded
+        if hit is not None:  # the hot path, as dump-log's: only the data is encoded
             head, prefix, fn = _fast_parts(hit[0], hit[1])
             data = hit[2]
             return head, prefix + json_bytes(data) + b"}", fn(data) if fn is not None else NO_TYPED
@@ -187,8 +217,11 @@ def decode_value(key, value, control: bool) -> tuple:
     if data is None:
         return _head(d.kind, d.type_name, d.api_key, d.version, d.error), None, NO_TYPED
     if control:
-        typed = ((TOPIC, (None, None, None, data.get("leaderId"), None, None, None))
-                 if d.api_key == md.LEADER_CHANGE else NO_TYPED)
+        typed = (
+            (TOPIC, (None, None, None, data.get("leaderId"), None, None, None))
+            if d.api_key == md.LEADER_CHANGE
+            else NO_TYPED
+        )
     else:
         fn = TYPED_METADATA.get(d.api_key)
         typed = fn(data) if fn is not None else NO_TYPED
@@ -204,6 +237,7 @@ def decode_value(key, value, control: bool) -> tuple:
 # memoised by the same value tail the text decoder memoises its text by (a
 # PartitionRecord's replicas, ISR, leader and epochs repeat across partitions;
 # only the leading partition id and topic id differ).
+
 
 class _Lead:
     """A stand-in for a leading field's value, to see where an extractor puts it."""
@@ -221,8 +255,17 @@ LEAD_AS_IS = (_topic, _remove_topic, _partition, _partition_change)
 TYPED_MEMO = 16_384
 
 # struct format characters of codec.FIXED as numpy dtypes
-NUMPY_FIXED = {"?": "?", "b": "i1", "h": ">i2", "H": ">u2", "i": ">i4", "I": ">u4", "q": ">i8",
-                "d": ">f8", "16s": "V16"}
+NUMPY_FIXED = {
+    "?": "?",
+    "b": "i1",
+    "h": ">i2",
+    "H": ">u2",
+    "i": ">i4",
+    "I": ">u4",
+    "q": ">i8",
+    "d": ">f8",
+    "16s": "V16",
+}
 
 
 class LeadLayout:
@@ -237,6 +280,7 @@ class LeadLayout:
     def __init__(self, lead, extract, data: dict, width: int):
         import re
         import struct
+
         fmt, keys, uuids = lead[0].format, lead[1], lead[2]
         codes = re.findall(r"16s|[?bhHiIqd]", fmt.lstrip(">"))
         assert len(codes) == len(keys) and all(c in NUMPY_FIXED for c in codes), fmt
@@ -249,14 +293,16 @@ class LeadLayout:
         probe = dict(data)
         probe.update({k: _Lead(i) for i, k in enumerate(keys)})
         got = extract(probe)[1]
-        self.fields = [(j, offsets[v.i], codes[v.i], uuids[v.i])
-                       for j, v in enumerate(got[:width]) if isinstance(v, _Lead)]
+        self.fields = [
+            (j, offsets[v.i], codes[v.i], uuids[v.i]) for j, v in enumerate(got[:width]) if isinstance(v, _Lead)
+        ]
 
     def resolve(self, entry: tuple, value: bytes) -> tuple:
         """`entry`'s (family, values) for one value: what the builder computes
         for whole columns at once (see arrow.ArrowBuilder._lead_overlay)."""
         import struct
         from ..schema.codec import uuid_str
+
         values = list(entry[1])
         for j, off, code, is_uuid in self.fields:
             raw = struct.unpack_from(">" + code, value, off)[0]
@@ -282,16 +328,20 @@ def _row_fn(api_key: int, version: int):
     head = _head("metadata", md.TYPE_NAMES[api_key], api_key, version, None)
     extract = TYPED_METADATA.get(api_key)
     if extract is None:
+
         def untyped_row(data, s, e):
             try:
                 body, p = text(data, s + 3, e)
-            except Exception:   # any failure: the general path reports it precisely
+            except Exception:  # any failure: the general path reports it precisely
                 return None
             return (head, prefix + body + "}", NO_TYPED) if p == e else None
+
         return untyped_row
     from ..schema.codec import codec
+
     lead = codec(md.METADATA_RECORDS[api_key]).lead(version) if extract in LEAD_AS_IS else None
     if lead is None:
+
         def typed_row(data, s, e):
             try:
                 body, p = text(data, s + 3, e)
@@ -299,6 +349,7 @@ def _row_fn(api_key: int, version: int):
                 return None
             hit = md.decode_metadata_fast(data[s:e]) if p == e else None
             return None if hit is None else (head, prefix + body + "}", extract(hit[2]))
+
         return typed_row
 
     # the typed entry of the value's tail (all but the leading fields), memoised by
@@ -318,7 +369,7 @@ def _row_fn(api_key: int, version: int):
             layout = LeadLayout(lead, extract, hit[2], len(values))
         if len(memo) >= TYPED_MEMO:
             memo.clear()
-        entry = memo[data[s + skip:e]] = (family, values, layout)
+        entry = memo[data[s + skip : e]] = (family, values, layout)
         return entry
 
     def row(data, s, e):
@@ -328,12 +379,13 @@ def _row_fn(api_key: int, version: int):
             return None
         if p != e:
             return None
-        entry = memo.get(data[s + skip:e])
+        entry = memo.get(data[s + skip : e])
         if entry is None:
             entry = miss(data, s, e)
             if entry is None:
                 return None
         return head, prefix + body + "}", entry
+
     return row
 
 
@@ -345,7 +397,7 @@ def _plain_body(batch, data, decode) -> tuple | None:
     Kafka writes them (see plain_value_spans), without Record objects; None
     for any other batch."""
     if type(data) is not bytes:
-        data = bytes(data)     # (a memoryview: slices must be bytes, strings decode from them)
+        data = bytes(data)  # (a memoryview: slices must be bytes, strings decode from them)
     spans = plain_value_spans(data, HEADER_SIZE, batch.record_count)
     if spans is None:
         return None
@@ -392,7 +444,7 @@ class BodyCache:
     def __init__(self, limit: int = 1 << 14):
         self.limit = limit
         self.bodies: dict = {}
-        self.seen: set = set()     # hashes of bodies seen once (a collision costs one memo entry)
+        self.seen: set = set()  # hashes of bodies seen once (a collision costs one memo entry)
 
     def get(self, key):
         return self.bodies.get(key)
@@ -431,7 +483,7 @@ class Stats:
 HEAD_COLS = ("record_kind", "record_type", "record_api_key", "record_version", "decode_error")
 assert set(HEAD_COLS) | {"payload_json"} | {c for f in FAMILIES[1:] for c in f} == set(DECODED_COLS)
 _ZERO_HEADER = bytes(HEADER_SIZE)
-SMALL_BATCH = HEADER_SIZE + 256     # batches up to this size have their decoded body memoised
+SMALL_BATCH = HEADER_SIZE + 256  # batches up to this size have their decoded body memoised
 
 
 class Rows:
@@ -440,8 +492,22 @@ class Rows:
     row kind, corrupt flag, error, CRC result and how many rows it spans; per
     row: the record's own values and its decoded tuple."""
 
-    __slots__ = ("headers", "valid", "position", "kind", "corrupt", "error", "crc_ok", "count",
-                 "offset", "ts", "key", "value", "rheaders", "decoded")
+    __slots__ = (
+        "headers",
+        "valid",
+        "position",
+        "kind",
+        "corrupt",
+        "error",
+        "crc_ok",
+        "count",
+        "offset",
+        "ts",
+        "key",
+        "value",
+        "rheaders",
+        "decoded",
+    )
     headers: bytearray
     # per batch entry
     valid: list[bool]
@@ -467,8 +533,7 @@ class Rows:
     def __len__(self):
         return len(self.offset)
 
-    def error_row(self, kind: str, error: str, position=None, header: bytes | None = None,
-                  crc_ok=None):
+    def error_row(self, kind: str, error: str, position=None, header: bytes | None = None, crc_ok=None):
         self.headers += header if header is not None else _ZERO_HEADER
         self.valid.append(header is not None)
         self.position.append(position)
@@ -485,8 +550,14 @@ class Rows:
         self.decoded.append(_NONE_DECODED)
 
 
-def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats | None = None,
-              cache: BodyCache | None = None, batch_rows: int = 8192):
+def fill_rows(
+    piece: Piece,
+    rows_out,
+    options: dict | None = None,
+    stats: Stats | None = None,
+    cache: BodyCache | None = None,
+    batch_rows: int = 8192,
+):
     """Decode a piece into `Rows`, yielding each one that reaches `batch_rows`
     rows (and a last, shorter one). `rows_out()` makes a fresh Rows."""
     stats = stats if stats is not None else Stats()
@@ -507,20 +578,28 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
             if isinstance(batch, LegacyEntry):
                 stats.batches += 1
                 stats.errors += 1
-                rows.error_row("batch_error", f"batch at byte {batch.position} (offset "
-                               f"{batch.base_offset}) has magic {batch.magic}: not a v2 record "
-                               f"batch, not decoded", position=batch.position)
+                rows.error_row(
+                    "batch_error",
+                    f"batch at byte {batch.position} (offset "
+                    f"{batch.base_offset}) has magic {batch.magic}: not a v2 record "
+                    f"batch, not decoded",
+                    position=batch.position,
+                )
                 continue
             data = batch.data
             computed = crc32c(data[CRC_START:])
             crc_ok = computed == batch.crc
-            crc_error = None if crc_ok else (
-                f"CRC-32C mismatch in batch at byte {batch.position} (offset {batch.base_offset}): "
-                f"stored {batch.crc:#010x}, computed {computed:#010x}")
+            crc_error = (
+                None
+                if crc_ok
+                else (
+                    f"CRC-32C mismatch in batch at byte {batch.position} (offset {batch.base_offset}): "
+                    f"stored {batch.crc:#010x}, computed {computed:#010x}"
+                )
+            )
             # small batch bodies repeat verbatim (a NoOpRecord heartbeat batch differs
             # from the last only in its header): decode each distinct body once
-            bkey = ((batch.attributes, batch.record_count, data[HEADER_SIZE:])
-                    if len(data) <= SMALL_BATCH else None)
+            bkey = (batch.attributes, batch.record_count, data[HEADER_SIZE:]) if len(data) <= SMALL_BATCH else None
             rel = cache.get(bkey) if bkey is not None else None
             if rel is None:
                 if not batch.attributes & (ATTR_CONTROL | ATTR_COMPRESSION):
@@ -532,15 +611,20 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                         stats.batches += 1
                         stats.errors += 1
                         msg = f"{e} (at byte {e.pos})" if e.pos is not None else str(e)
-                        rows.error_row("batch_error", f"{crc_error}; {msg}" if crc_error else msg,
-                                       position=batch.position, header=data[:HEADER_SIZE], crc_ok=crc_ok)
+                        rows.error_row(
+                            "batch_error",
+                            f"{crc_error}; {msg}" if crc_error else msg,
+                            position=batch.position,
+                            header=data[:HEADER_SIZE],
+                            crc_ok=crc_ok,
+                        )
                         continue
                     rel = _body_columns(batch, records, decode)
                 if bkey is not None:
                     cache.remember(bkey, rel)
             n = len(rel[0])
             if not n:
-                continue   # an empty batch (compaction leaves them) has no row and is not counted
+                continue  # an empty batch (compaction leaves them) has no row and is not counted
             stats.batches += 1
             stats.records += n
             if crc_error:
@@ -556,13 +640,13 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
             rows.count.append(n)
             offset_deltas, ts_deltas, keys, values, headers, decoded, special = rel
             offset = rows.offset
-            if type(offset_deltas) is range:    # (plain bodies: 0, 1, 2 ...)
+            if type(offset_deltas) is range:  # (plain bodies: 0, 1, 2 ...)
                 offset.extend(range(batch.base_offset, batch.base_offset + n))
             else:
                 offset.extend(map(batch.base_offset.__add__, offset_deltas))
             if batch.attributes & ATTR_LOG_APPEND_TIME:
                 rows.ts.extend([batch.max_timestamp] * n)
-            elif ts_deltas.count(0) == n:       # (records appended together: the usual case)
+            elif ts_deltas.count(0) == n:  # (records appended together: the usual case)
                 rows.ts.extend([batch.base_timestamp] * n)
             else:
                 rows.ts.extend(map(batch.base_timestamp.__add__, ts_deltas))
@@ -576,9 +660,12 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
                     head = dv[0]
                     if head[4] is not None:
                         stats.decode_errors += 1
-                    else:   # a LeaderChange: its leader epoch is the batch's
-                        decoded[i] = (head, dv[1], (TOPIC, (None, None, None, dv[2][1][3],
-                                                            batch.leader_epoch, None, None)))
+                    else:  # a LeaderChange: its leader epoch is the batch's
+                        decoded[i] = (
+                            head,
+                            dv[1],
+                            (TOPIC, (None, None, None, dv[2][1][3], batch.leader_epoch, None, None)),
+                        )
             rows.decoded.extend(decoded)
             if len(offset) >= batch_rows:
                 yield rows
@@ -592,13 +679,15 @@ def fill_rows(piece: Piece, rows_out, options: dict | None = None, stats: Stats 
         if hasattr(source, "close"):
             source.close()
     stop = reader.stop
-    if stop is not None and stop.reason is not None and not (
-            stop.remaining and _all_zero(piece, stop.position, stop.remaining, options)):
+    if (
+        stop is not None
+        and stop.reason is not None
+        and not (stop.remaining and _all_zero(piece, stop.position, stop.remaining, options))
+    ):
         # (a preallocated, zero-filled tail is the end of the log, not damage)
         stats.errors += 1
         what = {"truncated": "torn tail", "short": "torn tail", "corrupt": "corrupt tail"}[stop.reason]
-        rows.error_row("tail_error", f"{what} at byte {stop.position} of {path}: {stop.detail}",
-                       position=stop.position)
+        rows.error_row("tail_error", f"{what} at byte {stop.position} of {path}: {stop.detail}", position=stop.position)
     if len(rows):
         yield rows
 
@@ -611,11 +700,16 @@ def _body_columns(batch, records, decode) -> tuple:
     control = batch.is_control
     base_off, base_ts = batch.base_offset, batch.base_timestamp
     decoded = [decode(r.key, r.value, control) for r in records]
-    special = [i for i, dv in enumerate(decoded)
-               if dv[0][4] is not None or (control and dv[0][2] == md.LEADER_CHANGE)]
-    return ([r.offset - base_off for r in records], [r.timestamp - base_ts for r in records],
-            [r.key for r in records], [r.value for r in records], [r.headers for r in records],
-            decoded, special)
+    special = [i for i, dv in enumerate(decoded) if dv[0][4] is not None or (control and dv[0][2] == md.LEADER_CHANGE)]
+    return (
+        [r.offset - base_off for r in records],
+        [r.timestamp - base_ts for r in records],
+        [r.key for r in records],
+        [r.value for r in records],
+        [r.headers for r in records],
+        decoded,
+        special,
+    )
 
 
 def _all_zero(piece: Piece, position: int, length: int, options) -> bool:

@@ -18,17 +18,18 @@ from .progress import starting
 
 # What spark-export sets unless --spark-conf says otherwise.
 DEFAULT_CONF = {
-    "spark.ui.showConsoleProgress": "false",           # our own progress display instead
+    "spark.ui.showConsoleProgress": "false",  # our own progress display instead
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",  # standard, not INT96
 }
 LIGHT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 LOCAL_CONF = {
-    "spark.driver.memory": "2g",                       # Parquet writers of all local tasks share it
+    "spark.driver.memory": "2g",  # Parquet writers of all local tasks share it
 }
 
 
 # -- can Spark start here? -------------------------------------------------------
+
 
 def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -47,13 +48,17 @@ def require_pyspark():
     except ImportError:
         missing.append("pyarrow")
     if missing:
-        raise InputError(f"spark-export needs {' and '.join(missing)}, which "
-                         f"{'is' if len(missing) == 1 else 'are'} not installed in {sys.executable}: "
-                         f"pip install 'quorumctl[spark]'")
+        raise InputError(
+            f"spark-export needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed in {sys.executable}: "
+            f"pip install 'quorumctl[spark]'"
+        )
     major = int(pyspark.__version__.split(".")[0])
     if major < 4:
-        raise InputError(f"spark-export needs PySpark 4 (Python data sources); found PySpark "
-                         f"{pyspark.__version__}: pip install 'pyspark>=4'")
+        raise InputError(
+            f"spark-export needs PySpark 4 (Python data sources); found PySpark "
+            f"{pyspark.__version__}: pip install 'pyspark>=4'"
+        )
 
 
 def find_java() -> str | None:
@@ -69,6 +74,7 @@ def java_major(java: str) -> int | None:
     has one (every JDK since 9 does), else from `java -version`, which is one
     more JVM start (about 0.4 s) before Spark's own two."""
     import re
+
     pattern = r'version "(\d+)(?:\.(\d+))?'
     try:
         home = os.path.dirname(os.path.dirname(os.path.realpath(java)))
@@ -85,7 +91,7 @@ def java_major(java: str) -> int | None:
     if not m:
         return None
     major = int(m.group(1))
-    return int(m.group(2) or 0) if major == 1 else major   # "1.8.0" is Java 8
+    return int(m.group(2) or 0) if major == 1 else major  # "1.8.0" is Java 8
 
 
 def require_java():
@@ -94,19 +100,31 @@ def require_java():
         return
     java = find_java()
     if java is None:
-        where = (f"JAVA_HOME={os.environ['JAVA_HOME']} has no bin/java" if os.environ.get("JAVA_HOME")
-                 else "no `java` on PATH and JAVA_HOME is not set")
-        raise InputError(f"spark-export needs Java 17 or later to run Spark ({where}); install a JDK "
-                         f"(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME")
+        where = (
+            f"JAVA_HOME={os.environ['JAVA_HOME']} has no bin/java"
+            if os.environ.get("JAVA_HOME")
+            else "no `java` on PATH and JAVA_HOME is not set"
+        )
+        raise InputError(
+            f"spark-export needs Java 17 or later to run Spark ({where}); install a JDK "
+            f"(e.g. apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+        )
     major = java_major(java)
     if major is not None and major < 17:
-        raise InputError(f"spark-export needs Java 17 or later to run Spark 4; {java} is Java {major} "
-                         f"(set JAVA_HOME to a newer JDK)")
+        raise InputError(
+            f"spark-export needs Java 17 or later to run Spark 4; {java} is Java {major} (set JAVA_HOME to a newer JDK)"
+        )
 
 
-def start_session(master: str | None, conf: dict[str, str], app_name: str = "quorumctl spark-export",
-                  progress: bool | None = False, debug: bool = False, class_archive: bool = False,
-                  light_jvm: bool = False):
+def start_session(
+    master: str | None,
+    conf: dict[str, str],
+    app_name: str = "quorumctl spark-export",
+    progress: bool | None = False,
+    debug: bool = False,
+    class_archive: bool = False,
+    light_jvm: bool = False,
+):
     """A Spark session (`debug`, the CLI's --debug, keeps Spark's own logging);
     `progress` as export's (None: a spinner on a terminal,
     else a line) says on stderr that the JVM is starting, once we know it can.
@@ -121,6 +139,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
+
     local = not under_spark_submit() and (master or "local[*]").startswith("local")
     if not under_spark_submit():
         # Python workers must run an interpreter with quorumctl (and pyarrow, msgspec ...).
@@ -129,7 +148,8 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
         # interpreter (a standalone cluster's hosts are usually built from one image), or
         # they would start the system's python3, where the job dies on ModuleNotFoundError
         worker_python = conf.get("spark.pyspark.python") or (
-            sys.executable if local or (master or "").startswith("spark://") else None)
+            sys.executable if local or (master or "").startswith("spark://") else None
+        )
         if worker_python:
             os.environ.setdefault("PYSPARK_PYTHON", worker_python)
     if local:
@@ -149,7 +169,7 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
     if light_jvm and own_options:
         java_options.append(LIGHT_JVM)
         if "spark.executor.extraJavaOptions" not in conf and not local:
-            settings["spark.executor.extraJavaOptions"] = LIGHT_JVM    # (a cluster's executors)
+            settings["spark.executor.extraJavaOptions"] = LIGHT_JVM  # (a cluster's executors)
     archive = ClassArchive.for_java(find_java(), conf) if own_options and class_archive else None
     if archive is not None:
         archive_options = archive.java_options()
@@ -180,19 +200,23 @@ def start_session(master: str | None, conf: dict[str, str], app_name: str = "quo
                         spark = builder.getOrCreate()
                 break
             except Exception:
-                if not retry or archive is None or archive_options is None:   # a retry has both
+                if not retry or archive is None or archive_options is None:  # a retry has both
                     raise
                 # a JVM that cannot map the archive aborts (its report is in the cache
                 # directory): start again without it
-                sys.stderr.write(f"quorumctl: the JVM could not start from its class archive "
-                                 f"{archive.path}; removed it, starting without\n")
+                sys.stderr.write(
+                    f"quorumctl: the JVM could not start from its class archive "
+                    f"{archive.path}; removed it, starting without\n"
+                )
                 java_options.remove(archive_options)
                 archive.discard()
                 archive = None
     except Exception as e:  # PySpark raises several types here; all mean "no JVM"
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(f"could not start Spark (master {master or 'from spark-submit'}): {first} "
-                         f"(check Java 17+, JAVA_HOME and the --spark-conf settings)") from None
+        raise InputError(
+            f"could not start Spark (master {master or 'from spark-submit'}): {first} "
+            f"(check Java 17+, JAVA_HOME and the --spark-conf settings)"
+        ) from None
     if quiet:
         spark.sparkContext.setLogLevel("ERROR")
     if archive is not None and archive.tmp is not None:
@@ -212,7 +236,7 @@ def finish_sessions() -> int:
     while _WRITING:
         spark, archive, filtered = _WRITING.pop()
         if filtered is not None:
-            filtered.mute()      # the output is out; what the JVM says as it exits is not for the user
+            filtered.mute()  # the output is out; what the JVM says as it exits is not for the user
         saved += archive.save(spark)
     return saved
 
@@ -248,8 +272,7 @@ class _jvm_stderr_filtered:
         os.dup2(write_end, 2)
         os.close(write_end)
         self.out = os.dup(self.saved[1])
-        self.thread = threading.Thread(target=self._copy, args=(read_end,), daemon=True,
-                                       name="quorumctl-jvm-stderr")
+        self.thread = threading.Thread(target=self._copy, args=(read_end,), daemon=True, name="quorumctl-jvm-stderr")
         self.thread.start()
         return self
 
@@ -258,7 +281,7 @@ class _jvm_stderr_filtered:
             os.dup2(saved, fd)
             os.close(saved)
         if exc_type is not None and self.held is not None:
-            self.thread.join(5)     # a dead JVM's last words, to drop with the rest
+            self.thread.join(5)  # a dead JVM's last words, to drop with the rest
         with self.lock:
             held, self.held = self.held, None
             if held and exc_type is None:
@@ -334,9 +357,11 @@ def _log4j_config() -> str:
     Logging compares the two). `--debug` keeps Spark's own logging."""
     import hashlib
     import tempfile
-    path = os.path.join(tempfile.gettempdir(),
-                        f"quorumctl-log4j2-{hashlib.sha1(_LOG4J.encode()).hexdigest()[:12]}-{os.getuid()}"
-                        f".properties")
+
+    path = os.path.join(
+        tempfile.gettempdir(),
+        f"quorumctl-log4j2-{hashlib.sha1(_LOG4J.encode()).hexdigest()[:12]}-{os.getuid()}.properties",
+    )
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}"
         with open(tmp, "w") as f:
@@ -352,17 +377,18 @@ def connect_session(remote: str, conf: dict[str, str], progress: bool | None = F
     require_pyspark()
     try:
         from pyspark.sql.connect.utils import check_dependencies
+
         check_dependencies()
-    except Exception as e:      # ImportError, or PySpark's own error naming the missing module
-        raise InputError(f"--remote needs the Spark Connect client ({e}): pip install 'pyspark[connect]'") \
-            from None
+    except Exception as e:  # ImportError, or PySpark's own error naming the missing module
+        raise InputError(f"--remote needs the Spark Connect client ({e}): pip install 'pyspark[connect]'") from None
     from pyspark.sql import SparkSession
+
     builder = SparkSession.builder.remote(remote)
     for k, v in conf.items():
         builder = builder.config(k, v)
     try:
         spark = builder.getOrCreate()
-        for k, v in DEFAULT_CONF.items():      # the SQL ones can be set per session
+        for k, v in DEFAULT_CONF.items():  # the SQL ones can be set per session
             if k.startswith("spark.sql.") and k not in conf:
                 spark.conf.set(k, v)
     except Exception as e:

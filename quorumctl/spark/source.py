@@ -47,11 +47,13 @@ class KraftPartition(InputPartition):
 
 def plan_to_json(plan: planning.Plan) -> str:
     files = {f.path: i for i, f in enumerate(plan.files)}
-    return json.dumps({
-        "files": [f.__dict__ for f in plan.files],
-        "partitions": [[[files[p.file.path], p.start, p.end] for p in part] for part in plan.partitions],
-        "split_bytes": plan.split_bytes,
-    })
+    return json.dumps(
+        {
+            "files": [f.__dict__ for f in plan.files],
+            "partitions": [[[files[p.file.path], p.start, p.end] for p in part] for part in plan.partitions],
+            "split_bytes": plan.split_bytes,
+        }
+    )
 
 
 def plan_from_json(text: str) -> planning.Plan:
@@ -62,7 +64,7 @@ def plan_from_json(text: str) -> planning.Plan:
 
 
 def _paths(options) -> list[str]:
-    if "paths" in options:               # DataFrameReader.load([...]) passes a JSON list
+    if "paths" in options:  # DataFrameReader.load([...]) passes a JSON list
         return list(json.loads(options["paths"]))
     if "path" in options:
         return [options["path"]]
@@ -111,7 +113,8 @@ class KraftReader(DataSourceReader):
             min_partitions=int(o["minpartitions"]) if "minpartitions" in o else None,
             slots=int(o.get("cores", 1)),
             open_cost=parse_size(o.get("opencost", planning.DEFAULT_OPEN_COST)),
-            options=_fs_options(o))
+            options=_fs_options(o),
+        )
 
     def partitions(self):
         plan = self._plan()
@@ -119,10 +122,10 @@ class KraftReader(DataSourceReader):
 
     def read(self, partition):
         from . import arrow
+
         arrow_schema = row_schema.arrow_schema(self.schema)
         batch_rows = int(self.options.get("batchrows", 8192))
-        yield from arrow.arrow_batches(partition.pieces, arrow_schema, batch_rows,
-                                       options=_fs_options(self.options))
+        yield from arrow.arrow_batches(partition.pieces, arrow_schema, batch_rows, options=_fs_options(self.options))
 
 
 def register(spark) -> None:
@@ -141,8 +144,9 @@ def read_kraft(spark, paths, **options):
     if "cores" not in options:
         try:
             cores = spark.sparkContext.defaultParallelism
-        except Exception:   # Spark Connect has no SparkContext
+        except Exception:  # Spark Connect has no SparkContext
             import os
+
             cores = os.cpu_count() or 1
         options["cores"] = cores
     reader = spark.read.format(NAME)

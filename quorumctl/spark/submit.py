@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> None:
         print(__file__)
         return
     from quorumctl.cli.main import main as cli_main
+
     sys.argv = ["quorumctl", "spark-export", *args]
     cli_main()
 

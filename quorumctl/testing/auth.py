@@ -46,8 +46,10 @@ class ScramServer:
         self.user: str | None = None
 
     def _fail(self) -> NoReturn:
-        raise AuthFailed("Authentication failed during authentication due to invalid credentials "
-                         f"with SASL mechanism {self.mechanism}")
+        raise AuthFailed(
+            "Authentication failed during authentication due to invalid credentials "
+            f"with SASL mechanism {self.mechanism}"
+        )
 
     def step(self, token: bytes) -> bytes:
         msg = token.decode("utf-8", "replace")
@@ -72,8 +74,8 @@ class ScramServer:
             attrs = parse_attrs(msg)
             if attrs.get("r") != self.nonce or "p" not in attrs:
                 raise AuthFailed("Invalid SCRAM client final message")
-            without_proof = msg[:msg.rindex(",p=")]
-            password = self.users.get(self.user) if self.user is not None else None   # (set in state 0)
+            without_proof = msg[: msg.rindex(",p=")]
+            password = self.users.get(self.user) if self.user is not None else None  # (set in state 0)
             if password is None:
                 self._fail()
             salted = hi(self.hash, password, self.salt, self.iterations)

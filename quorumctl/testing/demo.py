@@ -49,6 +49,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
             from ..config.client import ClientConfig
             from ..config.addresses import parse_address
             from ..protocol.health_probe import check_health
+
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)
             output.emit(out, h, text=health_text, table=health_table, json=health_doc)
@@ -64,8 +65,11 @@ def run_demo(out: Output, serve: bool = False) -> None:
         health(1.0)
         if serve:
             cluster.silence(3, False)
-            _say(out, f"\n# Controller 3 is back. Serving until Ctrl-C: try\n"
-                      f"#   quorumctl describe replication --bootstrap-controller {c1.address} --watch 1")
+            _say(
+                out,
+                f"\n# Controller 3 is back. Serving until Ctrl-C: try\n"
+                f"#   quorumctl describe replication --bootstrap-controller {c1.address} --watch 1",
+            )
             try:
                 while True:
                     time.sleep(3600)

@@ -16,8 +16,15 @@ EXAMPLE_DIRS = ("diverged", "damaged", "crashed")
 
 
 def _quorum_state(leader: int, epoch: int) -> dict:
-    return {"clusterId": "", "leaderId": leader, "leaderEpoch": epoch, "votedId": -1, "appliedOffset": 0,
-            "currentVoters": [{"voterId": v} for v in (1, 2, 3)], "data_version": 0}
+    return {
+        "clusterId": "",
+        "leaderId": leader,
+        "leaderEpoch": epoch,
+        "votedId": -1,
+        "appliedOffset": 0,
+        "currentVoters": [{"voterId": v} for v in (1, 2, 3)],
+        "data_version": 0,
+    }
 
 
 def write_diverged(root: Path) -> None:
@@ -25,12 +32,20 @@ def write_diverged(root: Path) -> None:
     snapshot at 20; c1 led epoch 4 (30-49), c2 followed it to 45; c3 had led
     epoch 3 and wrote 30-39, which the others never fetched."""
     from .synth import B, write_replica
+
     prefix = [B(1, 2)] * 5 + [B(2, 2)] * 10
     logs = {1: prefix + [B(4, 2)] * 10, 2: prefix + [B(4, 2)] * 8, 3: prefix + [B(3, 2, tag="x")] * 5}
     for n, batches in logs.items():
         leader, epoch = (3, 3) if n == 3 else (1, 4)
-        write_replica(str(Path(root) / "diverged" / f"c{n}"), batches, node_id=n, directory_id=DIVERGED_DIRS[n],
-                      snapshots=[(20, 2)], quorum_state=_quorum_state(leader, epoch), segment_starts=(15,))
+        write_replica(
+            str(Path(root) / "diverged" / f"c{n}"),
+            batches,
+            node_id=n,
+            directory_id=DIVERGED_DIRS[n],
+            snapshots=[(20, 2)],
+            quorum_state=_quorum_state(leader, epoch),
+            segment_starts=(15,),
+        )
 
 
 def write_incidents(root: Path) -> None:
@@ -38,11 +53,20 @@ def write_incidents(root: Path) -> None:
     batch at offset 34 (CRC-32C fails); crashed/c2: the same replica with the
     first 60 bytes of its next batch appended, as a crash mid-write leaves it."""
     from .synth import B, batch_bytes, write_replica
+
     batches = [B(1, 2)] * 5 + [B(2, 2)] * 10 + [B(4, 2)] * 8
     for name in ("damaged", "crashed"):
-        pdir = Path(write_replica(str(Path(root) / name / "c2"), batches, node_id=2,
-                                  directory_id=DIVERGED_DIRS[2], snapshots=[(20, 2)],
-                                  quorum_state=_quorum_state(1, 4), segment_starts=(15,)))
+        pdir = Path(
+            write_replica(
+                str(Path(root) / name / "c2"),
+                batches,
+                node_id=2,
+                directory_id=DIVERGED_DIRS[2],
+                snapshots=[(20, 2)],
+                quorum_state=_quorum_state(1, 4),
+                segment_starts=(15,),
+            )
+        )
         seg = pdir / f"{30:020d}.log"
         data = bytearray(seg.read_bytes())
         if name == "damaged":
@@ -57,6 +81,7 @@ def write_examples(root: str) -> list[str]:
     """Write diverged/, damaged/ and crashed/ under `root` (created if needed);
     refuses, writing nothing, when any of them is already there."""
     from ..errors import InputError
+
     if os.path.exists(root) and not os.path.isdir(root):
         raise InputError(f"{root}: exists and is not a directory")
     taken = [d for d in EXAMPLE_DIRS if os.path.lexists(os.path.join(root, d))]

@@ -16,8 +16,7 @@ TOOLS = ("krb5kdc", "kdb5_util", "kadmin.local", "kinit")
 
 
 def _where(tool: str) -> str | None:
-    return shutil.which(tool) or next((p for p in (f"/usr/sbin/{tool}", f"/sbin/{tool}")
-                                       if os.path.exists(p)), None)
+    return shutil.which(tool) or next((p for p in (f"/usr/sbin/{tool}", f"/sbin/{tool}") if os.path.exists(p)), None)
 
 
 def _find(tool: str) -> str:
@@ -38,7 +37,8 @@ def die_with_parent() -> None:
     try:
         import ctypes
         import signal
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):  # pragma: no cover - not Linux
         pass
 
@@ -67,8 +67,14 @@ class Kdc:
         return env
 
     def _run(self, *args: str, stdin: str | None = None):
-        r = subprocess.run([_where(args[0]) or args[0], *args[1:]], input=stdin, capture_output=True,
-                           text=True, env=self.env(), timeout=60)
+        r = subprocess.run(
+            [_where(args[0]) or args[0], *args[1:]],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=60,
+        )
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
         return r
@@ -114,9 +120,13 @@ class Kdc:
 """)
         (d / "kadm5.acl").write_text("")
         self._run("kdb5_util", "create", "-s", "-r", self.realm, "-P", "quorumctl-master-key")
-        self.proc = subprocess.Popen([_find("krb5kdc"), "-n", "-r", self.realm], env=self.env(),
-                                     stdout=open(d / "krb5kdc.out", "wb"), stderr=subprocess.STDOUT,
-                                     preexec_fn=die_with_parent)
+        self.proc = subprocess.Popen(
+            [_find("krb5kdc"), "-n", "-r", self.realm],
+            env=self.env(),
+            stdout=open(d / "krb5kdc.out", "wb"),
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_parent,
+        )
         end = time.monotonic() + 20
         while time.monotonic() < end:
             if self.proc.poll() is not None:
@@ -138,8 +148,13 @@ class Kdc:
         return f"{principal}@{self.realm}" if "@" not in principal else principal
 
     def kinit(self, principal: str, keytab: Path, cache: Path):
-        r = subprocess.run([_find("kinit"), "-k", "-t", str(keytab), "-c", f"FILE:{cache}", principal],
-                           capture_output=True, text=True, env=self.env(), timeout=60)
+        r = subprocess.run(
+            [_find("kinit"), "-k", "-t", str(keytab), "-c", f"FILE:{cache}", principal],
+            capture_output=True,
+            text=True,
+            env=self.env(),
+            timeout=60,
+        )
         if r.returncode != 0:
             raise RuntimeError(f"kinit failed: {r.stderr.strip()}")
 

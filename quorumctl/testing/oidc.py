@@ -22,16 +22,23 @@ def _uint(n: int) -> str:
 
 
 class OidcServer:
-    def __init__(self, clients: dict[str, str], audience: str = "kafka", issuer: str | None = None,
-                 lifetime_s: float = 3600, scope_claim: str = "scope"):
+    def __init__(
+        self,
+        clients: dict[str, str],
+        audience: str = "kafka",
+        issuer: str | None = None,
+        lifetime_s: float = 3600,
+        scope_claim: str = "scope",
+    ):
         from cryptography.hazmat.primitives.asymmetric import rsa
+
         self.clients = clients
         self.audience = audience
         self.lifetime_s = lifetime_s
         self.scope_claim = scope_claim
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
         self.kid = "quorumctl-test-key"
-        self.issued: list[dict] = []        # the claims of every token issued
+        self.issued: list[dict] = []  # the claims of every token issued
         self.refused = 0
         self._srv = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.port = self._srv.server_address[1]
@@ -50,12 +57,16 @@ class OidcServer:
 
     def jwks(self) -> dict:
         pub = self.key.public_key().public_numbers()
-        return {"keys": [{"kty": "RSA", "use": "sig", "alg": "RS256", "kid": self.kid,
-                          "n": _uint(pub.n), "e": _uint(pub.e)}]}
+        return {
+            "keys": [
+                {"kty": "RSA", "use": "sig", "alg": "RS256", "kid": self.kid, "n": _uint(pub.n), "e": _uint(pub.e)}
+            ]
+        }
 
     def sign(self, claims: dict) -> str:
         from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.asymmetric import padding
+
         header = _b64url(json.dumps({"alg": "RS256", "typ": "JWT", "kid": self.kid}).encode())
         payload = _b64url(json.dumps(claims).encode())
         sig = self.key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
@@ -63,13 +74,18 @@ class OidcServer:
 
     def _token(self, client_id: str, scope: str | None) -> dict:
         now = int(time.time())
-        claims = {"iss": self.issuer, "sub": client_id, "aud": self.audience, "iat": now,
-                  "exp": now + max(1, int(self.lifetime_s)), "jti": f"t{len(self.issued)}"}
+        claims = {
+            "iss": self.issuer,
+            "sub": client_id,
+            "aud": self.audience,
+            "iat": now,
+            "exp": now + max(1, int(self.lifetime_s)),
+            "jti": f"t{len(self.issued)}",
+        }
         if scope:
             claims[self.scope_claim] = scope
         self.issued.append(claims)
-        return {"access_token": self.sign(claims), "token_type": "Bearer",
-                "expires_in": int(self.lifetime_s)}
+        return {"access_token": self.sign(claims), "token_type": "Bearer", "expires_in": int(self.lifetime_s)}
 
     def _handler(self):
         server = self
@@ -94,6 +110,7 @@ class OidcServer:
 
             def do_POST(self):
                 from urllib.parse import parse_qs
+
                 length = int(self.headers.get("Content-Length") or 0)
                 form = parse_qs(self.rfile.read(length).decode())
                 if self.path != "/token" or form.get("grant_type") != ["client_credentials"]:

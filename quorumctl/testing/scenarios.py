@@ -14,8 +14,12 @@ import time
 from .sim import SimulatedCluster, replica
 
 DEMO_CLUSTER_ID = "xScPa4HuQdHtNJ_0TeOP8g"
-DEMO_DIRECTORY_IDS = {1: "vM4r05tlq6jyNP9GGDz25Q", 2: "YtKWUuh0Cg3on7MxBgUQWA",
-                      3: "lwoe0T371QW1ZZOn9NBD_A", 4: "sIRvnFV7VlzY8nKm3iwhgQ"}
+DEMO_DIRECTORY_IDS = {
+    1: "vM4r05tlq6jyNP9GGDz25Q",
+    2: "YtKWUuh0Cg3on7MxBgUQWA",
+    3: "lwoe0T371QW1ZZOn9NBD_A",
+    4: "sIRvnFV7VlzY8nKm3iwhgQ",
+}
 
 
 def demo_cluster(start: bool = True, **node_kw) -> SimulatedCluster:
@@ -26,9 +30,17 @@ def demo_cluster(start: bool = True, **node_kw) -> SimulatedCluster:
     lag = {1: 0, 2: 143, 3: 171, 4: 208}
     voters = [replica(i, leo, now - lag[i], now - lag[i], DEMO_DIRECTORY_IDS[i]) for i in (1, 2, 3)]
     observers = [replica(4, leo, now - lag[4], now - lag[4], DEMO_DIRECTORY_IDS[4])]
-    c = SimulatedCluster(DEMO_CLUSTER_ID, leader_id=1, leader_epoch=3, high_watermark=leo,
-                         voters=voters, observers=observers, live=True, growth_per_s=12,
-                         fetch_lag_ms=lag)
+    c = SimulatedCluster(
+        DEMO_CLUSTER_ID,
+        leader_id=1,
+        leader_epoch=3,
+        high_watermark=leo,
+        voters=voters,
+        observers=observers,
+        live=True,
+        growth_per_s=12,
+        fetch_lag_ms=lag,
+    )
     for i in (1, 2, 3):
         c.add_controller(i, **node_kw)
     c.add_broker(4, **node_kw)

@@ -44,37 +44,72 @@ from ..schema.codec import DecodeError
 from .auth import AuthFailed, server_mechanism
 
 METADATA_TOPIC = "__cluster_metadata"
-_NOT_LEADER_MESSAGE = ("For requests intended only for the leader, this error indicates that the "
-                       "broker is not the current leader.")
+_NOT_LEADER_MESSAGE = (
+    "For requests intended only for the leader, this error indicates that the broker is not the current leader."
+)
 
 # Versions each role advertises, per Kafka release (facts from Kafka's schemas
 # and `kafka-metadata-quorum` history: DescribeQuorum v1 in 3.3, v2 in 3.9,
 # DescribeCluster v1 in 3.7, AddRaftVoter/RemoveRaftVoter in 3.9, AddRaftVoter v1 in 4.3).
 _COMMON = {messages.SASL_HANDSHAKE: (0, 1), messages.SASL_AUTHENTICATE: (0, 2)}
 PROFILES: dict[str, dict[str, dict[int, tuple[int, int]]]] = {
-    "4.3": {   # AddRaftVoter v1 (AckWhenCommitted) in 4.3; DescribeCluster v2 and UpdateFeatures v2 since 4.0
-        "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 2),
-                       messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0),
-                       messages.UPDATE_FEATURES: (0, 2)},
-        "broker": {messages.API_VERSIONS: (0, 4), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 2),
-                   messages.DESCRIBE_CLUSTER: (0, 2), messages.ADD_RAFT_VOTER: (0, 1), messages.REMOVE_RAFT_VOTER: (0, 0),
-                   messages.UPDATE_FEATURES: (0, 2)},
+    "4.3": {  # AddRaftVoter v1 (AckWhenCommitted) in 4.3; DescribeCluster v2 and UpdateFeatures v2 since 4.0
+        "controller": {
+            messages.API_VERSIONS: (0, 4),
+            messages.DESCRIBE_QUORUM: (0, 2),
+            messages.DESCRIBE_CLUSTER: (0, 2),
+            messages.ADD_RAFT_VOTER: (0, 1),
+            messages.REMOVE_RAFT_VOTER: (0, 0),
+            messages.UPDATE_FEATURES: (0, 2),
+        },
+        "broker": {
+            messages.API_VERSIONS: (0, 4),
+            messages.METADATA: (0, 12),
+            messages.DESCRIBE_QUORUM: (0, 2),
+            messages.DESCRIBE_CLUSTER: (0, 2),
+            messages.ADD_RAFT_VOTER: (0, 1),
+            messages.REMOVE_RAFT_VOTER: (0, 0),
+            messages.UPDATE_FEATURES: (0, 2),
+        },
     },
     "3.9": {
-        "controller": {messages.API_VERSIONS: (0, 4), messages.DESCRIBE_QUORUM: (0, 2), messages.DESCRIBE_CLUSTER: (0, 1),
-                       messages.ADD_RAFT_VOTER: (0, 0), messages.REMOVE_RAFT_VOTER: (0, 0)},
-        "broker": {messages.API_VERSIONS: (0, 4), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 2),
-                   messages.DESCRIBE_CLUSTER: (0, 1), messages.ADD_RAFT_VOTER: (0, 0), messages.REMOVE_RAFT_VOTER: (0, 0)},
+        "controller": {
+            messages.API_VERSIONS: (0, 4),
+            messages.DESCRIBE_QUORUM: (0, 2),
+            messages.DESCRIBE_CLUSTER: (0, 1),
+            messages.ADD_RAFT_VOTER: (0, 0),
+            messages.REMOVE_RAFT_VOTER: (0, 0),
+        },
+        "broker": {
+            messages.API_VERSIONS: (0, 4),
+            messages.METADATA: (0, 12),
+            messages.DESCRIBE_QUORUM: (0, 2),
+            messages.DESCRIBE_CLUSTER: (0, 1),
+            messages.ADD_RAFT_VOTER: (0, 0),
+            messages.REMOVE_RAFT_VOTER: (0, 0),
+        },
     },
     "3.7": {
-        "controller": {messages.API_VERSIONS: (0, 3), messages.DESCRIBE_QUORUM: (0, 1), messages.DESCRIBE_CLUSTER: (0, 1)},
-        "broker": {messages.API_VERSIONS: (0, 3), messages.METADATA: (0, 12), messages.DESCRIBE_QUORUM: (0, 1),
-                   messages.DESCRIBE_CLUSTER: (0, 1)},
+        "controller": {
+            messages.API_VERSIONS: (0, 3),
+            messages.DESCRIBE_QUORUM: (0, 1),
+            messages.DESCRIBE_CLUSTER: (0, 1),
+        },
+        "broker": {
+            messages.API_VERSIONS: (0, 3),
+            messages.METADATA: (0, 12),
+            messages.DESCRIBE_QUORUM: (0, 1),
+            messages.DESCRIBE_CLUSTER: (0, 1),
+        },
     },
     "3.0": {
         "controller": {messages.API_VERSIONS: (0, 3), messages.DESCRIBE_QUORUM: (0, 0)},
-        "broker": {messages.API_VERSIONS: (0, 3), messages.METADATA: (0, 11), messages.DESCRIBE_QUORUM: (0, 0),
-                   messages.DESCRIBE_CLUSTER: (0, 0)},
+        "broker": {
+            messages.API_VERSIONS: (0, 3),
+            messages.METADATA: (0, 11),
+            messages.DESCRIBE_QUORUM: (0, 0),
+            messages.DESCRIBE_CLUSTER: (0, 0),
+        },
     },
     "2.7": {
         "controller": {messages.API_VERSIONS: (0, 3)},
@@ -85,12 +120,21 @@ PROFILES: dict[str, dict[str, dict[int, tuple[int, int]]]] = {
 FAULTS = ("silent", "garbage", "noise", "huge", "truncate", "close", "error")
 
 
-def replica(replica_id: int, log_end_offset: int, last_fetch: int = -1, last_caught_up: int = -1,
-            directory_id: str | None = None) -> dict:
+def replica(
+    replica_id: int,
+    log_end_offset: int,
+    last_fetch: int = -1,
+    last_caught_up: int = -1,
+    directory_id: str | None = None,
+) -> dict:
     """One ReplicaState in DescribeQuorum's shape."""
-    return {"replicaId": replica_id, "replicaDirectoryId": directory_id or ZERO_UUID,
-            "logEndOffset": log_end_offset, "lastFetchTimestamp": last_fetch,
-            "lastCaughtUpTimestamp": last_caught_up}
+    return {
+        "replicaId": replica_id,
+        "replicaDirectoryId": directory_id or ZERO_UUID,
+        "logEndOffset": log_end_offset,
+        "lastFetchTimestamp": last_fetch,
+        "lastCaughtUpTimestamp": last_caught_up,
+    }
 
 
 def node(node_id: int, *listeners: tuple[str, str, int]) -> dict:
@@ -99,16 +143,33 @@ def node(node_id: int, *listeners: tuple[str, str, int]) -> dict:
 
 
 # (feature, supported min, supported max = finalized level) of a Kafka 4.1 node
-SIM_FEATURES = [("eligible.leader.replicas.version", 0, 1), ("group.version", 0, 1), ("kraft.version", 0, 1),
-                ("metadata.version", 7, 27), ("share.version", 0, 1), ("streams.version", 0, 1),
-                ("transaction.version", 0, 2)]
+SIM_FEATURES = [
+    ("eligible.leader.replicas.version", 0, 1),
+    ("group.version", 0, 1),
+    ("kraft.version", 0, 1),
+    ("metadata.version", 7, 27),
+    ("share.version", 0, 1),
+    ("streams.version", 0, 1),
+    ("transaction.version", 0, 2),
+]
 
 
 class SimulatedCluster:
-    def __init__(self, cluster_id: str, leader_id: int, leader_epoch: int, high_watermark: int,
-                 voters: list[dict], observers: list[dict] | None = None, nodes: list[dict] | None = None,
-                 *, live: bool = False, dynamic: bool = True, growth_per_s: float = 0.0,
-                 fetch_lag_ms: dict[int, int] | None = None):
+    def __init__(
+        self,
+        cluster_id: str,
+        leader_id: int,
+        leader_epoch: int,
+        high_watermark: int,
+        voters: list[dict],
+        observers: list[dict] | None = None,
+        nodes: list[dict] | None = None,
+        *,
+        live: bool = False,
+        dynamic: bool = True,
+        growth_per_s: float = 0.0,
+        fetch_lag_ms: dict[int, int] | None = None,
+    ):
         self.cluster_id = cluster_id
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -125,12 +186,12 @@ class SimulatedCluster:
         self.endpoints: list[SimNode] = []
         self._last_ms: int | None = None
         self._growth_carry = 0.0
-        self.requests: list[tuple[int, int, int]] = []   # (node id, api key, version), for tests
-        self.add_voter_requests: list[tuple[int, dict]] = []   # (version, AddRaftVoter body), for tests
+        self.requests: list[tuple[int, int, int]] = []  # (node id, api key, version), for tests
+        self.add_voter_requests: list[tuple[int, dict]] = []  # (version, AddRaftVoter body), for tests
         # finalized feature levels (ApiVersions; UpdateFeatures changes them) and the registrations'
         # supported ranges of nodes that have no listener here (a registered broker that is down)
         self.finalized = {n: hi for n, lo, hi in SIM_FEATURES if hi}
-        self.update_features_requests: list[tuple[int, dict]] = []   # (version, UpdateFeatures body), for tests
+        self.update_features_requests: list[tuple[int, dict]] = []  # (version, UpdateFeatures body), for tests
 
     # -- clock and live progress ------------------------------------------------------
     def now_ms(self) -> int:
@@ -234,8 +295,11 @@ class SimulatedCluster:
         controllers' real listeners, once they are started."""
         with self.lock:
             voter_ids = {r["replicaId"] for r in self.voters}
-            self.nodes = [node(e.node_id, (listener, e.advertised_host, e.port))
-                          for e in self.controllers() if e.node_id in voter_ids]
+            self.nodes = [
+                node(e.node_id, (listener, e.advertised_host, e.port))
+                for e in self.controllers()
+                if e.node_id in voter_ids
+            ]
 
     def controllers(self) -> list["SimNode"]:
         return [e for e in self.endpoints if e.role == "controller"]
@@ -249,7 +313,7 @@ class SimulatedCluster:
         return self
 
     def stop(self):
-        for e in self.endpoints:   # signal all first, then wait: the accept loops poll every 0.1 s
+        for e in self.endpoints:  # signal all first, then wait: the accept loops poll every 0.1 s
             e.stop(join=False)
         for e in self.endpoints:
             e.stop()
@@ -267,14 +331,22 @@ class SimulatedCluster:
         with self.lock:
             if self.live:
                 self._refresh(self.now_ms())
-            part = {"partitionIndex": 0, "errorCode": 0, "errorMessage": None,
-                    "leaderId": self.leader_id, "leaderEpoch": self.leader_epoch,
-                    "highWatermark": self.high_watermark,
-                    "currentVoters": [dict(r) for r in self.voters],
-                    "observers": [dict(r) for r in self.observers]}
-            return {"errorCode": 0, "errorMessage": None,
-                    "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}],
-                    "nodes": copy.deepcopy(self.nodes)}
+            part = {
+                "partitionIndex": 0,
+                "errorCode": 0,
+                "errorMessage": None,
+                "leaderId": self.leader_id,
+                "leaderEpoch": self.leader_epoch,
+                "highWatermark": self.high_watermark,
+                "currentVoters": [dict(r) for r in self.voters],
+                "observers": [dict(r) for r in self.observers],
+            }
+            return {
+                "errorCode": 0,
+                "errorMessage": None,
+                "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}],
+                "nodes": copy.deepcopy(self.nodes),
+            }
 
     def leader_reachable(self) -> bool:
         if self.leader_id < 0 or self.leader_id in self.silent:
@@ -285,12 +357,15 @@ class SimulatedCluster:
     def add_voter(self, body: dict) -> tuple[int, str | None]:
         with self.lock:
             if not self.dynamic:
-                return kerrors.UNSUPPORTED_VERSION, ("Cluster doesn't support adding voter because the "
-                                               "kraft.version feature is 0")
+                return kerrors.UNSUPPORTED_VERSION, (
+                    "Cluster doesn't support adding voter because the kraft.version feature is 0"
+                )
             vid, did = body["voterId"], body["voterDirectoryId"]
             if any(r["replicaId"] == vid and r["replicaDirectoryId"] == did for r in self.voters):
-                return kerrors.DUPLICATE_VOTER, (f"The voter id for {_key(vid, did)} is already part of the set "
-                                           f"of voters [{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}].")
+                return kerrors.DUPLICATE_VOTER, (
+                    f"The voter id for {_key(vid, did)} is already part of the set "
+                    f"of voters [{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}]."
+                )
             if not body["listeners"]:
                 return kerrors.INVALID_REQUEST, "Add voter request didn't include any listeners"
             obs = next((r for r in self.observers if r["replicaId"] == vid and r["replicaDirectoryId"] == did), None)
@@ -308,15 +383,18 @@ class SimulatedCluster:
     def remove_voter(self, body: dict) -> tuple[int, str | None]:
         with self.lock:
             if not self.dynamic:
-                return kerrors.UNSUPPORTED_VERSION, ("Cluster doesn't support removing voter because the "
-                                               "kraft.version feature is 0")
+                return kerrors.UNSUPPORTED_VERSION, (
+                    "Cluster doesn't support removing voter because the kraft.version feature is 0"
+                )
             vid, did = body["voterId"], body["voterDirectoryId"]
             if did == ZERO_UUID:
                 return kerrors.INVALID_REQUEST, "Remove voter request didn't include a valid voter"
             v = next((r for r in self.voters if r["replicaId"] == vid and r["replicaDirectoryId"] == did), None)
             if v is None:
-                return kerrors.VOTER_NOT_FOUND, (f"Cannot remove voter {_key(vid, did)} from the set of voters "
-                                           f"[{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}]")
+                return kerrors.VOTER_NOT_FOUND, (
+                    f"Cannot remove voter {_key(vid, did)} from the set of voters "
+                    f"[{', '.join(_key(r['replicaId'], r['replicaDirectoryId']) for r in self.voters)}]"
+                )
             self.voters.remove(v)
             self.observers.append(v)
             self.nodes = [n for n in self.nodes if n["nodeId"] != vid]
@@ -328,6 +406,8 @@ def _key(vid: int, did: str) -> str:
 
 
 _SIZE = struct.Struct(">i")
+
+
 class _Hang:
     """A handler's answer that never comes (the node holds the connection)."""
 
@@ -338,10 +418,21 @@ _HANG = _Hang()
 class SimNode:
     """One listener of the simulated cluster (a controller or a broker)."""
 
-    def __init__(self, cluster: SimulatedCluster, node_id: int, role: str, *, port: int = 0,
-                 profile: str = "3.9", apis: dict[int, tuple[int, int]] | None = None,
-                 tls=None, sasl: dict | None = None, leader_view: int | None = None,
-                 not_leader_hint: bool = False, advertised_host: str = "127.0.0.1"):
+    def __init__(
+        self,
+        cluster: SimulatedCluster,
+        node_id: int,
+        role: str,
+        *,
+        port: int = 0,
+        profile: str = "3.9",
+        apis: dict[int, tuple[int, int]] | None = None,
+        tls=None,
+        sasl: dict | None = None,
+        leader_view: int | None = None,
+        not_leader_hint: bool = False,
+        advertised_host: str = "127.0.0.1",
+    ):
         self.cluster = cluster
         self.node_id = node_id
         self.role = role
@@ -352,9 +443,9 @@ class SimNode:
         self.apis.update(PROFILES[profile][role])
         if apis:
             self.apis.update(apis)
-        self.tls = tls                      # a server-side ssl.SSLContext, or None
-        self.sasl = sasl                    # {"mechanisms": [...], "users": {name: password}}
-        self.leader_view = leader_view      # who this node believes leads (None: the real leader)
+        self.tls = tls  # a server-side ssl.SSLContext, or None
+        self.sasl = sasl  # {"mechanisms": [...], "users": {name: password}}
+        self.leader_view = leader_view  # who this node believes leads (None: the real leader)
         self.not_leader_hint = not_leader_hint
         # what this node supports (its ApiVersions and its registration); brokers: fenced or not
         self.features: dict[str, tuple[int, int]] = {n: (lo, hi) for n, lo, hi in SIM_FEATURES}
@@ -548,7 +639,7 @@ class SimNode:
                 self._inject_error(key, resp, self.fault_error)
         data = encode_response(api, version, corr, resp)
         if fault == "truncate":
-            c.sendall(data[:max(len(data) // 2, 6)])
+            c.sendall(data[: max(len(data) // 2, 6)])
             return False
         c.sendall(data)
         return not state.get("close")
@@ -568,17 +659,22 @@ class SimNode:
         lo, hi = self.apis[messages.API_VERSIONS]
         if not lo <= version <= hi:
             # answer in v0 form with our ApiVersions range only (KIP-511)
-            return {"errorCode": kerrors.UNSUPPORTED_VERSION,
-                    "apiKeys": [{"apiKey": messages.API_VERSIONS, "minVersion": lo, "maxVersion": hi}]}, 0
+            return {
+                "errorCode": kerrors.UNSUPPORTED_VERSION,
+                "apiKeys": [{"apiKey": messages.API_VERSIONS, "minVersion": lo, "maxVersion": hi}],
+            }, 0
         keys = [{"apiKey": k, "minVersion": v[0], "maxVersion": v[1]} for k, v in sorted(self.apis.items())]
         resp = {"errorCode": 0, "apiKeys": keys, "throttleTimeMs": 0}
         if version >= 3:
             # as a Kafka 4.1 node formatted at 4.1-IV1 answers (kafka-features describe reads these)
-            resp["supportedFeatures"] = [{"name": n, "minVersion": lo, "maxVersion": hi}
-                                         for n, (lo, hi) in sorted(self.features.items())]
+            resp["supportedFeatures"] = [
+                {"name": n, "minVersion": lo, "maxVersion": hi} for n, (lo, hi) in sorted(self.features.items())
+            ]
             resp["finalizedFeaturesEpoch"] = self.cluster.high_watermark
-            resp["finalizedFeatures"] = [{"name": n, "maxVersionLevel": lvl, "minVersionLevel": lvl}
-                                         for n, lvl in sorted(self.cluster.finalized.items())]
+            resp["finalizedFeatures"] = [
+                {"name": n, "maxVersionLevel": lvl, "minVersionLevel": lvl}
+                for n, lvl in sorted(self.cluster.finalized.items())
+            ]
         return resp, version
 
     def _h17(self, version: int, body: dict, state: dict) -> dict:  # SaslHandshake
@@ -597,14 +693,22 @@ class SimNode:
         mech = state.get("mech")
         if state.get("sasl") != "auth" or mech is None:
             state["close"] = True
-            return {"errorCode": kerrors.ILLEGAL_SASL_STATE, "errorMessage": "Unexpected SaslAuthenticate",
-                    "authBytes": b"", "sessionLifetimeMs": 0}
+            return {
+                "errorCode": kerrors.ILLEGAL_SASL_STATE,
+                "errorMessage": "Unexpected SaslAuthenticate",
+                "authBytes": b"",
+                "sessionLifetimeMs": 0,
+            }
         try:
             out = mech.step(body["authBytes"])
         except AuthFailed as e:
             state["close"] = True
-            return {"errorCode": kerrors.SASL_AUTHENTICATION_FAILED, "errorMessage": str(e),
-                    "authBytes": b"", "sessionLifetimeMs": 0}
+            return {
+                "errorCode": kerrors.SASL_AUTHENTICATION_FAILED,
+                "errorMessage": str(e),
+                "authBytes": b"",
+                "sessionLifetimeMs": 0,
+            }
         if mech.done:
             state["sasl"] = "done"
         return {"errorCode": 0, "errorMessage": None, "authBytes": out, "sessionLifetimeMs": 0}
@@ -612,24 +716,37 @@ class SimNode:
     def _h60(self, version: int, body: dict, state: dict) -> dict:  # DescribeCluster
         want = body.get("endpointType", 1)
         mine = 2 if self.role == "controller" else 1
-        base: dict[str, Any] = {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None, "endpointType": mine,
-                "clusterId": self.cluster.cluster_id, "controllerId": -1, "brokers": [],
-                "clusterAuthorizedOperations": -2147483648}
+        base: dict[str, Any] = {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "errorMessage": None,
+            "endpointType": mine,
+            "clusterId": self.cluster.cluster_id,
+            "controllerId": -1,
+            "brokers": [],
+            "clusterAuthorizedOperations": -2147483648,
+        }
         if want not in (1, 2):
-            base.update(errorCode=kerrors.INVALID_REQUEST if version == 0 else kerrors.UNSUPPORTED_ENDPOINT_TYPE,
-                        errorMessage=f"Unsupported endpoint type {want}")
+            base.update(
+                errorCode=kerrors.INVALID_REQUEST if version == 0 else kerrors.UNSUPPORTED_ENDPOINT_TYPE,
+                errorMessage=f"Unsupported endpoint type {want}",
+            )
             return base
         if want != mine:
             names = {1: "BROKER", 2: "CONTROLLER"}
-            base.update(errorCode=kerrors.INVALID_REQUEST if version == 0 else kerrors.MISMATCHED_ENDPOINT_TYPE,
-                        errorMessage=f"The request was sent to an endpoint of type {names[mine]}, "
-                                     f"but we wanted an endpoint of type {names[want]}")
+            base.update(
+                errorCode=kerrors.INVALID_REQUEST if version == 0 else kerrors.MISMATCHED_ENDPOINT_TYPE,
+                errorMessage=f"The request was sent to an endpoint of type {names[mine]}, "
+                f"but we wanted an endpoint of type {names[want]}",
+            )
             return base
         peers = self.cluster.controllers() if mine == 2 else self.cluster.brokers()
         if mine == 1 and not body.get("includeFencedBrokers"):
             peers = [e for e in peers if not e.fenced]
-        base["brokers"] = [{"brokerId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None,
-                            "isFenced": e.fenced} for e in peers]
+        base["brokers"] = [
+            {"brokerId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None, "isFenced": e.fenced}
+            for e in peers
+        ]
         ids = {e.node_id for e in peers}
         if mine == 2:
             view = self.cluster.leader_id if self.leader_view is None else self.leader_view
@@ -639,38 +756,85 @@ class SimNode:
         return base
 
     def _h3(self, version: int, body: dict, state: dict) -> dict:  # Metadata
-        brokers = [{"nodeId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None}
-                   for e in self.cluster.brokers()]
+        brokers = [
+            {"nodeId": e.node_id, "host": e.advertised_host, "port": e.port, "rack": None}
+            for e in self.cluster.brokers()
+        ]
         topics = []
         for t in body.get("topics") or []:
-            topics.append({"errorCode": kerrors.UNKNOWN_TOPIC_OR_PARTITION, "name": t["name"],
-                           "topicId": ZERO_UUID, "isInternal": False, "partitions": [],
-                           "topicAuthorizedOperations": -2147483648})
-        return {"throttleTimeMs": 0, "brokers": brokers, "clusterId": self.cluster.cluster_id,
-                "controllerId": self.node_id, "topics": topics,
-                "clusterAuthorizedOperations": -2147483648}
+            topics.append(
+                {
+                    "errorCode": kerrors.UNKNOWN_TOPIC_OR_PARTITION,
+                    "name": t["name"],
+                    "topicId": ZERO_UUID,
+                    "isInternal": False,
+                    "partitions": [],
+                    "topicAuthorizedOperations": -2147483648,
+                }
+            )
+        return {
+            "throttleTimeMs": 0,
+            "brokers": brokers,
+            "clusterId": self.cluster.cluster_id,
+            "controllerId": self.node_id,
+            "topics": topics,
+            "clusterAuthorizedOperations": -2147483648,
+        }
 
     def _is_leader(self) -> bool:
         return self.role == "controller" and self.cluster.leader_id == self.node_id
 
     def _not_leader(self) -> dict:
-        part = {"partitionIndex": 0, "errorCode": kerrors.NOT_LEADER_OR_FOLLOWER,
-                "errorMessage": _NOT_LEADER_MESSAGE, "leaderId": 0, "leaderEpoch": 0,
-                "highWatermark": 0, "currentVoters": [], "observers": []}
+        part = {
+            "partitionIndex": 0,
+            "errorCode": kerrors.NOT_LEADER_OR_FOLLOWER,
+            "errorMessage": _NOT_LEADER_MESSAGE,
+            "leaderId": 0,
+            "leaderEpoch": 0,
+            "highWatermark": 0,
+            "currentVoters": [],
+            "observers": [],
+        }
         if self.not_leader_hint and self.cluster.leader_id >= 0:
             part["leaderId"], part["leaderEpoch"] = self.cluster.leader_id, self.cluster.leader_epoch
-        return {"errorCode": 0, "errorMessage": None,
-                "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}], "nodes": []}
+        return {
+            "errorCode": 0,
+            "errorMessage": None,
+            "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}],
+            "nodes": [],
+        }
 
     def _h55(self, version: int, body: dict, state: dict):  # DescribeQuorum
         topics = body["topics"]
-        if len(topics) != 1 or topics[0]["topicName"] != METADATA_TOPIC or \
-                [p["partitionIndex"] for p in topics[0]["partitions"]] != [0]:
-            return {"errorCode": 0, "errorMessage": None, "nodes": [], "topics": [
-                {"topicName": t["topicName"], "partitions": [
-                    {"partitionIndex": p["partitionIndex"], "errorCode": kerrors.UNKNOWN_TOPIC_OR_PARTITION,
-                     "errorMessage": None, "leaderId": 0, "leaderEpoch": 0, "highWatermark": 0,
-                     "currentVoters": [], "observers": []} for p in t["partitions"]]} for t in topics]}
+        if (
+            len(topics) != 1
+            or topics[0]["topicName"] != METADATA_TOPIC
+            or [p["partitionIndex"] for p in topics[0]["partitions"]] != [0]
+        ):
+            return {
+                "errorCode": 0,
+                "errorMessage": None,
+                "nodes": [],
+                "topics": [
+                    {
+                        "topicName": t["topicName"],
+                        "partitions": [
+                            {
+                                "partitionIndex": p["partitionIndex"],
+                                "errorCode": kerrors.UNKNOWN_TOPIC_OR_PARTITION,
+                                "errorMessage": None,
+                                "leaderId": 0,
+                                "leaderEpoch": 0,
+                                "highWatermark": 0,
+                                "currentVoters": [],
+                                "observers": [],
+                            }
+                            for p in t["partitions"]
+                        ],
+                    }
+                    for t in topics
+                ],
+            }
         if self.role == "broker":
             if not self.cluster.leader_reachable():
                 return _HANG  # the forwarded request never comes back
@@ -699,12 +863,16 @@ class SimNode:
         for u in body["featureUpdates"]:
             name, level = u["feature"], u["maxVersionLevel"]
             for e in sorted(self.cluster.brokers(), key=lambda e: e.node_id) + sorted(
-                    self.cluster.controllers(), key=lambda e: e.node_id):
+                self.cluster.controllers(), key=lambda e: e.node_id
+            ):
                 lo, hi = e.features.get(name, (0, 0))
                 if not lo <= level <= hi:
                     what = f"{e.role.capitalize()} {e.node_id}"
-                    why = f"{what} does not support this feature." if hi == 0 else \
-                        f"{what} only supports versions {lo}-{hi}"
+                    why = (
+                        f"{what} does not support this feature."
+                        if hi == 0
+                        else f"{what} only supports versions {lo}-{hi}"
+                    )
                     error = f"Invalid update version {level} for feature {name}. {why}"
                     break
             if error:
@@ -713,10 +881,14 @@ class SimNode:
             with self.cluster.lock:
                 for u in body["featureUpdates"]:
                     self.cluster.finalized[u["feature"]] = u["maxVersionLevel"]
-        resp: dict[str, Any] = {"throttleTimeMs": 0, "errorCode": 0 if error is None else kerrors.INVALID_UPDATE_VERSION,
-                "errorMessage": None if error is None else
-                "The update failed for all features since the following feature had an error: " + error,
-                "results": []}
+        resp: dict[str, Any] = {
+            "throttleTimeMs": 0,
+            "errorCode": 0 if error is None else kerrors.INVALID_UPDATE_VERSION,
+            "errorMessage": None
+            if error is None
+            else "The update failed for all features since the following feature had an error: " + error,
+            "results": [],
+        }
         return resp
 
     def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter

@@ -41,16 +41,36 @@ class B:
 def batch_bytes(offset: int, b: B) -> bytes:
     values = []
     for i in range(b.count):
-        value = md.encode_metadata(4, 0, {"resourceType": 2, "resourceName": "quorumctl-test",
-                                          "name": f"k{offset + i}", "value": f"e{b.epoch}{b.tag}"})
+        value = md.encode_metadata(
+            4,
+            0,
+            {
+                "resourceType": 2,
+                "resourceName": "quorumctl-test",
+                "name": f"k{offset + i}",
+                "value": f"e{b.epoch}{b.tag}",
+            },
+        )
         values.append((None, value))
     return encode_batch(values, base_offset=offset, leader_epoch=b.epoch, base_timestamp=T0 + offset)
 
 
-def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_id: str = CLUSTER_ID,
-                  voters=(1, 2, 3), segment_starts: tuple[int, ...] = (), snapshots=(),
-                  producer_snapshots=(), checkpoint="auto", quorum_state="auto",
-                  index_interval: int = 200, log_start: int = 0, directory_id: str | None = None) -> str:
+def write_replica(
+    log_dir: str,
+    batches: list[B],
+    *,
+    node_id: int = 1,
+    cluster_id: str = CLUSTER_ID,
+    voters=(1, 2, 3),
+    segment_starts: tuple[int, ...] = (),
+    snapshots=(),
+    producer_snapshots=(),
+    checkpoint="auto",
+    quorum_state="auto",
+    index_interval: int = 200,
+    log_start: int = 0,
+    directory_id: str | None = None,
+) -> str:
     """Write `<log_dir>/meta.properties` and `<log_dir>/__cluster_metadata-0/...`.
 
     segment_starts: batch indexes where a new segment begins (the first is implied);
@@ -60,10 +80,9 @@ def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_i
     pdir = os.path.join(log_dir, "__cluster_metadata-0")
     os.makedirs(pdir, exist_ok=True)
     with open(os.path.join(log_dir, "meta.properties"), "wb") as f:
-        f.write(state_files.meta_properties_text(1, cluster_id, node_id,
-                                       directory_id or ids.random_directory_id(), 0))
+        f.write(state_files.meta_properties_text(1, cluster_id, node_id, directory_id or ids.random_directory_id(), 0))
     offset = 0
-    placed = []   # (segment index, batch offset, bytes, B)
+    placed = []  # (segment index, batch offset, bytes, B)
     seg = 0
     starts = set(segment_starts)
     for i, b in enumerate(batches):
@@ -108,22 +127,29 @@ def write_replica(log_dir: str, batches: list[B], *, node_id: int = 1, cluster_i
         f.write(state_files.partition_metadata_text(ids.METADATA_TOPIC_ID))
     if quorum_state == "auto":
         last = hist.latest_epoch if hist.latest_epoch is not None else 0
-        quorum_state = {"clusterId": "", "leaderId": -1, "leaderEpoch": last, "votedId": -1,
-                        "appliedOffset": 0, "currentVoters": [{"voterId": v} for v in voters],
-                        "data_version": 0}
+        quorum_state = {
+            "clusterId": "",
+            "leaderId": -1,
+            "leaderEpoch": last,
+            "votedId": -1,
+            "appliedOffset": 0,
+            "currentVoters": [{"voterId": v} for v in voters],
+            "data_version": 0,
+        }
     if quorum_state is not None:
         with open(os.path.join(pdir, state_files.QUORUM_STATE), "w") as f:
             f.write(json.dumps(quorum_state, separators=(",", ":")))
     for end, epoch in snapshots:
-        recs = [(4, 0, {"resourceType": 2, "resourceName": "quorumctl-test", "name": f"upto{end}",
-                        "value": f"e{epoch}"})]
+        recs = [
+            (4, 0, {"resourceType": 2, "resourceName": "quorumctl-test", "name": f"upto{end}", "value": f"e{epoch}"})
+        ]
         with open(os.path.join(pdir, segments.snapshot_name(end, epoch)), "wb") as f:
-            f.write(encode_snapshot(recs, epoch=epoch, last_contained_log_timestamp=T0 + end - 1,
-                                    timestamp_ms=T0 + end))
+            f.write(
+                encode_snapshot(recs, epoch=epoch, last_contained_log_timestamp=T0 + end - 1, timestamp_ms=T0 + end)
+            )
     for off in producer_snapshots:
         # an empty producer-state snapshot (what Kafka writes on clean shutdown)
         with open(os.path.join(pdir, f"{off:020d}.snapshot"), "wb") as f:
             f.write(snapshot_bytes([]))
     assert log_end >= log_start
     return pdir
-

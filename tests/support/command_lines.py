@@ -19,6 +19,13 @@ def doc_rows(kind: str) -> list[dict]:
         if len(cells) == 5 and cells[3] == kind:
             m = re.fullmatch(r"(\d+)(?: \(4\.1: (\d+)\))?", cells[2])
             assert m is not None, f"{DOC.name}: bad exit cell {cells[2]!r}"
-            rows.append({"kafka": cells[0].strip("`"), "quorumctl": cells[1].strip("`"), "exit": int(m[1]),
-                         "exit41": int(m[2] or m[1]), "note": cells[4]})
+            rows.append(
+                {
+                    "kafka": cells[0].strip("`"),
+                    "quorumctl": cells[1].strip("`"),
+                    "exit": int(m[1]),
+                    "exit41": int(m[2] or m[1]),
+                    "note": cells[4],
+                }
+            )
     return rows

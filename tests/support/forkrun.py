@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 @dataclass
 class Forked:
-    code: int          # the exit status; -N when killed by signal N
-    out: bytes         # everything written to stdout (pipe or terminal)
+    code: int  # the exit status; -N when killed by signal N
+    out: bytes  # everything written to stdout (pipe or terminal)
     err: bytes
-    cpu: float = 0.0   # CPU seconds the child used
+    cpu: float = 0.0  # CPU seconds the child used
 
 
 @functools.cache
@@ -43,6 +43,7 @@ def _warm() -> None:
 
     import quorumctl
     from quorumctl.cli.main import root_command
+
     for m in pkgutil.walk_packages(quorumctl.__path__, "quorumctl."):
         if not (m.name.endswith(".__main__") or m.name.startswith("quorumctl.spark.")):
             importlib.import_module(m.name)
@@ -68,21 +69,32 @@ def _child(args, out_fd: int, err_fd: int, env: dict, tty: bool, memory: int | N
         for sig in (signal.SIGTERM, signal.SIGCHLD, signal.SIGALRM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)     # as the interpreter sets it
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as the interpreter sets it
         # the streams a fresh interpreter would make (the test's are pytest's captures)
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding=sys.__stdin__.encoding,
-                                     errors=sys.__stdin__.errors)
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding=sys.__stdout__.encoding,
-                                      errors=sys.__stdout__.errors, line_buffering=tty, write_through=False)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding=sys.__stderr__.encoding,
-                                      errors=sys.__stderr__.errors, line_buffering=True)
+        sys.stdin = io.TextIOWrapper(
+            io.FileIO(0, "r", closefd=False), encoding=sys.__stdin__.encoding, errors=sys.__stdin__.errors
+        )
+        sys.stdout = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False),
+            encoding=sys.__stdout__.encoding,
+            errors=sys.__stdout__.errors,
+            line_buffering=tty,
+            write_through=False,
+        )
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False),
+            encoding=sys.__stderr__.encoding,
+            errors=sys.__stderr__.errors,
+            line_buffering=True,
+        )
         sys.argv = ["quorumctl", *map(str, args)]
-        if memory is not None:    # the command's own growth, over what the test process already maps
+        if memory is not None:  # the command's own growth, over what the test process already maps
             limit = _vm_bytes() + memory
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         if cpu is not None:
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
         from quorumctl.cli.main import main
+
         try:
             main()
             code = 0
@@ -92,9 +104,10 @@ def _child(args, out_fd: int, err_fd: int, env: dict, tty: bool, memory: int | N
             try:
                 f.flush()
             except BrokenPipeError:
-                code = 120    # as the interpreter, failing to flush at exit
-    except BaseException:   # shown to the test as stderr, as an interpreter would
+                code = 120  # as the interpreter, failing to flush at exit
+    except BaseException:  # shown to the test as stderr, as an interpreter would
         import traceback
+
         try:
             os.write(2, traceback.format_exc().encode())
         except OSError:
@@ -102,15 +115,28 @@ def _child(args, out_fd: int, err_fd: int, env: dict, tty: bool, memory: int | N
     os._exit(code)
 
 
-def run(args, *, tty: bool = False, cols: int = 200, rows: int = 100, env: dict | None = None,
-        memory: int | None = None, cpu: int | None = None, timeout: float = 120, keep_out: bool = True) -> Forked:
+def run(
+    args,
+    *,
+    tty: bool = False,
+    cols: int = 200,
+    rows: int = 100,
+    env: dict | None = None,
+    memory: int | None = None,
+    cpu: int | None = None,
+    timeout: float = 120,
+    keep_out: bool = True,
+) -> Forked:
     """`quorumctl ARGS` in a forked child. tty: stdout (and stdin) a pseudo-terminal of
     cols x rows, TERM=xterm-256color; memory: bytes of address space it may add;
     cpu: seconds of CPU; a run past `timeout` is killed (-9). keep_out=False reads
     stdout and drops it."""
     _warm()
-    env = {k: v for k, v in (os.environ if env is None else env).items()
-           if k not in ("COLUMNS", "LINES", "PYTEST_CURRENT_TEST") and not (tty and k == "NO_COLOR")}
+    env = {
+        k: v
+        for k, v in (os.environ if env is None else env).items()
+        if k not in ("COLUMNS", "LINES", "PYTEST_CURRENT_TEST") and not (tty and k == "NO_COLOR")
+    }
     if tty:
         env.setdefault("TERM", "xterm-256color")
         master, out_w = os.openpty()
@@ -119,7 +145,7 @@ def run(args, *, tty: bool = False, cols: int = 200, rows: int = 100, env: dict 
     else:
         out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    for f in (sys.stdout, sys.stderr):   # nothing buffered in the test may be written twice
+    for f in (sys.stdout, sys.stderr):  # nothing buffered in the test may be written twice
         f.flush()
     pid = os.fork()
     if pid == 0:
@@ -140,7 +166,7 @@ def run(args, *, tty: bool = False, cols: int = 200, rows: int = 100, env: dict 
             for fd in ready:
                 try:
                     data = os.read(fd, 1 << 20)
-                except OSError:   # EIO: the terminal's last writer is gone
+                except OSError:  # EIO: the terminal's last writer is gone
                     data = b""
                 if not data:
                     open_fds.discard(fd)

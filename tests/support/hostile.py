@@ -42,7 +42,7 @@ def flip_in_batches(data: bytes, batches: list[tuple[int, int]], flips) -> bytes
         at = pos + HEADER_SIZE + where % max(size - HEADER_SIZE, 1)
         if at < pos + size:
             buf[at] ^= x
-            struct.pack_into(">I", buf, pos + 17, crc32c.crc32c(bytes(buf[pos + CRC_START:pos + size])))
+            struct.pack_into(">I", buf, pos + 17, crc32c.crc32c(bytes(buf[pos + CRC_START : pos + size])))
     return bytes(buf)
 
 
@@ -53,6 +53,7 @@ def garbage_in_batches(segment):
     from hypothesis import strategies as st
 
     from quorumctl.records.batch import BatchReader
+
     data = open(segment, "rb").read()
     batches = [(b.position, b.size) for b in BatchReader(str(segment))]
 
@@ -61,8 +62,10 @@ def garbage_in_batches(segment):
         d.mkdir(parents=True, exist_ok=True)
         (d / "00000000000000000000.log").write_bytes(flip_in_batches(data, batches, flips))
         return d
-    flips = st.lists(st.tuples(st.integers(0, len(batches) - 1), st.integers(0, 10**6), st.integers(1, 255)),
-                     min_size=1, max_size=8)
+
+    flips = st.lists(
+        st.tuples(st.integers(0, len(batches) - 1), st.integers(0, 10**6), st.integers(1, 255)), min_size=1, max_size=8
+    )
     return write, flips
 
 
@@ -73,8 +76,9 @@ def set_field(batch: bytes, at: int, fmt: str, value: int) -> bytes:
     return fix_crc(b)
 
 
-def record_count_bomb(count: int, codec: int, *, base_offset: int = 0, last_offset_delta: int = 0,
-                      leader_epoch: int = 1) -> bytes:
+def record_count_bomb(
+    count: int, codec: int, *, base_offset: int = 0, last_offset_delta: int = 0, leader_epoch: int = 1
+) -> bytes:
     """A batch declaring `count` 7-byte records (all with offset delta 0) in a
     compressed block of a few KB, lastOffsetDelta as given, CRC valid."""
     body = TINY_RECORD * count
@@ -90,11 +94,13 @@ def plain_batch(n: int = 3, base_offset: int = 0, **kw) -> bytes:
     return encode_batch([(None, b"v%d" % i) for i in range(n)], base_offset=base_offset, **kw)
 
 
-def batch_with_deltas(values: list[bytes], deltas: list[int], *, count: int, last_offset_delta: int,
-                      codec: int = 0, base_offset: int = 0) -> bytes:
+def batch_with_deltas(
+    values: list[bytes], deltas: list[int], *, count: int, last_offset_delta: int, codec: int = 0, base_offset: int = 0
+) -> bytes:
     """A batch of `values` (null keys) at the given offset deltas, with a
     recordCount and lastOffsetDelta of our choosing, CRC valid."""
     from quorumctl.records.batch import encode_record
+
     body = b"".join(encode_record(d, 0, None, v) for d, v in zip(deltas, values))
     block = compression.compress(codec, body) if codec else body
     length = HEADER_SIZE - 12 + len(block)

@@ -12,12 +12,38 @@ import random
 # valid characters of each encoded length, at the ends of the ranges
 VALID = ["é", "ÿ", "߿", "ࠀ", "€", "\ud7ff", "\ue000", "\uffff", "𐀀", "𐍈", "\U0010ffff"]
 
-NAMED = [bytes.fromhex(h) for h in [
-    "c080", "c1bf", "e08080", "e09fbf", "f0808080", "f08fbfbf", "f8888080", "fc8480808080",  # overlong
-    "eda080", "edbfbf", "edafbfedbfbf", "eda0", "edbf", "eda041", "edbfc3a9",           # surrogates
-    "f4908080", "f7bfbfbf", "f5", "f580808080", "fe", "ff",                              # above U+10FFFF
-    "80", "bf", "8080", "41bf42", "c3a9a9", "e282ac80",                                 # stray continuations
-]]
+NAMED = [
+    bytes.fromhex(h)
+    for h in [
+        "c080",
+        "c1bf",
+        "e08080",
+        "e09fbf",
+        "f0808080",
+        "f08fbfbf",
+        "f8888080",
+        "fc8480808080",  # overlong
+        "eda080",
+        "edbfbf",
+        "edafbfedbfbf",
+        "eda0",
+        "edbf",
+        "eda041",
+        "edbfc3a9",  # surrogates
+        "f4908080",
+        "f7bfbfbf",
+        "f5",
+        "f580808080",
+        "fe",
+        "ff",  # above U+10FFFF
+        "80",
+        "bf",
+        "8080",
+        "41bf42",
+        "c3a9a9",
+        "e282ac80",  # stray continuations
+    ]
+]
 
 
 def truncations() -> list[bytes]:

@@ -24,18 +24,18 @@ import recover_chaos  # tools/recover_chaos.py, on pytest's pythonpath: its skip
 KAFKA_DIR = SHARED / "kafka"
 KAFKA_HOME = KAFKA_DIR / "kafka_2.13-4.1.0"
 KAFKA43_HOME = KAFKA_DIR / "kafka_2.13-4.3.0"
-KAFKA44_HOME = KAFKA_DIR / "kafka_2.13-4.4.0-SNAPSHOT"     # the 4.4 branch (87943b2f), unreleased
+KAFKA44_HOME = KAFKA_DIR / "kafka_2.13-4.4.0-SNAPSHOT"  # the 4.4 branch (87943b2f), unreleased
 HOMES = {"4.1": KAFKA_HOME, "4.3": KAFKA43_HOME, "4.4": KAFKA44_HOME}
 # the metadata.version a test cluster of each release is formatted with: the
 # release's own newest (quorumctl's default may be newer than an older release runs)
-RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0", "4.4": "4.3-IV0"}   # 4.4's newest production level is 4.3-IV0
-FEATURE_LEVEL = {"4.1": 27, "4.3": 30, "4.4": 30}   # their metadata.version levels
+RELEASE_VERSION = {"4.1": "4.1-IV1", "4.3": "4.3-IV0", "4.4": "4.3-IV0"}  # 4.4's newest production level is 4.3-IV0
+FEATURE_LEVEL = {"4.1": 27, "4.3": 30, "4.4": 30}  # their metadata.version levels
 
 
 def skip_reason(home: Path = KAFKA_HOME) -> str | None:
     """Why the real Kafka in `home` cannot run here (absent, or no Java 17+), or
     None: tools/recover_chaos.skip_reason, for the version `home` is named after."""
-    full = home.name.removeprefix("kafka_2.13-")      # "4.3.0", "4.4.0-SNAPSHOT"
+    full = home.name.removeprefix("kafka_2.13-")  # "4.3.0", "4.4.0-SNAPSHOT"
     short = next((k for k, v in recover_chaos.VERSIONS.items() if v == full), full)
     return recover_chaos.skip_reason(short)
 
@@ -49,7 +49,9 @@ def home_of(release: str) -> Path:
     if (reason := skip_reason(home)) is not None:
         pytest.skip(reason)
     return home
-needs_kafka = pytest.mark.kafka("4.1")   # tests/conftest.py skips it, saying why, when 4.1 cannot run
+
+
+needs_kafka = pytest.mark.kafka("4.1")  # tests/conftest.py skips it, saying why, when 4.1 cannot run
 
 
 def tool_env(tmp: Path) -> dict:
@@ -57,16 +59,33 @@ def tool_env(tmp: Path) -> dict:
     for k in ("JMX_PORT", "KAFKA_DEBUG", "KAFKA_OPTS", "KAFKA_LOG4J_OPTS"):
         env.pop(k, None)
     # the tools' log4j would otherwise write under KAFKA_HOME; keep JVM start cheap on a small CI box
-    env.update(LOG_DIR=str(tmp), KAFKA_HEAP_OPTS="-Xmx256m", KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+    env.update(
+        LOG_DIR=str(tmp),
+        KAFKA_HEAP_OPTS="-Xmx256m",
+        KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+    )
     return env
 
 
-def kafka_tool(tool: str, args: list[str], tmp: Path, timeout: float = 180, cwd=None,
-               home: Path = KAFKA_HOME, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def kafka_tool(
+    tool: str,
+    args: list[str],
+    tmp: Path,
+    timeout: float = 180,
+    cwd=None,
+    home: Path = KAFKA_HOME,
+    stdin: bytes | None = None,
+) -> subprocess.CompletedProcess:
     """Run bin/<tool>.sh of `home` (4.1 by default) with args (and `stdin`); returns the
     completed process, its streams decoded as UTF-8 with line ends untouched (payloads may hold a CR)."""
-    p = subprocess.run([str(home / "bin" / f"{tool}.sh"), *args], input=stdin, capture_output=True,
-                       timeout=timeout, env=tool_env(tmp), cwd=cwd)
+    p = subprocess.run(
+        [str(home / "bin" / f"{tool}.sh"), *args],
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        env=tool_env(tmp),
+        cwd=cwd,
+    )
     p.stdout, p.stderr = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
     return p
 
@@ -102,18 +121,32 @@ public class StorageRuns {
 """
 
 
-def storage_runs(runs: list[list[str]], tmp: Path, home: Path = KAFKA_HOME,
-                 timeout: float = 300) -> list[tuple[int, str, str]]:
+def storage_runs(
+    runs: list[list[str]], tmp: Path, home: Path = KAFKA_HOME, timeout: float = 300
+) -> list[tuple[int, str, str]]:
     """Run kafka-storage of `home` once per argument list, all in one JVM; returns
     (exit code, stdout, error) per run, the error as "ExceptionClass: message"."""
     src = tmp / "StorageRuns.java"
     src.write_text(STORAGE_RUNS_JAVA)
     java = str(Path(os.environ["JAVA_HOME"]) / "bin" / "java") if os.environ.get("JAVA_HOME") else "java"
-    p = subprocess.run([java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                        f"-Dlog4j2.configurationFile={home / 'config' / 'tools-log4j2.yaml'}",
-                        "-cp", f"{home / 'libs'}/*", str(src)],
-                       input="".join("\t".join(r) + "\n" for r in runs), capture_output=True, text=True,
-                       timeout=timeout, env=tool_env(tmp), cwd=tmp)
+    p = subprocess.run(
+        [
+            java,
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-XX:TieredStopAtLevel=1",
+            f"-Dlog4j2.configurationFile={home / 'config' / 'tools-log4j2.yaml'}",
+            "-cp",
+            f"{home / 'libs'}/*",
+            str(src),
+        ],
+        input="".join("\t".join(r) + "\n" for r in runs),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=tool_env(tmp),
+        cwd=tmp,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     out = []
     for chunk in p.stdout.split("@@end\n")[:-1]:
@@ -150,18 +183,37 @@ def _node_props(c: Cluster, name: str, dynamic: bool) -> str:
         quorum = "controller.quorum.bootstrap.servers=" + ",".join(c.controllers)
     else:
         quorum = "controller.quorum.voters=" + ",".join(f"{i}@{a}" for i, a in enumerate(c.controllers, 1))
-    role = ("process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\nadvertised.listeners=CONTROLLER://127.0.0.1:%d"
-            % (port, port)) if name.startswith("c") else \
-        ("process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:%d\nadvertised.listeners=PLAINTEXT://127.0.0.1:%d"
-         % (port, port))
-    return (f"node.id={nid}\n{quorum}\ncontroller.listener.names=CONTROLLER\n"
-            f"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
-            f"log.dirs={c.d / 'data' / name}\n{role}\n")
+    role = (
+        (
+            "process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:%d\nadvertised.listeners=CONTROLLER://127.0.0.1:%d"
+            % (port, port)
+        )
+        if name.startswith("c")
+        else (
+            "process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:%d\nadvertised.listeners=PLAINTEXT://127.0.0.1:%d"
+            % (port, port)
+        )
+    )
+    return (
+        f"node.id={nid}\n{quorum}\ncontroller.listener.names=CONTROLLER\n"
+        f"listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+        f"log.dirs={c.d / 'data' / name}\n{role}\n"
+    )
 
 
-def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: int = 3,
-                  version: str = "4.1", release_version: str | None = None, brokers: int = 1,
-                  start_timeout: int = 150, format_args: tuple = (), extra_conf: str = "") -> Cluster:
+def start_cluster(
+    cli,
+    tmp_path_factory,
+    name: str,
+    dynamic: bool,
+    controllers: int = 3,
+    version: str = "4.1",
+    release_version: str | None = None,
+    brokers: int = 1,
+    start_timeout: int = 150,
+    format_args: tuple = (),
+    extra_conf: str = "",
+) -> Cluster:
     """A real cluster of `version` (N controllers, M brokers) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
     (cluster.env) and format every node first; it then starts them as they are.
@@ -171,19 +223,44 @@ def start_cluster(cli, tmp_path_factory, name: str, dynamic: bool, controllers: 
     config, for format and start (the script's CLUSTER_EXTRA_CONF)."""
     for attempt in (1, 2, 3):
         try:
-            return _start_cluster(cli, tmp_path_factory.mktemp(name), dynamic, controllers, version,
-                                  release_version, brokers, start_timeout, format_args, extra_conf)
+            return _start_cluster(
+                cli,
+                tmp_path_factory.mktemp(name),
+                dynamic,
+                controllers,
+                version,
+                release_version,
+                brokers,
+                start_timeout,
+                format_args,
+                extra_conf,
+            )
         except AssertionError as e:
             if attempt == 3 or "is already in use" not in str(e):
                 raise
     raise AssertionError("unreachable")
 
 
-def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
-                   release_version: str | None, brokers: int, start_timeout: int, format_args: tuple = (),
-                   extra_conf: str = "") -> Cluster:
-    c = Cluster(d, free_base_port(span=controllers + brokers), version, brokers=brokers, controllers=controllers,
-                dynamic=dynamic)
+def _start_cluster(
+    cli,
+    d: Path,
+    dynamic: bool,
+    controllers: int,
+    version: str,
+    release_version: str | None,
+    brokers: int,
+    start_timeout: int,
+    format_args: tuple = (),
+    extra_conf: str = "",
+) -> Cluster:
+    c = Cluster(
+        d,
+        free_base_port(span=controllers + brokers),
+        version,
+        brokers=brokers,
+        controllers=controllers,
+        dynamic=dynamic,
+    )
     code, out, err = cli("bootstrap", "random-uuid")
     assert code == 0, err
     cluster_id = out.strip()
@@ -191,8 +268,10 @@ def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
     for _ in range(controllers if dynamic else 0):
         out = cli("bootstrap", "random-uuid", code=0).out
         dir_ids.append(out.strip())
-    (d / "cluster.env").write_text(f"MODE={'dynamic' if dynamic else 'static'}\nNC={controllers}\nNB={brokers}\n"
-                                   f"BASE={c.base}\nCLUSTER_ID={cluster_id}\nDIR_IDS='{' '.join(dir_ids)}'\n")
+    (d / "cluster.env").write_text(
+        f"MODE={'dynamic' if dynamic else 'static'}\nNC={controllers}\nNB={brokers}\n"
+        f"BASE={c.base}\nCLUSTER_ID={cluster_id}\nDIR_IDS='{' '.join(dir_ids)}'\n"
+    )
     (d / "conf").mkdir()
     initial = ",".join(f"{i}@{a}:{did}" for i, (a, did) in enumerate(zip(c.controllers, dir_ids), 1))
     c.cluster_id, c.dir_ids, c.formatted = cluster_id, dict(enumerate(dir_ids, 1)), {}
@@ -202,11 +281,22 @@ def _start_cluster(cli, d: Path, dynamic: bool, controllers: int, version: str,
         extra = []
         if dynamic:
             extra = ["--initial-controllers", initial] if n.startswith("c") else ["--no-initial-controllers"]
-        code, out, err = cli("bootstrap", "format", "-c", str(conf), "-t", cluster_id, *extra,
-                             "--release-version", release_version or RELEASE_VERSION[version], *format_args, "--apply")
+        code, out, err = cli(
+            "bootstrap",
+            "format",
+            "-c",
+            str(conf),
+            "-t",
+            cluster_id,
+            *extra,
+            "--release-version",
+            release_version or RELEASE_VERSION[version],
+            *format_args,
+            "--apply",
+        )
         assert code == 0, err
         c.formatted[n] = out
-    c.extra_conf = extra_conf      # the script's CLUSTER_EXTRA_CONF, at start and at every start-node
+    c.extra_conf = extra_conf  # the script's CLUSTER_EXTRA_CONF, at start and at every start-node
     c.launch(start_timeout=start_timeout)
     return c
 
@@ -215,6 +305,7 @@ def cluster_fixture(name: str, dynamic: bool, versions: tuple[str, ...] = ("4.1"
     """A module-scoped fixture: one cluster per Kafka release, always stopped.
     A test that proves nothing new on the second release narrows it with
     @pytest.mark.parametrize("cluster", ["4.3"], indirect=True)."""
+
     @pytest.fixture(scope="module", params=versions)
     def cluster(cli, tmp_path_factory, request):
         home_of(request.param)
@@ -223,6 +314,7 @@ def cluster_fixture(name: str, dynamic: bool, versions: tuple[str, ...] = ("4.1"
             yield c
         finally:
             c.discard()
+
     return cluster
 
 
@@ -232,8 +324,9 @@ VOLATILE_STATUS = ("HighWatermark:", "MaxFollowerLag:", "MaxFollowerLagTimeMs:")
 
 
 def mask_status(text: str) -> str:
-    return "\n".join(re.sub(r"-?\d+$", "N", line) if line.startswith(VOLATILE_STATUS) else line
-                     for line in text.split("\n"))
+    return "\n".join(
+        re.sub(r"-?\d+$", "N", line) if line.startswith(VOLATILE_STATUS) else line for line in text.split("\n")
+    )
 
 
 def table_rows(text: str) -> list[list[str]]:
@@ -249,8 +342,9 @@ def table_rows(text: str) -> list[list[str]]:
 def mask_replication(text: str) -> list[list[str]]:
     rows = table_rows(text)
     # LogEndOffset, Lag, LastFetchTimestamp, LastCaughtUpTimestamp move between two calls
-    return [rows[0]] + [[r[0], r[1], "N", "N", re.sub(r"\d+", "N", r[4]), re.sub(r"\d+", "N", r[5]), r[6]]
-                        for r in rows[1:]]
+    return [rows[0]] + [
+        [r[0], r[1], "N", "N", re.sub(r"\d+", "N", r[4]), re.sub(r"\d+", "N", r[5]), r[6]] for r in rows[1:]
+    ]
 
 
 def kafka_quorum(tmp_path, via: list[str], *args: str, home: Path = KAFKA_HOME) -> str:
@@ -270,6 +364,7 @@ until = recover_chaos.until
 
 
 # -- a rolling upgrade, observed step by step (test_kafka_rolling_upgrade*.py) ---------------
+
 
 def healthy(cli, via: list[str]) -> bool:
     code, out, _ = cli("describe", "health", *via, "-o", "json")

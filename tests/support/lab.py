@@ -137,8 +137,10 @@ def _netns_works() -> str | None:
     without CAP_SYS_ADMIN / CAP_NET_ADMIN cannot), else why not."""
     ns = f"{NS_PREFIX}{os.getpid()}-probe"
     try:
-        for argv in (["ip", "netns", "add", ns],
-                     ["ip", "netns", "exec", ns, "iptables", "-A", "INPUT", "-j", "ACCEPT"]):
+        for argv in (
+            ["ip", "netns", "add", ns],
+            ["ip", "netns", "exec", ns, "iptables", "-A", "INPUT", "-j", "ACCEPT"],
+        ):
             p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
             if p.returncode != 0:
                 return f"the lab cannot make network namespaces here: {' '.join(argv)}: {p.stderr.strip()}"
@@ -151,10 +153,10 @@ def _netns_works() -> str | None:
 class Host:
     name: str
     ip: str
-    node_id: int | None = None     # None: the operator
-    role: str | None = None        # controller | broker | None
+    node_id: int | None = None  # None: the operator
+    role: str | None = None  # controller | broker | None
     proc: subprocess.Popen | None = None
-    dir_id: str | None = None      # the directory id it was formatted with
+    dir_id: str | None = None  # the directory id it was formatted with
 
     @property
     def port(self) -> int | None:
@@ -179,9 +181,9 @@ class CutHandle:
     cuts: list[Cut] = field(default_factory=list)
 
 
-def _die_with_parent():   # in the child, before exec: SIGKILL when the test process dies
+def _die_with_parent():  # in the child, before exec: SIGKILL when the test process dies
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
 
@@ -237,8 +239,15 @@ class Lab:
 
     _count = 0
 
-    def __init__(self, d: Path, version: str = "4.3", dynamic: bool = True, controllers: int = 3,
-                 brokers: int = 1, start_timeout: float = 180):
+    def __init__(
+        self,
+        d: Path,
+        version: str = "4.3",
+        dynamic: bool = True,
+        controllers: int = 3,
+        brokers: int = 1,
+        start_timeout: float = 180,
+    ):
         Lab._count += 1
         self.d = Path(d)
         self.version, self.dynamic, self.start_timeout = version, dynamic, start_timeout
@@ -314,8 +323,22 @@ class Lab:
         for h in self.hosts.values():
             ns = self.ns(h.name)
             _sh("ip", "netns", "add", ns)
-            _sh("ip", "-n", sw, "link", "add", "name", f"v-{h.name}", "type", "veth", "peer", "name", "eth0",
-                "netns", ns)
+            _sh(
+                "ip",
+                "-n",
+                sw,
+                "link",
+                "add",
+                "name",
+                f"v-{h.name}",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                ns,
+            )
             _sh("ip", "-n", sw, "link", "set", f"v-{h.name}", "master", "br0", "up")
             _sh("ip", "-n", ns, "link", "set", "lo", "up")
             _sh("ip", "-n", ns, "addr", "add", f"{h.ip}/24", "dev", "eth0")
@@ -346,7 +369,7 @@ class Lab:
         own address) in the hosts files of `seen_by` (default: every host)."""
         if ip == "":
             ip = self.host(name).ip
-        for viewer in ([self.host(v).name for v in seen_by] if seen_by else list(self.names)):
+        for viewer in [self.host(v).name for v in seen_by] if seen_by else list(self.names):
             self.names[viewer][name] = ip
             self._write_hosts(viewer)
 
@@ -383,8 +406,11 @@ class Lab:
         open connections to `b` (those it has go silent), `b` still can to `a`.
         `reject`: TCP is answered by a reset instead of silence."""
         a = self.host(a).name
-        others = [x for x in self.hosts if x != a] if b is None else \
-            [self.host(x).name for x in ([b] if isinstance(b, (str, int, Host)) else b)]
+        others = (
+            [x for x in self.hosts if x != a]
+            if b is None
+            else [self.host(x).name for x in ([b] if isinstance(b, (str, int, Host)) else b)]
+        )
         handle = CutHandle([Cut(a, x, oneway, reject) for x in others])
         self.cuts += handle.cuts
         self._apply_cuts()
@@ -410,7 +436,7 @@ class Lab:
         for c in self.cuts:
             a, b = self.hosts[c.a], self.hosts[c.b]
             if not c.oneway:
-                if c.reject:   # each side answers the other's TCP with a reset
+                if c.reject:  # each side answers the other's TCP with a reset
                     rules[a.name].append(f"-A INPUT -s {b.ip}/32 {tcp_no_rst} -j REJECT --reject-with tcp-reset")
                     rules[b.name].append(f"-A INPUT -s {a.ip}/32 {tcp_no_rst} -j REJECT --reject-with tcp-reset")
                 else:
@@ -421,16 +447,21 @@ class Lab:
             if b.port is None:
                 raise ValueError(f"a one-way cut towards {b.name}: it listens on nothing")
             if c.reject:
-                rules[b.name].append(f"-A INPUT -s {a.ip}/32 -p tcp --dport {b.port} ! --tcp-flags RST RST "
-                                     "-j REJECT --reject-with tcp-reset")
+                rules[b.name].append(
+                    f"-A INPUT -s {a.ip}/32 -p tcp --dport {b.port} ! --tcp-flags RST RST "
+                    "-j REJECT --reject-with tcp-reset"
+                )
             else:
                 rules[b.name].append(f"-A INPUT -s {a.ip}/32 -p tcp --dport {b.port} -j DROP")
         return rules
 
     def _apply_cuts(self) -> None:
         for h, rules in self._rules().items():
-            text = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n" + \
-                   "".join(r + "\n" for r in rules) + "COMMIT\n"
+            text = (
+                "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n"
+                + "".join(r + "\n" for r in rules)
+                + "COMMIT\n"
+            )
             _sh("ip", "netns", "exec", self.ns(h), "iptables-restore", input=text)
 
     # -- running things in a host ----------------------------------------------------------
@@ -443,14 +474,22 @@ class Lab:
         try:
             return subprocess.run(self.argv(host, argv), capture_output=True, text=True, timeout=timeout, env=env)
         except subprocess.TimeoutExpired as e:
+
             def s(x):
                 return x.decode("utf-8", "replace") if isinstance(x, bytes) else (x or "")
+
             return subprocess.CompletedProcess(e.cmd, 124, s(e.stdout), s(e.stderr) + "\n[timed out]")
 
     def spawn(self, host, argv: list, stdout, stderr=subprocess.DEVNULL, env: dict | None = None) -> subprocess.Popen:
         """Start `argv` on `host` in the background; the lab kills it on close()."""
-        p = subprocess.Popen(self.argv(host, argv), stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
-                             env=env, preexec_fn=_die_with_parent)
+        p = subprocess.Popen(
+            self.argv(host, argv),
+            stdout=stdout,
+            stderr=stderr,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            preexec_fn=_die_with_parent,
+        )
         self.spawned.append(p)
         return p
 
@@ -475,36 +514,57 @@ class Lab:
             quorum = f"controller.quorum.bootstrap.servers={self.controllers}"
         else:
             quorum = "controller.quorum.voters=" + ",".join(f"{c.node_id}@{c.addr}" for c in self.controller_hosts)
-        lines = [f"node.id={h.node_id}", quorum, "controller.listener.names=CONTROLLER",
-                 "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
-                 f"log.dirs={self.data(h.name)}", "num.network.threads=2", "num.io.threads=2",
-                 "background.threads=2", "num.recovery.threads.per.data.dir=1"]
+        lines = [
+            f"node.id={h.node_id}",
+            quorum,
+            "controller.listener.names=CONTROLLER",
+            "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            f"log.dirs={self.data(h.name)}",
+            "num.network.threads=2",
+            "num.io.threads=2",
+            "background.threads=2",
+            "num.recovery.threads.per.data.dir=1",
+        ]
         if h.role == "controller":
-            lines += ["process.roles=controller", f"listeners=CONTROLLER://0.0.0.0:{h.port}",
-                      f"advertised.listeners=CONTROLLER://{h.addr}"]
+            lines += [
+                "process.roles=controller",
+                f"listeners=CONTROLLER://0.0.0.0:{h.port}",
+                f"advertised.listeners=CONTROLLER://{h.addr}",
+            ]
         else:
-            lines += ["process.roles=broker", f"listeners=PLAINTEXT://0.0.0.0:{h.port}",
-                      f"advertised.listeners=PLAINTEXT://{h.addr}", "inter.broker.listener.name=PLAINTEXT",
-                      "offsets.topic.replication.factor=1", "offsets.topic.num.partitions=4",
-                      "transaction.state.log.replication.factor=1", "transaction.state.log.min.isr=1",
-                      "transaction.state.log.num.partitions=4",
-                      "share.coordinator.state.topic.replication.factor=1",
-                      "share.coordinator.state.topic.min.isr=1", "group.initial.rebalance.delay.ms=0",
-                      "log.cleaner.threads=1", "log.cleaner.dedupe.buffer.size=16777216"]
+            lines += [
+                "process.roles=broker",
+                f"listeners=PLAINTEXT://0.0.0.0:{h.port}",
+                f"advertised.listeners=PLAINTEXT://{h.addr}",
+                "inter.broker.listener.name=PLAINTEXT",
+                "offsets.topic.replication.factor=1",
+                "offsets.topic.num.partitions=4",
+                "transaction.state.log.replication.factor=1",
+                "transaction.state.log.min.isr=1",
+                "transaction.state.log.num.partitions=4",
+                "share.coordinator.state.topic.replication.factor=1",
+                "share.coordinator.state.topic.min.isr=1",
+                "group.initial.rebalance.delay.ms=0",
+                "log.cleaner.threads=1",
+                "log.cleaner.dedupe.buffer.size=16777216",
+            ]
         return "\n".join(lines) + "\n"
 
     def _log4j(self, h: Host) -> Path:
         p = self.d / "conf" / f"{h.name}.log4j2.yaml"
-        p.write_text("Configuration:\n  Appenders:\n    File:\n      name: FILE\n"
-                     f"      fileName: \"{self.log(h.name)}\"\n      append: true\n"
-                     "      PatternLayout:\n        pattern: \"[%d] %p %m (%c)%n\"\n"
-                     "  Loggers:\n    Root:\n      level: INFO\n      AppenderRef:\n        - ref: FILE\n"
-                     "    Logger:\n      - name: kafka.request.logger\n        level: WARN\n")
+        p.write_text(
+            "Configuration:\n  Appenders:\n    File:\n      name: FILE\n"
+            f'      fileName: "{self.log(h.name)}"\n      append: true\n'
+            '      PatternLayout:\n        pattern: "[%d] %p %m (%c)%n"\n'
+            "  Loggers:\n    Root:\n      level: INFO\n      AppenderRef:\n        - ref: FILE\n"
+            "    Logger:\n      - name: kafka.request.logger\n        level: WARN\n"
+        )
         return p
 
     def _qc_local(self, *args) -> str:
         """quorumctl in this process (offline commands: ids, formatting)."""
         from quorumctl.cli.main import run_captured
+
         code, out, err = run_captured(tuple(map(str, args)))
         if code != 0:
             raise RuntimeError(f"lab: quorumctl {' '.join(map(str, args))} failed ({code}): {err.strip()}")
@@ -518,12 +578,24 @@ class Lab:
         extra: list[str] = []
         if self.dynamic:
             if h.role == "controller" and not join:
-                extra = ["--initial-controllers",
-                         ",".join(f"{c.node_id}@{c.addr}:{c.dir_id}" for c in self.controller_hosts)]
+                extra = [
+                    "--initial-controllers",
+                    ",".join(f"{c.node_id}@{c.addr}:{c.dir_id}" for c in self.controller_hosts),
+                ]
             else:
                 extra = ["--no-initial-controllers"]
-        self._qc_local("bootstrap", "format", "-c", conf, "-t", self.cluster_id, *extra,
-                       "--release-version", RELEASE_VERSION[self.version], "--apply")
+        self._qc_local(
+            "bootstrap",
+            "format",
+            "-c",
+            conf,
+            "-t",
+            self.cluster_id,
+            *extra,
+            "--release-version",
+            RELEASE_VERSION[self.version],
+            "--apply",
+        )
         for line in (self.data(h.name) / "meta.properties").read_text().splitlines():
             if line.startswith("directory.id="):
                 h.dir_id = line.split("=", 1)[1]
@@ -534,16 +606,26 @@ class Lab:
         log = self.log(h.name)
         self._log_marks[h.name] = log.stat().st_size if log.exists() else 0
         env = {k: v for k, v in os.environ.items() if k not in ("JMX_PORT", "KAFKA_DEBUG")}
-        env.update(KAFKA_HEAP_OPTS="-Xmx256m -Xms64m", KAFKA_JMX_OPTS=" ", LOG_DIR=str(self.d / "logs"),
-                   KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={self._log4j(h)}",
-                   KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
-                   # names change in the lab: the JVM looks them up again after 1 s
-                   KAFKA_OPTS="-Dsun.net.inetaddr.ttl=1 -Dsun.net.inetaddr.negative.ttl=1")
+        env.update(
+            KAFKA_HEAP_OPTS="-Xmx256m -Xms64m",
+            KAFKA_JMX_OPTS=" ",
+            LOG_DIR=str(self.d / "logs"),
+            KAFKA_LOG4J_OPTS=f"-Dlog4j2.configurationFile={self._log4j(h)}",
+            KAFKA_JVM_PERFORMANCE_OPTS="-XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+            # names change in the lab: the JVM looks them up again after 1 s
+            KAFKA_OPTS="-Dsun.net.inetaddr.ttl=1 -Dsun.net.inetaddr.negative.ttl=1",
+        )
         out = open(self.d / "logs" / f"{h.name}.out", "ab")
         # ip netns exec, kafka-server-start.sh and kafka-run-class.sh exec: the pid is the JVM's
-        h.proc = subprocess.Popen(self.argv(h.name, [self.home / "bin" / "kafka-server-start.sh", self.conf(h.name)]),
-                                  stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                  start_new_session=True, preexec_fn=_die_with_parent)
+        h.proc = subprocess.Popen(
+            self.argv(h.name, [self.home / "bin" / "kafka-server-start.sh", self.conf(h.name)]),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         out.close()
 
     def log_since_start(self, node) -> str:
@@ -560,13 +642,16 @@ class Lab:
         while pending:
             for h in list(pending):
                 if h.proc.poll() is not None:
-                    raise RuntimeError(f"lab: {h.name} exited ({h.proc.returncode}) while starting:\n"
-                                       + self.tail(h.name))
+                    raise RuntimeError(
+                        f"lab: {h.name} exited ({h.proc.returncode}) while starting:\n" + self.tail(h.name)
+                    )
                 if "Kafka Server started" in self.log_since_start(h.name):
                     pending.remove(h)
             if pending and time.monotonic() > end:
-                raise RuntimeError(f"lab: {', '.join(h.name for h in pending)} not started in {limit_s:.0f} s:\n"
-                                   + "\n".join(self.tail(h.name) for h in pending))
+                raise RuntimeError(
+                    f"lab: {', '.join(h.name for h in pending)} not started in {limit_s:.0f} s:\n"
+                    + "\n".join(self.tail(h.name) for h in pending)
+                )
             time.sleep(0.3)
 
     def tail(self, node, lines: int = 25) -> str:
@@ -604,8 +689,18 @@ class Lab:
 
     def status(self, host=OPERATOR, via: str | None = None) -> dict | None:
         """`describe status` as JSON from `host` (through the controllers by name), or None."""
-        code, out, err = self.quorumctl("describe", "status", "--bootstrap-controller", via or self.controllers,
-                                        "-o", "json", "--timeout", "3", host=host, timeout=60)
+        code, out, err = self.quorumctl(
+            "describe",
+            "status",
+            "--bootstrap-controller",
+            via or self.controllers,
+            "-o",
+            "json",
+            "--timeout",
+            "3",
+            host=host,
+            timeout=60,
+        )
         if code != 0:
             return None
         try:
@@ -615,8 +710,11 @@ class Lab:
 
     def leader(self, limit_s: float = 60, host=OPERATOR) -> tuple[int, int]:
         """(leader id, epoch), waiting for one."""
-        d = until("a leader", lambda: (lambda s: s if s and (s.get("leaderId") or -1) > 0 else None)(
-            self.status(host)), limit_s)
+        d = until(
+            "a leader",
+            lambda: (lambda s: s if s and (s.get("leaderId") or -1) > 0 else None)(self.status(host)),
+            limit_s,
+        )
         return d["leaderId"], d["leaderEpoch"]
 
     def alive(self, node) -> bool:
@@ -689,4 +787,5 @@ def lab_fixture(version: str = "4.3", dynamic: bool = True):
             yield lab
         finally:
             lab.close()
+
     return lab

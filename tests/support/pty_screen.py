@@ -26,17 +26,25 @@ def default_sigint() -> None:
 
 
 class PtyRun:
-    def __init__(self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None,
-                 stderr_on_pty: bool = False):
+    def __init__(
+        self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None, stderr_on_pty: bool = False
+    ):
         self.screen = pyte.Screen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.master, slave = os.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         env = {k: v for k, v in (env or os.environ).items() if k not in ("COLUMNS", "LINES", "NO_COLOR")}
         env.setdefault("TERM", "xterm-256color")
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave,
-                                     stderr=slave if stderr_on_pty else subprocess.PIPE, cwd=cwd, env=env,
-                                     start_new_session=True, preexec_fn=default_sigint)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave if stderr_on_pty else subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            preexec_fn=default_sigint,
+        )
         os.close(slave)
         self._err = bytearray()
         self.raw = bytearray()
@@ -50,7 +58,7 @@ class PtyRun:
             if f is self.master:
                 try:
                     data = os.read(self.master, 65536)
-                except OSError as e:   # EIO: every writer of the pty is gone
+                except OSError as e:  # EIO: every writer of the pty is gone
                     if e.errno != errno.EIO:
                         raise
                     data = b""

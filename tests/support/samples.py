@@ -18,7 +18,7 @@ SAMPLES = SHARED / "reference" / "samples"
 FIXTURES = SHARED / "reference" / "fixtures"
 CORPUS = SHARED / "corpus"
 
-needs_shared = pytest.mark.shared("reference")   # Kafka's transcripts and files
+needs_shared = pytest.mark.shared("reference")  # Kafka's transcripts and files
 
 
 @dataclass

@@ -25,7 +25,7 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --controller-id -d --controller-directory-id --timeout -o --output' ;;
         'replace-controller')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller --command-config --endpoint --apply --timeout -o --output -h --help'
+            opts='--bootstrap-server --bootstrap-controller --command-config --endpoint --apply --dry-run --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config --endpoint --timeout -o --output' ;;
         'demo')
             subs=''
@@ -45,7 +45,7 @@ _quorumctl_spec() {
             vopts='-c --config -o --output' ;;
         'truncate')
             subs=''
-            opts='--reference --diverging-epoch --end-offset --to-offset --apply --force -c --config --backup-dir -o --output -h --help'
+            opts='--reference --diverging-epoch --end-offset --to-offset --apply --dry-run --force -c --config --backup-dir -o --output -h --help'
             vopts='--reference --diverging-epoch --end-offset --to-offset -c --config --backup-dir -o --output' ;;
         'image')
             subs=''
@@ -61,7 +61,7 @@ _quorumctl_spec() {
             vopts='--from --to -o --output' ;;
         'recover')
             subs=''
-            opts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --apply --backup-dir -o --output -h --help'
+            opts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --apply --dry-run --backup-dir -o --output -h --help'
             vopts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output' ;;
         'doctor')
             subs=''
@@ -165,11 +165,11 @@ _quorumctl_spec() {
             vopts='-i --id -b --bootstrap-server -C --bootstrap-controller -c --command-config --timeout -o --output' ;;
         'cluster unregister-controller')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller --command-config -i --id --apply --timeout -o --output -h --help'
+            opts='--bootstrap-server --bootstrap-controller --command-config -i --id --apply --dry-run --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config -i --id --timeout -o --output' ;;
         'cluster clear-registration')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller --command-config --metadata --node-config --apply --timeout -o --output -h --help'
+            opts='--bootstrap-server --bootstrap-controller --command-config --metadata --node-config --apply --dry-run --timeout -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller --command-config --metadata --node-config --timeout -o --output' ;;
         'voters')
             subs='check set-endpoints'
@@ -181,7 +181,7 @@ _quorumctl_spec() {
             vopts='-c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output' ;;
         'voters set-endpoints')
             subs=''
-            opts='-e --endpoint --timeout --command-config --apply --backup-dir -o --output -h --help'
+            opts='-e --endpoint --timeout --command-config --apply --dry-run --backup-dir -o --output -h --help'
             vopts='-e --endpoint --timeout --command-config --backup-dir -o --output' ;;
         'bootstrap')
             subs='random-uuid format info version-mapping feature-dependencies'
@@ -193,7 +193,7 @@ _quorumctl_spec() {
             vopts='' ;;
         'bootstrap format')
             subs=''
-            opts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -g --ignore-formatted -r --release-version -f --feature -s --standalone -N --no-initial-controllers -I --initial-controllers --controller-listener-name --allow-non-uuid --kafka-version --apply -o --output -h --help'
+            opts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -g --ignore-formatted -r --release-version -f --feature -s --standalone -N --no-initial-controllers -I --initial-controllers --controller-listener-name --allow-non-uuid --kafka-version --apply --dry-run -o --output -h --help'
             vopts='-c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name --kafka-version -o --output' ;;
         'bootstrap info')
             subs=''

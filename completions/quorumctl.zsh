@@ -115,6 +115,7 @@ _quorumctl_replace_controller() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '*--endpoint=[The controller'\''s endpoint (repeat for each controller listener); default\: the ones the voter set stores for it.]:NAME\://HOST\:PORT: ' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -176,6 +177,7 @@ _quorumctl_truncate() {
     '--end-offset=[The end offset of a leader'\''s DivergingEpoch.]:OFFSET: ' \
     '--to-offset=[Truncate to this offset (whole batches\: a batch holding it goes).]:OFFSET: ' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '--force[Allow cutting below the latest snapshot'\''s end offset, entries the references prove committed, or a replica more up to date than the reference.]' \
     '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
     '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
@@ -235,6 +237,7 @@ _quorumctl_recover() {
     '--bootstrap-server=[Comma-separated host\:port list of brokers (a broker forwards to the active controller).]:HOST\:PORT,...: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, on its file system).]:DIR:_files -/' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -671,6 +674,7 @@ _quorumctl_cluster_unregister_controller() {
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '(-i --id)'{-i,--id=}'[The id of the controller to unregister.]:INTEGER: ' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
@@ -684,6 +688,7 @@ _quorumctl_cluster_clear_registration() {
     '--metadata=[The metadata.version to go to, by name (4.3-IV0, or a release\: 4.3).]:VERSION: ' \
     '--node-config=[The server.properties of the controller that re-registers (the workaround below 4.4-IV2)\: checked.]:FILE:_files' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '--timeout=[Give up after this many seconds in total (default\: default.api.timeout.ms or 15).]:SECONDS: ' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -732,6 +737,7 @@ _quorumctl_voters_set_endpoints() {
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '--backup-dir=[Where replaced files are kept (default\: <log dir>.quorumctl-backup beside the log dir, on its file system).]:DIR:_files -/' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
@@ -791,6 +797,7 @@ _quorumctl_bootstrap_format() {
     '--allow-non-uuid[Accept a cluster id that is not a Kafka Uuid (Kafka does).]' \
     '--kafka-version=[Where Kafka 4.1'\''s, 4.3'\''s and 4.4'\''s tools print differently, print as this release'\''s does.]:4.3|4.1|4.4:(4.3 4.1 4.4)' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \
+    '--dry-run[Print what would be done, but do not do it.]' \
     '(-o --output)'{-o,--output=}'[text (the default) or json.]:text|json:(text json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]'
 }

@@ -82,6 +82,7 @@ class Places:
     empty: str  # an empty directory
     wrong: str  # a regular file that is no Kafka file
     controller5: str  # server.properties of a formatted controller 5 of the demo cluster
+    sim: object = None  # the simulated quorum itself: its log of the requests it got
 
     def segment(self) -> str:
         return str(self.root / "diverged" / "c1" / "__cluster_metadata-0" / f"{0:020d}.log")
@@ -451,6 +452,7 @@ def places(tmp_path_factory):
         empty=str(root / "empty"),
         wrong=str(root / "README"),
         controller5=str(c5 / "server.properties"),
+        sim=cluster,
     )
     cluster.stop()
 
@@ -742,3 +744,94 @@ def test_every_module_named_in_an_import_exists():
             except ModuleNotFoundError as e:
                 missing[f"{mod}.{name}"] = f"{rel}: {e}"
     assert not missing, missing
+
+
+# -- --dry-run: the default of every command that has --apply, said out loud --------------
+
+
+def apply_commands() -> list[tuple[str, ...]]:
+    """Every command that takes --apply (walked from the tree: a new one cannot escape)."""
+    return sorted(path for path, cmd in leaf_commands().items() if "--apply" in _flags(cmd))
+
+
+def _flags(cmd) -> set[str]:
+    return {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+
+
+# remove-controller acts by default, as Kafka's does: its dry run by default is the one
+# with --unregister (Kafka 4.4's); the simulated quorum is below 4.4-IV2, so it is refused
+DRY_RUN_EXTRA = {("remove-controller",): ["--unregister"]}
+# a format draws a new directory id on every run, dry or not (the plan shows the one it
+# would write): the one byte range two runs of the same command line cannot share
+RANDOM_ID = re.compile(rb'"directory_id":"[A-Za-z0-9_-]{22}"')
+# what a dry run must never send (UpdateFeatures only with validateOnly, checked apart)
+WRITES = {"AddRaftVoter": 80, "RemoveRaftVoter": 81, "UnregisterBroker": 64, "UnregisterController": 94}
+
+
+def test_every_command_with_apply_takes_dry_run():
+    """--apply means the default is a dry run; --dry-run must say so without changing it."""
+    paths = apply_commands()
+    assert len(paths) >= 13 and ("bootstrap", "format") in paths and ("truncate",) in paths, paths
+    assert [p for p in paths if "--dry-run" not in _flags(leaf_commands()[p])] == []
+
+
+def _state(root: Path) -> dict[str, tuple]:
+    """Every file and directory under root: kind, mode, size, mtime and content hash."""
+    import hashlib
+
+    out: dict[str, tuple] = {}
+    for dirpath, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest() if name in files else None
+            out[os.path.relpath(path, root)] = (st.st_mode, st.st_size, st.st_mtime_ns, digest)
+    return out
+
+
+def _sent(sim, since: int) -> list[tuple[int, int, int]]:
+    return sorted(sim.requests[since:])
+
+
+@pytest.mark.parametrize("path", apply_commands(), ids=" ".join)
+def test_dry_run_is_the_default_byte_for_byte(path, places):
+    """For each command with --apply, on the matrix's good input, in each output: the run
+    with --dry-run prints the same bytes (stdout and stderr), exits the same, and leaves
+    the same world as the run without it: no file or directory under the test data
+    changed (not even its mtime), and the simulated quorum got the same requests, none
+    of them a write."""
+    import forkrun
+
+    args = cases(places)[path]["good"][0] + DRY_RUN_EXTRA.get(path, [])
+    sim = places.sim
+    for output in output_choices(leaf_commands()[path]):
+        argv = [*path, *args] + ([] if output == DEFAULT else ["--output", output])
+        before, n0, u0 = _state(places.root), len(sim.requests), len(sim.update_features_requests)
+        default = forkrun.run(argv)
+        n1 = len(sim.requests)
+        dry = forkrun.run([*argv, "--dry-run"])
+        where = " ".join(argv)
+        if path == ("bootstrap", "format"):
+            assert len(RANDOM_ID.findall(default.out)) == (output == "json"), where
+            dry.out, default.out = (RANDOM_ID.sub(b'"directory_id":"-"', r.out) for r in (dry, default))
+        assert (dry.code, dry.out, dry.err) == (default.code, default.out, default.err), where
+        assert default.out or default.err, where  # each prints its plan or its refusal
+        assert "Traceback" not in (default.out + default.err).decode(), where
+        assert _state(places.root) == before, where
+        assert _sent(sim, n1) == sorted(sim.requests[n0:n1]), where
+        assert not {key for _node, key, _v in sim.requests[n0:]} & set(WRITES.values()), where
+        assert all(body.get("validateOnly") for _v, body in sim.update_features_requests[u0:]), where
+
+
+@pytest.mark.parametrize("path", apply_commands(), ids=" ".join)
+def test_apply_with_dry_run_is_refused_in_one_line(path, places):
+    """--apply --dry-run (either order) is a contradiction: one line, exit 2, before any
+    work (nothing sent, nothing written), the same words in every command."""
+    import forkrun
+
+    args = cases(places)[path]["good"][0] + DRY_RUN_EXTRA.get(path, [])
+    before, n0 = _state(places.root), len(places.sim.requests)
+    for both in (["--apply", "--dry-run"], ["--dry-run", "--apply"]):
+        r = forkrun.run([*path, *args, *both])
+        assert (r.code, r.out, r.err) == (2, b"", b"quorumctl: error: give --apply or --dry-run, not both\n"), both
+    assert _state(places.root) == before and places.sim.requests[n0:] == []

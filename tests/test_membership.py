@@ -62,6 +62,7 @@ def test_replace_controller_dry_run_then_apply(cli):
             "the voter set becomes 1, 2, 3",
             "DRY RUN of replacing controller 3: run again with --apply to make these changes",
         ]
+        assert cli("replace-controller", "3", *opt, "--dry-run") == (code, out, err)  # the default, named
         assert voters(c) == [(1, D1), (2, D2), (3, D3)]
         assert not any(k in (messages.ADD_RAFT_VOTER, messages.REMOVE_RAFT_VOTER) for _n, k, _v in c.requests)
 
@@ -249,6 +250,16 @@ def test_clear_registration_other_cases(cli):
         assert doc["steps"][0]["what"] == (
             f"quorumctl cluster unregister-controller --bootstrap-controller {c.node_by_id(1).address} --id 4 --apply"
         )
+        # --dry-run names the default: the same plan, byte for byte, and nothing sent
+        assert cli("cluster", "clear-registration", "4", *opt, "-o", "json", "--dry-run") == (code, out, err)
+        plan = cli("cluster", "unregister-controller", *opt, "--id", "4")
+        assert (plan.code, plan.err, plan.out.splitlines()[-1]) == (
+            0,
+            "",
+            "DRY RUN of unregistering controller 4: run again with --apply to send it",
+        )
+        assert cli("cluster", "unregister-controller", *opt, "--id", "4", "--dry-run") == plan
+        assert not [r for r in c.requests if r[1] == messages.UNREGISTER_CONTROLLER]
 
 
 def test_replace_controller_addition_refused_after_the_removal(cli):

@@ -9,6 +9,7 @@ from ..errors import ExitStatus
 from ..render.output import Output
 from .options import (
     Apply,
+    DryRun,
     FeatureLevels,
     KafkaRelease,
     KafkaVersion,
@@ -97,6 +98,7 @@ def format_(
     ] = False,
     kafka_version: KafkaVersion = KafkaRelease.v43,
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     output: PlainOutputOpt = None,
 ):
     """Format log dirs: meta.properties and bootstrap.checkpoint (dry run by default).

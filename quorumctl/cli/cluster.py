@@ -93,13 +93,10 @@ def unregister(
 
     Example: quorumctl cluster unregister --bootstrap-server localhost:9092 --id 6 --apply
     """
-    from ..errors import InputError
     from ..protocol.cluster import unregister as plan_for
     from ..render.cluster import plan_text
     from ..render.output import emit
 
-    if apply and dry_run:
-        raise InputError("give --apply or --dry-run, not both")
     plan = plan_for(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id, apply)
     emit(output, plan, text=plan_text, json=lambda p: p.doc())
     raise typer.Exit(ExitStatus.of(plan.refused is not None or plan.applied is False))

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout, group
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout, group
 
 
 def unregister_controller(
@@ -24,6 +24,7 @@ def unregister_controller(
     command_config: CommandConfig = None,
     controller_id: Annotated[int, typer.Option("--id", "-i", help="The id of the controller to unregister.")],
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):

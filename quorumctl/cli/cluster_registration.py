@@ -15,6 +15,7 @@ from .options import (
     BootstrapController,
     BootstrapServer,
     CommandConfig,
+    DryRun,
     MetadataTarget,
     PlainOutputOpt,
     Timeout,
@@ -37,6 +38,7 @@ def clear_registration(
         ),
     ] = None,
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):

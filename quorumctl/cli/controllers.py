@@ -91,7 +91,7 @@ def remove_controller(
                 timeout,
                 controller_id,
                 controller_directory_id,
-                apply and not dry_run,
+                apply,
             ),
             text=lambda p: unregister_text(p, "remove-controller") + "\n",
             json=lambda p: p.to_json(),

@@ -45,15 +45,12 @@ def _run(
     apply,
     output,
     release_version=None,
-    dry_run=False,
     kafka_version=KafkaRelease.v43,
 ):
     from ..ops.feature_update import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
     from ..render.output import emit
 
-    if apply and dry_run:
-        raise InputError("give --apply or --dry-run, not both (a dry run is the default)")
     change = parse_change(op, metadata, feature, unsafe, release_version, kafka_version.catalogue)
     if log_dir:
         if bootstrap_server or bootstrap_controller:
@@ -128,7 +125,6 @@ def upgrade(
         apply,
         output,
         release_version,
-        dry_run,
         kafka_version,
     )
 
@@ -169,7 +165,6 @@ def downgrade(
         apply,
         output,
         release_version,
-        dry_run,
         kafka_version,
     )
 
@@ -205,5 +200,4 @@ def disable(
         apply,
         output,
         None,
-        dry_run,
     )

@@ -8,7 +8,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, PlainOutputOpt, Timeout
+from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout
 
 
 def replace_controller(
@@ -28,6 +28,7 @@ def replace_controller(
         ),
     ] = None,
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     timeout: Timeout = None,
     output: PlainOutputOpt = None,
 ):

@@ -126,8 +126,6 @@ def upgrade(
     from ..render.migrate import upgrade_doc, upgrade_text
     from ..render.output import emit
 
-    if apply and dry_run:
-        raise InputError("give --apply or --dry-run, not both (a dry run is the default)")
     _live(bootstrap_server, bootstrap_controller)
     f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
     report = judge(f)

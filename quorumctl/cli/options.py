@@ -235,8 +235,29 @@ OutputOpt = Annotated[
     ),
 ]
 PlainOutputOpt = Annotated[Optional[PlainOutput], typer.Option("--output", "-o", help="text (the default) or json.")]
+
+
+def _not_with(other: str):
+    """A callback that refuses `--apply --dry-run` (either order) as the command line is
+    parsed: one line, exit 2, in every command that takes both. click handles the options
+    given in their command-line order, so the second of the two sees the first in ctx.params."""
+
+    def check(ctx: typer.Context, value: bool):
+        given = [ctx.params.get(p.name or "") for p in ctx.command.params if other in p.opts]
+        if value and any(given):
+            raise InputError("give --apply or --dry-run, not both")
+        return value
+
+    return check
+
+
 Apply = Annotated[
-    bool, typer.Option("--apply", help="Do it (the default is a dry run that prints the plan and changes nothing).")
+    bool,
+    typer.Option(
+        "--apply",
+        callback=_not_with("--dry-run"),
+        help="Do it (the default is a dry run that prints the plan and changes nothing).",
+    ),
 ]
 BackupDir = Annotated[
     Optional[str],
@@ -271,7 +292,12 @@ MetadataTarget = Annotated[
         "--metadata", metavar="VERSION", help="The metadata.version to go to, by name (4.3-IV0, or a release: 4.3)."
     ),
 ]
-DryRun = Annotated[bool, typer.Option("--dry-run", help="Print what would be done, but do not do it.")]
+# Every command that has --apply takes --dry-run too (its default, said out loud: the same
+# output, nothing changed); add-controller and remove-controller take it as Kafka's do.
+DryRun = Annotated[
+    bool,
+    typer.Option("--dry-run", callback=_not_with("--apply"), help="Print what would be done, but do not do it."),
+]
 ReleaseVersion = Annotated[
     Optional[str],
     typer.Option(

@@ -12,6 +12,7 @@ from .options import (
     BootstrapServer,
     CommandConfig,
     Deadline,
+    DryRun,
     PlainOutputOpt,
     ServerConfigs,
     parse_node_ids,
@@ -74,6 +75,7 @@ def recover(
     bootstrap_server: BootstrapServer = None,
     command_config: CommandConfig = None,
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     backup_dir: BackupDir = None,
     output: PlainOutputOpt = None,
 ):

@@ -4,7 +4,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .options import Apply, BackupDir, PlainOutputOpt, ServerConfigs
+from .options import Apply, BackupDir, DryRun, PlainOutputOpt, ServerConfigs
 
 
 def truncate(
@@ -39,6 +39,7 @@ def truncate(
         ),
     ] = None,
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     force: Annotated[
         bool,
         typer.Option(

@@ -14,6 +14,7 @@ from .options import (
     BootstrapServer,
     CommandConfig,
     Deadline,
+    DryRun,
     OutputOpt,
     PlainOutputOpt,
     ServerConfigs,
@@ -76,6 +77,7 @@ def set_endpoints(
     timeout: Deadline = 5.0,
     command_config: CommandConfig = None,
     apply: Apply = False,
+    dry_run: DryRun = False,  # the default, said out loud
     backup_dir: BackupDir = None,
     output: PlainOutputOpt = None,
 ):

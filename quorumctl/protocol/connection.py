@@ -44,6 +44,7 @@ class NodeError(ClusterError):
         super().__init__(message)
         self.address = address
         self.kind = kind
+        self.bootstrap = False  # True: it failed to reach a bootstrap address (QuorumClient)
 
 
 class OutOfTime(NodeError):

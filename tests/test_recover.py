@@ -480,6 +480,16 @@ def test_every_registered_broker_is_read_or_named(cli, dyn):
     assert code == 1 and "refused: --no-replica names [7], which are not registered brokers (registered: [4])" in out
 
 
+def test_a_log_dir_without_cluster_id_is_of_another_cluster(cli, dyn):
+    """A v0 meta.properties (broker.id, no cluster.id) beside v1 ones: one line, exit 2, as
+    any two clusters, nothing written (sorting its None with a cluster id once crashed)."""
+    (dyn / "b4" / "meta.properties").write_text("version=0\nbroker.id=4\n")
+    before = tree(dyn)
+    code, out, err = cli("recover", dyn / "c1", "--replica", dyn / "b4", "--lost-voters", "2,3", "--apply", code=2)
+    assert err == "quorumctl: error: the log dirs belong to different clusters: None, rTcAzcTXQpG_6c1zYns8Xw\n"
+    assert tree(dyn) == before
+
+
 def test_a_static_voter_with_no_address_is_refused_unless_forced(cli, diverged):
     code, out, err = cli("recover", diverged / "c1", "--lost-voters", "2,3")
     assert (

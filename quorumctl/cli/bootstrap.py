@@ -164,9 +164,9 @@ def info(
     if not config and not log_dir:
         raise InputError("give -c server.properties or --log-dir DIR")
     cfg = storage_config.load(config) if config else None
-    dirs = list(log_dir) or cfg.all_dirs()
-    if cfg is not None and log_dir:
-        dirs = sorted(set(dirs) | set(cfg.all_dirs()))
+    dirs = list(log_dir)
+    if cfg is not None:
+        dirs = sorted(set(dirs) | set(cfg.all_dirs())) if log_dir else cfg.all_dirs()
     doc = check_dirs(dirs, kraft_mode=cfg.kraft if cfg else True)
     emit(output, doc, text=lambda d: info_text(d, len(dirs)))
     if resolve_plain(output) is not Output.json:

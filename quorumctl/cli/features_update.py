@@ -61,14 +61,15 @@ def _run(
             )
         from ..image.feature_update import check_offline
 
-        check = check_offline(list(log_dir), change)
+        doc = update_doc(check_offline(list(log_dir), change), apply)
     else:
         if not bootstrap_server and not bootstrap_controller:
             raise InputError("give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)")
         from ..protocol.feature_update import check_live
 
-        check = check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply)
-    doc = update_doc(check, apply)
+        doc = update_doc(
+            check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply), apply
+        )
     emit(output, doc, text=update_text, table=update_table)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)

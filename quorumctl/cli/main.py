@@ -110,6 +110,7 @@ def _prose_help(group: typer.Typer) -> None:
         if text:
             info.help = prose(text)
     for sub in group.registered_groups:
+        assert sub.typer_instance is not None  # add_typer always sets it
         _prose_help(sub.typer_instance)
 
 
@@ -196,8 +197,8 @@ def main() -> None:
 
     try:
         from typer._click import exceptions as click  # typer 0.28 vendors click
-    except ImportError:
-        from click import exceptions as click
+    except ImportError:  # typer before 0.28: click itself (by import_module: mypy refuses a second import as click)
+        click = importlib.import_module("click.exceptions")
 
     # a closed pipe (`quorumctl dump-log ... | head`) ends us quietly, as it does `cat`
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ExitStatus, InputError
 from ..openfile import check_regular
-from ..records.batch import BatchError, BatchReader, LegacyEntry, Stop, batch_cuts
+from ..records.batch import BatchError, BatchReader, LegacyEntry, Record, Stop, batch_cuts
 from ..render import dumplog as render_dumplog
 from ..render.dumplog import Sink, header_line
 from ..render.output import json_line
@@ -222,7 +222,7 @@ def _slices(records):
     before its BatchError."""
     it = iter(records)
     while True:
-        chunk = []
+        chunk: list[Record] = []
         try:
             chunk.extend(islice(it, RECORD_SLICE))
         except BatchError:

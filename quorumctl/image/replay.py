@@ -260,7 +260,7 @@ class Replay:
                     if not isinstance(b, Batch):
                         self._stop_log(step, f"unsupported batch magic {b.magic} at byte {b.position}")
                         return
-                    if step.kind == "log":
+                    if skip_below is not None:  # a log (not a snapshot): its batches past the image
                         if b.last_offset < skip_below:
                             continue
                         if not b.crc_valid():

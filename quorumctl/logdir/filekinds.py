@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 
 SNAPSHOT_RE = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 SEGMENT_RE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex|snapshot)$")
@@ -72,7 +73,7 @@ ORDER = [
 # missing_parts() also a kind without a name or a place in ORDER
 # (tests/test_filekinds_registry.py).
 ROLES = ("dump", "verify")
-_HANDLERS: dict[tuple[str, str], object] = {}
+_HANDLERS: dict[tuple[str, str], Callable[..., object]] = {}
 
 
 def handles(role: str, *kinds: str):

@@ -218,6 +218,7 @@ class LogWalker:
         self.cur = b
         if b is None:
             s = self._reader.stop
+            assert s is not None  # a BatchReader says why it stopped when its iteration ends
             self.end = s.position
             self.end_note = s.detail if s.reason else ""
             return

@@ -10,7 +10,7 @@ planning."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -50,7 +50,7 @@ class RepairPlan:
         return self.base.meta.get("cluster.id") if self.base.meta else None
 
     @contextmanager
-    def live_refusals_first(self, probes: list, witnesses: list) -> Iterator[None]:
+    def live_refusals_first(self, probes: Sequence, witnesses: Sequence) -> Iterator[None]:
         """Record the answers; a refusal made inside replaces one made while planning."""
         self.probes, self.witnesses = list(probes), list(witnesses)
         earlier, self.refusal = self.refusal, None

@@ -43,7 +43,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import InputError, Refused
 from ..ids import ZERO_UUID
@@ -116,7 +118,7 @@ class RecoveryPlan(RepairPlan):
     becomes_committed: dict | None = None
     new_end: int | None = None
 
-    def judge_probes(self, probes: list, force_lost: list[int], witnesses: list = ()) -> None:
+    def judge_probes(self, probes: list, force_lost: list[int], witnesses: Sequence = ()) -> None:
         """Refuse unless every declared-lost voter is silent on every endpoint (its host
         says nothing listens there) and no witness (another node asked: liveness.Witness)
         sees a leader or an epoch above every given replica's. `force_lost` waives a voter
@@ -274,7 +276,7 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
     from ..records.batch import BatchError, BatchReader
 
     types: dict[str, int] = {}
-    topics: list[str] = []
+    topics: list[str | None] = []  # None: a TopicRecord whose fields could not be decoded
     removed: list[str] = []
     configs: list[str] = []
     count = 0
@@ -293,13 +295,13 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
                         count += 1
                         d = md.decode_control(rec.key, rec.value) if b.is_control else md.decode_metadata(rec.value)
                         types[d.type_name] = types.get(d.type_name, 0) + 1
-                        data = d.data or {}
+                        data: dict[str, Any] = d.data or {}  # the record's decoded fields
                         if d.type_name == "TOPIC_RECORD":
                             topics.append(data.get("name"))
                         elif d.type_name == "REMOVE_TOPIC_RECORD":
                             removed.append(str(data.get("topicId")))
                         elif d.type_name == "CONFIG_RECORD":
-                            kind = CONFIG_RESOURCE.get(data.get("resourceType"), f"type {data.get('resourceType')}")
+                            kind = CONFIG_RESOURCE.get(data.get("resourceType", -1), f"type {data.get('resourceType')}")
                             configs.append(
                                 f"{kind} {data.get('resourceName') or '(default)'}: "
                                 f"{data.get('name')}={data.get('value')}"
@@ -323,7 +325,8 @@ def summarize_entries(r: Replica, lo: int, hi: int, limit: int = 8) -> dict | No
 
 def _check_given(survivors: list[Replica], replicas: list[Replica]) -> None:
     every = survivors + replicas
-    clusters = sorted({r.meta.get("cluster.id") for r in every if r.meta})
+    # key=str: a meta.properties without cluster.id gives None, which does not sort with a str
+    clusters = sorted({r.meta.get("cluster.id") for r in every if r.meta}, key=str)
     if len(clusters) > 1:
         raise RecoverError(f"the log dirs belong to different clusters: {', '.join(map(str, clusters))}")
     ids = [r.node_id for r in every]
@@ -405,8 +408,8 @@ def plan_recovery(
     static_voters: dict[int, str] | None = None,
     survivor_id: int | None = None,
     now_ms: int | None = None,
-    replicas: list[Replica] = (),
-    unread: list[int] = (),
+    replicas: Sequence[Replica] = (),
+    unread: Sequence[int] = (),
 ) -> RecoveryPlan:
     """survivors: the surviving voters' log dirs (loaded); replicas: other replicas of the
     metadata log (brokers, observers); lost: the voters the operator declares permanently
@@ -452,7 +455,6 @@ def plan_recovery(
         )
 
     # -- who is a voter, who is declared lost
-    given_voters = [r for r in every if r.node_id in voters]
     if survivor.node_id not in voters:
         refuse(
             f"node {survivor.node_id} is not a voter (voters {voters}): give a voter as the survivor; brokers "
@@ -465,7 +467,7 @@ def plan_recovery(
     if not_voters:
         refuse(f"--lost-voters names {not_voters}, which are not voters (voters {voters})")
     given_ids = {r.node_id for r in every}
-    lost_but_given = sorted(given_ids & set(lost))
+    lost_but_given = sorted(set(lost) & given_ids)
     if lost_but_given:
         refuse(f"--lost-voters names {lost_but_given}, whose log dirs were given")
     undeclared = [v for v in voters if v not in given_ids and v not in lost]
@@ -514,7 +516,7 @@ def plan_recovery(
             f"held are lost). The new epoch jumps to {new_epoch} so that none of their batches can share an "
             "(offset, epoch) with the recovery's"
         )
-    alive = sorted(r.node_id for r in given_voters)
+    alive = sorted(set(voters) & given_ids)  # the voters whose log dirs were given
     if len(alive) > len(voters) // 2:
         refuse(
             f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
@@ -552,6 +554,8 @@ def plan_recovery(
         d = epochs.reconcile(r.view(), view)
         cut = r.log_end
         if d.kind == "diverging":
+            # reconcile sets both for a diverging follower: where it ends and the first DivergingEpoch
+            assert d.new_end is not None and d.first_diverging is not None
             cut = d.new_end
             rp.reason = (
                 f"diverges from {base.label}: DivergingEpoch(epoch={d.first_diverging[1]}, "
@@ -607,9 +611,12 @@ def plan_recovery(
 
 def _survivor_changes(plan: RecoveryPlan, me: dict | None, now_ms: int | None) -> None:
     survivor = plan.survivor
+    # the plan was refused otherwise: a log dir without a node id, a survivor outside the voter set
+    assert survivor.node_id is not None
     voters = None
     what = ""
     if plan.mode == "dynamic":
+        assert me is not None
         voters = [me]
         what = (
             f"VotersRecord with only node {survivor.node_id} ({me.get('voterDirectoryId')}, "
@@ -660,6 +667,7 @@ def partition_changes(
             base_timestamp=ts,
             control=True,
         )
+        assert last.files.log is not None  # `last` is picked among the segments with a .log
         name = os.path.basename(last.files.log)
         out.append(
             Change(
@@ -699,6 +707,7 @@ def partition_changes(
 def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> None:
     r = plan.survivor
     nid = r.node_id
+    assert nid is not None  # plan_recovery refuses a log dir without a node id
     cid = plan.cluster_id or "<cluster id>"
     s = plan.steps
     brokers = [x for x in plan.replicas if x.role == "replica"]
@@ -786,6 +795,7 @@ def apply_recovery(plan: RecoveryPlan, backup_root: str, backup_roots: dict[str,
     for rp, root in cuts:  # every backup dir checked before the first change
         check_backup_root(root, rp.replica.log_dir, real_partition_dir(rp.replica.partition_dir))
     for rp, root in cuts:
+        assert rp.truncation is not None  # cuts holds only the replicas with a truncation
         rep = apply_plan(rp.truncation, root)
         report["truncated"].append({"node_id": rp.replica.node_id, **rep})
     report.update(
@@ -861,12 +871,12 @@ def run(
     survivor: int | None,
     apply: bool,
     backup_dir: str | None,
-    replicas: list[str] = (),
+    replicas: Sequence[str] = (),
     probe=None,
-    force_lost: list[int] = (),
-    unread: list[int] = (),
-    witnesses: list = (),
-) -> tuple[RecoveryPlan, dict | None, str | None]:
+    force_lost: Sequence[int] = (),
+    unread: Sequence[int] = (),
+    witnesses: Sequence = (),
+) -> tuple[RecoveryPlan, dict | None, int | None]:
     """Plan the recovery from the given log dirs, probe the declared-lost voters and ask
     every other node with `probe(lost endpoints, witnesses, cluster id) -> ([VoterProbe],
     [Witness])` (protocol/liveness.probe_voters, given by the caller: storage does not

@@ -185,7 +185,7 @@ class QuorumClient:
                     raise self._gave_up(what, t0, f"{retry}{cut}") from None
                 # unreachable bootstrap servers, TLS/SASL failures, protocol
                 # violations and missing APIs will not get better by retrying
-                if getattr(e, "bootstrap", False) or e.kind not in ("closed", "timeout", "refused"):
+                if e.bootstrap or e.kind not in ("closed", "timeout", "refused"):
                     raise
                 # the active controller went away (killed, restarting): the
                 # others elect a new one within the fetch timeout, so ask the
@@ -285,6 +285,7 @@ class QuorumClient:
             self._leader = self._controllers[hint]
         if self._leader is None:
             self._info = self._discover(self._bootstrap_conn())
+        assert self._leader is not None  # _discover (controller mode) sets it or raises
         return self._conn(self._leader)
 
     def _quorum_call(self, what: str, key: int, body, handle):
@@ -327,7 +328,7 @@ class QuorumClient:
         try:
             return parse_describe_quorum(conn.name, version, resp)
         except kerrors.KafkaError as err:
-            self._raise_for(err.code, err.server_message, conn.name, "DescribeQuorum", getattr(err, "partition", None))
+            self._raise_for(err.code, err.server_message, conn.name, "DescribeQuorum", err.partition)
             raise  # pragma: no cover - _raise_for always raises for a non-zero code
 
     def _raise_for(self, code: int, message: str | None, name: str, api: str, partition: dict | None):
@@ -477,6 +478,7 @@ def connect(
     cfg = load_client_config(command_config)
     if bootstrap_server:
         return QuorumClient(parse_address_list(bootstrap_server, "--bootstrap-server"), "server", cfg, timeout)
+    assert bootstrap_controller  # one of the two is given (checked above)
     return QuorumClient(parse_address_list(bootstrap_controller, "--bootstrap-controller"), "controller", cfg, timeout)
 
 

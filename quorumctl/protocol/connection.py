@@ -44,6 +44,7 @@ class NodeError(ClusterError):
         super().__init__(message)
         self.address = address
         self.kind = kind
+        self.bootstrap = False  # True: it failed to reach a bootstrap address (QuorumClient)
 
 
 class OutOfTime(NodeError):
@@ -69,7 +70,7 @@ class _NoSigpipe:
 
         self._signal = signal
         try:
-            self._old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
+            self._old: set[int | signal.Signals] | None = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGPIPE})
         except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
             self._old = None
         return self
@@ -166,6 +167,7 @@ class Connection:
 
         ctx = context_for(self.cfg)
         timeout = self._budget(self.cfg.connect_timeout_ms)
+        assert self.sock is not None  # connect() sets it before the handshake
         try:
             tls = ctx.wrap_socket(self.sock, server_hostname=self.address.host, do_handshake_on_connect=False)
             self.sock = tls

@@ -72,7 +72,7 @@ def probe_one(p: Probe, cfg, deadline: float) -> Probe:
             try:
                 qr = parse_describe_quorum(conn.name, version, resp)
             except kerrors.KafkaError as err:
-                part = getattr(err, "partition", None)
+                part = err.partition
                 if err.code == kerrors.NOT_LEADER_OR_FOLLOWER:
                     hint = leader_hint(part)
                     if hint is not None and part is not None:  # a hint comes from a partition

@@ -107,6 +107,7 @@ class KafkaError(ClusterError):
         self.server_message = message
         self.address = address
         self.api = api
+        self.partition: dict | None = None  # the partition's answer, for an error given at partition level
         text = f"{address} answered {api} with {error_name(code)}"
         if code not in NAMES:
             text = f"{address} answered {api} with an unknown error code {code}"

@@ -103,7 +103,7 @@ class Batch:
         "data",
     )
 
-    def __init__(self, header: tuple, position: int, data: bytes):
+    def __init__(self, header: tuple, position: int, data: bytes | memoryview):
         (
             self.base_offset,
             self.length,

@@ -25,13 +25,19 @@ def _load():
         name = "crc32c._crc32c"
         ext = sys.modules.get(name)
         if ext is None:
-            (where,) = find_spec("crc32c").submodule_search_locations  # finds, does not import
+            pkg = find_spec("crc32c")  # finds, does not import
+            if pkg is None or pkg.submodule_search_locations is None:
+                raise ImportError("no crc32c package")
+            (where,) = pkg.submodule_search_locations
             path = next(
                 p for p in (os.path.join(where, "_crc32c" + s) for s in EXTENSION_SUFFIXES) if os.path.exists(p)
             )
-            spec = spec_from_loader(name, ExtensionFileLoader(name, path))
+            loader = ExtensionFileLoader(name, path)
+            spec = spec_from_loader(name, loader)
+            if spec is None:
+                raise ImportError(f"no module spec for {path}")
             ext = module_from_spec(spec)
-            spec.loader.exec_module(ext)
+            loader.exec_module(ext)
             sys.modules[name] = ext  # a later `import crc32c` reuses it
         return ext.crc32c
     except (ImportError, AttributeError, StopIteration, TypeError, ValueError):

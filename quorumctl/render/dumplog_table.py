@@ -25,7 +25,7 @@ from rich.text import Text
 from ..records import metadata as md
 from ..records.batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL
 from ..records.javatext import java_utf8
-from .dumplog import Options, metadata_json
+from .dumplog import Options, Sink, metadata_json
 from .output import console as new_console
 from .output import iso_utc, json_line
 
@@ -76,12 +76,14 @@ def _record_row(b, r, decode_metadata: bool) -> tuple:
     return (Text(f"↳ {r.offset}", style="dim"), "", _time(ts), "", rtype, "", str(size), "", "", _cut(summary))
 
 
-class TableSink:
-    """The Sink of dumplog.py for tables: same methods, rows instead of lines."""
+class TableSink(Sink):
+    """The Sink of dumplog.py for tables: same methods, rows instead of lines (JSON's
+    part and end_line are never called on it)."""
 
     plain = False  # rows are printed in file order by this process
 
-    def __init__(self, sink, opts: Options, console: Console | None = None):
+    def __init__(self, sink: Sink, opts: Options, console: Console | None = None):
+        super().__init__(sink.out, sink.err)
         self.sink = sink
         self.opts = opts
         self.console = console or new_console(file=sink.out, highlight=False, soft_wrap=False)
@@ -94,7 +96,7 @@ class TableSink:
     def line(self, s: str):
         self.flush()
         self.header_due = True
-        style = "bold" if s.startswith("Dumping ") else None
+        style = "bold" if s.startswith("Dumping ") else ""
         self.console.print(Text(s, style=style), soft_wrap=True)  # a path is never cut or folded
 
     def lines(self, ls):

@@ -216,7 +216,7 @@ def image_table(doc: dict):
 
     node = doc["image"]  # (built whole: image_document without lazy)
     path = doc["path"].rstrip("/")
-    title = f"{at_line(doc)}: {doc['path']}"
+    title: str | None = f"{at_line(doc)}: {doc['path']}"
     parts = [p for p in path.split("/") if p]
     topics = None
     if parts == [] and isinstance(node, dict):

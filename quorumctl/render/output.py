@@ -29,7 +29,7 @@ def _encoder():
     return _encode
 
 
-def _encode(obj) -> bytes:
+def _encode(obj, /) -> bytes:  # positional, as msgspec's encode that replaces it
     return _encoder()(obj)
 
 

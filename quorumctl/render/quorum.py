@@ -6,6 +6,7 @@ and JSON (schema in docs/describe.md). Rich is imported only for tables.
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 from ..ids import ZERO_UUID
 from ..protocol.quorum import Quorum, Replica, replication_rows, status_values
@@ -93,6 +94,7 @@ def replication_text(q: Quorum, human_readable: bool = False, now_ms: int | None
     for row in replication_rows(q):
         r = row.replica
         if human_readable:
+            assert now_ms is not None  # the callers that ask for --human-readable pass the time
             fetch, caught = relative_ms(r.last_fetch, now_ms), relative_ms(r.last_caught_up, now_ms)
         else:
             fetch = "-1" if r.last_fetch is None else str(r.last_fetch)
@@ -385,6 +387,7 @@ def status_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
     if not v.lag_time_known:
         lag_txt = "[dim]unknown[/]" + (" [dim](DescribeQuorum v0)[/]" if not q.has_timestamps else "")
     else:
+        assert lag_ms is not None  # status_values gives it whenever lag_time_known
         lag_txt = f"[red]{lag_ms} ms[/]" if lag_ms >= fetch_timeout_ms else f"{lag_ms} ms"
     t.add_row("Max follower lag time", lag_txt)
 
@@ -407,7 +410,7 @@ def replication_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
         title=f"Replication of __cluster_metadata-0 (leader {q.leader_id}, epoch {q.leader_epoch}, "
         f"high watermark {q.high_watermark})"
     )
-    for col, just in (
+    columns: tuple[tuple[str, Literal["left", "right"]], ...] = (
         ("Node", "right"),
         ("Directory id", "left"),
         ("Status", "left"),
@@ -415,7 +418,8 @@ def replication_table(q: Quorum, now_ms: int, fetch_timeout_ms: int = 2000):
         ("Lag", "right"),
         ("Last fetch", "left"),
         ("Last caught up", "left"),
-    ):
+    )
+    for col, just in columns:
         t.add_column(col, justify=just)
     for row in replication_rows(q):
         r = row.replica

@@ -63,7 +63,7 @@ def verify_table(reports, notes: bool) -> list:
             offs,
             res,
         )
-    out = [t]
+    out: list[Table | Text] = [t]
     out += [Text(p.line(), style="red") for r in reports for p in r.problems]
     if notes:
         out += [Text(n.line(), style="yellow") for r in reports for n in r.notes]

@@ -139,7 +139,9 @@ class Message:
     _valid: Versions = dc_field(init=False, repr=False)
 
     def __post_init__(self):
-        self._valid = Versions.parse(self.valid)
+        valid = Versions.parse(self.valid)
+        assert valid is not None  # every message declared here has versions ("none" is for removed ones)
+        self._valid = valid
         self._flexible = Versions.parse(self.flexible)
 
     def supports(self, v: int) -> bool:

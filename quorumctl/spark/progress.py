@@ -7,6 +7,10 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:  # Rich is imported when a spinner is shown
+    from rich.status import Status
 
 
 class TaskBar(threading.Thread):
@@ -72,8 +76,8 @@ class starting:
     def __init__(self, master: str | None, progress: bool | None):
         self.what = f"starting Spark (master {master or 'from spark-submit'}); the JVM takes a few seconds"
         self.progress = progress
-        self.status = None
-        self.file = None
+        self.status: Status | None = None
+        self.file: TextIO | None = None
 
     def __enter__(self):
         if self.progress is False:

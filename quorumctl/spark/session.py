@@ -41,7 +41,6 @@ def require_pyspark():
     try:
         import pyspark
     except ImportError:
-        pyspark = None
         missing.append("PySpark")
     try:
         import pyarrow  # noqa: F401

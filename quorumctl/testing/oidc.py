@@ -125,6 +125,6 @@ class OidcServer:
                     server.refused += 1
                     self._send(401, {"error": "invalid_client", "error_description": "Invalid client credentials"})
                     return
-                self._send(200, server._token(cid, (form.get("scope") or [None])[0]))
+                self._send(200, server._token(cid, form["scope"][0] if form.get("scope") else None))
 
         return Handler

@@ -516,6 +516,7 @@ class SimNode:
         self._threads = [t for t in self._threads if t.is_alive()]
 
     def _accept_loop(self):
+        assert self._sock is not None  # the loop's thread starts once the socket listens
         while not self._stop.is_set():
             try:
                 c, _ = self._sock.accept()

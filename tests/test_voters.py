@@ -366,3 +366,131 @@ def test_interrupted_at_every_step_each_voter_is_old_or_new_and_a_rerun_converge
             o for o, _, _ in voters_records(dirs[0] / "__cluster_metadata-0" / "00000000000000000000.log") if o >= 315
         ] == [315], (n, steps[n - 1])
         assert rc.log_matching_clashes({d.name: d for d in dirs}) == [], (n, steps[n - 1])
+
+
+def _confs(dyn, where: dict[int, str]) -> list[str]:
+    """-c files for controllers 1-3 advertising `where[n]` (host:port) and bootstrapping from all of them."""
+    boot = ",".join(where[n] for n in (1, 2, 3))
+    out = []
+    for n in (1, 2, 3):
+        conf = dyn / f"c{n}.properties"
+        conf.write_text(
+            f"node.id={n}\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER\n"
+            f"listeners=CONTROLLER://{where[n]}\ncontroller.quorum.bootstrap.servers={boot}\nlog.dirs={dyn / f'c{n}'}\n"
+        )
+        out += ["-c", str(conf)]
+    return out
+
+
+def _moved(cli, dyn) -> list:
+    """The fixture's voters stored under names that do not resolve (k1.invalid...), as after a move."""
+    dirs = [dyn / f"c{n}" for n in (1, 2, 3)]
+    assert cli("voters", "set-endpoints", *dirs, *NEW, "--timeout", "10", "--apply").code == 0
+    return dirs
+
+
+def test_doctor_offline_names_stale_endpoints_from_the_configs(cli, dyn):
+    """Offline doctor on moved dirs: each controller's config advertises another endpoint than the
+    stored one (warning, with the set-endpoints command line), and bootstraps from no stored endpoint."""
+    dirs = _moved(cli, dyn)
+    confs = _confs(dyn, {n: f"localhost:1919{n}" for n in (1, 2, 3)})
+    code, out, err = cli("doctor", *dirs, *confs, "-o", "json")
+    assert (code, err) == (1, "")
+    got = json.loads(out)["findings"]
+    stale = [f for f in got if f["code"] == "stale-voter-endpoint"]
+    assert [(f["severity"], f["message"]) for f in stale] == [
+        (
+            "warning",
+            f"node {n} advertises CONTROLLER://localhost:1919{n}, but the voter set holds "
+            f"CONTROLLER://k{n}.invalid:9093: the other voters and the brokers reach it at the old address",
+        )
+        for n in (1, 2, 3)
+    ]
+    assert stale[0]["remedy"] == (
+        "while the quorum has a leader: start voter 1 with advertised.listeners=CONTROLLER://localhost:19191: a "
+        "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's DNS "
+        "record; if no leader can be elected: stop every controller and change the stored endpoints: quorumctl "
+        f"voters set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} --endpoint 1=CONTROLLER://localhost:19191 ... (a dry "
+        "run; then --apply; docs/membership.md)"
+    )
+    boot = [f for f in got if f["code"] == "bootstrap-server-not-a-voter"]
+    assert [f["message"] for f in boot] == [
+        f"{dyn / f'c{n}.properties'}: controller.quorum.bootstrap.servers names localhost:19191, localhost:19192, "
+        "localhost:19193, which no voter's stored endpoint is: none of its entries is"
+        for n in (1, 2, 3)
+    ]
+
+
+@pytest.fixture
+def sim_no_leader(sim_dyn):
+    """The fixture's cluster running on the simulated quorum with no leader (every controller answers,
+    none leads), as every controller moved to its new address does."""
+    sim_dyn.set_leader(-1, 5)
+    return sim_dyn
+
+
+def test_doctor_no_leader_every_controller_moved_names_set_endpoints_not_recover(cli, dyn, sim_no_leader):
+    """Live, no leader, the stored names gone, the controllers answering on their configured
+    (new) endpoints: stale endpoints with the set-endpoints fix; never majority-lost or recover."""
+    dirs = _moved(cli, dyn)
+    where = {n: sim_no_leader.node_by_id(n).address for n in (1, 2, 3)}
+    confs = _confs(dyn, where)
+    code, out, err = cli("doctor", *dirs, *confs, "--bootstrap-controller", where[1], "--timeout", "2", "-o", "json")
+    assert (code, err) == (1, ""), out + err
+    got = json.loads(out)["findings"]
+    codes = [f["code"] for f in got]
+    assert "majority-lost" not in codes and "live-unreachable" not in codes, got
+    assert not [f for f in got if "recover" in f["remedy"]], got
+    (nl,) = [f for f in got if f["code"] == "live-no-leader"]
+    assert nl["message"].startswith(f"{where[1]}: no answer to DescribeQuorum (")
+    assert nl["message"].endswith(
+        "): no leader; controllers of this cluster answer, but not on the endpoints the voter set stores"
+    )
+    stale = [f for f in got if f["code"] == "stale-voter-endpoint" and f["severity"] == "error"]
+    assert [f["message"] for f in stale] == [
+        f"voter {n}'s stored endpoint CONTROLLER://k{n}.invalid:9093 is stale: its name k{n}.invalid does not "
+        "resolve (Name or service not known)"
+        for n in (1, 2, 3)
+    ]
+    assert stale[1]["remedy"] == (
+        "no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or stop "
+        f"every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs[0]} {dirs[1]} "
+        f"{dirs[2]} --endpoint 2=CONTROLLER://{where[2]} ... (a dry run; then --apply; docs/membership.md)"
+    )
+    # the evidence: each node answers at its configured endpoint, as a controller of this cluster with no leader
+    assert (
+        f"{where[2]}: answers as a controller that knows no leader of cluster {CLUSTER} "
+        f"({dyn / 'c2.properties'}: node 2 advertises it)"
+    ) in stale[1]["evidence"], stale[1]["evidence"]
+
+
+def test_doctor_no_leader_without_configs_counts_the_controllers_answering_elsewhere(cli, dyn, sim_no_leader):
+    """No -c: the bootstrap addresses answer as controllers of this cluster, the stored names do not
+    resolve: a majority runs elsewhere, so stale endpoints, not a lost majority. With one
+    controller answering, the majority is lost, and its remedy says set-endpoints first."""
+    dirs = _moved(cli, dyn)
+    addrs = [sim_no_leader.node_by_id(n).address for n in (1, 2, 3)]
+    code, out, err = cli("doctor", *dirs, "--bootstrap-controller", ",".join(addrs), "--timeout", "2", "-o", "json")
+    assert (code, err) == (1, ""), out + err
+    got = json.loads(out)["findings"]
+    assert sorted({f["code"] for f in got}) == ["live-no-leader", "stale-voter-endpoint"], got
+    stale = [f for f in got if f["code"] == "stale-voter-endpoint"]
+    assert [f["remedy"].split(" --endpoint ")[1].split(" ...")[0] for f in stale] == [
+        f"{n}=CONTROLLER://<new host>:<port>" for n in (1, 2, 3)
+    ]
+
+    for n in (2, 3):
+        sim_no_leader.node_by_id(n).stop()
+    code, out, err = cli("doctor", *dirs, "--bootstrap-controller", addrs[0], "--timeout", "2", "-o", "json")
+    assert (code, err) == (1, ""), out + err
+    got = {f["code"]: f for f in json.loads(out)["findings"]}
+    assert sorted(got) == ["live-unreachable", "majority-lost", "stale-voter-endpoint"], got
+    assert got["majority-lost"]["message"] == (
+        "majority lost: 0 of 3 voters answer (none); the quorum needs 2 to elect a leader, so the metadata log "
+        "cannot move"
+    )
+    assert got["majority-lost"]["remedy"].startswith(
+        "first: the stored endpoints of voter(s) 1, 2, 3 are stale (stale-voter-endpoint): if those controllers "
+        "still run under other names or addresses, the majority is not lost and the fix is `quorumctl voters "
+        "set-endpoints` (docs/membership.md), never recover; otherwise: bring the lost voters back"
+    )

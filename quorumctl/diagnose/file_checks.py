@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 
 from ..errors import InputError, at_line
 from ..openfile import open_regular
@@ -132,7 +133,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [], findings)
     if voters:
         _directory_ids(ld, voters, findings)
-        _endpoints(configs, voters, findings)
+        _endpoints(configs, voters, findings, ld)
         uncommitted = _uncommitted_voter_change(ld, best, followers, findings)
         _voter_set_agreement(ld, voters, findings, skip=uncommitted | clashing)
     _node_claimed_twice(ld, findings)
@@ -509,7 +510,17 @@ def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None
         )
 
 
-def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) -> None:
+def voter_dirs_of(dirs: Sequence[LogDir], voters: dict) -> list[str]:
+    """The log dirs holding a voter's metadata log: what `voters set-endpoints` is given."""
+    return [d.path for d in dirs if d.replica is not None and (d.meta or {}).get("node.id") in voters["by_id"]]
+
+
+def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding], dirs: Sequence[LogDir] = ()) -> None:
+    """Each controller's advertised endpoint against the one the voter set stores for it
+    (the fix: the voter restarted with a leader, else `voters set-endpoints` offline), and
+    the configs' controller.quorum.bootstrap.servers against the stored endpoints."""
+    from .voters import bootstrap_findings, endpoint_fix
+
     for c in configs:
         v = voters["by_id"].get(c.node_id)
         if v is None or not c.is_controller or not c.controller_listener_names:
@@ -541,11 +552,16 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
                     f"{_endpoint_text(theirs[0])}: the other voters and the brokers reach it at the "
                     "old address",
                     [_at(c, key), f"{voters['partition_dir']}: {voters['source']}"],
-                    "if the address moved for good, start the controller with the new listener: as a "
-                    "kraft.version 1 follower it sends UpdateRaftVoter to the leader (KIP-853); "
-                    "otherwise restore the old address",
+                    endpoint_fix(
+                        {"voter_id": c.node_id, "name": name},
+                        None,
+                        configs,
+                        voter_dirs_of(dirs, voters),
+                    ),
+                    node_id=c.node_id,
                 )
             )
+    out.extend(bootstrap_findings(configs, voters))
 
 
 def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding]) -> set:

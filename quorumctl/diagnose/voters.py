@@ -29,6 +29,7 @@ import socket
 
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
+from .file_checks import voter_dirs_of
 from .findings import Finding
 from .live_quorum import live_findings, observer_findings
 
@@ -82,10 +83,18 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
     """Each stored endpoint of each voter: its addresses and what answers there (every
     address probed when a name has several, else the name itself), with a verdict:
     ok | unresolvable | silent (nothing answers) | other (another node or cluster answers)."""
+    return _probe(voters, cluster_id, client_cfg, timeout, {})[0]
+
+
+def _probe(
+    voters: dict, cluster_id: str | None, client_cfg, timeout: float, elsewhere: dict[int, list[Address]]
+) -> tuple[list[dict], list]:
+    """probe_endpoints' checks, and the VoterProbes of `elsewhere` (id -> addresses that
+    are no stored endpoint), probed in the same round within one deadline."""
     from ..protocol.liveness import probe_voters
 
     checks = []
-    jobs: dict[int, list[Address]] = {}
+    jobs: dict[int, list[Address]] = {k: list(v) for k, v in elsewhere.items()}
     for vid, v in sorted(voters["by_id"].items()):
         for e in v.get("endpoints") or []:
             addrs, err = resolve(e["host"], e["port"])
@@ -129,10 +138,11 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
             c["verdict"] = "silent"
     for c in checks:
         c.pop("targets", None)
-    return checks
+    extra = [p for p in probes if p.address in elsewhere.get(p.voter_id, ())]
+    return checks, extra
 
 
-def _fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
+def endpoint_fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
     """The command line that fixes a stale endpoint: with a leader, the voter restarted with
     its new listener updates it; with none (or offline: unknown), set-endpoints."""
     vid = c["voter_id"]
@@ -209,7 +219,7 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
                 "error",
                 f"voter {vid}'s stored endpoint {c['endpoint']} is stale: {what}",
                 evidence,
-                _fix(c, leader, configs, log_dirs),
+                endpoint_fix(c, leader, configs, log_dirs),
                 node_id=vid,
             )
         )
@@ -317,7 +327,7 @@ def check(
     if report is not None:
         findings += [f for f in report.findings if f.code in VOTER_CODES]
         if q is not None:
-            _endpoints(cfgs, voters, findings)
+            _endpoints(cfgs, voters, findings, report.log_dirs)
             # the live voters' directory ids against the log dirs' meta.properties, the cluster id
             findings += [f for f in live_findings(report, q, str(source)) if f.code != "live-no-leader"]
     if q is not None:
@@ -329,11 +339,7 @@ def check(
         )
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
-    dirs = [
-        d.path
-        for d in (report.log_dirs if report else [])
-        if d.replica is not None and (d.meta or {}).get("node.id") in voters["by_id"]
-    ]
+    dirs = voter_dirs_of(report.log_dirs, voters) if report else []
     leader = None if not live else (q is not None and q.leader_id >= 0)
     findings += endpoint_findings(checks, leader, cfgs, dirs)
     seen, unique = set(), []
@@ -367,7 +373,80 @@ def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> li
     the stored endpoints (observers with a voter's id: live_quorum.live_findings)."""
     voters = voters_from_quorum(q, q.source or bootstrap)
     checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
-    dirs = [d.path for d in report.log_dirs if d.replica is not None]
-    return endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs) + bootstrap_findings(
-        report.configs, voters
-    )
+    seen = {(f.code, f.message) for f in report.findings}  # the files' bootstrap findings, when the sets agree
+    return endpoint_findings(checks, q.leader_id >= 0, report.configs, voter_dirs_of(report.log_dirs, voters)) + [
+        f for f in bootstrap_findings(report.configs, voters) if (f.code, f.message) not in seen
+    ]
+
+
+def stale_without_leader(report, bootstrap: str, client_cfg, timeout: float) -> tuple[list[Finding], bool]:
+    """doctor with no leader (or no answer) and the files' voter set: are the voters gone,
+    or do they run where the voter set no longer points (every controller moved,
+    KAFKA-20661)? The stored endpoints are probed (as voters check does), and in the
+    same round each voter's own endpoint from its config (-c) and the bootstrap
+    addresses. Returns (the stale-voter-endpoint findings, moved): `moved` when fewer
+    than a majority answer on their stored endpoints but a majority of controllers of
+    this cluster answer counting the other addresses: then set-endpoints is the fix, and
+    recover (which would throw away live voters) is not. Without that, only endpoints
+    shown stale (a name that does not resolve, another node answering, the voter
+    answering at its configured endpoint) are reported: a voter that is simply down is
+    majority-lost's business."""
+    voters = report.voters
+    if not voters:
+        return [], False
+    by_id = voters["by_id"]
+    cluster_id = next((c for d in report.log_dirs if (c := (d.meta or {}).get("cluster.id"))), None)
+    stored = {(e["host"], e["port"]) for v in by_id.values() for e in v.get("endpoints") or []}
+    elsewhere: dict[int, list[Address]] = {}
+    where: dict[Address, str] = {}  # an address probed besides the stored ones -> where it comes from
+    for cfg in report.configs:
+        if cfg.node_id in by_id and cfg.is_controller:
+            try:
+                host, port = cfg.advertised_controller_endpoint()
+            except InputError:
+                continue
+            if (host, port) not in stored:
+                elsewhere.setdefault(cfg.node_id, []).append(Address(host, port))
+                where[Address(host, port)] = f"{cfg.path}: node {cfg.node_id} advertises it"
+    known = {a for addrs in elsewhere.values() for a in addrs}
+    others: list[tuple[str, str]] = [(bootstrap, "--bootstrap-controller")]
+    others += [(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers") for c in report.configs]
+    for text, origin in others:
+        try:
+            addrs = parse_address_list(text, origin) if text else []
+        except InputError:
+            continue
+        for a in addrs:
+            if (a.host, a.port) not in stored and a not in known:
+                known.add(a)
+                elsewhere.setdefault(-1, []).append(a)  # -1: which node answers there is not known
+                where.setdefault(a, origin)
+    checks, extra = _probe(voters, cluster_id, client_cfg, timeout, elsewhere)
+    live = [p for p in extra if p.same_cluster_controller(cluster_id)]
+    ok = {c["voter_id"] for c in checks if c["verdict"] == "ok"}
+    moved = {p.voter_id for p in live if p.voter_id >= 0 and p.voter_id not in ok and p.node_id in (None, p.voter_id)}
+    # an address of unknown node counts once per distinct address, and not when it is one a
+    # voter already answers at (another name of the same host)
+    taken = {(ip, p.address.port) for p in live if p.voter_id >= 0 for ip in resolve(p.address.host, p.address.port)[0]}
+    taken |= {(ip, c["port"]) for c in checks if c["verdict"] == "ok" for ip in c["addresses"]}
+    anonymous = []
+    for p in live:
+        if p.voter_id >= 0:
+            continue
+        mine = {(ip, p.address.port) for ip in resolve(p.address.host, p.address.port)[0]}
+        if mine and not mine & taken:
+            taken |= mine
+            anonymous.append(p)
+    need = len(by_id) // 2 + 1
+    is_moved = len(ok) < need <= len(ok) + len(moved) + len(anonymous)
+    shown = [
+        c
+        for c in checks
+        if c["verdict"] in ("unresolvable", "other", "partly")
+        or (c["verdict"] == "silent" and (is_moved or c["voter_id"] in moved))
+    ]
+    findings = endpoint_findings(shown, False, report.configs, voter_dirs_of(report.log_dirs, voters))
+    answers = [f"{p.address}: {p.detail} ({where.get(p.address, 'probed')})" for p in live]
+    for f in findings:
+        f.evidence += [a for a in answers if a not in f.evidence]
+    return findings, is_moved

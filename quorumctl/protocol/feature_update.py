@@ -152,9 +152,30 @@ def check_live(
         verdict = client.update_features(change.updates, change.upgrade_type, validate_only=True)
         found, doubts = settle_advertised(blockers(nodes, change, finalized.get("metadata.version")), verdict)
         notes += doubts
+        notes += ghost_notes(change, found, verdict, {r.id for r in quorum.voters}, bootstrap_controller)
         applied = None
         if apply and not found and not any(verdict.values()):
             applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)
         return LiveCheck(
             change, client.mode, conn.name, finalized, nodes, found, verdict, applied, notes, int(time.time() * 1000)
         )
+
+
+def ghost_notes(
+    change: Change, found: list[dict], verdict: dict[str, str | None], voters: set[int], bootstrap_controller
+) -> list[str]:
+    """A blocking controller that is no voter: a ghost registration (a controller removed from
+    the voters stays registered, KAFKA-20395); `cluster clear-registration` plans its fix."""
+    from ..ops.feature_update import named_by_kafka
+    from ..versions import METADATA_VERSION, version_name
+
+    ids = {b["node"].id for b in found if b["node"].kind == "controller"}
+    ids |= {i for kind, i in named_by_kafka(verdict) if kind == "controller"}
+    level = change.updates.get(METADATA_VERSION)
+    target = f" --metadata {version_name(level)}" if level is not None else ""
+    return [
+        f"controller {i} is registered but not a voter (voters {', '.join(map(str, sorted(voters)))}): a ghost "
+        f"registration (a removed controller stays registered); clear it: quorumctl cluster clear-registration {i} "
+        f"--bootstrap-controller {bootstrap_controller or 'HOST:PORT'}{target} (docs/membership.md)"
+        for i in sorted(ids - voters)
+    ]

@@ -1,7 +1,8 @@
-"""`voters check` and `voters set-endpoints` without Kafka: on copies of the Kafka
-3.9 dynamic fixture (voters 1-3 at localhost:19191-19193, where nothing listens
-here) and the simulated quorum. The real thing, every controller moved to new
-names on the lab of real hosts: tests/test_kafka_lab_voters.py."""
+"""`voters check`, `voters set-endpoints` (its refusals, its backup) and doctor's
+stale-endpoint findings (offline, and live with no leader) without Kafka: on copies
+of the Kafka 3.9 dynamic fixture (voters 1-3 at localhost:19191-19193, where
+nothing listens here) and the simulated quorum. The real thing, every controller
+moved to new names on the lab of real hosts: tests/test_kafka_lab_voters.py."""
 
 from __future__ import annotations
 
@@ -494,3 +495,143 @@ def test_doctor_no_leader_without_configs_counts_the_controllers_answering_elsew
         "still run under other names or addresses, the majority is not lost and the fix is `quorumctl voters "
         "set-endpoints` (docs/membership.md), never recover; otherwise: bring the lost voters back"
     )
+
+
+# -- set-endpoints: its refusals write nothing; the backup ---------------------------------
+
+
+def _set_endpoints(cli, dyn, *extra):
+    return cli("voters", "set-endpoints", *[dyn / f"c{n}" for n in (1, 2, 3)], *NEW, "--timeout", "5", *extra)
+
+
+def test_a_broker_that_sees_a_leader_refuses(cli, dyn, sim_dyn, monkeypatch):
+    """Broker 4, registered in the log, answers at its address and sees leader 1 (DescribeQuorum
+    forwarded): the quorum is alive, so its endpoints are not stale beyond repair. The log's
+    registration names localhost:19194; here the broker is the simulated one, at its own port."""
+    from quorumctl.ops import voter_endpoints
+
+    broker = sim_dyn.node_by_id(4).address
+    host, port = broker.rsplit(":", 1)
+    real = voter_endpoints.registrations
+    monkeypatch.setattr(voter_endpoints, "registrations", lambda base: ({4: [(host, int(port))]}, real(base)[1]))
+    from quorumctl.raft.replica import load_replica
+
+    assert real(load_replica(str(dyn / "c1")))[0] == {4: [("localhost", 19194)]}
+    before = tree(dyn)
+    code, out, err = _set_endpoints(cli, dyn, "--apply")
+    assert (code, err) == (1, "")
+    assert (
+        f"  refused: broker 4 at {broker} sees leader 1 in epoch 3 (DescribeQuorum, forwarded to the active "
+        "controller): the quorum has a leader, so its endpoints are not stale beyond repair: a voter that "
+        "restarts with new listeners updates its endpoints itself (UpdateRaftVoter, KIP-853)"
+    ) in out.splitlines(), out
+    assert tree(dyn) == before
+
+
+def test_a_held_lock_refuses(cli, dyn):
+    """Kafka (any process) holding a voter's .lock: refused, naming the dir and the pid; nothing written."""
+    import subprocess
+    import sys
+
+    hold = (
+        "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
+        "fcntl.lockf(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(60)\n"
+    )
+    part = dyn / "c2" / "__cluster_metadata-0"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(dyn / "c2" / ".lock")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = tree(dyn)
+        for extra in ([], ["--apply"]):
+            code, out, err = _set_endpoints(cli, dyn, *extra)
+            assert (code, err) == (1, ""), out + err
+            assert (
+                f"  refused: Kafka still runs on {dyn / 'c2'} (pid {holder.pid}): stop every controller first"
+            ) in out.splitlines(), out
+            assert tree(dyn) == before
+    finally:
+        holder.kill()
+        holder.wait()
+    assert part.is_dir()
+
+
+def test_a_directory_id_that_is_not_the_voters_refuses(cli, dyn):
+    meta = dyn / "c2" / "meta.properties"
+    meta.write_text(meta.read_text().replace(DIRS[2], "AAAAAAAAAAAAAAAAAAAAAQ"))
+    before = tree(dyn)
+    code, out, err = _set_endpoints(cli, dyn, "--apply")
+    assert (code, err) == (1, "")
+    assert (
+        f"  refused: {dyn / 'c2'}: directory id AAAAAAAAAAAAAAAAAAAAAQ, but the voter set holds voter 2 with "
+        f"{DIRS[2]}: not that voter's disk (a replaced disk is a case for `quorumctl replace-controller 2` once "
+        "the quorum has a leader)"
+    ) in out.splitlines(), out
+    assert tree(dyn) == before
+
+
+def test_a_log_matching_clash_refuses(cli, dyn):
+    """c1 and c3 hold different batches at (315, 1): the logs were changed outside Raft; refused."""
+    from quorumctl.records.batch import encode_batch
+
+    import struct
+
+    crcs = {}
+    for n, ts in ((1, 1_800_000_000_000), (3, 1_800_000_000_001)):
+        raw = encode_batch(
+            [(None, md.encode_metadata("NoOpRecord", 0, {}))], base_offset=315, leader_epoch=1, base_timestamp=ts
+        )
+        crcs[n] = struct.unpack(">I", raw[17:21])[0]
+        with open(dyn / f"c{n}" / "__cluster_metadata-0" / "00000000000000000000.log", "ab") as f:
+            f.write(raw)
+    before = tree(dyn)
+    code, out, err = _set_endpoints(cli, dyn, "--apply")
+    assert (code, err) == (1, "")
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("  refused: ")]
+    seg = "__cluster_metadata-0/00000000000000000000.log position 23456 (offsets 315..315, crc"
+    assert line == (
+        f"  refused: log-matching: offset 315, epoch 1: node 1 {dyn / 'c1'}/{seg} {crcs[1]}) and node 3 "
+        f"{dyn / 'c3'}/{seg} {crcs[3]}) are different batches; Raft assumes one entry per (offset, epoch), so "
+        "neither replica's Fetch will ever notice; the replicas were changed outside Raft before: repair them "
+        "first (`quorumctl state` names the replica to truncate)"
+    ), line
+    assert tree(dyn) == before
+
+
+def test_the_backup_holds_what_was_replaced(cli, dyn):
+    """--backup-dir: one run per voter there, each with its plan (done) and the files it replaced:
+    the base's changed files as they were, every other voter's whole old partition directory. A
+    backup dir inside a log dir is refused before anything is written."""
+    import hashlib
+
+    def hashes(d):
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(d.iterdir()) if p.is_file()}
+
+    old = {n: hashes(DYN / f"c{n}" / "__cluster_metadata-0") for n in (1, 2, 3)}
+    before = tree(dyn)
+    code, out, err = _set_endpoints(cli, dyn, "--apply", "--backup-dir", dyn / "c2" / "bk")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"quorumctl: error: the backup dir {dyn / 'c2' / 'bk'} is inside the log dir {dyn / 'c2'}, where a broker "
+        "would take it for a partition; choose a directory outside it on the same file system\n"
+    )
+    assert tree(dyn) == before
+
+    bk = dyn / "bk"
+    code, out, err = _set_endpoints(cli, dyn, "--apply", "--backup-dir", bk, "-o", "json")
+    assert (code, err) == (0, ""), out + err
+    changed = {c["node_id"]: c for c in json.loads(out)["applied"]["changed"]}
+    assert sorted(changed) == [1, 2, 3]
+    for n, c in changed.items():
+        run = c["backup_dir"]
+        assert run.startswith(f"{bk}/") and run.endswith("-set-endpoints-__cluster_metadata-0"), run
+        plan = json.loads(open(f"{run}/plan.json").read())
+        assert plan["status"] == "done" and plan["set_endpoints"]["new_epoch"] == 2
+        saved = hashes(bk / run.rsplit("/", 1)[1] / "__cluster_metadata-0")
+        if n == 1:  # the base: its three changed files, as they were
+            assert sorted(saved) == ["00000000000000000000.log", "leader-epoch-checkpoint", "quorum-state"]
+        else:  # replaced by a copy of the base's: the whole old directory
+            assert sorted(saved) == sorted(old[n])
+        assert saved == {k: old[n][k] for k in saved}
+        assert c["backed_up"] == sorted(saved)

@@ -635,3 +635,102 @@ def test_the_backup_holds_what_was_replaced(cli, dyn):
             assert sorted(saved) == sorted(old[n])
         assert saved == {k: old[n][k] for k in saved}
         assert c["backed_up"] == sorted(saved)
+
+
+# -- voters check: what answers at a stored endpoint -----------------------------------------
+
+
+def _forward(listen: tuple[str, int], target: str):
+    """A TCP forwarder on `listen` to `target` (host:port): another node answering at that address.
+    Returns its listening socket (close it to stop)."""
+    import threading
+
+    srv = socket.socket()
+    srv.bind(listen)
+    srv.listen(16)
+    host, port = target.rsplit(":", 1)
+
+    def pipe(a, b):
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            up = socket.create_connection((host, int(port)))
+            threading.Thread(target=pipe, args=(c, up), daemon=True).start()
+            threading.Thread(target=pipe, args=(up, c), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv
+
+
+def test_check_names_another_cluster_and_a_name_answering_partly(cli, sim_dyn, monkeypatch):
+    """The voter set stores: voter 1 under a name with two addresses, one where nothing listens
+    (ok: Kafka's clients try each); voter 2 under a name with two addresses, the voter at one,
+    another cluster's controller at the other (partly); voter 3 at an address where another
+    cluster's controller answers (other). Names resolve through a stand-in resolver; every
+    address is probed for real."""
+    from quorumctl.diagnose import voters as voters_mod
+    from quorumctl.testing.scenarios import DEMO_CLUSTER_ID, demo_cluster
+    from quorumctl.testing.sim import node
+
+    other = demo_cluster()  # another cluster, its own id
+    p1, p2 = sim_dyn.node_by_id(1).port, sim_dyn.node_by_id(2).port
+    q3 = other.node_by_id(3).port
+    fwd = _forward(("127.0.0.2", p2), other.node_by_id(2).address)
+    names = {"k1.multi": ["127.0.0.1", "127.0.0.3"], "k2.multi": ["127.0.0.1", "127.0.0.2"]}
+    real = voters_mod.resolve
+    monkeypatch.setattr(voters_mod, "resolve", lambda h, p: (names[h], None) if h in names else real(h, p))
+    sim_dyn.nodes = [
+        node(1, ("CONTROLLER", "k1.multi", p1)),
+        node(2, ("CONTROLLER", "k2.multi", p2)),
+        node(3, ("CONTROLLER", "127.0.0.1", q3)),
+    ]
+    try:
+        code, out, err = cli(
+            "voters", "check", "--bootstrap-controller", sim_dyn.node_by_id(1).address, "--timeout", "3", "-o", "json"
+        )
+    finally:
+        fwd.close()
+        other.stop()
+    assert (code, err) == (1, ""), out + err
+    doc = json.loads(out)
+    got = [(c["voter_id"], c["endpoint"], c["addresses"], c["verdict"]) for c in doc["endpoints"]]
+    assert got == [
+        (1, f"CONTROLLER://k1.multi:{p1}", ["127.0.0.1", "127.0.0.3"], "ok"),
+        (2, f"CONTROLLER://k2.multi:{p2}", ["127.0.0.1", "127.0.0.2"], "partly"),
+        (3, f"CONTROLLER://127.0.0.1:{q3}", ["127.0.0.1"], "other"),
+    ]
+    probes = {(p["address"], p["state"], p["cluster_id"]) for c in doc["endpoints"] for p in c["probes"]}
+    assert probes == {
+        (f"127.0.0.1:{p1}", "answers", CLUSTER),
+        (f"127.0.0.3:{p1}", "silent", None),
+        (f"127.0.0.1:{p2}", "answers", CLUSTER),
+        (f"127.0.0.2:{p2}", "answers", DEMO_CLUSTER_ID),
+        (f"127.0.0.1:{q3}", "answers", DEMO_CLUSTER_ID),
+    }
+    stale = {f["message"]: f for f in doc["findings"] if f["code"] == "stale-voter-endpoint"}
+    assert sorted(stale) == [
+        f"voter 2's stored endpoint CONTROLLER://k2.multi:{p2} is stale: another node answers at some of its "
+        "addresses, voter 2 at others (k2.multi resolves to 127.0.0.1, 127.0.0.2)",
+        f"voter 3's stored endpoint CONTROLLER://127.0.0.1:{q3} is stale: another node answers there (127.0.0.1 "
+        "resolves to 127.0.0.1)",
+    ]
+    three = stale[sorted(stale)[1]]
+    assert three["evidence"] == [
+        f"127.0.0.1:{q3}: answers: answers as a controller following leader 1 of cluster {DEMO_CLUSTER_ID} (node 3)"
+    ]
+    assert three["remedy"].startswith("start voter 3 with advertised.listeners=CONTROLLER://<its new host:port>")

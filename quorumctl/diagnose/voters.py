@@ -120,7 +120,8 @@ def _probe(
     for c in checks:
         if c["verdict"]:
             continue
-        mine = [p for p in probes if p.voter_id == c["voter_id"] and p.address in c.pop("targets")]
+        targets = c.pop("targets")
+        mine = [p for p in probes if p.voter_id == c["voter_id"] and p.address in targets]
         c["probes"] = [p.to_json() for p in mine]
         good = [
             p

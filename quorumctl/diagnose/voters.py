@@ -6,7 +6,10 @@ The voter set: live, DescribeQuorum v2's voters with their directory ids and
 `Nodes` endpoints (the leader's view); offline, the last VotersRecord of the most
 up-to-date metadata log given (file_checks.examine). With no leader, the live
 check falls back on the log dirs given (and says so): the stored endpoints are
-exactly what a quorum without a leader cannot correct itself.
+exactly what a quorum without a leader cannot correct itself. doctor, with no
+leader, probes the same stored endpoints together with the voters' configured ones
+and the bootstrap addresses (`stale_without_leader`): voters answering only
+elsewhere moved (set-endpoints), they are not lost (recover).
 
 Findings (docs/membership.md lists them with their fixes):
   stale-voter-endpoint       a stored endpoint whose name does not resolve, where
@@ -447,7 +450,8 @@ def stale_without_leader(report, bootstrap: str, client_cfg, timeout: float) -> 
         or (c["verdict"] == "silent" and (is_moved or c["voter_id"] in moved))
     ]
     findings = endpoint_findings(shown, False, report.configs, voter_dirs_of(report.log_dirs, voters))
-    answers = [f"{p.address}: {p.detail} ({where.get(p.address, 'probed')})" for p in live]
-    for f in findings:
-        f.evidence += [a for a in answers if a not in f.evidence]
+    for f in findings:  # where the voter itself (from its config), or some controller of this cluster, answers
+        f.evidence += [
+            f"{p.address}: {p.detail} ({where.get(p.address, 'probed')})" for p in live if p.voter_id in (f.node_id, -1)
+        ]
     return findings, is_moved

@@ -27,12 +27,11 @@ Findings (docs/membership.md lists them with their fixes):
 
 from __future__ import annotations
 
-import shlex
 import socket
 
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
-from .file_checks import voter_dirs_of
+from .file_checks import bootstrap_findings, endpoint_fix, voter_dirs_of
 from .findings import Finding
 from .live_quorum import live_findings, observer_findings
 
@@ -146,36 +145,6 @@ def _probe(
     return checks, extra
 
 
-def endpoint_fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
-    """The command line that fixes a stale endpoint: with a leader, the voter restarted with
-    its new listener updates it; with none (or offline: unknown), set-endpoints."""
-    vid = c["voter_id"]
-    adv = None
-    for cfg in configs:
-        if cfg.node_id == vid and cfg.is_controller:
-            try:
-                host, port = cfg.advertised_controller_endpoint()
-                adv = f"{c['name']}://{host}:{port}"
-            except InputError:
-                pass
-    live = (
-        f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
-        "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
-        "DNS record"
-    )
-    dirs = " ".join(shlex.quote(d) for d in log_dirs) or "<every voter's log dir>"
-    offline = (
-        f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
-        f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
-        "docs/membership.md)"
-    )
-    if leader:
-        return live
-    if leader is None:
-        return f"while the quorum has a leader: {live}; if no leader can be elected: {offline}"
-    return f"no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or {offline}"
-
-
 def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, log_dirs: list[str]) -> list[Finding]:
     out = []
     for c in checks:
@@ -227,41 +196,6 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
                 node_id=vid,
             )
         )
-    return out
-
-
-def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
-    """controller.quorum.bootstrap.servers entries that are no voter's stored endpoint:
-    the node bootstraps from an address the quorum no longer has."""
-    from .file_checks import _at
-
-    stored = {(e["host"], e["port"]) for v in voters["by_id"].values() for e in v.get("endpoints") or []}
-    out = []
-    for c in configs:
-        if not c.quorum_bootstrap_servers:
-            continue
-        try:
-            boot = parse_address_list(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers")
-        except InputError:
-            continue
-        odd = [str(a) for a in boot if (a.host, a.port) not in stored]
-        if odd:
-            out.append(
-                Finding(
-                    "bootstrap-server-not-a-voter",
-                    "warning",
-                    f"{c.path}: controller.quorum.bootstrap.servers names {', '.join(odd)}, which no voter's stored "
-                    "endpoint is" + (": none of its entries is" if len(odd) == len(boot) else ""),
-                    [
-                        _at(c, "controller.quorum.bootstrap.servers"),
-                        f"{voters['partition_dir']}: {voters['source']}: "
-                        + ", ".join(sorted(f"{h}:{p}" for h, p in stored)),
-                    ],
-                    "list the voters' endpoints (host:port of each voter) in controller.quorum.bootstrap.servers on "
-                    "every node, or fix the voters' endpoints (quorumctl voters check names the stale ones)",
-                    node_id=c.node_id,
-                )
-            )
     return out
 
 

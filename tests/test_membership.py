@@ -359,3 +359,51 @@ def test_features_upgrade_blocked_by_a_ghost_names_clear_registration(cli):
         code, out, err = cli(*args)
         assert code == 1 and note in out.splitlines(), out + err
         assert [ln for ln in out.splitlines() if ln.startswith("Note: controller ")] == [note]
+
+
+def test_features_upgrade_offline_names_clear_registration_for_a_ghost(cli, tmp_path):
+    """Offline, from a log dir whose image holds voters 1-3 (on 4.1: up to 4.1-IV1) and controller 7,
+    registered, no voter, still on 3.9's range: the upgrade is blocked by 7, and the note names
+    `cluster clear-registration 7` with the target."""
+    from quorumctl.logdir import segments
+    from quorumctl.logdir.snapshots import encode_snapshot
+    from quorumctl.testing.synth import B, T0, write_replica
+
+    pdir = write_replica(str(tmp_path / "c1"), [B(1), B(1)], node_id=1)
+    recs = [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 21})]
+    recs += [
+        (
+            "RegisterControllerRecord",
+            0,
+            {
+                "controllerId": i,
+                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                "zkMigrationReady": False,
+                "endPoints": [{"name": "CONTROLLER", "host": "h", "port": 9090 + i, "securityProtocol": 0}],
+                "features": [
+                    {"name": "metadata.version", "minSupportedVersion": 7, "maxSupportedVersion": 21 if i == 7 else 27}
+                ],
+            },
+        )
+        for i in (1, 2, 3, 7)
+    ]
+    voters = [
+        {
+            "voterId": i,
+            "voterDirectoryId": f"AAAAAAAAAAAAAAAAAAAAA{c}",
+            "endpoints": [],
+            "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
+        }
+        for i, c in ((1, "w"), (2, "A"), (3, "Q"))
+    ]
+    with open(f"{pdir}/{segments.snapshot_name(2, 1)}", "wb") as f:
+        f.write(encode_snapshot(recs, epoch=1, kraft_version=1, voters=voters, timestamp_ms=T0))
+    code, out, err = cli("features", "upgrade", str(tmp_path / "c1"), "--metadata", "4.0-IV0", "-o", "json")
+    assert (code, err) == (1, ""), out + err
+    doc = json.loads(out)
+    assert [(b["kind"], b["id"]) for b in doc["blockers"]] == [("controller", 7)]
+    assert [n for n in doc["notes"] if n.startswith("controller 7 ")] == [
+        "controller 7 is registered but not a voter (voters 1, 2, 3): a ghost registration (a removed controller "
+        "stays registered); clear it: quorumctl cluster clear-registration 7 --bootstrap-controller HOST:PORT "
+        "--metadata 4.0-IV0 (docs/membership.md)"
+    ]

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..config.addresses import Address, parse_address
-from ..ops.feature_update import Change, Node, blockers, settle_advertised
+from ..ops.feature_update import Change, Node, blockers, ghost_notes, settle_advertised
 from . import kerrors, messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
@@ -159,23 +159,3 @@ def check_live(
         return LiveCheck(
             change, client.mode, conn.name, finalized, nodes, found, verdict, applied, notes, int(time.time() * 1000)
         )
-
-
-def ghost_notes(
-    change: Change, found: list[dict], verdict: dict[str, str | None], voters: set[int], bootstrap_controller
-) -> list[str]:
-    """A blocking controller that is no voter: a ghost registration (a controller removed from
-    the voters stays registered, KAFKA-20395); `cluster clear-registration` plans its fix."""
-    from ..ops.feature_update import named_by_kafka
-    from ..versions import METADATA_VERSION, version_name
-
-    ids = {b["node"].id for b in found if b["node"].kind == "controller"}
-    ids |= {i for kind, i in named_by_kafka(verdict) if kind == "controller"}
-    level = change.updates.get(METADATA_VERSION)
-    target = f" --metadata {version_name(level)}" if level is not None else ""
-    return [
-        f"controller {i} is registered but not a voter (voters {', '.join(map(str, sorted(voters)))}): a ghost "
-        f"registration (a removed controller stays registered); clear it: quorumctl cluster clear-registration {i} "
-        f"--bootstrap-controller {bootstrap_controller or 'HOST:PORT'}{target} (docs/membership.md)"
-        for i in sorted(ids - voters)
-    ]

@@ -2,7 +2,7 @@
 every controller of a dynamic Kafka 4.3 quorum moves to a new name and address at
 once, the old names gone. Restarted there, the controllers read the old endpoints
 from their voter set and elect no leader (quorumctl and Kafka's logs show it);
-`voters check` names every stale endpoint offline and live; `voters set-endpoints`,
+`voters check` and `doctor` name every stale endpoint offline and live; `voters set-endpoints`,
 run as docs/membership.md says (a dry run, then --apply on the stopped
 controllers), brings the quorum back on the new names with the acknowledged topic
 and config, and no two replicas hold different batches at one (offset, epoch).
@@ -164,6 +164,22 @@ def test_every_controller_moved_no_leader_then_set_endpoints_brings_it_back(lab)
     ), fixes
     code, doc, _ = check(lab, *data)
     assert code == 1 and sorted(stale(doc)) == list(CONTROLLERS), doc["findings"]
+    # doctor, live with no leader: the same stale endpoints and the set-endpoints fix, not a lost majority
+    code, out, err = lab.quorumctl(
+        "doctor", *data, *confs, "--bootstrap-controller", NEW_BOOTSTRAP, "--timeout", "5", "-o", "json", timeout=180
+    )
+    doc = json.loads(out)
+    codes = {f["code"] for f in doc["findings"]}
+    assert (code, err) == (1, "") and "live-no-leader" in codes, (code, err, doc["findings"])
+    assert not codes & {"majority-lost", "live-unreachable"}, doc["findings"]
+    assert not [f for f in doc["findings"] if "recover" in f["remedy"]], doc["findings"]
+    for n in CONTROLLERS:
+        assert any(m.startswith(f"CONTROLLER://c{n}:9093: its name c{n} does not resolve") for m in stale(doc)[n])
+    assert any(
+        f"quorumctl voters set-endpoints {' '.join(data)} --endpoint 2=CONTROLLER://k2:9093" in f["remedy"]
+        for f in doc["findings"]
+        if f["code"] == "stale-voter-endpoint" and f["severity"] == "error"
+    ), doc["findings"]
 
     # the repair refuses while the controllers run, then (stopped) a dry run, then --apply
     eps = [a for n in CONTROLLERS for a in ("--endpoint", f"{n}=CONTROLLER://k{n}:9093")]

@@ -287,3 +287,134 @@ def test_replace_controller_addition_refused_after_the_removal(cli):
             "replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}", "--apply"
         )
         assert (code, err) == (0, "") and voters(c) == [(1, D1), (2, D2), (3, NEW)]
+
+
+def test_clear_registration_of_a_broker_sends_unregister_broker(cli):
+    """The broker path (through --bootstrap-server): a fenced broker's registration, a dry run that
+    sends nothing, then UnregisterBroker with --apply; a running broker refused; a broker no longer
+    registered is nothing to clear."""
+    import time
+
+    now = int(time.time() * 1000)
+    c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
+    c.add_nodes(controllers=(1, 2, 3), brokers=(), profile="4.3")
+    for b in (5, 6):
+        c.add_broker(b, profile="4.3", apis={messages.UNREGISTER_BROKER: (0, 0)})
+    with c:
+        c.advertise_controllers()
+        gone = c.node_by_id(6)
+        gone.fenced = True
+        gone.stop()
+        boot = c.node_by_id(5).address
+        opt = ["--bootstrap-server", boot]
+        sent = lambda: [r for r in c.requests if r[1] == messages.UNREGISTER_BROKER]  # noqa: E731
+        code, out, err = cli("cluster", "clear-registration", "6", *opt)
+        assert (code, err) == (0, "")
+        assert out.splitlines() == [
+            "checked: node 6 is not a voter (voters 1, 2, 3); metadata.version 4.1-IV1",
+            "method: unregister-broker",
+            f"step 1 [to do] (quorumctl): quorumctl cluster unregister --bootstrap-server {boot} --id 6 --apply",
+            f"    (broker 6 is registered and fenced at {gone.address})",
+            "DRY RUN of clearing node 6's registration: run again with --apply to send it",
+        ]
+        assert sent() == []
+
+        code, out, err = cli("cluster", "clear-registration", "5", *opt, "--apply")
+        assert (code, out) == (1, "")
+        assert err == (
+            f"quorumctl: error: refusing to clear broker 5's registration: broker 5 is registered and unfenced at "
+            f"{boot}: it is running and heartbeating (the controller would take it back as soon as it heartbeats "
+            "again); stop it, wait until it is fenced, then unregister\n"
+        )
+        assert sent() == [] and c.node_by_id(5).registered
+
+        code, out, err = cli("cluster", "clear-registration", "6", *opt, "--apply", "-o", "json")
+        assert (code, err) == (0, "")
+        doc = json.loads(out)
+        assert (doc["kind"], doc["method"], doc["applied"], doc["cleared"]) == (
+            "broker",
+            "unregister-broker",
+            True,
+            True,
+        )
+        assert [s["state"] for s in doc["steps"]] == ["done"]
+        assert sent() == [(5, messages.UNREGISTER_BROKER, 0)] and not gone.registered
+
+        code, out, err = cli("cluster", "clear-registration", "6", *opt)
+        assert (code, err) == (0, "")
+        assert out.splitlines()[1:] == [
+            "method: unregister-broker",
+            f"step 1 [done] (quorumctl): quorumctl cluster unregister --bootstrap-server {boot} --id 6 --apply",
+            "    (broker 6 is not registered (registered: 5))",
+            "node 6 is not a registered broker: nothing to clear",
+        ]
+
+
+def test_features_upgrade_blocked_by_a_ghost_names_clear_registration(cli):
+    """A registered controller that is no voter blocks the upgrade: the refusal's note names
+    `cluster clear-registration` with the target, whether the ghost answers (its range known) or
+    not (Kafka's verdict names it)."""
+    with ghost() as c:
+        c.advertise_controllers()
+        leader = c.node_by_id(1).address
+        note = (
+            "Note: controller 4 is registered but not a voter (voters 1, 2, 3): a ghost registration (a removed "
+            "controller stays registered); clear it: quorumctl cluster clear-registration 4 --bootstrap-controller "
+            f"{leader} --metadata 4.3-IV0 (docs/membership.md)"
+        )
+        args = ["features", "upgrade", "--metadata", "4.3-IV0", "--bootstrap-controller", leader, "-o", "text"]
+        code, out, err = cli(*args)
+        assert code == 1 and note in out.splitlines(), out + err
+        assert "Blocker: controller 4 " in out
+        c.node_by_id(4).stop()
+        code, out, err = cli(*args)
+        assert code == 1 and note in out.splitlines(), out + err
+        assert [ln for ln in out.splitlines() if ln.startswith("Note: controller ")] == [note]
+
+
+def test_features_upgrade_offline_names_clear_registration_for_a_ghost(cli, tmp_path):
+    """Offline, from a log dir whose image holds voters 1-3 (on 4.1: up to 4.1-IV1) and controller 7,
+    registered, no voter, still on 3.9's range: the upgrade is blocked by 7, and the note names
+    `cluster clear-registration 7` with the target."""
+    from quorumctl.logdir import segments
+    from quorumctl.logdir.snapshots import encode_snapshot
+    from quorumctl.testing.synth import B, T0, write_replica
+
+    pdir = write_replica(str(tmp_path / "c1"), [B(1), B(1)], node_id=1)
+    recs = [("FeatureLevelRecord", 0, {"name": "metadata.version", "featureLevel": 21})]
+    recs += [
+        (
+            "RegisterControllerRecord",
+            0,
+            {
+                "controllerId": i,
+                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAQ",
+                "zkMigrationReady": False,
+                "endPoints": [{"name": "CONTROLLER", "host": "h", "port": 9090 + i, "securityProtocol": 0}],
+                "features": [
+                    {"name": "metadata.version", "minSupportedVersion": 7, "maxSupportedVersion": 21 if i == 7 else 27}
+                ],
+            },
+        )
+        for i in (1, 2, 3, 7)
+    ]
+    voters = [
+        {
+            "voterId": i,
+            "voterDirectoryId": f"AAAAAAAAAAAAAAAAAAAAA{c}",
+            "endpoints": [],
+            "kRaftVersionFeature": {"minSupportedVersion": 0, "maxSupportedVersion": 1},
+        }
+        for i, c in ((1, "w"), (2, "A"), (3, "Q"))
+    ]
+    with open(f"{pdir}/{segments.snapshot_name(2, 1)}", "wb") as f:
+        f.write(encode_snapshot(recs, epoch=1, kraft_version=1, voters=voters, timestamp_ms=T0))
+    code, out, err = cli("features", "upgrade", str(tmp_path / "c1"), "--metadata", "4.0-IV0", "-o", "json")
+    assert (code, err) == (1, ""), out + err
+    doc = json.loads(out)
+    assert [(b["kind"], b["id"]) for b in doc["blockers"]] == [("controller", 7)]
+    assert [n for n in doc["notes"] if n.startswith("controller 7 ")] == [
+        "controller 7 is registered but not a voter (voters 1, 2, 3): a ghost registration (a removed controller "
+        "stays registered); clear it: quorumctl cluster clear-registration 7 --bootstrap-controller HOST:PORT "
+        "--metadata 4.0-IV0 (docs/membership.md)"
+    ]

@@ -461,6 +461,45 @@ def test_an_address_now_answering_another_protocol_is_waived_only_with_force(cli
         srv.close()
 
 
+def test_lost_voters_under_names_that_do_not_resolve_point_at_set_endpoints(cli, tmp_path):
+    """Voters 2 and 3 stored under names that no longer resolve: refused as before (nothing shows
+    they are gone), and the plan says that a moved controller looks the same, naming voters check
+    and set-endpoints; with --force-lost the same risk stays in the plan."""
+    shutil.copytree(STATIC / "c1", tmp_path / "c1")
+    shutil.copytree(STATIC / "b4", tmp_path / "b4")
+    conf = static_config(
+        tmp_path / "c1.properties",
+        1,
+        tmp_path / "c1",
+        {1: "127.0.0.1:9093", 2: "k2.invalid:9093", 3: "k3.invalid:9093"},
+    )
+    risk = (
+        "    - stored endpoint(s) that do not resolve: voter 2 at k2.invalid:9093, voter 3 at k3.invalid:9093: if "
+        "those controllers still run under new names or addresses, they are not lost and the fix is not recover: "
+        "`quorumctl voters check <every voter's log dir> -c <their server.properties>` names stale endpoints, "
+        "`quorumctl voters set-endpoints` repairs them (docs/membership.md)"
+    )
+    before = tree(tmp_path)
+    args = ["recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2"]
+    code, out, err = cli(*args)
+    assert (code, err) == (1, "")
+    assert "  refused: voter 2 at k2.invalid:9093: cannot resolve host 'k2.invalid'" in out, out
+    assert (
+        "nothing shows voter 2 is gone; if it certainly is (the host is off for good), say so with --force-lost 2"
+        in out
+    )
+    assert out.splitlines()[-1].endswith(
+        "say so with --force-lost 2; if it runs under a new name (stale endpoints), `quorumctl voters check` and "
+        "`quorumctl voters set-endpoints` are the way, not recover"
+    ), out
+    code, out, err = cli(*args, "-o", "json")
+    assert risk[6:] in json.loads(out)["plan"]["risks"], out
+    code, out, err = cli(*args, "--force-lost", "2,3")
+    assert (code, err) == (0, ""), out
+    assert risk in out.splitlines(), out
+    assert tree(tmp_path) == before
+
+
 def test_every_registered_broker_is_read_or_named(cli, dyn):
     """Broker 4 is registered in the log: recover without its log dir is refused; with
     --no-replica 4 the new epoch jumps past any its unread log can hold."""

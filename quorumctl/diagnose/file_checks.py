@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 
 from ..errors import InputError, at_line
 from ..openfile import open_regular
-from ..config.addresses import parse_quorum_voters
+from ..config.addresses import parse_address_list, parse_quorum_voters
 from ..logdir import statefiles as state_files
 from ..config import properties
 from ..config.server import ServerConfig, load
@@ -132,7 +133,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [], findings)
     if voters:
         _directory_ids(ld, voters, findings)
-        _endpoints(configs, voters, findings)
+        _endpoints(configs, voters, findings, ld)
         uncommitted = _uncommitted_voter_change(ld, best, followers, findings)
         _voter_set_agreement(ld, voters, findings, skip=uncommitted | clashing)
     _node_claimed_twice(ld, findings)
@@ -509,7 +510,15 @@ def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None
         )
 
 
-def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) -> None:
+def voter_dirs_of(dirs: Sequence[LogDir], voters: dict) -> list[str]:
+    """The log dirs holding a voter's metadata log: what `voters set-endpoints` is given."""
+    return [d.path for d in dirs if d.replica is not None and (d.meta or {}).get("node.id") in voters["by_id"]]
+
+
+def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding], dirs: Sequence[LogDir] = ()) -> None:
+    """Each controller's advertised endpoint against the one the voter set stores for it
+    (the fix: the voter restarted with a leader, else `voters set-endpoints` offline), and
+    the configs' controller.quorum.bootstrap.servers against the stored endpoints."""
     for c in configs:
         v = voters["by_id"].get(c.node_id)
         if v is None or not c.is_controller or not c.controller_listener_names:
@@ -541,11 +550,79 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding]) ->
                     f"{_endpoint_text(theirs[0])}: the other voters and the brokers reach it at the "
                     "old address",
                     [_at(c, key), f"{voters['partition_dir']}: {voters['source']}"],
-                    "if the address moved for good, start the controller with the new listener: as a "
-                    "kraft.version 1 follower it sends UpdateRaftVoter to the leader (KIP-853); "
-                    "otherwise restore the old address",
+                    endpoint_fix(
+                        {"voter_id": c.node_id, "name": name},
+                        None,
+                        configs,
+                        voter_dirs_of(dirs, voters),
+                    ),
+                    node_id=c.node_id,
                 )
             )
+    out.extend(bootstrap_findings(configs, voters))
+
+
+def endpoint_fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
+    """The command line that fixes a stale endpoint: with a leader, the voter restarted with
+    its new listener updates it; with none (or offline: unknown), set-endpoints."""
+    vid = c["voter_id"]
+    adv = None
+    for cfg in configs:
+        if cfg.node_id == vid and cfg.is_controller:
+            try:
+                host, port = cfg.advertised_controller_endpoint()
+                adv = f"{c['name']}://{host}:{port}"
+            except InputError:
+                pass
+    live = (
+        f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
+        "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
+        "DNS record"
+    )
+    dirs = " ".join(shlex.quote(d) for d in log_dirs) or "<every voter's log dir>"
+    offline = (
+        f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
+        f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
+        "docs/membership.md)"
+    )
+    if leader:
+        return live
+    if leader is None:
+        return f"while the quorum has a leader: {live}; if no leader can be elected: {offline}"
+    return f"no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or {offline}"
+
+
+def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
+    """controller.quorum.bootstrap.servers entries that are no voter's stored endpoint:
+    the node bootstraps from an address the quorum no longer has."""
+    stored = {(e["host"], e["port"]) for v in voters["by_id"].values() for e in v.get("endpoints") or []}
+    out = []
+    for c in configs:
+        if not c.quorum_bootstrap_servers:
+            continue
+        try:
+            boot = parse_address_list(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers")
+        except InputError:
+            continue
+        odd = [str(a) for a in boot if (a.host, a.port) not in stored]
+        if odd:
+            out.append(
+                Finding(
+                    "bootstrap-server-not-a-voter",
+                    "warning",
+                    f"{c.path}: controller.quorum.bootstrap.servers names {', '.join(odd)}, which no voter's stored "
+                    "endpoint is" + (": none of its entries is" if len(odd) == len(boot) else ""),
+                    [
+                        _at(c, "controller.quorum.bootstrap.servers"),
+                        f"{voters['partition_dir']}: {voters['source']}: "
+                        + ", ".join(sorted(f"{h}:{p}" for h, p in stored)),
+                    ],
+                    "list the voters' endpoints (host:port of each voter) in controller.quorum.bootstrap.servers on "
+                    "every node, or fix the voters' endpoints (quorumctl voters check names the stale ones)",
+                    node_id=c.node_id,
+                )
+            )
+    return out
 
 
 def _log_matching(replicas: list, best, clashes: list[dict], out: list[Finding]) -> set:

@@ -1,10 +1,13 @@
 """doctor's live checks (`--bootstrap-controller`): DescribeQuorum against the files
 (cluster id, each live voter's directory id), voters whose node fetches as an
 observer under a new directory id (`voter-directory-replaced`), the registered controllers that are
-not voters, and, with no leader or no answer, whether a majority of the voters the
-files know still answers (`majority-lost`)."""
+not voters, and, with no leader or no answer, whether the voters run where the files'
+voter set no longer points (`stale-voter-endpoint`, fixed by `voters set-endpoints`)
+or a majority of them is gone (`majority-lost`, the case for `recover`)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from .file_checks import configured_voters
 from .findings import Finding, Report
@@ -21,6 +24,21 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
     try:
         q = describe_quorum(None, bootstrap_controller, command_config, timeout)
     except QuorumctlError as e:
+        stale, moved = _stale(report, bootstrap_controller, timeout, command_config)
+        if moved:
+            # the controllers run, at addresses the voter set no longer stores: no leader, not a lost majority
+            report.findings.append(
+                Finding(
+                    "live-no-leader",
+                    "error",
+                    f"{bootstrap_controller}: no answer to DescribeQuorum ({e}): no leader; controllers of this "
+                    "cluster answer, but not on the endpoints the voter set stores",
+                    [f"{bootstrap_controller}: {e}"],
+                    "the stale-voter-endpoint findings say why the voters cannot elect one, and the fix",
+                )
+            )
+            report.findings.extend(stale)
+            return
         failed = str(getattr(e, "address", "") or "") or bootstrap_controller
         if failed == bootstrap_controller or failed in bootstrap_controller.split(","):
             message = f"{bootstrap_controller}: {e}"
@@ -38,7 +56,8 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
                 "check the address and that a controller runs there; `quorumctl describe health` probes each one",
             )
         )
-        _majority(report, timeout, command_config)
+        report.findings.extend(stale)
+        _majority(report, timeout, command_config, stale)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
     from ..protocol.connection import load_client_config
@@ -50,7 +69,20 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
     )
     report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout, command_config))
     if q.leader_id < 0:
-        _majority(report, timeout, command_config)
+        stale, moved = _stale(report, bootstrap_controller, timeout, command_config)
+        seen = {(f.code, f.message) for f in report.findings}
+        stale = [f for f in stale if (f.code, f.message) not in seen]
+        report.findings.extend(stale)
+        if not moved:
+            _majority(report, timeout, command_config, stale)
+
+
+def _stale(report: Report, bootstrap_controller: str, timeout: float, command_config: str | None):
+    """diagnose.voters.stale_without_leader with the client settings: (findings, moved)."""
+    from ..protocol.connection import load_client_config
+    from .voters import stale_without_leader
+
+    return stale_without_leader(report, bootstrap_controller, load_client_config(command_config), timeout)
 
 
 def _known_voters(report: Report) -> dict:
@@ -71,9 +103,11 @@ def _known_voters(report: Report) -> dict:
     return out
 
 
-def _majority(report: Report, timeout: float, command_config: str | None = None) -> None:
+def _majority(report: Report, timeout: float, command_config: str | None = None, stale: Sequence[Finding] = ()) -> None:
     """With no leader, or no answer: probe every voter the files know; fewer than a
-    majority answering is `majority-lost`, the case `quorumctl recover` exists for."""
+    majority answering is `majority-lost`, the case `quorumctl recover` exists for,
+    unless the voters only look lost because their stored endpoints are stale (`stale`:
+    those findings; the remedy then says set-endpoints first)."""
     from ..protocol.connection import load_client_config
     from ..protocol.health_probe import check_health
 
@@ -100,6 +134,15 @@ def _majority(report: Report, timeout: float, command_config: str | None = None)
         else [failed]
     )
     evidence += [f"controller {i} ({voters[i]}): answers" for i in answering]
+    first = ""
+    moved = sorted({f.node_id for f in stale if f.node_id is not None and f.node_id in lost})
+    if moved:
+        first = (
+            f"first: the stored endpoints of voter(s) {', '.join(map(str, moved))} are stale "
+            "(stale-voter-endpoint): if those controllers still run under other names or addresses, the "
+            "majority is not lost and the fix is `quorumctl voters set-endpoints` (docs/membership.md), "
+            "never recover; otherwise: "
+        )
     report.findings.append(
         Finding(
             "majority-lost",
@@ -107,7 +150,8 @@ def _majority(report: Report, timeout: float, command_config: str | None = None)
             f"majority lost: {len(answering)} of {len(voters)} voters answer ({', '.join(map(str, answering)) or 'none'}); "
             f"the quorum needs {need} to elect a leader, so the metadata log cannot move",
             evidence,
-            "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
+            first
+            + "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
             f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}",
         )
     )

@@ -11,16 +11,19 @@ from ..versions import version_name as metadata_version_name
 from .findings import Finding, Report
 
 STALE_CONTROLLER_REMEDY = (
-    "Kafka cannot remove a controller registration before metadata.version 4.4 (KIP-1312, KAFKA-20395). If it "
-    "blocks an upgrade: start a controller with node.id {id} on the new release (formatted with "
-    "--no-initial-controllers, controller.quorum.bootstrap.servers pointing at the quorum), let it register "
-    "(it joins as an observer, not a voter), then stop it; its registration then carries the new release's "
+    "if it blocks an upgrade: quorumctl cluster clear-registration {id} --bootstrap-controller HOST:PORT "
+    "--metadata TARGET plans the fix and checks each step (docs/membership.md). Kafka cannot remove a controller "
+    "registration below metadata.version 4.4-IV2 (KIP-1312, KAFKA-20395), so the fix re-registers it: a "
+    "controller with node.id {id} on the new release (formatted with --no-initial-controllers, "
+    "controller.quorum.bootstrap.servers pointing at the quorum, controller.quorum.auto.join.enable=false) "
+    "registers as an observer, not a voter, and is stopped; its registration then carries the new release's "
     "supported range. Never reuse the id for a voter without add-controller"
 )
 # metadata.version 4.4-IV2 and later (KIP-1312): the registration can be removed
 UNREGISTER_REMEDY = (
-    "once controller {id} is stopped for good: quorumctl cluster unregister-controller --bootstrap-controller "
-    "HOST:PORT --id {id} (a dry run; --apply sends it; Kafka 4.4's kafka-cluster.sh unregister-controller --id {id})"
+    "once controller {id} is stopped for good: quorumctl cluster clear-registration {id} --bootstrap-controller "
+    "HOST:PORT (a dry run; --apply sends UnregisterController, as quorumctl cluster unregister-controller --id {id} "
+    "and Kafka 4.4's kafka-cluster.sh unregister-controller --id {id} do)"
 )
 
 
@@ -36,7 +39,8 @@ def stale_remedy(cid: int, mv) -> str:
 
 FENCED_BROKER_REMEDY = (
     "if broker {id} is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id {id} "
-    "(UnregisterBroker); if it is only stopped, start it again"
+    "(UnregisterBroker; quorumctl cluster clear-registration {id} --bootstrap-server HOST:PORT checks it first and "
+    "--apply sends it); if it is only stopped, start it again"
 )
 
 

@@ -6,7 +6,10 @@ The voter set: live, DescribeQuorum v2's voters with their directory ids and
 `Nodes` endpoints (the leader's view); offline, the last VotersRecord of the most
 up-to-date metadata log given (file_checks.examine). With no leader, the live
 check falls back on the log dirs given (and says so): the stored endpoints are
-exactly what a quorum without a leader cannot correct itself.
+exactly what a quorum without a leader cannot correct itself. doctor, with no
+leader, probes the same stored endpoints together with the voters' configured ones
+and the bootstrap addresses (`stale_without_leader`): voters answering only
+elsewhere moved (set-endpoints), they are not lost (recover).
 
 Findings (docs/membership.md lists them with their fixes):
   stale-voter-endpoint       a stored endpoint whose name does not resolve, where
@@ -24,11 +27,11 @@ Findings (docs/membership.md lists them with their fixes):
 
 from __future__ import annotations
 
-import shlex
 import socket
 
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
+from .file_checks import bootstrap_findings, endpoint_fix, voter_dirs_of
 from .findings import Finding
 from .live_quorum import live_findings, observer_findings
 
@@ -82,10 +85,18 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
     """Each stored endpoint of each voter: its addresses and what answers there (every
     address probed when a name has several, else the name itself), with a verdict:
     ok | unresolvable | silent (nothing answers) | other (another node or cluster answers)."""
+    return _probe(voters, cluster_id, client_cfg, timeout, {})[0]
+
+
+def _probe(
+    voters: dict, cluster_id: str | None, client_cfg, timeout: float, elsewhere: dict[int, list[Address]]
+) -> tuple[list[dict], list]:
+    """probe_endpoints' checks, and the VoterProbes of `elsewhere` (id -> addresses that
+    are no stored endpoint), probed in the same round within one deadline."""
     from ..protocol.liveness import probe_voters
 
     checks = []
-    jobs: dict[int, list[Address]] = {}
+    jobs: dict[int, list[Address]] = {k: list(v) for k, v in elsewhere.items()}
     for vid, v in sorted(voters["by_id"].items()):
         for e in v.get("endpoints") or []:
             addrs, err = resolve(e["host"], e["port"])
@@ -111,7 +122,8 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
     for c in checks:
         if c["verdict"]:
             continue
-        mine = [p for p in probes if p.voter_id == c["voter_id"] and p.address in c.pop("targets")]
+        targets = c.pop("targets")
+        mine = [p for p in probes if p.voter_id == c["voter_id"] and p.address in targets]
         c["probes"] = [p.to_json() for p in mine]
         good = [
             p
@@ -129,37 +141,8 @@ def probe_endpoints(voters: dict, cluster_id: str | None, client_cfg, timeout: f
             c["verdict"] = "silent"
     for c in checks:
         c.pop("targets", None)
-    return checks
-
-
-def _fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
-    """The command line that fixes a stale endpoint: with a leader, the voter restarted with
-    its new listener updates it; with none (or offline: unknown), set-endpoints."""
-    vid = c["voter_id"]
-    adv = None
-    for cfg in configs:
-        if cfg.node_id == vid and cfg.is_controller:
-            try:
-                host, port = cfg.advertised_controller_endpoint()
-                adv = f"{c['name']}://{host}:{port}"
-            except InputError:
-                pass
-    live = (
-        f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
-        "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
-        "DNS record"
-    )
-    dirs = " ".join(shlex.quote(d) for d in log_dirs) or "<every voter's log dir>"
-    offline = (
-        f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
-        f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
-        "docs/membership.md)"
-    )
-    if leader:
-        return live
-    if leader is None:
-        return f"while the quorum has a leader: {live}; if no leader can be elected: {offline}"
-    return f"no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or {offline}"
+    extra = [p for p in probes if p.address in elsewhere.get(p.voter_id, ())]
+    return checks, extra
 
 
 def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, log_dirs: list[str]) -> list[Finding]:
@@ -209,45 +192,10 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
                 "error",
                 f"voter {vid}'s stored endpoint {c['endpoint']} is stale: {what}",
                 evidence,
-                _fix(c, leader, configs, log_dirs),
+                endpoint_fix(c, leader, configs, log_dirs),
                 node_id=vid,
             )
         )
-    return out
-
-
-def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:
-    """controller.quorum.bootstrap.servers entries that are no voter's stored endpoint:
-    the node bootstraps from an address the quorum no longer has."""
-    from .file_checks import _at
-
-    stored = {(e["host"], e["port"]) for v in voters["by_id"].values() for e in v.get("endpoints") or []}
-    out = []
-    for c in configs:
-        if not c.quorum_bootstrap_servers:
-            continue
-        try:
-            boot = parse_address_list(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers")
-        except InputError:
-            continue
-        odd = [str(a) for a in boot if (a.host, a.port) not in stored]
-        if odd:
-            out.append(
-                Finding(
-                    "bootstrap-server-not-a-voter",
-                    "warning",
-                    f"{c.path}: controller.quorum.bootstrap.servers names {', '.join(odd)}, which no voter's stored "
-                    "endpoint is" + (": none of its entries is" if len(odd) == len(boot) else ""),
-                    [
-                        _at(c, "controller.quorum.bootstrap.servers"),
-                        f"{voters['partition_dir']}: {voters['source']}: "
-                        + ", ".join(sorted(f"{h}:{p}" for h, p in stored)),
-                    ],
-                    "list the voters' endpoints (host:port of each voter) in controller.quorum.bootstrap.servers on "
-                    "every node, or fix the voters' endpoints (quorumctl voters check names the stale ones)",
-                    node_id=c.node_id,
-                )
-            )
     return out
 
 
@@ -317,7 +265,7 @@ def check(
     if report is not None:
         findings += [f for f in report.findings if f.code in VOTER_CODES]
         if q is not None:
-            _endpoints(cfgs, voters, findings)
+            _endpoints(cfgs, voters, findings, report.log_dirs)
             # the live voters' directory ids against the log dirs' meta.properties, the cluster id
             findings += [f for f in live_findings(report, q, str(source)) if f.code != "live-no-leader"]
     if q is not None:
@@ -329,11 +277,7 @@ def check(
         )
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
-    dirs = [
-        d.path
-        for d in (report.log_dirs if report else [])
-        if d.replica is not None and (d.meta or {}).get("node.id") in voters["by_id"]
-    ]
+    dirs = voter_dirs_of(report.log_dirs, voters) if report else []
     leader = None if not live else (q is not None and q.leader_id >= 0)
     findings += endpoint_findings(checks, leader, cfgs, dirs)
     seen, unique = set(), []
@@ -367,7 +311,81 @@ def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> li
     the stored endpoints (observers with a voter's id: live_quorum.live_findings)."""
     voters = voters_from_quorum(q, q.source or bootstrap)
     checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
-    dirs = [d.path for d in report.log_dirs if d.replica is not None]
-    return endpoint_findings(checks, q.leader_id >= 0, report.configs, dirs) + bootstrap_findings(
-        report.configs, voters
-    )
+    seen = {(f.code, f.message) for f in report.findings}  # the files' bootstrap findings, when the sets agree
+    return endpoint_findings(checks, q.leader_id >= 0, report.configs, voter_dirs_of(report.log_dirs, voters)) + [
+        f for f in bootstrap_findings(report.configs, voters) if (f.code, f.message) not in seen
+    ]
+
+
+def stale_without_leader(report, bootstrap: str, client_cfg, timeout: float) -> tuple[list[Finding], bool]:
+    """doctor with no leader (or no answer) and the files' voter set: are the voters gone,
+    or do they run where the voter set no longer points (every controller moved,
+    KAFKA-20661)? The stored endpoints are probed (as voters check does), and in the
+    same round each voter's own endpoint from its config (-c) and the bootstrap
+    addresses. Returns (the stale-voter-endpoint findings, moved): `moved` when fewer
+    than a majority answer on their stored endpoints but a majority of controllers of
+    this cluster answer counting the other addresses: then set-endpoints is the fix, and
+    recover (which would throw away live voters) is not. Without that, only endpoints
+    shown stale (a name that does not resolve, another node answering, the voter
+    answering at its configured endpoint) are reported: a voter that is simply down is
+    majority-lost's business."""
+    voters = report.voters
+    if not voters:
+        return [], False
+    by_id = voters["by_id"]
+    cluster_id = next((c for d in report.log_dirs if (c := (d.meta or {}).get("cluster.id"))), None)
+    stored = {(e["host"], e["port"]) for v in by_id.values() for e in v.get("endpoints") or []}
+    elsewhere: dict[int, list[Address]] = {}
+    where: dict[Address, str] = {}  # an address probed besides the stored ones -> where it comes from
+    for cfg in report.configs:
+        if cfg.node_id in by_id and cfg.is_controller:
+            try:
+                host, port = cfg.advertised_controller_endpoint()
+            except InputError:
+                continue
+            if (host, port) not in stored:
+                elsewhere.setdefault(cfg.node_id, []).append(Address(host, port))
+                where[Address(host, port)] = f"{cfg.path}: node {cfg.node_id} advertises it"
+    known = {a for addrs in elsewhere.values() for a in addrs}
+    others: list[tuple[str, str]] = [(bootstrap, "--bootstrap-controller")]
+    others += [(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers") for c in report.configs]
+    for text, origin in others:
+        try:
+            addrs = parse_address_list(text, origin) if text else []
+        except InputError:
+            continue
+        for a in addrs:
+            if (a.host, a.port) not in stored and a not in known:
+                known.add(a)
+                elsewhere.setdefault(-1, []).append(a)  # -1: which node answers there is not known
+                where.setdefault(a, origin)
+    checks, extra = _probe(voters, cluster_id, client_cfg, timeout, elsewhere)
+    live = [p for p in extra if p.same_cluster_controller(cluster_id)]
+    ok = {c["voter_id"] for c in checks if c["verdict"] == "ok"}
+    moved = {p.voter_id for p in live if p.voter_id >= 0 and p.voter_id not in ok and p.node_id in (None, p.voter_id)}
+    # an address of unknown node counts once per distinct address, and not when it is one a
+    # voter already answers at (another name of the same host)
+    taken = {(ip, p.address.port) for p in live if p.voter_id >= 0 for ip in resolve(p.address.host, p.address.port)[0]}
+    taken |= {(ip, c["port"]) for c in checks if c["verdict"] == "ok" for ip in c["addresses"]}
+    anonymous = []
+    for p in live:
+        if p.voter_id >= 0:
+            continue
+        mine = {(ip, p.address.port) for ip in resolve(p.address.host, p.address.port)[0]}
+        if mine and not mine & taken:
+            taken |= mine
+            anonymous.append(p)
+    need = len(by_id) // 2 + 1
+    is_moved = len(ok) < need <= len(ok) + len(moved) + len(anonymous)
+    shown = [
+        c
+        for c in checks
+        if c["verdict"] in ("unresolvable", "other", "partly")
+        or (c["verdict"] == "silent" and (is_moved or c["voter_id"] in moved))
+    ]
+    findings = endpoint_findings(shown, False, report.configs, voter_dirs_of(report.log_dirs, voters))
+    for f in findings:  # where the voter itself (from its config), or some controller of this cluster, answers
+        f.evidence += [
+            f"{p.address}: {p.detail} ({where.get(p.address, 'probed')})" for p in live if p.voter_id in (f.node_id, -1)
+        ]
+    return findings, is_moved

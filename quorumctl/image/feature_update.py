@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ops.feature_update import Change, Node, blockers, controller_verdict
+from ..ops.feature_update import Change, Node, blockers, controller_verdict, ghost_notes
 
 
 @dataclass
@@ -103,13 +103,7 @@ def check_offline(paths: list[str], change: Change) -> OfflineCheck:
     local = active_controller(src, img)
     if local is not None:
         notes.append(f"the verdict is controller {local}'s, the leader this log dir last knew")
-    return OfflineCheck(
-        change,
-        provenance(img),
-        finalized,
-        nodes,
-        found,
-        controller_verdict(change, finalized, nodes, local),
-        notes,
-        rp.end_reason,
-    )
+    verdict = controller_verdict(change, finalized, nodes, local)
+    if img.voters is not None:  # a dynamic quorum: the voters are in the image (a static one's are in configs)
+        notes += ghost_notes(change, found, verdict, set(img.voters), None)
+    return OfflineCheck(change, provenance(img), finalized, nodes, found, verdict, notes, rp.end_reason)

@@ -384,3 +384,22 @@ def failure_line(errors: dict[str, str | None]) -> str | None:
     """FeatureCommand's last line when something failed (it goes to stderr there)."""
     failed = sum(1 for e in errors.values() if e is not None)
     return f"{failed} out of {len(errors)} operation(s) failed." if failed else None
+
+
+def ghost_notes(
+    change: Change, found: list[dict], verdict: dict[str, str | None], voters: set[int], bootstrap_controller
+) -> list[str]:
+    """A blocking controller that is no voter: a ghost registration (a controller removed from
+    the voters stays registered, KAFKA-20395); `cluster clear-registration` plans its fix."""
+    from ..versions import version_name
+
+    ids = {b["node"].id for b in found if b["node"].kind == "controller"}
+    ids |= {i for kind, i in named_by_kafka(verdict) if kind == "controller"}
+    level = change.updates.get(METADATA_VERSION)
+    target = f" --metadata {version_name(level)}" if level is not None else ""
+    return [
+        f"controller {i} is registered but not a voter (voters {', '.join(map(str, sorted(voters)))}): a ghost "
+        f"registration (a removed controller stays registered); clear it: quorumctl cluster clear-registration {i} "
+        f"--bootstrap-controller {bootstrap_controller or 'HOST:PORT'}{target} (docs/membership.md)"
+        for i in sorted(ids - voters)
+    ]

@@ -154,6 +154,12 @@ class RecoveryPlan(RepairPlan):
                     self.refuse(
                         f"{where}: nothing shows voter {p.voter_id} is gone; if it certainly is (the host is "
                         f"off for good), say so with --force-lost {p.voter_id}"
+                        + (
+                            "; if it runs under a new name (stale endpoints), `quorumctl voters check` and "
+                            "`quorumctl voters set-endpoints` are the way, not recover"
+                            if p.detail.startswith("cannot resolve host")
+                            else ""
+                        )
                     )
                 else:
                     self.refuse(
@@ -161,6 +167,16 @@ class RecoveryPlan(RepairPlan):
                         f"something else), say so with --force-lost {p.voter_id}"
                     )
             self._judge_witnesses()
+        unresolved = [p for p in self.probes if p.state == "unknown" and p.detail.startswith("cannot resolve host")]
+        if unresolved:
+            # a stored name that no longer resolves is what a moved controller looks like, not only a lost one
+            self.risks.append(
+                "stored endpoint(s) that do not resolve: "
+                + ", ".join(f"voter {p.voter_id} at {p.address}" for p in unresolved)
+                + ": if those controllers still run under new names or addresses, they are not lost and the fix "
+                "is not recover: `quorumctl voters check <every voter's log dir> -c <their server.properties>` "
+                "names stale endpoints, `quorumctl voters set-endpoints` repairs them (docs/membership.md)"
+            )
         for vid in self.lost:
             if vid in self.voters_before and not self.lost_endpoints.get(vid):
                 if vid in force_lost:

@@ -239,7 +239,7 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
             refuse(
                 f"{r.log_dir}: directory id {mine}, but the voter set holds voter {vid} with "
                 f"{by_id[vid]['voterDirectoryId']}: not that voter's disk (a replaced disk is a case for "
-                "remove-controller/add-controller once the quorum has a leader)"
+                f"`quorumctl replace-controller {vid}` once the quorum has a leader)"
             )
     clashes = logmatch.clashes(replicas)
     if clashes:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..config.addresses import Address, parse_address
-from ..ops.feature_update import Change, Node, blockers, settle_advertised
+from ..ops.feature_update import Change, Node, blockers, ghost_notes, settle_advertised
 from . import kerrors, messages
 from .client import BROKERS, QuorumClient, connect, fetch_quorum
 from .connection import Connection, NodeError
@@ -152,6 +152,7 @@ def check_live(
         verdict = client.update_features(change.updates, change.upgrade_type, validate_only=True)
         found, doubts = settle_advertised(blockers(nodes, change, finalized.get("metadata.version")), verdict)
         notes += doubts
+        notes += ghost_notes(change, found, verdict, {r.id for r in quorum.voters}, bootstrap_controller)
         applied = None
         if apply and not found and not any(verdict.values()):
             applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)

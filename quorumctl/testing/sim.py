@@ -12,7 +12,7 @@ observers, nodes) and any number of `SimNode` listeners on loopback:
   brokers      answer ApiVersions, DescribeCluster (EndpointType=1), Metadata,
                and forward DescribeQuorum / AddRaftVoter / RemoveRaftVoter to
                the leader (hanging, as a real broker does, when the leader is
-               silent or unknown).
+               silent or unknown); UnregisterBroker where a test enables it.
 Each answer is encoded at the version the client asked for, so a v0 or v1
 client gets exactly the fields that version has.
 
@@ -450,6 +450,7 @@ class SimNode:
         # what this node supports (its ApiVersions and its registration); brokers: fenced or not
         self.features: dict[str, tuple[int, int]] = {n: (lo, hi) for n, lo, hi in SIM_FEATURES}
         self.fenced = False
+        self.registered = True  # False once UnregisterBroker removed it (DescribeCluster stops listing it)
         self.fault: str | None = None
         self.fault_api: int | None = None
         self.fault_error: tuple[int, str | None, bool] | None = None
@@ -741,7 +742,7 @@ class SimNode:
                 f"but we wanted an endpoint of type {names[want]}",
             )
             return base
-        peers = self.cluster.controllers() if mine == 2 else self.cluster.brokers()
+        peers = [e for e in (self.cluster.controllers() if mine == 2 else self.cluster.brokers()) if e.registered]
         if mine == 1 and not body.get("includeFencedBrokers"):
             peers = [e for e in peers if not e.fenced]
         base["brokers"] = [
@@ -866,6 +867,8 @@ class SimNode:
             for e in sorted(self.cluster.brokers(), key=lambda e: e.node_id) + sorted(
                 self.cluster.controllers(), key=lambda e: e.node_id
             ):
+                if not e.registered:
+                    continue
                 lo, hi = e.features.get(name, (0, 0))
                 if not lo <= level <= hi:
                     what = f"{e.role.capitalize()} {e.node_id}"
@@ -891,6 +894,21 @@ class SimNode:
             "results": [],
         }
         return resp
+
+    def _h64(self, version: int, body: dict, state: dict) -> dict:  # UnregisterBroker (brokers forward it)
+        """The controller removes the registration (ClusterControlManager.unregisterBroker),
+        or answers BROKER_ID_NOT_REGISTERED; served only where a test enables API 64."""
+        with self.cluster.lock:
+            mine = [e for e in self.cluster.brokers() if e.node_id == body["brokerId"] and e.registered]
+            for e in mine:
+                e.registered = False
+        if not mine:
+            return {
+                "throttleTimeMs": 0,
+                "errorCode": kerrors.BROKER_ID_NOT_REGISTERED,
+                "errorMessage": f"Broker ID {body['brokerId']} not registered.",
+            }
+        return {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None}
 
     def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter
         self.cluster.add_voter_requests.append((version, body))

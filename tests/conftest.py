@@ -285,7 +285,6 @@ MODULE_SECONDS = {
     "test_kafka44.py": 90,
     "test_kafka_lab_voters.py": 90,  # one lab: 63 s idle, 116 s at load 45
     "test_voters.py": 90,  # 330 s at load 40-57; the crash-at-every-step test most of it
-    "test_kafka44_recover.py": 75,  # 3+1 of 4.4, two nodes restarted: 74 s at load 1-5 (379 s at 14-58)
     "test_kafka_features.py": 70,
     "test_kafka_help_parity.py": 70,  # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55
     "test_spark_connect.py": 60,

@@ -213,11 +213,12 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
 
     # grow back: fresh controllers formatted as observers, added with quorumctl add-controller
     for i in lost:
+        conf = c.d / "conf" / f"c{i}.properties"
         code, out, err = cli(
             "bootstrap",
             "format",
             "-c",
-            c.d / "conf" / f"c{i}.properties",
+            conf,
             "-t",
             c.cluster_id,
             "--no-initial-controllers",
@@ -225,9 +226,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
             "--apply",
         )
         assert code == 0, err
-    c.run("start", "--timeout", "250", timeout=450)  # both at once (the script starts the nodes that are down)
-    for i in lost:
-        conf = c.d / "conf" / f"c{i}.properties"
+        c.run("start-node", str(i), timeout=200)
 
         def add():
             code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", conf)

@@ -1,4 +1,6 @@
-"""`quorumctl recover` against a real Kafka 4.1 dynamic (KIP-853) quorum:
+"""`quorumctl recover` against a real Kafka dynamic (KIP-853) quorum, of 4.1.0 and of
+the 4.4 branch (its dirs in 4.4's layout: `bootstrap format --kafka-version 4.4`, no
+bootstrap.checkpoint, a controller's bootstrap records in its zero snapshot):
 3 controllers + 1 broker, topics created through the broker; the two
 controllers that are not the leader are killed and their log dirs deleted
 (the majority is lost for good), the leader is killed too; `recover --apply`
@@ -16,9 +18,17 @@ import shutil
 
 import pytest
 
-from kafka41 import kafka_tool, needs_kafka, start_cluster, until
+from kafka41 import RELEASE_VERSION, kafka_tool, start_cluster, until
 
-pytestmark = needs_kafka
+VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v), id=f"kafka{v}") for v in ("4.1", "4.4")]
+# 4.4's layout (bootstrap records in the zero snapshot, no bootstrap.checkpoint), as 4.4's kafka-storage writes
+KAFKA_VERSION = {"4.4": ("--kafka-version", "4.4")}
+ZERO_SNAPSHOT = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
+
+
+def release(c) -> list[str]:
+    """`bootstrap format` options for a node of the cluster's release, as its kafka-storage formats."""
+    return ["--release-version", RELEASE_VERSION[c.version], *KAFKA_VERSION.get(c.version, ())]
 
 
 def status(cli, addr: str) -> dict | None:
@@ -40,21 +50,32 @@ def broker_dir(c) -> str:
     return str(c.d / "data" / f"b{c.n + 1}")
 
 
-def topics_described(broker: str, tmp) -> list[str]:
-    p = kafka_tool("kafka-topics", ["--bootstrap-server", broker, "--describe", "--exclude-internal"], tmp)
+def topics_described(c, tmp) -> list[str]:
+    p = kafka_tool(
+        "kafka-topics", ["--bootstrap-server", c.broker, "--describe", "--exclude-internal"], tmp, home=c.home
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     return sorted(line for line in p.stdout.splitlines() if line.strip())
 
 
 @pytest.fixture
-def cluster(cli, tmp_path_factory):
-    c = start_cluster(cli, tmp_path_factory, "kafka41-recover", dynamic=True)
+def cluster(cli, tmp_path_factory, request):
+    c = start_cluster(
+        cli,
+        tmp_path_factory,
+        f"kafka-recover-{request.param}",
+        dynamic=True,
+        version=request.param,
+        format_args=KAFKA_VERSION.get(request.param, ()),
+        start_timeout=300,
+    )
     try:
         yield c
     finally:
         c.discard()
 
 
+@pytest.mark.parametrize("cluster", VERSIONS, indirect=True)
 def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path):
     c = cluster
     for topic, parts in (("orders", 3), ("audit", 1)):
@@ -62,9 +83,10 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
             "kafka-topics",
             ["--bootstrap-server", c.broker, "--create", "--topic", topic, "--partitions", str(parts)],
             tmp_path,
+            home=c.home,
         )
         assert p.returncode == 0, p.stderr[-2000:]
-    before = topics_described(c.broker, tmp_path)
+    before = topics_described(c, tmp_path)
     assert sum(1 for line in before if line.startswith("Topic: orders\tTopicId")) == 1
     assert len([x for x in before if "\tPartition: " in x]) == 4
 
@@ -168,6 +190,9 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     assert "VotersRecord with only node %d" % leader in out and "applied; replaced files kept in" in out
     code, out, err = cli("verify", data[leader])
     assert code == 0, out + err
+    # the survivor's own log is the base: its zero snapshot (the initial voters; on 4.4 also
+    # the bootstrap records) is kept
+    assert (data[leader] / ZERO_SNAPSHOT).exists()
 
     # real Kafka: the survivor starts as the only voter and leads
     c.run("start-node", str(leader), timeout=200)
@@ -177,11 +202,12 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     )
     assert voters_of(doc) == [leader]
     # the broker serves again: the topics are unchanged, and a new one can be created
-    assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
+    assert until("the broker answers", lambda: topics_described(c, tmp_path) == before or None, 120)
     p = kafka_tool(
         "kafka-topics",
         ["--bootstrap-server", c.broker, "--create", "--topic", "after-recovery", "--partitions", "2"],
         tmp_path,
+        home=c.home,
     )
     assert p.returncode == 0, p.stderr[-2000:]
 
@@ -196,8 +222,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
             "-t",
             c.cluster_id,
             "--no-initial-controllers",
-            "--release-version",
-            "4.1-IV1",
+            *release(c),
             "--apply",
         )
         assert code == 0, err
@@ -227,7 +252,9 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
 
     ends = until("three voters with equal end offsets", caught_up, 120)
     assert len(set(ends.values())) == 1
-    theirs = kafka_tool("kafka-metadata-quorum", ["--bootstrap-controller", addr, "describe", "--status"], tmp_path)
+    theirs = kafka_tool(
+        "kafka-metadata-quorum", ["--bootstrap-controller", addr, "describe", "--status"], tmp_path, home=c.home
+    )
     assert theirs.returncode == 0
     assert re.search(rf"^LeaderId:\s+{leader}$", theirs.stdout, re.M)
     assert sorted(
@@ -235,7 +262,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     ) == [1, 2, 3]
     code, out, err = cli("doctor", *[a for f in confs for a in ("-c", f)], "--bootstrap-controller", addr)
     assert (code, out.splitlines()[-1]) == (0, "No findings."), out
-    after = topics_described(c.broker, tmp_path)
+    after = topics_described(c, tmp_path)
     assert set(before) <= set(after) and sum(1 for x in after if x.startswith("Topic: after-recovery\t")) == 1
 
     c.stop()
@@ -346,8 +373,7 @@ def doctor_finds_real_misconfigurations(cli, c, root):
         "-t",
         c.cluster_id,
         "--no-initial-controllers",
-        "--release-version",
-        "4.1-IV1",
+        *release(c),
         "--apply",
     )
     assert code == 0, err
@@ -378,8 +404,7 @@ def doctor_finds_real_misconfigurations(cli, c, root):
             "-t",
             "MkU3OEVBNTcwNTJENDM2Qg",
             "--no-initial-controllers",
-            "--release-version",
-            "4.1-IV1",
+            *release(c),
             "--apply",
         )[0]
         == 0
@@ -433,8 +458,6 @@ class Node:
         import os
         import subprocess
 
-        from kafka41 import KAFKA_HOME
-
         env = dict(os.environ)
         env.update(
             LOG_DIR=str(c.d / "logs"),
@@ -446,7 +469,7 @@ class Node:
         self.out = open(c.d / "logs" / f"{name}.recover.out", "ab")
         # kafka-server-start.sh execs java: this pid is the JVM's
         self.p = subprocess.Popen(
-            [str(KAFKA_HOME / "bin" / "kafka-server-start.sh"), str(conf)],
+            [str(c.home / "bin" / "kafka-server-start.sh"), str(conf)],
             env=env,
             stdout=self.out,
             stderr=subprocess.STDOUT,
@@ -472,8 +495,16 @@ def with_quorum(conf_text: str, **keys) -> str:
 
 
 @pytest.fixture
-def static_cluster(cli, tmp_path_factory):
-    c = start_cluster(cli, tmp_path_factory, "kafka41-recover-static", dynamic=False)
+def static_cluster(cli, tmp_path_factory, request):
+    c = start_cluster(
+        cli,
+        tmp_path_factory,
+        f"kafka-recover-static-{request.param}",
+        dynamic=False,
+        version=request.param,
+        format_args=KAFKA_VERSION.get(request.param, ()),
+        start_timeout=300,
+    )
     c.nodes = []
     try:
         yield c
@@ -483,13 +514,17 @@ def static_cluster(cli, tmp_path_factory):
         c.discard()
 
 
+@pytest.mark.parametrize("static_cluster", VERSIONS, indirect=True)
 def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tmp_path):
     c = static_cluster
     p = kafka_tool(
-        "kafka-topics", ["--bootstrap-server", c.broker, "--create", "--topic", "orders", "--partitions", "3"], tmp_path
+        "kafka-topics",
+        ["--bootstrap-server", c.broker, "--create", "--topic", "orders", "--partitions", "3"],
+        tmp_path,
+        home=c.home,
     )
     assert p.returncode == 0, p.stderr[-2000:]
-    before = topics_described(c.broker, tmp_path)
+    before = topics_described(c, tmp_path)
     leader = leader_of(
         until("a leader", lambda: (lambda d: d if leader_of(d) else None)(status(cli, c.controllers[0])))
     )
@@ -513,8 +548,7 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
             other / "o.properties",
             "-t",
             "MkU3OEVBNTcwNTJENDM2Qg",
-            "--release-version",
-            "4.1-IV1",
+            *release(c),
             "--apply",
         )[0]
         == 0
@@ -552,6 +586,8 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     assert all(f"  probe: voter {i} at {c.controllers[i - 1]}: silent (connection refused)" in out for i in lost), out
     assert "static quorum" in out and f"controller.quorum.voters={leader}@{addr}" in out
     assert f"voters: [1, 2, 3] -> [{leader}]" in out
+    # 4.4's layout: the bootstrap records are only in the zero snapshot, which stays
+    assert (data[leader] / ZERO_SNAPSHOT).exists() == (c.version == "4.4")
 
     # the configuration change the plan printed, then real Kafka
     mine = c.d / "conf" / f"c{leader}.recovered.properties"
@@ -561,11 +597,14 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
         "the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr)), 120
     )
     assert voters_of(doc) == [leader]
-    assert until("the broker answers", lambda: topics_described(c.broker, tmp_path) == before or None, 120)
+    assert until("the broker answers", lambda: topics_described(c, tmp_path) == before or None, 120)
 
     # grow back through a dynamic quorum: kraft.version 1, then add-controller
     p = kafka_tool(
-        "kafka-features", ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"], tmp_path
+        "kafka-features",
+        ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"],
+        tmp_path,
+        home=c.home,
     )
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     for i in lost:
@@ -583,12 +622,13 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
             "-t",
             c.cluster_id,
             "--no-initial-controllers",
-            "--release-version",
-            "4.1-IV1",
+            *release(c),
             "--apply",
         )
         assert code == 0, err
-        c.nodes.append(Node(c, f"c{i}", nconf))
+        c.nodes.append(Node(c, f"c{i}", nconf))  # both start at once; added one at a time
+    for i in lost:
+        nconf = c.d / "conf" / f"c{i}.recovered.properties"
 
         def add():
             code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", nconf)
@@ -608,7 +648,7 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
 
     until("three voters with equal end offsets", caught_up, 120)
     assert voters_of(status(cli, addr)) == [1, 2, 3]
-    assert topics_described(c.broker, tmp_path) == before
+    assert topics_described(c, tmp_path) == before
 
 
 def doctor_finds_real_static_misconfigurations(cli, c, root):
@@ -624,9 +664,7 @@ def doctor_finds_real_static_misconfigurations(cli, c, root):
         "\n".join(ln for ln in confs["c3"].read_text().splitlines() if not ln.startswith("controller.quorum.voters="))
         + f"\ncontroller.quorum.bootstrap.servers={c.controllers[2]}\n"
     )
-    code, out, err = cli(
-        "bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone", "--release-version", "4.1-IV1", "--apply"
-    )
+    code, out, err = cli("bootstrap", "format", "-c", dyn, "-t", c.cluster_id, "--standalone", *release(c), "--apply")
     assert code == 0, err
     found = {f["code"]: f for f in run_doctor(cli, confs)}
     assert sorted(found) == ["kraft-version-differs", "static-config-on-dynamic-storage"]

@@ -1,14 +1,23 @@
-"""Issue 23 on real Kafka (4.1.0 and 4.3.0 from ../shared/kafka): `recover`
-must never make things worse. One test per defect seen:
+"""Issue 23 on real Kafka (4.1.0, 4.3.0 and the 4.4 branch from ../shared/kafka): `recover`
+and `truncate` must never make things worse. One cluster per release (3 controllers + 1
+broker, formatted by that release's own kafka-storage: 4.4 writes no bootstrap.checkpoint,
+each controller's bootstrap records are in its zero snapshot
+`__cluster_metadata-0/00000000000000000000-0000000000.checkpoint`), one scenario, a phase
+per defect seen:
 
-1. a "lost" voter that still runs (stopped controller 3, healthy 1 and 2; or a
-   frozen JVM whose port accepts but never answers) makes `recover` refuse,
-   and nothing is written, dry run or --apply;
-2./3. the broker ahead of the survivor (controller 3 frozen while 1 and 2
-   commit a topic and an acknowledged config change the broker fetched):
-   `recover c3 --replica b4` keeps what the broker holds, the broker starts
-   cleanly, and no two replicas hold different batches at one (offset, epoch)
-   (checked here from the files, independently of quorumctl's checker).
+1. controller 3 frozen while 1 and 2 commit a topic and an acknowledged config change that
+   the broker fetches (its own files say so), then killed;
+2. a "lost" voter that still runs (1 and 2 healthy; then one frozen, whose port accepts but
+   never answers, also with its accept queue full) makes `recover c3 --lost-voters 1,2`
+   refuse, dry run, --apply and --force-lost alike, and nothing is written;
+3. 1 and 2 gone for good, the broker stopped and ahead of controller 3: `truncate` refuses to
+   cut the broker back to controller 3 without --force, and cuts a copy with it; a
+   controller's copy cut with --to-offset keeps its bootstrap records (4.4: the zero snapshot);
+4. `recover c3 --replica b4 --apply` keeps what the broker holds: a new epoch above every
+   epoch seen, the broker starts cleanly, the topic and its acknowledged config are there,
+   the finalized levels unchanged, a topic can be created, and no two replicas hold
+   different batches at one (offset, epoch) (checked from the files, independently of
+   quorumctl's checker).
 
 The cluster, workload and file-reading helpers are tools/recover_chaos.py's
 (the graded chaos run uses the same ones).
@@ -25,15 +34,16 @@ from pathlib import Path
 import pytest
 
 import recover_chaos as rc  # tools/recover_chaos.py (on pytest's pythonpath)
-from kafka41 import free_base_port  # ports apart per xdist worker, as the other Kafka tests
+from kafka41 import FEATURE_LEVEL, free_base_port  # ports apart per xdist worker, as the other Kafka tests
 
-VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v), id=f"kafka{v}") for v in ("4.1", "4.3")]
+VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v), id=f"kafka{v}") for v in ("4.1", "4.3", "4.4")]
+SNAP = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
 
 
 @pytest.fixture
-def kafka(request, tmp_path):
+def cluster(request, tmp_path):
     """A started dynamic cluster (3 controllers + 1 broker) of the version parametrized; always stopped."""
-    k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), request.param, brokers=1)
+    k = rc.Kafka(tmp_path / "kc", free_base_port(span=4), request.param, brokers=1, start_timeout=300)
     try:
         k.start()
         yield k
@@ -57,12 +67,66 @@ def refusal_line(out: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("kafka", VERSIONS, indirect=True)
-def test_recover_refuses_while_a_lost_voter_answers(kafka):
-    k = kafka
+def bootstrap_files(k) -> dict[int, list[str]]:
+    """Per node, which of the two places of the bootstrap records its dir holds."""
+    return {n: [f for f in ("bootstrap.checkpoint", SNAP) if k.data(n).joinpath(f).exists()] for n in (1, 2, 3, 4)}
+
+
+def finalized(cli, k) -> dict:
+    code, out, err = cli("features", "describe", "--bootstrap-server", k.bootstrap, "-o", "json")
+    assert code == 0, err
+    return {f["name"]: f.get("finalizedVersionLevel") for f in json.loads(out)["features"]}
+
+
+def end_of(cli, d: Path) -> int:
+    return cli("state", "-o", "json", str(d), code=0).json()["replicas"][0]["log_end_offset"]
+
+
+@pytest.mark.timeout(1500)
+@pytest.mark.parametrize("cluster", VERSIONS, indirect=True)
+def test_recover_refuses_while_lost_voters_answer_then_keeps_what_the_broker_holds(cli, cluster, tmp_path):
+    k = cluster
+    # each release's kafka-storage layout: 4.4 puts a controller's bootstrap records in its zero
+    # snapshot (with the voters) and gives the broker none; 4.1 and 4.3 write bootstrap.checkpoint
+    # everywhere, and the controllers' zero snapshot holds only the voters
+    ctl = [SNAP] if k.version == "4.4" else ["bootstrap.checkpoint", SNAP]
+    broker = [] if k.version == "4.4" else ["bootstrap.checkpoint"]
+    assert bootstrap_files(k) == {1: ctl, 2: ctl, 3: ctl, 4: broker}, bootstrap_files(k)
+    levels = finalized(cli, k)
+    assert levels["metadata.version"] == FEATURE_LEVEL[k.version], levels
+
+    # 1. controller 3 lags (frozen) while 1 and 2 commit what the broker then holds
+    k.leader()
+    k.freeze(3)
+    rc.until("1 and 2 lead", lambda: (lambda s: s if s and s.get("leaderId") in (1, 2) else None)(k.status(1)), 90)
+    wl = rc.Workload(k, None)
+    create = wl.do(rc.Op(1, "create", "kept-topic"))
+    assert create.acked, create.error
+    change = wl.do(rc.Op(2, "config", "kept-topic", "4242000"))
+    assert change.acked, change.error  # acknowledged (kafka-configs: "Completed updating config")
+    rc.until(
+        "the broker holds the change", lambda: ("kept-topic", "4242000") in rc.held_changes(k.data(4))["configs"], 60
+    )
     k.kill(3)
+    assert ("kept-topic", "4242000") not in rc.held_changes(k.data(3))["configs"]
+
+    refuses_while_a_lost_voter_answers(k)
+    # 1 and 2 lost for good, the broker stopped: it is ahead of controller 3
+    for i in (1, 2):
+        shutil.rmtree(k.data(i))
+    k.kill(4)
+    (e3, end3), (e4, end4) = rc.state_end(k.data(3)), rc.state_end(k.data(4))
+    assert (e4, end4) > (e3, end3), "the broker must be ahead of the frozen controller for this test"
+    truncate_refuses_and_keeps_the_bootstrap(cli, k, end3, tmp_path)
+    keeps_what_the_broker_holds(cli, k, max(e3, e4), levels, broker)
+
+
+def refuses_while_a_lost_voter_answers(k):
+    """2.: `recover c3 --lost-voters 1,2` while 1 and 2 run, then while one is frozen
+    (also with its accept queue full): refused and nothing written; once both are
+    gone the same dry run plans."""
     leader, epoch = rc.until(
-        "1 and 2 elect a leader",
+        "1 and 2 have a leader",
         lambda: (lambda s: (s["leaderId"], s["leaderEpoch"]) if s and s.get("leaderId") in (1, 2) else None)(
             k.status(1)
         ),
@@ -140,37 +204,54 @@ def test_recover_refuses_while_a_lost_voter_answers(kafka):
     assert rc.tree_hash(k.data(3)) == before
 
 
-@pytest.mark.timeout(1500)
-@pytest.mark.parametrize("kafka", VERSIONS, indirect=True)
-def test_recover_keeps_what_the_broker_holds_and_log_matching(kafka, tmp_path):
-    k = kafka
-    leader, epoch = k.leader()
-    k.freeze(3)  # controller 3 lags from here on
-    rc.until("1 and 2 lead", lambda: (lambda s: s if s and s.get("leaderId") in (1, 2) else None)(k.status(1)), 90)
-    wl = rc.Workload(k, None)
-    create = wl.do(rc.Op(1, "create", "kept-topic"))
-    assert create.acked, create.error
-    change = wl.do(rc.Op(2, "config", "kept-topic", "4242000"))
-    assert change.acked, change.error  # acknowledged (kafka-configs: "Completed updating config")
-    # the broker has fetched both (its own files say so)
-    rc.until(
-        "the broker holds the change", lambda: ("kept-topic", "4242000") in rc.held_changes(k.data(4))["configs"], 60
+def truncate_refuses_and_keeps_the_bootstrap(cli, k, end3: int, tmp: Path):
+    """3.: the broker's log, ahead of controller 3's, is not cut without --force (a copy is,
+    with it, to controller 3's end); a controller's copy cut with --to-offset keeps the
+    file that holds its bootstrap records. Every result verifies clean."""
+    b4 = rc.tree_hash(k.data(4))
+    code, out, err = cli("truncate", "-o", "json", k.data(4), "--reference", k.data(3), "--apply")
+    assert code == 1 and "more up to date than node 3" in json.loads(out)["plan"]["refused"], out + err
+    assert rc.tree_hash(k.data(4)) == b4
+    copy = tmp / "b4-copy"
+    shutil.copytree(k.data(4), copy, ignore=shutil.ignore_patterns(".lock"))
+    code, out, err = cli(
+        "truncate", "-o", "json", copy, "--reference", k.data(3), "--force", "--apply", "--backup-dir", tmp / "bk4"
     )
-    for i in (1, 2):
-        k.kill(i)
-        shutil.rmtree(k.data(i))
-    k.kill(3)
-    k.kill(4)
-    (e3, end3), (e4, end4) = rc.state_end(k.data(3)), rc.state_end(k.data(4))
-    assert (e4, end4) > (e3, end3), "the broker must be ahead of the frozen controller for this test"
-    assert ("kept-topic", "4242000") not in rc.held_changes(k.data(3))["configs"]
-    epochs_seen = max(e3, e4)
+    res = json.loads(out)
+    assert code == 0 and res["applied"]["verify"]["ok"], out + err
+    assert res["plan"]["log_end_offset_after"] == end3 == end_of(cli, copy), res["plan"]
+    c3 = tmp / "c3-copy"
+    shutil.copytree(k.data(3), c3, ignore=shutil.ignore_patterns(".lock"))
+    kept = {f: c3.joinpath(f).read_bytes() for f in ("bootstrap.checkpoint", SNAP) if c3.joinpath(f).exists()}
+    code, out, err = cli(
+        "truncate", "-o", "json", c3, "--to-offset", str(end3 // 2), "--force", "--apply", "--backup-dir", tmp / "bk3"
+    )
+    assert code == 0 and json.loads(out)["applied"]["verify"]["ok"], out + err
+    assert {f: c3.joinpath(f).read_bytes() for f in kept if c3.joinpath(f).exists()} == kept
+    assert end_of(cli, c3) <= end3 // 2
+    for d in (copy, c3):
+        code, out, err = cli("verify", d)
+        assert (code, err) == (0, ""), out
 
+
+def keeps_what_the_broker_holds(cli, k, epochs_seen: int, levels: dict, broker: list[str]):
+    """4.: recovered from controller 3 and what the broker holds, then real Kafka on it."""
     code, out, err = recover(k, 3, "--lost-voters", "1,2", "--apply", "-o", "json", replicas=[k.data(4)])
     assert code == 0, (code, out, err)
     plan = json.loads(out)["plan"]
-    if "new_epoch" in plan:
-        assert plan["new_epoch"] > epochs_seen, plan
+    assert (plan["voters_before"], plan["voters_after"], plan["lost_voters"]) == ([1, 2, 3], [3], [1, 2]), plan
+    assert plan["new_epoch"] > max(epochs_seen, plan["max_epoch_seen"]) >= epochs_seen, plan
+    # the broker's log is the base: controller 3's partition dir is rebuilt from it, and a
+    # broker's has no zero snapshot (Kafka never replicates it: its first leader writes the
+    # bootstrap records into the log). 4.1/4.3 keep bootstrap.checkpoint beside it; on 4.4 the
+    # log's records are the bootstrap: metadata.version at its level from the start
+    assert bootstrap_files(k)[3] == broker, bootstrap_files(k)
+    mv = [
+        d["featureLevel"]
+        for _, t, d in rc.metadata_records(k.data(3))
+        if t == "FEATURE_LEVEL_RECORD" and d["name"] == "metadata.version"
+    ]
+    assert mv[:1] == [FEATURE_LEVEL[k.version]], mv
 
     p = k.start_node(3)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -189,15 +270,12 @@ def test_recover_keeps_what_the_broker_holds_and_log_matching(kafka, tmp_path):
         return seen if seen and "kept-topic" in seen[0] and seen[1].get("kept-topic") == "4242000" else None
 
     rc.until("the topic and its acknowledged config, through the broker", described, 90, every=2)
-    p = k.tool(
-        "kafka-configs",
-        ["--bootstrap-server", k.bootstrap, "--describe", "--entity-type", "topics", "--entity-name", "kept-topic"],
-    )
-    assert "retention.ms=4242000" in p.stdout, p.stdout + p.stderr
+    assert finalized(cli, k) == levels
+    k.serves(120)  # and it takes new topics
     k.stop()
 
     for n in (3, 4):
-        code, out, err = rc.qc("verify", k.data(n))
-        assert code == 0, out + err
+        code, out, err = cli("verify", k.data(n))
+        assert (code, err) == (0, ""), out
     assert rc.log_matching_clashes({"c3": k.data(3), "b4": k.data(4)}) == []
     assert rc.state_clashes([k.data(3), k.data(4)]) == []

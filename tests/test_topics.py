@@ -298,6 +298,36 @@ PLAIN = (
 )
 
 
+def test_offline_table_holds_the_texts_rows(cli, tmp_path, monkeypatch):
+    """-o table: the partitions the text lists; with --topics-with-overrides (no partition
+    lines), the topics the text lists."""
+    d = _log_with_internal_topic(tmp_path)
+    monkeypatch.setenv("COLUMNS", "250")  # no cell wraps
+
+    def rows(*args: str) -> list[list[str]]:
+        code, out, err = cli("topics", "describe", d, "-o", "table", *args)
+        assert (code, err) == (0, "")
+        return [[c.strip() for c in ln.split("│")[1:-1]] for ln in out.splitlines() if ln.startswith("│")]
+
+    assert rows("--topics-with-overrides") == [
+        ["orders", ORDERS_ID, "1", "2", "retention.ms=3600000"],
+        [
+            "__consumer_offsets",
+            OFFSETS_ID,
+            "2",
+            "2",
+            "compression.type=producer,cleanup.policy=compact,segment.bytes=104857600",
+        ],
+    ]
+    assert rows("--topics-with-overrides", "--exclude-internal") == [
+        ["orders", ORDERS_ID, "1", "2", "retention.ms=3600000"]
+    ]
+    assert rows("--under-replicated-partitions") == [
+        ["__consumer_offsets", "1", "1", "2,1", "1", "", "", "1", "under-replicated at-min-isr"]
+    ]
+    assert [r[:3] for r in rows("--exclude-internal")] == [["orders", "0", "1"], ["plain", "0", "none"]]
+
+
 def test_offline_topic_id_exclude_internal_overrides_if_exists(cli, tmp_path):
     """kafka-topics' four selection options over a log with an internal topic, exact lines
     (the admin client's topic order: orders, __consumer_offsets, plain)."""

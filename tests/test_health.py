@@ -817,3 +817,95 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
     assert out[3] == "no answer within the 1 s timeout"
     assert out[4] == f"cannot connect to 127.0.0.1:{gone}: connection refused (nothing listens on that port)"
     assert 0.8 <= took < 2.5
+
+
+class _PagedBroker:
+    """A broker's answers to DescribeTopicPartitions (paged by its cursor at the asked limit,
+    as Kafka pages) and to DescribeConfigs of min.insync.replicas: what check_partitions asks."""
+
+    name = "127.0.0.1:9092"
+
+    def __init__(self, topics: dict[str, list[tuple[int, list[int], list[int]]]], min_isr: dict[str, int]):
+        self.topics, self.min_isr, self.pages = topics, min_isr, 0
+
+    def request(self, api, body):
+        from quorumctl.protocol import messages
+
+        if api == messages.DESCRIBE_CONFIGS:
+            results = [
+                {
+                    "resourceName": r["resourceName"],
+                    "errorCode": 0,
+                    "configs": [{"name": "min.insync.replicas", "value": str(self.min_isr.get(r["resourceName"], 1))}],
+                }
+                for r in body["resources"]
+            ]
+            return 4, {"results": results}
+        assert api == messages.DESCRIBE_TOPIC_PARTITIONS and body["topics"] == []
+        self.pages += 1
+        cur = body["cursor"] or {"topicName": "", "partitionIndex": 0}
+        left, out, nxt = body["responsePartitionLimit"], [], None
+        for name in sorted(self.topics):
+            if name < cur["topicName"]:
+                continue
+            start = cur["partitionIndex"] if name == cur["topicName"] else 0
+            parts = self.topics[name][start:]
+            if not parts:
+                continue
+            if left == 0:
+                nxt = {"topicName": name, "partitionIndex": start}
+                break
+            taken = parts[:left]
+            left -= len(taken)
+            out.append(
+                {
+                    "name": name,
+                    "errorCode": 0,
+                    "partitions": [
+                        {"partitionIndex": start + i, "leaderId": lead, "replicaNodes": reps, "isrNodes": isr}
+                        for i, (lead, reps, isr) in enumerate(taken)
+                    ],
+                }
+            )
+            if len(taken) < len(parts):
+                nxt = {"topicName": name, "partitionIndex": start + len(taken)}
+                break
+        return 0, {"topics": out, "nextCursor": nxt}
+
+
+def test_partition_lists_name_at_most_20_and_count_all():
+    """30 leaderless partitions over pages of 7: every one counted, the first 20 named (in the
+    broker's order), the reason saying how many more; under-replicated and under min ISR too."""
+    from types import SimpleNamespace
+
+    from quorumctl.protocol.health_partitions import LISTED, apply, check_partitions
+    from quorumctl.render.quorum import partitions_doc
+
+    down = [(5, [5, 2], [5]) for _ in range(30)]  # broker 5 is not live: leaderless, under-replicated
+    ok = [(1, [1, 2, 3], [1, 2, 3]), (2, [2, 3, 1], [2]), (3, [3, 1, 2], [3, 1])]
+    broker = _PagedBroker({"down": down, "ok": ok}, {"ok": 2})
+    ph = check_partitions(broker, {1, 2, 3}, limit=7)
+    assert broker.pages == 5  # 33 partitions, 7 a page
+    assert (ph.topics, ph.partitions, ph.leaderless, ph.under_replicated, ph.under_min_isr) == (2, 33, 30, 32, 31)
+    assert LISTED == 20
+    assert ph.lists == {
+        "leaderless": [f"down-{i}" for i in range(20)],
+        "underReplicated": [f"down-{i}" for i in range(20)],
+        "underMinIsr": [f"down-{i}" for i in range(20)],
+    }
+    doc = partitions_doc(ph)  # describe health -o json's "partitions"
+    assert (doc["leaderless"], doc["underReplicated"], doc["underMinIsr"], doc["listedAtMost"]) == (30, 32, 31, 20)
+    assert [len(v) for v in doc["listed"].values()] == [20, 20, 20]
+    h = SimpleNamespace(verdict="healthy", reasons=[], notes=[])
+    apply(h, ph)
+    assert h.verdict == "unhealthy"
+    assert h.reasons == [
+        "30 partition(s) without a live leader: " + ", ".join(f"down-{i}" for i in range(20)) + " and 10 more",
+        "32 partition(s) under-replicated: " + ", ".join(f"down-{i}" for i in range(20)) + " and 12 more",
+        "1 partition(s) with a leader but fewer in-sync replicas than min.insync.replicas",
+    ]
+    # the healthy topic alone: nothing listed, nothing to say
+    ph = check_partitions(_PagedBroker({"ok": ok[:1]}, {"ok": 2}), {1, 2, 3}, limit=7)
+    h = SimpleNamespace(verdict="healthy", reasons=[], notes=[])
+    apply(h, ph)
+    assert (ph.partitions, ph.leaderless, h.verdict, h.reasons) == (1, 0, "healthy", [])

@@ -215,3 +215,168 @@ def test_cli_describe_text_json_and_errors(cli, tmp_path):
     ):
         code, out, err = cli("topics", "describe", d, *args)
         assert code == 2 and out == "" and err.count("\n") == 1 and msg in err, err
+
+
+OFFSETS_ID, ORDERS_ID, PLAIN_ID = "AAAAAAAAAAAAAAAAAAAAAQ", "AAAAAAAAAAAAAAAAAAAAAg", "AAAAAAAAAAAAAAAAAAAAAw"
+
+
+def _part(tid: str, pid: int, replicas: list[int], isr: list[int], leader: int) -> tuple:
+    return (
+        "PartitionRecord",
+        0,
+        {
+            "partitionId": pid,
+            "topicId": tid,
+            "replicas": replicas,
+            "isr": isr,
+            "removingReplicas": [],
+            "addingReplicas": [],
+            "leader": leader,
+            "leaderEpoch": 0,
+            "partitionEpoch": 0,
+        },
+    )
+
+
+def _config(topic: str, name: str, value: str) -> tuple:
+    return ("ConfigRecord", 0, {"resourceType": 2, "resourceName": topic, "name": name, "value": value})
+
+
+def _log_with_internal_topic(tmp_path) -> str:
+    """Brokers 1 (live) and 2 (fenced); __consumer_offsets with the configs Kafka creates it with,
+    `orders` with an override (RF 2), `plain` without one (RF 1, on the fenced broker)."""
+    brokers = [
+        (
+            "RegisterBrokerRecord",
+            2,
+            {
+                "brokerId": b,
+                "incarnationId": "AAAAAAAAAAAAAAAAAAAAAg",
+                "brokerEpoch": 10 + b,
+                "endPoints": [],
+                "features": [],
+                "rack": None,
+                "fenced": fenced,
+            },
+        )
+        for b, fenced in ((1, False), (2, True))
+    ]
+    return _log(
+        tmp_path,
+        [
+            *brokers,
+            ("TopicRecord", 0, {"name": "__consumer_offsets", "topicId": OFFSETS_ID}),
+            _part(OFFSETS_ID, 0, [1, 2], [1, 2], 1),
+            _part(OFFSETS_ID, 1, [2, 1], [1], 1),
+            _config("__consumer_offsets", "cleanup.policy", "compact"),
+            _config("__consumer_offsets", "compression.type", "producer"),
+            _config("__consumer_offsets", "segment.bytes", "104857600"),
+            ("TopicRecord", 0, {"name": "orders", "topicId": ORDERS_ID}),
+            _part(ORDERS_ID, 0, [1, 2], [1, 2], 1),
+            _config("orders", "retention.ms", "3600000"),
+            ("TopicRecord", 0, {"name": "plain", "topicId": PLAIN_ID}),
+            _part(PLAIN_ID, 0, [2], [2], 2),
+        ],
+    )
+
+
+OFFSETS_LINE = (
+    f"Topic: __consumer_offsets\tTopicId: {OFFSETS_ID}\tPartitionCount: 2\tReplicationFactor: 2"
+    "\tConfigs: compression.type=producer,cleanup.policy=compact,segment.bytes=104857600\n"
+)
+OFFSETS_PARTS = (
+    "\tTopic: __consumer_offsets\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\tElr: \tLastKnownElr: \n"
+    "\tTopic: __consumer_offsets\tPartition: 1\tLeader: 1\tReplicas: 2,1\tIsr: 1\tElr: \tLastKnownElr: \n"
+)
+ORDERS_LINE = (
+    f"Topic: orders\tTopicId: {ORDERS_ID}\tPartitionCount: 1\tReplicationFactor: 2\tConfigs: retention.ms=3600000\n"
+)
+ORDERS_PART = "\tTopic: orders\tPartition: 0\tLeader: 1\tReplicas: 1,2\tIsr: 1,2\tElr: \tLastKnownElr: \n"
+PLAIN = (
+    f"Topic: plain\tTopicId: {PLAIN_ID}\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: \n"
+    "\tTopic: plain\tPartition: 0\tLeader: none\tReplicas: 2\tIsr: 2\tElr: \tLastKnownElr: \n"
+)
+
+
+def test_offline_table_holds_the_texts_rows(cli, tmp_path, monkeypatch):
+    """-o table: the partitions the text lists; with --topics-with-overrides (no partition
+    lines), the topics the text lists."""
+    d = _log_with_internal_topic(tmp_path)
+    monkeypatch.setenv("COLUMNS", "250")  # no cell wraps
+
+    def rows(*args: str) -> list[list[str]]:
+        code, out, err = cli("topics", "describe", d, "-o", "table", *args)
+        assert (code, err) == (0, "")
+        return [[c.strip() for c in ln.split("│")[1:-1]] for ln in out.splitlines() if ln.startswith("│")]
+
+    assert rows("--topics-with-overrides") == [
+        ["orders", ORDERS_ID, "1", "2", "retention.ms=3600000"],
+        [
+            "__consumer_offsets",
+            OFFSETS_ID,
+            "2",
+            "2",
+            "compression.type=producer,cleanup.policy=compact,segment.bytes=104857600",
+        ],
+    ]
+    assert rows("--topics-with-overrides", "--exclude-internal") == [
+        ["orders", ORDERS_ID, "1", "2", "retention.ms=3600000"]
+    ]
+    assert rows("--under-replicated-partitions") == [
+        ["__consumer_offsets", "1", "1", "2,1", "1", "", "", "1", "under-replicated at-min-isr"]
+    ]
+    assert [r[:3] for r in rows("--exclude-internal")] == [["orders", "0", "1"], ["plain", "0", "none"]]
+
+
+def test_offline_topic_id_exclude_internal_overrides_if_exists(cli, tmp_path):
+    """kafka-topics' four selection options over a log with an internal topic, exact lines
+    (the admin client's topic order: orders, __consumer_offsets, plain)."""
+    d = _log_with_internal_topic(tmp_path)
+
+    def out(*args: str, code: int = 0) -> str:
+        c, o, e = cli("topics", "describe", d, "-o", "text", *args)
+        assert c == code, e
+        return o
+
+    assert out() == ORDERS_LINE + ORDERS_PART + OFFSETS_LINE + OFFSETS_PARTS + PLAIN
+    assert out("--exclude-internal") == ORDERS_LINE + ORDERS_PART + PLAIN
+    # the filters see the internal topic unless it is excluded
+    assert out("--under-replicated-partitions") == OFFSETS_PARTS.split("\n", 1)[1]
+    assert out("--under-replicated-partitions", "--exclude-internal") == ""
+    assert out("--unavailable-partitions", "--exclude-internal") == PLAIN.split("\n", 1)[1]
+    # by id: that topic only, with no ELR (the admin client describes ids with Metadata)
+    assert out("--topic-id", ORDERS_ID) == ORDERS_LINE + ORDERS_PART.replace(
+        "Elr: \tLastKnownElr: ", "Elr: N/A\tLastKnownElr: N/A"
+    )
+    assert out("--topic-id", OFFSETS_ID, "--under-replicated-partitions") == (
+        "\tTopic: __consumer_offsets\tPartition: 1\tLeader: 1\tReplicas: 2,1\tIsr: 1\tElr: N/A\tLastKnownElr: N/A\n"
+    )
+    # --topic-id wins over --topic
+    assert out("--topic-id", PLAIN_ID, "--topic", "orders") == PLAIN.replace(
+        "Elr: \tLastKnownElr: ", "Elr: N/A\tLastKnownElr: N/A"
+    )
+    # only the topic lines of topics with a non-default config
+    assert out("--topics-with-overrides") == ORDERS_LINE + OFFSETS_LINE
+    assert out("--topics-with-overrides", "--exclude-internal") == ORDERS_LINE
+    assert out("--topics-with-overrides", "--topic", "plain") == ""
+    # --if-exists: nothing selected prints nothing, exit 0
+    assert out("--topic", "nosuch", "--if-exists") == ""
+    assert out("--topic-id", "AAAAAAAAAAAAAAAAAAAABA", "--if-exists") == ""
+    assert out("--topic", "__consumer_offsets", "--exclude-internal", "--if-exists") == ""
+    assert out("--topic", "orders", "--if-exists") == ORDERS_LINE + ORDERS_PART
+    # with both --topic and --topic-id, Kafka's tool says which one it uses (on stdout)
+    assert out("--topic", "orders", "--topic-id", PLAIN_ID, "--if-exists") == (
+        "Only topic id will be used when both --topic and --topic-id are specified and topicId is not "
+        "Uuid.ZERO_UUID\n" + PLAIN.replace("Elr: \tLastKnownElr: ", "Elr: N/A\tLastKnownElr: N/A")
+    )
+    for args, message in (
+        (["--topic-id", "AAAAAAAAAAAAAAAAAAAABA"], "TopicId 'AAAAAAAAAAAAAAAAAAAABA' does not exist as expected"),
+        (
+            ["--topic", "__consumer_offsets", "--exclude-internal"],
+            "Topic '__consumer_offsets' does not exist as expected",
+        ),
+        (["--if-exists"], "--if-exists needs --topic or --topic-id"),
+        (["--topics-with-overrides", "--at-min-isr-partitions"], "--topics-with-overrides cannot be used with"),
+    ):
+        code, o, err = cli("topics", "describe", d, *args)
+        assert (code, o) == (2, "") and err.startswith(f"quorumctl: error: {message}") and err.count("\n") == 1, err

@@ -72,10 +72,25 @@ def describe_text(doc: dict) -> str:
 
 def describe_table(doc: dict):
     """The listed partitions as a Rich table (its rows are strings: Rich holds them all);
-    a streamed doc's summary is filled once its topics are read."""
+    with --topics-with-overrides, the topics (the text's only lines then). A streamed
+    doc's summary is filled once its topics are read."""
     from rich.table import Table
 
     t = Table()
+    if doc.get("overrides"):
+        for col in ("Topic", "TopicId", "PartitionCount", "ReplicationFactor", "Configs"):
+            t.add_column(col)
+        for topic, _ in _topics(doc):
+            if topic["partitionCount"]:  # as the text: a topic without partitions has no line
+                t.add_row(
+                    topic["topic"],
+                    topic["topicId"],
+                    str(topic["partitionCount"]),
+                    str(topic["replicationFactor"]),
+                    ",".join(f"{c['name']}={c['value']}" for c in topic["configs"]),
+                )
+        t.title = summary_line(doc)
+        return t
     for col in ("Topic", "Partition", "Leader", "Replicas", "Isr", "Elr", "LastKnownElr", "MinIsr", "Flags"):
         t.add_column(col)
     memo: dict = {}

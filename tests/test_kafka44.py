@@ -389,6 +389,12 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     _upgrade(c, tmp_path, "4.4-IV2")
     # a running observer: only that it runs (its fetches, its endpoint's answer)
     p = c.start_node(3)
+    if p.returncode != 0 and "must be in the set of voters" in c.log_since_mark(3):
+        # seen in 2 of 4 runs: 4.4 (87943b2f) dies restarting a removed controller whose quorum-state
+        # says it was a candidate (CandidateState: "Local replica (3, ...) must be in the set of
+        # voters"); a non-voter's election state holds no vote the quorum counts: started afresh
+        (c.data(3) / "__cluster_metadata-0" / "quorum-state").unlink()
+        p = c.start_node(3)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:] + _tails(c, 3)
     answers = rf"controller 3 still runs: {addr3} answers as [^;]+" + re.escape(STOP)
     until("3 refused as a running observer", lambda: _refusal(cli, c, FETCHES, answers), 90, every=2)
@@ -457,11 +463,15 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
         code, out, err = cli("verify", "-o", "json", str(c.data(n)))
         assert (code, err) == (0, ""), out[-2000:]
     _image_equals_shell(cli, c, tmp_path, log[0])
-    # history of metadata.version: 4.4-IV1 from the zero snapshot, 4.4-IV2 at the upgrade's offset
-    (upgraded,) = re.findall(r"\| offset: (\d+) .*\"name\":\"metadata.version\",\"featureLevel\":33\}", k.stdout)
+    # history of metadata.version: 4.4-IV1 (32) from the zero snapshot; then the log's two records
+    # of it, at the offsets Kafka's own dump-log shows: one at 32 that changes nothing, and 4.4-IV2
+    # (33) at the upgrade's offset
+    mv = re.findall(r"\| offset: (\d+) .*\"name\":\"metadata.version\",\"featureLevel\":(\d+)\}", k.stdout)
+    assert [level for _, level in mv] == ["32", "33"], mv
     code, out, err = cli("history", str(c.data(1)), "--feature", "metadata.version", "-o", "json")
     assert (code, err) == (0, "")
     entries = [(e["source"], e["offset"], e["record"], e["changes"], e.get("file")) for e in json.loads(out)["entries"]]
+    change = [{"path": "/features/metadata.version", "before": 32, "after": 33}]
     assert entries == [
         (
             "bootstrap",
@@ -470,13 +480,8 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
             [{"path": "/features/metadata.version", "before": None, "after": 32}],
             SNAP.split("/")[1],
         ),
-        (
-            "log",
-            int(upgraded),
-            "FEATURE_LEVEL_RECORD",
-            [{"path": "/features/metadata.version", "before": 32, "after": 33}],
-            None,
-        ),
+        ("log", int(mv[0][0]), "FEATURE_LEVEL_RECORD", [], None),
+        ("log", int(mv[1][0]), "FEATURE_LEVEL_RECORD", change, None),
     ], entries
     # the other readers on the cluster's 4.4-formatted dirs (no bootstrap.checkpoint anywhere)
     assert not any(c.data(n).joinpath("bootstrap.checkpoint").exists() for n in (1, 2, 3, 4))

@@ -63,8 +63,8 @@ OTHER_MEANING = {
 OPTION = re.compile(r"(?:^|[\s,\[{(])(--[a-z][a-z0-9-]*)")
 
 
-def kafka_help(tool: str, sub: str | None, tmp: Path) -> str:
-    p = kafka_tool(tool, [*([sub] if sub else []), "--help"], tmp, home=home_of("4.3"))
+def kafka_help(tool: str, sub: str | None, tmp: Path, release: str = "4.3") -> str:
+    p = kafka_tool(tool, [*([sub] if sub else []), "--help"], tmp, home=home_of(release))
     text = p.stdout + p.stderr
     assert "--help" in text, (tool, sub, text[-2000:])
     return text
@@ -95,9 +95,12 @@ def takes(path, option: str) -> bool:
     return option in opts or (parent is not None and option[2:] in getattr(parent, "commands", {}))
 
 
-def test_every_kafka_option_is_taken_or_refused_with_a_reason(cli, helps):
+def unmatched(cli, mapping: dict, helps: dict) -> tuple[int, list[str]]:
+    """(options seen, problems): each option a Kafka help lists is taken by the quorumctl commands
+    it maps to (all of them for a tool's own options, one for a subcommand's), or refused by them
+    with one line that says why, exit 2."""
     seen, problems = 0, []
-    for (tool, sub), paths in MAP.items():
+    for (tool, sub), paths in mapping.items():
         text = helps[(tool, sub)]
         options = sorted(set(OPTION.findall(text)) - {"--help"})
         assert options or (tool, sub) in {
@@ -127,8 +130,49 @@ def test_every_kafka_option_is_taken_or_refused_with_a_reason(cli, helps):
                     and ("use " in err or "quorumctl" in err[18:])
                 ):
                     problems.append(f"{tool} {sub or ''} {opt} -> quorumctl {' '.join(p)}: {code} {err.strip()}")
+    return seen, problems
+
+
+def test_every_kafka_option_is_taken_or_refused_with_a_reason(cli, helps):
+    seen, problems = unmatched(cli, MAP, helps)
     assert problems == []
     assert seen > 60  # every help was read (4.3 lists 90 option mentions across these)
+
+
+# Kafka 4.4's new commands and options (KIP-1312): controller unregistration
+MAP44 = {
+    ("kafka-cluster", "unregister-controller"): [("cluster", "unregister-controller")],
+    ("kafka-metadata-quorum", "remove-controller"): [("remove-controller",)],
+}
+
+
+@pytest.mark.kafka("4.4")
+def test_kafka_44_unregistration_options_are_taken(cli, tmp_path):
+    """4.4's `kafka-cluster unregister-controller` and `kafka-metadata-quorum remove-controller
+    --unregister`: every option their help lists is taken (or refused with a reason), and the
+    new ones are taken, not refused."""
+    with ThreadPoolExecutor(2) as pool:
+        futures = {key: pool.submit(kafka_help, key[0], key[1], tmp_path, "4.4") for key in MAP44}
+        helps44 = {key: f.result() for key, f in futures.items()}
+    assert "--unregister" in OPTION.findall(helps44[("kafka-metadata-quorum", "remove-controller")])
+    seen, problems = unmatched(cli, MAP44, helps44)
+    assert problems == []
+    assert {o for key in MAP44 for o in OPTION.findall(helps44[key])} - {"--help"} == {
+        "--bootstrap-server",
+        "--bootstrap-controller",
+        "--config",
+        "--command-config",
+        "--id",
+        "--controller-id",
+        "--controller-directory-id",
+        "--dry-run",
+        "--unregister",
+    }
+    assert seen == 11  # remove-controller's usage line repeats the tool's --bootstrap-server and --bootstrap-controller
+    for opt in ("--bootstrap-server", "--bootstrap-controller", "--command-config", "--id"):
+        assert takes(("cluster", "unregister-controller"), opt), opt
+    for opt in ("--controller-id", "--controller-directory-id", "--dry-run", "--unregister"):
+        assert takes(("remove-controller",), opt), opt
 
 
 def test_refusals_name_the_way(cli):

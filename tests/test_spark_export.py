@@ -17,6 +17,7 @@ pytest.importorskip("pyspark")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from quorumctl.errors import InputError  # noqa: E402
 from quorumctl.records import metadata as md  # noqa: E402
 from quorumctl.records.batch import BatchReader, display_timestamp, encode_batch  # noqa: E402
 from quorumctl.records.metadata_schemas import TYPE_NAMES  # noqa: E402
@@ -326,3 +327,72 @@ def test_300mb_segment_split_by_byte_ranges_gives_exactly_the_single_task_rows(s
         {r["record_type"]: r["count"] for r in spark.read.parquet(str(many)).groupBy("record_type").count().collect()}
     )
     assert tallies == w.types
+
+
+# -- Kafka 4.4's layout: the bootstrap records in each controller's zero snapshot ----------------
+
+
+def test_44_layout_zero_snapshots_give_the_feature_level_rows(spark, cli, tmp_path):
+    """Directories in Kafka 4.4's layout (KAFKA-19648), as `bootstrap format --kafka-version 4.4`
+    writes them (byte for byte 4.4's kafka-storage: tests/test_kafka_storage.py): a static
+    controller at 4.4's default level, a --standalone one at 4.4-IV2 and a broker. Each controller's
+    `00000000000000000000-0000000000.checkpoint` is exported as a snapshot (end offset 0, epoch 0)
+    whose rows are its bootstrap records; the broker's (meta.properties only) is nothing to read."""
+    code, cid, _ = cli("bootstrap", "random-uuid")
+    cid = cid.strip()
+    layouts = {  # name -> (config lines, format options)
+        "static": ("process.roles=controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:29601\n", []),
+        "standalone": (
+            "process.roles=controller\nnode.id=2\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n"
+            "unstable.feature.versions.enable=true\n",
+            ["--standalone", "--release-version", "4.4-IV2"],
+        ),
+        "broker": (
+            "process.roles=broker\nnode.id=3\ncontroller.quorum.bootstrap.servers=127.0.0.1:29601\n",
+            ["--no-initial-controllers"],
+        ),
+    }
+    for port, (name, (conf, opts)) in enumerate(layouts.items(), 29601):
+        listener = "CONTROLLER" if name != "broker" else "PLAINTEXT"
+        path = tmp_path / f"{name}.properties"
+        path.write_text(
+            f"{conf}listeners={listener}://127.0.0.1:{port}\ncontroller.listener.names=CONTROLLER\n"
+            f"log.dirs={tmp_path / name}\n"
+        )
+        cli("bootstrap", "format", "-c", str(path), "-t", cid, "--kafka-version", "4.4", *opts, "--apply", code=0)
+    out = tmp_path / "parquet"
+    with pytest.raises(InputError, match=r"/broker: nothing to read in it \(expected a metadata log segment"):
+        ex.export([str(tmp_path / "broker")], str(out), spark=spark, progress=False)
+    summary = ex.export([str(tmp_path / n) for n in ("static", "standalone")], str(out), spark=spark, progress=False)
+    assert (summary.files, summary.errors, summary.decode_errors, summary.corrupt_records) == (2, 0, 0, 0)
+    cols = ["source_file", "file_kind", "node_id", "snapshot_end_offset", "snapshot_epoch", "row_kind"]
+    cols += ["record_kind", "record_type", "payload_json", "offset"]
+    rows = read_table(out, cols).to_pylist()
+    assert {r["source_file"] for r in rows} == {
+        str(tmp_path / n / "__cluster_metadata-0" / "00000000000000000000-0000000000.checkpoint")
+        for n in ("static", "standalone")
+    }
+    assert {(r["file_kind"], r["snapshot_end_offset"], r["snapshot_epoch"], r["row_kind"]) for r in rows} == {
+        ("snapshot", 0, 0, "record")
+    }
+    levels: dict = {}
+    kinds: dict = {}
+    for r in sorted(rows, key=lambda r: (r["node_id"], r["offset"])):
+        kinds.setdefault(r["node_id"], []).append((r["record_kind"], r["record_type"]))
+        if r["record_type"] == "FEATURE_LEVEL_RECORD":
+            data = json.loads(r["payload_json"])["data"]
+            levels.setdefault(r["node_id"], {})[data["name"]] = data["featureLevel"]
+    common = {"eligible.leader.replicas.version": 1, "group.version": 1, "streams.version": 1, "transaction.version": 2}
+    assert levels == {
+        1: {"metadata.version": 30, "share.version": 1, **common},  # 4.3-IV0, 4.4's default
+        2: {"metadata.version": 33, "share.version": 2, **common},  # 4.4-IV2
+    }
+    features = [("metadata", "FEATURE_LEVEL_RECORD")] * 6
+    header, footer = ("control", "SNAPSHOT_HEADER"), ("control", "SNAPSHOT_FOOTER")
+    assert kinds == {
+        1: [header, *features, footer],
+        2: [header, ("control", "KRAFT_VERSION"), ("control", "KRAFT_VOTERS"), *features, footer],
+    }, kinds
+    (voters,) = [json.loads(r["payload_json"]) for r in rows if r["record_type"] == "KRAFT_VOTERS"]
+    did = (tmp_path / "standalone" / "meta.properties").read_text().split("directory.id=")[1].split()[0]
+    assert [(v["voterId"], v["voterDirectoryId"]) for v in voters["data"]["voters"]] == [(2, did)], voters

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from quorumctl.logdir.statefiles import read_meta_properties
 from samples import SHARED
 
 import recover_chaos  # tools/recover_chaos.py, on pytest's pythonpath: its skip_reason and free_base_port serve these tests too
@@ -213,6 +214,7 @@ def start_cluster(
     start_timeout: int = 150,
     format_args: tuple = (),
     extra_conf: str = "",
+    standalone: bool = False,
 ) -> Cluster:
     """A real cluster of `version` (N controllers, M brokers) whose storage quorumctl formatted:
     the script only formats nodes without meta.properties, so we write its layout file
@@ -220,7 +222,8 @@ def start_cluster(
     A port taken between choosing it and starting (another test process's
     cluster) means a new cluster on other ports, formatted again. `format_args`: more `bootstrap
     format` options (`--kafka-version 4.4`); `extra_conf`: "key=value ..." added to every node's
-    config, for format and start (the script's CLUSTER_EXTRA_CONF)."""
+    config, for format and start (the script's CLUSTER_EXTRA_CONF); `standalone`: a dynamic
+    quorum's one controller formatted with --standalone instead of --initial-controllers."""
     for attempt in (1, 2, 3):
         try:
             return _start_cluster(
@@ -234,6 +237,7 @@ def start_cluster(
                 start_timeout,
                 format_args,
                 extra_conf,
+                standalone,
             )
         except AssertionError as e:
             if attempt == 3 or "is already in use" not in str(e):
@@ -252,6 +256,7 @@ def _start_cluster(
     start_timeout: int,
     format_args: tuple = (),
     extra_conf: str = "",
+    standalone: bool = False,
 ) -> Cluster:
     c = Cluster(
         d,
@@ -265,7 +270,7 @@ def _start_cluster(
     assert code == 0, err
     cluster_id = out.strip()
     dir_ids = []
-    for _ in range(controllers if dynamic else 0):
+    for _ in range(controllers if dynamic and not standalone else 0):
         out = cli("bootstrap", "random-uuid", code=0).out
         dir_ids.append(out.strip())
     (d / "cluster.env").write_text(
@@ -279,7 +284,9 @@ def _start_cluster(
         conf = d / "conf" / f"{n}.properties"
         conf.write_text(_node_props(c, n, dynamic) + "".join(f"{kv}\n" for kv in extra_conf.split()))
         extra = []
-        if dynamic:
+        if dynamic and standalone and n.startswith("c"):
+            extra = ["--standalone"]
+        elif dynamic:
             extra = ["--initial-controllers", initial] if n.startswith("c") else ["--no-initial-controllers"]
         code, out, err = cli(
             "bootstrap",
@@ -296,6 +303,13 @@ def _start_cluster(
         )
         assert code == 0, err
         c.formatted[n] = out
+    if standalone:  # the script would otherwise draw directory ids (and a cluster id) of its own
+        dir_ids = [
+            read_meta_properties(str(c.data(i) / "meta.properties"))["directory.id"] for i in range(1, controllers + 1)
+        ]
+        (d / "cluster.env").write_text(
+            (d / "cluster.env").read_text().replace("DIR_IDS=''", f"DIR_IDS='{' '.join(dir_ids)}'")
+        )
     c.extra_conf = extra_conf  # the script's CLUSTER_EXTRA_CONF, at start and at every start-node
     c.launch(start_timeout=start_timeout)
     return c

@@ -785,3 +785,21 @@ def test_format_raises_its_own_error_reported_as_bad_input():
         FormatError, match=r"^Unknown metadata\.version '9\.9'\. Supported metadata\.version are: 3\.3-IV3, "
     ):
         parse_release_version("9.9")
+
+
+def test_format_standalone_refuses_a_listener_port_beyond_65535(cli, tmp_path):
+    """A port a VotersRecord cannot hold is bad input (one line, exit 2), found before anything is written."""
+    cfg = tmp_path / "c.properties"
+    cfg.write_text(
+        "process.roles=controller\nnode.id=1\ncontroller.listener.names=CONTROLLER\n"
+        "listeners=CONTROLLER://localhost:70000\ncontroller.quorum.bootstrap.servers=localhost:9093\n"
+        f"log.dirs={tmp_path / 'd'}\n"
+    )
+    code, out, err = cli(
+        "bootstrap", "format", "-c", str(cfg), "-t", "rTcAzcTXQpG_6c1zYns8Xw", "--standalone", "--apply", code=2
+    )
+    assert out == ""
+    assert err == (
+        f"quorumctl: error: {cfg}: listeners: port 70000 of 'CONTROLLER://localhost:70000' is not a TCP port (0-65535)\n"
+    )
+    assert not (tmp_path / "d").exists()

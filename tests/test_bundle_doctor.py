@@ -451,3 +451,30 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
     (live,) = live_registrations(report, q, "h:1", 1.0)
     assert asked == ["h:1"] and (live.code, live.node_id) == ("stale-controller-registration", 9)
     assert live.message.startswith("controller 9 is registered (h:9099) but is not a voter (voters 1, 2, 3)")
+
+
+@pytest.mark.parametrize("level,remedy", [(32, "STALE_CONTROLLER_REMEDY"), (33, "UNREGISTER_REMEDY")])
+def test_live_registration_remedy_follows_the_level_the_controllers_report(monkeypatch, level, remedy):
+    """With only --bootstrap-controller (no files), the remedy's metadata.version is the finalized one the
+    controllers report: UnregisterController from 4.4-IV2 (33), the re-registration below."""
+    from types import SimpleNamespace
+
+    from quorumctl.config.addresses import Address
+    from quorumctl.diagnose import registrations
+    from quorumctl.diagnose.findings import Report
+    from quorumctl.protocol import client
+
+    monkeypatch.setattr(
+        client,
+        "registered_controllers",
+        lambda source, timeout, command_config=None: {i: Address("h", 9090 + i) for i in (1, 2, 3)},
+    )
+    monkeypatch.setattr(
+        client,
+        "describe_features",
+        lambda server, controller, config, timeout: client.Features({}, {"metadata.version": level}, 7, controller),
+    )
+    q = SimpleNamespace(voters=[SimpleNamespace(id=i) for i in (1, 2)])
+    (live,) = registrations.live_registrations(Report([], [], None, []), q, "h:1", 1.0)
+    assert (live.code, live.node_id) == ("stale-controller-registration", 3)
+    assert live.remedy == getattr(registrations, remedy).format(id=3)

@@ -286,6 +286,10 @@ def test_add_controller_needs_its_config(cli):
             {"listeners": "CONTROLLER:/localhost:1", "advertised.listeners": None},
             "{cfg}: listeners: cannot parse 'CONTROLLER:/localhost:1' as NAME://host:port",
         ),
+        (
+            {"listeners": "CONTROLLER://localhost:70000", "advertised.listeners": None},
+            "{cfg}: listeners: port 70000 of 'CONTROLLER://localhost:70000' is not a TCP port (0-65535)",
+        ),
     ],
 )
 def test_add_controller_config_errors(cli, tmp_path, change, message):

@@ -96,7 +96,10 @@ def parse_listeners(text: str, key: str, source: str) -> dict[str, tuple[str | N
         m = _LISTENER.match(entry)
         if not m:
             raise InputError(f"{source}: {key}: cannot parse {entry!r} as NAME://host:port")
-        out[m.group(1).upper()] = (m.group(2) or None, int(m.group(3)))
+        port = int(m.group(3))
+        if not 0 <= port <= 65535:  # a TCP port; written as an unsigned 16-bit field (VotersRecord)
+            raise InputError(f"{source}: {key}: port {port} of {entry!r} is not a TCP port (0-65535)")
+        out[m.group(1).upper()] = (m.group(2) or None, port)
     return out
 
 

@@ -134,9 +134,12 @@ def live_registrations(
     known = {f.node_id for f in report.findings if f.code == "stale-controller-registration"}
     voter_ids = {v.id for v in q.voters}
     out = []
+    mv: int | None = report.metadata_version.level if report.metadata_version else None
     for cid, addr in sorted(registered.items()):
         if cid in voter_ids or cid in known:
             continue
+        if mv is None:  # no files given: the remedy depends on the level, so ask the controllers for it
+            mv = _live_metadata_version(source, timeout, command_config)
         out.append(
             Finding(
                 "stale-controller-registration",
@@ -145,8 +148,19 @@ def live_registrations(
                 f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
                 "range can block a metadata.version upgrade (give its log dirs to see the range)",
                 [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-                stale_remedy(cid, report.metadata_version),
+                stale_remedy(cid, mv),
                 node_id=cid,
             )
         )
     return out
+
+
+def _live_metadata_version(source: str, timeout: float, command_config: str | None) -> int | None:
+    """The finalized metadata.version a controller reports (ApiVersions), or None."""
+    from ..errors import QuorumctlError
+    from ..protocol.client import describe_features
+
+    try:
+        return describe_features(None, source, command_config, timeout).finalized.get("metadata.version")
+    except QuorumctlError:
+        return None

@@ -223,7 +223,6 @@ def migrate(cli, c, tmp: Path) -> dict[int, str]:
     assert text.endswith(
         "Verdict: the migration is complete: every node runs controller.quorum.bootstrap.servers.\n"
     ), text
-    quorum_is(cli, c, tmp, voters, "the migration")
     return voters
 
 
@@ -322,7 +321,8 @@ def add_and_remove(cli, c, tmp: Path, voters: dict[int, str]) -> None:
                     assert dry.startswith(f"DRY RUN of adding {added} and endpoints: {endpoint}\n"), dry
                     listed = re.search(rf"^  checked: node id {nid} is not a voter \(voters ([\d, ]+)\)$", dry, re.M)
                     assert listed and sorted(map(int, listed[1].split(", "))) == sorted(voters), dry
-                    quorum_is(cli, c, tmp, voters, "add-controller --dry-run")
+                    ours_voters = status_voters(ours(cli, ctl, "status"))
+                    assert ours_voters == voters, ("add-controller --dry-run changed nothing", ours_voters)
                 else:
                     assert dry == f"DRY RUN of removing KRaft {added}\n", dry
 

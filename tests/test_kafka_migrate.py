@@ -1,17 +1,23 @@
-"""`migrate-quorum` on real static quorums (issue 38 §3), and Kafka 4.3's documented
-add-controller / remove-controller command lines on the result (issue 36):
+"""`migrate-quorum` on real static quorums (issue 38 §3), then add-controller and
+remove-controller on the result (issue 36):
 
 - a static 4.1 quorum (3 controllers + 1 broker, formatted at 4.1-IV1) rolled to
-  4.3 node by node, then migrated: the preflight (live through a broker and a
-  controller, and offline from copies of the controllers' log dirs and the
-  configs), `configs` refused before the upgrade, the upgrade's dry run (Kafka's
-  verdict, nothing changed) and --apply (kraft.version 1, every voter with the
-  directory id of its meta.properties), the config plan, and a roll per node
-  with `configs --verify` naming the next one; then a fifth node, a new
-  controller, added and removed twice with docs/kafka-command-lines.md's
-  `dynamic` rows (Kafka's lines, tool name replaced), Kafka 4.3's own
-  `describe --status` showing each voter set;
+  4.3 node by node; `features upgrade --release-version 4.3`'s dry run (it asks
+  for kraft.version 1 too), then metadata.version alone upgraded to 4.3-IV0, as
+  docs/membership.md says; then migrated: the preflight (live through a broker
+  and a controller, and offline from copies of the controllers' log dirs and
+  the configs), `configs` refused before the upgrade, the upgrade's dry run
+  (Kafka's verdict, nothing changed) and --apply (kraft.version 1, every voter
+  with the directory id of its meta.properties), the config plan, and a roll per
+  node with `configs --verify` naming the next one; at the end the remaining
+  features with `--release-version 4.3 --apply`;
 - the same migration on a static 4.3 quorum of 1 controller + 1 broker.
+
+On both, once migrated, a fifth node, a new controller, is added and removed
+twice with docs/kafka-command-lines.md's `dynamic` rows (Kafka's lines, tool
+name replaced), then with quorumctl's own add-controller and remove-controller
+(their dry runs first); after each step quorumctl's `describe --status` is
+Kafka 4.3's, and its voters are the quorum's controllers with their directory ids.
 
 A roll is what an operator does: the node's properties changed, the node
 restarted. The cluster script writes each node's properties from its layout
@@ -33,7 +39,17 @@ from pathlib import Path
 import pytest
 
 from command_lines import doc_rows
-from kafka41 import KAFKA43_HOME, home_of, kafka_quorum, needs_kafka, start_cluster, until
+from kafka41 import (
+    KAFKA43_HOME,
+    home_of,
+    kafka_quorum,
+    mask_status,
+    needs_kafka,
+    ours,
+    start_cluster,
+    until,
+    upgrade_check,
+)
 
 pytestmark = [needs_kafka, pytest.mark.kafka("4.3")]
 
@@ -53,10 +69,28 @@ def meta_dir_id(c, node: int) -> str:
     return re.search(r"^directory\.id=(\S+)$", text, re.M).group(1)
 
 
-def kafka_voters(tmp: Path, c) -> list[dict]:
-    out = kafka_quorum(tmp, ["--bootstrap-controller", c.controllers[0]], "--status", home=KAFKA43_HOME)
-    line = next(ln for ln in out.splitlines() if ln.startswith("CurrentVoters:"))
-    return json.loads(line.split(":", 1)[1])
+def status_voters(text: str) -> dict[int, str]:
+    """describe --status's CurrentVoters: id -> directory id."""
+    line = next(ln for ln in text.splitlines() if ln.startswith("CurrentVoters:"))
+    return {v["id"]: v["directoryId"] for v in json.loads(line.split(":", 1)[1])}
+
+
+def kafka_voters(tmp: Path, c) -> dict[int, str]:
+    return status_voters(kafka_quorum(tmp, ["--bootstrap-controller", c.controllers[0]], "--status", home=KAFKA43_HOME))
+
+
+def quorum_is(cli, c, tmp: Path, want: dict[int, str], what: str) -> None:
+    """The voters are `want` (id -> directory id) in quorumctl's describe --status, whose
+    text is kafka-metadata-quorum 4.3's (the numbers that move between two calls masked)."""
+    via = ["--bootstrap-controller", c.controllers[0]]
+    until(f"the voters after {what}", lambda: status_voters(ours(cli, via, "status")) == want, 120)
+    for attempt in (1, 2, 3):  # a leader or observer change between the two calls: ask both again
+        mine = ours(cli, via, "status")
+        theirs = kafka_quorum(tmp, via, "--status", home=KAFKA43_HOME)
+        if mask_status(mine) == mask_status(theirs):
+            break
+    assert mask_status(mine) == mask_status(theirs), (what, mine, theirs)
+    assert status_voters(theirs) == want, (what, theirs)
 
 
 def set_layout_mode(c, mode: str) -> None:
@@ -76,14 +110,20 @@ def roll(c, node: int, home: Path | None = None) -> None:
         time.sleep(5)
 
 
-def preflight_ready(cli, c, tmp: Path) -> None:
-    """The preflight of a static quorum whose nodes all run Kafka 4.1+: ready, live and offline."""
+def preflight_ready(cli, c, tmp: Path, mv: str) -> None:
+    """The preflight of a static quorum whose nodes all run Kafka 4.1+, at metadata.version
+    `mv`: ready, live and offline."""
     ctl = ["--bootstrap-controller", ",".join(c.controllers)]
     for way in (["--bootstrap-server", c.broker], ctl):
         # ready once every voter is caught up (health's rule: a starved machine may lag a moment)
+        # and the node asked has applied the last metadata.version
         d = until(
             "preflight ready",
-            lambda: (r := cli("migrate-quorum", "preflight", *way, "-o", "json")).code == 0 and json.loads(r.out),
+            lambda: (
+                (r := cli("migrate-quorum", "preflight", *way, "-o", "json")).code == 0
+                and json.loads(r.out)["metadataVersionName"] == mv
+                and json.loads(r.out)
+            ),
             120,
         )
         assert (d["verdict"], d["kraftVersion"], d["ok"]) == ("ready", 0, True), d
@@ -104,15 +144,16 @@ def preflight_ready(cli, c, tmp: Path) -> None:
         dirs.append(str(dst))
     confs = [x for i in [*range(1, c.n + 1), *c.brokers] for x in ("-c", str(c.conf(i)))]
     d = doc(cli, "migrate-quorum", "preflight", *dirs, *confs, code=0)
-    assert (d["mode"], d["verdict"], d["kraftVersion"]) == ("offline", "ready", 0), d
+    assert (d["mode"], d["verdict"], d["kraftVersion"], d["metadataVersionName"]) == ("offline", "ready", 0, mv), d
     dids = {n["id"]: n["metaDirectoryId"] for n in d["nodes"] if n["kind"] == "controller"}
     assert dids == {i: meta_dir_id(c, i) for i in range(1, c.n + 1)}, d["nodes"]
     assert ("software", "ok", 1) in statuses(d) and ("directory id", "ok", 1) in statuses(d), d["checks"]
 
 
-def migrate(cli, c, tmp: Path) -> None:
+def migrate(cli, c, tmp: Path) -> dict[int, str]:
     """upgrade (dry run, apply, verified), configs (refused before, planned after), a roll
-    per node with --verify after each; ends with every node on bootstrap servers."""
+    per node with --verify after each; ends with every node on bootstrap servers. Returns
+    the voters (id -> directory id)."""
     bs = ["--bootstrap-server", c.broker]
     ctl = ["--bootstrap-controller", ",".join(c.controllers)]
     r = cli("migrate-quorum", "configs", *ctl)
@@ -135,7 +176,7 @@ def migrate(cli, c, tmp: Path) -> None:
     assert after["kraftVersion"] == 1 and all(ch["status"] == "ok" for ch in after["checks"]), after
     voters = {n["id"]: n["directoryId"] for n in after["nodes"] if n["voter"]}
     assert voters == {i: meta_dir_id(c, i) for i in range(1, c.n + 1)}, after["nodes"]
-    assert {v["id"]: v["directoryId"] for v in kafka_voters(tmp, c)} == voters
+    assert kafka_voters(tmp, c) == voters
     assert doc(cli, "migrate-quorum", "upgrade", *ctl, code=0)["verdict"] == "dynamic"  # once only
 
     d = doc(cli, "migrate-quorum", "configs", *bs, code=0)
@@ -182,6 +223,7 @@ def migrate(cli, c, tmp: Path) -> None:
     assert text.endswith(
         "Verdict: the migration is complete: every node runs controller.quorum.bootstrap.servers.\n"
     ), text
+    return voters
 
 
 def free_port() -> int:
@@ -230,14 +272,20 @@ def new_controller(cli, c, nid: int) -> tuple[Path, subprocess.Popen]:
     return conf, p
 
 
-def add_and_remove_with_kafkas_lines(cli, c, tmp: Path) -> None:
-    """docs/kafka-command-lines.md's `dynamic` rows, in order: add through a broker, remove
-    through a broker, add through a controller, remove through a controller."""
+def add_and_remove(cli, c, tmp: Path, voters: dict[int, str]) -> None:
+    """A new controller added to the migrated quorum whose voters are `voters` (id ->
+    directory id), and removed: with docs/kafka-command-lines.md's `dynamic` rows in
+    order (Kafka's lines, tool name replaced: add through a broker, remove through a
+    broker, add through a controller, remove through a controller), then with
+    quorumctl's own add-controller and remove-controller (a dry run first). After each
+    step, quorum_is: every controller in the quorum a voter with its directory id."""
     nid = 5
+    assert nid not in voters and nid not in c.brokers
     conf, p = new_controller(cli, c, nid)
     try:
         did = (c.d / "data" / f"c{nid}" / "meta.properties").read_text()
         did = re.search(r"^directory\.id=(\S+)$", did, re.M).group(1)
+        endpoint = re.search(r"^advertised\.listeners=(\S+)$", conf.read_text(), re.M).group(1)
         rows = doc_rows("dynamic")
         assert [("add-controller" in r["kafka"], "--bootstrap-server" in r["kafka"]) for r in rows] == [
             (True, True),
@@ -245,6 +293,7 @@ def add_and_remove_with_kafkas_lines(cli, c, tmp: Path) -> None:
             (True, False),
             (False, False),
         ], rows
+        assert all(r["exit"] == 0 for r in rows), rows
         subst = {
             "localhost:9092": c.broker,
             "localhost:9093": c.controllers[0],
@@ -252,31 +301,60 @@ def add_and_remove_with_kafkas_lines(cli, c, tmp: Path) -> None:
             "<id>": str(nid),
             "<directory-id>": did,
         }
+        lines = []
         for r in rows:
             line = r["quorumctl"]
             for k, v in subst.items():
                 line = line.replace(k, v)
-            args = shlex.split(line)[1:]
+            lines.append(shlex.split(line)[1:])
+        ctl = ["--bootstrap-controller", c.controllers[0]]
+        own = [
+            ["add-controller", *ctl, "--command-config", str(conf)],
+            ["remove-controller", "--bootstrap-server", c.broker, "-i", str(nid), "-d", did],
+        ]
+        added = f"controller {nid} with directory id {did}"
+        for args in [*lines, *own]:
             adding = "add-controller" in args
+            if args in own:  # quorumctl's own lines: their dry run first, which changes nothing
+                dry = cli(*args, "--dry-run", code=0).out
+                if adding:
+                    assert dry.startswith(f"DRY RUN of adding {added} and endpoints: {endpoint}\n"), dry
+                    listed = re.search(rf"^  checked: node id {nid} is not a voter \(voters ([\d, ]+)\)$", dry, re.M)
+                    assert listed and sorted(map(int, listed[1].split(", "))) == sorted(voters), dry
+                    ours_voters = status_voters(ours(cli, ctl, "status"))
+                    assert ours_voters == voters, ("add-controller --dry-run changed nothing", ours_voters)
+                else:
+                    assert dry == f"DRY RUN of removing KRaft {added}\n", dry
 
             def ran():
                 code, out, err = cli(*args)
                 if code == 0:
                     return out
                 # a new controller is refused until it has caught up as an observer
-                assert adding and code == 1, (line, code, out, err)
+                assert adding and code == 1, (args, code, out, err)
                 return None
 
-            out = until(line, ran, 120)
-            assert out.startswith(
-                ("Added controller 5" if adding else "Removed KRaft controller 5") + f" with directory id {did}"
-            ), out
-            assert r["exit"] == 0
-            want = {1, 2, 3, 5} if adding else {1, 2, 3}
-            until(f"the voters after {line}", lambda: {v["id"] for v in kafka_voters(tmp, c)} == want, 60)
+            out = until(shlex.join(args), ran, 120)
+            assert out.startswith(f"Added {added} and endpoints: {endpoint}" if adding else f"Removed KRaft {added}"), (
+                out
+            )
+            quorum_is(cli, c, tmp, {**voters, nid: did} if adding else voters, shlex.join(args))
     finally:
         p.kill()
         p.wait(30)
+
+
+# `features upgrade --release-version 4.3`'s verdict (Kafka's lines, in name order) on a cluster
+# formatted at 4.1-IV1 and rolled to 4.3
+RELEASE_43_LINES = (
+    "eligible.leader.replicas.version can be upgraded to 1.",
+    "group.version can be upgraded to 1.",
+    "kraft.version can be upgraded to 1.",
+    "metadata.version can be upgraded to 30.",
+    "share.version can be upgraded to 1.",
+    "streams.version can be upgraded to 1.",
+    "transaction.version can be upgraded to 2.",
+)
 
 
 def test_static_41_rolled_to_43_then_migrated(cli, tmp_path_factory, tmp_path):
@@ -286,9 +364,18 @@ def test_static_41_rolled_to_43_then_migrated(cli, tmp_path_factory, tmp_path):
         for node in range(1, c.n + 2):  # controllers, then the broker
             roll(c, node, KAFKA43_HOME)
         c.home = KAFKA43_HOME
-        preflight_ready(cli, c, tmp_path)
-        migrate(cli, c, tmp_path)
-        add_and_remove_with_kafkas_lines(cli, c, tmp_path)
+        finalize = ["--release-version", "4.3", "--bootstrap-server", c.broker]
+        code, d = upgrade_check(cli, *finalize)
+        # what an operator runs after a roll also asks for kraft.version 1 (its default from
+        # 3.9-IV0 on): the migration's step 2, without its checks; docs/membership.md says so
+        assert code == 0 and d["verdict"]["lines"] == [*RELEASE_43_LINES], d
+        # so metadata.version alone first, as docs/membership.md says; the rest after the migration
+        code, d = upgrade_check(cli, "--metadata", "4.3-IV0", "--bootstrap-server", c.broker, "--apply")
+        assert code == 0 and d["applied"]["lines"] == ["metadata.version was upgraded to 30."], d
+        preflight_ready(cli, c, tmp_path, "4.3-IV0")
+        add_and_remove(cli, c, tmp_path, migrate(cli, c, tmp_path))
+        code, d = upgrade_check(cli, *finalize, "--apply")
+        assert code == 0 and d["applied"]["lines"] == [ln.replace("can be", "was") for ln in RELEASE_43_LINES], d
     finally:
         c.discard()
 
@@ -299,7 +386,7 @@ def test_static_43_migrated(cli, tmp_path_factory, tmp_path):
         cli, tmp_path_factory, "migrate-43", dynamic=False, version="4.3", controllers=1, start_timeout=300
     )
     try:
-        preflight_ready(cli, c, tmp_path)
-        migrate(cli, c, tmp_path)
+        preflight_ready(cli, c, tmp_path, "4.3-IV0")
+        add_and_remove(cli, c, tmp_path, migrate(cli, c, tmp_path))
     finally:
         c.discard()

@@ -135,7 +135,8 @@ def preflight(f: Facts) -> dict:
         "metadata.version",
         None if mv is None else mv >= KRAFT_V1_MIN_LEVEL,
         f"finalized metadata.version {_mv_name(mv)} (kraft.version 1 needs {NAME_OF[KRAFT_V1_MIN_LEVEL]} or newer)",
-        f"quorumctl features upgrade --release-version {NAME_OF[KRAFT_V1_MIN_LEVEL]} (or newer) ... --apply",
+        # metadata.version alone: a --release-version of 3.9-IV0 or newer also asks for kraft.version 1
+        f"quorumctl features upgrade --metadata {NAME_OF[KRAFT_V1_MIN_LEVEL]} (or newer) ... --apply",
     )
     for n in f.controllers:
         checks.append(_directory_id(f, n))

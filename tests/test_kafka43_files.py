@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from kafka41 import KAFKA43_HOME, kafka_tool, start_cluster, tool_env, until
+import metadata_shell as shell
 
 pytestmark = pytest.mark.kafka("4.3")
 
@@ -353,35 +354,10 @@ def shell_tree(c, end: int, tmp: Path) -> dict:
     log = c.d / "data" / "c1" / "__cluster_metadata-0" / "00000000000000000000.log"
 
     def once():
-        t = _tree(k43("kafka-metadata-shell", ["--snapshot", str(log), "tree", "/image"], tmp))
+        t = shell.tree(k43("kafka-metadata-shell", ["--snapshot", str(log), "tree", "/image"], tmp))
         return t if next(iter(t["provenance"])).startswith(f"offset {end},") else None
 
     return until("the metadata shell's image at the log's end", once, 180)
-
-
-def _tree(text: str) -> dict:
-    """The shell's tree: `name:` lines nest by two spaces; a line without the colon is a value."""
-    root: dict = {}
-    stack = [(-1, root)]
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        depth = len(line) - len(line.lstrip(" "))
-        while stack[-1][0] >= depth:
-            stack.pop()
-        parent = stack[-1][1]
-        if line.endswith(":"):
-            node: dict = {}
-            parent[line.strip()[:-1]] = node
-            stack.append((depth, node))
-        else:
-            parent[line.strip()] = None
-    return root
-
-
-def _value(node: dict) -> str:
-    (v,) = node
-    return v
 
 
 def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
@@ -390,37 +366,13 @@ def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
     doc = json.loads(out)
     img = doc["image"]
     tree = shell_tree(c43, doc["at"]["offset"], tmp_path)
-    # features: metadataVersion (a java.util.Optional) and every finalized_ level
-    feats = tree["features"]
-    assert _value(feats["metadataVersion"]) == f"Optional[{img['metadataVersion']}]" == "Optional[4.3-IV0]"
-    assert {k.removeprefix("finalized_"): int(_value(v)) for k, v in feats.items() if k.startswith("finalized_")} == {
-        k: v for k, v in img["features"].items() if k != "metadata.version"
-    }
-    # topics: names, ids, partitions and their replicas, ISR, leader, ELR
-    by_name = tree["topics"]["byName"]
-    assert sorted(by_name) == sorted(img["topics"])
-    for name, t in img["topics"].items():
-        assert _value(by_name[name]["id"]) == t["id"]
-        assert sorted(p for p in by_name[name] if p.isdigit()) == sorted(t["partitions"])
-        for p, part in t["partitions"].items():
-            reg = _value(by_name[name][p])
-            for field, key in (
-                ("replicas", "replicas"),
-                ("isr", "isr"),
-                ("elr", "eligibleLeaderReplicas"),
-                ("lastKnownElr", "lastKnownElr"),
-            ):
-                assert f"{field}=[{', '.join(map(str, part[key]))}]" in reg, (name, p, field, reg)
-            assert f"leader={part['leader']}," in reg and f"partitionEpoch={part['partitionEpoch']})" in reg
-    # every config, the cluster default (BROKER) and a broker's own (BROKER:2) included
-    configs = {}
-    for key, node in tree["configs"].items():
-        kind, _, name = key.partition(":")
-        configs.setdefault(kind.lower(), {})[name] = {k: _value(v) for k, v in node.items()}
-    assert configs == img["configs"]
+    # features, topics, every config and every registration field, as tests/test_kafka44.py compares 4.4's
+    shell.assert_image_equals_shell(img, tree)
+    assert shell.value(tree["features"]["metadataVersion"]) == "Optional[4.3-IV0]"
+    assert "" in img["configs"]["broker"]  # the cluster default (BROKER) compared too
     assert img["configs"]["broker"][str(c43.n + 1)] == {"cordoned.log.dirs": "*"}
     # quotas, SCRAM users and the broker's cordoned log dirs
-    quotas = {k: {q: float(_value(v)) for q, v in node.items()} for k, node in tree["clientQuotas"].items()}
+    quotas = {k: {q: float(shell.value(v)) for q, v in node.items()} for k, node in tree["clientQuotas"].items()}
     assert quotas == {"clientId(app1)": {"consumer_byte_rate": 2097152.0, "producer_byte_rate": 1048576.0}}
     assert img["clientQuotas"] == {"client-id=app1": quotas["clientId(app1)"]}
     assert {m: sorted(users) for m, users in tree["scram"].items()} == {
@@ -432,7 +384,7 @@ def test_image_equals_kafka_metadata_shell_43(cli, c43, tmp_path):
         "SCRAM-SHA-512": ["bob"],
     }
     broker = img["brokers"][str(c43.n + 1)]
-    reg = _value(tree["cluster"]["brokers"][str(c43.n + 1)])
+    reg = shell.value(tree["cluster"]["brokers"][str(c43.n + 1)])
     assert broker["cordonedDirectories"] == broker["directories"] and len(broker["directories"]) == 1
     assert f"cordonedDirectories=[{broker['directories'][0]}]" in reg and f"epoch={broker['epoch']}," in reg
 

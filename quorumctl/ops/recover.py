@@ -157,7 +157,7 @@ class RecoveryPlan(RepairPlan):
                         + (
                             "; if it runs under a new name (stale endpoints), `quorumctl voters check` and "
                             "`quorumctl voters set-endpoints` are the way, not recover"
-                            if p.detail.startswith("cannot resolve host")
+                            if p.unresolved
                             else ""
                         )
                     )
@@ -167,7 +167,7 @@ class RecoveryPlan(RepairPlan):
                         f"something else), say so with --force-lost {p.voter_id}"
                     )
             self._judge_witnesses()
-        unresolved = [p for p in self.probes if p.state == "unknown" and p.detail.startswith("cannot resolve host")]
+        unresolved = [p for p in self.probes if p.unresolved]
         if unresolved:
             # a stored name that no longer resolves is what a moved controller looks like, not only a lost one
             self.risks.append(

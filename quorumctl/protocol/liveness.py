@@ -39,6 +39,9 @@ from .health_probe import probe_one
 from .health_verdict import Probe
 
 
+UNRESOLVED = "cannot resolve host"  # the probe detail of a name that does not resolve
+
+
 @dataclass
 class VoterProbe:
     voter_id: int
@@ -51,6 +54,11 @@ class VoterProbe:
     leader_epoch: int | None = None
     frozen: bool = False  # accepts: no byte came back at all (not a foreign protocol's answer)
     node_id: int | None = None  # answers: the node id it answered as, where the wire says (leader, or listed)
+
+    @property
+    def unresolved(self) -> bool:
+        """Its name did not resolve: a host gone, or a controller that moved (a stale endpoint)."""
+        return self.state == "unknown" and self.detail.startswith(UNRESOLVED)
 
     def same_cluster_controller(self, cluster_id: str | None) -> bool:
         """A controller of this very cluster (or one that would not say which cluster)."""
@@ -83,7 +91,7 @@ def _tcp_accepts(addr: Address, timeout: float) -> tuple[str, str] | None:
     except ConnectionRefusedError:
         return "silent", "connection refused"
     except socket.gaierror as e:
-        return "unknown", f"cannot resolve host {addr.host!r} ({e.strerror})"
+        return "unknown", f"{UNRESOLVED} {addr.host!r} ({e.strerror})"
     except (socket.timeout, TimeoutError):
         return "unknown", (
             f"no TCP answer within {timeout:.1f} s (a host that is off or cut off, or a frozen "

@@ -195,7 +195,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     assert (data[leader] / ZERO_SNAPSHOT).exists()
 
     # real Kafka: the survivor starts as the only voter and leads
-    c.run("start-node", str(leader), timeout=200)
+    c.start_node(leader, check=True)
     addr = c.controllers[leader - 1]
     doc = until(
         "the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr))
@@ -226,7 +226,7 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
             "--apply",
         )
         assert code == 0, err
-        c.run("start-node", str(i), timeout=200)
+        c.start_node(i, check=True)
 
         def add():
             code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", conf)

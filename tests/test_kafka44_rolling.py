@@ -109,7 +109,7 @@ def share_blocked(cli, c, on43: list[tuple[str, int]]) -> str:
 
 def roll(cli, c, tmp, node: int) -> None:
     c.run("kill-node", str(node))
-    c.run("start-node", str(node), home=KAFKA44_HOME, timeout=400)
+    c.start_node(node, 340, home=KAFKA44_HOME, check=True)
 
 
 def upgraded(cli, c, tmp, how: list[str], feature: str, level: int, name: str) -> None:

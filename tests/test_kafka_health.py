@@ -165,7 +165,7 @@ def test_watch_flapping_when_the_leader_is_killed_again_and_again(cli, cluster, 
             leader = healthy(cli, cluster)["leaderId"]
             node(cluster, "kill-node", leader)
             until("a new leader", lambda: health(cli, cluster)[1]["leaderId"] not in (None, leader))
-            node(cluster, "start-node", leader)
+            cluster.start_node(leader, check=True)
 
         def flapping():
             docs = [json.loads(line) for line in out_path.read_text().splitlines() if line.strip()]
@@ -230,7 +230,7 @@ def test_removed_and_wiped_controller_is_a_stale_registration(cli, cluster):
                 "bootstrap", "format", "-c", str(conf), "-t", cluster.cluster_id, "--no-initial-controllers", "--apply"
             )
             assert code == 0, err
-        node(cluster, "start-node", gone)
+        cluster.start_node(gone, check=True)
 
         def add():
             code, out, err = cli("add-controller", *opt, "--command-config", str(conf))

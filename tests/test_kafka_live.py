@@ -566,15 +566,22 @@ def test_unregister_dry_run_then_apply(cli, kc):
 def test_broker_back_health_healthy(cli, kc):
     # both killed brokers (they register anew), one at a time: the script's `start` would
     # check the running nodes' start lines too, and misses them once their logs are large
-    kc.start_node(VICTIM)
-    kc.start_node(SECOND)
+    for node in (VICTIM, SECOND):
+        p = kc.start_node(node)
+        assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+
+    last: list = []
 
     def healthy():
-        code, out, _ = cli("describe", "health", "--bootstrap-server", kc.broker, "-o", "json", "--timeout", "20")
+        code, out, err = cli("describe", "health", "--bootstrap-server", kc.broker, "-o", "json", "--timeout", "20")
         doc = json.loads(out) if out else {}
+        last[:] = [code, doc, err]
         return code == 0 and doc.get("verdict") == "healthy" and doc["partitions"]["leaderless"] == 0
 
-    until("describe health healthy with the broker back", healthy, 120, every=2)
+    try:
+        until("describe health healthy with the broker back", healthy, 120, every=2)
+    except AssertionError:
+        raise AssertionError(f"not healthy with the brokers back: {last}") from None
 
 
 # -- a broker frozen (SIGSTOP) ----------------------------------------------------------------

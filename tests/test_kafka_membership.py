@@ -35,7 +35,7 @@ def test_ghost_controller_registration_cleared_by_re_registering(cli, tmp_path_f
         c.kill(4)
         for node in (1, 2, 3, 5):
             c.kill(node)
-            c.run("start-node", str(node), home=KAFKA43_HOME, timeout=300)
+            c.start_node(node, 240, home=KAFKA43_HOME, check=True)
         until(
             "3 voters answering on 4.3",
             lambda: cli("describe", "health", *opt, "-o", "json", "--timeout", "3").code == 0,

@@ -104,7 +104,7 @@ def roll(c, node: int, home: Path | None = None) -> None:
     picks free ports from the same range): one more start, as an operator would."""
     c.run("kill-node", str(node))
     for attempt in (1, 2):
-        r = c.run("start-node", str(node), "--timeout", "300", timeout=400, home=home, check=attempt == 2)
+        r = c.start_node(node, 300, home=home, check=attempt == 2)
         if r.returncode == 0:
             return
         time.sleep(5)

@@ -125,7 +125,7 @@ def test_rolling_upgrade_from_41_to_43(cli, tmp_path_factory, tmp_path):
                 kafka_line = next(ln for ln in k.stdout.splitlines() if ln.startswith("Can not upgrade"))
                 blocked_by_broker_4(cli, c, tmp_path, kafka_line)
             c.run("kill-node", str(node))
-            c.run("start-node", str(node), home=KAFKA43_HOME, timeout=300)
+            c.start_node(node, 240, home=KAFKA43_HOME, check=True)
             line = metadata_line(step(f"node {node} on 4.3"))
             assert "FinalizedVersionLevel: 4.1-IV1" in line, line
         assert "SupportedMaxVersion: 4.3-IV0" in metadata_line(features(cli, c, tmp_path))

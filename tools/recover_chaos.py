@@ -264,9 +264,15 @@ class Kafka:
     def freeze(self, node: int):
         self.run("stop-node", str(node))
 
-    def start_node(self, node: int, timeout: float = 200) -> subprocess.CompletedProcess:
+    def start_node(
+        self, node: int, timeout: float = 200, home: Path | None = None, check: bool = False
+    ) -> subprocess.CompletedProcess:
+        """Start one node (from `home`: a rolling upgrade) and wait up to `timeout` s for it."""
         self.mark_log(node)
-        return self.run("start-node", str(node), timeout=timeout + 60, check=False)
+        # the script's own limit is 90 s unless told: a loaded machine needs longer, and on
+        # its limit the script stops the node again
+        args = ("start-node", str(node), "--timeout", str(int(timeout)))
+        return self.run(*args, timeout=timeout + 60, check=check, home=home)
 
     def start_node_with(self, node: int, settings: dict[str, str], timeout: float = 200) -> bool:
         """Start one node with `settings` changed in its server.properties, as an operator
@@ -470,18 +476,28 @@ def metadata_records(log_dir: Path) -> list[tuple[int, str, dict]]:
     from quorumctl.records.batch import Batch, BatchReader
     from quorumctl.records.metadata import decode_metadata
 
+    from quorumctl.errors import InputError
+
     p = partition_dir(log_dir)
-    out = []
-    files = sorted(p.glob("*.checkpoint")) + sorted(p.glob("*.log"))
-    for f in files:
-        for b in BatchReader(str(f)):
-            if not isinstance(b, Batch) or b.is_control:
-                continue
-            for r in b.records():
-                d = decode_metadata(r.value)
-                if d.data is not None:
-                    out.append((r.offset, d.type_name, d.data))
-    return out
+    # a running node's cleaner deletes snapshots and segments while we read: a file
+    # that vanished between the listing and its reading means list and read again
+    for attempt in range(5):
+        out = []
+        files = sorted(p.glob("*.checkpoint")) + sorted(p.glob("*.log"))
+        try:
+            for f in files:
+                for b in BatchReader(str(f)):
+                    if not isinstance(b, Batch) or b.is_control:
+                        continue
+                    for r in b.records():
+                        d = decode_metadata(r.value)
+                        if d.data is not None:
+                            out.append((r.offset, d.type_name, d.data))
+            return out
+        except InputError:
+            if attempt == 4 or all(f.exists() for f in files):
+                raise
+    raise AssertionError("unreachable")
 
 
 def held_changes(log_dir: Path) -> dict:

@@ -152,6 +152,10 @@ class Kafka:
     def env(self, home: Path | None = None) -> dict:
         env = dict(os.environ, KAFKA_HOME=str(home or self.home))
         env.setdefault("KAFKA_HEAP_OPTS", "-Xmx256m -Xms64m")
+        # the client compiler and the serial GC, as the lab's nodes: a node's start costs a
+        # third less CPU (6.0 s instead of 9.5 s for 1 controller + 1 broker), and the suite's
+        # clusters share 2 cores; Kafka's behaviour does not depend on either
+        env.setdefault("KAFKA_JVM_PERFORMANCE_OPTS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
         if self.extra_conf:
             env["CLUSTER_EXTRA_CONF"] = self.extra_conf
         return env

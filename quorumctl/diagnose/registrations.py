@@ -135,11 +135,12 @@ def live_registrations(
     voter_ids = {v.id for v in q.voters}
     out = []
     mv: int | None = report.metadata_version.level if report.metadata_version else None
+    asked = mv is not None
     for cid, addr in sorted(registered.items()):
         if cid in voter_ids or cid in known:
             continue
-        if mv is None:  # no files given: the remedy depends on the level, so ask the controllers for it
-            mv = _live_metadata_version(source, timeout, command_config)
+        if not asked:  # no files given: the remedy depends on the level, so ask the controllers once
+            mv, asked = _live_metadata_version(source, timeout, command_config), True
         out.append(
             Finding(
                 "stale-controller-registration",

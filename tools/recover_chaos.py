@@ -477,31 +477,36 @@ def metadata_records(log_dir: Path) -> list[tuple[int, str, dict]]:
     """(offset, type name, data) of every metadata record in the replica's
     snapshots and segments (snapshots first: what a snapshot covers is not
     in the segments any more)."""
+    from quorumctl.errors import InputError
     from quorumctl.records.batch import Batch, BatchReader
     from quorumctl.records.metadata import decode_metadata
 
-    from quorumctl.errors import InputError
-
-    p = partition_dir(log_dir)
-    # a running node's cleaner deletes snapshots and segments while we read: a file
-    # that vanished between the listing and its reading means list and read again
-    for attempt in range(5):
+    def read(files: list[Path]) -> list[tuple[int, str, dict]]:
         out = []
-        files = sorted(p.glob("*.checkpoint")) + sorted(p.glob("*.log"))
-        try:
-            for f in files:
-                for b in BatchReader(str(f)):
-                    if not isinstance(b, Batch) or b.is_control:
-                        continue
+        for f in files:
+            for b in BatchReader(str(f)):
+                if isinstance(b, Batch) and not b.is_control:
                     for r in b.records():
                         d = decode_metadata(r.value)
                         if d.data is not None:
                             out.append((r.offset, d.type_name, d.data))
-            return out
+        return out
+
+    p = partition_dir(log_dir)
+
+    def listed() -> list[Path]:
+        return sorted(p.glob("*.checkpoint")) + sorted(p.glob("*.log"))
+
+    # a running node's cleaner deletes snapshots and segments while we read: a file
+    # that vanished between the listing and its reading means list and read again
+    for _ in range(4):
+        files = listed()
+        try:
+            return read(files)
         except InputError:
-            if attempt == 4 or all(f.exists() for f in files):
+            if all(f.exists() for f in files):
                 raise
-    raise AssertionError("unreachable")
+    return read(listed())
 
 
 def held_changes(log_dir: Path) -> dict:

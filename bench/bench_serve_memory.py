@@ -27,9 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from quorumctl.protocol.exporter import Sampler
-from quorumctl.protocol.health_probe import check_health
-from quorumctl.protocol.connection import load_client_config
+from quorumctl.live.automation.exporter import Sampler
+from quorumctl.live.health.probe import check_health
+from quorumctl.wire.connection import load_client_config
 from quorumctl.config.addresses import parse_address_list
 from quorumctl.render.metrics import exposition, registry_for
 from quorumctl.testing.sim import SimulatedCluster, replica

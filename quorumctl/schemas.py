@@ -10,7 +10,7 @@ from .schema.spec import Message
 
 
 def declared_messages() -> list[Message]:
-    from .protocol import messages
+    from .wire import messages
     from .records import control_schemas, metadata_schemas
     from .logdir import statefiles as state_files
 

@@ -289,7 +289,7 @@ def test_doctor_names_a_replaced_disk():
     live-directory-id-differs."""
     from quorumctl.diagnose.file_checks import examine
     from quorumctl.diagnose.live_quorum import live_findings
-    from quorumctl.protocol.quorum import Quorum, Replica
+    from quorumctl.domain.quorum import Quorum, Replica
 
     report = examine([], [str(DYN / "c1"), str(DYN / "c2")])
     one, new = (
@@ -430,7 +430,7 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
     from quorumctl.config.addresses import Address
     from quorumctl.diagnose.file_checks import examine
     from quorumctl.diagnose.registrations import live_registrations
-    from quorumctl.protocol import client
+    from quorumctl.wire import client
 
     report = examine([], [str(tmp_path / "c1")])
     regs = [f for f in report.findings if f.code.endswith("-registration")]
@@ -462,7 +462,7 @@ def test_live_registration_remedy_follows_the_level_the_controllers_report(monke
     from quorumctl.config.addresses import Address
     from quorumctl.diagnose import registrations
     from quorumctl.diagnose.findings import Report
-    from quorumctl.protocol import client
+    from quorumctl.wire import client
 
     monkeypatch.setattr(
         client,

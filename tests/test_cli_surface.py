@@ -196,8 +196,8 @@ def test_a_refused_voter_change_exits_1_not_3():
     """The quorum's refusal of AddRaftVoter/RemoveRaftVoter is a refusal (1), raised as one;
     an unreachable quorum stays 3."""
     from quorumctl.errors import ClusterError, ExitStatus, Refused
-    from quorumctl.protocol.kerrors import KafkaError
-    from quorumctl.protocol.voters import _refusal
+    from quorumctl.wire.kerrors import KafkaError
+    from quorumctl.live.membership.voters import _refusal
 
     dup = KafkaError(
         next(c for c, n in _codes().items() if n == "DUPLICATE_VOTER"),
@@ -212,6 +212,6 @@ def test_a_refused_voter_change_exits_1_not_3():
 
 
 def _codes() -> dict:
-    from quorumctl.protocol import kerrors
+    from quorumctl.wire import kerrors
 
     return {c: kerrors.error_name(c) for c in range(-1, 130)}

@@ -1,6 +1,6 @@
 """Reading the Kerberos and OAuth settings of a --command-config as Kafka
 4.3's admin client reads them (config/client.py), the token a login gets
-(protocol/oauth.py) and GSSAPI's server host (protocol/kerberos.py), without
+(wire/security/oauth.py) and GSSAPI's server host (wire/security/kerberos.py), without
 a cluster; the live exchanges are tests/test_kafka_security.py's."""
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def _claims(token: str) -> dict:
 
 
 def test_unsecured_token_as_kafkas_login_callback_handler():
-    from quorumctl.protocol.oauth import token_for
+    from quorumctl.wire.security.oauth import token_for
 
     cfg = config_from_properties(
         {
@@ -232,7 +232,7 @@ def test_token_endpoint_refusal_and_renewal():
     sends, a 401 named by its setting (never the secret), a token renewed past
     80 % of its life."""
     pytest.importorskip("cryptography")
-    from quorumctl.protocol.oauth import TokenError, token_for
+    from quorumctl.wire.security.oauth import TokenError, token_for
     from quorumctl.testing.oidc import OidcServer
 
     srv = OidcServer({"ops": "pä55:wörd"}, lifetime_s=2).start()
@@ -272,7 +272,7 @@ def test_token_endpoint_refusal_and_renewal():
 
 
 def test_kerberos_server_host_is_javas_get_host_name():
-    from quorumctl.protocol.kerberos import server_host
+    from quorumctl.wire.security.kerberos import server_host
     import socket
 
     assert server_host("kafka-1.example.com") == "kafka-1.example.com"  # a name stays as given
@@ -286,7 +286,7 @@ def test_kerberos_server_host_is_javas_get_host_name():
 def test_an_expired_token_from_a_file_is_one_refusal(tmp_path):
     """FileJwtRetriever's token, read as ClientJwtValidator reads it: an expired
     one is refused before it is sent (exit 3 from a command), naming the file."""
-    from quorumctl.protocol.oauth import TokenError, token_for
+    from quorumctl.wire.security.oauth import TokenError, token_for
 
     def jwt(claims: dict) -> str:
         enc = lambda d: base64.urlsafe_b64encode(json.dumps(d).encode()).rstrip(b"=").decode()  # noqa: E731

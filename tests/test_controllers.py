@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quorumctl.protocol import messages
+from quorumctl.wire import messages
 from quorumctl.testing.sim import SimulatedCluster, closed_port, node, replica
 
 from samples import SAMPLES, needs_shared, sample_blocks

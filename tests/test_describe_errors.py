@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from quorumctl.protocol import messages
+from quorumctl.wire import messages
 from quorumctl.testing.sim import SimulatedCluster, closed_port, replica
 
 
@@ -277,7 +277,7 @@ def test_no_leader_known_when_the_last_retry_starts_too_late(cli, monkeypatch):
     # a loaded machine oversleeps the backoff past the deadline: the next try
     # finds no time left, and the error must still say why we were retrying
     import time as real_time
-    from quorumctl.protocol import client
+    from quorumctl.wire import client
 
     oversleep = type(
         "T",

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from pty_screen import default_sigint
-from quorumctl.protocol.quorum import quorum_from_partition
+from quorumctl.domain.quorum import quorum_from_partition
 from quorumctl.render import quorum as render_quorum
 from quorumctl.testing.scenarios import demo_cluster
 from quorumctl.testing.sim import SimulatedCluster, node, replica

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from quorumctl.protocol.quorum import quorum_from_partition
+from quorumctl.domain.quorum import quorum_from_partition
 from quorumctl.render.quorum import replication_text
 from samples import SAMPLES, needs_shared, sample_blocks
 from quorumctl.testing.sim import SimulatedCluster, node, replica

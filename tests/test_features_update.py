@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from quorumctl.ops.feature_update import (
+from quorumctl.domain.features import (
     ALL_FAILED,
     SAFE_DOWNGRADE,
     UNSAFE_DOWNGRADE,

@@ -511,7 +511,7 @@ def test_registered_controller_that_is_not_a_voter_is_a_note(cli):
 
 
 def samples(*rows, step=2.0):
-    from quorumctl.protocol.health_watch import History, Sample
+    from quorumctl.domain.health_watch import History, Sample
 
     h = History()
     for i, (leader, epoch, hw, leo) in enumerate(rows):
@@ -672,7 +672,7 @@ def test_stalled_with_a_leader_that_has_no_high_watermark():
 def test_flapping_is_the_verdict_when_elections_repeat_and_nothing_commits():
     from dataclasses import replace as dc_replace
 
-    from quorumctl.protocol.health_watch import watch_verdict
+    from quorumctl.domain.health_watch import watch_verdict
 
     h = samples((1, 3, -1, 100), (1, 5, -1, 101), (1, 7, -1, 102))
     verdict, reasons = watch_verdict(dc_replace(_judged(), verdict="unhealthy"), h)
@@ -684,7 +684,7 @@ def test_flapping_is_the_verdict_when_elections_repeat_and_nothing_commits():
 
 
 def _quorum(leader: int, epoch: int, caught_up_ms: dict[int, int]):
-    from quorumctl.protocol.quorum import Quorum, Replica
+    from quorumctl.domain.quorum import Quorum, Replica
 
     return Quorum(
         leader,
@@ -700,7 +700,7 @@ def _judged(*claims):
     """judge() over three reachable controllers: 2 leads epoch 6 with every voter caught
     up; `claims`: (node id, epoch) of others that answer DescribeQuorum as the leader too."""
     from quorumctl.config.addresses import Address
-    from quorumctl.protocol.health_verdict import Probe, judge
+    from quorumctl.domain.health_verdict import Probe, judge
 
     probes = []
     for i in (1, 2, 3):
@@ -744,8 +744,8 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
     """A controller whose disk was replaced fetches as an observer with a new directory
     id; the voter with the old one does not fetch (seen on the lab: test_kafka_lab)."""
     from quorumctl.config.addresses import Address
-    from quorumctl.protocol.health_verdict import Probe, judge
-    from quorumctl.protocol.quorum import Replica
+    from quorumctl.domain.health_verdict import Probe, judge
+    from quorumctl.domain.quorum import Replica
 
     q = _quorum(2, 6, {1: 31343, 2: 0, 3: 0})
     q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 500, NOW, NOW)]
@@ -795,8 +795,8 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
     import socket
     import time
     from quorumctl.config.addresses import Address
-    from quorumctl.protocol.connection import load_client_config
-    from quorumctl.protocol.health_partitions import silent_brokers
+    from quorumctl.wire.connection import load_client_config
+    from quorumctl.live.health.partitions import silent_brokers
 
     frozen = socket.socket()
     frozen.bind(("127.0.0.1", 0))
@@ -829,7 +829,7 @@ class _PagedBroker:
         self.topics, self.min_isr, self.pages = topics, min_isr, 0
 
     def request(self, api, body):
-        from quorumctl.protocol import messages
+        from quorumctl.wire import messages
 
         if api == messages.DESCRIBE_CONFIGS:
             results = [
@@ -878,7 +878,7 @@ def test_partition_lists_name_at_most_20_and_count_all():
     broker's order), the reason saying how many more; under-replicated and under min ISR too."""
     from types import SimpleNamespace
 
-    from quorumctl.protocol.health_partitions import LISTED, apply, check_partitions
+    from quorumctl.live.health.partitions import LISTED, apply, check_partitions
     from quorumctl.render.quorum import partitions_doc
 
     down = [(5, [5, 2], [5]) for _ in range(30)]  # broker 5 is not live: leaderless, under-replicated

@@ -15,7 +15,7 @@ kafka = pytest.importorskip("kafka", reason="kafka-python is a test dependency")
 
 from kafka import KafkaAdminClient  # noqa: E402
 
-from quorumctl.protocol import messages  # noqa: E402
+from quorumctl.wire import messages  # noqa: E402
 from quorumctl.schema.codec import uuid_bytes  # noqa: E402
 from quorumctl.testing.sim import SimulatedCluster, replica  # noqa: E402
 

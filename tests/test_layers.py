@@ -14,11 +14,12 @@ LAYERS = [
     {"schema"},  # the DSL and its codec
     {"records"},  # batches, metadata and control records
     {"config"},  # .properties, server and client configuration
+    {"domain"},  # the quorum model, health verdicts, feature rules
     {"logdir"},  # readers of each file kind of a log dir
     {"raft"},  # Raft's logic over replicas' files
     {"ops"},  # jobs that judge or change a log dir: verify, format, truncate, recover
     {"image"},  # the metadata image replayed from a log dir, its history and diffs
-    {"protocol"},  # the wire
+    {"wire", "live"},  # the wire; what is asked of a running cluster
     {"render"},  # text, table and JSON views
     {"dump", "testing"},  # dump-log's engine (dump/log, dump/files); the simulated quorum
     {"spark", "schemas", "diagnose"},  # spark-export; the list of every declared schema; doctor, bundle

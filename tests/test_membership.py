@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from quorumctl.protocol import messages
+from quorumctl.wire import messages
 from quorumctl.testing.sim import SimulatedCluster, replica
 
 CID = "rTcAzcTXQpG_6c1zYns8Xw"
@@ -265,7 +265,7 @@ def test_clear_registration_other_cases(cli):
 def test_replace_controller_addition_refused_after_the_removal(cli):
     """The leader refuses AddRaftVoter after the removal went through: exit 1 naming the
     command to run again; the re-run adds it alone."""
-    from quorumctl.protocol import kerrors
+    from quorumctl.wire import kerrors
 
     with replaced() as c:
         c.advertise_controllers()

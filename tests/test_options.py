@@ -145,7 +145,7 @@ def test_every_seconds_option_is_bounded_where_it_is_parsed():
                 by_hand.append(f"{path.relative_to(CLI.parents[0])}:{n}")
     # left by design: the fetch timeout may come from the server config, not the option;
     # dump/ and spark/plan.py check values that are not options (sizes in a file, a split size)
-    allowed = ("protocol/health_probe.py", "protocol/node_probe.py", "spark/plan.py")
+    allowed = ("live/health/probe.py", "live/automation/node_probe.py", "spark/plan.py")
     assert [w for w in by_hand if not w.startswith(allowed)] == []
 
 

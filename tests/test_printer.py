@@ -138,7 +138,7 @@ def test_stderr_lines(capsys):
 
 def test_health_watch_frame_renders_without_a_terminal():
     """One --watch frame, as the loop in cli/watch.py hands it to the live view."""
-    from quorumctl.protocol.health_watch import History, Sample
+    from quorumctl.domain.health_watch import History, Sample
     from quorumctl.render.quorum import health_watch_doc, history_rows
 
     h = History()

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from quorumctl.protocol.node_probe import Facts, LogDirView, decide
+from quorumctl.live.automation.node_probe import Facts, LogDirView, decide
 from quorumctl.testing.sim import SimulatedCluster, replica
 
 NOW = 1795305697138

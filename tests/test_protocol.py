@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from quorumctl.errors import InputError
-from quorumctl.protocol import messages
+from quorumctl.wire import messages
 from quorumctl.config.client import config_from_properties, parse_jaas
 from quorumctl.config.properties import parse_properties
-from quorumctl.protocol.sasl import ScramClient
-from quorumctl.protocol.wire import decode_request, decode_response, encode_request, encode_response
+from quorumctl.wire.security.sasl import ScramClient
+from quorumctl.wire.framing import decode_request, decode_response, encode_request, encode_response
 from quorumctl.schema.codec import DecodeError, uuid_bytes, uuid_str
 
 DIR1 = "DfqkWOlJTZ-abG8pUGocIA"  # real directory id of controller 1 in the 3.9 samples
@@ -447,7 +447,7 @@ def test_scram_sha256_rfc7677_vector():
 
 
 def test_scram_rejects_wrong_server_signature_and_low_iterations():
-    from quorumctl.protocol.sasl import SaslError
+    from quorumctl.wire.security.sasl import SaslError
 
     c = ScramClient("SCRAM-SHA-256", "user", "pencil", nonce="abc")
     c.first()

@@ -31,8 +31,8 @@ from kafka.protocol.sasl import (  # noqa: E402
     SaslHandshakeResponse,
 )
 
-from quorumctl.protocol import messages  # noqa: E402
-from quorumctl.protocol.wire import decode_response, encode_request, encode_response  # noqa: E402
+from quorumctl.wire import messages  # noqa: E402
+from quorumctl.wire.framing import decode_response, encode_request, encode_response  # noqa: E402
 from quorumctl.schema.codec import uuid_bytes, uuid_str  # noqa: E402
 
 TOPIC = "__cluster_metadata"

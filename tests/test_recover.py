@@ -271,9 +271,9 @@ def sim_static():
 
 
 def test_probe_states_on_real_sockets(sim_static):
-    from quorumctl.protocol.connection import load_client_config
+    from quorumctl.wire.connection import load_client_config
     from quorumctl.config.addresses import Address
-    from quorumctl.protocol.liveness import probe_voters
+    from quorumctl.live.liveness import probe_voters
 
     def addr(a: str) -> Address:
         h, p = a.rsplit(":", 1)
@@ -721,8 +721,8 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
     kernel drops further SYNs, and a connect times out exactly as to a host that is off.
     The chaos runs on real Kafka met this; no answer is 'unknown', never 'silent'."""
     from quorumctl.config.addresses import Address
-    from quorumctl.protocol.connection import load_client_config
-    from quorumctl.protocol.liveness import probe_voters
+    from quorumctl.wire.connection import load_client_config
+    from quorumctl.live.liveness import probe_voters
 
     frozen = socket.socket()
     frozen.bind(("127.0.0.1", 0))

@@ -19,7 +19,7 @@ from quorumctl.records.control_schemas import END_TXN_MARKER
 from quorumctl.records.metadata_schemas import FEATURE_LEVEL_PRE_3_3
 from quorumctl.schemas import declared_messages
 from quorumctl.schema.spec import NULL, Field, Message, Versions
-from quorumctl.protocol import messages
+from quorumctl.wire import messages
 
 KAFKA = json.loads((Path(__file__).parent / "support" / "kafka_schemas.json").read_text())
 # Which Kafka each declaration follows (what its module's docstring names): the

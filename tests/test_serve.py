@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from quorumctl.protocol.exporter import Sampler
+from quorumctl.live.automation.exporter import Sampler
 from quorumctl.testing.sim import SimulatedCluster, replica
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def test_bad_options_are_exit_2_before_serving(cli):
 def test_only_serve_imports_prometheus_client():
     code = (
         "import sys, quorumctl.cli.main, quorumctl.cli.probe, quorumctl.cli.wait, quorumctl.cli.serve, "
-        "quorumctl.protocol.exporter, quorumctl.protocol.node_probe, quorumctl.protocol.gates; "
+        "quorumctl.live.automation.exporter, quorumctl.live.automation.node_probe, quorumctl.live.automation.gates; "
         "print([m for m in sys.modules if m.startswith('prometheus_client')])"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=60)

@@ -401,7 +401,7 @@ def test_a_write_to_a_closed_connection_is_an_error_not_a_silent_death(tmp_path)
     code = (
         "import signal, socket, time\n"
         "signal.signal(signal.SIGPIPE, signal.SIG_DFL)\n"
-        "from quorumctl.protocol.connection import _no_sigpipe\n"
+        "from quorumctl.wire.connection import _no_sigpipe\n"
         "srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(1)\n"
         "c = socket.create_connection(srv.getsockname()); a, _ = srv.accept(); a.close(); time.sleep(0.1)\n"
         "try:\n"

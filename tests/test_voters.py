@@ -270,7 +270,7 @@ def test_check_live_against_the_simulated_quorum(cli, sim_dyn):
 
 def test_an_observer_with_a_voters_id_is_a_replaced_directory():
     from quorumctl.diagnose.live_quorum import observer_findings
-    from quorumctl.protocol.quorum import Quorum, Replica
+    from quorumctl.domain.quorum import Quorum, Replica
 
     r = lambda i, d: Replica(i, d, 100, 5_000, 5_000)  # noqa: E731
     q = Quorum(

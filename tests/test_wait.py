@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from quorumctl.protocol.gates import check, wait_for
+from quorumctl.live.automation.gates import check, wait_for
 from quorumctl.testing.sim import SimulatedCluster, replica
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -131,7 +131,7 @@ def test_ctrl_c_exits_130(tmp_path):
 
 
 def test_check_is_a_function_of_one_sample():
-    from quorumctl.protocol.health_verdict import Health
+    from quorumctl.domain.health_verdict import Health
 
     h = Health(
         "unhealthy",
@@ -157,7 +157,7 @@ def test_check_is_a_function_of_one_sample():
 def test_progress_only_on_a_terminal():
     import io
 
-    from quorumctl.protocol.gates import WaitResult
+    from quorumctl.live.automation.gates import WaitResult
     from quorumctl.render.wait import Progress
 
     class Tty(io.StringIO):

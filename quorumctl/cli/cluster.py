@@ -36,7 +36,7 @@ def cluster_id(
 
     Example: quorumctl cluster cluster-id --bootstrap-controller localhost:9093
     """
-    from ..protocol.cluster import cluster_id as ask
+    from ..live.cluster import cluster_id as ask
     from ..render.cluster import cluster_id_doc, cluster_id_text
     from ..render.output import emit
 
@@ -63,7 +63,7 @@ def list_endpoints(
 
     Example: quorumctl cluster list-endpoints --bootstrap-server localhost:9092 --include-fenced-brokers
     """
-    from ..protocol.cluster import list_endpoints as ask
+    from ..live.cluster import list_endpoints as ask
     from ..render.cluster import endpoints_text
     from ..render.output import emit
 
@@ -93,7 +93,7 @@ def unregister(
 
     Example: quorumctl cluster unregister --bootstrap-server localhost:9092 --id 6 --apply
     """
-    from ..protocol.cluster import unregister as plan_for
+    from ..live.cluster import unregister as plan_for
     from ..render.cluster import plan_text
     from ..render.output import emit
 

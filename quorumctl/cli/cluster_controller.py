@@ -37,7 +37,7 @@ def unregister_controller(
 
     Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4 --apply
     """
-    from ..protocol.unregister import unregister_controller as unregister
+    from ..live.membership.unregister import unregister_controller as unregister
     from ..render.output import emit
     from ..render.quorum import unregister_text
 

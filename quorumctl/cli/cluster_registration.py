@@ -54,7 +54,7 @@ def clear_registration(
 
     Example: quorumctl cluster clear-registration 4 --bootstrap-controller localhost:9093 --metadata 4.3-IV0
     """
-    from ..protocol.registration import clear_registration as clear
+    from ..live.membership.registration import clear_registration as clear
     from ..render.membership import clear_text
     from ..render.output import emit
 

@@ -26,7 +26,7 @@ def add_controller(
 
     Example: quorumctl add-controller --bootstrap-controller localhost:9093 --command-config controller.properties
     """
-    from ..protocol.voters import add_controller as add
+    from ..live.membership.voters import add_controller as add
     from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
 
@@ -70,7 +70,7 @@ def remove_controller(
     Example: quorumctl remove-controller --bootstrap-controller localhost:9093 -i 3 -d eAmx4J3YZ63RPobrVgXBAw
     """
     from ..errors import InputError
-    from ..protocol.voters import remove_controller as remove
+    from ..live.membership.voters import remove_controller as remove
     from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
 
@@ -79,7 +79,7 @@ def remove_controller(
             "--apply goes with --unregister (without it remove-controller acts unless --dry-run, as Kafka's does)"
         )
     if unregister:
-        from ..protocol.unregister import remove_and_unregister
+        from ..live.membership.unregister import remove_and_unregister
         from ..render.quorum import unregister_text
 
         emit(

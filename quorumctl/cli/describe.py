@@ -31,7 +31,7 @@ from .options import (
 def _run(
     kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable=False
 ):
-    from ..protocol.client import Refresher, describe_quorum
+    from ..wire.client import Refresher, describe_quorum
     from ..render.output import resolve
 
     out = resolve(output)
@@ -131,8 +131,8 @@ def health(
     Example: quorumctl describe health --config /etc/kafka/server.properties --can-restart 2
     """
     from ..errors import InputError
-    from ..protocol.health_probe import probe_quorum
-    from ..protocol.health_verdict import exit_status
+    from ..live.health.probe import probe_quorum
+    from ..domain.health_verdict import exit_status
     from ..render.output import resolve
 
     out = resolve(output)

@@ -47,7 +47,7 @@ def _run(
     release_version=None,
     kafka_version=KafkaRelease.v43,
 ):
-    from ..ops.feature_update import parse_change
+    from ..domain.features import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
     from ..render.output import emit
 
@@ -65,7 +65,7 @@ def _run(
     else:
         if not bootstrap_server and not bootstrap_controller:
             raise InputError("give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)")
-        from ..protocol.feature_update import check_live
+        from ..live.features import check_live
 
         doc = update_doc(
             check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply), apply

@@ -43,7 +43,7 @@ def replace_controller(
 
     Example: quorumctl replace-controller 3 --bootstrap-controller localhost:9093 --apply
     """
-    from ..protocol.replace import replace_controller as replace
+    from ..live.membership.replace import replace_controller as replace
     from ..render.membership import replace_text
     from ..render.output import emit
 

@@ -89,14 +89,14 @@ def preflight(
         regs, finalized = None, None
         if log_dir and has_metadata_log(log_dir[0]):
             from ..image.feature_update import check_offline
-            from ..ops.feature_update import UPGRADE, Change
+            from ..domain.features import UPGRADE, Change
 
             check = check_offline([log_dir[0]], Change("upgrade", {"kraft.version": 1}, UPGRADE))
             regs, finalized = check.nodes, check.finalized
         f = offline_facts(list(log_dir or []), list(config), regs, finalized)
     else:
         _live(bootstrap_server, bootstrap_controller)
-        from ..protocol.migrate import gather
+        from ..live.membership.migrate import gather
 
         f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
     doc = preflight_doc(f, judge(f))
@@ -122,7 +122,7 @@ def upgrade(
     Example: quorumctl migrate-quorum upgrade --bootstrap-server localhost:9092 --apply
     """
     from ..ops.migrate import preflight as judge, verify_roll
-    from ..protocol.migrate import gather, upgrade as send, wait_dynamic
+    from ..live.membership.migrate import gather, upgrade as send, wait_dynamic
     from ..render.migrate import upgrade_doc, upgrade_text
     from ..render.output import emit
 
@@ -168,7 +168,7 @@ def configs(
     Example: quorumctl migrate-quorum configs --bootstrap-controller localhost:9093 --verify
     """
     from ..ops.migrate import config_plan, verify_roll
-    from ..protocol.migrate import gather
+    from ..live.membership.migrate import gather
     from ..render.migrate import configs_doc, configs_text
     from ..render.output import emit
 

@@ -64,7 +64,7 @@ def probe(
 
     Example: quorumctl probe 127.0.0.1:9093 --role controller --kind live --config /etc/kafka/server.properties
     """
-    from ..protocol.node_probe import probe_node
+    from ..live.automation.node_probe import probe_node
     from ..render.output import emit
     from ..render.probe import probe_doc, probe_text
 

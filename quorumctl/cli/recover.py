@@ -95,9 +95,9 @@ def recover(
     """
 
     from ..errors import InputError
-    from ..protocol.connection import load_client_config
+    from ..wire.connection import load_client_config
     from ..config.addresses import parse_address_list, parse_quorum_voters
-    from ..protocol.liveness import probe_voters_and_witnesses
+    from ..live.liveness import probe_voters_and_witnesses
     from ..render.output import emit
     from ..render.recover import plan_doc, plan_lines
     from ..ops import recover as recovery

@@ -154,15 +154,15 @@ def serve(
 
     from ..config.addresses import parse_address, parse_address_list
     from ..errors import InputError
-    from ..protocol.exporter import Sampler
-    from ..protocol.health_probe import probe_quorum
-    from ..protocol.node_probe import probe_node
+    from ..live.automation.exporter import Sampler
+    from ..live.health.probe import probe_quorum
+    from ..live.automation.node_probe import probe_node
     from ..render.metrics import registry_for
 
     where = None if once else parse_address(listen, "--listen")
     args = (bootstrap_server, bootstrap_controller, config, command_config)
     # bad options are exit 2 now, not a sample error forever: one probe of the arguments' shape
-    from ..protocol.connection import load_client_config
+    from ..wire.connection import load_client_config
 
     load_client_config(command_config)
     if not (bootstrap_server or bootstrap_controller or config):

@@ -148,7 +148,7 @@ def describe(
         ):
             if given:
                 raise InputError(f"{flag} reads a log dir's image: it has no meaning with --bootstrap-server")
-        from ..protocol.topics import describe as describe_live
+        from ..live.topics import describe as describe_live
 
         doc = describe_live(bootstrap_server, command_config, timeout, page=page, **options)
     else:

@@ -95,8 +95,8 @@ def set_endpoints(
     Example: quorumctl voters set-endpoints /data/c1 /data/c2 /data/c3 -e 1=CONTROLLER://k1:9093 -e 2=CONTROLLER://k2:9093 -e 3=CONTROLLER://k3:9093 --apply
     """
     from ..ops import voter_endpoints as ve
-    from ..protocol.connection import load_client_config
-    from ..protocol.liveness import probe_voters_and_witnesses
+    from ..wire.connection import load_client_config
+    from ..live.liveness import probe_voters_and_witnesses
     from ..render.output import emit
     from ..render.recover import plan_doc
     from ..render.voters import plan_lines

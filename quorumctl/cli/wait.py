@@ -45,8 +45,8 @@ def wait(
 
     Example: quorumctl wait can-restart 2 --bootstrap-controller c1:9093 --timeout 600
     """
-    from ..protocol.gates import wait_for
-    from ..protocol.health_probe import probe_quorum
+    from ..live.automation.gates import wait_for
+    from ..live.health.probe import probe_quorum
     from ..render.output import emit
     from ..render.wait import Progress, wait_doc, wait_text
 
@@ -62,7 +62,7 @@ def wait(
     def sample(budget: float):
         return probe_quorum(*probe_args, budget, fetch_timeout_ms)
 
-    from ..protocol.gates import WaitResult
+    from ..live.automation.gates import WaitResult
     import time
 
     t0 = time.monotonic()

@@ -82,8 +82,8 @@ def watch_health(
     from dataclasses import replace
 
     from ..errors import ClusterError
-    from ..protocol.health_verdict import exit_status
-    from ..protocol.health_watch import History, Sample, sample_of, watch_verdict
+    from ..domain.health_verdict import exit_status
+    from ..domain.health_watch import History, Sample, sample_of, watch_verdict
     from ..render.quorum import health_watch_doc, health_watch_frame, health_watch_text
 
     history = History(flapping_epochs=flapping_epochs)

@@ -19,7 +19,7 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
     """Add the live quorum's findings to `report`: DescribeQuorum against the files,
     or one `live-unreachable` error when the controller does not answer."""
     from ..errors import QuorumctlError
-    from ..protocol.client import describe_quorum
+    from ..wire.client import describe_quorum
 
     try:
         q = describe_quorum(None, bootstrap_controller, command_config, timeout)
@@ -60,7 +60,7 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
         _majority(report, timeout, command_config, stale)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
-    from ..protocol.connection import load_client_config
+    from ..wire.connection import load_client_config
     from .voters import doctor_findings
 
     # voters check's findings: the stored endpoints probed, observers holding a voter's id
@@ -79,7 +79,7 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
 
 def _stale(report: Report, bootstrap_controller: str, timeout: float, command_config: str | None):
     """diagnose.voters.stale_without_leader with the client settings: (findings, moved)."""
-    from ..protocol.connection import load_client_config
+    from ..wire.connection import load_client_config
     from .voters import stale_without_leader
 
     return stale_without_leader(report, bootstrap_controller, load_client_config(command_config), timeout)
@@ -108,8 +108,8 @@ def _majority(report: Report, timeout: float, command_config: str | None = None,
     majority answering is `majority-lost`, the case `quorumctl recover` exists for,
     unless the voters only look lost because their stored endpoints are stale (`stale`:
     those findings; the remedy then says set-endpoints first)."""
-    from ..protocol.connection import load_client_config
-    from ..protocol.health_probe import check_health
+    from ..wire.connection import load_client_config
+    from ..live.health.probe import check_health
 
     voters = _known_voters(report)
     if not voters:

@@ -34,7 +34,7 @@ def live_findings(report: Report, q, source: str) -> list[Finding]:
                 "answer; if the majority is lost for good, see `quorumctl recover`",
             )
         )
-    from ..protocol.quorum import replaced_voters
+    from ..domain.quorum import replaced_voters
 
     replaced = {r.voter.id: r for r in replaced_voters(q)}
     out += observer_findings(q, source, source)
@@ -72,7 +72,7 @@ def observer_findings(q, source: str, bootstrap: str, flag: str = "--bootstrap-c
     disk was replaced (formatted again), so it runs as an observer; the voter set still
     names the old directory, and the quorum is one voter short. The same finding for
     voters check, doctor and (as a reason) describe health: protocol.quorum.replaced_*."""
-    from ..protocol.quorum import replaced_fix, replaced_text, replaced_voters
+    from ..domain.quorum import replaced_fix, replaced_text, replaced_voters
 
     return [
         Finding(

@@ -93,7 +93,7 @@ def _probe(
 ) -> tuple[list[dict], list]:
     """probe_endpoints' checks, and the VoterProbes of `elsewhere` (id -> addresses that
     are no stored endpoint), probed in the same round within one deadline."""
-    from ..protocol.liveness import probe_voters
+    from ..live.liveness import probe_voters
 
     checks = []
     jobs: dict[int, list[Address]] = {k: list(v) for k, v in elsewhere.items()}
@@ -208,8 +208,8 @@ def check(
     timeout: float,
 ) -> dict:
     """`voters check`: the document (voters, endpoint checks, findings)."""
-    from ..protocol.client import describe_quorum
-    from ..protocol.connection import load_client_config
+    from ..wire.client import describe_quorum
+    from ..wire.connection import load_client_config
     from .file_checks import _endpoints, examine
 
     client_cfg = load_client_config(command_config)

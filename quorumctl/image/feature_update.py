@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ops.feature_update import Change, Node, blockers, controller_verdict, ghost_notes
+from ..domain.features import Change, Node, blockers, controller_verdict, ghost_notes
 
 
 @dataclass

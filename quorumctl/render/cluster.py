@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..protocol.cluster import UnregisterPlan
+    from ..live.cluster import UnregisterPlan
 
 
 def cluster_id_text(cid: str | None) -> str:

@@ -7,7 +7,7 @@ are views of it."""
 
 from __future__ import annotations
 
-from ..ops.feature_update import UPGRADE_TYPE_NAMES, command_lines, failure_line, range_text
+from ..domain.features import UPGRADE_TYPE_NAMES, command_lines, failure_line, range_text
 from ..versions import METADATA_VERSION, NAME_OF
 from .output import iso_utc, timestamp, when_text
 

@@ -9,7 +9,7 @@ import time
 from typing import Literal
 
 from ..ids import ZERO_UUID
-from ..protocol.quorum import Quorum, Replica, replication_rows, status_values
+from ..domain.quorum import Quorum, Replica, replication_rows, status_values
 from .output import age, iso_utc, when_text
 
 UNKNOWN = "unknown"
@@ -260,7 +260,7 @@ def partitions_doc(ph):
     """describe health's partitions section (health_partitions.PartitionHealth), or None."""
     if ph is None:
         return None
-    from ..protocol.health_partitions import LISTED
+    from ..live.health.partitions import LISTED
 
     return {
         "source": ph.source,

@@ -11,7 +11,7 @@ import hmac
 import secrets
 from typing import NoReturn
 
-from ..protocol.sasl import SCRAM_HASHES, hi, hmac_, parse_attrs, scram_keys
+from ..wire.security.sasl import SCRAM_HASHES, hi, hmac_, parse_attrs, scram_keys
 
 
 class AuthFailed(Exception):

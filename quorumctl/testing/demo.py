@@ -27,7 +27,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
     """Describe the simulated quorum, silence controller 3, describe again; with
     `serve`, keep it up (controller 3 back) until Ctrl-C. Prints as `out` says
     (JSON: the describe documents only, no narration)."""
-    from ..protocol.client import describe_quorum
+    from ..wire.client import describe_quorum
     from ..render.quorum import health_doc, health_table, health_text, quorum_forms
     from ..timefmt import now_ms
     from .scenarios import demo_cluster
@@ -48,7 +48,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
         def health(timeout: float):
             from ..config.client import ClientConfig
             from ..config.addresses import parse_address
-            from ..protocol.health_probe import check_health
+            from ..live.health.probe import check_health
 
             _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)

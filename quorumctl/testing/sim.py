@@ -36,10 +36,10 @@ import threading
 import time
 from typing import Any
 
-from ..protocol import kerrors
-from ..protocol import messages
+from ..wire import kerrors
+from ..wire import messages
 from ..ids import ZERO_UUID
-from ..protocol.wire import decode_request, encode_response, frame
+from ..wire.framing import decode_request, encode_response, frame
 from ..schema.codec import DecodeError
 from .auth import AuthFailed, server_mechanism
 

@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import ClusterError, QuorumctlError
-from .health_verdict import Health
-from .health_watch import History, sample_of, watch_verdict
+from ...errors import ClusterError, QuorumctlError
+from ...domain.health_verdict import Health
+from ...domain.health_watch import History, sample_of, watch_verdict
 
 VERDICTS = ("healthy", "degraded", "unhealthy", "stalled", "flapping", "unreachable")
 
@@ -155,7 +155,7 @@ class Sampler:
     def _fold(self, h: Health | None, now: float, took: float) -> Snapshot:
         s = Snapshot(at=now, sample_seconds=took, samples=self._samples, sample_errors=dict(self._errors))
         if h is None:
-            from .health_watch import Sample
+            from ...domain.health_watch import Sample
 
             self.history.add(Sample(now, "unreachable", None, None, None, None))
             s.epoch_changes = self._epoch_changes

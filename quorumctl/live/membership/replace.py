@@ -30,10 +30,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..errors import InputError, QuorumctlError, Refused
-from . import kerrors
-from .client import connect, fetch_quorum
-from .quorum import FETCHING_MS, Endpoint, Quorum, fetching
+from ...errors import InputError, QuorumctlError, Refused
+from ...wire import kerrors
+from ...wire.client import connect, fetch_quorum
+from ...domain.quorum import FETCHING_MS, Endpoint, Quorum, fetching
 
 PROBE_TIMEOUT_S = 3.0
 ADD_TIMEOUT_S = 60.0  # AddRaftVoter's deadline without --timeout (the observer may be catching up)
@@ -70,7 +70,7 @@ class ReplacePlan:
 
 def parse_endpoint(text: str) -> Endpoint:
     """NAME://HOST:PORT (an IPv6 host in brackets)."""
-    from ..config.addresses import parse_address
+    from ...config.addresses import parse_address
 
     name, sep, rest = text.strip().partition("://")
     if not sep or not name:
@@ -85,7 +85,7 @@ def parse_endpoint(text: str) -> Endpoint:
 def _majority_after_removal(q: Quorum, cid: int, fetch_timeout_ms: int) -> tuple[list[int], int]:
     """The voters other than `cid` caught up (health's rule), and the majority of the
     voter set without `cid`."""
-    from .health_verdict import caught_up
+    from ...domain.health_verdict import caught_up
 
     leader = q.leader()
     others = [v for v in q.voters if v.id != cid]
@@ -95,8 +95,8 @@ def _majority_after_removal(q: Quorum, cid: int, fetch_timeout_ms: int) -> tuple
 
 def _plan(client, cfg, plan: ReplacePlan, given: list[Endpoint], fetch_timeout_ms: int) -> list[str]:
     """Fill `plan` from DescribeQuorum; the refusals (empty: the change may go ahead)."""
-    from ..config.addresses import Address
-    from .liveness import probe_voters
+    from ...config.addresses import Address
+    from ..liveness import probe_voters
 
     cid = plan.controller_id
     refusals: list[str] = []
@@ -235,7 +235,7 @@ def replace_controller(
     apply: bool,
     fetch_timeout_ms: int = 2000,
 ) -> ReplacePlan:
-    from .connection import load_client_config
+    from ...wire.connection import load_client_config
 
     if controller_id < 0:
         raise InputError(f"invalid negative controller id: {controller_id}")

@@ -22,14 +22,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..errors import ClusterError, QuorumctlError
-from . import kerrors
-from . import messages
-from .client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum, wrong_endpoint
-from ..config.addresses import Address
-from .connection import Connection, NodeError
-from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Probe, can_restart, failure, judge
-from .quorum import quorum_from_partition
+from ...errors import ClusterError, QuorumctlError
+from ...wire import kerrors
+from ...wire import messages
+from ...wire.client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum, wrong_endpoint
+from ...config.addresses import Address
+from ...wire.connection import Connection, NodeError
+from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Probe, can_restart, failure, judge
+from ...domain.quorum import quorum_from_partition
 
 
 def probe_one(p: Probe, cfg, deadline: float) -> Probe:
@@ -97,7 +97,7 @@ def probe_one(p: Probe, cfg, deadline: float) -> Probe:
 
 def targets_from_server_config(props: dict[str, str], source: str):
     """(voters id->Address, bootstrap Addresses, fetch timeout ms) of a server.properties."""
-    from ..config.addresses import parse_address_list, parse_quorum_voters
+    from ...config.addresses import parse_address_list, parse_quorum_voters
 
     voters = parse_quorum_voters(props.get("controller.quorum.voters", ""), source)
     boot = []
@@ -108,7 +108,7 @@ def targets_from_server_config(props: dict[str, str], source: str):
     fetch = props.get("controller.quorum.fetch.timeout.ms")
     fetch_ms = None
     if fetch is not None and fetch.strip():
-        from ..errors import InputError
+        from ...errors import InputError
 
         try:
             fetch_ms = int(fetch.strip())
@@ -226,14 +226,14 @@ def probe_quorum(
     addresses given and the server config's voters / bootstrap servers; the
     caught-up threshold from the option, else the config, else Kafka's default.
     With `restart_ids`, also whether those nodes may be restarted now."""
-    from ..errors import InputError
-    from .connection import load_client_config
-    from ..config.addresses import parse_address_list
+    from ...errors import InputError
+    from ...wire.connection import load_client_config
+    from ...config.addresses import parse_address_list
 
     cfg = load_client_config(command_config)
     voters, boot, cfg_fetch = {}, [], None
     if config:
-        from ..config.properties import load_properties
+        from ...config.properties import load_properties
 
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
     controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
@@ -251,7 +251,7 @@ def probe_quorum(
     if servers:
         # the data partitions (health_partitions), asked of a broker while the controllers are probed
         import threading
-        from .health_partitions import probe_partitions
+        from .partitions import probe_partitions
 
         box: list = []
 
@@ -259,7 +259,7 @@ def probe_quorum(
             try:
                 box.append(probe_partitions(servers, cfg, time.monotonic() + timeout, timeout))
             except QuorumctlError as e:
-                from .health_partitions import PartitionHealth
+                from .partitions import PartitionHealth
 
                 box.append(PartitionHealth(str(servers[0]), error=str(e)))
 
@@ -275,7 +275,7 @@ def probe_quorum(
         fetch_timeout_ms=fetch,
     )
     if part is not None:
-        from .health_partitions import apply
+        from .partitions import apply
 
         part.join(timeout + 1)
         apply(h, box[0] if box else None)

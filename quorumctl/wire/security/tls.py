@@ -16,7 +16,7 @@ import os
 import ssl
 import tempfile
 
-from ..errors import InputError
+from ...errors import InputError
 
 _JKS_MAGIC = b"\xfe\xed\xfe\xed"
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from . import kerrors, messages
-from .client import BROKERS, CONTROLLERS, connect
+from ..wire import kerrors, messages
+from ..wire.client import BROKERS, CONTROLLERS, connect
 
 LISTED = 10
 

@@ -538,7 +538,7 @@ def describe_features(
 
 def fetch_quorum(client: QuorumClient):
     """Cluster id (DescribeCluster, or Metadata on old brokers) + DescribeQuorum."""
-    from .quorum import quorum_from_partition
+    from ..domain.quorum import quorum_from_partition
 
     info = client.cluster_info()
     qr = client.describe_quorum()

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import time
 
-from ..config.addresses import Address, parse_address
-from ..errors import ClusterError
-from ..ops.feature_update import UPGRADE
-from ..ops.migrate import BOOTSTRAP_KEY, KRAFT, MV, VOTERS_KEY, Facts, NodeFacts
-from . import messages
-from .client import BROKERS, QuorumClient, connect, fetch_quorum
-from .connection import Connection, NodeError
-from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, caught_up as caught_up_rule
+from ...config.addresses import Address, parse_address
+from ...errors import ClusterError
+from ...domain.features import UPGRADE
+from ...ops.migrate import BOOTSTRAP_KEY, KRAFT, MV, VOTERS_KEY, Facts, NodeFacts
+from ...wire import messages
+from ...wire.client import BROKERS, QuorumClient, connect, fetch_quorum
+from ...wire.connection import Connection, NodeError
+from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, caught_up as caught_up_rule
 
 NODE_TIMEOUT_S = 5.0
 BROKER_RESOURCE = 4  # DescribeConfigs ResourceType BROKER

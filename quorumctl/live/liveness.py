@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..config.addresses import Address
-from .health_probe import probe_one
-from .health_verdict import Probe
+from .health.probe import probe_one
+from ..domain.health_verdict import Probe
 
 
 UNRESOLVED = "cannot resolve host"  # the probe detail of a name that does not resolve

@@ -28,10 +28,10 @@ import time
 from dataclasses import dataclass, field
 
 from ..config.addresses import Address, parse_address
-from ..ops.feature_update import Change, Node, blockers, ghost_notes, settle_advertised
-from . import kerrors, messages
-from .client import BROKERS, QuorumClient, connect, fetch_quorum
-from .connection import Connection, NodeError
+from ..domain.features import Change, Node, blockers, ghost_notes, settle_advertised
+from ..wire import kerrors, messages
+from ..wire.client import BROKERS, QuorumClient, connect, fetch_quorum
+from ..wire.connection import Connection, NodeError
 
 NODE_TIMEOUT_S = 5.0  # at most this long for one node's ApiVersions
 

@@ -43,13 +43,13 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..config.addresses import Address
-from ..errors import ClusterError, ExitStatus, InputError, QuorumctlError
-from . import messages
-from .client import BROKERS, METADATA_TOPIC, parse_describe_quorum
-from .connection import Connection, NodeError
-from .health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health
-from .quorum import Quorum, Replica, quorum_from_partition
+from ...config.addresses import Address
+from ...errors import ClusterError, ExitStatus, InputError, QuorumctlError
+from ...wire import messages
+from ...wire.client import BROKERS, METADATA_TOPIC, parse_describe_quorum
+from ...wire.connection import Connection, NodeError
+from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health
+from ...domain.quorum import Quorum, Replica, quorum_from_partition
 
 KINDS = ("startup", "ready", "live")
 ROLES = ("controller", "broker")
@@ -315,9 +315,9 @@ def decide(f: Facts, kind: str, grace_s: float = DEFAULT_GRACE_S) -> Verdict:
 def read_log_dir(path: str, now: float | None = None) -> LogDirView:
     """meta.properties' node id, quorum-state's leader and epoch and its age, and
     the metadata log's end offset and how long ago it last grew."""
-    from ..logdir import statefiles
-    from ..logdir.segments import scan_partition
-    from ..raft.replica import resolve_partition_dir
+    from ...logdir import statefiles
+    from ...logdir.segments import scan_partition
+    from ...raft.replica import resolve_partition_dir
 
     now = time.time() if now is None else now
     root, part = resolve_partition_dir(path)
@@ -349,8 +349,8 @@ def read_log_dir(path: str, now: float | None = None) -> LogDirView:
 def _log_end(path: str, base_offset: int, size: int) -> int | None:
     """The offset after the last complete batch of the active segment, walked from
     its offset index's last entry (a few batch headers, not the segment)."""
-    from ..logdir.indexes import read_offset_index
-    from ..records.batch import (
+    from ...logdir.indexes import read_offset_index
+    from ...records.batch import (
         LAST_OFFSET_DELTA,
         LAST_OFFSET_DELTA_OFFSET,
         LENGTH_PREFIX,
@@ -525,9 +525,9 @@ def probe_node(
 ) -> Verdict:
     """`quorumctl probe`: gather the facts about the node at `address` within
     `timeout` seconds and decide `kind` for `role`."""
-    from ..config.addresses import parse_address, parse_address_list
-    from .connection import load_client_config
-    from .health_probe import check_health, targets_from_server_config
+    from ...config.addresses import parse_address, parse_address_list
+    from ...wire.connection import load_client_config
+    from ..health.probe import check_health, targets_from_server_config
 
     if role not in ROLES:
         raise InputError(f"invalid --role {role!r}: expected one of {', '.join(ROLES)}")
@@ -539,7 +539,7 @@ def probe_node(
     boot: list[Address] = []
     cfg_fetch = None
     if config:
-        from ..config.properties import load_properties
+        from ...config.properties import load_properties
 
         props = load_properties(config, "server config")
         voters, boot, cfg_fetch = targets_from_server_config(props, config)
@@ -586,7 +586,7 @@ def probe_node(
         targets = [addr] + [a for a in controllers if a != addr]
     h: Health | None = None
     if targets or voters or boot:
-        from .client import WrongEndpointType
+        from ...wire.client import WrongEndpointType
 
         try:
             h = check_health(

@@ -28,9 +28,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..errors import InputError, QuorumctlError, Refused
-from . import kerrors, messages
-from .client import connect, fetch_quorum
+from ...errors import InputError, QuorumctlError, Refused
+from ...wire import kerrors, messages
+from ...wire.client import connect, fetch_quorum
 
 # a controller whose last fetch is this recent still runs (controller.quorum.fetch.timeout.ms
 # is 2 s by default: a running observer fetches far more often)
@@ -59,8 +59,8 @@ class UnregisterPlan:
 
 
 def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cfg) -> None:
-    from ..versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, NAME_OF, version_name
-    from .liveness import probe_voters
+    from ...versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, NAME_OF, version_name
+    from ..liveness import probe_voters
 
     conn = client.bootstrap_connection()
     mv = conn.finalized_features.get(METADATA_VERSION)
@@ -112,7 +112,7 @@ def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cf
         else:
             endpoints.append(registered[controller_id])
             plan.checked.append(f"checked: controller {controller_id} is registered at {registered[controller_id]}")
-    from ..config.addresses import Address
+    from ...config.addresses import Address
 
     for e in q.nodes.get(controller_id, []):
         a = Address(e.host, e.port)
@@ -170,7 +170,7 @@ def unregister_controller(
     apply: bool,
 ) -> UnregisterPlan:
     """`cluster unregister-controller --id N`: the checks, then (with `apply`) the request."""
-    from .connection import load_client_config
+    from ...wire.connection import load_client_config
 
     if controller_id < 0:
         raise InputError(f"invalid negative --id: {controller_id}")
@@ -196,7 +196,7 @@ def remove_and_unregister(
 ) -> UnregisterPlan:
     """`remove-controller --unregister`: the unregistration's checks (the controller may
     still be a voter: it is removed first), then RemoveRaftVoter and UnregisterController."""
-    from .connection import load_client_config
+    from ...wire.connection import load_client_config
     from .voters import remove_controller
 
     plan = UnregisterPlan(controller_id, apply)

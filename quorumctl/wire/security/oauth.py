@@ -30,7 +30,7 @@ import json
 import threading
 import time
 
-from ..errors import ClusterError, InputError
+from ...errors import ClusterError, InputError
 
 _cache: dict[tuple, tuple[str, float, float]] = {}  # key -> (token, got_at, expires_at) (epoch seconds)
 _lock = threading.Lock()

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InputError, QuorumctlError, Refused
-from .client import connect, fetch_quorum
+from ...errors import InputError, QuorumctlError, Refused
+from ...wire.client import connect, fetch_quorum
 
 REFUSALS = {
     "DUPLICATE_VOTER",
@@ -48,7 +48,7 @@ def endpoint_text(name: str, host: str, port: int) -> str:
 def _refusal(e: QuorumctlError) -> Refused | None:
     """The quorum refused the voter change (exit 1) when its error is one of REFUSALS;
     other errors (unreachable, bad input) stay what they are."""
-    from .kerrors import KafkaError, error_name
+    from ...wire.kerrors import KafkaError, error_name
 
     if isinstance(e, KafkaError) and error_name(e.code) in REFUSALS:
         return Refused(str(e))
@@ -62,8 +62,8 @@ def add_controller(
     timeout: float | None,
     dry_run: bool,
 ) -> VoterChange:
-    from ..config.server import controller_from_properties
-    from ..config.properties import load_properties
+    from ...config.server import controller_from_properties
+    from ...config.properties import load_properties
 
     if command_config is None:
         raise InputError(
@@ -142,7 +142,7 @@ def remove_controller(
     directory_id: str,
     dry_run: bool,
 ) -> VoterChange:
-    from ..schema.codec import EncodeError, uuid_bytes, uuid_str
+    from ...schema.codec import EncodeError, uuid_bytes, uuid_str
 
     if controller_id < 0:
         raise InputError(f"invalid negative --controller-id: {controller_id}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from . import kerrors, messages
+from ...wire import kerrors, messages
 
 LISTED = 20  # partitions named per list; the rest are counted
 MIN_INSYNC = "min.insync.replicas"
@@ -79,7 +79,7 @@ def silent_brokers(brokers: dict, cfg, deadline: float, timeout_s: float) -> dic
     why. A frozen process's kernel still accepts the connection: only the request goes
     unanswered."""
     import threading
-    from .connection import Connection, NodeError
+    from ...wire.connection import Connection, NodeError
 
     late = f"no answer within the {timeout_s:g} s timeout"
     done: dict[int, str | None] = {}
@@ -110,7 +110,7 @@ def check_partitions(conn, live: set[int], limit: int = 2000, tally=()) -> Parti
     """Count and name (up to LISTED each) the partitions in trouble, walking every page;
     and, per broker of `tally`, the partitions it leads (in `silent`, for the caller to
     keep those of the brokers that turn out not to answer)."""
-    from .topics import partition_pages
+    from ..topics import partition_pages
 
     t0 = time.monotonic()
     ph = PartitionHealth(conn.name, live_brokers=sorted(live))
@@ -158,9 +158,9 @@ def probe_partitions(servers, cfg, deadline: float, timeout_s: float) -> Partiti
     no broker serves DescribeTopicPartitions (Kafka before 3.8, the simulated quorum).
     A failure is kept in `error` (the quorum's verdict still stands)."""
     import threading
-    from ..config.addresses import Address
-    from .client import BROKERS
-    from .connection import Connection, NodeError
+    from ...config.addresses import Address
+    from ...wire.client import BROKERS
+    from ...wire.connection import Connection, NodeError
 
     last = None
     for addr in servers:

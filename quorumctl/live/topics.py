@@ -36,8 +36,8 @@ from ..config.topic_describe import (
     topic_regex,
 )
 from ..errors import InputError
-from . import kerrors, messages
-from .client import connect
+from ..wire import kerrors, messages
+from ..wire.client import connect
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 DEFAULT_CONFIG = 5  # ConfigEntry.ConfigSource.DEFAULT_CONFIG: what the Configs column leaves out

@@ -22,8 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..errors import ClusterError, InputError
-from .health_verdict import Health, can_restart
+from ...errors import ClusterError, InputError
+from ...domain.health_verdict import Health, can_restart
 
 CONDITIONS = ("healthy", "leader", "can-restart", "caught-up")
 

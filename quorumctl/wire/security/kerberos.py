@@ -29,7 +29,7 @@ import itertools
 import os
 import socket
 
-from ..errors import ClusterError
+from ...errors import ClusterError
 
 
 _caches = itertools.count()

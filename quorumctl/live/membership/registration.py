@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import InputError, Refused
-from .client import connect, fetch_quorum
-from .quorum import fetching
+from ...errors import InputError, Refused
+from ...wire.client import connect, fetch_quorum
+from ...domain.quorum import fetching
 
 
 @dataclass
@@ -91,7 +91,7 @@ def node_config_text(node_id: int, bootstrap: str, listener: str, host: str, por
 
 def _check_node_config(path: str, node_id: int) -> list[str]:
     """What is wrong with the re-registering controller's config (empty: nothing)."""
-    from ..config.server import load
+    from ...config.server import load
 
     c = load(path)
     bad = []
@@ -124,8 +124,8 @@ def clear_registration(
     node_config: str | None,
     apply: bool,
 ) -> ClearPlan:
-    from ..ops.feature_update import parse_change
-    from ..versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, version_name
+    from ...domain.features import parse_change
+    from ...versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, version_name
 
     if node_id < 0:
         raise InputError(f"invalid negative node id: {node_id}")
@@ -189,7 +189,7 @@ def clear_registration(
 
 
 def _broker(plan: ClearPlan, bootstrap_server: str, command_config, timeout, apply: bool) -> ClearPlan:
-    from .cluster import unregister
+    from ..cluster import unregister
 
     plan.kind, plan.method, plan.looked_at = "broker", "unregister-broker", "brokers"
     u = unregister(bootstrap_server, None, command_config, timeout, plan.node_id, apply)

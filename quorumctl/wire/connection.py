@@ -17,7 +17,7 @@ from ..errors import ClusterError
 from ..schema.codec import DecodeError, EncodeError
 from . import messages
 from .kerrors import UNSUPPORTED_VERSION, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM, error_name
-from .wire import decode_response, encode_request
+from .framing import decode_response, encode_request
 
 CLIENT_SOFTWARE_NAME = "quorumctl"
 
@@ -98,7 +98,7 @@ def load_client_config(path: str | None):
         return ClientConfig()
     cfg = config_from_properties(load_properties(path, "command config"), path)
     if cfg.uses_tls:
-        from .tls import context_for
+        from .security.tls import context_for
 
         context_for(cfg)
     return cfg
@@ -163,7 +163,7 @@ class Connection:
 
     def _tls_handshake(self):
         import ssl
-        from .tls import context_for
+        from .security.tls import context_for
 
         ctx = context_for(self.cfg)
         timeout = self._budget(self.cfg.connect_timeout_ms)
@@ -260,16 +260,16 @@ class Connection:
         cfg = self.cfg
         try:
             if cfg.sasl_mechanism == "GSSAPI":
-                from .kerberos import GssapiClient
+                from .security.kerberos import GssapiClient
 
                 return GssapiClient(cfg, self.address.host)
             if cfg.sasl_mechanism == "OAUTHBEARER":
-                from .oauth import OAuthBearerClient, token_for
+                from .security.oauth import OAuthBearerClient, token_for
 
                 return OAuthBearerClient(token_for(cfg.oauth, self.deadline), cfg.oauth.extensions)
         except ClusterError as e:
             raise NodeError(self.name, f"{self.name}: {e}", "auth") from None
-        from .sasl import client_mechanism
+        from .security.sasl import client_mechanism
 
         return client_mechanism(cfg.sasl_mechanism, cfg.username, cfg.password)
 
@@ -288,7 +288,7 @@ class Connection:
         return " (check sasl.jaas.config username and password)"
 
     def _authenticate(self):
-        from .sasl import SaslError
+        from .security.sasl import SaslError
 
         cfg = self.cfg
         hv = self.version_for(messages.SASL_HANDSHAKE, lo=1)

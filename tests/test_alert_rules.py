@@ -65,7 +65,7 @@ def test_every_alert_is_proven_firing_by_a_fixture():
 
 
 def test_metrics_doc_names_every_exported_metric():
-    from quorumctl.live.automation.exporter import ObserverRow, Snapshot, VoterRow
+    from quorumctl.domain.quorum_metrics import ObserverRow, Snapshot, VoterRow
     from quorumctl.render.metrics import families
 
     s = Snapshot(

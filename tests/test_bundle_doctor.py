@@ -430,7 +430,7 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
     from quorumctl.config.addresses import Address
     from quorumctl.diagnose.file_checks import examine
     from quorumctl.diagnose.registrations import live_registrations
-    from quorumctl.wire import client
+    from quorumctl.live import describe as client
 
     report = examine([], [str(tmp_path / "c1")])
     regs = [f for f in report.findings if f.code.endswith("-registration")]
@@ -462,7 +462,7 @@ def test_live_registration_remedy_follows_the_level_the_controllers_report(monke
     from quorumctl.config.addresses import Address
     from quorumctl.diagnose import registrations
     from quorumctl.diagnose.findings import Report
-    from quorumctl.wire import client
+    from quorumctl.live import describe as client
 
     monkeypatch.setattr(
         client,

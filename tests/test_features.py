@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from quorumctl.wire.client import Features
+from quorumctl.live.describe import Features
 from quorumctl.render.features import features_text
 from quorumctl.testing.sim import SimulatedCluster, replica
 

@@ -6,28 +6,35 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "quorumctl"
+ENTRY = "spark/submit.py"  # spark-submit's application file: it runs the CLI
 
-# Lowest first. A module may import from its own layer and the layers below.
-LAYERS = [
-    {"errors", "ids", "openfile", "timefmt", "versions", "__init__"},  # base (versions: the release and feature
-    # catalogue; timefmt: ISO times and ages)
-    {"schema"},  # the DSL and its codec
-    {"records"},  # batches, metadata and control records
-    {"config"},  # .properties, server and client configuration
-    {"domain"},  # the quorum model, health verdicts, feature rules
-    {"logdir"},  # readers of each file kind of a log dir
-    {"raft"},  # Raft's logic over replicas' files
-    {"ops"},  # jobs that judge or change a log dir: verify, format, truncate, recover
-    {"image"},  # the metadata image replayed from a log dir, its history and diffs
-    {"wire", "live"},  # the wire; what is asked of a running cluster
-    {"render"},  # text, table and JSON views
-    {"dump", "testing"},  # dump-log's engine (dump/log, dump/files); the simulated quorum
-    {"spark", "schemas", "diagnose"},  # spark-export; the list of every declared schema; doctor, bundle
-    {"cli", "__main__"},  # the commands
-]
-RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
-# spark-submit runs the job through quorumctl's own entry point: an entry point, not a library import
-ALLOWED = {("spark/submit.py", "cli")}
+# The layers by concept (docs/architecture.md), each with what it may import besides
+# itself: those layers and, in turn, what they may import. A layer is a package or
+# module of quorumctl/; ENTRY names the one file that runs the CLI from elsewhere.
+LAYERS: dict[str, tuple[set[str], set[str]]] = {
+    # base: errors, ids, files opened safely, ISO times, the release and feature catalogue
+    "base": ({"errors", "ids", "openfile", "timefmt", "versions", "__init__"}, set()),
+    "schema": ({"schema"}, {"base"}),  # the DSL and its codec
+    "records": ({"records"}, {"schema"}),  # batches, metadata and control records
+    "config": ({"config"}, {"schema"}),  # .properties, server and client configuration
+    # the shared domain: the quorum model, health verdicts, feature rules, result types
+    "domain": ({"domain"}, {"config"}),
+    # offline: what is read from files (each file kind; Raft over replicas; jobs on log
+    # dirs; the metadata image)
+    "logdir": ({"logdir"}, {"records", "config"}),
+    "raft": ({"raft"}, {"logdir"}),
+    "ops": ({"ops"}, {"raft", "domain"}),
+    "image": ({"image"}, {"ops"}),
+    # the wire: framing, connections, TLS/SASL/OAuth/Kerberos, messages, the client
+    "wire": ({"wire"}, {"config"}),
+    # live: what is asked of a running cluster (probe and migrate also read the node's files)
+    "live": ({"live"}, {"wire", "ops"}),
+    "render": ({"render"}, {"image"}),  # text, table and JSON views: the domain, never the wire
+    "dump": ({"dump"}, {"render"}),  # dump-log's engine
+    "testing": ({"testing"}, {"live", "render"}),  # the simulated quorum, the demo
+    "jobs": ({"spark", "schemas", "diagnose"}, {"live", "dump"}),  # spark-export; every schema; doctor, bundle
+    "cli": ({"cli", "__main__", ENTRY}, {"jobs", "testing"}),  # the commands
+}
 
 
 def imports(path: Path, text: str | None = None) -> set[str]:
@@ -53,20 +60,55 @@ def imports(path: Path, text: str | None = None) -> set[str]:
     return out
 
 
+LAYER_OF = {name: layer for layer, (names, _) in LAYERS.items() for name in names}
+
+
+def reach(layer: str) -> set[str]:
+    """The layers `layer` may import: its own, those it names, and theirs in turn."""
+    out, todo = {layer}, [layer]
+    while todo:
+        for below in LAYERS[todo.pop()][1]:
+            if below not in out:
+                out.add(below)
+                todo.append(below)
+    return out
+
+
+def layer_of(rel: Path) -> str | None:
+    """The layer of a file, by its path under quorumctl/ (ENTRY first), or of an import's target name."""
+    return LAYER_OF.get(rel.as_posix()) or LAYER_OF.get(rel.parts[0].removesuffix(".py"))
+
+
+def test_the_layers_form_no_circle():
+    """Every layer names only layers that exist, and none reaches back to itself through another."""
+    assert {b for _, below in LAYERS.values() for b in below} <= set(LAYERS)
+    assert [name for name, (_, below) in LAYERS.items() if any(name in reach(b) for b in below)] == []
+
+
 def test_every_module_is_in_a_layer():
-    tops = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in PACKAGE.rglob("*.py")}
-    assert tops - set(RANK) == set()
+    assert [p for p in sorted(PACKAGE.rglob("*.py")) if layer_of(p.relative_to(PACKAGE)) is None] == []
 
 
 def test_no_import_runs_upward():
     upward = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
-        own = rel.parts[0].removesuffix(".py")
+        own = layer_of(rel)
+        assert own is not None
         for target in imports(path):
-            if target in RANK and RANK[target] > RANK[own] and (str(rel), target) not in ALLOWED:
-                upward.append(f"{rel} imports {target}")
+            theirs = LAYER_OF.get(target)
+            if theirs is not None and theirs not in reach(own):
+                upward.append(f"{rel} ({own}) imports {target} ({theirs})")
     assert upward == []
+
+
+def test_render_and_the_offline_layers_never_reach_the_wire():
+    """The views and what is read from files depend on the domain, never on the wire
+    nor on what is asked of a running cluster; the domain knows neither side."""
+    for layer in ("render", "image", "ops", "raft", "logdir", "domain"):
+        assert reach(layer) & {"wire", "live"} == set(), layer
+    assert reach("domain") & {"logdir", "raft", "ops", "image", "render"} == set()
+    assert reach("wire") & {"domain", "live", "render", "logdir", "raft", "ops", "image"} == set()
 
 
 def test_the_check_sees_an_upward_import():
@@ -74,7 +116,8 @@ def test_the_check_sees_an_upward_import():
     where = PACKAGE / "raft" / "replica.py"
     assert imports(where, "def f():\n    from ..render.output import timestamp\n") == {"render"}
     assert imports(where, "from . import segments\nimport quorumctl.cli.main\n") == {"raft", "cli"}
-    assert RANK["render"] > RANK["raft"] and RANK["cli"] > RANK["raft"]
+    assert "render" not in reach("raft") and "cli" not in reach("raft")
+    assert "cli" not in reach(layer_of(Path("spark/rows.py")) or "") and layer_of(Path(ENTRY)) == "cli"
 
 
 def test_every_top_level_folder_says_what_belongs_there():
@@ -89,20 +132,13 @@ def test_every_top_level_folder_says_what_belongs_there():
 
 def _module_imports(path: Path) -> set[str]:
     """The quorumctl modules `path` imports, by dotted name, at any depth (commands
-    import lazily), except under `if TYPE_CHECKING:` (names for the type checker only)."""
+    import lazily), those named for the type checker alone included: a circle of
+    types is a circle too."""
     rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
     package = rel[:-1]
     tree = ast.parse(path.read_text())
-    typing_only = {
-        id(x)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
-        for x in ast.walk(node)
-    }
     out = set()
     for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
         if isinstance(node, ast.ImportFrom):
             base = list(package[: len(package) - node.level + 1]) if node.level else []
             mod = base + (node.module.split(".") if node.module else [])
@@ -137,9 +173,9 @@ def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circle():
-    """No module imports (at any depth) a module that imports it back, directly or
-    through others: raft/replica's compare calls raft/logmatch, which names Replica
-    as a type only."""
+    """No module imports (at any depth, for types alone too) a module that imports it
+    back, directly or through others: raft/logmatch names the shape of a Replica
+    (a Protocol) rather than importing raft/replica, which calls it."""
     graph = {}
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE.parent).with_suffix("").parts

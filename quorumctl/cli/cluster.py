@@ -1,5 +1,5 @@
 """`quorumctl cluster cluster-id | list-endpoints | unregister`: kafka-cluster's
-commands (Kafka 4.3), live. Thin: parse, ask `quorumctl.protocol.cluster`, render
+commands (Kafka 4.3), live. Thin: parse, ask `quorumctl.live.cluster`, render
 with `quorumctl.render.cluster`."""
 
 from typing import Annotated

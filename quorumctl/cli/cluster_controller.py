@@ -1,7 +1,7 @@
 """`quorumctl cluster unregister-controller --id N` (KIP-1312, Kafka 4.4's
 kafka-cluster.sh unregister-controller): UnregisterController (API 94), a dry run
 by default, refused (with every reason) while the controller is a voter, still
-runs, or metadata.version is below 4.4-IV2 (`quorumctl.protocol.unregister`).
+runs, or metadata.version is below 4.4-IV2 (`quorumctl.live.membership.unregister`).
 
 The `cluster` group: this module adds `unregister-controller` to it, creating the
 group when no other module has (another branch adds list-endpoints, unregister and

@@ -1,6 +1,6 @@
 """`quorumctl cluster clear-registration ID`: a ghost registration (a removed controller,
 a dead broker) cleared by the way the cluster's version allows
-(`quorumctl.protocol.registration`): UnregisterBroker, UnregisterController (metadata.version
+(`quorumctl.live.membership.registration`): UnregisterBroker, UnregisterController (metadata.version
 4.4-IV2+), or the re-registration workaround, planned step by step and checked on each run.
 Exit codes: 0 nothing blocks any more (or a dry run of a request quorumctl sends passed its
 checks); 1 steps remain, or refused; 2 bad options; 3 cluster unreachable."""

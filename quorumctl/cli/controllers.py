@@ -1,7 +1,7 @@
 """`quorumctl add-controller` / `remove-controller` (KIP-853, as Kafka 3.9's
 kafka-metadata-quorum): AddRaftVoter (80) / RemoveRaftVoter (81), with --dry-run.
 
-Thin: the options go to `quorumctl.protocol.voters`, which reads the new
+Thin: the options go to `quorumctl.live.membership.voters`, which reads the new
 controller's properties, checks and asks; `quorumctl.render.quorum` renders the
 result, printed through `render.output`. Exit codes: 0 done; 1 the quorum refused the change; 2 bad options or
 properties; 3 cluster unreachable or authentication failed.

@@ -1,6 +1,6 @@
 """`quorumctl describe status|replication|health`: the live quorum, over the wire.
 
-Thin: parse the options, ask `quorumctl.protocol` (`client.describe_quorum`,
+Thin: parse the options, ask `quorumctl.live` (`describe.describe_quorum`,
 `health_probe.probe_quorum`), print `quorumctl.render.quorum`'s views through
 `render.output`; the --watch loops are `cli/watch.py`'s. Everything heavier than typer is imported inside the
 commands (Rich only for table output).
@@ -31,7 +31,8 @@ from .options import (
 def _run(
     kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable=False
 ):
-    from ..wire.client import Refresher, describe_quorum
+    from ..wire.client import Refresher
+    from ..live.describe import describe_quorum
     from ..render.output import resolve
 
     out = resolve(output)

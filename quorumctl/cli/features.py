@@ -37,7 +37,7 @@ def describe(
 
     Example: quorumctl features describe --bootstrap-controller localhost:9093
     """
-    from ..wire.client import describe_features
+    from ..live.describe import describe_features
     from ..render.features import features_doc, features_text
     from ..render.output import emit
 

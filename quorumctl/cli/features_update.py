@@ -1,8 +1,8 @@
 """`quorumctl features upgrade|downgrade`: kafka-features upgrade/downgrade, a dry
 run by default, naming every registered node that blocks the change.
 
-Thin: the change is read by ops.feature_update, checked live by
-protocol.feature_update (Kafka's verdict: UpdateFeatures with validateOnly) or
+Thin: the change is read by domain.features, checked live by
+live.features (Kafka's verdict: UpdateFeatures with validateOnly) or
 offline by image.feature_update (the registrations of a log dir's image), and
 printed by render.feature_update. Exit codes: 0 the change can be made (or was
 made); 1 a node or Kafka refuses it; 2 bad options (an unknown version ...); 3

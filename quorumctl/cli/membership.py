@@ -1,5 +1,5 @@
 """`quorumctl replace-controller ID`: a voter back on a replaced (wiped) disk made a
-voter again under its new directory id, live (`quorumctl.protocol.replace`).
+voter again under its new directory id, live (`quorumctl.live.membership.replace`).
 Exit codes as add-controller's: 0 done (or the dry run found nothing against it);
 1 refused (by quorumctl's preflight or the quorum), or not verified; 2 bad options;
 3 cluster unreachable or authentication failed."""

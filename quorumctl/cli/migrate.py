@@ -3,7 +3,7 @@
 controller.quorum.bootstrap.servers), one step per command, each a dry run
 unless told otherwise.
 
-Thin: facts from protocol.migrate (live) or ops.migrate.offline_facts (log
+Thin: facts from live.membership.migrate or ops.migrate.offline_facts (log
 dirs and configs, with the image's registrations from image.feature_update),
 judged by ops.migrate, printed by render.migrate. Exit codes: 0 ready / done /
 consistent; 1 a check found a problem or a step is out of order; 2 bad

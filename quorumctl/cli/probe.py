@@ -1,5 +1,5 @@
 """`quorumctl probe`: one node's startup, readiness or liveness, for Kubernetes
-probes and roll scripts. Thin: `protocol.node_probe` decides, `render.probe` prints."""
+probes and roll scripts. Thin: `live.automation.node_probe` decides, `render.probe` prints."""
 
 from typing import Annotated, Optional
 

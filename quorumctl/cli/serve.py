@@ -1,7 +1,7 @@
 """`quorumctl serve`: a long-running exporter of the quorum's health for
 Prometheus (/metrics) and HTTP probes (/probe). The sampler is
-`protocol.exporter`, the metrics `render.metrics` (the only importer of
-prometheus_client), the probe `protocol.node_probe`; this module is the HTTP
+`live.automation.exporter`, the metrics `render.metrics` (the only importer of
+prometheus_client), the probe `live.automation.node_probe`; this module is the HTTP
 server around them."""
 
 import threading

@@ -1,5 +1,5 @@
 """`quorumctl wait`: block until the quorum is healthy, has a leader, may lose
-these nodes, or has them caught up. Thin: `protocol.gates` waits, `render.wait`
+these nodes, or has them caught up. Thin: `live.automation.gates` waits, `render.wait`
 prints."""
 
 from typing import Annotated, List, Optional

@@ -1,7 +1,7 @@
 """The --watch loops of `describe status|replication|health`: sample, print one
 frame through render/output, sleep, until Ctrl-C (or --samples, --exit-when-healthy).
 
-The frames are render/quorum's; sampling and judging a history are protocol/'s
+The frames are render/quorum's; sampling and judging a history are domain/health_watch's
 (`client.Refresher`, `health_watch`). Not a command: `describe` calls these.
 """
 
@@ -21,7 +21,7 @@ def show_quorum(kind: str, q, out: Output, *, human_readable: bool = False) -> N
 
 def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable: bool = False) -> bool:
     """A live view, refreshed every `every` seconds by `refresher`
-    (protocol.client.Refresher) until Ctrl-C. A failed refresh keeps the last
+    (wire.client.Refresher) until Ctrl-C. A failed refresh keeps the last
     good view on screen with the error and its time beneath it. Returns True
     when stopped after a failed refresh (the quorum was unreachable when the
     operator stopped watching), after saying so on stderr."""

@@ -1,6 +1,6 @@
 """kafka-topics --describe's judgement of a partition and its order of topics and
 configs, wherever the partitions come from (an image replayed offline:
-image/topics; a broker's answers: protocol/topics): TopicCommand's
+image/topics; a broker's answers: live/topics): TopicCommand's
 PartitionDescription flags, its --topic regex, its replication factor, and the
 Java HashMap orders of the admin client's results. Meaning only: no I/O.
 """

@@ -19,7 +19,7 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
     """Add the live quorum's findings to `report`: DescribeQuorum against the files,
     or one `live-unreachable` error when the controller does not answer."""
     from ..errors import QuorumctlError
-    from ..wire.client import describe_quorum
+    from ..live.describe import describe_quorum
 
     try:
         q = describe_quorum(None, bootstrap_controller, command_config, timeout)

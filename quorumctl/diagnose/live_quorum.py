@@ -71,7 +71,7 @@ def observer_findings(q, source: str, bootstrap: str, flag: str = "--bootstrap-c
     """An observer fetching with a voter's id but another directory id: that voter's
     disk was replaced (formatted again), so it runs as an observer; the voter set still
     names the old directory, and the quorum is one voter short. The same finding for
-    voters check, doctor and (as a reason) describe health: protocol.quorum.replaced_*."""
+    voters check, doctor and (as a reason) describe health: domain.quorum.replaced_*."""
     from ..domain.quorum import replaced_fix, replaced_text, replaced_voters
 
     return [

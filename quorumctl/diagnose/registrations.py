@@ -125,7 +125,7 @@ def live_registrations(
     kafka-cluster list-endpoints) that are not voters, unless the files already
     named them."""
     from ..errors import QuorumctlError
-    from ..wire.client import registered_controllers
+    from ..live.describe import registered_controllers
 
     try:
         registered = registered_controllers(source, timeout, command_config)
@@ -159,7 +159,7 @@ def live_registrations(
 def _live_metadata_version(source: str, timeout: float, command_config: str | None) -> int | None:
     """The finalized metadata.version a controller reports (ApiVersions), or None."""
     from ..errors import QuorumctlError
-    from ..wire.client import describe_features
+    from ..live.describe import describe_features
 
     try:
         return describe_features(None, source, command_config, timeout).finalized.get("metadata.version")

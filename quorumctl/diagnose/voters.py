@@ -208,7 +208,7 @@ def check(
     timeout: float,
 ) -> dict:
     """`voters check`: the document (voters, endpoint checks, findings)."""
-    from ..wire.client import describe_quorum
+    from ..live.describe import describe_quorum
     from ..wire.connection import load_client_config
     from .file_checks import _endpoints, examine
 

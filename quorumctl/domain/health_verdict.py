@@ -35,6 +35,7 @@ from ..config.addresses import Address
 from .quorum import Quorum
 
 DEFAULT_FETCH_TIMEOUT_MS = 2000
+LISTED = 20  # partitions named per list (describe health's partitions); the rest are counted
 
 
 @dataclass

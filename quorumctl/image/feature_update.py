@@ -5,7 +5,7 @@ The image holds what the active controller checks: every broker registration
 (RegisterBrokerRecord's features, fenced or not) and every controller
 registration (RegisterControllerRecord, 3.7-IV0+), and the finalized levels.
 With no controller to ask, Kafka's verdict is replayed by
-ops.feature_update.controller_verdict, in Kafka's words. Heartbeats are not
+domain.features.controller_verdict, in Kafka's words. Heartbeats are not
 written to the metadata log, so no last-heartbeat time is known offline.
 """
 

@@ -36,14 +36,22 @@ from __future__ import annotations
 import gc
 from collections import Counter
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..ids import DIRECTORY_MIGRATING
 from ..records import types as rt
 from ..records.types import TRANSACTION_RECORDS
 
-if TYPE_CHECKING:  # history imports this module
-    from .history import Watcher
+
+class Observer(Protocol):
+    """What Image.replay asks of its observer (image/history.Watcher is the one there
+    is; history imports this module, so the shape is named here, not imported back)."""
+
+    observes_every_record: bool
+
+    def hot_filter(self) -> tuple[set, str | None, bool]: ...
+
+    def __call__(self, image: Any, api_key: int, data: Any, offset: Any, timestamp: Any, epoch: Any, /) -> None: ...
 
 
 @contextmanager
@@ -230,7 +238,7 @@ class Image:
         self.pending_since = -1
         # history's hook: called instead of applying, as observer(image, api_key, data, offset,
         # timestamp, epoch); it applies the record with apply_record and compares before/after
-        self.observer: Watcher | None = None
+        self.observer: Observer | None = None
 
     # -- bookkeeping ----------------------------------------------------------------
 

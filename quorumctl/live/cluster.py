@@ -13,22 +13,10 @@ feature level checks every registered broker takes part in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from ..domain.cluster import LISTED, Endpoint, UnregisterPlan
 from ..errors import InputError
 from ..wire import kerrors, messages
 from ..wire.client import BROKERS, CONTROLLERS, connect
-
-LISTED = 10
-
-
-@dataclass
-class Endpoint:
-    id: int
-    host: str
-    port: int
-    rack: str | None
-    fenced: bool | None  # None: a controller (no such state)
 
 
 def _describe_cluster(client, include_fenced: bool = False) -> tuple[str, dict, list[Endpoint], int]:
@@ -93,41 +81,6 @@ def list_endpoints(
             for e in eps
         ],
     }
-
-
-@dataclass
-class UnregisterPlan:
-    broker_id: int
-    source: str
-    registered: bool = False
-    fenced: bool | None = None
-    endpoint: str | None = None
-    replica_of: int | None = 0  # None: not counted (no DescribeTopicPartitions)
-    in_isr: int | None = 0
-    in_elr: int | None = 0
-    partitions: list[str] = field(default_factory=list)
-    refused: str | None = None
-    applied: bool | None = None
-    error: str | None = None
-
-    def doc(self) -> dict:
-        return {
-            "brokerId": self.broker_id,
-            "source": self.source,
-            "registered": self.registered,
-            "fenced": self.fenced,
-            "endpoint": self.endpoint,
-            "holds": {
-                "replicaOf": self.replica_of,
-                "inIsr": self.in_isr,
-                "inElr": self.in_elr,
-                "partitions": self.partitions,
-                "listedAtMost": LISTED,
-            },
-            "refused": self.refused,
-            "dryRun": self.applied is None,
-            "applied": self.applied,
-        }
 
 
 def unregister(

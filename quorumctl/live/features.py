@@ -8,7 +8,7 @@ when neither Kafka nor the nodes' ranges refuse it.
 What each node supports comes from its own ApiVersions answer (what
 `features describe` reads); a controller's answer shows unstable levels only
 with unstable.api.versions.enable, so there Kafka's verdict decides
-(ops.feature_update.settle_advertised). The nodes come from where Kafka's tools can see them:
+(domain.features.settle_advertised). The nodes come from where Kafka's tools can see them:
 - through a broker (--bootstrap-server): DescribeCluster v2 with
   IncludeFencedBrokers lists every registered broker with its fenced state (an
   older broker lists the unfenced ones only), DescribeQuorum (forwarded) the
@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from ..config.addresses import Address, parse_address
 from ..domain.features import Change, Node, blockers, ghost_notes, settle_advertised
 from ..wire import kerrors, messages
-from ..wire.client import BROKERS, QuorumClient, connect, fetch_quorum
+from ..wire.client import BROKERS, QuorumClient, connect
+from ..live.describe import fetch_quorum
 from ..wire.connection import Connection, NodeError
 
 NODE_TIMEOUT_S = 5.0  # at most this long for one node's ApiVersions

@@ -2,7 +2,7 @@
 made dynamic (KIP-853, kraft.version 1), in the order Kafka 4.3's operations
 guide gives ("Upgrade"): check, upgrade kraft.version, then replace
 controller.quorum.voters by controller.quorum.bootstrap.servers on every node
-and roll it. This module judges facts gathered live (protocol.migrate) or from
+and roll it. This module judges facts gathered live (live.membership.migrate) or from
 log dirs and configs (`offline_facts`); it sends nothing.
 
 Facts from Kafka 4.3.0 (a9ce3221):

@@ -5,7 +5,7 @@ peers.json; Kafka ships nothing).
 The rules (docs/recovery.md says why, with Kafka's sources):
 
 - **Only voters that are really gone are declared lost.** The caller probes each
-  declared-lost voter's endpoints (protocol/liveness.py) and hands the answers to
+  declared-lost voter's endpoints (live/liveness.py) and hands the answers to
   `RecoveryPlan.judge_probes`; any answer refuses the plan.
 - **Every surviving replica counts.** Brokers and observers replicate
   `__cluster_metadata` too. The recovered log starts from the most up-to-date
@@ -895,7 +895,7 @@ def run(
 ) -> tuple[RecoveryPlan, dict | None, int | None]:
     """Plan the recovery from the given log dirs, probe the declared-lost voters and ask
     every other node with `probe(lost endpoints, witnesses, cluster id) -> ([VoterProbe],
-    [Witness])` (protocol/liveness.probe_voters, given by the caller: storage does not
+    [Witness])` (live/liveness.probe_voters, given by the caller: storage does not
     speak the wire; the witnesses are the registered brokers and controllers and
     `witnesses`, [(who, None, [(host, port)])] such as --bootstrap-server), and, with
     `apply` and no refusal, carry it out holding the .lock of every log dir it writes or

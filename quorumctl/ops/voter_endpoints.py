@@ -23,7 +23,7 @@ The rules are recover's (ops/recover.py; docs/recovery.md says why):
   reach each other at the new endpoints and elect a leader in E+1, whose
   LeaderChange commits the batch.
 - **Refuse while any controller answers**, on a stored endpoint or a new one (the
-  caller's probe, protocol/liveness.py), while any registered broker sees a leader,
+  caller's probe, live/liveness.py), while any registered broker sees a leader,
   and (with --apply) while Kafka holds any voter's `.lock`.
 - Applying: every voter's `.lock` taken, the plan made again under the locks,
   each partition directory rebuilt beside the live one and swapped in with one

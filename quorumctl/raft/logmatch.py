@@ -17,12 +17,20 @@ the batch's attributes, timestamps, producer fields and records).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
-from ..logdir.segments import BatchInfo
+from ..logdir.segments import BatchInfo, LogScan
 
-if TYPE_CHECKING:  # replica.compare calls this module: Replica is only a type here
-    from .replica import Replica
+
+class Replica(Protocol):
+    """What this module reads of a raft.replica.Replica (replica.compare calls this
+    module, so it names the shape rather than importing the class back)."""
+
+    label: str
+    scan: LogScan
+
+    @property
+    def replaced_by_snapshot(self) -> bool: ...
 
 
 @dataclass
@@ -133,7 +141,7 @@ def first_clash(a: Replica, b: Replica) -> Clash | None:
     return None
 
 
-def clashes(replicas: list[Replica]) -> list[Clash]:
+def clashes(replicas: Sequence[Replica]) -> list[Clash]:
     """The first clash of every pair of replicas that has one."""
     out = []
     for i in range(len(replicas)):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..live.cluster import UnregisterPlan
+    from ..domain.cluster import UnregisterPlan
 
 
 def cluster_id_text(cid: str | None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from ..live.automation.exporter import VERDICTS, Snapshot
+from ..domain.quorum_metrics import VERDICTS, Snapshot
 
 P = "kraft_quorum_"
 

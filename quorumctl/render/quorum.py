@@ -260,7 +260,7 @@ def partitions_doc(ph):
     """describe health's partitions section (health_partitions.PartitionHealth), or None."""
     if ph is None:
         return None
-    from ..live.health.partitions import LISTED
+    from ..domain.health_verdict import LISTED
 
     return {
         "source": ph.source,

@@ -1,5 +1,5 @@
 """The declarative message DSL shared by the wire protocol and the metadata
 records (spec: fields, versions, tagged fields) and its codec (compiled
 encoders and decoders). Knows no particular message: those are declared in
-protocol/messages.py and records/.
+wire/messages.py and records/.
 """

@@ -27,7 +27,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
     """Describe the simulated quorum, silence controller 3, describe again; with
     `serve`, keep it up (controller 3 back) until Ctrl-C. Prints as `out` says
     (JSON: the describe documents only, no narration)."""
-    from ..wire.client import describe_quorum
+    from ..live.describe import describe_quorum
     from ..render.quorum import health_doc, health_table, health_text, quorum_forms
     from ..timefmt import now_ms
     from .scenarios import demo_cluster

@@ -8,7 +8,7 @@ a broker, page by page, never holding more than one page and the bounded lists.
   broker.session.timeout.ms runs out: kafka-topics still names it the leader, and
   only this probe sees that nothing is served;
 - every partition: DescribeTopicPartitions with an empty topic list, paged by its
-  cursor (protocol/topics.partition_pages);
+  cursor (live/topics.partition_pages);
 - each page's topics' min.insync.replicas: one DescribeConfigs per page, asking
   for that key alone.
 
@@ -26,9 +26,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from ...domain.health_verdict import LISTED
 from ...wire import kerrors, messages
 
-LISTED = 20  # partitions named per list; the rest are counted
 MIN_INSYNC = "min.insync.replicas"
 TOPIC_RESOURCE = 2
 

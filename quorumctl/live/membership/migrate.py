@@ -24,7 +24,8 @@ from ...errors import ClusterError
 from ...domain.features import UPGRADE
 from ...ops.migrate import BOOTSTRAP_KEY, KRAFT, MV, VOTERS_KEY, Facts, NodeFacts
 from ...wire import messages
-from ...wire.client import BROKERS, QuorumClient, connect, fetch_quorum
+from ...wire.client import BROKERS, QuorumClient, connect
+from ...live.describe import fetch_quorum
 from ...wire.connection import Connection, NodeError
 from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, caught_up as caught_up_rule
 

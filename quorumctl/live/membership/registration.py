@@ -28,7 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import InputError, Refused
-from ...wire.client import connect, fetch_quorum
+from ...wire.client import connect
+from ...live.describe import fetch_quorum
 from ...domain.quorum import fetching
 
 

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError, QuorumctlError, Refused
 from ...wire import kerrors
-from ...wire.client import connect, fetch_quorum
+from ...wire.client import connect
+from ...live.describe import fetch_quorum
 from ...domain.quorum import FETCHING_MS, Endpoint, Quorum, fetching
 
 PROBE_TIMEOUT_S = 3.0

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError, QuorumctlError, Refused
 from ...wire import kerrors, messages
-from ...wire.client import connect, fetch_quorum
+from ...wire.client import connect
+from ...live.describe import fetch_quorum
 
 # a controller whose last fetch is this recent still runs (controller.quorum.fetch.timeout.ms
 # is 2 s by default: a running observer fetches far more often)

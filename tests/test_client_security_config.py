@@ -233,7 +233,7 @@ def test_token_endpoint_refusal_and_renewal():
     80 % of its life."""
     pytest.importorskip("cryptography")
     from quorumctl.wire.security.oauth import TokenError, token_for
-    from quorumctl.testing.oidc import OidcServer
+    from oidc import OidcServer
 
     srv = OidcServer({"ops": "pä55:wörd"}, lifetime_s=2).start()
     try:

@@ -36,9 +36,9 @@ from kafka41 import KAFKA43_HOME, mask_replication, mask_status, skip_reason, to
 
 pytest.importorskip("cryptography", reason="the test CA and the OIDC provider need cryptography")
 
-from quorumctl.testing import kdc as kdc_mod
-from quorumctl.testing.certs import TestCA, keytool_jks_keystore, keytool_jks_truststore
-from quorumctl.testing.oidc import OidcServer
+import kdc as kdc_mod
+from certs import TestCA, keytool_jks_keystore, keytool_jks_truststore
+from oidc import OidcServer
 
 REASON = skip_reason(KAFKA43_HOME)
 pytestmark = [pytest.mark.kafka("4.3"), pytest.mark.java, pytest.mark.skipif(REASON is not None, reason=REASON or "")]

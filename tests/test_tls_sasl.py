@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("cryptography", reason="the test CA needs cryptography")
 
-from quorumctl.testing.certs import TestCA
+from certs import TestCA
 from quorumctl.testing.sim import SimulatedCluster, replica
 
 
@@ -226,7 +226,7 @@ def test_jks_truststore_and_keystore(cli, tmp_path, pki):
     no ssl.truststore.type) and, for mutual TLS, a keystore whose key has its
     own password (ssl.key.password)."""
     _keytool()
-    from quorumctl.testing.certs import keytool_jks_keystore, keytool_jks_truststore
+    from certs import keytool_jks_keystore, keytool_jks_truststore
 
     ts = keytool_jks_truststore(pki["ca"], tmp_path / "truststore.jks", "trust-secret")
     ks = keytool_jks_keystore(pki["client"], tmp_path / "keystore.jks", "store-secret", "key-secret")

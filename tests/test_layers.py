@@ -187,3 +187,26 @@ def test_no_import_circle():
         {"quorumctl.raft.replica": {"quorumctl.raft.logmatch"}, "quorumctl.raft.logmatch": {"quorumctl.raft.replica"}}
     ) == [["quorumctl.raft.logmatch", "quorumctl.raft.replica", "quorumctl.raft.logmatch"]]
     assert _module_imports(PACKAGE / "raft" / "replica.py") >= {"quorumctl.raft.logmatch"}
+
+
+def test_no_private_module_of_a_dependency_is_imported():
+    """A dependency's private module (`typer._click` was one) moves at its next release:
+    only public names are imported, by import statement or import_module."""
+    private = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            ):
+                names = [a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            for name in names:
+                top, *rest = name.split(".")
+                if top not in ("quorumctl", "__future__") and any(p.startswith("_") for p in rest):
+                    private.append(f"{path.relative_to(PACKAGE)}: {name}")
+    assert private == []

@@ -10,7 +10,7 @@ import functools
 import importlib
 import inspect
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -195,10 +195,10 @@ def root_command():
 def main() -> None:
     import signal
 
-    try:
-        from typer._click import exceptions as click  # typer 0.28 vendors click
-    except ImportError:  # typer before 0.28: click itself (by import_module: mypy refuses a second import as click)
-        click = importlib.import_module("click.exceptions")
+    # click's exception classes, found through typer's public BadParameter, which derives
+    # from them (typer 0.28 vendors click in a private module; earlier releases use click)
+    bases: dict[str, Any] = {c.__name__: c for c in typer.BadParameter.__mro__}
+    usage_error, click_exception = bases["UsageError"], bases["ClickException"]
 
     # a closed pipe (`quorumctl dump-log ... | head`) ends us quietly, as it does `cat`
     try:
@@ -221,14 +221,14 @@ def main() -> None:
         # the tree Typer would build for app(...) (with pretty exceptions off, Typer's
         # call adds nothing else a user sees)
         code = root_command()(args=args, standalone_mode=False, prog_name="quorumctl")
-    except click.NoArgsIsHelpError as e:
-        # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
-        sys.stdout.write(e.format_message() + "\n")
-        sys.exit(ExitStatus.OK)
-    except click.UsageError as e:
+    except usage_error as e:
+        if type(e).__name__ == "NoArgsIsHelpError":
+            # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
+            sys.stdout.write(e.format_message() + "\n")
+            sys.exit(ExitStatus.OK)
         sys.stderr.write(f"quorumctl: error: {usage_line(e)}\n")
         sys.exit(ExitStatus.USAGE)
-    except click.ClickException as e:
+    except click_exception as e:
         sys.stderr.write(f"quorumctl: error: {' '.join(e.format_message().split())}\n")
         sys.exit(e.exit_code)
     except typer.Abort:  # EOF at a prompt: no input where input was needed

@@ -6,7 +6,7 @@ and the values a parameter's own completion callback offers (--record-type).
 The man page's EXAMPLES are real runs of quorumctl at generation time, on log
 dirs written with quorumctl's own writer (testing/synth.py) and on the simulated
 quorum of quorumctl.testing, with fixed contents, timestamps and ids, so that
-regenerating is byte-stable. tests/test_completions_man.py regenerates and fails
+regenerating is byte-stable. tests/cli/test_completions_man.py regenerates and fails
 when the committed files differ.
 
 The completion scripts are static, not the click protocol that

@@ -1,5 +1,5 @@
 """Write tests/support/kafka_schemas.json: the facts of Kafka's own message schemas that
-quorumctl's declarations must match (tests/test_schemas_vs_kafka.py compares).
+quorumctl's declarations must match (tests/unit/test_schemas_vs_kafka.py compares).
 
 Build-time only. Reads Kafka's JSON schema files straight from git directories
 of the Kafka source (never copies them): for each schema quorumctl declares, the

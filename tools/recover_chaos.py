@@ -23,8 +23,8 @@ and all three voters back.
 
     python tools/recover_chaos.py --runs 8 --seed 1 --kafka 4.1 --out results.md
 
-The same code runs one seeded run in CI: tests/test_kafka_recover_chaos.py.
-tests/test_kafka_recover_safety.py uses its cluster, workload and log-reading
+The same code runs one seeded run in CI: tests/kafka/test_kafka_recover_chaos.py.
+tests/kafka/test_kafka_recover_safety.py uses its cluster, workload and log-reading
 helpers for one test per defect of issue 23.
 """
 

@@ -2,7 +2,7 @@
 reason it gives and the quorumctl way, when there is one. `cli/main` consults
 it before parsing: `quorumctl topics --create ...` (a kafka-topics command line
 with the tool name replaced) exits 2 with the reason instead of click's "No such
-option". tests/test_kafka_help_parity.py holds every option of Kafka 4.3's
+option". tests/kafka/test_kafka_help_parity.py holds every option of Kafka 4.3's
 --help to this table or to an option quorumctl accepts.
 """
 

@@ -71,7 +71,7 @@ ORDER = [
 # nothing here imports them). The commands dispatch through handler(); a kind in
 # ORDER without a handler for every role is what missing_handlers() names, and
 # missing_parts() also a kind without a name or a place in ORDER
-# (tests/test_filekinds_registry.py).
+# (tests/unit/test_filekinds_registry.py).
 ROLES = ("dump", "verify")
 _HANDLERS: dict[tuple[str, str], Callable[..., object]] = {}
 

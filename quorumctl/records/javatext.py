@@ -10,7 +10,7 @@ surrogate, U+D800..U+DFFF). Python replaces ED and each following byte on its
 own (ED only leads 80..9F in UTF-8); Java reads the bytes as a three-byte
 form, finds a surrogate and replaces the whole (ED A0..BF plus a continuation
 byte: one U+FFFD for three bytes; with no continuation byte after it: one
-U+FFFD for ED A0..BF, the next byte read anew). tests/test_javatext.py
+U+FFFD for ED A0..BF, the next byte read anew). tests/unit/test_javatext.py
 holds this against the real JVM on every one- and two-byte string and tens of
 thousands of longer ones.
 """

@@ -1,6 +1,6 @@
 """Metadata record types by name: each api key of `metadata_schemas` under
 Kafka's MetadataRecordType enum name, for code that dispatches on the type
-(tests/test_record_schemas.py holds them to the declarations)."""
+(tests/unit/test_record_schemas.py holds them to the declarations)."""
 
 REGISTER_BROKER_RECORD = 0
 UNREGISTER_BROKER_RECORD = 1

@@ -372,7 +372,7 @@ def fast_metadata_lines(b: Batch, as_json: bool) -> list[str] | None:
     log), decoded without a Record object or a dict per record: the record frame
     is walked by records.batch.plain_value_spans and each value goes through the generated per-(type,
     version) text decoder. The same text as record_lines / records_json give
-    (tests/test_dumplog_fastpath.py checks every record of the corpus). None
+    (tests/unit/test_dumplog_fastpath.py checks every record of the corpus). None
     when the batch is anything but the usual case (control, compressed, large,
     keys, headers, non-consecutive offsets, a malformed frame): the caller then
     takes the general path, which reports precisely."""

@@ -8,7 +8,7 @@ not the ~0.4 CPU-s of an interpreter importing Typer and Rich.
 
 What it does not show is the console script itself (its import of the
 package, the interpreter's start-up): the CLI matrix keeps a sample of runs of
-the installed script for that (tests/test_cli_matrix.py, REAL_PROCESS)."""
+the installed script for that (tests/cli/test_cli_matrix.py, REAL_PROCESS)."""
 
 from __future__ import annotations
 

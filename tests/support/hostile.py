@@ -1,4 +1,4 @@
-"""Generators of hostile inputs (issue 13), shared by tests/test_hostile_inputs.py
+"""Generators of hostile inputs (issue 13), shared by tests/cli/test_hostile_inputs.py
 and the property tests: every file is valid where it has to be (CRC-32C fixed
 up) so that the hostile part is what a reader meets."""
 

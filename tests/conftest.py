@@ -245,83 +245,97 @@ def pytest_make_collect_report(collector):
         _fail_skip(rep, collector.nodeid or "collection")
 
 
-# Scheduling: the suite runs with --dist loadfile (a module on one worker) and
-# --no-loadscope-reorder, so xdist hands out modules in collection order, each to
-# the next worker that runs low. Its default (most tests first) started the
-# real-Kafka modules, with one to four tests and minutes each, last: the run's
-# end waited for a 4-minute module begun late. So the modules are collected
-# longest first (the costliest first, then by number of tests as xdist would),
-# and the short ones fill the gaps at the end. Seconds of one worker on the
-# 2-core CI machine, rounded, from the last CI run's durations and single-module
-# runs; only the order matters (refresh them from a full run's --durations=0).
-# A module missing here that takes minutes belongs here (tests/test_ci_guard.py
-# checks the Kafka and Spark modules are listed).
-MODULE_SECONDS = {
-    # one cluster per release (4.1, 4.3, 4.4), one chained scenario: 153 + 182 + 152 s at load 8-13
-    # (before: two tests per release, 4 clusters for 4.1 and 4.3 only: 698 s at load 8-12)
-    "test_kafka_recover_safety.py": 490,
-    "test_kafka_recover_vantage.py": 480,
-    # dynamic + static on 4.1 (245 s at load 8-15) and on 4.4 (166 + 134 s at load 11-13); 4.1 alone was 228 s
-    "test_kafka41_recover.py": 410,
-    # 1 controller + 3 brokers of 4.3, then of 4.1, a broker killed then one frozen: 4.3 alone was
-    # 105 s at load 5-14, 4.1's half 138 s at load 7; both 1214 s at load 24-42. With
-    # __consumer_offsets, paging, a second broker killed and unregistered, applied downgrades:
-    # 247 s both (4.3 119 s, 4.1 128 s) at load 1-3, 374 s at load 4 (one frozen-broker retry, 66 s);
-    # the module before was 294 s at load 3-10 (one retry, 72 s)
-    "test_kafka_live.py": 300,
-    "test_kafka_rolling_upgrade.py": 260,
-    # 4.1 rolled to 4.3, migrated, controller 5 added/removed ~210 s + 4.3 the same 116 s at load 20-50
-    # (461 + 175 s at 55); add/remove on 4.3 added: before 134 + 65 s, after 139 + 47 s and 146 + 116 s at 5-12
-    "test_kafka_migrate.py": 370,
-    "test_kafka_automation.py": 240,
-    "test_kafka_membership.py": 205,  # 4.1 -> 4.3 roll of 5 nodes + 1 re-registering controller: 202 s (548 s at load 30)
-    "test_kafka_security.py": 220,
-    "test_kafka44_rolling.py": 175,  # 1+1 and 3+1 rolled 4.3 -> 4.4: 52 + 120 s at load 1-5 (315 s at 30-50)
-    "test_kafka_lab_recover.py": 150,
-    "test_spark_standalone.py": 160,
-    "test_kafka41_committed.py": 145,  # 4.1 + 4.4, no broker: 74 + 70 s at load 13 (4.1 with a broker: 108 s at 5-8)
-    "test_kafka_health.py": 150,
-    "test_kafka_recover_chaos.py": 140,
-    "test_kafka41_topics.py": 130,
-    "test_kafka_dynamic.py": 130,
-    "test_kafka_lab.py": 130,
-    "test_kafka43_files.py": 110,
-    "test_kafka_static.py": 95,
-    "test_spark_classarchive.py": 90,
-    "test_spark_export.py": 100,  # + the 4.4 layout's export: 25 s alone at load 10, its session included
-    "test_lab_probe.py": 90,
-    "test_kafka44.py": 200,  # fresh dirs 20 s, 1-controller static + standalone 25 s, 3+1 c44 145 s: 196 s at load 8-12
-    "test_kafka_lab_voters.py": 90,  # one lab: 63 s idle, 116 s at load 45
-    "test_voters.py": 90,  # 330 s at load 40-57; the crash-at-every-step test most of it
-    "test_kafka_features.py": 70,
-    "test_kafka_help_parity.py": 80,  # 23 --help JVMs of Kafka 4.3, 4 at a time; measured 67-88 s at load 55; 4.4's 2: 12 s
-    "test_spark_connect.py": 60,
-    "test_spark_follow.py": 50,
-    "test_spark_s3.py": 50,
-    "test_spark_cli.py": 50,
-    "test_kafka_doctor.py": 45,
-    "test_kafka_dumplog.py": 30,
-    "test_spark_analysis.py": 30,
-    "test_lab_net.py": 30,
-    "test_kafka_storage.py": 30,
-    "test_spark_writer.py": 20,
-    "test_spark_rows_fastpath.py": 20,
-    "test_kafka_options.py": 15,
-    "test_kafka_order.py": 6,  # no Kafka: Kafka's option order, on the simulated quorum
-    "test_kafka_dumplog_utf8.py": 10,
-    "test_spark_plan.py": 10,
+# -- Tests by kind: a folder each, markers from the path -----------------------------------
+# Every test module lives in the folder of its kind (docs/testing.md):
+#   unit/    the library, in process            cli/    the commands, through the entry point
+#   corpus/  reads ../shared's real log dirs    kafka/  runs real Kafka releases
+#   spark/   Spark and its JVMs                 lab/    network namespaces (root) and Kafka
+# A folder implies the markers of its kind (a test there need not repeat them). Every
+# test outside unit/ and cli/, and every one there that needs more than the repository
+# (shared, kafka, spark, java, root), is also marked `external`, so the fast loop is
+#   pytest tests/unit tests/cli -m "not external"
+# with no ../shared, no JVM, no root and no skip, and `pytest tests -m external` is the rest. A module of the fast folders whose
+# every test is external belongs in another folder, and a module directly in tests/ is
+# refused: both stop the run, naming the folders, so a new module is placed before it runs.
+TESTS = Path(__file__).resolve().parent
+KINDS: dict[str, tuple[str, ...]] = {
+    "unit": (),
+    "cli": (),
+    "corpus": ("shared",),
+    "kafka": ("kafka",),
+    "spark": (),
+    "lab": ("root",),
 }
+EXTERNAL = ("shared", "kafka", "spark", "java", "root")
+
+
+def kind_of(path: Path) -> str | None:
+    """The kind of a test module, from its folder under tests/ (None: not in one)."""
+    rel = Path(path).resolve().relative_to(TESTS).parts
+    return rel[0] if len(rel) > 1 and rel[0] in KINDS else None
+
+
+def _mark_by_path(items) -> None:
+    unplaced = sorted({str(item.path.relative_to(TESTS.parent)) for item in items if kind_of(item.path) is None})
+    if unplaced:
+        raise pytest.UsageError(
+            f"{', '.join(unplaced)}: a test module belongs in the folder of its kind, "
+            f"tests/{{{','.join(KINDS)}}}/ (docs/testing.md says which)"
+        )
+    for item in items:
+        for name in KINDS[kind_of(item.path) or ""]:
+            if item.get_closest_marker(name) is None:
+                item.add_marker(getattr(pytest.mark, name))
+
+
+def _mark_external(items) -> None:
+    fast: dict[str, list[bool]] = {}
+    for item in items:
+        external = kind_of(item.path) not in ("unit", "cli") or any(
+            item.get_closest_marker(name) is not None for name in EXTERNAL
+        )
+        if external:
+            item.add_marker(pytest.mark.external)
+        if kind_of(item.path) in ("unit", "cli"):
+            fast.setdefault(str(item.path.relative_to(TESTS.parent)), []).append(external)
+    wrong = [module for module, marks in fast.items() if all(marks)]
+    if wrong:
+        raise pytest.UsageError(
+            f"{', '.join(sorted(wrong))}: every test needs more than the repository, so the module belongs "
+            "in tests/corpus, tests/kafka, tests/spark or tests/lab, not in the fast loop's folders"
+        )
+
+
+# Scheduling: the suite runs with --dist loadfile (a module on one worker) and
+# --no-loadscope-reorder, so xdist hands out modules in collection order, each to the
+# next worker that runs low. The modules are collected longest first, so the
+# minutes-long Kafka modules do not start last, and the short ones fill the gaps at the
+# end. The seconds are measured, not kept by hand: tests/durations.json is written by
+# `python tools/test_durations.py JUNIT.xml` from a run's `--junitxml` (CI writes one:
+# .ci/run); a module it does not list counts as 0 (tests/unit/test_ci_guard.py checks
+# that every Kafka and Spark module is listed).
+MODULE_SECONDS: dict[str, float] = json.loads((TESTS / "durations.json").read_text())
+
+
+def _module_key(item) -> str:
+    return item.path.resolve().relative_to(TESTS).as_posix()
 
 
 def pytest_collection_modifyitems(config, items):
+    _mark_by_path(items)
     _mark_needs(items)
+    _mark_external(items)
     counts: dict[str, int] = {}
     for item in items:
-        counts[item.path.name] = counts.get(item.path.name, 0) + 1
-    order = {name: i for i, name in enumerate(dict.fromkeys(item.path.name for item in items))}
+        counts[_module_key(item)] = counts.get(_module_key(item), 0) + 1
+    order = {name: i for i, name in enumerate(dict.fromkeys(_module_key(item) for item in items))}
     # stable: a module's own tests keep their order
     items.sort(
-        key=lambda item: (-MODULE_SECONDS.get(item.path.name, 0), -counts[item.path.name], order[item.path.name])
+        key=lambda item: (
+            -MODULE_SECONDS.get(_module_key(item), 0),
+            -counts[_module_key(item)],
+            order[_module_key(item)],
+        )
     )
 
 
@@ -373,15 +387,3 @@ def verify_clean(cli):
         cli("verify", "-o", "text", str(path), code=0)
 
     return check
-
-
-@pytest.fixture(scope="module")
-def spark():
-    """A local[2] Spark session for one module (skips without Java)."""
-    from quorumctl.spark.session import find_java, start_session
-
-    if find_java() is None:
-        pytest.skip("Spark needs Java 17+ (none found on PATH or JAVA_HOME)")
-    session = start_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"})
-    yield session
-    session.stop()

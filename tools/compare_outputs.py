@@ -10,6 +10,9 @@ SHA-256 of stdout and stderr and the exit status of each.
 
     python tools/compare_outputs.py --save before.json    # on the old tree
     python tools/compare_outputs.py --check before.json   # on the new one: exit 1 on any difference
+
+The quorumctl run is the one `python -m quorumctl` imports: with PYTHONPATH set to
+another tree, that tree's (.ci/stages/compare runs the base commit's so, in CI).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from perfdata import grown_log  # tools/ is on the path of a script run from it
@@ -99,10 +103,13 @@ def main() -> int:
     g.add_argument("--save", metavar="FILE")
     g.add_argument("--check", metavar="FILE")
     ap.add_argument("--work", default="/tmp/quorumctl-compare", help="where the perf log is made (kept)")
+    ap.add_argument("--jobs", type=int, default=1, help="commands run at once")
     a = ap.parse_args()
     work = Path(a.work)
     work.mkdir(parents=True, exist_ok=True)
-    got = {name: digest(argv) for name, argv in cases(work)}
+    todo = cases(work)
+    with ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        got = dict(zip([name for name, _ in todo], pool.map(digest, [argv for _, argv in todo])))
     if a.save:
         Path(a.save).write_text(json.dumps(got, indent=1, sort_keys=True))
         print(f"{len(got)} outputs recorded in {a.save}")

@@ -18,7 +18,7 @@ TESTS = Path(__file__).resolve().parents[1]
 def _clone_without_shared(tmp_path: Path) -> Path:
     """The repository's tests in a checkout with no ../shared beside it."""
     clone = tmp_path / "clone" / "repo"
-    shutil.copytree(TESTS, clone / "tests", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copytree(TESTS, clone / "tests", ignore=shutil.ignore_patterns("__pycache__", "kafka_schemas.json"))
     shutil.copy(TESTS.parent / "pyproject.toml", clone / "pyproject.toml")
     assert not (clone.parent / "shared").exists()
     return clone
@@ -74,24 +74,25 @@ def test_a_module_level_skip_fails_ci(tmp_path):
 
 def test_the_long_modules_are_scheduled_first():
     """The suite's wall time on 2 workers is set by when its minutes-long modules
-    start (tests/conftest.py): every real-Kafka and Spark module has a cost there,
-    no cost names a module that is gone, xdist keeps the collection order, and the
-    collection puts the costliest module first."""
+    start (tests/conftest.py): every real-Kafka and Spark module has measured seconds
+    in tests/durations.json, none names a module that is gone, xdist keeps the
+    collection order, and the collection puts the costliest module first."""
     import tomllib
 
     import conftest
 
-    heavy = {p.name for p in TESTS.glob("*/test_*.py") if p.name.startswith(("test_kafka", "test_spark"))}
-    assert heavy - set(conftest.MODULE_SECONDS) == set()
-    assert set(conftest.MODULE_SECONDS) - {p.name for p in TESTS.glob("*/test_*.py")} == set()
+    heavy = {
+        p.relative_to(TESTS).as_posix() for kind in ("kafka", "spark", "lab") for p in (TESTS / kind).glob("test_*.py")
+    }
+    assert heavy - set(conftest.MODULE_SECONDS) - {"spark/test_spark_plan.py", "spark/test_spark_writer.py"} == set()
+    assert set(conftest.MODULE_SECONDS) - {p.relative_to(TESTS).as_posix() for p in TESTS.glob("*/test_*.py")} == set()
     addopts = tomllib.loads((TESTS.parent / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
     assert "--dist loadfile" in addopts and "--no-loadscope-reorder" in addopts
     # the costed modules and two that are not, named in the wrong order: collecting the
     # whole suite (2,500 tests) would cost twice as much and show nothing more
-    where = {p.name: p.relative_to(TESTS.parent).as_posix() for p in TESTS.glob("*/test_*.py")}
     named = [
         "tests/unit/test_layers.py",
-        *(where[m] for m in sorted(conftest.MODULE_SECONDS)),
+        *(f"tests/{m}" for m in sorted(conftest.MODULE_SECONDS)),
         "tests/unit/test_ids.py",
     ]
     p = subprocess.run(
@@ -102,11 +103,35 @@ def test_the_long_modules_are_scheduled_first():
         timeout=300,
     )
     modules = list(
-        dict.fromkeys(line.split("::")[0].rsplit("/", 1)[-1] for line in p.stdout.splitlines() if "::" in line)
+        dict.fromkeys(line.split("::")[0].removeprefix("tests/") for line in p.stdout.splitlines() if "::" in line)
     )
     longest = max(conftest.MODULE_SECONDS, key=conftest.MODULE_SECONDS.get)
     assert modules[0] == longest, modules[:5]
     ranked = [m for m in modules if m in conftest.MODULE_SECONDS]
     assert ranked == sorted(ranked, key=lambda m: -conftest.MODULE_SECONDS[m])
     assert modules[: len(ranked)] == ranked  # every costed module before the rest
-    assert set(modules) == {n.rsplit("/", 1)[-1] for n in named}
+    assert set(modules) == {n.removeprefix("tests/") for n in named}
+
+
+def test_a_module_outside_the_kind_folders_is_refused(tmp_path):
+    """A module dropped straight into tests/ (as a branch made before the folders would
+    bring it) stops the run, naming the folders; a folder's markers come with it."""
+    clone = _clone_without_shared(tmp_path)
+    (clone / "tests" / "test_flat.py").write_text("def test_x():\n    pass\n")
+    p = _pytest(clone, False, "tests/test_flat.py")
+    assert p.returncode == 4 and "tests/test_flat.py: a test module belongs in the folder of its kind" in p.stderr, (
+        p.stdout + p.stderr
+    )
+    (clone / "tests" / "test_flat.py").unlink()
+    (clone / "tests" / "unit" / "test_slow.py").write_text(
+        "import pytest\n\npytestmark = pytest.mark.kafka('4.3')\n\ndef test_x():\n    pass\n"
+    )
+    p = _pytest(clone, False, "tests/unit/test_slow.py")
+    assert p.returncode == 4 and "tests/unit/test_slow.py: every test needs more than the repository" in p.stderr, (
+        p.stdout + p.stderr
+    )
+    (clone / "tests" / "unit" / "test_slow.py").unlink()
+    (clone / "tests" / "corpus" / "test_reads.py").write_text("def test_x():\n    pass\n")
+    p = _pytest(clone, False, "-m", "shared", "tests/corpus/test_reads.py")
+    # corpus/ implies `shared`: selected by it, and skipped here, where no ../shared is beside the clone
+    assert p.returncode == 0 and "1 skipped" in p.stdout and "../shared/ is absent" in p.stdout, p.stdout + p.stderr

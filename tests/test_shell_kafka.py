@@ -149,7 +149,13 @@ def test_shell_prints_what_kafka_prints_on_real_snapshots(cli, c43, tmp_path_fac
         owned = None
     else:
         owned = c = start_cluster(
-            cli, tmp_path_factory, f"shell-{version}", dynamic=False, controllers=1, version=version, extra_conf=SNAPSHOT_CONF
+            cli,
+            tmp_path_factory,
+            f"shell-{version}",
+            dynamic=False,
+            controllers=1,
+            version=version,
+            extra_conf=SNAPSHOT_CONF,
         )
     try:
         if version != "4.3" or not (tmp_path_factory.getbasetemp() / "shell-43-populated").exists():
@@ -218,7 +224,9 @@ def test_at_changes_diff_around_a_deleted_topic(cli, c43):
     until("the deletion in the controller's log", deleted, 60)
     when = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(before_delete / 1000)) + f".{before_delete % 1000:03d}Z"
     # at a time before the delete, the topic is there with its partitions; at the end it is not
-    code, out, err = cli("shell", data, "-c", f"at {when}; ls /image/topics/byName/doomed; at end; ls /image/topics/byName/doomed")
+    code, out, err = cli(
+        "shell", data, "-c", f"at {when}; ls /image/topics/byName/doomed; at end; ls /image/topics/byName/doomed"
+    )
     lines = out.splitlines()
     assert code == 2, (out, err)  # the last ls names nothing
     assert lines[0].startswith("Image at offset ") and lines[1:4] == ["0", "1", "id"], out
@@ -230,9 +238,9 @@ def test_at_changes_diff_around_a_deleted_topic(cli, c43):
     assert len(removal) == 1, out
     offset = int(removal[0].split()[1])
     code, dump, _ = cli("dump-log", "--cluster-metadata-decoder", "-o", "text", data)
-    assert any(
-        f"offset: {offset} " in line and '"type":"REMOVE_TOPIC_RECORD"' in line for line in dump.splitlines()
-    ), offset
+    assert any(f"offset: {offset} " in line and '"type":"REMOVE_TOPIC_RECORD"' in line for line in dump.splitlines()), (
+        offset
+    )
     # diff between the two points lists it as deleted, with its partitions
     code, out, err = cli("shell", data, "diff", when, "end")
     assert (code, err) == (0, ""), err

@@ -319,7 +319,8 @@ class Session:
             getattr(self, f"_own_{name}")(words)
         except QuorumctlError as e:
             self.failed = True
-            self.err(f"{name}: {e}\n")
+            text = str(e)
+            self.err((text if text.startswith(f"{name} ") else f"{name}: {text}") + "\n")
 
     def _own_where(self, words: list[str]) -> None:
         self.out(self.where_line() + "\n")
@@ -554,6 +555,13 @@ def shell(
     from ..image.timeline import Timeline, parse_at
 
     sources, words = _split_sources(list(args or []), snapshot)
+    # options after the source (click stops parsing options at the first argument)
+    while len(words) >= 2 and words[0] in ("-c", "--command", "--at"):
+        if words[0] == "--at":
+            at = words[1]
+        else:
+            commands = words[1]
+        words = words[2:]
     if not sources:
         raise InputError("give a log dir, snapshot or log files to read (or --snapshot FILE)")
     if words and commands is not None:

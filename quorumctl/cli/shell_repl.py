@@ -48,6 +48,9 @@ def _read_key() -> str:
     old = termios.tcgetattr(fd)
     try:
         tty.setcbreak(fd)
+        mode = termios.tcgetattr(fd)
+        mode[3] &= ~termios.ISIG  # Ctrl-C arrives as a key: it stops the listing
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
         return sys.stdin.read(1)
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)

@@ -242,7 +242,7 @@ class Session:
                 self._missing(f"cat: {t}: No such file or directory.", t)
             for _path, node in found:
                 if node.is_dir:
-                    self.out(f"cat: {t}: Is a directory\n")
+                    self._fail(f"cat: {t}: Is a directory")
                 else:
                     self._lines(node_lines(node))
 
@@ -563,6 +563,8 @@ def shell(
             commands = words[1]
         words = words[2:]
     if not sources:
+        if args:
+            raise InputError(f"{args[0]}: no such file or directory (give a log dir, snapshot or log files to read)")
         raise InputError("give a log dir, snapshot or log files to read (or --snapshot FILE)")
     if words and commands is not None:
         raise InputError("give a command after the source or -c, not both")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import Annotated, Callable, Iterable, Iterator, List, Optional
+from typing import Annotated, Any, Callable, Iterable, Iterator, List, Optional
 
 import typer
 
@@ -54,7 +54,7 @@ class Session:
     `out` takes each line; `interactive`: a person at a terminal (wider ls, closest
     names after a wrong path, caps on huge listings)."""
 
-    def __init__(self, timeline, out: Callable[[str], None], *, interactive: bool = False, width: int | None = None):
+    def __init__(self, timeline, out: Callable[[str], object], *, interactive: bool = False, width: int | None = None):
         self.tl = timeline
         self.out = out
         self.interactive = interactive
@@ -62,8 +62,8 @@ class Session:
         self.cwd = "/"
         self.history: list[str] = []
         self.failed = False  # a command named nothing or was misused (exit 2 when not interactive)
-        self.err: Callable[[str], None] = lambda line: sys.stderr.write(line)
-        self._root = None
+        self.err: Callable[[str], object] = sys.stderr.write
+        self._root: Any = None
 
     # -- the tree -------------------------------------------------------------------
 
@@ -606,7 +606,7 @@ def shell(
 
 def _split_commands(text: str) -> Iterator[str]:
     """-c's commands: split at each `;` outside quotes."""
-    buf = []
+    buf: list[str] = []
     quote = None
     for ch in text:
         if quote:

@@ -104,7 +104,9 @@ def repl(timeline) -> None:
         sys.stderr.flush()
 
     session.err = err
-    prompt = PromptSession(history=InMemoryHistory(), completer=_completer(session), complete_while_typing=False)
+    prompt: PromptSession = PromptSession(
+        history=InMemoryHistory(), completer=_completer(session), complete_while_typing=False
+    )
     sys.stdout.write("[ quorumctl shell: kafka-metadata-shell's commands, and at/where/changes/diff/follow ]\n")
     sys.stdout.write(session.where_line() + "\n")
     sys.stdout.flush()

@@ -630,9 +630,10 @@ def complete(root_node: Node, cwd: str, prefix: str) -> list[tuple[str, bool]]:
     n_dirs = len(parts) if prefix.endswith("/") or prefix == "" else len(parts) - 1
     node = root_node
     for comp in parts[: max(n_dirs, 0)]:
-        node = node.child(comp) if node.is_dir else None
-        if node is None or not node.is_dir:
+        child = node.child(comp) if node.is_dir else None
+        if child is None or not child.is_dir:
             return []
+        node = child
     last = parts[n_dirs] if 0 <= n_dirs < len(parts) else ""
     head = prefix[: prefix.rfind("/") + 1] if "/" in prefix else ""
     out = []

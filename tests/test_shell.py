@@ -128,3 +128,24 @@ def test_scripts_get_kafka_text_and_exit_codes():
     assert ", leader=-1, " in end.stdout and "leaderEpoch=1, partitionEpoch=1)" in end.stdout
     bad = run(src, "frobnicate")
     assert bad.returncode == 2 and bad.stdout.startswith("invalid choice: 'frobnicate' (choose from 'cat', 'cd'")
+
+
+def test_moving_in_time_gives_the_image_a_fresh_replay_gives():
+    """`at` back and forth starts from kept images (the end, points visited): each stop
+    equals the image replayed from scratch to that point, record for record."""
+    from quorumctl.image.replay import Point, replay
+    from quorumctl.image.timeline import Timeline
+    from quorumctl.image.view import to_json
+
+    tl = Timeline([str(LOG_DIR)])
+    tl.load()
+    stops = [Point(offset=16000), Point(offset=16900), Point(offset=15000), Point(offset=16500), Point()]
+    stops.append(Point(time_ms=1713541200000))  # 2024-04-19T15:40:00Z
+    stops.append(Point(offset=16950))
+    for point in stops:
+        img = tl.goto(point)
+        fresh = replay([str(LOG_DIR)], point).image
+        assert (img.offset, img.epoch, img.records) == (fresh.offset, fresh.epoch, fresh.records), point
+        assert to_json(img) == to_json(fresh), point
+    # checkpoints were used and stay few
+    assert 1 <= len(tl.checkpoints) <= 4

@@ -65,7 +65,6 @@ COMMANDS = [
     "cat /image/topics",
     "ls /image/features /image/producerIds /image/provenance",
     "ls /image/topics/byName/ord*",
-    "cat /image/topics/byName/{orders,payments}/0",
 ]
 
 

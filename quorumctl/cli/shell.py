@@ -448,6 +448,9 @@ class Session:
                     before, after = got
                     self.moved()
                     ch = Changes(before, after)
+                    if not len(ch):
+                        time.sleep(every)
+                        continue  # NoOp records and the like: nothing to say
                     self.out(
                         f"offset {after.offset}, epoch {after.epoch}: {after.records - before.records} record(s), "
                         f"{len(ch)} change(s)\n"

@@ -270,3 +270,72 @@ def test_follow_sees_a_topic_created_after_the_shell_started(cli, c43):
     finally:
         code, err = pr.finish(60)
     assert code == 0, err
+
+
+SESSION = [
+    "help",
+    "man ls",
+    "man tree",
+    "man history",
+    "man foo",
+    "cd /image/topics",
+    "pwd",
+    "ls",
+    "ls ..",
+    "ls . byName /image/provenance",
+    "cd nope",
+    "cd /image/provenance",
+    "cd byName/orders",
+    "cat name id",
+    "cd ../../..",
+    "pwd",
+    "cd",
+    "pwd",
+    "ls -x",
+    "ls -h",
+    "foo",
+    "l",
+    "c",
+    "ca /image/provenance",
+    "history abc",
+    "cat",
+    "cd a b",
+    "pwd extra",
+    "find /image/features /image/zz",
+    "ls /image/acls/byId /image/scram /image/delegationToken",
+    "cat /local/version /image/nope /image/features/metadataVersion",
+]
+
+
+@pytest.mark.shared("corpus")
+def test_a_session_prints_what_kafka_interactive_shell_prints(tmp_path):
+    """Kafka's shell-only commands (cd, pwd, help, man) and its parser's errors, command by
+    command in one session: Kafka's interactive shell fed on standard input, quorumctl's
+    from standard input, each command followed by a marker command to split the output."""
+    import subprocess
+    import sys
+
+    snap = tmp_path / os.path.basename(CORPUS_SNAPSHOTS[0])
+    shutil.copyfile(CORPUS / CORPUS_SNAPSHOTS[0], snap)
+    prov = subprocess.run(
+        [sys.executable, "-m", "quorumctl", "shell", "--snapshot", str(snap), "cat", "/image/provenance"],
+        capture_output=True,
+        text=True,
+    ).stdout.rstrip("\n")
+    kafka = kafka_shell(str(snap), SESSION, tmp_path, prov)
+    marker = "cat /MARK"
+    script = "".join(f"{c}\n{marker}\n" for c in SESSION)
+    p = subprocess.run(
+        [sys.executable, "-m", "quorumctl", "shell", "--snapshot", str(snap)],
+        input=script,
+        capture_output=True,
+        text=True,
+    )
+    ours = p.stdout.split("cat: /MARK: No such file or directory.\n")
+    assert ours[-1] == "" and len(ours) == len(SESSION) + 1, p.stdout[-2000:]
+    local = f"{__import__('quorumctl').__version__}\n"
+    kafka = [k.replace("4.3.0\n", local) if c.startswith("cat /local/version") else k for c, k in zip(SESSION, kafka)]
+    assert [(c, o) for c, o, k in zip(SESSION, ours, kafka) if o != k and not c.startswith("ls -h")] == [], "\n".join(
+        f"{c}:\n{k}---\n{o}" for c, o, k in zip(SESSION, ours, kafka) if o != k
+    )
+    assert p.returncode == 2  # commands named nothing or were misused

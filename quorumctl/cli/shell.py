@@ -39,7 +39,6 @@ _ARG_HELP = {
     ("man", "cmd"): "The command to get help text for.",
     ("tree", "targets"): "The metadata nodes to display.",
 }
-_TREE_HELP = "Show the contents of metadata nodes in a tree structure."
 # quorumctl's own commands: they parse their own words
 _OWN = ("at", "changes", "diff", "follow", "where")
 PAGE_CAP = 5000  # on a terminal, a listing stops after this many entries (`find` lists them all)
@@ -303,7 +302,7 @@ class Session:
             self.out(f"man: unknown command {cmd}. Type help to get a list of commands.\n")
             return
         spec, usage = _SPECS[cmd]
-        desc = _TREE_HELP if cmd == "tree" else KAFKA_COMMANDS[cmd]
+        desc = KAFKA_COMMANDS[cmd]
         self.out(f"{cmd}: {desc}\n\nusage: {cmd}{' ' + usage if usage else ''}\n")
         if spec:
             self.out("\npositional arguments:\n")

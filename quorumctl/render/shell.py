@@ -110,7 +110,7 @@ KAFKA_COMMANDS = {
     "ls": "List metadata nodes.",
     "man": "Show the help text for a specific command.",
     "pwd": "Print the current working directory.",
-    "tree": "Print a tree of metadata nodes.",
+    "tree": "Show the contents of metadata nodes in a tree structure.",
 }
 # quorumctl's own commands, beyond Kafka's
 OWN_COMMANDS = {
@@ -123,24 +123,27 @@ OWN_COMMANDS = {
 
 
 def help_lines(own: bool) -> Iterator[str]:
-    """`help`: Kafka's welcome and its parser's usage, then quorumctl's own commands."""
+    """`help`: Kafka's welcome and its parser's help (argparse4j's layout, its wrapping
+    of the tree line included), then, at a terminal, quorumctl's own commands."""
     names = sorted(KAFKA_COMMANDS)
+    choices = "{" + ",".join(names) + "}"
     yield "Welcome to the Apache Kafka metadata shell.\n"
     yield "\n"
-    yield "usage:  [-h] {" + ",".join(names) + "} ...\n"
+    yield f"usage:  {choices} ...\n"
     yield "\n"
     yield "positional arguments:\n"
-    yield "  {" + ",".join(names) + "}\n"
+    yield f"  {choices}\n"
     for n in names:
-        yield f"    {n:<22}{KAFKA_COMMANDS[n]}\n"
-    yield "\n"
-    yield "named arguments:\n"
-    yield "  -h, --help             show this help message and exit\n"
+        if n == "tree":
+            yield f"    {n:<21}Show the contents  of  metadata  nodes  in  a tree\n"
+            yield f"{'':25}structure.\n"
+        else:
+            yield f"    {n:<21}{KAFKA_COMMANDS[n]}\n"
     if own:
         yield "\n"
         yield "quorumctl's own commands:\n"
         for n in sorted(OWN_COMMANDS):
-            yield f"    {n:<22}{OWN_COMMANDS[n]}\n"
+            yield f"    {n:<21}{OWN_COMMANDS[n]}\n"
 
 
 def prompt_text(cwd: str, where: dict | None) -> str:

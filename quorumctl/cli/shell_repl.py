@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 import sys
 
-from .shell import _OWN, _SPECS, Session, Stop
+from .shell_session import _OWN, _SPECS, Session, Stop
 
 
 class _Pager:

@@ -286,6 +286,10 @@ MODULE_SECONDS = {
     "test_kafka_dynamic.py": 130,
     "test_kafka_lab.py": 130,
     "test_kafka43_files.py": 110,
+    # 4.1, 4.3, 4.4 clusters (1+1) each until a snapshot, 5 Kafka metadata-shell JVMs, a pty on
+    # the 4.3 log dir: 707 s at load 13-22 (the whole module with the corpus and session tests)
+    "test_shell_kafka.py": 600,
+    "test_shell.py": 90,  # pseudo-terminal sessions and scripts on a corpus log dir: 60 s at load 13
     "test_kafka_static.py": 95,
     "test_spark_classarchive.py": 90,
     "test_spark_export.py": 100,  # + the 4.4 layout's export: 25 s alone at load 10, its session included

@@ -254,11 +254,11 @@ def test_follow_sees_a_topic_created_after_the_shell_started(cli, c43):
 
     data = str(c43.data(1))
     env = dict(os.environ, PROMPT_TOOLKIT_NO_CPR="1")  # pyte answers no cursor-position request
-    pr = PtyRun([sys.executable, "-m", "quorumctl", "shell", data], cols=160, rows=50, env=env, stderr_on_pty=True)
+    pr = PtyRun([sys.executable, "-m", "quorumctl", "shell", data], cols=200, rows=50, env=env, stderr_on_pty=True)
     try:
         assert pr.wait_for(lambda t: t.rstrip().endswith(">>"), 120), pr.text()
         os.write(pr.master, b"follow 1\r")
-        assert pr.wait_for(lambda t: "following (Ctrl-C stops)" in t, 60), pr.text()
+        assert pr.wait_for(lambda t: "following the log, read every 1 s (Ctrl-C stops)" in t, 60), pr.text()
         p = c43.tool("kafka-topics", ["--bootstrap-server", c43.broker, "--create", "--topic", "late"], 180)
         assert p.returncode == 0, p.stderr[-2000:]
         assert pr.wait_for(lambda t: "+ /topics/late: created" in t, 90), pr.text()

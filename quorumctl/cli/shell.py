@@ -15,7 +15,6 @@ from typing import Annotated, Iterator, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .shell_session import Session, Stop
 
 # -- the command line -----------------------------------------------------------------
 
@@ -86,6 +85,7 @@ def shell(
     """
     from ..errors import InputError
     from ..image.timeline import Timeline, parse_at
+    from .shell_session import Session, Stop
 
     sources, words = _split_sources(list(args or []), snapshot)
     # options after the source (click stops parsing options at the first argument)

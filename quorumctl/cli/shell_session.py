@@ -431,7 +431,8 @@ class Session:
         if not self.tl.at_end:
             self.tl.goto(__import__("quorumctl.image.replay", fromlist=["Point"]).Point())
             self.moved()
-        self.out(self.where_line() + "; following (Ctrl-C stops)\n")
+        self.out(self.where_line() + "\n")
+        self.out(f"following the log, read every {every:g} s (Ctrl-C stops)\n")
         try:
             while True:
                 got = self.tl.refresh()

@@ -6,6 +6,7 @@ person types at a terminal (prompt_toolkit is not loaded otherwise)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 
@@ -52,6 +53,25 @@ def _read_key() -> str:
         mode[3] &= ~termios.ISIG  # Ctrl-C arrives as a key: it stops the listing
         termios.tcsetattr(fd, termios.TCSANOW, mode)
         return sys.stdin.read(1)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+
+def _pause(seconds: float) -> bool:
+    """follow's wait: True when Ctrl-C or q is pressed within `seconds`."""
+    import select
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    try:
+        tty.setcbreak(fd)
+        mode = termios.tcgetattr(fd)
+        mode[3] &= ~(termios.ISIG | termios.ECHO)
+        termios.tcsetattr(fd, termios.TCSANOW, mode)
+        ready, _, _ = select.select([fd], [], [], seconds)
+        return bool(ready) and os.read(fd, 1) in (b"\x03", b"q", b"Q")
     finally:
         termios.tcsetattr(fd, termios.TCSADRAIN, old)
 
@@ -104,6 +124,7 @@ def repl(timeline) -> None:
         sys.stderr.flush()
 
     session.err = err
+    session.pause = _pause
     prompt: PromptSession = PromptSession(
         history=InMemoryHistory(), completer=_completer(session), complete_while_typing=False
     )

@@ -55,6 +55,9 @@ class Session:
         self.failed = False  # a command named nothing or was misused (exit 2 when not interactive)
         self.err: Callable[[str], object] = sys.stderr.write
         self._root: Any = None
+        # waits between two reads of `follow`; True: the person asked to stop (a terminal's REPL
+        # reads Ctrl-C or q meanwhile; elsewhere SIGINT stops it)
+        self.pause: Callable[[float], bool] = _sleep
 
     # -- the tree -------------------------------------------------------------------
 
@@ -414,8 +417,6 @@ class Session:
         self._lines("".join(buf).splitlines(keepends=True))
 
     def _own_follow(self, words: list[str]) -> None:
-        import time
-
         from ..errors import InputError
         from ..image.diff import Changes
         from ..render.image import _text_change
@@ -441,17 +442,20 @@ class Session:
                     self.moved()
                     ch = Changes(before, after)
                     if not len(ch):
-                        time.sleep(every)
+                        if self.pause(every):
+                            break
                         continue  # NoOp records and the like: nothing to say
                     self.out(
                         f"offset {after.offset}, epoch {after.epoch}: {after.records - before.records} record(s), "
                         f"{len(ch)} change(s)\n"
                     )
                     for path, a, b, _part in ch.raw():
-                        self.out(_text_change(path, Changes.change_json(path, a, b)) + "\n")
-                time.sleep(every)
+                        self.out(_text_change(path, Changes.change_json(path, a, b)).rstrip("\n") + "\n")
+                if self.pause(every):
+                    break
         except KeyboardInterrupt:
-            self.out(self.where_line() + "\n")
+            pass
+        self.out(self.where_line() + "\n")
 
     def _cat_json(self, fmt: str, targets: list[str]) -> None:
         from ..render.output import json_bytes
@@ -469,6 +473,13 @@ class Session:
             for path, node in found:
                 doc = {"path": "/" + "/".join(path), "value": _node_json(node)}
                 self.out(json_bytes(doc).decode("utf-8") + "\n")
+
+
+def _sleep(seconds: float) -> bool:
+    import time
+
+    time.sleep(seconds)
+    return False
 
 
 def _node_json(node, depth: int = 0):

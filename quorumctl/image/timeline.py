@@ -99,6 +99,8 @@ class Timeline:
         self.checkpoints: list[Image] = []  # never mutated: copies are taken from them
         self.end_image: Image | None = None
         self.end_reason: str | None = None
+        self.start: dict | None = None  # where the replay of the current image began
+        self.end_start: dict | None = None
 
     # -- moving ---------------------------------------------------------------------
 
@@ -137,6 +139,7 @@ class Timeline:
         if self.end_image is not None:
             self.image = self.end_image.copy()
             self.rp = None
+            self.start = self.end_start
             self.point, self.at_end = Point(), True
             return self.image
         return self.load()
@@ -174,12 +177,14 @@ class Timeline:
             steps.append(Step("log", path, base))
         return steps
 
-    def _landed(self, rp: Replay, point: Point, at_end: bool) -> None:
+    def _landed(self, rp: Replay, point: Point, at_end: bool, *, start: dict | None = None) -> None:
         old = self.image
+        self.start = start if start is not None else rp.describe_start()
         self.rp, self.image, self.point, self.at_end = rp, rp.image, point, at_end
         self.end_reason = rp.end_reason
         if at_end:
             self.end_image = self.image.copy()
+            self.end_start = self.start
         elif (
             old is not None
             and old is not self.image
@@ -223,7 +228,7 @@ class Timeline:
             rp.close()
         if rp.image.offset == base.offset:
             return None
-        self._landed(rp, Point(), at_end=True)
+        self._landed(rp, Point(), at_end=True, start=self.start)
         return base, self.image
 
     def _last_offset_hint(self) -> int:
@@ -254,7 +259,7 @@ class Timeline:
             "timestamp": img.timestamp,
             "atEnd": self.at_end,
             "records": img.records,
-            "start": None if self.rp is None else self.rp.describe_start(),
+            "start": self.start,
         }
 
     def single_file(self) -> str | None:

@@ -7,8 +7,6 @@ byte when not on a terminal; `at`, `where`, `changes`, `diff`, `follow` and
 (image/timeline); the REPL (prompt_toolkit) is imported only when a person
 types at a terminal."""
 
-from __future__ import annotations
-
 import sys
 from typing import Annotated, Iterator, List, Optional
 

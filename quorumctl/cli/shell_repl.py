@@ -4,8 +4,6 @@ is, Ctrl-C stopping the command that runs (or clearing the line), Ctrl-D leaving
 Long output pages a screen at a time. Imported only by `quorumctl shell` when a
 person types at a terminal (prompt_toolkit is not loaded otherwise)."""
 
-from __future__ import annotations
-
 import os
 import shutil
 import sys

@@ -3,8 +3,6 @@ them, with its error lines) and quorumctl's own over one Timeline, each line of
 output handed to `out`. `quorumctl shell` (cli/shell) runs it from words, -c or
 standard input; cli/shell_repl at a terminal."""
 
-from __future__ import annotations
-
 import shlex
 import sys
 from typing import Any, Callable, Iterable

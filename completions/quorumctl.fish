@@ -8,7 +8,7 @@
 function __quorumctl_subs
     switch $argv[1]
         case ''
-            printf '%s\n' add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap
+            printf '%s\n' add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff shell recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap
         case 'describe'
             printf '%s\n' status replication health
         case 'features'
@@ -50,6 +50,8 @@ function __quorumctl_vopts
             printf '%s\n' -- --topic -p --partition --broker --config-resource --feature --voter --until -o --output
         case 'diff'
             printf '%s\n' -- --from --to -o --output
+        case 'shell'
+            printf '%s\n' -- -s --snapshot -c --command --at
         case 'recover'
             printf '%s\n' -- --lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --backup-dir -o --output
         case 'doctor'
@@ -157,6 +159,7 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a truncate -d 'Truncate a st
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a image -d 'The cluster'\''s metadata image at any offset or time (default: the end), or one subtree.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a history -d 'Every record that touched one topic, partition, broker, config, feature or voter.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a diff -d 'What changed between two points of a metadata log: a summary, then each change.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -a shell -d 'Browse the metadata image as kafka-metadata-shell does, at any point of the log.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a recover -d 'Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a doctor -d 'Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bundle -d 'Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
@@ -271,6 +274,10 @@ complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l to -x -d 'The second p
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -l timeline -d 'Also every change in between, in log order with offset and time (what the net diff hides: objects created and deleted inside the window, a feature downgraded and upgraded back).'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s o -l output -x -a 'text table json' -d 'text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.'
 complete -c quorumctl -n '__quorumctl_at '\''diff'\''' -s h -l help -d 'Show this message and exit.'
+complete -c quorumctl -n '__quorumctl_at '\''shell'\''' -s s -l snapshot -r -d 'A snapshot, log segment or log dir to read, as kafka-metadata-shell'\''s --snapshot; every word after the options is then the command.'
+complete -c quorumctl -n '__quorumctl_at '\''shell'\''' -s c -l command -x -d 'Commands to run, separated by ";" (e.g. "cd /image/topics; ls").'
+complete -c quorumctl -n '__quorumctl_at '\''shell'\''' -l at -x -d 'Start at this offset or time instead of the end.'
+complete -c quorumctl -n '__quorumctl_at '\''shell'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l lost-voters -x -d 'The voters permanently lost (every voter not given must be named).'
 complete -c quorumctl -n '__quorumctl_at '\''recover'\''' -l replica -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'Another replica of the metadata log: a broker'\''s or observer'\''s log dir. The recovery starts from the most up-to-date replica given. Repeatable.'

@@ -35,6 +35,7 @@ _quorumctl() {
         'image:The cluster'\''s metadata image at any offset or time (default: the end), or one subtree.'
         'history:Every record that touched one topic, partition, broker, config, feature or voter.'
         'diff:What changed between two points of a metadata log: a summary, then each change.'
+        'shell:Browse the metadata image as kafka-metadata-shell does, at any point of the log.'
         'recover:Rebuild a quorum that lost its majority from the surviving controller (dry run by default).'
         'doctor:Find misconfigurations: ids, quorum kind, directory ids, voters, listeners, version traps.'
         'bundle:Write one archive for support: every diagnosis, configs redacted, listings, a manifest.'
@@ -64,6 +65,7 @@ _quorumctl() {
         image) _quorumctl_image ;;
         history) _quorumctl_history ;;
         diff) _quorumctl_diff ;;
+        shell) _quorumctl_shell ;;
         recover) _quorumctl_recover ;;
         doctor) _quorumctl_doctor ;;
         bundle) _quorumctl_bundle ;;
@@ -222,6 +224,15 @@ _quorumctl_diff() {
     '(-o --output)'{-o,--output=}'[text (Kafka'\''s format where Kafka has one; the default when piped), table (the default on a terminal) or json.]:text|table|json:(text table json)' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \
     '*:LOG_DIR_OR_FILES...:_quorumctl_log_files'
+}
+
+_quorumctl_shell() {
+  _arguments -s -S : \
+    '(-s --snapshot)'{-s,--snapshot=}'[A snapshot, log segment or log dir to read, as kafka-metadata-shell'\''s --snapshot; every word after the options is then the command.]:FILE:_files' \
+    '(-c --command)'{-c,--command=}'[Commands to run, separated by ";" (e.g. "cd /image/topics; ls").]:COMMANDS: ' \
+    '--at=[Start at this offset or time instead of the end.]:OFFSET|TIME: ' \
+    '(-h --help)'{-h,--help}'[Show this message and exit.]' \
+    '*:LOG_DIR_OR_FILES... \[COMMAND...\]: '
 }
 
 _quorumctl_recover() {

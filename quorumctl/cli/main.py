@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "state",
     "truncate",
     "image",
+    "shell",
     "topics",
     "cluster",
     "cluster_controller",  # joins the cluster group registered just before

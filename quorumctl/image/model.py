@@ -225,6 +225,9 @@ class Image:
         self.zk_migration_state = 0
         self.kraft_version: int | None = None
         self.voters: dict[int, dict] | None = None
+        # each registration's listener name -> security protocol id, which the JSON tree leaves
+        # out and the metadata shell prints (("broker" | "controller", id) -> {name: protocol})
+        self.protocols: dict[tuple[str, int], dict[str, int]] = {}
         # provenance: the last record applied
         self.offset = -1
         self.epoch = -1
@@ -252,7 +255,18 @@ class Image:
         c = Image.__new__(Image)
         c.__dict__.update(self.__dict__)
         c.topics = {tid: Topic(t.name, t.id, dict(t.partitions)) for tid, t in self.topics.items()}
-        for name in ("topic_ids", "brokers", "controllers", "configs", "quotas", "acls", "scram", "tokens", "features"):
+        for name in (
+            "topic_ids",
+            "brokers",
+            "controllers",
+            "configs",
+            "quotas",
+            "acls",
+            "scram",
+            "tokens",
+            "features",
+            "protocols",
+        ):
             setattr(c, name, dict(getattr(self, name)))
         c.voters = None if self.voters is None else dict(self.voters)
         c.unknown = Counter(self.unknown)
@@ -347,7 +361,12 @@ class Image:
 # -- one function per record type -------------------------------------------------------
 
 
+def _protocols(eps) -> dict[str, int]:
+    return {e["name"]: e.get("securityProtocol", -1) for e in eps or ()}
+
+
 def _register_broker(img: Image, d, off):
+    img.protocols[("broker", d["brokerId"])] = _protocols(d.get("endPoints"))
     img.brokers[d["brokerId"]] = {
         "epoch": d["brokerEpoch"],
         "incarnationId": d["incarnationId"],
@@ -379,6 +398,7 @@ def _broker_for(img: Image, bid: int, epoch: int, action: str, off: int):
 
 def _unregister_broker(img: Image, d, off):
     img.brokers.pop(d["brokerId"], None)
+    img.protocols.pop(("broker", d["brokerId"]), None)
 
 
 def _fence(fenced: bool):
@@ -414,6 +434,7 @@ def _broker_change(img: Image, d, off):
 
 
 def _register_controller(img: Image, d, off):
+    img.protocols[("controller", d["controllerId"])] = _protocols(d.get("endPoints"))
     img.controllers[d["controllerId"]] = {
         "incarnationId": d["incarnationId"],
         "zkMigrationReady": d.get("zkMigrationReady", False),
@@ -424,6 +445,7 @@ def _register_controller(img: Image, d, off):
 
 def _unregister_controller(img: Image, d, off):
     img.controllers.pop(d["controllerId"], None)
+    img.protocols.pop(("controller", d["controllerId"]), None)
 
 
 def _topic(img: Image, d, off):

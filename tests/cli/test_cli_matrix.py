@@ -240,6 +240,12 @@ def cases(p: Places) -> dict[tuple[str, ...], dict[str, tuple[list[str], int]]]:
             "empty": ([p.empty], 2),
             "wrong": ([p.wrong], 2),
         },
+        ("shell",): {
+            "good": ([f"{d}/c1", "ls", "/image"], 0),
+            "missing": ([p.missing, "ls"], 2),
+            "empty": ([p.empty, "ls"], 2),
+            "wrong": (["--snapshot", p.wrong, "ls"], 2),
+        },
         ("history",): {
             "good": ([f"{d}/c1", "--config-resource", "topic:quorumctl-test"], 0),
             "missing": ([p.missing, "--feature", "metadata.version"], 2),

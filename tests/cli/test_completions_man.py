@@ -140,6 +140,7 @@ def test_bash_completes_commands_and_subcommands(tmp_path):
         "image",
         "history",
         "diff",
+        "shell",
         "recover",
         "doctor",
         "bundle",

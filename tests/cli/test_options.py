@@ -30,6 +30,8 @@ SHARED = {
 # Flags two commands declare by hand because they are different options under one name
 # (a different value or meaning in each), with why.
 SAME_NAME_OTHER_OPTION = {
+    "--snapshot": "image's --snapshot FILE (one more source, the path after it still a PATH) vs shell's "
+    "--snapshot FILE (the only source: every word after the options is the command, as kafka-metadata-shell)",
     "--topic": "history's --topic NAME (one topic's history) vs topics describe's --topic REGEX (kafka-topics')",
     "--out": "bundle's --out FILE.tar.gz (the archive) vs spark-export's --out OUT (a directory or URI)",
     "--feature": "history's --feature NAME (one feature's history) vs features disable's --feature NAME (a "

@@ -113,3 +113,34 @@ def assert_image_equals_shell(img: dict, shell: dict) -> None:
     assert brokers == ours
     controllers = {int(c): registration(value(n)) for c, n in cluster.get("controllers", {}).items()}
     assert controllers == {int(c): r for c, r in img["controllers"].items()}
+
+
+# -- kafka-metadata-shell run once for many commands ------------------------------------------
+
+BANNER = "[ Kafka Metadata Shell ]\n"
+PROMPT = ">> "
+_LOG_LINE = re.compile(
+    r"^(\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR) .*|\w{3} \d\d, \d{4} .*|WARNING: .*)$"
+)
+
+
+def batch(run, snapshot: str, commands: list[str], provenance: str | None = None, tries: int = 4) -> list[str]:
+    """What kafka-metadata-shell printed for each command, from one JVM: the commands go to
+    its interactive mode on standard input (JLine then uses a dumb terminal, one column, and
+    writes to stderr: each output follows a `>> ` prompt). `run(args, stdin)` runs the shell
+    script and returns the completed process. The shell loads the file in the background
+    and may answer before its last batch is published: with `provenance` (what
+    /image/provenance must say at the file's end) the run is repeated until it does."""
+    script = "".join(c + "\n" for c in ["cat /image/provenance", *commands])
+    for _ in range(tries):
+        p = run(["--snapshot", snapshot], script.encode())
+        err = "".join(line for line in p.stderr.splitlines(keepends=True) if not _LOG_LINE.match(line.rstrip("\n")))
+        assert BANNER in err, p.stderr[-3000:]
+        parts = err.split(BANNER, 1)[1].split(PROMPT)
+        assert parts[0] == "", parts[0]
+        outs = parts[1:]
+        assert len(outs) == len(commands) + 2, (len(outs), len(commands), outs[-3:])  # + provenance, the last prompt
+        assert outs[-1] == "", outs[-1]
+        if provenance is None or outs[0] == provenance + "\n":
+            return outs[1:-1]
+    raise AssertionError(f"the metadata shell never reached {provenance!r}: {outs[0]!r}")

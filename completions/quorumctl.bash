@@ -13,8 +13,8 @@ _quorumctl_spec() {
     case $1 in
         '')
             subs='add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap'
-            opts='--debug -V --version --install-completion --show-completion -h --help'
-            vopts='' ;;
+            opts='--debug -V --version --completions --man --install-completion --show-completion -h --help'
+            vopts='--completions' ;;
         'add-controller')
             subs=''
             opts='--bootstrap-server --bootstrap-controller --command-config --dry-run --timeout -o --output -h --help'

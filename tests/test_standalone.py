@@ -199,6 +199,54 @@ def test_version_completions_man_and_spark_export(area, fs, exe):
     )
 
 
+@pytest.mark.parametrize("fs,exe", VARIANTS, ids=IDS)
+def test_a_pkcs12_truststore_says_in_one_line_to_give_pem(area, fs, exe):
+    """cryptography is left out (start-up time): a PKCS12 (or JKS) store is refused in one
+    line, before any byte is sent, naming what works instead."""
+    import datetime
+    import socket
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.serialization import pkcs12
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test CA")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(now)
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    store = pkcs12.serialize_key_and_certificates(
+        None, None, None, [cert], serialization.BestAvailableEncryption(b"pw")
+    )
+    (area / "data" / "trust.p12").write_bytes(store)
+    props = "security.protocol=SSL\nssl.truststore.location=trust.p12\nssl.truststore.password=pw\n"
+    (area / "data" / "tls.properties").write_text(props + "ssl.truststore.type=PKCS12\n")
+    for f in ("trust.p12", "tls.properties"):
+        (area / "data" / f).chmod(0o644)
+    with socket.create_server(("127.0.0.1", 0)) as listener:  # accepts; the TLS context fails first
+        port = listener.getsockname()[1]
+        r = standalone(
+            area, fs, exe, "describe", "status", "--bootstrap-controller", f"127.0.0.1:{port}",
+            "--command-config", "tls.properties", "--timeout", "3",
+        )  # fmt: skip
+    assert (r.returncode, r.stdout) == (2, b""), r.stderr
+    assert r.stderr.decode() == (
+        "quorumctl: error: tls.properties: ssl.truststore.location trust.p12 is PKCS12, which needs the "
+        "'cryptography' package; the standalone executable leaves it out: give the store as PEM "
+        "(ssl.*.type=PEM; docs/standalone.md)\n"
+    )
+
+
 # -- a real Kafka 4.3 cluster -----------------------------------------------------------
 
 
@@ -269,8 +317,8 @@ def test_offline_commands_print_what_pip_prints(area, stopped, fs, exe):
 @pytest.mark.parametrize("fs,exe", VARIANTS, ids=IDS)
 def test_truncate_apply_leaves_what_pip_leaves(area, stopped, fs, exe):
     """The broker's metadata log cut to offset 5 on two copies, one by each: the same
-    files after, the same backup of what was removed and replaced, the same words said
-    but for where the backup is (an absolute path, with the time in it)."""
+    files after, the same backup of what was removed and replaced (its plan.json aside:
+    absolute paths and times), the same words said but for where the backup is."""
     runs, trees, backups = {}, {}, {}
     for who in ("pip", "standalone"):
         d = stopped / f"trunc-{who}-{fs}-{exe}"
@@ -290,6 +338,7 @@ def test_truncate_apply_leaves_what_pip_leaves(area, stopped, fs, exe):
         trees[who] = tree(d / "b2")
         (backup,) = (d / "b2.quorumctl-backup").iterdir()
         backups[who] = tree(backup)
+        assert backups[who].pop("plan.json")  # what was planned, with absolute paths and times
     same(runs["standalone"], runs["pip"], "truncate --apply")
     assert runs["pip"].returncode == 0, runs["pip"].stderr
     assert trees["standalone"] == trees["pip"]

@@ -28,6 +28,8 @@ end
 
 function __quorumctl_vopts
     switch $argv[1]
+        case ''
+            printf '%s\n' -- --completions
         case 'add-controller'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'remove-controller'
@@ -176,6 +178,8 @@ complete -c quorumctl -n '__quorumctl_at '\'''\''' -a voters -d 'The voter set: 
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -a bootstrap -d 'Cluster ids and storage formatting (like kafka-storage).'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l debug -d 'Show the full traceback on errors.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s V -l version -d 'Print quorumctl'\''s version and exit.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -l completions -x -d 'Print the completion script for SHELL (bash, zsh or fish) and exit.'
+complete -c quorumctl -n '__quorumctl_at '\'''\''' -l man -d 'Print the man page (roff) and exit.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l install-completion -d 'Install completion for the current shell.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -l show-completion -d 'Show completion for the current shell, to copy it or customize the installation.'
 complete -c quorumctl -n '__quorumctl_at '\'''\''' -s h -l help -d 'Show this message and exit.'

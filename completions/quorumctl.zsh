@@ -16,6 +16,8 @@ _quorumctl() {
   _arguments -C -s -S : \
     '--debug[Show the full traceback on errors.]' \
     '(-V --version)'{-V,--version}'[Print quorumctl'\''s version and exit.]' \
+    '--completions=[Print the completion script for SHELL (bash, zsh or fish) and exit.]:SHELL: ' \
+    '--man[Print the man page (roff) and exit.]' \
     '--install-completion[Install completion for the current shell.]' \
     '--show-completion[Show completion for the current shell, to copy it or customize the installation.]' \
     '(-h --help)'{-h,--help}'[Show this message and exit.]' \

@@ -68,6 +68,7 @@ def pytest_runtest_makereport(item, call):
 #                                 `spark` fixture gets it here
 #   java                          starts a JVM of its own (not Spark's, not Kafka's)
 #   root                          needs root
+#   standalone                    runs the standalone executables (QUORUMCTL_STANDALONE_DIR)
 # A marked test skips, saying why, where what it needs is absent. So the fast loop,
 #   pytest -m "not kafka and not spark and not shared"
 # runs everything else, with no skip, in a clone with no ../shared beside it. That a test
@@ -184,6 +185,30 @@ def _cannot_run(item) -> str | None:
     for m in item.iter_markers("java"):
         if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
             return "needs Java (none on PATH or in JAVA_HOME)"
+    for m in item.iter_markers("standalone"):
+        if (why := _standalone_reason()) is not None:
+            return why
+    return None
+
+
+def _standalone_reason() -> str | None:
+    """Why the standalone executables' tests cannot run: they need the two files
+    tools/build_standalone.py writes, in QUORUMCTL_STANDALONE_DIR, the root file systems
+    they run in, QUORUMCTL_STANDALONE_ROOTFS (Debian, no Python) and QUORUMCTL_MUSL_ROOTFS
+    (musl only), and bubblewrap (bwrap) and setpriv to enter them: .ci/stages/standalone
+    provides all of it."""
+    d = os.environ.get("QUORUMCTL_STANDALONE_DIR")
+    if not d:
+        return "QUORUMCTL_STANDALONE_DIR is not set: .ci/stages/standalone builds the executables and runs these tests"
+    missing = [n for n in ("quorumctl", "quorumctl-static") if not (Path(d) / n).is_file()]
+    if missing:
+        return f"{' and '.join(missing)} not in QUORUMCTL_STANDALONE_DIR={d} (python tools/build_standalone.py {d})"
+    for var in ("QUORUMCTL_STANDALONE_ROOTFS", "QUORUMCTL_MUSL_ROOTFS"):
+        if not Path(os.environ.get(var) or "/nonexistent").is_dir():
+            return f"{var} is not a directory: .ci/stages/standalone makes the root file systems and runs these tests"
+    for tool, package in (("bwrap", "bubblewrap"), ("setpriv", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"needs {tool}: apt-get install {package}"
     return None
 
 
@@ -250,6 +275,7 @@ def pytest_make_collect_report(collector):
 #   unit/    the library, in process            cli/    the commands, through the entry point
 #   corpus/  reads ../shared's real log dirs    kafka/  runs real Kafka releases
 #   spark/   Spark and its JVMs                 lab/    network namespaces (root) and Kafka
+#   standalone/  the standalone executables in root file systems with no Python (.ci/stages/standalone)
 # A folder implies the markers of its kind (a test there need not repeat them). Every
 # test outside unit/ and cli/, and every one there that needs more than the repository
 # (shared, kafka, spark, java, root), is also marked `external`, so the fast loop is
@@ -265,8 +291,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "kafka": ("kafka",),
     "spark": (),
     "lab": ("root",),
+    "standalone": ("standalone",),
 }
-EXTERNAL = ("shared", "kafka", "spark", "java", "root")
+EXTERNAL = ("shared", "kafka", "spark", "java", "root", "standalone")
 
 
 def kind_of(path: Path) -> str | None:

@@ -73,6 +73,24 @@ def _print_version(value: bool) -> None:
     raise typer.Exit(ExitStatus.OK)
 
 
+def _print_completions(value: str | None) -> None:
+    if value is None:
+        return
+    from .share import completions
+
+    sys.stdout.write(completions(value))
+    raise typer.Exit(ExitStatus.OK)
+
+
+def _print_man(value: bool) -> None:
+    if not value:
+        return
+    from .share import man_page
+
+    sys.stdout.write(man_page())
+    raise typer.Exit(ExitStatus.OK)
+
+
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show the full traceback on errors.")] = False,
@@ -85,6 +103,23 @@ def _root(
             expose_value=False,
             callback=_print_version,
             help="Print quorumctl's version and exit.",
+        ),
+    ] = False,
+    _completions: Annotated[
+        str | None,
+        typer.Option(
+            "--completions",
+            metavar="SHELL",
+            is_eager=True,
+            expose_value=False,
+            callback=_print_completions,
+            help="Print the completion script for SHELL (bash, zsh or fish) and exit.",
+        ),
+    ] = None,
+    _man: Annotated[
+        bool,
+        typer.Option(
+            "--man", is_eager=True, expose_value=False, callback=_print_man, help="Print the man page (roff) and exit."
         ),
     ] = False,
 ):

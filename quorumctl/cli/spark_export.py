@@ -3,6 +3,7 @@
 PySpark is imported only when the command runs (never by `quorumctl --help`).
 """
 
+import sys
 from typing import Annotated, List, Optional
 
 import typer
@@ -109,6 +110,11 @@ def spark_export(
     from ..errors import InputError
     from ..render.output import emit, resolve
 
+    if getattr(sys, "frozen", False):  # the standalone executable (tools/build_standalone.py) leaves Spark out
+        raise InputError(
+            "spark-export needs Spark, which the standalone executable leaves out: "
+            "run it where quorumctl is pip-installed with its spark extra (pip install 'quorumctl[spark]')"
+        )
     conf = {}
     for item in spark_conf:
         key, sep, value = item.partition("=")

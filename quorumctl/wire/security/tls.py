@@ -78,6 +78,18 @@ def _jks_key_pem(store, key_password: str | None, what: str, path: str, setting:
     return "".join(_pem_of(c) for c in chain), key_pem
 
 
+def _needs_cryptography(kind: str, what: str, path: str) -> None:
+    """JKS and PKCS12 stores are read with `cryptography`, which the standalone
+    executable leaves out (tools/build_standalone.py): one line, and what works instead."""
+    try:
+        import cryptography  # noqa: F401
+    except ImportError:
+        raise InputError(
+            f"{what} {path} is {kind}, which needs the 'cryptography' package; the standalone executable "
+            f"leaves it out: give the store as PEM (ssl.*.type=PEM; docs/standalone.md)"
+        ) from None
+
+
 def _read(path: str, what: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -138,6 +150,8 @@ def client_context(cfg) -> ssl.SSLContext:
             what = f"{src}: ssl.truststore.location"
             data = _read(cfg.truststore_location, what)
             kind = _store_kind(cfg.truststore_type, data, what, cfg.truststore_location)
+            if kind != "PEM":
+                _needs_cryptography(kind, what, cfg.truststore_location)
             if kind == "PEM":
                 ctx.load_verify_locations(cadata=data.decode("ascii", "replace"))
             elif kind == "JKS":
@@ -172,6 +186,8 @@ def client_context(cfg) -> ssl.SSLContext:
             what = f"{src}: ssl.keystore.location"
             data = _read(cfg.keystore_location, what)
             kind = _store_kind(cfg.keystore_type, data, what, cfg.keystore_location)
+            if kind != "PEM":
+                _needs_cryptography(kind, what, cfg.keystore_location)
             if kind == "PEM":
                 ctx.load_cert_chain(cfg.keystore_location, password=cfg.key_password or cfg.keystore_password)
             elif kind == "JKS":

@@ -111,11 +111,35 @@ def _mv_name(level: int | None) -> str:
 # -- the preflight -----------------------------------------------------------------------
 
 
-def preflight(f: Facts) -> dict:
+def upgrade_command(
+    f: Facts,
+    bootstrap_server: str | None = None,
+    bootstrap_controller: str | None = None,
+    command_config: str | None = None,
+) -> str | None:
+    """The `migrate-quorum upgrade` command line that runs as printed: against what the
+    preflight asked (live), or the voters' stored endpoints (offline); None when neither is known."""
+    import shlex
+
+    if bootstrap_controller:
+        via = ["--bootstrap-controller", bootstrap_controller]
+    elif bootstrap_server:
+        via = ["--bootstrap-server", bootstrap_server]
+    else:
+        eps = [e[0] for _, e in sorted(f.voters.items()) if e]
+        if not eps:
+            return None
+        via = ["--bootstrap-controller", ",".join(eps)]
+    cc = ["--command-config", command_config] if command_config else []
+    return shlex.join(["quorumctl", "migrate-quorum", "upgrade", *via, *cc, "--apply"])
+
+
+def preflight(f: Facts, upgrade_cmd: str | None = None) -> dict:
     """Every check before kraft.version 1, in the order to fix them: the nodes'
     software, metadata.version, directory ids, the quorum, the configs, Kafka's
     own verdict. Verdict "dynamic" (already kraft.version 1: the configs step is
-    next), "ready" or "blocked" (with what to do first)."""
+    next), "ready" (next: the upgrade's command line, `upgrade_cmd` or upgrade_command's)
+    or "blocked" (with what to do first)."""
     checks: list[Check] = []
     kv = f.kraft_version
     _check(
@@ -186,7 +210,13 @@ def preflight(f: Facts) -> dict:
     if verdict == "dynamic":
         nxt = "quorumctl migrate-quorum configs (replace controller.quorum.voters on every node, one roll at a time)"
     elif verdict == "ready":
-        nxt = "quorumctl migrate-quorum upgrade ... --apply (kraft.version 1)"
+        nxt = (
+            upgrade_cmd
+            or upgrade_command(f)
+            or (
+                "migrate-quorum upgrade --apply against a controller (--bootstrap-controller HOST:PORT): kraft.version 1"
+            )
+        )
     else:
         nxt = first
     return {"verdict": verdict, "checks": checks, "first": first, "next": nxt}

@@ -113,8 +113,14 @@ def fsync_dir(path: str) -> None:
 
 def write_synced(path: str, data: bytes, mode: int = 0o644) -> None:
     """Create or replace `path` with `data` and fsync it (no rename: callers
-    use this only for files nobody reads yet)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    use this only for files nobody reads yet). A file left there by an interrupted run
+    (a read-only snapshot's .part, 0400) is removed first: opening it for writing would
+    fail for anyone but root, and a new file gets `mode`."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:

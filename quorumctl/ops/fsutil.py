@@ -202,7 +202,17 @@ class LogDirLock:
         self.fd: int | None = None
 
     def acquire(self) -> "LogDirLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOENT):
+                raise
+            from ..errors import InputError
+
+            raise InputError(
+                f"cannot open {self.path} to take Kafka's lock ({e.strerror}): {self.directory} is not a "
+                "directory this user can write in (a read-only mount, another user's files); nothing was changed"
+            ) from None
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:

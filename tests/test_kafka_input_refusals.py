@@ -3,7 +3,7 @@ refused before anything is written, and what is accepted starts on Kafka: one dy
 quorum of three controllers (no broker), stopped, fed the mistakes an operator makes, then
 moved to new endpoints by the command line `voters check` prints, run as printed. Judged by
 Kafka's own kafka-metadata-quorum and the nodes' logs, not by quorumctl's report.
-docs/recovery.md ("Mistyped input") lists every input with its test."""
+docs/mistyped-input.md lists every input with its test."""
 
 from __future__ import annotations
 

@@ -528,18 +528,21 @@ def held_changes(log_dir: Path) -> dict:
 
 
 def state_clashes(dirs: list[Path]) -> list[dict]:
-    """The log-matching clashes `quorumctl state DIR...` reports (comparison.log_matching)."""
+    """The log-matching clashes `quorumctl state DIR...` reports (comparison.log_matching,
+    present only when there is one). A missing comparison, or one that did not compare every
+    dir (each but the winner a follower), is no proof of no clash: an AssertionError."""
     code, out, err = qc("state", *dirs, "-o", "json")
     try:
-        found = json.loads(out)["comparison"]["log_matching"]
+        cmp = json.loads(out)["comparison"]
+        compared = len(cmp["followers"]) + 1
     except (ValueError, KeyError, TypeError):
-        found = None
-    if not isinstance(found, list) or len(dirs) < 2:
-        # a missing comparison is no proof of no clash
+        cmp, compared = None, 0
+    if cmp is None or len(dirs) < 2 or compared != len(dirs):
         raise AssertionError(
-            f"quorumctl state {' '.join(map(str, dirs))}: no log-matching comparison (exit {code}): {err.strip()[:500]}"
+            f"quorumctl state {' '.join(map(str, dirs))}: no log-matching comparison of every dir "
+            f"(exit {code}): {err.strip()[:500]}"
         )
-    return found
+    return cmp.get("log_matching", [])
 
 
 def tree_hash(root: Path) -> dict[str, str]:

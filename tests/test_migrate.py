@@ -14,7 +14,7 @@ from quorumctl.ops.migrate import (
     config_plan,
     parse_voters,
     preflight,
-    upgrade_command,
+    connection_args,
     verify_roll,
 )
 
@@ -48,14 +48,16 @@ def test_a_static_quorum_on_43_is_ready():
     assert (r["verdict"], problems(r), r["first"]) == ("ready", [], None)
     # a command that runs as printed: the voters' endpoints when the caller names no address
     assert r["next"] == "quorumctl migrate-quorum upgrade --bootstrap-controller c1:9093,c2:9093,c3:9093 --apply"
-    cmd = upgrade_command(static(), None, "c2:9093", "/etc/kafka/admin client.properties")
-    assert (
-        preflight(static(), cmd)["next"]
-        == cmd
-        == (
-            "quorumctl migrate-quorum upgrade --bootstrap-controller c2:9093 "
-            "--command-config '/etc/kafka/admin client.properties' --apply"
-        )
+    via = connection_args(static(), None, "c2:9093", "/etc/kafka/admin client.properties")
+    assert preflight(static(), via)["next"] == (
+        "quorumctl migrate-quorum upgrade --bootstrap-controller c2:9093 "
+        "--command-config '/etc/kafka/admin client.properties' --apply"
+    )
+    # a metadata.version too old for kraft.version 1: the fix is the features upgrade, as a full line
+    old = preflight(static(metadata_version=20), via)
+    assert old["first"] == (
+        "quorumctl features upgrade --metadata 3.9-IV0 --bootstrap-controller c2:9093 "
+        "--command-config '/etc/kafka/admin client.properties' --apply"
     )
     ids = [c for c in r["checks"] if c.name == "directory id"]
     assert [c.status for c in ids] == ["ok"] * 3 and "Kafka's verdict" in ids[0].detail

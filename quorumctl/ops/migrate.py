@@ -111,16 +111,14 @@ def _mv_name(level: int | None) -> str:
 # -- the preflight -----------------------------------------------------------------------
 
 
-def upgrade_command(
+def connection_args(
     f: Facts,
     bootstrap_server: str | None = None,
     bootstrap_controller: str | None = None,
     command_config: str | None = None,
-) -> str | None:
-    """The `migrate-quorum upgrade` command line that runs as printed: against what the
-    preflight asked (live), or the voters' stored endpoints (offline); None when neither is known."""
-    import shlex
-
+) -> list[str] | None:
+    """The options that reach the cluster in a printed command line: what the preflight was
+    given (live), or the voters' stored endpoints (offline); None when neither is known."""
     if bootstrap_controller:
         via = ["--bootstrap-controller", bootstrap_controller]
     elif bootstrap_server:
@@ -130,16 +128,23 @@ def upgrade_command(
         if not eps:
             return None
         via = ["--bootstrap-controller", ",".join(eps)]
-    cc = ["--command-config", command_config] if command_config else []
-    return shlex.join(["quorumctl", "migrate-quorum", "upgrade", *via, *cc, "--apply"])
+    return via + (["--command-config", command_config] if command_config else [])
 
 
-def preflight(f: Facts, upgrade_cmd: str | None = None) -> dict:
+def _command(*args: str) -> str:
+    import shlex
+
+    return shlex.join(["quorumctl", *args])
+
+
+def preflight(f: Facts, via: list[str] | None = None) -> dict:
     """Every check before kraft.version 1, in the order to fix them: the nodes'
     software, metadata.version, directory ids, the quorum, the configs, Kafka's
     own verdict. Verdict "dynamic" (already kraft.version 1: the configs step is
-    next), "ready" (next: the upgrade's command line, `upgrade_cmd` or upgrade_command's)
-    or "blocked" (with what to do first)."""
+    next), "ready" (next: the upgrade's command line) or "blocked" (with what to do first).
+    The command lines printed reach the cluster with `via` (connection_args): they run as
+    printed."""
+    via = via if via is not None else connection_args(f)
     checks: list[Check] = []
     kv = f.kraft_version
     _check(
@@ -160,7 +165,9 @@ def preflight(f: Facts, upgrade_cmd: str | None = None) -> dict:
         None if mv is None else mv >= KRAFT_V1_MIN_LEVEL,
         f"finalized metadata.version {_mv_name(mv)} (kraft.version 1 needs {NAME_OF[KRAFT_V1_MIN_LEVEL]} or newer)",
         # metadata.version alone: a --release-version of 3.9-IV0 or newer also asks for kraft.version 1
-        f"quorumctl features upgrade --metadata {NAME_OF[KRAFT_V1_MIN_LEVEL]} (or newer) ... --apply",
+        _command("features", "upgrade", "--metadata", NAME_OF[KRAFT_V1_MIN_LEVEL], *via, "--apply")
+        if via
+        else f"features upgrade --metadata {NAME_OF[KRAFT_V1_MIN_LEVEL]} (or newer) --apply against a controller",
     )
     for n in f.controllers:
         checks.append(_directory_id(f, n))
@@ -211,11 +218,9 @@ def preflight(f: Facts, upgrade_cmd: str | None = None) -> dict:
         nxt = "quorumctl migrate-quorum configs (replace controller.quorum.voters on every node, one roll at a time)"
     elif verdict == "ready":
         nxt = (
-            upgrade_cmd
-            or upgrade_command(f)
-            or (
-                "migrate-quorum upgrade --apply against a controller (--bootstrap-controller HOST:PORT): kraft.version 1"
-            )
+            _command("migrate-quorum", "upgrade", *via, "--apply")
+            if via
+            else "migrate-quorum upgrade --apply against a controller (--bootstrap-controller HOST:PORT): kraft.version 1"
         )
     else:
         nxt = first

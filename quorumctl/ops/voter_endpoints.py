@@ -357,6 +357,7 @@ def plan_endpoints(
             "before every voter was changed, or nothing to change): no batch is appended; the "
             "voters that differ become copies of it"
         )
+    boot = ",".join(f"{e['host']}:{e['port']}" for v in after for e in v["endpoints"][:1])
     plan.steps = [
         "in every controller's server.properties: advertised.listeners (and listeners) with its new endpoint, and "
         "controller.quorum.bootstrap.servers="
@@ -364,8 +365,8 @@ def plan_endpoints(
         "the same controller.quorum.bootstrap.servers in every broker's server.properties",
         "start every controller: they elect a leader in epoch "
         + str(plan.new_epoch + 1)
-        + "; check: `quorumctl describe status --bootstrap-controller <a new endpoint>`, then `quorumctl voters "
-        "check --bootstrap-controller <a new endpoint>`",
+        + f"; check: `quorumctl describe status --bootstrap-controller {boot}`, then `quorumctl voters "
+        f"check --bootstrap-controller {boot}`",
         "restart the brokers with the new controller.quorum.bootstrap.servers",
     ]
     return plan

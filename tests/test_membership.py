@@ -294,6 +294,26 @@ def test_replace_controller_addition_refused_after_the_removal(cli):
         assert (code, err) == (0, "") and voters(c) == [(1, D1), (2, D2), (3, NEW)]
 
 
+def test_doctor_with_only_a_controller_finds_the_ghost_controller(cli):
+    """doctor --bootstrap-controller alone runs (no config, no log dir): the live checks find
+    controller 4 registered but no voter, and its remedy is the clear-registration command."""
+    with ghost() as c:
+        c.advertise_controllers()
+        c.node_by_id(4).stop()
+        addr = c.node_by_id(1).address
+        code, out, err = cli("doctor", "--bootstrap-controller", addr, "--timeout", "2", "-o", "json")
+        assert (code, err) == (1, ""), out + err
+        found = [f for f in json.loads(out)["findings"] if f["code"] == "stale-controller-registration"]
+        assert [f["message"].split(" (")[0] for f in found] == ["controller 4 is registered"], found
+        # the remedy names the address doctor was given, not HOST:PORT
+        assert f"quorumctl cluster clear-registration 4 --bootstrap-controller {addr} --metadata" in found[0]["remedy"]
+    code, out, err = cli("doctor")
+    assert (code, err) == (
+        2,
+        "quorumctl: error: give at least one server.properties (--config), log dir, or --bootstrap-controller\n",
+    )
+
+
 def test_clear_registration_through_the_controllers_reaches_a_broker(cli):
     """Only --bootstrap-controller: the controllers list no brokers, so a ghost broker's
     registration is not "nothing to clear" but unknown (exit 1) with the command that tells;

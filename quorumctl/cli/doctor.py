@@ -32,7 +32,7 @@ def doctor(
     from ..render.diagnose import doctor_table, doctor_text
     from ..render.output import emit
 
-    report = examine(list(config), list(paths or []))
+    report = examine(list(config), list(paths or []), live_only=bool(bootstrap_controller))
     if bootstrap_controller:
         check_live(report, bootstrap_controller, timeout, command_config)
     merge_set_endpoints(report.findings)

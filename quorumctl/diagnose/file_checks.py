@@ -65,7 +65,9 @@ def configured_voters(c: ServerConfig) -> dict[int, tuple[str, int]]:
         return {}
 
 
-def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
+def examine(config_paths: list[str], log_dir_paths: list[str], live_only: bool = False) -> Report:
+    """The files' findings; `live_only`: no file given is no error (doctor with only
+    --bootstrap-controller: the live checks fill the report)."""
     from ..raft.replica import compare, load_replica
 
     configs = [load(p) for p in config_paths]
@@ -84,8 +86,8 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         if key.endswith("__cluster_metadata-0"):
             key = os.path.dirname(key)
         dirs.setdefault(key, LogDir(key if p.rstrip("/").endswith("__cluster_metadata-0") else p, None))
-    if not dirs:
-        raise InputError("give at least one server.properties (--config) or log dir")
+    if not dirs and not live_only:
+        raise InputError("give at least one server.properties (--config), log dir, or --bootstrap-controller")
     for d in dirs.values():
         if not os.path.isdir(d.path):
             d.problem = "missing"

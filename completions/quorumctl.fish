@@ -103,7 +103,7 @@ function __quorumctl_vopts
         case 'voters check'
             printf '%s\n' -- -c --config --bootstrap-server --bootstrap-controller --command-config --timeout -o --output
         case 'voters set-endpoints'
-            printf '%s\n' -- -e --endpoint --timeout --command-config --backup-dir -o --output
+            printf '%s\n' -- -e --endpoint -c --config --timeout --command-config --backup-dir -o --output
         case 'bootstrap format'
             printf '%s\n' -- -c --config -t --cluster-id --node-id --log-dir --metadata-log-dir -S --add-scram -r --release-version -f --feature -I --initial-controllers --controller-listener-name --kafka-version -o --output
         case 'bootstrap info'
@@ -558,6 +558,7 @@ complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -s o -l output -x
 complete -c quorumctl -n '__quorumctl_at '\''voters check'\''' -s h -l help -d 'Show this message and exit.'
 complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -a '(__fish_complete_directories (commandline -ct) "")'
 complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -s e -l endpoint -x -d 'A voter'\''s new endpoint; repeat for each voter (and each listener).'
+complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.'
 complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
 complete -c quorumctl -n '__quorumctl_at '\''voters set-endpoints'\''' -l apply -d 'Do it (the default is a dry run that prints the plan and changes nothing).'

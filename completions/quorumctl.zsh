@@ -747,6 +747,8 @@ _quorumctl_voters_set_endpoints() {
   _arguments -s -S : \
     '*-e[A voter'\''s new endpoint; repeat for each voter (and each listener).]:ID=LISTENER\://HOST\:PORT: ' \
     '*--endpoint=[A voter'\''s new endpoint; repeat for each voter (and each listener).]:ID=LISTENER\://HOST\:PORT: ' \
+    '*-c[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
+    '*--config=[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings). Repeatable.]:FILE:_files' \
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
     '--apply[Do it (the default is a dry run that prints the plan and changes nothing).]' \

@@ -448,7 +448,11 @@ def log_matching_clashes(dirs: dict[str, Path]) -> list[str]:
     """Raft's log matching checked independently of quorumctl's own checker: two
     replicas' batches of the same epoch whose offset ranges overlap must be the
     same batch (same offsets, same CRC)."""
-    logs = {k: batches(v) for k, v in dirs.items() if partition_dir(v).exists()}
+    missing = [f"{k} ({partition_dir(v)})" for k, v in dirs.items() if not partition_dir(v).is_dir()]
+    if missing or len(dirs) < 2:
+        # nothing to compare is no proof of no clash
+        raise AssertionError(f"log matching: no metadata log to compare for {', '.join(missing) or dirs}")
+    logs = {k: batches(v) for k, v in dirs.items()}
     names = sorted(logs)
     out = []
     for i, a in enumerate(names):
@@ -524,10 +528,21 @@ def held_changes(log_dir: Path) -> dict:
 
 
 def state_clashes(dirs: list[Path]) -> list[dict]:
-    """The log-matching clashes `quorumctl state DIR...` reports (comparison.log_matching)."""
+    """The log-matching clashes `quorumctl state DIR...` reports (comparison.log_matching,
+    present only when there is one). A missing comparison, or one that did not compare every
+    dir (each but the winner a follower), is no proof of no clash: an AssertionError."""
     code, out, err = qc("state", *dirs, "-o", "json")
-    doc = json.loads(out)
-    return (doc.get("comparison") or {}).get("log_matching") or []
+    try:
+        cmp = json.loads(out)["comparison"]
+        compared = len(cmp["followers"]) + 1
+    except (ValueError, KeyError, TypeError):
+        cmp, compared = None, 0
+    if cmp is None or len(dirs) < 2 or compared != len(dirs):
+        raise AssertionError(
+            f"quorumctl state {' '.join(map(str, dirs))}: no log-matching comparison of every dir "
+            f"(exit {code}): {err.strip()[:500]}"
+        )
+    return cmp.get("log_matching", [])
 
 
 def tree_hash(root: Path) -> dict[str, str]:
@@ -1065,13 +1080,19 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
 def _grade_files(k: Kafka, res: RunResult):
     """After the stop: log matching across every replica's files, verify and state clean."""
     dirs = {k.name(n): k.data(n) for n in (1, 2, 3, *k.brokers) if k.data(n).exists()}
-    problems = [f"log matching: {c}" for c in log_matching_clashes(dirs)]
+    try:
+        problems = [f"log matching: {c}" for c in log_matching_clashes(dirs)]
+    except AssertionError as e:  # nothing to compare: a failure, not a pass
+        problems = [str(e)]
     for n, d in dirs.items():
         code, out, err = qc("verify", d)
         if code != 0:
             problems.append(f"verify {n}: exit {code}: {(out + err).strip().splitlines()[-1][:200]}")
-    if state_clashes(list(dirs.values())):
-        problems.append("state reports a log-matching clash")
+    try:
+        if state_clashes(list(dirs.values())):
+            problems.append("state reports a log-matching clash")
+    except AssertionError as e:
+        problems.append(str(e))
     if problems:
         res.ok = False
         res.grade = ("FAILED: " if not res.grade.startswith("FAILED") else res.grade + "; ") + "; ".join(problems)

@@ -27,14 +27,15 @@ def doctor(
 
     Example: quorumctl doctor -c /etc/kafka/c1.properties -c /etc/kafka/c2.properties -c /etc/kafka/c3.properties
     """
-    from ..diagnose.file_checks import examine
+    from ..diagnose.file_checks import examine, merge_set_endpoints
     from ..diagnose.live_checks import check_live
     from ..render.diagnose import doctor_table, doctor_text
     from ..render.output import emit
 
-    report = examine(list(config), list(paths or []))
+    report = examine(list(config), list(paths or []), live_only=bool(bootstrap_controller))
     if bootstrap_controller:
         check_live(report, bootstrap_controller, timeout, command_config)
+    merge_set_endpoints(report.findings)
     doc = report.to_json()
     emit(output, doc, text=doctor_text, table=doctor_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))

@@ -77,7 +77,7 @@ def preflight(
 
     Example: quorumctl migrate-quorum preflight --bootstrap-controller localhost:9093
     """
-    from ..ops.migrate import has_metadata_log, offline_facts, preflight as judge
+    from ..ops.migrate import connection_args, has_metadata_log, offline_facts, preflight as judge
     from ..render.migrate import preflight_doc, preflight_text
     from ..render.output import emit
 
@@ -99,7 +99,7 @@ def preflight(
         from ..live.membership.migrate import gather
 
         f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
-    doc = preflight_doc(f, judge(f))
+    doc = preflight_doc(f, judge(f, connection_args(f, bootstrap_server, bootstrap_controller, command_config)))
     emit(output, doc, text=preflight_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)

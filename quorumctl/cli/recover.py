@@ -107,7 +107,9 @@ def recover(
     forced = sorted(parse_node_ids(force_lost, "--force-lost")) if force_lost.strip() else []
     unread = sorted(parse_node_ids(no_replica, "--no-replica")) if no_replica.strip() else []
     cfgs = [load(c) for c in config]
-    targets = _distinct_dirs(list(paths or []) + [c.metadata_log_dir for c in cfgs])
+    given = list(paths or [])
+    _refuse_twice(given + list(replica))
+    targets = _distinct_dirs(given + [c.metadata_log_dir for c in cfgs])
     if not targets:
         raise InputError("give the surviving controller's log dir (or -c server.properties)")
     static = None
@@ -152,20 +154,39 @@ def recover(
     raise typer.Exit(ExitStatus.of(plan.refusal))
 
 
-def _distinct_dirs(targets: list[str]) -> list[str]:
-    """Each metadata log dir once: `LOG_DIR -c its server.properties` (as the static
-    quorum's advice says) names the survivor twice."""
+def _dir_key(t: str) -> str:
     import os
     from ..errors import InputError
     from ..raft.replica import resolve_partition_dir
 
+    try:
+        return os.path.realpath(resolve_partition_dir(t)[1])
+    except InputError:  # the loader names a bad path in its own words, later
+        return os.path.realpath(t)
+
+
+def _refuse_twice(paths: list[str]) -> None:
+    """One rule for a destructive command: a log dir given twice (two arguments, an argument
+    and --replica, two paths to one directory through a symlink) is refused, not merged."""
+    from ..errors import InputError
+
+    seen: dict[str, str] = {}
+    for t in paths:
+        key = _dir_key(t)
+        if key in seen:
+            same = f"{seen[key]} and {t}" if seen[key] != t else f"{t} twice"
+            raise InputError(f"the same log dir was given twice ({same}, both {key}): give each replica's dir once")
+        seen[key] = t
+
+
+def _distinct_dirs(targets: list[str]) -> list[str]:
+    """Each metadata log dir once: `LOG_DIR -c its server.properties` (as the static
+    quorum's advice says) names the survivor twice; a dir given twice as an argument is
+    refused before (_refuse_twice)."""
     seen: set[str] = set()
     out = []
     for t in targets:
-        try:
-            key = os.path.realpath(resolve_partition_dir(t)[1])
-        except InputError:  # the loader names a bad path in its own words, later
-            key = t
+        key = _dir_key(t)
         if key not in seen:
             seen.add(key)
             out.append(t)

@@ -74,6 +74,7 @@ def set_endpoints(
             help="A voter's new endpoint; repeat for each voter (and each listener).",
         ),
     ] = [],
+    config: ServerConfigs = [],
     timeout: Deadline = 5.0,
     command_config: CommandConfig = None,
     apply: Apply = False,
@@ -90,10 +91,14 @@ def set_endpoints(
     dir's lock. Appends, at the same offset and in a new epoch, one control batch
     holding the voter set with the new endpoints (same ids, same directory ids) to
     every voter's log, from the most up-to-date one; resets quorum-state. With --apply:
-    locked, backed up, each directory swapped in atomically.
+    locked, backed up, each directory swapped in atomically. Refused before anything is
+    written (exit 2): a listener name neither the voter set nor the controllers'
+    controller.listener.names (-c) knows, a voter left without the controllers' listener,
+    two voters at one address (what would stop Kafka's controllers or split their requests).
 
     Example: quorumctl voters set-endpoints /data/c1 /data/c2 /data/c3 -e 1=CONTROLLER://k1:9093 -e 2=CONTROLLER://k2:9093 -e 3=CONTROLLER://k3:9093 --apply
     """
+    from ..config.server import load as load_config
     from ..ops import voter_endpoints as ve
     from ..wire.connection import load_client_config
     from ..live.liveness import probe_voters_and_witnesses
@@ -107,7 +112,8 @@ def set_endpoints(
     def probe(stored: dict[int, list], witnesses: list, cluster_id: str | None):
         return probe_voters_and_witnesses(stored, witnesses, client, timeout, cluster_id)
 
-    plan, report = ve.run(list(paths), new, apply, backup_dir, probe)
+    configs = [load_config(c) for c in config]
+    plan, report = ve.run(list(paths), new, apply, backup_dir, probe, configs)
     doc = plan.to_json()
     emit(
         output,

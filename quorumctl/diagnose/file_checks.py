@@ -65,7 +65,9 @@ def configured_voters(c: ServerConfig) -> dict[int, tuple[str, int]]:
         return {}
 
 
-def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
+def examine(config_paths: list[str], log_dir_paths: list[str], live_only: bool = False) -> Report:
+    """The files' findings; `live_only`: no file given is no error (doctor with only
+    --bootstrap-controller: the live checks fill the report)."""
     from ..raft.replica import compare, load_replica
 
     configs = [load(p) for p in config_paths]
@@ -84,8 +86,8 @@ def examine(config_paths: list[str], log_dir_paths: list[str]) -> Report:
         if key.endswith("__cluster_metadata-0"):
             key = os.path.dirname(key)
         dirs.setdefault(key, LogDir(key if p.rstrip("/").endswith("__cluster_metadata-0") else p, None))
-    if not dirs:
-        raise InputError("give at least one server.properties (--config) or log dir")
+    if not dirs and not live_only:
+        raise InputError("give at least one server.properties (--config), log dir, or --bootstrap-controller")
     for d in dirs.values():
         if not os.path.isdir(d.path):
             d.problem = "missing"
@@ -511,8 +513,14 @@ def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None
 
 
 def voter_dirs_of(dirs: Sequence[LogDir], voters: dict) -> list[str]:
-    """The log dirs holding a voter's metadata log: what `voters set-endpoints` is given."""
-    return [d.path for d in dirs if d.replica is not None and (d.meta or {}).get("node.id") in voters["by_id"]]
+    """The log dirs holding a voter's metadata log: what `voters set-endpoints` is given; none
+    unless every voter's is there (set-endpoints refuses fewer)."""
+    out: dict = {}
+    for d in dirs:
+        nid = (d.meta or {}).get("node.id")
+        if d.replica is not None and nid in voters["by_id"]:
+            out.setdefault(nid, d.path)
+    return list(out.values()) if set(out) == set(voters["by_id"]) else []
 
 
 def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding], dirs: Sequence[LogDir] = ()) -> None:
@@ -557,39 +565,81 @@ def _endpoints(configs: list[ServerConfig], voters: dict, out: list[Finding], di
                         voter_dirs_of(dirs, voters),
                     ),
                     node_id=c.node_id,
+                    fix=(name, configs, voter_dirs_of(dirs, voters)),
                 )
             )
     out.extend(bootstrap_findings(configs, voters))
 
 
-def endpoint_fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
-    """The command line that fixes a stale endpoint: with a leader, the voter restarted with
-    its new listener updates it; with none (or offline: unknown), set-endpoints."""
-    vid = c["voter_id"]
-    adv = None
+def _advertised(configs: list, vid: int, name: str) -> str | None:
+    """NAME://host:port a voter's own config advertises for its controller listener."""
     for cfg in configs:
         if cfg.node_id == vid and cfg.is_controller:
             try:
                 host, port = cfg.advertised_controller_endpoint()
-                adv = f"{c['name']}://{host}:{port}"
             except InputError:
-                pass
+                continue
+            return f"{name}://[{host}]:{port}" if ":" in host else f"{name}://{host}:{port}"
+    return None
+
+
+def set_endpoints_advice(stale: dict[int, str], configs: list, log_dirs: list[str]) -> str:
+    """The offline fix of the stale endpoints of the voters `stale` (id -> listener name): one
+    `voters set-endpoints` command line that runs as printed (a dry run), with every voter's
+    log dir and each stale voter's new endpoint from its config; or, when the inputs do not
+    say them, which inputs the command needs."""
+    dirs = list(log_dirs)
+    new = {vid: _advertised(configs, vid, name) for vid, name in sorted(stale.items())}
+    unknown = [vid for vid, e in new.items() if e is None]
+    if unknown or not dirs:
+        need = []
+        if unknown:
+            need.append(f"the new endpoint of voter(s) {', '.join(map(str, unknown))} (-c its server.properties)")
+        if not dirs:
+            need.append("every voter's log dir (as arguments, or -c each controller's server.properties)")
+        return (
+            "stop every controller and change the stored endpoints with `quorumctl voters set-endpoints` "
+            f"(docs/membership.md); the complete command needs {' and '.join(need)}: run this check again with them"
+        )
+    cmd = " ".join(
+        ["quorumctl voters set-endpoints", *(shlex.quote(d) for d in dirs)]
+        + [f"--endpoint {vid}={e}" for vid, e in new.items()]
+    )
+    return f"stop every controller, then change the stored endpoints (a dry run; add --apply to write): `{cmd}`"
+
+
+def endpoint_fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str]) -> str:
+    """The fix of a stale endpoint: with a leader, the voter restarted with its new listener
+    updates it; with none (or offline: unknown), set-endpoints (merge_set_endpoints widens the
+    command to every stale voter once all findings are known)."""
+    vid = c["voter_id"]
+    adv = _advertised(configs, vid, c["name"])
     live = (
         f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
         "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
         "DNS record"
     )
-    dirs = " ".join(shlex.quote(d) for d in log_dirs) or "<every voter's log dir>"
-    offline = (
-        f"stop every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs} "
-        f"--endpoint {vid}={adv or c['name'] + '://<new host>:<port>'} ... (a dry run; then --apply; "
-        "docs/membership.md)"
-    )
+    offline = set_endpoints_advice({vid: c["name"]}, configs, log_dirs)
     if leader:
         return live
     if leader is None:
         return f"while the quorum has a leader: {live}; if no leader can be elected: {offline}"
     return f"no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or {offline}"
+
+
+def merge_set_endpoints(findings: list[Finding]) -> None:
+    """Every stale-endpoint finding's set-endpoints command widened to all stale voters: one
+    command line with every --endpoint, not one per voter to merge by hand."""
+    groups: dict[tuple, list[tuple[Finding, int, tuple]]] = {}
+    for f in findings:
+        if f.fix is not None and f.node_id is not None:
+            groups.setdefault(tuple(f.fix[2]), []).append((f, f.node_id, f.fix))
+    for group in groups.values():
+        stale = {nid: fix[0] for _, nid, fix in group}
+        configs, dirs = group[0][2][1], group[0][2][2]
+        every = set_endpoints_advice(stale, configs, dirs)
+        for f, nid, fix in group:
+            f.remedy = f.remedy.replace(set_endpoints_advice({nid: fix[0]}, configs, dirs), every)
 
 
 def bootstrap_findings(configs: list, voters: dict) -> list[Finding]:

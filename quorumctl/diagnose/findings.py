@@ -27,6 +27,9 @@ class Finding:
     evidence: list[str]
     remedy: str
     node_id: int | None = None  # the one node it is about, where another check looks it up (not in the JSON)
+    # a stale endpoint's set-endpoints fix: (listener name, configs, voters' log dirs), so that every
+    # stale voter's finding names one command with all of them (file_checks.merge_set_endpoints)
+    fix: tuple | None = None
 
     def to_json(self) -> dict:
         return {

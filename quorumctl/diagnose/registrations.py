@@ -27,14 +27,17 @@ UNREGISTER_REMEDY = (
 )
 
 
-def stale_remedy(cid: int, mv) -> str:
-    """How to clear a stale controller registration at the cluster's metadata.version."""
+def stale_remedy(cid: int, mv, via: str | None = None) -> str:
+    """How to clear a stale controller registration at the cluster's metadata.version;
+    `via`: the controllers' addresses, when known, in place of HOST:PORT."""
     from ..versions import CONTROLLER_UNREGISTRATION_LEVEL
 
     level = getattr(mv, "level", mv)
-    if level is not None and level >= CONTROLLER_UNREGISTRATION_LEVEL:
-        return UNREGISTER_REMEDY.format(id=cid)
-    return STALE_CONTROLLER_REMEDY.format(id=cid)
+    text = (
+        UNREGISTER_REMEDY if level is not None and level >= CONTROLLER_UNREGISTRATION_LEVEL else STALE_CONTROLLER_REMEDY
+    )
+    text = text.format(id=cid)
+    return text.replace("--bootstrap-controller HOST:PORT", f"--bootstrap-controller {via}") if via else text
 
 
 FENCED_BROKER_REMEDY = (
@@ -149,7 +152,7 @@ def live_registrations(
                 f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
                 "range can block a metadata.version upgrade (give its log dirs to see the range)",
                 [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-                stale_remedy(cid, mv),
+                stale_remedy(cid, mv, source),
                 node_id=cid,
             )
         )

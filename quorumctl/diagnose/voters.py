@@ -31,7 +31,7 @@ import socket
 
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
-from .file_checks import bootstrap_findings, endpoint_fix, voter_dirs_of
+from .file_checks import bootstrap_findings, endpoint_fix, merge_set_endpoints, voter_dirs_of
 from .findings import Finding
 from .live_quorum import live_findings, observer_findings
 
@@ -194,6 +194,7 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
                 evidence,
                 endpoint_fix(c, leader, configs, log_dirs),
                 node_id=vid,
+                fix=(c["name"], configs, log_dirs),
             )
         )
     return out
@@ -280,6 +281,7 @@ def check(
     dirs = voter_dirs_of(report.log_dirs, voters) if report else []
     leader = None if not live else (q is not None and q.leader_id >= 0)
     findings += endpoint_findings(checks, leader, cfgs, dirs)
+    merge_set_endpoints(findings)
     seen, unique = set(), []
     for f in findings:
         if (f.code, f.message) not in seen:

@@ -52,19 +52,43 @@ def check_backup_root(backup_root: str, log_dir: str, partition_dir: str | None 
     if br == real or br.startswith(real + os.sep):
         raise Refused(f"the backup dir {backup_root} is inside the partition directory {real}")
     probe = br
-    while not os.path.exists(probe):
+    while not os.path.lexists(probe):
         probe = os.path.dirname(probe)
-    if not os.path.isdir(probe) or not os.access(probe, os.W_OK | os.X_OK):
+    if not os.path.isdir(probe):
         raise InputError(
-            f"the backup dir {backup_root}: cannot create it in {probe} (permission denied or not a "
-            "writable directory); nothing was changed: pass --backup-dir a writable directory on the "
-            "same file system, outside the log dir"
+            f"the backup dir {backup_root}: {probe} is a file, not a directory; nothing was changed: "
+            "pass --backup-dir a writable directory on the same file system, outside the log dir"
+        )
+    why = write_probe(probe)
+    if why is not None:
+        raise InputError(
+            f"the backup dir {backup_root}: cannot write in {probe} ({why}); nothing was changed: pass "
+            "--backup-dir a writable directory on the same file system, outside the log dir"
         )
     if os.stat(probe).st_dev != os.stat(real).st_dev:
         raise Refused(
             f"the backup dir {backup_root} is not on the file system of {real}; the crash-safe swap "
             "needs both on one file system: pass --backup-dir on it (outside the log dir)"
         )
+
+
+def write_probe(directory: str) -> str | None:
+    """Why nothing can be created in `directory` (a read-only mount, no permission, no inode
+    left), or None: a file created and removed again. os.access answers for the permission
+    bits, which root passes; an attempt answers for the mount too. A full disk shows later,
+    at the first write (fsutil.out_of_space removes the partial run)."""
+    import tempfile
+
+    try:
+        fd, path = tempfile.mkstemp(prefix=".quorumctl-probe-", dir=directory)
+    except OSError as e:
+        return e.strerror or str(e)
+    os.close(fd)
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return None
 
 
 def copy_owner(src_stat, path: str) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import ids
-from ..errors import Refused
+from ..errors import InputError, Refused
 from ..logdir import statefiles as state_files
 from ..versions import (
     LATEST_PRODUCTION,
@@ -410,12 +410,28 @@ def _remove_stale_staging(parent: str, prefix: str) -> None:
         full = os.path.join(parent, name)
         try:
             lock = fsutil.LogDirLock(full).acquire()
-        except (fsutil.LockHeld, OSError):
+        except (fsutil.LockHeld, InputError, OSError):  # held, or not ours to remove
             continue
         try:
             shutil.rmtree(full, ignore_errors=True)
         finally:
             lock.release()
+
+
+def _check_target(path: str, apply: bool) -> None:
+    """A log dir to format must be a directory, or be creatable in one; with `apply`, one we
+    can create files in (a file created and removed: a read-only mount refuses root too)."""
+    from .backups import write_probe
+
+    where = os.path.abspath(path)
+    while not os.path.lexists(where):
+        where = os.path.dirname(where)
+    if not os.path.isdir(where):
+        raise FormatError(f"{path}: {where} is not a directory; nothing was written")
+    if apply:
+        why = write_probe(where)
+        if why is not None:
+            raise FormatError(f"{path}: cannot write in {where} ({why}); nothing was written")
 
 
 def _only_lock(path: str) -> bool:
@@ -589,6 +605,8 @@ def run_format(
             "the following: --standalone, --initial-controllers, or --no-initial-controllers."
         )
     feature_levels = parse_feature_args(features)
+    for path in all_dirs:
+        _check_target(path, apply)
     locks = []
     out_lines: list[str] = []
     try:

@@ -113,8 +113,14 @@ def fsync_dir(path: str) -> None:
 
 def write_synced(path: str, data: bytes, mode: int = 0o644) -> None:
     """Create or replace `path` with `data` and fsync it (no rename: callers
-    use this only for files nobody reads yet)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    use this only for files nobody reads yet). A file left there by an interrupted run
+    (a read-only snapshot's .part, 0400) is removed first: opening it for writing would
+    fail for anyone but root, and a new file gets `mode`."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         view = memoryview(data)
         while view:
@@ -196,7 +202,17 @@ class LogDirLock:
         self.fd: int | None = None
 
     def acquire(self) -> "LogDirLock":
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.ENOENT):
+                raise
+            from ..errors import InputError
+
+            raise InputError(
+                f"cannot open {self.path} to take Kafka's lock ({e.strerror}): {self.directory} is not a "
+                "directory this user can write in (a read-only mount, another user's files); nothing was changed"
+            ) from None
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:

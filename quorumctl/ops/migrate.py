@@ -111,11 +111,40 @@ def _mv_name(level: int | None) -> str:
 # -- the preflight -----------------------------------------------------------------------
 
 
-def preflight(f: Facts) -> dict:
+def connection_args(
+    f: Facts,
+    bootstrap_server: str | None = None,
+    bootstrap_controller: str | None = None,
+    command_config: str | None = None,
+) -> list[str] | None:
+    """The options that reach the cluster in a printed command line: what the preflight was
+    given (live), or the voters' stored endpoints (offline); None when neither is known."""
+    if bootstrap_controller:
+        via = ["--bootstrap-controller", bootstrap_controller]
+    elif bootstrap_server:
+        via = ["--bootstrap-server", bootstrap_server]
+    else:
+        eps = [e[0] for _, e in sorted(f.voters.items()) if e]
+        if not eps:
+            return None
+        via = ["--bootstrap-controller", ",".join(eps)]
+    return via + (["--command-config", command_config] if command_config else [])
+
+
+def _command(*args: str) -> str:
+    import shlex
+
+    return shlex.join(["quorumctl", *args])
+
+
+def preflight(f: Facts, via: list[str] | None = None) -> dict:
     """Every check before kraft.version 1, in the order to fix them: the nodes'
     software, metadata.version, directory ids, the quorum, the configs, Kafka's
     own verdict. Verdict "dynamic" (already kraft.version 1: the configs step is
-    next), "ready" or "blocked" (with what to do first)."""
+    next), "ready" (next: the upgrade's command line) or "blocked" (with what to do first).
+    The command lines printed reach the cluster with `via` (connection_args): they run as
+    printed."""
+    via = via if via is not None else connection_args(f)
     checks: list[Check] = []
     kv = f.kraft_version
     _check(
@@ -136,7 +165,9 @@ def preflight(f: Facts) -> dict:
         None if mv is None else mv >= KRAFT_V1_MIN_LEVEL,
         f"finalized metadata.version {_mv_name(mv)} (kraft.version 1 needs {NAME_OF[KRAFT_V1_MIN_LEVEL]} or newer)",
         # metadata.version alone: a --release-version of 3.9-IV0 or newer also asks for kraft.version 1
-        f"quorumctl features upgrade --metadata {NAME_OF[KRAFT_V1_MIN_LEVEL]} (or newer) ... --apply",
+        _command("features", "upgrade", "--metadata", NAME_OF[KRAFT_V1_MIN_LEVEL], *via, "--apply")
+        if via
+        else f"features upgrade --metadata {NAME_OF[KRAFT_V1_MIN_LEVEL]} (or newer) --apply against a controller",
     )
     for n in f.controllers:
         checks.append(_directory_id(f, n))
@@ -186,7 +217,11 @@ def preflight(f: Facts) -> dict:
     if verdict == "dynamic":
         nxt = "quorumctl migrate-quorum configs (replace controller.quorum.voters on every node, one roll at a time)"
     elif verdict == "ready":
-        nxt = "quorumctl migrate-quorum upgrade ... --apply (kraft.version 1)"
+        nxt = (
+            _command("migrate-quorum", "upgrade", *via, "--apply")
+            if via
+            else "migrate-quorum upgrade --apply against a controller (--bootstrap-controller HOST:PORT): kraft.version 1"
+        )
     else:
         nxt = first
     return {"verdict": verdict, "checks": checks, "first": first, "next": nxt}

@@ -561,6 +561,12 @@ def run(
     if (diverging_epoch is None) != (end_offset is None):
         raise TruncateError("--diverging-epoch and --end-offset go together")
     ld, _pdir = resolve_partition_dir(log_dir)
+    seen = {os.path.realpath(_pdir): log_dir}
+    for path in refs:  # the same replica twice is a mistake, not a reference (symlinks included)
+        key = os.path.realpath(resolve_partition_dir(path)[1])
+        if key in seen:
+            raise TruncateError(f"{path} is the same log dir as {seen[key]} ({key}): give another replica's dir")
+        seen[key] = path
     backup_root = backup_dir or default_backup_root(ld)
     unfinished = unfinished_runs(backup_root)
     lock = fsutil.LogDirLock(ld).acquire() if apply else None

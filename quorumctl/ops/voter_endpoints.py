@@ -55,6 +55,8 @@ class EndpointsError(InputError):
 
 
 ENDPOINT = re.compile(r"^(\d+)=([A-Za-z0-9_.-]+)://(\[[0-9A-Fa-f:.]+\]|[^:/\s\[\]]+):(\d+)$")
+# the characters Kafka accepts in a listener's host (its listener parser, config/server.py)
+HOST = re.compile(r"^[0-9A-Za-z%._-]+$")
 
 
 def parse_endpoints(specs: list[str]) -> dict[int, list[dict]]:
@@ -70,7 +72,12 @@ def parse_endpoints(specs: list[str]) -> dict[int, list[dict]]:
         port = int(m.group(4))
         if not 0 < port < 65536:
             raise EndpointsError(f"--endpoint {spec!r}: port {port} is not between 1 and 65535")
-        vid, name, host = int(m.group(1)), m.group(2), m.group(3).strip("[]")
+        # Kafka upper-cases listener names wherever it reads them (ListenerName.normalised)
+        vid, name, host = int(m.group(1)), m.group(2).upper(), m.group(3).strip("[]")
+        if not m.group(3).startswith("[") and not HOST.match(host):
+            raise EndpointsError(
+                f"--endpoint {spec!r}: {host!r} is not a host name or address (letters, digits, '.', '-', '_')"
+            )
         if any(e["name"] == name for e in out.get(vid, [])):
             raise EndpointsError(f"--endpoint {spec!r}: voter {vid} is given the listener {name} twice")
         out.setdefault(vid, []).append({"name": name, "host": host, "port": port})
@@ -79,6 +86,76 @@ def parse_endpoints(specs: list[str]) -> dict[int, list[dict]]:
             "give the new endpoints with --endpoint ID=LISTENER://HOST:PORT (one per voter and listener)"
         )
     return out
+
+
+def _fatal(vid: int, name: str) -> str:
+    return (
+        f"Kafka's controllers would stop on it (IllegalStateException \"Unknown endpoint for voter id {vid} "
+        f'for listener name {name}") and elect no leader'
+    )
+
+
+def check_listeners(before: list[dict], after: list[dict], new: dict[int, list[dict]], configs: list) -> None:
+    """Refuse (EndpointsError, before anything is written) a voter set Kafka's controllers
+    could not run on. A controller reaches the other voters at their endpoint for its own
+    listener name, the first of its controller.listener.names (KafkaRaftClient looks it up in
+    the voter set and throws when it is missing). The names known: those of the voter set
+    and of the controllers' controller.listener.names (`configs`); the names every voter
+    needs: each controller config's first one, or without a controller config those every
+    voter has in the voter set now."""
+    import difflib
+
+    known: dict[str, str] = {}
+    for v in before:
+        for e in v["endpoints"]:
+            known.setdefault(e["name"].upper(), "the voter set")
+    required: dict[str, str] = {}
+    for c in configs:
+        if c.is_controller and c.controller_listener_names:
+            for n in c.controller_listener_names:
+                known.setdefault(n.upper(), f"controller.listener.names of {c.path}")
+            required.setdefault(
+                c.controller_listener_names[0].upper(), f"the first of {c.path}'s controller.listener.names"
+            )
+    if not required and before:
+        common = set.intersection(*({e["name"].upper() for e in v["endpoints"]} for v in before))
+        required = dict.fromkeys(sorted(common), "every voter has it in the voter set")
+    for vid, eps in sorted(new.items()):
+        for e in eps:
+            if e["name"] in known:
+                continue
+            close = difflib.get_close_matches(e["name"], list(known), n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise EndpointsError(
+                f"--endpoint {vid}={endpoint_text(e)}: {e['name']} is no controller listener "
+                f"(known: {', '.join(sorted(known)) or 'none'}: the voter set's listeners and the "
+                f"controller.listener.names of the configs given with -c); {hint}a listener renamed needs the "
+                "controllers' new server.properties with -c"
+            )
+    for v in after:
+        names = {e["name"].upper() for e in v["endpoints"]}
+        for name, why in required.items():
+            if name not in names:
+                raise EndpointsError(
+                    f"voter {v['voterId']} would have no {name} endpoint ({why}; its endpoints: "
+                    f"{', '.join(endpoint_text(e) for e in v['endpoints'])}): {_fatal(v['voterId'], name)}"
+                )
+    seen: dict[tuple[str, int], int] = {}
+    for v in after:
+        for e in v["endpoints"]:
+            key = (e["host"].lower(), e["port"])
+            other = seen.setdefault(key, v["voterId"])
+            if other != v["voterId"]:
+                raise EndpointsError(
+                    f"voters {other} and {v['voterId']} would both be at {endpoint_text(e).split('://', 1)[1]}: "
+                    f"one process listens on one address, so Kafka would send voter {v['voterId']}'s requests "
+                    f"to voter {other} (or the reverse); give each voter its own endpoint"
+                )
+            if sum((x["host"].lower(), x["port"]) == key for x in v["endpoints"]) > 1:
+                raise EndpointsError(
+                    f"voter {v['voterId']} would have two listeners at {e['host']}:{e['port']}: one port serves "
+                    "one listener"
+                )
 
 
 def endpoint_text(e: dict) -> str:
@@ -185,7 +262,9 @@ def _check_given(replicas: list[Replica]) -> None:
         raise EndpointsError("the same log dir was given twice")
 
 
-def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: int | None = None) -> EndpointsPlan:
+def plan_endpoints(
+    replicas: list[Replica], new: dict[int, list[dict]], now_ms: int | None = None, configs: list | None = None
+) -> EndpointsPlan:
     """The plan for the voters' log dirs `replicas` (loaded) and the new endpoints `new`
     (parse_endpoints): refused (plan.refusal) when it would not be safe."""
     if not replicas:
@@ -206,6 +285,7 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
     if unknown:
         raise EndpointsError(f"--endpoint names {unknown}, which are not voters (voters {sorted(by_id)})")
     after = [{**v, "endpoints": new.get(v["voterId"], v["endpoints"])} for v in before]
+    check_listeners(before, after, new, configs or [])
     seen = max(highest_epoch_seen(r) for r in replicas)
     append = after != before
     plan = EndpointsPlan(before, after, append, base=base, new_epoch=seen + 1 if append else seen, max_epoch_seen=seen)
@@ -277,6 +357,7 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
             "before every voter was changed, or nothing to change): no batch is appended; the "
             "voters that differ become copies of it"
         )
+    boot = ",".join(f"{e['host']}:{e['port']}" for v in after for e in v["endpoints"][:1])
     plan.steps = [
         "in every controller's server.properties: advertised.listeners (and listeners) with its new endpoint, and "
         "controller.quorum.bootstrap.servers="
@@ -284,8 +365,8 @@ def plan_endpoints(replicas: list[Replica], new: dict[int, list[dict]], now_ms: 
         "the same controller.quorum.bootstrap.servers in every broker's server.properties",
         "start every controller: they elect a leader in epoch "
         + str(plan.new_epoch + 1)
-        + "; check: `quorumctl describe status --bootstrap-controller <a new endpoint>`, then `quorumctl voters "
-        "check --bootstrap-controller <a new endpoint>`",
+        + f"; check: `quorumctl describe status --bootstrap-controller {boot}`, then `quorumctl voters "
+        f"check --bootstrap-controller {boot}`",
         "restart the brokers with the new controller.quorum.bootstrap.servers",
     ]
     return plan
@@ -316,15 +397,23 @@ def apply_endpoints(plan: EndpointsPlan, backup_dir: str | None) -> dict:
     return {"changed": done}
 
 
-def run(targets: list[str], new: dict[int, list[dict]], apply: bool, backup_dir: str | None, probe=None):
+def run(
+    targets: list[str],
+    new: dict[int, list[dict]],
+    apply: bool,
+    backup_dir: str | None,
+    probe=None,
+    configs: list | None = None,
+):
     """Plan (and with `apply`, carry out under every voter's lock, planned and probed
-    again there) the change of endpoints. `probe(stored endpoints, witnesses, cluster id)
+    again there) the change of endpoints; `configs`: the controllers' server.properties
+    (config.server.load), whose controller.listener.names the new endpoints must match. `probe(stored endpoints, witnesses, cluster id)
     -> ([VoterProbe], [Witness])` is the caller's (ops does not speak the wire).
     Returns (plan, apply report or None, pids of Kafka processes holding a lock)."""
     from ..raft.replica import load_replica, resolve_partition_dir
 
     def make() -> EndpointsPlan:
-        p = plan_endpoints([load_replica(t) for t in targets], new)
+        p = plan_endpoints([load_replica(t) for t in targets], new, configs=configs)
         if probe is not None:
             found, seen = probe(p.stored, p.witness_endpoints, p.cluster_id)
             p.judge_probes(found, seen)

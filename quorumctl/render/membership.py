@@ -30,6 +30,11 @@ def clear_text(plan) -> str:
         lines.append(head + what + (f"\n    ({s.evidence})" if s.evidence else ""))
     if plan.kind is None:
         lines.append(f"node {plan.node_id} is not a registered {plan.looked_at[:-1]}: nothing to clear")
+    elif plan.kind == "unknown":
+        lines.append(
+            f"node {plan.node_id} is no registered controller; whether it is a registered broker is not known "
+            "from the controllers: run the step above, or this command with --bootstrap-server"
+        )
     elif plan.cleared:
         lines.append(
             f"node {plan.node_id}'s registration blocks nothing any more"

@@ -62,7 +62,7 @@ def classify(verify_clean, d, before):
         extra = {k for k in set(now) - set(before) if not k.endswith((".tmp", ".part"))}
         assert extra <= NEW_FILES - {"meta.properties"}
         if set(now) != set(before):
-            verify_clean(d)
+            verify_clean(d, temporaries_ok=True)
         return "old"
     assert set(now) == set(before or {}) | NEW_FILES
     verify_clean(d)

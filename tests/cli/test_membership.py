@@ -237,8 +237,13 @@ def test_clear_registration_other_cases(cli):
             "quorumctl: error: node 2 is a voter (voters 1, 2, 3): not a ghost; remove it from "
             "the voters first (quorumctl remove-controller) if it is gone\n",
         )
+        # no controller 9; a broker 9 the controllers cannot list: unknown, never "nothing to clear"
         code, out, err = cli("cluster", "clear-registration", "9", *opt)
-        assert (code, out.splitlines()[-1]) == (0, "node 9 is not a registered controller: nothing to clear")
+        assert (code, out.splitlines()[-1]) == (
+            1,
+            "node 9 is no registered controller; whether it is a registered broker is not known from the "
+            "controllers: run the step above, or this command with --bootstrap-server",
+        )
         # at 4.4-IV2 (33) Kafka can unregister it: the unregistration's checks, then the request
         c.finalized["metadata.version"] = 33
         code, out, err = cli("cluster", "clear-registration", "4", *opt, "-o", "json")
@@ -287,6 +292,67 @@ def test_replace_controller_addition_refused_after_the_removal(cli):
             "replace-controller", "3", *opt, "--endpoint", f"CONTROLLER://127.0.0.1:{port3}", "--apply"
         )
         assert (code, err) == (0, "") and voters(c) == [(1, D1), (2, D2), (3, NEW)]
+
+
+def test_doctor_with_only_a_controller_finds_the_ghost_controller(cli):
+    """doctor --bootstrap-controller alone runs (no config, no log dir): the live checks find
+    controller 4 registered but no voter, and its remedy is the clear-registration command."""
+    with ghost() as c:
+        c.advertise_controllers()
+        c.node_by_id(4).stop()
+        addr = c.node_by_id(1).address
+        code, out, err = cli("doctor", "--bootstrap-controller", addr, "--timeout", "2", "-o", "json")
+        assert (code, err) == (1, ""), out + err
+        found = [f for f in json.loads(out)["findings"] if f["code"] == "stale-controller-registration"]
+        assert [f["message"].split(" (")[0] for f in found] == ["controller 4 is registered"], found
+        # the remedy names the address doctor was given, not HOST:PORT
+        assert f"quorumctl cluster clear-registration 4 --bootstrap-controller {addr} --metadata" in found[0]["remedy"]
+    code, out, err = cli("doctor")
+    assert (code, err) == (
+        2,
+        "quorumctl: error: give at least one server.properties (--config), log dir, or --bootstrap-controller\n",
+    )
+
+
+def test_clear_registration_through_the_controllers_reaches_a_broker(cli):
+    """Only --bootstrap-controller: the controllers list no brokers, so a ghost broker's
+    registration is not "nothing to clear" but unknown (exit 1) with the command that tells;
+    that command, run as printed, sends UnregisterBroker to the controller (as
+    kafka-cluster.sh unregister --bootstrap-controller does), and then there is nothing left."""
+    import time
+
+    now = int(time.time() * 1000)
+    c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
+    c.add_nodes(controllers=(1, 2, 3), brokers=(), profile="4.3")
+    c.add_broker(6, profile="4.3")
+    with c:
+        c.advertise_controllers()
+        ctl = c.node_by_id(1)
+        ctl.apis[messages.UNREGISTER_BROKER] = (0, 0)
+        gone = c.node_by_id(6)
+        gone.fenced = True
+        gone.stop()
+        sent = lambda: [r for r in c.requests if r[1] == messages.UNREGISTER_BROKER]  # noqa: E731
+        code, out, err = cli("cluster", "clear-registration", "6", "--bootstrap-controller", ctl.address)
+        assert (code, err) == (1, "")
+        printed = f"quorumctl cluster clear-registration 6 --bootstrap-controller {ctl.address} --apply"
+        assert out.splitlines()[-4:] == [
+            "method: unregister-broker",
+            f"step 1 [to do] (quorumctl): {printed}",
+            "    (whether broker 6 is registered is not known here: the controllers list only controllers; "
+            "--bootstrap-server lists the brokers (fenced ones too), --apply sends UnregisterBroker to the "
+            "controller, which answers whether it was registered)",
+            "node 6 is no registered controller; whether it is a registered broker is not known from the "
+            "controllers: run the step above, or this command with --bootstrap-server",
+        ]
+        assert sent() == [] and gone.registered
+        code, out, err = cli(*printed.split()[1:], "-o", "json")  # the step, as printed
+        assert (code, err) == (0, "")
+        doc = json.loads(out)
+        assert (doc["kind"], doc["applied"], doc["cleared"]) == ("broker", True, True)
+        assert len(sent()) == 1 and not gone.registered
+        code, out, err = cli(*printed.split()[1:])
+        assert (code, out.splitlines()[-1]) == (0, "node 6 is not a registered broker: nothing to clear")
 
 
 def test_clear_registration_of_a_broker_sends_unregister_broker(cli):

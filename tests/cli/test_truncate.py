@@ -264,6 +264,27 @@ def test_snapshot_answer_is_refused(cli, tmp_path):
     assert code == 1 and "must fetch that snapshot" in doc["plan"]["refused"]
 
 
+@pytest.mark.parametrize("how", ["the same path", "a symlink", "one of two references"])
+def test_the_log_dir_itself_as_its_reference_is_refused(cli, tmp_path, how):
+    """A mistyped --reference naming the replica being truncated: one line, exit 2, nothing written."""
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2)
+    write_replica(str(tmp_path / "l"), [B(1)] * 3 + [B(3)] * 3, node_id=1)
+    (tmp_path / "alias").symlink_to(tmp_path / "f")
+    refs = {
+        "the same path": [tmp_path / "f"],
+        "a symlink": [tmp_path / "alias"],
+        "one of two references": [tmp_path / "l", tmp_path / "f"],
+    }[how]
+    before = tree(tmp_path)
+    code, out, err = cli("truncate", tmp_path / "f", *[x for r in refs for x in ("--reference", r)], "--apply")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"quorumctl: error: {refs[-1]} is the same log dir as {tmp_path / 'f'} "
+        f"({tmp_path / 'f' / '__cluster_metadata-0'}): give another replica's dir\n"
+    )
+    assert tree(tmp_path) == before
+
+
 def test_damaged_log_is_refused(cli, tmp_path):
     pdir = write_replica(str(tmp_path / "f"), [B(1)] * 5, node_id=2)
     with open(os.path.join(pdir, "00000000000000000000.log"), "ab") as fh:

@@ -519,6 +519,38 @@ def test_every_registered_broker_is_read_or_named(cli, dyn):
     assert code == 1 and "refused: --no-replica names [7], which are not registered brokers (registered: [4])" in out
 
 
+@pytest.mark.parametrize("how", ["two arguments", "argument and --replica", "a symlink"])
+@pytest.mark.parametrize("apply", [[], ["--apply"]])
+def test_the_same_dir_given_twice_is_refused(cli, dyn, how, apply):
+    """One rule for a destructive command: a dir named twice, however, is bad input (exit 2,
+    one line, nothing written), never merged into one."""
+    c1 = dyn / "c1"
+    if how == "two arguments":
+        args, second = [c1, c1], c1
+    elif how == "argument and --replica":
+        args, second = [c1, "--replica", c1], c1
+    else:
+        (dyn / "alias").symlink_to(c1)
+        args, second = [c1, dyn / "alias"], dyn / "alias"
+    before = tree(dyn)
+    code, out, err = cli("recover", *args, "--replica", dyn / "b4", "--lost-voters", "2,3", *apply, code=2)
+    same = f"{c1} twice" if second == c1 else f"{c1} and {second}"
+    assert (out, err) == (
+        "",
+        f"quorumctl: error: the same log dir was given twice ({same}, both {c1 / '__cluster_metadata-0'}): "
+        "give each replica's dir once\n",
+    )
+    assert tree(dyn) == before
+
+
+def test_a_dir_named_by_its_config_too_is_one_dir(cli, dyn):
+    """`LOG_DIR -c its server.properties` (the static quorum's advice) names one dir, not two."""
+    conf = dyn / "c1.properties"
+    conf.write_text(f"node.id=1\nprocess.roles=controller\nlog.dirs={dyn / 'c1'}\n")
+    code, out, err = cli("recover", dyn / "c1", "-c", conf, "--replica", dyn / "b4", "--lost-voters", "2,3")
+    assert (code, err) == (0, ""), out + err
+
+
 def test_a_log_dir_without_cluster_id_is_of_another_cluster(cli, dyn):
     """A v0 meta.properties (broker.id, no cluster.id) beside v1 ones: one line, exit 2, as
     any two clusters, nothing written (sorting its None with a cluster id once crashed)."""

@@ -7,6 +7,7 @@ moved to new names on the lab of real hosts: tests/lab/test_kafka_lab_voters.py.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import socket
 
@@ -74,6 +75,104 @@ def test_bad_endpoint_is_one_line_exit_2(cli, dyn, spec, why):
     assert err == f"quorumctl: error: --endpoint {spec!r}: {why}" + (
         " (e.g. 1=CONTROLLER://c1.new.example:9093)\n" if why.startswith("expected") else "\n"
     )
+    assert tree(dyn) == before
+
+
+FATAL = (
+    "Kafka's controllers would stop on it (IllegalStateException \"Unknown endpoint for voter id {vid} for "
+    'listener name {name}") and elect no leader'
+)
+
+
+@pytest.mark.parametrize("apply", [[], ["--apply"]])
+@pytest.mark.parametrize(
+    "specs, configs, why",
+    [
+        # a misspelled listener: known neither to the voter set nor to a config given
+        (
+            ["2=CONTROLER://k2:9093"],
+            False,
+            "--endpoint 2=CONTROLER://k2:9093: CONTROLER is no controller listener (known: CONTROLLER: the voter "
+            "set's listeners and the controller.listener.names of the configs given with -c); did you mean "
+            "CONTROLLER? a listener renamed needs the controllers' new server.properties with -c",
+        ),
+        # a new name the configs know, but voters 1 and 3 keep only CONTROLLER, which is what controller 2 uses
+        (
+            ["2=CTRL://k2:9093"],
+            True,
+            "voter 2 would have no CONTROLLER endpoint (the first of {conf1}'s controller.listener.names; its "
+            "endpoints: CTRL://k2:9093): " + FATAL.format(vid=2, name="CONTROLLER"),
+        ),
+        # two voters at one address
+        (
+            ["1=CONTROLLER://k1:9093", "2=CONTROLLER://k1:9093"],
+            False,
+            "voters 1 and 2 would both be at k1:9093: one process listens on one address, so Kafka would send "
+            "voter 2's requests to voter 1 (or the reverse); give each voter its own endpoint",
+        ),
+        # a new endpoint equal to another voter's stored one
+        (
+            ["1=CONTROLLER://localhost:19192"],
+            False,
+            "voters 1 and 2 would both be at localhost:19192: one process listens on one address, so Kafka would "
+            "send voter 2's requests to voter 1 (or the reverse); give each voter its own endpoint",
+        ),
+        # one voter, two listeners on one port
+        (
+            ["1=CONTROLLER://k1:9093", "1=CTRL://k1:9093"],
+            True,
+            "voter 1 would have two listeners at k1:9093: one port serves one listener",
+        ),
+        # not a host name
+        (
+            ["1=CONTROLLER://k1*:9093"],
+            False,
+            "--endpoint '1=CONTROLLER://k1*:9093': 'k1*' is not a host name or address (letters, digits, '.', "
+            "'-', '_')",
+        ),
+    ],
+)
+def test_endpoints_kafka_would_refuse_are_refused_before_anything_is_written(cli, dyn, specs, configs, why, apply):
+    """Dry run and --apply alike: exit 2, one line, no file changed (not even a backup dir)."""
+    confs = []
+    if configs:
+        for n in (1, 2, 3):
+            c = dyn / f"c{n}.properties"
+            c.write_text(
+                f"node.id={n}\nprocess.roles=controller\ncontroller.listener.names=CONTROLLER,CTRL\n"
+                f"listeners=CONTROLLER://:1919{n},CTRL://:1929{n}\nlog.dirs={dyn / f'c{n}'}\n"
+            )
+            confs += ["-c", str(c)]
+    before = tree(dyn)
+    eps = [x for s in specs for x in ("-e", s)]
+    code, out, err = cli("voters", "set-endpoints", *[dyn / f"c{n}" for n in (1, 2, 3)], *eps, *confs, *apply)
+    assert (code, out) == (2, ""), out + err
+    assert err == "quorumctl: error: " + why.format(conf1=dyn / "c1.properties") + "\n"
+    assert tree(dyn) == before
+    assert sorted(p.name for p in dyn.iterdir()) == sorted(
+        ["b4", "c1", "c2", "c3"] + [f"c{n}.properties" for n in (1, 2, 3) if configs]
+    )
+
+
+def test_a_renamed_listener_is_accepted_with_the_controllers_new_configs(cli, dyn):
+    """Every voter moved to the listener CTRL, which the configs given name first: planned (a dry run)."""
+    for n in (1, 2, 3):
+        (dyn / f"c{n}.properties").write_text(
+            f"node.id={n}\nprocess.roles=controller\ncontroller.listener.names=CTRL\n"
+            f"listeners=CTRL://:1929{n}\nlog.dirs={dyn / f'c{n}'}\n"
+        )
+    eps = [x for n in (1, 2, 3) for x in ("-e", f"{n}=ctrl://k{n}.invalid:9093")]
+    confs = [x for n in (1, 2, 3) for x in ("-c", str(dyn / f"c{n}.properties"))]
+    before = tree(dyn)
+    code, out, err = cli(
+        "voters", "set-endpoints", *[dyn / f"c{n}" for n in (1, 2, 3)], *eps, *confs, "--timeout", "5", "-o", "json"
+    )
+    assert (code, err) == (0, ""), out + err
+    doc = json.loads(out)["plan"]
+    assert [v["endpoints"] for v in doc["voters_after"]] == [[f"CTRL://k{n}.invalid:9093"] for n in (1, 2, 3)]
+    # without the configs, CTRL is a name nothing knows
+    code, out, err = cli("voters", "set-endpoints", *[dyn / f"c{n}" for n in (1, 2, 3)], *eps, "--timeout", "5")
+    assert code == 2 and "CTRL is no controller listener (known: CONTROLLER" in err, err
     assert tree(dyn) == before
 
 
@@ -225,9 +324,12 @@ def test_check_offline_names_every_stale_endpoint(cli, dyn):
     assert stale[0]["remedy"].startswith(
         "while the quorum has a leader: start voter 1 with advertised.listeners=CONTROLLER://localhost:19191"
     )
-    assert (
-        f"quorumctl voters set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} --endpoint 1=CONTROLLER://localhost:19191"
-    ) in stale[0]["remedy"]
+    # only voter 1's config given: no command to type yet, but what it needs
+    assert stale[0]["remedy"].endswith(
+        "if no leader can be elected: stop every controller and change the stored endpoints with `quorumctl voters "
+        "set-endpoints` (docs/membership.md); the complete command needs the new endpoint of voter(s) 2, 3 (-c its "
+        "server.properties): run this check again with them"
+    ), stale[0]["remedy"]
     # the config against the voter set: it advertises the old address, bootstraps from no voter
     assert any(
         f["message"] == "node 1 advertises CONTROLLER://localhost:19191, but the voter set holds "
@@ -407,13 +509,29 @@ def test_doctor_offline_names_stale_endpoints_from_the_configs(cli, dyn):
         )
         for n in (1, 2, 3)
     ]
+    line = (
+        f"quorumctl voters set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} --endpoint 1=CONTROLLER://localhost:19191 "
+        "--endpoint 2=CONTROLLER://localhost:19192 --endpoint 3=CONTROLLER://localhost:19193"
+    )
     assert stale[0]["remedy"] == (
         "while the quorum has a leader: start voter 1 with advertised.listeners=CONTROLLER://localhost:19191: a "
         "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's DNS "
-        "record; if no leader can be elected: stop every controller and change the stored endpoints: quorumctl "
-        f"voters set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} --endpoint 1=CONTROLLER://localhost:19191 ... (a dry "
-        "run; then --apply; docs/membership.md)"
+        "record; if no leader can be elected: stop every controller, then change the stored endpoints (a dry "
+        f"run; add --apply to write): `{line}`"
     )
+    assert all(f"`{line}`" in f["remedy"] for f in stale)  # one command for every stale voter
+    # the printed line runs as printed (a dry run), then with --apply: the voter set holds what the configs say
+    before = tree(dyn)
+    code, out, err = cli(*shlex.split(line)[1:], "--timeout", "5")
+    assert (code, err) == (0, ""), out + err
+    assert tree(dyn) == before
+    assert cli(*shlex.split(line)[1:], "--timeout", "5", "--apply").code == 0
+    seg = dirs[0] / "__cluster_metadata-0" / "00000000000000000000.log"
+    assert [[(e["name"], e["host"], e["port"]) for e in v["endpoints"]] for v in voters_records(seg)[-1][2]] == [
+        [("CONTROLLER", "localhost", 19190 + n)] for n in (1, 2, 3)
+    ]
+    code, out, err = cli("doctor", *dirs, *confs, "-o", "json")
+    assert not [f for f in json.loads(out)["findings"] if f["code"] == "stale-voter-endpoint"], out
     boot = [f for f in got if f["code"] == "bootstrap-server-not-a-voter"]
     assert [f["message"] for f in boot] == [
         f"{dyn / f'c{n}.properties'}: controller.quorum.bootstrap.servers names localhost:19191, localhost:19192, "
@@ -455,8 +573,10 @@ def test_doctor_no_leader_every_controller_moved_names_set_endpoints_not_recover
     ]
     assert stale[1]["remedy"] == (
         "no leader can be elected while the voters cannot reach each other: fix the name's DNS record, or stop "
-        f"every controller and change the stored endpoints: quorumctl voters set-endpoints {dirs[0]} {dirs[1]} "
-        f"{dirs[2]} --endpoint 2=CONTROLLER://{where[2]} ... (a dry run; then --apply; docs/membership.md)"
+        "every controller, then change the stored endpoints (a dry run; add --apply to write): `quorumctl voters "
+        f"set-endpoints {dirs[0]} {dirs[1]} {dirs[2]} "
+        + " ".join(f"--endpoint {n}=CONTROLLER://{where[n]}" for n in (1, 2, 3))
+        + "`"
     )
     # the evidence: each node answers at its configured endpoint, as a controller of this cluster with no leader
     assert (
@@ -476,9 +596,10 @@ def test_doctor_no_leader_without_configs_counts_the_controllers_answering_elsew
     got = json.loads(out)["findings"]
     assert sorted({f["code"] for f in got}) == ["live-no-leader", "stale-voter-endpoint"], got
     stale = [f for f in got if f["code"] == "stale-voter-endpoint"]
-    assert [f["remedy"].split(" --endpoint ")[1].split(" ...")[0] for f in stale] == [
-        f"{n}=CONTROLLER://<new host>:<port>" for n in (1, 2, 3)
-    ]
+    # no config: the new endpoints are not known here, and the remedy says so instead of a command to fill in
+    assert [f["remedy"].split("; the complete command needs ")[1] for f in stale] == [
+        "the new endpoint of voter(s) 1, 2, 3 (-c its server.properties): run this check again with them"
+    ] * 3
 
     for n in (2, 3):
         sim_no_leader.node_by_id(n).stop()

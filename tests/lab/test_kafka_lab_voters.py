@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 
 import pytest
 from lab import Lab, skip_reason, until
@@ -159,9 +160,11 @@ def test_every_controller_moved_no_leader_then_set_endpoints_brings_it_back(lab)
             for f in doc["findings"]
         ), doc["findings"]
     fixes = [f["remedy"] for f in doc["findings"] if f["code"] == "stale-voter-endpoint" and "resolve" in f["message"]]
-    assert any(
-        f"quorumctl voters set-endpoints {' '.join(data)} --endpoint 1=CONTROLLER://k1:9093" in r for r in fixes
-    ), fixes
+    # one command line for every stale voter, run as printed below (the repair)
+    printed = f"quorumctl voters set-endpoints {' '.join(data)} " + " ".join(
+        f"--endpoint {n}=CONTROLLER://k{n}:9093" for n in CONTROLLERS
+    )
+    assert fixes and all(r.endswith(f"`{printed}`") for r in fixes), fixes
     code, doc, _ = check(lab, *data)
     assert code == 1 and sorted(stale(doc)) == list(CONTROLLERS), doc["findings"]
     # doctor, live with no leader: the same stale endpoints and the set-endpoints fix, not a lost majority
@@ -175,14 +178,15 @@ def test_every_controller_moved_no_leader_then_set_endpoints_brings_it_back(lab)
     assert not [f for f in doc["findings"] if "recover" in f["remedy"]], doc["findings"]
     for n in CONTROLLERS:
         assert any(m.startswith(f"CONTROLLER://c{n}:9093: its name c{n} does not resolve") for m in stale(doc)[n])
-    assert any(
-        f"quorumctl voters set-endpoints {' '.join(data)} --endpoint 2=CONTROLLER://k2:9093" in f["remedy"]
+    assert all(
+        f["remedy"].endswith(f"`{printed}`")
         for f in doc["findings"]
         if f["code"] == "stale-voter-endpoint" and f["severity"] == "error"
     ), doc["findings"]
 
-    # the repair refuses while the controllers run, then (stopped) a dry run, then --apply
-    eps = [a for n in CONTROLLERS for a in ("--endpoint", f"{n}=CONTROLLER://k{n}:9093")]
+    # the repair, the printed line as printed: refused while the controllers run, then (stopped)
+    # a dry run, then --apply
+    data, eps = shlex.split(printed)[3 : 3 + len(data)], shlex.split(printed)[3 + len(data) :]
 
     def files_but_votes():
         # a leaderless quorum keeps electing: each running controller rewrites its own

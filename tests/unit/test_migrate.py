@@ -7,7 +7,16 @@ from __future__ import annotations
 import pytest
 
 from quorumctl.errors import ExitStatus
-from quorumctl.ops.migrate import Facts, MigrateRefused, NodeFacts, config_plan, parse_voters, preflight, verify_roll
+from quorumctl.ops.migrate import (
+    Facts,
+    MigrateRefused,
+    NodeFacts,
+    config_plan,
+    parse_voters,
+    preflight,
+    connection_args,
+    verify_roll,
+)
 
 VOTERS = "1@c1:9093,2@c2:9093,3@c3:9093"
 R43 = {"kraft.version": (0, 1), "metadata.version": (7, 31)}
@@ -37,7 +46,19 @@ def problems(report: dict) -> list[tuple[str, int | None]]:
 def test_a_static_quorum_on_43_is_ready():
     r = preflight(static())
     assert (r["verdict"], problems(r), r["first"]) == ("ready", [], None)
-    assert r["next"] == "quorumctl migrate-quorum upgrade ... --apply (kraft.version 1)"
+    # a command that runs as printed: the voters' endpoints when the caller names no address
+    assert r["next"] == "quorumctl migrate-quorum upgrade --bootstrap-controller c1:9093,c2:9093,c3:9093 --apply"
+    via = connection_args(static(), None, "c2:9093", "/etc/kafka/admin client.properties")
+    assert preflight(static(), via)["next"] == (
+        "quorumctl migrate-quorum upgrade --bootstrap-controller c2:9093 "
+        "--command-config '/etc/kafka/admin client.properties' --apply"
+    )
+    # a metadata.version too old for kraft.version 1: the fix is the features upgrade, as a full line
+    old = preflight(static(metadata_version=20), via)
+    assert old["first"] == (
+        "quorumctl features upgrade --metadata 3.9-IV0 --bootstrap-controller c2:9093 "
+        "--command-config '/etc/kafka/admin client.properties' --apply"
+    )
     ids = [c for c in r["checks"] if c.name == "directory id"]
     assert [c.status for c in ids] == ["ok"] * 3 and "Kafka's verdict" in ids[0].detail
 

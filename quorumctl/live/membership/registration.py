@@ -48,7 +48,7 @@ class Step:
 class ClearPlan:
     node_id: int
     apply: bool
-    kind: str | None = None  # controller | broker | None (not registered)
+    kind: str | None = None  # controller | broker | unknown (a broker's, not visible here) | None (not registered)
     method: str | None = None  # unregister-broker | unregister-controller | re-register | None
     metadata_version: str | None = None
     target: str | None = None
@@ -167,11 +167,9 @@ def clear_registration(
     else:
         plan.checked.append(
             f"checked: no controller {node_id} is registered (registered controllers: "
-            f"{', '.join(map(str, sorted(registered))) or 'none'}); a broker's registration is "
-            "seen through --bootstrap-server"
+            f"{', '.join(map(str, sorted(registered))) or 'none'})"
         )
-        plan.cleared = True
-        return plan
+        return _broker_via_controller(plan, bootstrap_controller, command_config, timeout, apply, running)
     mine = None  # does Kafka's verdict name this controller? None: unknown
     if verdict is not None:
         why = verdict.get(METADATA_VERSION)
@@ -186,6 +184,68 @@ def clear_registration(
         return _unregister_controller(plan, bootstrap_controller, command_config, timeout, apply)
     plan.method = "re-register"
     _re_register(plan, q, registered, node_config, running, mine)
+    return plan
+
+
+def _broker_via_controller(
+    plan: ClearPlan, bootstrap_controller: str | None, command_config, timeout, apply: bool, running: bool
+) -> ClearPlan:
+    """A node that is no registered controller, asked through the controllers only: they do
+    not list brokers (DescribeCluster on a controller lists controllers), so a broker's
+    registration is not known until UnregisterBroker is sent to the controller, as
+    `kafka-cluster.sh unregister --bootstrap-controller` does. Never "nothing to clear"
+    on a guess: a dry run says it is unknown (exit 1) with the two commands that tell."""
+    import shlex
+
+    from . import kerrors, messages
+
+    plan.looked_at = "brokers"
+    if running:
+        raise Refused(
+            f"node {plan.node_id} fetches from the leader now (an observer in DescribeQuorum: a running "
+            "broker): not a ghost; stop it first"
+        )
+    plan.checked.append(f"checked: node {plan.node_id} does not fetch from the leader (DescribeQuorum observers)")
+    cmd = shlex.join(
+        [
+            "quorumctl",
+            "cluster",
+            "clear-registration",
+            str(plan.node_id),
+            "--bootstrap-controller",
+            str(bootstrap_controller),
+        ]
+        + (["--command-config", command_config] if command_config else [])
+        + ["--apply"]
+    )
+    if not apply:
+        plan.kind, plan.method = "unknown", "unregister-broker"
+        plan.steps.append(
+            Step(
+                "quorumctl",
+                cmd,
+                "to do",
+                f"whether broker {plan.node_id} is registered is not known here: the controllers list only "
+                "controllers; --bootstrap-server lists the brokers (fenced ones too), --apply sends "
+                "UnregisterBroker to the controller, which answers whether it was registered",
+            )
+        )
+        return plan
+    with connect(None, bootstrap_controller, command_config, timeout) as client:
+        conn = client.bootstrap_connection()
+        if not conn.supports(messages.UNREGISTER_BROKER):
+            raise Refused("the controller does not support UnregisterBroker (Kafka before 3.0?)")
+        _, r = conn.request(messages.UNREGISTER_BROKER, {"brokerId": plan.node_id})
+    if r["errorCode"] == kerrors.BROKER_ID_NOT_REGISTERED:
+        plan.checked.append(
+            f"checked: the controller answers BROKER_ID_NOT_REGISTERED: no broker {plan.node_id} is registered"
+        )
+        plan.kind, plan.cleared = None, True
+        return plan
+    if r["errorCode"]:
+        raise kerrors.KafkaError(r["errorCode"], r.get("errorMessage"), conn.name, "UnregisterBroker")
+    plan.kind, plan.method, plan.applied, plan.cleared = "broker", "unregister-broker", True, True
+    plan.steps.append(Step("quorumctl", cmd, "done", "UnregisterBroker sent to the controller: accepted"))
     return plan
 
 

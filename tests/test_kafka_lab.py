@@ -7,7 +7,10 @@ One lab for the module; every test leaves it healthy again (heal, then wait).
 The partitions: one follower cut off both ways; the leader cut off from both
 followers but not from the broker; a one-way partition that has elections
 repeat (only one controller can open connections to the others). Then a
-follower restarted on a new address, and one back with a new directory id.
+follower restarted on a new address; `probe` through a broker fenced (its
+heartbeats dropped), behind (its fetches dropped) and a follower behind; and a
+follower back with a new directory id, replaced, judged by Kafka's tool and the
+files before and after a cold restart of every node (issue 44).
 """
 
 from __future__ import annotations

@@ -13,11 +13,14 @@ scraped once) answer with each listener's credentials.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -175,9 +178,9 @@ class Quorum:
             p = self.procs.get(nid)
             if p is not None and p.poll() is None:
                 os.killpg(p.pid, signal.SIGTERM)
-        for p in self.procs.values():
+        for p in self.procs.values():  # nothing reads these nodes again: no graceful shutdown
             try:
-                p.wait(20)
+                p.wait(3)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait(20)
@@ -279,3 +282,157 @@ def test_status_and_replication_equal_kafka_over_the_sasl_ssl_controller_listene
     assert sorted(int(r[0]) for r in rows) == [1, 2, 3, 4, 5]
     assert sorted(int(r[0]) for r in rows if r[-1] in ("Leader", "Follower")) == [1, 2, 3]
     assert sorted(int(r[0]) for r in rows if r[-1] == "Observer") == [4, 5]
+
+
+def leader_of(env) -> int:
+    """The leader as Kafka's own tool sees it over the secured controller listener."""
+    text = kafka_tool(
+        env,
+        "kafka-metadata-quorum",
+        ["--bootstrap-controller", env.q.controllers, "--command-config", env.sasl, "describe", "--status"],
+    )
+    return int(next(line.split()[-1] for line in text.splitlines() if line.startswith("LeaderId:")))
+
+
+def healthy(doc: dict, leader: int) -> None:
+    assert doc["verdict"] == "healthy", doc
+    assert doc["leaderId"] == leader
+    assert {v["id"]: (v["reachable"], v["caughtUp"]) for v in doc["voters"]} == {i: (True, True) for i in CONTROLLERS}
+    assert [p["address"] for p in doc["probes"] if not p["reachable"]] == []
+
+
+def test_health_is_healthy_over_the_sasl_ssl_controller_listener(cli, env):
+    code, out, err = run(
+        cli,
+        "describe",
+        "health",
+        "--bootstrap-controller",
+        env.q.addr(1),  # the other two are learnt from the answers
+        "--command-config",
+        env.sasl,
+        "-o",
+        "json",
+        "--timeout",
+        "20",
+    )
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    healthy(doc, leader_of(env))
+    assert {p["address"] for p in doc["probes"]} == {env.q.addr(i) for i in CONTROLLERS}
+
+
+def test_health_from_the_brokers_takes_a_config_per_listener(cli, env):
+    """The brokers' listener is TLS, the controllers' SASL_SSL: one file cannot
+    serve both; --controller-command-config gives the controllers theirs."""
+    base = ["describe", "health", "--bootstrap-server", env.q.brokers, "--command-config", env.tls]
+    code, out, err = run(cli, *base, "--controller-command-config", env.sasl, "-o", "json", "--timeout", "20")
+    assert (code, err) == (0, ""), err
+    doc = json.loads(out)
+    healthy(doc, leader_of(env))
+    assert {p["address"] for p in doc["probes"]} == {env.q.addr(i) for i in CONTROLLERS + BROKERS}
+    # with the TLS file alone the controllers' SASL_SSL listener is out of reach: not healthy
+    code, out, err = run(cli, *base, "-o", "json", "--timeout", "10")
+    doc = json.loads(out)
+    assert doc["verdict"] != "healthy", out
+    assert {p["address"] for p in doc["probes"] if not p["reachable"]} == {env.q.addr(i) for i in CONTROLLERS}
+
+
+def test_probes_with_each_listeners_credentials(cli, env):
+    for nid in CONTROLLERS:
+        code, out, err = run(
+            cli,
+            "probe",
+            env.q.addr(nid),
+            "--role",
+            "controller",
+            "--kind",
+            "ready",
+            "--bootstrap-controller",
+            env.q.controllers,
+            "--command-config",
+            env.sasl,
+            "--timeout",
+            "15",
+        )
+        assert (code, err) == (0, ""), (out, err)
+    for nid in BROKERS:
+        args = ["probe", env.q.addr(nid), "--role", "broker", "--bootstrap-controller", env.q.controllers]
+        args += ["--command-config", env.tls, "--timeout", "15"]
+        for kind in ("startup", "ready", "live"):
+            code, out, err = run(cli, *args, "--kind", kind, "--controller-command-config", env.sasl)
+            assert (code, err) == (0, ""), (kind, out, err)
+    # the brokers' TLS file does not open the controllers' SASL_SSL listener: not ready
+    code, out, err = run(
+        cli, "probe", env.q.addr(1), "--role", "controller", "--command-config", env.tls, "--timeout", "10"
+    )
+    assert code == 1 and out.startswith("ready failed: ") and out.count("\n") == 1, (out, err)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_scraped_once_with_each_listeners_credentials(cli, env, tmp_path):
+    exe = shutil.which("quorumctl", path=str(Path(sys.executable).parent))
+    p = subprocess.Popen(
+        [
+            exe,
+            "serve",
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+            "--bootstrap-server",
+            env.q.brokers,
+            "--command-config",
+            env.tls,
+            "--controller-command-config",
+            env.sasl,
+            "--interval",
+            "2",
+            "--timeout",
+            "10",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = p.stderr.readline()
+        assert line.startswith("quorumctl serve: http://127.0.0.1:"), line
+        base = line.split()[2].removesuffix("/metrics")
+        end = time.monotonic() + 60
+        metrics = ""
+        while time.monotonic() < end:  # the first sample may not be taken yet
+            metrics = urllib.request.urlopen(base + "/metrics", timeout=10).read().decode()
+            if "kraft_quorum_samples_total 1" in metrics or "kraft_quorum_samples_total 2" in metrics:
+                break
+            time.sleep(0.5)
+        broker = urllib.request.urlopen(f"{base}/probe?node={env.q.addr(4)}&role=broker&kind=ready", timeout=20)
+        probe_line = broker.read().decode()
+    finally:
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    OUTPUT.extend([metrics, probe_line, out, err])
+    assert p.returncode == 0, err
+    values = {
+        line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line and not line.startswith("#")
+    }
+    assert values['kraft_quorum_verdict{verdict="healthy"}'] == 1, metrics
+    assert values["kraft_quorum_leader_id"] == leader_of(env)
+    assert values["kraft_quorum_voters_caught_up"] == 3 and values["kraft_quorum_controllers_answering"] == 3
+    assert {k: v for k, v in values.items() if k.startswith("kraft_quorum_voter_reachable")} == {
+        f'kraft_quorum_voter_reachable{{voter="{i}"}}': 1.0 for i in CONTROLLERS
+    }
+    assert broker.status == 200
+
+
+def test_no_secret_in_any_output():
+    text = "\n".join(OUTPUT)
+    assert text, "nothing was collected"
+    assert [k for k, v in SECRETS.items() if v in text] == []
+    assert ".eyJ" not in text  # no token either

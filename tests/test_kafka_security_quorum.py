@@ -355,6 +355,21 @@ def test_probes_with_each_listeners_credentials(cli, env):
             "15",
         )
         assert (code, err) == (0, ""), (out, err)
+    # a controller probed with the brokers' file and --controller-command-config: the latter opens it
+    code, out, err = run(
+        cli,
+        "probe",
+        env.q.addr(2),
+        "--role",
+        "controller",
+        "--command-config",
+        env.tls,
+        "--controller-command-config",
+        env.sasl,
+        "--timeout",
+        "15",
+    )
+    assert (code, err) == (0, "") and out.startswith("ready ok: controller 2 "), (out, err)
     for nid in BROKERS:
         args = ["probe", env.q.addr(nid), "--role", "broker", "--bootstrap-controller", env.q.controllers]
         args += ["--command-config", env.tls, "--timeout", "15"]

@@ -330,11 +330,17 @@ def test_health_from_the_brokers_takes_a_config_per_listener(cli, env):
     doc = json.loads(out)
     healthy(doc, leader_of(env))
     assert {p["address"] for p in doc["probes"]} == {env.q.addr(i) for i in CONTROLLERS + BROKERS}
+    assert not [n for n in doc["notes"] if "command-config" in n], doc["notes"]
     # with the TLS file alone the controllers' SASL_SSL listener is out of reach: not healthy
     code, out, err = run(cli, *base, "-o", "json", "--timeout", "10")
     doc = json.loads(out)
     assert doc["verdict"] != "healthy", out
     assert {p["address"] for p in doc["probes"] if not p["reachable"]} == {env.q.addr(i) for i in CONTROLLERS}
+    # ... and it says why, once, instead of leaving a bare verdict
+    assert [n for n in doc["notes"] if "--controller-command-config" in n] == [
+        "no controller accepted --command-config's SSL connection that the brokers took: if the controllers' "
+        "listener is secured otherwise, give its client properties with --controller-command-config"
+    ], doc["notes"]
 
 
 def test_probes_with_each_listeners_credentials(cli, env):

@@ -283,6 +283,17 @@ def probe_quorum(
         fetch_timeout_ms=fetch,
         controller_cfg=ccfg,
     )
+    if ccfg is None and servers:
+        # one file for two listeners: a broker took it, no controller did
+        probes = list(h.probes)
+        if any(p.ok for p in probes if p.expected == "broker") and not any(
+            p.ok for p in probes if p.expected == "controller"
+        ):
+            h.notes.append(
+                f"no controller accepted --command-config's {cfg.security_protocol} connection that the brokers "
+                "took: if the controllers' listener is secured otherwise, give its client properties with "
+                "--controller-command-config"
+            )
     if part is not None:
         from .health_partitions import apply
 

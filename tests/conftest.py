@@ -277,7 +277,7 @@ MODULE_SECONDS = {
     "test_kafka_automation.py": 240,
     "test_kafka_membership.py": 205,  # 4.1 -> 4.3 roll of 5 nodes + 1 re-registering controller: 202 s (548 s at load 30)
     "test_kafka_security.py": 220,
-    "test_kafka_security_quorum.py": 175,  # 3 controllers + 2 brokers, SASL_SSL + TLS: 170 s at -n 0, load ~5
+    "test_kafka_security_quorum.py": 175,  # 3 controllers + 2 brokers, SASL_SSL + TLS: 66 s at load 7, 170 s at 15-25
     "test_kafka44_rolling.py": 175,  # 1+1 and 3+1 rolled 4.3 -> 4.4: 52 + 120 s at load 1-5 (315 s at 30-50)
     "test_kafka_lab_recover.py": 150,
     "test_spark_standalone.py": 160,

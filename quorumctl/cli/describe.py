@@ -15,6 +15,7 @@ from .options import (
     BootstrapController,
     BootstrapServer,
     CommandConfig,
+    ControllerCommandConfig,
     Deadline,
     FetchTimeoutMs,
     FlappingEpochs,
@@ -94,6 +95,7 @@ def health(
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
+    controller_command_config: ControllerCommandConfig = None,
     timeout: Deadline = 5.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
     fail_on_lag: Annotated[
@@ -145,7 +147,14 @@ def health(
 
     def sample(budget: float):
         return probe_quorum(
-            bootstrap_server, bootstrap_controller, config, command_config, budget, fetch_timeout_ms, ids
+            bootstrap_server,
+            bootstrap_controller,
+            config,
+            command_config,
+            budget,
+            fetch_timeout_ms,
+            ids,
+            controller_command_config=controller_command_config,
         )
 
     if watch is None:

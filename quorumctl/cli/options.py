@@ -116,6 +116,15 @@ CommandConfig = Annotated[
         "ssl.keystore.*, request.timeout.ms, client.id ...",
     ),
 ]
+ControllerCommandConfig = Annotated[
+    Optional[str],
+    typer.Option(
+        "--controller-command-config",
+        metavar="FILE",
+        help="Kafka client properties for the controllers' listener when it is secured otherwise than the "
+        "--bootstrap-server listener (default: --command-config).",
+    ),
+]
 # kafka-cluster's short forms (-b, -C, -c): the same options, for its command lines as written
 BootstrapServerB = Annotated[
     Optional[str],

@@ -5,7 +5,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import BootstrapController, CommandConfig, Deadline, FetchTimeoutMs, Grace, PlainOutputOpt, ServerConfig
+from .options import (
+    BootstrapController,
+    CommandConfig,
+    ControllerCommandConfig,
+    Deadline,
+    FetchTimeoutMs,
+    Grace,
+    PlainOutputOpt,
+    ServerConfig,
+)
 
 
 def probe(
@@ -29,6 +38,7 @@ def probe(
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
+    controller_command_config: ControllerCommandConfig = None,
     log_dir: Annotated[
         Optional[str],
         typer.Option(
@@ -75,6 +85,7 @@ def probe(
         bootstrap_controller=bootstrap_controller,
         config=config,
         command_config=command_config,
+        controller_command_config=controller_command_config,
         timeout=timeout,
         grace_s=grace,
         fetch_timeout_ms=fetch_timeout_ms,

@@ -14,6 +14,7 @@ from .options import (
     BootstrapController,
     BootstrapServer,
     CommandConfig,
+    ControllerCommandConfig,
     FetchTimeoutMs,
     FlappingEpochs,
     Grace,
@@ -115,6 +116,7 @@ def serve(
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
     command_config: CommandConfig = None,
+    controller_command_config: ControllerCommandConfig = None,
     interval: SampleInterval = 5.0,
     timeout: SampleTimeout = 5.0,
     fetch_timeout_ms: FetchTimeoutMs = None,
@@ -165,6 +167,7 @@ def serve(
     from ..wire.connection import load_client_config
 
     load_client_config(command_config)
+    load_client_config(controller_command_config)
     if not (bootstrap_server or bootstrap_controller or config):
         raise InputError("nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config")
     if config:
@@ -175,7 +178,14 @@ def serve(
     for opt, text in (("--bootstrap-server", bootstrap_server), ("--bootstrap-controller", bootstrap_controller)):
         if text:
             given |= {str(a) for a in parse_address_list(text, opt)}
-    sampler = Sampler(lambda budget: probe_quorum(*args, budget, fetch_timeout_ms), interval, timeout, flapping_epochs)
+    sampler = Sampler(
+        lambda budget: probe_quorum(
+            *args, budget, fetch_timeout_ms, controller_command_config=controller_command_config
+        ),
+        interval,
+        timeout,
+        flapping_epochs,
+    )
 
     if once:
         from prometheus_client.exposition import generate_latest
@@ -203,6 +213,7 @@ def serve(
             bootstrap_controller=bootstrap_controller,
             config=config,
             command_config=command_config,
+            controller_command_config=controller_command_config,
             timeout=min(timeout, 10.0),
             grace_s=grace,
             fetch_timeout_ms=fetch_timeout_ms,

@@ -357,6 +357,7 @@ def test_frozen_follower(cli, cluster, stack):
     waiter = None
     try:
         time.sleep(2.5)  # past controller.quorum.fetch.timeout.ms: not caught up by the leader's clock
+        t_wait = time.time()
         waiter = subprocess.Popen(
             [
                 sys.executable,
@@ -412,9 +413,17 @@ def test_frozen_follower(cli, cluster, stack):
     t_exit = time.time()
     result = json.loads(out)
     assert (waiter.returncode, result["ok"], err) == (0, True, b""), (out, err)
-    assert result["samples"] >= 30 and result["elapsedSeconds"] > 30
-    # one sample after the thaw: a sample every second, each given at most a second
-    assert t_exit - t_thaw < 4.5, t_exit - t_thaw
+    # it blocked until the thaw: from its first sample (its interpreter's start, at most 3 s
+    # on a loaded machine, after t_wait) to the thaw, a sample a second
+    assert result["elapsedSeconds"] > t_thaw - t_wait - 3 and result["samples"] >= int(t_thaw - t_wait) - 3, (
+        result,
+        t_thaw - t_wait,
+    )
+    # "exits 0 at the first sample where the condition holds" (docs/automation.md), a sample
+    # every --interval (1 s), each given at most the interval: the sample in flight at the thaw
+    # may have asked before it, the next starts within a second and ends within another; the
+    # thawed follower's first fetch (the leader counts it caught up then) within half a second
+    assert t_exit - t_thaw < 2 * 1 + 0.5, t_exit - t_thaw
     healthy(cli, cluster)
     time.sleep(3)
     prove(
@@ -461,7 +470,9 @@ def test_broker_killed_and_restarted_is_not_ready_until_unfenced_and_caught_up(c
     assert first["leader"]["logEndOffset"] >= first["leader"]["highWatermark"] - 50
     before = [d["reason"].split(" is not ready: ", 1)[1] for d in seen[:-1]]
     assert before and all(d["ok"] is False for d in seen[:-1])
-    # what it went through: down, then (on a slow start) answering but fenced or behind
+    # what it went through: down until ready. A restarting 4.3 broker enables its listeners
+    # only once caught up and unfenced (BrokerServer.startup), so a restart shows no "fenced"
+    # or "behind": test_kafka_lab.py drives a running broker through both, proven by Kafka
     assert before[0].startswith("does not answer"), before
     assert all(
         r.startswith(

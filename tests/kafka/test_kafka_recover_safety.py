@@ -34,7 +34,11 @@ from pathlib import Path
 import pytest
 
 import recover_chaos as rc  # tools/recover_chaos.py (on pytest's pythonpath)
-from kafka41 import FEATURE_LEVEL, free_base_port  # ports apart per xdist worker, as the other Kafka tests
+from kafka41 import (
+    FEATURE_LEVEL,
+    RELEASE_VERSION,
+    free_base_port,
+)  # ports apart per xdist worker, as the other Kafka tests
 
 VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v), id=f"kafka{v}") for v in ("4.1", "4.3", "4.4")]
 SNAP = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
@@ -78,6 +82,77 @@ def finalized(cli, k) -> dict:
     return {f["name"]: f.get("finalizedVersionLevel") for f in json.loads(out)["features"]}
 
 
+def kafka_features(k) -> dict[str, str]:
+    """Feature -> FinalizedVersionLevel as the release's own `kafka-features describe` prints it."""
+    p = k.tool("kafka-features", ["--bootstrap-server", k.bootstrap, "describe"])
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = dict(re.findall(r"^Feature: (\S+)\s.*\sFinalizedVersionLevel: (\S+)\s", p.stdout, re.M))
+    assert "metadata.version" in out, p.stdout
+    return out
+
+
+def kafka_voters(k, via: str) -> tuple[int, list[int]]:
+    """(leader id, voter ids) by the release's own `kafka-metadata-quorum describe --status`
+    ((-1, []) while it fails: no leader yet)."""
+    p = k.tool("kafka-metadata-quorum", ["--bootstrap-controller", via, "describe", "--status"])
+    if p.returncode != 0:
+        return -1, []
+    fields = dict(line.split(":", 1) for line in p.stdout.splitlines() if ":" in line)
+    return int(fields["LeaderId"]), sorted(v["id"] for v in json.loads(fields["CurrentVoters"]))
+
+
+def grows_on_44(k, theirs: dict):
+    """The recovered 4.4 cluster (controller 3 alone, broker 4; controller 3's partition dir
+    rebuilt from the broker's, so without the zero snapshot a 4.4 controller is formatted with)
+    restarted whole: 4.4's tools show the levels it had before the incident. Then a new
+    controller (node 1, its dir formatted by 4.4's kafka-storage --no-initial-controllers)
+    joins through kafka-metadata-quorum add-controller, and after another restart of every
+    node the quorum is 1 and 3 with the same levels. 4.4 reads a zero snapshot only as the
+    bootstrap of an empty log (QuorumController.handleLoadBootstrap): the log the broker
+    held starts with those records, so nothing is lost without it."""
+    c3 = k.addr(3)
+
+    def restart(nodes):
+        """Every node stopped, then the controllers started together (none waits for a
+        majority alone), then the broker."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        k.stop()
+        ctl = [n for n in nodes if n not in k.brokers]
+        with ThreadPoolExecutor(len(ctl)) as pool:  # the script's start-node holds its lock while it waits
+            assert all(pool.map(lambda n: k.start_node_with(n, {}), ctl)), [k.log_since_mark(n)[-2000:] for n in ctl]
+        for n in nodes:
+            if n in k.brokers:
+                p = k.start_node(n)
+                assert p.returncode == 0, p.stderr[-2000:]
+
+    restart([3, 4])
+    assert rc.until("a leader", lambda: kafka_voters(k, c3)[0] == 3, 90)
+    assert kafka_voters(k, c3) == (3, [3])
+    assert kafka_features(k) == theirs
+    p = k.tool("kafka-storage", ["format", "-t", k.cluster_id, "-c", k.conf(1), "--no-initial-controllers"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = k.start_node(1)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rc.until(
+        "add-controller accepted",
+        lambda: (
+            k.tool(
+                "kafka-metadata-quorum", ["--bootstrap-controller", c3, "--command-config", k.conf(1), "add-controller"]
+            ).returncode
+            == 0
+            or kafka_voters(k, c3)[1] == [1, 3]
+        ),
+        120,
+        every=3,
+    )
+    assert kafka_voters(k, c3)[1] == [1, 3]
+    restart([3, 1, 4])
+    rc.until("a leader of voters 1, 3", lambda: (lambda v: v[0] in (1, 3) and v[1] == [1, 3])(kafka_voters(k, c3)), 90)
+    assert kafka_features(k) == theirs
+    k.serves(120)
+
+
 def end_of(cli, d: Path) -> int:
     return cli("state", "-o", "json", str(d), code=0).json()["replicas"][0]["log_end_offset"]
 
@@ -94,6 +169,11 @@ def test_recover_refuses_while_lost_voters_answer_then_keeps_what_the_broker_hol
     assert bootstrap_files(k) == {1: ctl, 2: ctl, 3: ctl, 4: broker}, bootstrap_files(k)
     levels = finalized(cli, k)
     assert levels["metadata.version"] == FEATURE_LEVEL[k.version], levels
+    theirs = kafka_features(k)  # the same levels as the release's own kafka-features prints them
+    assert {f: theirs[f] for f in ("metadata.version", "kraft.version")} == {
+        "metadata.version": RELEASE_VERSION[k.version],
+        "kraft.version": "1",
+    }, theirs
 
     # 1. controller 3 lags (frozen) while 1 and 2 commit what the broker then holds
     k.leader()
@@ -118,7 +198,7 @@ def test_recover_refuses_while_lost_voters_answer_then_keeps_what_the_broker_hol
     (e3, end3), (e4, end4) = rc.state_end(k.data(3)), rc.state_end(k.data(4))
     assert (e4, end4) > (e3, end3), "the broker must be ahead of the frozen controller for this test"
     truncate_refuses_and_keeps_the_bootstrap(cli, k, end3, tmp_path)
-    keeps_what_the_broker_holds(cli, k, max(e3, e4), levels, broker)
+    keeps_what_the_broker_holds(cli, k, max(e3, e4), levels, broker, theirs)
 
 
 def refuses_while_a_lost_voter_answers(k):
@@ -234,8 +314,10 @@ def truncate_refuses_and_keeps_the_bootstrap(cli, k, end3: int, tmp: Path):
         assert (code, err) == (0, ""), out
 
 
-def keeps_what_the_broker_holds(cli, k, epochs_seen: int, levels: dict, broker: list[str]):
-    """4.: recovered from controller 3 and what the broker holds, then real Kafka on it."""
+def keeps_what_the_broker_holds(cli, k, epochs_seen: int, levels: dict, broker: list[str], theirs: dict):
+    """4.: recovered from controller 3 and what the broker holds, then real Kafka on it; on 4.4
+    also every node restarted, the levels by 4.4's own tools, and a controller formatted by
+    4.4's kafka-storage against the cluster added by its kafka-metadata-quorum."""
     code, out, err = recover(k, 3, "--lost-voters", "1,2", "--apply", "-o", "json", replicas=[k.data(4)])
     assert code == 0, (code, out, err)
     plan = json.loads(out)["plan"]
@@ -272,6 +354,8 @@ def keeps_what_the_broker_holds(cli, k, epochs_seen: int, levels: dict, broker: 
     rc.until("the topic and its acknowledged config, through the broker", described, 90, every=2)
     assert finalized(cli, k) == levels
     k.serves(120)  # and it takes new topics
+    if k.version == "4.4":
+        grows_on_44(k, theirs)
     k.stop()
 
     for n in (3, 4):

@@ -50,6 +50,8 @@ follows a host that moves). Every cut returns a handle for `heal(handle)`;
                                           # looks exactly like "nothing listens" from op
     lab.cut(OPERATOR, "c2", oneway=True)  # the operator's packets to c2 are dropped (a timeout)
     lab.operator_blocked(["c2", "c3"], reject=True)   # the same for several nodes, one handle
+    lab.block_requests("b4", ["c1", "c2", "c3"], 63)  # b4's BrokerHeartbeat requests dropped, its
+                                          # metadata fetches (api key 1) still answered
 Without `oneway` a cut drops every packet between the two hosts (with
 `reject=True`: TCP answered by resets both ways). A one-way cut works on
 connections, as TCP sees a firewall: dropping packets of one direction only
@@ -174,6 +176,7 @@ class Cut:
     b: str
     oneway: bool
     reject: bool
+    api_key: int | None = None  # only a's requests of this Kafka API to b's listener
 
 
 @dataclass
@@ -267,6 +270,8 @@ class Lab:
         self.spawned: list[subprocess.Popen] = []
         self._timers: list[threading.Timer] = []
         self._log_marks: dict[str, int] = {}
+        # host name -> extra lines for its server.properties, from its next (re)start on
+        self.extra_props: dict[str, list[str]] = {}
         self._up = False
         self._closed = False
 
@@ -421,6 +426,18 @@ class Lab:
         nodes keep every other link (they run and elect as before)."""
         return self.cut(OPERATOR, nodes, oneway=True, reject=reject)
 
+    def block_requests(self, a, b, api_key: int) -> CutHandle:
+        """`a`'s requests of one Kafka API (its api key: 1 Fetch, 63 BrokerHeartbeat, ...) to
+        `b`'s listener dropped, every other request on every link untouched: the packet whose
+        TCP payload starts with a request header of that key (`iptables -m u32`) is dropped, so
+        that connection stalls and each new one sent again stalls too."""
+        a = self.host(a).name
+        bs = [self.host(x).name for x in ([b] if isinstance(b, (str, int, Host)) else b)]
+        handle = CutHandle([Cut(a, x, True, False, api_key) for x in bs])
+        self.cuts += handle.cuts
+        self._apply_cuts()
+        return handle
+
     def heal(self, handle: CutHandle | None = None) -> None:
         """Undo one cut (its handle) or every cut."""
         if handle is None:
@@ -435,6 +452,11 @@ class Lab:
         tcp_no_rst = "-p tcp ! --tcp-flags RST RST"
         for c in self.cuts:
             a, b = self.hosts[c.a], self.hosts[c.b]
+            if c.api_key is not None:  # the u32 path: IP header length, TCP header length, then the
+                # payload's bytes 4-5 (after the request's size): the request header's api key
+                match = f'-m u32 --u32 "0>>22&0x3C@12>>26&0x3C@4>>16={c.api_key:#x}"'
+                rules[a.name].append(f"-A OUTPUT -d {b.ip}/32 -p tcp --dport {b.port} {match} -j DROP")
+                continue
             if not c.oneway:
                 if c.reject:  # each side answers the other's TCP with a reset
                     rules[a.name].append(f"-A INPUT -s {b.ip}/32 {tcp_no_rst} -j REJECT --reject-with tcp-reset")
@@ -548,7 +570,19 @@ class Lab:
                 "log.cleaner.threads=1",
                 "log.cleaner.dedupe.buffer.size=16777216",
             ]
+        lines += self.extra_props.get(h.name, [])
         return "\n".join(lines) + "\n"
+
+    def raft_timeouts(self, node) -> tuple[int, int]:
+        """(controller.quorum.fetch.timeout.ms, controller.quorum.election.timeout.ms) as the
+        node's server.properties sets them (Kafka's defaults, 2000 and 1000, when it does not)."""
+        props = dict(
+            line.split("=", 1) for line in self.conf(node).read_text().splitlines() if "=" in line and line[0] != "#"
+        )
+        return (
+            int(props.get("controller.quorum.fetch.timeout.ms", 2000)),
+            int(props.get("controller.quorum.election.timeout.ms", 1000)),
+        )
 
     def _log4j(self, h: Host) -> Path:
         p = self.d / "conf" / f"{h.name}.log4j2.yaml"
@@ -748,6 +782,33 @@ class Lab:
         self._wait_started([h], limit_s)
         return h
 
+    def restart(self, nodes=None, limit_s: float = 180) -> tuple[int, int]:
+        """Kill the nodes (every Kafka node by default) at once, start them all again,
+        wait for "Kafka Server started" on each and for a leader: a cold restart, where
+        only the files decide what the quorum is. Returns (leader id, epoch)."""
+        hosts = [self.host(n) for n in nodes] if nodes is not None else self.controller_hosts + self.broker_hosts
+        for h in hosts:
+            self.kill(h.name)
+        for h in hosts:
+            self._launch(h)
+        self._wait_started(hosts, limit_s)
+        return self.leader(limit_s)
+
+    def kafka_status(self, via: str | None = None) -> dict:
+        """DescribeQuorum as Kafka's own `kafka-metadata-quorum describe --status` prints it
+        (asked from the operator's host): leaderId, leaderEpoch, highWatermark and the
+        (id, directory id) of every voter and observer."""
+        p = self.kafka_tool(
+            "kafka-metadata-quorum", ["--bootstrap-controller", via or self.controllers, "describe", "--status"]
+        )
+        if p.returncode != 0:
+            raise RuntimeError(f"lab: kafka-metadata-quorum describe --status failed: {p.stderr[-2000:]}")
+        fields = dict(line.split(":", 1) for line in p.stdout.splitlines() if ":" in line)
+        out: dict = {k: int(fields[k]) for k in ("LeaderId", "LeaderEpoch", "HighWatermark")}
+        for key in ("CurrentVoters", "CurrentObservers"):
+            out[key] = sorted((v["id"], v.get("directoryId")) for v in json.loads(fields[key]))
+        return out
+
     def close(self) -> None:
         """Stop everything the lab started and delete its namespaces (idempotent)."""
         if self._closed:
@@ -770,6 +831,44 @@ class Lab:
         for h in list(self.hosts) + ["sw"]:
             _delete_namespace(self.ns(h))
         atexit.unregister(self.close)
+
+
+def voters_in_files(log_dir: Path) -> list[tuple[int, str]]:
+    """(id, directory id) of the voter set a replica's files hold: the last VotersRecord
+    of its newest snapshot and of the log segments after it, read record by record
+    (independently of quorumctl's replica model). An error when there is none."""
+    from quorumctl.records.batch import Batch, BatchReader
+    from quorumctl.records.metadata import KRAFT_VOTERS, control_type, decode_control
+
+    from quorumctl.errors import InputError
+
+    part = Path(log_dir) / "__cluster_metadata-0"
+
+    def read() -> dict | None:
+        snaps = sorted(part.glob("*.checkpoint"))
+        start = int(snaps[-1].name.split("-")[0]) if snaps else 0
+        last = None
+        for f in snaps[-1:] + sorted(part.glob("*.log")):
+            for b in BatchReader(str(f)):
+                if not (isinstance(b, Batch) and b.is_control) or (f.suffix == ".log" and b.last_offset < start):
+                    continue
+                for r in b.records():
+                    if control_type(r.key) == KRAFT_VOTERS:
+                        d = decode_control(r.key, r.value)
+                        assert d.data is not None, (f, r.offset, d.error)
+                        last = d.data
+        return last
+
+    for attempt in range(4):  # a running node's cleaner may delete a file between listing and reading
+        try:
+            last = read()
+            break
+        except (InputError, FileNotFoundError):
+            if attempt == 3:
+                raise
+    if last is None:
+        raise AssertionError(f"no VotersRecord in {part}")
+    return sorted((v["voterId"], v["voterDirectoryId"]) for v in last["voters"])
 
 
 def lab_fixture(version: str = "4.3", dynamic: bool = True):

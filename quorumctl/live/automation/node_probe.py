@@ -522,9 +522,11 @@ def probe_node(
     fetch_timeout_ms: int | None = None,
     node_id: int | None = None,
     log_dir: str | None = None,
+    controller_command_config: str | None = None,
 ) -> Verdict:
     """`quorumctl probe`: gather the facts about the node at `address` within
-    `timeout` seconds and decide `kind` for `role`."""
+    `timeout` seconds and decide `kind` for `role`. A broker is asked with
+    `command_config`, the controllers with `controller_command_config` when given."""
     from ...config.addresses import parse_address, parse_address_list
     from ...wire.connection import load_client_config
     from ..health.probe import check_health, targets_from_server_config
@@ -535,6 +537,7 @@ def probe_node(
         raise InputError(f"invalid --kind {kind!r}: expected one of {', '.join(KINDS)}")
     addr = parse_address(address, "NODE_ADDRESS")
     cfg = load_client_config(command_config)
+    ccfg = load_client_config(controller_command_config) if controller_command_config else cfg
     voters: dict[int, Address] = {}
     boot: list[Address] = []
     cfg_fetch = None
@@ -558,7 +561,7 @@ def probe_node(
     if kind == "startup":
         f = Facts(role, str(addr), node_id=node_id, fetch_timeout_ms=fetch, log_dir=ld)
         try:
-            conn = Connection(addr, cfg, deadline).open()
+            conn = Connection(addr, cfg if role == "broker" else ccfg, deadline).open()
         except NodeError as e:
             f.error = str(e)
         else:
@@ -590,7 +593,7 @@ def probe_node(
 
         try:
             h = check_health(
-                cfg,
+                ccfg,
                 controllers=targets,
                 config_voters=voters,
                 config_bootstrap=boot,

@@ -127,7 +127,10 @@ def check_health(
     timeout_s: float = 5.0,
     fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS,
     max_probes: int = 64,
+    controller_cfg=None,
 ) -> Health:
+    """Probe `controllers`, `servers` and the config's voters with `cfg`; every
+    controller (given, configured or learnt) with `controller_cfg` when given."""
     import queue
     import threading
 
@@ -144,7 +147,8 @@ def check_health(
 
     def work(p: Probe):
         try:
-            results.put(probe_one(p, cfg, deadline))
+            use = cfg if p.expected == "broker" or controller_cfg is None else controller_cfg
+            results.put(probe_one(p, use, deadline))
         except Exception as e:  # a bug: report it on the probe, do not lose the verdict
             p.error, p.answered = f"internal error: {type(e).__name__}: {e}", True
             results.put(p)
@@ -221,16 +225,20 @@ def probe_quorum(
     timeout: float,
     fetch_timeout_ms: int | None,
     restart_ids: list[int] | None = None,
+    controller_command_config: str | None = None,
 ) -> Health:
     """`describe health` from Kafka-style options: the targets come from the
     addresses given and the server config's voters / bootstrap servers; the
     caught-up threshold from the option, else the config, else Kafka's default.
-    With `restart_ids`, also whether those nodes may be restarted now."""
+    With `restart_ids`, also whether those nodes may be restarted now. The
+    controllers are probed with `controller_command_config` when given (their
+    listener may be secured otherwise than the brokers')."""
     from ...errors import InputError
     from ...wire.connection import load_client_config
     from ...config.addresses import parse_address_list
 
     cfg = load_client_config(command_config)
+    ccfg = load_client_config(controller_command_config) if controller_command_config else None
     voters, boot, cfg_fetch = {}, [], None
     if config:
         from ...config.properties import load_properties
@@ -273,7 +281,19 @@ def probe_quorum(
         config_bootstrap=boot,
         timeout_s=timeout,
         fetch_timeout_ms=fetch,
+        controller_cfg=ccfg,
     )
+    if ccfg is None and servers:
+        # one file for two listeners: a broker took it, no controller did
+        probes = list(h.probes)
+        if any(p.ok for p in probes if p.expected == "broker") and not any(
+            p.ok for p in probes if p.expected == "controller"
+        ):
+            h.notes.append(
+                f"no controller accepted --command-config's {cfg.security_protocol} connection that the brokers "
+                "took: if the controllers' listener is secured otherwise, give its client properties with "
+                "--controller-command-config"
+            )
     if part is not None:
         from .partitions import apply
 

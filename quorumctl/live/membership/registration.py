@@ -197,7 +197,7 @@ def _broker_via_controller(
     on a guess: a dry run says it is unknown (exit 1) with the two commands that tell."""
     import shlex
 
-    from . import kerrors, messages
+    from ...wire import kerrors, messages
 
     plan.looked_at = "brokers"
     if running:

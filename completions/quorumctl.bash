@@ -12,7 +12,7 @@
 _quorumctl_spec() {
     case $1 in
         '')
-            subs='add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap'
+            subs='add-controller remove-controller replace-controller demo dump-log verify state truncate image history diff shell recover doctor bundle spark-export probe wait serve describe features migrate-quorum topics cluster voters bootstrap'
             opts='--debug -V --version --completions --man --install-completion --show-completion -h --help'
             vopts='--completions' ;;
         'add-controller')
@@ -59,6 +59,10 @@ _quorumctl_spec() {
             subs=''
             opts='--from --to --timeline -o --output -h --help'
             vopts='--from --to -o --output' ;;
+        'shell')
+            subs=''
+            opts='-s --snapshot -c --command --at -h --help'
+            vopts='-s --snapshot -c --command --at' ;;
         'recover')
             subs=''
             opts='--lost-voters --replica -c --config --survivor --no-replica --force-lost --timeout --bootstrap-server --command-config --apply --dry-run --backup-dir -o --output -h --help'
@@ -77,16 +81,16 @@ _quorumctl_spec() {
             vopts='--out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output' ;;
         'probe')
             subs=''
-            opts='--role --kind --bootstrap-controller -c --config --command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output -h --help'
-            vopts='--role --kind --bootstrap-controller -c --config --command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output' ;;
+            opts='--role --kind --bootstrap-controller -c --config --command-config --controller-command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output -h --help'
+            vopts='--role --kind --bootstrap-controller -c --config --command-config --controller-command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output' ;;
         'wait')
             subs=''
             opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --interval --fetch-timeout-ms -o --output -h --help'
             vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --interval --fetch-timeout-ms -o --output' ;;
         'serve')
             subs=''
-            opts='--listen --bootstrap-server --bootstrap-controller -c --config --command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace --once --probe-any-address -h --help'
-            vopts='--listen --bootstrap-server --bootstrap-controller -c --config --command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace' ;;
+            opts='--listen --bootstrap-server --bootstrap-controller -c --config --command-config --controller-command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace --once --probe-any-address -h --help'
+            vopts='--listen --bootstrap-server --bootstrap-controller -c --config --command-config --controller-command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace' ;;
         'describe')
             subs='status replication health'
             opts='-h --help'
@@ -101,8 +105,8 @@ _quorumctl_spec() {
             vopts='--bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch' ;;
         'describe health')
             subs=''
-            opts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
-            vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
+            opts='--bootstrap-server --bootstrap-controller -c --config --command-config --controller-command-config --timeout --fetch-timeout-ms --fail-on-lag --can-restart --watch --exit-when-healthy --samples --flapping-epochs -o --output -h --help'
+            vopts='--bootstrap-server --bootstrap-controller -c --config --command-config --controller-command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output' ;;
         'features')
             subs='describe upgrade downgrade disable'
             opts='-h --help'
@@ -216,7 +220,7 @@ _quorumctl_spec() {
 _quorumctl_values() {
     local words='' files=''
     case "$1|$2" in
-        'add-controller|--command-config'|'remove-controller|--command-config'|'replace-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'migrate-quorum preflight|-c'|'migrate-quorum preflight|--config'|'migrate-quorum preflight|--command-config'|'migrate-quorum upgrade|--command-config'|'migrate-quorum upgrade|-c'|'migrate-quorum upgrade|--config'|'migrate-quorum configs|--command-config'|'migrate-quorum configs|-c'|'migrate-quorum configs|--config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'cluster clear-registration|--command-config'|'cluster clear-registration|--node-config'|'voters check|-c'|'voters check|--config'|'voters check|--command-config'|'voters set-endpoints|-c'|'voters set-endpoints|--config'|'voters set-endpoints|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
+        'add-controller|--command-config'|'remove-controller|--command-config'|'replace-controller|--command-config'|'state|-c'|'state|--config'|'truncate|-c'|'truncate|--config'|'image|-s'|'image|--snapshot'|'shell|-s'|'shell|--snapshot'|'recover|-c'|'recover|--config'|'recover|--command-config'|'doctor|-c'|'doctor|--config'|'doctor|--command-config'|'bundle|-c'|'bundle|--config'|'bundle|--command-config'|'probe|-c'|'probe|--config'|'probe|--command-config'|'probe|--controller-command-config'|'wait|-c'|'wait|--config'|'wait|--command-config'|'serve|-c'|'serve|--config'|'serve|--command-config'|'serve|--controller-command-config'|'describe status|--command-config'|'describe replication|--command-config'|'describe health|-c'|'describe health|--config'|'describe health|--command-config'|'describe health|--controller-command-config'|'features describe|--command-config'|'features upgrade|--command-config'|'features downgrade|--command-config'|'features disable|--command-config'|'migrate-quorum preflight|-c'|'migrate-quorum preflight|--config'|'migrate-quorum preflight|--command-config'|'migrate-quorum upgrade|--command-config'|'migrate-quorum upgrade|-c'|'migrate-quorum upgrade|--config'|'migrate-quorum configs|--command-config'|'migrate-quorum configs|-c'|'migrate-quorum configs|--config'|'topics describe|--command-config'|'topics describe|-c'|'topics describe|--config'|'cluster cluster-id|-c'|'cluster cluster-id|--command-config'|'cluster list-endpoints|-c'|'cluster list-endpoints|--command-config'|'cluster unregister|-c'|'cluster unregister|--command-config'|'cluster unregister-controller|--command-config'|'cluster clear-registration|--command-config'|'cluster clear-registration|--node-config'|'voters check|-c'|'voters check|--config'|'voters check|--command-config'|'voters set-endpoints|-c'|'voters set-endpoints|--config'|'voters set-endpoints|--command-config'|'bootstrap format|-c'|'bootstrap format|--config'|'bootstrap info|-c'|'bootstrap info|--config')
             files=file ;;
         'add-controller|-o'|'add-controller|--output'|'remove-controller|-o'|'remove-controller|--output'|'replace-controller|-o'|'replace-controller|--output'|'truncate|-o'|'truncate|--output'|'recover|-o'|'recover|--output'|'bundle|-o'|'bundle|--output'|'probe|-o'|'probe|--output'|'wait|-o'|'wait|--output'|'features describe|-o'|'features describe|--output'|'migrate-quorum preflight|-o'|'migrate-quorum preflight|--output'|'migrate-quorum upgrade|-o'|'migrate-quorum upgrade|--output'|'migrate-quorum configs|-o'|'migrate-quorum configs|--output'|'cluster cluster-id|-o'|'cluster cluster-id|--output'|'cluster list-endpoints|-o'|'cluster list-endpoints|--output'|'cluster unregister|-o'|'cluster unregister|--output'|'cluster unregister-controller|-o'|'cluster unregister-controller|--output'|'cluster clear-registration|-o'|'cluster clear-registration|--output'|'voters set-endpoints|-o'|'voters set-endpoints|--output'|'bootstrap format|-o'|'bootstrap format|--output'|'bootstrap info|-o'|'bootstrap info|--output'|'bootstrap version-mapping|-o'|'bootstrap version-mapping|--output'|'bootstrap feature-dependencies|-o'|'bootstrap feature-dependencies|--output')
             words='text json' ;;

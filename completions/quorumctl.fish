@@ -63,17 +63,17 @@ function __quorumctl_vopts
         case 'spark-export'
             printf '%s\n' -- --out --master --mode --partition-by --spark-conf --split-size --writer --compression --s3-endpoint --checkpoint --interval --stop-after-idle --remote -o --output
         case 'probe'
-            printf '%s\n' -- --role --kind --bootstrap-controller -c --config --command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output
+            printf '%s\n' -- --role --kind --bootstrap-controller -c --config --command-config --controller-command-config --log-dir --node-id --grace --fetch-timeout-ms --timeout -o --output
         case 'wait'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --interval --fetch-timeout-ms -o --output
         case 'serve'
-            printf '%s\n' -- --listen --bootstrap-server --bootstrap-controller -c --config --command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace
+            printf '%s\n' -- --listen --bootstrap-server --bootstrap-controller -c --config --command-config --controller-command-config --interval --timeout --fetch-timeout-ms --flapping-epochs --grace
         case 'describe status'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe replication'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --watch
         case 'describe health'
-            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
+            printf '%s\n' -- --bootstrap-server --bootstrap-controller -c --config --command-config --controller-command-config --timeout --fetch-timeout-ms --can-restart --watch --samples --flapping-epochs -o --output
         case 'features describe'
             printf '%s\n' -- --bootstrap-server --bootstrap-controller --command-config --timeout -o --output --kafka-version --node-id
         case 'features upgrade'
@@ -337,6 +337,7 @@ complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l kind -x -d 'startup: 
 complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
 complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l controller-command-config -r -d 'Kafka client properties for the controllers'\'' listener when it is secured otherwise than the --bootstrap-server listener (default: --command-config).'
 complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l log-dir -x -a '(__fish_complete_directories (commandline -ct) "")' -d 'The node'\''s metadata log dir (read-only): quorum-state, and how long ago its log end last moved.'
 complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l node-id -x -d 'The node'\''s id (default: from --config, --log-dir, or its address among the ones the cluster lists).'
 complete -c quorumctl -n '__quorumctl_at '\''probe'\''' -l grace -x -d 'Liveness: how long a node may be attached to nothing before a restart is called for.'
@@ -358,6 +359,7 @@ complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l bootstrap-server -x -
 complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
 complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l controller-command-config -r -d 'Kafka client properties for the controllers'\'' listener when it is secured otherwise than the --bootstrap-server listener (default: --command-config).'
 complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l interval -x -d 'Sample the quorum every SECONDS; a sample never takes longer.'
 complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l timeout -x -d 'A sample'\''s deadline (never more than --interval).'
 complete -c quorumctl -n '__quorumctl_at '\''serve'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
@@ -389,6 +391,7 @@ complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-s
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l bootstrap-controller -x -d 'Comma-separated host:port list of controllers (DescribeCluster names the active one; asked directly).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -s c -l config -r -d 'A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l command-config -r -d 'Kafka client properties file: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...'
+complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l controller-command-config -r -d 'Kafka client properties for the controllers'\'' listener when it is secured otherwise than the --bootstrap-server listener (default: --command-config).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l timeout -x -d 'Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fetch-timeout-ms -x -d 'Caught-up threshold (default: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).'
 complete -c quorumctl -n '__quorumctl_at '\''describe health'\''' -l fail-on-lag -d 'Exit 1 when degraded too, not only when unhealthy.'

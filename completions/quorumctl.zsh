@@ -313,6 +313,7 @@ _quorumctl_probe() {
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--controller-command-config=[Kafka client properties for the controllers'\'' listener when it is secured otherwise than the --bootstrap-server listener (default\: --command-config).]:FILE:_files' \
     '--log-dir=[The node'\''s metadata log dir (read-only)\: quorum-state, and how long ago its log end last moved.]:DIR:_files -/' \
     '--node-id=[The node'\''s id (default\: from --config, --log-dir, or its address among the ones the cluster lists).]:ID: ' \
     '--grace=[Liveness\: how long a node may be attached to nothing before a restart is called for.]:SECONDS: ' \
@@ -345,6 +346,7 @@ _quorumctl_serve() {
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--controller-command-config=[Kafka client properties for the controllers'\'' listener when it is secured otherwise than the --bootstrap-server listener (default\: --command-config).]:FILE:_files' \
     '--interval=[Sample the quorum every SECONDS; a sample never takes longer.]:SECONDS: ' \
     '--timeout=[A sample'\''s deadline (never more than --interval).]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
@@ -408,6 +410,7 @@ _quorumctl_describe_health() {
     '--bootstrap-controller=[Comma-separated host\:port list of controllers (DescribeCluster names the active one; asked directly).]:HOST\:PORT,...: ' \
     '(-c --config)'{-c,--config=}'[A node'\''s server.properties (log.dirs / metadata.log.dir, node.id, the quorum settings).]:FILE:_files' \
     '--command-config=[Kafka client properties file\: security.protocol, sasl.mechanism, sasl.jaas.config, ssl.truststore.*, ssl.keystore.*, request.timeout.ms, client.id ...]:FILE:_files' \
+    '--controller-command-config=[Kafka client properties for the controllers'\'' listener when it is secured otherwise than the --bootstrap-server listener (default\: --command-config).]:FILE:_files' \
     '--timeout=[Answer within this many seconds, whatever the nodes do (a node that hangs never blocks longer).]:SECONDS: ' \
     '--fetch-timeout-ms=[Caught-up threshold (default\: the config'\''s controller.quorum.fetch.timeout.ms, else 2000).]:INTEGER: ' \
     '--fail-on-lag[Exit 1 when degraded too, not only when unhealthy.]' \

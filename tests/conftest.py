@@ -401,16 +401,24 @@ def cli():
 
 @pytest.fixture(scope="session")
 def verify_clean(cli):
-    """`verify_clean(path)`: `quorumctl verify PATH` exits 0."""
+    """`verify_clean(path)`: `quorumctl verify PATH` exits 0. A dir holding nothing verify
+    reads (only temporary files, or nothing at all) fails the test, unless the caller says
+    that state is expected (`temporaries_ok=True`: a write interrupted before its first file
+    was complete), and then only when an interrupted write's .tmp/.part is there."""
 
-    def check(path) -> None:
+    def check(path, temporaries_ok: bool = False) -> None:
         from quorumctl.errors import InputError
         from quorumctl.logdir import filekinds
 
         try:
             filekinds.log_dir_files([str(path)])
-        except InputError:
-            return  # only temporary files (an interrupted write): verify refuses such a dir, nothing to check
+        except InputError as e:
+            left = sorted(
+                os.path.relpath(os.path.join(r, f), path) for r, _, fs in os.walk(path) for f in fs if f != ".lock"
+            )
+            if temporaries_ok and any(f.endswith((".tmp", ".part")) for f in left):
+                return  # an interrupted write's leftovers only: verify refuses such a dir, as expected
+            pytest.fail(f"verify_clean({path}): nothing to verify ({e}); files: {left}", pytrace=False)
         cli("verify", "-o", "text", str(path), code=0)
 
     return check

@@ -3,8 +3,6 @@ scripts and the man page, printed, for an operator who has only the executable
 (the standalone build carries completions/ and man/ inside it; a source
 checkout has them beside the package; a wheel install has neither)."""
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 

@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 
+from ..render import output
 from .shell_session import _OWN, _SPECS, Session, Stop
 
 
@@ -25,13 +26,13 @@ class _Pager:
         self.all = False
 
     def write(self, text: str) -> None:
-        sys.stdout.write(text)
+        output.write(text)
         self.count += text.count("\n")
         if not self.all and self.count >= self.rows:
-            sys.stdout.write("-- more: Enter for the next page, a for all, q to stop --")
-            sys.stdout.flush()
+            output.write("-- more: Enter for the next page, a for all, q to stop --")
+            output.flush()
             key = _read_key()
-            sys.stdout.write("\r\x1b[K")
+            output.write("\r\x1b[K")
             if key in ("q", "Q", "\x03"):
                 raise KeyboardInterrupt
             if key in ("a", "A"):
@@ -116,24 +117,19 @@ def repl(timeline) -> None:
     width = shutil.get_terminal_size().columns
     session = Session(timeline, pager.write, interactive=True, width=width)
 
-    def err(line: str) -> None:
-        sys.stdout.flush()
-        sys.stderr.write(line)
-        sys.stderr.flush()
-
-    session.err = err
+    session.err = output.write_err
     session.pause = _pause
     prompt: PromptSession = PromptSession(
         history=InMemoryHistory(), completer=_completer(session), complete_while_typing=False
     )
-    sys.stdout.write("[ quorumctl shell: kafka-metadata-shell's commands, and at/where/changes/diff/follow ]\n")
-    sys.stdout.write(session.where_line() + "\n")
-    sys.stdout.flush()
+    output.write("[ quorumctl shell: kafka-metadata-shell's commands, and at/where/changes/diff/follow ]\n")
+    output.write(session.where_line() + "\n")
+    output.flush()
     while True:
         try:
             line = prompt.prompt(prompt_text(session.cwd, timeline.where()))
         except KeyboardInterrupt:
-            sys.stdout.write("^C\n")
+            output.write("^C\n")
             continue
         except EOFError:
             return
@@ -142,7 +138,7 @@ def repl(timeline) -> None:
         try:
             session.run_line(line)
         except KeyboardInterrupt:
-            sys.stdout.write("^C\n")
+            output.write("^C\n")
         except Stop:
             return
-        sys.stdout.flush()
+        output.flush()

@@ -171,6 +171,13 @@ def say(line: str) -> None:
     sys.stderr.flush()
 
 
+def write_err(text: str) -> None:
+    """Text on stderr as it is, after what stdout holds (an interactive shell's error lines)."""
+    sys.stdout.flush()
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
 def warning(message: str) -> None:
     say(f"quorumctl: warning: {message}")
 

@@ -29,7 +29,7 @@ from kafka41 import KAFKA43_HOME, free_base_port, mask_replication, mask_status,
 
 pytest.importorskip("cryptography", reason="the test CA and the OIDC provider need cryptography")
 
-from quorumctl.testing import kdc as kdc_mod
+import kdc as kdc_mod
 from certs import TestCA, keytool_jks_keystore, keytool_jks_truststore
 from oidc import OidcServer
 

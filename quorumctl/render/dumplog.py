@@ -343,9 +343,36 @@ class Sink:
             self.out.write("\n".join(self.buf))
             self.buf.clear()
 
+    def raw(self, data: bytes):
+        """Whole lines as UTF-8 bytes (the compiled core's output, newlines included),
+        after the lines before them; as bytes where the stream takes them in UTF-8."""
+        self.flush()
+        write_bytes = getattr(self.out, "write_bytes", None)
+        if write_bytes is not None:
+            write_bytes(data)
+            return
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None and is_utf8(getattr(self.out, "encoding", None)):
+            self.out.flush()
+            buffer.write(data)
+        else:
+            self.out.write(data.decode("utf-8"))
+
     def error(self, s: str):
         self.flush()
         self.err.write(s + "\n")
+
+
+def is_utf8(encoding: str | None) -> bool:
+    return (encoding or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
+def payload_fallback(value: bytes, as_json: bool) -> str:
+    """The payload text of a metadata value the compiled core's generated decoders
+    leave to this path (an undecodable value, doubles, unknown tagged fields)."""
+    if as_json:
+        return json_bytes(metadata_json(value)).decode()
+    return metadata_payload(value)
 
 
 def header_line(path: str) -> str:

@@ -51,7 +51,8 @@ def compare_source(source, seen: dict) -> None:
             got = core_batch(b, as_json)
             if got is None:
                 continue
-            out, n = got
+            out, n = got[0], got[1]
+            assert got[2] == b.crc_valid()
             assert n == b.record_count
             assert out == pure_batch(b, as_json), (source, b.position, as_json)
             if not as_json:

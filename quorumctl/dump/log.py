@@ -119,6 +119,21 @@ def dump_range(
             continue
         if (lo is not None and b.base_offset + b.last_offset_delta < lo) or (hi is not None and b.base_offset > hi):
             continue
+        if fast and core is not None:
+            # the compiled core: the whole batch from bytes to output in one buffer
+            got = core.metadata_batch(bytes(b.data), b.position, as_json, render_dumplog.payload_fallback)
+            if got is not None:
+                out, n, crc_ok = got
+                if not crc_ok:
+                    span.problems += 1
+                if deep and n:
+                    _track(span, b.base_offset, b.base_offset + n - 1)
+                if as_json:
+                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":['
+                    sink.raw(head.encode() + out + b"]}\n")
+                else:
+                    sink.raw(out)
+                continue
         crc_ok = b.crc_valid()
         if not crc_ok:
             span.problems += 1
@@ -128,19 +143,6 @@ def dump_range(
             else:
                 sink.batch(b, crc_ok)
             continue
-        if fast and core is not None:
-            # the compiled core: the whole batch from bytes to output in one buffer
-            got = core.metadata_batch(bytes(b.data), b.position, as_json, render_dumplog.payload_fallback)
-            if got is not None:
-                out, n = got
-                if deep and n:
-                    _track(span, b.base_offset, b.base_offset + n - 1)
-                if as_json:
-                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":['
-                    sink.raw(head.encode() + out + b"]}\n")
-                else:
-                    sink.raw(out)
-                continue
         if fast:
             lines = render_dumplog.fast_metadata_lines(b, as_json)
             if lines is not None:

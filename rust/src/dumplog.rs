@@ -19,6 +19,28 @@ fn bool_text(b: bool) -> &'static [u8] {
     }
 }
 
+/// A number printed as i64 when it fits (the common case, faster) else i128.
+#[derive(Clone, Copy)]
+enum Int {
+    Small(i64),
+    Big(i128),
+}
+
+impl Int {
+    #[inline]
+    fn of(x: i128) -> Int {
+        i64::try_from(x).map_or(Int::Big(x), Int::Small)
+    }
+}
+
+#[inline]
+fn push_num(out: &mut Vec<u8>, x: Int) {
+    match x {
+        Int::Small(v) => push_int(out, v),
+        Int::Big(v) => push_int(out, v),
+    }
+}
+
 /// kafka-dump-log's line for one batch (without the newline).
 pub fn batch_line(out: &mut Vec<u8>, h: &Header, position: u64, crc_ok: bool) {
     let a = h.attributes;
@@ -100,9 +122,10 @@ pub fn metadata_payload(value: &[u8], out: &mut Vec<u8>) -> bool {
     }
 }
 
-/// What a batch gave: the number of records written, or None when the batch
-/// is not a plain metadata batch (the pure path takes it whole).
-pub type Written = Option<usize>;
+/// What a batch gave: the number of records written and whether its CRC is
+/// valid, or None when the batch is not a plain metadata batch (the pure path
+/// takes it whole).
+pub type Written = Option<(usize, bool)>;
 
 /// The pure path's payload text of a value: (value, json, out).
 pub type PayloadFallback<'f, E> = dyn FnMut(&[u8], bool, &mut Vec<u8>) -> Result<(), E> + 'f;
@@ -133,8 +156,9 @@ pub fn metadata_batch<E>(
         return Ok(None);
     }
     let mark = out.len();
+    let crc_ok = crc_valid(batch, &h);
     if !json {
-        batch_line(out, &h, position, crc_valid(batch, &h));
+        batch_line(out, &h, position, crc_ok);
         out.push(b'\n');
     }
     let log_append = h.attributes & ATTR_LOG_APPEND_TIME != 0;
@@ -160,14 +184,15 @@ pub fn metadata_batch<E>(
             base_ts + rec.ts_delta
         };
         let off = base_off + i as i128;
+        let (off, ts) = (Int::of(off), Int::of(ts));
         if json {
             if i > 0 {
                 out.push(b',');
             }
             out.extend_from_slice(b"{\"offset\":");
-            push_int(out, off);
+            push_num(out, off);
             out.extend_from_slice(b",\"timestamp\":");
-            push_int(out, ts);
+            push_num(out, ts);
             out.extend_from_slice(b",\"keySize\":-1,\"valueSize\":");
             push_int(out, value.len());
             out.extend_from_slice(b",\"sequence\":");
@@ -175,9 +200,9 @@ pub fn metadata_batch<E>(
             out.extend_from_slice(b",\"headers\":[],\"payload\":");
         } else {
             out.extend_from_slice(b"| offset: ");
-            push_int(out, off);
+            push_num(out, off);
             out.extend_from_slice(ts_name);
-            push_int(out, ts);
+            push_num(out, ts);
             out.extend_from_slice(b" keySize: -1 valueSize: ");
             push_int(out, value.len());
             out.extend_from_slice(b" sequence: ");
@@ -192,5 +217,5 @@ pub fn metadata_batch<E>(
         }
         out.extend_from_slice(if json { b"}" } else { b"\n" });
     }
-    Ok(Some(recs.len()))
+    Ok(Some((recs.len(), crc_ok)))
 }

@@ -11,6 +11,12 @@ use pyo3::types::{PyBytes, PyString};
 
 use crate::dumplog;
 
+thread_local! {
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+/// The output buffer kept between calls, at most (a bigger one is freed).
+const KEEP_BYTES: usize = 64 << 20;
+
 create_exception!(
     _core,
     CoreError,
@@ -37,7 +43,7 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// dump-log's output of one plain metadata batch (the whole batch's bytes,
 /// header included, at file `position`): with json false the batch line and
 /// its record lines, with json true the records' JSON objects joined by
-/// commas; (bytes, record count), or None when the batch is not a plain
+/// commas; (bytes, record count, CRC valid), or None when the batch is not a plain
 /// metadata batch. `fallback(value, json)` gives the pure path's payload text
 /// of a value the generated decoders do not take.
 #[pyfunction]
@@ -47,19 +53,28 @@ fn metadata_batch<'py>(
     position: u64,
     json: bool,
     fallback: &Bound<'py, PyAny>,
-) -> PyResult<Option<(Bound<'py, PyBytes>, usize)>> {
+) -> PyResult<Option<(Bound<'py, PyBytes>, usize, bool)>> {
     guarded("dump-log", || {
-        let mut out = Vec::new();
+        // one buffer kept between calls: a batch's output is written without growing it
+        let mut out = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        out.clear();
         let mut cb = |value: &[u8], json: bool, out: &mut Vec<u8>| -> PyResult<()> {
             let text = fallback.call1((PyBytes::new(py, value), json))?;
             let text = text.downcast::<PyString>()?;
             out.extend_from_slice(text.to_str()?.as_bytes());
             Ok(())
         };
-        match dumplog::metadata_batch(data, position, json, &mut out, &mut cb)? {
-            Some(n) => Ok(Some((PyBytes::new(py, &out), n))),
-            None => Ok(None),
+        let got = dumplog::metadata_batch(data, position, json, &mut out, &mut cb);
+        let result = match got {
+            Ok(Some((n, crc_ok))) => Ok(Some((PyBytes::new(py, &out), n, crc_ok))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        if out.capacity() <= KEEP_BYTES {
+            out.clear();
+            BUF.with(|b| *b.borrow_mut() = out);
         }
+        result
     })
 }
 

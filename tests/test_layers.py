@@ -9,8 +9,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "quorumctl"
 
 # Lowest first. A module may import from its own layer and the layers below.
 LAYERS = [
-    {"errors", "ids", "openfile", "timefmt", "versions", "__init__"},  # base (versions: the release and feature
-    # catalogue; timefmt: ISO times and ages)
+    {"errors", "ids", "openfile", "timefmt", "versions", "core", "_core", "__init__"},  # base (versions: the
+    # release and feature catalogue; timefmt: ISO times and ages; core: which core, the compiled _core or none)
     {"schema"},  # the DSL and its codec
     {"records"},  # batches, metadata and control records
     {"config"},  # .properties, server and client configuration

@@ -121,18 +121,23 @@ def dump_range(
             continue
         if fast and core is not None:
             # the compiled core: the whole batch from bytes to output in one buffer
-            got = core.metadata_batch(bytes(b.data), b.position, as_json, render_dumplog.payload_fallback)
+            # (JSON: the batch's object is written around its records, its crcValid from the core)
+            got = core.metadata_batch(
+                bytes(b.data),
+                b.position,
+                as_json,
+                render_dumplog.payload_fallback,
+                (lambda ok, b=b: json_line(render_dumplog.batch_json(path, b, ok))[:-1] + ',"records":[')
+                if as_json
+                else None,
+            )
             if got is not None:
                 out, n, crc_ok = got
                 if not crc_ok:
                     span.problems += 1
                 if deep and n:
                     _track(span, b.base_offset, b.base_offset + n - 1)
-                if as_json:
-                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":['
-                    sink.raw(head.encode() + out + b"]}\n")
-                else:
-                    sink.raw(out)
+                sink.raw(out)
                 continue
         crc_ok = b.crc_valid()
         if not crc_ok:

@@ -370,19 +370,20 @@ class Sink:
     def _flush_raw(self):
         if not self.raws:
             return
-        data = b"".join(self.raws)
-        self.raws.clear()
+        parts = self.raws
+        self.raws = []
         self.raw_size = 0
         write_bytes = getattr(self.out, "write_bytes", None)
         if write_bytes is not None:
-            write_bytes(data)
+            for part in parts:
+                write_bytes(part)
             return
         buffer = getattr(self.out, "buffer", None)
         if buffer is not None and is_utf8(getattr(self.out, "encoding", None)):
             self.out.flush()
-            buffer.write(data)
+            buffer.writelines(parts)  # each part as it is: no joined copy
         else:
-            self.out.write(data.decode("utf-8"))
+            self.out.write(b"".join(parts).decode("utf-8"))
 
     def error(self, s: str):
         self.flush()

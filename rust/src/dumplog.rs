@@ -130,16 +130,21 @@ pub type Written = Option<(usize, bool)>;
 /// The pure path's payload text of a value: (value, json, out).
 pub type PayloadFallback<'f, E> = dyn FnMut(&[u8], bool, &mut Vec<u8>) -> Result<(), E> + 'f;
 
+/// What opens a batch's JSON object before its records: (crc valid, out).
+pub type BatchHead<'f, E> = dyn FnMut(bool, &mut Vec<u8>) -> Result<(), E> + 'f;
+
 /// The text (`json` false: the batch line and one line per record, each ending
 /// in a newline) or the JSON records (`json` true: the record objects joined by
-/// commas) of a plain metadata batch. `fallback(value, json, out)` appends the
-/// pure path's payload text for a value the generated decoders do not take.
+/// commas, after what `head(crc_valid, out)` writes) of a plain metadata batch.
+/// `fallback(value, json, out)` appends the pure path's payload text for a value
+/// the generated decoders do not take.
 pub fn metadata_batch<E>(
     batch: &[u8],
     position: u64,
     json: bool,
     out: &mut Vec<u8>,
     fallback: &mut PayloadFallback<'_, E>,
+    head: &mut BatchHead<'_, E>,
 ) -> Result<Written, E> {
     let Some(h) = Header::parse(batch) else {
         return Ok(None);
@@ -157,7 +162,9 @@ pub fn metadata_batch<E>(
     }
     let mark = out.len();
     let crc_ok = crc_valid(batch, &h);
-    if !json {
+    if json {
+        head(crc_ok, out)?;
+    } else {
         batch_line(out, &h, position, crc_ok);
         out.push(b'\n');
     }

@@ -46,13 +46,19 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// commas; (bytes, record count, CRC valid), or None when the batch is not a plain
 /// metadata batch. `fallback(value, json)` gives the pure path's payload text
 /// of a value the generated decoders do not take.
+///
+/// With json and `head` given, `head(crc_valid)` gives the batch object's text up
+/// to its records (`{"kind":"batch",...,"records":[`): the output is then the
+/// whole JSON line, records closed and a newline after.
 #[pyfunction]
+#[pyo3(signature = (data, position, json, fallback, head=None))]
 fn metadata_batch<'py>(
     py: Python<'py>,
     data: &[u8],
     position: u64,
     json: bool,
     fallback: &Bound<'py, PyAny>,
+    head: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Option<(Bound<'py, PyBytes>, usize, bool)>> {
     guarded("dump-log", || {
         // one buffer kept between calls: a batch's output is written without growing it
@@ -64,7 +70,21 @@ fn metadata_batch<'py>(
             out.extend_from_slice(text.to_str()?.as_bytes());
             Ok(())
         };
-        let got = dumplog::metadata_batch(data, position, json, &mut out, &mut cb);
+        let mut head_cb = |crc_ok: bool, out: &mut Vec<u8>| -> PyResult<()> {
+            if let Some(head) = head {
+                let text = head.call1((crc_ok,))?;
+                out.extend_from_slice(text.downcast::<PyString>()?.to_str()?.as_bytes());
+            }
+            Ok(())
+        };
+        let got = dumplog::metadata_batch(data, position, json, &mut out, &mut cb, &mut head_cb);
+        let got = match got {
+            Ok(Some(w)) if json && head.is_some() => {
+                out.extend_from_slice(b"]}\n");
+                Ok(Some(w))
+            }
+            other => other,
+        };
         let result = match got {
             Ok(Some((n, crc_ok))) => Ok(Some((PyBytes::new(py, &out), n, crc_ok))),
             Ok(None) => Ok(None),

@@ -22,7 +22,12 @@ fuzz_target!(|data: &[u8]| {
                 o.extend_from_slice(b"{}");
                 Ok(())
             };
-            if let Ok(Some((n, _))) = metadata_batch(batch, start as u64, json, &mut out, &mut fallback) {
+            let mut head = |_ok: bool, o: &mut Vec<u8>| -> Result<(), ()> {
+                o.push(b'[');
+                Ok(())
+            };
+            let got = metadata_batch(batch, start as u64, json, &mut out, &mut fallback, &mut head);
+            if let Ok(Some((n, _))) = got {
                 assert!(n <= batch.len() * 64);
             }
         }

@@ -49,7 +49,14 @@ CLUSTER = SHARED / "kafka" / "cluster"
 PERF = SHARED / "perf"
 BASE_PORT = 29490
 # as installed: Python may cache bytecode (PYTHONDONTWRITEBYTECODE=1 recompiles every module on every run)
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "QUORUMCTL_PURE")}
+PURE = {**ENV, "QUORUMCTL_PURE": "1"}  # the pure-Python path, next to the compiled core in the same run
+
+
+def core_name(env: dict) -> str:
+    """Which core `quorumctl --version` says it runs on under env (rust or python)."""
+    out = subprocess.run(quorumctl() + ["--version"], capture_output=True, text=True, env=env).stdout
+    return "core: " + (out.rsplit("core: ", 1)[-1].rstrip(")\n") if "core: " in out else "unknown")
 
 
 def quorumctl() -> list[str]:
@@ -86,10 +93,10 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def run_once(argv: list[str]) -> dict:
+def run_once(argv: list[str], env: dict | None = None) -> dict:
     """Wall seconds, CPU seconds (user + sys of the tree) and peak summed RSS (MB)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env or ENV)
     peak = 0
     while p.poll() is None:
         peak = max(peak, sum(_rss_kb(q) for q in _tree(p.pid)))
@@ -100,14 +107,14 @@ def run_once(argv: list[str]) -> dict:
     return {"wall": wall, "peak_mb": peak / 1024, "code": p.returncode, "stderr": err.strip()[-300:]}
 
 
-def best(argv: list[str], repeat: int) -> dict:
+def best(argv: list[str], repeat: int, env: dict | None = None) -> dict:
     import resource
 
     runs = []
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         load = os.getloadavg()[0]
-        r = run_once(argv)
+        r = run_once(argv, env)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         r["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         r["load"] = load
@@ -192,17 +199,30 @@ def bench_logs(which: list[str], work: Path, repeat: int) -> None:
         )
         ours_text = best(qc + ["dump-log", "--cluster-metadata-decoder", str(path)], repeat)
         ours_json = best(qc + ["dump-log", "-o", "json", str(path)], repeat)
+        pure_text = best(qc + ["dump-log", "--cluster-metadata-decoder", str(path)], repeat, PURE)
+        pure_json = best(qc + ["dump-log", "-o", "json", str(path)], repeat, PURE)
         kafka_batch = best([str(KAFKA_BIN / "kafka-dump-log.sh"), "--files", str(path)], repeat)
         ours_verify = best(qc + ["verify", str(path)], repeat)
         print(row("kafka-dump-log --cluster-metadata-decoder (text)", kafka_text, None, records))
-        print(row("quorumctl dump-log --cluster-metadata-decoder (text)", ours_text, kafka_text, records))
+        print(
+            row(
+                f"quorumctl dump-log --cluster-metadata-decoder (text, {core_name(ENV)})",
+                ours_text,
+                kafka_text,
+                records,
+            )
+        )
         print(row("quorumctl dump-log -o json (vs Kafka's text)", ours_json, kafka_text, records))
+        print(row(f"same, pure-Python path ({core_name(PURE)})", pure_text, kafka_text, records))
+        print(row("same -o json, pure-Python path", pure_json, kafka_text, records))
         print(row("kafka-dump-log (batch-level pass)", kafka_batch, None))
         print(row("quorumctl verify", ours_verify, kafka_batch))
         for label, r in [
             ("kafka text", kafka_text),
             ("quorumctl text", ours_text),
             ("quorumctl json", ours_json),
+            ("pure text", pure_text),
+            ("pure json", pure_json),
             ("kafka batch", kafka_batch),
             ("quorumctl verify", ours_verify),
         ]:
@@ -210,7 +230,7 @@ def bench_logs(which: list[str], work: Path, repeat: int) -> None:
                 print(f"  note: {label} exited {r['code']}: {r['stderr']}")
         print(
             f"\nall runs (wall s): kafka text {kafka_text['walls']}, text {ours_text['walls']}, "
-            f"json {ours_json['walls']}, kafka batch {kafka_batch['walls']}, verify {ours_verify['walls']}"
+            f"json {ours_json['walls']}, pure text {pure_text['walls']}, pure json {pure_json['walls']}, kafka batch {kafka_batch['walls']}, verify {ours_verify['walls']}"
         )
 
 

@@ -69,7 +69,9 @@ def _print_version(value: bool) -> None:
         v = version("quorumctl")
     except PackageNotFoundError:
         v = "(not installed: no package metadata)"
-    sys.stdout.write(f"quorumctl {v}\n")
+    from ..core import NAME
+
+    sys.stdout.write(f"quorumctl {v} (core: {NAME})\n")
     raise typer.Exit(ExitStatus.OK)
 
 

@@ -283,6 +283,7 @@ def records_json(b: Batch, records, decode_metadata: bool) -> list[dict]:
 
 FLUSH_LINES = 4096
 FLUSH_LINE_CHARS = 1 << 16  # a line this long is written out at once
+RAW_BLOCK = 1 << 20  # the compiled core's output is written in blocks of about this size
 
 
 class Sink:
@@ -293,14 +294,20 @@ class Sink:
         self.err = err or sys.stderr
         self.buf: list[str] = []
         self.pending: list[str] = []  # the parts of an unfinished line (see part)
+        self.raws: list[bytes] = []  # the compiled core's output not yet written (see raw)
+        self.raw_size = 0
 
     def line(self, s: str):
+        if self.raws:
+            self._flush_raw()
         self.buf.append(s)
         # a JSON batch line holds all its records (MBs): 4096 of them must not pile up
         if len(self.buf) >= FLUSH_LINES or len(s) >= FLUSH_LINE_CHARS:
             self.flush()
 
     def lines(self, ls):
+        if self.raws:
+            self._flush_raw()
         self.buf.extend(ls)
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
@@ -313,6 +320,8 @@ class Sink:
 
     def records(self, b, records, opts: Options, decode_metadata: bool):
         """kafka-dump-log's lines for some of a batch's records (--deep-iteration)."""
+        if self.raws:
+            self._flush_raw()
         record_lines(b, records, opts, self.buf)
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
@@ -332,20 +341,65 @@ class Sink:
             self.pending.clear()
 
     def end_line(self):
+        if self.raws:
+            self._flush_raw()
         self.buf.append("".join(self.pending))
         self.pending.clear()
         if len(self.buf) >= FLUSH_LINES:
             self.flush()
 
     def flush(self):
+        if self.raws:
+            self._flush_raw()
         if self.buf:
             self.buf.append("")  # the last newline, without copying the block once more
             self.out.write("\n".join(self.buf))
             self.buf.clear()
 
+    def raw(self, data: bytes):
+        """Whole lines as UTF-8 bytes (the compiled core's output, newlines included),
+        after the lines before them; gathered and written in blocks, as bytes where the
+        stream takes them in UTF-8."""
+        if self.buf:
+            self.flush()
+        self.raws.append(data)
+        self.raw_size += len(data)
+        if self.raw_size >= RAW_BLOCK:
+            self._flush_raw()
+
+    def _flush_raw(self):
+        if not self.raws:
+            return
+        parts = self.raws
+        self.raws = []
+        self.raw_size = 0
+        write_bytes = getattr(self.out, "write_bytes", None)
+        if write_bytes is not None:
+            for part in parts:
+                write_bytes(part)
+            return
+        buffer = getattr(self.out, "buffer", None)
+        if buffer is not None and is_utf8(getattr(self.out, "encoding", None)):
+            self.out.flush()
+            buffer.writelines(parts)  # each part as it is: no joined copy
+        else:
+            self.out.write(b"".join(parts).decode("utf-8"))
+
     def error(self, s: str):
         self.flush()
         self.err.write(s + "\n")
+
+
+def is_utf8(encoding: str | None) -> bool:
+    return (encoding or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
+def payload_fallback(value: bytes, as_json: bool) -> str:
+    """The payload text of a metadata value the compiled core's generated decoders
+    leave to this path (an undecodable value, doubles, unknown tagged fields)."""
+    if as_json:
+        return json_bytes(metadata_json(value)).decode()
+    return metadata_payload(value)
 
 
 def header_line(path: str) -> str:

@@ -12,7 +12,9 @@ import pytest
 @pytest.mark.parametrize("flag", ["--version", "-V"])
 def test_version(cli, flag):
     code, out, err = cli(flag)
-    assert (code, out, err) == (0, f"quorumctl {version('quorumctl')}\n", "")
+    from quorumctl.core import NAME
+
+    assert (code, out, err) == (0, f"quorumctl {version('quorumctl')} (core: {NAME})\n", "")
 
 
 @pytest.mark.parametrize(

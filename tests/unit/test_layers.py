@@ -12,8 +12,9 @@ ENTRY = "spark/submit.py"  # spark-submit's application file: it runs the CLI
 # itself: those layers and, in turn, what they may import. A layer is a package or
 # module of quorumctl/; ENTRY names the one file that runs the CLI from elsewhere.
 LAYERS: dict[str, tuple[set[str], set[str]]] = {
-    # base: errors, ids, files opened safely, ISO times, the release and feature catalogue
-    "base": ({"errors", "ids", "openfile", "timefmt", "versions", "__init__"}, set()),
+    # base: errors, ids, files opened safely, ISO times, the release and feature catalogue;
+    # core: which core runs the hot loops (the compiled _core or none)
+    "base": ({"errors", "ids", "openfile", "timefmt", "versions", "core", "_core", "__init__"}, set()),
     "schema": ({"schema"}, {"base"}),  # the DSL and its codec
     "records": ({"records"}, {"schema"}),  # batches, metadata and control records
     "config": ({"config"}, {"schema"}),  # .properties, server and client configuration

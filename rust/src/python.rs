@@ -1,0 +1,113 @@
+//! The binding layer: `quorumctl._core`. A panic never reaches Python as a
+//! traceback: each entry point catches it and raises CoreError (a ValueError),
+//! which the commands report in one line like any undecodable input.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+
+use crate::dumplog;
+
+thread_local! {
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+/// The output buffer kept between calls, at most (a bigger one is freed).
+const KEEP_BYTES: usize = 64 << 20;
+
+create_exception!(
+    _core,
+    CoreError,
+    PyValueError,
+    "The compiled core could not handle an input (a bug: report it)."
+);
+
+fn guarded<T>(what: &str, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_string());
+            Err(CoreError::new_err(format!(
+                "internal error in the compiled core ({what}): {msg}"
+            )))
+        }
+    }
+}
+
+/// dump-log's output of one plain metadata batch (the whole batch's bytes,
+/// header included, at file `position`): with json false the batch line and
+/// its record lines, with json true the records' JSON objects joined by
+/// commas; (bytes, record count, CRC valid), or None when the batch is not a plain
+/// metadata batch. `fallback(value, json)` gives the pure path's payload text
+/// of a value the generated decoders do not take.
+///
+/// With json and `head` given, `head(crc_valid)` gives the batch object's text up
+/// to its records (`{"kind":"batch",...,"records":[`): the output is then the
+/// whole JSON line, records closed and a newline after.
+#[pyfunction]
+#[pyo3(signature = (data, position, json, fallback, head=None))]
+fn metadata_batch<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    position: u64,
+    json: bool,
+    fallback: &Bound<'py, PyAny>,
+    head: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<(Bound<'py, PyBytes>, usize, bool)>> {
+    guarded("dump-log", || {
+        // one buffer kept between calls: a batch's output is written without growing it
+        let mut out = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+        out.clear();
+        let mut cb = |value: &[u8], json: bool, out: &mut Vec<u8>| -> PyResult<()> {
+            let text = fallback.call1((PyBytes::new(py, value), json))?;
+            let text = text.downcast::<PyString>()?;
+            out.extend_from_slice(text.to_str()?.as_bytes());
+            Ok(())
+        };
+        let mut head_cb = |crc_ok: bool, out: &mut Vec<u8>| -> PyResult<()> {
+            if let Some(head) = head {
+                let text = head.call1((crc_ok,))?;
+                out.extend_from_slice(text.downcast::<PyString>()?.to_str()?.as_bytes());
+            }
+            Ok(())
+        };
+        let got = dumplog::metadata_batch(data, position, json, &mut out, &mut cb, &mut head_cb);
+        let got = match got {
+            Ok(Some(w)) if json && head.is_some() => {
+                out.extend_from_slice(b"]}\n");
+                Ok(Some(w))
+            }
+            other => other,
+        };
+        let result = match got {
+            Ok(Some((n, crc_ok))) => Ok(Some((PyBytes::new(py, &out), n, crc_ok))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
+        if out.capacity() <= KEEP_BYTES {
+            out.clear();
+            BUF.with(|b| *b.borrow_mut() = out);
+        }
+        result
+    })
+}
+
+/// Raise a panic inside the core (tests: a panic must become CoreError).
+#[pyfunction]
+fn _panic_for_test() -> PyResult<()> {
+    guarded("test", || panic!("deliberate"))
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("CoreError", m.py().get_type::<CoreError>())?;
+    m.add_function(wrap_pyfunction!(metadata_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    Ok(())
+}

@@ -36,6 +36,7 @@ import argparse
 import gzip
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -213,6 +214,33 @@ def snapshot_256k(work: Path) -> Path:
 
 SHELL = K43 / "bin" / "kafka-metadata-shell.sh"
 PROMPT = b"\x1b[?2004h"  # what the shell's line editor prints before its prompt on a terminal
+
+
+class Prompted:
+    """Kafka's metadata shell on a pseudo-terminal (`fd`): a command sent, its output read
+    up to the next prompt."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = b""
+
+    def until_prompt(self, timeout: float = 600) -> str:
+        end = time.time() + timeout
+        while True:
+            i = self.buf.find(PROMPT)
+            if i >= 0:
+                out, self.buf = self.buf[:i], self.buf[i + len(PROMPT) :]
+                return out.decode("utf-8", "replace")
+            r, _, _ = select.select([self.fd], [], [], max(0.0, end - time.time()))
+            if not r:
+                raise TimeoutError(self.buf[-300:])
+            self.buf += os.read(self.fd, 1 << 16)
+
+    def run(self, cmd: str) -> str:
+        os.write(self.fd, cmd.encode() + b"\r")
+        return self.until_prompt()
+
+
 _REG = re.compile(
     r"PartitionRegistration\(replicas=\[(.*?)\], directories=\[(.*?)\], isr=\[(.*?)\], "
     r"removingReplicas=\[(.*?)\], addingReplicas=\[(.*?)\], elr=\[(.*?)\], lastKnownElr=\[(.*?)\], "
@@ -226,30 +254,13 @@ def shell_session(snapshot: Path, commands, last: int, heap: str) -> list[str]:
     prints an empty image) once `cat /image/provenance` says the image is at offset
     `last` - 1 (the shell counts a snapshot's records from 0)."""
     import pty
-    import select
 
     pid, fd = pty.fork()
     if pid == 0:
         os.environ["KAFKA_HEAP_OPTS"] = heap
         os.execv(str(SHELL), [str(SHELL), "--snapshot", str(snapshot)])
-    buf = b""
-
-    def until_prompt(timeout=600):
-        nonlocal buf
-        end = time.time() + timeout
-        while True:
-            i = buf.find(PROMPT)
-            if i >= 0:
-                out, buf = buf[:i], buf[i + len(PROMPT) :]
-                return out.decode("utf-8", "replace")
-            r, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
-            if not r:
-                raise TimeoutError(buf[-300:])
-            buf += os.read(fd, 1 << 16)
-
-    def run(cmd: str) -> str:
-        os.write(fd, cmd.encode() + b"\r")
-        return until_prompt()
+    shell = Prompted(fd)
+    until_prompt, run = shell.until_prompt, shell.run
 
     try:
         until_prompt()

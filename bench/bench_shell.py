@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import select
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-from bench_image_scale import PROMPT, SHELL, snapshot_256k
+from bench_image_scale import SHELL, Prompted, snapshot_256k
 from bench_vs_kafka import ENV, _rss_kb, _tree, quorumctl
 
 
@@ -51,24 +50,8 @@ def kafka_run(snapshot: Path, provenance: str) -> dict:
         os.execve(str(SHELL), [str(SHELL), "--snapshot", str(snapshot)], ENV)
     peak = _Peak(pid)
     peak.start()
-    buf = b""
-
-    def until_prompt(timeout: float = 600) -> str:
-        nonlocal buf
-        end = time.time() + timeout
-        while True:
-            i = buf.find(PROMPT)
-            if i >= 0:
-                out, buf = buf[:i], buf[i + len(PROMPT) :]
-                return out.decode("utf-8", "replace")
-            r, _, _ = select.select([fd], [], [], max(0.0, end - time.time()))
-            if not r:
-                raise TimeoutError(buf[-300:])
-            buf += os.read(fd, 1 << 16)
-
-    def run(cmd: str) -> str:
-        os.write(fd, cmd.encode() + b"\r")
-        return until_prompt()
+    shell = Prompted(fd)
+    until_prompt, run = shell.until_prompt, shell.run
 
     try:
         until_prompt()

@@ -338,7 +338,7 @@ def test_every_documented_finding_is_produced_by_a_test():
     source = "".join(p.read_text() for p in sorted((root / "quorumctl" / "diagnose").glob("*.py")))
     in_code = set(re.findall(r'(?:Finding|Trap)\(\s*"([a-z][a-z0-9-]+)"', source))
     assert documented == in_code, (sorted(documented - in_code), sorted(in_code - documented))
-    tests = "".join(p.read_text() for p in (root / "tests").glob("test_*.py"))
+    tests = "".join(p.read_text() for p in (root / "tests").glob("*/test_*.py"))
     untested = sorted(c for c in documented if f'"{c}"' not in tests)
     assert untested == [], untested
 

@@ -82,7 +82,9 @@ def start(args, env):
 
 def committed(checkpoint: Path) -> dict:
     """Positions of the newest committed batch."""
-    commits = sorted(int(p.name) for p in (checkpoint / "commits").glob("*")) if checkpoint.is_dir() else []
+    # a commit is written as N.tmp-PID and renamed to N: only the renamed ones count
+    names = [p.name for p in (checkpoint / "commits").glob("*")] if checkpoint.is_dir() else []
+    commits = sorted(int(n) for n in names if n.isdigit())
     if not commits:
         return {}
     return json.loads((checkpoint / "offsets" / f"{commits[-1]}.json").read_text())["positions"]

@@ -6,6 +6,7 @@ stdout and stderr, then `[exit=N]`.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from dataclasses import dataclass
@@ -19,6 +20,16 @@ FIXTURES = SHARED / "reference" / "fixtures"
 CORPUS = SHARED / "corpus"
 
 needs_shared = pytest.mark.shared("reference")  # Kafka's transcripts and files
+
+
+def corpus_record_files() -> list[Path]:
+    """Every corpus file that holds record batches (snapshots, bootstrap checkpoints,
+    metadata log segments), from CATALOG.json; empty without ../shared."""
+    if not (CORPUS / "CATALOG.json").exists():
+        return []
+    cat = json.loads((CORPUS / "CATALOG.json").read_text())
+    kinds = ("snapshot", "bootstrap.checkpoint", "metadata-log")
+    return [CORPUS / f["local"] for repo in cat.values() for f in repo["files"] if f["kind"] in kinds]
 
 
 @dataclass

@@ -8,7 +8,6 @@ where the core is not built (a machine without cargo; CI builds it)."""
 from __future__ import annotations
 
 import io
-import json
 import random
 
 import pytest
@@ -20,7 +19,7 @@ from quorumctl.records.batch import Batch, BatchReader, encode_batch
 from quorumctl.records.metadata_schemas import METADATA_RECORDS
 from quorumctl.render import dumplog as R
 from quorumctl.render.output import json_line
-from samples import CORPUS
+from samples import corpus_record_files
 from test_record_schemas import message_strategy
 
 pytestmark = pytest.mark.skipif(core is None, reason="the compiled core is not built (or QUORUMCTL_PURE=1)")
@@ -60,22 +59,10 @@ def compare_source(source, seen: dict) -> None:
                 seen["core_records"] += n
 
 
-def corpus_batch_files():
-    if not (CORPUS / "CATALOG.json").exists():
-        return []
-    cat = json.loads((CORPUS / "CATALOG.json").read_text())
-    return [
-        CORPUS / f["local"]
-        for repo in cat.values()
-        for f in repo["files"]
-        if f["kind"] in ("snapshot", "bootstrap.checkpoint", "metadata-log")
-    ]
-
-
 @pytest.mark.shared("corpus/CATALOG.json")
 def test_core_equals_pure_path_on_every_corpus_batch():
     seen = {"batches": 0, "core_batches": 0, "core_records": 0}
-    files = corpus_batch_files()
+    files = corpus_record_files()
     for path in files:
         compare_source(str(path), seen)
     # the core carried nearly all of it: the comparison is not vacuous, and the
@@ -105,7 +92,7 @@ def run_dump(paths, as_json: bool, use_core, monkeypatch) -> tuple[int, bytes, s
 def test_dump_log_command_is_byte_identical_on_both_cores(as_json, monkeypatch):
     """The whole command (batch lines, problems, the files' other lines) over a
     sample of the corpus's files, one run per core."""
-    files = corpus_batch_files()
+    files = corpus_record_files()
     sample = random.Random(46).sample(files, min(40, len(files)))
     pure = run_dump(sample, as_json, None, monkeypatch)
     rust = run_dump(sample, as_json, core, monkeypatch)
@@ -152,7 +139,7 @@ def test_mutated_batches_are_declined_or_identical():
     """Hostile bytes: random byte flips in real batches. The core never raises;
     what it prints is what the pure path prints."""
     rng = random.Random(4646)
-    files = [p for p in corpus_batch_files() if p.stat().st_size < 2 << 20]
+    files = [p for p in corpus_record_files() if p.stat().st_size < 2 << 20]
     tried = taken = 0
     for path in rng.sample(files, min(30, len(files))):
         for b in list(BatchReader(str(path)))[:20]:

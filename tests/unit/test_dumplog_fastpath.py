@@ -6,7 +6,6 @@ controller log in ../shared/perf, in text and JSON."""
 from __future__ import annotations
 
 import gzip
-import json
 
 import pytest
 
@@ -15,7 +14,7 @@ from quorumctl.records import metadata as md
 from quorumctl.records.batch import BatchReader, Batch, encode_batch
 from quorumctl.render import dumplog as R
 from quorumctl.render.output import json_line
-from samples import CORPUS, SHARED
+from samples import SHARED, corpus_record_files
 
 PERF_LOG = SHARED / "perf" / "churn-controller-1.log.gz"
 OPTS = R.Options(deep=True, print_data=True, metadata_decoder=True)
@@ -75,22 +74,10 @@ def compare_file(source) -> dict:
     return seen
 
 
-def corpus_files():
-    if not (CORPUS / "CATALOG.json").exists():
-        return []
-    cat = json.loads((CORPUS / "CATALOG.json").read_text())
-    return [
-        CORPUS / f["local"]
-        for repo in cat.values()
-        for f in repo["files"]
-        if f["kind"] in ("snapshot", "bootstrap.checkpoint", "metadata-log")
-    ]
-
-
 @pytest.mark.shared("corpus/CATALOG.json")
 def test_fast_path_equals_plain_decoder_on_every_corpus_record():
     total: dict = {}
-    for path in corpus_files():
+    for path in corpus_record_files():
         for k, v in compare_file(str(path)).items():
             total[k] = total.get(k, 0) + v
     # the fast path carried nearly all of it (so the comparison above is not vacuous)

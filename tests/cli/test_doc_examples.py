@@ -8,7 +8,7 @@ scratch directory per document (`workspace`: links to ../shared's fixtures and
 corpus, replicas written by quorumctl's writer); `file=PATH` blocks written
 there; 127.0.0.1:190xx/191xx/192xx addresses mapped to the simulated quorums
 of SCENARIOS. Usage lines (`quorumctl ...` without `$`) and links between the
-documents are checked too.
+documents are checked too, and so is the documents' size budget.
 
 Examples run in process (the entry point's `main()`, stdout/stderr captured),
 except spark-export, which runs as a subprocess so that its JVM ends with it.
@@ -486,6 +486,44 @@ def test_links_between_documents_resolve(doc):
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             bad.append(f"{doc.name}: link to {target}: no such heading in {dest.name}")
     assert not bad, "\n".join(bad)
+
+
+# -- the budget ----------------------------------------------------------------------------
+
+# Bytes (1 KB = 1000): the README and docs/*.md together, any one document, the README.
+DOCS_BUDGET, DOC_BUDGET, README_BUDGET = 350_000, 25_000, 10_000
+
+
+def over_budget(sizes: dict[str, int]) -> list[str]:
+    """What of `sizes` (document -> bytes) breaks the budget, one line each."""
+    bad = [
+        f"{name}: {size:,} bytes, over {limit:,}"
+        for name, size in sizes.items()
+        for limit in [README_BUDGET if name == "README.md" else DOC_BUDGET]
+        if size > limit
+    ]
+    total = sum(sizes.values())
+    if total > DOCS_BUDGET:
+        largest = ", ".join(f"{n} {s:,}" for n, s in sorted(sizes.items(), key=lambda x: -x[1])[:5])
+        bad.append(f"all documents: {total:,} bytes, over {DOCS_BUDGET:,} (largest: {largest})")
+    return bad
+
+
+def test_docs_within_budget():
+    """The docs stay a size a reader gets through: cut history (git keeps it),
+    repetition and over-long explanations; split a document only where it has
+    two subjects."""
+    bad = over_budget({str(d.relative_to(REPO)): d.stat().st_size for d in DOCS})
+    assert not bad, "documentation over its budget:\n" + "\n".join(bad)
+
+
+def test_budget_convention():
+    assert over_budget({"README.md": 10_000, "docs/a.md": 25_000}) == []
+    assert over_budget({"README.md": 10_001}) == ["README.md: 10,001 bytes, over 10,000"]
+    assert over_budget({"docs/a.md": 25_001}) == ["docs/a.md: 25,001 bytes, over 25,000"]
+    many = {f"docs/{i:02}.md": 20_000 for i in range(18)}
+    assert over_budget(many)[0].startswith("all documents: 360,000 bytes, over 350,000 (largest: docs/00.md 20,000")
+    assert over_budget(dict(list(many.items())[:17])) == []
 
 
 # -- the convention itself ----------------------------------------------------------------

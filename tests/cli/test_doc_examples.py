@@ -188,6 +188,43 @@ def varying_as_placeholders(expected: list[str]) -> list[str]:
     return out
 
 
+# Values a command prints anew at every run (how long it took, the size of an archive
+# holding timestamps, a random id, the scratch directory): in the output of a command
+# matching the first pattern, the named groups of the second stand for any value of
+# their kind (n: {{n}}, uuid: {{uuid}}, cwd: {{cwd}}, any: {{...}}; a trailing digit
+# tells two groups of one kind apart). A document shows a real run's values there.
+VARYING_VALUES = [
+    (r"^quorumctl wait ", r"\btrue after (?P<n>\S+) s \("),
+    (r"^quorumctl wait .*-o json", r'"elapsedSeconds":(?P<n>[^,}]+)'),
+    (r"^quorumctl bundle ", r"^Wrote \S+: \d+ part\(s\), (?P<n>\S+) bytes$"),
+    (r"^quorumctl spark-export ", r" in (?P<n>\S+) s \((?P<n2>\S+) records/s\) to (?P<cwd>/\S*?)/c1\.parquet$"),
+    (r"^quorumctl bootstrap random-uuid$", r"^(?P<uuid>\S+)$"),
+    (r"^quorumctl add-controller ", r" with directory id (?P<uuid>\S+) and endpoints"),
+    (r"^quorumctl migrate-quorum preflight ", r" has directory id (?P<uuid>\S+) \(meta\.properties\)$"),
+    (
+        r"^quorumctl truncate .*--apply",
+        r" saved in (?P<cwd>/\S*?)/diverged/c3\.quorumctl-backup/(?P<any>[^/]+)-__cluster_metadata-0$",
+    ),
+    (r"^quorumctl voters check ", r" \(localhost resolves to (?P<any>[^)]+)\)"),
+]
+_KINDS = {"n": "{{n}}", "uuid": "{{uuid}}", "cwd": "{{cwd}}", "any": "{{...}}"}
+
+
+def varying_values(command: str, expected: list[str]) -> list[str]:
+    """`expected` with the values VARYING_VALUES names for `command` read as placeholders."""
+    rules = [re.compile(value) for cmd, value in VARYING_VALUES if re.search(cmd, command)]
+    out = []
+    for line in expected:
+        for rule in rules:
+            m = rule.search(line)
+            if m:
+                spans = sorted(((m.start(g), m.end(g), g) for g in m.groupdict()), reverse=True)
+                for start, end, g in spans:
+                    line = line[:start] + _KINDS[g.rstrip("0123456789")] + line[end:]
+        out.append(line)
+    return out
+
+
 def matches(expected: list[str], actual: list[str], cwd: str = "") -> bool:
     """Whether `actual` fits `expected` (`...` lines match any lines)."""
     chunks: list[list[re.Pattern]] = [[]]
@@ -372,7 +409,7 @@ def test_examples(cli, doc, tmp_path):
 
     def check(ex: Example, code: int, out: str, err: str):
         actual = output_lines(out) + output_lines(err)
-        if matches(ex.expected, actual, str(cwd)) and code == ex.exit:
+        if matches(varying_values(ex.command, ex.expected), actual, str(cwd)) and code == ex.exit:
             return
         diff = "\n".join(difflib.unified_diff(ex.expected, actual, "documented", "actual", lineterm=""))
         failures.append(f"{ex.where}: $ {ex.command}\n  exit {code} (documented: {ex.exit})\n{diff}")
@@ -555,6 +592,24 @@ def test_matching_convention():
     assert not matches(["out {{cwd}}/x"], ["out /tmp/v/x"], "/tmp/w")
     with pytest.raises(ValueError):
         matches(["{{port}}"], ["1"])
+    # values a command prints anew: the documented run's value stands for any, there only
+    done = ["Wrote incident.tar.gz: 10 part(s), 48213 bytes"]
+    assert matches(varying_values("quorumctl bundle --out x", done), ["Wrote incident.tar.gz: 10 part(s), 51007 bytes"])
+    assert not matches(
+        varying_values("quorumctl bundle --out x", done), ["Wrote incident.tar.gz: 9 part(s), 48213 bytes"]
+    )
+    assert not matches(varying_values("quorumctl verify x", done), ["Wrote incident.tar.gz: 10 part(s), 51007 bytes"])
+    saved = [
+        "Done. Removed and replaced files are saved in /srv/x/diverged/c3.quorumctl-backup/T1-__cluster_metadata-0"
+    ]
+    actual = [
+        "Done. Removed and replaced files are saved in /tmp/w/diverged/c3.quorumctl-backup/T2-__cluster_metadata-0"
+    ]
+    assert matches(varying_values("quorumctl truncate d --apply", saved), actual, "/tmp/w")
+    assert not matches(varying_values("quorumctl truncate d --apply", saved), actual, "/tmp/v")
+    assert matches(
+        varying_values("quorumctl bootstrap random-uuid", ["AAAAAAAAAAAAAAAAAAAAAB"]), ["qG0UJg_9QRWqOkqE3xedqA"]
+    )
 
 
 def test_parsing_convention(tmp_path):

@@ -8,7 +8,7 @@ scratch directory per document (`workspace`: links to ../shared's fixtures and
 corpus, replicas written by quorumctl's writer); `file=PATH` blocks written
 there; 127.0.0.1:190xx/191xx/192xx addresses mapped to the simulated quorums
 of SCENARIOS. Usage lines (`quorumctl ...` without `$`) and links between the
-documents are checked too.
+documents are checked too, and so is the documents' size budget.
 
 Examples run in process (the entry point's `main()`, stdout/stderr captured),
 except spark-export, which runs as a subprocess so that its JVM ends with it.
@@ -184,6 +184,43 @@ def varying_as_placeholders(expected: list[str]) -> list[str]:
                 if i < len(cells) and re.fullmatch(PLACEHOLDERS["n"] + " *", cells[i]):
                     cells[i] = "{{n}}" + " " * (len(cells[i]) - len(cells[i].rstrip()))
             line = "\t".join(cells)
+        out.append(line)
+    return out
+
+
+# Values a command prints anew at every run (how long it took, the size of an archive
+# holding timestamps, a random id, the scratch directory): in the output of a command
+# matching the first pattern, the named groups of the second stand for any value of
+# their kind (n: {{n}}, uuid: {{uuid}}, cwd: {{cwd}}, any: {{...}}; a trailing digit
+# tells two groups of one kind apart). A document shows a real run's values there.
+VARYING_VALUES = [
+    (r"^quorumctl wait ", r"\btrue after (?P<n>\S+) s \("),
+    (r"^quorumctl wait .*-o json", r'"elapsedSeconds":(?P<n>[^,}]+)'),
+    (r"^quorumctl bundle ", r"^Wrote \S+: \d+ part\(s\), (?P<n>\S+) bytes$"),
+    (r"^quorumctl spark-export ", r" in (?P<n>\S+) s \((?P<n2>\S+) records/s\) to (?P<cwd>/\S*?)/c1\.parquet$"),
+    (r"^quorumctl bootstrap random-uuid$", r"^(?P<uuid>\S+)$"),
+    (r"^quorumctl add-controller ", r" with directory id (?P<uuid>\S+) and endpoints"),
+    (r"^quorumctl migrate-quorum preflight ", r" has directory id (?P<uuid>\S+) \(meta\.properties\)$"),
+    (
+        r"^quorumctl truncate .*--apply",
+        r" saved in (?P<cwd>/\S*?)/diverged/c3\.quorumctl-backup/(?P<any>[^/]+)-__cluster_metadata-0$",
+    ),
+    (r"^quorumctl voters check ", r" \(localhost resolves to (?P<any>[^)]+)\)"),
+]
+_KINDS = {"n": "{{n}}", "uuid": "{{uuid}}", "cwd": "{{cwd}}", "any": "{{...}}"}
+
+
+def varying_values(command: str, expected: list[str]) -> list[str]:
+    """`expected` with the values VARYING_VALUES names for `command` read as placeholders."""
+    rules = [re.compile(value) for cmd, value in VARYING_VALUES if re.search(cmd, command)]
+    out = []
+    for line in expected:
+        for rule in rules:
+            m = rule.search(line)
+            if m:
+                spans = sorted(((m.start(g), m.end(g), g) for g in m.groupdict()), reverse=True)
+                for start, end, g in spans:
+                    line = line[:start] + _KINDS[g.rstrip("0123456789")] + line[end:]
         out.append(line)
     return out
 
@@ -372,7 +409,7 @@ def test_examples(cli, doc, tmp_path):
 
     def check(ex: Example, code: int, out: str, err: str):
         actual = output_lines(out) + output_lines(err)
-        if matches(ex.expected, actual, str(cwd)) and code == ex.exit:
+        if matches(varying_values(ex.command, ex.expected), actual, str(cwd)) and code == ex.exit:
             return
         diff = "\n".join(difflib.unified_diff(ex.expected, actual, "documented", "actual", lineterm=""))
         failures.append(f"{ex.where}: $ {ex.command}\n  exit {code} (documented: {ex.exit})\n{diff}")
@@ -488,6 +525,44 @@ def test_links_between_documents_resolve(doc):
     assert not bad, "\n".join(bad)
 
 
+# -- the budget ----------------------------------------------------------------------------
+
+# Bytes (1 KB = 1000): the README and docs/*.md together, any one document, the README.
+DOCS_BUDGET, DOC_BUDGET, README_BUDGET = 350_000, 25_000, 10_000
+
+
+def over_budget(sizes: dict[str, int]) -> list[str]:
+    """What of `sizes` (document -> bytes) breaks the budget, one line each."""
+    bad = [
+        f"{name}: {size:,} bytes, over {limit:,}"
+        for name, size in sizes.items()
+        for limit in [README_BUDGET if name == "README.md" else DOC_BUDGET]
+        if size > limit
+    ]
+    total = sum(sizes.values())
+    if total > DOCS_BUDGET:
+        largest = ", ".join(f"{n} {s:,}" for n, s in sorted(sizes.items(), key=lambda x: -x[1])[:5])
+        bad.append(f"all documents: {total:,} bytes, over {DOCS_BUDGET:,} (largest: {largest})")
+    return bad
+
+
+def test_docs_within_budget():
+    """The docs stay a size a reader gets through: cut history (git keeps it),
+    repetition and over-long explanations; split a document only where it has
+    two subjects."""
+    bad = over_budget({str(d.relative_to(REPO)): d.stat().st_size for d in DOCS})
+    assert not bad, "documentation over its budget:\n" + "\n".join(bad)
+
+
+def test_budget_convention():
+    assert over_budget({"README.md": 10_000, "docs/a.md": 25_000}) == []
+    assert over_budget({"README.md": 10_001}) == ["README.md: 10,001 bytes, over 10,000"]
+    assert over_budget({"docs/a.md": 25_001}) == ["docs/a.md: 25,001 bytes, over 25,000"]
+    many = {f"docs/{i:02}.md": 20_000 for i in range(18)}
+    assert over_budget(many)[0].startswith("all documents: 360,000 bytes, over 350,000 (largest: docs/00.md 20,000")
+    assert over_budget(dict(list(many.items())[:17])) == []
+
+
 # -- the convention itself ----------------------------------------------------------------
 
 
@@ -517,6 +592,24 @@ def test_matching_convention():
     assert not matches(["out {{cwd}}/x"], ["out /tmp/v/x"], "/tmp/w")
     with pytest.raises(ValueError):
         matches(["{{port}}"], ["1"])
+    # values a command prints anew: the documented run's value stands for any, there only
+    done = ["Wrote incident.tar.gz: 10 part(s), 48213 bytes"]
+    assert matches(varying_values("quorumctl bundle --out x", done), ["Wrote incident.tar.gz: 10 part(s), 51007 bytes"])
+    assert not matches(
+        varying_values("quorumctl bundle --out x", done), ["Wrote incident.tar.gz: 9 part(s), 48213 bytes"]
+    )
+    assert not matches(varying_values("quorumctl verify x", done), ["Wrote incident.tar.gz: 10 part(s), 51007 bytes"])
+    saved = [
+        "Done. Removed and replaced files are saved in /srv/x/diverged/c3.quorumctl-backup/T1-__cluster_metadata-0"
+    ]
+    actual = [
+        "Done. Removed and replaced files are saved in /tmp/w/diverged/c3.quorumctl-backup/T2-__cluster_metadata-0"
+    ]
+    assert matches(varying_values("quorumctl truncate d --apply", saved), actual, "/tmp/w")
+    assert not matches(varying_values("quorumctl truncate d --apply", saved), actual, "/tmp/v")
+    assert matches(
+        varying_values("quorumctl bootstrap random-uuid", ["AAAAAAAAAAAAAAAAAAAAAB"]), ["qG0UJg_9QRWqOkqE3xedqA"]
+    )
 
 
 def test_parsing_convention(tmp_path):

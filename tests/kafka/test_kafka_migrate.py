@@ -4,7 +4,7 @@ remove-controller on the result (issue 36):
 - a static 4.1 quorum (3 controllers + 1 broker, formatted at 4.1-IV1) rolled to
   4.3 node by node; `features upgrade --release-version 4.3`'s dry run (it asks
   for kraft.version 1 too), then metadata.version alone upgraded to 4.3-IV0, as
-  docs/membership.md says; then migrated: the preflight (live through a broker
+  docs/migration.md says; then migrated: the preflight (live through a broker
   and a controller, and offline from copies of the controllers' log dirs and
   the configs), `configs` refused before the upgrade, the upgrade's dry run
   (Kafka's verdict, nothing changed) and --apply (kraft.version 1, every voter
@@ -367,9 +367,9 @@ def test_static_41_rolled_to_43_then_migrated(cli, tmp_path_factory, tmp_path):
         finalize = ["--release-version", "4.3", "--bootstrap-server", c.broker]
         code, d = upgrade_check(cli, *finalize)
         # what an operator runs after a roll also asks for kraft.version 1 (its default from
-        # 3.9-IV0 on): the migration's step 2, without its checks; docs/membership.md says so
+        # 3.9-IV0 on): the migration's step 2, without its checks; docs/migration.md says so
         assert code == 0 and d["verdict"]["lines"] == [*RELEASE_43_LINES], d
-        # so metadata.version alone first, as docs/membership.md says; the rest after the migration
+        # so metadata.version alone first, as docs/migration.md says; the rest after the migration
         code, d = upgrade_check(cli, "--metadata", "4.3-IV0", "--bootstrap-server", c.broker, "--apply")
         assert code == 0 and d["applied"]["lines"] == ["metadata.version was upgraded to 30."], d
         preflight_ready(cli, c, tmp_path, "4.3-IV0")

@@ -296,9 +296,16 @@ KINDS: dict[str, tuple[str, ...]] = {
 EXTERNAL = ("shared", "kafka", "spark", "java", "root", "standalone")
 
 
+@functools.cache
+def _in_tests(path: Path) -> Path:
+    """A test module's path relative to tests/ (resolved once a module: a collection
+    asks for each of its 2,500 tests several times)."""
+    return Path(path).resolve().relative_to(TESTS)
+
+
 def kind_of(path: Path) -> str | None:
     """The kind of a test module, from its folder under tests/ (None: not in one)."""
-    rel = Path(path).resolve().relative_to(TESTS).parts
+    rel = _in_tests(path).parts
     return rel[0] if len(rel) > 1 and rel[0] in KINDS else None
 
 
@@ -345,7 +352,7 @@ MODULE_SECONDS: dict[str, float] = json.loads((TESTS / "durations.json").read_te
 
 
 def _module_key(item) -> str:
-    return item.path.resolve().relative_to(TESTS).as_posix()
+    return _in_tests(item.path).as_posix()
 
 
 def pytest_collection_modifyitems(config, items):

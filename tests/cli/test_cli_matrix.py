@@ -550,6 +550,7 @@ def _run_one(argv: list[str], mode: str, timeout: float, real: bool) -> Run:
 def _fork(argv: list[str], mode: str, timeout: float) -> Run:
     import forkrun
     import pyte
+    from pty_screen import screen_text
 
     r = forkrun.run(argv[1:], tty=mode == "pty", cols=200, rows=100, timeout=timeout)
     out, err = r.out.decode("utf-8", "replace"), r.err.decode("utf-8", "replace")
@@ -557,7 +558,7 @@ def _fork(argv: list[str], mode: str, timeout: float) -> Run:
         return Run(argv, r.code, out, err, None, r.cpu)
     screen = pyte.Screen(200, 100)
     pyte.ByteStream(screen).feed(r.out)
-    return Run(argv, r.code, out, err, "\n".join(line.rstrip() for line in screen.display).rstrip("\n"), r.cpu)
+    return Run(argv, r.code, out, err, screen_text(screen), r.cpu)
 
 
 def _run(argv: list[str], mode: str, timeout: float) -> Run:

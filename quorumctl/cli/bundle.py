@@ -40,17 +40,10 @@ def bundle(
 
     if not config and not paths and not bootstrap_controller and not bootstrap_server:
         raise InputError("nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
-    res = build(
-        out,
-        list(config),
-        list(paths or []),
-        bootstrap_controller,
-        bootstrap_server,
-        include_logs,
-        timeout,
-        run_captured,
-        command_config,
-    )
+    from ..wire.access import ClusterAccess
+
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
+    res = build(out, list(config), list(paths or []), access, include_logs, timeout, run_captured)
     emit(output, res, text=bundle_text, json=bundle_doc)
     raise typer.Exit(ExitStatus.OK)
 

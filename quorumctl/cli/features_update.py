@@ -66,10 +66,10 @@ def _run(
         if not bootstrap_server and not bootstrap_controller:
             raise InputError("give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)")
         from ..live.features import check_live
+        from ..wire.access import ClusterAccess
 
-        doc = update_doc(
-            check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply), apply
-        )
+        access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
+        doc = update_doc(check_live(access, timeout, change, apply), apply)
     emit(output, doc, text=update_text, table=update_table)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)

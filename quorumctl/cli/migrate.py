@@ -37,9 +37,14 @@ _LogDirs = Annotated[
 ]
 
 
-def _live(bootstrap_server, bootstrap_controller):
-    if not bootstrap_server and not bootstrap_controller:
+def _live(bootstrap_server, bootstrap_controller, command_config):
+    """The connection of a live step: refused without a bootstrap address."""
+    from ..wire.access import ClusterAccess
+
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
+    if not access.given:
         raise InputError("give --bootstrap-server or --bootstrap-controller (live)")
+    return access
 
 
 def _with_files(f, configs: list[str]):
@@ -80,7 +85,9 @@ def preflight(
     from ..ops.migrate import connection_args, has_metadata_log, offline_facts, preflight as judge
     from ..render.migrate import preflight_doc, preflight_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
     if log_dir or (config and not bootstrap_server and not bootstrap_controller):
         if bootstrap_server or bootstrap_controller:
             raise InputError(
@@ -95,11 +102,11 @@ def preflight(
             regs, finalized = check.nodes, check.finalized
         f = offline_facts(list(log_dir or []), list(config), regs, finalized)
     else:
-        _live(bootstrap_server, bootstrap_controller)
+        _live(bootstrap_server, bootstrap_controller, command_config)  # (the same options: checked)
         from ..live.membership.migrate import gather
 
-        f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
-    doc = preflight_doc(f, judge(f, connection_args(f, bootstrap_server, bootstrap_controller, command_config)))
+        f = _with_files(gather(access, timeout), list(config))
+    doc = preflight_doc(f, judge(f, connection_args(f, access.bootstrap_args(), access.config_args())))
     emit(output, doc, text=preflight_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
@@ -126,17 +133,14 @@ def upgrade(
     from ..render.migrate import upgrade_doc, upgrade_text
     from ..render.output import emit
 
-    _live(bootstrap_server, bootstrap_controller)
-    f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
+    access = _live(bootstrap_server, bootstrap_controller, command_config)
+    f = _with_files(gather(access, timeout), list(config))
     report = judge(f)
     error, after, verified = None, None, None
     if apply and report["verdict"] == "ready":
-        error = send(bootstrap_server, bootstrap_controller, command_config, timeout)
+        error = send(access, timeout)
         if error is None:
-            after = _with_files(
-                wait_dynamic(bootstrap_server, bootstrap_controller, command_config, timeout, timeout or 30.0),
-                list(config),
-            )
+            after = _with_files(wait_dynamic(access, timeout, timeout or 30.0), list(config))
             verified = verify_roll(after)
     doc = upgrade_doc(f, report, apply, error, after, verified)
     emit(output, doc, text=upgrade_text)
@@ -172,10 +176,8 @@ def configs(
     from ..render.migrate import configs_doc, configs_text
     from ..render.output import emit
 
-    _live(bootstrap_server, bootstrap_controller)
-    f = _with_files(
-        gather(bootstrap_server, bootstrap_controller, command_config, timeout, ask_kafka=False), list(config)
-    )
+    access = _live(bootstrap_server, bootstrap_controller, command_config)
+    f = _with_files(gather(access, timeout, ask_kafka=False), list(config))
     plan = config_plan(f)
     doc = configs_doc(f, None if verify else plan, verify_roll(f) if verify else None)
     emit(output, doc, text=configs_text)

@@ -149,8 +149,9 @@ def describe(
             if given:
                 raise InputError(f"{flag} reads a log dir's image: it has no meaning with --bootstrap-server")
         from ..live.topics import describe as describe_live
+        from ..wire.access import ClusterAccess
 
-        doc = describe_live(bootstrap_server, command_config, timeout, page=page, **options)
+        doc = describe_live(ClusterAccess(bootstrap_server, None, command_config), timeout, page=page, **options)
     else:
         if not log_dir:
             raise InputError("give a metadata log dir (offline) or --bootstrap-server (live)")

@@ -28,12 +28,16 @@ Findings (docs/membership.md lists them with their fixes):
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
 from .file_checks import bootstrap_findings, endpoint_fix, merge_set_endpoints, voter_dirs_of
 from .findings import Finding
 from .live_quorum import live_findings, observer_findings
+
+if TYPE_CHECKING:
+    from ..wire.access import ClusterAccess
 
 # file_checks' findings that are about the voter set, its endpoints and directory ids
 VOTER_CODES = (
@@ -203,26 +207,23 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
 def check(
     configs: list[str],
     log_dirs: list[str],
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
+    access: ClusterAccess,
     timeout: float,
 ) -> dict:
     """`voters check`: the document (voters, endpoint checks, findings)."""
     from ..live.describe import describe_quorum
-    from ..wire.connection import load_client_config
     from .file_checks import _endpoints, examine
 
-    client_cfg = load_client_config(command_config)
+    client_cfg = access.client_config()
     report = examine(configs, log_dirs) if configs or log_dirs else None
-    live = bootstrap_server or bootstrap_controller
+    live = access.servers or access.controllers
     findings: list[Finding] = []
     q = None
     voters = None
     source = None
     if live:
         try:
-            q = describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
+            q = describe_quorum(access, timeout)
         except QuorumctlError as e:
             if report is None or report.voters is None or isinstance(e, InputError):
                 raise
@@ -273,8 +274,8 @@ def check(
         findings += observer_findings(
             q,
             str(source),
-            str(bootstrap_controller or bootstrap_server),
-            "--bootstrap-controller" if bootstrap_controller else "--bootstrap-server",
+            str(access.controllers or access.servers),
+            "--bootstrap-controller" if access.controllers else "--bootstrap-server",
         )
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)

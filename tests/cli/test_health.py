@@ -795,7 +795,7 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
     import socket
     import time
     from quorumctl.config.addresses import Address
-    from quorumctl.wire.connection import load_client_config
+    from quorumctl.config.client import ClientConfig
     from quorumctl.live.health.partitions import silent_brokers
 
     frozen = socket.socket()
@@ -806,7 +806,7 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
         t0 = time.monotonic()
         out = silent_brokers(
             {3: Address("127.0.0.1", frozen.getsockname()[1]), 4: Address("127.0.0.1", gone)},
-            load_client_config(None),
+            ClientConfig(),
             t0 + 1.0,
             1.0,
         )

@@ -29,7 +29,7 @@ from ...wire.client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, pa
 from ...config.addresses import Address
 from ...wire.access import ClusterAccess
 from ...wire.connection import Connection, NodeError
-from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Probe, can_restart, failure, judge
+from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Inputs, Probe, can_restart, failure, judge
 from ...domain.quorum import quorum_from_partition
 
 
@@ -213,9 +213,8 @@ def check_health(
     if not any(p.reachable for p in probes.values()):
         failed = [failure(p) for p in probes.values()]
         raise ClusterError(failed[0] if len(failed) == 1 else "nothing answered: " + "; ".join(failed))
-    return judge(
-        list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s, (time.monotonic() - t0) * 1000
-    )
+    elapsed_ms = (time.monotonic() - t0) * 1000
+    return judge(Inputs(list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s, elapsed_ms))
 
 
 def probe_quorum(

@@ -14,7 +14,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import ExitStatus, InputError
+from ..errors import ExitStatus
 from .options import (
     Apply,
     BootstrapController,
@@ -37,14 +37,20 @@ _LogDirs = Annotated[
 ]
 
 
-def _live(bootstrap_server, bootstrap_controller, command_config):
-    """The connection of a live step: refused without a bootstrap address."""
+def _source(log_dir, bootstrap_server, bootstrap_controller, command_config):
+    """Log dirs (offline) or the cluster (live), not both."""
     from ..wire.access import ClusterAccess
+    from .source import Source
 
-    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    if not access.given:
-        raise InputError("give --bootstrap-server or --bootstrap-controller (live)")
-    return access
+    source = Source.of(log_dir, ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
+    return source.one(
+        both="give LOG_DIRs and -c configs (offline) or --bootstrap-server/--bootstrap-controller (live), not both"
+    )
+
+
+def _live(source):
+    """The connection of a live step: refused without a bootstrap address."""
+    return source.one(neither="give --bootstrap-server or --bootstrap-controller (live)").access
 
 
 def _with_files(f, configs: list[str]):
@@ -85,14 +91,10 @@ def preflight(
     from ..ops.migrate import connection_args, has_metadata_log, offline_facts, preflight as judge
     from ..render.migrate import preflight_doc, preflight_text
     from ..render.output import emit
-    from ..wire.access import ClusterAccess
 
-    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    if log_dir or (config and not bootstrap_server and not bootstrap_controller):
-        if bootstrap_server or bootstrap_controller:
-            raise InputError(
-                "give LOG_DIRs and -c configs (offline) or --bootstrap-server/--bootstrap-controller (live), not both"
-            )
+    source = _source(log_dir, bootstrap_server, bootstrap_controller, command_config)
+    access = source.access
+    if source.files or (config and not source.live):  # -c configs alone: offline
         regs, finalized = None, None
         if log_dir and has_metadata_log(log_dir[0]):
             from ..image.feature_update import check_offline
@@ -102,7 +104,7 @@ def preflight(
             regs, finalized = check.nodes, check.finalized
         f = offline_facts(list(log_dir or []), list(config), regs, finalized)
     else:
-        _live(bootstrap_server, bootstrap_controller, command_config)  # (the same options: checked)
+        _live(source)
         from ..live.membership.migrate import gather
 
         f = _with_files(gather(access, timeout), list(config))
@@ -133,7 +135,7 @@ def upgrade(
     from ..render.migrate import upgrade_doc, upgrade_text
     from ..render.output import emit
 
-    access = _live(bootstrap_server, bootstrap_controller, command_config)
+    access = _live(_source([], bootstrap_server, bootstrap_controller, command_config))
     f = _with_files(gather(access, timeout), list(config))
     report = judge(f)
     error, after, verified = None, None, None
@@ -176,7 +178,7 @@ def configs(
     from ..render.migrate import configs_doc, configs_text
     from ..render.output import emit
 
-    access = _live(bootstrap_server, bootstrap_controller, command_config)
+    access = _live(_source([], bootstrap_server, bootstrap_controller, command_config))
     f = _with_files(gather(access, timeout, ask_kafka=False), list(config))
     plan = config_plan(f)
     doc = configs_doc(f, None if verify else plan, verify_roll(f) if verify else None)

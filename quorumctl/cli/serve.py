@@ -168,8 +168,12 @@ def serve(
     # bad options are exit 2 now, not a sample error forever: one probe of the arguments' shape
     access.client_config()
     access.controller_client_config()
-    if not (bootstrap_server or bootstrap_controller or config):
-        raise InputError("nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config")
+    from .source import Source
+
+    # the cluster, or the controllers a server config names
+    Source.of([config] if config else [], access).one(
+        neither="nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config"
+    )
     if config:
         from ..config.properties import load_properties
 

@@ -47,19 +47,18 @@ def check(
     Example: quorumctl voters check --bootstrap-controller c1:9093 -c /etc/kafka/c1.properties
     """
     from ..diagnose.voters import check as run_check
-    from ..errors import InputError
     from ..render.output import emit
     from ..render.voters import check_lines, check_table
-
-    if not (paths or config or bootstrap_server or bootstrap_controller):
-        raise InputError(
-            "give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
-            "or -c server.properties (offline)"
-        )
     from ..wire.access import ClusterAccess
+    from .source import Source
 
-    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    doc = run_check(list(config), list(paths or []), access, timeout)
+    # both at once is allowed: the log dirs answer when the quorum has no leader
+    source = Source.of([*(paths or []), *config], ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
+    source.one(
+        neither="give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
+        "or -c server.properties (offline)"
+    )
+    doc = run_check(list(config), list(paths or []), source.access, timeout)
     emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 

@@ -69,7 +69,7 @@ def check_live(report: Report, access: ClusterAccess, timeout: float) -> None:
     from .voters import doctor_findings
 
     # voters check's findings: the stored endpoints probed, observers holding a voter's id
-    report.findings.extend(doctor_findings(report, q, bootstrap_controller, access.client_config(), timeout))
+    report.findings.extend(doctor_findings(report, q, access, timeout))
     report.findings.extend(live_registrations(report, q, access, timeout))
     if q.leader_id < 0:
         stale, moved = _stale(report, access, timeout)
@@ -84,7 +84,7 @@ def _stale(report: Report, access: ClusterAccess, timeout: float):
     """diagnose.voters.stale_without_leader with the client settings: (findings, moved)."""
     from .voters import stale_without_leader
 
-    return stale_without_leader(report, access.controllers or "", access.client_config(), timeout)
+    return stale_without_leader(report, access, timeout)
 
 
 def _known_voters(report: Report) -> dict:

@@ -160,16 +160,14 @@ def serve(
     from ..live.health.probe import probe_quorum
     from ..live.automation.node_probe import probe_node
     from ..render.metrics import registry_for
-
     from ..wire.access import ClusterAccess
+    from .source import Source
 
     where = None if once else parse_address(listen, "--listen")
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config, controller_command_config)
     # bad options are exit 2 now, not a sample error forever: one probe of the arguments' shape
     access.client_config()
     access.controller_client_config()
-    from .source import Source
-
     # the cluster, or the controllers a server config names
     Source.of([config] if config else [], access).one(
         neither="nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config"

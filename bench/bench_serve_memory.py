@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from quorumctl.live.automation.exporter import Sampler
 from quorumctl.live.health.probe import check_health
-from quorumctl.wire.connection import load_client_config
+from quorumctl.config.client import ClientConfig
 from quorumctl.config.addresses import parse_address_list
 from quorumctl.render.metrics import exposition, registry_for
 from quorumctl.testing.sim import SimulatedCluster, replica
@@ -63,7 +63,7 @@ def main() -> None:
     c.add_nodes(profile="4.3")
     c.start()
     c.advertise_controllers()
-    cfg = load_client_config(None)
+    cfg = ClientConfig()
     boot = parse_address_list(",".join(e.address for e in c.controllers()), "bench")
     sim_t = [time.time()]
     sampler = Sampler(

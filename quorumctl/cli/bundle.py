@@ -33,24 +33,16 @@ def bundle(
     Example: quorumctl bundle --out incident.tar.gz -c /etc/kafka/server.properties --bootstrap-controller c1:9093
     """
     from ..diagnose.bundle import build
-    from ..errors import InputError
     from ..render.diagnose import bundle_doc, bundle_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
     from .main import run_captured
+    from .source import Source
 
-    if not config and not paths and not bootstrap_controller and not bootstrap_server:
-        raise InputError("nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
-    res = build(
-        out,
-        list(config),
-        list(paths or []),
-        bootstrap_controller,
-        bootstrap_server,
-        include_logs,
-        timeout,
-        run_captured,
-        command_config,
-    )
+    # the files and the cluster together: a bundle holds both
+    source = Source.of([*config, *(paths or [])], ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
+    source.one(neither="nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
+    res = build(out, list(config), list(paths or []), source.access, include_logs, timeout, run_captured)
     emit(output, res, text=bundle_text, json=bundle_doc)
     raise typer.Exit(ExitStatus.OK)
 

@@ -39,10 +39,11 @@ def cluster_id(
     from ..live.cluster import cluster_id as ask
     from ..render.cluster import cluster_id_doc, cluster_id_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
     emit(
         output,
-        ask(bootstrap_server, bootstrap_controller, command_config, timeout),
+        ask(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout),
         text=cluster_id_text,
         json=cluster_id_doc,
     )
@@ -66,10 +67,11 @@ def list_endpoints(
     from ..live.cluster import list_endpoints as ask
     from ..render.cluster import endpoints_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
     emit(
         output,
-        ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced),
+        ask(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, include_fenced),
         text=endpoints_text,
     )
 
@@ -96,8 +98,9 @@ def unregister(
     from ..live.cluster import unregister as plan_for
     from ..render.cluster import plan_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
-    plan = plan_for(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id, apply)
+    plan = plan_for(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, broker_id, apply)
     emit(output, plan, text=plan_text, json=lambda p: p.doc())
     raise typer.Exit(ExitStatus.of(plan.refused is not None or plan.applied is False))
 

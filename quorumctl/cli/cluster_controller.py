@@ -40,10 +40,12 @@ def unregister_controller(
     from ..live.membership.unregister import unregister_controller as unregister
     from ..render.output import emit
     from ..render.quorum import unregister_text
+    from ..wire.access import ClusterAccess
 
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
     emit(
         output,
-        unregister(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, apply),
+        unregister(access, timeout, controller_id, apply),
         text=lambda p: unregister_text(p, "cluster") + "\n",
         json=lambda p: p.to_json(),
     )

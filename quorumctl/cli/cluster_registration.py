@@ -57,8 +57,10 @@ def clear_registration(
     from ..live.membership.registration import clear_registration as clear
     from ..render.membership import clear_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
-    plan = clear(bootstrap_server, bootstrap_controller, command_config, timeout, node_id, metadata, node_config, apply)
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
+    plan = clear(access, timeout, node_id, metadata, node_config, apply)
     emit(output, plan, text=lambda p: clear_text(p) + "\n", json=lambda p: p.to_json())
     raise typer.Exit(ExitStatus.of(not plan.cleared))
 

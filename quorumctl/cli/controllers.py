@@ -29,10 +29,11 @@ def add_controller(
     from ..live.membership.voters import add_controller as add
     from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
+    from ..wire.access import ClusterAccess
 
     emit(
         output,
-        add(bootstrap_server, bootstrap_controller, command_config, timeout, dry_run),
+        add(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, dry_run),
         text=lambda r: voter_change_text(r) + "\n",
         json=voter_change_doc,
     )
@@ -73,7 +74,9 @@ def remove_controller(
     from ..live.membership.voters import remove_controller as remove
     from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
+    from ..wire.access import ClusterAccess
 
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
     if apply and not unregister:
         raise InputError(
             "--apply goes with --unregister (without it remove-controller acts unless --dry-run, as Kafka's does)"
@@ -84,30 +87,14 @@ def remove_controller(
 
         emit(
             output,
-            remove_and_unregister(
-                bootstrap_server,
-                bootstrap_controller,
-                command_config,
-                timeout,
-                controller_id,
-                controller_directory_id,
-                apply,
-            ),
+            remove_and_unregister(access, timeout, controller_id, controller_directory_id, apply),
             text=lambda p: unregister_text(p, "remove-controller") + "\n",
             json=lambda p: p.to_json(),
         )
         return
     emit(
         output,
-        remove(
-            bootstrap_server,
-            bootstrap_controller,
-            command_config,
-            timeout,
-            controller_id,
-            controller_directory_id,
-            dry_run,
-        ),
+        remove(access, timeout, controller_id, controller_directory_id, dry_run),
         text=lambda r: voter_change_text(r) + "\n",
         json=voter_change_doc,
     )

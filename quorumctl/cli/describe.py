@@ -29,17 +29,15 @@ from .options import (
 )
 
 
-def _run(
-    kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable=False
-):
+def _run(kind: str, access, timeout, output, watch, human_readable=False):
     from ..wire.client import Refresher
     from ..live.describe import describe_quorum
     from ..render.output import resolve
 
     out = resolve(output)
 
-    def once():
-        return describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
+    def once():  # each refresh reads the configuration afresh, as each sample of a loop does
+        return describe_quorum(access.renewed(), timeout)
 
     if watch is None:
         q = once()
@@ -66,7 +64,9 @@ def status(
 
     Example: quorumctl describe status --bootstrap-controller localhost:9093
     """
-    _run("status", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch)
+    from ..wire.access import ClusterAccess
+
+    _run("status", ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, output, watch)
 
 
 def replication(
@@ -87,7 +87,10 @@ def replication(
 
     Example: quorumctl describe replication --bootstrap-server localhost:9092 --watch 2
     """
-    _run("replication", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable)
+    from ..wire.access import ClusterAccess
+
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
+    _run("replication", access, timeout, output, watch, human_readable)
 
 
 def health(
@@ -137,25 +140,18 @@ def health(
     from ..live.health.probe import probe_quorum
     from ..domain.health_verdict import exit_status
     from ..render.output import resolve
+    from ..wire.access import ClusterAccess
 
     out = resolve(output)
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config, controller_command_config)
     ids = parse_node_ids(can_restart, "--can-restart")
     if watch is None:
         for flag, given in (("--exit-when-healthy", exit_when_healthy), ("--samples", samples is not None)):
             if given:
                 raise InputError(f"{flag} needs --watch")
 
-    def sample(budget: float):
-        return probe_quorum(
-            bootstrap_server,
-            bootstrap_controller,
-            config,
-            command_config,
-            budget,
-            fetch_timeout_ms,
-            ids,
-            controller_command_config=controller_command_config,
-        )
+    def sample(budget: float):  # each sample reads the client configuration afresh
+        return probe_quorum(access.renewed(), config, budget, fetch_timeout_ms, ids)
 
     if watch is None:
         h = sample(timeout)

@@ -32,9 +32,11 @@ def doctor(
     from ..render.diagnose import doctor_table, doctor_text
     from ..render.output import emit
 
+    from ..wire.access import ClusterAccess
+
     report = examine(list(config), list(paths or []), live_only=bool(bootstrap_controller))
     if bootstrap_controller:
-        check_live(report, bootstrap_controller, timeout, command_config)
+        check_live(report, ClusterAccess(None, bootstrap_controller, command_config), timeout)
     merge_set_endpoints(report.findings)
     doc = report.to_json()
     emit(output, doc, text=doctor_text, table=doctor_table)

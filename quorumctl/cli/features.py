@@ -40,8 +40,9 @@ def describe(
     from ..live.describe import describe_features
     from ..render.features import features_doc, features_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
-    f = describe_features(bootstrap_server, bootstrap_controller, command_config, timeout, node_id)
+    f = describe_features(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, node_id)
     emit(output, f, text=lambda f: features_text(f, kafka_version.value), json=features_doc)
 
 

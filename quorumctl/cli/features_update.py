@@ -13,7 +13,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import ExitStatus, InputError
+from ..errors import ExitStatus
 from .options import (
     Apply,
     BootstrapController,
@@ -51,25 +51,27 @@ def _run(
     from ..render.feature_update import update_doc, update_table, update_text
     from ..render.output import emit
 
+    from ..wire.access import ClusterAccess
+    from .source import Source
+
     change = parse_change(op, metadata, feature, unsafe, release_version, kafka_version.catalogue)
-    if log_dir:
-        if bootstrap_server or bootstrap_controller:
-            raise InputError("give a LOG_DIR (offline) or --bootstrap-server/--bootstrap-controller (live), not both")
-        if apply:
-            raise InputError(
-                "--apply needs the cluster (--bootstrap-server or --bootstrap-controller): a log dir is only read"
-            )
+    source = Source.of(log_dir, ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
+    source.one(
+        both="give a LOG_DIR (offline) or --bootstrap-server/--bootstrap-controller (live), not both",
+        neither="give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)",
+    )
+    if not source.live:
+        source.refuse(
+            (("--apply", apply),),
+            "{flag} needs the cluster (--bootstrap-server or --bootstrap-controller): a log dir is only read",
+        )
         from ..image.feature_update import check_offline
 
-        doc = update_doc(check_offline(list(log_dir), change), apply)
+        doc = update_doc(check_offline(source.files, change), apply)
     else:
-        if not bootstrap_server and not bootstrap_controller:
-            raise InputError("give --bootstrap-server or --bootstrap-controller (live), or a LOG_DIR (offline)")
         from ..live.features import check_live
 
-        doc = update_doc(
-            check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply), apply
-        )
+        doc = update_doc(check_live(source.access, timeout, change, apply), apply)
     emit(output, doc, text=update_text, table=update_table)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)

@@ -46,10 +46,12 @@ def replace_controller(
     from ..live.membership.replace import replace_controller as replace
     from ..render.membership import replace_text
     from ..render.output import emit
+    from ..wire.access import ClusterAccess
 
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
     emit(
         output,
-        replace(bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, endpoint or [], apply),
+        replace(access, timeout, controller_id, endpoint or [], apply),
         text=lambda p: replace_text(p) + "\n",
         json=lambda p: p.to_json(),
     )

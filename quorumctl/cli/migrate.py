@@ -14,7 +14,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..errors import ExitStatus, InputError
+from ..errors import ExitStatus
 from .options import (
     Apply,
     BootstrapController,
@@ -37,9 +37,20 @@ _LogDirs = Annotated[
 ]
 
 
-def _live(bootstrap_server, bootstrap_controller):
-    if not bootstrap_server and not bootstrap_controller:
-        raise InputError("give --bootstrap-server or --bootstrap-controller (live)")
+def _source(log_dir, bootstrap_server, bootstrap_controller, command_config):
+    """Log dirs (offline) or the cluster (live), not both."""
+    from ..wire.access import ClusterAccess
+    from .source import Source
+
+    source = Source.of(log_dir, ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
+    return source.one(
+        both="give LOG_DIRs and -c configs (offline) or --bootstrap-server/--bootstrap-controller (live), not both"
+    )
+
+
+def _live(source):
+    """The connection of a live step: refused without a bootstrap address."""
+    return source.one(neither="give --bootstrap-server or --bootstrap-controller (live)").access
 
 
 def _with_files(f, configs: list[str]):
@@ -81,11 +92,9 @@ def preflight(
     from ..render.migrate import preflight_doc, preflight_text
     from ..render.output import emit
 
-    if log_dir or (config and not bootstrap_server and not bootstrap_controller):
-        if bootstrap_server or bootstrap_controller:
-            raise InputError(
-                "give LOG_DIRs and -c configs (offline) or --bootstrap-server/--bootstrap-controller (live), not both"
-            )
+    source = _source(log_dir, bootstrap_server, bootstrap_controller, command_config)
+    access = source.access
+    if source.files or (config and not source.live):  # -c configs alone: offline
         regs, finalized = None, None
         if log_dir and has_metadata_log(log_dir[0]):
             from ..image.feature_update import check_offline
@@ -95,11 +104,11 @@ def preflight(
             regs, finalized = check.nodes, check.finalized
         f = offline_facts(list(log_dir or []), list(config), regs, finalized)
     else:
-        _live(bootstrap_server, bootstrap_controller)
+        _live(source)
         from ..live.membership.migrate import gather
 
-        f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
-    doc = preflight_doc(f, judge(f, connection_args(f, bootstrap_server, bootstrap_controller, command_config)))
+        f = _with_files(gather(access, timeout), list(config))
+    doc = preflight_doc(f, judge(f, connection_args(f, access.bootstrap_args(), access.config_args())))
     emit(output, doc, text=preflight_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
@@ -126,17 +135,14 @@ def upgrade(
     from ..render.migrate import upgrade_doc, upgrade_text
     from ..render.output import emit
 
-    _live(bootstrap_server, bootstrap_controller)
-    f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
+    access = _live(_source([], bootstrap_server, bootstrap_controller, command_config))
+    f = _with_files(gather(access, timeout), list(config))
     report = judge(f)
     error, after, verified = None, None, None
     if apply and report["verdict"] == "ready":
-        error = send(bootstrap_server, bootstrap_controller, command_config, timeout)
+        error = send(access, timeout)
         if error is None:
-            after = _with_files(
-                wait_dynamic(bootstrap_server, bootstrap_controller, command_config, timeout, timeout or 30.0),
-                list(config),
-            )
+            after = _with_files(wait_dynamic(access, timeout, timeout or 30.0), list(config))
             verified = verify_roll(after)
     doc = upgrade_doc(f, report, apply, error, after, verified)
     emit(output, doc, text=upgrade_text)
@@ -172,10 +178,8 @@ def configs(
     from ..render.migrate import configs_doc, configs_text
     from ..render.output import emit
 
-    _live(bootstrap_server, bootstrap_controller)
-    f = _with_files(
-        gather(bootstrap_server, bootstrap_controller, command_config, timeout, ask_kafka=False), list(config)
-    )
+    access = _live(_source([], bootstrap_server, bootstrap_controller, command_config))
+    f = _with_files(gather(access, timeout, ask_kafka=False), list(config))
     plan = config_plan(f)
     doc = configs_doc(f, None if verify else plan, verify_roll(f) if verify else None)
     emit(output, doc, text=configs_text)

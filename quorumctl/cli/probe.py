@@ -77,15 +77,14 @@ def probe(
     from ..live.automation.node_probe import probe_node
     from ..render.output import emit
     from ..render.probe import probe_doc, probe_text
+    from ..wire.access import ClusterAccess
 
     v = probe_node(
         address,
         role,
         kind,
-        bootstrap_controller=bootstrap_controller,
+        access=ClusterAccess(None, bootstrap_controller, command_config, controller_command_config),
         config=config,
-        command_config=command_config,
-        controller_command_config=controller_command_config,
         timeout=timeout,
         grace_s=grace,
         fetch_timeout_ms=fetch_timeout_ms,

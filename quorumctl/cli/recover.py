@@ -95,7 +95,7 @@ def recover(
     """
 
     from ..errors import InputError
-    from ..wire.connection import load_client_config
+    from ..wire.access import ClusterAccess
     from ..config.addresses import parse_address_list, parse_quorum_voters
     from ..live.liveness import probe_voters_and_witnesses
     from ..render.output import emit
@@ -126,7 +126,7 @@ def recover(
             ("bootstrap controller", None, [(a.host, a.port)])
             for a in (parse_address_list(boot, f"{c.path}: controller.quorum.bootstrap.servers") if boot else [])
         ]
-    client = load_client_config(command_config)
+    client = ClusterAccess(bootstrap_server, None, command_config).client_config()
 
     def probe(endpoints: dict[int, list], witnesses: list, cluster_id: str | None):
         return probe_voters_and_witnesses(endpoints, witnesses, client, timeout, cluster_id)

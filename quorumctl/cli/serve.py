@@ -160,16 +160,18 @@ def serve(
     from ..live.health.probe import probe_quorum
     from ..live.automation.node_probe import probe_node
     from ..render.metrics import registry_for
+    from ..wire.access import ClusterAccess
+    from .source import Source
 
     where = None if once else parse_address(listen, "--listen")
-    args = (bootstrap_server, bootstrap_controller, config, command_config)
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config, controller_command_config)
     # bad options are exit 2 now, not a sample error forever: one probe of the arguments' shape
-    from ..wire.connection import load_client_config
-
-    load_client_config(command_config)
-    load_client_config(controller_command_config)
-    if not (bootstrap_server or bootstrap_controller or config):
-        raise InputError("nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config")
+    access.client_config()
+    access.controller_client_config()
+    # the cluster, or the controllers a server config names
+    Source.of([config] if config else [], access).one(
+        neither="nothing to sample: give --bootstrap-controller, --bootstrap-server, or --config"
+    )
     if config:
         from ..config.properties import load_properties
 
@@ -179,9 +181,8 @@ def serve(
         if text:
             given |= {str(a) for a in parse_address_list(text, opt)}
     sampler = Sampler(
-        lambda budget: probe_quorum(
-            *args, budget, fetch_timeout_ms, controller_command_config=controller_command_config
-        ),
+        # each sample reads the client configuration afresh (a renewed ticket, a rotated truststore)
+        lambda budget: probe_quorum(access.renewed(), config, budget, fetch_timeout_ms),
         interval,
         timeout,
         flapping_epochs,
@@ -210,10 +211,8 @@ def serve(
             node,
             role,
             kind,
-            bootstrap_controller=bootstrap_controller,
+            access=access.renewed(),
             config=config,
-            command_config=command_config,
-            controller_command_config=controller_command_config,
             timeout=min(timeout, 10.0),
             grace_s=grace,
             fetch_timeout_ms=fetch_timeout_ms,

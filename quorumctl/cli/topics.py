@@ -138,25 +138,32 @@ def describe(
         "overrides": overrides,
         "if_exists": if_exists,
     }
-    if bootstrap_server is not None:
-        if log_dir:
-            raise InputError("give a log dir or --bootstrap-server, not both")
-        for flag, given in (
-            ("--at-offset", at_offset is not None),
-            ("--at-time", at_time is not None),
-            ("--config", config is not None),
-        ):
-            if given:
-                raise InputError(f"{flag} reads a log dir's image: it has no meaning with --bootstrap-server")
+    from ..wire.access import ClusterAccess
+    from .source import Source
+
+    # live is --bootstrap-server given at all (an empty one is the connection's error)
+    source = Source.of(log_dir, ClusterAccess(bootstrap_server, None, command_config), bootstrap_server is not None)
+    source.one(
+        both="give a log dir or --bootstrap-server, not both",
+        neither="give a metadata log dir (offline) or --bootstrap-server (live)",
+    )
+    if source.live:
+        source.refuse(
+            (
+                ("--at-offset", at_offset is not None),
+                ("--at-time", at_time is not None),
+                ("--config", config is not None),
+            ),
+            "{flag} reads a log dir's image: it has no meaning with --bootstrap-server",
+        )
         from ..live.topics import describe as describe_live
 
-        doc = describe_live(bootstrap_server, command_config, timeout, page=page, **options)
+        doc = describe_live(source.access, timeout, page=page, **options)
     else:
-        if not log_dir:
-            raise InputError("give a metadata log dir (offline) or --bootstrap-server (live)")
-        for flag, given in (("--command-config", command_config is not None), ("--timeout", timeout is not None)):
-            if given:
-                raise InputError(f"{flag} is for --bootstrap-server: a log dir is read offline")
+        source.refuse(
+            (("--command-config", command_config is not None), ("--timeout", timeout is not None)),
+            "{flag} is for --bootstrap-server: a log dir is read offline",
+        )
         if at_offset is not None and at_time is not None:
             raise InputError("give --at-offset or --at-time, not both")
         static = None
@@ -166,7 +173,7 @@ def describe(
             static = load(config).props
         point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
         # the topics written as they are computed (a million partitions built whole were a GB)
-        doc = describe_document(list(log_dir), point, static=static, lazy=True, **options)
+        doc = describe_document(source.files, point, static=static, lazy=True, **options)
     if topic is not None and topic_id is not None and if_exists:
         # kafka-topics says so on stdout in this case (and only this one)
         write(

@@ -47,16 +47,18 @@ def check(
     Example: quorumctl voters check --bootstrap-controller c1:9093 -c /etc/kafka/c1.properties
     """
     from ..diagnose.voters import check as run_check
-    from ..errors import InputError
     from ..render.output import emit
     from ..render.voters import check_lines, check_table
+    from ..wire.access import ClusterAccess
+    from .source import Source
 
-    if not (paths or config or bootstrap_server or bootstrap_controller):
-        raise InputError(
-            "give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
-            "or -c server.properties (offline)"
-        )
-    doc = run_check(list(config), list(paths or []), bootstrap_server, bootstrap_controller, command_config, timeout)
+    # both at once is allowed: the log dirs answer when the quorum has no leader
+    source = Source.of([*(paths or []), *config], ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
+    source.one(
+        neither="give --bootstrap-controller/--bootstrap-server (live), or the controllers' log dirs "
+        "or -c server.properties (offline)"
+    )
+    doc = run_check(list(config), list(paths or []), source.access, timeout)
     emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 
@@ -100,14 +102,14 @@ def set_endpoints(
     """
     from ..config.server import load as load_config
     from ..ops import voter_endpoints as ve
-    from ..wire.connection import load_client_config
+    from ..wire.access import ClusterAccess
     from ..live.liveness import probe_voters_and_witnesses
     from ..render.output import emit
     from ..render.recover import plan_doc
     from ..render.voters import plan_lines
 
     new = ve.parse_endpoints(list(endpoint))
-    client = load_client_config(command_config)
+    client = ClusterAccess(command_config=command_config).client_config()
 
     def probe(stored: dict[int, list], witnesses: list, cluster_id: str | None):
         return probe_voters_and_witnesses(stored, witnesses, client, timeout, cluster_id)

@@ -55,12 +55,13 @@ def wait(
         from ..errors import InputError
 
         raise InputError(f"wait {condition} takes no node ids (got {', '.join(map(str, node_ids))})")
-    # check the options once, before the first sample (a bad address is exit 2, not a wait)
-    probe_args = (bootstrap_server, bootstrap_controller, config, command_config)
+    from ..wire.access import ClusterAccess
+
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
     progress = Progress()
 
-    def sample(budget: float):
-        return probe_quorum(*probe_args, budget, fetch_timeout_ms)
+    def sample(budget: float):  # each sample reads the client configuration afresh
+        return probe_quorum(access.renewed(), config, budget, fetch_timeout_ms)
 
     from ..live.automation.gates import WaitResult
     import time

@@ -19,10 +19,14 @@ import os
 import re
 import tarfile
 import time
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..config import properties
 from ..config.server import load
+
+if TYPE_CHECKING:
+    from ..wire.access import ClusterAccess
 
 REDACTED = "[redacted]"
 # key fragments whose values are secrets (passwords, keys, JAAS, SASL and SSL settings, tokens)
@@ -98,17 +102,15 @@ def build(
     out_path: str,
     configs: list[str],
     log_dirs: list[str],
-    bootstrap_controller: str | None,
-    bootstrap_server: str | None,
+    access: ClusterAccess,
     include_logs: bool,
     timeout: float,
     run,
-    command_config: str | None = None,
 ) -> dict:
     """`run(args) -> (exit code, stdout, stderr)` runs one quorumctl command (the
     CLI passes its own entry point, so the outputs are the commands' own). The
-    live commands connect with `command_config` (its path is recorded, never
-    its content: it holds the client's secrets)."""
+    live commands connect through `access`'s options (the command config's path
+    is recorded, never its content: it holds the client's secrets)."""
     if os.path.lexists(out_path):
         raise InputError(f"{out_path} exists; choose a new name (a bundle is never overwritten)")
     parent = os.path.dirname(os.path.abspath(out_path))
@@ -147,15 +149,7 @@ def build(
             f"# {d}\n" + listing(d),
             f"files of {d}: size, sha256, name",
         )
-    via = (
-        ["--bootstrap-controller", bootstrap_controller]
-        if bootstrap_controller
-        else ["--bootstrap-server", bootstrap_server]
-        if bootstrap_server
-        else []
-    )
-    if via and command_config:
-        via += ["--command-config", command_config]
+    via = access.args()
     if via:
         for what in ("status", "replication"):
             b.command(
@@ -188,10 +182,10 @@ def build(
         "inputs": {
             "configs": configs,
             "log_dirs": log_dirs,
-            "bootstrap_controller": bootstrap_controller,
-            "bootstrap_server": bootstrap_server,
+            "bootstrap_controller": access.controllers,
+            "bootstrap_server": access.servers,
             "include_logs": include_logs,
-            "command_config": command_config,
+            "command_config": access.command_config,
         },
         "parts": [
             {"name": n, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(), "what": w}

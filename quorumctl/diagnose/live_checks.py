@@ -8,23 +8,29 @@ or a majority of them is gone (`majority-lost`, the case for `recover`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .file_checks import configured_voters
 from .findings import Finding, Report
 from .live_quorum import live_findings
 from .registrations import live_registrations
 
+if TYPE_CHECKING:
+    from ..wire.access import ClusterAccess
 
-def check_live(report: Report, bootstrap_controller: str, timeout: float, command_config: str | None = None) -> None:
+
+def check_live(report: Report, access: ClusterAccess, timeout: float) -> None:
     """Add the live quorum's findings to `report`: DescribeQuorum against the files,
-    or one `live-unreachable` error when the controller does not answer."""
+    or one `live-unreachable` error when the controller does not answer (`access`:
+    --bootstrap-controller's)."""
     from ..errors import QuorumctlError
     from ..live.describe import describe_quorum
 
+    bootstrap_controller = access.controllers or ""
     try:
-        q = describe_quorum(None, bootstrap_controller, command_config, timeout)
+        q = describe_quorum(access, timeout)
     except QuorumctlError as e:
-        stale, moved = _stale(report, bootstrap_controller, timeout, command_config)
+        stale, moved = _stale(report, access, timeout)
         if moved:
             # the controllers run, at addresses the voter set no longer stores: no leader, not a lost majority
             report.findings.append(
@@ -57,32 +63,28 @@ def check_live(report: Report, bootstrap_controller: str, timeout: float, comman
             )
         )
         report.findings.extend(stale)
-        _majority(report, timeout, command_config, stale)
+        _majority(report, access, timeout, stale)
         return
     report.findings.extend(live_findings(report, q, bootstrap_controller))
-    from ..wire.connection import load_client_config
     from .voters import doctor_findings
 
     # voters check's findings: the stored endpoints probed, observers holding a voter's id
-    report.findings.extend(
-        doctor_findings(report, q, bootstrap_controller, load_client_config(command_config), timeout)
-    )
-    report.findings.extend(live_registrations(report, q, bootstrap_controller, timeout, command_config))
+    report.findings.extend(doctor_findings(report, q, access, timeout))
+    report.findings.extend(live_registrations(report, q, access, timeout))
     if q.leader_id < 0:
-        stale, moved = _stale(report, bootstrap_controller, timeout, command_config)
+        stale, moved = _stale(report, access, timeout)
         seen = {(f.code, f.message) for f in report.findings}
         stale = [f for f in stale if (f.code, f.message) not in seen]
         report.findings.extend(stale)
         if not moved:
-            _majority(report, timeout, command_config, stale)
+            _majority(report, access, timeout, stale)
 
 
-def _stale(report: Report, bootstrap_controller: str, timeout: float, command_config: str | None):
+def _stale(report: Report, access: ClusterAccess, timeout: float):
     """diagnose.voters.stale_without_leader with the client settings: (findings, moved)."""
-    from ..wire.connection import load_client_config
     from .voters import stale_without_leader
 
-    return stale_without_leader(report, bootstrap_controller, load_client_config(command_config), timeout)
+    return stale_without_leader(report, access, timeout)
 
 
 def _known_voters(report: Report) -> dict:
@@ -103,12 +105,11 @@ def _known_voters(report: Report) -> dict:
     return out
 
 
-def _majority(report: Report, timeout: float, command_config: str | None = None, stale: Sequence[Finding] = ()) -> None:
+def _majority(report: Report, access: ClusterAccess, timeout: float, stale: Sequence[Finding] = ()) -> None:
     """With no leader, or no answer: probe every voter the files know; fewer than a
     majority answering is `majority-lost`, the case `quorumctl recover` exists for,
     unless the voters only look lost because their stored endpoints are stale (`stale`:
     those findings; the remedy then says set-endpoints first)."""
-    from ..wire.connection import load_client_config
     from ..live.health.probe import check_health
 
     voters = _known_voters(report)
@@ -117,7 +118,7 @@ def _majority(report: Report, timeout: float, command_config: str | None = None,
     from ..errors import ClusterError
 
     try:
-        probes = check_health(load_client_config(command_config), config_voters=voters, timeout_s=timeout).probes
+        probes = check_health(access.client_config(), config_voters=voters, timeout_s=timeout).probes
         failed = None
     except ClusterError as e:  # not one voter answered
         probes, failed = [], str(e)

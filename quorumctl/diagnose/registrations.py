@@ -6,9 +6,14 @@ log (`image_registrations`) or from the live quorum's DescribeCluster
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..versions import METADATA_VERSION, NAME_OF
 from ..versions import version_name as metadata_version_name
 from .findings import Finding, Report
+
+if TYPE_CHECKING:
+    from ..wire.access import ClusterAccess
 
 STALE_CONTROLLER_REMEDY = (
     "if it blocks an upgrade: quorumctl cluster clear-registration {id} --bootstrap-controller HOST:PORT "
@@ -121,17 +126,16 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
         )
 
 
-def live_registrations(
-    report: Report, q, source: str, timeout: float, command_config: str | None = None
-) -> list[Finding]:
-    """Registered controllers (DescribeCluster to the controllers, as
+def live_registrations(report: Report, q, access: ClusterAccess, timeout: float) -> list[Finding]:
+    """Registered controllers (DescribeCluster to the controllers `access` reaches, as
     kafka-cluster list-endpoints) that are not voters, unless the files already
     named them."""
     from ..errors import QuorumctlError
     from ..live.describe import registered_controllers
 
+    source = access.controllers
     try:
-        registered = registered_controllers(source, timeout, command_config)
+        registered = registered_controllers(access, timeout)
     except QuorumctlError:
         return []
     known = {f.node_id for f in report.findings if f.code == "stale-controller-registration"}
@@ -143,7 +147,7 @@ def live_registrations(
         if cid in voter_ids or cid in known:
             continue
         if not asked:  # no files given: the remedy depends on the level, so ask the controllers once
-            mv, asked = _live_metadata_version(source, timeout, command_config), True
+            mv, asked = _live_metadata_version(access, timeout), True
         out.append(
             Finding(
                 "stale-controller-registration",
@@ -159,12 +163,12 @@ def live_registrations(
     return out
 
 
-def _live_metadata_version(source: str, timeout: float, command_config: str | None) -> int | None:
+def _live_metadata_version(access: ClusterAccess, timeout: float) -> int | None:
     """The finalized metadata.version a controller reports (ApiVersions), or None."""
     from ..errors import QuorumctlError
     from ..live.describe import describe_features
 
     try:
-        return describe_features(None, source, command_config, timeout).finalized.get("metadata.version")
+        return describe_features(access, timeout).finalized.get("metadata.version")
     except QuorumctlError:
         return None

@@ -28,12 +28,16 @@ Findings (docs/membership.md lists them with their fixes):
 from __future__ import annotations
 
 import socket
+from typing import TYPE_CHECKING
 
 from ..config.addresses import Address, parse_address_list
 from ..errors import InputError, QuorumctlError
 from .file_checks import bootstrap_findings, endpoint_fix, merge_set_endpoints, voter_dirs_of
 from .findings import Finding
 from .live_quorum import live_findings, observer_findings
+
+if TYPE_CHECKING:
+    from ..wire.access import ClusterAccess
 
 # file_checks' findings that are about the voter set, its endpoints and directory ids
 VOTER_CODES = (
@@ -203,26 +207,23 @@ def endpoint_findings(checks: list[dict], leader: bool | None, configs: list, lo
 def check(
     configs: list[str],
     log_dirs: list[str],
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
+    access: ClusterAccess,
     timeout: float,
 ) -> dict:
     """`voters check`: the document (voters, endpoint checks, findings)."""
     from ..live.describe import describe_quorum
-    from ..wire.connection import load_client_config
     from .file_checks import _endpoints, examine
 
-    client_cfg = load_client_config(command_config)
+    client_cfg = access.client_config()
     report = examine(configs, log_dirs) if configs or log_dirs else None
-    live = bootstrap_server or bootstrap_controller
+    live = access.servers or access.controllers
     findings: list[Finding] = []
     q = None
     voters = None
     source = None
     if live:
         try:
-            q = describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
+            q = describe_quorum(access, timeout)
         except QuorumctlError as e:
             if report is None or report.voters is None or isinstance(e, InputError):
                 raise
@@ -273,8 +274,8 @@ def check(
         findings += observer_findings(
             q,
             str(source),
-            str(bootstrap_controller or bootstrap_server),
-            "--bootstrap-controller" if bootstrap_controller else "--bootstrap-server",
+            str(access.controllers or access.servers),
+            "--bootstrap-controller" if access.controllers else "--bootstrap-server",
         )
     findings += bootstrap_findings(cfgs, voters)
     checks = probe_endpoints(voters, cluster_id, client_cfg, timeout)
@@ -307,19 +308,19 @@ def check(
     }
 
 
-def doctor_findings(report, q, bootstrap: str, client_cfg, timeout: float) -> list[Finding]:
+def doctor_findings(report, q, access: ClusterAccess, timeout: float) -> list[Finding]:
     """doctor's share of the same checks, with a live quorum (`--bootstrap-controller`):
     the live voter set's stored endpoints probed, the configs' bootstrap servers against
     the stored endpoints (observers with a voter's id: live_quorum.live_findings)."""
-    voters = voters_from_quorum(q, q.source or bootstrap)
-    checks = probe_endpoints(voters, q.cluster_id, client_cfg, timeout)
+    voters = voters_from_quorum(q, q.source or access.controllers or "")
+    checks = probe_endpoints(voters, q.cluster_id, access.client_config(), timeout)
     seen = {(f.code, f.message) for f in report.findings}  # the files' bootstrap findings, when the sets agree
     return endpoint_findings(checks, q.leader_id >= 0, report.configs, voter_dirs_of(report.log_dirs, voters)) + [
         f for f in bootstrap_findings(report.configs, voters) if (f.code, f.message) not in seen
     ]
 
 
-def stale_without_leader(report, bootstrap: str, client_cfg, timeout: float) -> tuple[list[Finding], bool]:
+def stale_without_leader(report, access: ClusterAccess, timeout: float) -> tuple[list[Finding], bool]:
     """doctor with no leader (or no answer) and the files' voter set: are the voters gone,
     or do they run where the voter set no longer points (every controller moved,
     KAFKA-20661)? The stored endpoints are probed (as voters check does), and in the
@@ -331,6 +332,7 @@ def stale_without_leader(report, bootstrap: str, client_cfg, timeout: float) -> 
     shown stale (a name that does not resolve, another node answering, the voter
     answering at its configured endpoint) are reported: a voter that is simply down is
     majority-lost's business."""
+    client_cfg = access.client_config()  # a bad --command-config is reported first, voters or not
     voters = report.voters
     if not voters:
         return [], False
@@ -349,7 +351,7 @@ def stale_without_leader(report, bootstrap: str, client_cfg, timeout: float) -> 
                 elsewhere.setdefault(cfg.node_id, []).append(Address(host, port))
                 where[Address(host, port)] = f"{cfg.path}: node {cfg.node_id} advertises it"
     known = {a for addrs in elsewhere.values() for a in addrs}
-    others: list[tuple[str, str]] = [(bootstrap, "--bootstrap-controller")]
+    others: list[tuple[str, str]] = [(access.controllers or "", "--bootstrap-controller")]
     others += [(c.quorum_bootstrap_servers, f"{c.path}: controller.quorum.bootstrap.servers") for c in report.configs]
     for text, origin in others:
         try:

@@ -387,10 +387,11 @@ def failure_line(errors: dict[str, str | None]) -> str | None:
 
 
 def ghost_notes(
-    change: Change, found: list[dict], verdict: dict[str, str | None], voters: set[int], bootstrap_controller
+    change: Change, found: list[dict], verdict: dict[str, str | None], voters: set[int], controllers: str | None
 ) -> list[str]:
     """A blocking controller that is no voter: a ghost registration (a controller removed from
-    the voters stays registered, KAFKA-20395); `cluster clear-registration` plans its fix."""
+    the voters stays registered, KAFKA-20395); `cluster clear-registration` plans its fix,
+    through `controllers` (the addresses for its command line) when known."""
     from ..versions import version_name
 
     ids = {b["node"].id for b in found if b["node"].kind == "controller"}
@@ -400,6 +401,6 @@ def ghost_notes(
     return [
         f"controller {i} is registered but not a voter (voters {', '.join(map(str, sorted(voters)))}): a ghost "
         f"registration (a removed controller stays registered); clear it: quorumctl cluster clear-registration {i} "
-        f"--bootstrap-controller {bootstrap_controller or 'HOST:PORT'}{target} (docs/membership.md)"
+        f"--bootstrap-controller {controllers or 'HOST:PORT'}{target} (docs/membership.md)"
         for i in sorted(ids - voters)
     ]

@@ -94,25 +94,62 @@ class RestartAnswer:
 
 
 @dataclass
+class Inputs:
+    """What the verdict is judged on: one sample's probes, the voters the server config
+    names, the caught-up threshold, the sample's deadline and how long it took."""
+
+    probes: list[Probe]
+    config_voters: dict[int, Address] = field(default_factory=dict)
+    fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS
+    timeout_s: float = 0.0
+    elapsed_ms: float = 0.0
+
+
+@dataclass
 class Health:
+    """The verdict over one sample (`inputs`): the leader's answer it trusts (`quorum`,
+    None when no controller answered as the leader) and what follows from it."""
+
     verdict: str
     reasons: list[str]
-    cluster_id: str | None
-    leader_id: int | None
-    leader_epoch: int | None
-    high_watermark: int | None
-    voters: list[VoterHealth]
-    majority: int | None
-    caught_up: int | None
-    can_lose: int | None
-    fetch_timeout_ms: int
-    timeout_s: float
-    elapsed_ms: float
-    probes: list[Probe]
-    quorum: Quorum | None
+    inputs: Inputs
+    quorum: Quorum | None = None
+    cluster_id: str | None = None
+    voters: list[VoterHealth] = field(default_factory=list)
+    majority: int | None = None
+    caught_up: int | None = None
+    can_lose: int | None = None
     notes: list[str] = field(default_factory=list)  # worth knowing, not a reason to be degraded
     restart: RestartAnswer | None = None
     partitions: object = None  # health_partitions.PartitionHealth: the data partitions, asked of a broker
+
+    @property
+    def leader_id(self) -> int | None:
+        return None if self.quorum is None else self.quorum.leader_id
+
+    @property
+    def leader_epoch(self) -> int | None:
+        return None if self.quorum is None else self.quorum.leader_epoch
+
+    @property
+    def high_watermark(self) -> int | None:
+        return None if self.quorum is None else self.quorum.high_watermark
+
+    @property
+    def probes(self) -> list[Probe]:
+        return self.inputs.probes
+
+    @property
+    def fetch_timeout_ms(self) -> int:
+        return self.inputs.fetch_timeout_ms
+
+    @property
+    def timeout_s(self) -> float:
+        return self.inputs.timeout_s
+
+    @property
+    def elapsed_ms(self) -> float:
+        return self.inputs.elapsed_ms
 
 
 def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
@@ -127,9 +164,8 @@ def caught_up(q: Quorum, leader, r, fetch_timeout_ms: int):
     return r.log_end_offset >= q.high_watermark, None
 
 
-def judge(
-    probes: list[Probe], config_voters: dict[int, Address], fetch_timeout_ms: int, timeout_s: float, elapsed_ms: float
-) -> Health:
+def judge(inputs: Inputs) -> Health:
+    probes, config_voters, fetch_timeout_ms = inputs.probes, inputs.config_voters, inputs.fetch_timeout_ms
     reasons: list[str] = []
     answers = [(p, p.quorum) for p in probes if p.quorum is not None]  # (probe, its DescribeQuorum answer)
     best, q = max(answers, key=lambda a: (a[1].leader_epoch, a[0].kind == "controller"), default=(None, None))
@@ -160,21 +196,7 @@ def judge(
         for p in unreachable:
             reasons.append(failure(p))
         return Health(
-            "unhealthy",
-            reasons,
-            cluster_id,
-            None,
-            None,
-            None,
-            voters,
-            (n // 2 + 1) if n else None,
-            None,
-            None,
-            fetch_timeout_ms,
-            timeout_s,
-            elapsed_ms,
-            probes,
-            None,
+            "unhealthy", reasons, inputs, cluster_id=cluster_id, voters=voters, majority=(n // 2 + 1) if n else None
         )
 
     leader = q.leader()
@@ -283,20 +305,14 @@ def judge(
     return Health(
         verdict,
         reasons,
-        cluster_id or q.cluster_id,
-        q.leader_id,
-        q.leader_epoch,
-        q.high_watermark,
-        voters,
-        m,
-        k,
-        can_lose,
-        fetch_timeout_ms,
-        timeout_s,
-        elapsed_ms,
-        probes,
+        inputs,
         q,
-        notes,
+        cluster_id or q.cluster_id,
+        voters=voters,
+        majority=m,
+        caught_up=k,
+        can_lose=can_lose,
+        notes=notes,
     )
 
 

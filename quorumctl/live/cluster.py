@@ -16,7 +16,8 @@ from __future__ import annotations
 from ..domain.cluster import LISTED, Endpoint, UnregisterPlan
 from ..errors import InputError
 from ..wire import kerrors, messages
-from ..wire.client import BROKERS, CONTROLLERS, connect
+from ..wire.access import ClusterAccess
+from ..wire.client import BROKERS, CONTROLLERS
 
 
 def _describe_cluster(client, include_fenced: bool = False) -> tuple[str, dict, list[Endpoint], int]:
@@ -54,15 +55,13 @@ def _describe_cluster(client, include_fenced: bool = False) -> tuple[str, dict, 
     return conn.name, r, eps, r["controllerId"]
 
 
-def cluster_id(bootstrap_server, bootstrap_controller, command_config, timeout) -> str | None:
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+def cluster_id(access: ClusterAccess, timeout: float | None) -> str | None:
+    with access.connect(timeout) as client:
         return client.cluster_info().cluster_id
 
 
-def list_endpoints(
-    bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced: bool = False
-) -> dict:
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+def list_endpoints(access: ClusterAccess, timeout: float | None, include_fenced: bool = False) -> dict:
+    with access.connect(timeout) as client:
         source, _, eps, _ = _describe_cluster(client, include_fenced)
         kind = "controller" if client.mode == "controller" else "broker"
     return {
@@ -83,18 +82,16 @@ def list_endpoints(
     }
 
 
-def unregister(
-    bootstrap_server, bootstrap_controller, command_config, timeout, broker_id: int, apply: bool
-) -> UnregisterPlan:
+def unregister(access: ClusterAccess, timeout: float | None, broker_id: int, apply: bool) -> UnregisterPlan:
     """Plan (and with `apply`, send) UnregisterBroker for `broker_id`; see the module's doc."""
     from .topics import partition_pages
 
-    if bootstrap_server is None:
+    if access.servers is None:
         raise InputError(
             "cluster unregister checks the broker's registration through a broker (DescribeCluster "
             "with fenced brokers, which controllers do not serve): give --bootstrap-server"
         )
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+    with access.connect(timeout) as client:
         conn = client.bootstrap_connection()
         fenced_known = conn.version_for(messages.DESCRIBE_CLUSTER, lo=2) is not None
         source, _, eps, _ = _describe_cluster(client, include_fenced=fenced_known)

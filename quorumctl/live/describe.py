@@ -11,16 +11,15 @@ from dataclasses import dataclass
 from ..config.addresses import Address
 from ..domain.quorum import quorum_from_partition
 from ..errors import ClusterError, InputError
-from ..wire.client import QuorumClient, connect
+from ..wire.access import ClusterAccess
+from ..wire.client import QuorumClient
 
 
-def registered_controllers(
-    bootstrap_controller: str, timeout: float | None, command_config: str | None = None
-) -> dict[int, Address]:
+def registered_controllers(access: ClusterAccess, timeout: float | None) -> dict[int, Address]:
     """Every registered controller (DescribeCluster with EndpointType=2, what
     kafka-cluster list-endpoints prints): id -> address. A registration stays
     after its controller is removed from the voters."""
-    with connect(None, bootstrap_controller, command_config, timeout) as client:
+    with access.connect(timeout) as client:
         return dict(client.cluster_info().nodes)
 
 
@@ -35,20 +34,14 @@ class Features:
     source: str
 
 
-def describe_features(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    node_id: int | None = None,
-) -> Features:
+def describe_features(access: ClusterAccess, timeout: float | None, node_id: int | None = None) -> Features:
     """`features describe`: the first bootstrap address that answers (of the kind
     the option says) gives its supported ranges and finalized levels; with `node_id`
     (kafka-features describe --node-id), that node, found among the brokers
     (--bootstrap-server) or the controllers (--bootstrap-controller) DescribeCluster lists."""
     if node_id is not None and node_id < 0:
         raise InputError(f"Invalid node id {node_id}: must be non-negative.")
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+    with access.connect(timeout) as client:
         conn = client.bootstrap_connection()
         if node_id is not None:
             nodes = client.cluster_info().nodes
@@ -75,9 +68,7 @@ def fetch_quorum(client: QuorumClient):
     return quorum_from_partition(qr.partition, qr.nodes, qr.version, qr.source, info.cluster_id)
 
 
-def describe_quorum(
-    bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None, timeout: float | None
-):
+def describe_quorum(access: ClusterAccess, timeout: float | None):
     """`describe status|replication`: connect, ask, return the Quorum."""
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+    with access.connect(timeout) as client:
         return fetch_quorum(client)

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from ..config.addresses import Address, parse_address
 from ..domain.features import Change, Node, blockers, ghost_notes, settle_advertised
 from ..wire import kerrors, messages
-from ..wire.client import BROKERS, QuorumClient, connect
+from ..wire.access import ClusterAccess
+from ..wire.client import BROKERS, QuorumClient
 from ..live.describe import fetch_quorum
 from ..wire.connection import Connection, NodeError
 
@@ -90,15 +91,8 @@ def _brokers_through_broker(client: QuorumClient, notes: list[str]) -> list[Node
     ]
 
 
-def check_live(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    change: Change,
-    apply: bool = False,
-) -> LiveCheck:
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+def check_live(access: ClusterAccess, timeout: float | None, change: Change, apply: bool = False) -> LiveCheck:
+    with access.connect(timeout) as client:
         notes: list[str] = []
         quorum = fetch_quorum(client)
         seen = {r.id: r.last_fetch for r in (*quorum.voters, *quorum.observers)}
@@ -153,7 +147,7 @@ def check_live(
         verdict = client.update_features(change.updates, change.upgrade_type, validate_only=True)
         found, doubts = settle_advertised(blockers(nodes, change, finalized.get("metadata.version")), verdict)
         notes += doubts
-        notes += ghost_notes(change, found, verdict, {r.id for r in quorum.voters}, bootstrap_controller)
+        notes += ghost_notes(change, found, verdict, {r.id for r in quorum.voters}, access.controllers)
         applied = None
         if apply and not found and not any(verdict.values()):
             applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)

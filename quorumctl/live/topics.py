@@ -37,7 +37,7 @@ from ..config.topic_describe import (
 )
 from ..errors import InputError
 from ..wire import kerrors, messages
-from ..wire.client import connect
+from ..wire.access import ClusterAccess
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 DEFAULT_CONFIG = 5  # ConfigEntry.ConfigSource.DEFAULT_CONFIG: what the Configs column leaves out
@@ -288,8 +288,7 @@ class LiveDescribed:
 
 
 def describe(
-    bootstrap_server: str,
-    command_config: str | None,
+    access: ClusterAccess,
     timeout: float | None,
     *,
     topic: str | None = None,
@@ -303,7 +302,7 @@ def describe(
     """The document `topics describe` renders (its "topics" a LiveDescribed, its
     "summary" filled once they are read), asked of the brokers."""
     use_id = checked_options(filters, topic_id)
-    client = connect(bootstrap_server, None, command_config, timeout)
+    client = access.connect(timeout)
     with client:
         conn = client.bootstrap_connection()
         info = client.cluster_info()

@@ -24,6 +24,7 @@ order, and `configs` refuses to plan before the upgrade.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..errors import InputError, Refused
@@ -111,24 +112,17 @@ def _mv_name(level: int | None) -> str:
 # -- the preflight -----------------------------------------------------------------------
 
 
-def connection_args(
-    f: Facts,
-    bootstrap_server: str | None = None,
-    bootstrap_controller: str | None = None,
-    command_config: str | None = None,
-) -> list[str] | None:
-    """The options that reach the cluster in a printed command line: what the preflight was
-    given (live), or the voters' stored endpoints (offline); None when neither is known."""
-    if bootstrap_controller:
-        via = ["--bootstrap-controller", bootstrap_controller]
-    elif bootstrap_server:
-        via = ["--bootstrap-server", bootstrap_server]
-    else:
+def connection_args(f: Facts, given: list[str] | None = None, config_args: Sequence[str] = ()) -> list[str] | None:
+    """The options that reach the cluster in a printed command line: the bootstrap option
+    the preflight was given (live: `given`, as `ClusterAccess.bootstrap_args()` writes it),
+    or the voters' stored endpoints (offline), then `config_args` (--command-config);
+    None when no address is known."""
+    if not given:
         eps = [e[0] for _, e in sorted(f.voters.items()) if e]
         if not eps:
             return None
-        via = ["--bootstrap-controller", ",".join(eps)]
-    return via + (["--command-config", command_config] if command_config else [])
+        given = ["--bootstrap-controller", ",".join(eps)]
+    return given + list(config_args)
 
 
 def _command(*args: str) -> str:

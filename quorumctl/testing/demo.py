@@ -30,6 +30,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
     from ..live.describe import describe_quorum
     from ..render.quorum import health_doc, health_table, health_text, quorum_forms
     from ..timefmt import now_ms
+    from ..wire.access import ClusterAccess
     from .scenarios import demo_cluster
 
     cluster = demo_cluster()
@@ -43,7 +44,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
         def describe(kind: str, flag: str, address: str):
             _say(out, f"\n$ quorumctl describe {kind} {flag} {address}")
             mode = {"--bootstrap-server": (address, None), "--bootstrap-controller": (None, address)}[flag]
-            output.emit(out, describe_quorum(*mode, None, 10.0), **quorum_forms(kind, now_ms()))
+            output.emit(out, describe_quorum(ClusterAccess(*mode), 10.0), **quorum_forms(kind, now_ms()))
 
         def health(timeout: float):
             from ..config.client import ClientConfig

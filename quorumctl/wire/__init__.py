@@ -5,7 +5,9 @@ are declared with schema/; a --command-config is read by config/. Its modules:
 
 messages        the message descriptions (quorumctl.schema) and the API table
 framing         framing and request/response headers
-connection      one node: TCP, TLS, ApiVersions, SASL, requests with timeouts; loads --command-config
+access          the connection options of a command line (ClusterAccess): the bootstrap
+                addresses and the client configuration, loaded there alone
+connection      one node: TCP, TLS, ApiVersions, SASL, requests with timeouts
 kerrors         Kafka's error codes and the exception that carries one
 client          bootstrap, active-controller discovery, retries
 security/       TLS contexts (tls, with jks: our JKS reader), SASL PLAIN/SCRAM (sasl),

@@ -461,27 +461,6 @@ def _address_of(name: str | None) -> Address | None:
         return None
 
 
-# -- the describe jobs: Kafka's connection options in, a Quorum out ----------------
-
-
-def connect(
-    bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None, timeout: float | None
-) -> QuorumClient:
-    """A QuorumClient from the Kafka-style connection options."""
-    from .connection import load_client_config
-    from ..config.addresses import parse_address_list
-
-    if bootstrap_server and bootstrap_controller:
-        raise InputError("--bootstrap-server and --bootstrap-controller cannot be used together")
-    if not bootstrap_server and not bootstrap_controller:
-        raise InputError("one of --bootstrap-server or --bootstrap-controller is required")
-    cfg = load_client_config(command_config)
-    if bootstrap_server:
-        return QuorumClient(parse_address_list(bootstrap_server, "--bootstrap-server"), "server", cfg, timeout)
-    assert bootstrap_controller  # one of the two is given (checked above)
-    return QuorumClient(parse_address_list(bootstrap_controller, "--bootstrap-controller"), "controller", cfg, timeout)
-
-
 class Refresher:
     """The --watch loop's state. A failed refresh is kept, not raised: during an
     incident the view must keep going when the cluster blips, showing the last

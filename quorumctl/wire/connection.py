@@ -87,23 +87,6 @@ class _NoSigpipe:
 _no_sigpipe = _NoSigpipe
 
 
-def load_client_config(path: str | None):
-    """The ClientConfig of `--command-config` (defaults when None), its TLS material
-    loaded at once: a bad truststore or keystore is reported before any connection
-    (ssl is imported only then)."""
-    from ..config.client import ClientConfig, config_from_properties
-    from ..config.properties import load_properties
-
-    if path is None:
-        return ClientConfig()
-    cfg = config_from_properties(load_properties(path, "command config"), path)
-    if cfg.uses_tls:
-        from .security.tls import context_for
-
-        context_for(cfg)
-    return cfg
-
-
 class Connection:
     """An open, negotiated (and authenticated) connection to one node."""
 

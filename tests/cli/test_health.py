@@ -700,7 +700,7 @@ def _judged(*claims):
     """judge() over three reachable controllers: 2 leads epoch 6 with every voter caught
     up; `claims`: (node id, epoch) of others that answer DescribeQuorum as the leader too."""
     from quorumctl.config.addresses import Address
-    from quorumctl.domain.health_verdict import Probe, judge
+    from quorumctl.domain.health_verdict import Inputs, Probe, judge
 
     probes = []
     for i in (1, 2, 3):
@@ -720,7 +720,7 @@ def _judged(*claims):
             p.quorum = _quorum(i, epoch, {1: 0, 2: 0, 3: 0})
             p.is_leader, p.leader_view, p.leader_epoch = True, i, epoch
         probes.append(p)
-    return judge(probes, {}, 2000, 3.0, 10.0)
+    return judge(Inputs(probes, {}, 2000, 3.0, 10.0))
 
 
 def test_an_old_leader_still_answering_as_leader_is_not_healthy():
@@ -744,7 +744,7 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
     """A controller whose disk was replaced fetches as an observer with a new directory
     id; the voter with the old one does not fetch (seen on the lab: test_kafka_lab)."""
     from quorumctl.config.addresses import Address
-    from quorumctl.domain.health_verdict import Probe, judge
+    from quorumctl.domain.health_verdict import Inputs, Probe, judge
     from quorumctl.domain.quorum import Replica
 
     q = _quorum(2, 6, {1: 31343, 2: 0, 3: 0})
@@ -765,7 +765,7 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
         )
         for i in (1, 2, 3)
     ]
-    h = judge(probes, {}, 2000, 3.0, 10.0)
+    h = judge(Inputs(probes, {}, 2000, 3.0, 10.0))
     assert (h.verdict, h.caught_up) == ("degraded", 2)
     assert h.reasons == [
         "controller 1 runs as an observer with directory id v_4bVSFx__ZesG0jJ7PIRQ; the voter set "
@@ -775,18 +775,18 @@ def test_a_voter_back_with_a_new_directory_id_is_named():
     ]
     # caught up by the leader's numbers (a stale lastCaughtUp) or not: still named, still degraded
     q.voters[0] = Replica(1, DIRS[1], 500, NOW, NOW)
-    h = judge(probes, {}, 2000, 3.0, 10.0)
+    h = judge(Inputs(probes, {}, 2000, 3.0, 10.0))
     assert (h.verdict, len(h.reasons)) == ("degraded", 1)
     assert h.reasons[0].startswith("controller 1 runs as an observer with directory id v_4bVSFx__ZesG0jJ7PIRQ")
     # the same directory id as an observer (a voter listed twice by a confused leader): nothing replaced
     q.observers = [Replica(1, DIRS[1], 500, NOW, NOW)]
-    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "healthy"
+    assert judge(Inputs(probes, {}, 2000, 3.0, 10.0)).verdict == "healthy"
     # an observer that stopped fetching (the removed old directory id, listed by the leader for
     # 5 minutes after its last fetch once replace-controller has run): nothing replaced
     q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 400, NOW - 15_000, NOW - 15_000)]
-    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "healthy"
+    assert judge(Inputs(probes, {}, 2000, 3.0, 10.0)).verdict == "healthy"
     q.observers = [Replica(1, "v_4bVSFx__ZesG0jJ7PIRQ", 400, NOW - 14_999, NOW - 14_999)]
-    assert judge(probes, {}, 2000, 3.0, 10.0).verdict == "degraded"
+    assert judge(Inputs(probes, {}, 2000, 3.0, 10.0)).verdict == "degraded"
 
 
 def test_brokers_that_do_not_answer_are_named_within_the_deadline():
@@ -795,7 +795,7 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
     import socket
     import time
     from quorumctl.config.addresses import Address
-    from quorumctl.wire.connection import load_client_config
+    from quorumctl.config.client import ClientConfig
     from quorumctl.live.health.partitions import silent_brokers
 
     frozen = socket.socket()
@@ -806,7 +806,7 @@ def test_brokers_that_do_not_answer_are_named_within_the_deadline():
         t0 = time.monotonic()
         out = silent_brokers(
             {3: Address("127.0.0.1", frozen.getsockname()[1]), 4: Address("127.0.0.1", gone)},
-            load_client_config(None),
+            ClientConfig(),
             t0 + 1.0,
             1.0,
         )

@@ -131,25 +131,9 @@ def test_ctrl_c_exits_130(tmp_path):
 
 
 def test_check_is_a_function_of_one_sample():
-    from quorumctl.domain.health_verdict import Health
+    from quorumctl.domain.health_verdict import Health, Inputs
 
-    h = Health(
-        "unhealthy",
-        ["no controller answered DescribeQuorum as the leader"],
-        None,
-        None,
-        None,
-        None,
-        [],
-        None,
-        None,
-        None,
-        2000,
-        1.0,
-        1.0,
-        [],
-        None,
-    )
+    h = Health("unhealthy", ["no controller answered DescribeQuorum as the leader"], Inputs([], {}, 2000, 1.0, 1.0))
     assert check(h, "leader", []) == (False, "no leader: no controller answered DescribeQuorum as the leader")
     assert check(h, "caught-up", [2])[0] is False
 

@@ -431,6 +431,7 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
     from quorumctl.diagnose.file_checks import examine
     from quorumctl.diagnose.registrations import live_registrations
     from quorumctl.live import describe as client
+    from quorumctl.wire.access import ClusterAccess
 
     report = examine([], [str(tmp_path / "c1")])
     regs = [f for f in report.findings if f.code.endswith("-registration")]
@@ -443,12 +444,12 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
     monkeypatch.setattr(
         client,
         "registered_controllers",
-        lambda source, timeout, command_config=None: (
-            asked.append(source) or {i: Address("h", 9090 + i) for i in (1, 2, 3, 7, 9)}
+        lambda access, timeout: (
+            asked.append(access.controllers) or {i: Address("h", 9090 + i) for i in (1, 2, 3, 7, 9)}
         ),
     )
     q = SimpleNamespace(voters=[SimpleNamespace(id=i) for i in (1, 2, 3)])
-    (live,) = live_registrations(report, q, "h:1", 1.0)
+    (live,) = live_registrations(report, q, ClusterAccess(None, "h:1"), 1.0)
     assert asked == ["h:1"] and (live.code, live.node_id) == ("stale-controller-registration", 9)
     assert live.message.startswith("controller 9 is registered (h:9099) but is not a voter (voters 1, 2, 3)")
 
@@ -463,19 +464,18 @@ def test_live_registration_remedy_follows_the_level_the_controllers_report(monke
     from quorumctl.diagnose import registrations
     from quorumctl.diagnose.findings import Report
     from quorumctl.live import describe as client
+    from quorumctl.wire.access import ClusterAccess
 
     monkeypatch.setattr(
-        client,
-        "registered_controllers",
-        lambda source, timeout, command_config=None: {i: Address("h", 9090 + i) for i in (1, 2, 3)},
+        client, "registered_controllers", lambda access, timeout: {i: Address("h", 9090 + i) for i in (1, 2, 3)}
     )
     monkeypatch.setattr(
         client,
         "describe_features",
-        lambda server, controller, config, timeout: client.Features({}, {"metadata.version": level}, 7, controller),
+        lambda access, timeout: client.Features({}, {"metadata.version": level}, 7, access.controllers),
     )
     q = SimpleNamespace(voters=[SimpleNamespace(id=i) for i in (1, 2)])
-    (live,) = registrations.live_registrations(Report([], [], None, []), q, "h:1", 1.0)
+    (live,) = registrations.live_registrations(Report([], [], None, []), q, ClusterAccess(None, "h:1"), 1.0)
     assert (live.code, live.node_id) == ("stale-controller-registration", 3)
     # the remedy names the controller it was asked through, so it runs as printed
     expected = getattr(registrations, remedy).format(id=3).replace("HOST:PORT", "h:1")

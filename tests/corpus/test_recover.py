@@ -271,7 +271,7 @@ def sim_static():
 
 
 def test_probe_states_on_real_sockets(sim_static):
-    from quorumctl.wire.connection import load_client_config
+    from quorumctl.config.client import ClientConfig
     from quorumctl.config.addresses import Address
     from quorumctl.live.liveness import probe_voters
 
@@ -288,7 +288,7 @@ def test_probe_states_on_real_sockets(sim_static):
             3: [addr(sim_static.node_by_id(3).address)],
             5: [Address("127.0.0.1", closed)],
         },
-        load_client_config(None),
+        ClientConfig(),
         1.0,
     )
     by = {p.voter_id: p for p in got}
@@ -753,7 +753,7 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
     kernel drops further SYNs, and a connect times out exactly as to a host that is off.
     The chaos runs on real Kafka met this; no answer is 'unknown', never 'silent'."""
     from quorumctl.config.addresses import Address
-    from quorumctl.wire.connection import load_client_config
+    from quorumctl.config.client import ClientConfig
     from quorumctl.live.liveness import probe_voters
 
     frozen = socket.socket()
@@ -767,7 +767,7 @@ def test_a_frozen_voter_whose_accept_queue_is_full_is_not_taken_as_gone(cli, tmp
             c.setblocking(False)
             c.connect_ex(("127.0.0.1", port))
             fillers.append(c)
-        (p,), _ = probe_voters({2: [Address("127.0.0.1", port)]}, load_client_config(None), 1.0)
+        (p,), _ = probe_voters({2: [Address("127.0.0.1", port)]}, ClientConfig(), 1.0)
         assert p.state in ("unknown", "accepts"), p
         shutil.copytree(STATIC / "c1", tmp_path / "c1")
         shutil.copytree(STATIC / "b4", tmp_path / "b4")

@@ -48,7 +48,9 @@ def test_a_static_quorum_on_43_is_ready():
     assert (r["verdict"], problems(r), r["first"]) == ("ready", [], None)
     # a command that runs as printed: the voters' endpoints when the caller names no address
     assert r["next"] == "quorumctl migrate-quorum upgrade --bootstrap-controller c1:9093,c2:9093,c3:9093 --apply"
-    via = connection_args(static(), None, "c2:9093", "/etc/kafka/admin client.properties")
+    via = connection_args(
+        static(), ["--bootstrap-controller", "c2:9093"], ["--command-config", "/etc/kafka/admin client.properties"]
+    )
     assert preflight(static(), via)["next"] == (
         "quorumctl migrate-quorum upgrade --bootstrap-controller c2:9093 "
         "--command-config '/etc/kafka/admin client.properties' --apply"

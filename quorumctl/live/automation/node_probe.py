@@ -47,6 +47,7 @@ from ...config.addresses import Address
 from ...errors import ClusterError, ExitStatus, InputError, QuorumctlError
 from ...wire import messages
 from ...wire.client import BROKERS, METADATA_TOPIC, parse_describe_quorum
+from ...wire.access import ClusterAccess
 from ...wire.connection import Connection, NodeError
 from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health
 from ...domain.quorum import Quorum, Replica, quorum_from_partition
@@ -514,21 +515,18 @@ def probe_node(
     role: str,
     kind: str,
     *,
-    bootstrap_controller: str | None = None,
+    access: ClusterAccess,
     config: str | None = None,
-    command_config: str | None = None,
     timeout: float = 5.0,
     grace_s: float = DEFAULT_GRACE_S,
     fetch_timeout_ms: int | None = None,
     node_id: int | None = None,
     log_dir: str | None = None,
-    controller_command_config: str | None = None,
 ) -> Verdict:
     """`quorumctl probe`: gather the facts about the node at `address` within
-    `timeout` seconds and decide `kind` for `role`. A broker is asked with
-    `command_config`, the controllers with `controller_command_config` when given."""
+    `timeout` seconds and decide `kind` for `role`. A broker is asked with the
+    client configuration, the controllers with the controllers' when given."""
     from ...config.addresses import parse_address, parse_address_list
-    from ...wire.connection import load_client_config
     from ..health.probe import check_health, targets_from_server_config
 
     if role not in ROLES:
@@ -536,8 +534,8 @@ def probe_node(
     if kind not in KINDS:
         raise InputError(f"invalid --kind {kind!r}: expected one of {', '.join(KINDS)}")
     addr = parse_address(address, "NODE_ADDRESS")
-    cfg = load_client_config(command_config)
-    ccfg = load_client_config(controller_command_config) if controller_command_config else cfg
+    cfg = access.client_config()
+    ccfg = access.controller_client_config() or cfg
     voters: dict[int, Address] = {}
     boot: list[Address] = []
     cfg_fetch = None
@@ -552,7 +550,7 @@ def probe_node(
     # the option is checked where it is parsed (cli/options.py), but this may be the config's value
     if fetch <= 0:
         raise InputError(f"--fetch-timeout-ms must be positive, not {fetch}")
-    controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
+    controllers = parse_address_list(access.controllers, "--bootstrap-controller") if access.controllers else []
     ld = read_log_dir(log_dir) if log_dir else None
     if node_id is None and ld is not None:
         node_id = ld.node_id

@@ -27,8 +27,9 @@ from ...wire import kerrors
 from ...wire import messages
 from ...wire.client import BROKERS, CONTROLLERS, METADATA_TOPIC, leader_hint, parse_describe_quorum, wrong_endpoint
 from ...config.addresses import Address
+from ...wire.access import ClusterAccess
 from ...wire.connection import Connection, NodeError
-from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Probe, can_restart, failure, judge
+from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, Health, Inputs, Probe, can_restart, failure, judge
 from ...domain.quorum import quorum_from_partition
 
 
@@ -212,40 +213,35 @@ def check_health(
     if not any(p.reachable for p in probes.values()):
         failed = [failure(p) for p in probes.values()]
         raise ClusterError(failed[0] if len(failed) == 1 else "nothing answered: " + "; ".join(failed))
-    return judge(
-        list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s, (time.monotonic() - t0) * 1000
-    )
+    elapsed_ms = (time.monotonic() - t0) * 1000
+    return judge(Inputs(list(probes.values()), config_voters or {}, fetch_timeout_ms, timeout_s, elapsed_ms))
 
 
 def probe_quorum(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
+    access: ClusterAccess,
     config: str | None,
-    command_config: str | None,
     timeout: float,
     fetch_timeout_ms: int | None,
     restart_ids: list[int] | None = None,
-    controller_command_config: str | None = None,
 ) -> Health:
     """`describe health` from Kafka-style options: the targets come from the
     addresses given and the server config's voters / bootstrap servers; the
     caught-up threshold from the option, else the config, else Kafka's default.
     With `restart_ids`, also whether those nodes may be restarted now. The
-    controllers are probed with `controller_command_config` when given (their
-    listener may be secured otherwise than the brokers')."""
+    controllers are probed with the controllers' client configuration when given
+    (their listener may be secured otherwise than the brokers')."""
     from ...errors import InputError
-    from ...wire.connection import load_client_config
     from ...config.addresses import parse_address_list
 
-    cfg = load_client_config(command_config)
-    ccfg = load_client_config(controller_command_config) if controller_command_config else None
+    cfg = access.client_config()
+    ccfg = access.controller_client_config()
     voters, boot, cfg_fetch = {}, [], None
     if config:
         from ...config.properties import load_properties
 
         voters, boot, cfg_fetch = targets_from_server_config(load_properties(config, "server config"), config)
-    controllers = parse_address_list(bootstrap_controller, "--bootstrap-controller") if bootstrap_controller else []
-    servers = parse_address_list(bootstrap_server, "--bootstrap-server") if bootstrap_server else []
+    controllers = parse_address_list(access.controllers, "--bootstrap-controller") if access.controllers else []
+    servers = parse_address_list(access.servers, "--bootstrap-server") if access.servers else []
     if not (controllers or servers or voters or boot):
         raise InputError(
             "nothing to probe: give --bootstrap-controller, --bootstrap-server, or --config "

@@ -24,7 +24,8 @@ from ...errors import ClusterError
 from ...domain.features import UPGRADE
 from ...ops.migrate import BOOTSTRAP_KEY, KRAFT, MV, VOTERS_KEY, Facts, NodeFacts
 from ...wire import messages
-from ...wire.client import BROKERS, QuorumClient, connect
+from ...wire.access import ClusterAccess
+from ...wire.client import BROKERS, QuorumClient
 from ...live.describe import fetch_quorum
 from ...wire.connection import Connection, NodeError
 from ...domain.health_verdict import DEFAULT_FETCH_TIMEOUT_MS, caught_up as caught_up_rule
@@ -81,14 +82,8 @@ def _brokers(client: QuorumClient) -> dict[int, str]:
     return {b["brokerId"]: str(Address(b["host"], b["port"])) for b in resp["brokers"]}
 
 
-def gather(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    ask_kafka: bool = True,
-) -> Facts:
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+def gather(access: ClusterAccess, timeout: float | None, ask_kafka: bool = True) -> Facts:
+    with access.connect(timeout) as client:
         q = fetch_quorum(client)
         conn = client.bootstrap_connection()
         finalized = dict(conn.finalized_features)
@@ -152,26 +147,18 @@ def gather(
         )
 
 
-def upgrade(
-    bootstrap_server: str | None, bootstrap_controller: str | None, command_config: str | None, timeout: float | None
-) -> str | None:
+def upgrade(access: ClusterAccess, timeout: float | None) -> str | None:
     """Send UpdateFeatures kraft.version=1 (not a dry run); Kafka's error, or None."""
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+    with access.connect(timeout) as client:
         return client.update_features({KRAFT: 1}, UPGRADE, validate_only=False)[KRAFT]
 
 
-def wait_dynamic(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    limit_s: float,
-) -> Facts:
+def wait_dynamic(access: ClusterAccess, timeout: float | None, limit_s: float) -> Facts:
     """After the upgrade: the facts once kraft.version 1 is finalized and every voter shows
     its directory id, or as they are when `limit_s` ran out."""
     end = time.monotonic() + limit_s
     while True:
-        f = gather(bootstrap_server, bootstrap_controller, command_config, timeout, ask_kafka=False)
+        f = gather(access, timeout, ask_kafka=False)
         if (f.kraft_version or 0) >= 1 and all(n.directory_id for n in f.controllers if n.voter):
             return f
         if time.monotonic() >= end:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import InputError, Refused
-from ...wire.client import connect
+from ...wire.access import ClusterAccess
 from ...live.describe import fetch_quorum
 from ...domain.quorum import fetching
 
@@ -116,9 +116,7 @@ def _check_node_config(path: str, node_id: int) -> list[str]:
 
 
 def clear_registration(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
+    access: ClusterAccess,
     timeout: float | None,
     node_id: int,
     target: str | None,
@@ -130,16 +128,16 @@ def clear_registration(
 
     if node_id < 0:
         raise InputError(f"invalid negative node id: {node_id}")
-    if not bootstrap_controller and not bootstrap_server:
+    if not access.controllers and not access.servers:
         raise InputError(
             "give --bootstrap-controller (controller registrations are listed by the controllers) "
             "or --bootstrap-server (for a broker's)"
         )
     change = parse_change("upgrade", target, None) if target else None
     plan = ClearPlan(node_id, apply, target=target)
-    with connect(
-        bootstrap_server if not bootstrap_controller else None, bootstrap_controller, command_config, timeout
-    ) as client:
+    # the controllers when given (they list the controllers' registrations), else the brokers
+    controllers = access.via(None, access.controllers)
+    with (controllers if access.controllers else access).connect(timeout) as client:
         q = fetch_quorum(client)
         mv = client.bootstrap_connection().finalized_features.get(METADATA_VERSION)
         plan.metadata_version = None if mv is None else version_name(mv)
@@ -162,14 +160,14 @@ def clear_registration(
     if node_id in registered:
         plan.kind = "controller"
         plan.checked.append(f"checked: controller {node_id} is registered at {registered[node_id]}")
-    elif bootstrap_server:
-        return _broker(plan, bootstrap_server, command_config, timeout, apply)
+    elif access.servers:
+        return _broker(plan, access.via(access.servers), timeout, apply)
     else:
         plan.checked.append(
             f"checked: no controller {node_id} is registered (registered controllers: "
             f"{', '.join(map(str, sorted(registered))) or 'none'})"
         )
-        return _broker_via_controller(plan, bootstrap_controller, command_config, timeout, apply, running)
+        return _broker_via_controller(plan, controllers, timeout, apply, running)
     mine = None  # does Kafka's verdict name this controller? None: unknown
     if verdict is not None:
         why = verdict.get(METADATA_VERSION)
@@ -181,14 +179,14 @@ def clear_registration(
             + (why or "accepted")
         )
     if mv is not None and mv >= CONTROLLER_UNREGISTRATION_LEVEL:
-        return _unregister_controller(plan, bootstrap_controller, command_config, timeout, apply)
+        return _unregister_controller(plan, controllers, timeout, apply)
     plan.method = "re-register"
     _re_register(plan, q, registered, node_config, running, mine)
     return plan
 
 
 def _broker_via_controller(
-    plan: ClearPlan, bootstrap_controller: str | None, command_config, timeout, apply: bool, running: bool
+    plan: ClearPlan, controllers: ClusterAccess, timeout: float | None, apply: bool, running: bool
 ) -> ClearPlan:
     """A node that is no registered controller, asked through the controllers only: they do
     not list brokers (DescribeCluster on a controller lists controllers), so a broker's
@@ -206,18 +204,7 @@ def _broker_via_controller(
             "broker): not a ghost; stop it first"
         )
     plan.checked.append(f"checked: node {plan.node_id} does not fetch from the leader (DescribeQuorum observers)")
-    cmd = shlex.join(
-        [
-            "quorumctl",
-            "cluster",
-            "clear-registration",
-            str(plan.node_id),
-            "--bootstrap-controller",
-            str(bootstrap_controller),
-        ]
-        + (["--command-config", command_config] if command_config else [])
-        + ["--apply"]
-    )
+    cmd = shlex.join(["quorumctl", "cluster", "clear-registration", str(plan.node_id), *controllers.args(), "--apply"])
     if not apply:
         plan.kind, plan.method = "unknown", "unregister-broker"
         plan.steps.append(
@@ -231,7 +218,7 @@ def _broker_via_controller(
             )
         )
         return plan
-    with connect(None, bootstrap_controller, command_config, timeout) as client:
+    with controllers.connect(timeout) as client:
         conn = client.bootstrap_connection()
         if not conn.supports(messages.UNREGISTER_BROKER):
             raise Refused("the controller does not support UnregisterBroker (Kafka before 3.0?)")
@@ -249,12 +236,12 @@ def _broker_via_controller(
     return plan
 
 
-def _broker(plan: ClearPlan, bootstrap_server: str, command_config, timeout, apply: bool) -> ClearPlan:
+def _broker(plan: ClearPlan, brokers: ClusterAccess, timeout: float | None, apply: bool) -> ClearPlan:
     from ..cluster import unregister
 
     plan.kind, plan.method, plan.looked_at = "broker", "unregister-broker", "brokers"
-    u = unregister(bootstrap_server, None, command_config, timeout, plan.node_id, apply)
-    cmd = f"quorumctl cluster unregister --bootstrap-server {bootstrap_server} --id {plan.node_id} --apply"
+    u = unregister(brokers, timeout, plan.node_id, apply)
+    cmd = f"quorumctl cluster unregister --bootstrap-server {brokers.servers} --id {plan.node_id} --apply"
     if u.refused is not None:
         plan.kind = "broker" if u.registered else None
         plan.cleared = not u.registered
@@ -275,15 +262,17 @@ def _broker(plan: ClearPlan, bootstrap_server: str, command_config, timeout, app
     return plan
 
 
-def _unregister_controller(plan: ClearPlan, bootstrap_controller, command_config, timeout, apply: bool) -> ClearPlan:
+def _unregister_controller(
+    plan: ClearPlan, controllers: ClusterAccess, timeout: float | None, apply: bool
+) -> ClearPlan:
     from .unregister import unregister_controller
 
     plan.method = "unregister-controller"
     cmd = (
-        f"quorumctl cluster unregister-controller --bootstrap-controller {bootstrap_controller} "
+        f"quorumctl cluster unregister-controller --bootstrap-controller {controllers.controllers} "
         f"--id {plan.node_id} --apply"
     )
-    u = unregister_controller(None, bootstrap_controller, command_config, timeout, plan.node_id, apply)
+    u = unregister_controller(controllers, timeout, plan.node_id, apply)
     plan.checked += u.checked
     plan.applied = u.done
     plan.cleared = u.done or not apply

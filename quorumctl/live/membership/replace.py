@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError, QuorumctlError, Refused
 from ...wire import kerrors
-from ...wire.client import connect
+from ...wire.access import ClusterAccess
 from ...live.describe import fetch_quorum
 from ...domain.quorum import FETCHING_MS, Endpoint, Quorum, fetching
 
@@ -227,23 +227,19 @@ def _voter_change(call, after_ok) -> None:
 
 
 def replace_controller(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
+    access: ClusterAccess,
     timeout: float | None,
     controller_id: int,
     endpoints: list[str],
     apply: bool,
     fetch_timeout_ms: int = 2000,
 ) -> ReplacePlan:
-    from ...wire.connection import load_client_config
-
     if controller_id < 0:
         raise InputError(f"invalid negative controller id: {controller_id}")
     given = [parse_endpoint(e) for e in endpoints or []]
-    cfg = load_client_config(command_config)
+    cfg = access.client_config()
     plan = ReplacePlan(controller_id, apply)
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+    with access.connect(timeout) as client:
         refusals = _plan(client, cfg, plan, given, fetch_timeout_ms)
     if refusals:
         raise Refused(f"refusing to replace controller {controller_id}: " + "; ".join(refusals))
@@ -256,38 +252,36 @@ def replace_controller(
 
     # each step gets a client of its own: --timeout is each step's deadline
     def voter_keys() -> set[tuple[int, str | None]]:
-        with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as c:
+        with access.connect(timeout) as c:
             return {(v.id, v.directory_id) for v in fetch_quorum(c).voters}
 
     if plan.old_directory_id is not None:
         old = plan.old_directory_id
-        with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+        with access.connect(timeout) as client:
             _voter_change(lambda: client.remove_raft_voter(cid, old), lambda: (cid, old) not in voter_keys())
         plan.done.append(f"removed voter {cid} directory id {old}")
     try:
         # the leader answers REQUEST_TIMED_OUT while the observer catches up: retried until the deadline
-        with connect(bootstrap_server, bootstrap_controller, command_config, timeout or ADD_TIMEOUT_S) as client:
+        with access.connect(timeout or ADD_TIMEOUT_S) as client:
             _voter_change(lambda: client.add_raft_voter(cid, new, listeners), lambda: (cid, new) in voter_keys())
     except QuorumctlError as e:
         eps = " ".join(f"--endpoint {t}" for t in plan.endpoints)
         via = (
-            f"--bootstrap-controller {bootstrap_controller}"
-            if bootstrap_controller
-            else f"--bootstrap-server {bootstrap_server}"
+            f"--bootstrap-controller {access.controllers}"
+            if access.controllers
+            else f"--bootstrap-server {access.servers}"
         )
         raise Refused(
             f"controller {cid} is not a voter: AddRaftVoter failed: {e}; once it fetches and has caught "
             f"up, run again: quorumctl replace-controller {cid} {via} {eps} --apply"
         ) from e
     plan.done.append(f"added voter {cid} directory id {new}")
-    plan.verified = _verify(
-        lambda: _fresh_quorum(bootstrap_server, bootstrap_controller, command_config, timeout), plan
-    )
+    plan.verified = _verify(lambda: _fresh_quorum(access, timeout), plan)
     return plan
 
 
-def _fresh_quorum(bootstrap_server, bootstrap_controller, command_config, timeout) -> Quorum:
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as c:
+def _fresh_quorum(access: ClusterAccess, timeout: float | None) -> Quorum:
+    with access.connect(timeout) as c:
         return fetch_quorum(c)
 
 

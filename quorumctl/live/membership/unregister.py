@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from ...errors import InputError, QuorumctlError, Refused
 from ...wire import kerrors, messages
-from ...wire.client import connect
+from ...wire.access import ClusterAccess
 from ...live.describe import fetch_quorum
 
 # a controller whose last fetch is this recent still runs (controller.quorum.fetch.timeout.ms
@@ -163,21 +163,14 @@ def _send(client, controller_id: int) -> None:
 
 
 def unregister_controller(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    controller_id: int,
-    apply: bool,
+    access: ClusterAccess, timeout: float | None, controller_id: int, apply: bool
 ) -> UnregisterPlan:
     """`cluster unregister-controller --id N`: the checks, then (with `apply`) the request."""
-    from ...wire.connection import load_client_config
-
     if controller_id < 0:
         raise InputError(f"invalid negative --id: {controller_id}")
     plan = UnregisterPlan(controller_id, apply)
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
-        _checks(client, controller_id, plan, False, load_client_config(command_config))
+    with access.connect(timeout) as client:
+        _checks(client, controller_id, plan, False, access.client_config())
         if plan.refusals:
             raise UnregisterRefused(plan)
         if apply:
@@ -187,30 +180,21 @@ def unregister_controller(
 
 
 def remove_and_unregister(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    controller_id: int,
-    directory_id: str,
-    apply: bool,
+    access: ClusterAccess, timeout: float | None, controller_id: int, directory_id: str, apply: bool
 ) -> UnregisterPlan:
     """`remove-controller --unregister`: the unregistration's checks (the controller may
     still be a voter: it is removed first), then RemoveRaftVoter and UnregisterController."""
-    from ...wire.connection import load_client_config
     from .voters import remove_controller
 
     plan = UnregisterPlan(controller_id, apply)
-    with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
-        _checks(client, controller_id, plan, True, load_client_config(command_config))
+    with access.connect(timeout) as client:
+        _checks(client, controller_id, plan, True, access.client_config())
     if plan.refusals:
         raise UnregisterRefused(plan)
-    change = remove_controller(
-        bootstrap_server, bootstrap_controller, command_config, timeout, controller_id, directory_id, not apply
-    )
+    change = remove_controller(access, timeout, controller_id, directory_id, not apply)
     plan.removed_voter = change.directory_id
     if apply:
-        with connect(bootstrap_server, bootstrap_controller, command_config, timeout) as client:
+        with access.connect(timeout) as client:
             try:
                 _send(client, controller_id)
             except QuorumctlError as e:

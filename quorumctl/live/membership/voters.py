@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...errors import InputError, QuorumctlError, Refused
-from ...wire.client import connect
+from ...wire.access import ClusterAccess
 from ...live.describe import fetch_quorum
 
 REFUSALS = {
@@ -56,16 +56,13 @@ def _refusal(e: QuorumctlError) -> Refused | None:
     return None
 
 
-def add_controller(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    dry_run: bool,
-) -> VoterChange:
+def add_controller(access: ClusterAccess, timeout: float | None, dry_run: bool) -> VoterChange:
+    """AddRaftVoter for the controller whose server.properties is the command config
+    (as Kafka's tool reads it: its own properties, which also reach the quorum)."""
     from ...config.server import controller_from_properties
     from ...config.properties import load_properties
 
+    command_config = access.command_config
     if command_config is None:
         raise InputError(
             "add-controller needs --command-config: the configuration file of the controller you are adding"
@@ -73,7 +70,7 @@ def add_controller(
     node_id, dir_id, endpoints, meta_path, meta_cluster = controller_from_properties(
         load_properties(command_config, "command config"), command_config
     )
-    client = connect(bootstrap_server, bootstrap_controller, command_config, timeout)
+    client = access.connect(timeout)
     change = VoterChange("add-controller", dry_run, node_id, dir_id, [endpoint_text(*e) for e in endpoints])
     if dry_run:
         with client:
@@ -135,13 +132,7 @@ def _add_checks(
 
 
 def remove_controller(
-    bootstrap_server: str | None,
-    bootstrap_controller: str | None,
-    command_config: str | None,
-    timeout: float | None,
-    controller_id: int,
-    directory_id: str,
-    dry_run: bool,
+    access: ClusterAccess, timeout: float | None, controller_id: int, directory_id: str, dry_run: bool
 ) -> VoterChange:
     from ...schema.codec import EncodeError, uuid_bytes, uuid_str
 
@@ -157,7 +148,7 @@ def remove_controller(
             f"invalid --controller-directory-id {directory_id!r}: expected a "
             "22-character base64url directory id, as in meta.properties"
         ) from None
-    client = connect(bootstrap_server, bootstrap_controller, command_config, timeout)
+    client = access.connect(timeout)
     if not dry_run:
         try:
             with client:

@@ -431,7 +431,6 @@ class BatchReader:
         buf = b""
         view = memoryview(buf)
         off = 0
-        unpack = HEADER.unpack_from
         chunk = self.CHUNK
         try:
             while True:
@@ -477,14 +476,21 @@ class BatchReader:
                 if view.obj is not buf:
                     view = memoryview(buf)
                 data = view[off : off + total]  # a view: batches are not copied until decoded
-                magic = buf[off + MAGIC_OFFSET]
-                if magic != 2 or total < HEADER_SIZE:
-                    yield LegacyEntry(base_offset, length, magic, pos, data)
-                else:
-                    yield Batch(unpack(buf, off), pos, data)
+                yield entry_at(buf, off, pos, data)
                 off += total
         finally:
             self.close()
+
+
+def entry_at(buf, off: int, position: int, data) -> "Batch | LegacyEntry":
+    """The entry whose bytes (`data`, its whole length) start at buf[off], at file
+    `position`: a Batch, or a LegacyEntry for another magic or a length shorter
+    than a v2 header."""
+    magic = buf[off + MAGIC_OFFSET]
+    if magic != 2 or len(data) < HEADER_SIZE:
+        base_offset, length = LENGTH_PREFIX.unpack_from(buf, off)
+        return LegacyEntry(base_offset, length, magic, position, data)
+    return Batch(HEADER.unpack_from(buf, off), position, data)
 
 
 class LegacyEntry:

@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..core import core as _core
 from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
@@ -669,6 +670,14 @@ def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
 
 
 def plain_value_spans(data: bytes, pos: int, count: int):
+    """plain_value_spans_py's result, from the compiled core where it is built
+    (rust/src/batch.rs plain_records) and `data` is bytes."""
+    if _core is not None and type(data) is bytes:
+        return _core.plain_value_spans(data, pos, count)
+    return plain_value_spans_py(data, pos, count)
+
+
+def plain_value_spans_py(data: bytes, pos: int, count: int):
     """The records of an uncompressed batch body as Kafka's metadata log writes
     them (offset deltas 0, 1, 2 ..., null keys, no headers), walked without a
     Record object per record: ([timestamp delta], [value start], [value end])

@@ -196,6 +196,52 @@ fn verify_walk(
     })
 }
 
+/// The records of an uncompressed batch body as Kafka's metadata log writes them
+/// (records.batch.plain_value_spans, whose definition this follows: batch.rs
+/// plain_records): ([timestamp delta], [value start], [value end]) with positions
+/// in `data`, whose records section starts at `pos`; None for any other body.
+#[pyfunction]
+fn plain_value_spans<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    pos: usize,
+    count: i64,
+) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+    guarded("plain_value_spans", || {
+        let Some(body) = data.get(pos..) else {
+            return Ok(None);
+        };
+        let Ok(count) = i32::try_from(count) else {
+            return Ok(None);
+        };
+        let mut recs = Vec::new();
+        if crate::batch::plain_records(body, count, &mut recs).is_none() {
+            return Ok(None);
+        }
+        let starts: Vec<usize> = recs.iter().map(|r| r.start + pos).collect();
+        let ends: Vec<usize> = recs.iter().map(|r| r.end + pos).collect();
+        // a timestamp delta is a varlong: past i64 only in a hostile batch
+        let tss = match recs
+            .iter()
+            .map(|r| i64::try_from(r.ts_delta).ok())
+            .collect::<Option<Vec<i64>>>()
+        {
+            Some(t) => t.into_pyobject(py)?.into_any(),
+            None => recs
+                .iter()
+                .map(|r| r.ts_delta)
+                .collect::<Vec<i128>>()
+                .into_pyobject(py)?
+                .into_any(),
+        };
+        Ok(Some((
+            tss,
+            starts.into_pyobject(py)?.into_any(),
+            ends.into_pyobject(py)?.into_any(),
+        )))
+    })
+}
+
 /// Raise a panic inside the core (tests: a panic must become CoreError).
 #[pyfunction]
 fn _panic_for_test() -> PyResult<()> {
@@ -207,6 +253,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CoreError", m.py().get_type::<CoreError>())?;
     m.add_function(wrap_pyfunction!(metadata_batch, m)?)?;
     m.add_function(wrap_pyfunction!(verify_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_value_spans, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }

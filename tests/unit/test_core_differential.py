@@ -312,3 +312,50 @@ def test_verify_reports_are_identical_on_both_cores_for_generated_logs(values, s
     with pytest.MonkeyPatch.context() as mp:
         pure = verify_json([path], None, mp)
         assert verify_json([path], core, mp) == pure
+
+
+# -- the frame walk of image replay and spark-export (plain_value_spans) -----
+
+
+def test_plain_value_spans_is_the_cores_where_it_is_built():
+    from quorumctl.records import batch as B
+
+    data = encode_batch([(None, b"\x01\x02\x00"), (None, b"\x01\x03\x00")], base_offset=0)
+    assert B._core is core
+    assert B.plain_value_spans(data, 61, 2) == B.plain_value_spans_py(data, 61, 2) == ([0, 0], [67, 77], [70, 80])
+
+
+@pytest.mark.shared("corpus/CATALOG.json")
+def test_plain_value_spans_identical_on_every_corpus_batch_and_mutations():
+    """Every uncompressed batch of the corpus, and random byte flips of a sample
+    (hostile frames: the core declines exactly where the pure path does)."""
+    from quorumctl.records.batch import HEADER_SIZE, plain_value_spans_py
+
+    rng = random.Random(4647)
+    plain = mutated = 0
+    for path in corpus_batch_files():
+        for b in BatchReader(str(path)):
+            if not isinstance(b, Batch) or b.compression:
+                continue
+            data = bytes(b.data)
+            want = plain_value_spans_py(data, HEADER_SIZE, b.record_count)
+            assert core.plain_value_spans(data, HEADER_SIZE, b.record_count) == want, (path, b.position)
+            plain += want is not None
+            if rng.random() < 0.05:
+                for _ in range(4):
+                    m = bytearray(data)
+                    for _ in range(rng.randint(1, 3)):
+                        m[rng.randrange(HEADER_SIZE, len(m)) if len(m) > HEADER_SIZE else 0] = rng.randrange(256)
+                    count = b.record_count + rng.choice([0, 0, 0, -1, 1])
+                    got = core.plain_value_spans(bytes(m), HEADER_SIZE, count)
+                    assert got == plain_value_spans_py(bytes(m), HEADER_SIZE, count)
+                    mutated += 1
+    assert plain > 10_000 and mutated > 500
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200), st.integers(0, 8), st.integers(-2, 40))
+def test_plain_value_spans_identical_on_arbitrary_bytes(data, pos, count):
+    from quorumctl.records.batch import plain_value_spans_py
+
+    assert core.plain_value_spans(data, pos, count) == plain_value_spans_py(data, pos, count)

@@ -196,6 +196,9 @@ fn verify_walk(
     })
 }
 
+/// plain_value_spans' three lists: timestamp deltas, value starts, value ends.
+type Spans<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
 /// The records of an uncompressed batch body as Kafka's metadata log writes them
 /// (records.batch.plain_value_spans, whose definition this follows: batch.rs
 /// plain_records): ([timestamp delta], [value start], [value end]) with positions
@@ -206,7 +209,7 @@ fn plain_value_spans<'py>(
     data: &[u8],
     pos: usize,
     count: i64,
-) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+) -> PyResult<Option<Spans<'py>>> {
     guarded("plain_value_spans", || {
         let Some(body) = data.get(pos..) else {
             return Ok(None);

@@ -401,6 +401,12 @@ def run_bench(work: Path, args) -> None:
             ("quorumctl image DIR -o json (whole image)", qc + ["image", str(log_dir), "-o", "json"], {}, "shell"),
             ("quorumctl image DIR -o text (whole image)", qc + ["image", str(log_dir), "-o", "text"], {}, "shell"),
             (
+                "quorumctl image DIR -o json, pure-Python path",
+                qc + ["image", str(log_dir), "-o", "json"],
+                {"QUORUMCTL_PURE": "1"},
+                "shell",
+            ),
+            (
                 f"kafka-metadata-shell: load, tree /image/topics/byName/{topic}",
                 [str(SHELL), "--snapshot", str(snap), "tree", f"/image/topics/byName/{topic}"],
                 shell_env,
@@ -447,7 +453,7 @@ def run_bench(work: Path, args) -> None:
                     bench_vs_kafka.ENV.clear()
                     bench_vs_kafka.ENV.update(saved)
                 results.setdefault(label, []).append(r)
-        base = {"shell": rows[0][0], "shell1": rows[3][0]}
+        base = {"shell": rows[0][0], "shell1": rows[4][0]}
         print("| command | wall s (best) | CPU s | peak MB (all processes) | x the shell | all walls | loads |")
         print("|---|---|---|---|---|---|---|")
         for label, argv, env, b in rows:

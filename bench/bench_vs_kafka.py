@@ -177,7 +177,24 @@ HEAD = (
 )
 
 
-def bench_logs(which: list[str], work: Path, repeat: int) -> None:
+def bench_verify(qc: list[str], path: Path, repeat: int) -> None:
+    """verify (the compiled core and the pure path) next to Kafka's batch-level pass."""
+    kafka_batch = best([str(KAFKA_BIN / "kafka-dump-log.sh"), "--files", str(path)], repeat)
+    ours = best(qc + ["verify", str(path)], repeat)
+    pure = best(qc + ["verify", str(path)], repeat, PURE)
+    print(row("kafka-dump-log (batch-level pass)", kafka_batch, None))
+    print(row(f"quorumctl verify ({core_name(ENV)})", ours, kafka_batch))
+    print(row(f"quorumctl verify ({core_name(PURE)})", pure, kafka_batch))
+    print(cpu_ratio("quorumctl verify", ours, kafka_batch))
+    print(cpu_ratio("quorumctl verify, pure path", pure, kafka_batch))
+    print(f"\nall runs (wall s): kafka batch {kafka_batch['walls']}, verify {ours['walls']}, pure {pure['walls']}")
+
+
+def cpu_ratio(label: str, r: dict, base: dict) -> str:
+    return f"{label}: {base['cpu'] / r['cpu']:.1f}x Kafka's CPU ({r['cpu']:.2f} s vs {base['cpu']:.2f} s)"
+
+
+def bench_logs(which: list[str], work: Path, repeat: int, verify_only: bool = False) -> None:
     qc = quorumctl()
     for name in which:
         path = real_log(work) if name == "real" else generated_log(work)
@@ -194,6 +211,9 @@ def bench_logs(which: list[str], work: Path, repeat: int) -> None:
             f"(in this process, page cache warm)\n"
         )
         print(HEAD)
+        if verify_only:
+            bench_verify(qc, path, repeat)
+            continue
         kafka_text = best(
             [str(KAFKA_BIN / "kafka-dump-log.sh"), "--cluster-metadata-decoder", "--files", str(path)], repeat
         )
@@ -273,6 +293,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=2, help="runs per command (best wall time is shown)")
     ap.add_argument("--no-cluster", action="store_true", help="skip the describe benchmark (no Kafka cluster)")
+    ap.add_argument("--verify-only", action="store_true", help="only verify next to Kafka's batch-level pass")
     ap.add_argument("--only", choices=["real", "generated"], help="one data set only")
     ap.add_argument("--kafka", choices=["4.1", "4.3"], default="4.1", help="the Kafka release whose tools are measured")
     ap.add_argument(
@@ -289,7 +310,7 @@ def main() -> None:
         f"# quorumctl vs Kafka {KAFKA_VERSION} ({time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())} UTC, "
         f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )
-    bench_logs([a.only] if a.only else ["real", "generated"], work, a.repeat)
+    bench_logs([a.only] if a.only else ["real", "generated"], work, a.repeat, a.verify_only)
     if not a.no_cluster:
         bench_describe(work, a.repeat)
     print(f"\nload average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -1,6 +1,7 @@
 """Build the seed corpora of the compiled core's fuzz targets (rust/fuzz) from the
 real-data corpus in ../shared/corpus, at run time (the seeds are not committed):
-`frame_walk` gets runs of real batches, `record_decoder` real record values.
+`frame_walk` and `verify_walk` get runs of real batches, `record_decoder` real
+record values.
 
     python tools/fuzz_seeds.py rust/fuzz/seeds [--max 3000]
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -65,7 +67,8 @@ def main() -> int:
                         n_value += put(values, bytes(r.value))
         if run and n_walk < args.max:
             n_walk += put(walks, b"".join(run))
-    print(f"{n_walk} frame_walk seeds, {n_value} record_decoder seeds in {args.out}")
+    shutil.copytree(walks, args.out / "verify_walk", dirs_exist_ok=True)  # the same files, walked by verify
+    print(f"{n_walk} frame_walk and verify_walk seeds, {n_value} record_decoder seeds in {args.out}")
     return 0
 
 

@@ -17,6 +17,7 @@ import struct
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..core import core as _core
 from ..openfile import open_regular
 from ..schema.codec import DecodeError, read_uvarint, varint_bytes
 from . import compression
@@ -431,7 +432,6 @@ class BatchReader:
         buf = b""
         view = memoryview(buf)
         off = 0
-        unpack = HEADER.unpack_from
         chunk = self.CHUNK
         try:
             while True:
@@ -477,14 +477,21 @@ class BatchReader:
                 if view.obj is not buf:
                     view = memoryview(buf)
                 data = view[off : off + total]  # a view: batches are not copied until decoded
-                magic = buf[off + MAGIC_OFFSET]
-                if magic != 2 or total < HEADER_SIZE:
-                    yield LegacyEntry(base_offset, length, magic, pos, data)
-                else:
-                    yield Batch(unpack(buf, off), pos, data)
+                yield entry_at(buf, off, pos, data)
                 off += total
         finally:
             self.close()
+
+
+def entry_at(buf, off: int, position: int, data) -> "Batch | LegacyEntry":
+    """The entry whose bytes (`data`, its whole length) start at buf[off], at file
+    `position`: a Batch, or a LegacyEntry for another magic or a length shorter
+    than a v2 header."""
+    magic = buf[off + MAGIC_OFFSET]
+    if magic != 2 or len(data) < HEADER_SIZE:
+        base_offset, length = LENGTH_PREFIX.unpack_from(buf, off)
+        return LegacyEntry(base_offset, length, magic, position, data)
+    return Batch(HEADER.unpack_from(buf, off), position, data)
 
 
 class LegacyEntry:
@@ -663,6 +670,14 @@ def reencode_batch(batch: Batch, records: list[Record]) -> bytes:
 
 
 def plain_value_spans(data: bytes, pos: int, count: int):
+    """plain_value_spans_py's result, from the compiled core where it is built
+    (rust/src/batch.rs plain_records) and `data` is bytes."""
+    if _core is not None and type(data) is bytes:
+        return _core.plain_value_spans(data, pos, count)
+    return plain_value_spans_py(data, pos, count)
+
+
+def plain_value_spans_py(data: bytes, pos: int, count: int):
     """The records of an uncompressed batch body as Kafka's metadata log writes
     them (offset deltas 0, 1, 2 ..., null keys, no headers), walked without a
     Record object per record: ([timestamp delta], [value start], [value end])

@@ -10,6 +10,7 @@ pub mod batch;
 pub mod compress;
 pub mod decode;
 pub mod dumplog;
+pub mod verify;
 #[rustfmt::skip]
 pub mod generated;
 

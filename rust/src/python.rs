@@ -10,6 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::dumplog;
+use crate::verify;
 
 thread_local! {
     static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -98,6 +99,152 @@ fn metadata_batch<'py>(
     })
 }
 
+/// The open file of a verify walk, as the pure path opens it: O_NONBLOCK (a
+/// FIFO swapped in never blocks the open), then a regular file or nothing.
+fn open_regular(path: &str, start: u64) -> Option<std::fs::File> {
+    use std::io::{Seek, SeekFrom};
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let mut f = opts.open(path).ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    f.seek(SeekFrom::Start(start)).ok()?;
+    Some(f)
+}
+
+/// The walk's result: (end position, clean end, batches, records, max timestamp,
+/// [(attributes, batches, first position)], producer ids, the last batch's last
+/// offset when it was checked here, the log's last offset).
+type VerifyWalk = (
+    u64,
+    bool,
+    u64,
+    i64,
+    Option<i64>,
+    Vec<(i16, u64, u64)>,
+    Vec<i64>,
+    Option<i128>,
+    Option<i128>,
+);
+
+/// verify's batch-level pass over `path` from `start` to `end` (rust/src/verify.rs):
+/// the plain batches are checked and tallied here, every other entry goes to
+/// `handle(position, entry bytes, the log's last offset before it)`, which
+/// returns the scan's (last offset, epoch) after it. A file that cannot be opened here is left whole to the pure path
+/// (end position `start`, not clean).
+#[pyfunction]
+#[pyo3(signature = (path, start, end, contiguous, last_offset, epoch, expect_epoch, handle))]
+#[allow(clippy::too_many_arguments)]
+fn verify_walk(
+    py: Python<'_>,
+    path: &str,
+    start: u64,
+    end: u64,
+    contiguous: bool,
+    last_offset: Option<i128>,
+    epoch: Option<i32>,
+    expect_epoch: Option<i32>,
+    handle: &Bound<'_, PyAny>,
+) -> PyResult<VerifyWalk> {
+    guarded("verify", || {
+        let mut checks = verify::Checks {
+            contiguous,
+            last_offset,
+            epoch,
+            expect_epoch,
+        };
+        let mut t = verify::Tally::default();
+        let Some(mut f) = open_regular(path, start) else {
+            return Ok((
+                start,
+                false,
+                0,
+                0,
+                None,
+                Vec::new(),
+                Vec::new(),
+                None,
+                last_offset,
+            ));
+        };
+        let mut cb = |pos: u64, entry: &[u8], c: &mut verify::Checks| -> PyResult<()> {
+            let (last, epoch): (Option<i128>, Option<i32>) = handle
+                .call1((pos, PyBytes::new(py, entry), c.last_offset))?
+                .extract()?;
+            c.last_offset = last;
+            c.epoch = epoch;
+            Ok(())
+        };
+        let e = verify::walk(&mut f, start, end, &mut checks, &mut t, &mut cb)?;
+        Ok((
+            e.position,
+            e.clean,
+            t.batches,
+            t.records,
+            t.max_ts,
+            t.attrs,
+            t.producer_ids,
+            t.last_offset,
+            checks.last_offset,
+        ))
+    })
+}
+
+/// plain_value_spans' three lists: timestamp deltas, value starts, value ends.
+type Spans<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+/// The records of an uncompressed batch body as Kafka's metadata log writes them
+/// (records.batch.plain_value_spans, whose definition this follows: batch.rs
+/// plain_records): ([timestamp delta], [value start], [value end]) with positions
+/// in `data`, whose records section starts at `pos`; None for any other body.
+#[pyfunction]
+fn plain_value_spans<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    pos: usize,
+    count: i64,
+) -> PyResult<Option<Spans<'py>>> {
+    guarded("plain_value_spans", || {
+        let Some(body) = data.get(pos..) else {
+            return Ok(None);
+        };
+        let Ok(count) = i32::try_from(count) else {
+            return Ok(None);
+        };
+        let mut recs = Vec::new();
+        if crate::batch::plain_records(body, count, &mut recs).is_none() {
+            return Ok(None);
+        }
+        let starts: Vec<usize> = recs.iter().map(|r| r.start + pos).collect();
+        let ends: Vec<usize> = recs.iter().map(|r| r.end + pos).collect();
+        // a timestamp delta is a varlong: past i64 only in a hostile batch
+        let tss = match recs
+            .iter()
+            .map(|r| i64::try_from(r.ts_delta).ok())
+            .collect::<Option<Vec<i64>>>()
+        {
+            Some(t) => t.into_pyobject(py)?.into_any(),
+            None => recs
+                .iter()
+                .map(|r| r.ts_delta)
+                .collect::<Vec<i128>>()
+                .into_pyobject(py)?
+                .into_any(),
+        };
+        Ok(Some((
+            tss,
+            starts.into_pyobject(py)?.into_any(),
+            ends.into_pyobject(py)?.into_any(),
+        )))
+    })
+}
+
 /// Raise a panic inside the core (tests: a panic must become CoreError).
 #[pyfunction]
 fn _panic_for_test() -> PyResult<()> {
@@ -108,6 +255,8 @@ fn _panic_for_test() -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("CoreError", m.py().get_type::<CoreError>())?;
     m.add_function(wrap_pyfunction!(metadata_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_walk, m)?)?;
+    m.add_function(wrap_pyfunction!(plain_value_spans, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }

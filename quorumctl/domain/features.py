@@ -397,9 +397,14 @@ def ghost_notes(
     ids |= {i for kind, i in named_by_kafka(verdict) if kind == "controller"}
     level = change.updates.get(METADATA_VERSION)
     target = f" --metadata {version_name(level)}" if level is not None else ""
+    via = (
+        f"--bootstrap-controller {bootstrap_controller}{target}"
+        if bootstrap_controller
+        else f"{target} with --bootstrap-controller and the controllers' addresses (not known here)"
+    )
     return [
         f"controller {i} is registered but not a voter (voters {', '.join(map(str, sorted(voters)))}): a ghost "
         f"registration (a removed controller stays registered); clear it: quorumctl cluster clear-registration {i} "
-        f"--bootstrap-controller {bootstrap_controller or 'HOST:PORT'}{target} (docs/membership.md)"
+        f"{via.strip()} (docs/membership.md)"
         for i in sorted(ids - voters)
     ]

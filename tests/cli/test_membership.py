@@ -481,6 +481,6 @@ def test_features_upgrade_offline_names_clear_registration_for_a_ghost(cli, tmp_
     assert [(b["kind"], b["id"]) for b in doc["blockers"]] == [("controller", 7)]
     assert [n for n in doc["notes"] if n.startswith("controller 7 ")] == [
         "controller 7 is registered but not a voter (voters 1, 2, 3): a ghost registration (a removed controller "
-        "stays registered); clear it: quorumctl cluster clear-registration 7 --bootstrap-controller HOST:PORT "
-        "--metadata 4.0-IV0 (docs/membership.md)"
+        "stays registered); clear it: quorumctl cluster clear-registration 7 --bootstrap-controller "
+        "h:9091,h:9092,h:9093 --metadata 4.0-IV0 (docs/membership.md)"
     ]

@@ -57,6 +57,7 @@ class ClearPlan:
     cleared: bool = False  # nothing of this registration blocks (the target) any more
     looked_at: str = "controllers"  # the registrations checked: controllers | brokers
     applied: bool = False
+    upgrade: str | None = None  # the features upgrade that follows a re-registration, as a command line
 
     def to_json(self) -> dict:
         return {
@@ -126,6 +127,8 @@ def clear_registration(
     apply: bool,
 ) -> ClearPlan:
     from ...domain.features import parse_change
+    import shlex
+
     from ...versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, NAME_OF, version_name
 
     if node_id < 0:
@@ -189,6 +192,10 @@ def clear_registration(
     again += ["--node-config", node_config] if node_config else []
     # the target an upgrade to the controllers' release asks for: the highest it supports
     highest = version_name(supported[1]) if supported and supported[1] in NAME_OF else None
+    if target:
+        conn = ["--bootstrap-controller", str(bootstrap_controller)]
+        conn += ["--command-config", command_config] if command_config else []
+        plan.upgrade = shlex.join(["quorumctl", "features", "upgrade", "--metadata", target, *conn, "--apply"])
     _re_register(plan, q, registered, node_config, running, mine, again, target or highest, bootstrap_controller)
     return plan
 

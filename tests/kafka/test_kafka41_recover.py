@@ -399,10 +399,10 @@ def doctor_finds_real_misconfigurations(cli, c, root):
     assert (f["code"], f["severity"]) == ("directory-id-not-in-voter-set", "error")
     assert f"has directory.id {new_dir}, but the voter set holds node 3 with directory id {old_dir}" in f["message"]
     assert f["evidence"][0].startswith(f"{d / 'data' / 'c3' / 'meta.properties'}:") and new_dir in f["evidence"][0]
+    # the voters' stored endpoints in place of an address to fill in
     assert f["remedy"] == (
-        "with the node running on it: quorumctl replace-controller 3 --bootstrap-controller "
-        "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
-        "docs/membership.md)"
+        f"with the node running on it: quorumctl replace-controller 3 --bootstrap-controller {','.join(c.controllers)} "
+        "(RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; docs/membership.md)"
     )
 
     # formatted with the wrong cluster id

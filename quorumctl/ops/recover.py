@@ -174,8 +174,9 @@ class RecoveryPlan(RepairPlan):
                 "stored endpoint(s) that do not resolve: "
                 + ", ".join(f"voter {p.voter_id} at {p.address}" for p in unresolved)
                 + ": if those controllers still run under new names or addresses, they are not lost and the fix "
-                "is not recover: `quorumctl voters check <every voter's log dir> -c <their server.properties>` "
-                "names stale endpoints, `quorumctl voters set-endpoints` repairs them (docs/membership.md)"
+                "is not recover: `quorumctl voters check` given every voter's log dir (and -c each one's "
+                "server.properties) names stale endpoints, `quorumctl voters set-endpoints` repairs them "
+                "(docs/membership.md)"
             )
         for vid in self.lost:
             if vid in self.voters_before and not self.lost_endpoints.get(vid):

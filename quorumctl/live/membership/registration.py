@@ -138,7 +138,8 @@ def clear_registration(
             "give --bootstrap-controller (controller registrations are listed by the controllers) "
             "or --bootstrap-server (for a broker's)"
         )
-    change = parse_change("upgrade", target, None) if target else None
+    # every name quorumctl knows (4.4's catalogue, the widest): the controllers' verdict judges the level
+    change = parse_change("upgrade", target, None, kafka="4.4") if target else None
     plan = ClearPlan(node_id, apply, target=target)
     with connect(
         bootstrap_server if not bootstrap_controller else None, bootstrap_controller, command_config, timeout

@@ -505,11 +505,21 @@ def _directory_ids(dirs: list[LogDir], voters: dict, out: list[Finding]) -> None
                     f"{voters['partition_dir']}: {voters['source']}: VotersRecord voter {nid} "
                     f"({v['voterDirectoryId']})",
                 ],
-                f"with the node running on it: quorumctl replace-controller {nid} --bootstrap-controller "
-                "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
+                f"with the node running on it: quorumctl replace-controller {nid} {_voters_via(voters)} "
+                "(RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
                 "docs/membership.md)",
             )
         )
+
+
+def _voters_via(voters: dict) -> str:
+    """--bootstrap-controller with the voters' stored endpoints (the first of each), or the
+    option said in words when the voter set stores none (a static quorum's)."""
+    eps = [(v.get("endpoints") or [None])[0] for _, v in sorted(voters["by_id"].items())]
+    addrs = [f"[{e['host']}]:{e['port']}" if ":" in e["host"] else f"{e['host']}:{e['port']}" for e in eps if e]
+    if addrs:
+        return "--bootstrap-controller " + ",".join(addrs)
+    return "with --bootstrap-controller and a controller's address (the voter set stores none)"
 
 
 def voter_dirs_of(dirs: Sequence[LogDir], voters: dict) -> list[str]:
@@ -615,7 +625,9 @@ def endpoint_fix(c: dict, leader: bool | None, configs: list, log_dirs: list[str
     vid = c["voter_id"]
     adv = _advertised(configs, vid, c["name"])
     live = (
-        f"start voter {vid} with advertised.listeners={adv or c['name'] + '://<its new host:port>'}: a "
+        f"start voter {vid} with advertised.listeners"
+        + (f"={adv}" if adv else f" set to its {c['name']} listener's new host:port (its config not given here)")
+        + ": a "
         "running voter whose endpoint differs updates it itself (UpdateRaftVoter, KIP-853), or fix the name's "
         "DNS record"
     )

@@ -80,6 +80,22 @@ def check_live(report: Report, access: ClusterAccess, timeout: float) -> None:
             _majority(report, access, timeout, stale)
 
 
+def _recover_command(report: Report, answering: list[int], lost: list[int]) -> str:
+    """recover's command line (a dry run) with a surviving voter's server.properties or
+    metadata log dir when one was given, else the command that lacks it, said in words."""
+    import shlex
+
+    given = [d for d in report.log_dirs if d.replica is not None and (d.meta or {}).get("node.id") in answering]
+    ids = ",".join(map(str, lost))
+    if given:  # its server.properties when known: a static quorum's voters are only there
+        where = ["-c", given[0].config.path] if given[0].config is not None else [given[0].path]
+        return shlex.join(["quorumctl", "recover", *where, "--lost-voters", ids])
+    return (
+        f"quorumctl recover --lost-voters {ids} followed by the metadata log dir of a surviving voter "
+        f"({', '.join(map(str, answering)) or 'none answers'}; not given here)"
+    )
+
+
 def _stale(report: Report, access: ClusterAccess, timeout: float):
     """diagnose.voters.stale_without_leader with the client settings: (findings, moved)."""
     from .voters import stale_without_leader
@@ -153,6 +169,6 @@ def _majority(report: Report, access: ClusterAccess, timeout: float, stale: Sequ
             evidence,
             first
             + "bring the lost voters back if their disks survive; if they are gone for good, see `quorumctl recover` "
-            f"(docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters {','.join(map(str, lost))}",
+            f"(docs/recovery.md): {_recover_command(report, answering, lost)}",
         )
     )

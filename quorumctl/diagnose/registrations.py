@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from ..wire.access import ClusterAccess
 
 STALE_CONTROLLER_REMEDY = (
-    "if it blocks an upgrade: quorumctl cluster clear-registration {id} --bootstrap-controller HOST:PORT "
-    "--metadata TARGET plans the fix and checks each step (docs/membership.md). Kafka cannot remove a controller "
+    "if it blocks an upgrade: quorumctl cluster clear-registration {id} {via} "
+    "{target} plans the fix and checks each step (docs/membership.md). Kafka cannot remove a controller "
     "registration below metadata.version 4.4-IV2 (KIP-1312, KAFKA-20395), so the fix re-registers it: a "
     "controller with node.id {id} on the new release (formatted with --no-initial-controllers, "
     "controller.quorum.bootstrap.servers pointing at the quorum, controller.quorum.auto.join.enable=false) "
@@ -26,30 +26,61 @@ STALE_CONTROLLER_REMEDY = (
 )
 # metadata.version 4.4-IV2 and later (KIP-1312): the registration can be removed
 UNREGISTER_REMEDY = (
-    "once controller {id} is stopped for good: quorumctl cluster clear-registration {id} --bootstrap-controller "
-    "HOST:PORT (a dry run; --apply sends UnregisterController, as quorumctl cluster unregister-controller --id {id} "
+    "once controller {id} is stopped for good: quorumctl cluster clear-registration {id} {via} "
+    "(a dry run; --apply sends UnregisterController, as quorumctl cluster unregister-controller --id {id} "
     "and Kafka 4.4's kafka-cluster.sh unregister-controller --id {id} do)"
 )
+# the words in place of a value the tool does not know: never a placeholder to type
+UNKNOWN_CONTROLLERS = "--bootstrap-controller followed by the controllers' addresses (not known here)"
+UNKNOWN_TARGET = "--metadata followed by the metadata.version to upgrade to (the controllers' release not known here)"
 
 
-def stale_remedy(cid: int, mv, via: str | None = None) -> str:
+def stale_remedy(cid: int, mv, via: str | None = None, target: str | None = None) -> str:
     """How to clear a stale controller registration at the cluster's metadata.version;
-    `via`: the controllers' addresses, when known, in place of HOST:PORT."""
+    `via`: the controllers' addresses, `target`: the metadata.version to upgrade to (the
+    highest the controllers' release supports), each when known, else said in words."""
     from ..versions import CONTROLLER_UNREGISTRATION_LEVEL
 
     level = getattr(mv, "level", mv)
     text = (
         UNREGISTER_REMEDY if level is not None and level >= CONTROLLER_UNREGISTRATION_LEVEL else STALE_CONTROLLER_REMEDY
     )
-    text = text.format(id=cid)
-    return text.replace("--bootstrap-controller HOST:PORT", f"--bootstrap-controller {via}") if via else text
+    return text.format(
+        id=cid,
+        via=f"--bootstrap-controller {via}" if via else UNKNOWN_CONTROLLERS,
+        target=f"--metadata {target}" if target else UNKNOWN_TARGET,
+    )
 
 
 FENCED_BROKER_REMEDY = (
-    "if broker {id} is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id {id} "
-    "(UnregisterBroker; quorumctl cluster clear-registration {id} --bootstrap-server HOST:PORT checks it first and "
-    "--apply sends it); if it is only stopped, start it again"
+    "if broker {id} is gone for good: quorumctl cluster clear-registration {id} --bootstrap-server {via} "
+    "(a dry run that checks it; --apply sends UnregisterBroker, as kafka-cluster.sh unregister "
+    "--bootstrap-server {via} --id {id} does); if it is only stopped, start it again"
 )
+FENCED_BROKER_REMEDY_NO_ADDRESS = (
+    "if broker {id} is gone for good: quorumctl cluster clear-registration {id} with --bootstrap-server and a "
+    "running broker's address (not known here; a dry run that checks it; --apply sends UnregisterBroker, as "
+    "kafka-cluster.sh unregister --id {id} does); if it is only stopped, start it again"
+)
+
+
+def fenced_broker_remedy(bid: int, via: str | None) -> str:
+    """`via`: running brokers' addresses (host:port,...), when known."""
+    return (FENCED_BROKER_REMEDY if via else FENCED_BROKER_REMEDY_NO_ADDRESS).format(id=bid, via=via)
+
+
+def _addresses(listeners) -> list[str]:
+    """host:port of a registration's listeners ("NAME://host:port")."""
+    return [ln.split("://", 1)[1] for ln in listeners if "://" in ln]
+
+
+def highest_target(ranges) -> str | None:
+    """The highest metadata.version every given node supports (each a (min, max) range, or
+    None when unknown): what an upgrade to the controllers' release targets."""
+    tops = [r[1] for r in ranges if r]
+    if not tops:
+        return None
+    return _level_name(min(tops)) if min(tops) in NAME_OF else None
 
 
 def _blocks(features: dict, mv) -> str:
@@ -92,6 +123,10 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
     except (QuorumctlError, OSError):
         return  # an unreadable log is reported by verify; doctor judges what it can read
     where = f"{best.partition_dir}: the metadata image"
+    # the voters' registrations: their addresses and the release they run, for the remedy's command
+    voters_regs = [img.controllers[v] for v in sorted(voter_ids) if v in img.controllers]
+    via = ",".join(a for reg in voters_regs for a in _addresses(reg["listeners"])[:1]) or None
+    target = highest_target([reg["supportedFeatures"].get(METADATA_VERSION) for reg in voters_regs])
     for cid, reg in sorted(img.controllers.items()):
         if cid in voter_ids:
             continue
@@ -103,11 +138,12 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
                 f"(voters {', '.join(map(str, sorted(voter_ids)))}): a removed controller stays registered; "
                 + _blocks(reg["supportedFeatures"], mv),
                 [f"{where}: /controllers/{cid}"],
-                stale_remedy(cid, mv),
+                stale_remedy(cid, mv, via, target),
                 node_id=cid,
             )
         )
     running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
+    brokers_via = ",".join(a for b in running for a in _addresses(img.brokers[b]["listeners"])[:1]) or None
     for bid, reg in sorted(img.brokers.items()):
         if not reg.get("fenced") or not running:
             continue
@@ -120,7 +156,7 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
                 "(stopped, or gone for good), and its replicas are offline while it stays away; "
                 + _blocks(reg["supportedFeatures"], mv),
                 [f"{where}: /brokers/{bid}"],
-                FENCED_BROKER_REMEDY.format(id=bid),
+                fenced_broker_remedy(bid, brokers_via),
                 node_id=bid,
             )
         )
@@ -142,12 +178,14 @@ def live_registrations(report: Report, q, access: ClusterAccess, timeout: float)
     voter_ids = {v.id for v in q.voters}
     out = []
     mv: int | None = report.metadata_version.level if report.metadata_version else None
-    asked = mv is not None
+    asked, target = False, None
     for cid, addr in sorted(registered.items()):
         if cid in voter_ids or cid in known:
             continue
-        if not asked:  # no files given: the remedy depends on the level, so ask the controllers once
-            mv, asked = _live_metadata_version(access, timeout), True
+        if not asked:  # the remedy depends on the level and the release: ask the controllers once
+            live_mv, supported = _live_metadata_version(access, timeout)
+            mv, asked = (live_mv if mv is None else mv), True
+            target = highest_target([supported])
         out.append(
             Finding(
                 "stale-controller-registration",
@@ -156,19 +194,21 @@ def live_registrations(report: Report, q, access: ClusterAccess, timeout: float)
                 f"{', '.join(str(v.id) for v in q.voters)}): a removed controller stays registered, and its supported "
                 "range can block a metadata.version upgrade (give its log dirs to see the range)",
                 [f"{source}: DescribeCluster (controllers)", f"{source}: DescribeQuorum"],
-                stale_remedy(cid, mv, source),
+                stale_remedy(cid, mv, source, target),
                 node_id=cid,
             )
         )
     return out
 
 
-def _live_metadata_version(access: ClusterAccess, timeout: float) -> int | None:
-    """The finalized metadata.version a controller reports (ApiVersions), or None."""
+def _live_metadata_version(access: ClusterAccess, timeout: float):
+    """(the finalized metadata.version, the supported (min, max) range) a controller
+    reports in ApiVersions, each None when unknown."""
     from ..errors import QuorumctlError
     from ..live.describe import describe_features
 
     try:
-        return describe_features(access, timeout).finalized.get("metadata.version")
+        f = describe_features(access, timeout)
     except QuorumctlError:
-        return None
+        return None, None
+    return f.finalized.get(METADATA_VERSION), f.supported.get(METADATA_VERSION)

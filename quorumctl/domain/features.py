@@ -398,9 +398,14 @@ def ghost_notes(
     ids |= {i for kind, i in named_by_kafka(verdict) if kind == "controller"}
     level = change.updates.get(METADATA_VERSION)
     target = f" --metadata {version_name(level)}" if level is not None else ""
+    via = (
+        f"--bootstrap-controller {controllers}{target}"
+        if controllers
+        else f"{target} with --bootstrap-controller and the controllers' addresses (not known here)"
+    )
     return [
         f"controller {i} is registered but not a voter (voters {', '.join(map(str, sorted(voters)))}): a ghost "
         f"registration (a removed controller stays registered); clear it: quorumctl cluster clear-registration {i} "
-        f"--bootstrap-controller {controllers or 'HOST:PORT'}{target} (docs/membership.md)"
+        f"{via.strip()} (docs/membership.md)"
         for i in sorted(ids - voters)
     ]

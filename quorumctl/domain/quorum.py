@@ -132,7 +132,7 @@ def replaced_text(q: Quorum, r: Replaced) -> str:
     )
 
 
-def replaced_fix(node_id: int, bootstrap: str = "--bootstrap-controller HOST:PORT") -> str:
+def replaced_fix(node_id: int, bootstrap: str) -> str:
     """The fix for a replaced disk; `bootstrap` is the option and address to give."""
     return (
         f"quorumctl replace-controller {node_id} {bootstrap} (a dry run; --apply removes the old directory id "

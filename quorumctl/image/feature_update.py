@@ -105,5 +105,8 @@ def check_offline(paths: list[str], change: Change) -> OfflineCheck:
         notes.append(f"the verdict is controller {local}'s, the leader this log dir last knew")
     verdict = controller_verdict(change, finalized, nodes, local)
     if img.voters is not None:  # a dynamic quorum: the voters are in the image (a static one's are in configs)
-        notes += ghost_notes(change, found, verdict, set(img.voters), None)
+        # the voters' own registrations name their addresses: the remedy's --bootstrap-controller
+        via = [img.controllers[v]["listeners"][:1] for v in sorted(img.voters) if v in img.controllers]
+        addrs = ",".join(ln[0].split("://", 1)[1] for ln in via if ln and "://" in ln[0])
+        notes += ghost_notes(change, found, verdict, set(img.voters), addrs or None)
     return OfflineCheck(change, provenance(img), finalized, nodes, found, verdict, notes, rp.end_reason)

@@ -147,7 +147,10 @@ def check_live(access: ClusterAccess, timeout: float | None, change: Change, app
         verdict = client.update_features(change.updates, change.upgrade_type, validate_only=True)
         found, doubts = settle_advertised(blockers(nodes, change, finalized.get("metadata.version")), verdict)
         notes += doubts
-        notes += ghost_notes(change, found, verdict, {r.id for r in quorum.voters}, access.controllers)
+        # asked through a broker: the voters' endpoints DescribeQuorum names (v2) reach the controllers
+        eps = [e for r in sorted(quorum.voters, key=lambda r: r.id) for e in quorum.endpoints(r.id)[:1]]
+        via = access.controllers or ",".join(str(Address(e.host, e.port)) for e in eps) or None
+        notes += ghost_notes(change, found, verdict, {r.id for r in quorum.voters}, via)
         applied = None
         if apply and not found and not any(verdict.values()):
             applied = client.update_features(change.updates, change.upgrade_type, validate_only=False)

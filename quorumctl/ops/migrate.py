@@ -214,7 +214,8 @@ def preflight(f: Facts, via: list[str] | None = None) -> dict:
         nxt = (
             _command("migrate-quorum", "upgrade", *via, "--apply")
             if via
-            else "migrate-quorum upgrade --apply against a controller (--bootstrap-controller HOST:PORT): kraft.version 1"
+            else "quorumctl migrate-quorum upgrade --apply with --bootstrap-controller and a controller's address "
+            "(not known here): kraft.version 1"
         )
     else:
         nxt = first
@@ -377,7 +378,9 @@ def config_plan(f: Facts) -> dict:
     for n in roll_order(f):
         state = n.conf_state
         remove = (
-            f"{VOTERS_KEY}={n.voters_conf}" if n.voters_conf else (None if state is not None else f"{VOTERS_KEY}=...")
+            f"{VOTERS_KEY}={n.voters_conf}"
+            if n.voters_conf
+            else (None if state is not None else f"{VOTERS_KEY} (its value not known here)")
         )
         steps.append(
             {
@@ -393,6 +396,25 @@ def config_plan(f: Facts) -> dict:
 
 def _same_servers(a: str | None, b: str) -> bool:
     return a is not None and sorted(x.strip() for x in a.split(",") if x.strip()) == sorted(b.split(","))
+
+
+def _add_controller_fix(f: Facts, n: NodeFacts) -> str:
+    """add-controller's command line for an observer controller: the voters' endpoints and its
+    server.properties when read from a file; what is not known is said in words."""
+    via = connection_args(f)
+    conf = n.conf_source if n.conf_source not in (None, "running") else None
+    if via and conf:
+        return "add it: " + _command("add-controller", *via, "--command-config", conf)
+    return (
+        "add it: "
+        + (
+            _command("add-controller", *via)
+            if via
+            else "quorumctl add-controller with --bootstrap-controller and the voters' addresses (not known here), and"
+        )
+        + f" --command-config followed by controller {n.id}'s server.properties"
+        + ("" if conf else " (not read here)")
+    )
 
 
 def verify_roll(f: Facts) -> dict:
@@ -421,7 +443,7 @@ def verify_roll(f: Facts) -> dict:
                 "voters",
                 False,
                 f"controller {n.id} is an observer, not a voter",
-                f"add it: quorumctl add-controller --command-config <controller {n.id}'s properties> ...",
+                _add_controller_fix(f, n),
                 n.id,
             )
         elif not n.directory_id:

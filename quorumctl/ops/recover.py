@@ -174,8 +174,9 @@ class RecoveryPlan(RepairPlan):
                 "stored endpoint(s) that do not resolve: "
                 + ", ".join(f"voter {p.voter_id} at {p.address}" for p in unresolved)
                 + ": if those controllers still run under new names or addresses, they are not lost and the fix "
-                "is not recover: `quorumctl voters check <every voter's log dir> -c <their server.properties>` "
-                "names stale endpoints, `quorumctl voters set-endpoints` repairs them (docs/membership.md)"
+                "is not recover: `quorumctl voters check` given every voter's log dir (and -c each one's "
+                "server.properties) names stale endpoints, `quorumctl voters set-endpoints` repairs them "
+                "(docs/membership.md)"
             )
         for vid in self.lost:
             if vid in self.voters_before and not self.lost_endpoints.get(vid):
@@ -418,6 +419,18 @@ def registrations(r: Replica) -> tuple[dict[int, list], dict[int, list]]:
     return dict(sorted(brokers.items())), dict(sorted(controllers.items()))
 
 
+def metadata_level(r: Replica) -> int | None:
+    """The metadata.version feature level of a replica's latest snapshot and the log after
+    it (the last FeatureLevelRecord of metadata.version), or None."""
+    key = md.API_KEYS["FeatureLevelRecord"]
+    level = None
+    for path, start in r.snapshot_and_log():
+        for _, d in md.records_with_keys(path, (key,), start):
+            if d.data.get("name") == "metadata.version":
+                level = d.data.get("featureLevel")
+    return level
+
+
 def plan_recovery(
     survivors: list[Replica],
     lost: list[int],
@@ -621,7 +634,7 @@ def plan_recovery(
 
     if plan.refusal is None:
         _survivor_changes(plan, me, now_ms)
-    _next_steps(plan, static_voters)
+    _next_steps(plan, static_voters, endpoints.get(survivor.node_id, []))
     return plan
 
 
@@ -720,12 +733,37 @@ def partition_changes(
     return out
 
 
-def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> None:
+def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None, mine_eps: list) -> None:
+    """The steps after the recovery, each command with the values known here (the
+    survivor's address from the voter set or controller.quorum.voters, the cluster id);
+    a value not known here (a lost controller's server.properties) is said in words,
+    after the command it completes, never as a placeholder to type."""
+    from ..config.addresses import Address
+
     r = plan.survivor
     nid = r.node_id
     assert nid is not None  # plan_recovery refuses a log dir without a node id
-    cid = plan.cluster_id or "<cluster id>"
+    cid = plan.cluster_id
     s = plan.steps
+    if mine_eps:
+        addr: str | None = str(Address(mine_eps[0][0], int(mine_eps[0][1])))
+    else:
+        addr = static_voters.get(nid) if static_voters else None
+    # the survivor's address, or words where it is not known (a v0 quorum-state names no address)
+    at = f"--bootstrap-controller {addr}" if addr else f"--bootstrap-controller and node {nid}'s address"
+    mine = f"{nid}@{addr}" if addr else f"{nid}@ followed by node {nid}'s host:port"
+    from ..versions import NAME_OF
+
+    # a fresh controller formatted at the cluster's metadata.version: one above its release's
+    # range (quorumctl's default) stops it at start-up
+    level = metadata_level(plan.base) if plan.base is not None else None
+    rv = f" --release-version {NAME_OF[level]}" if level in NAME_OF else ""
+    fmt = (
+        f"quorumctl bootstrap format -t {cid}{rv} --no-initial-controllers --apply -c"
+        if cid
+        else "quorumctl bootstrap format --no-initial-controllers --apply with the cluster id (-t, not known "
+        "here: `quorumctl bootstrap info` on the survivor's log dir names it) and -c"
+    )
     brokers = [x for x in plan.replicas if x.role == "replica"]
     for b in plan.unread:
         s.append(
@@ -738,11 +776,10 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
     if plan.mode == "dynamic":
         s.append(
             f"start node {nid}: it reads the voter set {{{nid}}} from its log and elects itself leader in epoch "
-            f"{plan.new_epoch + 1}; check with `quorumctl describe status --bootstrap-controller <its address>`"
+            f"{plan.new_epoch + 1}; check with `quorumctl describe status {at}`"
         )
     else:
-        mine = static_voters.get(nid, "<host:port>") if static_voters else "<host:port>"
-        s.append(f"edit node {nid}'s server.properties: controller.quorum.voters={nid}@{mine}")
+        s.append(f"edit node {nid}'s server.properties: controller.quorum.voters={mine}")
         s.append(f"start node {nid}: with itself the only voter it elects itself leader in epoch {plan.new_epoch + 1}")
     s.append(
         "start the brokers given with --replica ("
@@ -752,25 +789,25 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
             " (controller.quorum.bootstrap.servers still reaches the survivor)"
             if plan.mode == "dynamic"
             else f"; their controller.quorum.voters still names node {nid}, so they find the new leader: set it to "
-            f"{nid}@<host:port> before their next restart"
+            f"{mine} before their next restart"
         )
     )
     if plan.mode == "dynamic":
         s.append(
-            f"for each lost controller: wipe its metadata log dir, format it afresh as an observer: "
-            f"`quorumctl bootstrap format -c <its server.properties> -t {cid} --no-initial-controllers --apply` "
-            "(it gets a new directory id), start it, then add it back: "
-            f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <its server.properties>`"
+            f"for each lost controller ({', '.join(map(str, plan.lost))}), on its host: wipe its metadata log dir, "
+            f"format it afresh as an observer: `{fmt}` followed by its server.properties (it gets a new directory "
+            f"id), start it, then add it back: `quorumctl add-controller {at} --command-config` followed by its "
+            "server.properties"
         )
         s.append("check: `quorumctl describe status` lists every voter, `describe replication` shows equal end offsets")
     else:
         s.append(
             "grow back through a dynamic quorum (Kafka 4.1): "
-            f"`kafka-features.sh --bootstrap-controller <node {nid}> upgrade --feature kraft.version=1`; "
+            f"`kafka-features.sh {at} upgrade --feature kraft.version=1`; "
             "then for each new controller: a server.properties with controller.quorum.bootstrap.servers="
-            f"<node {nid}> instead of controller.quorum.voters, `quorumctl bootstrap format -c <it> -t {cid} "
-            "--no-initial-controllers --apply`, start it, "
-            f"`quorumctl add-controller --bootstrap-controller <node {nid}> --command-config <it>`"
+            + (addr or f"node {nid}'s host:port")
+            + f" instead of controller.quorum.voters, `{fmt}` followed by that file, start it, "
+            f"`quorumctl add-controller {at} --command-config` followed by that file"
         )
         if (r.quorum_state or {}).get("data_version") == 0:
             s.append(
@@ -780,7 +817,9 @@ def _next_steps(plan: RecoveryPlan, static_voters: dict[int, str] | None) -> Non
             )
         s.append(
             "or stay static, one new controller at a time (never two empty voters at once: they could elect "
-            "each other with an empty log): format it with -t " + cid + ", list it in controller.quorum.voters "
+            "each other with an empty log): format it with -t "
+            + (cid or "the cluster id")
+            + ", list it in controller.quorum.voters "
             "on every node, restart the voters, wait until it has caught up, then the next one"
         )
     for o in plan.replicas:

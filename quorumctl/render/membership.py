@@ -41,10 +41,8 @@ def clear_text(plan) -> str:
             if plan.applied or plan.method in (None, "re-register")
             else f"DRY RUN of clearing node {plan.node_id}'s registration: run again with --apply to send it"
         )
-        if plan.target and plan.method == "re-register":
-            lines.append(
-                f"next: quorumctl features upgrade --metadata {plan.target} (with your --bootstrap-controller) --apply"
-            )
+        if plan.upgrade and plan.method == "re-register":
+            lines.append(f"next: {plan.upgrade}")
     else:
         lines.append(
             f"node {plan.node_id}'s registration still blocks: do the steps marked [to do], then run this again"

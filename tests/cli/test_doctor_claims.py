@@ -6,6 +6,7 @@ missing. Each fails before the change that brought it."""
 from __future__ import annotations
 
 import json
+import shlex
 import re
 import shutil
 
@@ -151,9 +152,13 @@ def test_live_unreachable_names_the_address_that_failed_and_the_majority_lost(cl
         f"controller 2 ({c.node_by_id(2).address})",
         f"controller 3 ({boot})",
     ]
-    assert m["remedy"].endswith(
-        "see `quorumctl recover` (docs/recovery.md): quorumctl recover <a surviving voter's log dir> --lost-voters 1,2"
-    )
+    # recover's command, with the surviving voter's config (a static quorum's voters are there)
+    printed = f"quorumctl recover -c {conf} --lost-voters 1,2"
+    assert m["remedy"].endswith(f"see `quorumctl recover` (docs/recovery.md): {printed}"), m["remedy"]
+    # as printed: a dry run that plans the recovery (every voter stopped now: the lost ones are silent)
+    code, out, err = cli(*shlex.split(printed)[1:])
+    assert (code, err) == (0, "") and ", static quorum, dry run\n" in out, out + err
+    assert "voters: [1, 2, 3] -> [3] (lost: [1, 2])" in out and "Run again with --apply" in out
 
 
 def test_no_majority_lost_when_a_majority_answers(cli, tmp_path):

@@ -6,6 +6,7 @@ interrupted --apply, and the states of the re-registration workaround's steps.""
 from __future__ import annotations
 
 import json
+import shlex
 
 from quorumctl.wire import messages
 from quorumctl.testing.sim import SimulatedCluster, replica
@@ -192,6 +193,21 @@ def test_clear_registration_re_registering_steps(cli, tmp_path):
             "    log.dirs=/var/lib/kafka/reregister-4",
         ]
         assert lines[-1] == "node 4's registration still blocks: do the steps marked [to do], then run this again"
+        # the check is this command's own line, complete (without --metadata: the release's highest level)
+        check = f"quorumctl cluster clear-registration 4 --bootstrap-controller {c.node_by_id(1).address}"
+        assert (
+            f"step 4 [to do] (quorumctl): check that the registration covers metadata.version 4.3-IV0: {check} "
+            "--metadata 4.3-IV0"
+        ) in lines
+        code, out, err = cli(*shlex.split(check)[1:])
+        assert (
+            code == 1
+            and (
+                f"step 4 [to do] (quorumctl): check that the registration covers metadata.version 4.3-IV0: {check} "
+                "--metadata 4.3-IV0"
+            )
+            in out.splitlines()
+        ), out + err
 
         conf = tmp_path / "c4.properties"
         conf.write_text(
@@ -225,6 +241,15 @@ def test_clear_registration_re_registering_steps(cli, tmp_path):
         code, out, err = cli("cluster", "clear-registration", "4", *opt)
         assert (code, steps(out)) == (0, ["done"] * 5)
         assert json.loads(out)["cleared"] is True
+        # the upgrade that follows, as a command line run as printed
+        code, out, err = cli("cluster", "clear-registration", "4", *opt[:-2])
+        upgrade = (
+            f"quorumctl features upgrade --metadata 4.3-IV0 --bootstrap-controller {c.node_by_id(1).address} --apply"
+        )
+        assert (code, out.splitlines()[-1]) == (0, f"next: {upgrade}"), out + err
+        code, out, err = cli(*shlex.split(upgrade)[1:])
+        assert (code, err) == (0, ""), out
+        assert c.finalized["metadata.version"] == 30
 
 
 def test_clear_registration_other_cases(cli):
@@ -481,6 +506,6 @@ def test_features_upgrade_offline_names_clear_registration_for_a_ghost(cli, tmp_
     assert [(b["kind"], b["id"]) for b in doc["blockers"]] == [("controller", 7)]
     assert [n for n in doc["notes"] if n.startswith("controller 7 ")] == [
         "controller 7 is registered but not a voter (voters 1, 2, 3): a ghost registration (a removed controller "
-        "stays registered); clear it: quorumctl cluster clear-registration 7 --bootstrap-controller HOST:PORT "
-        "--metadata 4.0-IV0 (docs/membership.md)"
+        "stays registered); clear it: quorumctl cluster clear-registration 7 --bootstrap-controller "
+        "h:9091,h:9092,h:9093 --metadata 4.0-IV0 (docs/membership.md)"
     ]

@@ -380,7 +380,7 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
                     "brokerId": b,
                     "incarnationId": "AAAAAAAAAAAAAAAAAAAAAg",
                     "brokerEpoch": 10 + b,
-                    "endPoints": [],
+                    "endPoints": [{"name": "PLAINTEXT", "host": "h", "port": 9090 + b, "securityProtocol": 0}],
                     "features": feats,
                     "rack": None,
                     "fenced": f,
@@ -413,11 +413,18 @@ def test_doctor_stale_registrations_from_the_image(cli, tmp_path, monkeypatch):
         "stays registered"
     )
     assert "KIP-1312, KAFKA-20395" in f["remedy"] and "node.id 7" in f["remedy"]
+    # the command with the voters' registered addresses and the highest level their release supports
+    assert f["remedy"].startswith(
+        "if it blocks an upgrade: quorumctl cluster clear-registration 7 --bootstrap-controller h:9091,h:9092,h:9093 "
+        "--metadata 3.9-IV0 plans the fix"
+    )
     f = got["fenced-broker-registration"]
     assert f["evidence"] == [f"{where}: /brokers/5"]
     assert f["message"].startswith("broker 5 is registered but fenced while broker 4 is not: it stopped heartbeating")
     assert f["remedy"].startswith(
-        "if broker 5 is gone for good: kafka-cluster.sh unregister --bootstrap-server HOST:PORT --id 5"
+        "if broker 5 is gone for good: quorumctl cluster clear-registration 5 --bootstrap-server h:9094 (a dry "
+        "run that checks it; --apply sends UnregisterBroker, as kafka-cluster.sh unregister --bootstrap-server "
+        "h:9094 --id 5 does)"
     )
     # every broker fenced: a cluster stopped whole, nothing to say about brokers
     write(tmp_path / "c2", {4: True, 5: True})
@@ -472,11 +479,17 @@ def test_live_registration_remedy_follows_the_level_the_controllers_report(monke
     monkeypatch.setattr(
         client,
         "describe_features",
-        lambda access, timeout: client.Features({}, {"metadata.version": level}, 7, access.controllers),
+        lambda access, timeout: client.Features(
+            {"metadata.version": (7, 33)}, {"metadata.version": level}, 7, access.controllers
+        ),
     )
     q = SimpleNamespace(voters=[SimpleNamespace(id=i) for i in (1, 2)])
     (live,) = registrations.live_registrations(Report([], [], None, []), q, ClusterAccess(None, "h:1"), 1.0)
     assert (live.code, live.node_id) == ("stale-controller-registration", 3)
-    # the remedy names the controller it was asked through, so it runs as printed
-    expected = getattr(registrations, remedy).format(id=3).replace("HOST:PORT", "h:1")
-    assert "HOST:PORT" in getattr(registrations, remedy) and live.remedy == expected
+    # the remedy names the controller it was asked through and the highest level it supports: it runs as printed
+    expected = getattr(registrations, remedy).format(
+        id=3, via="--bootstrap-controller h:1", target="--metadata 4.4-IV2"
+    )
+    assert live.remedy == expected and "quorumctl cluster clear-registration 3 --bootstrap-controller h:1 " in expected
+    if remedy == "STALE_CONTROLLER_REMEDY":
+        assert "--bootstrap-controller h:1 --metadata 4.4-IV2 plans the fix" in expected

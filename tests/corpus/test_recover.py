@@ -476,8 +476,8 @@ def test_lost_voters_under_names_that_do_not_resolve_point_at_set_endpoints(cli,
     risk = (
         "    - stored endpoint(s) that do not resolve: voter 2 at k2.invalid:9093, voter 3 at k3.invalid:9093: if "
         "those controllers still run under new names or addresses, they are not lost and the fix is not recover: "
-        "`quorumctl voters check <every voter's log dir> -c <their server.properties>` names stale endpoints, "
-        "`quorumctl voters set-endpoints` repairs them (docs/membership.md)"
+        "`quorumctl voters check` given every voter's log dir (and -c each one's server.properties) names stale "
+        "endpoints, `quorumctl voters set-endpoints` repairs them (docs/membership.md)"
     )
     before = tree(tmp_path)
     args = ["recover", "-c", conf, "--replica", tmp_path / "b4", "--lost-voters", "2,3", "--timeout", "2"]

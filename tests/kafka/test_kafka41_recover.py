@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 
 import pytest
@@ -24,6 +25,12 @@ VERSIONS = [pytest.param(v, marks=pytest.mark.kafka(v), id=f"kafka{v}") for v in
 # 4.4's layout (bootstrap records in the zero snapshot, no bootstrap.checkpoint), as 4.4's kafka-storage writes
 KAFKA_VERSION = {"4.4": ("--kafka-version", "4.4")}
 ZERO_SNAPSHOT = "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"
+
+
+def printed_commands(out: str, *steps: str) -> list[str]:
+    """The `commands` of recover's numbered next steps that start with `steps`, in order."""
+    lines = [ln.split(". ", 1)[1] for ln in out.splitlines() if re.match(r"^    \d+\. ", ln)]
+    return [cmd for st in steps for ln in lines if ln.startswith(st) for cmd in re.findall(r"`([^`]+)`", ln)]
 
 
 def release(c) -> list[str]:
@@ -188,18 +195,33 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     assert (code, err) == (0, ""), out
     assert f"voters: [1, 2, 3] -> [{leader}] (lost: {lost})" in out
     assert "VotersRecord with only node %d" % leader in out and "applied; replaced files kept in" in out
+    recovered = out
     code, out, err = cli("verify", data[leader])
     assert code == 0, out + err
     # the survivor's own log is the base: its zero snapshot (the initial voters; on 4.4 also
     # the bootstrap records) is kept
     assert (data[leader] / ZERO_SNAPSHOT).exists()
 
-    # real Kafka: the survivor starts as the only voter and leads
-    c.start_node(leader, check=True)
+    # the next steps' commands, as printed: the survivor's address, the cluster id and its
+    # metadata.version filled in; a lost controller's server.properties is said in words, last
     addr = c.controllers[leader - 1]
-    doc = until(
-        "the survivor leads alone", lambda: (lambda d: d if leader_of(d) == leader else None)(status(cli, addr))
+    check, fmt, add_cmd = printed_commands(recovered, "start node ", "for each lost controller ")
+    assert check == f"quorumctl describe status --bootstrap-controller {addr}"
+    assert fmt == (
+        f"quorumctl bootstrap format -t {c.cluster_id} --release-version {RELEASE_VERSION[c.version]} "
+        "--no-initial-controllers --apply -c"
     )
+    assert add_cmd == f"quorumctl add-controller --bootstrap-controller {addr} --command-config"
+    assert f"for each lost controller ({', '.join(map(str, lost))}), on its host: " in recovered
+
+    # real Kafka: the survivor starts as the only voter and leads (the printed check, run as printed)
+    c.start_node(leader, check=True)
+
+    def leads():
+        code, o, _ = cli(*shlex.split(check)[1:], "-o", "json")
+        return json.loads(o) if code == 0 and leader_of(json.loads(o)) == leader else None
+
+    doc = until("the survivor leads alone", leads)
     assert voters_of(doc) == [leader]
     # the broker serves again: the topics are unchanged, and a new one can be created
     assert until("the broker answers", lambda: topics_described(c, tmp_path) == before or None, 120)
@@ -211,25 +233,16 @@ def test_recover_dynamic_quorum_after_losing_two_of_three(cli, cluster, tmp_path
     )
     assert p.returncode == 0, p.stderr[-2000:]
 
-    # grow back: fresh controllers formatted as observers, added with quorumctl add-controller
+    # grow back: fresh controllers formatted as observers, added with quorumctl add-controller:
+    # the printed commands, each followed by the node's server.properties (the value said in words)
     for i in lost:
         conf = c.d / "conf" / f"c{i}.properties"
-        code, out, err = cli(
-            "bootstrap",
-            "format",
-            "-c",
-            conf,
-            "-t",
-            c.cluster_id,
-            "--no-initial-controllers",
-            *release(c),
-            "--apply",
-        )
+        code, out, err = cli(*shlex.split(fmt)[1:], conf)
         assert code == 0, err
         c.start_node(i, check=True)
 
         def add():
-            code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", conf)
+            code, out, err = cli(*shlex.split(add_cmd)[1:], conf)
             if code == 0:
                 return out
             assert code == 1, err
@@ -386,10 +399,10 @@ def doctor_finds_real_misconfigurations(cli, c, root):
     assert (f["code"], f["severity"]) == ("directory-id-not-in-voter-set", "error")
     assert f"has directory.id {new_dir}, but the voter set holds node 3 with directory id {old_dir}" in f["message"]
     assert f["evidence"][0].startswith(f"{d / 'data' / 'c3' / 'meta.properties'}:") and new_dir in f["evidence"][0]
+    # the voters' stored endpoints in place of an address to fill in
     assert f["remedy"] == (
-        "with the node running on it: quorumctl replace-controller 3 --bootstrap-controller "
-        "HOST:PORT (RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; "
-        "docs/membership.md)"
+        f"with the node running on it: quorumctl replace-controller 3 --bootstrap-controller {','.join(c.controllers)} "
+        "(RemoveRaftVoter of the old directory id, then AddRaftVoter of this one; docs/membership.md)"
     )
 
     # formatted with the wrong cluster id
@@ -599,13 +612,16 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
     assert voters_of(doc) == [leader]
     assert until("the broker answers", lambda: topics_described(c, tmp_path) == before or None, 120)
 
-    # grow back through a dynamic quorum: kraft.version 1, then add-controller
-    p = kafka_tool(
-        "kafka-features",
-        ["--bootstrap-controller", addr, "upgrade", "--feature", "kraft.version=1"],
-        tmp_path,
-        home=c.home,
+    # grow back through a dynamic quorum: kraft.version 1, then add-controller; the printed
+    # commands (a new controller's server.properties, said in words, goes last)
+    upgrade, fmt, add_cmd = printed_commands(out, "grow back ")
+    assert upgrade == f"kafka-features.sh --bootstrap-controller {addr} upgrade --feature kraft.version=1"
+    assert fmt == (
+        f"quorumctl bootstrap format -t {c.cluster_id} --release-version {RELEASE_VERSION[c.version]} "
+        "--no-initial-controllers --apply -c"
     )
+    assert add_cmd == f"quorumctl add-controller --bootstrap-controller {addr} --command-config"
+    p = kafka_tool("kafka-features", shlex.split(upgrade)[1:], tmp_path, home=c.home)
     assert p.returncode == 0, p.stdout + p.stderr[-2000:]
     for i in lost:
         nconf = c.d / "conf" / f"c{i}.recovered.properties"
@@ -614,24 +630,14 @@ def test_recover_static_quorum_after_losing_two_of_three(cli, static_cluster, tm
                 (c.d / "conf" / f"c{i}.properties").read_text(), controller_quorum_bootstrap_servers=addr
             ).replace("controller.quorum.voters=", "#controller.quorum.voters=")
         )
-        code, out, err = cli(
-            "bootstrap",
-            "format",
-            "-c",
-            nconf,
-            "-t",
-            c.cluster_id,
-            "--no-initial-controllers",
-            *release(c),
-            "--apply",
-        )
+        code, o, err = cli(*shlex.split(fmt)[1:], nconf)
         assert code == 0, err
         c.nodes.append(Node(c, f"c{i}", nconf))  # both start at once; added one at a time
     for i in lost:
         nconf = c.d / "conf" / f"c{i}.recovered.properties"
 
         def add():
-            code, out, err = cli("add-controller", "--bootstrap-controller", addr, "--command-config", nconf)
+            code, out, err = cli(*shlex.split(add_cmd)[1:], nconf)
             return out if code == 0 else None
 
         out = until(f"add-controller {i} accepted", add, 150)

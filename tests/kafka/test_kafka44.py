@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -385,7 +386,21 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     # doctor names the ghost; below 4.4-IV2 its remedy is the re-registration workaround
     ((msg, remedy),) = _stale(cli, c)
     assert msg.startswith(f"controller 3 is registered (listeners CONTROLLER://{c.addr(3)}) but is not a voter"), msg
-    assert remedy == STALE_CONTROLLER_REMEDY.format(id=3)
+    # the command names the voters' registered addresses and the highest level their release supports
+    via = f"--bootstrap-controller {c.addr(1)},{c.addr(2)}"
+    assert remedy == STALE_CONTROLLER_REMEDY.format(id=3, via=via, target="--metadata 4.4-IV2")
+    # as printed: Kafka's verdict on 4.4-IV2 (which 3's 4.4 range covers) does not name it: nothing to do
+    printed = re.search(r"quorumctl cluster clear-registration 3 \S+ \S+ --metadata \S+", remedy).group(0)
+    code, out, err = cli(*shlex.split(printed)[1:], "-o", "json")
+    assert (code, err) == (0, ""), out + err
+    plan = json.loads(out)
+    assert (plan["kind"], plan["method"], plan["target"], plan["cleared"]) == (
+        "controller",
+        "re-register",
+        "4.4-IV2",
+        True,
+    )
+    assert plan["steps"][3]["evidence"] == "Kafka's verdict on metadata.version 4.4-IV2 no longer names controller 3"
     _upgrade(c, tmp_path, "4.4-IV2")
     # a running observer: only that it runs (its fetches, its endpoint's answer)
     p = c.start_node(3)
@@ -416,7 +431,8 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     code, out, err = cli(*remove3)
     assert (code, out) == (0, f"Removed KRaft controller 3 with directory id {dir3}\n"), err
     ((msg, remedy),) = _stale(cli, c)
-    assert remedy == UNREGISTER_REMEDY.format(id=3), remedy
+    assert remedy == UNREGISTER_REMEDY.format(id=3, via=via), remedy
+    printed = re.search(r"quorumctl cluster clear-registration 3 --bootstrap-controller \S+", remedy).group(0)
     # unregister-controller's dry run plans it (once the leader's last fetch of 3, which it keeps
     # as an observer's when removed, ages past the window); clear-registration --apply sends it
     code, out, err = until(
@@ -426,8 +442,13 @@ def test_unregister_controller_on_a_real_44_cluster(cli, c44, tmp_path):
     assert out.splitlines()[-1] == "DRY RUN of unregistering controller 3: run again with --apply to send it"
     assert "checked: controller 3 is registered at " + c.addr(3) in out
     assert _endpoints(c, tmp_path) == [1, 2, 3]
-    clear = ("cluster", "clear-registration", "3", "--bootstrap-controller", ",".join(c.controllers[:2]), "-o", "json")
-    code, out, err = cli(*clear, "--apply")
+    # the remedy as printed (a dry run), then with --apply
+    code, out, err = cli(*shlex.split(printed)[1:])
+    assert (code, err) == (0, "") and out.splitlines()[-1] == (
+        "DRY RUN of clearing node 3's registration: run again with --apply to send it"
+    ), out + err
+    assert _endpoints(c, tmp_path) == [1, 2, 3]
+    code, out, err = cli(*shlex.split(printed)[1:], "-o", "json", "--apply")
     assert (code, err) == (0, ""), err
     doc = json.loads(out)
     assert (doc["kind"], doc["method"], doc["applied"], doc["cleared"]) == (

@@ -584,6 +584,66 @@ def test_broker_back_health_healthy(cli, kc):
         raise AssertionError(f"not healthy with the brokers back: {last}") from None
 
 
+def test_ghost_broker_remedies_run_as_printed(cli, kc):
+    """Two brokers stopped for good: doctor on the controller's log dir names each fenced
+    registration with a remedy whose commands run as printed (Kafka's kafka-cluster for one,
+    quorumctl's dry run for the other); `clear-registration --bootstrap-controller` (the
+    controllers list no brokers) is not "nothing to clear" and its printed step clears it;
+    Kafka's list-endpoints shows both gone. Both come back at the end."""
+    for node in (VICTIM, SECOND):
+        kc.kill(node)
+    until("both stopped brokers fenced", lambda: fenced(cli, kc, VICTIM) and fenced(cli, kc, SECOND), 60)
+    code, out, err = cli("doctor", "-c", str(kc.conf(1)), "-o", "json")  # the controller's config and log dir
+    assert code == 1, out + err
+    found = {
+        int(f["message"].split()[1]): f["remedy"]
+        for f in json.loads(out)["findings"]
+        if f["code"] == "fenced-broker-registration"
+    }
+    assert sorted(found) == [SECOND, VICTIM], out
+    for b, remedy in found.items():  # broker 2, the one running, is the address to ask
+        assert remedy == (
+            f"if broker {b} is gone for good: quorumctl cluster clear-registration {b} --bootstrap-server "
+            f"{kc.broker} (a dry run that checks it; --apply sends UnregisterBroker, as kafka-cluster.sh "
+            f"unregister --bootstrap-server {kc.broker} --id {b} does); if it is only stopped, start it again"
+        ), remedy
+    # Kafka's command, as printed, for one
+    theirs = re.search(r"kafka-cluster\.sh unregister --bootstrap-server \S+ --id \d+", found[SECOND]).group(0)
+    tool, *args = shlex.split(theirs)
+    p = kafka(kc, tool.removesuffix(".sh"), *args)
+    assert (p.returncode, p.stdout) == (0, f"Broker {SECOND} is no longer registered.\n"), p.stderr
+    # quorumctl's, as printed: a dry run that changes nothing
+    ours = re.search(r"quorumctl cluster clear-registration \d+ --bootstrap-server \S+", found[VICTIM]).group(0)
+    code, out, err = cli(*shlex.split(ours)[1:])
+    assert (code, err) == (0, ""), out + err
+    assert (
+        out.splitlines()[-1] == f"DRY RUN of clearing node {VICTIM}'s registration: run again with --apply to send it"
+    )
+    assert fenced(cli, kc, VICTIM)
+    # through the controllers only: not "nothing to clear" while the broker is registered
+    via = ["--bootstrap-controller", kc.controllers[0]]
+    code, out, err = cli("cluster", "clear-registration", str(VICTIM), *via)
+    assert (code, err) == (1, "") and "nothing to clear" not in out, out + err
+    step = f"quorumctl cluster clear-registration {VICTIM} --bootstrap-controller {kc.controllers[0]} --apply"
+    assert f"step 1 [to do] (quorumctl): {step}\n" in out, out
+    code, out, err = cli(*shlex.split(step)[1:])
+    assert (code, err) == (0, "") and out.splitlines()[-1] == f"node {VICTIM}'s registration blocks nothing any more"
+
+    def listed():  # Kafka's own view, through the broker (its cache applies the records a moment later)
+        p = kafka(kc, "kafka-cluster", "list-endpoints", "--bootstrap-server", kc.broker, "--include-fenced-brokers")
+        assert p.returncode == 0, p.stderr
+        return sorted(int(ln.split()[0]) for ln in p.stdout.splitlines()[1:] if ln.strip())
+
+    until("both registrations gone (Kafka's list-endpoints)", lambda: listed() == [2], 30)
+    # the dry run of an id that is not registered any more: nothing to clear, through the brokers
+    code, out, err = cli(*shlex.split(ours)[1:])
+    assert code == 0 and out.splitlines()[-1] == f"node {VICTIM} is not a registered broker: nothing to clear", out
+    for node in (VICTIM, SECOND):
+        p = kc.start_node(node)
+        assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+    until("both brokers back and unfenced", lambda: listed() == [2, 3, 4] and not fenced(cli, kc, VICTIM), 120)
+
+
 # -- a broker frozen (SIGSTOP) ----------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ where the core is not built (a machine without cargo; CI builds it)."""
 from __future__ import annotations
 
 import io
+import json
 import random
 
 import pytest
@@ -19,7 +20,7 @@ from quorumctl.records.batch import Batch, BatchReader, encode_batch
 from quorumctl.records.metadata_schemas import METADATA_RECORDS
 from quorumctl.render import dumplog as R
 from quorumctl.render.output import json_line
-from samples import corpus_record_files
+from samples import CORPUS, corpus_record_files
 from test_record_schemas import message_strategy
 
 pytestmark = pytest.mark.skipif(core is None, reason="the compiled core is not built (or QUORUMCTL_PURE=1)")
@@ -320,7 +321,7 @@ def test_plain_value_spans_identical_on_every_corpus_batch_and_mutations():
 
     rng = random.Random(4647)
     plain = mutated = 0
-    for path in corpus_batch_files():
+    for path in corpus_record_files():
         for b in BatchReader(str(path)):
             if not isinstance(b, Batch) or b.compression:
                 continue

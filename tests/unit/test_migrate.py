@@ -149,6 +149,18 @@ def test_verify_flags_an_observer_controller_and_partial_servers():
             "list every voter (c1:9093,c2:9093,c3:9093)",
         ),
     ]
+    # add-controller's command: the voters' endpoints; its properties, not read here, said in words
+    (fix,) = [c.fix for c in v["checks"] if c.node == 3]
+    assert fix == (
+        "add it: quorumctl add-controller --bootstrap-controller c1:9093,c2:9093,c3:9093 --command-config "
+        "followed by controller 3's server.properties (not read here)"
+    )
+    f.node(3).conf_source = "/etc/kafka/c3 props.properties"  # read from a file: the command is complete
+    (fix,) = [c.fix for c in verify_roll(f)["checks"] if c.node == 3 and c.status == "problem"]
+    assert fix == (
+        "add it: quorumctl add-controller --bootstrap-controller c1:9093,c2:9093,c3:9093 --command-config "
+        "'/etc/kafka/c3 props.properties'"
+    )
 
 
 def test_offline_preflight_of_formatted_static_controllers(cli, tmp_path):

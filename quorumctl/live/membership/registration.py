@@ -57,6 +57,7 @@ class ClearPlan:
     cleared: bool = False  # nothing of this registration blocks (the target) any more
     looked_at: str = "controllers"  # the registrations checked: controllers | brokers
     applied: bool = False
+    upgrade: str | None = None  # the features upgrade that follows a re-registration, as a command line
 
     def to_json(self) -> dict:
         return {
@@ -124,7 +125,9 @@ def clear_registration(
     apply: bool,
 ) -> ClearPlan:
     from ...domain.features import parse_change
-    from ...versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, version_name
+    import shlex
+
+    from ...versions import CONTROLLER_UNREGISTRATION_LEVEL, METADATA_VERSION, NAME_OF, version_name
 
     if node_id < 0:
         raise InputError(f"invalid negative node id: {node_id}")
@@ -133,13 +136,15 @@ def clear_registration(
             "give --bootstrap-controller (controller registrations are listed by the controllers) "
             "or --bootstrap-server (for a broker's)"
         )
-    change = parse_change("upgrade", target, None) if target else None
+    # every name quorumctl knows (4.4's catalogue, the widest): the controllers' verdict judges the level
+    change = parse_change("upgrade", target, None, kafka="4.4") if target else None
     plan = ClearPlan(node_id, apply, target=target)
     # the controllers when given (they list the controllers' registrations), else the brokers
     controllers = access.via(None, access.controllers)
     with (controllers if access.controllers else access).connect(timeout) as client:
         q = fetch_quorum(client)
         mv = client.bootstrap_connection().finalized_features.get(METADATA_VERSION)
+        supported = client.bootstrap_connection().supported_features.get(METADATA_VERSION)
         plan.metadata_version = None if mv is None else version_name(mv)
         voters = sorted(v.id for v in q.voters)
         if node_id in voters:
@@ -181,7 +186,15 @@ def clear_registration(
     if mv is not None and mv >= CONTROLLER_UNREGISTRATION_LEVEL:
         return _unregister_controller(plan, controllers, timeout, apply)
     plan.method = "re-register"
-    _re_register(plan, q, registered, node_config, running, mine)
+    # a controller is registered only when asked through the controllers: their options
+    again = ["quorumctl", "cluster", "clear-registration", str(node_id), *controllers.args()]
+    again += ["--node-config", node_config] if node_config else []
+    # the target an upgrade to the controllers' release asks for: the highest it supports
+    highest = version_name(supported[1]) if supported and supported[1] in NAME_OF else None
+    if target:
+        conn = controllers.args()
+        plan.upgrade = shlex.join(["quorumctl", "features", "upgrade", "--metadata", target, *conn, "--apply"])
+    _re_register(plan, q, registered, node_config, running, mine, again, target or highest, access.controllers)
     return plan
 
 
@@ -288,15 +301,28 @@ def _unregister_controller(
 
 
 def _re_register(
-    plan: ClearPlan, q, registered: dict, node_config: str | None, running: bool, mine: bool | None
+    plan: ClearPlan,
+    q,
+    registered: dict,
+    node_config: str | None,
+    running: bool,
+    mine: bool | None,
+    again: list[str],
+    target: str | None,
+    asked: str | None,
 ) -> None:
+    """`again`: this command's line (without --metadata); `target`: the metadata.version to
+    check (--metadata, else the highest the controllers' release supports); `asked`: the
+    --bootstrap-controller given, the quorum's address when DescribeQuorum names no endpoints."""
+    import shlex
+
     cid = plan.node_id
     voters = sorted(q.voters, key=lambda v: v.id)
     eps = [e for v in voters for e in q.endpoints(v.id)[:1]]
-    bootstrap = ",".join(f"{e.host}:{e.port}" for e in eps) or "HOST:PORT"
+    bootstrap = ",".join(f"{e.host}:{e.port}" for e in eps) or str(asked)
     listener = eps[0].name if eps else "CONTROLLER"
-    addr = registered.get(cid)
-    host, port = (addr.host, addr.port) if addr is not None else ("HOST", 9093)
+    addr = registered[cid]  # a re-registration is planned only for a registered controller
+    host, port = addr.host, addr.port
     if node_config is None:
         cfg_path = f"controller-{cid}.properties"
         plan.steps.append(
@@ -342,21 +368,24 @@ def _re_register(
     )
     if mine is None and plan.target is not None:
         state, why = "to do", "Kafka's verdict names another node first: clear that one too, then check again"
+    elif mine is None and target is None:
+        state, why = (
+            "to do",
+            ("give --metadata with the metadata.version to upgrade to, to have Kafka check the registration's range"),
+        )
     elif mine is None:
-        state, why = "to do", "give --metadata TARGET to have Kafka check the registration's range"
+        state, why = "to do", f"give --metadata {target} to have Kafka check the registration's range"
     elif mine:
         state, why = "to do", f"Kafka still names controller {cid}: its registration is the old release's"
     else:
         state, why = "done", f"Kafka's verdict on metadata.version {plan.target} no longer names controller {cid}"
-    plan.steps.append(
-        Step(
-            "quorumctl",
-            f"check that the registration covers metadata.version "
-            f"{plan.target or 'TARGET'} (run this command again with --metadata)",
-            state,
-            why,
-        )
+    check = (
+        f"check that the registration covers metadata.version {target}: {shlex.join(again + ['--metadata', target])}"
+        if target
+        else "check that the registration covers the metadata.version to upgrade to: run this command again "
+        "with --metadata and that version (the controllers' release is not known here)"
     )
+    plan.steps.append(Step("quorumctl", check, state, why))
     plan.steps.append(
         Step(
             "operator",

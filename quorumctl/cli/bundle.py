@@ -5,10 +5,19 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
+from .options import (
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    Deadline,
+    PlainOutputOpt,
+    ServerConfigs,
+    printer,
+)
 
 
 def bundle(
+    ctx: typer.Context,
     *,  # keyword-only: a required option below keeps its place in --help
     paths: Annotated[
         Optional[List[str]], typer.Argument(metavar="LOG_DIR...", help="Log dirs to include (besides the configs').")
@@ -35,7 +44,6 @@ def bundle(
     from ..diagnose.bundle import build
     from ..errors import InputError
     from ..render.diagnose import bundle_doc, bundle_text
-    from ..render.output import emit
     from .main import run_captured
 
     if not config and not paths and not bootstrap_controller and not bootstrap_server:
@@ -51,7 +59,7 @@ def bundle(
         run_captured,
         command_config,
     )
-    emit(output, res, text=bundle_text, json=bundle_doc)
+    printer(ctx).emit(output, res, text=bundle_text, json=bundle_doc)
     raise typer.Exit(ExitStatus.OK)
 
 

@@ -16,6 +16,7 @@ from .options import (
     PlainOutputOpt,
     Timeout,
     group,
+    printer,
 )
 
 app = group(
@@ -26,6 +27,7 @@ app = group(
 
 @app.command("cluster-id")
 def cluster_id(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServerB = None,
     bootstrap_controller: BootstrapControllerC = None,
     command_config: CommandConfigC = None,
@@ -38,9 +40,8 @@ def cluster_id(
     """
     from ..live.cluster import cluster_id as ask
     from ..render.cluster import cluster_id_doc, cluster_id_text
-    from ..render.output import emit
 
-    emit(
+    printer(ctx).emit(
         output,
         ask(bootstrap_server, bootstrap_controller, command_config, timeout),
         text=cluster_id_text,
@@ -50,6 +51,7 @@ def cluster_id(
 
 @app.command("list-endpoints")
 def list_endpoints(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServerB = None,
     bootstrap_controller: BootstrapControllerC = None,
     command_config: CommandConfigC = None,
@@ -65,9 +67,8 @@ def list_endpoints(
     """
     from ..live.cluster import list_endpoints as ask
     from ..render.cluster import endpoints_text
-    from ..render.output import emit
 
-    emit(
+    printer(ctx).emit(
         output,
         ask(bootstrap_server, bootstrap_controller, command_config, timeout, include_fenced),
         text=endpoints_text,
@@ -76,6 +77,7 @@ def list_endpoints(
 
 @app.command("unregister")
 def unregister(
+    ctx: typer.Context,
     broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N", help="The broker to unregister.")],
     bootstrap_server: BootstrapServerB = None,
     bootstrap_controller: BootstrapControllerC = None,
@@ -95,10 +97,9 @@ def unregister(
     """
     from ..live.cluster import unregister as plan_for
     from ..render.cluster import plan_text
-    from ..render.output import emit
 
     plan = plan_for(bootstrap_server, bootstrap_controller, command_config, timeout, broker_id, apply)
-    emit(output, plan, text=plan_text, json=lambda p: p.doc())
+    printer(ctx).emit(output, plan, text=plan_text, json=lambda p: p.doc())
     raise typer.Exit(ExitStatus.of(plan.refused is not None or plan.applied is False))
 
 

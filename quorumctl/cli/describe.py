@@ -11,6 +11,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
+from ..render.output import Printer
 from .options import (
     BootstrapController,
     BootstrapServer,
@@ -26,17 +27,25 @@ from .options import (
     group,
     parse_node_ids,
     positive,
+    printer,
 )
 
 
 def _run(
-    kind: str, bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable=False
+    printer: Printer,
+    kind: str,
+    bootstrap_server,
+    bootstrap_controller,
+    command_config,
+    timeout,
+    output,
+    watch,
+    human_readable=False,
 ):
     from ..wire.client import Refresher
     from ..live.describe import describe_quorum
-    from ..render.output import resolve
 
-    out = resolve(output)
+    out = printer.resolve(output)
 
     def once():
         return describe_quorum(bootstrap_server, bootstrap_controller, command_config, timeout)
@@ -45,15 +54,16 @@ def _run(
         q = once()
         from .watch import show_quorum  # after the answer: a failed run imports no renderer
 
-        show_quorum(kind, q, out, human_readable=human_readable)
+        show_quorum(printer, kind, q, out, human_readable=human_readable)
         return
     from .watch import watch_quorum
 
-    if watch_quorum(kind, Refresher(once), out, watch, human_readable):
+    if watch_quorum(printer, kind, Refresher(once), out, watch, human_readable):
         raise typer.Exit(ExitStatus.UNREACHABLE)
 
 
 def status(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -66,10 +76,11 @@ def status(
 
     Example: quorumctl describe status --bootstrap-controller localhost:9093
     """
-    _run("status", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch)
+    _run(printer(ctx), "status", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch)
 
 
 def replication(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -87,10 +98,21 @@ def replication(
 
     Example: quorumctl describe replication --bootstrap-server localhost:9092 --watch 2
     """
-    _run("replication", bootstrap_server, bootstrap_controller, command_config, timeout, output, watch, human_readable)
+    _run(
+        printer(ctx),
+        "replication",
+        bootstrap_server,
+        bootstrap_controller,
+        command_config,
+        timeout,
+        output,
+        watch,
+        human_readable,
+    )
 
 
 def health(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
@@ -136,9 +158,9 @@ def health(
     from ..errors import InputError
     from ..live.health.probe import probe_quorum
     from ..domain.health_verdict import exit_status
-    from ..render.output import resolve
 
-    out = resolve(output)
+    pr = printer(ctx)
+    out = pr.resolve(output)
     ids = parse_node_ids(can_restart, "--can-restart")
     if watch is None:
         for flag, given in (("--exit-when-healthy", exit_when_healthy), ("--samples", samples is not None)):
@@ -159,16 +181,16 @@ def health(
 
     if watch is None:
         h = sample(timeout)
-        from ..render.output import emit
         from ..render.quorum import health_doc, health_table, health_text
 
-        emit(out, h, text=health_text, table=health_table, json=health_doc)
+        pr.emit(out, h, text=health_text, table=health_table, json=health_doc)
         raise typer.Exit(exit_status(h, fail_on_lag))
     from .watch import watch_health
 
     # a sample never takes longer than the interval: no leader must not slow the view down
     raise typer.Exit(
         watch_health(
+            pr,
             lambda: sample(min(timeout, watch)),
             out,
             watch,

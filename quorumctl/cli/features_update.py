@@ -13,6 +13,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from ..render.output import Printer
+
 from ..errors import ExitStatus, InputError
 from .options import (
     Apply,
@@ -27,12 +29,14 @@ from .options import (
     OutputOpt,
     ReleaseVersion,
     Timeout,
+    printer,
 )
 
 LogDirs = Optional[List[str]]
 
 
 def _run(
+    out: Printer,
     op: str,
     log_dir,
     bootstrap_server,
@@ -49,7 +53,6 @@ def _run(
 ):
     from ..domain.features import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
-    from ..render.output import emit
 
     change = parse_change(op, metadata, feature, unsafe, release_version, kafka_version.catalogue)
     if log_dir:
@@ -70,7 +73,7 @@ def _run(
         doc = update_doc(
             check_live(bootstrap_server, bootstrap_controller, command_config, timeout, change, apply), apply
         )
-    emit(output, doc, text=update_text, table=update_table)
+    out.emit(output, doc, text=update_text, table=update_table)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 
@@ -91,6 +94,7 @@ _LogDir = Annotated[
 
 
 def upgrade(
+    ctx: typer.Context,
     log_dir: _LogDir = None,
     metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
@@ -114,6 +118,7 @@ def upgrade(
     Example: quorumctl features upgrade --bootstrap-server localhost:9092 --release-version 4.3
     """
     _run(
+        printer(ctx),
         "upgrade",
         log_dir,
         bootstrap_server,
@@ -131,6 +136,7 @@ def upgrade(
 
 
 def downgrade(
+    ctx: typer.Context,
     log_dir: _LogDir = None,
     metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
@@ -154,6 +160,7 @@ def downgrade(
     Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
     """
     _run(
+        printer(ctx),
         "downgrade",
         log_dir,
         bootstrap_server,
@@ -171,6 +178,7 @@ def downgrade(
 
 
 def disable(
+    ctx: typer.Context,
     log_dir: _LogDir = None,
     feature: Annotated[
         List[str], typer.Option("--feature", "-f", metavar="NAME", help="A feature to disable (level 0); repeatable.")
@@ -189,6 +197,7 @@ def disable(
     Example: quorumctl features disable --bootstrap-server localhost:9092 --feature streams.version
     """
     _run(
+        printer(ctx),
         "disable",
         log_dir,
         bootstrap_server,

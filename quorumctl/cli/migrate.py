@@ -25,6 +25,7 @@ from .options import (
     ServerConfigs,
     Timeout,
     group,
+    printer,
 )
 
 _LogDirs = Annotated[
@@ -61,6 +62,7 @@ def _with_files(f, configs: list[str]):
 
 
 def preflight(
+    ctx: typer.Context,
     log_dir: _LogDirs = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
@@ -79,7 +81,6 @@ def preflight(
     """
     from ..ops.migrate import connection_args, has_metadata_log, offline_facts, preflight as judge
     from ..render.migrate import preflight_doc, preflight_text
-    from ..render.output import emit
 
     if log_dir or (config and not bootstrap_server and not bootstrap_controller):
         if bootstrap_server or bootstrap_controller:
@@ -100,12 +101,13 @@ def preflight(
 
         f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
     doc = preflight_doc(f, judge(f, connection_args(f, bootstrap_server, bootstrap_controller, command_config)))
-    emit(output, doc, text=preflight_text)
+    printer(ctx).emit(output, doc, text=preflight_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def upgrade(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -124,7 +126,6 @@ def upgrade(
     from ..ops.migrate import preflight as judge, verify_roll
     from ..live.membership.migrate import gather, upgrade as send, wait_dynamic
     from ..render.migrate import upgrade_doc, upgrade_text
-    from ..render.output import emit
 
     _live(bootstrap_server, bootstrap_controller)
     f = _with_files(gather(bootstrap_server, bootstrap_controller, command_config, timeout), list(config))
@@ -139,12 +140,13 @@ def upgrade(
             )
             verified = verify_roll(after)
     doc = upgrade_doc(f, report, apply, error, after, verified)
-    emit(output, doc, text=upgrade_text)
+    printer(ctx).emit(output, doc, text=upgrade_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def configs(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -170,7 +172,6 @@ def configs(
     from ..ops.migrate import config_plan, verify_roll
     from ..live.membership.migrate import gather
     from ..render.migrate import configs_doc, configs_text
-    from ..render.output import emit
 
     _live(bootstrap_server, bootstrap_controller)
     f = _with_files(
@@ -178,7 +179,7 @@ def configs(
     )
     plan = config_plan(f)
     doc = configs_doc(f, None if verify else plan, verify_roll(f) if verify else None)
-    emit(output, doc, text=configs_text)
+    printer(ctx).emit(output, doc, text=configs_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 

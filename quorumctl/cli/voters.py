@@ -19,10 +19,12 @@ from .options import (
     PlainOutputOpt,
     ServerConfigs,
     group,
+    printer,
 )
 
 
 def check(
+    ctx: typer.Context,
     paths: Annotated[
         Optional[List[str]],
         typer.Argument(metavar="[LOG_DIR]...", help="Controllers' log dirs: the voter set of the most up-to-date one."),
@@ -48,7 +50,6 @@ def check(
     """
     from ..diagnose.voters import check as run_check
     from ..errors import InputError
-    from ..render.output import emit
     from ..render.voters import check_lines, check_table
 
     if not (paths or config or bootstrap_server or bootstrap_controller):
@@ -57,11 +58,12 @@ def check(
             "or -c server.properties (offline)"
         )
     doc = run_check(list(config), list(paths or []), bootstrap_server, bootstrap_controller, command_config, timeout)
-    emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
+    printer(ctx).emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 
 def set_endpoints(
+    ctx: typer.Context,
     paths: Annotated[
         List[str], typer.Argument(metavar="LOG_DIR...", help="Every voter's log dir (the controllers stopped).")
     ],
@@ -102,7 +104,6 @@ def set_endpoints(
     from ..ops import voter_endpoints as ve
     from ..wire.connection import load_client_config
     from ..live.liveness import probe_voters_and_witnesses
-    from ..render.output import emit
     from ..render.recover import plan_doc
     from ..render.voters import plan_lines
 
@@ -115,7 +116,7 @@ def set_endpoints(
     configs = [load_config(c) for c in config]
     plan, report = ve.run(list(paths), new, apply, backup_dir, probe, configs)
     doc = plan.to_json()
-    emit(
+    printer(ctx).emit(
         output,
         doc,
         text=lambda d: "\n".join(plan_lines(d, not apply, report)) + "\n",

@@ -57,8 +57,8 @@ class Printer:
     the two streams, whether each is a terminal, the width of Rich's tables when a test
     fixes it, the output format's default, and every write: the result (`emit`, `write`,
     `write_bytes`, `live`) and the lines on stderr (`say`; ours through `tell`: `warning`,
-    `note`, `error`). Tests make one on StringIOs
-    (`cli/main.run_captured`, or directly) instead of patching the process's streams.
+    `note`, `error`). Tests make one on StringIOs (`cli/main.run_captured`, or
+    directly) instead of patching the process's streams.
 
     Colour is Rich's choice, from the stream (a terminal or not) and NO_COLOR/FORCE_COLOR."""
 

@@ -17,6 +17,7 @@ from .options import (
     ReleaseVersion,
     ServerConfig,
     group,
+    printer,
 )
 
 app = group(
@@ -26,19 +27,21 @@ app = group(
 
 
 @app.command("random-uuid")
-def random_uuid():
+def random_uuid(
+    ctx: typer.Context,
+):
     """Print a random Kafka Uuid (never reserved, never starting with '-').
 
     Example: quorumctl bootstrap random-uuid
     """
     from .. import ids
-    from ..render.output import write
 
-    write(ids.random_uuid() + "\n")
+    printer(ctx).write(ids.random_uuid() + "\n")
 
 
 @app.command("format")
 def format_(
+    ctx: typer.Context,
     *,  # keyword-only: a required option below keeps its place in --help
     config: ServerConfig = None,
     cluster_id: Annotated[str, typer.Option("--cluster-id", "-t", help="The cluster id (see random-uuid).")],
@@ -113,7 +116,6 @@ def format_(
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
-    from ..render.output import emit
     from ..ops.formatter import run_format
 
     run = run_format(
@@ -134,11 +136,12 @@ def format_(
         apply=apply,
         kafka=kafka_version.catalogue,
     )
-    emit(output, run, text=lambda r: "\n".join(r.lines) + "\n", json=lambda r: r.to_json())
+    printer(ctx).emit(output, run, text=lambda r: "\n".join(r.lines) + "\n", json=lambda r: r.to_json())
 
 
 @app.command("info")
 def info(
+    ctx: typer.Context,
     config: ServerConfig = None,
     log_dir: Annotated[
         List[str], typer.Option("--log-dir", metavar="DIR", help="A log dir to check (repeatable).")
@@ -156,7 +159,6 @@ def info(
     Example: quorumctl bootstrap info -c server.properties
     """
     from ..errors import InputError
-    from ..render.output import emit, note, resolve_plain, warning
     from ..config import server as storage_config
     from ..ops.dirinfo import info as check_dirs
     from ..render.bootstrap import info_text
@@ -167,21 +169,23 @@ def info(
     dirs = list(log_dir)
     if cfg is not None:
         dirs = sorted(set(dirs) | set(cfg.all_dirs())) if log_dir else cfg.all_dirs()
+    pr = printer(ctx)
     doc = check_dirs(dirs, kraft_mode=cfg.kraft if cfg else True)
-    emit(output, doc, text=lambda d: info_text(d, len(dirs)))
-    if resolve_plain(output) is not Output.json:
+    pr.emit(output, doc, text=lambda d: info_text(d, len(dirs)))
+    if pr.resolve_plain(output) is not Output.json:
         for w in doc["warnings"]:
-            warning(w)
+            pr.warning(w)
         # which Kafka releases can start each dir: after kafka-storage's text, on stderr, so
         # stdout stays kafka-storage info's own
         for d in doc["directories"]:
             if d.get("starts_on") and d["starts_on"]["notable"]:
-                note(f"{d['path']} starts on {d['starts_on']['text']}: {'; '.join(d['starts_on']['reasons'])}")
+                pr.note(f"{d['path']} starts on {d['starts_on']['text']}: {'; '.join(d['starts_on']['reasons'])}")
     raise typer.Exit(ExitStatus.of(doc["problems"]))
 
 
 @app.command("version-mapping")
 def version_mapping(
+    ctx: typer.Context,
     release_version: ReleaseVersion = None,
     kafka_version: KafkaVersion = KafkaRelease.v43,
     output: PlainOutputOpt = None,
@@ -193,15 +197,15 @@ def version_mapping(
     Example: quorumctl bootstrap version-mapping -r 3.9
     """
 
-    from ..render.output import emit
     from ..render.bootstrap import version_mapping_text
     from ..versions import version_mapping as mapping
 
-    emit(output, mapping(release_version, kafka_version.catalogue), text=version_mapping_text)
+    printer(ctx).emit(output, mapping(release_version, kafka_version.catalogue), text=version_mapping_text)
 
 
 @app.command("feature-dependencies")
 def feature_dependencies(
+    ctx: typer.Context,
     feature: FeatureLevels,
     kafka_version: KafkaVersion = KafkaRelease.v43,
     output: PlainOutputOpt = None,
@@ -211,11 +215,10 @@ def feature_dependencies(
     Example: quorumctl bootstrap feature-dependencies -f eligible.leader.replicas.version=1
     """
 
-    from ..render.output import emit
     from ..render.bootstrap import feature_dependencies_text
     from ..versions import feature_dependencies as dependencies
 
-    emit(output, dependencies(feature, kafka_version.catalogue), text=feature_dependencies_text)
+    printer(ctx).emit(output, dependencies(feature, kafka_version.catalogue), text=feature_dependencies_text)
 
 
 def register(parent: typer.Typer) -> None:

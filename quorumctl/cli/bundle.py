@@ -5,10 +5,19 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, BootstrapServer, CommandConfig, Deadline, PlainOutputOpt, ServerConfigs
+from .options import (
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    Deadline,
+    PlainOutputOpt,
+    ServerConfigs,
+    printer,
+)
 
 
 def bundle(
+    ctx: typer.Context,
     *,  # keyword-only: a required option below keeps its place in --help
     paths: Annotated[
         Optional[List[str]], typer.Argument(metavar="LOG_DIR...", help="Log dirs to include (besides the configs').")
@@ -34,7 +43,6 @@ def bundle(
     """
     from ..diagnose.bundle import build
     from ..render.diagnose import bundle_doc, bundle_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
     from .main import run_captured
     from .source import Source
@@ -43,7 +51,7 @@ def bundle(
     source = Source.of([*config, *(paths or [])], ClusterAccess(bootstrap_server, bootstrap_controller, command_config))
     source.one(neither="nothing to bundle: give --config, log dirs, or a --bootstrap-controller/--bootstrap-server")
     res = build(out, list(config), list(paths or []), source.access, include_logs, timeout, run_captured)
-    emit(output, res, text=bundle_text, json=bundle_doc)
+    printer(ctx).emit(output, res, text=bundle_text, json=bundle_doc)
     raise typer.Exit(ExitStatus.OK)
 
 

@@ -16,6 +16,7 @@ from .options import (
     PlainOutputOpt,
     Timeout,
     group,
+    printer,
 )
 
 app = group(
@@ -26,6 +27,7 @@ app = group(
 
 @app.command("cluster-id")
 def cluster_id(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServerB = None,
     bootstrap_controller: BootstrapControllerC = None,
     command_config: CommandConfigC = None,
@@ -38,10 +40,9 @@ def cluster_id(
     """
     from ..live.cluster import cluster_id as ask
     from ..render.cluster import cluster_id_doc, cluster_id_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
 
-    emit(
+    printer(ctx).emit(
         output,
         ask(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout),
         text=cluster_id_text,
@@ -51,6 +52,7 @@ def cluster_id(
 
 @app.command("list-endpoints")
 def list_endpoints(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServerB = None,
     bootstrap_controller: BootstrapControllerC = None,
     command_config: CommandConfigC = None,
@@ -66,10 +68,9 @@ def list_endpoints(
     """
     from ..live.cluster import list_endpoints as ask
     from ..render.cluster import endpoints_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
 
-    emit(
+    printer(ctx).emit(
         output,
         ask(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, include_fenced),
         text=endpoints_text,
@@ -78,6 +79,7 @@ def list_endpoints(
 
 @app.command("unregister")
 def unregister(
+    ctx: typer.Context,
     broker_id: Annotated[int, typer.Option("--id", "-i", metavar="N", help="The broker to unregister.")],
     bootstrap_server: BootstrapServerB = None,
     bootstrap_controller: BootstrapControllerC = None,
@@ -97,11 +99,10 @@ def unregister(
     """
     from ..live.cluster import unregister as plan_for
     from ..render.cluster import plan_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
 
     plan = plan_for(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, broker_id, apply)
-    emit(output, plan, text=plan_text, json=lambda p: p.doc())
+    printer(ctx).emit(output, plan, text=plan_text, json=lambda p: p.doc())
     raise typer.Exit(ExitStatus.of(plan.refused is not None or plan.applied is False))
 
 

@@ -14,10 +14,21 @@ from typing import Annotated
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout, group
+from .options import (
+    Apply,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    DryRun,
+    PlainOutputOpt,
+    Timeout,
+    group,
+    printer,
+)
 
 
 def unregister_controller(
+    ctx: typer.Context,
     *,  # keyword-only: a required option below keeps its place in --help
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -38,12 +49,11 @@ def unregister_controller(
     Example: quorumctl cluster unregister-controller --bootstrap-controller localhost:9093 --id 4 --apply
     """
     from ..live.membership.unregister import unregister_controller as unregister
-    from ..render.output import emit
     from ..render.quorum import unregister_text
     from ..wire.access import ClusterAccess
 
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    emit(
+    printer(ctx).emit(
         output,
         unregister(access, timeout, controller_id, apply),
         text=lambda p: unregister_text(p, "cluster") + "\n",

@@ -20,10 +20,12 @@ from .options import (
     PlainOutputOpt,
     Timeout,
     group,
+    printer,
 )
 
 
 def clear_registration(
+    ctx: typer.Context,
     node_id: Annotated[int, typer.Argument(metavar="ID", help="The node whose registration to clear.")],
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -56,12 +58,11 @@ def clear_registration(
     """
     from ..live.membership.registration import clear_registration as clear
     from ..render.membership import clear_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
 
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
     plan = clear(access, timeout, node_id, metadata, node_config, apply)
-    emit(output, plan, text=lambda p: clear_text(p) + "\n", json=lambda p: p.to_json())
+    printer(ctx).emit(output, plan, text=lambda p: clear_text(p) + "\n", json=lambda p: p.to_json())
     raise typer.Exit(ExitStatus.of(not plan.cleared))
 
 

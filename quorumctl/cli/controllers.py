@@ -11,10 +11,20 @@ from typing import Annotated
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout
+from .options import (
+    Apply,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    DryRun,
+    PlainOutputOpt,
+    Timeout,
+    printer,
+)
 
 
 def add_controller(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -27,11 +37,10 @@ def add_controller(
     Example: quorumctl add-controller --bootstrap-controller localhost:9093 --command-config controller.properties
     """
     from ..live.membership.voters import add_controller as add
-    from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
     from ..wire.access import ClusterAccess
 
-    emit(
+    printer(ctx).emit(
         output,
         add(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, dry_run),
         text=lambda r: voter_change_text(r) + "\n",
@@ -40,6 +49,7 @@ def add_controller(
 
 
 def remove_controller(
+    ctx: typer.Context,
     *,  # keyword-only: a required option below keeps its place in --help
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
@@ -72,7 +82,6 @@ def remove_controller(
     """
     from ..errors import InputError
     from ..live.membership.voters import remove_controller as remove
-    from ..render.output import emit
     from ..render.quorum import voter_change_doc, voter_change_text
     from ..wire.access import ClusterAccess
 
@@ -85,14 +94,14 @@ def remove_controller(
         from ..live.membership.unregister import remove_and_unregister
         from ..render.quorum import unregister_text
 
-        emit(
+        printer(ctx).emit(
             output,
             remove_and_unregister(access, timeout, controller_id, controller_directory_id, apply),
             text=lambda p: unregister_text(p, "remove-controller") + "\n",
             json=lambda p: p.to_json(),
         )
         return
-    emit(
+    printer(ctx).emit(
         output,
         remove(access, timeout, controller_id, controller_directory_id, dry_run),
         text=lambda r: voter_change_text(r) + "\n",

@@ -6,11 +6,12 @@ from typing import Annotated, Optional
 
 import typer
 
-from ..render.output import Output
-from .options import OutputOpt
+from ..render.output import Output, Printer
+from .options import OutputOpt, printer
 
 
 def demo(
+    ctx: typer.Context,
     output: OutputOpt = None,
     serve: Annotated[bool, typer.Option("--serve", help="Keep the simulated quorum running until Ctrl-C.")] = False,
     write_examples: Annotated[
@@ -29,22 +30,20 @@ def demo(
 
     Example: quorumctl demo
     """
-    from ..render.output import resolve
-
+    pr = printer(ctx)
     if write_examples is not None:
-        _write_examples(write_examples, resolve(output))
+        _write_examples(pr, write_examples, pr.resolve(output))
         return
     from ..testing.demo import run_demo
 
-    run_demo(resolve(output), serve=serve)
+    run_demo(pr, pr.resolve(output), serve=serve)
 
 
-def _write_examples(root: str, out: Output) -> None:
+def _write_examples(pr: Printer, root: str, out: Output) -> None:
     from ..render.demo import examples_doc, examples_text
-    from ..render.output import emit
     from ..testing.examples import write_examples
 
-    emit(out, write_examples(root), text=lambda w: examples_text(w, root), json=examples_doc)
+    pr.emit(out, write_examples(root), text=lambda w: examples_text(w, root), json=examples_doc)
 
 
 def register(app: typer.Typer) -> None:

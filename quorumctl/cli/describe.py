@@ -11,6 +11,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
+from ..render.output import Printer
 from .options import (
     BootstrapController,
     BootstrapServer,
@@ -26,15 +27,15 @@ from .options import (
     group,
     parse_node_ids,
     positive,
+    printer,
 )
 
 
-def _run(kind: str, access, timeout, output, watch, human_readable=False):
+def _run(printer: Printer, kind: str, access, timeout, output, watch, human_readable=False):
     from ..wire.client import Refresher
     from ..live.describe import describe_quorum
-    from ..render.output import resolve
 
-    out = resolve(output)
+    out = printer.resolve(output)
 
     def once():  # each refresh reads the configuration afresh, as each sample of a loop does
         return describe_quorum(access.renewed(), timeout)
@@ -43,15 +44,16 @@ def _run(kind: str, access, timeout, output, watch, human_readable=False):
         q = once()
         from .watch import show_quorum  # after the answer: a failed run imports no renderer
 
-        show_quorum(kind, q, out, human_readable=human_readable)
+        show_quorum(printer, kind, q, out, human_readable=human_readable)
         return
     from .watch import watch_quorum
 
-    if watch_quorum(kind, Refresher(once), out, watch, human_readable):
+    if watch_quorum(printer, kind, Refresher(once), out, watch, human_readable):
         raise typer.Exit(ExitStatus.UNREACHABLE)
 
 
 def status(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -66,10 +68,12 @@ def status(
     """
     from ..wire.access import ClusterAccess
 
-    _run("status", ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, output, watch)
+    access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
+    _run(printer(ctx), "status", access, timeout, output, watch)
 
 
 def replication(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -90,10 +94,11 @@ def replication(
     from ..wire.access import ClusterAccess
 
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    _run("replication", access, timeout, output, watch, human_readable)
+    _run(printer(ctx), "replication", access, timeout, output, watch, human_readable)
 
 
 def health(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     config: ServerConfig = None,
@@ -139,10 +144,10 @@ def health(
     from ..errors import InputError
     from ..live.health.probe import probe_quorum
     from ..domain.health_verdict import exit_status
-    from ..render.output import resolve
     from ..wire.access import ClusterAccess
 
-    out = resolve(output)
+    pr = printer(ctx)
+    out = pr.resolve(output)
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config, controller_command_config)
     ids = parse_node_ids(can_restart, "--can-restart")
     if watch is None:
@@ -155,16 +160,16 @@ def health(
 
     if watch is None:
         h = sample(timeout)
-        from ..render.output import emit
         from ..render.quorum import health_doc, health_table, health_text
 
-        emit(out, h, text=health_text, table=health_table, json=health_doc)
+        pr.emit(out, h, text=health_text, table=health_table, json=health_doc)
         raise typer.Exit(exit_status(h, fail_on_lag))
     from .watch import watch_health
 
     # a sample never takes longer than the interval: no leader must not slow the view down
     raise typer.Exit(
         watch_health(
+            pr,
             lambda: sample(min(timeout, watch)),
             out,
             watch,

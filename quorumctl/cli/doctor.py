@@ -5,10 +5,11 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import BootstrapController, CommandConfig, Deadline, OutputOpt, ServerConfigs
+from .options import BootstrapController, CommandConfig, Deadline, OutputOpt, ServerConfigs, printer
 
 
 def doctor(
+    ctx: typer.Context,
     paths: Annotated[
         Optional[List[str]], typer.Argument(metavar="LOG_DIR...", help="Log dirs to examine (besides the configs').")
     ] = None,
@@ -30,7 +31,6 @@ def doctor(
     from ..diagnose.file_checks import examine, merge_set_endpoints
     from ..diagnose.live_checks import check_live
     from ..render.diagnose import doctor_table, doctor_text
-    from ..render.output import emit
 
     from ..wire.access import ClusterAccess
 
@@ -39,7 +39,7 @@ def doctor(
         check_live(report, ClusterAccess(None, bootstrap_controller, command_config), timeout)
     merge_set_endpoints(report.findings)
     doc = report.to_json()
-    emit(output, doc, text=doctor_text, table=doctor_table)
+    printer(ctx).emit(output, doc, text=doctor_text, table=doctor_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 

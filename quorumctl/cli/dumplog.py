@@ -4,7 +4,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .options import KafkaRelease, KafkaVersion, OutputOpt
+from .options import KafkaRelease, KafkaVersion, OutputOpt, printer
 
 
 def record_type_names(incomplete: str) -> list[str]:
@@ -33,6 +33,7 @@ REFUSED = {
 
 
 def dump_log(
+    ctx: typer.Context,
     paths: Annotated[
         Optional[List[str]],
         typer.Argument(
@@ -113,7 +114,10 @@ def dump_log(
     Example: quorumctl dump-log --cluster-metadata-decoder /var/lib/kafka/data/__cluster_metadata-0
     """
     from ..dump.log import run
+    from ..render.dumplog import Sink
     from ..errors import InputError
+
+    pr = printer(ctx)
 
     given = {
         "--value-decoder-class": value_decoder_class is not None,
@@ -147,7 +151,8 @@ def dump_log(
             verify_index_only=verify_index_only,
             index_sanity_check=index_sanity_check,
             max_message_size=max_message_size,
-            output=output,
+            output=pr.resolve(output),
+            sink=Sink(pr.stdout, pr.stderr),
             kafka=kafka_version.value,
             from_time=from_ms,
             to_time=to_ms,

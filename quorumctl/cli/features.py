@@ -13,10 +13,12 @@ from .options import (
     PlainOutputOpt,
     Timeout,
     group,
+    printer,
 )
 
 
 def describe(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -39,11 +41,10 @@ def describe(
     """
     from ..live.describe import describe_features
     from ..render.features import features_doc, features_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
 
     f = describe_features(ClusterAccess(bootstrap_server, bootstrap_controller, command_config), timeout, node_id)
-    emit(output, f, text=lambda f: features_text(f, kafka_version.value), json=features_doc)
+    printer(ctx).emit(output, f, text=lambda f: features_text(f, kafka_version.value), json=features_doc)
 
 
 def register(app: typer.Typer) -> None:

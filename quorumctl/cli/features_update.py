@@ -14,6 +14,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
+from ..render.output import Printer
 from .options import (
     Apply,
     BootstrapController,
@@ -27,12 +28,14 @@ from .options import (
     OutputOpt,
     ReleaseVersion,
     Timeout,
+    printer,
 )
 
 LogDirs = Optional[List[str]]
 
 
 def _run(
+    out: Printer,
     op: str,
     log_dir,
     bootstrap_server,
@@ -49,7 +52,6 @@ def _run(
 ):
     from ..domain.features import parse_change
     from ..render.feature_update import update_doc, update_table, update_text
-    from ..render.output import emit
 
     from ..wire.access import ClusterAccess
     from .source import Source
@@ -72,7 +74,7 @@ def _run(
         from ..live.features import check_live
 
         doc = update_doc(check_live(source.access, timeout, change, apply), apply)
-    emit(output, doc, text=update_text, table=update_table)
+    out.emit(output, doc, text=update_text, table=update_table)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 
@@ -93,6 +95,7 @@ _LogDir = Annotated[
 
 
 def upgrade(
+    ctx: typer.Context,
     log_dir: _LogDir = None,
     metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
@@ -116,6 +119,7 @@ def upgrade(
     Example: quorumctl features upgrade --bootstrap-server localhost:9092 --release-version 4.3
     """
     _run(
+        printer(ctx),
         "upgrade",
         log_dir,
         bootstrap_server,
@@ -133,6 +137,7 @@ def upgrade(
 
 
 def downgrade(
+    ctx: typer.Context,
     log_dir: _LogDir = None,
     metadata: MetadataTarget = None,
     feature: FeatureLevels = [],
@@ -156,6 +161,7 @@ def downgrade(
     Example: quorumctl features downgrade --bootstrap-controller localhost:9093 --feature transaction.version=1
     """
     _run(
+        printer(ctx),
         "downgrade",
         log_dir,
         bootstrap_server,
@@ -173,6 +179,7 @@ def downgrade(
 
 
 def disable(
+    ctx: typer.Context,
     log_dir: _LogDir = None,
     feature: Annotated[
         List[str], typer.Option("--feature", "-f", metavar="NAME", help="A feature to disable (level 0); repeatable.")
@@ -191,6 +198,7 @@ def disable(
     Example: quorumctl features disable --bootstrap-server localhost:9092 --feature streams.version
     """
     _run(
+        printer(ctx),
         "disable",
         log_dir,
         bootstrap_server,

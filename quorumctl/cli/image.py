@@ -6,22 +6,21 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from ..render.output import Output, emit, write, write_bytes_to_stdout
-from .options import AtOffset, AtTime, OutputOpt
+from ..render.output import Output, Printer
+from .options import AtOffset, AtTime, OutputOpt, printer
 
 
-def _exit_on_log_end(doc: dict, offset: int) -> None:
+def _exit_on_log_end(pr: Printer, doc: dict, offset: int) -> None:
     """A log that ends early (a torn tail, a batch whose CRC fails, a record that does
     not decode) is reported as dump-log and verify report it: the output stands, one
     line on stderr says where replay stopped, and the exit code is 1."""
     if doc.get("logEnd"):
-        from ..render.output import warning
-
-        warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {offset}")
+        pr.warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {offset}")
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def image(
+    ctx: typer.Context,
     args: Annotated[
         Optional[List[str]],
         typer.Argument(
@@ -76,8 +75,8 @@ def image(
     from ..timefmt import parse_time
     from ..image.view import image_document
     from ..render.image import image_table, write_image_json, write_image_text
-    from ..render.output import resolve
 
+    pr = printer(ctx)
     if at_offset is not None and at_time is not None:
         raise InputError("give --at-offset or --at-time, not both")
     args = ([snapshot] if snapshot else []) + list(args or [])
@@ -87,21 +86,21 @@ def image(
     if len(args) > 1 and args[-1].startswith("/") and not os.path.exists(args[-1]):
         path, args = args[-1], args[:-1]
     point = Point(offset=at_offset, time_ms=None if at_time is None else parse_time(at_time))
-    mode = resolve(output)
+    mode = pr.resolve(output)
     if names or find is not None:
-        _names_or_find(args, point, path, not no_snapshot, names, find, mode)
+        _names_or_find(pr, args, point, path, not no_snapshot, names, find, mode)
         return
     doc = image_document(list(args), point, path, use_snapshots=not no_snapshot, lazy=mode is not Output.table)
     if mode is Output.json:  # streamed: the topics are written one at a time, never built whole
-        write_bytes_to_stdout(lambda write: write_image_json(doc, write))
+        pr.write_bytes(lambda write: write_image_json(doc, write))
     elif mode is Output.text:
-        write_image_text(doc, write)
+        write_image_text(doc, pr.write)
     else:
-        emit(mode, doc, text=None, table=image_table)
-    _exit_on_log_end(doc, doc["at"]["offset"])
+        pr.emit(mode, doc, text=None, table=image_table)
+    _exit_on_log_end(pr, doc, doc["at"]["offset"])
 
 
-def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mode) -> None:
+def _names_or_find(pr: Printer, args, point, path, use_snapshots: bool, names: bool, find, mode) -> None:
     import fnmatch
     from ..errors import InputError
     from ..image.view import children, image_document, walk_paths
@@ -120,11 +119,12 @@ def _names_or_find(args, point, path, use_snapshots: bool, names: bool, find, mo
             p for p in walk_paths(doc["image"], base) if fnmatch.fnmatchcase(p if whole else p.rsplit("/", 1)[-1], find)
         ]
         key = "paths"
-    emit(mode, found, text=names_text, json=lambda f: names_doc(doc, key, f))
-    _exit_on_log_end(doc, doc["at"]["offset"])
+    pr.emit(mode, found, text=names_text, json=lambda f: names_doc(doc, key, f))
+    _exit_on_log_end(pr, doc, doc["at"]["offset"])
 
 
 def history(
+    ctx: typer.Context,
     log_dir: Annotated[
         List[str],
         typer.Argument(
@@ -189,11 +189,13 @@ def history(
         raise InputError("--partition needs --topic")
     kind, name = chosen[0]
     doc = run_history(list(log_dir), Entity(kind, str(name), partition), until=parse_point(until))
-    emit(output, doc, text=history_text, table=history_table)
-    _exit_on_log_end(doc, doc["end"]["offset"])
+    pr = printer(ctx)
+    pr.emit(output, doc, text=history_text, table=history_table)
+    _exit_on_log_end(pr, doc, doc["end"]["offset"])
 
 
 def diff(
+    ctx: typer.Context,
     log_dir: Annotated[
         List[str],
         typer.Argument(
@@ -227,18 +229,18 @@ def diff(
     from ..image.diff import diff as run_diff
     from ..image.replay import parse_point
     from ..render.image import diff_table, write_diff_json, write_diff_text
-    from ..render.output import Output, resolve
 
-    mode = resolve(output)
+    pr = printer(ctx)
+    mode = pr.resolve(output)
     # the changes written as they are computed (0.7 M partitions created, built whole, were 1.4 GB)
     doc = run_diff(list(log_dir), parse_point(frm), parse_point(to), timeline=timeline, lazy=True)
     if mode is Output.json:
-        write_bytes_to_stdout(lambda write: write_diff_json(doc, write))
+        pr.write_bytes(lambda write: write_diff_json(doc, write))
     elif mode is Output.text:
-        write_diff_text(doc, write)
+        write_diff_text(doc, pr.write)
     else:
-        emit(mode, doc, text=None, table=diff_table)
-    _exit_on_log_end(doc, doc["to"]["offset"])
+        pr.emit(mode, doc, text=None, table=diff_table)
+    _exit_on_log_end(pr, doc, doc["to"]["offset"])
 
 
 def register(app: typer.Typer) -> None:

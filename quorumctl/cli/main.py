@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import ExitStatus, QuorumctlError
+from ..render.output import Printer
 
 app = typer.Typer(
     name="quorumctl",
@@ -58,7 +59,7 @@ COMMAND_MODULES = [
 ]
 
 
-def _print_version(value: bool) -> None:
+def _print_version(ctx: typer.Context, value: bool) -> None:
     if not value:
         return
     # importlib.metadata only when asked: the installed distribution's version,
@@ -71,25 +72,25 @@ def _print_version(value: bool) -> None:
         v = "(not installed: no package metadata)"
     from ..core import NAME
 
-    sys.stdout.write(f"quorumctl {v} (core: {NAME})\n")
+    ctx.ensure_object(Printer).write(f"quorumctl {v} (core: {NAME})\n")
     raise typer.Exit(ExitStatus.OK)
 
 
-def _print_completions(value: str | None) -> None:
+def _print_completions(ctx: typer.Context, value: str | None) -> None:
     if value is None:
         return
     from .share import completions
 
-    sys.stdout.write(completions(value))
+    ctx.ensure_object(Printer).write(completions(value))
     raise typer.Exit(ExitStatus.OK)
 
 
-def _print_man(value: bool) -> None:
+def _print_man(ctx: typer.Context, value: bool) -> None:
     if not value:
         return
     from .share import man_page
 
-    sys.stdout.write(man_page())
+    ctx.ensure_object(Printer).write(man_page())
     raise typer.Exit(ExitStatus.OK)
 
 
@@ -230,9 +231,14 @@ def root_command():
     return typer.main.get_command(app)
 
 
-def main() -> None:
+def main(printer: Printer | None = None) -> None:
+    """Run `quorumctl` on sys.argv, everything it shows going through `printer` (made
+    here on the process's stdout and stderr unless a caller hands one in: a test, or
+    `run_captured`). Every error that ends a command is reported here, as one line."""
+    import contextlib
     import signal
 
+    printer = Printer() if printer is None else printer
     # click's exception classes, found through typer's public BadParameter, which derives
     # from them (typer 0.28 vendors click in a private module; earlier releases use click)
     bases: dict[str, Any] = {c.__name__: c for c in typer.BadParameter.__mro__}
@@ -243,71 +249,80 @@ def main() -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     except ValueError:  # not the main thread (main() called from a test's thread)
         pass
-    try:
-        # not standalone: click's usage errors reach us, to be printed as one line
-        # instead of Rich's boxed panel
-        args = sys.argv[1:]
-        if any(a.startswith("--") for a in args):
-            from .kafka_compat import refusal
+    code: Any = ExitStatus.OK
+    status: int | None = None
+    # click and Typer print --help and a bare group's help to sys.stdout themselves: while
+    # they run, sys.stdout and sys.stderr are the printer's (the same objects, unless a
+    # caller handed in a printer of its own)
+    with contextlib.redirect_stdout(printer.stdout), contextlib.redirect_stderr(printer.stderr):
+        try:
+            # not standalone: click's usage errors reach us, to be printed as one line
+            # instead of Rich's boxed panel
+            args = sys.argv[1:]
+            if any(a.startswith("--") for a in args):
+                from .kafka_compat import refusal
 
-            root = root_command()
-            args = kafka_order(args, root)
-            why = refusal(args, root)
-            if why is not None:
-                sys.stderr.write(f"quorumctl: error: {why}\n")
-                sys.exit(ExitStatus.USAGE)
-        # the tree Typer would build for app(...) (with pretty exceptions off, Typer's
-        # call adds nothing else a user sees)
-        code = root_command()(args=args, standalone_mode=False, prog_name="quorumctl")
-    except usage_error as e:
-        if type(e).__name__ == "NoArgsIsHelpError":
-            # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
-            sys.stdout.write(e.format_message() + "\n")
-            sys.exit(ExitStatus.OK)
-        sys.stderr.write(f"quorumctl: error: {usage_line(e)}\n")
-        sys.exit(ExitStatus.USAGE)
-    except click_exception as e:
-        sys.stderr.write(f"quorumctl: error: {' '.join(e.format_message().split())}\n")
-        sys.exit(e.exit_code)
-    except typer.Abort:  # EOF at a prompt: no input where input was needed
-        sys.stderr.write("quorumctl: aborted\n")
-        sys.exit(ExitStatus.USAGE)
-    except QuorumctlError as e:
-        if _state["debug"]:
-            import traceback
+                root = root_command()
+                args = kafka_order(args, root)
+                why = refusal(args, root)
+                if why is not None:
+                    printer.error(why)
+                    sys.exit(ExitStatus.USAGE)
+            # the tree Typer would build for app(...) (with pretty exceptions off, Typer's
+            # call adds nothing else a user sees)
+            code = root_command()(args=args, standalone_mode=False, prog_name="quorumctl", obj=printer)
+        except usage_error as e:
+            if type(e).__name__ == "NoArgsIsHelpError":
+                # a bare group (`quorumctl`, `quorumctl describe`): its help is what was asked for
+                printer.write(e.format_message() + "\n")
+                status = ExitStatus.OK
+            else:
+                printer.error(usage_line(e))
+                status = ExitStatus.USAGE
+        except click_exception as e:
+            printer.error(" ".join(e.format_message().split()))
+            status = e.exit_code
+        except typer.Abort:  # EOF at a prompt: no input where input was needed
+            printer.tell("aborted")
+            status = ExitStatus.USAGE
+        except QuorumctlError as e:
+            if _state["debug"]:
+                import traceback
 
-            traceback.print_exc()
-        sys.stderr.write(f"quorumctl: error: {e}\n")
-        sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("quorumctl: interrupted\n")
-        sys.exit(ExitStatus.INTERRUPTED)
-    except Exception as e:  # a bug: still one line unless --debug
-        if _state["debug"]:
-            raise
-        sys.stderr.write(f"quorumctl: internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)\n")
-        sys.exit(ExitStatus.INTERNAL)
-    sys.exit(code if isinstance(code, int) else ExitStatus.OK)
+                traceback.print_exc(file=printer.stderr)
+            printer.error(str(e))
+            status = e.exit_code
+        except KeyboardInterrupt:
+            printer.tell("interrupted")
+            status = ExitStatus.INTERRUPTED
+        except Exception as e:  # a bug: still one line unless --debug
+            if _state["debug"]:
+                raise
+            printer.tell(f"internal error: {type(e).__name__}: {e} (rerun with --debug for the traceback)")
+            status = ExitStatus.INTERNAL
+    if status is None:
+        status = code if isinstance(code, int) else ExitStatus.OK
+    sys.exit(status)
 
 
 if __name__ == "__main__":
     main()
 
 
-def run_captured(args) -> tuple[int, str, str]:
+def run_captured(args, *, width: int | None = None) -> tuple[int, str, str]:
     """`quorumctl ARGS` through `main`, in this process, with the installed script's
-    exit-code handling: (exit code, stdout, stderr). `bundle` gathers the other
-    commands' outputs with it; the tests' `cli` fixture is this function."""
-    import contextlib
+    exit-code handling: (exit code, stdout, stderr), written to a printer on two
+    StringIOs (Rich tables at `width` columns, else Rich's default for a file). `bundle`
+    gathers the other commands' outputs with it; the tests' `cli` fixture is this function."""
     import io
 
     out, err = io.StringIO(), io.StringIO()
+    printer = Printer(out, err, width=width)
     argv = sys.argv
     sys.argv = ["quorumctl", *map(str, args)]
     code = 0
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main()
+        main(printer)
     except SystemExit as e:
         code = int(e.code) if isinstance(e.code, int) else (ExitStatus.OK if e.code is None else ExitStatus.PROBLEMS)
     finally:

@@ -8,10 +8,20 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .options import Apply, BootstrapController, BootstrapServer, CommandConfig, DryRun, PlainOutputOpt, Timeout
+from .options import (
+    Apply,
+    BootstrapController,
+    BootstrapServer,
+    CommandConfig,
+    DryRun,
+    PlainOutputOpt,
+    Timeout,
+    printer,
+)
 
 
 def replace_controller(
+    ctx: typer.Context,
     controller_id: Annotated[
         int, typer.Argument(metavar="ID", help="The id of the controller whose disk was replaced.")
     ],
@@ -45,11 +55,10 @@ def replace_controller(
     """
     from ..live.membership.replace import replace_controller as replace
     from ..render.membership import replace_text
-    from ..render.output import emit
     from ..wire.access import ClusterAccess
 
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    emit(
+    printer(ctx).emit(
         output,
         replace(access, timeout, controller_id, endpoint or [], apply),
         text=lambda p: replace_text(p) + "\n",

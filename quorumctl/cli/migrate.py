@@ -25,6 +25,7 @@ from .options import (
     ServerConfigs,
     Timeout,
     group,
+    printer,
 )
 
 _LogDirs = Annotated[
@@ -72,6 +73,7 @@ def _with_files(f, configs: list[str]):
 
 
 def preflight(
+    ctx: typer.Context,
     log_dir: _LogDirs = None,
     config: ServerConfigs = [],
     bootstrap_server: BootstrapServer = None,
@@ -90,7 +92,6 @@ def preflight(
     """
     from ..ops.migrate import connection_args, has_metadata_log, offline_facts, preflight as judge
     from ..render.migrate import preflight_doc, preflight_text
-    from ..render.output import emit
 
     source = _source(log_dir, bootstrap_server, bootstrap_controller, command_config)
     access = source.access
@@ -109,12 +110,13 @@ def preflight(
 
         f = _with_files(gather(access, timeout), list(config))
     doc = preflight_doc(f, judge(f, connection_args(f, access.bootstrap_args(), access.config_args())))
-    emit(output, doc, text=preflight_text)
+    printer(ctx).emit(output, doc, text=preflight_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def upgrade(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -133,7 +135,6 @@ def upgrade(
     from ..ops.migrate import preflight as judge, verify_roll
     from ..live.membership.migrate import gather, upgrade as send, wait_dynamic
     from ..render.migrate import upgrade_doc, upgrade_text
-    from ..render.output import emit
 
     access = _live(_source([], bootstrap_server, bootstrap_controller, command_config))
     f = _with_files(gather(access, timeout), list(config))
@@ -145,12 +146,13 @@ def upgrade(
             after = _with_files(wait_dynamic(access, timeout, timeout or 30.0), list(config))
             verified = verify_roll(after)
     doc = upgrade_doc(f, report, apply, error, after, verified)
-    emit(output, doc, text=upgrade_text)
+    printer(ctx).emit(output, doc, text=upgrade_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 
 def configs(
+    ctx: typer.Context,
     bootstrap_server: BootstrapServer = None,
     bootstrap_controller: BootstrapController = None,
     command_config: CommandConfig = None,
@@ -176,13 +178,12 @@ def configs(
     from ..ops.migrate import config_plan, verify_roll
     from ..live.membership.migrate import gather
     from ..render.migrate import configs_doc, configs_text
-    from ..render.output import emit
 
     access = _live(_source([], bootstrap_server, bootstrap_controller, command_config))
     f = _with_files(gather(access, timeout, ask_kafka=False), list(config))
     plan = config_plan(f)
     doc = configs_doc(f, None if verify else plan, verify_roll(f) if verify else None)
-    emit(output, doc, text=configs_text)
+    printer(ctx).emit(output, doc, text=configs_text)
     if not doc["ok"]:
         raise typer.Exit(ExitStatus.PROBLEMS)
 

@@ -20,7 +20,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import InputError
-from ..render.output import Output, PlainOutput
+from ..render.output import Output, PlainOutput, Printer
 
 ADDRS = "HOST:PORT,..."
 
@@ -28,6 +28,13 @@ ADDRS = "HOST:PORT,..."
 def group(help: str) -> typer.Typer:
     """A command group: -h as well as --help, and its help when given no command."""
     return typer.Typer(help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]})
+
+
+def printer(ctx: typer.Context) -> Printer:
+    """The printer cli/main made for this run (click's context object), which every
+    write of the command goes through; one on the process's streams when the app runs
+    without main (Typer's test runner)."""
+    return ctx.ensure_object(Printer)
 
 
 def _bound(least: float, inclusive: bool, rule: str):

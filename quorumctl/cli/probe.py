@@ -14,10 +14,12 @@ from .options import (
     Grace,
     PlainOutputOpt,
     ServerConfig,
+    printer,
 )
 
 
 def probe(
+    ctx: typer.Context,
     address: Annotated[
         str,
         typer.Argument(
@@ -75,7 +77,6 @@ def probe(
     Example: quorumctl probe 127.0.0.1:9093 --role controller --kind live --config /etc/kafka/server.properties
     """
     from ..live.automation.node_probe import probe_node
-    from ..render.output import emit
     from ..render.probe import probe_doc, probe_text
     from ..wire.access import ClusterAccess
 
@@ -91,7 +92,7 @@ def probe(
         node_id=node_id,
         log_dir=log_dir,
     )
-    emit(output, v, text=probe_text, json=probe_doc)
+    printer(ctx).emit(output, v, text=probe_text, json=probe_doc)
     raise typer.Exit(int(v.status))
 
 

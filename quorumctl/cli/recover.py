@@ -16,10 +16,12 @@ from .options import (
     PlainOutputOpt,
     ServerConfigs,
     parse_node_ids,
+    printer,
 )
 
 
 def recover(
+    ctx: typer.Context,
     *,  # keyword-only: a required option below keeps its place in --help
     paths: Annotated[
         Optional[List[str]],
@@ -98,7 +100,6 @@ def recover(
     from ..wire.access import ClusterAccess
     from ..config.addresses import parse_address_list, parse_quorum_voters
     from ..live.liveness import probe_voters_and_witnesses
-    from ..render.output import emit
     from ..render.recover import plan_doc, plan_lines
     from ..ops import recover as recovery
     from ..config.server import load
@@ -145,7 +146,7 @@ def recover(
         witnesses=asked,
     )
     doc = plan.to_json()
-    emit(
+    printer(ctx).emit(
         output,
         doc,
         text=lambda d: "\n".join(plan_lines(d, not apply, report, holder)) + "\n",

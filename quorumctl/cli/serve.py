@@ -21,6 +21,7 @@ from .options import (
     SampleInterval,
     SampleTimeout,
     ServerConfig,
+    printer,
 )
 
 PROBE_CONCURRENCY = 4  # /probe requests at once; more get 429 (bounded threads and sockets)
@@ -104,6 +105,7 @@ def make_handler(registry, probe, allowed):
 
 
 def serve(
+    ctx: typer.Context,
     listen: Annotated[
         str,
         typer.Option(
@@ -191,10 +193,8 @@ def serve(
     if once:
         from prometheus_client.exposition import generate_latest
 
-        from ..render.output import write
-
         sampler.step()
-        write(generate_latest(registry_for(sampler.snapshot)).decode("utf-8"))
+        printer(ctx).write(generate_latest(registry_for(sampler.snapshot)).decode("utf-8"))
         return
 
     def allowed(node: str) -> bool:
@@ -232,10 +232,8 @@ def serve(
         threading.Thread(target=httpd.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_term)
-    from ..render.output import say
-
     host, port = httpd.server_address[:2]
-    say(f"quorumctl serve: http://{where.host}:{port}/metrics and /probe; sampling every {interval:g} s")
+    printer(ctx).say(f"quorumctl serve: http://{where.host}:{port}/metrics and /probe; sampling every {interval:g} s")
     sampler.start()
     try:
         httpd.serve_forever(poll_interval=0.5)

@@ -13,6 +13,7 @@ from typing import Annotated, Iterator, List, Optional
 import typer
 
 from ..errors import ExitStatus
+from .options import printer
 
 # -- the command line -----------------------------------------------------------------
 
@@ -37,6 +38,7 @@ def _is_image_path(a: str) -> bool:
 
 
 def shell(
+    ctx: typer.Context,
     args: Annotated[
         Optional[List[str]],
         typer.Argument(
@@ -99,6 +101,7 @@ def shell(
         raise InputError("give a log dir, snapshot or log files to read (or --snapshot FILE)")
     if words and commands is not None:
         raise InputError("give a command after the source or -c, not both")
+    pr = printer(ctx)
     tl = Timeline(sources)
     tl.load()
     if at is not None:
@@ -106,17 +109,15 @@ def shell(
 
         tl.goto(parse_at(at, end_ms=extent(tl.src).get("lastTimestamp")))
     if tl.end_reason:
-        from ..render.output import warning
-
-        warning(f"the log ends early: {tl.end_reason}; replay stopped at offset {tl.image.offset}")
-    interactive = not words and commands is None and sys.stdin.isatty() and sys.stdout.isatty()
+        pr.warning(f"the log ends early: {tl.end_reason}; replay stopped at offset {tl.image.offset}")
+    interactive = not words and commands is None and sys.stdin.isatty() and pr.stdout_isatty
     if interactive:
         from .shell_repl import repl
 
-        repl(tl)
+        repl(pr, tl)
         raise typer.Exit(ExitStatus.OK)
-    out = sys.stdout
-    session = Session(tl, out.write)
+    out = pr.stdout
+    session = Session(tl, out.write, err=pr.stderr.write)
     try:
         if words:
             session.run_words(words)

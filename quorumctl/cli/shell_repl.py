@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 
-from ..render import output
+from ..render.output import Printer
 from .shell_session import _OWN, _SPECS, Session, Stop
 
 
@@ -16,7 +16,8 @@ class _Pager:
     """Writes lines to stdout, pausing after each screenful: Enter or Space goes on,
     q stops the listing (as Ctrl-C does), a shows the rest without pausing."""
 
-    def __init__(self) -> None:
+    def __init__(self, printer: Printer) -> None:
+        self.printer = printer
         self.rows = max(shutil.get_terminal_size().lines - 1, 5)
         self.count = 0
         self.all = False
@@ -26,13 +27,13 @@ class _Pager:
         self.all = False
 
     def write(self, text: str) -> None:
-        output.write(text)
+        self.printer.write(text)
         self.count += text.count("\n")
         if not self.all and self.count >= self.rows:
-            output.write("-- more: Enter for the next page, a for all, q to stop --")
-            output.flush()
+            self.printer.write("-- more: Enter for the next page, a for all, q to stop --")
+            self.printer.flush()
             key = _read_key()
-            output.write("\r\x1b[K")
+            self.printer.write("\r\x1b[K")
             if key in ("q", "Q", "\x03"):
                 raise KeyboardInterrupt
             if key in ("a", "A"):
@@ -107,29 +108,27 @@ def _completer(session: Session):
     return ShellCompleter()
 
 
-def repl(timeline) -> None:
+def repl(printer: Printer, timeline) -> None:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import InMemoryHistory
 
     from ..render.shell import prompt_text
 
-    pager = _Pager()
+    pager = _Pager(printer)
     width = shutil.get_terminal_size().columns
-    session = Session(timeline, pager.write, interactive=True, width=width)
-
-    session.err = output.write_err
+    session = Session(timeline, pager.write, err=printer.write_err, interactive=True, width=width)
     session.pause = _pause
     prompt: PromptSession = PromptSession(
         history=InMemoryHistory(), completer=_completer(session), complete_while_typing=False
     )
-    output.write("[ quorumctl shell: kafka-metadata-shell's commands, and at/where/changes/diff/follow ]\n")
-    output.write(session.where_line() + "\n")
-    output.flush()
+    printer.write("[ quorumctl shell: kafka-metadata-shell's commands, and at/where/changes/diff/follow ]\n")
+    printer.write(session.where_line() + "\n")
+    printer.flush()
     while True:
         try:
             line = prompt.prompt(prompt_text(session.cwd, timeline.where()))
         except KeyboardInterrupt:
-            output.write("^C\n")
+            printer.write("^C\n")
             continue
         except EOFError:
             return
@@ -138,7 +137,7 @@ def repl(timeline) -> None:
         try:
             session.run_line(line)
         except KeyboardInterrupt:
-            output.write("^C\n")
+            printer.write("^C\n")
         except Stop:
             return
-        output.flush()
+        printer.flush()

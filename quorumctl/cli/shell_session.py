@@ -4,7 +4,6 @@ output handed to `out`. `quorumctl shell` (cli/shell) runs it from words, -c or
 standard input; cli/shell_repl at a terminal."""
 
 import shlex
-import sys
 from typing import Any, Callable, Iterable
 
 # command -> (positional arguments (name, nargs), usage after the name, Kafka's)
@@ -40,10 +39,18 @@ class Stop(Exception):
 
 class Session:
     """The shell's state (working directory, history, where in time) and its commands.
-    `out` takes each line; `interactive`: a person at a terminal (wider ls, closest
+    `out` takes each line, `err` each error line (the printer's stderr); `interactive`: a person at a terminal (wider ls, closest
     names after a wrong path, caps on huge listings)."""
 
-    def __init__(self, timeline, out: Callable[[str], object], *, interactive: bool = False, width: int | None = None):
+    def __init__(
+        self,
+        timeline,
+        out: Callable[[str], object],
+        *,
+        err: Callable[[str], object],
+        interactive: bool = False,
+        width: int | None = None,
+    ):
         self.tl = timeline
         self.out = out
         self.interactive = interactive
@@ -51,7 +58,7 @@ class Session:
         self.cwd = "/"
         self.history: list[str] = []
         self.failed = False  # a command named nothing or was misused (exit 2 when not interactive)
-        self.err: Callable[[str], object] = sys.stderr.write
+        self.err = err
         self._root: Any = None
         # waits between two reads of `follow`; True: the person asked to stop (a terminal's REPL
         # reads Ctrl-C or q meanwhile; elsewhere SIGINT stops it)

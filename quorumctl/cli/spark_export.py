@@ -9,10 +9,11 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import OutputOpt, positive
+from .options import OutputOpt, positive, printer
 
 
 def spark_export(
+    ctx: typer.Context,
     paths: Annotated[
         List[str],
         typer.Argument(
@@ -108,8 +109,8 @@ def spark_export(
     Example: quorumctl spark-export /var/lib/kafka/meta --out /tmp/kraft.parquet --partition-by date
     """
     from ..errors import InputError
-    from ..render.output import emit, resolve
 
+    pr = printer(ctx)
     if getattr(sys, "frozen", False):  # the standalone executable (tools/build_standalone.py) leaves Spark out
         raise InputError(
             "spark-export needs Spark, which the standalone executable leaves out: "
@@ -129,7 +130,7 @@ def spark_export(
     except ValueError as e:
         raise InputError(f"--split-size: {e}") from None
     fs_options = {"s3endpoint": s3_endpoint} if s3_endpoint else None
-    fmt = resolve(output)
+    fmt = pr.resolve(output)
 
     if follow:
         from ..render.spark_export import follow_batch_doc, follow_batch_line
@@ -140,7 +141,7 @@ def spark_export(
             raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
 
         def report(batch):
-            emit(fmt, batch, text=lambda b: follow_batch_line(b) + "\n", json=follow_batch_doc)
+            pr.emit(fmt, batch, text=lambda b: follow_batch_line(b) + "\n", json=follow_batch_doc)
 
         follow_export(
             list(paths),
@@ -157,6 +158,7 @@ def spark_export(
             fs_options=fs_options,
             stop_after_idle=stop_after_idle,
             report=report,
+            printer=pr,
         )
         raise typer.Exit(ExitStatus.OK)
 
@@ -180,8 +182,9 @@ def spark_export(
         remote=remote,
         debug=_state["debug"],
         class_archive=True,
+        printer=pr,
     )
-    emit(fmt, summary, text=lambda s: summary_line(s) + "\n", table=summary_table, json=summary_doc)
+    pr.emit(fmt, summary, text=lambda s: summary_line(s) + "\n", table=summary_table, json=summary_doc)
     finish_sessions()  # after the output: a first run then keeps the JVM's class archive
     raise typer.Exit(summary.exit_code)
 

@@ -4,10 +4,11 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .options import OutputOpt, ServerConfigs
+from .options import OutputOpt, ServerConfigs, printer
 
 
 def state(
+    ctx: typer.Context,
     paths: Annotated[
         Optional[List[str]],
         typer.Argument(
@@ -28,11 +29,10 @@ def state(
     Example: quorumctl state /var/lib/kafka/c1 /var/lib/kafka/c2 /var/lib/kafka/c3
     """
     from ..ops.state import state as run
-    from ..render.output import emit
     from ..render.state import state_doc, state_table, state_text
 
     result = run(list(paths or []), config)
-    emit(output, state_doc(result), text=state_text, table=state_table)
+    printer(ctx).emit(output, state_doc(result), text=state_text, table=state_table)
     raise typer.Exit(result.exit_code)
 
 

@@ -7,7 +7,18 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from ..errors import ExitStatus
-from .options import AtOffset, AtTime, BootstrapServer, CommandConfig, OutputOpt, ServerConfig, Timeout, group, positive
+from .options import (
+    AtOffset,
+    AtTime,
+    BootstrapServer,
+    CommandConfig,
+    OutputOpt,
+    ServerConfig,
+    Timeout,
+    group,
+    positive,
+    printer,
+)
 
 app = group(
     "Topics and partitions, live from the brokers or from a metadata log dir (like kafka-topics --describe)."
@@ -17,6 +28,7 @@ app = group(
 
 @app.command("describe")
 def describe(
+    ctx: typer.Context,
     log_dir: Annotated[
         Optional[List[str]],
         typer.Argument(
@@ -108,9 +120,10 @@ def describe(
     from ..image.replay import Point
     from ..timefmt import parse_time
     from ..image.topics import describe_document
-    from ..render.output import Output, emit, note, resolve, say, warning, write, write_bytes_to_stdout
+    from ..render.output import Output
     from ..render.topics import describe_table, summary_line, write_describe_json, write_describe_text
 
+    pr = printer(ctx)
     filters = tuple(
         f
         for f, on in (
@@ -176,23 +189,23 @@ def describe(
         doc = describe_document(source.files, point, static=static, lazy=True, **options)
     if topic is not None and topic_id is not None and if_exists:
         # kafka-topics says so on stdout in this case (and only this one)
-        write(
+        pr.write(
             "Only topic id will be used when both --topic and --topic-id are specified and topicId "
             "is not Uuid.ZERO_UUID\n"
         )
-    mode = resolve(output)
+    mode = pr.resolve(output)
     if mode is Output.json:
-        write_bytes_to_stdout(lambda write: write_describe_json(doc, write))
+        pr.write_bytes(lambda write: write_describe_json(doc, write))
     elif mode is Output.table:
-        emit(mode, doc, text=None, table=describe_table)
+        pr.emit(mode, doc, text=None, table=describe_table)
     else:
-        write_describe_text(doc, write)
+        write_describe_text(doc, pr.write)
     if mode is Output.text:
-        say(summary_line(doc))
+        pr.say(summary_line(doc))
     if doc.get("note"):
-        note(doc["note"])
+        pr.note(doc["note"])
     if doc.get("logEnd"):
-        warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {doc['at']['offset']}")
+        pr.warning(f"the log ends early: {doc['logEnd']}; replay stopped at offset {doc['at']['offset']}")
         raise typer.Exit(ExitStatus.PROBLEMS)
 
 

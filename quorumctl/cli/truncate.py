@@ -4,10 +4,11 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .options import Apply, BackupDir, DryRun, PlainOutputOpt, ServerConfigs
+from .options import Apply, BackupDir, DryRun, PlainOutputOpt, ServerConfigs, printer
 
 
 def truncate(
+    ctx: typer.Context,
     log_dir: Annotated[
         str, typer.Argument(metavar="LOG_DIR", help="The replica's log dir or its __cluster_metadata-0.")
     ],
@@ -64,7 +65,6 @@ def truncate(
     """
     from ..config.addresses import static_voter_ids
     from ..ops.truncate import run
-    from ..render.output import emit
     from ..render.state import truncate_text
 
     static, source = static_voter_ids(config)
@@ -80,7 +80,7 @@ def truncate(
         static_voters=static,
         static_source=source,
     )
-    emit(output, res, text=truncate_text, json=lambda r: r.to_json())
+    printer(ctx).emit(output, res, text=truncate_text, json=lambda r: r.to_json())
     raise typer.Exit(res.exit_code)
 
 

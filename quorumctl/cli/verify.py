@@ -5,10 +5,11 @@ from typing import Annotated, List
 import typer
 
 from ..errors import ExitStatus
-from .options import OutputOpt
+from .options import OutputOpt, printer
 
 
 def verify(
+    ctx: typer.Context,
     paths: Annotated[List[str], typer.Argument(metavar="PATH...", help="Files or log dirs (directories are walked).")],
     output: OutputOpt = None,
     notes: Annotated[
@@ -27,11 +28,11 @@ def verify(
     Example: quorumctl verify /var/lib/kafka/data/__cluster_metadata-0
     """
     from ..ops.verify import verify_paths
-    from ..render.output import emit, say
     from ..render.verify import verify_json, verify_table, verify_text
 
-    reports = verify_paths(paths, deep=deep, stray=lambda f: say(f"Ignoring unknown file {f}"))
-    emit(
+    pr = printer(ctx)
+    reports = verify_paths(paths, deep=deep, stray=lambda f: pr.say(f"Ignoring unknown file {f}"))
+    pr.emit(
         output, reports, text=lambda r: verify_text(r, notes), table=lambda r: verify_table(r, notes), json=verify_json
     )
     raise typer.Exit(ExitStatus.of(any(r.problems for r in reports)))

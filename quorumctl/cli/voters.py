@@ -19,10 +19,12 @@ from .options import (
     PlainOutputOpt,
     ServerConfigs,
     group,
+    printer,
 )
 
 
 def check(
+    ctx: typer.Context,
     paths: Annotated[
         Optional[List[str]],
         typer.Argument(metavar="[LOG_DIR]...", help="Controllers' log dirs: the voter set of the most up-to-date one."),
@@ -47,7 +49,6 @@ def check(
     Example: quorumctl voters check --bootstrap-controller c1:9093 -c /etc/kafka/c1.properties
     """
     from ..diagnose.voters import check as run_check
-    from ..render.output import emit
     from ..render.voters import check_lines, check_table
     from ..wire.access import ClusterAccess
     from .source import Source
@@ -59,11 +60,12 @@ def check(
         "or -c server.properties (offline)"
     )
     doc = run_check(list(config), list(paths or []), source.access, timeout)
-    emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
+    printer(ctx).emit(output, doc, text=lambda d: "\n".join(check_lines(d)) + "\n", table=check_table)
     raise typer.Exit(ExitStatus.of(doc["findings"]))
 
 
 def set_endpoints(
+    ctx: typer.Context,
     paths: Annotated[
         List[str], typer.Argument(metavar="LOG_DIR...", help="Every voter's log dir (the controllers stopped).")
     ],
@@ -104,7 +106,6 @@ def set_endpoints(
     from ..ops import voter_endpoints as ve
     from ..wire.access import ClusterAccess
     from ..live.liveness import probe_voters_and_witnesses
-    from ..render.output import emit
     from ..render.recover import plan_doc
     from ..render.voters import plan_lines
 
@@ -117,7 +118,7 @@ def set_endpoints(
     configs = [load_config(c) for c in config]
     plan, report = ve.run(list(paths), new, apply, backup_dir, probe, configs)
     doc = plan.to_json()
-    emit(
+    printer(ctx).emit(
         output,
         doc,
         text=lambda d: "\n".join(plan_lines(d, not apply, report)) + "\n",

@@ -17,10 +17,12 @@ from .options import (
     SampleInterval,
     ServerConfig,
     parse_node_ids,
+    printer,
 )
 
 
 def wait(
+    ctx: typer.Context,
     condition: Annotated[str, typer.Argument(metavar="healthy|leader|can-restart|caught-up", help="What to wait for.")],
     ids: Annotated[
         Optional[List[str]], typer.Argument(metavar="[ID...]", help="can-restart, caught-up: the node ids (also 2,3).")
@@ -47,7 +49,6 @@ def wait(
     """
     from ..live.automation.gates import wait_for
     from ..live.health.probe import probe_quorum
-    from ..render.output import emit
     from ..render.wait import Progress, wait_doc, wait_text
 
     node_ids = parse_node_ids(ids, "node id")
@@ -58,7 +59,8 @@ def wait(
     from ..wire.access import ClusterAccess
 
     access = ClusterAccess(bootstrap_server, bootstrap_controller, command_config)
-    progress = Progress()
+    pr = printer(ctx)
+    progress = Progress(pr.stderr)
 
     def sample(budget: float):  # each sample reads the client configuration afresh
         return probe_quorum(access.renewed(), config, budget, fetch_timeout_ms)
@@ -72,10 +74,10 @@ def wait(
     except KeyboardInterrupt:  # exits 130 below, with what was seen so far
         progress.done()
         r = WaitResult(condition, node_ids, False, "interrupted (Ctrl-C)", 0, time.monotonic() - t0, timeout, True)
-        emit(output, r, text=wait_text, json=wait_doc)
+        pr.emit(output, r, text=wait_text, json=wait_doc)
         raise typer.Exit(ExitStatus.INTERRUPTED) from None
     progress.done()
-    emit(output, r, text=wait_text, json=wait_doc)
+    pr.emit(output, r, text=wait_text, json=wait_doc)
     raise typer.Exit(ExitStatus.of(not r.ok))
 
 

@@ -1,5 +1,5 @@
 """The --watch loops of `describe status|replication|health`: sample, print one
-frame through render/output, sleep, until Ctrl-C (or --samples, --exit-when-healthy).
+frame through the command's printer, sleep, until Ctrl-C (or --samples, --exit-when-healthy).
 
 The frames are render/quorum's; sampling and judging a history are domain/health_watch's
 (`client.Refresher`, `health_watch`). Not a command: `describe` calls these.
@@ -8,18 +8,19 @@ The frames are render/quorum's; sampling and judging a history are domain/health
 import time
 
 from ..errors import ExitStatus
-from ..render import output
-from ..render.output import Output
+from ..render.output import Output, Printer
 from ..render.quorum import quorum_forms, waiting, watch_frame
 from ..timefmt import now_ms
 
 
-def show_quorum(kind: str, q, out: Output, *, human_readable: bool = False) -> None:
+def show_quorum(printer: Printer, kind: str, q, out: Output, *, human_readable: bool = False) -> None:
     """One status/replication view of `q` (with the text view, its warnings on stderr)."""
-    output.emit(out, q, **quorum_forms(kind, now_ms(), human_readable))
+    printer.emit(out, q, **quorum_forms(kind, now_ms(), human_readable))
 
 
-def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable: bool = False) -> bool:
+def watch_quorum(
+    printer: Printer, kind: str, refresher, out: Output, every: float, human_readable: bool = False
+) -> bool:
     """A live view, refreshed every `every` seconds by `refresher`
     (wire.client.Refresher) until Ctrl-C. A failed refresh keeps the last
     good view on screen with the error and its time beneath it. Returns True
@@ -28,7 +29,7 @@ def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable
     try:
         if out is Output.table:
             view = waiting("connecting...")
-            with output.live(view) as live:
+            with printer.live(view) as live:
                 while True:
                     if refresher.refresh():
                         view = quorum_forms(kind, now_ms())["table"](refresher.last)
@@ -36,36 +37,37 @@ def watch_quorum(kind: str, refresher, out: Output, every: float, human_readable
                     else:
                         frame = watch_frame(view, every, failure=refresher.failure)
                     live.update(frame, refresh=True)
-                    output.flush()
+                    printer.flush()
                     time.sleep(every)
         else:
-            clear = out is Output.text and output.stdout_is_terminal()
+            clear = out is Output.text and printer.stdout_isatty
             while True:
                 if refresher.refresh():
                     if clear:
-                        output.clear_screen()
-                    show_quorum(kind, refresher.last, out, human_readable=human_readable)
+                        printer.clear_screen()
+                    show_quorum(printer, kind, refresher.last, out, human_readable=human_readable)
                     if out is Output.text and not clear:
-                        output.write("\n")
+                        printer.write("\n")
                 else:
                     if clear and refresher.last is not None:
                         # redraw the last good view so the error sits beneath it, not below old errors
-                        output.clear_screen()
-                        show_quorum(kind, refresher.last, out, human_readable=human_readable)
-                    output.flush()
+                        printer.clear_screen()
+                        show_quorum(printer, kind, refresher.last, out, human_readable=human_readable)
+                    printer.flush()
                     at, error = refresher.failure
-                    output.error(f"{error} (at {at})")
-                output.flush()
+                    printer.error(f"{error} (at {at})")
+                printer.flush()
                 time.sleep(every)
     except KeyboardInterrupt:
         if refresher.failure:
             at, error = refresher.failure
-            output.error(f"stopped after a failed refresh (at {at}): {error}")
+            printer.error(f"stopped after a failed refresh (at {at}): {error}")
             return True
         return False
 
 
 def watch_health(
+    printer: Printer,
     sample,
     out: Output,
     every: float,
@@ -90,10 +92,10 @@ def watch_health(
     status = ExitStatus.INTERRUPTED
     taken = 0
     live = None
-    clear = out is Output.text and output.stdout_is_terminal()
+    clear = out is Output.text and printer.stdout_isatty
     try:
         if out is Output.table:
-            live = output.live(waiting("probing..."))
+            live = printer.live(waiting("probing..."))
             live.start()
         while True:
             t0 = time.monotonic()
@@ -103,7 +105,7 @@ def watch_health(
                 # nothing answered: one line on stderr (the view above stays), and the watch goes on
                 history.add(Sample(time.time(), "unreachable", None, None, None, None))
                 status = ExitStatus.UNREACHABLE
-                output.error(f"{e} (at {time.strftime('%H:%M:%S')})")
+                printer.error(f"{e} (at {time.strftime('%H:%M:%S')})")
                 taken += 1
                 if samples is not None and taken >= samples:
                     return status
@@ -116,11 +118,11 @@ def watch_health(
             if out is Output.table:
                 assert live is not None
                 live.update(health_watch_frame(shown, history, every, time.strftime("%H:%M:%S")), refresh=True)
-                output.flush()
+                printer.flush()
             else:
                 if clear:
-                    output.clear_screen()
-                output.emit(
+                    printer.clear_screen()
+                printer.emit(
                     out,
                     shown,
                     text=lambda s: health_watch_text(s, history, clear),

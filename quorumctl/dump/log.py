@@ -208,7 +208,7 @@ def dump_range(
             if as_json:
                 sink.part("]," + json_line({"error": error})[1:])
                 sink.end_line()
-            sink.error(f"quorumctl: {path}: position {e.pos}: {e}")
+            sink.tell(f"{path}: position {e.pos}: {e}")
             continue
         if not opened and types is None:  # a batch with no records (compaction leaves them) still shows
             opened = True
@@ -316,7 +316,7 @@ def dump_batches(
                     }
                 )
             )
-        sink.error(f"quorumctl: {path}: position {stop.position}: {stop.detail}")
+        sink.tell(f"{path}: position {stop.position}: {stop.detail}")
     elif stop is not None and stop.reason and max_bytes is None:
         result.problems += 1
         if as_json:
@@ -595,13 +595,15 @@ def run(
     kafka: whose kafka-dump-log text (4.3 or 4.1) where the two differ;
     from_time/to_time (epoch ms) cut one partition's log where its record timestamps say.
     Each file is dumped by its kind's handler (filekinds.handler("dump", kind))."""
-    from ..render.output import Output, resolve
+    from ..render.output import Output, Printer
 
-    out_mode = resolve(output)
+    if sink is None:
+        printer = Printer()
+        sink = Sink(printer.stdout, printer.stderr)
+    out_mode = Printer(sink.out, sink.err).resolve(output)
     types = frozenset(check_record_types(record_types)) if record_types else None  # a typo: exit 2 first
     if not paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
-    sink = sink or Sink()
     # every path is checked before anything is printed: a typo is exit 2, not an empty dump
     files = filekinds.log_dir_files(paths, stray=lambda f: sink.error(f"Ignoring unknown file {f}"))
     if from_time is not None or to_time is not None:
@@ -658,10 +660,10 @@ def run(
             filekinds.handler("dump", kind)(path, kind, job)
         except InputError as e:  # a file that is not what its name says: exit 2 unless problems were seen
             result.errors.append(str(e))
-            sink.error(f"quorumctl: error: {e}")
+            sink.tell(f"error: {e}")
         except OSError as e:
             result.errors.append(str(e))
-            sink.error(f"quorumctl: error: {path}: {e.strerror or e}")
+            sink.tell(f"error: {path}: {e.strerror or e}")
     sink.flush()
     if result.errors and not result.problems:
         return ExitStatus.USAGE

@@ -11,7 +11,6 @@ JSON is one object per batch (JSON Lines), records included.
 from __future__ import annotations
 
 import base64
-import sys
 from dataclasses import dataclass
 
 from ..records import metadata as md
@@ -29,7 +28,7 @@ from ..records.batch import (
 from ..records.javatext import java_utf8
 from ..records.metadata import payload_prefix
 from ..logdir import filekinds
-from .output import json_bytes, json_line
+from .output import json_bytes, json_line, tagged
 
 
 @dataclass
@@ -287,11 +286,12 @@ RAW_BLOCK = 1 << 20  # the compiled core's output is written in blocks of about 
 
 
 class Sink:
-    """Buffered stdout/stderr writer (stdout lines are joined and written in blocks)."""
+    """Buffered writer of a printer's stdout and stderr (`Printer.stdout`, `.stderr`):
+    stdout lines are joined and written in blocks."""
 
-    def __init__(self, out=None, err=None):
-        self.out = out or sys.stdout
-        self.err = err or sys.stderr
+    def __init__(self, out, err):
+        self.out = out
+        self.err = err
         self.buf: list[str] = []
         self.pending: list[str] = []  # the parts of an unfinished line (see part)
         self.raws: list[bytes] = []  # the compiled core's output not yet written (see raw)
@@ -388,6 +388,10 @@ class Sink:
     def error(self, s: str):
         self.flush()
         self.err.write(s + "\n")
+
+    def tell(self, message: str):
+        """A line of ours ("quorumctl: MESSAGE") in its place among the dump's."""
+        self.error(tagged(message))
 
 
 def is_utf8(encoding: str | None) -> bool:

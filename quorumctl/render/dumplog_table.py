@@ -26,8 +26,7 @@ from ..records import metadata as md
 from ..records.batch import ATTR_CONTROL, ATTR_LOG_APPEND_TIME, ATTR_TRANSACTIONAL
 from ..records.javatext import java_utf8
 from .dumplog import Options, Sink, metadata_json
-from .output import console as new_console
-from .output import iso_utc, json_line
+from .output import Printer, iso_utc, json_line
 
 CHUNK_ROWS = 200
 CONTROL_SUMMARY_RECORDS = 16  # a control batch's summary names the types of its first records
@@ -86,7 +85,7 @@ class TableSink(Sink):
         super().__init__(sink.out, sink.err)
         self.sink = sink
         self.opts = opts
-        self.console = console or new_console(file=sink.out, highlight=False, soft_wrap=False)
+        self.console = console or Printer(sink.out, sink.err).console(highlight=False, soft_wrap=False)
         self.columns: tuple = ()
         self.widths: list[int] = []
         self.rows: list[tuple] = []

@@ -36,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..render.output import Printer
 from ..records import batch
 from . import fs
 from . import plan as planning
@@ -312,6 +313,7 @@ def follow_export(
     fs_options: dict | None = None,
     stop_after_idle: int | None = None,
     report=None,
+    printer: Printer | None = None,
 ) -> None:
     """What `spark-export --follow` runs: the options checked and the inputs found
     before Spark starts, a session with a light JVM (from its class archive), then
@@ -324,7 +326,9 @@ def follow_export(
     check_export_options(partition_by, compression, "pyarrow", "append")
     fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
     planning.source_files(list(paths), fs_options)  # bad paths fail before Spark starts
-    spark = start_session(master, conf, progress=progress, debug=debug, class_archive=True, light_jvm=True)
+    spark = start_session(
+        master, conf, progress=progress, debug=debug, class_archive=True, light_jvm=True, printer=printer
+    )
     try:
         follow(
             list(paths),

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
 
 from ..errors import ExitStatus, InputError
+from ..render.output import Printer
 from . import plan as planning
 from .progress import TaskBar, human_bytes
 from .schema import NAMES
@@ -103,12 +103,15 @@ def export(
     compression: str = "zstd",
     remote: str | None = None,
     class_archive: bool = False,
+    printer: Printer | None = None,
 ) -> Summary:
     """Export the files under `paths` to Parquet under `out` and return the summary.
     `min_partitions` (the least number of tasks) defaults to one per core of
     the session (its default parallelism) for small inputs, three per core for
     larger ones (`plan.default_min_partitions`); pass `spark` to use an existing
-    session (tests, notebooks)."""
+    session (tests, notebooks). Progress and notes go to `printer`'s stderr (the
+    process's when None)."""
+    printer = Printer() if printer is None else printer
     t0 = time.monotonic()
     partition_by = list(partition_by or [])
     if remote:
@@ -145,6 +148,7 @@ def export(
                 debug=debug,
                 class_archive=class_archive,
                 light_jvm=writer == "pyarrow",
+                printer=printer,
             )
         )
     plan: planning.Plan | None
@@ -170,8 +174,8 @@ def export(
     group = f"quorumctl-spark-export-{os.getpid()}-{time.time_ns()}"
     description = f"decoding {len(plan.files)} files, {human_bytes(plan.total_bytes)}"
     sc.setJobGroup(group, description)
-    show = sys.stderr.isatty() if progress is None else progress
-    bar = TaskBar(sc, group, len(plan.partitions), description) if show else None
+    show = printer.stderr_isatty if progress is None else progress
+    bar = TaskBar(sc, group, len(plan.partitions), description, printer) if show else None
     if bar:
         bar.start()
     try:

@@ -5,9 +5,10 @@ while the JVM starts, then a Rich bar over the write job's tasks.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 from typing import TYPE_CHECKING, TextIO
+
+from ..render.output import Printer
 
 if TYPE_CHECKING:  # Rich is imported when a spinner is shown
     from rich.status import Status
@@ -16,8 +17,9 @@ if TYPE_CHECKING:  # Rich is imported when a spinner is shown
 class TaskBar(threading.Thread):
     """Follow the write job's tasks on the driver with a Rich progress bar."""
 
-    def __init__(self, sc, group: str, total_tasks: int, description: str):
+    def __init__(self, sc, group: str, total_tasks: int, description: str, printer: Printer):
         super().__init__(daemon=True)
+        self.printer = printer
         self.sc = sc
         self.group = group
         self.total = total_tasks
@@ -41,8 +43,6 @@ class TaskBar(threading.Thread):
     def run(self):
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        from ..render.output import console
-
         tracker = self.sc.statusTracker()
         with Progress(
             SpinnerColumn(),
@@ -51,7 +51,7 @@ class TaskBar(threading.Thread):
             MofNCompleteColumn(),
             TextColumn("tasks ({task.fields[active]} running)"),
             TimeElapsedColumn(),
-            console=console(stderr=True),
+            console=self.printer.console(stderr=True),
             transient=True,
         ) as bar:
             task = bar.add_task(self.description, total=self.total, active=0)
@@ -73,7 +73,8 @@ class starting:
     start_session points fd 2 at a filtering pipe meanwhile, which would hold
     back a line without a newline."""
 
-    def __init__(self, master: str | None, progress: bool | None):
+    def __init__(self, master: str | None, progress: bool | None, printer: Printer):
+        self.printer = printer
         self.what = f"starting Spark (master {master or 'from spark-submit'}); the JVM takes a few seconds"
         self.progress = progress
         self.status: Status | None = None
@@ -82,16 +83,13 @@ class starting:
     def __enter__(self):
         if self.progress is False:
             return self
-        sys.stderr.flush()
-        if sys.stderr.isatty():
-            from ..render.output import console
-
-            self.file = os.fdopen(os.dup(2), "w", encoding="utf-8", errors="replace")
-            self.status = console(file=self.file).status(self.what)
+        self.printer.stderr.flush()
+        if self.printer.stderr_isatty:
+            self.file = os.fdopen(os.dup(self.printer.stderr.fileno()), "w", encoding="utf-8", errors="replace")
+            self.status = self.printer.console(file=self.file).status(self.what)
             self.status.__enter__()
         else:
-            sys.stderr.write(f"quorumctl: {self.what}\n")
-            sys.stderr.flush()
+            self.printer.tell(self.what)
         return self
 
     def __exit__(self, *exc):

@@ -13,6 +13,7 @@ import sys
 import threading
 
 from ..errors import InputError
+from ..render.output import Printer
 from .classarchive import ClassArchive
 from .progress import starting
 
@@ -123,6 +124,7 @@ def start_session(
     debug: bool = False,
     class_archive: bool = False,
     light_jvm: bool = False,
+    printer: Printer | None = None,
 ):
     """A Spark session (`debug`, the CLI's --debug, keeps Spark's own logging);
     `progress` as export's (None: a spinner on a terminal,
@@ -134,7 +136,9 @@ def start_session(
     writer), so they run the client compiler and the serial collector
     (`LIGHT_JVM`), whose threads take far less of the cores from those workers
     than C2's and G1's (measured: a 140 MB export on local[2], 2 cores, load 6:
-    15-18 s instead of 24-30 s)."""
+    15-18 s instead of 24-30 s). What it says goes to `printer`'s stderr (the process's
+    when None)."""
+    printer = Printer() if printer is None else printer
     require_pyspark()
     require_java()
     from pyspark.sql import SparkSession
@@ -186,7 +190,7 @@ def start_session(
                 builder = builder.config("spark.driver.extraJavaOptions", " ".join(java_options))
             try:
                 retry = attempt == 1 and archive is not None and archive.used
-                with starting(master, progress if attempt == 1 else False):
+                with starting(master, progress if attempt == 1 else False, printer):
                     if quiet:
                         with _jvm_stderr_filtered(hold=retry) as filtered:
                             try:
@@ -203,9 +207,8 @@ def start_session(
                     raise
                 # a JVM that cannot map the archive aborts (its report is in the cache
                 # directory): start again without it
-                sys.stderr.write(
-                    f"quorumctl: the JVM could not start from its class archive "
-                    f"{archive.path}; removed it, starting without\n"
+                printer.tell(
+                    f"the JVM could not start from its class archive {archive.path}; removed it, starting without"
                 )
                 java_options.remove(archive_options)
                 archive.discard()

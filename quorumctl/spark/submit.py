@@ -16,7 +16,9 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--path"]:
-        print(__file__)
+        from quorumctl.render.output import Printer
+
+        Printer().write(__file__ + "\n")
         return
     from quorumctl.cli.main import main as cli_main
 

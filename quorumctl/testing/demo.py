@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import time
 
-from ..render import output
-from ..render.output import Output
+from ..render.output import Output, Printer
 
 
-def _say(out: Output, text: str):
+def _say(printer: Printer, out: Output, text: str):
     if out is not Output.json:
-        output.write(text + "\n")
-        output.flush()
+        printer.write(text + "\n")
+        printer.flush()
 
 
-def run_demo(out: Output, serve: bool = False) -> None:
+def run_demo(printer: Printer, out: Output, serve: bool = False) -> None:
     """Describe the simulated quorum, silence controller 3, describe again; with
     `serve`, keep it up (controller 3 back) until Ctrl-C. Prints as `out` says
-    (JSON: the describe documents only, no narration)."""
+    (JSON: the describe documents only, no narration) through `printer`."""
     from ..live.describe import describe_quorum
     from ..render.quorum import health_doc, health_table, health_text, quorum_forms
     from ..timefmt import now_ms
@@ -38,27 +37,37 @@ def run_demo(out: Output, serve: bool = False) -> None:
         broker = cluster.brokers()[0]
         c1, c2 = cluster.controllers()[0], cluster.controllers()[1]
         ctl = ",".join(c.address for c in cluster.controllers())
-        _say(out, "# A simulated KRaft quorum on 127.0.0.1 (Kafka protocol over TCP; nothing leaves this machine):")
-        _say(out, f"#   controllers 1, 2, 3 at {ctl}; broker 4 at {broker.address}")
+        _say(
+            printer,
+            out,
+            "# A simulated KRaft quorum on 127.0.0.1 (Kafka protocol over TCP; nothing leaves this machine):",
+        )
+        _say(printer, out, f"#   controllers 1, 2, 3 at {ctl}; broker 4 at {broker.address}")
 
         def describe(kind: str, flag: str, address: str):
-            _say(out, f"\n$ quorumctl describe {kind} {flag} {address}")
+            _say(printer, out, f"\n$ quorumctl describe {kind} {flag} {address}")
             mode = {"--bootstrap-server": (address, None), "--bootstrap-controller": (None, address)}[flag]
-            output.emit(out, describe_quorum(ClusterAccess(*mode), 10.0), **quorum_forms(kind, now_ms()))
+            printer.emit(out, describe_quorum(ClusterAccess(*mode), 10.0), **quorum_forms(kind, now_ms()))
 
         def health(timeout: float):
             from ..config.client import ClientConfig
             from ..config.addresses import parse_address
             from ..live.health.probe import check_health
 
-            _say(out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}")
+            _say(
+                printer, out, f"\n$ quorumctl describe health --bootstrap-controller {c1.address} --timeout {timeout:g}"
+            )
             h = check_health(ClientConfig(), controllers=[parse_address(c1.address)], timeout_s=timeout)
-            output.emit(out, h, text=health_text, table=health_table, json=health_doc)
+            printer.emit(out, h, text=health_text, table=health_table, json=health_doc)
 
         describe("status", "--bootstrap-server", broker.address)
         describe("replication", "--bootstrap-controller", c2.address)
         health(2.0)
-        _say(out, "\n# Controller 3 stops answering (like a SIGSTOPped JVM) and 5 s pass; 60 records are appended.")
+        _say(
+            printer,
+            out,
+            "\n# Controller 3 stops answering (like a SIGSTOPped JVM) and 5 s pass; 60 records are appended.",
+        )
         cluster.silence(3)
         cluster.advance(ms=5000, records=60)
         describe("status", "--bootstrap-controller", c1.address)
@@ -67,6 +76,7 @@ def run_demo(out: Output, serve: bool = False) -> None:
         if serve:
             cluster.silence(3, False)
             _say(
+                printer,
                 out,
                 f"\n# Controller 3 is back. Serving until Ctrl-C: try\n"
                 f"#   quorumctl describe replication --bootstrap-controller {c1.address} --watch 1",

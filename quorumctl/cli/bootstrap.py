@@ -116,9 +116,9 @@ def format_(
 
     Example: quorumctl bootstrap format -c server.properties -t $(quorumctl bootstrap random-uuid) --apply
     """
-    from ..ops.formatter import run_format
+    from ..ops.formatter import FormatRequest, run_format
 
-    run = run_format(
+    request = FormatRequest(
         config=config,
         cluster_id=cluster_id,
         node_id=node_id,
@@ -136,6 +136,7 @@ def format_(
         apply=apply,
         kafka=kafka_version.catalogue,
     )
+    run = run_format(request)
     printer(ctx).emit(output, run, text=lambda r: "\n".join(r.lines) + "\n", json=lambda r: r.to_json())
 
 

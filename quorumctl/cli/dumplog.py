@@ -113,7 +113,7 @@ def dump_log(
 
     Example: quorumctl dump-log --cluster-metadata-decoder /var/lib/kafka/data/__cluster_metadata-0
     """
-    from ..dump.log import run
+    from ..dump.log import DumpRequest, run
     from ..render.dumplog import Sink
     from ..errors import InputError
 
@@ -137,27 +137,25 @@ def dump_log(
     all_paths = list(paths or []) + ([p for p in files.split(",") if p] if files else [])
     if not all_paths:
         raise InputError("dump-log needs a FILE_OR_DIR (or --files FILE,...): nothing to dump")
-    raise typer.Exit(
-        run(
-            all_paths,
-            deep=deep_iteration,
-            print_data=print_data_log,
-            metadata_decoder=cluster_metadata_decoder,
-            skip_record_metadata=skip_record_metadata,
-            max_bytes=max_bytes,
-            offset_start=offset_start,
-            offset_end=offset_end,
-            record_types=record_type,
-            verify_index_only=verify_index_only,
-            index_sanity_check=index_sanity_check,
-            max_message_size=max_message_size,
-            output=pr.resolve(output),
-            sink=Sink(pr.stdout, pr.stderr),
-            kafka=kafka_version.value,
-            from_time=from_ms,
-            to_time=to_ms,
-        )
+    request = DumpRequest(
+        paths=all_paths,
+        deep=deep_iteration,
+        print_data=print_data_log,
+        metadata_decoder=cluster_metadata_decoder,
+        skip_record_metadata=skip_record_metadata,
+        max_bytes=max_bytes,
+        offset_start=offset_start,
+        offset_end=offset_end,
+        record_types=record_type,
+        verify_index_only=verify_index_only,
+        index_sanity_check=index_sanity_check,
+        max_message_size=max_message_size,
+        output=pr.resolve(output),
+        kafka=kafka_version.value,
+        from_time=from_ms,
+        to_time=to_ms,
     )
+    raise typer.Exit(run(request, Sink(pr.stdout, pr.stderr)))
 
 
 def register(app: typer.Typer) -> None:

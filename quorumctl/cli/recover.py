@@ -132,19 +132,19 @@ def recover(
     def probe(endpoints: dict[int, list], witnesses: list, cluster_id: str | None):
         return probe_voters_and_witnesses(endpoints, witnesses, client, timeout, cluster_id)
 
-    plan, report, holder = recovery.run(
-        targets,
-        lost,
-        static,
-        survivor,
-        apply,
-        backup_dir,
+    request = recovery.RecoverRequest(
+        targets=targets,
+        lost=lost,
+        static_voters=static,
+        survivor=survivor,
         replicas=replica,
-        probe=probe,
         force_lost=forced,
         unread=unread,
         witnesses=asked,
+        apply=apply,
+        backup_dir=backup_dir,
     )
+    plan, report, holder = recovery.run(request, probe)
     doc = plan.to_json()
     printer(ctx).emit(
         output,

@@ -129,47 +129,13 @@ def spark_export(
         split = parse_size(split_size)
     except ValueError as e:
         raise InputError(f"--split-size: {e}") from None
-    fs_options = {"s3endpoint": s3_endpoint} if s3_endpoint else None
     fmt = pr.resolve(output)
-
-    if follow:
-        from ..render.spark_export import follow_batch_doc, follow_batch_line
-        from ..spark.follow import follow_export
-        from .main import _state
-
-        if remote:
-            raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
-
-        def report(batch):
-            pr.emit(fmt, batch, text=lambda b: follow_batch_line(b) + "\n", json=follow_batch_doc)
-
-        follow_export(
-            list(paths),
-            out,
-            master=master,
-            conf=conf,
-            progress=progress,
-            debug=_state["debug"],
-            checkpoint=checkpoint,
-            interval=interval,
-            split_size=split,
-            partition_by=columns,
-            compression=compression,
-            fs_options=fs_options,
-            stop_after_idle=stop_after_idle,
-            report=report,
-            printer=pr,
-        )
-        raise typer.Exit(ExitStatus.OK)
-
-    from ..render.spark_export import summary_doc, summary_line, summary_table
-    from ..spark.job import export
-    from ..spark.session import finish_sessions
+    from ..spark.job import ExportRequest
     from .main import _state
 
-    summary = export(
-        list(paths),
-        out,
+    request = ExportRequest(
+        paths=list(paths),
+        out=out,
         master=master,
         mode=mode,
         partition_by=columns,
@@ -177,13 +143,31 @@ def spark_export(
         split_size=split,
         writer=writer,
         progress=progress,
-        fs_options=fs_options,
+        debug=_state["debug"],
+        fs_options={"s3endpoint": s3_endpoint} if s3_endpoint else None,
         compression=compression,
         remote=remote,
-        debug=_state["debug"],
         class_archive=True,
-        printer=pr,
     )
+    if follow:
+        from ..render.spark_export import follow_batch_doc, follow_batch_line
+        from ..spark.follow import Tail, follow_export
+
+        if remote:
+            raise InputError("--follow runs its micro-batches with the pyarrow writer; it cannot use --remote")
+
+        def report(batch):
+            pr.emit(fmt, batch, text=lambda b: follow_batch_line(b) + "\n", json=follow_batch_doc)
+
+        tail = Tail(checkpoint=checkpoint, interval=interval, stop_after_idle=stop_after_idle)
+        follow_export(request, tail, report=report, printer=pr)
+        raise typer.Exit(ExitStatus.OK)
+
+    from ..render.spark_export import summary_doc, summary_line, summary_table
+    from ..spark.job import export
+    from ..spark.session import finish_sessions
+
+    summary = export(request, printer=pr)
     pr.emit(fmt, summary, text=lambda s: summary_line(s) + "\n", table=summary_table, json=summary_doc)
     finish_sessions()  # after the output: a first run then keeps the JVM's class archive
     raise typer.Exit(summary.exit_code)

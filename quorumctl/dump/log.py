@@ -9,8 +9,9 @@ do not stop the dump; they are reported on stderr and make the exit code 1.
 from __future__ import annotations
 
 import os
-from itertools import islice
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from ..core import core
 from ..errors import ExitStatus, InputError
@@ -18,8 +19,9 @@ from ..openfile import check_regular
 from ..records.batch import BatchError, BatchReader, LegacyEntry, Record, Stop, batch_cuts
 from ..render import dumplog as render_dumplog
 from ..render.dumplog import Sink, header_line
-from ..render.output import json_line
+from ..render.output import Output, json_line
 from ..logdir import filekinds
+from ..logdir.indexes import DEFAULT_MAX_MESSAGE_SIZE
 from .files import Job, Result  # (registers the dumps of the files that are not record batches)
 
 
@@ -88,13 +90,10 @@ def dump_range(
     span = Span()
     lo, hi = opts.offset_start, opts.offset_end
     need_records = as_json or opts.records_needed
-    deep = opts.deep
-    types = opts.record_types
-    line = sink.line
     # the usual dump of a metadata log: whole batches from bytes to lines (render_dumplog.fast_metadata_lines)
     fast = (
         sink.plain
-        and types is None
+        and opts.record_types is None
         and lo is None
         and hi is None
         and not opts.skip_record_metadata
@@ -102,122 +101,144 @@ def dump_range(
     )
     for b in reader:
         if isinstance(b, LegacyEntry):
-            line(
-                json_line(
-                    {
-                        "kind": "legacy-entry",
-                        "file": path,
-                        "position": b.position,
-                        "offset": b.base_offset,
-                        "magic": b.magic,
-                        "size": b.size,
-                    }
-                )
-                if as_json
-                else render_dumplog.legacy_line(b)
-            )
+            sink.line(_legacy_line(path, b, as_json))
             continue
         if (lo is not None and b.base_offset + b.last_offset_delta < lo) or (hi is not None and b.base_offset > hi):
             continue
-        if fast and core is not None:
-            # the compiled core: the whole batch from bytes to output in one buffer
-            # (JSON: the batch's object is written around its records, its crcValid from the core)
-            got = core.metadata_batch(
-                bytes(b.data),
-                b.position,
-                as_json,
-                render_dumplog.payload_fallback,
-                (lambda ok, b=b: json_line(render_dumplog.batch_json(path, b, ok))[:-1] + ',"records":[')
-                if as_json
-                else None,
-            )
-            if got is not None:
-                out, n, crc_ok = got
-                if not crc_ok:
-                    span.problems += 1
-                if deep and n:
-                    _track(span, b.base_offset, b.base_offset + n - 1)
-                sink.raw(out)
-                continue
+        if fast and core is not None and _core_batch(path, b, sink, span, as_json, opts.deep):
+            continue
         crc_ok = b.crc_valid()
         if not crc_ok:
             span.problems += 1
         if not need_records:
             if as_json:
-                line(json_line(render_dumplog.batch_json(path, b, crc_ok)))
+                sink.line(json_line(render_dumplog.batch_json(path, b, crc_ok)))
             else:
                 sink.batch(b, crc_ok)
             continue
-        if fast:
-            lines = render_dumplog.fast_metadata_lines(b, as_json)
-            if lines is not None:
-                if deep and lines:
-                    _track(span, b.base_offset, b.base_offset + len(lines) - 1)
-                if as_json:
-                    # the batch's object is one line of a few MB: joined once, not concatenated
-                    head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":['
-                    if lines:
-                        lines[0] = head + lines[0]
-                        lines[-1] += "]}"
-                        line(",".join(lines))
-                    else:
-                        line(head + "]}")
-                else:
-                    sink.batch(b, crc_ok)
-                    sink.lines(lines)
+        if fast and _fast_batch(path, b, crc_ok, sink, span, as_json, opts.deep):
+            continue
+        _record_batch(path, b, crc_ok, sink, span, opts, as_json, decode_json)
+    span.stop = reader.stop
+    return span
+
+
+def _legacy_line(path: str, b: LegacyEntry, as_json: bool) -> str:
+    """The line of an entry in an old (v0/v1) message format, which is not decoded."""
+    if not as_json:
+        return render_dumplog.legacy_line(b)
+    return json_line(
+        {
+            "kind": "legacy-entry",
+            "file": path,
+            "position": b.position,
+            "offset": b.base_offset,
+            "magic": b.magic,
+            "size": b.size,
+        }
+    )
+
+
+def _core_batch(path: str, b, sink: Sink, span: Span, as_json: bool, deep: bool) -> bool:
+    """The compiled core: the whole batch from bytes to output in one buffer (JSON: the
+    batch's object is written around its records, its crcValid from the core). False
+    when the core declines the batch (the pure path then dumps it)."""
+    assert core is not None
+    got = core.metadata_batch(
+        bytes(b.data),
+        b.position,
+        as_json,
+        render_dumplog.payload_fallback,
+        (lambda ok, b=b: json_line(render_dumplog.batch_json(path, b, ok))[:-1] + ',"records":[') if as_json else None,
+    )
+    if got is None:
+        return False
+    out, n, crc_ok = got
+    if not crc_ok:
+        span.problems += 1
+    if deep and n:
+        _track(span, b.base_offset, b.base_offset + n - 1)
+    sink.raw(out)
+    return True
+
+
+def _fast_batch(path: str, b, crc_ok: bool, sink: Sink, span: Span, as_json: bool, deep: bool) -> bool:
+    """A plain metadata batch in pure Python, whole (render_dumplog.fast_metadata_lines);
+    False when it is not one (the record-by-record path then dumps it)."""
+    lines = render_dumplog.fast_metadata_lines(b, as_json)
+    if lines is None:
+        return False
+    if deep and lines:
+        _track(span, b.base_offset, b.base_offset + len(lines) - 1)
+    if as_json:
+        # the batch's object is one line of a few MB: joined once, not concatenated
+        head = json_line(render_dumplog.batch_json(path, b, crc_ok))[:-1] + ',"records":['
+        if lines:
+            lines[0] = head + lines[0]
+            lines[-1] += "]}"
+            sink.line(",".join(lines))
+        else:
+            sink.line(head + "]}")
+    else:
+        sink.batch(b, crc_ok)
+        sink.lines(lines)
+    return True
+
+
+def _record_batch(
+    path: str, b, crc_ok: bool, sink: Sink, span: Span, opts: render_dumplog.Options, as_json: bool, decode_json: bool
+) -> None:
+    """Any batch, record by record: offset and type filters, deep iteration's gap check,
+    a record that cannot be read reported where it is (the batch's records before it kept)."""
+    lo, hi = opts.offset_start, opts.offset_end
+    types = opts.record_types
+    # the batch line (object) is written before its first record; with --record-type,
+    # only once a record matches (a batch with none is left out)
+    opened = False
+    written = 0
+    try:
+        for chunk in _slices(b.iter_records()):
+            if opts.deep:  # Kafka checks consecutive offsets in deep iteration
+                for r in chunk:
+                    if span.last_offset is not None and r.offset != span.last_offset + 1:
+                        span.gap_count += 1
+                        if len(span.gaps) < MAX_GAPS:
+                            span.gaps.append((span.last_offset, r.offset))
+                    elif span.first_offset is None:
+                        span.first_offset = r.offset
+                    span.last_offset = r.offset
+            if lo is not None or hi is not None:
+                chunk = [r for r in chunk if (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)]
+            if types is not None:
+                chunk = [r for r in chunk if render_dumplog.matches_type(b, r, opts)]
+            if not chunk and (opened or types is not None):
                 continue
-        # the batch line (object) is written before its first record; with --record-type,
-        # only once a record matches (a batch with none is left out)
-        opened = False
-        written = 0
-        error = None
-        try:
-            for chunk in _slices(b.iter_records()):
-                if deep:  # Kafka checks consecutive offsets in deep iteration
-                    for r in chunk:
-                        if span.last_offset is not None and r.offset != span.last_offset + 1:
-                            span.gap_count += 1
-                            if len(span.gaps) < MAX_GAPS:
-                                span.gaps.append((span.last_offset, r.offset))
-                        elif span.first_offset is None:
-                            span.first_offset = r.offset
-                        span.last_offset = r.offset
-                if lo is not None or hi is not None:
-                    chunk = [r for r in chunk if (lo is None or r.offset >= lo) and (hi is None or r.offset <= hi)]
-                if types is not None:
-                    chunk = [r for r in chunk if render_dumplog.matches_type(b, r, opts)]
-                if not chunk and (opened or types is not None):
-                    continue
-                if not opened:
-                    opened = True
-                    _open_batch(sink, path, b, crc_ok, as_json)
-                if as_json:
-                    # one encode per slice: the list's text without its brackets
-                    sink.part(
-                        ("," if written else "") + json_line(render_dumplog.records_json(b, chunk, decode_json))[1:-1]
-                    )
-                elif deep:
-                    sink.records(b, chunk, opts, decode_json)
-                written += len(chunk)
-        except BatchError as e:
-            error = str(e)
-            span.problems += 1
             if not opened:
                 opened = True
                 _open_batch(sink, path, b, crc_ok, as_json)
             if as_json:
-                sink.part("]," + json_line({"error": error})[1:])
-                sink.end_line()
-            sink.tell(f"{path}: position {e.pos}: {e}")
-            continue
-        if not opened and types is None:  # a batch with no records (compaction leaves them) still shows
-            opened = True
+                # one encode per slice: the list's text without its brackets
+                sink.part(
+                    ("," if written else "") + json_line(render_dumplog.records_json(b, chunk, decode_json))[1:-1]
+                )
+            elif opts.deep:
+                sink.records(b, chunk, opts, decode_json)
+            written += len(chunk)
+    except BatchError as e:
+        span.problems += 1
+        if not opened:
             _open_batch(sink, path, b, crc_ok, as_json)
-        if as_json and opened:
-            sink.part("]}")
+        if as_json:
+            sink.part("]," + json_line({"error": str(e)})[1:])
             sink.end_line()
-    span.stop = reader.stop
-    return span
+        sink.tell(f"{path}: position {e.pos}: {e}")
+        return
+    if not opened and types is None:  # a batch with no records (compaction leaves them) still shows
+        opened = True
+        _open_batch(sink, path, b, crc_ok, as_json)
+    if as_json and opened:
+        sink.part("]}")
+        sink.end_line()
 
 
 def _track(span: Span, first: int, last: int) -> None:
@@ -301,9 +322,23 @@ def dump_batches(
         gap_count += sp.gap_count
         if sp.last_offset is not None:
             prev = sp.last_offset
-    stop = spans[-1].stop
-    if stop is not None and stop.reason == "corrupt":
+    result.problems += _report_stop(path, spans[-1].stop, sink, as_json, max_bytes)
+    if gap_count:
         result.problems += 1
+    # Kafka 4.3 starts its check from offset -1, so a file whose first record is
+    # not offset 0 is reported ("-1 is followed by N"): printed to match, never
+    # counted as a problem nor put in JSON (4.1 started from the first record); a
+    # dump cut by offsets or times starts where the cut does, which Kafka cannot do
+    first = next((sp.first_offset for sp in spans if sp.first_offset is not None), None)
+    whole = opts.offset_start is None and opts.offset_end is None
+    lead = [(-1, first)] if opts.kafka != "4.1" and whole and not as_json and first not in (None, 0) else []
+    if gaps or lead:
+        _report_gaps(path, gaps, gap_count, lead, sink, as_json, opts.kafka)
+
+
+def _report_stop(path: str, stop: Stop | None, sink: Sink, as_json: bool, max_bytes: int | None) -> int:
+    """Where reading the file ended early, said as Kafka says it; the problems it counts (0 or 1)."""
+    if stop is not None and stop.reason == "corrupt":
         if as_json:
             sink.line(
                 json_line(
@@ -317,8 +352,8 @@ def dump_batches(
                 )
             )
         sink.tell(f"{path}: position {stop.position}: {stop.detail}")
-    elif stop is not None and stop.reason and max_bytes is None:
-        result.problems += 1
+        return 1
+    if stop is not None and stop.reason and max_bytes is None:
         if as_json:
             sink.line(
                 json_line(
@@ -334,43 +369,41 @@ def dump_batches(
             )
         else:
             sink.line(f"Found {stop.remaining} invalid bytes at the end of {os.path.basename(path)}")
-    if gap_count:
-        result.problems += 1
-    # Kafka 4.3 starts its check from offset -1, so a file whose first record is
-    # not offset 0 is reported ("-1 is followed by N"): printed to match, never
-    # counted as a problem nor put in JSON (4.1 started from the first record); a
-    # dump cut by offsets or times starts where the cut does, which Kafka cannot do
-    first = next((sp.first_offset for sp in spans if sp.first_offset is not None), None)
-    whole = opts.offset_start is None and opts.offset_end is None
-    lead = [(-1, first)] if opts.kafka != "4.1" and whole and not as_json and first not in (None, 0) else []
-    if gaps or lead:
-        if as_json:
-            for a, z in gaps:
-                sink.line(
-                    json_line(
-                        {"kind": "problem", "file": path, "problem": "non-consecutive-offsets", "offset": a, "next": z}
-                    )
+        return 1
+    return 0
+
+
+def _report_gaps(
+    path: str, gaps: list[tuple[int, int]], gap_count: int, lead: list, sink: Sink, as_json: bool, kafka: str
+) -> None:
+    """Deep iteration's non-consecutive offsets: the first MAX_GAPS pairs (and how many more)."""
+    if as_json:
+        for a, z in gaps:
+            sink.line(
+                json_line(
+                    {"kind": "problem", "file": path, "problem": "non-consecutive-offsets", "offset": a, "next": z}
                 )
-            if gap_count > len(gaps):
-                sink.line(
-                    json_line(
-                        {
-                            "kind": "problem",
-                            "file": path,
-                            "problem": "non-consecutive-offsets",
-                            "more": gap_count - len(gaps),
-                        }
-                    )
+            )
+        if gap_count > len(gaps):
+            sink.line(
+                json_line(
+                    {
+                        "kind": "problem",
+                        "file": path,
+                        "problem": "non-consecutive-offsets",
+                        "more": gap_count - len(gaps),
+                    }
                 )
-        else:
-            sink.error(f"Non-consecutive offsets in {os.path.abspath(path)}")
-            listed = gaps[: MAX_GAPS - len(lead)]
-            # 4.3 sorts the pairs by offset; 4.1 printed the last found first
-            for a, z in reversed(listed) if opts.kafka == "4.1" else lead + listed:
-                sink.error(f"  {a} is followed by {z}")
-            unlisted = gap_count - len(listed)
-            if unlisted > 0:
-                sink.error(f"  ... and {unlisted} more")
+            )
+        return
+    sink.error(f"Non-consecutive offsets in {os.path.abspath(path)}")
+    listed = gaps[: MAX_GAPS - len(lead)]
+    # 4.3 sorts the pairs by offset; 4.1 printed the last found first
+    for a, z in reversed(listed) if kafka == "4.1" else lead + listed:
+        sink.error(f"  {a} is followed by {z}")
+    unlisted = gap_count - len(listed)
+    if unlisted > 0:
+        sink.error(f"  ... and {unlisted} more")
 
 
 def _out_fd(stream) -> int | None:
@@ -419,6 +452,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
     sink.out.flush()
     sink.err.flush()
     ring = [os.pipe() for _ in range(workers)]  # ring[w]: worker w's turn has come
+    turns = _Turns(path, opts, as_json, decode_json, ranges, ring, out_fd, err_fd, encoding, errors)
     children = []  # (pid, read end of its results pipe)
     for w in range(1, workers):
         results = os.pipe()
@@ -428,9 +462,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
             try:
                 os.close(results[0])
                 _keep_turn_fds(ring, w)
-                spans = _dump_turns(
-                    path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd, encoding, errors
-                )
+                spans = _dump_turns(turns, w)
                 import pickle
 
                 _write_all(results[1], pickle.dumps(spans))
@@ -444,9 +476,7 @@ def _dump_parallel(path, opts, sink, as_json, decode_json, workers) -> list[Span
     _keep_turn_fds(ring, 0)
     data = []
     try:
-        spans = _dump_turns(
-            path, opts, as_json, decode_json, ranges, 0, workers, ring, out_fd, err_fd, encoding, errors
-        )
+        spans = _dump_turns(turns, 0)
         for _pid, fd in children:
             got = bytearray()
             while chunk := os.read(fd, 1 << 16):
@@ -488,12 +518,32 @@ def _keep_turn_fds(ring, w: int) -> None:
 AHEAD = 2  # chunks a worker may hold rendered while its turn to write has not come
 
 
-def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_fd, err_fd, encoding, errors) -> list:
+@dataclass(frozen=True)
+class _Turns:
+    """What the workers of _dump_parallel share: the file and how to dump it, its chunks
+    (byte ranges), the ring of turn pipes (one per worker) and where output goes, in
+    which encoding."""
+
+    path: str
+    opts: render_dumplog.Options
+    as_json: bool
+    decode_json: bool
+    ranges: list[tuple[int, int | None]]
+    ring: list[tuple[int, int]]
+    out_fd: int
+    err_fd: int
+    encoding: str
+    errors: str
+
+
+def _dump_turns(turns: _Turns, w: int) -> list:
     """Worker w's part of _dump_parallel: chunks w, w + workers, ...; returns (chunk, Span)
     pairs. While its turn has not come, a worker renders its next chunk (up to AHEAD
     held), so an uneven chunk does not leave a core idle."""
     import select
 
+    ring, ranges, out_fd, err_fd = turns.ring, turns.ranges, turns.out_fd, turns.err_fd
+    encoding, errors, workers = turns.encoding, turns.errors, len(turns.ring)
     my_turn, next_turn = ring[w][0], ring[(w + 1) % workers][1]
     spans = []
     held: list = []  # (chunk, its output parts, its error parts), in order
@@ -518,7 +568,10 @@ def _dump_turns(path, opts, as_json, decode_json, ranges, w, workers, ring, out_
         out, err = _Collect(utf8=render_dumplog.is_utf8(encoding)), _Collect()
         sink = Sink(out, err)
         start, end = ranges[k]
-        spans.append((k, dump_range(path, opts, sink, as_json=as_json, decode_json=decode_json, start=start, end=end)))
+        span = dump_range(
+            turns.path, turns.opts, sink, as_json=turns.as_json, decode_json=turns.decode_json, start=start, end=end
+        )
+        spans.append((k, span))
         sink.flush()
         held.append((k, out.parts, err.parts))
         while held and write_first(block=len(held) >= AHEAD):
@@ -571,57 +624,61 @@ def _time_cut(files: list[str], from_ms, to_ms, offset_start, offset_end) -> tup
     return start, end
 
 
-def run(
-    paths: list[str],
-    *,
-    deep=False,
-    print_data=False,
-    metadata_decoder=False,
-    skip_record_metadata=False,
-    max_bytes=None,
-    offset_start=None,
-    offset_end=None,
-    record_types=None,
-    verify_index_only=False,
-    index_sanity_check=False,
-    max_message_size=5 * 1024 * 1024,
-    output=None,
-    sink: Sink | None = None,
-    kafka: str = "4.3",
-    from_time: int | None = None,
-    to_time: int | None = None,
-) -> int:
-    """Dump every path; returns the exit code (0 clean, 1 problems seen, 2 bad input).
-    kafka: whose kafka-dump-log text (4.3 or 4.1) where the two differ;
-    from_time/to_time (epoch ms) cut one partition's log where its record timestamps say.
-    Each file is dumped by its kind's handler (filekinds.handler("dump", kind))."""
-    from ..render.output import Output, Printer
+@dataclass(frozen=True, kw_only=True)
+class DumpRequest:
+    """What dump-log is asked to do: the paths and kafka-dump-log's options, as
+    cli/dumplog.py reads them from the command line (times already in epoch ms)."""
+
+    paths: Sequence[str]
+    deep: bool = False  # --deep-iteration
+    print_data: bool = False  # --print-data-log (implies deep)
+    metadata_decoder: bool = False  # --cluster-metadata-decoder (implies print_data)
+    skip_record_metadata: bool = False
+    max_bytes: int | None = None  # read only the first N bytes of each log or snapshot
+    offset_start: int | None = None
+    offset_end: int | None = None  # inclusive
+    record_types: Sequence[str] | None = None  # as typed: run checks them (a typo is exit 2)
+    verify_index_only: bool = False
+    index_sanity_check: bool = False
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    output: Output | str | None = None  # text, table or json; None: as stdout is a terminal or not
+    kafka: str = "4.3"  # whose kafka-dump-log text (4.3 or 4.1) where the two differ
+    from_time: int | None = None  # epoch ms: cut one partition's log by record timestamps
+    to_time: int | None = None
+
+
+def run(request: DumpRequest, sink: Sink | None = None) -> int:
+    """Dump every path of `request`; returns the exit code (0 clean, 1 problems seen,
+    2 bad input). Each file is dumped by its kind's handler (filekinds.handler("dump", kind))."""
+    from ..render.output import Printer
 
     if sink is None:
         printer = Printer()
         sink = Sink(printer.stdout, printer.stderr)
-    out_mode = Printer(sink.out, sink.err).resolve(output)
-    types = frozenset(check_record_types(record_types)) if record_types else None  # a typo: exit 2 first
-    if not paths:
+    out_mode = Printer(sink.out, sink.err).resolve(request.output)
+    # a --record-type typo is exit 2 before anything else
+    types = frozenset(check_record_types(list(request.record_types))) if request.record_types else None
+    if not request.paths:
         raise InputError("no files given (pass FILE_OR_DIR... or --files)")
     # every path is checked before anything is printed: a typo is exit 2, not an empty dump
-    files = filekinds.log_dir_files(paths, stray=lambda f: sink.error(f"Ignoring unknown file {f}"))
+    files = filekinds.log_dir_files(list(request.paths), stray=lambda f: sink.error(f"Ignoring unknown file {f}"))
+    offset_start, offset_end = request.offset_start, request.offset_end
+    from_time, to_time = request.from_time, request.to_time
     if from_time is not None or to_time is not None:
         if from_time is not None and to_time is not None and to_time < from_time:
             raise InputError("--to-time is before --from-time")
         offset_start, offset_end = _time_cut(files, from_time, to_time, offset_start, offset_end)
     opts = render_dumplog.Options(
-        deep=deep or print_data or metadata_decoder,
-        print_data=print_data or metadata_decoder,
-        metadata_decoder=metadata_decoder,
-        skip_record_metadata=skip_record_metadata,
+        deep=request.deep or request.print_data or request.metadata_decoder,
+        print_data=request.print_data or request.metadata_decoder,
+        metadata_decoder=request.metadata_decoder,
+        skip_record_metadata=request.skip_record_metadata,
         offset_start=offset_start,
         offset_end=offset_end,
         record_types=types,
-        kafka=kafka,
+        kafka=request.kafka,
     )
     result = Result()
-    as_json = out_mode is Output.json
     if out_mode is Output.table:
         from ..render.dumplog_table import TableSink
 
@@ -631,43 +688,50 @@ def run(
         opts,
         out_mode,
         result,
-        max_bytes=max_bytes,
-        verify_index_only=verify_index_only,
-        index_sanity_check=index_sanity_check,
-        max_message_size=max_message_size,
+        max_bytes=request.max_bytes,
+        verify_index_only=request.verify_index_only,
+        index_sanity_check=request.index_sanity_check,
+        max_message_size=request.max_message_size,
     )
     for path in files:
-        kind = filekinds.kind_of(path)
-        gone = filekinds.renamed(path)
-        if not as_json:
-            sink.line(f"Dumping {path}")
-            if gone:  # Kafka 4.1 ignores these ("Ignoring unknown file"); we decode what they were
-                sink.line(f"Renamed {gone}: {filekinds.RENAMED[gone]}; read as {filekinds.original_name(path)}")
-        elif gone:
-            sink.line(
-                json_line(
-                    {
-                        "kind": "renamed",
-                        "file": path,
-                        "suffix": gone,
-                        "as": filekinds.original_name(path),
-                        "meaning": filekinds.RENAMED[gone],
-                    }
-                )
-            )
-        try:
-            check_regular(path)  # a FIFO, device, dangling link or loop: one line saying what it is
-            filekinds.handler("dump", kind)(path, kind, job)
-        except InputError as e:  # a file that is not what its name says: exit 2 unless problems were seen
-            result.errors.append(str(e))
-            sink.tell(f"error: {e}")
-        except OSError as e:
-            result.errors.append(str(e))
-            sink.tell(f"error: {path}: {e.strerror or e}")
+        _dump_file(path, job)
     sink.flush()
     if result.errors and not result.problems:
         return ExitStatus.USAGE
     return ExitStatus.of(result.problems or result.errors)
+
+
+def _dump_file(path: str, job: Job) -> None:
+    """One file: its heading (or, in JSON, what a renamed file is read as), then its kind's dump;
+    a file that cannot be read is an error line, and the dump goes on with the next."""
+    sink, result = job.sink, job.result
+    kind = filekinds.kind_of(path)
+    gone = filekinds.renamed(path)
+    if job.mode is not Output.json:
+        sink.line(f"Dumping {path}")
+        if gone:  # Kafka 4.1 ignores these ("Ignoring unknown file"); we decode what they were
+            sink.line(f"Renamed {gone}: {filekinds.RENAMED[gone]}; read as {filekinds.original_name(path)}")
+    elif gone:
+        sink.line(
+            json_line(
+                {
+                    "kind": "renamed",
+                    "file": path,
+                    "suffix": gone,
+                    "as": filekinds.original_name(path),
+                    "meaning": filekinds.RENAMED[gone],
+                }
+            )
+        )
+    try:
+        check_regular(path)  # a FIFO, device, dangling link or loop: one line saying what it is
+        filekinds.handler("dump", kind)(path, kind, job)
+    except InputError as e:  # a file that is not what its name says: exit 2 unless problems were seen
+        result.errors.append(str(e))
+        sink.tell(f"error: {e}")
+    except OSError as e:
+        result.errors.append(str(e))
+        sink.tell(f"error: {path}: {e.strerror or e}")
 
 
 # The record-batch kinds' dump; the other kinds' are files.py's.
@@ -675,6 +739,4 @@ def run(
 
 @filekinds.handles("dump", filekinds.LOG, filekinds.SNAPSHOT, filekinds.BOOTSTRAP)
 def _dump_batch_file(path, kind, job: Job) -> None:
-    from ..render.output import Output
-
     dump_batches(path, job.opts, job.sink, as_json=job.mode is Output.json, max_bytes=job.max_bytes, result=job.result)

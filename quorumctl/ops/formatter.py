@@ -247,33 +247,41 @@ def _redact(d: dict) -> dict:
     return d
 
 
-def plan_format(
-    *,
-    dirs: list[str],
-    metadata_dir: str,
-    cluster_id: str,
-    node_id: int,
-    release: str | None,
-    features: dict[str, int],
-    scram: list[str],
-    voters: list[DynamicVoter] | None,
-    listener_name: str,
-    ignore_formatted: bool,
-    allow_non_uuid: bool,
-    no_initial_controllers: bool = False,
-    unstable: bool = False,
-    dynamic: bool | None = None,
-    kafka: str = "4.3",
-    controller: bool = True,
-) -> FormatPlan:
+@dataclass(frozen=True, kw_only=True)
+class FormatTarget:
+    """What is formatted, resolved from a FormatRequest and the node's configuration
+    (resolve_target): plan_format's input."""
+
+    dirs: list[str]
+    metadata_dir: str
+    cluster_id: str
+    node_id: int
+    release: str | None
+    features: dict[str, int]
+    scram: list[str]
+    voters: list[DynamicVoter] | None
+    listener_name: str
+    ignore_formatted: bool
+    allow_non_uuid: bool
+    no_initial_controllers: bool = False
+    unstable: bool = False  # the config's unstable.feature.versions.enable
+    dynamic: bool | None = None  # the config names no static voters (None: no config, the flags decide)
+    kafka: str = "4.3"
+    controller: bool = True  # process.roles holds controller
+
+
+def plan_format(target: FormatTarget) -> FormatPlan:
     """`kafka` "4.4": the 4.4 branch's catalogue and layout (KAFKA-19648): no
     bootstrap.checkpoint; a controller's metadata dir (`controller`: process.roles holds
     controller) gets the zero checkpoint with the bootstrap records (and, in a dynamic
     quorum, the KRaft version and voters); a broker only meta.properties."""
+    t = target
+    dirs, metadata_dir, cluster_id, node_id, voters = t.dirs, t.metadata_dir, t.cluster_id, t.node_id, t.voters
+    kafka = t.kafka
     if node_id is None or node_id < 0:
         raise FormatError("You must specify a valid non-negative node ID.")
     why = ids.check_cluster_id(cluster_id)
-    if why is not None and not allow_non_uuid:
+    if why is not None and not t.allow_non_uuid:
         raise FormatError(
             f"invalid cluster id {cluster_id!r}: {why}. Generate one with `quorumctl bootstrap "
             "random-uuid` (or pass --allow-non-uuid to keep it, as Kafka would)"
@@ -287,14 +295,13 @@ def plan_format(
     # Formatter.hasDynamicQuorum: Kafka 4.3 takes it from the config (no controller.quorum.voters);
     # without one (dynamic None), --standalone/--initial-controllers/--no-initial-controllers decide,
     # as in Kafka 4.1 (--no-initial-controllers writes no voter snapshot)
-    if dynamic is None:
-        dynamic = voters is not None or no_initial_controllers
-    release_name, mv, levels = effective_features(release, features, dynamic, unstable, kafka)
-    scram_records = [parse_scram(a) for a in scram]
+    dynamic = t.dynamic if t.dynamic is not None else (voters is not None or t.no_initial_controllers)
+    release_name, mv, levels = effective_features(t.release, t.features, dynamic, t.unstable, kafka)
+    scram_records = [parse_scram(a) for a in t.scram]
     if scram_records and mv < SCRAM_MIN_LEVEL:
         raise FormatError("SCRAM is only supported in metadata.version 3.5-IV2 or later.")
     records = bootstrap_records(mv, levels, scram_records)
-    plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, listener_name, kafka)
+    plan = FormatPlan(cluster_id, node_id, release_name, mv, levels, records, voters, t.listener_name, kafka)
     statuses = [read_dir(d) for d in sorted(set(dirs))]
     probs = ensemble_problems(statuses, cluster_id, node_id)
     if probs:
@@ -302,7 +309,7 @@ def plan_format(
     formatted = [s for s in statuses if s.meta is not None]
     errors = [s for s in statuses if s.error is not None]
     plan.already_formatted = [s.path for s in formatted]
-    if formatted and not ignore_formatted:
+    if formatted and not t.ignore_formatted:
         raise FormatRefused(
             f"Log directory {formatted[0].path} is already formatted. Use --ignore-formatted "
             "to ignore this directory and format the others."
@@ -328,7 +335,7 @@ def plan_format(
         else:
             did = ids.random_directory_id(taken)
         taken.add(did)
-        snapshot = kind.startswith("dynamic") if kafka != "4.4" else (kind != "data" and controller)
+        snapshot = kind.startswith("dynamic") if kafka != "4.4" else (kind != "data" and t.controller)
         plan.dirs.append(FormatDir(s.path, kind, did, snapshot))
     return plan
 
@@ -528,135 +535,152 @@ class FormatRun:
         return doc
 
 
-def run_format(
-    *,
-    config: str | None,
-    cluster_id: str,
-    node_id: int | None = None,
-    log_dirs: Sequence[str] = (),
-    metadata_log_dir: str | None = None,
-    add_scram: Sequence[str] = (),
-    ignore_formatted: bool = False,
-    release_version: str | None = None,
-    features: Sequence[str] = (),
-    standalone: bool = False,
-    no_initial_controllers: bool = False,
-    initial_controllers: str | None = None,
-    controller_listener_name: str | None = None,
-    allow_non_uuid: bool = False,
-    apply: bool = False,
-    kafka: str = "4.3",
-) -> FormatRun:
-    """Format the log dirs of `config` (or the given ones): plan, then with `apply`
-    write each under Kafka's .lock, in the order Kafka's tool does. `kafka` "4.4": as the
-    4.4 branch's kafka-storage (plan_format); a node without a config counts as a
-    controller when it is given voters (--standalone, --initial-controllers)."""
-    import time
+@dataclass(frozen=True, kw_only=True)
+class FormatRequest:
+    """What `bootstrap format` is asked: kafka-storage format's options, as
+    cli/bootstrap.py reads them from the command line."""
 
+    config: str | None = None  # the node's server.properties
+    cluster_id: str
+    node_id: int | None = None  # default: the config's node.id
+    log_dirs: Sequence[str] = ()  # default: the config's log.dirs
+    metadata_log_dir: str | None = None  # default: metadata.log.dir, else the first log dir
+    add_scram: Sequence[str] = ()
+    ignore_formatted: bool = False
+    release_version: str | None = None
+    features: Sequence[str] = ()  # name=level
+    standalone: bool = False
+    no_initial_controllers: bool = False
+    initial_controllers: str | None = None
+    controller_listener_name: str | None = None
+    allow_non_uuid: bool = False
+    apply: bool = False
+    kafka: str = "4.3"  # whose kafka-storage ("4.3" or "4.4": plan_format)
+
+
+def run_format(request: FormatRequest) -> FormatRun:
+    """Format the log dirs of the request's config (or the given ones): plan, then with
+    `apply` write each under Kafka's .lock, in the order Kafka's tool does. `kafka` "4.4":
+    as the 4.4 branch's kafka-storage (plan_format); a node without a config counts as a
+    controller when it is given voters (--standalone, --initial-controllers)."""
+    target = resolve_target(request)
+    for path in target.dirs:
+        _check_target(path, request.apply)
+    locks = []
+    try:
+        if request.apply:
+            for path in target.dirs:
+                if os.path.isdir(path):
+                    locks.append(fsutil.LogDirLock(path).acquire())
+        plan = plan_format(target)
+        results, out_lines = _format_dirs(plan, request.apply)
+    finally:
+        for lk in locks:
+            lk.release()
+    return FormatRun(plan, results, out_lines, request.apply)
+
+
+def resolve_target(request: FormatRequest) -> FormatTarget:
+    """The dirs, node, voters and features to format with: the request's options, else the
+    config's settings, checked as kafka-storage checks them (in its order and words)."""
     from ..config.server import load as config_load
 
-    if sum(bool(x) for x in (standalone, no_initial_controllers, initial_controllers)) > 1:
+    rq = request
+    if sum(bool(x) for x in (rq.standalone, rq.no_initial_controllers, rq.initial_controllers)) > 1:
         raise FormatError("--standalone, --no-initial-controllers and --initial-controllers are mutually exclusive")
-    cfg = config_load(config) if config else None
+    cfg = config_load(rq.config) if rq.config else None
     if cfg is not None and not cfg.kraft:
         raise FormatError(
             "The kafka configuration file appears to be for a legacy cluster. Formatting is only "
             "supported for clusters in KRaft mode."
         )
-    nid = node_id if node_id is not None else (cfg.node_id if cfg else None)
+    nid = rq.node_id if rq.node_id is not None else (cfg.node_id if cfg else None)
     if nid is None:
         raise FormatError("give --node-id or -c server.properties with node.id")
-    dirs = list(log_dirs) or (cfg.log_dirs if cfg else [])
-    mdir = metadata_log_dir or (cfg.metadata_log_dir if cfg and not log_dirs else (dirs[0] if dirs else None))
+    dirs = list(rq.log_dirs) or (cfg.log_dirs if cfg else [])
+    mdir = rq.metadata_log_dir or (cfg.metadata_log_dir if cfg and not rq.log_dirs else (dirs[0] if dirs else None))
     if mdir is None:
         raise FormatError("give --log-dir (or -c server.properties)")
-    all_dirs = sorted(set(dirs) | {mdir})
-    listener = controller_listener_name or (
+    listener = rq.controller_listener_name or (
         cfg.controller_listener_names[0] if cfg and cfg.controller_listener_names else "CONTROLLER"
     )
-    # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.3 formats with
-    # --release-version or its latest production version, whatever the config says
-    release = release_version
     # Kafka 4.3: the quorum is dynamic (kraft.version 1) when the config names no static
     # voters, whatever the flags; without a config, quorumctl takes the flags (Kafka 4.1's rule)
     static_voters = cfg is not None and bool(cfg.quorum_voters.strip())
     dynamic = (
-        (not static_voters) if cfg is not None else bool(standalone or initial_controllers or no_initial_controllers)
+        (not static_voters)
+        if cfg is not None
+        else bool(rq.standalone or rq.initial_controllers or rq.no_initial_controllers)
     )
-    if static_voters and (initial_controllers or standalone):
+    if static_voters and (rq.initial_controllers or rq.standalone):
         raise FormatError(
             "You cannot specify controller.quorum.voters and format the node with "
             "--initial-controllers or --standalone. If you want to use dynamic quorum, please "
             "remove controller.quorum.voters and specify controller.quorum.bootstrap.servers instead."
         )
     voters = None
-    if initial_controllers:
-        voters = parse_dynamic_voters(initial_controllers)
-    if standalone:
+    if rq.initial_controllers:
+        voters = parse_dynamic_voters(rq.initial_controllers)
+    if rq.standalone:
         if cfg is None:
             raise FormatError("--standalone needs -c server.properties (for the node's controller listener)")
         if not cfg.is_controller:
             raise FormatError("You can only use --standalone on a controller.")
         host, port = cfg.advertised_controller_endpoint()
         voters = [DynamicVoter(nid, host, port, ids.random_directory_id())]
-    if voters is None and not no_initial_controllers and cfg is not None and cfg.is_controller and not static_voters:
+    if voters is None and not rq.no_initial_controllers and cfg is not None and cfg.is_controller and not static_voters:
         raise FormatError(
             "Because controller.quorum.voters is not set on this controller, you must specify one of "
             "the following: --standalone, --initial-controllers, or --no-initial-controllers."
         )
-    feature_levels = parse_feature_args(features)
-    for path in all_dirs:
-        _check_target(path, apply)
-    locks = []
-    out_lines: list[str] = []
-    try:
-        if apply:
-            for path in all_dirs:
-                if os.path.isdir(path):
-                    locks.append(fsutil.LogDirLock(path).acquire())
-        plan = plan_format(
-            dirs=all_dirs,
-            metadata_dir=mdir,
-            cluster_id=cluster_id,
-            node_id=nid,
-            release=release,
-            features=feature_levels,
-            scram=list(add_scram),
-            voters=voters,
-            listener_name=listener,
-            ignore_formatted=ignore_formatted,
-            allow_non_uuid=allow_non_uuid,
-            no_initial_controllers=no_initial_controllers,
-            dynamic=dynamic,
-            kafka=kafka,
-            controller=cfg.is_controller if cfg is not None else voters is not None,
-            unstable=cfg is not None
-            and cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true",
-        )
-        out_lines.extend(plan.messages)
-        results = {}
-        if not plan.dirs:
-            out_lines.append("All of the log directories are already formatted.")
-        else:
-            out_lines.append(f"Bootstrap metadata: {plan.bootstrap_metadata_text()}")
-            now = int(time.time() * 1000)
-            order = java_string_hashmap_order([d.path for d in plan.dirs])
-            by_path = {d.path: d for d in plan.dirs}
-            for p in order:
-                d = by_path[p]
-                if apply:
-                    out_lines.append(f"Formatting {d.description} {d.path} with metadata.version {plan.release}.")
-                    try:
-                        results[d.path] = format_dir(plan, d, now, backup_root=None)
-                    except fsutil.OutOfSpace as e:
-                        if results:  # the directories before it are formatted, wholly
-                            raise fsutil.OutOfSpace(f"{e}; already formatted before it: {', '.join(results)}") from None
-                        raise
-                else:
-                    out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")
-            if not apply:
-                out_lines.append("Dry run: nothing was written. Run again with --apply to format.")
-    finally:
-        for lk in locks:
-            lk.release()
-    return FormatRun(plan, results, out_lines, apply)
+    return FormatTarget(
+        dirs=sorted(set(dirs) | {mdir}),
+        metadata_dir=mdir,
+        cluster_id=rq.cluster_id,
+        node_id=nid,
+        # Kafka 4 removed inter.broker.protocol.version: kafka-storage 4.3 formats with
+        # --release-version or its latest production version, whatever the config says
+        release=rq.release_version,
+        features=parse_feature_args(rq.features),
+        scram=list(rq.add_scram),
+        voters=voters,
+        listener_name=listener,
+        ignore_formatted=rq.ignore_formatted,
+        allow_non_uuid=rq.allow_non_uuid,
+        no_initial_controllers=rq.no_initial_controllers,
+        dynamic=dynamic,
+        kafka=rq.kafka,
+        controller=cfg.is_controller if cfg is not None else voters is not None,
+        unstable=cfg is not None and cfg.props.get("unstable.feature.versions.enable", "").strip().lower() == "true",
+    )
+
+
+def _format_dirs(plan: FormatPlan, apply: bool) -> tuple[dict, list[str]]:
+    """Kafka's lines for the plan, and with `apply` each directory written (under the
+    caller's locks) in the order Kafka's tool writes them: (how each was written, lines)."""
+    import time
+
+    out_lines: list[str] = list(plan.messages)
+    results: dict[str, str] = {}
+    if not plan.dirs:
+        out_lines.append("All of the log directories are already formatted.")
+        return results, out_lines
+    out_lines.append(f"Bootstrap metadata: {plan.bootstrap_metadata_text()}")
+    now = int(time.time() * 1000)
+    order = java_string_hashmap_order([d.path for d in plan.dirs])
+    by_path = {d.path: d for d in plan.dirs}
+    for p in order:
+        d = by_path[p]
+        if not apply:
+            out_lines.append(f"Would format {d.description} {d.path} with metadata.version {plan.release}.")
+            continue
+        out_lines.append(f"Formatting {d.description} {d.path} with metadata.version {plan.release}.")
+        try:
+            results[d.path] = format_dir(plan, d, now, backup_root=None)
+        except fsutil.OutOfSpace as e:
+            if results:  # the directories before it are formatted, wholly
+                raise fsutil.OutOfSpace(f"{e}; already formatted before it: {', '.join(results)}") from None
+            raise
+    if not apply:
+        out_lines.append("Dry run: nothing was written. Run again with --apply to format.")
+    return results, out_lines

@@ -443,22 +443,15 @@ def plan_recovery(
     """survivors: the surviving voters' log dirs (loaded); replicas: other replicas of the
     metadata log (brokers, observers); lost: the voters the operator declares permanently
     gone; static_voters: controller.quorum.voters of the survivor's configuration;
-    unread: registered brokers whose log dirs the operator cannot give (--no-replica)."""
+    unread: registered brokers whose log dirs the operator cannot give (--no-replica).
+    The steps below run in this order, each refusal kept only when none came before
+    (the first reason found is the one said)."""
     replicas = list(replicas)
     if not survivors:
         raise RecoverError("give the surviving controller's log dir")
     _check_given(survivors, replicas)
     every = survivors + replicas
-    if survivor_id is not None:
-        chosen = [r for r in survivors if r.node_id == survivor_id]
-        if not chosen:
-            raise RecoverError(
-                f"--survivor {survivor_id}: not among the controllers' log dirs given "
-                f"(nodes {[r.node_id for r in survivors]})"
-            )
-        survivor = chosen[0]
-    else:
-        survivor = max(survivors, key=lambda r: r.election_key)  # the first of a tie: the fewest changes
+    survivor = _choose_survivor(survivors, survivor_id)
     base = max(every, key=lambda r: (r.election_key, r is survivor))
     mode, voters, endpoints, voters_from = _voter_set(base, survivor, static_voters)
     seen = max(highest_epoch_seen(r) for r in every)
@@ -474,37 +467,92 @@ def plan_recovery(
         lost_endpoints={v: endpoints.get(v, []) for v in lost},
         unread=sorted(unread),
     )
-    refuse = plan.refuse
     clashes = logmatch.clashes(every)
     if clashes:  # the given logs already break Raft's invariant: no base can be trusted blindly; so
         # below, a replica differs from the base by its epochs alone (epochs.reconcile)
-        refuse(
+        plan.refuse(
             clashes[0].describe() + "; the replicas were changed outside Raft before: repair them first "
             "(`quorumctl state` names the replica to truncate)"
         )
+    _check_voters(plan, survivors, every)
+    _check_registered(plan, every)
+    alive = sorted(set(voters) & {r.node_id for r in every})  # the voters whose log dirs were given
+    if len(alive) > len(voters) // 2:
+        plan.refuse(
+            f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
+            "them and let Raft elect a leader, then remove the lost voters with remove-controller"
+        )
+    # the base's files are what the cluster restarts from; the survivor's are replaced when it is not the base
+    plan.refuse_unusable_base("recover")
+    # the survivor's new log: the base's, plus the VotersRecord batch in the new epoch
+    me = _survivor_voter(plan, voters_from) if mode == "dynamic" else None
+    plan.refuse_no_segment()
+    plan.new_end = base.log_end + (1 if mode == "dynamic" else 0)
+    view = base.view()
+    for r in every:
+        _plan_replica(plan, r, view)
+    plan.becomes_committed = _becomes_committed(plan, every)
+    plan.risks.append(
+        f"entries that only the lost voters held are gone for good. A replica not given (a broker, an observer) "
+        f"whose last epoch is above {base.last_epoch}, or equal with a log end offset above {base.log_end}, holds "
+        "entries this plan loses: check every broker's metadata log dir with `quorumctl state` and give the most "
+        "up-to-date one with --replica"
+    )
+    plan.risks.append(
+        "if a 'lost' voter comes back with its old disk it still believes in the old voter set: it "
+        "must never be started again as it was (wipe its metadata log dir and format it afresh)"
+    )
+    if plan.refusal is None:
+        _survivor_changes(plan, me, now_ms)
+    _next_steps(plan, static_voters, endpoints.get(survivor.node_id, []))
+    return plan
 
-    # -- who is a voter, who is declared lost
+
+def _choose_survivor(survivors: list[Replica], survivor_id: int | None) -> Replica:
+    """--survivor's replica, else the most up-to-date voter given (the first of a tie: the fewest changes)."""
+    if survivor_id is None:
+        return max(survivors, key=lambda r: r.election_key)
+    chosen = [r for r in survivors if r.node_id == survivor_id]
+    if not chosen:
+        raise RecoverError(
+            f"--survivor {survivor_id}: not among the controllers' log dirs given "
+            f"(nodes {[r.node_id for r in survivors]})"
+        )
+    return chosen[0]
+
+
+def _check_voters(plan: RecoveryPlan, survivors: list[Replica], every: list[Replica]) -> None:
+    """Who is a voter, who is declared lost: the survivors are voters, the lost are voters
+    whose log dirs were not given, and every other voter is given or declared lost."""
+    voters, lost, survivor = plan.voters_before, plan.lost, plan.survivor
     if survivor.node_id not in voters:
-        refuse(
+        plan.refuse(
             f"node {survivor.node_id} is not a voter (voters {voters}): give a voter as the survivor; brokers "
             "and observers go with --replica"
         )
     for r in survivors:
         if r.node_id not in voters and r is not survivor:
-            refuse(f"node {r.node_id} is not a voter (voters {voters}): give brokers and observers with --replica")
+            plan.refuse(f"node {r.node_id} is not a voter (voters {voters}): give brokers and observers with --replica")
     not_voters = [i for i in lost if i not in voters]
     if not_voters:
-        refuse(f"--lost-voters names {not_voters}, which are not voters (voters {voters})")
+        plan.refuse(f"--lost-voters names {not_voters}, which are not voters (voters {voters})")
     given_ids = {r.node_id for r in every}
     lost_but_given = sorted(set(lost) & given_ids)
     if lost_but_given:
-        refuse(f"--lost-voters names {lost_but_given}, whose log dirs were given")
+        plan.refuse(f"--lost-voters names {lost_but_given}, whose log dirs were given")
     undeclared = [v for v in voters if v not in given_ids and v not in lost]
     if undeclared:
-        refuse(
+        plan.refuse(
             f"voter(s) {undeclared} are neither given (log dir) nor declared lost (--lost-voters): every voter "
             "other than the survivors must be declared permanently lost by the operator"
         )
+
+
+def _check_registered(plan: RecoveryPlan, every: list[Replica]) -> None:
+    """The nodes registered in the base's metadata: each is a witness to ask, and each broker
+    or observer (they replicate the log too) must be given, or named unread (--no-replica)."""
+    voters, lost, unread, base = plan.voters_before, plan.lost, plan.unread, plan.base
+    given_ids = {r.node_id for r in every}
     broker_eps, controller_eps = registrations(base)
     brokers = sorted(broker_eps)
     # every other node that may see the quorum is asked too (liveness.probe_voters)
@@ -515,13 +563,13 @@ def plan_recovery(
     observers = [c for c in controller_eps if c not in voters]
     unknown = sorted(set(unread) - set(brokers) - set(observers))
     if unknown:
-        refuse(
+        plan.refuse(
             f"--no-replica names {unknown}, which are not registered brokers (registered: {brokers})"
             + (f" or observers ({observers})" if observers else "")
         )
     missing_obs = [c for c in observers if c not in given_ids and c not in unread]
     if missing_obs:
-        refuse(
+        plan.refuse(
             f"observer(s) {missing_obs} (registered controllers outside the voter set) not given with "
             "--replica: an observer fetches the metadata log and may hold acknowledged entries the base lacks. "
             "Give each one's metadata log dir with --replica, or name the ones you cannot read with --no-replica "
@@ -529,7 +577,7 @@ def plan_recovery(
         )
     missing = [b for b in brokers if b not in given_ids and b not in unread]
     if missing:
-        refuse(
+        plan.refuse(
             f"registered broker(s) {missing} not given with --replica: a broker fetches the metadata log too and "
             "may hold acknowledged entries the base lacks, in epochs the given replicas never saw (recovering "
             "without it can put another batch at an (offset, epoch) it holds, and it stops when it restarts). "
@@ -542,100 +590,83 @@ def plan_recovery(
             f"{base.log_end} is unknown. Kafka never truncates a replica below its high watermark (after a restart, "
             "its log start offset), so such a node stops with a fatal error when the new leader asks it to "
             "truncate: wipe its metadata log as the steps say (it then fetches the recovered log; entries only it "
-            f"held are lost). The new epoch jumps to {new_epoch} so that none of their batches can share an "
+            f"held are lost). The new epoch jumps to {plan.new_epoch} so that none of their batches can share an "
             "(offset, epoch) with the recovery's"
         )
-    alive = sorted(set(voters) & given_ids)  # the voters whose log dirs were given
-    if len(alive) > len(voters) // 2:
-        refuse(
-            f"the quorum still has a majority: {len(alive)} of {len(voters)} voters ({alive}) survive; start "
-            "them and let Raft elect a leader, then remove the lost voters with remove-controller"
+
+
+def _survivor_voter(plan: RecoveryPlan, voters_from: Replica | None) -> dict | None:
+    """The survivor's entry in the voter set (a dynamic quorum's), which the appended
+    VotersRecord keeps alone; refused when the survivor's disk is not that voter's."""
+    assert voters_from is not None and voters_from.voters_record is not None  # (_voter_set: dynamic)
+    survivor = plan.survivor
+    me = next((v for v in voters_from.voters_record if v["voterId"] == survivor.node_id), None)
+    my_dir = survivor.meta.get("directory.id") if survivor.meta else None
+    if me is not None and my_dir is not None and me.get("voterDirectoryId") != my_dir:
+        plan.refuse(
+            f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
+            f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's"
         )
-    # the base's files are what the cluster restarts from; the survivor's are replaced when it is not the base
-    plan.refuse_unusable_base("recover")
+    return me
 
-    # -- the survivor's new log: the base's, plus the VotersRecord batch in the new epoch
-    me = None
-    if mode == "dynamic":
-        me = next((v for v in voters_from.voters_record if v["voterId"] == survivor.node_id), None)
-        my_dir = survivor.meta.get("directory.id") if survivor.meta else None
-        if me is not None and my_dir is not None and me.get("voterDirectoryId") != my_dir:
-            refuse(
-                f"the voter set holds node {survivor.node_id} with directory id {me.get('voterDirectoryId')}, "
-                f"but {survivor.log_dir}/meta.properties says {my_dir}: this disk is not that voter's"
-            )
-    plan.refuse_no_segment()
-    plan.new_end = base.log_end + (1 if mode == "dynamic" else 0)
 
-    # -- each given replica against the result
-    view = base.view()
-    for r in every:
-        role = "survivor" if r is survivor else ("voter" if r.node_id in voters else "replica")
-        rp = ReplicaPlan(role, replica=r, action="none", keeps_to=r.log_end)
-        plan.replicas.append(rp)
-        if r is base:
-            rp.action = ("append" if mode == "dynamic" else "keep") if r is survivor else "base"
-            rp.reason = (
-                "the most up-to-date replica given (Raft's rule: last epoch, then log end offset): "
-                "the recovered log starts from it"
-            )
-            continue
-        d = epochs.reconcile(r.view(), view)
-        cut = r.log_end
-        if d.kind == "diverging":
-            # reconcile sets both for a diverging follower: where it ends and the first DivergingEpoch
-            assert d.new_end is not None and d.first_diverging is not None
-            cut = d.new_end
-            rp.reason = (
-                f"diverges from {base.label}: DivergingEpoch(epoch={d.first_diverging[1]}, "
-                f"endOffset={d.first_diverging[0]}); truncateToEndOffset gives {d.new_end}"
-            )
-        elif d.kind == "snapshot":
-            rp.reason = (
-                f"behind {base.label}'s log start offset {base.log_start}: it fetches the snapshot when it starts"
-            )
-        elif d.kind == "stuck":
-            refuse(f"{r.label}: the Fetch exchange with {base.label} does not converge; compare the logs by hand")
-        else:
-            rp.reason = f"its log is a prefix of {base.label}'s"
-        rp.keeps_to = cut
-        rp.losses = summarize_entries(r, cut, r.log_end)
-        if r is survivor:
-            rp.action = "replace"
-            rp.reason += f"; its partition directory becomes a copy of {base.label}'s"
-            continue
-        if cut < r.log_end:
-            rp.action = "truncate"
-            tp = plan_truncation(r, mode="reference", target=cut, reason=rp.reason, divergence=divergence_json(r, d))
-            rp.truncation = tp
-            if tp.refusal:
-                refuse(f"{r.label} ({r.partition_dir}) must be truncated to {cut}, but: {tp.refusal}")
+def _plan_replica(plan: RecoveryPlan, r: Replica, base_view: epochs.LogView) -> None:
+    """One given replica against the result: the base is the result; the others keep what
+    agrees with it (Fetch's divergence exchange) and, but for the survivor (which becomes a
+    copy of the base), are truncated where they diverge."""
+    base, survivor = plan.base, plan.survivor
+    role = "survivor" if r is survivor else ("voter" if r.node_id in plan.voters_before else "replica")
+    rp = ReplicaPlan(role, replica=r, action="none", keeps_to=r.log_end)
+    plan.replicas.append(rp)
+    if r is base:
+        rp.action = ("append" if plan.mode == "dynamic" else "keep") if r is survivor else "base"
+        rp.reason = (
+            "the most up-to-date replica given (Raft's rule: last epoch, then log end offset): "
+            "the recovered log starts from it"
+        )
+        return
+    d = epochs.reconcile(r.view(), base_view)
+    cut = r.log_end
+    if d.kind == "diverging":
+        # reconcile sets both for a diverging follower: where it ends and the first DivergingEpoch
+        assert d.new_end is not None and d.first_diverging is not None
+        cut = d.new_end
+        rp.reason = (
+            f"diverges from {base.label}: DivergingEpoch(epoch={d.first_diverging[1]}, "
+            f"endOffset={d.first_diverging[0]}); truncateToEndOffset gives {d.new_end}"
+        )
+    elif d.kind == "snapshot":
+        rp.reason = f"behind {base.label}'s log start offset {base.log_start}: it fetches the snapshot when it starts"
+    elif d.kind == "stuck":
+        plan.refuse(f"{r.label}: the Fetch exchange with {base.label} does not converge; compare the logs by hand")
+    else:
+        rp.reason = f"its log is a prefix of {base.label}'s"
+    rp.keeps_to = cut
+    rp.losses = summarize_entries(r, cut, r.log_end)
+    if r is survivor:
+        rp.action = "replace"
+        rp.reason += f"; its partition directory becomes a copy of {base.label}'s"
+        return
+    if cut < r.log_end:
+        rp.action = "truncate"
+        tp = plan_truncation(r, mode="reference", target=cut, reason=rp.reason, divergence=divergence_json(r, d))
+        rp.truncation = tp
+        if tp.refusal:
+            plan.refuse(f"{r.label} ({r.partition_dir}) must be truncated to {cut}, but: {tp.refusal}")
 
-    # -- what becomes committed
+
+def _becomes_committed(plan: RecoveryPlan, every: list[Replica]) -> dict | None:
+    """The base's entries that become committed when the survivor leads (all of them when
+    what is provably committed cannot be told)."""
     from ..raft.committed import classify
 
+    base = plan.base
     try:
-        cm = classify(every, voters if mode == "static" else None)
+        cm = classify(every, plan.voters_before if plan.mode == "static" else None)
         mine = next(x for x in cm["replicas"] if x["replica"] == base.label)
-        plan.becomes_committed = summarize_entries(base, mine["committed_end_offset"], base.log_end)
+        return summarize_entries(base, mine["committed_end_offset"], base.log_end)
     except ValueError:
-        plan.becomes_committed = summarize_entries(base, 0, base.log_end)
-
-    plan.risks.append(
-        f"entries that only the lost voters held are gone for good. A replica not given (a broker, an observer) "
-        f"whose last epoch is above {base.last_epoch}, or equal with a log end offset above {base.log_end}, holds "
-        "entries this plan loses: check every broker's metadata log dir with `quorumctl state` and give the most "
-        "up-to-date one with --replica"
-    )
-    plan.risks.append(
-        "if a 'lost' voter comes back with its old disk it still believes in the old voter set: it "
-        "must never be started again as it was (wipe its metadata log dir and format it afresh)"
-    )
-
-    if plan.refusal is None:
-        _survivor_changes(plan, me, now_ms)
-    _next_steps(plan, static_voters, endpoints.get(survivor.node_id, []))
-    return plan
+        return summarize_entries(base, 0, base.log_end)
 
 
 def _survivor_changes(plan: RecoveryPlan, me: dict | None, now_ms: int | None) -> None:
@@ -919,49 +950,54 @@ def _own(dir_stat, path: str) -> None:
         pass
 
 
-def run(
-    targets: list[str],
-    lost: list[int],
-    static_voters: dict[int, str] | None,
-    survivor: int | None,
-    apply: bool,
-    backup_dir: str | None,
-    replicas: Sequence[str] = (),
-    probe=None,
-    force_lost: Sequence[int] = (),
-    unread: Sequence[int] = (),
-    witnesses: Sequence = (),
-) -> tuple[RecoveryPlan, dict | None, int | None]:
+@dataclass(frozen=True, kw_only=True)
+class RecoverRequest:
+    """What `recover` is asked: the replicas' log dirs, the voters declared lost and how
+    to act (cli/recover.py reads it from the command line and the configs)."""
+
+    targets: Sequence[str]  # the surviving controllers' log dirs
+    lost: Sequence[int]  # --lost-voters
+    static_voters: dict[int, str] | None = None  # controller.quorum.voters of the survivor's config
+    survivor: int | None = None  # --survivor
+    replicas: Sequence[str] = ()  # --replica: brokers' and observers' log dirs
+    force_lost: Sequence[int] = ()
+    unread: Sequence[int] = ()  # --no-replica
+    witnesses: Sequence = ()  # [(who, None, [(host, port)])] also asked, such as --bootstrap-server
+    apply: bool = False
+    backup_dir: str | None = None
+
+
+def run(request: RecoverRequest, probe=None) -> tuple[RecoveryPlan, dict | None, int | None]:
     """Plan the recovery from the given log dirs, probe the declared-lost voters and ask
     every other node with `probe(lost endpoints, witnesses, cluster id) -> ([VoterProbe],
     [Witness])` (live/liveness.probe_voters, given by the caller: storage does not
-    speak the wire; the witnesses are the registered brokers and controllers and
-    `witnesses`, [(who, None, [(host, port)])] such as --bootstrap-server), and, with
-    `apply` and no refusal, carry it out holding the .lock of every log dir it writes or
-    copies from (the survivor, the base, the replicas it truncates; a replica only read
-    may keep running: with no leader its log cannot change). Under the locks everything
-    is planned and probed again: the plan must come from logs no Kafka can still change,
-    and from voters that are still silent. Returns the plan, the apply report (None on a
-    dry run) and, on a dry run, the pid of a Kafka holding the survivor's lock."""
+    speak the wire; the witnesses are the registered brokers and controllers and the
+    request's), and, with `apply` and no refusal, carry it out holding the .lock of every
+    log dir it writes or copies from (the survivor, the base, the replicas it truncates;
+    a replica only read may keep running: with no leader its log cannot change). Under
+    the locks everything is planned and probed again: the plan must come from logs no
+    Kafka can still change, and from voters that are still silent. Returns the plan, the
+    apply report (None on a dry run) and, on a dry run, the pid of a Kafka holding the
+    survivor's lock."""
     from ..raft.replica import load_replica, resolve_partition_dir
 
     def make() -> RecoveryPlan:
         p = plan_recovery(
-            [load_replica(t) for t in targets],
-            lost,
-            static_voters,
-            survivor,
-            replicas=[load_replica(t) for t in replicas],
-            unread=list(unread),
+            [load_replica(t) for t in request.targets],
+            list(request.lost),
+            request.static_voters,
+            request.survivor,
+            replicas=[load_replica(t) for t in request.replicas],
+            unread=list(request.unread),
         )
         if probe is not None:
-            found, seen = probe(p.lost_endpoints, p.witness_endpoints + list(witnesses), p.cluster_id)
-            p.judge_probes(found, list(force_lost), seen)
+            found, seen = probe(p.lost_endpoints, p.witness_endpoints + list(request.witnesses), p.cluster_id)
+            p.judge_probes(found, list(request.force_lost), seen)
         return p
 
     plan = make()
     report = None
-    if apply and not plan.refusal:
+    if request.apply and not plan.refusal:
         locks = []
         touched = [
             x.replica.log_dir
@@ -973,9 +1009,9 @@ def run(
                 locks.append(fsutil.LogDirLock(d).acquire())
             plan = make()
             if not plan.refusal:
-                report = apply_recovery(plan, backup_dir or default_backup_root(plan.survivor.log_dir))
+                report = apply_recovery(plan, request.backup_dir or default_backup_root(plan.survivor.log_dir))
         finally:
             for lk in locks:
                 lk.release()
-    holder = None if apply else fsutil.lock_holder(plan.survivor.log_dir)
+    holder = None if request.apply else fsutil.lock_holder(plan.survivor.log_dir)
     return plan, report, holder

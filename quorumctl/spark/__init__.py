@@ -9,7 +9,8 @@ below do, when called.
 
 - `register(spark)`: make `spark.read.format("kraft")` available in a session.
 - `read_kraft(spark, paths, **options)`: a DataFrame of the records under `paths`.
-- `export(paths, out, ...)`: what `quorumctl spark-export` runs.
+- `export(paths, out, spark=None, **options)`: what `quorumctl spark-export` runs
+  (`options`: job.ExportRequest's fields).
 """
 
 
@@ -25,7 +26,7 @@ def read_kraft(spark, paths, **options):
     return _read(spark, paths, **options)
 
 
-def export(paths, out, **kwargs):
-    from .job import export as _export
+def export(paths, out, spark=None, **options):
+    from .job import ExportRequest, export as _export
 
-    return _export(paths, out, **kwargs)
+    return _export(ExportRequest(paths=paths, out=out, **options), spark)

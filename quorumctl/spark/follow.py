@@ -33,7 +33,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..render.output import Printer
@@ -41,6 +42,9 @@ from ..records import batch
 from . import fs
 from . import plan as planning
 from . import writer as w
+
+if TYPE_CHECKING:
+    from .job import ExportRequest
 
 CHECKPOINT = "_checkpoint"
 
@@ -202,23 +206,24 @@ def run_batch(sc, n: int, parts, out: str, partition_by, options, compression) -
     return stats.records, sum(r["rows"] for r in results), stats.errors
 
 
-def follow(
-    paths: list[str],
-    out: str,
-    *,
-    spark,
-    checkpoint: str | None = None,
-    interval: float = 5.0,
-    split_size: int = planning.DEFAULT_SPLIT_SIZE,
-    partition_by: list[str] | None = None,
-    compression: str = "zstd",
-    options: dict | None = None,
-    stop_after_idle: int | None = None,
-    report=None,
-) -> list[BatchSummary]:
-    """Tail `paths` into `out` until interrupted, or until `stop_after_idle`
-    consecutive rounds found nothing new; `report(summary)` after each batch."""
-    partition_by = list(partition_by or [])
+@dataclass(frozen=True, kw_only=True)
+class Tail:
+    """--follow's own settings."""
+
+    checkpoint: str | None = None  # default: OUT/_checkpoint
+    interval: float = 5.0  # seconds between micro-batches
+    stop_after_idle: int | None = None  # rounds in a row with nothing new; None: until interrupted
+
+
+def follow(request: ExportRequest, tail: Tail, *, spark, report=None) -> list[BatchSummary]:
+    """Tail `request.paths` into `request.out` until interrupted, or until
+    `tail.stop_after_idle` consecutive rounds found nothing new; `report(summary)`
+    after each batch. `request.fs_options` are the file systems' options as they are
+    (follow_export merges the S3A settings in)."""
+    paths, out, options = list(request.paths), request.out, dict(request.fs_options or {}) or None
+    split_size, compression = request.split_size, request.compression
+    partition_by = list(request.partition_by)
+    checkpoint, interval, stop_after_idle = tail.checkpoint, tail.interval, tail.stop_after_idle
     if not fs.is_remote(out):
         out = os.path.abspath(fs.local_path(out))
     cp = Checkpoint(checkpoint or fs.join(out, CHECKPOINT), options)
@@ -297,52 +302,30 @@ def follow(
         time.sleep(max(0.0, interval - (time.monotonic() - t0)))
 
 
-def follow_export(
-    paths: list[str],
-    out: str,
-    *,
-    master: str | None,
-    conf: dict[str, str],
-    progress: bool | None = None,
-    debug: bool = False,
-    checkpoint: str | None = None,
-    interval: float = 5.0,
-    split_size: int = planning.DEFAULT_SPLIT_SIZE,
-    partition_by: list[str] | None = None,
-    compression: str = "zstd",
-    fs_options: dict | None = None,
-    stop_after_idle: int | None = None,
-    report=None,
-    printer: Printer | None = None,
-) -> None:
+def follow_export(request: ExportRequest, tail: Tail, report=None, printer: Printer | None = None) -> None:
     """What `spark-export --follow` runs: the options checked and the inputs found
     before Spark starts, a session with a light JVM (from its class archive), then
     `follow` until it stops or is interrupted (the checkpoint says where the next
-    run starts); the session's new class archive is kept last."""
+    run starts); the session's new class archive is kept last. Micro-batches append
+    with the pyarrow writer: the request's mode and writer do not apply."""
     from .job import check_export_options
     from .session import finish_sessions, start_session
 
-    partition_by = list(partition_by or [])
-    check_export_options(partition_by, compression, "pyarrow", "append")
-    fs_options = {**fs.s3_options_from_conf(conf), **(fs_options or {})} or None
-    planning.source_files(list(paths), fs_options)  # bad paths fail before Spark starts
+    conf = dict(request.spark_conf or {})
+    check_export_options(list(request.partition_by), request.compression, "pyarrow", "append")
+    fs_options = {**fs.s3_options_from_conf(conf), **(request.fs_options or {})} or None
+    planning.source_files(list(request.paths), fs_options)  # bad paths fail before Spark starts
     spark = start_session(
-        master, conf, progress=progress, debug=debug, class_archive=True, light_jvm=True, printer=printer
+        request.master,
+        conf,
+        progress=request.progress,
+        debug=request.debug,
+        class_archive=True,
+        light_jvm=True,
+        printer=printer,
     )
     try:
-        follow(
-            list(paths),
-            out,
-            spark=spark,
-            checkpoint=checkpoint,
-            interval=interval,
-            split_size=split_size,
-            partition_by=partition_by,
-            compression=compression,
-            options=fs_options,
-            stop_after_idle=stop_after_idle,
-            report=report,
-        )
+        follow(replace(request, fs_options=fs_options), tail, spark=spark, report=report)
     except KeyboardInterrupt:
         pass
     finish_sessions()

@@ -18,6 +18,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from ..errors import ExitStatus, InputError
@@ -85,110 +86,105 @@ WRITERS = ("pyarrow", "spark")
 COMPRESSIONS = ("zstd", "snappy", "gzip", "none")
 
 
-def export(
-    paths: list[str],
-    out: str,
-    *,
-    master: str | None = "local[*]",
-    mode: str = "error",
-    partition_by: list[str] | None = None,
-    spark_conf: dict[str, str] | None = None,
-    split_size: int = planning.DEFAULT_SPLIT_SIZE,
-    min_partitions: int | None = None,
-    writer: str = "pyarrow",
-    progress: bool | None = None,
-    spark=None,
-    debug: bool = False,
-    fs_options: dict | None = None,
-    compression: str = "zstd",
-    remote: str | None = None,
-    class_archive: bool = False,
-    printer: Printer | None = None,
-) -> Summary:
-    """Export the files under `paths` to Parquet under `out` and return the summary.
-    `min_partitions` (the least number of tasks) defaults to one per core of
-    the session (its default parallelism) for small inputs, three per core for
-    larger ones (`plan.default_min_partitions`); pass `spark` to use an existing
-    session (tests, notebooks). Progress and notes go to `printer`'s stderr (the
-    process's when None)."""
+@dataclass(frozen=True, kw_only=True)
+class ExportRequest:
+    """What spark-export is asked: the inputs, where and how to write them, and the
+    session to run on (cli/spark_export.py reads it from the command line)."""
+
+    paths: Sequence[str]
+    out: str
+    master: str | None = "local[*]"
+    mode: str = "error"  # MODES
+    partition_by: Sequence[str] = ()
+    spark_conf: Mapping[str, str] | None = None
+    split_size: int = planning.DEFAULT_SPLIT_SIZE
+    # the least number of tasks; by default one per core of the session (its default
+    # parallelism) for small inputs, three per core for larger ones (plan.default_min_partitions)
+    min_partitions: int | None = None
+    writer: str = "pyarrow"  # WRITERS
+    progress: bool | None = None  # None: when stderr is a terminal
+    debug: bool = False
+    fs_options: Mapping[str, str] | None = None
+    compression: str = "zstd"  # COMPRESSIONS
+    remote: str | None = None  # a Spark Connect server (sc://HOST:PORT)
+    class_archive: bool = False
+
+
+def export(request: ExportRequest, spark=None, printer: Printer | None = None) -> Summary:
+    """Export the files under `request.paths` to Parquet under `request.out` and return
+    the summary; pass `spark` to use an existing session (tests, notebooks). Progress
+    and notes go to `printer`'s stderr (the process's when None)."""
     printer = Printer() if printer is None else printer
     t0 = time.monotonic()
-    partition_by = list(partition_by or [])
-    if remote:
-        writer = "spark"  # over Spark Connect there is no SparkContext to run our own tasks
-    check_export_options(partition_by, compression, writer, mode)
+    rq = request
+    partition_by = list(rq.partition_by)
+    # over Spark Connect there is no SparkContext to run our own tasks
+    writer = "spark" if rq.remote else rq.writer
+    check_export_options(partition_by, rq.compression, writer, rq.mode)
     from . import fs
 
     # S3 endpoint/credentials may come as Hadoop S3A settings, as Spark users give them
-    fs_options = {**fs.s3_options_from_conf(spark_conf or {}), **(fs_options or {})} or None
+    conf = dict(rq.spark_conf or {})
+    fs_options = {**fs.s3_options_from_conf(conf), **(rq.fs_options or {})} or None
+    out = rq.out
     if not fs.is_remote(out):
         out = os.path.abspath(fs.local_path(out))  # executors may run elsewhere than our cwd
-        if mode == "error" and os.path.exists(out):
+        if rq.mode == "error" and os.path.exists(out):
             raise InputError(f"{out} already exists (use --mode overwrite or --mode append)")
-    files = planning.source_files(paths, fs_options)  # bad paths fail before Spark starts
+    files = planning.source_files(list(rq.paths), fs_options)  # bad paths fail before Spark starts
 
+    def plan_for(slots: int) -> planning.Plan:
+        return planning.plan_files(
+            files, split_size=rq.split_size, min_partitions=rq.min_partitions, slots=slots, options=fs_options
+        )
+
+    if rq.remote:
+        if spark is None:
+            spark = connect_session(rq.remote, conf, rq.progress)
+        plan = plan_for(os.cpu_count() or 1)
+        counts = _write_with_spark(spark, plan, out, rq.mode, partition_by, fs_options, rq.compression)
+        return _summary(plan, counts, out, t0)
     early = None
     if spark is None:
         # cut the files while the JVM starts (seconds for GBs of input): the plan depends
         # on the session's cores, which a local master names
-        slots = None if remote else _local_slots(master)
+        slots = _local_slots(rq.master)
         if slots is not None:
-            early = _Background(
-                lambda: planning.plan_files(
-                    files, split_size=split_size, min_partitions=min_partitions, slots=slots, options=fs_options
-                )
-            )
-        spark = (
-            connect_session(remote, spark_conf or {}, progress)
-            if remote
-            else start_session(
-                master,
-                spark_conf or {},
-                progress=progress,
-                debug=debug,
-                class_archive=class_archive,
-                light_jvm=writer == "pyarrow",
-                printer=printer,
-            )
-        )
-    plan: planning.Plan | None
-    if remote:
-        plan = planning.plan_files(
-            files, split_size=split_size, min_partitions=min_partitions, slots=os.cpu_count() or 1, options=fs_options
-        )
-        counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression)
-        return Summary(
-            files=len(plan.files),
-            bytes=plan.total_bytes,
-            tasks=len(plan.partitions),
-            seconds=time.monotonic() - t0,
-            out=out,
-            **counts,
+            early = _Background(lambda: plan_for(slots))
+        spark = start_session(
+            rq.master,
+            conf,
+            progress=rq.progress,
+            debug=rq.debug,
+            class_archive=rq.class_archive,
+            light_jvm=writer == "pyarrow",
+            printer=printer,
         )
     sc = spark.sparkContext
-    plan = early.result() if early is not None and slots == sc.defaultParallelism else None
-    if plan is None:
-        plan = planning.plan_files(
-            files, split_size=split_size, min_partitions=min_partitions, slots=sc.defaultParallelism, options=fs_options
-        )
+    planned = early.result() if early is not None and slots == sc.defaultParallelism else None
+    plan = planned if planned is not None else plan_for(sc.defaultParallelism)
     group = f"quorumctl-spark-export-{os.getpid()}-{time.time_ns()}"
     description = f"decoding {len(plan.files)} files, {human_bytes(plan.total_bytes)}"
     sc.setJobGroup(group, description)
-    show = printer.stderr_isatty if progress is None else progress
+    show = printer.stderr_isatty if rq.progress is None else rq.progress
     bar = TaskBar(sc, group, len(plan.partitions), description, printer) if show else None
     if bar:
         bar.start()
     try:
         if writer == "spark":
-            counts = _write_with_spark(spark, plan, out, mode, partition_by, fs_options, compression)
+            counts = _write_with_spark(spark, plan, out, rq.mode, partition_by, fs_options, rq.compression)
         else:
-            counts = _write_with_pyarrow(sc, plan, out, mode, partition_by, fs_options, compression)
+            counts = _write_with_pyarrow(sc, plan, out, rq.mode, partition_by, fs_options, rq.compression)
     finally:
         if bar:
             bar.done.set()
             bar.join(5)
         sc.setLocalProperty("spark.jobGroup.id", None)
         sc.setLocalProperty("spark.job.description", None)
+    return _summary(plan, counts, out, t0)
+
+
+def _summary(plan: planning.Plan, counts: dict, out: str, t0: float) -> Summary:
     return Summary(
         files=len(plan.files),
         bytes=plan.total_bytes,

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from quorumctl.dump.log import run
+from quorumctl.dump.log import DumpRequest, run
 from quorumctl.render.dumplog import Sink
 from samples import FIXTURES, SAMPLES, blocks
 
@@ -82,7 +82,7 @@ def ours(argv, cwd):
     os.chdir(cwd)
     try:
         # the transcripts are Kafka 3.x's, whose text 4.1 kept where 4.3 changed it
-        rc = run(files, output="text", sink=Sink(out, err), kafka="4.1", **kw)
+        rc = run(DumpRequest(paths=files, output="text", kafka="4.1", **kw), Sink(out, err))
     finally:
         os.chdir(old)
     # split on newlines only: raw payloads (--print-data-log) hold form feeds and such

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from kafka41 import HOMES, home_of, kafka_tool, needs_kafka
-from quorumctl.dump.log import run
+from quorumctl.dump.log import DumpRequest, run
 from quorumctl.render.dumplog import Sink
 from samples import CORPUS, FIXTURES
 
@@ -132,7 +132,7 @@ def kafka_output(tmp_path_factory, request):
 
 def ours(files, kw):
     out, err = io.StringIO(), io.StringIO()
-    rc = run(files, output="text", sink=Sink(out, err), **kw)
+    rc = run(DumpRequest(paths=files, output="text", **kw), Sink(out, err))
     return rc, out.getvalue(), err.getvalue()
 
 

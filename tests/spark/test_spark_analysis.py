@@ -41,7 +41,9 @@ def corpus(spark, tmp_path_factory):
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
     out = tmp_path_factory.mktemp("analysis") / "kraft"
-    summary = ex.export([str(CORPUS)], str(out), spark=spark, partition_by=["date"], progress=False)
+    summary = ex.export(
+        ex.ExportRequest(paths=[str(CORPUS)], out=str(out), partition_by=["date"], progress=False), spark=spark
+    )
     spark.read.parquet(str(out)).createOrReplaceTempView("kraft")
     cols = [
         "cluster_id",
@@ -217,7 +219,9 @@ def small_dir(tmp_path_factory):
 )
 def test_compression_choices(spark, small_dir, tmp_path, codec, suffix, parquet_name):
     out = tmp_path / codec
-    s = ex.export([str(small_dir)], str(out), spark=spark, progress=False, compression=codec)
+    s = ex.export(
+        ex.ExportRequest(paths=[str(small_dir)], out=str(out), progress=False, compression=codec), spark=spark
+    )
     files = list(out.glob("*.parquet"))
     assert files and all(f.name.endswith(suffix) and f.name.count(".") == (1 if codec == "none" else 2) for f in files)
     md = pq.ParquetFile(files[0]).metadata
@@ -229,7 +233,10 @@ def test_bad_compression_is_an_input_error(spark, small_dir, tmp_path):
     from quorumctl.errors import InputError
 
     with pytest.raises(InputError, match="--compression must be one of zstd, snappy, gzip, none, not 'lz7'"):
-        ex.export([str(small_dir)], str(tmp_path / "x"), spark=spark, progress=False, compression="lz7")
+        ex.export(
+            ex.ExportRequest(paths=[str(small_dir)], out=str(tmp_path / "x"), progress=False, compression="lz7"),
+            spark=spark,
+        )
 
 
 def test_schema_evolution_old_and_new_exports_read_with_merge_schema(spark, small_dir, tmp_path):
@@ -237,14 +244,16 @@ def test_schema_evolution_old_and_new_exports_read_with_merge_schema(spark, smal
     a release before they were added wrote it) and an export appended by this
     version: mergeSchema gives every column, null in the older rows."""
     out = tmp_path / "evolving"
-    first = ex.export([str(small_dir)], str(out), spark=spark, progress=False)
+    first = ex.export(ex.ExportRequest(paths=[str(small_dir)], out=str(out), progress=False), spark=spark)
     full = schema.arrow_schema()
     newer = [f.name for f in full][-4:]  # the config_* columns stand in for "added later"
     for f in out.glob("*.parquet"):  # rewrite the first export as the older release wrote it
         old = pq.read_table(f).drop_columns(newer)
         pq.write_table(old, f, compression="zstd")
     assert pq.read_schema(next(out.glob("*.parquet"))).names == [n for n in full.names if n not in newer]
-    second = ex.export([str(small_dir)], str(out), spark=spark, progress=False, mode="append")
+    second = ex.export(
+        ex.ExportRequest(paths=[str(small_dir)], out=str(out), progress=False, mode="append"), spark=spark
+    )
     df = spark.read.option("mergeSchema", "true").parquet(str(out))
     assert df.columns == full.names
     assert df.count() == first.rows + second.rows

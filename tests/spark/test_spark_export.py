@@ -57,7 +57,7 @@ def corpus_export(spark, tmp_path_factory):
     if not CORPUS.is_dir():
         pytest.skip(f"shared corpus not found at {CORPUS}")
     out = tmp_path_factory.mktemp("corpus") / "parquet"
-    summary = ex.export([str(CORPUS)], str(out), spark=spark, progress=False)
+    summary = ex.export(ex.ExportRequest(paths=[str(CORPUS)], out=str(out), progress=False), spark=spark)
     return summary, out
 
 
@@ -224,7 +224,7 @@ def damaged_dir(tmp_path_factory):
 def test_corrupt_file_gives_flagged_rows_and_the_rest_completes(spark, damaged_dir, tmp_path, writer):
     root, good = damaged_dir
     out = tmp_path / "out"
-    s = ex.export([str(root)], str(out), spark=spark, writer=writer, progress=False)
+    s = ex.export(ex.ExportRequest(paths=[str(root)], out=str(out), writer=writer, progress=False), spark=spark)
     assert (s.files, s.errors, s.corrupt_records) == (2, 3, 1)
     assert s.records == good.records + 4
     assert s.rows == good.records + 4 + 2
@@ -248,8 +248,8 @@ def test_corrupt_file_gives_flagged_rows_and_the_rest_completes(spark, damaged_d
 def test_both_writers_and_the_data_source_give_the_same_rows(spark, damaged_dir, tmp_path):
     root, good = damaged_dir
     a, b = tmp_path / "a", tmp_path / "b"
-    ex.export([str(root)], str(a), spark=spark, writer="pyarrow", progress=False)
-    ex.export([str(root)], str(b), spark=spark, writer="spark", progress=False)
+    ex.export(ex.ExportRequest(paths=[str(root)], out=str(a), writer="pyarrow", progress=False), spark=spark)
+    ex.export(ex.ExportRequest(paths=[str(root)], out=str(b), writer="spark", progress=False), spark=spark)
     order = [("source_file", "ascending"), ("batch_position", "ascending"), ("record_index", "ascending")]
     ta, tb = read_table(a).sort_by(order), read_table(b).sort_by(order)
     assert ta.num_rows == tb.num_rows == good.records + 6
@@ -270,7 +270,10 @@ def test_partitioned_output_reads_back_with_spark_and_pyarrow(spark, damaged_dir
     for writer in ("pyarrow", "spark"):
         out = tmp_path / writer
         ex.export(
-            [str(root)], str(out), spark=spark, writer=writer, partition_by=["record_type", "date"], progress=False
+            ex.ExportRequest(
+                paths=[str(root)], out=str(out), writer=writer, partition_by=["record_type", "date"], progress=False
+            ),
+            spark=spark,
         )
         dirs = sorted(p.name for p in out.iterdir() if p.is_dir())
         assert "record_type=NO_OP_RECORD" in dirs and "record_type=__HIVE_DEFAULT_PARTITION__" in dirs
@@ -286,12 +289,12 @@ def test_partitioned_output_reads_back_with_spark_and_pyarrow(spark, damaged_dir
 def test_modes(spark, damaged_dir, tmp_path):
     root, good = damaged_dir
     out = tmp_path / "o"
-    ex.export([str(root)], str(out), spark=spark, progress=False)
+    ex.export(ex.ExportRequest(paths=[str(root)], out=str(out), progress=False), spark=spark)
     with pytest.raises(ex.InputError, match="already exists"):
-        ex.export([str(root)], str(out), spark=spark, progress=False)
-    ex.export([str(root)], str(out), spark=spark, mode="append", progress=False)
+        ex.export(ex.ExportRequest(paths=[str(root)], out=str(out), progress=False), spark=spark)
+    ex.export(ex.ExportRequest(paths=[str(root)], out=str(out), mode="append", progress=False), spark=spark)
     assert read_table(out).num_rows == 2 * (good.records + 6)
-    ex.export([str(root)], str(out), spark=spark, mode="overwrite", progress=False)
+    ex.export(ex.ExportRequest(paths=[str(root)], out=str(out), mode="overwrite", progress=False), spark=spark)
     assert read_table(out).num_rows == good.records + 6
     assert not (out / "_temporary").exists() and (out / "_SUCCESS").exists()
 
@@ -308,8 +311,11 @@ def test_300mb_segment_split_by_byte_ranges_gives_exactly_the_single_task_rows(s
     assert w.bytes > 290 << 20 and w.records > 100_000
 
     one, many = tmp_path / "one", tmp_path / "many"
-    s1 = ex.export([str(part)], str(one), spark=spark, split_size=1 << 40, min_partitions=1, progress=False)
-    s2 = ex.export([str(part)], str(many), spark=spark, split_size=8 << 20, progress=False)
+    s1 = ex.export(
+        ex.ExportRequest(paths=[str(part)], out=str(one), split_size=1 << 40, min_partitions=1, progress=False),
+        spark=spark,
+    )
+    s2 = ex.export(ex.ExportRequest(paths=[str(part)], out=str(many), split_size=8 << 20, progress=False), spark=spark)
     assert s1.tasks == 1 and s2.tasks >= 30
     for s in (s1, s2):
         assert (s.records, s.batches, s.errors) == (w.records, w.batches, 0)
@@ -362,8 +368,11 @@ def test_44_layout_zero_snapshots_give_the_feature_level_rows(spark, cli, tmp_pa
         cli("bootstrap", "format", "-c", str(path), "-t", cid, "--kafka-version", "4.4", *opts, "--apply", code=0)
     out = tmp_path / "parquet"
     with pytest.raises(InputError, match=r"/broker: nothing to read in it \(expected a metadata log segment"):
-        ex.export([str(tmp_path / "broker")], str(out), spark=spark, progress=False)
-    summary = ex.export([str(tmp_path / n) for n in ("static", "standalone")], str(out), spark=spark, progress=False)
+        ex.export(ex.ExportRequest(paths=[str(tmp_path / "broker")], out=str(out), progress=False), spark=spark)
+    summary = ex.export(
+        ex.ExportRequest(paths=[str(tmp_path / n) for n in ("static", "standalone")], out=str(out), progress=False),
+        spark=spark,
+    )
     assert (summary.files, summary.errors, summary.decode_errors, summary.corrupt_records) == (2, 0, 0, 0)
     cols = ["source_file", "file_kind", "node_id", "snapshot_end_offset", "snapshot_epoch", "row_kind"]
     cols += ["record_kind", "record_type", "payload_json", "offset"]

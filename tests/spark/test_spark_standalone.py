@@ -102,7 +102,9 @@ def local_export(spark, inputs, tmp_path_factory):
 
     small, good, _ = inputs
     out = tmp_path_factory.mktemp("local") / "small"
-    s = job.export([str(small)], str(out), spark=spark, split_size=512 << 10, progress=False)
+    s = job.export(
+        job.ExportRequest(paths=[str(small)], out=str(out), split_size=512 << 10, progress=False), spark=spark
+    )
     assert (s.records, s.errors, s.exit_code) == (good.records + 1, 2, 1)
     return out
 

@@ -81,9 +81,10 @@ def run_dump(paths, as_json: bool, use_core, monkeypatch) -> tuple[int, bytes, s
     out = io.TextIOWrapper(raw, encoding="utf-8", newline="")
     err = io.StringIO()
     sink = R.Sink(out, err)
-    code = dumplog.run(
-        [str(p) for p in paths], metadata_decoder=not as_json, output="json" if as_json else "text", sink=sink
+    request = dumplog.DumpRequest(
+        paths=[str(p) for p in paths], metadata_decoder=not as_json, output="json" if as_json else "text"
     )
+    code = dumplog.run(request, sink)
     out.flush()
     return code, raw.getvalue(), err.getvalue()
 

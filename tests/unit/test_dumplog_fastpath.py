@@ -140,7 +140,7 @@ def test_one_process_json_holds_one_batch_line_at_a_time(tmp_path):
             pass
 
     out, err = Writes(), Writes()
-    assert dumplog.run([str(d)], output="json", sink=R.Sink(out, err)) == 0
+    assert dumplog.run(dumplog.DumpRequest(paths=[str(d)], output="json"), R.Sink(out, err)) == 0
     line = 2000 * len(
         '{"offset":0,"timestamp":0,"keySize":-1,"valueSize":4,"sequence":-1,"headers":[],'
         '"payload":{"type":"NO_OP_RECORD","version":0,"data":{}}},'

@@ -175,11 +175,16 @@ class _Scan:
             if isinstance(b, Batch):
                 firsts.setdefault(b.attributes, position)
             self.entry(b)
-            return self.st.last_offset, self.epoch
+            return self.st.last_offset, inline_epoch()
+
+        def inline_epoch() -> int | None:
+            # the epoch a batch needs to pass on the core: the last batch's, when that is also
+            # the highest so far (after a regression every batch is checked here, as batch() does)
+            return self.epoch if self.epoch == self.st.last_epoch else None
 
         st = self.st
         stop, clean, batches, records, max_ts, attrs, pids, last, st_last = core.verify_walk(
-            self.path, 0, end, self.contiguous, st.last_offset, self.epoch, self.expect_epoch, handle
+            self.path, 0, end, self.contiguous, st.last_offset, inline_epoch(), self.expect_epoch, handle
         )
         if batches:
             self.batches += batches

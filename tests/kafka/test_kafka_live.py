@@ -446,6 +446,16 @@ def test_unregister_refuses_a_running_broker(cli, kc):
 # -- a broker killed ------------------------------------------------------------------------
 
 
+def observer_fetching(kc, node: int) -> bool:
+    """Whether the leader's DescribeQuorum still shows `node` fetching (quorumctl's rule)."""
+    from quorumctl.domain.quorum import fetching
+    from quorumctl.live.describe import describe_quorum
+    from quorumctl.wire.access import ClusterAccess
+
+    q = describe_quorum(ClusterAccess(None, kc.controllers[0]), 10.0)
+    return any(o.id == node and fetching(q, o) for o in q.observers)
+
+
 def fenced(cli, kc, node: int) -> bool:
     code, out, _ = cli("cluster", "list-endpoints", "-b", kc.broker, "--include-fenced-brokers", "-o", "json")
     return code == 0 and any(e["id"] == node and e["state"] == "fenced" for e in json.loads(out)["endpoints"])
@@ -620,7 +630,10 @@ def test_ghost_broker_remedies_run_as_printed(cli, kc):
         out.splitlines()[-1] == f"DRY RUN of clearing node {VICTIM}'s registration: run again with --apply to send it"
     )
     assert fenced(cli, kc, VICTIM)
-    # through the controllers only: not "nothing to clear" while the broker is registered
+    # through the controllers only: not "nothing to clear" while the broker is registered. The
+    # leader counts a broker as running until its last fetch is FETCHING_MS old (longer than
+    # the broker session timeout that fenced it): clear-registration refuses until then
+    until("the stopped broker no longer fetching", lambda: not observer_fetching(kc, VICTIM), 60)
     via = ["--bootstrap-controller", kc.controllers[0]]
     code, out, err = cli("cluster", "clear-registration", str(VICTIM), *via)
     assert (code, err) == (1, "") and "nothing to clear" not in out, out + err

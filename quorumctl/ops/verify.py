@@ -169,6 +169,11 @@ class _Scan:
             end = r.end
         firsts: dict[int, int] = {}  # attributes -> position of the first batch handed back
 
+        def inline_epoch() -> int | None:
+            # the epoch a batch needs to pass on the core: the last batch's, when that is also
+            # the highest so far (after a regression every batch is checked here, as batch() does)
+            return self.epoch if self.epoch == self.st.last_epoch else None
+
         def handle(position: int, data: bytes, last_offset: int | None):
             self.st.last_offset = last_offset  # as the batches checked on the core left it
             b = entry_at(data, 0, position, data)
@@ -176,11 +181,6 @@ class _Scan:
                 firsts.setdefault(b.attributes, position)
             self.entry(b)
             return self.st.last_offset, inline_epoch()
-
-        def inline_epoch() -> int | None:
-            # the epoch a batch needs to pass on the core: the last batch's, when that is also
-            # the highest so far (after a regression every batch is checked here, as batch() does)
-            return self.epoch if self.epoch == self.st.last_epoch else None
 
         st = self.st
         stop, clean, batches, records, max_ts, attrs, pids, last, st_last = core.verify_walk(

@@ -266,7 +266,6 @@ mod tests {
         let third = f.len() as u64;
         f.extend(batch(5, 1, 1, ATTR_CONTROL, -1)); // control: handed over
         f.extend(batch(6, 2, 1, 0, 7)); // epoch change: handed over
-        let fifth = f.len() as u64;
         f.extend(batch(7, 2, 2, 4, 3));
         let mut c = Checks {
             contiguous: true,
@@ -291,7 +290,6 @@ mod tests {
         assert_eq!(t.producer_ids, vec![3, 7]);
         assert_eq!(t.last_offset, Some(8));
         assert_eq!(c.last_offset, Some(8));
-        let _ = fifth;
     }
 
     #[test]

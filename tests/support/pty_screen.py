@@ -51,6 +51,14 @@ def default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _terminal_child() -> None:
+    """preexec_fn of a child on the pseudo-terminal: as in a person's terminal, the pty
+    is its controlling terminal (start_new_session made it a session leader), so Ctrl-C
+    typed while it is in the terminal's normal mode is SIGINT, not a lost keystroke."""
+    default_sigint()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class PtyRun:
     def __init__(
         self, argv: list[str], *, cols: int = 120, rows: int = 60, cwd=None, env=None, stderr_on_pty: bool = False
@@ -69,7 +77,7 @@ class PtyRun:
             cwd=cwd,
             env=env,
             start_new_session=True,
-            preexec_fn=default_sigint,
+            preexec_fn=_terminal_child,
         )
         os.close(slave)
         self._err = bytearray()

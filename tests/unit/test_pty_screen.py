@@ -37,3 +37,22 @@ def test_a_wide_character_in_the_last_column():
     screen = pyte.Screen(5, 2)
     pyte.ByteStream(screen).feed("abc表表".encode())  # the second one wraps
     assert screen_lines(screen) == [line.rstrip() for line in screen.display] == ["abc表", "表"]
+
+
+def test_ctrl_c_typed_at_the_terminal_interrupts_the_child():
+    """The pty is the child's controlling terminal, as a person's is: Ctrl-C typed while
+    the child is not reading keys is SIGINT. Without it the keystroke is echoed and lost
+    (a test of the shell's `follow` once hung that way, for lack of a terminal, not a bug)."""
+    import os
+    import sys
+
+    from pty_screen import PtyRun
+
+    code = "import sys, time\nprint('ready', flush=True)\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(42)\n"
+    pr = PtyRun([sys.executable, "-c", code], cols=40, rows=5)
+    try:
+        assert pr.wait_for(lambda t: "ready" in t, 20), pr.text()
+        os.write(pr.master, b"\x03")
+    finally:
+        status, _err = pr.finish(10)
+    assert status == 42

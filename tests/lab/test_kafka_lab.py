@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import time
 
 import pytest
@@ -537,7 +538,10 @@ def test_controller_back_with_a_new_directory_id(lab):
         }
         assert (f, new) in {(o["id"], o["directory_id"]) for o in doc["observers"]}
 
-        code, out, err = lab.quorumctl("replace-controller", f, *opt)
+        # the remedy as printed: its command line, then (as it says) --apply
+        printed = shlex.split(d["remedy"].split(" (a dry run;")[0])
+        assert printed[:3] == ["quorumctl", "replace-controller", str(f)], printed
+        code, out, err = lab.quorumctl(*printed[1:])
         assert (code, err) == (0, ""), err
         others = ", ".join(str(i) for i in (1, 2, 3) if i != f)
         assert f"checked: the voter set names controller {f} with directory id {old} (voters 1, 2, 3)" in out
@@ -552,7 +556,7 @@ def test_controller_back_with_a_new_directory_id(lab):
         )
         assert {(v["id"], v["directoryId"]) for v in health(lab)[1]["voters"]} >= {(f, old)}
 
-        code, out, err = lab.quorumctl("replace-controller", f, *opt, "--apply", "-o", "json", timeout=240)
+        code, out, err = lab.quorumctl(*printed[1:], "--apply", "-o", "json", timeout=240)
         assert (code, err) == (0, ""), err
         doc = json.loads(out)
         assert (doc["oldDirectoryId"], doc["newDirectoryId"], doc["votersBefore"]) == (old, new, [1, 2, 3])

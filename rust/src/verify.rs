@@ -15,6 +15,7 @@ use crate::batch::{crc_valid, Header, ATTR_CONTROL, HEADER_SIZE, LOG_OVERHEAD};
 
 /// What Kafka reads before deciding a batch is there (offset, length, epoch, magic).
 pub const HEADER_UP_TO_MAGIC: usize = 17;
+const MAGIC_OFFSET: usize = HEADER_UP_TO_MAGIC - 1;
 /// Smaller batch lengths are corrupt (Kafka's LegacyRecord.RECORD_OVERHEAD_V0).
 pub const MIN_RECORD_OVERHEAD: i32 = 14;
 /// The read size, as the pure path's BatchReader.CHUNK.
@@ -209,7 +210,11 @@ pub fn walk<R: Read, E>(
         if inline {
             // the file's last batch so far was checked here
         } else {
-            t.last_offset = None;
+            // a v2 batch handed over is the file's last batch so far; an entry of another
+            // magic (or shorter than a v2 header) is no batch, as the pure path counts them
+            if entry[MAGIC_OFFSET] == 2 && total >= HEADER_SIZE {
+                t.last_offset = None;
+            }
             handle(pos, entry, c)?;
         }
         first = false;
@@ -256,6 +261,40 @@ mod tests {
         };
         let end = walk(&mut &file[..], 0, file.len() as u64, c, &mut t, &mut h).unwrap();
         (end, t, handed)
+    }
+
+    #[test]
+    fn an_entry_of_another_magic_after_the_last_batch_keeps_its_offset() {
+        // the pure path counts a magic 0/1 entry as no batch: the file's last batch (checked
+        // here) still gives the last offset
+        let mut f = batch(0, 1, 2, 0, -1);
+        f.extend(batch(2, 1, 3, 0, -1));
+        let legacy = f.len() as u64;
+        let mut entry = vec![0u8; 12 + 20];
+        entry[..8].copy_from_slice(&5i64.to_be_bytes());
+        entry[8..12].copy_from_slice(&20i32.to_be_bytes());
+        entry[MAGIC_OFFSET] = 1;
+        f.extend(&entry);
+        let mut c = Checks {
+            contiguous: true,
+            ..Checks::default()
+        };
+        let mut t = Tally::default();
+        let mut handed = Vec::new();
+        let mut h = |pos: u64, e: &[u8], c: &mut Checks| -> Result<(), ()> {
+            handed.push(pos);
+            if e[MAGIC_OFFSET] == 2 {
+                let h = Header::parse(e).unwrap();
+                c.last_offset = Some(i128::from(h.base_offset) + i128::from(h.last_offset_delta));
+                c.epoch = Some(h.leader_epoch);
+            }
+            Ok(())
+        };
+        let end = walk(&mut &f[..], 0, f.len() as u64, &mut c, &mut t, &mut h).unwrap();
+        assert!(end.clean);
+        assert_eq!(handed, vec![0, legacy]);
+        assert_eq!(t.batches, 1);
+        assert_eq!(t.last_offset, Some(4));
     }
 
     #[test]

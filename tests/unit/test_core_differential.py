@@ -278,6 +278,21 @@ VALUES = st.sampled_from(CASES).flatmap(
 )
 
 
+def test_an_entry_of_another_magic_after_the_last_batch_on_both_cores(tmp_path, monkeypatch):
+    """Found by the generated logs below: a magic 1 entry after batches the core checked
+    is no batch, so the file's last offset stays the last batch's (the core once lost it)."""
+    noop = b"\x01\x14\x00\x00"  # NoOpRecord v0
+    legacy = (12).to_bytes(8, "big") + (20).to_bytes(4, "big") + bytes(4) + b"\x01" + bytes(15)
+    data = encode_batch([(None, noop)] * 2, base_offset=0) + encode_batch([(None, noop)], base_offset=2) + legacy
+    path = tmp_path / "__cluster_metadata-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    pure = verify_json([path], None, monkeypatch)
+    assert [p["kind"] for p in pure[0]["problems"]] == ["bad-magic"]
+    assert (pure[0]["stats"]["batches"], pure[0]["stats"]["last_offset"]) == (2, 2)
+    assert verify_json([path], core, monkeypatch) == pure
+
+
 @settings(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

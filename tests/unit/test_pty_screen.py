@@ -48,7 +48,7 @@ def test_ctrl_c_typed_at_the_terminal_interrupts_the_child():
 
     from pty_screen import PtyRun
 
-    code = "import sys, time\nprint('ready', flush=True)\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(42)\n"
+    code = "import sys, time\ntry:\n    print('ready', flush=True)\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(42)\n"
     pr = PtyRun([sys.executable, "-c", code], cols=40, rows=5)
     try:
         assert pr.wait_for(lambda t: "ready" in t, 20), pr.text()

@@ -32,7 +32,7 @@ from quorumctl.live.health.probe import check_health
 from quorumctl.config.client import ClientConfig
 from quorumctl.config.addresses import parse_address_list
 from quorumctl.render.metrics import exposition, registry_for
-from quorumctl.testing.sim import SimulatedCluster, replica
+from quorumctl.testing.sim import LiveMode, SimulatedCluster, replica
 
 
 def rss_kib() -> int:
@@ -57,8 +57,7 @@ def main() -> None:
         500,
         [replica(i, 500, now, now) for i in (1, 2, 3)],
         [replica(4, 500, now, now)],
-        live=True,
-        growth_per_s=2.0,
+        live=LiveMode(growth_per_s=2.0),
     )
     c.add_nodes(profile="4.3")
     c.start()

@@ -586,6 +586,21 @@ def encode_record(
     return varint_bytes(len(body)) + bytes(body)
 
 
+@dataclass(frozen=True)
+class Producer:
+    """Who a batch is written for, as its header records it: an idempotent or
+    transactional producer's id, epoch and first sequence number (-1: none, as
+    the quorum's own batches), and whether the batch is part of a transaction."""
+
+    id: int = -1
+    epoch: int = -1
+    base_sequence: int = -1
+    transactional: bool = False
+
+
+NO_PRODUCER = Producer()
+
+
 def encode_batch(
     records,
     *,
@@ -595,17 +610,14 @@ def encode_batch(
     max_timestamp: int | None = None,
     compression_codec: int = 0,
     control: bool = False,
-    transactional: bool = False,
     log_append_time: bool = False,
-    producer_id: int = -1,
-    producer_epoch: int = -1,
-    base_sequence: int = -1,
     delete_horizon: bool = False,
-    xerial_snappy: bool = True,
+    producer: Producer = NO_PRODUCER,
 ) -> bytes:
     """Build one v2 batch. `records` is a list of (key, value) or
     (key, value, headers) or (key, value, headers, timestamp) tuples; offsets are
-    consecutive from base_offset; timestamps default to base_timestamp."""
+    consecutive from base_offset; timestamps default to base_timestamp. Snappy is
+    written xerial-framed, as Kafka's Java client writes it."""
     parts = []
     max_ts = base_timestamp
     for i, r in enumerate(records):
@@ -616,11 +628,11 @@ def encode_batch(
         parts.append(encode_record(i, ts - base_timestamp, key, value, headers))
     body = b"".join(parts)
     if compression_codec:
-        body = compression.compress(compression_codec, body, xerial=xerial_snappy)
+        body = compression.compress(compression_codec, body)
     attributes = (
         compression_codec
         | (ATTR_LOG_APPEND_TIME if log_append_time else 0)
-        | (ATTR_TRANSACTIONAL if transactional else 0)
+        | (ATTR_TRANSACTIONAL if producer.transactional else 0)
         | (ATTR_CONTROL if control else 0)
         | (ATTR_DELETE_HORIZON if delete_horizon else 0)
     )
@@ -633,9 +645,9 @@ def encode_batch(
             max(len(records) - 1, 0),
             base_timestamp,
             max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
+            producer.id,
+            producer.epoch,
+            producer.base_sequence,
             len(records),
         )
         + body

@@ -31,7 +31,7 @@ def write_diverged(root: Path) -> None:
     """diverged/c1..c3: epoch 1 (offsets 0-9) and epoch 2 (10-29) everywhere, a
     snapshot at 20; c1 led epoch 4 (30-49), c2 followed it to 45; c3 had led
     epoch 3 and wrote 30-39, which the others never fetched."""
-    from .synth import B, write_replica
+    from .synth import B, Layout, write_replica
 
     prefix = [B(1, 2)] * 5 + [B(2, 2)] * 10
     logs = {1: prefix + [B(4, 2)] * 10, 2: prefix + [B(4, 2)] * 8, 3: prefix + [B(3, 2, tag="x")] * 5}
@@ -44,7 +44,7 @@ def write_diverged(root: Path) -> None:
             directory_id=DIVERGED_DIRS[n],
             snapshots=[(20, 2)],
             quorum_state=_quorum_state(leader, epoch),
-            segment_starts=(15,),
+            layout=Layout(segment_starts=(15,)),
         )
 
 
@@ -52,7 +52,7 @@ def write_incidents(root: Path) -> None:
     """damaged/c2: node 2's replica of `diverged` with one byte flipped in the
     batch at offset 34 (CRC-32C fails); crashed/c2: the same replica with the
     first 60 bytes of its next batch appended, as a crash mid-write leaves it."""
-    from .synth import B, batch_bytes, write_replica
+    from .synth import B, Layout, batch_bytes, write_replica
 
     batches = [B(1, 2)] * 5 + [B(2, 2)] * 10 + [B(4, 2)] * 8
     for name in ("damaged", "crashed"):
@@ -64,7 +64,7 @@ def write_incidents(root: Path) -> None:
                 directory_id=DIVERGED_DIRS[2],
                 snapshots=[(20, 2)],
                 quorum_state=_quorum_state(1, 4),
-                segment_starts=(15,),
+                layout=Layout(segment_starts=(15,)),
             )
         )
         seg = pdir / f"{30:020d}.log"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from .sim import SimulatedCluster, replica
+from .sim import LiveMode, SimulatedCluster, replica
 
 DEMO_CLUSTER_ID = "xScPa4HuQdHtNJ_0TeOP8g"
 DEMO_DIRECTORY_IDS = {
@@ -37,9 +37,7 @@ def demo_cluster(start: bool = True, **node_kw) -> SimulatedCluster:
         high_watermark=leo,
         voters=voters,
         observers=observers,
-        live=True,
-        growth_per_s=12,
-        fetch_lag_ms=lag,
+        live=LiveMode(growth_per_s=12, fetch_lag_ms=lag),
     )
     for i in (1, 2, 3):
         c.add_controller(i, **node_kw)

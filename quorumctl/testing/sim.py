@@ -34,6 +34,8 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import kerrors
@@ -154,6 +156,16 @@ SIM_FEATURES = [
 ]
 
 
+@dataclass(frozen=True)
+class LiveMode:
+    """Live mode: the leader's log grows by `growth_per_s` records a second, and
+    every replica that still fetches follows it, voter or observer `i` fetching
+    `fetch_lag_ms[i]` ms behind the leader's clock (0 when not named)."""
+
+    growth_per_s: float = 0.0
+    fetch_lag_ms: Mapping[int, int] = field(default_factory=dict)
+
+
 class SimulatedCluster:
     def __init__(
         self,
@@ -165,11 +177,12 @@ class SimulatedCluster:
         observers: list[dict] | None = None,
         nodes: list[dict] | None = None,
         *,
-        live: bool = False,
+        live: LiveMode | None = None,
         dynamic: bool = True,
-        growth_per_s: float = 0.0,
-        fetch_lag_ms: dict[int, int] | None = None,
     ):
+        """The quorum as DescribeQuorum reports it. `live`: it progresses on its own
+        (None: only when scripted); `dynamic`: AddRaftVoter and RemoveRaftVoter are
+        answered (else refused, as under kraft.version 0)."""
         self.cluster_id = cluster_id
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
@@ -177,10 +190,10 @@ class SimulatedCluster:
         self.voters = [dict(r) for r in voters]
         self.observers = [dict(r) for r in observers or []]
         self.nodes = copy.deepcopy(nodes or [])
-        self.live = live
+        self.live = live is not None
         self.dynamic = dynamic
-        self.growth_per_s = growth_per_s
-        self.fetch_lag_ms = dict(fetch_lag_ms or {})
+        self.growth_per_s = live.growth_per_s if live is not None else 0.0
+        self.fetch_lag_ms = dict(live.fetch_lag_ms) if live is not None else {}
         self.silent: set[int] = set()
         self.lock = threading.RLock()
         self.endpoints: list[SimNode] = []
@@ -429,8 +442,6 @@ class SimNode:
         apis: dict[int, tuple[int, int]] | None = None,
         tls=None,
         sasl: dict | None = None,
-        leader_view: int | None = None,
-        not_leader_hint: bool = False,
         advertised_host: str = "127.0.0.1",
     ):
         self.cluster = cluster
@@ -445,8 +456,10 @@ class SimNode:
             self.apis.update(apis)
         self.tls = tls  # a server-side ssl.SSLContext, or None
         self.sasl = sasl  # {"mechanisms": [...], "users": {name: password}}
-        self.leader_view = leader_view  # who this node believes leads (None: the real leader)
-        self.not_leader_hint = not_leader_hint
+        # scripted by tests, as the faults below: who this node believes leads (None: the
+        # real leader), and whether a follower's NOT_LEADER answer names the leader
+        self.leader_view: int | None = None
+        self.not_leader_hint = False
         # what this node supports (its ApiVersions and its registration); brokers: fenced or not
         self.features: dict[str, tuple[int, int]] = {n: (lo, hi) for n, lo, hi in SIM_FEATURES}
         self.fenced = False

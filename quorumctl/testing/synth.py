@@ -55,28 +55,39 @@ def batch_bytes(offset: int, b: B) -> bytes:
     return encode_batch(values, base_offset=offset, leader_epoch=b.epoch, base_timestamp=T0 + offset)
 
 
+@dataclass(frozen=True)
+class Layout:
+    """How a replica's batches lie in its partition dir.
+
+    segment_starts: batch indexes where a new segment begins (the first is implied);
+    log_start: drop the batches below this offset (as after deleteBeforeSnapshot);
+    index_interval: bytes between offset and time index entries (log.index.interval.bytes);
+    producer_snapshots: offsets of the (empty) producer-state snapshots beside the segments."""
+
+    segment_starts: tuple[int, ...] = ()
+    log_start: int = 0
+    index_interval: int = 200
+    producer_snapshots: tuple[int, ...] = ()
+
+
 def write_replica(
     log_dir: str,
     batches: list[B],
     *,
     node_id: int = 1,
     cluster_id: str = CLUSTER_ID,
+    directory_id: str | None = None,
     voters=(1, 2, 3),
-    segment_starts: tuple[int, ...] = (),
+    layout: Layout = Layout(),
     snapshots=(),
-    producer_snapshots=(),
     checkpoint="auto",
     quorum_state="auto",
-    index_interval: int = 200,
-    log_start: int = 0,
-    directory_id: str | None = None,
 ) -> str:
     """Write `<log_dir>/meta.properties` and `<log_dir>/__cluster_metadata-0/...`.
 
-    segment_starts: batch indexes where a new segment begins (the first is implied);
-    log_start: drop the batches below this offset (as after deleteBeforeSnapshot);
     snapshots: (end offset, epoch) pairs; checkpoint: "auto" (from the batches),
-    a list of (epoch, offset), or None (no file). Returns the partition dir."""
+    a list of (epoch, offset), or None (no file); quorum_state: "auto" (the latest
+    epoch, `voters`), a dict, or None (no file). Returns the partition dir."""
     pdir = os.path.join(log_dir, "__cluster_metadata-0")
     os.makedirs(pdir, exist_ok=True)
     with open(os.path.join(log_dir, "meta.properties"), "wb") as f:
@@ -84,7 +95,8 @@ def write_replica(
     offset = 0
     placed = []  # (segment index, batch offset, bytes, B)
     seg = 0
-    starts = set(segment_starts)
+    starts = set(layout.segment_starts)
+    log_start = layout.log_start
     for i, b in enumerate(batches):
         if i in starts and i > 0:
             seg += 1
@@ -110,7 +122,7 @@ def write_replica(
         for off, raw, b in items:
             infos.append(segments.BatchInfo(off, off + b.count - 1, b.epoch, pos, len(raw), T0 + off, False))
             pos += len(raw)
-        oidx, tidx = indexes.build_indexes(infos, base, index_interval)
+        oidx, tidx = indexes.build_indexes(infos, base, layout.index_interval)
         with open(os.path.join(pdir, segments.segment_name(base, "index")), "wb") as f:
             f.write(indexes.offset_index_bytes(oidx, base))
         with open(os.path.join(pdir, segments.segment_name(base, "timeindex")), "wb") as f:
@@ -147,7 +159,7 @@ def write_replica(
             f.write(
                 encode_snapshot(recs, epoch=epoch, last_contained_log_timestamp=T0 + end - 1, timestamp_ms=T0 + end)
             )
-    for off in producer_snapshots:
+    for off in layout.producer_snapshots:
         # an empty producer-state snapshot (what Kafka writes on clean shutdown)
         with open(os.path.join(pdir, f"{off:020d}.snapshot"), "wb") as f:
             f.write(snapshot_bytes([]))

@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 from quorumctl.live.automation.exporter import Sampler
-from quorumctl.testing.sim import SimulatedCluster, replica
+from quorumctl.testing.sim import LiveMode, SimulatedCluster, replica
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -33,8 +33,7 @@ def cluster() -> SimulatedCluster:
         500,
         [replica(i, 500, now, now) for i in (1, 2, 3)],
         [replica(4, 490, now, now)],
-        live=True,
-        growth_per_s=4.0,
+        live=LiveMode(growth_per_s=4.0),
     )
     c.add_nodes(profile="4.3")
     return c

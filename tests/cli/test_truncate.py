@@ -18,7 +18,7 @@ from quorumctl.logdir import statefiles as state_files
 from quorumctl.logdir import indexes
 from quorumctl.logdir import producer_state
 from quorumctl.logdir import segments
-from quorumctl.testing.synth import B, T0, write_replica
+from quorumctl.testing.synth import B, T0, Layout, write_replica
 from logfiles import tree
 
 FIG7_LEADER = [B(1), B(1), B(1), B(4), B(4), B(5), B(5), B(6), B(6), B(6)]
@@ -86,7 +86,7 @@ def apply_and_check(cli, verify_clean, tmp_path, follower, leader, expect_end, e
 )
 def test_figure7_followers(cli, verify_clean, tmp_path, name, follower, end, epochs):
     write_replica(str(tmp_path / "leader"), FIG7_LEADER, node_id=1)
-    write_replica(str(tmp_path / name), follower, node_id=2, index_interval=60)
+    write_replica(str(tmp_path / name), follower, node_id=2, layout=Layout(index_interval=60))
     extra = ()
     if name in ("c", "d"):
         # these hold more than the leader (by Raft's rule they are more up to date): --force
@@ -146,14 +146,12 @@ def test_to_offset_inside_a_batch_cuts_the_whole_batch(cli, tmp_path):
 
 def test_divergence_spanning_segments(cli, verify_clean, tmp_path):
     common = [B(1, 3), B(1, 3), B(2, 3)]
-    write_replica(str(tmp_path / "l"), common + [B(4, 3)] * 9, node_id=1, segment_starts=(4, 8))
+    write_replica(str(tmp_path / "l"), common + [B(4, 3)] * 9, node_id=1, layout=Layout(segment_starts=(4, 8)))
     write_replica(
         str(tmp_path / "f"),
         common + [B(3, 3, tag="old")] * 9,
         node_id=2,
-        segment_starts=(4, 8),
-        producer_snapshots=(6, 9, 21, 36),
-        index_interval=100,
+        layout=Layout(segment_starts=(4, 8), producer_snapshots=(6, 9, 21, 36), index_interval=100),
     )
     code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l")
     p = doc["plan"]
@@ -258,7 +256,7 @@ def test_dry_run_changes_nothing(cli, tmp_path):
 
 def test_snapshot_answer_is_refused(cli, tmp_path):
     # the reference's log starts at 30 (after its snapshot); this replica ends at 10
-    write_replica(str(tmp_path / "l"), [B(1, 10)] * 5, node_id=1, log_start=30, snapshots=[(30, 1)])
+    write_replica(str(tmp_path / "l"), [B(1, 10)] * 5, node_id=1, layout=Layout(log_start=30), snapshots=[(30, 1)])
     write_replica(str(tmp_path / "f"), [B(1, 10)], node_id=2)
     code, doc, _ = plan_json(cli, tmp_path / "f", "--reference", tmp_path / "l", "--apply")
     assert code == 1 and "must fetch that snapshot" in doc["plan"]["refused"]
@@ -343,7 +341,7 @@ def test_apply_refuses_while_kafka_holds_the_lock(cli, tmp_path):
 
 
 def test_json_plan_shape(cli, tmp_path):
-    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2, producer_snapshots=(6,))
+    write_replica(str(tmp_path / "f"), [B(1)] * 3 + [B(2)] * 3, node_id=2, layout=Layout(producer_snapshots=(6,)))
     code, doc, _ = plan_json(cli, tmp_path / "f", "--to-offset", 3)
     p = doc["plan"]
     assert doc["dry_run"] and doc["applied"] is None
@@ -399,7 +397,7 @@ def test_truncate_leaves_the_common_prefix(cli, verify_clean, tmp_path, sc):
     shutil.rmtree(tmp_path / "s", ignore_errors=True)
     root = tmp_path / "s"
     write_replica(str(root / "l"), common + lead, node_id=1)
-    write_replica(str(root / "f"), common + fol, node_id=2, segment_starts=starts, index_interval=90)
+    write_replica(str(root / "f"), common + fol, node_id=2, layout=Layout(segment_starts=starts, index_interval=90))
     end = sum(b.count for b in common)
     force = () if lead else ("--force",)  # without leader batches of its own, the follower is ahead
     apply_and_check(cli, verify_clean, root, "f", "l", end, extra=force)
@@ -418,7 +416,9 @@ def _cut_files(pdir):
 
 def test_cut_segment_indexes_keep_the_entries_below_the_new_end(cli, tmp_path):
     # batches of 2 records (127 bytes; the one at offset 10 is 129), then batches of 3 (163 bytes)
-    pdir = write_replica(str(tmp_path / "f"), [B(1, 2)] * 6 + [B(2, 3)] * 4, node_id=2, index_interval=100)
+    pdir = write_replica(
+        str(tmp_path / "f"), [B(1, 2)] * 6 + [B(2, 3)] * 4, node_id=2, layout=Layout(index_interval=100)
+    )
     code, doc, err = plan_json(cli, tmp_path / "f", "--to-offset", 14, "--apply")
     assert code == 0 and doc["plan"]["log_end_offset_after"] == 12, err
     assert [(c["kind"], c["entries_before"], c["entries_after"]) for c in doc["plan"]["index_changes"]] == [
@@ -437,7 +437,7 @@ def test_cut_segment_indexes_keep_the_entries_below_the_new_end(cli, tmp_path):
 def test_cut_segment_bad_index_is_rebuilt_and_txnindex_cut(cli, tmp_path):
     # 12 batches of 20 records: 731, 741 (x4), then 761 bytes each
     pdir = tmp_path / "f" / "__cluster_metadata-0"
-    write_replica(str(tmp_path / "f"), [B(1, 20)] * 8 + [B(2, 20)] * 4, node_id=2, index_interval=100)
+    write_replica(str(tmp_path / "f"), [B(1, 20)] * 8 + [B(2, 20)] * 4, node_id=2, layout=Layout(index_interval=100))
     idx = pdir / "00000000000000000000.index"
     raw = idx.read_bytes()
     idx.write_bytes(raw[8:16] + raw[:8] + raw[16:])  # entries 0 and 1 swapped: not increasing
@@ -469,7 +469,7 @@ def test_cut_segment_preallocated_indexes_are_trimmed(cli, verify_clean, tmp_pat
     # an active segment after a crash: indexes preallocated with zeros; the .index has
     # no entry yet (an all-zero first entry is the end, as kafka-dump-log reads it)
     pdir = tmp_path / "f" / "__cluster_metadata-0"
-    write_replica(str(tmp_path / "f"), [B(1, 2)] * 6, node_id=2, index_interval=100)
+    write_replica(str(tmp_path / "f"), [B(1, 2)] * 6, node_id=2, layout=Layout(index_interval=100))
     (pdir / "00000000000000000000.index").write_bytes(bytes(8 * 512))
     tix = pdir / "00000000000000000000.timeindex"
     tix.write_bytes(tix.read_bytes() + bytes(12 * 512))

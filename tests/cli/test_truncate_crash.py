@@ -12,21 +12,19 @@ import sys
 import pytest
 
 from quorumctl.ops import fsutil
-from quorumctl.testing.synth import B, write_replica
+from quorumctl.testing.synth import B, Layout, write_replica
 from logfiles import tree
 
 
 def scenario(root):
     common = [B(1, 3), B(1, 3), B(2, 3)]
-    write_replica(str(root / "l"), common + [B(4, 3)] * 6, node_id=1, segment_starts=(4,))
+    write_replica(str(root / "l"), common + [B(4, 3)] * 6, node_id=1, layout=Layout(segment_starts=(4,)))
     write_replica(
         str(root / "f"),
         common + [B(3, 3, tag="x")] * 6,
         node_id=2,
-        segment_starts=(4,),
+        layout=Layout(segment_starts=(4,), producer_snapshots=(9, 18), index_interval=100),
         snapshots=[(3, 1), (12, 3)],
-        producer_snapshots=(9, 18),
-        index_interval=100,
     )
 
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from quorumctl.core import core
 from quorumctl.records import metadata as md
-from quorumctl.records.batch import Batch, BatchReader, encode_batch
+from quorumctl.records.batch import Batch, BatchReader, Producer, encode_batch
 from quorumctl.records.metadata_schemas import METADATA_RECORDS
 from quorumctl.render import dumplog as R
 from quorumctl.render.output import json_line
@@ -124,8 +124,8 @@ def test_generated_batches_of_every_record_type(msg, v):
             base_offset=base_offset,
             base_timestamp=1_700_000_000_000,
             compression_codec=codec,
-            base_sequence=base_sequence,
             log_append_time=log_append,
+            producer=Producer(base_sequence=base_sequence),
         )
         (b,) = list(BatchReader(data))
         for as_json in (False, True):
@@ -263,7 +263,7 @@ def generated_log(rng: random.Random, values: list) -> bytes:
             data = _batch(rng, offset, epoch, [(b"\x00\x00\x00\x02", b"\x00\x00" + bytes(6))], control=True)
             out.append(data)
             offset += 1
-        kw = {"producer_id": rng.randrange(3), "producer_epoch": 0, "base_sequence": 0} if rng.random() < 0.2 else {}
+        kw = {"producer": Producer(id=rng.randrange(3), epoch=0, base_sequence=0)} if rng.random() < 0.2 else {}
         data = _batch(rng, offset, epoch, [(None, v) for v in chunk], **kw)
         if rng.random() < 0.1:
             data = _mutate(rng, data)

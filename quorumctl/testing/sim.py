@@ -703,6 +703,8 @@ class SimNode:
             p["errorCode"], p["errorMessage"] = code, message
         else:
             resp["errorCode"] = code
+            if key == messages.FETCH:
+                resp["responses"] = []  # v13+: a top-level error and no partition (FetchRequest.getErrorResponse)
             if "errorMessage" in resp or key in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER):
                 resp["errorMessage"] = message
 

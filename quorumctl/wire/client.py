@@ -435,9 +435,9 @@ class QuorumClient:
         }
 
         def handle(conn, version, resp):
+            # a top-level error comes with no partition (FetchRequest.getErrorResponse, v13+)
+            self._raise_for(resp["errorCode"], None, conn.name, "Fetch", None)
             part = _single(conn.name, "Fetch", resp, "responses", "partitions", "partitionIndex")
-            if resp.get("errorCode"):
-                self._raise_for(resp["errorCode"], None, conn.name, "Fetch", None)
             if resp["responses"][0].get("topicId") != METADATA_TOPIC_ID:
                 raise NodeError(conn.name, f"{conn.name} answered Fetch for another topic", "protocol")
             self._raise_for(part["errorCode"], None, conn.name, "Fetch", part.get("currentLeader"))

@@ -390,19 +390,27 @@ def test_doctor_with_only_a_controller_finds_the_ghost_broker(cli):
 
 
 def test_doctor_says_when_the_controllers_do_not_show_the_brokers(cli):
-    """Controllers that refuse the fetch (here: no Fetch API): one line says the registered
-    brokers are not visible and what shows them, not a silent "No findings."."""
-    with ghost_broker(fetch=False) as c:
-        c.advertise_controllers()
-        c.node_by_id(6).stop()
-        code, out, err = cli("doctor", "--bootstrap-controller", c.node_by_id(1).address, "--timeout", "3")
-        assert (code, err) == (0, ""), out + err
-        addr = c.node_by_id(1).address
-        assert out.splitlines()[1:] == [
-            f"Registered brokers not visible through the controller listener ({addr} does not support Fetch "
-            "(API key 1)): give --bootstrap-server with a broker's address, or a controller's log dir, to check them",
-            "No findings.",
-        ]
+    """Controllers that refuse the fetch (no Fetch API; an authorizer's CLUSTER_AUTHORIZATION_FAILED,
+    a top-level error with no partition): one line says the registered brokers are not visible
+    and what shows them, not a silent "No findings."."""
+    for fetch in (False, True):
+        with ghost_broker(fetch=fetch) as c:
+            c.advertise_controllers()
+            c.node_by_id(6).stop()
+            addr = c.node_by_id(1).address
+            c.node_by_id(1).set_fault("error", messages.FETCH, (31, None, True))
+            code, out, err = cli("doctor", "--bootstrap-controller", addr, "--timeout", "3")
+            assert (code, err) == (0, ""), out + err
+            why = (
+                f"{addr} answered Fetch with CLUSTER_AUTHORIZATION_FAILED"
+                if fetch
+                else (f"{addr} does not support Fetch (API key 1)")
+            )
+            assert out.splitlines()[1:] == [
+                f"Registered brokers not visible through the controller listener ({why}): give --bootstrap-server "
+                "with a broker's address, or a controller's log dir, to check them",
+                "No findings.",
+            ]
 
 
 def test_clear_registration_through_the_controllers_reaches_a_broker(cli):

@@ -195,6 +195,7 @@ class SimulatedCluster:
         # the metadata log the leader serves to Fetch / FetchSnapshot (APIs 1 and 59, where a test
         # enables them): built from the registrations; its first `snapshot_records` records in a snapshot
         self.snapshot_records = 0
+        self.uncommitted_records = 0  # the log's last records above the high watermark
         self.fetch_requests: list[tuple[int, dict]] = []  # (api key, body), for tests
 
     # -- clock and live progress ------------------------------------------------------
@@ -996,7 +997,7 @@ class SimNode:
             return resp
         snapshot, start, log = self.cluster.metadata_log()
         offset = req["fetchOffset"]
-        part["highWatermark"] = start + len(list(_batch_offsets(log)))
+        part["highWatermark"] = start + len(list(_batch_offsets(log))) - self.cluster.uncommitted_records
         part["logStartOffset"] = start
         if snapshot is not None and offset < snapshot[0]:
             part["snapshotId"] = {"endOffset": snapshot[0], "epoch": snapshot[1]}

@@ -82,3 +82,17 @@ def test_an_answer_from_a_new_leader_epoch_is_refused():
         leader._h1 = moved
         with pytest.raises(ClusterError, match="answered Fetch with FENCED_LEADER_EPOCH"):
             read(c)
+
+
+def test_what_is_above_the_high_watermark_is_left_out():
+    """The leader reads its log to its end (Isolation.UNCOMMITTED): the batches at and above
+    the high watermark (broker 6's registration here) are not part of what was read."""
+    with cluster() as c:
+        c.advertise_controllers()
+        c.uncommitted_records = 1
+        log = read(c)  # one answer holds the whole log
+        _snapshot, _start, whole = c.metadata_log()
+    assert log.high_watermark == len(c.finalized) + 2
+    assert whole.startswith(log.log_bytes) and len(log.log_bytes) < len(whole)
+    img = replay_bytes(log.source, None, 0, log.log_bytes)
+    assert sorted(img.brokers) == [4, 5] and img.offset == log.high_watermark - 1

@@ -68,6 +68,8 @@ class Report:
     voters: dict | None  # {"ids", "source", "node": replica label, "by_id": {id: voter dict}}
     findings: list[Finding]
     metadata_version: Level | None = None  # the cluster's finalized metadata.version
+    # with only --bootstrap-controller: the brokers registered in the leader's log, or why not visible
+    registrations: dict | None = None
 
     def to_json(self) -> dict:
         return {
@@ -108,6 +110,7 @@ class Report:
                 if self.metadata_version
                 else None
             ),
+            **({"registrations": self.registrations} if self.registrations is not None else {}),
             "findings": [f.to_json() for f in self.findings],
             "ok": not self.findings,
         }

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .file_checks import configured_voters
 from .findings import Finding, Report
 from .live_quorum import live_findings
-from .registrations import live_registrations
+from .registrations import fetched_registrations, live_registrations
 
 if TYPE_CHECKING:
     from ..wire.access import ClusterAccess
@@ -70,6 +70,8 @@ def check_live(report: Report, access: ClusterAccess, timeout: float) -> None:
 
     # voters check's findings: the stored endpoints probed, observers holding a voter's id
     report.findings.extend(doctor_findings(report, q, access, timeout))
+    if q.leader_id >= 0:
+        report.findings.extend(fetched_registrations(report, access, timeout))
     report.findings.extend(live_registrations(report, q, access, timeout))
     if q.leader_id < 0:
         stale, moved = _stale(report, access, timeout)

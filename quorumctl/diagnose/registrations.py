@@ -142,6 +142,11 @@ def image_registrations(best, voter_ids: set, mv, out: list[Finding]) -> None:
                 node_id=cid,
             )
         )
+    broker_registrations(img, where, mv, out)
+
+
+def broker_registrations(img, where: str, mv, out: list[Finding]) -> None:
+    """Fenced brokers while another runs, from an image (`where`: what it was replayed from)."""
     running = sorted(b for b, reg in img.brokers.items() if not reg.get("fenced"))
     brokers_via = ",".join(a for b in running for a in _addresses(img.brokers[b]["listeners"])[:1]) or None
     for bid, reg in sorted(img.brokers.items()):
@@ -212,3 +217,41 @@ def _live_metadata_version(access: ClusterAccess, timeout: float):
     except QuorumctlError:
         return None, None
     return f.finalized.get(METADATA_VERSION), f.supported.get(METADATA_VERSION)
+
+
+def fetched_registrations(report: Report, access: ClusterAccess, timeout: float) -> list[Finding]:
+    """With no metadata log dir given: the fenced brokers of the image replayed from the
+    committed metadata log the quorum's leader serves (live.metadata_log, the way an
+    observer reads it), since the controller listener lists no broker. Sets
+    `report.registrations`: what was read, or why the registered brokers are not visible."""
+    from ..errors import QuorumctlError
+    from ..image.replay import replay_bytes
+    from ..live.metadata_log import read_metadata_log
+
+    if any(d.replica is not None for d in report.log_dirs):
+        return []  # examine judged the log dir's image
+    try:
+        with access.connect(timeout) as client:
+            log = read_metadata_log(client)
+        img = replay_bytes(
+            log.source,
+            None if log.snapshot is None else (*log.snapshot, log.snapshot_bytes),
+            log.log_start,
+            log.log_bytes,
+        )
+    except QuorumctlError as e:
+        report.registrations = {"visible": False, "reason": str(e)}
+        return []
+    report.registrations = {
+        "visible": True,
+        "source": log.source,
+        "high_watermark": log.high_watermark,
+        "snapshot": list(log.snapshot) if log.snapshot else None,
+        "bytes": log.size,
+        "brokers": sorted(img.brokers),
+        "fenced": sorted(b for b, reg in img.brokers.items() if reg.get("fenced")),
+    }
+    out: list[Finding] = []
+    where = f"{log.source}: the metadata image of the committed log (Fetch to offset {log.high_watermark - 1})"
+    broker_registrations(img, where, report.metadata_version, out)
+    return out

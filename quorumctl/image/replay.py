@@ -55,6 +55,7 @@ class Step:
     path: str
     base_offset: int = 0  # log: the segment's base; snapshot: its end offset (exclusive)
     epoch: int = -1  # snapshot: its epoch
+    data: bytes | None = None  # the batches themselves, read from elsewhere (`path` then names where)
 
 
 @dataclass
@@ -252,7 +253,7 @@ class Replay:
         for step in self.steps:
             skip_below = self.image.offset + 1 if step.kind == "log" else None
             try:
-                reader = BatchReader(step.path)
+                reader = BatchReader(step.path if step.data is None else step.data)
             except OSError as e:
                 raise InputError(f"{step.path}: {e.strerror or e}") from None
             with reader:
@@ -624,6 +625,15 @@ def replay(
     finally:
         rp.close()
     return rp
+
+
+def replay_bytes(label: str, snapshot: tuple[int, int, bytes] | None, log_start: int, log: bytes) -> Image:
+    """The image of a metadata log read from elsewhere than files (the leader, over the
+    wire): a snapshot (end offset, epoch, its bytes) when the log starts after one, then
+    the log's batches from `log_start`."""
+    steps = [] if snapshot is None else [Step("snapshot", f"{label} snapshot", snapshot[0], snapshot[1], snapshot[2])]
+    steps.append(Step("log", f"{label} log", log_start, data=log))
+    return Replay(steps).run()
 
 
 def replay_snapshot(path: str) -> Image:

@@ -15,6 +15,17 @@ def doctor_lines(doc: dict) -> list[str]:
         + (f"; voter set {vs['ids']} ({vs['from']}, {vs['source']})" if vs else "; no dynamic voter set")
         + (f"; metadata.version {doc['metadata_version']['name']}" if doc.get("metadata_version") else "")
     )
+    regs = doc.get("registrations")
+    if regs is not None and regs["visible"]:
+        lines.append(
+            f"Registered brokers {regs['brokers']} (fenced {regs['fenced']}): the committed metadata log of the "
+            f"active controller {regs['source']}, read to its high watermark {regs['high_watermark']}"
+        )
+    elif regs is not None:
+        lines.append(
+            f"Registered brokers not visible through the controller listener ({regs['reason']}): give "
+            "--bootstrap-server with a broker's address, or a controller's log dir, to check them"
+        )
     for d in doc["log_dirs"]:
         if d.get("starts_on") and d["starts_on"].get("notable"):
             lines.append(f"{d['path']} starts on {d['starts_on']['text']}")

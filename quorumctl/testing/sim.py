@@ -40,7 +40,7 @@ from typing import Any
 
 from ..wire import kerrors
 from ..wire import messages
-from ..ids import ZERO_UUID
+from ..ids import METADATA_TOPIC_ID, ZERO_UUID
 from ..wire.framing import decode_request, encode_response, frame
 from ..schema.codec import DecodeError
 from .auth import AuthFailed, server_mechanism
@@ -205,6 +205,11 @@ class SimulatedCluster:
         # supported ranges of nodes that have no listener here (a registered broker that is down)
         self.finalized = {n: hi for n, lo, hi in SIM_FEATURES if hi}
         self.update_features_requests: list[tuple[int, dict]] = []  # (version, UpdateFeatures body), for tests
+        # the metadata log the leader serves to Fetch / FetchSnapshot (APIs 1 and 59, where a test
+        # enables them): built from the registrations; its first `snapshot_records` records in a snapshot
+        self.snapshot_records = 0
+        self.uncommitted_records = 0  # the log's last records above the high watermark
+        self.fetch_requests: list[tuple[int, dict]] = []  # (api key, body), for tests
 
     # -- clock and live progress ------------------------------------------------------
     def now_ms(self) -> int:
@@ -360,6 +365,52 @@ class SimulatedCluster:
                 "topics": [{"topicName": METADATA_TOPIC, "partitions": [part]}],
                 "nodes": copy.deepcopy(self.nodes),
             }
+
+    def metadata_log(self) -> tuple[tuple[int, int, bytes] | None, int, bytes]:
+        """(snapshot (end offset, epoch, bytes) or None, the log's start offset, its batches): the
+        finalized feature levels and a RegisterBrokerRecord for each registered broker (fenced as
+        the broker is), one record per batch, in the leader's epoch. The log's end is its high watermark."""
+        from ..logdir.snapshots import encode_snapshot
+        from ..records import metadata as md
+        from ..records.batch import encode_batch
+
+        records: list[tuple[str, int, dict]] = [
+            ("FeatureLevelRecord", 0, {"name": n, "featureLevel": lvl}) for n, lvl in sorted(self.finalized.items())
+        ]
+        for b in self.brokers():
+            if not b.registered:
+                continue
+            records.append(
+                (
+                    "RegisterBrokerRecord",
+                    3,
+                    {
+                        "brokerId": b.node_id,
+                        "incarnationId": ZERO_UUID,
+                        "brokerEpoch": 10 + b.node_id,
+                        "endPoints": [
+                            {"name": "PLAINTEXT", "host": b.advertised_host, "port": b.port, "securityProtocol": 0}
+                        ],
+                        "features": [
+                            {"name": n, "minSupportedVersion": lo, "maxSupportedVersion": hi}
+                            for n, (lo, hi) in sorted(b.features.items())
+                        ],
+                        "rack": None,
+                        "fenced": b.fenced,
+                        "inControlledShutdown": False,
+                        "logDirs": [],
+                    },
+                )
+            )
+        cut = min(self.snapshot_records, len(records))
+        snapshot = None
+        if cut:
+            snapshot = (cut, self.leader_epoch, encode_snapshot(records[:cut], epoch=self.leader_epoch, timestamp_ms=0))
+        log = b"".join(
+            encode_batch([(None, md.encode_metadata(*r))], base_offset=cut + i, leader_epoch=self.leader_epoch)
+            for i, r in enumerate(records[cut:])
+        )
+        return snapshot, cut, log
 
     def leader_reachable(self) -> bool:
         if self.leader_id < 0 or self.leader_id in self.silent:
@@ -666,6 +717,8 @@ class SimNode:
             p["errorCode"], p["errorMessage"] = code, message
         else:
             resp["errorCode"] = code
+            if key == messages.FETCH:
+                resp["responses"] = []  # v13+: a top-level error and no partition (FetchRequest.getErrorResponse)
             if "errorMessage" in resp or key in (messages.DESCRIBE_QUORUM, messages.DESCRIBE_CLUSTER):
                 resp["errorMessage"] = message
 
@@ -923,12 +976,88 @@ class SimNode:
             }
         return {"throttleTimeMs": 0, "errorCode": 0, "errorMessage": None}
 
+    def _h1(self, version: int, body: dict, state: dict) -> dict:  # Fetch of __cluster_metadata-0
+        """As KafkaRaftClient.handleFetchRequest answers an observer: the topic id checked, the
+        leader epoch validated, a SnapshotId when the fetch starts below the snapshot's end, else
+        the batches from the offset up to MaxBytes (the first one whole, a later one cut short
+        where MaxBytes ends inside it, as Kafka's log read does), and the high watermark."""
+        self.cluster.fetch_requests.append((messages.FETCH, body))
+        topics = body["topics"]
+        if len(topics) != 1 or topics[0]["topicId"] != METADATA_TOPIC_ID or len(topics[0]["partitions"]) != 1:
+            return {"throttleTimeMs": 0, "errorCode": kerrors.INVALID_REQUEST, "sessionId": 0, "responses": []}
+        req = topics[0]["partitions"][0]
+        part: dict[str, Any] = {
+            "partitionIndex": 0,
+            "errorCode": 0,
+            "highWatermark": -1,
+            "lastStableOffset": -1,
+            "logStartOffset": -1,
+            "abortedTransactions": None,
+            "preferredReadReplica": -1,
+            "records": b"",
+        }
+        resp = {
+            "throttleTimeMs": 0,
+            "errorCode": 0,
+            "sessionId": 0,
+            "responses": [{"topicId": METADATA_TOPIC_ID, "partitions": [part]}],
+        }
+        if not self._is_leader():
+            part["errorCode"] = kerrors.NOT_LEADER_OR_FOLLOWER
+            return resp
+        if req["currentLeaderEpoch"] != self.cluster.leader_epoch:
+            part["errorCode"] = 74 if req["currentLeaderEpoch"] < self.cluster.leader_epoch else 75  # FENCED / UNKNOWN
+            return resp
+        snapshot, start, log = self.cluster.metadata_log()
+        offset = req["fetchOffset"]
+        part["highWatermark"] = start + len(list(_batch_offsets(log))) - self.cluster.uncommitted_records
+        part["logStartOffset"] = start
+        if snapshot is not None and offset < snapshot[0]:
+            part["snapshotId"] = {"endOffset": snapshot[0], "epoch": snapshot[1]}
+            return resp
+        at = [(p, base) for p, base in _batch_offsets(log) if base >= offset]
+        pos = at[0][0] if at else len(log)
+        first = (at[1][0] if len(at) > 1 else len(log)) - pos  # the first batch goes whole (minOneMessage)
+        part["records"] = log[pos : pos + max(body["maxBytes"], first)]
+        return resp
+
+    def _h59(self, version: int, body: dict, state: dict) -> dict:  # FetchSnapshot
+        """A slice of the snapshot from Position, at most MaxBytes (RawSnapshotReader.slice)."""
+        self.cluster.fetch_requests.append((messages.FETCH_SNAPSHOT, body))
+        req = body["topics"][0]["partitions"][0]
+        snapshot, _start, _log = self.cluster.metadata_log()
+        part: dict[str, Any] = {
+            "index": 0,
+            "errorCode": 0,
+            "snapshotId": req["snapshotId"],
+            "size": 0,
+            "position": req["position"],
+            "unalignedRecords": b"",
+        }
+        want = (req["snapshotId"]["endOffset"], req["snapshotId"]["epoch"])
+        if snapshot is None or want != snapshot[:2]:
+            part["errorCode"] = 98  # SNAPSHOT_NOT_FOUND
+        else:
+            data = snapshot[2]
+            part["size"] = len(data)
+            part["unalignedRecords"] = data[req["position"] : req["position"] + body["maxBytes"]]
+        return {"throttleTimeMs": 0, "errorCode": 0, "topics": [{"name": METADATA_TOPIC, "partitions": [part]}]}
+
     def _h80(self, version: int, body: dict, state: dict):  # AddRaftVoter
         self.cluster.add_voter_requests.append((version, body))
         return self._voter_change(lambda: self.cluster.add_voter(body))
 
     def _h81(self, version: int, body: dict, state: dict):  # RemoveRaftVoter
         return self._voter_change(lambda: self.cluster.remove_voter(body))
+
+
+def _batch_offsets(log: bytes):
+    """(position, base offset) of each batch of `log`."""
+    pos = 0
+    while pos + 12 <= len(log):
+        base, length = struct.unpack_from(">qi", log, pos)
+        yield pos, base
+        pos += 12 + length
 
 
 def closed_port() -> int:

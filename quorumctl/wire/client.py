@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import ClusterError, ExitStatus, InputError
+from ..ids import METADATA_TOPIC_ID
 from . import kerrors
 from . import messages
 from ..config.addresses import Address
@@ -401,6 +402,82 @@ class QuorumClient:
 
         return self._quorum_call("UpdateFeatures", messages.UPDATE_FEATURES, body, handle)
 
+    # -- the metadata log, read as an observer reads it (Fetch 1, FetchSnapshot 59) ----------
+    def fetch_metadata(self, offset: int, last_epoch: int, leader_epoch: int, max_bytes: int) -> dict:
+        """One Fetch of __cluster_metadata-0 from the active controller, as Kafka's raft client
+        builds it (KafkaRaftClient.buildFetchRequest) for a fetcher without a node id: ReplicaId
+        -1 (ReplicaState left at its default, as Kafka writes it), which the leader reads as "not a
+        replica" and keeps no state for (LeaderState.updateReplicaState); MaxWaitMs 0 answers at once.
+        The partition's answer, decoded (camelCase); a retriable error is retried."""
+        if self.mode != "controller":
+            raise InputError("the metadata log is read from the controllers: use --bootstrap-controller")
+        cluster_id = self.cluster_info().cluster_id
+        body = {
+            "clusterId": cluster_id,
+            "replicaId": -1,
+            "maxWaitMs": 0,
+            "minBytes": 0,
+            "maxBytes": max_bytes,
+            "topics": [
+                {
+                    "topicId": METADATA_TOPIC_ID,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "currentLeaderEpoch": leader_epoch,
+                            "fetchOffset": offset,
+                            "lastFetchedEpoch": last_epoch,
+                            "partitionMaxBytes": max_bytes,
+                        }
+                    ],
+                }
+            ],
+        }
+
+        def handle(conn, version, resp):
+            # a top-level error comes with no partition (FetchRequest.getErrorResponse, v13+)
+            self._raise_for(resp["errorCode"], None, conn.name, "Fetch", None)
+            part = _single(conn.name, "Fetch", resp, "responses", "partitions", "partitionIndex")
+            if resp["responses"][0].get("topicId") != METADATA_TOPIC_ID:
+                raise NodeError(conn.name, f"{conn.name} answered Fetch for another topic", "protocol")
+            self._raise_for(part["errorCode"], None, conn.name, "Fetch", part.get("currentLeader"))
+            return part
+
+        return self._quorum_call("Fetch", messages.FETCH, body, handle)
+
+    def fetch_snapshot(self, snapshot_id: tuple[int, int], position: int, leader_epoch: int, max_bytes: int) -> dict:
+        """One FetchSnapshot of __cluster_metadata-0's snapshot `snapshot_id` (end offset, epoch)
+        from byte `position`, as RaftUtil.singletonFetchSnapshotRequest builds it, with ReplicaId -1.
+        The partition's answer (size, position, unalignedRecords)."""
+        cluster_id = self.cluster_info().cluster_id
+        body = {
+            "clusterId": cluster_id,
+            "replicaId": -1,
+            "maxBytes": max_bytes,
+            "topics": [
+                {
+                    "name": METADATA_TOPIC,
+                    "partitions": [
+                        {
+                            "partition": 0,
+                            "currentLeaderEpoch": leader_epoch,
+                            "snapshotId": {"endOffset": snapshot_id[0], "epoch": snapshot_id[1]},
+                            "position": position,
+                        }
+                    ],
+                }
+            ],
+        }
+
+        def handle(conn, version, resp):
+            if resp["errorCode"]:
+                self._raise_for(resp["errorCode"], None, conn.name, "FetchSnapshot", None)
+            part = _single(conn.name, "FetchSnapshot", resp, "topics", "partitions", "index")
+            self._raise_for(part["errorCode"], None, conn.name, "FetchSnapshot", part.get("currentLeader"))
+            return part
+
+        return self._quorum_call("FetchSnapshot", messages.FETCH_SNAPSHOT, body, handle)
+
     def bootstrap_connection(self) -> Connection:
         """A connection to the first bootstrap address that answers, retried until the deadline."""
         return self._with_retries("ApiVersions", lambda _hint: self._bootstrap_conn())
@@ -445,6 +522,17 @@ def parse_describe_quorum(name: str, version: int, resp: dict) -> QuorumResponse
         err.partition = p
         raise err
     return QuorumResponse(p, resp.get("nodes", []), version, name)
+
+
+def _single(name: str, api: str, resp: dict, topics: str, partitions: str, index: str) -> dict:
+    """The one partition (0) of the one topic an answer about __cluster_metadata-0 must hold."""
+    ts = resp.get(topics) or []
+    parts = ts[0][partitions] if len(ts) == 1 else []
+    if len(parts) != 1 or parts[0][index] != 0:
+        raise NodeError(
+            name, f"{name} answered {api} with {len(ts)} topic(s), not __cluster_metadata-0 alone", "protocol"
+        )
+    return parts[0]
 
 
 def _address_of(name: str | None) -> Address | None:

@@ -692,6 +692,247 @@ DESCRIBE_TOPIC_PARTITIONS_RESPONSE = Message(
 )
 
 
+# -- Fetch (1) and FetchSnapshot (59), Kafka 4.3.0's: what a KRaft observer sends the quorum's
+# leader to read __cluster_metadata (KafkaRaftClient.buildFetchRequest, RaftUtil's singleton
+# requests); with ReplicaId -1 the leader keeps no state for the fetcher (LeaderState.updateReplicaState)
+_LEADER_ID_AND_EPOCH = [
+    F("LeaderId", "int32", "12+", default=-1),
+    F("LeaderEpoch", "int32", "12+", default=-1),
+]
+
+FETCH_REQUEST = Message(
+    "FetchRequest",
+    "4-18",
+    [
+        F("ClusterId", "string", "12+", nullable="12+", default=NULL, tag=0, tagged="12+", ignorable=True),
+        F("ReplicaId", "int32", "0-14", default=-1),
+        F(
+            "ReplicaState",
+            "ReplicaState",
+            "15+",
+            tag=1,
+            tagged="15+",
+            fields=[
+                F("ReplicaId", "int32", "15+", default=-1),
+                F("ReplicaEpoch", "int64", "15+", default=-1),
+            ],
+        ),
+        F("MaxWaitMs", "int32"),
+        F("MinBytes", "int32"),
+        F("MaxBytes", "int32", "3+", default=0x7FFFFFFF, ignorable=True),
+        F("IsolationLevel", "int8", "4+", default=0, ignorable=True),
+        F("SessionId", "int32", "7+", default=0, ignorable=True),
+        F("SessionEpoch", "int32", "7+", default=-1, ignorable=True),
+        F(
+            "Topics",
+            "[]FetchTopic",
+            fields=[
+                F("Topic", "string", "0-12", ignorable=True),
+                F("TopicId", "uuid", "13+", ignorable=True),
+                F(
+                    "Partitions",
+                    "[]FetchPartition",
+                    fields=[
+                        F("Partition", "int32"),
+                        F("CurrentLeaderEpoch", "int32", "9+", default=-1, ignorable=True),
+                        F("FetchOffset", "int64"),
+                        F("LastFetchedEpoch", "int32", "12+", default=-1),
+                        F("LogStartOffset", "int64", "5+", default=-1, ignorable=True),
+                        F("PartitionMaxBytes", "int32"),
+                        F("ReplicaDirectoryId", "uuid", "17+", tag=0, tagged="17+", ignorable=True),
+                        F(
+                            "HighWatermark",
+                            "int64",
+                            "18+",
+                            default=0x7FFFFFFFFFFFFFFF,
+                            tag=1,
+                            tagged="18+",
+                            ignorable=True,
+                        ),
+                    ],
+                ),
+            ],
+        ),
+        F(
+            "ForgottenTopicsData",
+            "[]ForgottenTopic",
+            "7+",
+            fields=[
+                F("Topic", "string", "7-12", ignorable=True),
+                F("TopicId", "uuid", "13+", ignorable=True),
+                F("Partitions", "[]int32", "7+"),
+            ],
+        ),
+        F("RackId", "string", "11+", default="", ignorable=True),
+    ],
+    flexible="12+",
+    api_key=1,
+    kind="request",
+)
+
+FETCH_RESPONSE = Message(
+    "FetchResponse",
+    "4-18",
+    [
+        F("ThrottleTimeMs", "int32", "1+", ignorable=True),
+        F("ErrorCode", "int16", "7+", ignorable=True),
+        F("SessionId", "int32", "7+", default=0),
+        F(
+            "Responses",
+            "[]FetchableTopicResponse",
+            fields=[
+                F("Topic", "string", "0-12", ignorable=True),
+                F("TopicId", "uuid", "13+", ignorable=True),
+                F(
+                    "Partitions",
+                    "[]PartitionData",
+                    fields=[
+                        F("PartitionIndex", "int32"),
+                        F("ErrorCode", "int16"),
+                        F("HighWatermark", "int64"),
+                        F("LastStableOffset", "int64", "4+", default=-1, ignorable=True),
+                        F("LogStartOffset", "int64", "5+", default=-1, ignorable=True),
+                        F(
+                            "DivergingEpoch",
+                            "EpochEndOffset",
+                            "12+",
+                            tag=0,
+                            tagged="12+",
+                            fields=[
+                                F("Epoch", "int32", "12+", default=-1),
+                                F("EndOffset", "int64", "12+", default=-1),
+                            ],
+                        ),
+                        F("CurrentLeader", "LeaderIdAndEpoch", "12+", tag=1, tagged="12+", fields=_LEADER_ID_AND_EPOCH),
+                        F(
+                            "SnapshotId",
+                            "SnapshotId",
+                            "12+",
+                            tag=2,
+                            tagged="12+",
+                            fields=[
+                                F("EndOffset", "int64", default=-1),
+                                F("Epoch", "int32", default=-1),
+                            ],
+                        ),
+                        F(
+                            "AbortedTransactions",
+                            "[]AbortedTransaction",
+                            "4+",
+                            nullable="4+",
+                            ignorable=True,
+                            fields=[
+                                F("ProducerId", "int64", "4+"),
+                                F("FirstOffset", "int64", "4+"),
+                            ],
+                        ),
+                        F("PreferredReadReplica", "int32", "11+", default=-1),
+                        F("Records", "records", nullable="0+"),
+                    ],
+                ),
+            ],
+        ),
+        F(
+            "NodeEndpoints",
+            "[]NodeEndpoint",
+            "16+",
+            tag=0,
+            tagged="16+",
+            fields=[
+                F("NodeId", "int32", "16+"),
+                F("Host", "string", "16+"),
+                F("Port", "int32", "16+"),
+                F("Rack", "string", "16+", nullable="16+", default=NULL),
+            ],
+        ),
+    ],
+    flexible="12+",
+    api_key=1,
+    kind="response",
+)
+
+FETCH_SNAPSHOT_REQUEST = Message(
+    "FetchSnapshotRequest",
+    "0-1",
+    [
+        F("ClusterId", "string", nullable="0+", default=NULL, tag=0, tagged="0+"),
+        F("ReplicaId", "int32", default=-1),
+        F("MaxBytes", "int32", default=0x7FFFFFFF),
+        F(
+            "Topics",
+            "[]TopicSnapshot",
+            fields=[
+                F("Name", "string"),
+                F(
+                    "Partitions",
+                    "[]PartitionSnapshot",
+                    fields=[
+                        F("Partition", "int32"),
+                        F("CurrentLeaderEpoch", "int32"),
+                        F("SnapshotId", "SnapshotId", fields=[F("EndOffset", "int64"), F("Epoch", "int32")]),
+                        F("Position", "int64"),
+                        F("ReplicaDirectoryId", "uuid", "1+", tag=0, tagged="1+", ignorable=True),
+                    ],
+                ),
+            ],
+        ),
+    ],
+    flexible="0+",
+    api_key=59,
+    kind="request",
+)
+
+FETCH_SNAPSHOT_RESPONSE = Message(
+    "FetchSnapshotResponse",
+    "0-1",
+    [
+        F("ThrottleTimeMs", "int32", ignorable=True),
+        F("ErrorCode", "int16"),
+        F(
+            "Topics",
+            "[]TopicSnapshot",
+            fields=[
+                F("Name", "string"),
+                F(
+                    "Partitions",
+                    "[]PartitionSnapshot",
+                    fields=[
+                        F("Index", "int32"),
+                        F("ErrorCode", "int16"),
+                        F("SnapshotId", "SnapshotId", fields=[F("EndOffset", "int64"), F("Epoch", "int32")]),
+                        F(
+                            "CurrentLeader",
+                            "LeaderIdAndEpoch",
+                            tag=0,
+                            tagged="0+",
+                            fields=[F("LeaderId", "int32"), F("LeaderEpoch", "int32")],
+                        ),
+                        F("Size", "int64"),
+                        F("Position", "int64"),
+                        F("UnalignedRecords", "records"),
+                    ],
+                ),
+            ],
+        ),
+        F(
+            "NodeEndpoints",
+            "[]NodeEndpoint",
+            "1+",
+            tag=0,
+            tagged="1+",
+            fields=[
+                F("NodeId", "int32", "1+"),
+                F("Host", "string", "1+"),
+                F("Port", "uint16", "1+"),
+            ],
+        ),
+    ],
+    flexible="0+",
+    api_key=59,
+    kind="response",
+)
+
+
 # -- the API table ------------------------------------------------------------------
 
 
@@ -715,6 +956,7 @@ class Api:
         return 1 if self.response.flexible_in(version) else 0
 
 
+FETCH = 1
 METADATA = 3
 DESCRIBE_CONFIGS = 32
 LIST_PARTITION_REASSIGNMENTS = 46
@@ -726,6 +968,7 @@ SASL_AUTHENTICATE = 36
 DESCRIBE_QUORUM = 55
 UPDATE_FEATURES = 57
 DESCRIBE_CLUSTER = 60
+FETCH_SNAPSHOT = 59
 ADD_RAFT_VOTER = 80
 REMOVE_RAFT_VOTER = 81
 UNREGISTER_CONTROLLER = 94
@@ -733,6 +976,8 @@ UNREGISTER_CONTROLLER = 94
 APIS: dict[int, Api] = {
     a.key: a
     for a in (
+        Api(FETCH, "Fetch", FETCH_REQUEST, FETCH_RESPONSE, 13, 18),
+        Api(FETCH_SNAPSHOT, "FetchSnapshot", FETCH_SNAPSHOT_REQUEST, FETCH_SNAPSHOT_RESPONSE, 0, 1),
         Api(METADATA, "Metadata", METADATA_REQUEST, METADATA_RESPONSE, 0, 12),
         Api(SASL_HANDSHAKE, "SaslHandshake", SASL_HANDSHAKE_REQUEST, SASL_HANDSHAKE_RESPONSE, 0, 1),
         Api(API_VERSIONS, "ApiVersions", API_VERSIONS_REQUEST, API_VERSIONS_RESPONSE, 0, 4),

@@ -339,6 +339,80 @@ def test_doctor_with_only_a_controller_finds_the_ghost_controller(cli):
     )
 
 
+def ghost_broker(fetch: bool = True, snapshot_records: int = 0) -> SimulatedCluster:
+    """Controllers 1-3 (1 leads), broker 5 running, broker 6 registered but fenced and gone;
+    with `fetch` the controllers serve their metadata log (Fetch, FetchSnapshot) as 4.3's do."""
+    import time
+
+    now = int(time.time() * 1000)
+    c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
+    c.add_nodes(controllers=(1, 2, 3), brokers=(5, 6), profile="4.3")
+    c.snapshot_records = snapshot_records
+    for n in c.controllers():
+        if fetch:
+            n.apis[messages.FETCH], n.apis[messages.FETCH_SNAPSHOT] = (4, 18), (0, 1)
+    c.node_by_id(6).fenced = True
+    return c
+
+
+def test_doctor_with_only_a_controller_finds_the_ghost_broker(cli):
+    """doctor --bootstrap-controller alone reads the metadata log from the leader (Fetch with
+    ReplicaId -1, FetchSnapshot first when the log starts at a snapshot) and names the fenced
+    broker with the remedy it gives from a log dir: clear-registration through the running broker."""
+    for snapshot_records in (0, 4):  # 4: the log starts after a snapshot (the leader answers SnapshotId)
+        with ghost_broker(snapshot_records=snapshot_records) as c:
+            c.advertise_controllers()
+            c.node_by_id(6).stop()
+            running = c.node_by_id(5).address
+            code, out, err = cli("doctor", "--bootstrap-controller", c.node_by_id(2).address, "--timeout", "5")
+            assert (code, err) == (1, ""), out + err
+            lines = out.splitlines()
+            assert lines[1] == (
+                "Registered brokers [5, 6] (fenced [6]): the committed metadata log of the active controller "
+                f"{c.node_by_id(1).address}, read to its high watermark {len(c.finalized) + 2}"
+            )
+            assert lines[2].startswith(
+                "WARNING fenced-broker-registration: broker 6 is registered but fenced while broker 5"
+            )
+            assert lines[4] == (
+                f"  remedy: if broker 6 is gone for good: quorumctl cluster clear-registration 6 --bootstrap-server "
+                f"{running} (a dry run that checks it; --apply sends UnregisterBroker, as kafka-cluster.sh unregister "
+                f"--bootstrap-server {running} --id 6 does); if it is only stopped, start it again"
+            )
+            fetches = [b for k, b in c.fetch_requests if k == messages.FETCH]
+            snaps = [b for k, b in c.fetch_requests if k == messages.FETCH_SNAPSHOT]
+            assert {b["topics"][0]["partitions"][0]["currentLeaderEpoch"] for b in fetches} == {7}
+            assert {b.get("replicaState", {}).get("replicaId", -1) for b in fetches} == {-1}
+            assert [b["topics"][0]["partitions"][0]["fetchOffset"] for b in fetches] == (
+                [0] if not snapshot_records else [0, 4]
+            )
+            assert [b["replicaId"] for b in snaps] == ([-1] if snapshot_records else [])
+
+
+def test_doctor_says_when_the_controllers_do_not_show_the_brokers(cli):
+    """Controllers that refuse the fetch (no Fetch API; an authorizer's CLUSTER_AUTHORIZATION_FAILED,
+    a top-level error with no partition): one line says the registered brokers are not visible
+    and what shows them, not a silent "No findings."."""
+    for fetch in (False, True):
+        with ghost_broker(fetch=fetch) as c:
+            c.advertise_controllers()
+            c.node_by_id(6).stop()
+            addr = c.node_by_id(1).address
+            c.node_by_id(1).set_fault("error", messages.FETCH, (31, None, True))
+            code, out, err = cli("doctor", "--bootstrap-controller", addr, "--timeout", "3")
+            assert (code, err) == (0, ""), out + err
+            why = (
+                f"{addr} answered Fetch with CLUSTER_AUTHORIZATION_FAILED"
+                if fetch
+                else (f"{addr} does not support Fetch (API key 1)")
+            )
+            assert out.splitlines()[1:] == [
+                f"Registered brokers not visible through the controller listener ({why}): give --bootstrap-server "
+                "with a broker's address, or a controller's log dir, to check them",
+                "No findings.",
+            ]
+
+
 def test_clear_registration_through_the_controllers_reaches_a_broker(cli):
     """Only --bootstrap-controller: the controllers list no brokers, so a ghost broker's
     registration is not "nothing to clear" but unknown (exit 1) with the command that tells;

@@ -47,6 +47,11 @@ KAFKA_43_WIRE = {
     "ListPartitionReassignmentsResponse",
     "UnregisterBrokerRequest",
     "UnregisterBrokerResponse",
+    # doctor reads the metadata log as an observer does (issue 44)
+    "FetchRequest",
+    "FetchResponse",
+    "FetchSnapshotRequest",
+    "FetchSnapshotResponse",
 }
 
 

@@ -168,9 +168,13 @@ def migrate(cli, c, tmp: Path) -> dict[int, str]:
         "kraft.version can be upgraded to 1.\n"
         "Dry run: nothing was changed. Run again with --apply to upgrade kraft.version to 1.\n"
     ), text
-    assert doc(cli, "migrate-quorum", "preflight", *ctl, code=0)["kraftVersion"] == 0  # nothing changed
+    pre = doc(cli, "migrate-quorum", "preflight", *ctl, code=0)
+    assert pre["kraftVersion"] == 0  # nothing changed
 
-    d = doc(cli, "migrate-quorum", "upgrade", *ctl, "--apply", code=0)
+    # the preflight's next step, run as printed: a whole command line, --apply included
+    printed = shlex.split(pre["next"])
+    assert printed[:3] == ["quorumctl", "migrate-quorum", "upgrade"] and printed[-1] == "--apply", pre["next"]
+    d = doc(cli, *printed[1:], code=0)
     assert d["applied"] == {"ok": True, "line": "kraft.version was upgraded to 1."}, d
     after = d["after"]
     assert after["kraftVersion"] == 1 and all(ch["status"] == "ok" for ch in after["checks"]), after

@@ -1008,14 +1008,18 @@ class SimNode:
         if req["currentLeaderEpoch"] != self.cluster.leader_epoch:
             part["errorCode"] = 74 if req["currentLeaderEpoch"] < self.cluster.leader_epoch else 75  # FENCED / UNKNOWN
             return resp
+        from ..records.batch import BatchReader
+
         snapshot, start, log = self.cluster.metadata_log()
         offset = req["fetchOffset"]
-        part["highWatermark"] = start + len(list(_batch_offsets(log))) - self.cluster.uncommitted_records
+        with BatchReader(log) as reader:
+            batches = [(b.position, b.base_offset) for b in reader]
+        part["highWatermark"] = start + len(batches) - self.cluster.uncommitted_records
         part["logStartOffset"] = start
         if snapshot is not None and offset < snapshot[0]:
             part["snapshotId"] = {"endOffset": snapshot[0], "epoch": snapshot[1]}
             return resp
-        at = [(p, base) for p, base in _batch_offsets(log) if base >= offset]
+        at = [(p, base) for p, base in batches if base >= offset]
         pos = at[0][0] if at else len(log)
         first = (at[1][0] if len(at) > 1 else len(log)) - pos  # the first batch goes whole (minOneMessage)
         part["records"] = log[pos : pos + max(body["maxBytes"], first)]
@@ -1049,15 +1053,6 @@ class SimNode:
 
     def _h81(self, version: int, body: dict, state: dict):  # RemoveRaftVoter
         return self._voter_change(lambda: self.cluster.remove_voter(body))
-
-
-def _batch_offsets(log: bytes):
-    """(position, base offset) of each batch of `log`."""
-    pos = 0
-    while pos + 12 <= len(log):
-        base, length = struct.unpack_from(">qi", log, pos)
-        yield pos, base
-        pos += 12 + length
 
 
 def closed_port() -> int:

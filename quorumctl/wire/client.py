@@ -470,8 +470,7 @@ class QuorumClient:
         }
 
         def handle(conn, version, resp):
-            if resp["errorCode"]:
-                self._raise_for(resp["errorCode"], None, conn.name, "FetchSnapshot", None)
+            self._raise_for(resp["errorCode"], None, conn.name, "FetchSnapshot", None)
             part = _single(conn.name, "FetchSnapshot", resp, "topics", "partitions", "index")
             self._raise_for(part["errorCode"], None, conn.name, "FetchSnapshot", part.get("currentLeader"))
             return part

@@ -35,7 +35,6 @@ class MetadataLog:
     snapshot_bytes: bytes
     log_start: int
     log_bytes: bytes
-    requests: int
 
     @property
     def size(self) -> int:
@@ -73,7 +72,6 @@ def read_metadata_log(client, max_bytes: int = MAX_BYTES, chunk: int = CHUNK_BYT
     leader_id, epoch = q.partition["leaderId"], q.partition["leaderEpoch"]
     if leader_id < 0:
         raise ClusterError(f"{q.source}: the quorum has no leader to read the metadata log from")
-    requests = 1
     part = client.fetch_metadata(0, 0, epoch, chunk)
     snapshot = None
     snap = bytearray()
@@ -85,7 +83,6 @@ def read_metadata_log(client, max_bytes: int = MAX_BYTES, chunk: int = CHUNK_BYT
         size = None
         while size is None or len(snap) < size:
             sp = client.fetch_snapshot(snapshot, len(snap), epoch, chunk)
-            requests += 1
             size, data = sp["size"], sp["unalignedRecords"] or b""
             if sp["position"] != len(snap) or not data:
                 raise ClusterError(
@@ -97,7 +94,6 @@ def read_metadata_log(client, max_bytes: int = MAX_BYTES, chunk: int = CHUNK_BYT
             snap += data
         offset, last_epoch = snapshot
         part = client.fetch_metadata(offset, last_epoch, epoch, chunk)
-        requests += 1
     start = offset
     target = part["highWatermark"]
     log = bytearray()
@@ -120,5 +116,4 @@ def read_metadata_log(client, max_bytes: int = MAX_BYTES, chunk: int = CHUNK_BYT
         offset, last_epoch = nxt, batch_epoch
         if offset < target:
             part = client.fetch_metadata(offset, last_epoch, epoch, chunk)
-            requests += 1
-    return MetadataLog(q.source, leader_id, epoch, target, snapshot, bytes(snap), start, bytes(log), requests)
+    return MetadataLog(q.source, leader_id, epoch, target, snapshot, bytes(snap), start, bytes(log))

@@ -123,6 +123,13 @@ def quorumctl(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(QUORUMCTL), *args], capture_output=True, text=True, timeout=180)
 
 
+def as_printed(*args: str) -> subprocess.CompletedProcess:
+    """A printed remedy run as an operator runs it: once more when the cluster did not answer
+    in time (exit 3: CI saw a broker forward DescribeQuorum for over 10 s on a loaded machine)."""
+    p = quorumctl(*args)
+    return quorumctl(*args) if p.returncode == 3 and " within " in p.stderr else p
+
+
 def until(what: str, ok, limit: float = 90):
     end = time.monotonic() + limit
     while not ok():
@@ -199,12 +206,12 @@ def test_ghost_broker_found_through_the_controllers_alone(cli, tmp_path_factory,
         # the remedy as printed (a dry run), then with --apply as it says
         command = shlex.split(remedy.split(": ", 1)[1].split(" (", 1)[0])
         assert command[:3] == ["quorumctl", "cluster", "clear-registration"]
-        p = quorumctl(*command[1:])
+        p = as_printed(*command[1:])
         assert (p.returncode, p.stderr) == (0, "") and p.stdout.splitlines()[-1] == (
             "DRY RUN of clearing node 5's registration: run again with --apply to send it"
         ), p.stdout + p.stderr
         assert states() == {4: "unfenced", 5: "fenced"}  # the dry run changed nothing
-        p = quorumctl(*command[1:], "--apply")
+        p = as_printed(*command[1:], "--apply")
         assert (p.returncode, p.stderr) == (0, ""), p.stdout + p.stderr
         until("broker 5 gone (Kafka's list-endpoints)", lambda: states() == {4: "unfenced"}, 30)
         # and doctor through the controllers alone no longer finds it

@@ -217,3 +217,29 @@ def _codes() -> dict:
     from quorumctl.wire import kerrors
 
     return {c: kerrors.error_name(c) for c in range(-1, 130)}
+
+
+def test_each_command_runs_on_its_branch_of_the_same_tree(monkeypatch):
+    """main() builds only the branch of the command named first (a fifth of `verify`'s CPU
+    was Typer building the whole tree): every branch is the whole tree's subtree, the same
+    commands, options, defaults and help, and the whole tree is used when no command comes
+    first (root options, a Kafka-style option, a mistyped name, shell completion)."""
+    from quorumctl.cli.main import command_for, root_command
+
+    def shape(command, path=()):
+        params = [(p.name, p.opts, p.secondary_opts, repr(p.default), p.required) for p in command.params]
+        yield path, command.help, params
+        for name, sub in sorted((getattr(command, "commands", None) or {}).items()):
+            yield from shape(sub, (*path, name))
+
+    root = root_command()
+    assert len(root.commands) >= 20
+    for name, whole in root.commands.items():
+        branch = command_for([name, "-h"])
+        assert branch is not root and list(branch.commands) == [name]
+        assert [p.name for p in branch.params] == [p.name for p in root.params]
+        assert list(shape(branch.commands[name])) == list(shape(whole)), name
+    for args in ([], ["-h"], ["--version"], ["--bootstrap-server", "x", "describe"], ["verfy", "x"]):
+        assert command_for(args) is root, args
+    monkeypatch.setenv("_QUORUMCTL_COMPLETE", "bash_complete")
+    assert command_for(["verify"]) is root

@@ -963,7 +963,10 @@ class SimNode:
 
     def _h64(self, version: int, body: dict, state: dict) -> dict:  # UnregisterBroker (brokers forward it)
         """The controller removes the registration (ClusterControlManager.unregisterBroker),
-        or answers BROKER_ID_NOT_REGISTERED; served only where a test enables API 64."""
+        or answers BROKER_ID_NOT_REGISTERED; served only where a test enables API 64. A
+        controller that is not the active one answers NOT_CONTROLLER, as Kafka's does."""
+        if self.role == "controller" and not self._is_leader():
+            return {"throttleTimeMs": 0, "errorCode": kerrors.NOT_CONTROLLER, "errorMessage": None}
         with self.cluster.lock:
             mine = [e for e in self.cluster.brokers() if e.node_id == body["brokerId"] and e.registered]
             for e in mine:

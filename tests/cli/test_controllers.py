@@ -402,3 +402,22 @@ def test_dry_run_on_the_real_39_fixture(cli, tmp_path):
     # Kafka's line first, then what quorumctl checked
     assert (code, err) == (0, "") and out.splitlines()[0] + "\n" == expected
     assert out.splitlines()[-1] == "  checked: controller 2 fetches as an observer, 0 offset(s) behind the leader"
+
+
+def test_remove_dry_run_refuses_what_the_leader_would_not_find(cli):
+    """A mistyped id or directory id: the dry run asks DescribeQuorum and refuses (exit 1, one
+    line) what the leader would answer VOTER_NOT_FOUND, instead of "DRY RUN of removing"."""
+    with bootstrapped() as c:
+        ctl = c.node_by_id(1).address
+        for cid, did in ((7, D1), (1, D2)):
+            code, out, err = cli(
+                "remove-controller", "--bootstrap-controller", ctl, "-i", str(cid), "-d", did, "--dry-run"
+            )
+            assert (code, out) == (1, "")
+            assert err == (
+                f"quorumctl: error: controller {cid} with directory id {did} is not a voter (voters 1 (directory "
+                f"id {D1})): the leader would refuse it with VOTER_NOT_FOUND\n"
+            )
+        code, out, err = cli("remove-controller", "--bootstrap-controller", ctl, "-i", "1", "-d", D1, "--dry-run")
+        assert (code, out, err) == (0, f"DRY RUN of removing KRaft controller 1 with directory id {D1}\n", "")
+        assert not [r for r in c.requests if r[1] == messages.REMOVE_RAFT_VOTER]  # a dry run sends nothing

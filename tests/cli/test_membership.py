@@ -454,6 +454,31 @@ def test_clear_registration_through_the_controllers_reaches_a_broker(cli):
         assert (code, out.splitlines()[-1]) == (0, "node 6 is not a registered broker: nothing to clear")
 
 
+def test_clear_registration_through_a_follower_controller_reaches_the_active_one(cli):
+    """--bootstrap-controller naming a controller that is not the active one first: the
+    UnregisterBroker of --apply goes to the active controller (DescribeCluster names it), not
+    to the first address, which would answer NOT_CONTROLLER (exit 3, seen on Kafka 4.3)."""
+    import time
+
+    now = int(time.time() * 1000)
+    c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
+    c.add_nodes(controllers=(1, 2, 3), brokers=(), profile="4.3")
+    c.add_broker(6, profile="4.3")
+    with c:
+        c.advertise_controllers()
+        for n in (1, 2, 3):
+            c.node_by_id(n).apis[messages.UNREGISTER_BROKER] = (0, 0)
+        gone = c.node_by_id(6)
+        gone.fenced = True
+        gone.stop()
+        via = ",".join(c.node_by_id(n).address for n in (2, 3, 1))
+        code, out, err = cli("cluster", "clear-registration", "6", "--bootstrap-controller", via, "--apply")
+        assert (code, err) == (0, ""), out + err
+        assert not gone.registered
+        code, out, err = cli("cluster", "clear-registration", "6", "--bootstrap-controller", via, "--apply")
+        assert (code, err, out.splitlines()[-1]) == (0, "", "node 6 is not a registered broker: nothing to clear")
+
+
 def test_clear_registration_of_a_broker_sends_unregister_broker(cli):
     """The broker path (through --bootstrap-server): a fenced broker's registration, a dry run that
     sends nothing, then UnregisterBroker with --apply; a running broker refused; a broker no longer

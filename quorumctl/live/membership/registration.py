@@ -231,11 +231,22 @@ def _broker_via_controller(
             )
         )
         return plan
+
+    def handle(conn, version, resp):
+        code = resp["errorCode"]
+        if code and kerrors.KafkaError(code, None, conn.name, "UnregisterBroker").retriable:
+            # NOT_CONTROLLER: leadership moved since DescribeCluster named the active one; ask again
+            client._raise_for(code, resp.get("errorMessage"), conn.name, "UnregisterBroker", None)
+        return conn.name, resp
+
+    # to the active controller (DescribeCluster names it), as Kafka's admin client sends it: any
+    # other controller answers NOT_CONTROLLER
     with controllers.connect(timeout) as client:
-        conn = client.bootstrap_connection()
-        if not conn.supports(messages.UNREGISTER_BROKER):
+        if not client.bootstrap_connection().supports(messages.UNREGISTER_BROKER):
             raise Refused("the controller does not support UnregisterBroker (Kafka before 3.0?)")
-        _, r = conn.request(messages.UNREGISTER_BROKER, {"brokerId": plan.node_id})
+        name, r = client._quorum_call(
+            "UnregisterBroker", messages.UNREGISTER_BROKER, {"brokerId": plan.node_id}, handle
+        )
     if r["errorCode"] == kerrors.BROKER_ID_NOT_REGISTERED:
         plan.checked.append(
             f"checked: the controller answers BROKER_ID_NOT_REGISTERED: no broker {plan.node_id} is registered"
@@ -243,7 +254,7 @@ def _broker_via_controller(
         plan.kind, plan.cleared = None, True
         return plan
     if r["errorCode"]:
-        raise kerrors.KafkaError(r["errorCode"], r.get("errorMessage"), conn.name, "UnregisterBroker")
+        raise kerrors.KafkaError(r["errorCode"], r.get("errorMessage"), name, "UnregisterBroker")
     plan.kind, plan.method, plan.applied, plan.cleared = "broker", "unregister-broker", True, True
     plan.steps.append(Step("quorumctl", cmd, "done", "UnregisterBroker sent to the controller: accepted"))
     return plan

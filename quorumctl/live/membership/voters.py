@@ -131,6 +131,19 @@ def _add_checks(
     return lines
 
 
+def _remove_check(q, controller_id: int, directory_id: str) -> None:
+    """A dry run refuses (exit 1) what the leader would refuse with VOTER_NOT_FOUND: an
+    (id, directory id) that is not in the voter set (a mistyped id or directory id)."""
+    if any(v.id == controller_id and v.directory_id == directory_id for v in q.voters):
+        return
+    voters = ", ".join(f"{v.id} (directory id {v.directory_id})" for v in q.voters)
+    raise QuorumctlError(
+        f"controller {controller_id} with directory id {directory_id} is not a voter (voters {voters}): "
+        "the leader would refuse it with VOTER_NOT_FOUND",
+        1,
+    )
+
+
 def remove_controller(
     access: ClusterAccess, timeout: float | None, controller_id: int, directory_id: str, dry_run: bool
 ) -> VoterChange:
@@ -149,7 +162,10 @@ def remove_controller(
             "22-character base64url directory id, as in meta.properties"
         ) from None
     client = access.connect(timeout)
-    if not dry_run:
+    if dry_run:  # what the leader would answer, asked before saying "DRY RUN of removing"
+        with client:
+            _remove_check(fetch_quorum(client), controller_id, did)
+    else:
         try:
             with client:
                 client.remove_raft_voter(controller_id, did)

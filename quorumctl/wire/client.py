@@ -321,6 +321,20 @@ class QuorumClient:
 
         return self._with_retries(what, attempt)
 
+    def controller_request(self, what: str, key: int, body: dict) -> tuple[str, dict]:
+        """`body` sent to the active controller (through the broker in server mode, which
+        forwards it), asked again where the answer is retriable (NOT_CONTROLLER: leadership
+        moved) until the deadline: (the node that answered, its response). Any other
+        error code in the response is the caller's to judge."""
+
+        def handle(conn: Connection, version: int, resp: dict) -> tuple[str, dict]:
+            code = resp.get("errorCode", 0)
+            if code and kerrors.KafkaError(code, None, conn.name, what).retriable:
+                self._raise_for(code, resp.get("errorMessage"), conn.name, what, None)
+            return conn.name, resp
+
+        return self._quorum_call(what, key, body, handle)
+
     def describe_quorum(self) -> QuorumResponse:
         body = {"topics": [{"topicName": METADATA_TOPIC, "partitions": [{"partitionIndex": 0}]}]}
         return self._quorum_call("DescribeQuorum", messages.DESCRIBE_QUORUM, body, self._handle_quorum)

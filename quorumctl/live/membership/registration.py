@@ -232,21 +232,12 @@ def _broker_via_controller(
         )
         return plan
 
-    def handle(conn, version, resp):
-        code = resp["errorCode"]
-        if code and kerrors.KafkaError(code, None, conn.name, "UnregisterBroker").retriable:
-            # NOT_CONTROLLER: leadership moved since DescribeCluster named the active one; ask again
-            client._raise_for(code, resp.get("errorMessage"), conn.name, "UnregisterBroker", None)
-        return conn.name, resp
-
     # to the active controller (DescribeCluster names it), as Kafka's admin client sends it: any
     # other controller answers NOT_CONTROLLER
     with controllers.connect(timeout) as client:
         if not client.bootstrap_connection().supports(messages.UNREGISTER_BROKER):
             raise Refused("the controller does not support UnregisterBroker (Kafka before 3.0?)")
-        name, r = client._quorum_call(
-            "UnregisterBroker", messages.UNREGISTER_BROKER, {"brokerId": plan.node_id}, handle
-        )
+        name, r = client.controller_request("UnregisterBroker", messages.UNREGISTER_BROKER, {"brokerId": plan.node_id})
     if r["errorCode"] == kerrors.BROKER_ID_NOT_REGISTERED:
         plan.checked.append(
             f"checked: the controller answers BROKER_ID_NOT_REGISTERED: no broker {plan.node_id} is registered"

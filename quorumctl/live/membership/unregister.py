@@ -141,25 +141,19 @@ def _checks(client, controller_id: int, plan: UnregisterPlan, voter_ok: bool, cf
 
 
 def _send(client, controller_id: int) -> None:
-    def handle(conn, version, resp):
-        code = resp["errorCode"]
-        if code:
-            err = kerrors.KafkaError(code, resp.get("errorMessage"), conn.name, "UnregisterController")
-            if err.retriable:
-                client._raise_for(code, resp.get("errorMessage"), conn.name, "UnregisterController", None)
-            if code in kerrors.AUTH_ERRORS:
-                raise err
-            raise Refused(str(err))
-        return None
-
     try:
-        client._quorum_call(
-            "UnregisterController", messages.UNREGISTER_CONTROLLER, {"controllerId": controller_id}, handle
+        name, resp = client.controller_request(
+            "UnregisterController", messages.UNREGISTER_CONTROLLER, {"controllerId": controller_id}
         )
     except QuorumctlError as e:
         if getattr(e, "kind", None) == "unsupported":
             raise Refused(f"{e}: the cluster does not support the controller unregistration API (Kafka 4.4+)") from e
         raise
+    if resp["errorCode"]:
+        err = kerrors.KafkaError(resp["errorCode"], resp.get("errorMessage"), name, "UnregisterController")
+        if resp["errorCode"] in kerrors.AUTH_ERRORS:
+            raise err
+        raise Refused(str(err))
 
 
 def unregister_controller(

@@ -137,10 +137,9 @@ def _remove_check(q, controller_id: int, directory_id: str) -> None:
     if any(v.id == controller_id and v.directory_id == directory_id for v in q.voters):
         return
     voters = ", ".join(f"{v.id} (directory id {v.directory_id})" for v in q.voters)
-    raise QuorumctlError(
+    raise Refused(
         f"controller {controller_id} with directory id {directory_id} is not a voter (voters {voters}): "
-        "the leader would refuse it with VOTER_NOT_FOUND",
-        1,
+        "the leader would refuse it with VOTER_NOT_FOUND"
     )
 
 

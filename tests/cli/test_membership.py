@@ -413,17 +413,23 @@ def test_doctor_says_when_the_controllers_do_not_show_the_brokers(cli):
             ]
 
 
-def test_clear_registration_through_the_controllers_reaches_a_broker(cli):
-    """Only --bootstrap-controller: the controllers list no brokers, so a ghost broker's
-    registration is not "nothing to clear" but unknown (exit 1) with the command that tells;
-    that command, run as printed, sends UnregisterBroker to the controller (as
-    kafka-cluster.sh unregister --bootstrap-controller does), and then there is nothing left."""
+def quorum_and_broker_6() -> SimulatedCluster:
+    """A 4.3 quorum of controllers 1-3 (1 leads) and broker 6, not started."""
     import time
 
     now = int(time.time() * 1000)
     c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
     c.add_nodes(controllers=(1, 2, 3), brokers=(), profile="4.3")
     c.add_broker(6, profile="4.3")
+    return c
+
+
+def test_clear_registration_through_the_controllers_reaches_a_broker(cli):
+    """Only --bootstrap-controller: the controllers list no brokers, so a ghost broker's
+    registration is not "nothing to clear" but unknown (exit 1) with the command that tells;
+    that command, run as printed, sends UnregisterBroker to the controller (as
+    kafka-cluster.sh unregister --bootstrap-controller does), and then there is nothing left."""
+    c = quorum_and_broker_6()
     with c:
         c.advertise_controllers()
         ctl = c.node_by_id(1)
@@ -458,12 +464,7 @@ def test_clear_registration_through_a_follower_controller_reaches_the_active_one
     """--bootstrap-controller naming a controller that is not the active one first: the
     UnregisterBroker of --apply goes to the active controller (DescribeCluster names it), not
     to the first address, which would answer NOT_CONTROLLER (exit 3, seen on Kafka 4.3)."""
-    import time
-
-    now = int(time.time() * 1000)
-    c = SimulatedCluster(CID, 1, 7, 500, [replica(i, 500, now, now, d) for i, d in ((1, D1), (2, D2), (3, D3))], [])
-    c.add_nodes(controllers=(1, 2, 3), brokers=(), profile="4.3")
-    c.add_broker(6, profile="4.3")
+    c = quorum_and_broker_6()
     with c:
         c.advertise_controllers()
         for n in (1, 2, 3):

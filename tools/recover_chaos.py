@@ -188,9 +188,25 @@ class Kafka:
                 break
             except BaseException as e:
                 self.stop()
+                if attempt == 2 and "died during startup" in str(e):
+                    # CI saw a broker die twice with nothing in its log: what its files hold
+                    raise AssertionError(f"{e}\n{self._log_files()}") from None
                 if attempt == 2 or "died during startup" not in str(e):
                     raise
         self.cluster_id = self.info()["CLUSTER_ID"]
+
+    def _log_files(self) -> str:
+        """The logs dir's files with their sizes, and the last lines of each GC log (a JVM
+        that died before its first log line may have left one there)."""
+        logs = self.d / "logs"
+        if not logs.is_dir():
+            return f"{logs}: absent"
+        files = sorted(logs.iterdir())
+        lines = [f"{f.name} {f.stat().st_size} B" for f in files]
+        for f in files:
+            if f.name.endswith("-gc.log") and f.stat().st_size:
+                lines += [f"--- {f.name}:", *f.read_text(errors="replace").splitlines()[-5:]]
+        return "\n".join(lines)
 
     def start(self):
         """Formatted by the script, started, and serving CreateTopics. A port taken between

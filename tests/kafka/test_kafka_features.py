@@ -58,8 +58,10 @@ def test_features_upgrade_downgrade_give_kafkas_verdict(cli, cluster, tmp_path, 
         theirs = kafka_tool("kafka-features", [*opt, op, "--feature", feature, "--dry-run"], tmp_path, home=home)
         assert theirs.returncode == code_wanted, theirs.stdout + theirs.stderr
         code, out, err = cli("features", op, "--feature", feature, *opt, "-o", "json")
-        doc = json.loads(out)
+        if code == 3 and " within " in err:  # a loaded machine: CI saw the broker's answer late; ask again
+            code, out, err = cli("features", op, "--feature", feature, *opt, "-o", "json")
         assert (code, err) == (code_wanted, ""), out
+        doc = json.loads(out)
         assert doc["verdict"]["by"] == "kafka" and doc["verdict"]["lines"] == theirs.stdout.splitlines(), (
             doc["verdict"],
             theirs.stdout,

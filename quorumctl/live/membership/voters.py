@@ -100,19 +100,17 @@ def _add_checks(
         f"cluster {q.cluster_id}"
     ]
     if meta_cluster is not None and q.cluster_id is not None and meta_cluster != q.cluster_id:
-        raise QuorumctlError(
+        raise Refused(
             f"{meta_path}: cluster.id {meta_cluster} is not the quorum's ({q.cluster_id}): "
-            "this controller was formatted for another cluster",
-            1,
+            "this controller was formatted for another cluster"
         )
     if meta_cluster is not None:
         lines.append(f"checked: {meta_path} has the quorum's cluster id")
     voters = ", ".join(str(v.id) for v in q.voters)
     if any(v.id == node_id for v in q.voters):
-        raise QuorumctlError(
+        raise Refused(
             f"controller {node_id} is already a voter (voters {voters}): the leader would "
-            "refuse it with DUPLICATE_VOTER",
-            1,
+            "refuse it with DUPLICATE_VOTER"
         )
     lines.append(f"checked: node id {node_id} is not a voter (voters {voters})")
     lines.append(f"checked: endpoints of {config}: " + ", ".join(endpoints))

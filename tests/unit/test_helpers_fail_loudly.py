@@ -1,6 +1,7 @@
 """The test helpers' own checks fail when their input is missing: a check that has nothing
 to compare must not pass (verify_clean on a dir of temporary files, the chaos helper's
-log-matching checks on a dir without a metadata log or a `state` that compared nothing)."""
+log-matching checks on a dir without a metadata log or a `state` that compared nothing), and
+the cluster launcher gives up on a node that keeps dying with what that node logged."""
 
 from __future__ import annotations
 
@@ -41,3 +42,49 @@ def test_state_clashes_fails_when_state_compared_nothing(tmp_path):
         rc.state_clashes([tmp_path / "a"])  # one replica: nothing compared
     write_replica(str(tmp_path / "c"), [B(1)] * 3, node_id=2)
     assert rc.state_clashes([tmp_path / "a", tmp_path / "c"]) == []
+
+
+def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during startup"):
+    """A Kafka wrapper whose `cluster start` fails `deaths` times with `reason`, then starts;
+    broker 4's log ends with Kafka's registration give-up."""
+    k = object.__new__(rc.Kafka)
+    k.d = tmp_path
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "b4.log").write_text(
+        "[2026-12-07 19:57:10,231] ERROR [BrokerLifecycleManager id=4] Shutting down because we were"
+        " unable to register with the controller quorum. (org.apache.kafka.server.BrokerLifecycleManager)\n"
+        "[2026-12-07 19:58:38,578] INFO App info kafka.server for 4 unregistered\n"
+    )
+    calls: list[str] = []
+
+    def run(*args, **kw):
+        calls.append(args[0])
+        if args[0] == "start" and calls.count("start") <= deaths:
+            raise AssertionError(f"cluster start --timeout 5 failed (1):\n{reason}")
+
+    k.run, k.stop, k.info = run, lambda: calls.append("stop"), lambda: {"CLUSTER_ID": "cid"}
+    return k, calls
+
+
+def test_launch_starts_a_cluster_again_after_two_deaths(tmp_path):
+    k, calls = dying_cluster(tmp_path, deaths=2)
+    k.launch(start_timeout=5)
+    assert calls == ["start", "stop", "start", "stop", "start"]
+    assert k.cluster_id == "cid"
+
+
+def test_launch_fails_on_a_third_death_with_the_dead_nodes_log(tmp_path):
+    k, calls = dying_cluster(tmp_path, deaths=3)
+    with pytest.raises(AssertionError) as e:
+        k.launch(start_timeout=5)
+    assert calls == ["start", "stop"] * 3
+    assert "unable to register with the controller quorum" in str(e.value)
+    assert "App info kafka.server for 4 unregistered" in str(e.value)
+    assert "b4.log 2" in str(e.value)  # the logs dir's listing, with sizes
+
+
+def test_launch_raises_any_other_start_failure_at_once(tmp_path):
+    k, calls = dying_cluster(tmp_path, deaths=1, reason="cluster: timeout waiting for b4")
+    with pytest.raises(AssertionError, match="timeout waiting for b4"):
+        k.launch(start_timeout=5)
+    assert calls == ["start", "stop"]

@@ -45,18 +45,21 @@ class Forked:
 
 @functools.cache
 def _warm() -> None:
-    """Import what a command imports lazily and build the command tree, once in the
-    test process: each child then starts with them, as copy-on-write pages."""
+    """Import what a command imports lazily and build the command tree and each command's
+    branch of it, once in the server: each child then starts with them, as copy-on-write
+    pages."""
     import importlib
     import pkgutil
 
     import quorumctl
-    from quorumctl.cli.main import root_command
+    from quorumctl.cli.main import command_for, root_command
 
     for m in pkgutil.walk_packages(quorumctl.__path__, "quorumctl."):
         if not (m.name.endswith(".__main__") or m.name.startswith("quorumctl.spark.")):
             importlib.import_module(m.name)
     root_command()
+    for name in root_command().commands:  # main() runs a command on its branch of the tree
+        command_for([name])
 
 
 def _vm_bytes() -> int:

@@ -120,6 +120,11 @@ def free_base_port(lo: int = 29500, hi: int = 29990, span: int = 6, start: int |
 # -- a real cluster -----------------------------------------------------------------------------
 
 
+# Kafka's line when a broker gives up registering: CI saw healthy clusters' brokers do so on
+# a loaded machine, their Raft clients following the leader
+GAVE_UP = "unable to register with the controller quorum"
+
+
 class Kafka:
     """A real KRaft cluster run by ../shared/kafka/cluster in `d`: `controllers` controllers
     (ids 1..N), `brokers` brokers (ids N+1..), a dynamic (KIP-853) or static quorum, of the
@@ -147,6 +152,7 @@ class Kafka:
         self.log_marks: dict[str, int] = {}
         self.dir_ids: dict[int, str] = {}  # controller id -> directory id (a dynamic quorum quorumctl formatted)
         self.formatted: dict[str, str] = {}  # node name -> what `quorumctl bootstrap format` printed
+        self.notes: list[str] = []  # what the machine made us start again (launch, start_node)
 
     # the script
     def env(self, home: Path | None = None) -> dict:
@@ -194,6 +200,8 @@ class Kafka:
                     raise
                 if attempt == 3:
                     raise AssertionError(f"{e}\n{self._dead_node_log(str(e))}\n{self._log_files()}") from None
+                died = re.search(r"cluster: \w+ died during startup", str(e))
+                self.notes.append(f"{died.group(0) if died else 'a node died'}: started again")
         self.cluster_id = self.info()["CLUSTER_ID"]
 
     def _dead_node_log(self, err: str) -> str:
@@ -305,7 +313,17 @@ class Kafka:
         # the script's own limit is 90 s unless told: a loaded machine needs longer, and on
         # its limit the script stops the node again
         args = ("start-node", str(node), "--timeout", str(int(timeout)))
-        return self.run(*args, timeout=timeout + 60, check=check, home=home)
+        p = self.run(*args, timeout=timeout + 60, check=False, home=home)
+        if p.returncode != 0 and GAVE_UP in self.log_since_mark(node):
+            # a broker that gave up registering on a loaded machine (launch()): once more
+            self.notes.append(f"node {node} gave up registering with the quorum: started again")
+            self.mark_log(node)
+            p = self.run(*args, timeout=timeout + 60, check=False, home=home)
+        if check and p.returncode != 0:
+            raise AssertionError(
+                f"cluster {' '.join(args)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+            )
+        return p
 
     def start_node_with(self, node: int, settings: dict[str, str], timeout: float = 200) -> bool:
         """Start one node with `settings` changed in its server.properties, as an operator
@@ -891,6 +909,7 @@ def run_once(
             res.grade = str(e).splitlines()[0][:400]
     finally:
         k.stop()
+        res.notes += k.notes
     if res.survivor:
         _grade_files(k, res)
     res.t_run = time.monotonic() - t_start
@@ -1016,14 +1035,9 @@ def _chaos(k: Kafka, rng: random.Random, res: RunResult, log):
     for b in k.brokers:
         p = k.start_node(b)
         logged = k.log_since_mark(b) if p.returncode != 0 else ""
-        unregistered = "unable to register with the controller quorum" in logged
-        if p.returncode != 0 and unregistered and (k.status(survivor) or {}).get("leaderId") == survivor:
-            # CI saw a healthy cluster's broker give up registering, its Raft client following
-            # the leader: with the survivor still leading, that says nothing about the recovery
-            res.notes.append(f"broker {b} gave up registering while {survivor} led: started again")
-            p = k.start_node(b)
-        elif p.returncode != 0 and not re.search(r"^\[[^\]]+\] (ERROR|FATAL) ", logged, re.M):
-            # a JVM gone with no error logged says nothing about the recovery either
+        if p.returncode != 0 and not re.search(r"^\[[^\]]+\] (ERROR|FATAL) ", logged, re.M):
+            # a JVM gone with no error logged (CI saw it once on a loaded machine) says
+            # nothing about the recovery: start it once more, as launch() does, and note it
             tail = " / ".join(logged.splitlines()[-3:])
             res.notes.append(f"broker {b} died during startup with no error logged ({tail}): started again")
             p = k.start_node(b)

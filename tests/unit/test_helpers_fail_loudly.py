@@ -5,6 +5,8 @@ the cluster launcher gives up on a node that keeps dying with what that node log
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 import recover_chaos as rc
@@ -48,8 +50,8 @@ def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during 
     """A Kafka wrapper whose `cluster start` fails `deaths` times with `reason`, then starts;
     broker 4's log ends with Kafka's registration give-up."""
     k = object.__new__(rc.Kafka)
-    k.d = tmp_path
-    (tmp_path / "logs").mkdir()
+    k.d, k.n, k.log_marks, k.notes = tmp_path, 3, {}, []
+    (tmp_path / "logs").mkdir(parents=True)
     (tmp_path / "logs" / "b4.log").write_text(
         "[2026-12-07 19:57:10,231] ERROR [BrokerLifecycleManager id=4] Shutting down because we were"
         " unable to register with the controller quorum. (org.apache.kafka.server.BrokerLifecycleManager)\n"
@@ -61,6 +63,11 @@ def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during 
         calls.append(args[0])
         if args[0] == "start" and calls.count("start") <= deaths:
             raise AssertionError(f"cluster start --timeout 5 failed (1):\n{reason}")
+        if args[0] == "start-node" and calls.count("start-node") <= deaths:
+            with open(tmp_path / "logs" / "b4.log", "a") as f:
+                f.write(f"[2026-12-07 19:59:00,000] ERROR ... {reason}\n")
+            return subprocess.CompletedProcess(args, 1, "", "b4 died during startup")
+        return subprocess.CompletedProcess(args, 0, "", "")
 
     k.run, k.stop, k.info = run, lambda: calls.append("stop"), lambda: {"CLUSTER_ID": "cid"}
     return k, calls
@@ -71,6 +78,7 @@ def test_launch_starts_a_cluster_again_after_two_deaths(tmp_path):
     k.launch(start_timeout=5)
     assert calls == ["start", "stop", "start", "stop", "start"]
     assert k.cluster_id == "cid"
+    assert k.notes == ["cluster: b4 died during startup: started again"] * 2
 
 
 def test_launch_fails_on_a_third_death_with_the_dead_nodes_log(tmp_path):
@@ -88,3 +96,21 @@ def test_launch_raises_any_other_start_failure_at_once(tmp_path):
     with pytest.raises(AssertionError, match="timeout waiting for b4"):
         k.launch(start_timeout=5)
     assert calls == ["start", "stop"]
+
+
+def test_start_node_starts_again_a_broker_that_gave_up_registering_once(tmp_path):
+    reason = "Shutting down because we were unable to register with the controller quorum."
+    k, calls = dying_cluster(tmp_path, deaths=1, reason=reason)
+    assert k.start_node(4, check=True).returncode == 0
+    assert calls == ["start-node", "start-node"]
+    assert k.notes == ["node 4 gave up registering with the quorum: started again"]
+    k, calls = dying_cluster(tmp_path / "twice", deaths=2, reason=reason)
+    with pytest.raises(AssertionError, match="start-node 4 --timeout 200 failed"):
+        k.start_node(4, check=True)
+    assert calls == ["start-node", "start-node"]
+
+
+def test_start_node_gives_up_on_any_other_death(tmp_path):
+    k, calls = dying_cluster(tmp_path, deaths=1, reason="Exiting Kafka due to fatal exception")
+    assert k.start_node(4).returncode == 1
+    assert calls == ["start-node"] and k.notes == []

@@ -46,9 +46,10 @@ def test_state_clashes_fails_when_state_compared_nothing(tmp_path):
     assert rc.state_clashes([tmp_path / "a", tmp_path / "c"]) == []
 
 
-def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during startup"):
-    """A Kafka wrapper whose `cluster start` fails `deaths` times with `reason`, then starts;
-    broker 4's log ends with Kafka's registration give-up."""
+def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during startup", stopped: str = ""):
+    """A Kafka wrapper whose `cluster start` (or `start-node`, logging `reason`, the script
+    saying `stopped`) fails `deaths` times, then starts; broker 4's log ends with Kafka's
+    registration give-up."""
     k = object.__new__(rc.Kafka)
     k.d, k.n, k.log_marks, k.notes = tmp_path, 3, {}, []
     (tmp_path / "logs").mkdir(parents=True)
@@ -64,9 +65,12 @@ def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during 
         if args[0] == "start" and calls.count("start") <= deaths:
             raise AssertionError(f"cluster start --timeout 5 failed (1):\n{reason}")
         if args[0] == "start-node" and calls.count("start-node") <= deaths:
-            with open(tmp_path / "logs" / "b4.log", "a") as f:
-                f.write(f"[2026-12-07 19:59:00,000] ERROR ... {reason}\n")
-            return subprocess.CompletedProcess(args, 1, "", "b4 died during startup")
+            if reason:
+                with open(tmp_path / "logs" / "b4.log", "a") as f:
+                    f.write(f"[2026-12-07 19:59:00,000] ERROR ... {reason}\n")
+            return subprocess.CompletedProcess(
+                args, 1, "b4: node.id 4 pid 77", f"cluster: b4 died during startup\n{stopped}"
+            )
         return subprocess.CompletedProcess(args, 0, "", "")
 
     k.run, k.stop, k.info = run, lambda: calls.append("stop"), lambda: {"CLUSTER_ID": "cid"}
@@ -114,3 +118,14 @@ def test_start_node_gives_up_on_any_other_death(tmp_path):
     k, calls = dying_cluster(tmp_path, deaths=1, reason="Exiting Kafka due to fatal exception")
     assert k.start_node(4).returncode == 1
     assert calls == ["start-node"] and k.notes == []
+
+
+def test_start_node_starts_again_a_node_the_script_stopped_after_saying_it_died(tmp_path):
+    """The script says "died during startup", then "stopped (pid N)", which it says only of a
+    live JVM: its liveness check missed one still starting; nothing was logged."""
+    k, calls = dying_cluster(tmp_path, deaths=1, reason="", stopped="b4: stopped (pid 77)")
+    assert k.start_node(4, check=True).returncode == 0
+    assert calls == ["start-node", "start-node"]
+    assert k.notes == ["node 4 was said dead while starting: started again"]
+    k, calls = dying_cluster(tmp_path / "gone", deaths=1, reason="")  # really gone: not stopped
+    assert k.start_node(4).returncode == 1 and calls == ["start-node"]

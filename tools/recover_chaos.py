@@ -123,6 +123,13 @@ def free_base_port(lo: int = 29500, hi: int = 29990, span: int = 6, start: int |
 # Kafka's line when a broker gives up registering: CI saw healthy clusters' brokers do so on
 # a loaded machine, their Raft clients following the leader
 GAVE_UP = "unable to register with the controller quorum"
+DIED = re.compile(r"cluster: (\w+) died during startup")  # the script's word for a JVM gone
+
+
+def _failed(args, r: subprocess.CompletedProcess) -> AssertionError:
+    return AssertionError(
+        f"cluster {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
+    )
 
 
 class Kafka:
@@ -178,36 +185,35 @@ class Kafka:
             env=self.env(home),
         )
         if check and r.returncode != 0:
-            raise AssertionError(
-                f"cluster {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
-            )
+            raise _failed(args, r)
         return r
 
     def launch(self, *layout: str, start_timeout: int = 150):
         """`cluster start` (with `layout`, the options of a first start that the script formats;
-        none when DIR/cluster.env is written). On a starved 2-core machine a broker may die
-        during startup: CI saw one give up registering after 60 s, twice in a row, while its
-        Raft client followed the leader ("unable to register with the controller quorum").
-        That is the machine, not the code under test, so up to two more starts on the same
-        data; any other failure, or a third death, raises with what the dead node logged."""
+        none when DIR/cluster.env is written). On a starved 2-core machine a node may "die"
+        during startup: CI saw a broker give up registering after 60 s, twice in a row, while
+        its Raft client followed the leader (GAVE_UP), and the script call a JVM dead that was
+        still starting. That is the machine, not the code under test, so up to two more starts
+        on the same data; any other failure, or a third death, raises with what the dead node
+        logged."""
         for attempt in (1, 2, 3):
             try:
                 self.run("start", *layout, "--timeout", str(start_timeout), timeout=start_timeout + 250)
                 break
             except BaseException as e:
                 self.stop()
-                if "died during startup" not in str(e):
+                if not DIED.search(str(e)):
                     raise
                 if attempt == 3:
                     raise AssertionError(f"{e}\n{self._dead_node_log(str(e))}\n{self._log_files()}") from None
-                died = re.search(r"cluster: \w+ died during startup", str(e))
+                died = DIED.search(str(e))
                 self.notes.append(f"{died.group(0) if died else 'a node died'}: started again")
         self.cluster_id = self.info()["CLUSTER_ID"]
 
     def _dead_node_log(self, err: str) -> str:
         """The error lines and last lines of the log of the node `err` says died (the script's
         own tail of it does not reach its stderr)."""
-        m = re.search(r"cluster: (\w+) died during startup", err)
+        m = DIED.search(err)
         log = self.d / "logs" / f"{m.group(1)}.log" if m else None
         if log is None or not log.is_file():
             return "no log of the dead node"
@@ -324,9 +330,7 @@ class Kafka:
             self.mark_log(node)
             p = self.run(*args, timeout=timeout + 60, check=False, home=home)
         if check and p.returncode != 0:
-            raise AssertionError(
-                f"cluster {' '.join(args)} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
-            )
+            raise _failed(args, p)
         return p
 
     def start_node_with(self, node: int, settings: dict[str, str], timeout: float = 200) -> bool:

@@ -202,20 +202,19 @@ class Kafka:
                 break
             except BaseException as e:
                 self.stop()
-                if not DIED.search(str(e)):
+                died = DIED.search(str(e))
+                if not died:
                     raise
                 if attempt == 3:
-                    raise AssertionError(f"{e}\n{self._dead_node_log(str(e))}\n{self._log_files()}") from None
-                died = DIED.search(str(e))
-                self.notes.append(f"{died.group(0) if died else 'a node died'}: started again")
+                    raise AssertionError(f"{e}\n{self._dead_node_log(died.group(1))}\n{self._log_files()}") from None
+                self.notes.append(f"{died.group(0)}: started again")
         self.cluster_id = self.info()["CLUSTER_ID"]
 
-    def _dead_node_log(self, err: str) -> str:
-        """The error lines and last lines of the log of the node `err` says died (the script's
-        own tail of it does not reach its stderr)."""
-        m = DIED.search(err)
-        log = self.d / "logs" / f"{m.group(1)}.log" if m else None
-        if log is None or not log.is_file():
+    def _dead_node_log(self, name: str) -> str:
+        """The error lines and last lines of node `name`'s log (the script's own tail of it
+        does not reach its stderr)."""
+        log = self.d / "logs" / f"{name}.log"
+        if not log.is_file():
             return "no log of the dead node"
         text = log.read_text(errors="replace")
         return "\n".join(
@@ -323,7 +322,7 @@ class Kafka:
         name, said = self.name(node), p.stdout + p.stderr
         # the script's "died during startup" and then "stopped (pid N)": it stops only a live
         # JVM, so the liveness check missed one still starting (CI saw it with an untouched log)
-        alive_after_all = f"cluster: {name} died during startup" in said and f"{name}: stopped (pid" in said
+        alive_after_all = name in DIED.findall(said) and f"{name}: stopped (pid" in said
         if p.returncode != 0 and (alive_after_all or GAVE_UP in self.log_since_mark(node)):
             why = "was said dead while starting" if alive_after_all else "gave up registering with the quorum"
             self.notes.append(f"node {node} {why}: started again")

@@ -120,10 +120,37 @@ def free_base_port(lo: int = 29500, hi: int = 29990, span: int = 6, start: int |
 # -- a real cluster -----------------------------------------------------------------------------
 
 
-# Kafka's line when a broker gives up registering: CI saw healthy clusters' brokers do so on
-# a loaded machine, their Raft clients following the leader
+# Kafka's line when a broker gives up registering (CI saw it on a loaded machine, and after
+# lost_voter_set)
 GAVE_UP = "unable to register with the controller quorum"
 DIED = re.compile(r"cluster: (\w+) died during startup")  # the script's word for a JVM gone
+# A Kafka bug (4.1 to 4.4: KRaftControlRecordStateMachine.truncateNewEntries leaves its next
+# offset where it was): a follower that truncates its log below the voters record never reads
+# the voter set again. A broker so struck cannot find the controller and gives up
+# registering, and the snapshots it writes carry no voter set, so every later start of it
+# loads "Starting voters are VoterSet(voters={})" and gives up again. CI saw it in a new
+# dynamic quorum whose first leader lost its epoch before the brokers' fetches agreed.
+VOTERS_AT = re.compile(r"Latest set of voters is VoterSet\(voters=\{.*? at offset (\d+)")
+TRUNCATED_TO = re.compile(r"Truncated to offset (\d+) from Fetch response")
+
+
+def lost_voter_set(log: str) -> bool:
+    """Whether a node's log (of one start) shows its Raft client without the voter set for
+    good: it started from its own snapshot with none, or it truncated below the last voters
+    record it had read and read none after."""
+    snapshot, voters_at, cut = False, None, None
+    for line in log.splitlines():
+        if "Loading snapshot (" in line:
+            snapshot = "[offset=0, epoch=0]" not in line  # not the bootstrap checkpoint
+        elif "Starting voters are VoterSet(voters=" in line:
+            if snapshot and "VoterSet(voters={})" in line:
+                return True
+            snapshot = False
+        elif m := VOTERS_AT.search(line):
+            voters_at, cut = int(m.group(1)), None
+        elif (m := TRUNCATED_TO.search(line)) and voters_at is not None and int(m.group(1)) <= voters_at:
+            cut = int(m.group(1))
+    return cut is not None
 
 
 def _failed(args, r: subprocess.CompletedProcess) -> AssertionError:
@@ -191,12 +218,14 @@ class Kafka:
     def launch(self, *layout: str, start_timeout: int = 150):
         """`cluster start` (with `layout`, the options of a first start that the script formats;
         none when DIR/cluster.env is written). On a starved 2-core machine a node may "die"
-        during startup: CI saw a broker give up registering after 60 s, twice in a row, while
-        its Raft client followed the leader (GAVE_UP), and the script call a JVM dead that was
-        still starting. That is the machine, not the code under test, so up to two more starts
-        on the same data; any other failure, or a third death, raises with what the dead node
-        logged."""
+        during startup (the script's liveness check can miss a JVM still starting), and a
+        broker may lose the voter set to a Kafka bug (lost_voter_set): that is Kafka and the
+        machine, not the code under test, so up to two more starts, such a broker without its
+        metadata replica (set aside in DIR/aside; it fetches it again from the controllers).
+        Any other failure, or a third death, raises with what the dead node logged."""
         for attempt in (1, 2, 3):
+            for node in range(1, self.n + self.nb + 1):
+                self.mark_log(node)
             try:
                 self.run("start", *layout, "--timeout", str(start_timeout), timeout=start_timeout + 250)
                 break
@@ -207,8 +236,22 @@ class Kafka:
                     raise
                 if attempt == 3:
                     raise AssertionError(f"{e}\n{self._dead_node_log(died.group(1))}\n{self._log_files()}") from None
-                self.notes.append(f"{died.group(0)}: started again")
+                self.notes.append(f"{died.group(0)}: {self._refetch_if_lost(died.group(1))}started again")
         self.cluster_id = self.info()["CLUSTER_ID"]
+
+    def _refetch_if_lost(self, name: str) -> str:
+        """Set aside the metadata replica of broker `name` if its last start lost the voter
+        set; what was done, for the notes."""
+        node = int(name[1:])
+        if not name.startswith("b") or not lost_voter_set(self.log_since_mark(node)):
+            return ""
+        replica = self.data(node) / "__cluster_metadata-0"
+        if not replica.is_dir():
+            return ""
+        aside = self.d / "aside"
+        aside.mkdir(exist_ok=True)
+        shutil.move(replica, aside / f"{name}-{len(list(aside.iterdir()))}")
+        return "it had lost the voter set (a Kafka bug): its metadata replica set aside, "
 
     def _dead_node_log(self, name: str) -> str:
         """The error lines and last lines of node `name`'s log (the script's own tail of it
@@ -325,7 +368,7 @@ class Kafka:
         alive_after_all = name in DIED.findall(said) and f"{name}: stopped (pid" in said
         if p.returncode != 0 and (alive_after_all or GAVE_UP in self.log_since_mark(node)):
             why = "was said dead while starting" if alive_after_all else "gave up registering with the quorum"
-            self.notes.append(f"node {node} {why}: started again")
+            self.notes.append(f"node {node} {why}: {self._refetch_if_lost(name)}started again")
             self.mark_log(node)
             p = self.run(*args, timeout=timeout + 60, check=False, home=home)
         if check and p.returncode != 0:

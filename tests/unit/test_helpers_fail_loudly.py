@@ -46,12 +46,14 @@ def test_state_clashes_fails_when_state_compared_nothing(tmp_path):
     assert rc.state_clashes([tmp_path / "a", tmp_path / "c"]) == []
 
 
-def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during startup", stopped: str = ""):
+def dying_cluster(
+    tmp_path, deaths: int, reason: str = "cluster: b4 died during startup", stopped: str = "", logs: str = ""
+):
     """A Kafka wrapper whose `cluster start` (or `start-node`, logging `reason`, the script
     saying `stopped`) fails `deaths` times, then starts; broker 4's log ends with Kafka's
-    registration give-up."""
+    registration give-up, and gets `logs` at each failed start."""
     k = object.__new__(rc.Kafka)
-    k.d, k.n, k.log_marks, k.notes = tmp_path, 3, {}, []
+    k.d, k.n, k.nb, k.log_marks, k.notes = tmp_path, 3, 1, {}, []
     (tmp_path / "logs").mkdir(parents=True)
     (tmp_path / "logs" / "b4.log").write_text(
         "[2026-12-07 19:57:10,231] ERROR [BrokerLifecycleManager id=4] Shutting down because we were"
@@ -62,6 +64,9 @@ def dying_cluster(tmp_path, deaths: int, reason: str = "cluster: b4 died during 
 
     def run(*args, **kw):
         calls.append(args[0])
+        if args[0] in ("start", "start-node") and calls.count(args[0]) <= deaths:
+            with open(tmp_path / "logs" / "b4.log", "a") as f:
+                f.write(logs)
         if args[0] == "start" and calls.count("start") <= deaths:
             raise AssertionError(f"cluster start --timeout 5 failed (1):\n{reason}")
         if args[0] == "start-node" and calls.count("start-node") <= deaths:
@@ -129,3 +134,60 @@ def test_start_node_starts_again_a_node_the_script_stopped_after_saying_it_died(
     assert k.notes == ["node 4 was said dead while starting: started again"]
     k, calls = dying_cluster(tmp_path / "gone", deaths=1, reason="")  # really gone: not stopped
     assert k.start_node(4).returncode == 1 and calls == ["start-node"]
+
+
+# Kafka 4.1's own lines (ghost-broker-4.1's broker 5 in CI), the voter sets shortened
+VOTERS_2 = "INFO [RaftManager id=5] Latest set of voters is VoterSet(voters={1=VoterNode(...)}) at offset 2\n"
+CUT_TO_0 = "INFO [RaftManager id=5] Truncated to offset 0 from Fetch response from leader 3\n"
+SNAPSHOT = "INFO [RaftManager id=5] Loading snapshot (OffsetAndEpoch[offset=131, epoch=2]) since log start\n"
+BOOTSTRAP = "INFO [RaftManager id=1] Loading snapshot (OffsetAndEpoch[offset=0, epoch=0]) since log start\n"
+NO_VOTERS = "INFO [RaftManager id=5] Starting voters are VoterSet(voters={})\n"
+SOME_VOTERS = "INFO [RaftManager id=5] Starting voters are VoterSet(voters={1=VoterNode(...)})\n"
+
+
+def test_lost_voter_set_reads_kafkas_lines():
+    assert rc.lost_voter_set(VOTERS_2 + CUT_TO_0)  # cut below the voters, none read after
+    assert not rc.lost_voter_set(VOTERS_2 + CUT_TO_0 + VOTERS_2)  # read again
+    assert not rc.lost_voter_set(VOTERS_2 + CUT_TO_0.replace("offset 0", "offset 3"))  # cut above
+    assert not rc.lost_voter_set(CUT_TO_0)  # nothing read before the cut
+    assert rc.lost_voter_set(SNAPSHOT + NO_VOTERS)  # its own snapshot carries none
+    assert not rc.lost_voter_set(SNAPSHOT + SOME_VOTERS)
+    assert not rc.lost_voter_set(BOOTSTRAP + NO_VOTERS)  # formatted so: not the bug
+    assert not rc.lost_voter_set(NO_VOTERS)  # a broker's first start: no snapshot yet
+    assert not rc.lost_voter_set(SNAPSHOT + SOME_VOTERS + NO_VOTERS)  # a later start, none loaded
+
+
+def test_launch_sets_aside_the_metadata_replica_of_a_broker_that_lost_the_voter_set(tmp_path):
+    k, calls = dying_cluster(tmp_path, deaths=1, logs=VOTERS_2 + CUT_TO_0)
+    replica = tmp_path / "data" / "b4" / "__cluster_metadata-0"
+    replica.mkdir(parents=True)
+    (replica / "00000000000000000000.log").write_bytes(b"x")
+    k.launch(start_timeout=5)
+    assert calls == ["start", "stop", "start"]
+    assert not replica.exists()
+    assert (tmp_path / "aside" / "b4-0" / "00000000000000000000.log").read_bytes() == b"x"
+    assert k.notes == [
+        "cluster: b4 died during startup: it had lost the voter set (a Kafka bug): its metadata"
+        " replica set aside, started again"
+    ]
+
+
+def test_launch_keeps_the_replica_of_a_broker_that_died_otherwise(tmp_path):
+    """The lost voter set of an earlier start (before the mark) is not this death's cause."""
+    k, calls = dying_cluster(tmp_path, deaths=1)
+    (tmp_path / "logs" / "b4.log").write_text(SNAPSHOT + NO_VOTERS + VOTERS_2)
+    replica = tmp_path / "data" / "b4" / "__cluster_metadata-0"
+    replica.mkdir(parents=True)
+    k.launch(start_timeout=5)
+    assert replica.is_dir() and not (tmp_path / "aside").exists()
+    assert k.notes == ["cluster: b4 died during startup: started again"]
+
+
+def test_start_node_sets_aside_the_replica_of_a_broker_that_lost_the_voter_set(tmp_path):
+    reason = "Shutting down because we were unable to register with the controller quorum."
+    k, calls = dying_cluster(tmp_path, deaths=1, reason=reason, logs=SNAPSHOT + NO_VOTERS)
+    replica = tmp_path / "data" / "b4" / "__cluster_metadata-0"
+    replica.mkdir(parents=True)
+    assert k.start_node(4, check=True).returncode == 0
+    assert calls == ["start-node", "start-node"]
+    assert not replica.exists() and (tmp_path / "aside" / "b4-0").is_dir()

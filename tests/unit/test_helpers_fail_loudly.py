@@ -191,3 +191,45 @@ def test_start_node_sets_aside_the_replica_of_a_broker_that_lost_the_voter_set(t
     assert k.start_node(4, check=True).returncode == 0
     assert calls == ["start-node", "start-node"]
     assert not replica.exists() and (tmp_path / "aside" / "b4-0").is_dir()
+
+
+@pytest.mark.java  # importing the lab asks `java -version` (kafka41's skip reason)
+def test_lab_starts_once_more_a_broker_that_lost_the_voter_set(tmp_path, monkeypatch):
+    """The lab's start wait: such a broker is launched again without its metadata replica;
+    one that dies again, or dies of anything else, fails the start with its log."""
+    import lab as lab_mod
+
+    class Exited:
+        def poll(self):
+            return 1
+
+        returncode = 1
+
+    lab = object.__new__(lab_mod.Lab)
+    lab.d, lab._log_marks = tmp_path, {}
+    b4 = lab_mod.Host("b4", "10.33.0.4", 4, "broker", Exited())
+    lab.hosts = {"b4": b4}
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "b4.log").write_text(SNAPSHOT + NO_VOTERS)
+    replica = tmp_path / "data" / "b4" / "__cluster_metadata-0"
+    replica.mkdir(parents=True)
+    launched = []
+
+    def launch(h):  # the second start: it serves
+        launched.append(h.name)
+        lab._log_marks[h.name] = (tmp_path / "logs" / "b4.log").stat().st_size
+        with open(tmp_path / "logs" / "b4.log", "a") as f:
+            f.write("INFO [KafkaRaftServer nodeId=4] Kafka Server started\n")
+        h.proc = subprocess.Popen(["sleep", "5"])
+
+    monkeypatch.setattr(lab, "_launch", launch, raising=False)
+    lab._wait_started([b4], 5)
+    b4.proc.kill()
+    assert launched == ["b4"] and not replica.exists() and (tmp_path / "aside" / "b4-1").is_dir()
+
+    b4.proc, lab._log_marks = Exited(), {}  # dies of something else: no second start
+    (tmp_path / "logs" / "b4.log").write_text("ERROR Exiting Kafka due to fatal exception\n")
+    replica.mkdir()
+    with pytest.raises(RuntimeError, match="b4 exited"):
+        lab._wait_started([b4], 5)
+    assert launched == ["b4"] and replica.is_dir()

@@ -132,6 +132,7 @@ def examine(config_paths: list[str], log_dir_paths: list[str], live_only: bool =
     clashing: set = set()
     if best is not None:
         _kraft_versions(ld, best, findings)
+        _voter_set_lost(ld, findings)
         clashing = _log_matching(replicas, best, cmp["log_matching"] if cmp and "log_matching" in cmp else [], findings)
     if voters:
         _directory_ids(ld, voters, findings)
@@ -844,6 +845,65 @@ def _kraft_versions(dirs: list[LogDir], best, out: list[Finding]) -> None:
                 f"wipe {d.path} and format it like the others"
                 + (" (without --standalone/--initial-controllers: the quorum is static)" if top == 0 else "")
                 + "; kraft.version cannot be downgraded (KIP-853)",
+            )
+        )
+
+
+def _voter_set_lost(dirs: list[LogDir], out: list[Finding]) -> None:
+    """Kafka writes kraft.version and the voter set into every snapshot once kraft.version
+    is 1 (RecordsSnapshotWriter), and kraft.version never goes down. A latest snapshot
+    without them, over a kraft.version 1 the same replica held before it, is Kafka's bug
+    (4.1 to 4.4): a follower that truncates its log below the voters record never reads
+    it again, and its snapshots carry no voter set from then on."""
+    from ..raft.replica import read_snapshot_controls
+
+    for d in dirs:
+        r = d.replica
+        snap = r.latest_snapshot if r is not None else None
+        if r is None or snap is None or snap.end_offset == 0:
+            continue
+        if read_snapshot_controls(snap.path)["kraft_version"] is not None:
+            continue
+        held, voter_ids = None, None
+        for off, name, data in r.scan.controls():
+            if data is None or off >= snap.end_offset:
+                continue
+            if name == "KRAFT_VERSION" and data["kRaftVersion"] >= 1:
+                held = f"log offset {off}"
+            elif name == "KRAFT_VOTERS":
+                voter_ids = {v["voterId"] for v in data["voters"]}
+        for older in reversed(r.snapshots[:-1] if held is None else []):
+            c = read_snapshot_controls(older.path)
+            if (c["kraft_version"] or 0) >= 1:
+                held = f"snapshot {os.path.basename(older.path)}"
+                voter_ids = {v["voterId"] for v in c["voters"] or []}
+                break
+        if held is None:
+            continue
+        name = os.path.basename(snap.path)
+        if r.node_id is not None and voter_ids and r.node_id in voter_ids:
+            remedy = (
+                f"stop node {r.node_id} and give it a new log dir: it is a voter, so its log is not "
+                f"to be dropped; `quorumctl replace-controller {r.node_id}` swaps the new directory "
+                "into the voter set (docs/membership.md)"
+            )
+        else:
+            remedy = (
+                f"stop the node, move {r.partition_dir} out of {d.path} (keep it until the node "
+                "runs), and start it: it fetches the metadata log from the controllers again"
+            )
+        out.append(
+            Finding(
+                "voter-set-lost",
+                "error",
+                f"{r.label}'s latest snapshot {name} holds no kraft.version and no voter set, but its "
+                f"{held} holds kraft.version 1: Kafka writes both into every snapshot of a dynamic quorum, "
+                "so this node lost its voter set (a Kafka bug: a follower truncated below the voters "
+                "record never reads it again). It cannot find the controllers (a broker gives up: "
+                '"unable to register with the controller quorum"), and each start loads this snapshot again',
+                [f"{snap.path}: no KRaftVersionRecord", f"{r.partition_dir} ({held}): KRaftVersionRecord"],
+                remedy,
+                node_id=r.node_id,
             )
         )
 

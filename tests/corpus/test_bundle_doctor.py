@@ -246,6 +246,67 @@ def test_doctor_voter_endpoint_listener_renamed(cli, tmp_path):
     assert f["message"] == "the voter set holds node 1 without a CTRL endpoint (CONTROLLER://localhost:19191)"
 
 
+def _without_voter_set(src, dst) -> None:
+    """Snapshot `src` as Kafka's lost-voter-set bug writes it (Kafka 4.1's broker in CI): the
+    header batch without KRaftVersion and Voters, every batch's records kept, offsets from 0."""
+    from quorumctl.records import metadata as md
+    from quorumctl.records.batch import BatchReader, encode_batch
+
+    out, offset = [], 0
+    with BatchReader(str(src)) as reader:
+        for b in reader:
+            recs = [
+                (r.key, r.value)
+                for r in b.iter_records()
+                if not (b.is_control and md.control_type(r.key) in (md.KRAFT_VERSION, md.KRAFT_VOTERS))
+            ]
+            out.append(
+                encode_batch(
+                    recs,
+                    base_offset=offset,
+                    leader_epoch=b.leader_epoch,
+                    base_timestamp=b.base_timestamp,
+                    control=b.is_control,
+                )
+            )
+            offset += len(recs)
+    dst.write_bytes(b"".join(out))
+
+
+def test_doctor_voter_set_lost(cli, tmp_path):
+    """A replica whose latest snapshot lost the voter set over a kraft.version 1 it held
+    before (Kafka's truncation bug): the broker of the real 3.9 dynamic quorum with such a
+    snapshot at offset 296, then controller 1 with its own snapshot 296 so rewritten."""
+    import shutil
+
+    snap = "00000000000000000296-0000000001.checkpoint"
+    b4, c1 = tmp_path / "b4", tmp_path / "c1"
+    shutil.copytree(DYN / "b4", b4)
+    shutil.copytree(DYN / "c1", c1)
+    assert _doctor(cli, b4, c1) == {}  # as Kafka left them
+    _without_voter_set(DYN / "c1" / "__cluster_metadata-0" / snap, b4 / "__cluster_metadata-0" / snap)
+    (f,) = _doctor(cli, b4).values()
+    assert (f["code"], f["severity"]) == ("voter-set-lost", "error")
+    assert f["message"].startswith(
+        f"node 4's latest snapshot {snap} holds no kraft.version and no voter set, but its log offset 1 "
+        "holds kraft.version 1"
+    )
+    assert f["evidence"] == [
+        f"{b4}/__cluster_metadata-0/{snap}: no KRaftVersionRecord",
+        f"{b4}/__cluster_metadata-0 (log offset 1): KRaftVersionRecord",
+    ]
+    assert f["remedy"] == (
+        f"stop the node, move {b4}/__cluster_metadata-0 out of {b4} (keep it until the node runs), "
+        "and start it: it fetches the metadata log from the controllers again"
+    )
+    (c1 / "__cluster_metadata-0" / snap).chmod(0o644)
+    _without_voter_set(DYN / "c1" / "__cluster_metadata-0" / snap, c1 / "__cluster_metadata-0" / snap)
+    found = _doctor(cli, c1)
+    assert list(found) == ["voter-set-lost"]
+    assert found["voter-set-lost"]["remedy"].startswith("stop node 1 and give it a new log dir: it is a voter")
+    assert "`quorumctl replace-controller 1`" in found["voter-set-lost"]["remedy"]
+
+
 def test_doctor_live_findings(cli):
     """The live checks against answers of the shape DescribeQuorum gives (the real quorum's are in
     tests/kafka/test_kafka41_recover.py); an address that accepts and never answers is live-unreachable."""

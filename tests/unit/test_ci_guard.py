@@ -72,14 +72,17 @@ def test_a_module_level_skip_fails_ci(tmp_path):
     assert "a declared test dependency" in p.stdout
 
 
-def test_the_long_modules_are_scheduled_first():
+def test_the_long_modules_are_scheduled_first(pytestconfig):
     """The suite's wall time on 2 workers is set by when its minutes-long modules
     start (tests/conftest.py): every real-Kafka and Spark module has measured seconds
     in tests/durations.json, none names a module that is gone, xdist keeps the
     collection order, and the collection puts the costliest module first."""
     import tomllib
 
-    import conftest
+    # tests/conftest.py as pytest loaded it: `import conftest` is whichever conftest this
+    # worker imported last (tests/spark/conftest.py once it collected the Spark tests)
+    root = str(TESTS / "conftest.py")
+    (conftest,) = [m for m in pytestconfig.pluginmanager.get_plugins() if getattr(m, "__file__", None) == root]
 
     heavy = {
         p.relative_to(TESTS).as_posix() for kind in ("kafka", "spark", "lab") for p in (TESTS / kind).glob("test_*.py")

@@ -262,11 +262,7 @@ def test_follow_sees_a_topic_created_after_the_shell_started(cli, c43):
         p = c43.tool("kafka-topics", ["--bootstrap-server", c43.broker, "--create", "--topic", "late"], 180)
         assert p.returncode == 0, p.stderr[-2000:]
         assert pr.wait_for(lambda t: "+ /topics/late: created" in t, 90), pr.text()
-        for _ in range(3):  # Ctrl-C again while nothing happens (a first one lost: test_pty_screen)
-            os.write(pr.master, b"\x03")
-            if pr.wait_for(lambda t: t.rstrip().endswith(">>"), 10):
-                break
-        assert pr.text().rstrip().endswith(">>"), pr.text()
+        assert pr.type_ctrl_c(lambda t: t.rstrip().endswith(">>"), 10), pr.text()
         os.write(pr.master, b"ls /image/topics/byName/late\r")
         # columns at a terminal; then the prompt again: Ctrl-D typed before the line editor
         # reads keys is the terminal's end of file for a read nobody made, and is lost

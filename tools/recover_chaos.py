@@ -153,6 +153,18 @@ def lost_voter_set(log: str) -> bool:
     return cut is not None
 
 
+def set_aside_replica(data: Path, aside: Path, name: str) -> bool:
+    """Move the metadata replica of node `name` (its log dir is `data`) into `aside`, the
+    remedy for lost_voter_set: a broker fetches it again from the controllers. False: it
+    has none."""
+    replica = data / "__cluster_metadata-0"
+    if not replica.is_dir():
+        return False
+    aside.mkdir(exist_ok=True)
+    shutil.move(replica, aside / f"{name}-{len(list(aside.iterdir()))}")
+    return True
+
+
 def _failed(args, r: subprocess.CompletedProcess) -> AssertionError:
     return AssertionError(
         f"cluster {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
@@ -242,7 +254,7 @@ class Kafka:
         for node in self.brokers:
             if lost_voter_set(self.log_since_mark(node)):
                 self.kill(node)
-                self._set_aside(self.name(node))
+                set_aside_replica(self.data(node), self.d / "aside", self.name(node))
                 self.notes.append(f"{self.name(node)} lost the voter set (a Kafka bug): its metadata replica set aside")
                 self.start_node(node, check=True)
         self.cluster_id = self.info()["CLUSTER_ID"]
@@ -253,19 +265,9 @@ class Kafka:
         node = int(name[1:])
         if not name.startswith("b") or not lost_voter_set(self.log_since_mark(node)):
             return ""
-        if not self._set_aside(name):
+        if not set_aside_replica(self.data(node), self.d / "aside", name):
             return ""
         return "it had lost the voter set (a Kafka bug): its metadata replica set aside, "
-
-    def _set_aside(self, name: str) -> bool:
-        """Move node `name`'s metadata replica to DIR/aside (False: it has none)."""
-        replica = self.d / "data" / name / "__cluster_metadata-0"
-        if not replica.is_dir():
-            return False
-        aside = self.d / "aside"
-        aside.mkdir(exist_ok=True)
-        shutil.move(replica, aside / f"{name}-{len(list(aside.iterdir()))}")
-        return True
 
     def _dead_node_log(self, name: str) -> str:
         """The error lines and last lines of node `name`'s log (the script's own tail of it

@@ -683,13 +683,10 @@ class Lab:
                     h.proc.poll() is not None
                     and h.role == "broker"
                     and h.name not in again
-                    and (self.data(h.name) / "__cluster_metadata-0").is_dir()
                     and recover_chaos.lost_voter_set(self.log_since_start(h.name))
+                    and recover_chaos.set_aside_replica(self.data(h.name), self.d / "aside", h.name)
                 ):
                     again.add(h.name)
-                    aside = self.d / "aside"
-                    aside.mkdir(exist_ok=True)
-                    shutil.move(self.data(h.name) / "__cluster_metadata-0", aside / f"{h.name}-{len(again)}")
                     self._launch(h)
                 if h.proc.poll() is not None:
                     raise RuntimeError(

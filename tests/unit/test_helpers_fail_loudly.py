@@ -248,7 +248,7 @@ def test_lab_starts_once_more_a_broker_that_lost_the_voter_set(tmp_path, monkeyp
     monkeypatch.setattr(lab, "_launch", launch, raising=False)
     lab._wait_started([b4], 5)
     b4.proc.kill()
-    assert launched == ["b4"] and not replica.exists() and (tmp_path / "aside" / "b4-1").is_dir()
+    assert launched == ["b4"] and not replica.exists() and (tmp_path / "aside" / "b4-0").is_dir()
 
     b4.proc, lab._log_marks = Exited(), {}  # dies of something else: no second start
     (tmp_path / "logs" / "b4.log").write_text("ERROR Exiting Kafka due to fatal exception\n")
